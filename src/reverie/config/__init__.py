@@ -1,0 +1,102 @@
+"""One settings object carrying every threshold, each with the seed it comes from.
+
+Precedence (highest first): arguments to :class:`Settings` › environment variables
+(``REVERIE_`` prefix, ``__`` between nested names, e.g. ``REVERIE_DYNAMICS__ENERGY__DECAY_WORKING``)
+› a TOML config file (``REVERIE_CONFIG`` or ``reverie.toml`` in the working directory) › defaults.
+
+Invalid values raise :class:`~reverie.errors.ConfigError` listing every bad value at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from reverie.config.core import (
+    EmbeddingSettings,
+    LimitSettings,
+    LLMSettings,
+    OpsLogSettings,
+    Section,
+    StorageSettings,
+)
+from reverie.config.dynamics import DynamicsSettings
+from reverie.errors import ConfigError
+
+
+class Settings(BaseSettings):
+    """Every reverie setting. ``Settings.load(...)`` validates and reports all errors at once."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="REVERIE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_assignment=True,
+    )
+
+    instance_id: str | None = Field(
+        None, description="seed 000: name of this engine instance (recorded on memories and claims)."
+    )
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    opslog: OpsLogSettings = Field(default_factory=OpsLogSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    dynamics: DynamicsSettings = Field(default_factory=DynamicsSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = os.environ.get("REVERIE_CONFIG") or "reverie.toml"
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if Path(path).is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    @classmethod
+    def load(cls, **overrides: Any) -> Settings:
+        """Build settings from arguments, environment and config file; raise ConfigError on bad values."""
+        try:
+            return cls(**overrides)
+        except ValidationError as exc:
+            raise ConfigError(_format_errors(exc)) from exc
+
+
+def _format_errors(exc: ValidationError) -> str:
+    lines = [f"{len(exc.errors())} invalid setting(s):"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "<root>"
+        lines.append(f"  {where}: {err['msg']} (got {err.get('input')!r})")
+    return "\n".join(lines)
+
+
+def iter_settings(model: type[Section] | type[BaseSettings] = Settings, prefix: str = "") -> list[tuple[str, Any, str]]:
+    """(dotted name, default, description) of every leaf setting — for the generated docs."""
+    rows: list[tuple[str, Any, str]] = []
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        dotted = f"{prefix}{name}"
+        if isinstance(ann, type) and issubclass(ann, Section):
+            rows.extend(iter_settings(ann, dotted + "."))
+        else:
+            default = info.get_default(call_default_factory=True)
+            rows.append((dotted, default, info.description or ""))
+    return rows
+
+
+__all__ = ["ConfigError", "Settings", "iter_settings"]

@@ -1,0 +1,88 @@
+"""The reverie exception tree.
+
+Every error reverie raises on purpose derives from :class:`ReverieError`::
+
+    ReverieError
+    ├── ConfigError            invalid settings (every bad value reported at once)
+    ├── InvalidInputError      bad content, wrong types, bad filters (also a ValueError)
+    │   └── ContentTooLargeError
+    ├── NotFoundError          unknown memory id (also a KeyError)
+    ├── ImmutableMemoryError   an edit of a memory flagged immutable
+    ├── ConflictError          a concurrent change won (optimistic concurrency, claims)
+    ├── StoreError             the storage backend failed (wraps the driver's error)
+    │   └── MigrationError
+    ├── EmbeddingError         the embedder failed or is not installed
+    ├── LLMError               the LLM endpoint failed (the caller falls back to heuristics)
+    └── MissingDependencyError an optional extra is not installed
+
+Backend errors are translated at the store boundary with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+
+class ReverieError(Exception):
+    """Root of every error reverie raises on purpose."""
+
+
+class ConfigError(ReverieError):
+    """The settings hold invalid values; the message lists all of them."""
+
+
+class InvalidInputError(ReverieError, ValueError):
+    """Content, ids, filters or arguments that reverie cannot accept."""
+
+
+class ContentTooLargeError(InvalidInputError):
+    """Content longer than ``limits.max_content_bytes``."""
+
+
+class NotFoundError(ReverieError, KeyError):
+    """No memory (or relation, or run) with the given id."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else "not found"
+
+
+class ImmutableMemoryError(ReverieError):
+    """The memory is flagged immutable (seed 001 truth anchor) and cannot be edited."""
+
+
+class ConflictError(ReverieError):
+    """Another writer changed or claimed the same memory first."""
+
+
+class StoreError(ReverieError):
+    """The storage backend failed; ``__cause__`` holds the driver's exception."""
+
+
+class MigrationError(StoreError):
+    """A schema migration failed or the database is newer than this reverie."""
+
+
+class EmbeddingError(ReverieError):
+    """The embedder could not produce vectors."""
+
+
+class LLMError(ReverieError):
+    """The LLM endpoint failed, timed out or answered something unusable."""
+
+
+class MissingDependencyError(ReverieError, ImportError):
+    """An optional dependency is missing; the message says what to install."""
+
+
+__all__ = [
+    "ConfigError",
+    "ConflictError",
+    "ContentTooLargeError",
+    "EmbeddingError",
+    "ImmutableMemoryError",
+    "InvalidInputError",
+    "LLMError",
+    "MigrationError",
+    "MissingDependencyError",
+    "NotFoundError",
+    "ReverieError",
+    "StoreError",
+]

@@ -1,0 +1,358 @@
+"""The memory record and its companion record types.
+
+One record carries every field the five seeds need (SEED-NOTES "One data model"): three
+orthogonal fields — ``layer`` (what kind of memory), ``store`` (hot or cold) and ``status``
+(lifecycle) — instead of one overloaded "tier", plus strengths, provenance, emotion,
+bitemporal validity and scope.
+
+All datetimes are timezone-aware UTC. Embeddings are float32 numpy vectors (L2-normalised by
+the embedder); ``embedding_precision`` records how the stored copy is quantised (seed 002).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+
+
+class Layer(StrEnum):
+    """What kind of memory (seed 002's layers; seed 000 shortTerm = episodic, longTerm = semantic)."""
+
+    WORKING = "working"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+    CODEBASE = "codebase"
+
+
+class StoreTier(StrEnum):
+    """Where a memory lives: hot is searched by default, cold by deep recall (seed 003)."""
+
+    HOT = "hot"
+    COLD = "cold"
+
+
+class Status(StrEnum):
+    """Lifecycle status. Never delete — invalidate (seed 001)."""
+
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    DORMANT = "dormant"
+    ARCHIVED = "archived"
+    EXPIRED = "expired"
+    INVALIDATED = "invalidated"
+
+
+class MemoryKind(StrEnum):
+    """Seed 004's episode/note classification."""
+
+    EPISODE = "episode"
+    NOTE = "note"
+
+
+class TemporalType(StrEnum):
+    """Seed 001 bitemporal facts: persistent or time-bounded."""
+
+    PERSISTENT = "persistent"
+    TIME_BOUNDED = "time_bounded"
+
+
+class Precision(StrEnum):
+    """Seed 002 embedding quantisation tiers."""
+
+    FLOAT32 = "float32"
+    INT8 = "int8"
+    INT4 = "int4"
+    INT2 = "int2"
+
+
+class RelationType(StrEnum):
+    """Seed 001's six relation types, plus links made by the engine itself."""
+
+    SUPERSEDES = "supersedes"
+    CONTRADICTS = "contradicts"
+    CAUSES = "causes"
+    ELABORATES = "elaborates"
+    SAME_ENTITY = "same_entity"
+    RELATED_TO = "related_to"
+    REINFORCES = "reinforces"  # seed 000 retroactive strengthening
+    SUMMARIZES = "summarizes"  # seed 003 consolidation links (weight 0.8)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+_WS = re.compile(r"\s+")
+_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+
+
+def normalize_content(text: str) -> str:
+    """Seed 004 normalisation for content-hash dedup: lowercase, strip punctuation, collapse spaces."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _PUNCT.sub(" ", text)
+    return _WS.sub(" ", text).strip()
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the normalised content (seed 004 content-hash dedup)."""
+    return hashlib.sha256(normalize_content(text).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a memory belongs to. ``user_id`` is the isolation boundary (the vector partition)."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+
+    @property
+    def partition(self) -> str:
+        """The key searches are partitioned by: one user's memories never meet another's."""
+        return self.user_id or ""
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    """One memory. Field groups follow SEED-NOTES "One data model"."""
+
+    content: str
+    id: str = field(default_factory=new_id)
+    content_hash: str = ""
+    # scope
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    instance_id: str | None = None
+    # kind and place
+    layer: Layer = Layer.EPISODIC
+    store: StoreTier = StoreTier.HOT
+    status: Status = Status.ACTIVE
+    category: str = "fact"
+    memory_kind: MemoryKind = MemoryKind.EPISODE
+    sub_tier: str | None = None
+    temporal_type: TemporalType = TemporalType.PERSISTENT
+    entities: list[str] = field(default_factory=list)
+    # vector
+    embedding: Vector | None = None
+    embedding_precision: Precision = Precision.FLOAT32
+    # importance and value
+    importance: float = 0.5
+    importance_channels: dict[str, float] = field(default_factory=dict)
+    surprise: float | None = None
+    utility: float = 0.5
+    utility_updated_at: datetime | None = None
+    # strengths
+    energy: float = 1.0
+    energy_updated_at: datetime | None = None
+    stability: float = 1.0
+    difficulty: float = 5.0
+    storage_strength: float = 1.0
+    retrieval_strength: float = 1.0
+    reinforcement_count: int = 0
+    last_reinforced_at: datetime | None = None
+    confirmations: int = 0
+    # emotion (seed 001)
+    emotion_valence: float = 0.0
+    emotion_arousal: float = 0.0
+    emotion_label: str | None = None
+    flashbulb: bool = False
+    # provenance (seeds 001, 002)
+    source: str = "interaction"
+    trust: float = 0.6
+    source_confidence: float = 1.0
+    write_source: str = "manual"
+    data_source: str = "user_message"
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    # bitemporal (seed 001)
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    recorded_at: datetime = field(default_factory=utcnow)
+    created_at: datetime = field(default_factory=utcnow)
+    updated_at: datetime = field(default_factory=utcnow)
+    # access
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    # truth anchors (seed 001) and flags
+    pinned: bool = False
+    immutable: bool = False
+    core: bool = False
+    # seed 004 lifecycle policy
+    lifecycle_state: str = "active"
+    verification_state: str = "unverified"
+    policy_class: str = "durable"
+    confidence: float = 1.0
+    heat_score: float | None = None
+    decay_score: float | None = None
+    # links and free-form
+    superseded_by: str | None = None
+    box_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    version: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.content_hash:
+            self.content_hash = content_hash(self.content)
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self.user_id, self.agent_id, self.session_id)
+
+    def copy(self, **changes: Any) -> MemoryRecord:
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self, *, with_embedding: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict (datetimes as ISO strings, enums as values)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "embedding":
+                if with_embedding and value is not None:
+                    out["embedding"] = [float(x) for x in value]
+                continue
+            if isinstance(value, datetime):
+                value = value.isoformat()
+            elif isinstance(value, StrEnum):
+                value = value.value
+            elif isinstance(value, (list, dict)):
+                value = _copy_json(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryRecord:
+        """Inverse of :meth:`to_dict`; unknown keys are rejected."""
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = set(data) - set(names)
+        if unknown:
+            from reverie.errors import InvalidInputError
+
+            raise InvalidInputError(f"unknown memory fields: {sorted(unknown)}")
+        kwargs: dict[str, Any] = {}
+        for key, value in data.items():
+            kwargs[key] = _coerce_field(key, value)
+        return cls(**kwargs)
+
+
+_DATETIME_FIELDS = {
+    f.name
+    for f in dataclasses.fields(MemoryRecord)
+    if "datetime" in str(f.type)
+}
+_ENUM_FIELDS: dict[str, type[StrEnum]] = {
+    "layer": Layer,
+    "store": StoreTier,
+    "status": Status,
+    "memory_kind": MemoryKind,
+    "temporal_type": TemporalType,
+    "embedding_precision": Precision,
+}
+
+
+def _coerce_field(key: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if key in _DATETIME_FIELDS and isinstance(value, str):
+        parsed = datetime.fromisoformat(value)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if key in _ENUM_FIELDS:
+        return _ENUM_FIELDS[key](value)
+    if key == "embedding":
+        return np.asarray(value, dtype=np.float32)
+    return value
+
+
+def _copy_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    return value
+
+
+@dataclass(slots=True)
+class Relation:
+    """A typed, weighted edge between two memories (seed 001 relations, seed 004 edge confidence)."""
+
+    src_id: str
+    dst_id: str
+    type: RelationType
+    confidence: float = 1.0
+    weight: float = 1.0
+    id: str = field(default_factory=new_id)
+    created_at: datetime = field(default_factory=utcnow)
+    last_reinforced_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class HistoryEvent:
+    """One transition of a memory: what changed, why, and by which path (LLM or heuristic)."""
+
+    memory_id: str
+    event: str
+    at: datetime
+    reason: str = ""
+    actor: str = "engine"
+    data: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+
+
+@dataclass(slots=True)
+class AccessEvent:
+    """One access of a memory (seed 000: "run on every memory access"; ACT-R access log)."""
+
+    memory_id: str
+    at: datetime
+    kind: str = "search"  # search | get | feedback | rehearsal | coactivation
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class CoActivation:
+    """Seed 000 COACTIVATED edge / seed 001 Hebbian pair. ``a_id < b_id`` always."""
+
+    a_id: str
+    b_id: str
+    weight: int = 1
+    first_at: datetime = field(default_factory=utcnow)
+    last_at: datetime = field(default_factory=utcnow)
+
+
+__all__ = [
+    "AccessEvent",
+    "CoActivation",
+    "HistoryEvent",
+    "Layer",
+    "MemoryKind",
+    "MemoryRecord",
+    "Precision",
+    "Relation",
+    "RelationType",
+    "Scope",
+    "Status",
+    "StoreTier",
+    "TemporalType",
+    "Vector",
+    "content_hash",
+    "new_id",
+    "normalize_content",
+    "utcnow",
+]

