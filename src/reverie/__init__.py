@@ -1,0 +1,68 @@
+"""reverie — a long-term memory engine for AI agents.
+
+>>> from reverie import Memory
+>>> with Memory("memory.db") as mem:                      # doctest: +SKIP
+...     mem.add("Alice prefers green tea", user_id="alice")
+...     hits = mem.search("what does Alice drink?", user_id="alice")
+"""
+
+from reverie.clock import SettableClock
+from reverie.config import Settings
+from reverie.errors import (
+    ConfigError,
+    ConflictError,
+    ContentTooLargeError,
+    EmbeddingError,
+    ImmutableMemoryError,
+    InvalidInputError,
+    LLMError,
+    MigrationError,
+    MissingDependencyError,
+    NotFoundError,
+    ReverieError,
+    StoreError,
+)
+from reverie.memory import Memory
+from reverie.model import (
+    HistoryEvent,
+    Layer,
+    MemoryKind,
+    MemoryRecord,
+    Relation,
+    RelationType,
+    Status,
+    StoreTier,
+)
+from reverie.results import Action, AddResult, Hit
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Action",
+    "AddResult",
+    "ConfigError",
+    "ConflictError",
+    "ContentTooLargeError",
+    "EmbeddingError",
+    "Hit",
+    "HistoryEvent",
+    "ImmutableMemoryError",
+    "InvalidInputError",
+    "LLMError",
+    "Layer",
+    "Memory",
+    "MemoryKind",
+    "MemoryRecord",
+    "MigrationError",
+    "MissingDependencyError",
+    "NotFoundError",
+    "Relation",
+    "RelationType",
+    "ReverieError",
+    "Settings",
+    "SettableClock",
+    "Status",
+    "StoreError",
+    "StoreTier",
+    "__version__",
+]

@@ -1,0 +1,467 @@
+"""The ``reverie`` command line: a thin adapter over :class:`reverie.Memory`.
+
+Every command opens the memory at ``--db`` (or ``REVERIE_TARGET``, or the default SQLite file
+under the user's data directory), calls one method, prints the result, and turns reverie
+errors into a one-line message and exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from reverie.errors import InvalidInputError, ReverieError
+
+app = typer.Typer(
+    name="reverie",
+    help="reverie — long-term memory for AI agents: remember, recall, consolidate, forget.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", "-d", envvar="REVERIE_TARGET",
+                 help="SQLite file or postgresql:// URL (default: the user's data directory)."),
+]
+UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="user_id scope (isolation boundary).")]
+AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="agent_id scope.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+
+
+@contextmanager
+def _memory(db: str | None) -> Iterator[Any]:
+    from reverie.memory import Memory
+
+    try:
+        mem = Memory(db)
+    except ReverieError as exc:
+        _fail(exc)
+    try:
+        yield mem
+    except ReverieError as exc:
+        _fail(exc)
+    finally:
+        mem.close()
+
+
+def _fail(exc: BaseException) -> None:
+    err_console.print(f"[red]error[/red] ({type(exc).__name__}): {exc}")
+    raise typer.Exit(1)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@app.command()
+def init(db: DbOpt = None) -> None:
+    """Create (or migrate) the memory database and print where it is."""
+    with _memory(db) as mem:
+        info = mem.store.info()
+        console.print(f"reverie memory ready: [bold]{mem.target}[/bold] "
+                      f"(backend {info.backend}, schema v{info.schema_version}, embedder {mem.embedder.name})")
+
+
+@app.command()
+def add(
+    content: Annotated[str, typer.Argument(help="The text to remember ('-' reads stdin).")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="session_id.")] = None,
+    metadata: Annotated[str | None, typer.Option("--metadata", "-m", help="JSON object of metadata.")] = None,
+    when: Annotated[str | None, typer.Option(help="ISO 8601 time the content refers to.")] = None,
+    source: Annotated[str | None, typer.Option(help="human, ai, interaction, ingest, code_scan or dream.")] = None,
+    verbatim: Annotated[bool, typer.Option("--verbatim", help="Store as is (infer=False).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember one piece of content."""
+    text = sys.stdin.read() if content == "-" else content
+    meta = None
+    if metadata:
+        try:
+            meta = json.loads(metadata)
+        except json.JSONDecodeError as exc:
+            _fail(InvalidInputError(f"--metadata is not valid JSON: {exc.msg}"))
+    with _memory(db) as mem:
+        res = mem.add(text, user_id=user, agent_id=agent, session_id=session, metadata=meta, when=when,
+                      source=source, infer=not verbatim)
+        if as_json:
+            _print_json(res.to_dict())
+        else:
+            console.print(f"{res.action.value} {res.id}  [dim]{res.reason}[/dim]")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to recall.")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    k: Annotated[int, typer.Option("--k", "-k", help="How many results.")] = 10,
+    explain: Annotated[bool, typer.Option("--explain", "-e", help="Show how each score was made.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recall the memories most relevant to QUERY."""
+    with _memory(db) as mem:
+        hits = mem.search(query, user_id=user, agent_id=agent, k=k)
+        if as_json:
+            _print_json([h.to_dict() for h in hits])
+            return
+        _hits_table(hits, explain=explain)
+
+
+def _hits_table(hits: list[Any], *, explain: bool) -> None:
+    table = Table(show_lines=explain)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("memory")
+    table.add_column("id", style="dim")
+    if explain:
+        table.add_column("explanation")
+    for i, h in enumerate(hits, start=1):
+        row = [str(i), f"{h.score:.4f}", _short(h.memory.content, 70), h.memory.id[:8]]
+        if explain:
+            row.append(_format_explain(h.explain))
+        table.add_row(*row)
+    console.print(table if hits else "[dim]no memories found[/dim]")
+
+
+def _format_explain(explain: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for name, ch in explain.get("channels", {}).items():
+        detail = ", ".join(f"{k}={v}" for k, v in ch.items())
+        parts.append(f"{name}: {detail}")
+    for key, value in explain.items():
+        if key in ("channels",):
+            continue
+        parts.append(f"{key}: {json.dumps(value, default=str)}")
+    return "\n".join(parts)
+
+
+@app.command()
+def get(memory_id: str, db: DbOpt = None) -> None:
+    """Print one memory with every field (counts as an access)."""
+    with _memory(db) as mem:
+        _print_json(mem.get(memory_id).to_dict())
+
+
+@app.command()
+def show(memory_id: str, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Explain a memory's strengths: every current value with the formula terms behind it."""
+    with _memory(db) as mem:
+        rec = mem.store.get([memory_id]).get(memory_id)
+        data = mem.explain_strength(memory_id)
+        if as_json:
+            _print_json(data)
+            return
+        if rec is not None:
+            console.print(f"[bold]{_short(rec.content, 200)}[/bold]\n{rec.layer.value} · {rec.status.value} · "
+                          f"{rec.store.value} · accessed {rec.access_count}×")
+        table = Table("value", "now", "formula", "terms")
+        for name, item in data.items():
+            if isinstance(item, dict) and "value" in item:
+                terms = item.get("terms", {})
+                table.add_row(name, _fmt(item["value"]), str(item.get("formula", "")),
+                              ", ".join(f"{k}={_fmt(v)}" for k, v in terms.items()))
+            else:
+                table.add_row(name, _fmt(item), "", "")
+        console.print(table)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+@app.command("list")
+def list_cmd(
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories.")] = False,
+    layer: Annotated[str | None, typer.Option(help="Only this layer.")] = None,
+    status: Annotated[str | None, typer.Option(help="Only this status (default active).")] = None,
+    category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
+    limit: Annotated[int, typer.Option(help="How many.")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """List memories, newest first."""
+    filters: dict[str, Any] = {}
+    if layer:
+        filters["layer"] = layer
+    if status:
+        filters["status"] = status
+    if category:
+        filters["category"] = category
+    with _memory(db) as mem:
+        recs = mem.list(user_id=user, agent_id=agent, all_users=all_users, filters=filters or None, limit=limit)
+        if as_json:
+            _print_json([r.to_dict() for r in recs])
+            return
+        table = Table("id", "layer", "status", "category", "created", "content")
+        for r in recs:
+            table.add_row(r.id[:8], r.layer.value, r.status.value, r.category,
+                          r.created_at.strftime("%Y-%m-%d %H:%M"), _short(r.content, 60))
+        console.print(table)
+
+
+@app.command()
+def pin(memory_id: str, db: DbOpt = None) -> None:
+    """Pin a memory (immune to forgetting and demotion)."""
+    with _memory(db) as mem:
+        mem.pin(memory_id)
+        console.print(f"pinned {memory_id}")
+
+
+@app.command()
+def unpin(memory_id: str, db: DbOpt = None) -> None:
+    """Unpin a memory."""
+    with _memory(db) as mem:
+        mem.unpin(memory_id)
+        console.print(f"unpinned {memory_id}")
+
+
+@app.command()
+def invalidate(memory_id: str, reason: Annotated[str, typer.Option(help="Why it is no longer true.")],
+               db: DbOpt = None) -> None:
+    """Mark a memory as no longer true (kept, never deleted)."""
+    with _memory(db) as mem:
+        mem.invalidate(memory_id, reason)
+        console.print(f"invalidated {memory_id}")
+
+
+@app.command()
+def forget(
+    memory_id: str,
+    db: DbOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a memory for good (an explicit "forget this" request; logged)."""
+    if not yes and not typer.confirm(f"Permanently delete {memory_id}?"):
+        raise typer.Exit(1)
+    with _memory(db) as mem:
+        mem.forget(memory_id)
+        console.print(f"forgot {memory_id}")
+
+
+@app.command()
+def feedback(memory_id: str, useful: Annotated[bool, typer.Option("--useful/--not-useful")], db: DbOpt = None) -> None:
+    """Tell reverie whether a memory helped (updates its utility)."""
+    with _memory(db) as mem:
+        rec = mem.feedback(memory_id, useful=useful)
+        console.print(f"utility of {memory_id} is now {rec.utility:.3f}")
+
+
+@app.command()
+def history(memory_id: str, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Every recorded transition of a memory, oldest first."""
+    with _memory(db) as mem:
+        events = mem.history(memory_id)
+        if as_json:
+            _print_json([{"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor,
+                          "data": e.data} for e in events])
+            return
+        table = Table("at", "event", "actor", "reason")
+        for e in events:
+            table.add_row(e.at.isoformat(timespec="seconds"), e.event, e.actor, _short(e.reason, 60))
+        console.print(table)
+
+
+@app.command()
+def stats(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> None:
+    """Health check: counts and energy per layer and status."""
+    with _memory(db) as mem:
+        data = mem.stats(user_id=user)
+        if as_json:
+            _print_json(data)
+            return
+        console.print(f"{data['total']} memories in {data['target']} ({data['backend']}, {data['embedder']})")
+        table = Table("layer", "status", "count", "energy avg", "min", "max")
+        for r in data["rows"]:
+            table.add_row(r["layer"], r["status"], str(r["count"]), f"{r['energy_avg']:.3f}",
+                          f"{r['energy_min']:.3f}", f"{r['energy_max']:.3f}")
+        console.print(table)
+
+
+@app.command()
+def dream(
+    db: DbOpt = None,
+    steps: Annotated[str | None, typer.Option(help="Comma-separated step names to run (default: all enabled).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the dream cycle (decay, promotion, expiry, pruning …) and print what each step changed."""
+    with _memory(db) as mem:
+        report = mem.dream(steps=steps.split(",") if steps else None)
+        if as_json:
+            _print_json(report)
+            return
+        table = Table("step", "changed", "details")
+        for step in report["steps"]:
+            table.add_row(step["name"], str(step["changed"]), _short(json.dumps(step.get("details", {})), 90))
+        console.print(table)
+        console.print(f"dream cycle finished in {report['seconds']:.2f} s")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=err_console)
+
+
+@app.command("import")
+def import_cmd(
+    path: Annotated[Path, typer.Argument(exists=True, help="A .jsonl file, a conversation .json, or a markdown dir.")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="PATH is a markdown tree (facts/…).")] = False,
+    verbatim: Annotated[bool, typer.Option("--verbatim", help="Store turns as they are (infer=False).")] = False,
+) -> None:
+    """Import memories: JSONL (exported records or {"content": ...} lines), a conversation JSON
+    (reverie's sample format or a LoCoMo conversation), or a markdown tree."""
+    from reverie import io
+
+    with _memory(db) as mem:
+        if markdown or path.is_dir():
+            res = mem.restore(io.iter_markdown(path))
+            console.print(f"restored {res['restored']}, skipped {res['skipped']} existing")
+            return
+        if path.suffix == ".jsonl":
+            _import_jsonl(mem, path, user, agent, verbatim)
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            _fail(InvalidInputError(f"{path} is not valid JSON: {exc}"))
+        conv = io.load_conversation(data)
+        _import_conversation(mem, conv, user or conv.user_id, agent or conv.agent_id, verbatim)
+
+
+def _import_jsonl(mem: Any, path: Path, user: str | None, agent: str | None, verbatim: bool) -> None:
+    from reverie import io
+
+    rows = list(io.read_jsonl(path))
+    records = [r for r in rows if "id" in r and "content" in r]
+    items = [r for r in rows if "id" not in r]
+    if records:
+        res = mem.restore(records)
+        console.print(f"restored {res['restored']} records, skipped {res['skipped']} existing")
+    if items:
+        added = 0
+        with _progress() as progress:
+            task = progress.add_task("importing", total=len(items))
+            for start in range(0, len(items), 200):
+                chunk = items[start:start + 200]
+                added += sum(r.action.value == "CREATE" for r in
+                             mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim))
+                progress.advance(task, len(chunk))
+        console.print(f"added {added} of {len(items)} lines")
+
+
+def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool) -> None:
+    from reverie import io
+
+    items = [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
+              "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}}
+             for t in conv.turns]
+    added = 0
+    with _progress() as progress:
+        task = progress.add_task("importing turns", total=len(items))
+        for start in range(0, len(items), 100):
+            chunk = items[start:start + 100]
+            added += sum(r.action.value == "CREATE" for r in
+                         mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim))
+            progress.advance(task, len(chunk))
+    console.print(f"imported {added} of {len(items)} turns for user {user!r}")
+
+
+@app.command()
+def export(
+    path: Annotated[Path, typer.Argument(help="Output .jsonl file, or a directory with --markdown.")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Write seed 004's markdown tree.")] = False,
+    embeddings: Annotated[bool, typer.Option("--embeddings", help="Include vectors (JSONL only).")] = False,
+) -> None:
+    """Export every memory (all statuses and stores) as JSONL or as a markdown tree."""
+    from reverie import io
+    from reverie.store.base import MemoryFilter
+
+    with _memory(db) as mem:
+        flt = MemoryFilter.everything(user_id=user, all_users=user is None)
+
+        def records() -> Iterator[Any]:
+            for batch in mem.store.scan(flt):
+                yield from batch
+
+        n = io.export_markdown(records(), path) if markdown else io.dump_jsonl(records(), path,
+                                                                                 with_embedding=embeddings)
+        console.print(f"exported {n} memories to {path}")
+
+
+@app.command()
+def demo(
+    db: Annotated[str | None, typer.Option("--db", "-d", help="Where to store (default: a temporary file).")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", help="Results shown per question.")] = 3,
+) -> None:
+    """The main job, end to end: ingest a sample conversation shipped with reverie into the
+    embedded store, then answer its recall questions, printing results with their explanations."""
+    import importlib.resources
+
+    from reverie import io
+    from reverie.memory import Memory
+
+    data = json.loads(importlib.resources.files("reverie").joinpath("sample/conversation.json").read_text("utf-8"))
+    conv = io.load_conversation(data)
+    tmp = None
+    if db is None:
+        tmp = tempfile.TemporaryDirectory(prefix="reverie-demo-")
+        db = str(Path(tmp.name) / "demo.db")
+    try:
+        with Memory(db) as mem:
+            console.print(f"[bold]reverie demo[/bold] — store: {mem.target} ({mem.store.backend}), "
+                          f"embedder: {mem.embedder.name}")
+            _import_conversation(mem, conv, conv.user_id, conv.agent_id, verbatim=False)
+            found = 0
+            for q in conv.questions:
+                hits = mem.search(q["question"], user_id=conv.user_id, k=k)
+                got = {h.memory.metadata.get("turn_id") for h in hits}
+                ok = bool(got & set(q.get("evidence", [])))
+                found += ok
+                console.rule(f"[bold]{q['question']}[/bold]  {'[green]✓ evidence found' if ok else '[red]✗ missed'}")
+                _hits_table(hits, explain=True)
+            console.print(f"\nevidence in the top {k} for {found} of {len(conv.questions)} questions")
+            console.print(mem.stats(user_id=conv.user_id)["by_layer"])
+    except ReverieError as exc:
+        _fail(exc)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

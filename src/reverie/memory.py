@@ -1,0 +1,651 @@
+"""The public library object: ``Memory``.
+
+A thin orchestrator: it validates input, asks the embedder for vectors, runs the write path,
+the read path, the access updates of the dynamics and the dream cycle, and talks to storage
+only through the :class:`~reverie.store.base.Store` contract.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from reverie.clock import Clock, ensure_aware, system_clock
+from reverie.config import Settings
+from reverie.embed.base import Embedder
+from reverie.errors import (
+    ImmutableMemoryError,
+    InvalidInputError,
+    NotFoundError,
+)
+from reverie.model import (
+    AccessEvent,
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    Status,
+    Vector,
+    content_hash,
+)
+from reverie.opslog import OpsLog
+from reverie.read.fusion import rrf
+from reverie.results import Action, AddResult, Hit
+from reverie.store import open_store
+from reverie.store.base import LayerStats, MemoryFilter, Store
+from reverie.validation import (
+    clean_content,
+    clean_id,
+    clean_k,
+    clean_metadata,
+    clean_scope,
+    clean_source,
+    clean_unit,
+    clean_when,
+    parse_filters,
+)
+
+DEFAULT_DB_NAME = "memory.db"
+
+
+def default_target(settings: Settings) -> Path:
+    """The default SQLite file: ``storage.data_dir`` or the user's data directory."""
+    if settings.storage.data_dir is not None:
+        return Path(settings.storage.data_dir) / DEFAULT_DB_NAME
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("reverie", appauthor=False)) / DEFAULT_DB_NAME
+
+
+def _resolve_settings(config: Settings | Mapping[str, Any] | None) -> Settings:
+    if config is None:
+        return Settings.load()
+    if isinstance(config, Settings):
+        return config
+    if isinstance(config, Mapping):
+        return Settings.load(**dict(config))
+    raise InvalidInputError(f"config must be a Settings object or a mapping, got {type(config).__name__}")
+
+
+class Memory:
+    """A long-term memory for agents.
+
+    ``target`` is a SQLite file path (default: under the user's data directory) or a
+    ``postgresql://`` URL. ``clock`` is any zero-argument callable returning an aware datetime.
+    ``embedder`` defaults to the local all-MiniLM-L6-v2 (offline); ``llm`` is an optional
+    OpenAI-compatible chat client used by the write path and the dream cycle.
+    """
+
+    def __init__(
+        self,
+        target: str | Path | None = None,
+        *,
+        config: Settings | Mapping[str, Any] | None = None,
+        clock: Clock | None = None,
+        embedder: Embedder | None = None,
+        llm: Any | None = None,
+    ) -> None:
+        self.settings = _resolve_settings(config)
+        self._clock_fn: Clock = clock or system_clock
+        if embedder is None:
+            from reverie.embed import make_embedder
+
+            embedder = make_embedder(self.settings.embedding, clock=self.now)
+        if not isinstance(embedder, Embedder):
+            raise InvalidInputError("embedder must implement the Embedder protocol (name, dim, profile, embed)")
+        self.embedder: Embedder = embedder
+        self.llm = llm
+        resolved = default_target(self.settings) if target is None else target
+        if not isinstance(resolved, str | Path):
+            raise InvalidInputError(f"target must be a path or a postgresql:// URL, got {type(resolved).__name__}")
+        if isinstance(resolved, Path) or not str(resolved).startswith(("postgresql://", "postgres://")):
+            resolved = Path(resolved).expanduser()
+            resolved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.target = resolved
+        self.store: Store = open_store(resolved, settings=self.settings.storage, dim=self.embedder.dim)
+        self.ops = OpsLog(
+            self._opslog_path(),
+            clock=self.now,
+            rotate_bytes=self.settings.opslog.rotate_bytes,
+            queue_size=self.settings.opslog.queue_size,
+        )
+        self._closed = False
+        self._lock = threading.RLock()
+
+    # lifecycle ---------------------------------------------------------------------------
+    def _opslog_path(self) -> Path | None:
+        cfg = self.settings.opslog
+        if not cfg.enabled:
+            return None
+        if cfg.path is not None:
+            return Path(cfg.path)
+        if isinstance(self.target, Path):
+            return self.target.with_name("ops-log.jsonl")
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("reverie", appauthor=False)) / "ops-log.jsonl"
+
+    def now(self) -> datetime:
+        """The engine's current time, from the injected clock (aware UTC)."""
+        return ensure_aware(self._clock_fn())
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.ops.close()
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory({str(self.target)!r}, backend={self.store.backend!r}, embedder={self.embedder.name!r})"
+
+    # helpers -------------------------------------------------------------------------------
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.embedder.embed(list(texts))
+        return np.asarray(vectors, dtype=np.float32)
+
+    def _scope_filter(
+        self,
+        user_id: Any,
+        agent_id: Any,
+        filters: Any,
+        **extra: Any,
+    ) -> MemoryFilter:
+        kwargs = parse_filters(filters)
+        kwargs.update(extra)
+        return MemoryFilter(
+            user_id=clean_scope(user_id, "user_id"),
+            agent_id=clean_scope(agent_id, "agent_id"),
+            **kwargs,
+        )
+
+    def _require(self, memory_id: Any) -> MemoryRecord:
+        mid = clean_id(memory_id)
+        found = self.store.get([mid]).get(mid)
+        if found is None:
+            raise NotFoundError(f"no memory with id {mid}")
+        return found
+
+    def _new_record(
+        self,
+        content: str,
+        *,
+        vector: Vector,
+        user_id: str | None,
+        agent_id: str | None,
+        session_id: str | None,
+        metadata: dict[str, Any],
+        when: datetime | None,
+        source: str,
+        now: datetime,
+        write_source: str,
+    ) -> MemoryRecord:
+        from reverie.dynamics.access import initial_values
+
+        rec = MemoryRecord(
+            content=content,
+            user_id=user_id,
+            agent_id=agent_id,
+            session_id=session_id,
+            instance_id=self.settings.instance_id,
+            layer=Layer.WORKING,  # seed 000: every new memory starts in the working tier
+            embedding=vector,
+            source=source,
+            write_source=write_source,
+            metadata=metadata,
+            valid_from=when or now,
+            recorded_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        for key, value in initial_values(rec, now=now, cfg=self.settings.dynamics).items():
+            setattr(rec, key, value)
+        return rec
+
+    # write -------------------------------------------------------------------------------
+    def add(
+        self,
+        content: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        when: datetime | str | None = None,
+        source: str | None = None,
+        infer: bool = True,
+    ) -> AddResult:
+        """Remember ``content``. ``infer=False`` stores it verbatim as one memory; ``infer=True``
+        runs the write path (content-hash dedup first). Atomic: stored entirely or not at all."""
+        results = self.add_many(
+            [content],
+            user_id=user_id,
+            agent_id=agent_id,
+            session_id=session_id,
+            metadata=metadata,
+            when=when,
+            source=source,
+            infer=infer,
+        )
+        return results[0]
+
+    def add_many(
+        self,
+        items: Iterable[Any],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        when: datetime | str | None = None,
+        source: str | None = None,
+        infer: bool = True,
+        vectors: Sequence[Sequence[float]] | np.ndarray | None = None,
+        batch_size: int = 500,
+    ) -> list[AddResult]:
+        """Add many memories. Each item is a string or a mapping with ``content`` and any of
+        ``user_id, agent_id, session_id, metadata, when, source`` (overriding the keyword defaults).
+        ``vectors`` supplies precomputed embeddings (one per item). Every item is validated before
+        anything is written; batches of ``batch_size`` commit atomically, and a returned result
+        means the memory is durably stored."""
+        prepared = [self._prepare_item(item, user_id, agent_id, session_id, metadata, when, source)
+                    for item in items]
+        if not prepared:
+            return []
+        given = self._check_vectors(vectors, len(prepared))
+        results: list[AddResult] = []
+        for start in range(0, len(prepared), batch_size):
+            chunk = prepared[start:start + batch_size]
+            chunk_vecs = given[start:start + batch_size] if given is not None else self._embed(
+                [p["content"] for p in chunk]
+            )
+            results.extend(self._write_chunk(chunk, chunk_vecs, infer=infer))
+        return results
+
+    def _prepare_item(
+        self,
+        item: Any,
+        user_id: Any,
+        agent_id: Any,
+        session_id: Any,
+        metadata: Any,
+        when: Any,
+        source: Any,
+    ) -> dict[str, Any]:
+        fields = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id,
+                  "metadata": metadata, "when": when, "source": source}
+        if isinstance(item, Mapping):
+            unknown = set(item) - {"content", *fields}
+            if unknown:
+                raise InvalidInputError(f"unknown keys in item: {sorted(unknown)}")
+            if "content" not in item:
+                raise InvalidInputError("each item mapping needs a 'content' key")
+            fields.update({k: v for k, v in item.items() if k != "content"})
+            item = item["content"]
+        limits = self.settings.limits
+        return {
+            "content": clean_content(item, max_bytes=limits.max_content_bytes),
+            "user_id": clean_scope(fields["user_id"], "user_id"),
+            "agent_id": clean_scope(fields["agent_id"], "agent_id"),
+            "session_id": clean_scope(fields["session_id"], "session_id"),
+            "metadata": clean_metadata(fields["metadata"], max_bytes=limits.max_metadata_bytes),
+            "when": clean_when(fields["when"]),
+            "source": clean_source(fields["source"]),
+        }
+
+    def _check_vectors(self, vectors: Any, n: int) -> np.ndarray | None:
+        if vectors is None:
+            return None
+        try:
+            arr = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"vectors must be numeric: {exc}") from exc
+        if arr.shape != (n, self.embedder.dim):
+            raise InvalidInputError(f"vectors must have shape ({n}, {self.embedder.dim}), got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise InvalidInputError("vectors contain NaN or infinity")
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        if np.any(norms == 0):
+            raise InvalidInputError("vectors must not be all zeros")
+        return arr / norms
+
+    def _write_chunk(self, chunk: list[dict[str, Any]], vecs: np.ndarray, *, infer: bool) -> list[AddResult]:
+        now = self.now()
+        results: list[AddResult] = []
+        new_records: list[MemoryRecord] = []
+        history: list[HistoryEvent] = []
+        seen_hashes: dict[tuple[str | None, str], str] = {}
+        with self.store.transaction():
+            for item, vec in zip(chunk, vecs, strict=True):
+                if infer:
+                    dup = self._find_duplicate(item, seen_hashes)
+                    if dup is not None:
+                        results.append(AddResult(dup, Action.SKIP, (dup,), "duplicate content (seed 004 content-hash dedup)"))
+                        continue
+                rec = self._new_record(
+                    item["content"], vector=vec, user_id=item["user_id"], agent_id=item["agent_id"],
+                    session_id=item["session_id"], metadata=item["metadata"], when=item["when"],
+                    source=item["source"], now=now, write_source="manual" if not infer else "observer",
+                )
+                new_records.append(rec)
+                seen_hashes[(rec.user_id, rec.content_hash)] = rec.id
+                reason = "stored verbatim (infer=False)" if not infer else "new content"
+                history.append(HistoryEvent(rec.id, "created", now, reason=reason, actor="add",
+                                            data={"layer": rec.layer.value, "infer": infer}))
+                results.append(AddResult(rec.id, Action.CREATE, (rec.id,), reason))
+            self.store.insert(new_records)
+            self.store.add_history(history)
+        for res in results:
+            self.ops.log("add", action=res.action.value, id=res.id, reason=res.reason, infer=infer)
+        return results
+
+    def restore(self, records: Iterable[MemoryRecord | Mapping[str, Any]], *, batch_size: int = 500) -> dict[str, int]:
+        """Insert exported records exactly as they were (ids, strengths, timestamps, scope).
+
+        Records without an embedding are re-embedded; ids that already exist are skipped.
+        Returns ``{"restored": n, "skipped": m}``.
+        """
+        restored = skipped = 0
+        batch: list[MemoryRecord] = []
+
+        def flush() -> None:
+            nonlocal restored, skipped
+            if not batch:
+                return
+            existing = self.store.get([r.id for r in batch])
+            fresh = [r for r in batch if r.id not in existing]
+            skipped += len(batch) - len(fresh)
+            missing = [r for r in fresh if r.embedding is None]
+            if missing:
+                for rec, vec in zip(missing, self._embed([r.content for r in missing]), strict=True):
+                    rec.embedding = vec
+            now = self.now()
+            with self.store.transaction():
+                self.store.insert(fresh)
+                self.store.add_history([HistoryEvent(r.id, "restored", now, reason="import", actor="restore")
+                                        for r in fresh])
+            restored += len(fresh)
+            batch.clear()
+
+        for item in records:
+            rec = item if isinstance(item, MemoryRecord) else MemoryRecord.from_dict(dict(item))
+            clean_content(rec.content, max_bytes=self.settings.limits.max_content_bytes)
+            clean_id(rec.id)
+            if rec.embedding is not None and rec.embedding.shape != (self.embedder.dim,):
+                rec.embedding = None  # another embedder's vector: re-embed with ours
+            batch.append(rec)
+            if len(batch) >= batch_size:
+                flush()
+        flush()
+        self.ops.log("restore", restored=restored, skipped=skipped)
+        return {"restored": restored, "skipped": skipped}
+
+    def _find_duplicate(self, item: dict[str, Any], seen: dict[tuple[str | None, str], str]) -> str | None:
+        digest = content_hash(item["content"])
+        if (item["user_id"], digest) in seen:
+            return seen[(item["user_id"], digest)]
+        flt = MemoryFilter(user_id=item["user_id"], agent_id=item["agent_id"])
+        found = self.store.find_by_hash(flt, digest)
+        return found.id if found is not None else None
+
+    # read --------------------------------------------------------------------------------
+    def search(
+        self,
+        query: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        k: int = 10,
+        filters: Mapping[str, Any] | None = None,
+    ) -> list[Hit]:
+        """The ``k`` memories most relevant to ``query`` in this user's scope, best first.
+
+        ``session_id`` names the current session (context for the read path); to restrict
+        results to one session use ``filters={"session_id": ...}``. Every returned hit counts
+        as an access of that memory.
+        """
+        limits = self.settings.limits
+        text = clean_content(query, max_bytes=limits.max_query_chars * 4, what="query")
+        if len(text) > limits.max_query_chars:
+            raise InvalidInputError(f"query is longer than {limits.max_query_chars} characters")
+        k = clean_k(k, max_k=limits.max_k)
+        clean_scope(session_id, "session_id")
+        flt = self._scope_filter(user_id, agent_id, filters)
+        qvec = self._embed([text])[0]
+        pool = k * 3  # seed 001: over-fetch 3x for the re-rank pool
+        vec_hits = self.store.vector_search(qvec, flt, pool)
+        txt_hits = self.store.text_search(text, flt, pool)
+        fused = rrf({"vector": [h.id for h in vec_hits], "text": [h.id for h in txt_hits]})[:k]
+        records = self.store.get([f.id for f in fused])
+        sims = {h.id: h.score for h in vec_hits}
+        bm25 = {h.id: h.score for h in txt_hits}
+        hits: list[Hit] = []
+        for f in fused:
+            rec = records.get(f.id)
+            if rec is None:  # deleted between the search and the fetch
+                continue
+            channels: dict[str, Any] = {}
+            if "vector" in f.ranks:
+                channels["vector"] = {"rank": f.ranks["vector"], "similarity": round(sims[f.id], 6)}
+            if "text" in f.ranks:
+                channels["text"] = {"rank": f.ranks["text"], "bm25": round(bm25[f.id], 6)}
+            explain = {"stage": "hybrid", "channels": channels, "rrf": {"k": 60, "score": f.score},
+                       "score": f.score}
+            hits.append(Hit(rec, f.score, explain))
+        self._touch([h.memory for h in hits], kind="search", session_id=session_id)
+        self.ops.log("search", query=text[:200], results=len(hits), k=k,
+                     avgRelevance=(sum(h.score for h in hits) / len(hits)) if hits else 0.0)
+        return hits
+
+    def get(self, memory_id: str) -> MemoryRecord:
+        """The memory with this id (any status or store). Counts as an access."""
+        rec = self._require(memory_id)
+        touched = self._touch([rec], kind="get", session_id=None)
+        return touched[0]
+
+    def _touch(self, records: Sequence[MemoryRecord], *, kind: str, session_id: str | None) -> list[MemoryRecord]:
+        """seed 000 "run on every memory access": update energy, FSRS, dual strength, counts and
+        the access log of each record, in one transaction."""
+        if not records:
+            return []
+        from reverie.dynamics.access import on_access
+
+        now = self.now()
+        cfg = self.settings.dynamics
+        updated: list[MemoryRecord] = []
+        with self.store.transaction():
+            for rec in records:
+                changes = on_access(rec, now=now, cfg=cfg)
+                self.store.update_fields(rec.id, changes)
+                updated.append(rec.copy(**changes, version=rec.version + 1))
+            self.store.log_access([AccessEvent(r.id, now, kind, session_id) for r in records])
+        return updated
+
+    def list(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        all_users: bool = False,
+        limit: int = 100,
+        offset: int = 0,
+        order_by: str = "created_at",
+        descending: bool = True,
+    ) -> list[MemoryRecord]:
+        """Memories in a scope (no access is counted). Defaults to active, hot memories;
+        ``filters={"status": [...], "store": [...]}`` widens it."""
+        from reverie.store.base import ORDERABLE_FIELDS
+
+        if order_by not in ORDERABLE_FIELDS:
+            raise InvalidInputError(f"order_by must be one of {sorted(ORDERABLE_FIELDS)}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise InvalidInputError("limit must be an integer between 1 and 10000")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInputError("offset must be a non-negative integer")
+        flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
+        return self.store.list(flt, limit=limit, offset=offset, order_by=order_by, descending=descending)
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        """Every recorded transition of the memory, oldest first."""
+        rec = self._require(memory_id)
+        return self.store.history(rec.id)
+
+    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+        """seed 000's health check: count and energy avg/min/max per layer and status."""
+        if user_id is not None:
+            all_users = False
+        flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
+        rows: list[LayerStats] = self.store.stats(flt)
+        total = sum(r.count for r in rows)
+        return {
+            "backend": self.store.backend,
+            "target": str(self.target),
+            "embedder": self.embedder.name,
+            "total": total,
+            "rows": [
+                {"layer": r.layer.value, "status": r.status.value, "count": r.count,
+                 "energy_avg": r.energy_avg, "energy_min": r.energy_min, "energy_max": r.energy_max}
+                for r in rows
+            ],
+            "by_layer": _sum_by(rows, "layer"),
+            "by_status": _sum_by(rows, "status"),
+            "relations": self.store.count_relations(flt),
+            "opslog": {"written": self.ops.written, "dropped": self.ops.dropped, "errors": self.ops.errors},
+        }
+
+    # edit --------------------------------------------------------------------------------
+    def update(
+        self,
+        memory_id: str,
+        content: Any = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        category: str | None = None,
+        importance: float | None = None,
+        reason: str = "",
+    ) -> MemoryRecord:
+        """Edit a memory (content is re-embedded). Immutable memories refuse every edit."""
+        rec = self._require(memory_id)
+        if rec.immutable:
+            raise ImmutableMemoryError(f"memory {rec.id} is immutable (seed 001 truth anchor)")
+        now = self.now()
+        changes: dict[str, Any] = {}
+        if content is not None:
+            text = clean_content(content, max_bytes=self.settings.limits.max_content_bytes)
+            if text != rec.content:
+                changes.update(content=text, content_hash=content_hash(text), embedding=self._embed([text])[0])
+        if metadata is not None:
+            changes["metadata"] = clean_metadata(metadata, max_bytes=self.settings.limits.max_metadata_bytes)
+        if category is not None:
+            if not isinstance(category, str) or not category.strip() or len(category) > 64:
+                raise InvalidInputError("category must be a non-empty string of at most 64 characters")
+            changes["category"] = category
+        if importance is not None:
+            changes["importance"] = clean_unit(importance, "importance")
+        if not changes:
+            return rec
+        changes["updated_at"] = now
+        old = {k: (rec.to_dict().get(k)) for k in changes if k not in ("embedding", "updated_at")}
+        self._apply(rec, changes, "updated", reason or "user edit", actor="update", data={"before": old})
+        return self._require(rec.id)
+
+    def _apply(self, rec: MemoryRecord, changes: dict[str, Any], event: str, reason: str, *,
+               actor: str, data: dict[str, Any] | None = None) -> None:
+        now = self.now()
+        with self.store.transaction():
+            self.store.update_fields(rec.id, changes, expected_version=rec.version)
+            self.store.add_history([HistoryEvent(rec.id, event, now, reason=reason, actor=actor, data=data or {})])
+        self.ops.log(event, id=rec.id, reason=reason, actor=actor)
+
+    def pin(self, memory_id: str) -> MemoryRecord:
+        """Pin a memory: immune to forgetting and demotion (seed 001 truth anchor)."""
+        rec = self._require(memory_id)
+        if not rec.pinned:
+            self._apply(rec, {"pinned": True, "updated_at": self.now()}, "pinned", "user pin", actor="pin")
+        return self._require(rec.id)
+
+    def unpin(self, memory_id: str) -> MemoryRecord:
+        rec = self._require(memory_id)
+        if rec.pinned:
+            self._apply(rec, {"pinned": False, "updated_at": self.now()}, "unpinned", "user unpin", actor="unpin")
+        return self._require(rec.id)
+
+    def invalidate(self, memory_id: str, reason: str) -> MemoryRecord:
+        """Mark a memory no longer true (never deleted: seed 001 "invalidate, don't delete")."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInputError("invalidate() needs a non-empty reason")
+        rec = self._require(memory_id)
+        if rec.status is Status.INVALIDATED:
+            return rec
+        now = self.now()
+        changes = {"status": Status.INVALIDATED, "valid_until": rec.valid_until or now, "updated_at": now}
+        self._apply(rec, changes, "invalidated", reason[:1000], actor="invalidate",
+                    data={"from_status": rec.status.value})
+        return self._require(rec.id)
+
+    def forget(self, memory_id: str) -> None:
+        """Hard delete (an explicit "forget me" request). Logged in the ops log."""
+        rec = self._require(memory_id)
+        self.store.delete([rec.id])
+        self.ops.log("forget", id=rec.id, user_id=rec.user_id, content_hash=rec.content_hash)
+
+    # dynamics ----------------------------------------------------------------------------
+    def feedback(self, memory_id: str, *, useful: bool) -> MemoryRecord:
+        """Tell reverie whether a memory helped (seed 001 utility update, α = 0.1)."""
+        if not isinstance(useful, bool):
+            raise InvalidInputError("useful must be true or false")
+        from reverie.dynamics.access import on_feedback
+
+        rec = self._require(memory_id)
+        now = self.now()
+        changes = on_feedback(rec, useful=useful, now=now, cfg=self.settings.dynamics)
+        with self.store.transaction():
+            self.store.update_fields(rec.id, changes)
+            self.store.log_access([AccessEvent(rec.id, now, "feedback")])
+            self.store.add_history([HistoryEvent(rec.id, "feedback", now, reason="useful" if useful else "not useful",
+                                                 actor="feedback", data={"utility": changes.get("utility")})])
+        self.ops.log("feedback", id=rec.id, useful=useful)
+        return self._require(rec.id)
+
+    def explain_strength(self, memory_id: str) -> dict[str, Any]:
+        """Every current strength value of a memory with the formula terms behind it (no access counted)."""
+        from reverie.dynamics.explain import explain_strength
+
+        rec = self._require(memory_id)
+        times = self.store.access_times([rec.id]).get(rec.id, [])
+        return explain_strength(rec, now=self.now(), cfg=self.settings.dynamics, access_times=times)
+
+    def dream(self, **options: Any) -> dict[str, Any]:
+        """Run the dream cycle (see :mod:`reverie.dream`); returns its report."""
+        from reverie.dream import run_dream
+
+        return run_dream(self, **options)
+
+
+def _sum_by(rows: Sequence[LayerStats], attr: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        key = getattr(r, attr).value
+        out[key] = out.get(key, 0) + r.count
+    return out
+
+
+__all__ = ["Memory", "default_target"]

@@ -1,0 +1,1 @@
+"""The read path: from a query to ranked, explained memories."""

@@ -1,0 +1,1101 @@
+"""PostgreSQL + pgvector backend: one memory shared by many agent processes.
+
+* psycopg 3 with a connection pool (``psycopg_pool``); every pooled connection is in autocommit
+  mode and every write runs in an explicit transaction (a savepoint when it joins an outer
+  :meth:`PostgresStore.transaction`), so a failed statement never poisons the caller's
+  transaction.
+* Schema changes are named migrations recorded in ``schema_migrations``, applied in one
+  transaction under a ``pg_advisory_xact_lock`` so that processes opening the same database at
+  once do not race.
+* Vector search is cosine distance (``<=>``) over an HNSW index with pgvector 0.8's iterative
+  scan, so filtered queries still return ``k`` rows; full text is a generated ``tsvector``
+  (english) with a GIN index, ranked by ``ts_rank_cd``.
+
+Only this module (and the other ``store`` modules) knows SQL.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any, Final, LiteralString
+
+import numpy as np
+import psycopg
+import psycopg.conninfo
+from pgvector.psycopg import register_vector
+from psycopg import Connection, sql
+from psycopg.rows import TupleRow
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from reverie.config.core import StorageSettings
+from reverie.errors import (
+    ConflictError,
+    InvalidInputError,
+    MigrationError,
+    NotFoundError,
+    StoreError,
+)
+from reverie.model import (
+    AccessEvent,
+    CoActivation,
+    HistoryEvent,
+    Layer,
+    MemoryKind,
+    MemoryRecord,
+    Precision,
+    Relation,
+    RelationType,
+    Status,
+    StoreTier,
+    TemporalType,
+    Vector,
+    content_hash,
+)
+from reverie.store.base import ORDERABLE_FIELDS, LayerStats, MemoryFilter, ScoredId, StoreInfo
+
+Conn = Connection[TupleRow]
+Query = sql.Composed | sql.SQL | LiteralString
+Params = Sequence[Any] | Mapping[str, Any]
+
+#: pg_advisory_xact_lock key serialising migrations ("reverie" in ASCII)
+_MIGRATION_LOCK: Final = 0x72657665726965
+_HNSW_INDEX: Final = "memories_embedding_hnsw"
+_MAX_QUERY_TERMS: Final = 64
+_MAX_TERM_CHARS: Final = 100
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+
+# ----------------------------------------------------------------------------------------
+# memory columns: (name, kind) in table order; kinds drive encoding and decoding
+# ----------------------------------------------------------------------------------------
+
+_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    ("id", "text"),
+    ("content", "text"),
+    ("content_hash", "text"),
+    ("user_id", "text"),
+    ("agent_id", "text"),
+    ("session_id", "text"),
+    ("instance_id", "text"),
+    ("layer", "enum"),
+    ("store", "enum"),
+    ("status", "enum"),
+    ("category", "text"),
+    ("memory_kind", "enum"),
+    ("sub_tier", "text"),
+    ("temporal_type", "enum"),
+    ("entities", "json"),
+    ("embedding", "vector"),
+    ("embedding_precision", "enum"),
+    ("importance", "float"),
+    ("importance_channels", "json"),
+    ("surprise", "float"),
+    ("utility", "float"),
+    ("utility_updated_at", "ts"),
+    ("energy", "float"),
+    ("energy_updated_at", "ts"),
+    ("stability", "float"),
+    ("difficulty", "float"),
+    ("storage_strength", "float"),
+    ("retrieval_strength", "float"),
+    ("reinforcement_count", "int"),
+    ("last_reinforced_at", "ts"),
+    ("confirmations", "int"),
+    ("emotion_valence", "float"),
+    ("emotion_arousal", "float"),
+    ("emotion_label", "text"),
+    ("flashbulb", "bool"),
+    ("source", "text"),
+    ("trust", "float"),
+    ("source_confidence", "float"),
+    ("write_source", "text"),
+    ("data_source", "text"),
+    ("inputs", "json"),
+    ("valid_from", "ts"),
+    ("valid_until", "ts"),
+    ("recorded_at", "ts"),
+    ("created_at", "ts"),
+    ("updated_at", "ts"),
+    ("access_count", "int"),
+    ("last_accessed_at", "ts"),
+    ("pinned", "bool"),
+    ("immutable", "bool"),
+    ("core", "bool"),
+    ("lifecycle_state", "text"),
+    ("verification_state", "text"),
+    ("policy_class", "text"),
+    ("confidence", "float"),
+    ("heat_score", "float"),
+    ("decay_score", "float"),
+    ("superseded_by", "text"),
+    ("box_id", "text"),
+    ("metadata", "json"),
+    ("version", "int"),
+)
+_COLUMN_NAMES: Final = tuple(name for name, _ in _COLUMNS)
+_COLUMN_KIND: Final = dict(_COLUMNS)
+_WRITABLE: Final = frozenset(_COLUMN_NAMES) - {"id", "version"}
+_COPY_TYPES: Final = {
+    "text": "text",
+    "enum": "text",
+    "json": "jsonb",
+    "vector": "vector",
+    "float": "float8",
+    "int": "int8",
+    "bool": "bool",
+    "ts": "timestamptz",
+}
+_ENUMS: Final[dict[str, type[StrEnum]]] = {
+    "layer": Layer,
+    "store": StoreTier,
+    "status": Status,
+    "memory_kind": MemoryKind,
+    "temporal_type": TemporalType,
+    "embedding_precision": Precision,
+}
+_SELECT_MEMORY: Final = sql.SQL("SELECT {} FROM memories").format(
+    sql.SQL(", ").join(sql.Identifier(n) for n in _COLUMN_NAMES)
+)
+
+# ----------------------------------------------------------------------------------------
+# migrations
+# ----------------------------------------------------------------------------------------
+
+_INITIAL_TABLES: Final[LiteralString] = """
+CREATE TABLE meta (key text PRIMARY KEY, value jsonb NOT NULL);
+CREATE TABLE memories (
+    id text PRIMARY KEY,
+    content text NOT NULL,
+    content_hash text NOT NULL,
+    user_id text,
+    agent_id text,
+    session_id text,
+    instance_id text,
+    layer text NOT NULL,
+    store text NOT NULL,
+    status text NOT NULL,
+    category text NOT NULL,
+    memory_kind text NOT NULL,
+    sub_tier text,
+    temporal_type text NOT NULL,
+    entities jsonb NOT NULL DEFAULT '[]',
+    embedding vector({dim}),
+    embedding_precision text NOT NULL,
+    importance double precision NOT NULL,
+    importance_channels jsonb NOT NULL DEFAULT '{{}}',
+    surprise double precision,
+    utility double precision NOT NULL,
+    utility_updated_at timestamptz,
+    energy double precision NOT NULL,
+    energy_updated_at timestamptz,
+    stability double precision NOT NULL,
+    difficulty double precision NOT NULL,
+    storage_strength double precision NOT NULL,
+    retrieval_strength double precision NOT NULL,
+    reinforcement_count bigint NOT NULL,
+    last_reinforced_at timestamptz,
+    confirmations bigint NOT NULL,
+    emotion_valence double precision NOT NULL,
+    emotion_arousal double precision NOT NULL,
+    emotion_label text,
+    flashbulb boolean NOT NULL,
+    source text NOT NULL,
+    trust double precision NOT NULL,
+    source_confidence double precision NOT NULL,
+    write_source text NOT NULL,
+    data_source text NOT NULL,
+    inputs jsonb NOT NULL DEFAULT '[]',
+    valid_from timestamptz,
+    valid_until timestamptz,
+    recorded_at timestamptz NOT NULL,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    access_count bigint NOT NULL,
+    last_accessed_at timestamptz,
+    pinned boolean NOT NULL,
+    immutable boolean NOT NULL,
+    core boolean NOT NULL,
+    lifecycle_state text NOT NULL,
+    verification_state text NOT NULL,
+    policy_class text NOT NULL,
+    confidence double precision NOT NULL,
+    heat_score double precision,
+    decay_score double precision,
+    superseded_by text,
+    box_id text,
+    metadata jsonb NOT NULL DEFAULT '{{}}',
+    version bigint NOT NULL DEFAULT 1,
+    partition text GENERATED ALWAYS AS (coalesce(user_id, '')) STORED,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED
+);
+CREATE INDEX memories_scope_idx ON memories (partition, status, store);
+CREATE INDEX memories_created_idx ON memories (partition, created_at);
+CREATE INDEX memories_hash_idx ON memories (content_hash);
+CREATE INDEX memories_tsv_idx ON memories USING gin (tsv);
+CREATE TABLE relations (
+    id text PRIMARY KEY,
+    src_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    dst_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    type text NOT NULL,
+    confidence double precision NOT NULL,
+    weight double precision NOT NULL,
+    created_at timestamptz NOT NULL,
+    last_reinforced_at timestamptz,
+    metadata jsonb NOT NULL DEFAULT '{{}}',
+    UNIQUE (src_id, dst_id, type)
+);
+CREATE INDEX relations_dst_idx ON relations (dst_id);
+CREATE TABLE coactivations (
+    a_id text NOT NULL,
+    b_id text NOT NULL,
+    weight bigint NOT NULL DEFAULT 1,
+    first_at timestamptz NOT NULL,
+    last_at timestamptz NOT NULL,
+    PRIMARY KEY (a_id, b_id),
+    CHECK (a_id < b_id)
+);
+CREATE INDEX coactivations_b_idx ON coactivations (b_id);
+CREATE TABLE history (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_id text NOT NULL,
+    event text NOT NULL,
+    at timestamptz NOT NULL,
+    reason text NOT NULL DEFAULT '',
+    actor text NOT NULL DEFAULT 'engine',
+    data jsonb NOT NULL DEFAULT '{{}}'
+);
+CREATE INDEX history_memory_idx ON history (memory_id, at, id);
+CREATE TABLE access_log (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_id text NOT NULL,
+    at timestamptz NOT NULL,
+    kind text NOT NULL,
+    session_id text
+);
+CREATE INDEX access_log_memory_idx ON access_log (memory_id, at DESC);
+CREATE INDEX access_log_at_idx ON access_log (at);
+CREATE TABLE claims (
+    memory_id text PRIMARY KEY,
+    owner text NOT NULL,
+    phase text NOT NULL,
+    claimed_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX claims_owner_idx ON claims (owner);
+CREATE TABLE state (key text PRIMARY KEY, value jsonb);
+CREATE TABLE clusters (
+    id text PRIMARY KEY,
+    partition text NOT NULL DEFAULT '',
+    kind text NOT NULL,
+    label text,
+    centroid vector({dim}),
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    metadata jsonb NOT NULL DEFAULT '{{}}'
+);
+CREATE TABLE cluster_members (
+    cluster_id text NOT NULL REFERENCES clusters (id) ON DELETE CASCADE,
+    memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    weight double precision NOT NULL DEFAULT 1,
+    PRIMARY KEY (cluster_id, memory_id)
+);
+CREATE INDEX cluster_members_memory_idx ON cluster_members (memory_id);
+CREATE TABLE synaptic_tags (
+    id text PRIMARY KEY,
+    memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    tag text NOT NULL,
+    strength double precision NOT NULL DEFAULT 1,
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz,
+    metadata jsonb NOT NULL DEFAULT '{{}}'
+);
+CREATE INDEX synaptic_tags_memory_idx ON synaptic_tags (memory_id);
+CREATE TABLE boxes (
+    id text PRIMARY KEY,
+    partition text NOT NULL DEFAULT '',
+    title text NOT NULL DEFAULT '',
+    summary text NOT NULL DEFAULT '',
+    status text NOT NULL DEFAULT 'open',
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    sealed_at timestamptz,
+    metadata jsonb NOT NULL DEFAULT '{{}}'
+);
+CREATE TABLE working_memory (
+    partition text NOT NULL,
+    memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    activation double precision NOT NULL DEFAULT 1,
+    entered_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (partition, memory_id)
+);
+CREATE TABLE dream_runs (
+    id text PRIMARY KEY,
+    owner text NOT NULL,
+    status text NOT NULL,
+    started_at timestamptz NOT NULL,
+    finished_at timestamptz,
+    report jsonb NOT NULL DEFAULT '{{}}'
+);
+"""
+
+
+def _migrate_initial(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(sql.SQL(_INITIAL_TABLES).format(dim=sql.Literal(dim)))
+    conn.execute(_hnsw_ddl(settings))
+    conn.execute("INSERT INTO meta (key, value) VALUES ('dim', %s)", (Jsonb(dim),))
+
+
+def _hnsw_ddl(settings: StorageSettings) -> sql.Composed:
+    return sql.SQL(
+        "CREATE INDEX {} ON memories USING hnsw (embedding vector_cosine_ops) "
+        "WITH (m = {}, ef_construction = {})"
+    ).format(
+        sql.Identifier(_HNSW_INDEX),
+        sql.Literal(settings.hnsw_m),
+        sql.Literal(settings.hnsw_ef_construction),
+    )
+
+
+Migration = Callable[[Conn, int, StorageSettings], None]
+
+#: every migration ever shipped, in order; names are never reused or renamed
+MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (("0001_initial", _migrate_initial),)
+
+
+def _run_migrations(conn: Conn, dim: int, settings: StorageSettings) -> int:
+    """Apply pending migrations under an advisory lock; returns the schema version."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        known = {name for name, _ in MIGRATIONS}
+        if applied - known:
+            raise MigrationError(
+                f"the database has migrations this reverie does not know: {sorted(applied - known)}; "
+                "upgrade reverie"
+            )
+        if applied:
+            _check_dim(conn, dim)
+        for name, migrate in MIGRATIONS:
+            if name not in applied:
+                migrate(conn, dim, settings)
+                conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
+        return len(MIGRATIONS)
+
+
+def _check_dim(conn: Conn, dim: int) -> None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+    if row is not None and int(row[0]) != dim:
+        raise StoreError(
+            f"this database stores {row[0]}-dimensional embeddings but the embedder makes "
+            f"{dim}-dimensional ones; use the embedder the memory was built with, or a new database"
+        )
+
+
+# ----------------------------------------------------------------------------------------
+# value encoding and decoding
+# ----------------------------------------------------------------------------------------
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Aware UTC (naive datetimes are taken to be UTC)."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"expected a datetime, got {type(value).__name__}")
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _encode_value(name: str, kind: str, value: Any, dim: int) -> Any:
+    if value is None:
+        return None
+    if kind == "enum":
+        try:
+            return _ENUMS[name](value).value
+        except ValueError as exc:
+            raise InvalidInputError(f"invalid {name}: {value!r}") from exc
+    if kind == "json":
+        return Jsonb(value)
+    if kind == "ts":
+        return _utc(value)
+    if kind == "vector":
+        return _check_vector(value, dim)
+    return value
+
+
+def _check_vector(value: Any, dim: int) -> Vector:
+    try:
+        vec = np.asarray(value, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"embedding is not a numeric vector: {exc}") from exc
+    if vec.shape != (dim,):
+        raise InvalidInputError(f"embedding shape {vec.shape} does not match the store's ({dim},)")
+    if not np.all(np.isfinite(vec)):
+        raise InvalidInputError("embedding contains NaN or infinite values")
+    return vec
+
+
+def _encode_record(record: MemoryRecord, dim: int) -> list[Any]:
+    return [_encode_value(n, k, getattr(record, n), dim) for n, k in _COLUMNS]
+
+
+def _decode_value(name: str, kind: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind == "enum":
+        return _ENUMS[name](value)
+    if kind == "ts":
+        return value.astimezone(UTC)
+    if kind == "vector":
+        return np.array(value.to_numpy(), dtype=np.float32)
+    if kind == "float":
+        return float(value)
+    return value
+
+
+def _decode_record(row: Sequence[Any]) -> MemoryRecord:
+    kwargs = {n: _decode_value(n, k, v) for (n, k), v in zip(_COLUMNS, row, strict=True)}
+    return MemoryRecord(**kwargs)
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _tsquery_text(query: str) -> str:
+    """An OR query over the words of ``query``: only letters and digits reach to_tsquery."""
+    terms = _unique([t.casefold() for t in _TERM.findall(query) if len(t) <= _MAX_TERM_CHARS])
+    return " | ".join(f"'{t}'" for t in terms[:_MAX_QUERY_TERMS])
+
+
+def _redact(url: str) -> str:
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        return "postgresql://<unparseable>"
+    user = f"{params['user']}@" if params.get("user") else ""
+    host = params.get("host") or "localhost"
+    port = f":{params['port']}" if params.get("port") else ""
+    return f"postgresql://{user}{host}{port}/{params.get('dbname', '')}"
+
+
+# ----------------------------------------------------------------------------------------
+# filters
+# ----------------------------------------------------------------------------------------
+
+
+def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.SQL, list[Any]]:
+    """The WHERE condition (without ``WHERE``) and its parameters."""
+    col = (lambda n: sql.Identifier(alias, n)) if alias else sql.Identifier
+    parts: list[sql.Composable] = []
+    params: list[Any] = []
+
+    def add(template: LiteralString, name: str, *values: Any) -> None:
+        parts.append(sql.SQL(template).format(c=col(name)))
+        params.extend(values)
+
+    if not flt.all_users:
+        add("{c} = %s", "partition", flt.partition)
+        if flt.user_id is None:
+            add("{c} IS NULL", "user_id")
+    for name in ("agent_id", "session_id"):
+        if getattr(flt, name) is not None:
+            add("{c} = %s", name, getattr(flt, name))
+    for name, values in (
+        ("layer", flt.layers),
+        ("status", flt.statuses),
+        ("store", flt.stores),
+        ("category", flt.categories),
+        ("id", flt.ids),
+    ):
+        if values is not None:
+            add("{c} = ANY(%s)", name, [str(v) for v in values])
+    if flt.pinned is not None:
+        add("{c} = %s", "pinned", flt.pinned)
+    if flt.valid_at is not None:
+        at = _utc(flt.valid_at)
+        add("({c} IS NULL OR {c} <= %s)", "valid_from", at)
+        add("({c} IS NULL OR {c} > %s)", "valid_until", at)
+    if flt.recorded_before is not None:
+        add("{c} <= %s", "recorded_at", _utc(flt.recorded_before))
+    for key, value in (flt.metadata or {}).items():
+        add("{c} -> %s = %s", "metadata", str(key), Jsonb(value))
+    if not parts:
+        return sql.SQL("TRUE"), params
+    return sql.SQL(" AND ").join(parts), params
+
+
+# ----------------------------------------------------------------------------------------
+# the store
+# ----------------------------------------------------------------------------------------
+
+
+class PostgresStore:
+    """The :class:`~reverie.store.base.Store` contract on PostgreSQL + pgvector."""
+
+    backend = "postgres"
+
+    def __init__(self, url: str, *, settings: StorageSettings, dim: int) -> None:
+        if dim < 1:
+            raise InvalidInputError(f"dim must be positive, got {dim}")
+        self.url = url
+        self.settings = settings
+        self.dim = dim
+        self._local = threading.local()
+        self._closed = False
+        with self._errors("could not open the PostgreSQL store"):
+            with psycopg.connect(url, autocommit=True) as conn:
+                self._schema_version = _run_migrations(conn, dim, settings)
+            self._pool: ConnectionPool[Conn] = ConnectionPool(
+                url,
+                min_size=1,
+                max_size=settings.pg_pool_size,
+                kwargs={"autocommit": True},
+                configure=self._configure,
+                open=True,
+                name="reverie",
+            )
+
+    def _configure(self, conn: Conn) -> None:
+        register_vector(conn)
+        conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(self.settings.hnsw_ef_search),))
+        conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
+        conn.execute("SET TIME ZONE 'UTC'")
+
+    # plumbing ----------------------------------------------------------------------------
+
+    @staticmethod
+    @contextmanager
+    def _errors(what: str = "PostgreSQL operation failed") -> Iterator[None]:
+        """Translate driver errors into reverie errors at the boundary."""
+        try:
+            yield
+        except psycopg.errors.UniqueViolation as exc:
+            raise ConflictError(f"{what}: {exc.diag.message_detail or exc}") from exc
+        except (psycopg.errors.NotNullViolation, psycopg.errors.CheckViolation) as exc:
+            raise InvalidInputError(f"{what}: {exc}") from exc
+        except psycopg.errors.ForeignKeyViolation as exc:
+            raise NotFoundError(f"{what}: {exc.diag.message_detail or exc}") from exc
+        except psycopg.DataError as exc:
+            raise InvalidInputError(f"{what}: {exc}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"{what}: {exc}") from exc
+
+    @contextmanager
+    def _conn(self) -> Iterator[Conn]:
+        """The thread's transaction connection, or a pooled one (autocommit) for one call."""
+        if self._closed:
+            raise StoreError("the PostgreSQL store is closed")
+        conn: Conn | None = getattr(self._local, "conn", None)
+        with self._errors():
+            if conn is not None:
+                yield conn
+                return
+            with self._pool.connection() as pooled:
+                yield pooled
+
+    @contextmanager
+    def _write(self) -> Iterator[Conn]:
+        """A transaction (or a savepoint inside the thread's outer transaction)."""
+        with self._conn() as conn, conn.transaction():
+            yield conn
+
+    def _rows(self, query: Query, params: Params = ()) -> builtins.list[TupleRow]:
+        with self._conn() as conn:
+            return conn.execute(query, params).fetchall()
+
+    # lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def info(self) -> StoreInfo:
+        row = self._rows(
+            "SELECT current_setting('server_version'), "
+            "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+            "(SELECT count(*) FROM memories)"
+        )[0]
+        return StoreInfo(
+            backend=self.backend,
+            target=_redact(self.url),
+            schema_version=self._schema_version,
+            details={
+                "dim": self.dim,
+                "server_version": row[0],
+                "pgvector_version": row[1],
+                "memories": int(row[2]),
+                "pool_size": self.settings.pg_pool_size,
+                "hnsw_m": self.settings.hnsw_m,
+                "hnsw_ef_construction": self.settings.hnsw_ef_construction,
+                "hnsw_ef_search": self.settings.hnsw_ef_search,
+            },
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Re-entrant per thread: nested calls join the outer transaction."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        if self._closed:
+            raise StoreError("the PostgreSQL store is closed")
+        with self._errors("transaction failed"), self._pool.connection() as conn, conn.transaction():
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
+
+    def rebuild_indexes(self) -> None:
+        """Rebuild the text index and the HNSW index (with the current m/ef_construction)."""
+        with self._write() as conn:
+            conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+            conn.execute("REINDEX INDEX memories_tsv_idx")
+            conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(_HNSW_INDEX)))
+            conn.execute(_hnsw_ddl(self.settings))
+            conn.execute("ANALYZE memories")
+
+    # memories ----------------------------------------------------------------------------
+
+    def insert(self, records: Sequence[MemoryRecord]) -> None:
+        if not records:
+            return
+        rows = [_encode_record(r, self.dim) for r in records]
+        query = sql.SQL("COPY memories ({}) FROM STDIN (FORMAT BINARY)").format(
+            sql.SQL(", ").join(sql.Identifier(n) for n in _COLUMN_NAMES)
+        )
+        with self._write() as conn, conn.cursor() as cur, cur.copy(query) as copy:
+            copy.set_types([_COPY_TYPES[k] for _, k in _COLUMNS])
+            for row in rows:
+                copy.write_row(row)
+
+    def get(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        if not ids:
+            return {}
+        query = sql.SQL("{} WHERE id = ANY(%s)").format(_SELECT_MEMORY)
+        records = (_decode_record(row) for row in self._rows(query, [_unique(ids)]))
+        return {r.id: r for r in records}
+
+    def update(self, record: MemoryRecord, *, expected_version: int | None = None) -> int:
+        fields = {name: getattr(record, name) for name in _WRITABLE}
+        return self._update(record.id, fields, expected_version)
+
+    def update_fields(
+        self,
+        memory_id: str,
+        fields: Mapping[str, Any],
+        *,
+        expected_version: int | None = None,
+    ) -> int:
+        bad = sorted(set(fields) - _WRITABLE)
+        if bad:
+            raise InvalidInputError(f"cannot update memory fields {bad}")
+        changes = dict(fields)
+        if "content" in changes and "content_hash" not in changes:
+            changes["content_hash"] = content_hash(changes["content"])
+        return self._update(memory_id, changes, expected_version)
+
+    def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
+        assigns: builtins.list[sql.Composable] = [sql.SQL("version = version + 1")]
+        params: builtins.list[Any] = []
+        for name in sorted(fields):
+            assigns.append(sql.SQL("{} = %s").format(sql.Identifier(name)))
+            params.append(_encode_value(name, _COLUMN_KIND[name], fields[name], self.dim))
+        query = sql.SQL("UPDATE memories SET {} WHERE id = %s").format(sql.SQL(", ").join(assigns))
+        params.append(memory_id)
+        if expected_version is not None:
+            query = sql.SQL("{} AND version = %s").format(query)
+            params.append(expected_version)
+        query = sql.SQL("{} RETURNING version").format(query)
+        with self._write() as conn:
+            row = conn.execute(query, params).fetchone()
+            if row is not None:
+                return int(row[0])
+            current = conn.execute("SELECT version FROM memories WHERE id = %s", (memory_id,)).fetchone()
+        if current is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        raise ConflictError(
+            f"memory {memory_id!r} is at version {current[0]}, not the expected {expected_version}"
+        )
+
+    def delete(self, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        id_list = _unique(ids)
+        with self._write() as conn:
+            for table in ("access_log", "claims", "working_memory"):
+                conn.execute(
+                    sql.SQL("DELETE FROM {} WHERE memory_id = ANY(%s)").format(sql.Identifier(table)),
+                    (id_list,),
+                )
+            conn.execute(
+                "DELETE FROM coactivations WHERE a_id = ANY(%s) OR b_id = ANY(%s)", (id_list, id_list)
+            )
+            cur = conn.execute("DELETE FROM memories WHERE id = ANY(%s)", (id_list,))
+            return cur.rowcount
+
+    def list(
+        self,
+        flt: MemoryFilter,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        order_by: str = "created_at",
+        descending: bool = True,
+    ) -> builtins.list[MemoryRecord]:
+        if order_by not in ORDERABLE_FIELDS:
+            raise InvalidInputError(f"cannot order by {order_by!r}; choose one of {sorted(ORDERABLE_FIELDS)}")
+        if limit < 0 or offset < 0:
+            raise InvalidInputError("limit and offset must not be negative")
+        where, params = _filter_sql(flt)
+        # NULLs sort as the smallest value (as in SQLite): first ascending, last descending
+        direction = sql.SQL("DESC NULLS LAST" if descending else "ASC NULLS FIRST")
+        id_direction = sql.SQL("DESC" if descending else "ASC")
+        query = sql.SQL("{} WHERE {} ORDER BY {} {}, id {} LIMIT %s OFFSET %s").format(
+            _SELECT_MEMORY, where, sql.Identifier(order_by), direction, id_direction
+        )
+        return [_decode_record(row) for row in self._rows(query, [*params, limit, offset])]
+
+    def scan(self, flt: MemoryFilter, *, batch_size: int = 1000) -> Iterator[builtins.list[MemoryRecord]]:
+        if batch_size < 1:
+            raise InvalidInputError("batch_size must be positive")
+        where, params = _filter_sql(flt)
+        query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(_SELECT_MEMORY, where)
+        after = ""
+        while True:
+            batch = [_decode_record(row) for row in self._rows(query, [*params, after, batch_size])]
+            if not batch:
+                return
+            yield batch
+            if len(batch) < batch_size:
+                return
+            after = batch[-1].id
+
+    def count(self, flt: MemoryFilter) -> int:
+        where, params = _filter_sql(flt)
+        return int(self._rows(sql.SQL("SELECT count(*) FROM memories WHERE {}").format(where), params)[0][0])
+
+    def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]:
+        where, params = _filter_sql(flt)
+        query = sql.SQL(
+            "SELECT layer, status, count(*), avg(energy), min(energy), max(energy) FROM memories "
+            "WHERE {} GROUP BY layer, status ORDER BY layer, status"
+        ).format(where)
+        return [
+            LayerStats(Layer(r[0]), Status(r[1]), int(r[2]), float(r[3]), float(r[4]), float(r[5]))
+            for r in self._rows(query, params)
+        ]
+
+    def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
+        where, params = _filter_sql(flt)
+        query = sql.SQL(
+            "{} WHERE content_hash = %s AND {} ORDER BY created_at DESC, id DESC LIMIT 1"
+        ).format(_SELECT_MEMORY, where)
+        rows = self._rows(query, [content_hash, *params])
+        return _decode_record(rows[0]) if rows else None
+
+    # search ------------------------------------------------------------------------------
+
+    def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
+        query_vec = _check_vector(vector, self.dim)
+        if k <= 0:
+            return []
+        where, params = _filter_sql(flt)
+        # relaxed_order iterative scans may return rows slightly out of order: re-sort
+        query = sql.SQL(
+            "WITH hits AS MATERIALIZED ("
+            "SELECT id, embedding <=> %s AS distance FROM memories "
+            "WHERE embedding IS NOT NULL AND {} ORDER BY distance LIMIT %s) "
+            "SELECT id, distance FROM hits ORDER BY distance, id"
+        ).format(where)
+        rows = self._rows(query, [query_vec, *params, k])
+        return [ScoredId(row[0], 1.0 - float(row[1])) for row in rows]
+
+    def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
+        terms = _tsquery_text(query)
+        if not terms or k <= 0:
+            return []
+        where, params = _filter_sql(flt)
+        stmt = sql.SQL(
+            "SELECT id, ts_rank_cd(tsv, q) AS score FROM memories, to_tsquery('english', %s) AS q "
+            "WHERE tsv @@ q AND {} ORDER BY score DESC, id LIMIT %s"
+        ).format(where)
+        return [ScoredId(row[0], float(row[1])) for row in self._rows(stmt, [terms, *params, k])]
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, embedding FROM memories WHERE id = ANY(%s) AND embedding IS NOT NULL",
+            [_unique(ids)],
+        )
+        return {row[0]: _decode_value("embedding", "vector", row[1]) for row in rows}
+
+    # relations ---------------------------------------------------------------------------
+
+    def add_relations(self, relations: Sequence[Relation]) -> int:
+        if not relations:
+            return 0
+        cols = ("id", "src_id", "dst_id", "type", "confidence", "weight", "created_at", "last_reinforced_at")
+        arrays: builtins.list[builtins.list[Any]] = [[] for _ in cols]
+        metadata: builtins.list[Jsonb] = []
+        for rel in relations:
+            values = (
+                rel.id, rel.src_id, rel.dst_id, RelationType(rel.type).value, rel.confidence,
+                rel.weight, _utc(rel.created_at), _utc(rel.last_reinforced_at),
+            )  # fmt: skip
+            for array, value in zip(arrays, values, strict=True):
+                array.append(value)
+            metadata.append(Jsonb(rel.metadata))
+        query = (
+            "INSERT INTO relations (id, src_id, dst_id, type, confidence, weight, created_at, "
+            "last_reinforced_at, metadata) "
+            "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], "
+            "%s::float8[], %s::timestamptz[], %s::timestamptz[], %s::jsonb[]) "
+            "ON CONFLICT DO NOTHING"
+        )
+        with self._write() as conn:
+            return conn.execute(query, [*arrays, metadata]).rowcount
+
+    def relations(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        types: frozenset[RelationType] | None = None,
+        direction: str = "both",
+    ) -> builtins.list[Relation]:
+        if direction not in ("out", "in", "both"):
+            raise InvalidInputError(f"direction must be 'out', 'in' or 'both', not {direction!r}")
+        if not memory_ids:
+            return []
+        ids = _unique(memory_ids)
+        ends = {
+            "out": sql.SQL("src_id = ANY(%(ids)s)"),
+            "in": sql.SQL("dst_id = ANY(%(ids)s)"),
+            "both": sql.SQL("(src_id = ANY(%(ids)s) OR dst_id = ANY(%(ids)s))"),
+        }[direction]
+        params: dict[str, Any] = {"ids": ids}
+        type_clause = sql.SQL("")
+        if types is not None:
+            type_clause = sql.SQL(" AND type = ANY(%(types)s)")
+            params["types"] = [RelationType(t).value for t in types]
+        query = sql.SQL(
+            "SELECT id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata "
+            "FROM relations WHERE {}{} ORDER BY created_at, id"
+        ).format(ends, type_clause)
+        return [_decode_relation(row) for row in self._rows(query, params)]
+
+    def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None:
+        encoders: dict[str, Callable[[Any], Any]] = {
+            "type": lambda v: RelationType(v).value,
+            "confidence": float,
+            "weight": float,
+            "created_at": _utc,
+            "last_reinforced_at": _utc,
+            "metadata": Jsonb,
+        }
+        bad = sorted(set(fields) - set(encoders))
+        if bad:
+            raise InvalidInputError(f"cannot update relation fields {bad}")
+        if not fields:
+            if not self._rows("SELECT 1 FROM relations WHERE id = %s", [relation_id]):
+                raise NotFoundError(f"no relation with id {relation_id!r}")
+            return
+        names = sorted(fields)
+        query = sql.SQL("UPDATE relations SET {} WHERE id = %s").format(
+            sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
+        )
+        params = [encoders[n](fields[n]) if fields[n] is not None else None for n in names]
+        with self._write() as conn:
+            if conn.execute(query, [*params, relation_id]).rowcount == 0:
+                raise NotFoundError(f"no relation with id {relation_id!r}")
+
+    def delete_relations(self, relation_ids: Sequence[str]) -> int:
+        if not relation_ids:
+            return 0
+        with self._write() as conn:
+            return conn.execute("DELETE FROM relations WHERE id = ANY(%s)", [_unique(relation_ids)]).rowcount
+
+    def count_relations(self, flt: MemoryFilter) -> int:
+        where, params = _filter_sql(flt, alias="m")
+        query = sql.SQL(
+            "SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}"
+        ).format(where)
+        return int(self._rows(query, params)[0][0])
+
+    # history, accesses, co-activation -------------------------------------------------------
+
+    def add_history(self, events: Sequence[HistoryEvent]) -> None:
+        if not events:
+            return
+        query = (
+            "INSERT INTO history (memory_id, event, at, reason, actor, data) "
+            "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id"
+        )
+        params = [(e.memory_id, e.event, _utc(e.at), e.reason, e.actor, Jsonb(e.data)) for e in events]
+        with self._write() as conn, conn.cursor() as cur:
+            cur.executemany(query, params, returning=True)
+            for event in events:
+                row = cur.fetchone()
+                event.id = int(row[0]) if row else None
+                cur.nextset()
+
+    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
+        rows = self._rows(
+            "SELECT memory_id, event, at, reason, actor, data, id FROM history "
+            "WHERE memory_id = %s ORDER BY at, id",
+            [memory_id],
+        )
+        return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
+
+    def log_access(self, events: Sequence[AccessEvent]) -> None:
+        if not events:
+            return
+        query = (
+            "INSERT INTO access_log (memory_id, at, kind, session_id) "
+            "SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[])"
+        )
+        params = [
+            [e.memory_id for e in events],
+            [_utc(e.at) for e in events],
+            [e.kind for e in events],
+            [e.session_id for e in events],
+        ]
+        with self._write() as conn:
+            conn.execute(query, params)
+
+    def access_times(
+        self, memory_ids: Sequence[str], *, limit: int = 100
+    ) -> dict[str, builtins.list[datetime]]:
+        if not memory_ids or limit <= 0:
+            return {}
+        rows = self._rows(
+            "SELECT ids.memory_id, a.at FROM unnest(%s::text[]) AS ids(memory_id) "
+            "CROSS JOIN LATERAL (SELECT at FROM access_log l WHERE l.memory_id = ids.memory_id "
+            "ORDER BY at DESC LIMIT %s) AS a ORDER BY ids.memory_id, a.at DESC",
+            [_unique(memory_ids), limit],
+        )
+        out: dict[str, builtins.list[datetime]] = {}
+        for memory_id, at in rows:
+            out.setdefault(memory_id, []).append(at.astimezone(UTC))
+        return out
+
+    def prune_access_log(self, before: datetime) -> int:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM access_log WHERE at < %s", [_utc(before)]).rowcount
+
+    def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
+        counts = Counter((min(a, b), max(a, b)) for a, b in pairs if a != b)
+        if not counts:
+            return
+        keys = sorted(counts)  # a fixed lock order: concurrent bumps cannot deadlock
+        query = (
+            "INSERT INTO coactivations (a_id, b_id, weight, first_at, last_at) "
+            "SELECT a, b, w, %s, %s FROM unnest(%s::text[], %s::text[], %s::int8[]) AS t(a, b, w) "
+            "ON CONFLICT (a_id, b_id) DO UPDATE SET weight = coactivations.weight + excluded.weight, "
+            "last_at = greatest(coactivations.last_at, excluded.last_at)"
+        )
+        when = _utc(at)
+        params = [when, when, [k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys]]
+        with self._write() as conn:
+            conn.execute(query, params)
+
+    def coactivations(
+        self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
+    ) -> builtins.list[CoActivation]:
+        base: LiteralString = (
+            "SELECT a_id, b_id, weight, first_at, last_at FROM coactivations WHERE weight >= %s"
+        )
+        order: LiteralString = " ORDER BY weight DESC, a_id, b_id"
+        either: LiteralString = " AND (a_id = ANY(%s) OR b_id = ANY(%s))"
+        if memory_ids is None:
+            rows = self._rows(base + order, [min_weight])
+        elif not memory_ids:
+            return []
+        else:
+            ids = _unique(memory_ids)
+            rows = self._rows(base + either + order, [min_weight, ids, ids])
+        return [CoActivation(r[0], r[1], int(r[2]), r[3].astimezone(UTC), r[4].astimezone(UTC)) for r in rows]
+
+    # concurrency -------------------------------------------------------------------------------
+
+    def claim(
+        self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
+    ) -> builtins.list[str]:
+        if not memory_ids:
+            return []
+        ids = _unique(memory_ids)
+        start = _utc(now)
+        assert start is not None
+        query = (
+            "INSERT INTO claims (memory_id, owner, phase, claimed_at, expires_at) "
+            "SELECT m, %s, %s, %s, %s FROM unnest(%s::text[]) AS t(m) ORDER BY m "
+            "ON CONFLICT (memory_id) DO UPDATE SET owner = excluded.owner, phase = excluded.phase, "
+            "claimed_at = excluded.claimed_at, expires_at = excluded.expires_at "
+            "WHERE claims.expires_at < excluded.claimed_at OR claims.owner = excluded.owner "
+            "RETURNING memory_id"
+        )
+        params = [owner, phase, start, start + timedelta(seconds=ttl_seconds), ids]
+        with self._write() as conn:
+            held = {row[0] for row in conn.execute(query, params)}
+        return [i for i in ids if i in held]
+
+    def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int:
+        with self._write() as conn:
+            if memory_ids is None:
+                return conn.execute("DELETE FROM claims WHERE owner = %s", [owner]).rowcount
+            return conn.execute(
+                "DELETE FROM claims WHERE owner = %s AND memory_id = ANY(%s)", [owner, _unique(memory_ids)]
+            ).rowcount
+
+    # key/value state ---------------------------------------------------------------------------
+
+    def get_state(self, key: str) -> Any | None:
+        rows = self._rows("SELECT value FROM state WHERE key = %s", [key])
+        return rows[0][0] if rows else None
+
+    def set_state(self, key: str, value: Any) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO state (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, Jsonb(value)],
+            )
+
+
+def _decode_relation(row: Sequence[Any]) -> Relation:
+    return Relation(
+        src_id=row[1],
+        dst_id=row[2],
+        type=RelationType(row[3]),
+        confidence=float(row[4]),
+        weight=float(row[5]),
+        id=row[0],
+        created_at=row[6].astimezone(UTC),
+        last_reinforced_at=row[7].astimezone(UTC) if row[7] is not None else None,
+        metadata=row[8],
+    )
+
+__all__ = ["MIGRATIONS", "PostgresStore"]
