@@ -87,5 +87,5 @@ def test_jsonl_round_trip_and_errors(tmp_path: Path) -> None:
     (row,) = list(io.read_jsonl(path))
     assert MemoryRecord.from_dict(row).to_dict() == rec.to_dict()
     path.write_text('{"content": "ok"}\n{not json\n')
-    with pytest.raises(InvalidInputError, match="m.jsonl:2"):
+    with pytest.raises(InvalidInputError, match=r"m\.jsonl:2"):
         list(io.read_jsonl(path))

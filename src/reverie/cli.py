@@ -147,15 +147,16 @@ def _hits_table(hits: list[Any], *, explain: bool) -> None:
 
 
 def _format_explain(explain: dict[str, Any]) -> str:
-    parts: list[str] = []
-    for name, ch in explain.get("channels", {}).items():
-        detail = ", ".join(f"{k}={v}" for k, v in ch.items())
-        parts.append(f"{name}: {detail}")
+    """One line per channel ("vector #1 similarity=0.69"), then the other score terms."""
+    lines = [f"{name} #{ch.get('rank', '?')} " + " ".join(f"{k}={_fmt(v)}" for k, v in ch.items() if k != "rank")
+             for name, ch in explain.get("channels", {}).items()]
     for key, value in explain.items():
-        if key in ("channels",):
+        if key in ("channels", "score"):
             continue
-        parts.append(f"{key}: {json.dumps(value, default=str)}")
-    return "\n".join(parts)
+        if isinstance(value, dict):
+            value = " ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+        lines.append(f"{key}: {_fmt(value)}")
+    return "\n".join(lines)
 
 
 @app.command()

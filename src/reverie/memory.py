@@ -336,7 +336,8 @@ class Memory:
                 if infer:
                     dup = self._find_duplicate(item, seen_hashes)
                     if dup is not None:
-                        results.append(AddResult(dup, Action.SKIP, (dup,), "duplicate content (seed 004 content-hash dedup)"))
+                        reason = "duplicate content (seed 004 content-hash dedup)"
+                        results.append(AddResult(dup, Action.SKIP, (dup,), reason))
                         continue
                 rec = self._new_record(
                     item["content"], vector=vec, user_id=item["user_id"], agent_id=item["agent_id"],

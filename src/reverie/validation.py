@@ -144,16 +144,12 @@ def parse_filters(filters: Any) -> dict[str, Any]:
     if unknown:
         raise InvalidInputError(f"unknown filter keys {sorted(unknown)}; allowed: {', '.join(FILTER_KEYS)}")
     out: dict[str, Any] = {}
-    if "layer" in filters:
-        out["layers"] = _enum_set(filters["layer"], Layer, "layer")
-    if "status" in filters:
-        out["statuses"] = _enum_set(filters["status"], Status, "status")
-    if "store" in filters:
-        out["stores"] = _enum_set(filters["store"], StoreTier, "store")
-    if "category" in filters:
-        out["categories"] = _str_set(filters["category"], "category")
-    if "ids" in filters:
-        out["ids"] = _str_set(filters["ids"], "ids")
+    for key, (target, enum) in _ENUM_FILTERS.items():
+        if key in filters:
+            out[target] = _enum_set(filters[key], enum, key)
+    for key, target in (("category", "categories"), ("ids", "ids")):
+        if key in filters:
+            out[target] = _str_set(filters[key], key)
     if "pinned" in filters:
         if not isinstance(filters["pinned"], bool):
             raise InvalidInputError("filter 'pinned' must be true or false")
@@ -161,13 +157,23 @@ def parse_filters(filters: Any) -> dict[str, Any]:
     if "session_id" in filters:
         out["session_id"] = clean_scope(filters["session_id"], "session_id")
     if "metadata" in filters:
-        md = filters["metadata"]
-        if not isinstance(md, Mapping) or not all(
-            isinstance(v, str | int | float | bool) or v is None for v in md.values()
-        ):
-            raise InvalidInputError("filter 'metadata' must map keys to JSON scalars")
-        out["metadata"] = dict(md)
+        out["metadata"] = _metadata_filter(filters["metadata"])
     for key in ("valid_at", "recorded_before"):
         if key in filters:
             out[key] = clean_when(filters[key])
     return out
+
+
+_ENUM_FILTERS: dict[str, tuple[str, Any]] = {
+    "layer": ("layers", Layer),
+    "status": ("statuses", Status),
+    "store": ("stores", StoreTier),
+}
+
+
+def _metadata_filter(md: Any) -> dict[str, Any]:
+    if not isinstance(md, Mapping) or not all(
+        isinstance(k, str) and (isinstance(v, str | int | float | bool) or v is None) for k, v in md.items()
+    ):
+        raise InvalidInputError("filter 'metadata' must map string keys to JSON scalars")
+    return dict(md)

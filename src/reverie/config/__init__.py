@@ -29,6 +29,7 @@ from reverie.config.core import (
     Section,
     StorageSettings,
 )
+from reverie.config.dream import DreamSettings
 from reverie.config.dynamics import DynamicsSettings
 from reverie.errors import ConfigError
 
@@ -52,6 +53,7 @@ class Settings(BaseSettings):
     opslog: OpsLogSettings = Field(default_factory=OpsLogSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     dynamics: DynamicsSettings = Field(default_factory=DynamicsSettings)
+    dream: DreamSettings = Field(default_factory=DreamSettings)
 
     @classmethod
     def settings_customise_sources(

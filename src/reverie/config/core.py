@@ -74,14 +74,18 @@ class OpsLogSettings(Section):
 
     enabled: bool = Field(True, description="Write the ops log (local file only; nothing leaves the machine).")
     path: Path | None = Field(None, description="Ops log file (default: ops-log.jsonl beside the database).")
-    rotate_bytes: int = Field(10 * 1024 * 1024, ge=1024, description="seed 001: rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl.")
+    rotate_bytes: int = Field(
+        10 * 1024 * 1024, ge=1024, description="seed 001: rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
+    )
     queue_size: int = Field(10_000, ge=1, description="Events buffered before new ones are dropped (never blocks).")
 
 
 class LLMSettings(Section):
     """An optional OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, llama.cpp server)."""
 
-    base_url: str | None = Field(None, description="Base URL, e.g. http://127.0.0.1:11434/v1. None = no LLM (heuristics).")
+    base_url: str | None = Field(
+        None, description="Base URL, e.g. http://127.0.0.1:11434/v1. None = no LLM (heuristics)."
+    )
     model: str = Field("gpt-4o-mini", description="seed 001's model for extraction, merging and consolidation.")
     api_key: SecretStr | None = Field(None, description="API key of the chat endpoint.")
     timeout_s: float = Field(20.0, gt=0, description="Per-request timeout.")

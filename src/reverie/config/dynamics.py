@@ -7,6 +7,7 @@ fields are wrong and by how much.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Literal
 
@@ -16,17 +17,17 @@ from reverie.config.core import Section
 
 #: py-fsrs 6 ``DEFAULT_PARAMETERS`` (the reference scheduler's FSRS-6 defaults, w0 … w20).
 FSRS6_DEFAULT_W: tuple[float, ...] = (
-    0.212, 1.2931, 2.3065, 8.2956, 6.4133, 0.8334, 3.0194, 0.001, 1.8722, 0.1666, 0.796,
-    1.4835, 0.0614, 0.2629, 1.6483, 0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542,
+    0.212, 1.2931, 2.3065, 8.2956, 6.4133, 0.8334, 3.0194, 0.001, 1.8722, 0.1666, 0.796, 1.4835,
+    0.0614, 0.2629, 1.6483, 0.6014, 1.8729, 0.5425, 0.0912, 0.0658, 0.1542,
 )  # fmt: skip
 #: py-fsrs 6 parameter bounds (lower, upper) used to validate ``w``.
 FSRS6_W_LOWER: tuple[float, ...] = (
-    0.001, 0.001, 0.001, 0.001, 1.0, 0.001, 0.001, 0.001, 0.0, 0.0, 0.001,
-    0.001, 0.001, 0.001, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.1,
+    0.001, 0.001, 0.001, 0.001, 1.0, 0.001, 0.001, 0.001, 0.0, 0.0, 0.001, 0.001, 0.001, 0.001, 0.0,
+    0.0, 1.0, 0.0, 0.0, 0.0, 0.1,
 )  # fmt: skip
 FSRS6_W_UPPER: tuple[float, ...] = (
-    100.0, 100.0, 100.0, 100.0, 10.0, 4.0, 4.0, 0.75, 4.5, 0.8, 3.5,
-    5.0, 0.25, 0.9, 4.0, 1.0, 6.0, 2.0, 2.0, 0.8, 0.8,
+    100.0, 100.0, 100.0, 100.0, 10.0, 4.0, 4.0, 0.75, 4.5, 0.8, 3.5, 5.0, 0.25, 0.9, 4.0, 1.0, 6.0,
+    2.0, 2.0, 0.8, 0.8,
 )  # fmt: skip
 
 _SUM_TOL = 1e-6
@@ -41,7 +42,7 @@ def _check_sum(name: str, weights: dict[str, float], target: float = 1.0) -> Non
 
 def _check_descending(name: str, values: dict[str, float]) -> None:
     items = list(values.items())
-    bad = [f"{a}={va} <= {b}={vb}" for (a, va), (b, vb) in zip(items, items[1:], strict=False) if va <= vb]
+    bad = [f"{a}={va} <= {b}={vb}" for (a, va), (b, vb) in itertools.pairwise(items) if va <= vb]
     if bad:
         raise ValueError(f"{name} must be strictly descending: " + "; ".join(bad))
 
@@ -49,31 +50,37 @@ def _check_descending(name: str, values: dict[str, float]) -> None:
 class EnergySettings(Section):
     """seed 000: three-tier energy model (SEED-NOTES 3: decay multiplies, computed lazily)."""
 
-    initial: float = Field(1.0, ge=0, description="seed 000: energy of a new memory.")
-    access_boost: float = Field(1.0, ge=0, description="seed 000: +1.0 energy per access.")
-    decay_working: float = Field(0.5, ge=0, description="seed 000: λ per hour, working tier.")
-    decay_episodic: float = Field(0.05, ge=0, description="seed 000: λ per hour, short-term (episodic) tier.")
-    decay_semantic: float = Field(0.001, ge=0, description="seed 000: λ per hour, long-term (semantic) tier.")
+    initial: float = Field(default=1.0, ge=0, description="seed 000: energy of a new memory.")
+    access_boost: float = Field(default=1.0, ge=0, description="seed 000: +1.0 energy per access.")
+    decay_working: float = Field(default=0.5, ge=0, description="seed 000: λ per hour, working tier.")
+    decay_episodic: float = Field(default=0.05, ge=0, description="seed 000: λ per hour, short-term (episodic) tier.")
+    decay_semantic: float = Field(default=0.001, ge=0, description="seed 000: λ per hour, long-term (semantic) tier.")
     decay_procedural: float = Field(
-        0.001, ge=0, description="seed 000 long-term λ per hour, applied to seed 002's procedural layer."
+        default=0.001,
+        ge=0,
+        description="seed 000 long-term λ per hour, applied to seed 002's procedural layer.",
     )
     decay_codebase: float = Field(
-        0.001, ge=0, description="seed 000 long-term λ per hour, applied to seed 002's codebase layer."
+        default=0.001,
+        ge=0,
+        description="seed 000 long-term λ per hour, applied to seed 002's codebase layer.",
     )
-    promote_working: float = Field(2.0, description="seed 000: working → episodic when energy > 2.0.")
-    promote_episodic: float = Field(5.0, description="seed 000: episodic → semantic when energy > 5.0.")
-    session_end_threshold: float = Field(1.5, description="seed 000: session-end promotion threshold.")
-    working_expiry: float = Field(0.1, description="seed 000: working memories below this energy expire.")
-    reinforce_factor: float = Field(0.5, ge=0, description="seed 000: retroactive strengthening +0.5·similarity.")
+    promote_working: float = Field(default=2.0, description="seed 000: working → episodic when energy > 2.0.")
+    promote_episodic: float = Field(default=5.0, description="seed 000: episodic → semantic when energy > 5.0.")
+    session_end_threshold: float = Field(default=1.5, description="seed 000: session-end promotion threshold.")
+    working_expiry: float = Field(default=0.1, description="seed 000: working memories below this energy expire.")
+    reinforce_factor: float = Field(
+        default=0.5, ge=0, description="seed 000: retroactive strengthening +0.5·similarity."
+    )
     reinforce_similarity: float = Field(
-        0.7,
+        default=0.7,
         ge=-1,
         le=1,
         description="seed 000: retroactive strengthening applies to older memories with similarity > 0.7 "
         "(cosine of API embedders; see SEED-NOTES on calibration).",
     )
     reinforce_layers: tuple[str, ...] = Field(
-        ("episodic", "semantic", "procedural", "codebase"),
+        default=("episodic", "semantic", "procedural", "codebase"),
         description="seed 000: only shortTerm/longTerm (episodic/semantic, plus 002's durable layers) "
         "memories are strengthened retroactively.",
     )
@@ -92,38 +99,44 @@ class FsrsSettings(Section):
     """seed 001 FSRS-6, canonical form (SEED-NOTES 1) checked against the py-fsrs reference."""
 
     w: tuple[float, ...] = Field(
-        FSRS6_DEFAULT_W,
+        default=FSRS6_DEFAULT_W,
         description="seed 001 / SEED-NOTES 1: FSRS-6 weights w0…w20, default = the reference scheduler's "
         "(py-fsrs 6) DEFAULT_PARAMETERS.",
     )
     w20: float | None = Field(
-        None,
+        default=None,
         ge=0.1,
         le=0.8,
         description="SEED-NOTES 1: override of the forgetting-curve decay w20 (None = w[20]).",
     )
     curve: Literal["fsrs6", "seed001"] = Field(
-        "fsrs6",
+        default="fsrs6",
         description="SEED-NOTES 1: 'fsrs6' = (1 + f·t/S)^(-w20) with R(S)=0.9; 'seed001' = the seed's own "
         "(1 + t/(9S))^(-1/0.5) with R(S)=0.81.",
     )
-    seed001_factor: float = Field(9.0, gt=0, description="seed 001: the 9 in (1 + t/(9S))^(-1/0.5).")
-    seed001_exponent: float = Field(2.0, gt=0, description="seed 001: the 1/0.5 = 2 in (1 + t/(9S))^(-1/0.5).")
+    seed001_factor: float = Field(default=9.0, gt=0, description="seed 001: the 9 in (1 + t/(9S))^(-1/0.5).")
+    seed001_exponent: float = Field(default=2.0, gt=0, description="seed 001: the 1/0.5 = 2 in (1 + t/(9S))^(-1/0.5).")
     desired_retention: float = Field(
-        0.9, gt=0, lt=1, description="seed 001 FSRS: desired retention for the next interval (reference 0.9)."
+        default=0.9,
+        gt=0,
+        lt=1,
+        description="seed 001 FSRS: desired retention for the next interval (reference 0.9).",
     )
-    stability_min: float = Field(0.001, gt=0, description="FSRS-6 reference: minimum stability (days).")
-    difficulty_min: float = Field(1.0, description="FSRS-6 reference: minimum difficulty.")
-    difficulty_max: float = Field(10.0, description="FSRS-6 reference: maximum difficulty.")
+    stability_min: float = Field(default=0.001, gt=0, description="FSRS-6 reference: minimum stability (days).")
+    difficulty_min: float = Field(default=1.0, description="FSRS-6 reference: minimum difficulty.")
+    difficulty_max: float = Field(default=10.0, description="FSRS-6 reference: maximum difficulty.")
     short_term: bool = Field(
-        True,
+        default=True,
         description="FSRS-6 reference: a review less than one day after the previous one uses the "
         "same-day (short-term) stability formula.",
     )
     rehearsal_threshold: float = Field(
-        0.3, ge=0, le=1, description="seed 001: endangered memories (R < 0.3) are rehearsed in the dream cycle."
+        default=0.3,
+        ge=0,
+        le=1,
+        description="seed 001: endangered memories (R < 0.3) are rehearsed in the dream cycle.",
     )
-    rehearsal_boost: float = Field(1.5, ge=1, description="seed 001: rehearsal multiplies stability by 1.5.")
+    rehearsal_boost: float = Field(default=1.5, ge=1, description="seed 001: rehearsal multiplies stability by 1.5.")
 
     @field_validator("w")
     @classmethod
@@ -155,19 +168,25 @@ class StrengthSettings(Section):
     retrieval grows storage strength (seed 001).
     """
 
-    storage_min: float = Field(1.0, description="seed 001: storage strength lower bound (a new memory).")
-    storage_max: float = Field(10.0, description="seed 001: storage strength upper bound.")
+    storage_min: float = Field(default=1.0, description="seed 001: storage strength lower bound (a new memory).")
+    storage_max: float = Field(default=10.0, description="seed 001: storage strength upper bound.")
     storage_base_gain: float = Field(
-        0.05, gt=0, description="seed 001: minimum storage gain per successful retrieval (massed practice)."
+        default=0.05,
+        gt=0,
+        description="seed 001: minimum storage gain per successful retrieval (massed practice).",
     )
     storage_spaced_gain: float = Field(
-        1.0, ge=0, description="seed 003: direct-retrieval boost 0.1 on the 0–1 scale = 1.0 on the 1–10 scale."
+        default=1.0,
+        ge=0,
+        description="seed 003: direct-retrieval boost 0.1 on the 0–1 scale = 1.0 on the 1–10 scale.",
     )
     storage_associative_gain: float = Field(
-        0.3, ge=0, description="seed 003: associative-retrieval boost 0.03 on the 0–1 scale = 0.3 here."
+        default=0.3,
+        ge=0,
+        description="seed 003: associative-retrieval boost 0.03 on the 0–1 scale = 0.3 here.",
     )
-    spacing_interval_days: float = Field(7.0, gt=0, description="seed 003: days of spacing for a 1x factor.")
-    spacing_cap: float = Field(2.0, gt=0, description="seed 003: cap of the spaced-repetition factor.")
+    spacing_interval_days: float = Field(default=7.0, gt=0, description="seed 003: days of spacing for a 1x factor.")
+    spacing_cap: float = Field(default=2.0, gt=0, description="seed 003: cap of the spaced-repetition factor.")
 
     @model_validator(mode="after")
     def _range(self) -> StrengthSettings:
@@ -179,58 +198,62 @@ class StrengthSettings(Section):
 class ActrSettings(Section):
     """seed 001 ACT-R base-level activation, squashed by a sigmoid."""
 
-    decay: float = Field(0.5, gt=0, lt=1, description="seed 001 ACT-R: decay d = 0.5 in t^(-d).")
+    decay: float = Field(default=0.5, gt=0, lt=1, description="seed 001 ACT-R: decay d = 0.5 in t^(-d).")
     min_age_seconds: float = Field(
-        1.0, gt=0, description="ACT-R: ages are floored at one second so that log(age) stays finite."
+        default=1.0, gt=0, description="ACT-R: ages are floored at one second so that log(age) stays finite."
     )
     exact_recent: int = Field(
-        10,
+        default=10,
         ge=0,
         description="ACT-R full form: the k most recent accesses are summed exactly; older ones by "
         "Petrov's (2006) hybrid approximation.",
     )
-    sigmoid_offset: float = Field(0.0, description="seed 001: activation = 1/(1+exp(-(B - offset)/scale)).")
-    sigmoid_scale: float = Field(1.0, gt=0, description="seed 001: activation = 1/(1+exp(-(B - offset)/scale)).")
+    sigmoid_offset: float = Field(default=0.0, description="seed 001: activation = 1/(1+exp(-(B - offset)/scale)).")
+    sigmoid_scale: float = Field(
+        default=1.0, gt=0, description="seed 001: activation = 1/(1+exp(-(B - offset)/scale))."
+    )
 
 
 class ImportanceSettings(Section):
     """seed 001 4-channel importance, seed 002 9-factor importance and surprise."""
 
     # seed 001 channels
-    w_novelty: float = Field(0.25, ge=0, le=1, description="seed 001: novelty channel weight.")
-    w_arousal: float = Field(0.30, ge=0, le=1, description="seed 001: arousal channel weight.")
-    w_reward: float = Field(0.25, ge=0, le=1, description="seed 001: reward channel weight.")
-    w_attention: float = Field(0.20, ge=0, le=1, description="seed 001: attention channel weight.")
-    boost_min: float = Field(0.7, gt=0, description="seed 001: encoding boost multiplier lower bound.")
-    boost_max: float = Field(1.3, gt=0, description="seed 001: encoding boost multiplier upper bound.")
-    priority_critical: float = Field(0.8, description="seed 001: priority 'critical' at importance >= 0.8.")
-    priority_high: float = Field(0.6, description="seed 001: priority 'high' at importance >= 0.6.")
-    priority_normal: float = Field(0.4, description="seed 001: priority 'normal' at importance >= 0.4, else 'low'.")
+    w_novelty: float = Field(default=0.25, ge=0, le=1, description="seed 001: novelty channel weight.")
+    w_arousal: float = Field(default=0.30, ge=0, le=1, description="seed 001: arousal channel weight.")
+    w_reward: float = Field(default=0.25, ge=0, le=1, description="seed 001: reward channel weight.")
+    w_attention: float = Field(default=0.20, ge=0, le=1, description="seed 001: attention channel weight.")
+    boost_min: float = Field(default=0.7, gt=0, description="seed 001: encoding boost multiplier lower bound.")
+    boost_max: float = Field(default=1.3, gt=0, description="seed 001: encoding boost multiplier upper bound.")
+    priority_critical: float = Field(default=0.8, description="seed 001: priority 'critical' at importance >= 0.8.")
+    priority_high: float = Field(default=0.6, description="seed 001: priority 'high' at importance >= 0.6.")
+    priority_normal: float = Field(
+        default=0.4, description="seed 001: priority 'normal' at importance >= 0.4, else 'low'."
+    )
     # seed 002 nine factors (SEED-NOTES "Formulas the seeds leave open")
-    f_base: float = Field(0.25, ge=0, description="seed 002: weight of the base importance.")
-    f_access: float = Field(0.12, ge=0, description="seed 002: weight of access frequency min(1, 0.1·ln(1+n)).")
-    f_recency: float = Field(0.12, ge=0, description="seed 002: weight of recency exp(-ln2·age_days/30).")
-    f_emotion: float = Field(0.08, ge=0, description="seed 002: weight of emotion |valence|·0.3.")
-    f_stability: float = Field(0.08, ge=0, description="seed 002: weight of stability min(1, n/(span_days+1)).")
-    f_layer: float = Field(0.15, ge=0, description="seed 002: weight of the layer boost.")
-    f_trust: float = Field(0.10, ge=0, description="seed 002: weight of source trust.")
+    f_base: float = Field(default=0.25, ge=0, description="seed 002: weight of the base importance.")
+    f_access: float = Field(default=0.12, ge=0, description="seed 002: weight of access frequency min(1, 0.1·ln(1+n)).")
+    f_recency: float = Field(default=0.12, ge=0, description="seed 002: weight of recency exp(-ln2·age_days/30).")
+    f_emotion: float = Field(default=0.08, ge=0, description="seed 002: weight of emotion |valence|·0.3.")
+    f_stability: float = Field(default=0.08, ge=0, description="seed 002: weight of stability min(1, n/(span_days+1)).")
+    f_layer: float = Field(default=0.15, ge=0, description="seed 002: weight of the layer boost.")
+    f_trust: float = Field(default=0.10, ge=0, description="seed 002: weight of source trust.")
     f_confirmations: float = Field(
-        0.10, ge=0, description="seed 002: weight of confirmations min(0.2, 0.05·ln(1+c))."
+        default=0.10, ge=0, description="seed 002: weight of confirmations min(0.2, 0.05·ln(1+c))."
     )
     f_actr: float = Field(
-        0.10,
+        default=0.10,
         ge=0,
         description="seed 002: weight of the ACT-R factor its source omits (SEED-NOTES: added, then all "
         "nine weights are renormalised to sum to 1).",
     )
-    access_log_scale: float = Field(0.1, ge=0, description="seed 002: access factor min(1, 0.1·ln(1+n)).")
-    recency_half_life_days: float = Field(30.0, gt=0, description="seed 002: recency half-life, 30 days.")
+    access_log_scale: float = Field(default=0.1, ge=0, description="seed 002: access factor min(1, 0.1·ln(1+n)).")
+    recency_half_life_days: float = Field(default=30.0, gt=0, description="seed 002: recency half-life, 30 days.")
     recency_trust_weighted: bool = Field(
-        False,
+        default=False,
         description="seed 002 says the recency half-life is trust-weighted; SEED-NOTES gives a plain 30 "
         "days (default). True scales it by 1/(1+2·(1-trust)).",
     )
-    emotion_scale: float = Field(0.3, ge=0, description="seed 002: emotion factor |valence|·0.3.")
+    emotion_scale: float = Field(default=0.3, ge=0, description="seed 002: emotion factor |valence|·0.3.")
     layer_boost: dict[str, float] = Field(
         default_factory=lambda: {
             "working": 0.0,
@@ -242,20 +265,27 @@ class ImportanceSettings(Section):
         description="seed 002: layer boost working 0, episodic 0.1, semantic 0.3, procedural 0.2 "
         "(codebase is absent from its source: 0).",
     )
-    confirm_log_scale: float = Field(0.05, ge=0, description="seed 002: confirmations 0.05·ln(1+c).")
-    confirm_cap: float = Field(0.2, ge=0, description="seed 002: confirmations capped at 0.2.")
+    confirm_log_scale: float = Field(default=0.05, ge=0, description="seed 002: confirmations 0.05·ln(1+c).")
+    confirm_cap: float = Field(default=0.2, ge=0, description="seed 002: confirmations capped at 0.2.")
     # seed 002 surprise
-    surprise_k: int = Field(5, ge=1, description="seed 002: surprise from the k = 5 nearest neighbours.")
-    surprise_slope: float = Field(10.0, gt=0, description="seed 002: surprise = sigmoid(10·(d - 0.35)).")
-    surprise_center: float = Field(0.35, description="seed 002: surprise sigmoid centre on mean cosine distance.")
-    surprise_scale: float = Field(0.6, ge=0, description="seed 002: importance += (surprise - 0.5)·0.6.")
-    surprise_empty_modifier: float = Field(
-        0.15, description="seed 002 source: importance modifier of the very first memory (no neighbours)."
+    surprise_k: int = Field(default=5, ge=1, description="seed 002: surprise from the k = 5 nearest neighbours.")
+    surprise_slope: float = Field(default=10.0, gt=0, description="seed 002: surprise = sigmoid(10·(d - 0.35)).")
+    surprise_center: float = Field(
+        default=0.35, description="seed 002: surprise sigmoid centre on mean cosine distance."
     )
-    importance_floor: float = Field(0.05, ge=0, le=1, description="seed 002: adjusted importance clamp lower bound.")
-    importance_ceiling: float = Field(1.0, ge=0, le=1, description="seed 002: adjusted importance clamp upper bound.")
+    surprise_scale: float = Field(default=0.6, ge=0, description="seed 002: importance += (surprise - 0.5)·0.6.")
+    surprise_empty_modifier: float = Field(
+        default=0.15,
+        description="seed 002 source: importance modifier of the very first memory (no neighbours).",
+    )
+    importance_floor: float = Field(
+        default=0.05, ge=0, le=1, description="seed 002: adjusted importance clamp lower bound."
+    )
+    importance_ceiling: float = Field(
+        default=1.0, ge=0, le=1, description="seed 002: adjusted importance clamp upper bound."
+    )
     duplicate_similarity: float = Field(
-        0.92, ge=-1, le=1, description="seed 002: nearest similarity >= 0.92 flags a duplicate."
+        default=0.92, ge=-1, le=1, description="seed 002: nearest similarity >= 0.92 flags a duplicate."
     )
     # seed 004 heuristic importance levels
     levels: dict[str, float] = Field(
@@ -287,9 +317,7 @@ class ImportanceSettings(Section):
             },
         )
         if self.importance_floor > self.importance_ceiling:
-            raise ValueError(
-                f"importance_floor {self.importance_floor} > importance_ceiling {self.importance_ceiling}"
-            )
+            raise ValueError(f"importance_floor {self.importance_floor} > importance_ceiling {self.importance_ceiling}")
         bad = {k: v for k, v in self.levels.items() if not 0 <= v <= 1}
         if bad:
             raise ValueError(f"importance levels must lie in [0, 1]: {bad}")
@@ -320,14 +348,14 @@ class ImportanceSettings(Section):
 class UtilitySettings(Section):
     """seed 001 utility: update on use, drift to the prior, weighted retrieval score."""
 
-    alpha: float = Field(0.1, gt=0, le=1, description="seed 001: utility += 0.1·(target - utility).")
+    alpha: float = Field(default=0.1, gt=0, le=1, description="seed 001: utility += 0.1·(target - utility).")
     drift_rate: float = Field(
-        0.01, ge=0, description="seed 001 / SEED-NOTES 5: drift u + (0.5-u)·(1-exp(-0.01·days))."
+        default=0.01, ge=0, description="seed 001 / SEED-NOTES 5: drift u + (0.5-u)·(1-exp(-0.01·days))."
     )
-    prior: float = Field(0.5, ge=0, le=1, description="seed 001: neutral utility prior 0.5.")
-    w_semantic: float = Field(0.6, ge=0, le=1, description="seed 001: score = 0.6·semantic + …")
-    w_utility: float = Field(0.2, ge=0, le=1, description="seed 001: … + 0.2·utility + …")
-    w_importance: float = Field(0.2, ge=0, le=1, description="seed 001: … + 0.2·importance.")
+    prior: float = Field(default=0.5, ge=0, le=1, description="seed 001: neutral utility prior 0.5.")
+    w_semantic: float = Field(default=0.6, ge=0, le=1, description="seed 001: score = 0.6·semantic + …")
+    w_utility: float = Field(default=0.2, ge=0, le=1, description="seed 001: … + 0.2·utility + …")
+    w_importance: float = Field(default=0.2, ge=0, le=1, description="seed 001: … + 0.2·importance.")
 
     @model_validator(mode="after")
     def _weights(self) -> UtilitySettings:
@@ -368,9 +396,9 @@ class RetentionSettings(Section):
     """seed 002 retention modes and trust-weighted decay; seed 001 category/PAHF decay; seed 003 β decay."""
 
     mode: Literal["l2", "huber", "elastic"] = Field(
-        "huber", description="seed 002: retention regularisation mode (huber is the default)."
+        default="huber", description="seed 002: retention regularisation mode (huber is the default)."
     )
-    base_half_life_days: float = Field(30.0, gt=0, description="seed 002: episodic half-life 30 days.")
+    base_half_life_days: float = Field(default=30.0, gt=0, description="seed 002: episodic half-life 30 days.")
     layer_half_life_days: dict[str, float] = Field(
         default_factory=lambda: {
             "working": 30.0,
@@ -383,21 +411,30 @@ class RetentionSettings(Section):
         "working auto-promotes and uses the episodic value while it lasts).",
     )
     huber_knee: float = Field(
-        0.5, gt=0, description="SEED-NOTES: huber = l2 up to t = 0.5·hl, then linear with the matching slope."
+        default=0.5,
+        gt=0,
+        description="SEED-NOTES: huber = l2 up to t = 0.5·hl, then linear with the matching slope.",
     )
     elastic_l1_weight: float = Field(
-        0.3, ge=0, le=1, description="SEED-NOTES: elastic = 0.3·max(0, 1 - t/(2hl)) + 0.7·l2."
+        default=0.3, ge=0, le=1, description="SEED-NOTES: elastic = 0.3·max(0, 1 - t/(2hl)) + 0.7·l2."
     )
-    elastic_l1_span: float = Field(2.0, gt=0, description="SEED-NOTES: the 2 in max(0, 1 - t/(2hl)).")
-    reinforcement_scale: float = Field(0.05, ge=0, description="seed 002: access reinforcement 0.05·ln(1+n).")
-    reinforcement_cap: float = Field(0.3, ge=0, le=1, description="seed 002: access reinforcement capped at +0.3.")
+    elastic_l1_span: float = Field(default=2.0, gt=0, description="SEED-NOTES: the 2 in max(0, 1 - t/(2hl)).")
+    reinforcement_scale: float = Field(default=0.05, ge=0, description="seed 002: access reinforcement 0.05·ln(1+n).")
+    reinforcement_cap: float = Field(
+        default=0.3, ge=0, le=1, description="seed 002: access reinforcement capped at +0.3."
+    )
     trust: dict[str, float] = Field(
         default_factory=_default_trust,
         description="SEED-NOTES 12: source trust human 1.0, ai 0.7, interaction 0.6, ingest 0.5, "
         "code_scan 0.5, dream 0.4.",
     )
-    default_trust: float = Field(0.5, ge=0, le=1, description="Trust of a source missing from the table.")
-    trust_slope: float = Field(2.0, ge=0, description="SEED-NOTES 12: half-life × 1/(1 + 2·(1 - trust)).")
+    default_trust: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="SEED-NOTES 12: trust of a source missing from the table (reverie: as ingest, 0.5).",
+    )
+    trust_slope: float = Field(default=2.0, ge=0, description="SEED-NOTES 12: half-life × 1/(1 + 2·(1 - trust)).")
     category_decay: dict[str, float] = Field(
         default_factory=_default_category_decay,
         description="seed 001: decay per day by category (preference/entity/correction 0, fact 0.005, "
@@ -432,11 +469,11 @@ class RetentionSettings(Section):
         description="seed 003: base decay β per category in days (episodic 45, semantic 120, procedural ∞, "
         "core 120); working 1 day and codebase ∞ are reverie's choices.",
     )
-    seed003_importance_boost: float = Field(2.0, ge=0, description="seed 003: B = 1 + 2·importance.")
-    seed003_boost_cap: float = Field(3.0, ge=1, description="seed 003: B capped at 3.")
-    seed003_min_stability: float = Field(0.01, gt=0, description="seed 003: S floored at 0.01.")
-    core_floor: float = Field(0.60, ge=0, le=1, description="seed 003: retention floor of core memories.")
-    regular_floor: float = Field(0.02, ge=0, le=1, description="seed 003: retention floor of regular memories.")
+    seed003_importance_boost: float = Field(default=2.0, ge=0, description="seed 003: B = 1 + 2·importance.")
+    seed003_boost_cap: float = Field(default=3.0, ge=1, description="seed 003: B capped at 3.")
+    seed003_min_stability: float = Field(default=0.01, gt=0, description="seed 003: S floored at 0.01.")
+    core_floor: float = Field(default=0.60, ge=0, le=1, description="seed 003: retention floor of core memories.")
+    regular_floor: float = Field(default=0.02, ge=0, le=1, description="seed 003: retention floor of regular memories.")
     precision_tiers: dict[str, float] = Field(
         default_factory=lambda: {"float32": 0.8, "int8": 0.5, "int4": 0.2},
         description="seed 002: R > 0.8 float32, > 0.5 int8, > 0.2 int4, else int2.",
@@ -468,40 +505,42 @@ class RetentionSettings(Section):
 class LifecycleSettings(Section):
     """seed 004 lifecycle policy: heat, decay score, tier value score, confidence tiers, edge confidence."""
 
-    heat_confidence: float = Field(0.25, description="seed 004: heat weight of confidence.")
-    heat_access: float = Field(0.30, description="seed 004: heat weight of ln(1+n)/ln(21).")
-    heat_recency: float = Field(0.20, description="seed 004: heat weight of max(0, 1 - age_days/90).")
-    heat_importance: float = Field(0.15, description="seed 004: heat weight of importance.")
-    heat_feedback: float = Field(0.10, description="seed 004: heat weight of feedback.")
-    heat_causal: float = Field(0.05, description="SEED-NOTES: heat weight of causal links.")
-    heat_disputed_penalty: float = Field(0.2, ge=0, description="seed 004: heat −0.2 when disputed.")
-    access_saturation: int = Field(20, ge=1, description="seed 004: access weight ln(1+n)/ln(1+20).")
-    recency_window_days: float = Field(90.0, gt=0, description="seed 004: recency max(0, 1 - age_days/90).")
-    decay_age_days: float = Field(180.0, gt=0, description="seed 004: decay age risk age_days/180.")
-    decay_stale_access_days: float = Field(120.0, gt=0, description="seed 004: stale-access risk days/120.")
-    decay_w_age: float = Field(0.30, description="seed 004: decay score weight of age risk.")
-    decay_w_stale: float = Field(0.25, description="seed 004: decay score weight of stale-access risk.")
-    decay_w_confidence: float = Field(0.20, description="seed 004: decay score weight of 1 - confidence.")
-    decay_w_feedback: float = Field(0.10, description="seed 004: decay score weight of negative feedback.")
-    decay_w_cold: float = Field(0.15, description="seed 004: decay score weight of 1 - heat.")
-    value_confidence: float = Field(0.24, description="seed 004: tier value weight of confidence.")
-    value_access: float = Field(0.26, description="seed 004: tier value weight of access.")
-    value_recency: float = Field(0.20, description="seed 004: tier value weight of recency.")
-    value_importance: float = Field(0.20, description="seed 004: tier value weight of importance.")
-    value_feedback: float = Field(0.10, description="seed 004: tier value weight of feedback.")
-    value_correction_bonus: float = Field(0.08, description="seed 004: tier value +0.08 for corrections.")
-    value_confirmed_bonus: float = Field(0.05, description="seed 004: tier value +0.05 when user-confirmed.")
-    value_disputed_penalty: float = Field(0.5, description="seed 004: tier value −0.5·0.2 when disputed.")
-    promote_heat: float = Field(0.55, ge=0, le=1, description="seed 004: lifecycle promote when heat >= 0.55.")
-    stale_decay: float = Field(0.65, ge=0, le=1, description="seed 004: lifecycle stale when decay >= 0.65.")
-    archive_decay: float = Field(0.85, ge=0, le=1, description="seed 004: lifecycle archive when decay >= 0.85.")
+    heat_confidence: float = Field(default=0.25, description="seed 004: heat weight of confidence.")
+    heat_access: float = Field(default=0.30, description="seed 004: heat weight of ln(1+n)/ln(21).")
+    heat_recency: float = Field(default=0.20, description="seed 004: heat weight of max(0, 1 - age_days/90).")
+    heat_importance: float = Field(default=0.15, description="seed 004: heat weight of importance.")
+    heat_feedback: float = Field(default=0.10, description="seed 004: heat weight of feedback.")
+    heat_causal: float = Field(default=0.05, description="SEED-NOTES: heat weight of causal links.")
+    heat_disputed_penalty: float = Field(default=0.2, ge=0, description="seed 004: heat −0.2 when disputed.")
+    access_saturation: int = Field(default=20, ge=1, description="seed 004: access weight ln(1+n)/ln(1+20).")
+    recency_window_days: float = Field(default=90.0, gt=0, description="seed 004: recency max(0, 1 - age_days/90).")
+    decay_age_days: float = Field(default=180.0, gt=0, description="seed 004: decay age risk age_days/180.")
+    decay_stale_access_days: float = Field(default=120.0, gt=0, description="seed 004: stale-access risk days/120.")
+    decay_w_age: float = Field(default=0.30, description="seed 004: decay score weight of age risk.")
+    decay_w_stale: float = Field(default=0.25, description="seed 004: decay score weight of stale-access risk.")
+    decay_w_confidence: float = Field(default=0.20, description="seed 004: decay score weight of 1 - confidence.")
+    decay_w_feedback: float = Field(default=0.10, description="seed 004: decay score weight of negative feedback.")
+    decay_w_cold: float = Field(default=0.15, description="seed 004: decay score weight of 1 - heat.")
+    value_confidence: float = Field(default=0.24, description="seed 004: tier value weight of confidence.")
+    value_access: float = Field(default=0.26, description="seed 004: tier value weight of access.")
+    value_recency: float = Field(default=0.20, description="seed 004: tier value weight of recency.")
+    value_importance: float = Field(default=0.20, description="seed 004: tier value weight of importance.")
+    value_feedback: float = Field(default=0.10, description="seed 004: tier value weight of feedback.")
+    value_correction_bonus: float = Field(default=0.08, description="seed 004: tier value +0.08 for corrections.")
+    value_confirmed_bonus: float = Field(default=0.05, description="seed 004: tier value +0.05 when user-confirmed.")
+    value_disputed_penalty: float = Field(default=0.5, description="seed 004: tier value −0.5·0.2 when disputed.")
+    promote_heat: float = Field(default=0.55, ge=0, le=1, description="seed 004: lifecycle promote when heat >= 0.55.")
+    stale_decay: float = Field(default=0.65, ge=0, le=1, description="seed 004: lifecycle stale when decay >= 0.65.")
+    archive_decay: float = Field(
+        default=0.85, ge=0, le=1, description="seed 004: lifecycle archive when decay >= 0.85."
+    )
     protected_categories: tuple[str, ...] = Field(
-        ("decision", "principle", "commitment", "preference"),
+        default=("decision", "principle", "commitment", "preference"),
         description="seed 004: categories never archived by the lifecycle policy.",
     )
-    demotion_min_age_days: float = Field(14.0, ge=0, description="seed 004: hot → cold only after 14 days.")
-    demotion_value: float = Field(0.35, ge=0, le=1, description="seed 004: hot → cold when value <= 0.35.")
-    promotion_value: float = Field(0.70, ge=0, le=1, description="seed 004: cold → hot when value >= 0.70.")
+    demotion_min_age_days: float = Field(default=14.0, ge=0, description="seed 004: hot → cold only after 14 days.")
+    demotion_value: float = Field(default=0.35, ge=0, le=1, description="seed 004: hot → cold when value <= 0.35.")
+    promotion_value: float = Field(default=0.70, ge=0, le=1, description="seed 004: cold → hot when value >= 0.70.")
     confidence_tiers: dict[str, float] = Field(
         default_factory=lambda: {"explicit": 0.95, "implied": 0.70, "inferred": 0.40},
         description="seed 004: confidence tiers by lower bound (speculative < 0.40 per seed; the explicit "
@@ -511,13 +550,23 @@ class LifecycleSettings(Section):
         default_factory=lambda: {"explicit": 1.0, "implied": 0.8, "inferred": 0.6, "speculative": 0.35},
         description="seed 004: weight of each confidence tier in heat/decay/value scores.",
     )
-    speculative_ttl_days: float = Field(30.0, gt=0, description="seed 004: speculative memories expire after 30 days.")
-    edge_reinforce_delta: float = Field(0.05, ge=0, le=1, description="seed 004: edge confidence +0.05 per observation.")
-    edge_decay_window_days: float = Field(90.0, gt=0, description="seed 004: edge decay window (grace), 90 days.")
-    edge_decay_per_window: float = Field(0.1, ge=0, le=1, description="seed 004: edge confidence −0.1 per window.")
-    edge_decay_floor: float = Field(0.1, ge=0, le=1, description="seed 004: decay never drops an edge below 0.1.")
+    speculative_ttl_days: float = Field(
+        default=30.0, gt=0, description="seed 004: speculative memories expire after 30 days."
+    )
+    edge_reinforce_delta: float = Field(
+        default=0.05, ge=0, le=1, description="seed 004: edge confidence +0.05 per observation."
+    )
+    edge_decay_window_days: float = Field(
+        default=90.0, gt=0, description="seed 004: edge decay window (grace), 90 days."
+    )
+    edge_decay_per_window: float = Field(
+        default=0.1, ge=0, le=1, description="seed 004: edge confidence −0.1 per window."
+    )
+    edge_decay_floor: float = Field(
+        default=0.1, ge=0, le=1, description="seed 004: decay never drops an edge below 0.1."
+    )
     edge_traversal_floor: float = Field(
-        0.2, ge=0, le=1, description="seed 004: edges below confidence 0.2 are pruned from traversal."
+        default=0.2, ge=0, le=1, description="seed 004: edges below confidence 0.2 are pruned from traversal."
     )
 
     @model_validator(mode="after")
@@ -555,9 +604,7 @@ class LifecycleSettings(Section):
         if not self.stale_decay <= self.archive_decay:
             raise ValueError(f"stale_decay {self.stale_decay} must be <= archive_decay {self.archive_decay}")
         if not self.demotion_value < self.promotion_value:
-            raise ValueError(
-                f"demotion_value {self.demotion_value} must be < promotion_value {self.promotion_value}"
-            )
+            raise ValueError(f"demotion_value {self.demotion_value} must be < promotion_value {self.promotion_value}")
         _check_descending(
             "confidence tiers",
             {k: self.confidence_tiers.get(k, math.nan) for k in ("explicit", "implied", "inferred")},
@@ -568,31 +615,33 @@ class LifecycleSettings(Section):
 class WorkingMemorySettings(Section):
     """seed 001 working memory (Miller's 7±2) and SEED-NOTES 4 recency."""
 
-    max_items: int = Field(9, ge=1, description="seed 001: at most 9 working-memory items per session.")
+    max_items: int = Field(default=9, ge=1, description="seed 001: at most 9 working-memory items per session.")
     half_life_minutes: float = Field(
-        30.0, gt=0, description="seed 001 / SEED-NOTES 4: recency exp(-ln2·age_min/30)."
+        default=30.0, gt=0, description="seed 001 / SEED-NOTES 4: recency exp(-ln2·age_min/30)."
     )
-    access_weight: float = Field(0.1, ge=0, description="seed 001: eviction score ×(1 + 0.1·accessCount).")
-    promote_accesses: int = Field(2, ge=1, description="seed 001: promotion candidate at accessCount >= 2.")
-    promote_importance: float = Field(0.6, ge=0, le=1, description="seed 001: … or importance >= 0.6.")
+    access_weight: float = Field(default=0.1, ge=0, description="seed 001: eviction score ×(1 + 0.1·accessCount).")
+    promote_accesses: int = Field(default=2, ge=1, description="seed 001: promotion candidate at accessCount >= 2.")
+    promote_importance: float = Field(default=0.6, ge=0, le=1, description="seed 001: … or importance >= 0.6.")
 
 
 class TaggingSettings(Section):
     """seed 001 synaptic tagging & capture, Hebbian co-activation; seed 000 co-activation clusters."""
 
-    weak_importance: float = Field(0.5, ge=0, le=1, description="seed 001: tag memories with importance < 0.5.")
-    strong_importance: float = Field(0.7, ge=0, le=1, description="seed 001: a memory >= 0.7 captures tags.")
-    tag_ttl_hours: float = Field(4.0, gt=0, description="seed 001: synaptic tag TTL 4 hours.")
-    capture_boost: float = Field(1.3, ge=1, description="seed 001: captured memories' stability ×1.3.")
-    hebbian_boost: float = Field(0.02, ge=0, description="seed 001: co-retrieved memories' stability +2%.")
-    coactivation_threshold: int = Field(3, ge=1, description="seed 001: pairs co-retrieved >= 3 times …")
-    coactivation_bonus: float = Field(0.05, ge=0, description="seed 001: … get a +0.05 retrieval boost.")
+    weak_importance: float = Field(default=0.5, ge=0, le=1, description="seed 001: tag memories with importance < 0.5.")
+    strong_importance: float = Field(default=0.7, ge=0, le=1, description="seed 001: a memory >= 0.7 captures tags.")
+    tag_ttl_hours: float = Field(default=4.0, gt=0, description="seed 001: synaptic tag TTL 4 hours.")
+    capture_boost: float = Field(default=1.3, ge=1, description="seed 001: captured memories' stability ×1.3.")
+    hebbian_boost: float = Field(default=0.02, ge=0, description="seed 001: co-retrieved memories' stability +2%.")
+    coactivation_threshold: int = Field(default=3, ge=1, description="seed 001: pairs co-retrieved >= 3 times …")
+    coactivation_bonus: float = Field(default=0.05, ge=0, description="seed 001: … get a +0.05 retrieval boost.")
     spreading_boost: float = Field(
-        0.02, ge=0, description="seed 001 (A-MEM): neighbours of an accessed memory get a 2% stability boost."
+        default=0.02,
+        ge=0,
+        description="seed 001 (A-MEM): neighbours of an accessed memory get a 2% stability boost.",
     )
-    cluster_weight: int = Field(3, ge=1, description="seed 000: co-activation clusters form at weight > 3.")
+    cluster_weight: int = Field(default=3, ge=1, description="seed 000: co-activation clusters form at weight > 3.")
     cluster_exclusive: bool = Field(
-        True, description="SEED-NOTES 3: seed 000's 'weight > 3' is exclusive (False: >=)."
+        default=True, description="SEED-NOTES 3: seed 000's 'weight > 3' is exclusive (False: >=)."
     )
 
     @model_validator(mode="after")
@@ -607,44 +656,50 @@ class TaggingSettings(Section):
 class EmotionSettings(Section):
     """seed 001 emotional memory: flashbulb memories and mood congruence."""
 
-    flashbulb_arousal: float = Field(0.8, ge=0, le=1, description="seed 001: flashbulb at arousal >= 0.8.")
-    flashbulb_importance: float = Field(0.9, ge=0, le=1, description="seed 001: flashbulb importance at least 0.9.")
-    flashbulb_stability: float = Field(1.5, ge=1, description="seed 001: flashbulb stability ×1.5.")
-    mood_congruence: float = Field(1.1, ge=1, description="seed 001: mood-congruent memories score ×1.1.")
+    flashbulb_arousal: float = Field(default=0.8, ge=0, le=1, description="seed 001: flashbulb at arousal >= 0.8.")
+    flashbulb_importance: float = Field(
+        default=0.9, ge=0, le=1, description="seed 001: flashbulb importance at least 0.9."
+    )
+    flashbulb_stability: float = Field(default=1.5, ge=1, description="seed 001: flashbulb stability ×1.5.")
+    mood_congruence: float = Field(default=1.1, ge=1, description="seed 001: mood-congruent memories score ×1.1.")
 
 
 class PromotionSettings(Section):
     """Layer transitions (SEED-NOTES 6): every rule set is config; defaults as the notes say."""
 
-    working_after_minutes: float = Field(30.0, ge=0, description="seed 002: working → episodic after 30 min …")
-    working_accesses: int = Field(2, ge=1, description="seed 002: … or 2 accesses.")
-    working_use_energy: bool = Field(True, description="seed 000: working → episodic also when energy > 2.0.")
-    episodic_accesses: int = Field(3, ge=1, description="seed 001 rule 1: episodic → semantic at accessCount >= 3.")
-    episodic_utility: float = Field(0.7, ge=0, le=1, description="seed 001 rule 2: utility >= 0.7 …")
-    episodic_utility_age_days: float = Field(7.0, ge=0, description="seed 001 rule 2: … and age >= 7 days.")
+    working_after_minutes: float = Field(default=30.0, ge=0, description="seed 002: working → episodic after 30 min …")
+    working_accesses: int = Field(default=2, ge=1, description="seed 002: … or 2 accesses.")
+    working_use_energy: bool = Field(default=True, description="seed 000: working → episodic also when energy > 2.0.")
+    episodic_accesses: int = Field(
+        default=3, ge=1, description="seed 001 rule 1: episodic → semantic at accessCount >= 3."
+    )
+    episodic_utility: float = Field(default=0.7, ge=0, le=1, description="seed 001 rule 2: utility >= 0.7 …")
+    episodic_utility_age_days: float = Field(default=7.0, ge=0, description="seed 001 rule 2: … and age >= 7 days.")
     episodic_entity_count: int = Field(
-        3, ge=1, description="seed 001 rule 3: >= 3 episodic memories share an entity."
+        default=3, ge=1, description="seed 001 rule 3: >= 3 episodic memories share an entity."
     )
-    episodic_importance: float = Field(0.7, ge=0, le=1, description="seed 002: importance >= 0.7 …")
-    episodic_importance_accesses: int = Field(5, ge=1, description="seed 002: … and access_count >= 5.")
-    episodic_use_energy: bool = Field(True, description="seed 000: episodic → semantic also when energy > 5.0.")
-    core_accesses: int = Field(10, ge=1, description="seed 003: core at access_count >= 10 …")
+    episodic_importance: float = Field(default=0.7, ge=0, le=1, description="seed 002: importance >= 0.7 …")
+    episodic_importance_accesses: int = Field(default=5, ge=1, description="seed 002: … and access_count >= 5.")
+    episodic_use_energy: bool = Field(default=True, description="seed 000: episodic → semantic also when energy > 5.0.")
+    core_accesses: int = Field(default=10, ge=1, description="seed 003: core at access_count >= 10 …")
     core_stability: float = Field(
-        0.85, ge=0, le=1, description="seed 003: … normalised storage strength (stability) >= 0.85 …"
+        default=0.85, ge=0, le=1, description="seed 003: … normalised storage strength (stability) >= 0.85 …"
     )
-    core_sessions: int = Field(3, ge=1, description="seed 003: … and >= 3 distinct sessions.")
-    demote_idle_days: float = Field(60.0, ge=0, description="seed 001: semantic → dormant after >= 60 idle days …")
-    demote_utility: float = Field(0.2, ge=0, le=1, description="seed 001: … and utility < 0.2 (both required).")
-    archive_age_days: float = Field(90.0, ge=0, description="seed 002: archive after 90 days if …")
-    archive_retention: float = Field(0.15, ge=0, le=1, description="seed 002: … retention < 0.15 …")
-    archive_importance: float = Field(0.3, ge=0, le=1, description="seed 002: … importance < 0.3 …")
-    archive_accesses: int = Field(3, ge=0, description="seed 002: … and access_count < 3.")
+    core_sessions: int = Field(default=3, ge=1, description="seed 003: … and >= 3 distinct sessions.")
+    demote_idle_days: float = Field(
+        default=60.0, ge=0, description="seed 001: semantic → dormant after >= 60 idle days …"
+    )
+    demote_utility: float = Field(default=0.2, ge=0, le=1, description="seed 001: … and utility < 0.2 (both required).")
+    archive_age_days: float = Field(default=90.0, ge=0, description="seed 002: archive after 90 days if …")
+    archive_retention: float = Field(default=0.15, ge=0, le=1, description="seed 002: … retention < 0.15 …")
+    archive_importance: float = Field(default=0.3, ge=0, le=1, description="seed 002: … importance < 0.3 …")
+    archive_accesses: int = Field(default=3, ge=0, description="seed 002: … and access_count < 3.")
     archive_exempt_layers: tuple[str, ...] = Field(
-        ("semantic", "procedural", "codebase"),
+        default=("semantic", "procedural", "codebase"),
         description="seed 002: semantic, procedural (and codebase) memories are exempt from archival.",
     )
     protected_categories: tuple[str, ...] = Field(
-        ("correction", "preference", "entity"),
+        default=("correction", "preference", "entity"),
         description="seed 001: categories with permanent minimum retention are never archived.",
     )
 

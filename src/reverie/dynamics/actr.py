@@ -29,8 +29,8 @@ def petrov_tail(*, count: int, t_k: float, t_n: float, decay: float) -> float:
     if count <= 0:
         return 0.0
     if t_n - t_k <= 1e-9:
-        return count * t_n ** (-decay)
-    return count * (t_n ** (1.0 - decay) - t_k ** (1.0 - decay)) / ((1.0 - decay) * (t_n - t_k))
+        return float(count * t_n ** (-decay))
+    return float(count * (t_n ** (1.0 - decay) - t_k ** (1.0 - decay)) / ((1.0 - decay) * (t_n - t_k)))
 
 
 def base_level_full(
@@ -50,7 +50,7 @@ def base_level_full(
     ages = sorted(max(a, floor) for a in ages_seconds)
     lifetime = max(lifetime_seconds, floor) if lifetime_seconds is not None else None
     n = max(len(ages), total_accesses or 0)
-    if n == 0:
+    if n == 0 or (not ages and lifetime is None):
         if lifetime is None:
             raise ValueError("base_level_full needs access ages or the memory's lifetime")
         ages, n = [lifetime], 1
@@ -58,7 +58,8 @@ def base_level_full(
     exact = math.fsum(t ** (-cfg.decay) for t in ages[:k])
     if n > k:
         t_k = ages[k - 1] if k > 0 else 0.0
-        t_n = max(lifetime if lifetime is not None else ages[-1], ages[-1], t_k)
+        candidates = [t_k, *ages[-1:]] + ([lifetime] if lifetime is not None else [])
+        t_n = max(candidates)
         exact += petrov_tail(count=n - k, t_k=t_k, t_n=t_n, decay=cfg.decay)
     return math.log(exact)
 

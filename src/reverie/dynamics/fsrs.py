@@ -108,7 +108,7 @@ def next_recall_stability(
         * hard_penalty
         * easy_bonus
     )
-    return max(stability * (1.0 + growth), cfg.stability_min)
+    return max(float(stability * (1.0 + growth)), cfg.stability_min)
 
 
 def next_forget_stability(
@@ -123,7 +123,7 @@ def next_forget_stability(
         * math.exp((1.0 - retrievability) * w[14])
     )
     short_term = stability / math.exp(w[17] * w[18])
-    return max(min(long_term, short_term), cfg.stability_min)
+    return max(float(min(long_term, short_term)), cfg.stability_min)
 
 
 def short_term_stability(*, stability: float, rating: Rating, cfg: FsrsSettings) -> float:
@@ -132,7 +132,7 @@ def short_term_stability(*, stability: float, rating: Rating, cfg: FsrsSettings)
     increase = math.exp(w[17] * (int(rating) - 3 + w[18])) * stability ** (-w[19])
     if rating != Rating.AGAIN:
         increase = max(increase, 1.0)
-    return max(stability * increase, cfg.stability_min)
+    return max(float(stability * increase), cfg.stability_min)
 
 
 def review(
@@ -159,12 +159,16 @@ def review(
 
 def first_review(*, rating: Rating, cfg: FsrsSettings) -> FsrsState:
     """State of a new memory after its first (encoding) review: S0, D0, R = 1."""
-    return FsrsState(initial_stability(rating=rating, cfg=cfg), initial_difficulty(rating=rating, cfg=cfg), 1.0)
+    return FsrsState(
+        initial_stability(rating=rating, cfg=cfg), initial_difficulty(rating=rating, cfg=cfg), 1.0
+    )
 
 
 def next_interval_days(*, stability: float, cfg: FsrsSettings) -> float:
     """Days until R falls to ``desired_retention`` (unrounded; the reference rounds to >= 1 day)."""
     if cfg.curve == "seed001":
-        return float(cfg.seed001_factor * stability * (cfg.desired_retention ** (-1.0 / cfg.seed001_exponent) - 1))
+        return float(
+            cfg.seed001_factor * stability * (cfg.desired_retention ** (-1.0 / cfg.seed001_exponent) - 1)
+        )
     decay = -curve_decay(cfg=cfg)
     return float((stability / curve_factor(cfg=cfg)) * (cfg.desired_retention ** (1.0 / decay) - 1.0))

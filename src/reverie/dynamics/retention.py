@@ -122,7 +122,9 @@ def category_strength(
     *, category: str, layer: object, days: float, cfg: RetentionSettings, dormant: bool = False
 ) -> float:
     """``exp(-rate·multiplier·days)``: 1 for no-decay categories and for frozen (dormant) memories."""
-    rate = category_decay_rate(category=category, cfg=cfg) * pahf_multiplier(layer=layer, cfg=cfg, dormant=dormant)
+    rate = category_decay_rate(category=category, cfg=cfg) * pahf_multiplier(
+        layer=layer, cfg=cfg, dormant=dormant
+    )
     return math.exp(-rate * max(0.0, days))
 
 

@@ -28,7 +28,12 @@ def tag_active(*, tagged_at: datetime, now: datetime, cfg: TaggingSettings) -> b
 
 
 def captures(
-    *, tagged_at: datetime, strong_at: datetime, strong_importance: float, same_session: bool, cfg: TaggingSettings
+    *,
+    tagged_at: datetime,
+    strong_at: datetime,
+    strong_importance: float,
+    same_session: bool,
+    cfg: TaggingSettings,
 ) -> bool:
     """A strong memory stored within a tag's TTL in the same session captures the tagged memory."""
     return (

@@ -19,7 +19,12 @@ def recency(*, age_minutes: float, cfg: WorkingMemorySettings) -> float:
 
 
 def eviction_score(
-    *, importance: float, access_count: int, last_accessed_at: datetime, now: datetime, cfg: WorkingMemorySettings
+    *,
+    importance: float,
+    access_count: int,
+    last_accessed_at: datetime,
+    now: datetime,
+    cfg: WorkingMemorySettings,
 ) -> float:
     """``importance · recency · (1 + 0.1·accessCount)`` — the lowest score is evicted first."""
     age_min = seconds_between(last_accessed_at, now) / 60.0

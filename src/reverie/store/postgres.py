@@ -810,9 +810,9 @@ class PostgresStore:
 
     def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
         where, params = _filter_sql(flt)
-        query = sql.SQL(
-            "{} WHERE content_hash = %s AND {} ORDER BY created_at DESC, id DESC LIMIT 1"
-        ).format(_SELECT_MEMORY, where)
+        query = sql.SQL("{} WHERE content_hash = %s AND {} ORDER BY created_at DESC, id DESC LIMIT 1").format(
+            _SELECT_MEMORY, where
+        )
         rows = self._rows(query, [content_hash, *params])
         return _decode_record(rows[0]) if rows else None
 
@@ -1097,5 +1097,6 @@ def _decode_relation(row: Sequence[Any]) -> Relation:
         last_reinforced_at=row[7].astimezone(UTC) if row[7] is not None else None,
         metadata=row[8],
     )
+
 
 __all__ = ["MIGRATIONS", "PostgresStore"]

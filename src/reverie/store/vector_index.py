@@ -103,6 +103,7 @@ class PendingOp:
     rid: int
     partition: str
     vector: Matrix | None = None
+    memory_id: str = ""
 
 
 def normalise(vectors: Matrix) -> Matrix:
@@ -266,6 +267,9 @@ class VectorIndex:
     def initialised(self) -> bool:
         return self._state.initialised
 
+    def loaded_partitions(self) -> list[str]:
+        return list(self._parts)
+
     def reset(self) -> None:
         """Forget everything in memory (the next search reloads from disk and rows)."""
         self._parts.clear()
@@ -405,9 +409,7 @@ class VectorIndex:
         self._state.dirty.add(name)
 
     # -- search --------------------------------------------------------------------------
-    def search(
-        self, partitions: Sequence[str], query: Matrix, n: int
-    ) -> tuple[Rids, npt.NDArray[np.float32], bool]:
+    def search(self, partitions: Sequence[str], query: Matrix, n: int) -> tuple[Rids, npt.NDArray[np.float32], bool]:
         """The ``n`` best (rid, cosine) over these partitions and whether that was all of them."""
         q = normalise(query)[0]
         all_rids: list[Rids] = []
@@ -520,9 +522,7 @@ class VectorIndex:
                 return
             assert manifest is not None
             try:
-                parts = {
-                    name: self._load_graph(entry) for name, entry in manifest["partitions"].items()
-                }
+                parts = {name: self._load_graph(entry) for name, entry in manifest["partitions"].items()}
             except (OSError, RuntimeError, KeyError, TypeError, ValueError):
                 return  # a partial or damaged index: the partitions load from the rows instead
         watermark = int(manifest["watermark"])

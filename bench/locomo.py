@@ -1,0 +1,509 @@
+"""LoCoMo retrieval benchmark: recall@5/10/20 of evidence turns, per category and per session.
+
+Every dialogue turn of each LoCoMo conversation is stored as one memory (one user scope per
+conversation, ``user_id`` = the sample id, turns added session by session in order, ``when`` =
+the session date, metadata ``turn_id``/``speaker``/``session``), then every question is asked
+once through ``Memory.search(k=20)``. A question's recall@k is the fraction of its (parseable)
+evidence dia_ids found among the top k hits; session recall@k is the fraction of its evidence
+sessions found among the sessions of the top k hits. Both are averaged over questions.
+
+Categories (numbering of the LoCoMo authors' code): 1 multi-hop, 2 temporal, 3 open-domain,
+4 single-hop, 5 adversarial. Headline = categories 1–4; 5 is reported separately.
+
+``--baseline`` also measures a plain hybrid baseline on the same store, in the same run:
+BM25 (``store.text_search``) + dense (``store.vector_search``, same embedder model) fused by
+RRF (K = 60, ``reverie.read.fusion.rrf``), no other stage. It runs through the store directly
+(no access is counted) and before the ``Memory.search`` questions of that conversation, so the
+access updates made by ``Memory.search`` cannot influence it.
+
+Usage::
+
+    PYTHONPATH=src .venv/bin/python bench/locomo.py --mode verbatim --baseline
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from _benchlib import (
+    RESULTS_DIR,
+    PgServer,
+    Timer,
+    console,
+    fmt,
+    latency_stats,
+    machine_info,
+    make_bench_embedder,
+    memory_config,
+    now_iso,
+    peak_rss_mb,
+    write_json,
+)
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev5.json"
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+HEADLINE_CATEGORIES = (1, 2, 3, 4)
+KS = (5, 10, 20)
+K_MAX = max(KS)
+_DIA = re.compile(r"^D:?(\d+):(\d+)$")
+_SPLIT = re.compile(r"[;,\s]+")
+
+
+# evidence ids ---------------------------------------------------------------------------------
+
+
+@dataclass
+class EvidenceStats:
+    """How the raw evidence strings were read (LoCoMo has a handful of malformed ids)."""
+
+    raw_entries: int = 0
+    ids: int = 0
+    normalised: int = 0  # entries rewritten: split lists, leading zeros, stray ':'
+    skipped_unparseable: int = 0
+    not_in_conversation: int = 0
+    questions: int = 0
+    questions_without_evidence: int = 0
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def note(self, kind: str, raw: str, result: Any, sample: str) -> None:
+        if len(self.examples) < 25:
+            self.examples.append({"sample": sample, "raw": raw, kind: result})
+
+
+def parse_evidence(raw: Iterable[Any], stats: EvidenceStats, *, sample: str = "") -> list[str]:
+    """Canonical dia_ids ("D<session>:<turn>", no leading zeros) of one question's evidence.
+
+    "D8:6; D9:17" -> D8:6, D9:17; "D30:05" -> D30:5; "D:11:26" -> D11:26; "D" is skipped.
+    """
+    out: list[str] = []
+    for entry in raw:
+        stats.raw_entries += 1
+        text = str(entry).strip()
+        tokens = [t for t in _SPLIT.split(text) if t]
+        parsed: list[str] = []
+        for tok in tokens:
+            m = _DIA.match(tok)
+            if m is None:
+                stats.skipped_unparseable += 1
+                stats.note("skipped", tok, None, sample)
+                continue
+            parsed.append(f"D{int(m.group(1))}:{int(m.group(2))}")
+        if not tokens:
+            stats.skipped_unparseable += 1
+            stats.note("skipped", text, None, sample)
+        if parsed and (len(parsed) > 1 or parsed[0] != text):
+            stats.normalised += 1
+            stats.note("normalised", text, parsed, sample)
+        for p in parsed:
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def session_of(dia_id: str) -> int | None:
+    m = _DIA.match(dia_id)
+    return int(m.group(1)) if m else None
+
+
+# data ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Question:
+    index: int
+    text: str
+    category: int
+    evidence: list[str]
+
+
+@dataclass
+class Sample:
+    sample_id: str
+    sessions: list[tuple[int, Any, list[Any]]]  # (session number, when, turns)
+    questions: list[Question]
+    turns: int
+
+
+def load_samples(
+    path: Path,
+    *,
+    limit_conversations: int | None,
+    limit_sessions: int | None,
+    limit_questions: int | None,
+    stats: EvidenceStats,
+) -> list[Sample]:
+    from reverie import io
+
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    if limit_conversations:
+        raw = raw[:limit_conversations]
+    samples: list[Sample] = []
+    for item in raw:
+        sid = str(item["sample_id"])
+        conv = io.load_conversation(item)
+        by_session: dict[int, list[Any]] = defaultdict(list)
+        for t in conv.turns:
+            by_session[int(t.session_id.split("-")[-1])].append(t)
+        numbers = sorted(by_session)
+        if limit_sessions:
+            numbers = numbers[:limit_sessions]
+        sessions = [(n, by_session[n][0].when, by_session[n]) for n in numbers]
+        known = {t.turn_id for _, _, ts in sessions for t in ts}
+        all_known = {t.turn_id for t in conv.turns}
+        questions: list[Question] = []
+        for qi, qa in enumerate(item.get("qa", [])):
+            ev = parse_evidence(qa.get("evidence", []), stats, sample=sid)
+            missing = [e for e in ev if e not in all_known]
+            if missing:
+                stats.not_in_conversation += len(missing)
+                stats.note("not_in_conversation", ",".join(missing), None, sid)
+            ev = [e for e in ev if e in all_known]
+            if limit_sessions and any(e not in known for e in ev):
+                continue  # evidence outside the sessions loaded: not answerable in this run
+            stats.questions += 1
+            if not ev:
+                stats.questions_without_evidence += 1
+                continue
+            stats.ids += len(ev)
+            questions.append(Question(qi, str(qa["question"]), int(qa["category"]), ev))
+        if limit_questions:
+            questions = questions[:limit_questions]
+        samples.append(Sample(sid, sessions, questions, sum(len(ts) for _, _, ts in sessions)))
+    return samples
+
+
+# scoring -------------------------------------------------------------------------------------
+
+
+def score_question(q: Question, ranked_turns: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Recall of one question: ``ranked_turns[i]`` are the dia_ids held by the i-th hit."""
+    wanted = set(q.evidence)
+    wanted_sessions = {session_of(e) for e in wanted}
+    out: dict[str, float] = {}
+    for k in KS:
+        found = {t for hit in ranked_turns[:k] for t in hit}
+        out[f"r@{k}"] = len(wanted & found) / len(wanted)
+        sessions = {session_of(t) for t in found}
+        out[f"s@{k}"] = len(wanted_sessions & sessions) / len(wanted_sessions)
+    return out
+
+
+def aggregate(rows: Sequence[tuple[int, dict[str, float]]]) -> dict[str, Any]:
+    """Mean recall per category, over the headline categories (1–4), and over all."""
+
+    def mean(sel: list[dict[str, float]]) -> dict[str, Any]:
+        if not sel:
+            return {"n": 0}
+        keys = [f"r@{k}" for k in KS] + [f"s@{k}" for k in KS]
+        return {"n": len(sel), **{key: round(sum(r[key] for r in sel) / len(sel), 4) for key in keys}}
+
+    by_cat: dict[str, Any] = {}
+    for cat in sorted({c for c, _ in rows}):
+        by_cat[str(cat)] = {"name": CATEGORY_NAMES.get(cat, "unknown"),
+                            **mean([r for c, r in rows if c == cat])}
+    return {
+        "headline_1_4": mean([r for c, r in rows if c in HEADLINE_CATEGORIES]),
+        "adversarial_5": mean([r for c, r in rows if c == 5]),
+        "all": mean([r for _, r in rows]),
+        "by_category": by_cat,
+    }
+
+
+# one run -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    rows: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    ingest_s: float = 0.0
+    search_s: float = 0.0
+    embed_s: float = 0.0
+    memories: int = 0
+    turns: int = 0
+    skipped_duplicates: int = 0
+    per_conversation: dict[str, Any] = field(default_factory=dict)
+    channels: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+def ingest(mem: Any, clock: Any, sample: Sample, *, infer: bool, result: RunResult) -> dict[str, list[str]]:
+    """Add every turn, session by session; returns memory id -> dia_ids it holds."""
+    from reverie import io
+
+    held: dict[str, list[str]] = defaultdict(list)
+    for number, when, turns in sample.sessions:
+        if when is not None:
+            clock.set(when)
+        items = [{"content": io.turn_content(t), "when": t.when, "session_id": t.session_id,
+                  "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, "session": number}}
+                 for t in turns]
+        with Timer() as t_add:
+            results = mem.add_many(items, user_id=sample.sample_id, infer=infer)
+        result.ingest_s += t_add.seconds
+        for turn, res in zip(turns, results, strict=True):
+            if res.id is not None:
+                held[res.id].append(turn.turn_id)
+            if res.action.value == "SKIP":
+                result.skipped_duplicates += 1
+    result.turns += sample.turns
+    return held
+
+
+def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: RunResult) -> None:
+    rows: list[tuple[int, dict[str, float]]] = []
+    for q in sample.questions:
+        with Timer() as t_q:
+            hits = mem.search(q.text, user_id=sample.sample_id, k=K_MAX)
+        result.latencies.append(t_q.seconds)
+        result.search_s += t_q.seconds
+        ranked: list[list[str]] = []
+        for h in hits:
+            turns = held.get(h.memory.id) or [str(h.memory.metadata.get("turn_id", ""))]
+            ranked.append(turns)
+            for ch in h.explain.get("channels", {}):
+                result.channels[ch] += 1
+        rows.append((q.category, score_question(q, ranked)))
+    result.rows.extend(rows)
+    result.per_conversation[sample.sample_id] = aggregate(rows)["headline_1_4"]
+
+
+def ask_baseline(store: Any, embedder: Any, sample: Sample, held: dict[str, list[str]],
+                 result: RunResult, *, pool: int) -> None:
+    """Plain hybrid: BM25 + dense, RRF K=60, nothing else; straight through the store."""
+    from reverie.read.fusion import rrf
+    from reverie.store.base import MemoryFilter
+
+    flt = MemoryFilter(user_id=sample.sample_id)
+    with Timer() as t_emb:
+        vecs = embedder.embed([q.text for q in sample.questions]) if sample.questions else []
+    result.embed_s += t_emb.seconds
+    rows: list[tuple[int, dict[str, float]]] = []
+    for q, vec in zip(sample.questions, vecs, strict=True):
+        with Timer() as t_q:
+            dense = store.vector_search(vec, flt, pool)
+            sparse = store.text_search(q.text, flt, pool)
+            fused = rrf({"vector": [h.id for h in dense], "text": [h.id for h in sparse]})[:K_MAX]
+        result.latencies.append(t_q.seconds)
+        result.search_s += t_q.seconds
+        for f in fused:
+            for ch in f.ranks:
+                result.channels[ch] += 1
+        rows.append((q.category, score_question(q, [held.get(f.id, []) for f in fused])))
+    result.rows.extend(rows)
+    result.per_conversation[sample.sample_id] = aggregate(rows)["headline_1_4"]
+
+
+def summarise(result: RunResult, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = dict(extra)
+    out.update({
+        "turns": result.turns,
+        "memories": result.memories,
+        "questions": len(result.rows),
+        "recall": aggregate(result.rows),
+        "per_conversation_headline": result.per_conversation,
+        "hits_by_channel": dict(result.channels),
+        "search_s": round(result.search_s, 3),
+        "search_latency": latency_stats(result.latencies),
+    })
+    if result.ingest_s:
+        out["ingest_s"] = round(result.ingest_s, 3)
+        out["ingest_items_per_s"] = round(result.turns / result.ingest_s, 1)
+        out["skipped_duplicates"] = result.skipped_duplicates
+    if result.embed_s:
+        out["query_embed_s"] = round(result.embed_s, 3)
+    return out
+
+
+def run(
+    *,
+    data: Path = DEFAULT_DATA,
+    modes: Sequence[str] = ("verbatim",),
+    backend: str = "sqlite",
+    embedder: str = "local",
+    hash_dim: int = 384,
+    limit_conversations: int | None = None,
+    limit_sessions: int | None = None,
+    limit_questions: int | None = None,
+    baseline: bool = False,
+    baseline_pool: int = 3 * K_MAX,
+    db: str | None = None,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run the benchmark and return the result document (see the module docs)."""
+    from reverie import Memory, SettableClock
+    from reverie.store.base import MemoryFilter
+
+    stats = EvidenceStats()
+    samples = load_samples(data, limit_conversations=limit_conversations, limit_sessions=limit_sessions,
+                           limit_questions=limit_questions, stats=stats)
+    doc: dict[str, Any] = {
+        "benchmark": "locomo-retrieval",
+        "date": now_iso(),
+        "machine": machine_info(),
+        "data": str(data),
+        "conversations": [s.sample_id for s in samples],
+        "backend": backend,
+        "embedder": None,
+        "k": K_MAX,
+        "ks": list(KS),
+        "category_names": {str(k): v for k, v in CATEGORY_NAMES.items()},
+        "headline": "mean over questions of categories 1-4; category 5 (adversarial) reported separately",
+        "limits": {"conversations": limit_conversations, "sessions": limit_sessions, "questions": limit_questions},
+        "evidence": vars(stats),
+        "runs": {},
+    }
+    log = console()
+    with ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="reverie-locomo-")))
+        pg = PgServer() if backend == "postgres" and not db else None
+        for mode in modes:
+            infer = mode == "infer"
+            if db and len(modes) > 1 and db.startswith(("postgresql://", "postgres://")):
+                raise SystemExit("--mode both needs a fresh database per mode: omit --db for postgres")
+            if db:
+                target: str = db if (len(modes) == 1 or db.startswith("postgres")) else str(
+                    Path(db).with_name(f"{Path(db).stem}-{mode}{Path(db).suffix or '.db'}"))
+            elif pg is not None:
+                target = stack.enter_context(pg.database())
+            else:
+                target = str(workdir / f"locomo-{mode}.db")
+            clock = SettableClock()
+            emb = make_bench_embedder(embedder, hash_dim=hash_dim)
+            mem = stack.enter_context(Memory(target, config=memory_config(workdir / mode), clock=clock,
+                                             embedder=emb))
+            doc["embedder"] = mem.embedder.name
+            want_base = baseline and mode == modes[0]
+            base_emb = make_bench_embedder(embedder, hash_dim=hash_dim, cached=False) if want_base else None
+            res, base = RunResult(), RunResult()
+            for sample in samples:
+                if mem.store.count(MemoryFilter(user_id=sample.sample_id)):
+                    raise SystemExit(f"{target} already holds memories of {sample.sample_id}: use a fresh --db")
+                held = ingest(mem, clock, sample, infer=infer, result=res)
+                res.memories += mem.store.count(MemoryFilter(user_id=sample.sample_id))
+                last = sample.sessions[-1][1] if sample.sessions else None
+                if last is not None:
+                    clock.set(last + timedelta(days=1))
+                if base_emb is not None:
+                    ask_baseline(mem.store, base_emb, sample, held, base, pool=baseline_pool)
+                ask_memory(mem, sample, held, res)
+                if not quiet:
+                    log.print(f"[dim]{mode}: {sample.sample_id}: {sample.turns} turns, "
+                              f"{len(sample.questions)} questions, headline r@10 "
+                              f"{fmt(res.per_conversation[sample.sample_id].get('r@10'))}[/dim]")
+            doc["runs"][mode] = summarise(res, method=f"Memory.search (k={K_MAX}), add_many(infer={infer})",
+                                          mode=mode)
+            if base_emb is not None:
+                base.turns, base.memories = res.turns, res.memories
+                doc["runs"]["baseline"] = summarise(
+                    base, method=f"store.vector_search + store.text_search (pool {baseline_pool} each), "
+                                 "RRF K=60, nothing else; query embeddings batched per conversation",
+                    store_of_mode=mode)
+    doc["peak_rss_mb"] = peak_rss_mb()
+    if "baseline" in doc["runs"]:
+        doc["comparison"] = compare(doc["runs"])
+    return doc
+
+
+def compare(runs: dict[str, Any]) -> dict[str, Any]:
+    """Headline recall of each run minus the baseline's (positive = better than baseline)."""
+    base = runs["baseline"]["recall"]["headline_1_4"]
+    out: dict[str, Any] = {}
+    for name, r in runs.items():
+        if name == "baseline":
+            continue
+        head = r["recall"]["headline_1_4"]
+        out[name] = {key: round(head[key] - base[key], 4) for key in head if key != "n"}
+    return out
+
+
+# output --------------------------------------------------------------------------------------
+
+
+def print_tables(doc: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    log = console()
+    ev = doc["evidence"]
+    log.print(f"LoCoMo retrieval — {len(doc['conversations'])} conversations, backend {doc['backend']}, "
+              f"embedder {doc['embedder']}; evidence ids: {ev['ids']} used, {ev['normalised']} entries "
+              f"normalised, {ev['skipped_unparseable']} unparseable skipped, "
+              f"{ev['not_in_conversation']} not in the conversation; "
+              f"{ev['questions_without_evidence']} questions without evidence")
+    for name, r in doc["runs"].items():
+        table = Table(title=f"{name}: {r.get('method', '')}")
+        table.add_column("category")
+        table.add_column("n", justify="right")
+        for k in KS:
+            table.add_column(f"R@{k}", justify="right")
+        for k in KS:
+            table.add_column(f"S@{k}", justify="right")
+        rec = r["recall"]
+
+        def add(label: str, row: dict[str, Any], table: Any = table) -> None:
+            table.add_row(label, str(row.get("n", 0)), *[fmt(row.get(f"r@{k}")) for k in KS],
+                          *[fmt(row.get(f"s@{k}")) for k in KS])
+
+        for cat, row in rec["by_category"].items():
+            add(f"{cat} {row['name']}", row)
+        add("headline (1–4)", rec["headline_1_4"])
+        add("adversarial (5)", rec["adversarial_5"])
+        add("all", rec["all"])
+        log.print(table)
+        lat = r["search_latency"]
+        extra = (f"; ingest {r['ingest_s']} s ({r['ingest_items_per_s']} turns/s), {r['memories']} memories"
+                 if "ingest_s" in r else "")
+        log.print(f"  search p50 {fmt(lat.get('p50_ms'), 2)} ms, p95 {fmt(lat.get('p95_ms'), 2)} ms{extra}")
+    if "comparison" in doc:
+        log.print(f"headline recall minus baseline: {json.dumps(doc['comparison'])}")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON (default: %(default)s)")
+    p.add_argument("--mode", choices=["verbatim", "infer", "both"], default="verbatim",
+                   help="verbatim = add(infer=False); infer = the write path (add(infer=True))")
+    p.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    p.add_argument("--embedder", choices=["local", "hash"], default="local",
+                   help="local = all-MiniLM-L6-v2 (default engine embedder); hash = test embedder")
+    p.add_argument("--hash-dim", type=int, default=384)
+    p.add_argument("--limit-conversations", type=int, default=None)
+    p.add_argument("--limit-sessions", type=int, default=None,
+                   help="only the first N sessions of each conversation (questions about later ones dropped)")
+    p.add_argument("--limit-questions", type=int, default=None, help="at most N questions per conversation")
+    p.add_argument("--baseline", action="store_true", help="also measure the plain BM25+dense RRF baseline")
+    p.add_argument("--baseline-pool", type=int, default=3 * K_MAX, help="hits per channel before fusion")
+    p.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: a temp dir)")
+    p.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo.json")
+    p.add_argument("--quiet", action="store_true")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    if not args.data.is_file():
+        raise SystemExit(f"LoCoMo data not found: {args.data} (see --data)")
+    modes = ("verbatim", "infer") if args.mode == "both" else (args.mode,)
+    doc = run(data=args.data, modes=modes, backend=args.backend, embedder=args.embedder, hash_dim=args.hash_dim,
+              limit_conversations=args.limit_conversations, limit_sessions=args.limit_sessions,
+              limit_questions=args.limit_questions, baseline=args.baseline, baseline_pool=args.baseline_pool,
+              db=args.db, quiet=args.quiet)
+    write_json(doc, args.out)
+    if not args.quiet:
+        print_tables(doc)
+        console().print(f"wrote {args.out}")
+    return doc
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,142 @@
+"""The dream cycle: an ordered list of named, switchable, idempotent steps (SEED-NOTES 10).
+
+Each step is ``step(ctx) -> StepReport``. Steps read and write only through the store
+contract, claim the memories they work on before changing them (seed 000's consolidation
+attempts: the earlier claim wins, the later dreamer skips them this run), write with
+optimistic versions, and record every transition in the memory's history. A run that is
+killed midway leaves every finished batch committed and the rest for the next run.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from reverie.errors import ConflictError, InvalidInputError
+from reverie.model import HistoryEvent, MemoryRecord
+from reverie.store.base import MemoryFilter, Store
+
+if TYPE_CHECKING:
+    from reverie.config import Settings
+    from reverie.memory import Memory
+
+
+@dataclass(slots=True)
+class StepReport:
+    """What one step changed."""
+
+    name: str
+    changed: int = 0
+    examined: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "changed": self.changed, "examined": self.examined,
+                "details": self.details, "seconds": round(self.seconds, 4)}
+
+
+@dataclass(slots=True)
+class DreamContext:
+    """What a step gets: the store, the settings, the run's ``now`` and its claim owner."""
+
+    store: Store
+    settings: Settings
+    now: datetime
+    owner: str
+    user_id: str | None = None
+    all_users: bool = True
+    ops_log: Callable[..., None] | None = None
+
+    def scope(self, **kw: Any) -> MemoryFilter:
+        kw.setdefault("user_id", self.user_id)
+        kw.setdefault("all_users", self.all_users)
+        return MemoryFilter(**kw)
+
+    def claimed_batches(self, flt: MemoryFilter, phase: str) -> Iterator[list[MemoryRecord]]:
+        """Walk ``flt`` in batches; yield only the memories this run could claim (fresh copies)."""
+        cfg = self.settings.dream
+        for batch in self.store.scan(flt, batch_size=cfg.batch_size):
+            held = self.store.claim([r.id for r in batch], owner=self.owner, phase=phase, now=self.now,
+                                    ttl_seconds=cfg.claim_ttl_s)
+            if not held:
+                continue
+            try:
+                fresh = self.store.get(held)
+                yield [fresh[i] for i in held if i in fresh]
+            finally:
+                self.store.release(self.owner, held)
+
+    def write(self, rec: MemoryRecord, changes: dict[str, Any], event: str | None, reason: str,
+              data: dict[str, Any] | None = None) -> bool:
+        """Apply ``changes`` if nobody changed the memory since it was read; record history."""
+        try:
+            with self.store.transaction():
+                self.store.update_fields(rec.id, changes, expected_version=rec.version)
+                if event is not None:
+                    self.store.add_history([HistoryEvent(rec.id, event, self.now, reason=reason, actor="dream",
+                                                         data=data or {})])
+        except ConflictError:
+            return False  # a concurrent writer won; the next run looks again
+        if event is not None and self.ops_log is not None:
+            self.ops_log("dream." + event, id=rec.id, reason=reason)
+        return True
+
+
+Step = Callable[[DreamContext], StepReport]
+
+
+def _registry() -> dict[str, Step]:
+    from reverie.dream import steps
+
+    return dict(steps.STEPS)
+
+
+def run_dream(
+    mem: Memory,
+    *,
+    steps: Sequence[str] | None = None,
+    user_id: str | None = None,
+    all_users: bool = True,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """Run the configured (or the named) steps in order; returns the run's report."""
+    registry = _registry()
+    names = list(steps) if steps is not None else list(mem.settings.dream.steps)
+    unknown = [n for n in names if n not in registry]
+    if unknown:
+        raise InvalidInputError(f"unknown dream steps {unknown}; known: {', '.join(registry)}")
+    if user_id is not None:
+        all_users = False
+    ctx = DreamContext(store=mem.store, settings=mem.settings, now=now or mem.now(),
+                       owner=f"{mem.settings.instance_id or 'reverie'}:{uuid.uuid4().hex[:12]}",
+                       user_id=user_id, all_users=all_users, ops_log=mem.ops.log)
+    started = time.perf_counter()
+    reports: list[StepReport] = []
+    for name in names:
+        t0 = time.perf_counter()
+        report = registry[name](ctx)
+        report.seconds = time.perf_counter() - t0
+        reports.append(report)
+        mem.ops.log("dream.step", step=name, changed=report.changed, examined=report.examined,
+                    latencyMs=round(report.seconds * 1000, 2))
+    result = {
+        "owner": ctx.owner,
+        "at": ctx.now.isoformat(),
+        "steps": [r.to_dict() for r in reports],
+        "changed": sum(r.changed for r in reports),
+        "seconds": time.perf_counter() - started,
+    }
+    mem.store.set_state("dream:last", result)
+    return result
+
+
+def cutoff(now: datetime, days: float) -> datetime:
+    return now - timedelta(days=days)
+
+
+__all__ = ["DreamContext", "Step", "StepReport", "cutoff", "run_dream"]

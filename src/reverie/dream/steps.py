@@ -1,0 +1,108 @@
+"""The dream steps. Each takes a :class:`DreamContext` and returns a :class:`StepReport`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from reverie.dream import DreamContext, StepReport, cutoff
+from reverie.dynamics import energy as energy_mod
+from reverie.dynamics import promotion, strength
+from reverie.dynamics._util import days_between
+from reverie.model import Layer, Status
+
+_EPS = 1e-9
+
+
+def step_decay(ctx: DreamContext) -> StepReport:
+    """seed 000 "apply decay to all memories": materialise each active memory's energy and its
+    FSRS retrieval strength at ``now`` (lazy values made explicit, never decayed twice)."""
+    report = StepReport("decay")
+    cfg = ctx.settings.dynamics
+    for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay"):
+        for rec in batch:
+            report.examined += 1
+            e_now = energy_mod.energy_at(energy=rec.energy, updated_at=rec.energy_updated_at or rec.created_at,
+                                         now=ctx.now, layer=rec.layer, cfg=cfg.energy)
+            r_now = strength.retrieval_strength(
+                elapsed_days=days_between(rec.last_accessed_at or rec.created_at, ctx.now),
+                stability=rec.stability, cfg=cfg.fsrs)
+            if abs(e_now - rec.energy) < _EPS and abs(r_now - rec.retrieval_strength) < _EPS:
+                continue
+            changes = {"energy": e_now, "energy_updated_at": ctx.now, "retrieval_strength": r_now}
+            if ctx.write(rec, changes, None, ""):
+                report.changed += 1
+    return report
+
+
+def _entity_counts(ctx: DreamContext) -> Counter[tuple[str | None, str]]:
+    """How many active episodic memories of each user mention each entity (seed 001 rule 3)."""
+    counts: Counter[tuple[str | None, str]] = Counter()
+    flt = ctx.scope(layers=frozenset({Layer.EPISODIC}))
+    for batch in ctx.store.scan(flt, batch_size=ctx.settings.dream.batch_size):
+        for rec in batch:
+            for ent in set(rec.entities):
+                counts[(rec.user_id, ent)] += 1
+    return counts
+
+
+def step_promote(ctx: DreamContext) -> StepReport:
+    """Layer promotion: working → episodic (seed 002 age/accesses, seed 000 energy > 2.0) and
+    episodic → semantic (seed 001's three rules, seed 002's rule, seed 000 energy > 5.0);
+    semantic → dormant demotion (seed 001: idle >= 60 days and utility < 0.2)."""
+    report = StepReport("promote", details={"rules": {}})
+    rules: Counter[str] = Counter()
+    cfg = ctx.settings.dynamics
+    entities = _entity_counts(ctx)
+    layers = frozenset({Layer.WORKING, Layer.EPISODIC, Layer.SEMANTIC})
+    for batch in ctx.claimed_batches(ctx.scope(layers=layers), "promote"):
+        for rec in batch:
+            report.examined += 1
+            shared = max((entities[(rec.user_id, e)] for e in set(rec.entities)), default=0)
+            move = promotion.eligible_transition(rec, now=ctx.now, cfg=cfg, shared_entity_count=shared)
+            if move is not None:
+                target, rule = move
+                changes = {"layer": target, "updated_at": ctx.now}
+                data = {"from": rec.layer.value, "to": target.value, "rule": rule}
+                if ctx.write(rec, changes, "promoted", f"{rec.layer.value} → {target.value} ({rule})", data):
+                    report.changed += 1
+                    rules[rule] += 1
+                continue
+            demote = promotion.semantic_demotion(rec, now=ctx.now, cfg=cfg)
+            if demote is not None:
+                changes = {"status": Status.DORMANT, "updated_at": ctx.now}
+                if ctx.write(rec, changes, "demoted", f"semantic → dormant ({demote})", {"rule": demote}):
+                    report.changed += 1
+                    rules[demote] += 1
+    report.details["rules"] = dict(rules)
+    return report
+
+
+def step_expire(ctx: DreamContext) -> StepReport:
+    """seed 000: working memories whose energy fell below 0.1 expire (kept, status expired)."""
+    report = StepReport("expire")
+    cfg = ctx.settings.dynamics
+    for batch in ctx.claimed_batches(ctx.scope(layers=frozenset({Layer.WORKING})), "expire"):
+        for rec in batch:
+            report.examined += 1
+            if promotion.working_expired(rec, now=ctx.now, cfg=cfg):
+                changes = {"status": Status.EXPIRED, "valid_until": rec.valid_until or ctx.now,
+                           "updated_at": ctx.now}
+                if ctx.write(rec, changes, "expired", "working energy below the expiry threshold (seed 000)"):
+                    report.changed += 1
+    return report
+
+
+def step_prune(ctx: DreamContext) -> StepReport:
+    """seed 002 step 7: prune access-log rows older than the retention window."""
+    days = ctx.settings.dream.access_log_retention_days
+    removed = ctx.store.prune_access_log(cutoff(ctx.now, days))
+    return StepReport("prune", changed=removed, details={"access_log_rows": removed, "older_than_days": days})
+
+
+STEPS: list[tuple[str, Callable[[DreamContext], StepReport]]] = [
+    ("decay", step_decay),
+    ("promote", step_promote),
+    ("expire", step_expire),
+    ("prune", step_prune),
+]

@@ -1,0 +1,172 @@
+"""Pure layer-transition predicates (seed 000 energy rules, SEED-NOTES 6 rule sets).
+
+Each predicate returns the *reason* (a rule name) when the record is eligible, else ``None``.
+The dream cycle applies them; nothing here changes a record.
+
+Exemptions (SEED-NOTES 6 and 7): only ``active`` memories move. Pinned (and flashbulb) memories
+are protected from forgetting, demotion and archival but may still be promoted (SEED-NOTES 7 —
+this overrides seed 001's "pinned are never promoted"); immutable memories are never promoted,
+demoted or archived (seed 001 keeps them where they are).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from reverie.config.dynamics import DynamicsSettings
+from reverie.dynamics import energy as energy_mod
+from reverie.dynamics import retention as retention_mod
+from reverie.dynamics import strength
+from reverie.dynamics._util import days_between, layer_name, seconds_between
+from reverie.model import Layer, MemoryRecord, Status
+
+
+def _active(record: MemoryRecord) -> bool:
+    return record.status == Status.ACTIVE
+
+
+def _energy_now(record: MemoryRecord, now: datetime, cfg: DynamicsSettings) -> float:
+    return energy_mod.energy_at(
+        energy=record.energy,
+        updated_at=record.energy_updated_at or record.created_at,
+        now=now,
+        layer=record.layer,
+        cfg=cfg.energy,
+    )
+
+
+def working_to_episodic(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
+    """seed 002: after 30 min or 2 accesses; seed 000: energy > 2.0."""
+    if layer_name(record.layer) != "working" or not _active(record) or record.immutable:
+        return None
+    p = cfg.promotion
+    if record.access_count >= p.working_accesses:
+        return "seed002_accesses"
+    if seconds_between(record.created_at, now) / 60.0 > p.working_after_minutes:
+        return "seed002_age"
+    if p.working_use_energy and _energy_now(record, now, cfg) > cfg.energy.promote_working:
+        return "seed000_energy"
+    return None
+
+
+def session_end_promotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
+    """seed 000: at session end a working memory with energy > 1.5 is promoted."""
+    if layer_name(record.layer) != "working" or not _active(record) or record.immutable:
+        return None
+    if _energy_now(record, now, cfg) > cfg.energy.session_end_threshold:
+        return "seed000_session_end"
+    return None
+
+
+def working_expired(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> bool:
+    """seed 000: a working memory whose energy fell below 0.1 expires (pinned ones do not)."""
+    if layer_name(record.layer) != "working" or not _active(record) or record.pinned:
+        return False
+    return energy_mod.is_working_expired(energy=_energy_now(record, now, cfg), cfg=cfg.energy)
+
+
+def episodic_to_semantic(
+    record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, shared_entity_count: int = 0
+) -> str | None:
+    """Any of seed 001's three rules, seed 002's rule, or seed 000's energy > 5.0.
+
+    ``shared_entity_count`` = how many episodic memories (this one included) share an entity with it.
+    """
+    if layer_name(record.layer) != "episodic" or not _active(record) or record.immutable:
+        return None
+    p = cfg.promotion
+    if record.access_count >= p.episodic_accesses:
+        return "seed001_access_frequency"
+    if (
+        record.utility >= p.episodic_utility
+        and days_between(record.created_at, now) >= p.episodic_utility_age_days
+    ):
+        return "seed001_sustained_utility"
+    if shared_entity_count >= p.episodic_entity_count:
+        return "seed001_entity_cooccurrence"
+    if record.importance >= p.episodic_importance and record.access_count >= p.episodic_importance_accesses:
+        return "seed002_importance_accesses"
+    if p.episodic_use_energy and _energy_now(record, now, cfg) > cfg.energy.promote_episodic:
+        return "seed000_energy"
+    return None
+
+
+def core_eligible(record: MemoryRecord, *, distinct_sessions: int, cfg: DynamicsSettings) -> bool:
+    """seed 003: access_count >= 10, normalised storage strength >= 0.85, >= 3 distinct sessions."""
+    if record.core or not _active(record):
+        return False
+    p = cfg.promotion
+    stab = strength.normalized_storage(storage=record.storage_strength, cfg=cfg.strength)
+    return (
+        record.access_count >= p.core_accesses
+        and stab >= p.core_stability
+        and distinct_sessions >= p.core_sessions
+    )
+
+
+def semantic_demotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
+    """seed 001: semantic → dormant when idle >= 60 days AND utility < 0.2.
+
+    Pinned, immutable and flashbulb memories are exempt."""
+    if layer_name(record.layer) != "semantic" or not _active(record):
+        return None
+    if record.pinned or record.immutable or record.flashbulb:
+        return None
+    p = cfg.promotion
+    idle = days_between(record.last_accessed_at or record.created_at, now)
+    if idle >= p.demote_idle_days and record.utility < p.demote_utility:
+        return "seed001_idle_low_utility"
+    return None
+
+
+def archival_eligible(
+    record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, retention: float | None = None
+) -> bool:
+    """seed 002: age > 90 days, retention < 0.15, importance < 0.3, access_count < 3.
+
+    Exempt: semantic/procedural/codebase layers, pinned, immutable, flashbulb, core, protected
+    categories and memories still within seed 001's minimum retention. ``retention`` defaults to
+    the seed 002 retention of the configured mode.
+    """
+    if not _active(record) or record.pinned or record.immutable or record.flashbulb or record.core:
+        return False
+    p = cfg.promotion
+    if layer_name(record.layer) in p.archive_exempt_layers or record.category in p.protected_categories:
+        return False
+    age = days_between(record.created_at, now)
+    if retention_mod.within_min_retention(category=record.category, age_days=age, cfg=cfg.retention):
+        return False
+    if retention is None:
+        hl = retention_mod.layer_half_life(layer=record.layer, trust=record.trust, cfg=cfg.retention)
+        retention = retention_mod.retention(
+            age_days=days_between(record.last_accessed_at or record.created_at, now),
+            half_life_days=hl,
+            access_count=record.access_count,
+            cfg=cfg.retention,
+        )
+    return (
+        age > p.archive_age_days
+        and retention < p.archive_retention
+        and record.importance < p.archive_importance
+        and record.access_count < p.archive_accesses
+    )
+
+
+def eligible_transition(
+    record: MemoryRecord,
+    *,
+    now: datetime,
+    cfg: DynamicsSettings,
+    shared_entity_count: int = 0,
+    session_end: bool = False,
+) -> tuple[Layer, str] | None:
+    """The layer a record may move to now and the rule that allows it (or ``None``)."""
+    reason = working_to_episodic(record, now=now, cfg=cfg)
+    if reason is None and session_end:
+        reason = session_end_promotion(record, now=now, cfg=cfg)
+    if reason is not None:
+        return Layer.EPISODIC, reason
+    reason = episodic_to_semantic(record, now=now, cfg=cfg, shared_entity_count=shared_entity_count)
+    if reason is not None:
+        return Layer.SEMANTIC, reason
+    return None

