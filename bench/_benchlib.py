@@ -133,6 +133,7 @@ def machine_info() -> dict[str, Any]:
         "blas_threads_env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                          "MKL_NUM_THREADS") if k in os.environ},
     }
+    info["load_average_1_5_15"] = load_average()
     with contextlib.suppress(Exception):
         import psutil
 
@@ -142,6 +143,14 @@ def machine_info() -> dict[str, Any]:
 
         info["sqlite"] = sqlite3.sqlite_version
     return info
+
+
+def load_average() -> list[float] | None:
+    """1/5/15-minute load average: on a shared 2-core machine, latencies rise with it."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 # embedders -----------------------------------------------------------------------------------
@@ -256,7 +265,7 @@ def write_json(data: Any, path: Path) -> Path:
 def console() -> Any:
     from rich.console import Console
 
-    return Console()
+    return Console() if sys.stdout.isatty() else Console(width=200)
 
 
 def fmt(value: Any, digits: int = 3) -> str:

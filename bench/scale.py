@@ -51,6 +51,7 @@ from _benchlib import (
     console,
     fmt,
     latency_stats,
+    load_average,
     machine_info,
     make_bench_embedder,
     memory_config,
@@ -393,7 +394,8 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
     from reverie.store.base import MemoryFilter
 
     out: dict[str, Any] = {"backend": backend, "size": size, "k": args.k, "infer": args.infer,
-                           "batch_size": args.batch_size, "rss_mb_start": rss_mb()}
+                           "batch_size": args.batch_size, "rss_mb_start": rss_mb(),
+                           "load_average_start": load_average()}
     protos = Prototypes(args.prototypes, args.seed)
     raw = make_bench_embedder(args.embedder, hash_dim=args.hash_dim, cached=False)  # no query cache
     protos.embed(raw, None if args.embedder == "hash" else RESULTS_DIR / "cache")
@@ -425,6 +427,7 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
         if args.embed_sample:
             out["add_with_embedder"] = measure_embed_add(mem, args)
         out["rss_mb_end"] = rss_mb()
+        out["load_average_end"] = load_average()
         out["peak_rss_mb"] = peak_rss_mb()
         mc = loader.mix_cos
         out["mixture_cosine_to_real_embedding"] = (

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from reverie import Memory, SettableClock
 from reverie.config.core import StorageSettings
 from reverie.embed.testing import HashEmbedder
 
@@ -105,3 +107,29 @@ def open_store(store_target: str):  # type: ignore[no-untyped-def]
 def store(open_store):  # type: ignore[no-untyped-def]
     """One open store of each backend (the contract suite runs against both)."""
     return open_store()
+
+
+@pytest.fixture
+def clock() -> SettableClock:
+    return SettableClock(datetime(2025, 3, 1, 9, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def make_memory(store_target: str, tmp_path: Path, clock: SettableClock) -> Iterator[object]:
+    """Open Memory objects on the test backend with the hash embedder and a settable clock."""
+    opened: list[Memory] = []
+
+    def factory(**config: object) -> Memory:
+        cfg = {"opslog": {"path": str(tmp_path / "ops-log.jsonl")}, **config}
+        m = Memory(store_target, config=cfg, clock=clock, embedder=HashEmbedder(64))
+        opened.append(m)
+        return m
+
+    yield factory
+    for m in opened:
+        m.close()
+
+
+@pytest.fixture
+def mem(make_memory) -> Memory:  # type: ignore[no-untyped-def]
+    return make_memory()  # type: ignore[no-any-return]

@@ -7,6 +7,7 @@ import pytest
 
 from reverie.config.dynamics import DynamicsSettings
 from reverie.dynamics import energy
+
 from .conftest import T0
 
 

@@ -16,7 +16,9 @@ def test_l2_half_at_half_life() -> None:
 
 def test_huber_golden() -> None:
     hl = 30.0
-    assert rt.huber_retention(age_days=10, half_life_days=hl) == pytest.approx(rt.l2_retention(age_days=10, half_life_days=hl))
+    assert rt.huber_retention(age_days=10, half_life_days=hl) == pytest.approx(
+        rt.l2_retention(age_days=10, half_life_days=hl)
+    )
     r0 = 2**-0.5
     assert rt.huber_retention(age_days=hl, half_life_days=hl) == pytest.approx(r0 * (1 - math.log(2) / 2))
     assert rt.huber_retention(age_days=200, half_life_days=hl) == 0.0
@@ -43,7 +45,14 @@ def test_default_mode_is_huber(cfg: DynamicsSettings) -> None:
 
 @pytest.mark.parametrize(
     ("source", "half_life"),
-    [("human", 30.0), ("ai", 30 / 1.6), ("interaction", 30 / 1.8), ("ingest", 15.0), ("code_scan", 15.0), ("dream", 30 / 2.2)],
+    [
+        ("human", 30.0),
+        ("ai", 30 / 1.6),
+        ("interaction", 30 / 1.8),
+        ("ingest", 15.0),
+        ("code_scan", 15.0),
+        ("dream", 30 / 2.2),
+    ],
 )
 def test_trust_weighted_half_life(cfg: DynamicsSettings, source: str, half_life: float) -> None:
     trust = rt.source_trust(source=source, cfg=cfg.retention)

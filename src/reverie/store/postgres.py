@@ -17,6 +17,8 @@ Only this module (and the other ``store`` modules) knows SQL.
 from __future__ import annotations
 
 import builtins
+import json
+import math
 import re
 import threading
 from collections import Counter
@@ -168,10 +170,11 @@ _SELECT_MEMORY: Final = sql.SQL("SELECT {} FROM memories").format(
 # migrations
 # ----------------------------------------------------------------------------------------
 
-_INITIAL_TABLES: Final[LiteralString] = """
+#: ids are compared and sorted byte-wise (COLLATE "C"), as in SQLite, whatever the server locale
+_M0001_CORE: Final[LiteralString] = """
 CREATE TABLE meta (key text PRIMARY KEY, value jsonb NOT NULL);
 CREATE TABLE memories (
-    id text PRIMARY KEY,
+    id text COLLATE "C" PRIMARY KEY,
     content text NOT NULL,
     content_hash text NOT NULL,
     user_id text,
@@ -185,11 +188,11 @@ CREATE TABLE memories (
     memory_kind text NOT NULL,
     sub_tier text,
     temporal_type text NOT NULL,
-    entities jsonb NOT NULL DEFAULT '[]',
+    entities jsonb NOT NULL,
     embedding vector({dim}),
     embedding_precision text NOT NULL,
     importance double precision NOT NULL,
-    importance_channels jsonb NOT NULL DEFAULT '{{}}',
+    importance_channels jsonb NOT NULL,
     surprise double precision,
     utility double precision NOT NULL,
     utility_updated_at timestamptz,
@@ -211,7 +214,7 @@ CREATE TABLE memories (
     source_confidence double precision NOT NULL,
     write_source text NOT NULL,
     data_source text NOT NULL,
-    inputs jsonb NOT NULL DEFAULT '[]',
+    inputs jsonb NOT NULL,
     valid_from timestamptz,
     valid_until timestamptz,
     recorded_at timestamptz NOT NULL,
@@ -230,32 +233,33 @@ CREATE TABLE memories (
     decay_score double precision,
     superseded_by text,
     box_id text,
-    metadata jsonb NOT NULL DEFAULT '{{}}',
-    version bigint NOT NULL DEFAULT 1,
+    metadata jsonb NOT NULL,
+    version bigint NOT NULL,
     partition text GENERATED ALWAYS AS (coalesce(user_id, '')) STORED,
     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED
 );
 CREATE INDEX memories_scope_idx ON memories (partition, status, store);
 CREATE INDEX memories_created_idx ON memories (partition, created_at);
 CREATE INDEX memories_hash_idx ON memories (content_hash);
+CREATE INDEX memories_session_idx ON memories (session_id);
 CREATE INDEX memories_tsv_idx ON memories USING gin (tsv);
 CREATE TABLE relations (
-    id text PRIMARY KEY,
-    src_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    dst_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    id text COLLATE "C" PRIMARY KEY,
+    src_id text COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    dst_id text COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     type text NOT NULL,
     confidence double precision NOT NULL,
     weight double precision NOT NULL,
     created_at timestamptz NOT NULL,
     last_reinforced_at timestamptz,
-    metadata jsonb NOT NULL DEFAULT '{{}}',
+    metadata jsonb NOT NULL,
     UNIQUE (src_id, dst_id, type)
 );
 CREATE INDEX relations_dst_idx ON relations (dst_id);
 CREATE TABLE coactivations (
-    a_id text NOT NULL,
-    b_id text NOT NULL,
-    weight bigint NOT NULL DEFAULT 1,
+    a_id text COLLATE "C" NOT NULL,
+    b_id text COLLATE "C" NOT NULL,
+    weight bigint NOT NULL,
     first_at timestamptz NOT NULL,
     last_at timestamptz NOT NULL,
     PRIMARY KEY (a_id, b_id),
@@ -264,99 +268,108 @@ CREATE TABLE coactivations (
 CREATE INDEX coactivations_b_idx ON coactivations (b_id);
 CREATE TABLE history (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    memory_id text NOT NULL,
+    memory_id text COLLATE "C" NOT NULL,
     event text NOT NULL,
     at timestamptz NOT NULL,
-    reason text NOT NULL DEFAULT '',
-    actor text NOT NULL DEFAULT 'engine',
-    data jsonb NOT NULL DEFAULT '{{}}'
+    reason text NOT NULL,
+    actor text NOT NULL,
+    data jsonb NOT NULL
 );
 CREATE INDEX history_memory_idx ON history (memory_id, at, id);
 CREATE TABLE access_log (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    memory_id text NOT NULL,
+    memory_id text COLLATE "C" NOT NULL,
     at timestamptz NOT NULL,
     kind text NOT NULL,
     session_id text
 );
-CREATE INDEX access_log_memory_idx ON access_log (memory_id, at DESC);
+CREATE INDEX access_log_memory_idx ON access_log (memory_id, at DESC, id DESC);
 CREATE INDEX access_log_at_idx ON access_log (at);
 CREATE TABLE claims (
-    memory_id text PRIMARY KEY,
+    memory_id text COLLATE "C" PRIMARY KEY,
     owner text NOT NULL,
     phase text NOT NULL,
     claimed_at timestamptz NOT NULL,
     expires_at timestamptz NOT NULL
 );
 CREATE INDEX claims_owner_idx ON claims (owner);
-CREATE TABLE state (key text PRIMARY KEY, value jsonb);
+CREATE TABLE state (key text PRIMARY KEY, value jsonb NOT NULL);
+"""
+
+#: tables the engine's later stages fill (same shapes as the SQLite backend's)
+_M0002_ENGINE_TABLES: Final[LiteralString] = """
 CREATE TABLE clusters (
-    id text PRIMARY KEY,
-    partition text NOT NULL DEFAULT '',
+    id text COLLATE "C" PRIMARY KEY,
+    partition text NOT NULL,
     kind text NOT NULL,
     label text,
-    centroid vector({dim}),
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL,
-    metadata jsonb NOT NULL DEFAULT '{{}}'
+    metadata jsonb NOT NULL DEFAULT '{}'
 );
 CREATE TABLE cluster_members (
-    cluster_id text NOT NULL REFERENCES clusters (id) ON DELETE CASCADE,
-    memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    cluster_id text COLLATE "C" NOT NULL REFERENCES clusters (id) ON DELETE CASCADE,
+    memory_id text COLLATE "C" NOT NULL,
     weight double precision NOT NULL DEFAULT 1,
     PRIMARY KEY (cluster_id, memory_id)
 );
 CREATE INDEX cluster_members_memory_idx ON cluster_members (memory_id);
 CREATE TABLE synaptic_tags (
-    id text PRIMARY KEY,
-    memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    tag text NOT NULL,
-    strength double precision NOT NULL DEFAULT 1,
-    created_at timestamptz NOT NULL,
-    expires_at timestamptz,
-    metadata jsonb NOT NULL DEFAULT '{{}}'
+    memory_id text COLLATE "C" NOT NULL,
+    session_id text NOT NULL,
+    tagged_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    captured boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (memory_id, session_id)
 );
-CREATE INDEX synaptic_tags_memory_idx ON synaptic_tags (memory_id);
+CREATE INDEX synaptic_tags_session_idx ON synaptic_tags (session_id);
 CREATE TABLE boxes (
-    id text PRIMARY KEY,
-    partition text NOT NULL DEFAULT '',
-    title text NOT NULL DEFAULT '',
-    summary text NOT NULL DEFAULT '',
-    status text NOT NULL DEFAULT 'open',
-    created_at timestamptz NOT NULL,
-    updated_at timestamptz NOT NULL,
-    sealed_at timestamptz,
-    metadata jsonb NOT NULL DEFAULT '{{}}'
-);
-CREATE TABLE working_memory (
+    id text COLLATE "C" PRIMARY KEY,
     partition text NOT NULL,
-    memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    activation double precision NOT NULL DEFAULT 1,
-    entered_at timestamptz NOT NULL,
-    updated_at timestamptz NOT NULL,
-    PRIMARY KEY (partition, memory_id)
+    session_id text,
+    topic jsonb NOT NULL DEFAULT '[]',
+    opened_at timestamptz NOT NULL,
+    sealed_at timestamptz,
+    trace_id text,
+    memory_count bigint NOT NULL DEFAULT 0
 );
+CREATE INDEX boxes_partition_idx ON boxes (partition, opened_at);
+CREATE TABLE working_memory (
+    session_id text NOT NULL,
+    memory_id text COLLATE "C" NOT NULL,
+    importance double precision NOT NULL,
+    access_count bigint NOT NULL DEFAULT 0,
+    added_at timestamptz NOT NULL,
+    last_accessed timestamptz NOT NULL,
+    PRIMARY KEY (session_id, memory_id)
+);
+CREATE INDEX working_memory_memory_idx ON working_memory (memory_id);
 CREATE TABLE dream_runs (
-    id text PRIMARY KEY,
-    owner text NOT NULL,
-    status text NOT NULL,
+    id text COLLATE "C" PRIMARY KEY,
     started_at timestamptz NOT NULL,
     finished_at timestamptz,
-    report jsonb NOT NULL DEFAULT '{{}}'
+    owner text NOT NULL,
+    report jsonb NOT NULL DEFAULT '{}'
 );
 """
 
+#: rows about a memory that go when it is hard-deleted (relations cascade; history stays: it logs the delete)
+_DEPENDENT_TABLES: Final = ("access_log", "claims", "synaptic_tags", "working_memory", "cluster_members")
 
-def _migrate_initial(conn: Conn, dim: int, settings: StorageSettings) -> None:
-    conn.execute(sql.SQL(_INITIAL_TABLES).format(dim=sql.Literal(dim)))
+
+def _migrate_core(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(sql.SQL(_M0001_CORE).format(dim=sql.Literal(dim)))
     conn.execute(_hnsw_ddl(settings))
-    conn.execute("INSERT INTO meta (key, value) VALUES ('dim', %s)", (Jsonb(dim),))
+    conn.execute("INSERT INTO meta (key, value) VALUES ('dim', %s)", (_json(dim, "dim"),))
+
+
+def _migrate_engine_tables(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0002_ENGINE_TABLES)
 
 
 def _hnsw_ddl(settings: StorageSettings) -> sql.Composed:
     return sql.SQL(
-        "CREATE INDEX {} ON memories USING hnsw (embedding vector_cosine_ops) "
-        "WITH (m = {}, ef_construction = {})"
+        "CREATE INDEX {} ON memories USING hnsw (embedding vector_cosine_ops) WITH (m = {}, ef_construction = {})"
     ).format(
         sql.Identifier(_HNSW_INDEX),
         sql.Literal(settings.hnsw_m),
@@ -367,7 +380,10 @@ def _hnsw_ddl(settings: StorageSettings) -> sql.Composed:
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
-MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (("0001_initial", _migrate_initial),)
+MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
+    ("0001_core", _migrate_core),
+    ("0002_engine_tables", _migrate_engine_tables),
+)
 
 
 def _run_migrations(conn: Conn, dim: int, settings: StorageSettings) -> int:
@@ -383,8 +399,7 @@ def _run_migrations(conn: Conn, dim: int, settings: StorageSettings) -> int:
         known = {name for name, _ in MIGRATIONS}
         if applied - known:
             raise MigrationError(
-                f"the database has migrations this reverie does not know: {sorted(applied - known)}; "
-                "upgrade reverie"
+                f"the database has migrations this reverie does not know: {sorted(applied - known)}; upgrade reverie"
             )
         if applied:
             _check_dim(conn, dim)
@@ -429,12 +444,32 @@ def _encode_value(name: str, kind: str, value: Any, dim: int) -> Any:
         except ValueError as exc:
             raise InvalidInputError(f"invalid {name}: {value!r}") from exc
     if kind == "json":
-        return Jsonb(value)
+        return _json(value, name)
     if kind == "ts":
         return _utc(value)
     if kind == "vector":
         return _check_vector(value, dim)
     return value
+
+
+def _json(value: Any, what: str) -> Jsonb:
+    """JSON for a jsonb parameter, serialised (and checked) here rather than in the driver."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+    return Jsonb(text, dumps=_as_is)
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def _cosine(distance: float | None) -> float:
+    """Cosine similarity from pgvector's distance, clipped to [-1, 1] (NaN for zero vectors: 0)."""
+    if distance is None or math.isnan(distance):
+        return 0.0
+    return min(1.0, max(-1.0, 1.0 - float(distance)))
 
 
 def _check_vector(value: Any, dim: int) -> Vector:
@@ -533,7 +568,10 @@ def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.
     if flt.recorded_before is not None:
         add("{c} <= %s", "recorded_at", _utc(flt.recorded_before))
     for key, value in (flt.metadata or {}).items():
-        add("{c} -> %s = %s", "metadata", str(key), Jsonb(value))
+        if value is not None and not isinstance(value, str | int | float | bool):
+            raise InvalidInputError(f"metadata filter values must be JSON scalars; {key!r} is {type(value).__name__}")
+        # jsonb equality: 1 == 1.0, true != 1, None matches an explicit null
+        add("{c} -> %s = %s", "metadata", str(key), _json(value, "metadata filter"))
     if not parts:
         return sql.SQL("TRUE"), params
     return sql.SQL(" AND ").join(parts), params
@@ -655,9 +693,11 @@ class PostgresStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Re-entrant per thread: nested calls join the outer transaction."""
-        if getattr(self._local, "conn", None) is not None:
-            yield
+        """Re-entrant per thread: inner blocks are savepoints of the thread's outer transaction."""
+        outer: Conn | None = getattr(self._local, "conn", None)
+        if outer is not None:
+            with self._errors("savepoint failed"), outer.transaction():
+                yield
             return
         if self._closed:
             raise StoreError("the PostgreSQL store is closed")
@@ -736,23 +776,19 @@ class PostgresStore:
             current = conn.execute("SELECT version FROM memories WHERE id = %s", (memory_id,)).fetchone()
         if current is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
-        raise ConflictError(
-            f"memory {memory_id!r} is at version {current[0]}, not the expected {expected_version}"
-        )
+        raise ConflictError(f"memory {memory_id!r} is at version {current[0]}, not the expected {expected_version}")
 
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0
         id_list = _unique(ids)
         with self._write() as conn:
-            for table in ("access_log", "claims", "working_memory"):
+            for table in _DEPENDENT_TABLES:
                 conn.execute(
                     sql.SQL("DELETE FROM {} WHERE memory_id = ANY(%s)").format(sql.Identifier(table)),
                     (id_list,),
                 )
-            conn.execute(
-                "DELETE FROM coactivations WHERE a_id = ANY(%s) OR b_id = ANY(%s)", (id_list, id_list)
-            )
+            conn.execute("DELETE FROM coactivations WHERE a_id = ANY(%s) OR b_id = ANY(%s)", (id_list, id_list))
             cur = conn.execute("DELETE FROM memories WHERE id = ANY(%s)", (id_list,))
             return cur.rowcount
 
@@ -831,7 +867,7 @@ class PostgresStore:
             "SELECT id, distance FROM hits ORDER BY distance, id"
         ).format(where)
         rows = self._rows(query, [query_vec, *params, k])
-        return [ScoredId(row[0], 1.0 - float(row[1])) for row in rows]
+        return [ScoredId(row[0], _cosine(row[1])) for row in rows]
 
     def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         terms = _tsquery_text(query)
@@ -858,17 +894,7 @@ class PostgresStore:
     def add_relations(self, relations: Sequence[Relation]) -> int:
         if not relations:
             return 0
-        cols = ("id", "src_id", "dst_id", "type", "confidence", "weight", "created_at", "last_reinforced_at")
-        arrays: builtins.list[builtins.list[Any]] = [[] for _ in cols]
-        metadata: builtins.list[Jsonb] = []
-        for rel in relations:
-            values = (
-                rel.id, rel.src_id, rel.dst_id, RelationType(rel.type).value, rel.confidence,
-                rel.weight, _utc(rel.created_at), _utc(rel.last_reinforced_at),
-            )  # fmt: skip
-            for array, value in zip(arrays, values, strict=True):
-                array.append(value)
-            metadata.append(Jsonb(rel.metadata))
+        columns = builtins.list(zip(*(_encode_relation(rel) for rel in relations), strict=True))
         query = (
             "INSERT INTO relations (id, src_id, dst_id, type, confidence, weight, created_at, "
             "last_reinforced_at, metadata) "
@@ -877,7 +903,7 @@ class PostgresStore:
             "ON CONFLICT DO NOTHING"
         )
         with self._write() as conn:
-            return conn.execute(query, [*arrays, metadata]).rowcount
+            return conn.execute(query, [builtins.list(c) for c in columns]).rowcount
 
     def relations(
         self,
@@ -900,7 +926,7 @@ class PostgresStore:
         type_clause = sql.SQL("")
         if types is not None:
             type_clause = sql.SQL(" AND type = ANY(%(types)s)")
-            params["types"] = [RelationType(t).value for t in types]
+            params["types"] = sorted(_relation_type(t) for t in types)
         query = sql.SQL(
             "SELECT id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata "
             "FROM relations WHERE {}{} ORDER BY created_at, id"
@@ -908,15 +934,7 @@ class PostgresStore:
         return [_decode_relation(row) for row in self._rows(query, params)]
 
     def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None:
-        encoders: dict[str, Callable[[Any], Any]] = {
-            "type": lambda v: RelationType(v).value,
-            "confidence": float,
-            "weight": float,
-            "created_at": _utc,
-            "last_reinforced_at": _utc,
-            "metadata": Jsonb,
-        }
-        bad = sorted(set(fields) - set(encoders))
+        bad = sorted(set(fields) - _RELATION_ENCODERS.keys())
         if bad:
             raise InvalidInputError(f"cannot update relation fields {bad}")
         if not fields:
@@ -927,7 +945,7 @@ class PostgresStore:
         query = sql.SQL("UPDATE relations SET {} WHERE id = %s").format(
             sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
         )
-        params = [encoders[n](fields[n]) if fields[n] is not None else None for n in names]
+        params = [_RELATION_ENCODERS[n](fields[n]) if fields[n] is not None else None for n in names]
         with self._write() as conn:
             if conn.execute(query, [*params, relation_id]).rowcount == 0:
                 raise NotFoundError(f"no relation with id {relation_id!r}")
@@ -940,9 +958,7 @@ class PostgresStore:
 
     def count_relations(self, flt: MemoryFilter) -> int:
         where, params = _filter_sql(flt, alias="m")
-        query = sql.SQL(
-            "SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}"
-        ).format(where)
+        query = sql.SQL("SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}").format(where)
         return int(self._rows(query, params)[0][0])
 
     # history, accesses, co-activation -------------------------------------------------------
@@ -954,7 +970,7 @@ class PostgresStore:
             "INSERT INTO history (memory_id, event, at, reason, actor, data) "
             "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id"
         )
-        params = [(e.memory_id, e.event, _utc(e.at), e.reason, e.actor, Jsonb(e.data)) for e in events]
+        params = [(e.memory_id, e.event, _utc(e.at), e.reason, e.actor, _json(e.data, "history data")) for e in events]
         with self._write() as conn, conn.cursor() as cur:
             cur.executemany(query, params, returning=True)
             for event in events:
@@ -964,8 +980,7 @@ class PostgresStore:
 
     def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
         rows = self._rows(
-            "SELECT memory_id, event, at, reason, actor, data, id FROM history "
-            "WHERE memory_id = %s ORDER BY at, id",
+            "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE memory_id = %s ORDER BY at, id",
             [memory_id],
         )
         return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
@@ -986,15 +1001,13 @@ class PostgresStore:
         with self._write() as conn:
             conn.execute(query, params)
 
-    def access_times(
-        self, memory_ids: Sequence[str], *, limit: int = 100
-    ) -> dict[str, builtins.list[datetime]]:
+    def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
         if not memory_ids or limit <= 0:
             return {}
         rows = self._rows(
             "SELECT ids.memory_id, a.at FROM unnest(%s::text[]) AS ids(memory_id) "
-            "CROSS JOIN LATERAL (SELECT at FROM access_log l WHERE l.memory_id = ids.memory_id "
-            "ORDER BY at DESC LIMIT %s) AS a ORDER BY ids.memory_id, a.at DESC",
+            "CROSS JOIN LATERAL (SELECT at, id FROM access_log l WHERE l.memory_id = ids.memory_id "
+            "ORDER BY at DESC, id DESC LIMIT %s) AS a ORDER BY ids.memory_id, a.at DESC",
             [_unique(memory_ids), limit],
         )
         out: dict[str, builtins.list[datetime]] = {}
@@ -1025,9 +1038,7 @@ class PostgresStore:
     def coactivations(
         self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
     ) -> builtins.list[CoActivation]:
-        base: LiteralString = (
-            "SELECT a_id, b_id, weight, first_at, last_at FROM coactivations WHERE weight >= %s"
-        )
+        base: LiteralString = "SELECT a_id, b_id, weight, first_at, last_at FROM coactivations WHERE weight >= %s"
         order: LiteralString = " ORDER BY weight DESC, a_id, b_id"
         either: LiteralString = " AND (a_id = ANY(%s) OR b_id = ANY(%s))"
         if memory_ids is None:
@@ -1046,6 +1057,8 @@ class PostgresStore:
     ) -> builtins.list[str]:
         if not memory_ids:
             return []
+        if not math.isfinite(ttl_seconds) or ttl_seconds <= 0:
+            raise InvalidInputError("ttl_seconds must be a positive number")
         ids = _unique(memory_ids)
         start = _utc(now)
         assert start is not None
@@ -1079,10 +1092,42 @@ class PostgresStore:
     def set_state(self, key: str, value: Any) -> None:
         with self._write() as conn:
             conn.execute(
-                "INSERT INTO state (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                [key, Jsonb(value)],
+                "INSERT INTO state (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, _json(value, f"state {key!r}")],
             )
+
+
+def _relation_type(value: Any) -> str:
+    try:
+        return RelationType(value).value
+    except ValueError as exc:
+        raise InvalidInputError(f"invalid relation type: {value!r}") from exc
+
+
+_RELATION_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
+    "src_id": str,
+    "dst_id": str,
+    "type": _relation_type,
+    "confidence": float,
+    "weight": float,
+    "created_at": _utc,
+    "last_reinforced_at": _utc,
+    "metadata": lambda v: _json(v, "relation metadata"),
+}
+
+
+def _encode_relation(rel: Relation) -> tuple[Any, ...]:
+    return (
+        rel.id,
+        rel.src_id,
+        rel.dst_id,
+        _relation_type(rel.type),
+        float(rel.confidence),
+        float(rel.weight),
+        _utc(rel.created_at),
+        _utc(rel.last_reinforced_at),
+        _json(rel.metadata, "relation metadata"),
+    )
 
 
 def _decode_relation(row: Sequence[Any]) -> Relation:

@@ -1,0 +1,110 @@
+"""Smoke test of the benchmark scripts: they run end to end at tiny sizes with the hash embedder
+and write JSON with the expected keys and sane values. The real numbers come from running
+``bench/locomo.py`` and ``bench/scale.py`` by hand (see bench/README.md)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+LOCOMO_DATA = BENCH.parent.parent / "shared" / "data" / "locomo" / "locomo_dev5.json"
+
+
+def _bench_module(name: str) -> ModuleType:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    return importlib.import_module(name)
+
+
+def _check_recall(block: dict[str, object]) -> None:
+    assert block["n"] > 0  # type: ignore[operator]
+    for key in ("r@5", "r@10", "r@20", "s@5", "s@10", "s@20"):
+        value = block[key]
+        assert isinstance(value, float)
+        assert 0.0 <= value <= 1.0
+    assert block["r@5"] <= block["r@10"] <= block["r@20"]  # type: ignore[operator]
+
+
+def test_parse_evidence_normalises_and_counts() -> None:
+    locomo = _bench_module("locomo")
+    stats = locomo.EvidenceStats()
+    ids = locomo.parse_evidence(["D8:6; D9:17", "D30:05", "D", "D:11:26", "D1:3", "D1:3"], stats)
+    assert ids == ["D8:6", "D9:17", "D30:5", "D11:26", "D1:3"]
+    assert stats.skipped_unparseable == 1
+    assert stats.normalised == 3
+    assert stats.raw_entries == 6
+
+
+def test_score_question() -> None:
+    locomo = _bench_module("locomo")
+    q = locomo.Question(0, "?", 1, ["D1:1", "D2:5"])
+    ranked = [["D3:1"], ["D1:1"]] + [["D9:9"]] * 10 + [["D2:5"]]
+    s = locomo.score_question(q, ranked)
+    assert s["r@5"] == 0.5 and s["r@10"] == 0.5 and s["r@20"] == 1.0
+    assert s["s@5"] == 0.5 and s["s@20"] == 1.0
+
+
+@pytest.mark.skipif(not LOCOMO_DATA.is_file(), reason="LoCoMo data not beside the checkout")
+def test_locomo_smoke(tmp_path: Path) -> None:
+    locomo = _bench_module("locomo")
+    out = tmp_path / "locomo.json"
+    doc = locomo.main(["--data", str(LOCOMO_DATA), "--embedder", "hash", "--hash-dim", "64",
+                       "--limit-conversations", "1", "--limit-sessions", "3", "--limit-questions", "15",
+                       "--mode", "both", "--baseline", "--out", str(out), "--quiet"])
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert saved["benchmark"] == "locomo-retrieval"
+    assert set(saved["runs"]) == {"verbatim", "infer", "baseline"}
+    assert saved["category_names"]["1"] == "multi-hop"
+    for name in ("verbatim", "infer", "baseline"):
+        run = saved["runs"][name]
+        _check_recall(run["recall"]["all"])
+        assert run["search_latency"]["p50_ms"] > 0
+    verbatim = saved["runs"]["verbatim"]
+    assert verbatim["memories"] == verbatim["turns"] > 0
+    assert verbatim["ingest_items_per_s"] > 0
+    assert saved["evidence"]["ids"] > 0
+    assert "comparison" in saved and doc["conversations"] == ["conv-26"]
+
+
+def test_scale_smoke(tmp_path: Path) -> None:
+    scale = _bench_module("scale")
+    out = tmp_path / "scale.json"
+    doc = scale.main(["--sizes", "500", "--backend", "sqlite", "--embedder", "hash", "--hash-dim", "64",
+                      "--queries", "20", "--warmup", "2", "--store-queries", "10", "--prototypes", "100",
+                      "--embed-sample", "50", "--gen-batch", "200", "--no-isolate", "--quiet", "--out", str(out)])
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert saved["benchmark"] == "scale" and saved["sizes"] == [500]
+    [res] = saved["results"]
+    assert res["backend"] == "sqlite" and res["size"] == 500
+    assert res["stored"] == 500
+    assert res["load"]["items_per_s"] > 0
+    for key in ("search", "vector_search", "text_search", "embed_query"):
+        assert res[key]["p50_ms"] > 0
+        assert res[key]["p95_ms"] >= res[key]["p50_ms"]
+    assert res["search"]["n"] == 20
+    assert 0.0 <= res["vector_search"]["recall_at_k_vs_exact"] <= 1.0
+    assert res["add_with_embedder"]["items"] == 50
+    assert res["rss_mb_after_search"] > 0
+    assert doc["results"][0]["size"] == 500
+
+
+def test_scale_bulk_data_is_deterministic_and_normalised() -> None:
+    scale = _bench_module("scale")
+    from reverie.embed.testing import HashEmbedder
+
+    protos = scale.Prototypes(50, seed=3)
+    protos.embed(HashEmbedder(32), None)
+    a = list(scale.bulk_batches(protos, 250, 100, seed=3))
+    b = list(scale.bulk_batches(protos, 250, 100, seed=3))
+    assert [len(t) for t, _ in a] == [100, 100, 50]
+    assert a[1][0] == b[1][0]
+    import numpy as np
+
+    assert np.allclose(np.linalg.norm(a[2][1], axis=1), 1.0, atol=1e-5)
+    assert len(set(scale.make_queries(40, seed=1))) == 40

@@ -1,0 +1,103 @@
+"""Dream cycle steps on both backends, on a settable clock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from reverie import InvalidInputError, Layer, Memory, SettableClock, Status
+
+
+def test_working_memories_promote_after_30_minutes(mem: Memory, clock: SettableClock) -> None:
+    old = mem.add("an older working memory", user_id="u").id
+    clock.advance(minutes=31)
+    young = mem.add("a fresh working memory", user_id="u").id
+    report = mem.dream()
+    promote = next(s for s in report["steps"] if s["name"] == "promote")
+    assert promote["changed"] == 1 and promote["details"]["rules"] == {"seed002_age": 1}
+    recs = mem.store.get([old, young])
+    assert recs[old].layer is Layer.EPISODIC and recs[young].layer is Layer.WORKING
+    ev = [e for e in mem.history(old) if e.event == "promoted"]
+    assert ev and ev[0].data == {"from": "working", "to": "episodic", "rule": "seed002_age"}
+    again = mem.dream()  # idempotent: nothing left to promote
+    assert next(s for s in again["steps"] if s["name"] == "promote")["changed"] == 0
+
+
+def test_two_accesses_promote_and_frequent_access_reaches_semantic(mem: Memory, clock: SettableClock) -> None:
+    mid = mem.add("the staging password rotates on Mondays", user_id="u").id
+    mem.get(mid)
+    mem.get(mid)
+    mem.dream(steps=["promote"])
+    assert mem.store.get([mid])[mid].layer is Layer.EPISODIC
+    mem.get(mid)  # third access: seed 001 rule 1 (access count >= 3)
+    mem.dream(steps=["promote"])
+    assert mem.store.get([mid])[mid].layer is Layer.SEMANTIC
+
+
+def test_decay_materialises_energy(mem: Memory, clock: SettableClock) -> None:
+    mid = mem.add("decaying thought", user_id="u").id
+    clock.advance(hours=2)
+    mem.dream(steps=["decay"])
+    rec = mem.store.get([mid])[mid]
+    assert rec.energy == pytest.approx(1.0 * 2.718281828459045 ** (-0.5 * 2), rel=1e-6)
+    assert rec.energy_updated_at == clock()
+    assert 0 < rec.retrieval_strength < 1
+    report = mem.dream(steps=["decay"])  # same instant: nothing to change (no compounding)
+    assert report["steps"][0]["changed"] == 0
+    assert mem.store.get([mid])[mid].energy == pytest.approx(rec.energy)
+
+
+def test_expiry_of_faded_working_memories(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+    # promotion by age switched off so that the seed 000 expiry rule is observable
+    m = make_memory(dynamics={"promotion": {"working_after_minutes": 10_000, "working_use_energy": False}})
+    mid = m.add("ephemeral", user_id="u").id
+    pinned = m.add("ephemeral but pinned", user_id="u").id
+    m.pin(pinned)
+    clock.advance(hours=5)  # 1.0·exp(-0.5·5) = 0.082 < 0.1
+    report = m.dream(steps=["expire"])
+    assert report["steps"][0]["changed"] == 1
+    recs = m.store.get([mid, pinned])
+    assert recs[mid].status is Status.EXPIRED and recs[pinned].status is Status.ACTIVE
+    assert m.search("ephemeral", user_id="u")[0].memory.id == pinned
+
+
+def test_prune_access_log(mem: Memory, clock: SettableClock) -> None:
+    mid = mem.add("accessed long ago", user_id="u").id
+    mem.get(mid)
+    clock.advance(days=200)
+    mem.get(mid)
+    report = mem.dream(steps=["prune"])
+    assert report["steps"][0]["changed"] == 1
+    assert len(mem.store.access_times([mid])[mid]) == 1
+
+
+def test_claimed_memories_are_skipped_by_another_dreamer(mem: Memory, clock: SettableClock) -> None:
+    ids = [r.id for r in mem.add_many([f"memory {i}" for i in range(6)], user_id="u")]
+    clock.advance(minutes=45)
+    held = mem.store.claim(ids[:3], owner="other-process", phase="promote", now=clock(), ttl_seconds=600)
+    assert sorted(held) == sorted(ids[:3])
+    mem.dream(steps=["promote"])
+    layers = {i: r.layer for i, r in mem.store.get(ids).items()}
+    assert all(layers[i] is Layer.WORKING for i in ids[:3])
+    assert all(layers[i] is Layer.EPISODIC for i in ids[3:])
+    clock.advance(minutes=11)  # the other claim expired: the next run finishes the work
+    mem.dream(steps=["promote"])
+    assert all(r.layer is Layer.EPISODIC for r in mem.store.get(ids).values())
+
+
+def test_unknown_step_and_report(mem: Memory) -> None:
+    with pytest.raises(InvalidInputError):
+        mem.dream(steps=["teleport"])
+    report = mem.dream()
+    assert [s["name"] for s in report["steps"]] == ["decay", "promote", "expire", "prune"]
+    assert mem.store.get_state("dream:last")["owner"] == report["owner"]
+
+
+def test_user_scoped_dream_leaves_others(mem: Memory, clock: SettableClock) -> None:
+    a = mem.add("alpha", user_id="a").id
+    b = mem.add("beta", user_id="b").id
+    clock.advance(timedelta(hours=1))
+    mem.dream(steps=["promote"], user_id="a")
+    recs = mem.store.get([a, b])
+    assert recs[a].layer is Layer.EPISODIC and recs[b].layer is Layer.WORKING

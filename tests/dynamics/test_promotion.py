@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from reverie.config.dynamics import DynamicsSettings
+from reverie.dynamics import promotion
+from reverie.model import Layer, MemoryRecord, Status
+
+from .conftest import T0
+
+
+def rec(**kw: object) -> MemoryRecord:
+    base: dict[str, object] = {"content": "x", "created_at": T0, "energy_updated_at": T0, "utility_updated_at": T0}
+    base.update(kw)
+    return MemoryRecord(**base)  # type: ignore[arg-type]
+
+
+def test_working_to_episodic_rules(cfg: DynamicsSettings) -> None:
+    w = rec(layer=Layer.WORKING)
+    assert promotion.working_to_episodic(w, now=T0 + timedelta(minutes=10), cfg=cfg) is None
+    assert promotion.working_to_episodic(w, now=T0 + timedelta(minutes=31), cfg=cfg) == "seed002_age"
+    assert promotion.working_to_episodic(w.copy(access_count=2), now=T0, cfg=cfg) == "seed002_accesses"
+    hot = w.copy(energy=2.5)
+    assert promotion.working_to_episodic(hot, now=T0 + timedelta(minutes=1), cfg=cfg) == "seed000_energy"
+    assert promotion.working_to_episodic(hot.copy(immutable=True), now=T0, cfg=cfg) is None
+    assert promotion.working_to_episodic(hot.copy(status=Status.EXPIRED), now=T0, cfg=cfg) is None
+
+
+def test_session_end_and_expiry(cfg: DynamicsSettings) -> None:
+    w = rec(layer=Layer.WORKING, energy=1.6)
+    assert promotion.session_end_promotion(w, now=T0, cfg=cfg) == "seed000_session_end"
+    assert promotion.session_end_promotion(w, now=T0 + timedelta(hours=1), cfg=cfg) is None  # 1.6·e^-0.5 < 1.5
+    fresh = rec(layer=Layer.WORKING)
+    assert not promotion.working_expired(fresh, now=T0 + timedelta(hours=4.6), cfg=cfg)
+    assert promotion.working_expired(fresh, now=T0 + timedelta(hours=4.7), cfg=cfg)
+    assert not promotion.working_expired(fresh.copy(pinned=True), now=T0 + timedelta(hours=9), cfg=cfg)
+
+
+def test_episodic_to_semantic_rules(cfg: DynamicsSettings) -> None:
+    e = rec(layer=Layer.EPISODIC)
+    now = T0 + timedelta(days=1)
+    assert promotion.episodic_to_semantic(e, now=now, cfg=cfg) is None
+    assert promotion.episodic_to_semantic(e.copy(access_count=3), now=now, cfg=cfg) == "seed001_access_frequency"
+    useful = e.copy(utility=0.7)
+    assert promotion.episodic_to_semantic(useful, now=now, cfg=cfg) is None
+    assert promotion.episodic_to_semantic(useful, now=T0 + timedelta(days=7), cfg=cfg) == "seed001_sustained_utility"
+    got = promotion.episodic_to_semantic(e, now=now, cfg=cfg, shared_entity_count=3)
+    assert got == "seed001_entity_cooccurrence"
+    assert promotion.episodic_to_semantic(e.copy(energy=6.0), now=T0, cfg=cfg) == "seed000_energy"
+    # SEED-NOTES 7: pinned/flashbulb may be promoted; immutable is not (seed 001)
+    assert promotion.episodic_to_semantic(e.copy(access_count=3, pinned=True, flashbulb=True), now=now, cfg=cfg)
+    assert promotion.episodic_to_semantic(e.copy(access_count=3, immutable=True), now=now, cfg=cfg) is None
+
+
+def test_seed_002_rule_reachable_with_seed_001_rule_off(cfg: DynamicsSettings) -> None:
+    c = cfg.model_copy(deep=True)
+    c.promotion.episodic_accesses = 100
+    e = rec(layer=Layer.EPISODIC, importance=0.7, access_count=5)
+    assert promotion.episodic_to_semantic(e, now=T0, cfg=c) == "seed002_importance_accesses"
+    assert promotion.episodic_to_semantic(e.copy(importance=0.69), now=T0, cfg=c) is None
+
+
+def test_core(cfg: DynamicsSettings) -> None:
+    r = rec(layer=Layer.SEMANTIC, access_count=10, storage_strength=8.5)
+    assert promotion.core_eligible(r, distinct_sessions=3, cfg=cfg)
+    assert not promotion.core_eligible(r, distinct_sessions=2, cfg=cfg)
+    assert not promotion.core_eligible(r.copy(storage_strength=8.4), distinct_sessions=3, cfg=cfg)
+    assert not promotion.core_eligible(r.copy(core=True), distinct_sessions=3, cfg=cfg)
+
+
+def test_semantic_demotion(cfg: DynamicsSettings) -> None:
+    s = rec(layer=Layer.SEMANTIC, utility=0.1, last_accessed_at=T0)
+    assert promotion.semantic_demotion(s, now=T0 + timedelta(days=59), cfg=cfg) is None
+    assert promotion.semantic_demotion(s, now=T0 + timedelta(days=60), cfg=cfg) == "seed001_idle_low_utility"
+    for exempt in ({"pinned": True}, {"immutable": True}, {"flashbulb": True}, {"utility": 0.2}):
+        assert promotion.semantic_demotion(s.copy(**exempt), now=T0 + timedelta(days=99), cfg=cfg) is None
+
+
+def test_archival(cfg: DynamicsSettings) -> None:
+    r = rec(layer=Layer.EPISODIC, importance=0.2, category="fact", source="ingest", trust=0.5)
+    assert promotion.archival_eligible(r, now=T0 + timedelta(days=91), cfg=cfg)
+    assert not promotion.archival_eligible(r, now=T0 + timedelta(days=89), cfg=cfg)
+    for exempt in (
+        {"layer": Layer.SEMANTIC},
+        {"layer": Layer.PROCEDURAL},
+        {"pinned": True},
+        {"immutable": True},
+        {"core": True},
+        {"importance": 0.3},
+        {"access_count": 3},
+        {"category": "preference"},
+    ):
+        assert not promotion.archival_eligible(r.copy(**exempt), now=T0 + timedelta(days=91), cfg=cfg)
+    assert not promotion.archival_eligible(r, now=T0 + timedelta(days=91), cfg=cfg, retention=0.2)
+
+
+def test_eligible_transition(cfg: DynamicsSettings) -> None:
+    assert promotion.eligible_transition(rec(layer=Layer.WORKING, access_count=2), now=T0, cfg=cfg) == (
+        Layer.EPISODIC,
+        "seed002_accesses",
+    )
+    assert promotion.eligible_transition(rec(layer=Layer.EPISODIC, access_count=3), now=T0, cfg=cfg) == (
+        Layer.SEMANTIC,
+        "seed001_access_frequency",
+    )
+    assert promotion.eligible_transition(rec(layer=Layer.SEMANTIC), now=T0, cfg=cfg) is None
+    w = rec(layer=Layer.WORKING, energy=1.6)
+    assert promotion.eligible_transition(w, now=T0, cfg=cfg) is None
+    assert promotion.eligible_transition(w, now=T0, cfg=cfg, session_end=True) == (
+        Layer.EPISODIC,
+        "seed000_session_end",
+    )

@@ -1,0 +1,864 @@
+"""The storage contract: every backend passes every test here (fixtures run them on SQLite and PostgreSQL).
+
+Precision kept by every backend: datetimes to the microsecond, aware UTC out; floats as
+IEEE doubles; embeddings as float32.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+
+from reverie.config.core import StorageSettings
+from reverie.embed.testing import HashEmbedder
+from reverie.errors import ConflictError, InvalidInputError, NotFoundError, StoreError
+from reverie.model import (
+    AccessEvent,
+    HistoryEvent,
+    Layer,
+    MemoryKind,
+    MemoryRecord,
+    Precision,
+    Relation,
+    RelationType,
+    Status,
+    StoreTier,
+    TemporalType,
+    content_hash,
+)
+from reverie.store.base import LayerStats, MemoryFilter, ScoredId, Store, StoreInfo
+
+T0 = datetime(2024, 3, 12, 9, 30, 15, 123456, tzinfo=UTC)
+
+Opener = Callable[..., Store]
+
+
+def _rec(embedder: HashEmbedder, content: str, **kw: Any) -> MemoryRecord:
+    kw.setdefault("embedding", embedder.embed([content])[0])
+    kw.setdefault("created_at", T0)
+    return MemoryRecord(content, **kw)
+
+
+def _full_record(embedder: HashEmbedder) -> MemoryRecord:
+    """A record with a non-default value in every field."""
+    return MemoryRecord(
+        content="Ada prefers green tea in the morning",
+        id="mem-full",
+        content_hash="deadbeef",
+        user_id="ada",
+        agent_id="agent-7",
+        session_id="sess-1",
+        instance_id="inst-9",
+        layer=Layer.SEMANTIC,
+        store=StoreTier.COLD,
+        status=Status.DORMANT,
+        category="preference",
+        memory_kind=MemoryKind.NOTE,
+        sub_tier="warm",
+        temporal_type=TemporalType.TIME_BOUNDED,
+        entities=["Ada", "green tea", "ünïcödé"],
+        embedding=embedder.embed(["Ada prefers green tea"])[0],
+        embedding_precision=Precision.INT8,
+        importance=0.83,
+        importance_channels={"novelty": 0.25, "emotion": 0.125},
+        surprise=0.61,
+        utility=0.42,
+        utility_updated_at=T0 + timedelta(microseconds=1),
+        energy=0.37,
+        energy_updated_at=T0 + timedelta(hours=1, microseconds=7),
+        stability=12.5,
+        difficulty=3.25,
+        storage_strength=2.5,
+        retrieval_strength=0.75,
+        reinforcement_count=4,
+        last_reinforced_at=T0 + timedelta(days=1),
+        confirmations=3,
+        emotion_valence=-0.4,
+        emotion_arousal=0.9,
+        emotion_label="fear",
+        flashbulb=True,
+        source="human",
+        trust=1.0,
+        source_confidence=0.95,
+        write_source="llm",
+        data_source="document",
+        inputs=[{"role": "user", "text": "I like green tea", "n": 1, "ok": True, "none": None}],
+        valid_from=T0 - timedelta(days=30),
+        valid_until=T0 + timedelta(days=30, microseconds=999999),
+        recorded_at=T0 + timedelta(seconds=1),
+        created_at=T0,
+        updated_at=T0 + timedelta(minutes=5),
+        access_count=9,
+        last_accessed_at=T0 + timedelta(days=2, microseconds=500000),
+        pinned=True,
+        immutable=True,
+        core=True,
+        lifecycle_state="stale",
+        verification_state="verified",
+        policy_class="ephemeral",
+        confidence=0.66,
+        heat_score=0.12,
+        decay_score=0.88,
+        superseded_by="mem-other",
+        box_id="box-3",
+        metadata={"project": "x", "n": 2, "f": 1.5, "flag": False, "nested": {"a": [1, 2]}},
+        version=1,
+    )
+
+
+def _assert_same(a: MemoryRecord, b: MemoryRecord) -> None:
+    for f in dataclasses.fields(MemoryRecord):
+        va, vb = getattr(a, f.name), getattr(b, f.name)
+        if f.name == "embedding":
+            assert va is not None and vb is not None
+            assert vb.dtype == np.float32
+            np.testing.assert_array_equal(va, vb)
+        else:
+            assert va == vb, f.name
+            assert type(va) is type(vb) or va is None, f.name
+        if isinstance(vb, datetime):
+            assert vb.utcoffset() == timedelta(0), f.name
+
+
+# -- lifecycle --------------------------------------------------------------------------
+
+
+def test_is_a_store_and_reports_info(store: Store) -> None:
+    assert isinstance(store, Store)
+    info = store.info()
+    assert isinstance(info, StoreInfo)
+    assert info.backend == store.backend
+    assert info.schema_version >= 1
+    assert info.target
+
+
+def test_reopen_keeps_data_and_search(open_store: Opener, embedder: HashEmbedder) -> None:
+    st = open_store()
+    recs = [_rec(embedder, f"note {i} about gardening and roses") for i in range(20)]
+    st.insert(recs)
+    st.close()
+    st2 = open_store()
+    assert st2.count(MemoryFilter()) == 20
+    hits = st2.vector_search(recs[5].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]
+    assert hits[0].id == recs[5].id
+    assert {h.id for h in st2.text_search("roses", MemoryFilter(), 50)} == {r.id for r in recs}
+
+
+def test_closed_store_raises_store_error(open_store: Opener) -> None:
+    st = open_store()
+    st.close()
+    st.close()  # idempotent
+    with pytest.raises(StoreError):
+        st.count(MemoryFilter())
+
+
+# -- round trip -------------------------------------------------------------------------
+
+
+def test_every_field_round_trips(store: Store, embedder: HashEmbedder) -> None:
+    rec = _full_record(embedder)
+    store.insert([rec])
+    got = store.get([rec.id])[rec.id]
+    _assert_same(rec, got)
+
+
+def test_defaults_round_trip(store: Store) -> None:
+    rec = MemoryRecord("plain")
+    store.insert([rec])
+    got = store.get([rec.id])[rec.id]
+    assert got.embedding is None
+    rec_cmp = dataclasses.replace(got, embedding=None)
+    assert rec_cmp == dataclasses.replace(rec, embedding=None)
+    assert got.content_hash == content_hash("plain")
+
+
+def test_naive_datetimes_are_taken_as_utc(store: Store) -> None:
+    rec = MemoryRecord("naive", created_at=datetime(2024, 1, 2, 3, 4, 5, 678901))
+    store.insert([rec])
+    got = store.get([rec.id])[rec.id]
+    assert got.created_at == datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+
+
+def test_get_unknown_ids_are_absent(store: Store, embedder: HashEmbedder) -> None:
+    rec = _rec(embedder, "known")
+    store.insert([rec])
+    got = store.get([rec.id, "nope", rec.id])
+    assert list(got) == [rec.id]
+    assert store.get([]) == {}
+
+
+def test_embeddings_returns_float32(store: Store, embedder: HashEmbedder) -> None:
+    a = _rec(embedder, "with vector")
+    b = MemoryRecord("without vector")
+    store.insert([a, b])
+    embs = store.embeddings([a.id, b.id, "missing"])
+    assert set(embs) == {a.id}
+    assert embs[a.id].dtype == np.float32
+    np.testing.assert_array_equal(embs[a.id], a.embedding)  # type: ignore[arg-type]
+
+
+# -- insert -----------------------------------------------------------------------------
+
+
+def test_duplicate_id_conflicts(store: Store, embedder: HashEmbedder) -> None:
+    rec = _rec(embedder, "once")
+    store.insert([rec])
+    with pytest.raises(ConflictError):
+        store.insert([_rec(embedder, "twice", id=rec.id)])
+    assert store.get([rec.id])[rec.id].content == "once"
+
+
+def test_insert_batch_is_atomic(store: Store, embedder: HashEmbedder) -> None:
+    batch = [_rec(embedder, f"batch {i}") for i in range(5)]
+    batch.append(_rec(embedder, "dup", id=batch[2].id))
+    with pytest.raises(ConflictError):
+        store.insert(batch)
+    assert store.count(MemoryFilter.everything()) == 0
+    assert store.vector_search(batch[0].embedding, MemoryFilter(), 5) == []  # type: ignore[arg-type]
+    assert store.text_search("batch", MemoryFilter(), 5) == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.zeros(3, dtype=np.float32),
+        np.zeros((1, 64), dtype=np.float32),
+        np.full(64, np.nan, dtype=np.float32),
+        "not a vector",
+    ],
+)
+def test_bad_embeddings_are_rejected(store: Store, bad: Any) -> None:
+    with pytest.raises(InvalidInputError):
+        store.insert([MemoryRecord("x", embedding=bad)])
+    assert store.count(MemoryFilter.everything()) == 0
+
+
+def test_bad_enum_and_json_are_rejected(store: Store) -> None:
+    with pytest.raises(InvalidInputError):
+        store.insert([MemoryRecord("x", layer="nonsense")])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        store.insert([MemoryRecord("x", metadata={"bad": object()})])
+    assert store.count(MemoryFilter.everything()) == 0
+
+
+# -- update -----------------------------------------------------------------------------
+
+
+def test_update_writes_every_field_and_bumps_version(store: Store, embedder: HashEmbedder) -> None:
+    rec = _rec(embedder, "first text", user_id="ada")
+    store.insert([rec])
+    full = dataclasses.replace(_full_record(embedder), id=rec.id, content="second text about tea")
+    assert store.update(full) == 2
+    got = store.get([rec.id])[rec.id]
+    _assert_same(dataclasses.replace(full, version=2), got)
+    assert store.update(got, expected_version=2) == 3
+
+
+def test_update_refreshes_text_and_vector_indexes(store: Store, embedder: HashEmbedder) -> None:
+    rec = _rec(embedder, "orchids bloom in spring")
+    other = _rec(embedder, "completely different thing")
+    store.insert([rec, other])
+    new_vec = embedder.embed(["volcanoes erupt lava"])[0]
+    changed = dataclasses.replace(rec, content="volcanoes erupt lava", embedding=new_vec)
+    store.update(changed)
+    assert store.text_search("orchids", MemoryFilter(), 5) == []
+    assert [h.id for h in store.text_search("volcanoes", MemoryFilter(), 5)] == [rec.id]
+    top = store.vector_search(new_vec, MemoryFilter(), 1)
+    assert top[0].id == rec.id and top[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_update_fields(store: Store, embedder: HashEmbedder) -> None:
+    rec = _rec(embedder, "energy test")
+    store.insert([rec])
+    v = store.update_fields(rec.id, {"energy": 0.25, "status": Status.DORMANT, "last_accessed_at": T0})
+    assert v == 2
+    got = store.get([rec.id])[rec.id]
+    assert (got.energy, got.status, got.last_accessed_at, got.version) == (0.25, Status.DORMANT, T0, 2)
+    assert got.content == "energy test"
+    store.update_fields(rec.id, {"content": "Renamed Text!"})
+    got = store.get([rec.id])[rec.id]
+    assert got.content_hash == content_hash("Renamed Text!")
+    with pytest.raises(InvalidInputError):
+        store.update_fields(rec.id, {"no_such_field": 1})
+    with pytest.raises(InvalidInputError):
+        store.update_fields(rec.id, {"id": "other"})
+    with pytest.raises(InvalidInputError):
+        store.update_fields(rec.id, {"embedding": np.zeros(5, dtype=np.float32)})
+
+
+def test_version_conflicts(store: Store, embedder: HashEmbedder) -> None:
+    rec = _rec(embedder, "versioned")
+    store.insert([rec])
+    store.update_fields(rec.id, {"energy": 0.5}, expected_version=1)
+    with pytest.raises(ConflictError):
+        store.update_fields(rec.id, {"energy": 0.1}, expected_version=1)
+    with pytest.raises(ConflictError):
+        store.update(rec, expected_version=1)
+    got = store.get([rec.id])[rec.id]
+    assert (got.energy, got.version) == (0.5, 2)
+
+
+def test_unknown_id_is_not_found(store: Store, embedder: HashEmbedder) -> None:
+    with pytest.raises(NotFoundError):
+        store.update(_rec(embedder, "ghost"))
+    with pytest.raises(NotFoundError):
+        store.update_fields("ghost", {"energy": 0.1})
+
+
+# -- delete -----------------------------------------------------------------------------
+
+
+def test_delete_removes_row_and_dependents(store: Store, embedder: HashEmbedder) -> None:
+    a, b, c = (_rec(embedder, f"delete target {i}") for i in range(3))
+    store.insert([a, b, c])
+    store.add_relations([Relation(a.id, b.id, RelationType.CAUSES), Relation(c.id, a.id, RelationType.RELATED_TO)])
+    store.add_relations([Relation(b.id, c.id, RelationType.ELABORATES)])
+    store.log_access([AccessEvent(a.id, T0), AccessEvent(b.id, T0)])
+    store.bump_coactivations([(a.id, b.id), (b.id, c.id)], T0)
+    store.claim([a.id], owner="w1", phase="p", now=T0, ttl_seconds=60)
+    assert store.delete([a.id, "missing"]) == 1
+    assert store.get([a.id]) == {}
+    assert [r.type for r in store.relations([a.id, b.id, c.id])] == [RelationType.ELABORATES]
+    assert store.access_times([a.id, b.id]).keys() == {b.id}
+    assert [(x.a_id, x.b_id) for x in store.coactivations()] == [tuple(sorted((b.id, c.id)))]
+    assert store.vector_search(a.embedding, MemoryFilter(), 3)[0].id != a.id  # type: ignore[arg-type]
+    assert a.id not in {h.id for h in store.text_search("target", MemoryFilter(), 10)}
+    # the claim went with the memory: another owner may claim the id at once
+    assert store.claim([a.id], owner="w2", phase="p", now=T0, ttl_seconds=60) == [a.id]
+    assert store.delete([]) == 0
+
+
+# -- transactions -----------------------------------------------------------------------
+
+
+def test_transaction_commits_together(store: Store, embedder: HashEmbedder) -> None:
+    a, b = _rec(embedder, "tx a"), _rec(embedder, "tx b")
+    with store.transaction():
+        store.insert([a])
+        with store.transaction():
+            store.insert([b])
+        store.set_state("k", 1)
+    assert set(store.get([a.id, b.id])) == {a.id, b.id}
+    assert store.get_state("k") == 1
+
+
+def test_exception_rolls_back_everything(store: Store, embedder: HashEmbedder) -> None:
+    a, b = _rec(embedder, "outer write"), _rec(embedder, "inner write")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.insert([a])
+        with store.transaction():
+            store.insert([b])
+            store.add_history([HistoryEvent(b.id, "created", T0)])
+        raise RuntimeError("boom")
+    assert store.get([a.id, b.id]) == {}
+    assert store.history(b.id) == []
+    assert store.vector_search(a.embedding, MemoryFilter(), 2) == []  # type: ignore[arg-type]
+
+
+def test_failed_inner_block_is_undone_outer_continues(store: Store, embedder: HashEmbedder) -> None:
+    a, b, c = _rec(embedder, "kept a"), _rec(embedder, "undone b"), _rec(embedder, "kept c")
+    with store.transaction():
+        store.insert([a])
+        with pytest.raises(ConflictError):  # noqa: SIM117 - the inner block is the point
+            with store.transaction():
+                store.insert([b])
+                store.insert([_rec(embedder, "dup", id=a.id)])
+        store.insert([c])
+    assert set(store.get([a.id, b.id, c.id])) == {a.id, c.id}
+    assert {h.id for h in store.vector_search(b.embedding, MemoryFilter(), 5)} == {a.id, c.id}  # type: ignore[arg-type]
+
+
+def test_search_inside_transaction_sees_own_writes(store: Store, embedder: HashEmbedder) -> None:
+    a = _rec(embedder, "searchable inside the transaction")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.insert([a])
+        assert store.vector_search(a.embedding, MemoryFilter(), 1)[0].id == a.id  # type: ignore[arg-type]
+        raise RuntimeError("roll back")
+    assert store.vector_search(a.embedding, MemoryFilter(), 1) == []  # type: ignore[arg-type]
+    b = _rec(embedder, "after the rollback")
+    store.insert([b])
+    assert store.vector_search(b.embedding, MemoryFilter(), 1)[0].id == b.id  # type: ignore[arg-type]
+
+
+def test_transactions_are_thread_safe(store: Store, embedder: HashEmbedder) -> None:
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(10):
+                with store.transaction():
+                    store.insert([MemoryRecord(f"thread {n} row {i}")])
+                    store.set_state(f"t{n}", i)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.count(MemoryFilter()) == 40
+    assert [store.get_state(f"t{n}") for n in range(4)] == [9, 9, 9, 9]
+
+
+# -- user isolation ---------------------------------------------------------------------
+
+
+def test_users_are_isolated(store: Store, embedder: HashEmbedder) -> None:
+    text = "the secret password is swordfish"
+    a = _rec(embedder, text, user_id="alice")
+    b = _rec(embedder, text, user_id="bob")
+    anon = _rec(embedder, text)
+    store.insert([a, b, anon])
+    vec = a.embedding
+    assert vec is not None
+    for user, own in (("alice", a), ("bob", b), (None, anon)):
+        flt = MemoryFilter(user_id=user)
+        assert [h.id for h in store.vector_search(vec, flt, 10)] == [own.id]
+        assert [h.id for h in store.text_search("swordfish", flt, 10)] == [own.id]
+        assert [r.id for r in store.list(flt)] == [own.id]
+        assert store.count(flt) == 1
+        found = store.find_by_hash(flt, own.content_hash)
+        assert found is not None and found.id == own.id
+        assert [r.id for batch in store.scan(flt) for r in batch] == [own.id]
+    everyone = MemoryFilter(all_users=True)
+    assert {h.id for h in store.vector_search(vec, everyone, 10)} == {a.id, b.id, anon.id}
+    assert store.count(everyone) == 3
+
+
+def test_user_change_moves_partition(store: Store, embedder: HashEmbedder) -> None:
+    a = _rec(embedder, "moving memory", user_id="alice")
+    store.insert([a])
+    store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1)  # type: ignore[arg-type]
+    store.update_fields(a.id, {"user_id": "bob"})
+    assert store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1) == []  # type: ignore[arg-type]
+    assert [h.id for h in store.vector_search(a.embedding, MemoryFilter(user_id="bob"), 1)] == [a.id]  # type: ignore[arg-type]
+
+
+# -- filters ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def population(store: Store, embedder: HashEmbedder) -> dict[str, MemoryRecord]:
+    """Records differing in one filterable field each (all share a vector and a word)."""
+    vec = embedder.embed(["filter fixture"])[0]
+
+    def mk(name: str, **kw: Any) -> MemoryRecord:
+        return MemoryRecord(f"filter fixture {name}", id=name, embedding=vec, created_at=T0, **kw)
+
+    recs = [
+        mk("base"),
+        mk("agent", agent_id="a2"),
+        mk("session", session_id="s2"),
+        mk("semantic", layer=Layer.SEMANTIC),
+        mk("superseded", status=Status.SUPERSEDED),
+        mk("cold", store=StoreTier.COLD),
+        mk("pref", category="preference"),
+        mk("pinned", pinned=True),
+        mk("past", valid_until=T0 - timedelta(days=1)),
+        mk("future", valid_from=T0 + timedelta(days=1)),
+        mk("late", recorded_at=T0 + timedelta(days=10)),
+        mk("meta", metadata={"project": "x", "n": 2, "ok": True, "none": None}),
+        mk("meta2", metadata={"project": "y", "n": 2.0, "ok": 1}),
+    ]
+    for r in recs:
+        if r.id not in {"late"}:
+            r.recorded_at = T0
+    store.insert(recs)
+    return {r.id: r for r in recs}
+
+
+ALL_STATUS = {"statuses": None, "stores": None}
+DEFAULT_VISIBLE = {"base", "agent", "session", "semantic", "pref", "pinned", "past", "future", "late", "meta", "meta2"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({}, DEFAULT_VISIBLE),
+        ({"agent_id": "a2"}, {"agent"}),
+        ({"session_id": "s2"}, {"session"}),
+        ({"layers": frozenset({Layer.SEMANTIC})}, {"semantic"}),
+        ({"layers": frozenset()}, set()),
+        ({"statuses": frozenset({Status.SUPERSEDED})}, {"superseded"}),
+        ({"stores": frozenset({StoreTier.COLD})}, {"cold"}),
+        ({"categories": frozenset({"preference"})}, {"pref"}),
+        ({"pinned": True}, {"pinned"}),
+        ({"ids": frozenset({"base", "cold", "nope"})}, {"base"}),
+        ({"ids": frozenset({"base", "cold"}), **ALL_STATUS}, {"base", "cold"}),
+        ({"valid_at": T0}, DEFAULT_VISIBLE - {"past", "future"}),
+        ({"recorded_before": T0 + timedelta(days=1)}, DEFAULT_VISIBLE - {"late"}),
+        ({"metadata": {"project": "x"}}, {"meta"}),
+        ({"metadata": {"n": 2}}, {"meta", "meta2"}),
+        ({"metadata": {"ok": True}}, {"meta"}),
+        ({"metadata": {"none": None}}, {"meta"}),
+        ({"metadata": {"project": "x", "n": 3}}, set()),
+        (ALL_STATUS, DEFAULT_VISIBLE | {"superseded", "cold"}),
+    ],
+)
+def test_filters(
+    store: Store, population: dict[str, MemoryRecord], kwargs: dict[str, Any], expected: set[str]
+) -> None:
+    flt = MemoryFilter(**kwargs)
+    vec = population["base"].embedding
+    assert vec is not None
+    assert {r.id for r in store.list(flt, limit=100)} == expected
+    assert store.count(flt) == len(expected)
+    assert {r.id for batch in store.scan(flt, batch_size=3) for r in batch} == expected
+    assert {h.id for h in store.vector_search(vec, flt, 100)} == expected
+    assert {h.id for h in store.text_search("fixture", flt, 100)} == expected
+    assert sum(s.count for s in store.stats(flt)) == len(expected)
+
+
+def test_pinned_false_filter(store: Store, population: dict[str, MemoryRecord]) -> None:
+    ids = {r.id for r in store.list(MemoryFilter(pinned=False))}
+    assert ids == DEFAULT_VISIBLE - {"pinned"}
+
+
+def test_non_scalar_metadata_filter_is_rejected(store: Store, population: dict[str, MemoryRecord]) -> None:
+    with pytest.raises(InvalidInputError):
+        store.count(MemoryFilter(metadata={"project": ["x"]}))
+
+
+# -- list, scan, count, stats, hash ------------------------------------------------------
+
+
+def test_list_order_limit_offset(store: Store, embedder: HashEmbedder) -> None:
+    recs = [
+        MemoryRecord(f"r{i}", id=f"id{i}", created_at=T0 + timedelta(minutes=i), importance=i / 10)
+        for i in range(6)
+    ]
+    recs.append(MemoryRecord("never accessed", id="idn", created_at=T0, importance=0.0))
+    recs[2].last_accessed_at = T0
+    store.insert(recs)
+    newest = store.list(MemoryFilter(), limit=3)
+    assert [r.id for r in newest] == ["id5", "id4", "id3"]
+    assert [r.id for r in store.list(MemoryFilter(), limit=2, offset=3)] == ["id2", "id1"]
+    oldest = store.list(MemoryFilter(), order_by="created_at", descending=False, limit=2)
+    assert [r.id for r in oldest] == ["id0", "idn"]  # equal created_at: ties by id
+    by_imp = store.list(MemoryFilter(), order_by="importance", limit=2)
+    assert [r.id for r in by_imp] == ["id5", "id4"]
+    # NULLs sort as the smallest value
+    accessed = store.list(MemoryFilter(), order_by="last_accessed_at", limit=1)
+    assert accessed[0].id == "id2"
+    assert store.list(MemoryFilter(), order_by="last_accessed_at", descending=False, limit=1)[0].id != "id2"
+    with pytest.raises(InvalidInputError):
+        store.list(MemoryFilter(), order_by="content")
+    with pytest.raises(InvalidInputError):
+        store.list(MemoryFilter(), limit=-1)
+
+
+def test_scan_batches_in_id_order(store: Store) -> None:
+    ids = [f"m{i:03d}" for i in range(25)]
+    store.insert([MemoryRecord(f"scan {i}", id=i) for i in reversed(ids)])
+    batches = list(store.scan(MemoryFilter(), batch_size=10))
+    assert [len(b) for b in batches] == [10, 10, 5]
+    assert [r.id for b in batches for r in b] == ids
+    with pytest.raises(InvalidInputError):
+        list(store.scan(MemoryFilter(), batch_size=0))
+
+
+def test_stats_per_layer_and_status(store: Store) -> None:
+    store.insert(
+        [
+            MemoryRecord("a", layer=Layer.EPISODIC, energy=0.2),
+            MemoryRecord("b", layer=Layer.EPISODIC, energy=0.6),
+            MemoryRecord("c", layer=Layer.SEMANTIC, energy=1.0),
+            MemoryRecord("d", layer=Layer.SEMANTIC, energy=0.5, status=Status.ARCHIVED),
+        ]
+    )
+    rows = store.stats(MemoryFilter.everything())
+    assert rows == [
+        LayerStats(Layer.EPISODIC, Status.ACTIVE, 2, pytest.approx(0.4), 0.2, 0.6),  # type: ignore[arg-type]
+        LayerStats(Layer.SEMANTIC, Status.ACTIVE, 1, 1.0, 1.0, 1.0),
+        LayerStats(Layer.SEMANTIC, Status.ARCHIVED, 1, 0.5, 0.5, 0.5),
+    ]
+    assert store.stats(MemoryFilter(user_id="nobody")) == []
+
+
+def test_find_by_hash_returns_newest(store: Store) -> None:
+    old = MemoryRecord("Same text.", id="old", created_at=T0)
+    new = MemoryRecord("same TEXT", id="new", created_at=T0 + timedelta(seconds=1))
+    gone = MemoryRecord("same text", id="gone", created_at=T0 + timedelta(days=1), status=Status.INVALIDATED)
+    store.insert([old, new, gone])
+    found = store.find_by_hash(MemoryFilter(), content_hash("same text"))
+    assert found is not None and found.id == "new"
+    assert store.find_by_hash(MemoryFilter(), content_hash("other")) is None
+
+
+# -- text search ------------------------------------------------------------------------
+
+
+def test_text_search_ranks_and_stems(store: Store) -> None:
+    store.insert(
+        [
+            MemoryRecord("The cat sat on the mat", id="cat1"),
+            MemoryRecord("Cats are running; cats running everywhere, cats", id="cat2"),
+            MemoryRecord("Dogs bark at night", id="dog"),
+        ]
+    )
+    hits = store.text_search("running cats", MemoryFilter(), 10)
+    assert [h.id for h in hits][:1] == ["cat2"]
+    assert {h.id for h in hits} == {"cat1", "cat2"}
+    assert all(isinstance(h, ScoredId) and h.score > 0 for h in hits)
+    assert hits[0].score >= hits[-1].score
+    assert [h.id for h in store.text_search("RUNS", MemoryFilter(), 10)] == ["cat2"]
+    assert len(store.text_search("cat", MemoryFilter(), 1)) == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'NEAR(cat mat',
+        '"unbalanced',
+        "cat*",
+        "*",
+        "cat AND OR NOT",
+        "(cat) ^mat {col}: -x +y",
+        "'; DROP TABLE memories; --",
+        "çat 猫 кошка 🐈",
+        "a" * 5000,
+        "cat\\ / | & ! : ~",
+        "",
+        "   ",
+        "!!!",
+    ],
+)
+def test_text_search_is_safe_with_hostile_queries(store: Store, query: str) -> None:
+    store.insert([MemoryRecord("The cat sat on the mat", id="cat"), MemoryRecord("猫 кошка", id="intl")])
+    hits = store.text_search(query, MemoryFilter(), 5)
+    assert isinstance(hits, list)
+    assert all(h.id in {"cat", "intl"} for h in hits)
+    if query.strip(" !*") == "":
+        assert hits == []
+    assert store.count(MemoryFilter()) == 2
+
+
+def test_text_search_finds_words_inside_hostile_query(store: Store) -> None:
+    store.insert([MemoryRecord("The cat sat on the mat", id="cat")])
+    assert [h.id for h in store.text_search('NEAR("cat" *', MemoryFilter(), 5)] == ["cat"]
+
+
+# -- vector search ----------------------------------------------------------------------
+
+
+def test_vector_search_matches_brute_force(store: Store, embedder: HashEmbedder) -> None:
+    texts = [f"memory {i} mentions topic {i % 13} and place {i % 7}" for i in range(200)]
+    vecs = embedder.embed(texts)
+    recs = [MemoryRecord(t, embedding=v) for t, v in zip(texts, vecs, strict=True)]
+    store.insert(recs)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        q = rng.standard_normal(64).astype(np.float32)
+        q /= np.linalg.norm(q)
+        sims = vecs @ q
+        expected = [recs[i].id for i in np.argsort(-sims)[:10]]
+        hits = store.vector_search(q, MemoryFilter(), 10)
+        assert [h.id for h in hits] == expected
+        np.testing.assert_allclose([h.score for h in hits], np.sort(sims)[::-1][:10], atol=1e-5)
+
+
+def test_vector_search_is_cosine(store: Store) -> None:
+    v = np.zeros(64, dtype=np.float32)
+    v[0], v[1] = 3.0, 4.0  # not normalised: the score is still cosine
+    w = np.zeros(64, dtype=np.float32)
+    w[0] = -2.0
+    store.insert([MemoryRecord("v", id="v", embedding=v), MemoryRecord("w", id="w", embedding=w)])
+    q = np.zeros(64, dtype=np.float32)
+    q[0] = 1.0
+    hits = store.vector_search(q, MemoryFilter(), 5)
+    assert [h.id for h in hits] == ["v", "w"]
+    assert hits[0].score == pytest.approx(0.6, abs=1e-6)
+    assert hits[1].score == pytest.approx(-1.0, abs=1e-6)
+
+
+def test_vector_search_edge_cases(store: Store, embedder: HashEmbedder) -> None:
+    q = embedder.embed(["anything"])[0]
+    assert store.vector_search(q, MemoryFilter(), 5) == []
+    store.insert([MemoryRecord("no vector"), _rec(embedder, "has vector", id="hv")])
+    assert [h.id for h in store.vector_search(q, MemoryFilter(), 5)] == ["hv"]
+    assert store.vector_search(q, MemoryFilter(), 0) == []
+    with pytest.raises(InvalidInputError):
+        store.vector_search(np.zeros(10, dtype=np.float32), MemoryFilter(), 5)
+
+
+def test_vector_search_with_selective_filter(store: Store, embedder: HashEmbedder) -> None:
+    """Most nearest neighbours fail the filter: the backend must still find k that pass."""
+    texts = [f"shared words alpha beta {i}" for i in range(300)]
+    recs = [
+        MemoryRecord(t, embedding=embedder.embed([t])[0], category="rare" if i % 50 == 0 else "common")
+        for i, t in enumerate(texts)
+    ]
+    store.insert(recs)
+    q = embedder.embed(["shared words alpha beta"])[0]
+    hits = store.vector_search(q, MemoryFilter(categories=frozenset({"rare"})), 10)
+    assert {h.id for h in hits} == {r.id for r in recs if r.category == "rare"}
+
+
+def test_vector_search_sees_embedding_updates_and_deletes(store: Store, embedder: HashEmbedder) -> None:
+    a = _rec(embedder, "alpha memory")
+    b = _rec(embedder, "beta memory")
+    store.insert([a, b])
+    qa = a.embedding
+    assert qa is not None
+    assert store.vector_search(qa, MemoryFilter(), 1)[0].id == a.id
+    store.update_fields(a.id, {"embedding": embedder.embed(["gamma ray burst"])[0]})
+    assert store.vector_search(qa, MemoryFilter(), 1)[0].id == b.id
+    store.update_fields(b.id, {"embedding": None})
+    assert [h.id for h in store.vector_search(qa, MemoryFilter(), 5)] == [a.id]
+    store.delete([a.id])
+    assert store.vector_search(qa, MemoryFilter(), 5) == []
+
+
+# -- relations --------------------------------------------------------------------------
+
+
+def test_relations_dedup_and_query(store: Store) -> None:
+    store.insert([MemoryRecord(x, id=x) for x in ("a", "b", "c")])
+    r1 = Relation("a", "b", RelationType.SUPERSEDES, confidence=0.9, weight=0.5, created_at=T0,
+                  metadata={"why": "newer"})  # fmt: skip
+    r2 = Relation("b", "c", RelationType.CAUSES, created_at=T0 + timedelta(seconds=1))
+    dup = Relation("a", "b", RelationType.SUPERSEDES, created_at=T0)
+    other_type = Relation("a", "b", RelationType.RELATED_TO, created_at=T0 + timedelta(seconds=2))
+    assert store.add_relations([r1, r2, dup]) == 2
+    assert store.add_relations([dup, other_type]) == 1
+    assert store.add_relations([]) == 0
+    out = store.relations(["a"], direction="out")
+    assert [(r.dst_id, r.type) for r in out] == [("b", RelationType.SUPERSEDES), ("b", RelationType.RELATED_TO)]
+    assert out[0] == r1
+    assert [r.id for r in store.relations(["b"], direction="in")] == [r1.id, other_type.id]
+    assert [r.id for r in store.relations(["b"])] == [r1.id, r2.id, other_type.id]
+    assert [r.id for r in store.relations(["b"], types=frozenset({RelationType.CAUSES}))] == [r2.id]
+    assert store.relations([]) == []
+    with pytest.raises(InvalidInputError):
+        store.relations(["a"], direction="sideways")
+
+
+def test_update_and_delete_relations(store: Store) -> None:
+    store.insert([MemoryRecord(x, id=x) for x in ("a", "b")])
+    rel = Relation("a", "b", RelationType.RELATED_TO, created_at=T0)
+    store.add_relations([rel])
+    store.update_relation(rel.id, {"weight": 0.25, "last_reinforced_at": T0, "metadata": {"n": 1}})
+    got = store.relations(["a"])[0]
+    assert (got.weight, got.last_reinforced_at, got.metadata) == (0.25, T0, {"n": 1})
+    with pytest.raises(NotFoundError):
+        store.update_relation("nope", {"weight": 1.0})
+    with pytest.raises(InvalidInputError):
+        store.update_relation(rel.id, {"colour": "red"})
+    assert store.delete_relations([rel.id, "nope"]) == 1
+    assert store.relations(["a"]) == []
+
+
+def test_count_relations_by_source_filter(store: Store) -> None:
+    store.insert([MemoryRecord("a", id="a", user_id="u"), MemoryRecord("b", id="b", user_id="u"),
+                  MemoryRecord("c", id="c", user_id="v")])  # fmt: skip
+    store.add_relations([Relation("a", "b", RelationType.CAUSES), Relation("b", "a", RelationType.CAUSES),
+                         Relation("c", "c", RelationType.RELATED_TO)])  # fmt: skip
+    assert store.count_relations(MemoryFilter(user_id="u")) == 2
+    assert store.count_relations(MemoryFilter(user_id="v")) == 1
+    assert store.count_relations(MemoryFilter.everything()) == 3
+
+
+# -- history, accesses, co-activation ----------------------------------------------------
+
+
+def test_history_is_ordered_oldest_first(store: Store) -> None:
+    events = [
+        HistoryEvent("m", "updated", T0 + timedelta(seconds=5), reason="pe gate", actor="llm", data={"sim": 0.8}),
+        HistoryEvent("m", "created", T0),
+        HistoryEvent("m", "promoted", T0 + timedelta(seconds=5)),
+        HistoryEvent("other", "created", T0),
+    ]
+    store.add_history(events)
+    got = store.history("m")
+    assert [e.event for e in got] == ["created", "updated", "promoted"]  # same instant: insertion order
+    assert got[1].reason == "pe gate" and got[1].actor == "llm" and got[1].data == {"sim": 0.8}
+    assert got[1].at == T0 + timedelta(seconds=5)
+    assert all(e.id is not None for e in got)
+    assert store.history("nobody") == []
+
+
+def test_access_log_and_prune(store: Store) -> None:
+    times = [T0 + timedelta(minutes=i) for i in range(5)]
+    store.log_access([AccessEvent("m", t, kind="search", session_id="s") for t in times])
+    store.log_access([AccessEvent("n", T0)])
+    got = store.access_times(["m", "n", "none"])
+    assert got["m"] == sorted(times, reverse=True)
+    assert got["n"] == [T0]
+    assert "none" not in got
+    assert store.access_times(["m"], limit=2)["m"] == [times[4], times[3]]
+    assert store.prune_access_log(T0 + timedelta(minutes=2)) == 3
+    assert store.access_times(["m"])["m"] == [times[4], times[3], times[2]]
+    assert "n" not in store.access_times(["n"])
+
+
+def test_coactivation_pairs_are_unordered(store: Store) -> None:
+    store.bump_coactivations([("b", "a"), ("a", "b"), ("a", "c"), ("a", "a")], T0)
+    store.bump_coactivations([("b", "a")], T0 + timedelta(hours=1))
+    pairs = store.coactivations()
+    assert [(p.a_id, p.b_id, p.weight) for p in pairs] == [("a", "b", 3), ("a", "c", 1)]
+    ab = pairs[0]
+    assert ab.first_at == T0 and ab.last_at == T0 + timedelta(hours=1)
+    assert [(p.a_id, p.b_id) for p in store.coactivations(["c"])] == [("a", "c")]
+    assert [(p.a_id, p.b_id) for p in store.coactivations(min_weight=2)] == [("a", "b")]
+    assert store.coactivations([]) == []
+
+
+# -- claims -----------------------------------------------------------------------------
+
+
+def test_claims_between_two_owners(store: Store) -> None:
+    assert store.claim(["a", "b"], owner="w1", phase="merge", now=T0, ttl_seconds=60) == ["a", "b"]
+    assert store.claim(["b", "c"], owner="w2", phase="merge", now=T0, ttl_seconds=60) == ["c"]
+    # the same owner may claim again (and extends its claim)
+    assert store.claim(["a"], owner="w1", phase="merge", now=T0 + timedelta(seconds=30), ttl_seconds=60) == ["a"]
+    later = T0 + timedelta(seconds=61)
+    assert store.claim(["a", "b"], owner="w2", phase="merge", now=later, ttl_seconds=60) == ["b"]
+    assert store.release("w1") == 1
+    assert store.claim(["a"], owner="w2", phase="merge", now=later, ttl_seconds=60) == ["a"]
+    assert store.release("w2", ["a", "zzz"]) == 1
+    assert store.release("w2") == 2
+    assert store.claim([], owner="w1", phase="p", now=T0, ttl_seconds=1) == []
+
+
+# -- state ------------------------------------------------------------------------------
+
+
+def test_state_key_values(store: Store) -> None:
+    assert store.get_state("missing") is None
+    value = {"cursor": "abc", "n": [1, 2.5, None, True], "nested": {"x": "ü"}}
+    store.set_state("k", value)
+    assert store.get_state("k") == value
+    store.set_state("k", 3)
+    assert store.get_state("k") == 3
+    store.set_state("s", "text")
+    assert store.get_state("s") == "text"
+
+
+# -- derived indexes --------------------------------------------------------------------
+
+
+def test_rebuild_indexes_keeps_results(store: Store, embedder: HashEmbedder) -> None:
+    recs = [_rec(embedder, f"rebuild check {i} lighthouse") for i in range(30)]
+    store.insert(recs)
+    before_v = store.vector_search(recs[3].embedding, MemoryFilter(), 5)  # type: ignore[arg-type]
+    before_t = store.text_search("lighthouse", MemoryFilter(), 50)
+    store.rebuild_indexes()
+    store.rebuild_indexes()
+    assert [h.id for h in store.vector_search(recs[3].embedding, MemoryFilter(), 5)] == [h.id for h in before_v]  # type: ignore[arg-type]
+    assert {h.id for h in store.text_search("lighthouse", MemoryFilter(), 50)} == {h.id for h in before_t}
+
+
+def test_small_ann_settings_still_exact_enough(open_store: Opener, embedder: HashEmbedder) -> None:
+    st = open_store(StorageSettings(exact_search_max=20, ann_rebuild_delta=100))
+    recs = [_rec(embedder, f"ann item {i} word{i % 17} other{i % 5}") for i in range(150)]
+    st.insert(recs)
+    for r in recs[:10]:
+        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]

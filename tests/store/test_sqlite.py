@@ -1,0 +1,288 @@
+"""SQLite-only behaviour: files, WAL, migrations, the ANN index and several processes on one file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reverie.config.core import StorageSettings
+from reverie.embed.testing import HashEmbedder
+from reverie.errors import MigrationError, StoreError
+from reverie.model import MemoryRecord
+from reverie.store.base import MemoryFilter
+from reverie.store.sqlite import MIGRATIONS, SQLiteStore
+
+DIM = 64
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+ANN = StorageSettings(exact_search_max=50, ann_rebuild_delta=100)
+
+
+def _open(path: Path, settings: StorageSettings | None = None, dim: int = DIM) -> SQLiteStore:
+    return SQLiteStore(path, settings=settings or StorageSettings(), dim=dim)
+
+
+def _records(embedder: HashEmbedder, n: int, prefix: str = "item", user: str | None = None) -> list[MemoryRecord]:
+    texts = [f"{prefix} {i} talks about w{i % 37} and v{i % 11} near x{i % 5}" for i in range(n)]
+    vecs = embedder.embed(texts)
+    return [MemoryRecord(t, embedding=v, user_id=user) for t, v in zip(texts, vecs, strict=True)]
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _run(code: str, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+# -- files ------------------------------------------------------------------------------
+
+
+def test_files_are_owner_only_and_wal(tmp_path: Path, embedder: HashEmbedder) -> None:
+    path = tmp_path / "sub" / "mem.db"
+    old = os.umask(0o022)
+    try:
+        st = _open(path, ANN)
+        st.insert(_records(embedder, 120))
+        st.vector_search(embedder.embed(["item"])[0], MemoryFilter(), 3)  # builds and saves the ANN index
+        for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            assert p.exists() and _mode(p) == 0o600, p
+        ann = Path(f"{path}.ann")
+        assert _mode(ann) == 0o700
+        files = [p for p in ann.iterdir() if p.is_file()]
+        assert files and all(_mode(p) == 0o600 for p in files)
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        st.close()
+    finally:
+        os.umask(old)
+
+
+def test_migrations_are_recorded_and_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "mem.db"
+    _open(path).close()
+    with sqlite3.connect(path) as raw:
+        first = raw.execute("SELECT name, applied_at FROM schema_migrations ORDER BY name").fetchall()
+    assert [r[0] for r in first] == [name for name, _ in MIGRATIONS]
+    st = _open(path)
+    assert st.info().schema_version == len(MIGRATIONS)
+    st.close()
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT name, applied_at FROM schema_migrations ORDER BY name").fetchall() == first
+        tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    expected = {
+        "memories", "memories_fts", "relations", "coactivations", "history", "access_log", "claims", "state",
+        "clusters", "cluster_members", "synaptic_tags", "boxes", "working_memory", "dream_runs", "meta",
+        "vector_changes", "schema_migrations",
+    }  # fmt: skip
+    assert expected <= tables
+
+
+def test_newer_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mem.db"
+    _open(path).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("INSERT INTO schema_migrations VALUES ('9999_future', 0)")
+    with pytest.raises(MigrationError, match="newer"):
+        _open(path)
+
+
+def test_dimension_mismatch_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "mem.db"
+    _open(path).close()
+    with pytest.raises(StoreError, match="64-dimensional"):
+        _open(path, dim=32)
+
+
+def test_driver_errors_become_store_errors(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(StoreError):
+        _open(blocker / "mem.db")
+
+
+# -- ANN index --------------------------------------------------------------------------
+
+
+def test_ann_recall_and_delta(tmp_path: Path, embedder: HashEmbedder) -> None:
+    st = _open(tmp_path / "mem.db", ANN)
+    recs = _records(embedder, 2000)
+    for i in range(0, 2000, 500):
+        st.insert(recs[i : i + 500])
+    matrix = np.stack([r.embedding for r in recs if r.embedding is not None])
+    queries = embedder.embed([f"talks about w{i} and v{i % 11}" for i in range(40)])
+    recall = []
+    for q in queries:
+        exact = {recs[i].id for i in np.argsort(-(matrix @ q))[:10]}
+        got = {h.id for h in st.vector_search(q, MemoryFilter(), 10)}
+        recall.append(len(exact & got) / 10)
+    assert float(np.mean(recall)) >= 0.9
+    assert st.info().details["vector_index"]["hnsw_partitions"] == 1
+    # rows added after the build are served from the exact delta
+    delta = _records(embedder, 30, prefix="fresh delta row")
+    st.insert(delta)
+    for r in delta:
+        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]
+    # beyond ann_rebuild_delta the delta is folded into the graph, and still found
+    more = _records(embedder, 300, prefix="second wave")
+    st.insert(more)
+    for r in more[::30]:
+        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]
+    # deletions and embedding changes inside the graph are honoured
+    st.delete([recs[0].id])
+    assert recs[0].id not in {h.id for h in st.vector_search(recs[0].embedding, MemoryFilter(), 5)}  # type: ignore[arg-type]
+    st.update_fields(recs[1].id, {"embedding": embedder.embed(["zebra quantum"])[0]})
+    top = st.vector_search(embedder.embed(["zebra quantum"])[0], MemoryFilter(), 1)
+    assert top[0].id == recs[1].id
+    st.close()
+
+
+def test_ann_index_is_persisted_and_rebuilt(tmp_path: Path, embedder: HashEmbedder) -> None:
+    path = tmp_path / "mem.db"
+    st = _open(path, ANN)
+    recs = _records(embedder, 400)
+    st.insert(recs)
+    probe = [r.embedding for r in recs[::40]]
+    before = [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe]  # type: ignore[arg-type]
+    st.close()
+    manifest = Path(f"{path}.ann") / "manifest.json"
+    assert json.loads(manifest.read_text())["partitions"]
+    # reopened: served from the saved graph plus the log
+    st = _open(path, ANN)
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    st.close()
+    # the index directory is gone: rebuilt from the rows
+    shutil.rmtree(Path(f"{path}.ann"))
+    st = _open(path, ANN)
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    st.close()
+    # a damaged manifest or graph file: ignored and rebuilt
+    for p in Path(f"{path}.ann").iterdir():
+        if p.suffix == ".hnsw":
+            p.write_bytes(b"garbage")
+    st = _open(path, ANN)
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    st.rebuild_indexes()
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    st.close()
+
+
+def test_saved_index_catches_up_with_later_writes(tmp_path: Path, embedder: HashEmbedder) -> None:
+    path = tmp_path / "mem.db"
+    st = _open(path, ANN)
+    recs = _records(embedder, 300)
+    st.insert(recs)
+    st.vector_search(recs[0].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]
+    st.close()
+    # another writer (the index is not loaded) changes rows after the save
+    other = _open(path, ANN)
+    other.delete([recs[0].id])
+    new_vec = embedder.embed(["brand new direction"])[0]
+    other.update_fields(recs[1].id, {"embedding": new_vec})
+    added = _records(embedder, 5, prefix="added later")
+    other.insert(added)
+    other.close()
+    st = _open(path, ANN)
+    assert recs[0].id not in {h.id for h in st.vector_search(recs[0].embedding, MemoryFilter(), 5)}  # type: ignore[arg-type]
+    assert st.vector_search(new_vec, MemoryFilter(), 1)[0].id == recs[1].id
+    assert st.vector_search(added[2].embedding, MemoryFilter(), 1)[0].id == added[2].id  # type: ignore[arg-type]
+    st.close()
+
+
+def test_two_connections_see_each_others_vectors(tmp_path: Path, embedder: HashEmbedder) -> None:
+    path = tmp_path / "mem.db"
+    a, b = _open(path, ANN), _open(path, ANN)
+    first = _records(embedder, 200)
+    a.insert(first)
+    assert b.vector_search(first[7].embedding, MemoryFilter(), 1)[0].id == first[7].id  # type: ignore[arg-type]
+    second = _records(embedder, 20, prefix="written by b")
+    b.insert(second)
+    assert a.vector_search(second[3].embedding, MemoryFilter(), 1)[0].id == second[3].id  # type: ignore[arg-type]
+    b.delete([first[7].id])
+    assert first[7].id not in {h.id for h in a.vector_search(first[7].embedding, MemoryFilter(), 3)}  # type: ignore[arg-type]
+    a.close()
+    b.close()
+
+
+# -- several processes ------------------------------------------------------------------
+
+_WRITER = """
+import sys
+from pathlib import Path
+from reverie.config.core import StorageSettings
+from reverie.embed.testing import HashEmbedder
+from reverie.model import MemoryRecord
+from reverie.store.sqlite import SQLiteStore
+
+path, n, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+store = SQLiteStore(Path(path), settings=StorageSettings(exact_search_max=50, ann_rebuild_delta=100), dim=64)
+emb = HashEmbedder(64)
+for i in range(n):
+    text = f"{prefix} number {i} says hello"
+    rec = MemoryRecord(text, id=f"{prefix}-{i}", embedding=emb.embed([text])[0])
+    store.insert([rec])
+    print(rec.id, flush=True)
+store.close()
+"""
+
+
+def test_other_process_writes_are_visible(tmp_path: Path, embedder: HashEmbedder) -> None:
+    path = tmp_path / "mem.db"
+    st = _open(path, ANN)
+    st.insert(_records(embedder, 150))
+    st.vector_search(embedder.embed(["item"])[0], MemoryFilter(), 1)  # index loaded before the other writes
+    proc = _run(_WRITER, str(path), "40", "child")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert len(out.split()) == 40
+    for i in (0, 17, 39):
+        q = embedder.embed([f"child number {i} says hello"])[0]
+        assert st.vector_search(q, MemoryFilter(), 1)[0].id == f"child-{i}"
+    assert st.count(MemoryFilter()) == 190
+    st.close()
+
+
+def test_killed_writer_loses_no_acknowledged_row(tmp_path: Path, embedder: HashEmbedder) -> None:
+    path = tmp_path / "mem.db"
+    _open(path, ANN).close()
+    proc = _run(_WRITER, str(path), "100000", "victim")
+    assert proc.stdout is not None
+    acked: list[str] = []
+    deadline = time.monotonic() + 60
+    while len(acked) < 80 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        acked.append(line.strip())
+    proc.send_signal(signal.SIGKILL)
+    _, err = proc.communicate(timeout=30)  # also closes the pipes
+    assert proc.returncode == -signal.SIGKILL
+    assert len(acked) >= 80, err
+    st = _open(path, ANN)
+    assert set(acked) <= set(st.get(acked))
+    last = acked[-1]
+    i = int(last.rsplit("-", 1)[1])
+    q = embedder.embed([f"victim number {i} says hello"])[0]
+    assert st.vector_search(q, MemoryFilter(), 1)[0].id == last
+    st.insert(_records(embedder, 3, prefix="after the crash"))
+    assert st.count(MemoryFilter()) >= len(acked) + 3
+    st.close()
