@@ -7,6 +7,7 @@ only through the :class:`~reverie.store.base.Store` contract.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -323,7 +324,8 @@ class Memory:
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         if np.any(norms == 0):
             raise InvalidInputError("vectors must not be all zeros")
-        return arr / norms
+        normalised: np.ndarray = (arr / norms).astype(np.float32)
+        return normalised
 
     def _write_chunk(self, chunk: list[dict[str, Any]], vecs: np.ndarray, *, infer: bool) -> list[AddResult]:
         now = self.now()
@@ -490,7 +492,7 @@ class Memory:
         offset: int = 0,
         order_by: str = "created_at",
         descending: bool = True,
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         """Memories in a scope (no access is counted). Defaults to active, hot memories;
         ``filters={"status": [...], "store": [...]}`` widens it."""
         from reverie.store.base import ORDERABLE_FIELDS
@@ -504,7 +506,7 @@ class Memory:
         flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
         return self.store.list(flt, limit=limit, offset=offset, order_by=order_by, descending=descending)
 
-    def history(self, memory_id: str) -> list[HistoryEvent]:
+    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
         """Every recorded transition of the memory, oldest first."""
         rec = self._require(memory_id)
         return self.store.history(rec.id)
@@ -514,7 +516,7 @@ class Memory:
         if user_id is not None:
             all_users = False
         flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
-        rows: list[LayerStats] = self.store.stats(flt)
+        rows: builtins.list[LayerStats] = self.store.stats(flt)
         total = sum(r.count for r in rows)
         return {
             "backend": self.store.backend,

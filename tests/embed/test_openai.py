@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -109,7 +110,7 @@ def endpoint() -> Iterator[FakeEndpoint]:
     server = _QuietServer(("127.0.0.1", 0), Handler)
     host, port = server.server_address[:2]
     holder["endpoint"] = FakeEndpoint(url=f"http://{host!s}:{port}/v1")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield holder["endpoint"]
     holder["endpoint"].stop.set()
@@ -255,10 +256,17 @@ def test_timeout_then_success(make: Any, endpoint: FakeEndpoint) -> None:
     np.testing.assert_allclose(out, expected(["eventually"]), atol=1e-6)
 
 
-def test_connection_refused_is_an_embedding_error(sleeps: list[float]) -> None:
-    with OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", model="m", retries=1, sleep=sleeps.append) as e:
-        with pytest.raises(EmbeddingError, match="connection failed"):
-            e.embed(["x"])
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port  # nothing listens here any more
+
+
+def test_connection_refused_is_an_embedding_error(make: Any, sleeps: list[float]) -> None:
+    embedder = make(base_url=f"http://127.0.0.1:{_closed_port()}/v1", retries=1)
+    with pytest.raises(EmbeddingError, match="connection failed"):
+        embedder.embed(["x"])
     assert len(sleeps) == 1
 
 

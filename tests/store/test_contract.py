@@ -503,9 +503,7 @@ DEFAULT_VISIBLE = {"base", "agent", "session", "semantic", "pref", "pinned", "pa
         (ALL_STATUS, DEFAULT_VISIBLE | {"superseded", "cold"}),
     ],
 )
-def test_filters(
-    store: Store, population: dict[str, MemoryRecord], kwargs: dict[str, Any], expected: set[str]
-) -> None:
+def test_filters(store: Store, population: dict[str, MemoryRecord], kwargs: dict[str, Any], expected: set[str]) -> None:
     flt = MemoryFilter(**kwargs)
     vec = population["base"].embedding
     assert vec is not None
@@ -532,8 +530,7 @@ def test_non_scalar_metadata_filter_is_rejected(store: Store, population: dict[s
 
 def test_list_order_limit_offset(store: Store, embedder: HashEmbedder) -> None:
     recs = [
-        MemoryRecord(f"r{i}", id=f"id{i}", created_at=T0 + timedelta(minutes=i), importance=i / 10)
-        for i in range(6)
+        MemoryRecord(f"r{i}", id=f"id{i}", created_at=T0 + timedelta(minutes=i), importance=i / 10) for i in range(6)
     ]
     recs.append(MemoryRecord("never accessed", id="idn", created_at=T0, importance=0.0))
     recs[2].last_accessed_at = T0
@@ -616,7 +613,7 @@ def test_text_search_ranks_and_stems(store: Store) -> None:
 @pytest.mark.parametrize(
     "query",
     [
-        'NEAR(cat mat',
+        "NEAR(cat mat",
         '"unbalanced',
         "cat*",
         "*",

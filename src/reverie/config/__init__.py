@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     )
 
     instance_id: str | None = Field(
-        None, description="seed 000: name of this engine instance (recorded on memories and claims)."
+        default=None, description="seed 000: name of this engine instance (recorded on memories and claims)."
     )
     storage: StorageSettings = Field(default_factory=StorageSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)

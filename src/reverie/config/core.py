@@ -17,78 +17,78 @@ class StorageSettings(Section):
     """Where and how memories are stored."""
 
     data_dir: Path | None = Field(
-        None,
+        default=None,
         description="Directory of the default SQLite database (default: the user's data dir, "
         "e.g. ~/.local/share/reverie).",
     )
     exact_search_max: int = Field(
-        20_000,
+        default=20_000,
         ge=0,
         description="Vectors per user partition up to which SQLite search is exact (numpy); above "
         "it an HNSW index serves the bulk and exact search only the rows added since its build. "
         "Chosen by measurement (bench/scale.py).",
     )
-    hnsw_m: int = Field(16, ge=4, le=128, description="HNSW graph degree M (SQLite ANN index and pgvector).")
-    hnsw_ef_construction: int = Field(128, ge=8, description="HNSW efConstruction.")
-    hnsw_ef_search: int = Field(96, ge=8, description="HNSW efSearch at query time.")
+    hnsw_m: int = Field(default=16, ge=4, le=128, description="HNSW graph degree M (SQLite ANN index and pgvector).")
+    hnsw_ef_construction: int = Field(default=128, ge=8, description="HNSW efConstruction.")
+    hnsw_ef_search: int = Field(default=96, ge=8, description="HNSW efSearch at query time.")
     ann_rebuild_delta: int = Field(
-        10_000,
+        default=10_000,
         ge=100,
         description="Rows added since the last ANN build above which the index is extended.",
     )
-    sqlite_busy_timeout_ms: int = Field(30_000, ge=0, description="SQLite busy timeout for concurrent writers.")
-    pg_pool_size: int = Field(4, ge=1, description="PostgreSQL connections per Memory object.")
+    sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0, description="SQLite busy timeout for concurrent writers.")
+    pg_pool_size: int = Field(default=4, ge=1, description="PostgreSQL connections per Memory object.")
 
 
 class EmbeddingSettings(Section):
     """Which embedder the engine uses (``Memory(embedder=...)`` overrides it)."""
 
     provider: str = Field(
-        "local",
+        default="local",
         pattern=r"^(local|openai)$",
         description="'local' = all-MiniLM-L6-v2 run offline with numpy; 'openai' = an "
         "OpenAI-compatible /embeddings endpoint.",
     )
-    model: str = Field("text-embedding-3-small", description="Model name sent to the OpenAI-compatible endpoint.")
-    base_url: str = Field("http://127.0.0.1:11434/v1", description="Base URL of the OpenAI-compatible endpoint.")
-    api_key: SecretStr | None = Field(None, description="API key of the embedding endpoint.")
-    dimensions: int | None = Field(None, ge=1, description="Requested output dimensions (endpoint permitting).")
-    timeout_s: float = Field(30.0, gt=0, description="HTTP timeout of the embedding endpoint.")
-    batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding batch.")
-    cache_size: int = Field(200, ge=0, description="seed 001 embedding cache: max entries (LRU).")
-    cache_ttl_s: float = Field(1800.0, ge=0, description="seed 001 embedding cache: TTL, 30 minutes.")
-    max_tokens: int = Field(256, ge=16, le=512, description="Local model: tokens per text (longer text is truncated).")
+    model: str = Field(default="text-embedding-3-small", description="Model name sent to the OpenAI-compatible endpoint.")
+    base_url: str = Field(default="http://127.0.0.1:11434/v1", description="Base URL of the OpenAI-compatible endpoint.")
+    api_key: SecretStr | None = Field(default=None, description="API key of the embedding endpoint.")
+    dimensions: int | None = Field(default=None, ge=1, description="Requested output dimensions (endpoint permitting).")
+    timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout of the embedding endpoint.")
+    batch_size: int = Field(default=64, ge=1, le=2048, description="Texts per embedding batch.")
+    cache_size: int = Field(default=200, ge=0, description="seed 001 embedding cache: max entries (LRU).")
+    cache_ttl_s: float = Field(default=1800.0, ge=0, description="seed 001 embedding cache: TTL, 30 minutes.")
+    max_tokens: int = Field(default=256, ge=16, le=512, description="Local model: tokens per text (longer text is truncated).")
 
 
 class LimitSettings(Section):
     """Input limits (bad input gets a clear error, not a crash)."""
 
-    max_content_bytes: int = Field(100_000, ge=1, description="Largest content accepted by add(), in UTF-8 bytes.")
-    max_metadata_bytes: int = Field(64_000, ge=2, description="Largest metadata JSON accepted per memory.")
-    max_query_chars: int = Field(4_000, ge=1, description="Longest search query accepted.")
-    max_k: int = Field(1_000, ge=1, description="Largest k accepted by search().")
+    max_content_bytes: int = Field(default=100_000, ge=1, description="Largest content accepted by add(), in UTF-8 bytes.")
+    max_metadata_bytes: int = Field(default=64_000, ge=2, description="Largest metadata JSON accepted per memory.")
+    max_query_chars: int = Field(default=4_000, ge=1, description="Longest search query accepted.")
+    max_k: int = Field(default=1_000, ge=1, description="Largest k accepted by search().")
 
 
 class OpsLogSettings(Section):
     """seed 001 ops log: JSONL telemetry of every decision, async, never blocking."""
 
-    enabled: bool = Field(True, description="Write the ops log (local file only; nothing leaves the machine).")
-    path: Path | None = Field(None, description="Ops log file (default: ops-log.jsonl beside the database).")
+    enabled: bool = Field(default=True, description="Write the ops log (local file only; nothing leaves the machine).")
+    path: Path | None = Field(default=None, description="Ops log file (default: ops-log.jsonl beside the database).")
     rotate_bytes: int = Field(
-        10 * 1024 * 1024, ge=1024, description="seed 001: rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
+        default=10 * 1024 * 1024, ge=1024, description="seed 001: rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
     )
-    queue_size: int = Field(10_000, ge=1, description="Events buffered before new ones are dropped (never blocks).")
+    queue_size: int = Field(default=10_000, ge=1, description="Events buffered before new ones are dropped (never blocks).")
 
 
 class LLMSettings(Section):
     """An optional OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM, llama.cpp server)."""
 
     base_url: str | None = Field(
-        None, description="Base URL, e.g. http://127.0.0.1:11434/v1. None = no LLM (heuristics)."
+        default=None, description="Base URL, e.g. http://127.0.0.1:11434/v1. None = no LLM (heuristics)."
     )
-    model: str = Field("gpt-4o-mini", description="seed 001's model for extraction, merging and consolidation.")
-    api_key: SecretStr | None = Field(None, description="API key of the chat endpoint.")
-    timeout_s: float = Field(20.0, gt=0, description="Per-request timeout.")
-    retries: int = Field(2, ge=0, le=10, description="Retries on timeouts and 5xx answers.")
-    breaker_failures: int = Field(3, ge=1, description="Consecutive failures that open the circuit breaker.")
-    breaker_cooldown_s: float = Field(60.0, ge=0, description="Seconds the breaker stays open before one trial call.")
+    model: str = Field(default="gpt-4o-mini", description="seed 001's model for extraction, merging and consolidation.")
+    api_key: SecretStr | None = Field(default=None, description="API key of the chat endpoint.")
+    timeout_s: float = Field(default=20.0, gt=0, description="Per-request timeout.")
+    retries: int = Field(default=2, ge=0, le=10, description="Retries on timeouts and 5xx answers.")
+    breaker_failures: int = Field(default=3, ge=1, description="Consecutive failures that open the circuit breaker.")
+    breaker_cooldown_s: float = Field(default=60.0, ge=0, description="Seconds the breaker stays open before one trial call.")

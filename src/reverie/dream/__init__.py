@@ -91,9 +91,9 @@ Step = Callable[[DreamContext], StepReport]
 
 
 def _registry() -> dict[str, Step]:
-    from reverie.dream import steps
+    from reverie.dream.steps import STEPS
 
-    return dict(steps.STEPS)
+    return dict(STEPS)
 
 
 def run_dream(

@@ -20,6 +20,7 @@ Conventions every backend follows:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -179,26 +180,26 @@ class Store(Protocol):
         offset: int = 0,
         order_by: str = "created_at",
         descending: bool = True,
-    ) -> list[MemoryRecord]: ...
+    ) -> builtins.list[MemoryRecord]: ...
 
-    def scan(self, flt: MemoryFilter, *, batch_size: int = 1000) -> Iterator[list[MemoryRecord]]:
+    def scan(self, flt: MemoryFilter, *, batch_size: int = 1000) -> Iterator[builtins.list[MemoryRecord]]:
         """Every matching memory in batches, in id order (the dream cycle walks with this)."""
         ...
 
     def count(self, flt: MemoryFilter) -> int: ...
 
-    def stats(self, flt: MemoryFilter) -> list[LayerStats]: ...
+    def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]: ...
 
     def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
         """The newest matching memory with this normalised-content hash (seed 004 dedup)."""
         ...
 
     # search ----------------------------------------------------------------------------
-    def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[ScoredId]:
+    def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         """The ``k`` most cosine-similar memories that pass ``flt``, best first."""
         ...
 
-    def text_search(self, query: str, flt: MemoryFilter, k: int) -> list[ScoredId]:
+    def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         """Full-text (BM25 / ts_rank) hits that pass ``flt``, best first.
 
         Any query text is safe (it is tokenised, never spliced into query syntax); a query
@@ -221,7 +222,7 @@ class Store(Protocol):
         *,
         types: frozenset[RelationType] | None = None,
         direction: str = "both",  # "out" | "in" | "both"
-    ) -> list[Relation]: ...
+    ) -> builtins.list[Relation]: ...
 
     def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None: ...
 
@@ -234,13 +235,13 @@ class Store(Protocol):
     # history, accesses, co-activation ---------------------------------------------------
     def add_history(self, events: Sequence[HistoryEvent]) -> None: ...
 
-    def history(self, memory_id: str) -> list[HistoryEvent]:
+    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
         """Every recorded transition of the memory, oldest first."""
         ...
 
     def log_access(self, events: Sequence[AccessEvent]) -> None: ...
 
-    def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, list[datetime]]:
+    def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
         """The most recent access instants of each memory, newest first (ACT-R full form)."""
         ...
 
@@ -252,12 +253,12 @@ class Store(Protocol):
 
     def coactivations(
         self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
-    ) -> list[CoActivation]: ...
+    ) -> builtins.list[CoActivation]: ...
 
     # concurrency (seed 000 consolidation attempts) --------------------------------------
     def claim(
         self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         """Claim memories for a dream step. Returns the ids this owner now holds.
 
         A memory already claimed by another owner (and not expired) is not claimed: the

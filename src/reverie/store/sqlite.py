@@ -584,16 +584,14 @@ class SQLiteStore:
     def _migrate(self) -> int:
         with self.transaction(), _errors("schema migration failed", wrap=MigrationError):
             self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations "
-                "(name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+                "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
             )
             applied = {r[0] for r in self._conn.execute("SELECT name FROM schema_migrations")}
             known = [name for name, _ in MIGRATIONS]
             unknown = sorted(applied - set(known))
             if unknown:
                 raise MigrationError(
-                    f"{self.path} was written by a newer reverie "
-                    f"(unknown migrations {unknown}); upgrade reverie"
+                    f"{self.path} was written by a newer reverie (unknown migrations {unknown}); upgrade reverie"
                 )
             for name, statements in MIGRATIONS:
                 if name in applied:
@@ -1233,9 +1231,7 @@ class SQLiteStore:
 # ----------------------------------------------------------------------------------------
 
 _EMBEDDING: Final = _FIELDS.index("embedding")
-_RELATION_COLUMNS: Final = (
-    "id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata"
-)
+_RELATION_COLUMNS: Final = "id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata"
 
 
 def _relation_type(value: Any) -> str:
@@ -1294,9 +1290,7 @@ def _as_vector(blob: bytes | None) -> Matrix | None:
     return None if blob is None else np.frombuffer(blob, dtype=np.float32)
 
 
-def _vector_transition(
-    memory_id: str, cur: _Current, partition: str, blob: bytes | None
-) -> builtins.list[PendingOp]:
+def _vector_transition(memory_id: str, cur: _Current, partition: str, blob: bytes | None) -> builtins.list[PendingOp]:
     """The log entries for a row whose (partition, embedding) went from ``cur`` to the new ones."""
     if partition == cur.partition and blob == cur.embedding:
         return []

@@ -333,7 +333,8 @@ class VectorIndex:
                     self._parts[name] = self._load_partition(name)
                 self._maintain(name)
         if self._state.dirty:
-            self.save()
+            with contextlib.suppress(OSError, RuntimeError):  # persistence is optional: search goes on
+                self.save()
 
     def _catch_up(self, changes: Sequence[VectorChange]) -> None:
         touched: dict[int, set[str]] = {}
