@@ -72,6 +72,8 @@ _MAX_QUERY_TERMS: Final = 64
 _MAX_TERM_CHARS: Final = 100
 #: a filter naming at most this many ids is searched exactly over those rows
 _EXACT_IDS_MAX: Final = 2_000
+#: SQLite page cache per connection (KiB)
+_CACHE_KIB: Final = 64 * 1024
 
 # ----------------------------------------------------------------------------------------
 # schema and migrations
@@ -347,6 +349,10 @@ def to_json(value: Any, what: str) -> str:
 
 def check_vector(value: Any, dim: int) -> Vector:
     """A finite float32 vector of shape ``(dim,)`` (numeric input is converted), else InvalidInputError."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float32 and value.shape == (dim,):
+        if not np.isfinite(value).all():
+            raise InvalidInputError("embedding contains NaN or infinite values")
+        return value
     try:
         vec = np.asarray(value, dtype=np.float32)
     except (TypeError, ValueError) as exc:
@@ -358,24 +364,58 @@ def check_vector(value: Any, dim: int) -> Vector:
     return vec
 
 
-def _encode(name: str, value: Any, dim: int) -> Any:
-    if value is None:
-        return None
-    kind = _KIND[name]
-    if kind == "enum":
+def _encode_enum(name: str) -> Callable[[Any, int], Any]:
+    enum = _ENUMS[name]
+
+    def encode(value: Any, dim: int) -> Any:
+        if type(value) is enum:
+            return value.value
         try:
-            return _ENUMS[name](value).value
+            return enum(value).value
         except ValueError as exc:
             raise InvalidInputError(f"invalid {name}: {value!r}") from exc
-    if kind == "time":
-        return to_epoch(value)
-    if kind == "json":
+
+    return encode
+
+
+def _encode_json(name: str) -> Callable[[Any, int], Any]:
+    def encode(value: Any, dim: int) -> Any:
+        if not value and isinstance(value, list | dict):
+            return "[]" if isinstance(value, list) else "{}"
         return to_json(value, name)
-    if kind == "bool":
-        return int(bool(value))
-    if kind == "vector":
-        return check_vector(value, dim).tobytes()
-    return value
+
+    return encode
+
+
+def _encoder(name: str) -> Callable[[Any, int], Any]:
+    kind = _KIND[name]
+    if kind == "enum":
+        return _encode_enum(name)
+    if kind == "json":
+        return _encode_json(name)
+    simple: dict[str, Callable[[Any, int], Any]] = {
+        "time": lambda value, dim: to_epoch(value),
+        "bool": lambda value, dim: int(bool(value)),
+        "vector": lambda value, dim: check_vector(value, dim).tobytes(),
+        "plain": lambda value, dim: value,
+    }
+    return simple[kind]
+
+
+_ENCODERS: Final[dict[str, Callable[[Any, int], Any]]] = {name: _encoder(name) for name in _FIELDS}
+_ENCODER_LIST: Final = tuple(_ENCODERS.items())
+
+
+def _encode(name: str, value: Any, dim: int) -> Any:
+    return None if value is None else _ENCODERS[name](value, dim)
+
+
+def _encode_record(record: MemoryRecord, dim: int) -> builtins.list[Any]:
+    out: builtins.list[Any] = []
+    for name, encode in _ENCODER_LIST:
+        value = getattr(record, name)
+        out.append(None if value is None else encode(value, dim))
+    return out
 
 
 def _decode(name: str, value: Any) -> Any:
@@ -579,6 +619,7 @@ class SQLiteStore:
         if str(mode).lower() != "wal":
             raise StoreError(f"could not switch {self.path} to WAL mode (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(f"PRAGMA cache_size = {-_CACHE_KIB}")
         conn.execute("PRAGMA foreign_keys = ON")
 
     def _migrate(self) -> int:
@@ -739,7 +780,9 @@ class SQLiteStore:
 
     # -- vector change log ----------------------------------------------------------------
     def _max_seq(self) -> int:
-        return int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0])
+        # a bare max() is answered from the end of the b-tree; coalesce() would scan the log
+        top = self._conn.execute("SELECT max(seq) FROM vector_changes").fetchone()[0]
+        return int(top or 0)
 
     def _log_vectors(self, ops: Sequence[PendingOp]) -> None:
         """Append vector changes to the log (inside the current write transaction)."""
@@ -756,13 +799,13 @@ class SQLiteStore:
     # -- memories ------------------------------------------------------------------------
     def _next_rid(self) -> int:
         row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()
-        top = self._conn.execute("SELECT coalesce(max(rid), 0) FROM memories").fetchone()[0]
-        return max(int(row[0]) if row else 0, int(top)) + 1
+        top = self._conn.execute("SELECT max(rid) FROM memories").fetchone()[0]
+        return max(int(row[0]) if row else 0, int(top or 0)) + 1
 
     def insert(self, records: Sequence[MemoryRecord]) -> None:
         if not records:
             return
-        rows = [[_encode(name, getattr(r, name), self.dim) for name in _FIELDS] for r in records]
+        rows = [_encode_record(r, self.dim) for r in records]
         columns = ", ".join(("rid", '"partition"', *_FIELDS))
         marks = ", ".join("?" * (len(_FIELDS) + 2))
         with self._write("insert"):
@@ -960,9 +1003,12 @@ class SQLiteStore:
             hits = self._passing(rids, scores, where, params)
             if len(hits) >= k or exhausted:
                 return hits[:k]
-            if fetch >= VectorIndex.max_fetch():
+            # widen by the observed pass rate; a filter too selective for that is cheaper to scan
+            rate = len(hits) / max(len(rids), 1)
+            need = int(1.5 * k / rate) + 1 if rate > 0 else VectorIndex.max_fetch() + 1
+            if need > VectorIndex.max_fetch():
                 return self._scan_search(query, where, params, k)
-            fetch = min(fetch * 4, VectorIndex.max_fetch())
+            fetch = max(need, 2 * fetch)
 
     def _passing(self, rids: Rids, scores: Any, where: str, params: Sequence[Any]) -> builtins.list[ScoredId]:
         if len(rids) == 0:
@@ -987,7 +1033,7 @@ class SQLiteStore:
         norms = np.linalg.norm(matrix, axis=1)
         norms[norms == 0] = 1.0
         qn = float(np.linalg.norm(query)) or 1.0
-        scores = (matrix @ query) / norms / qn
+        scores = np.einsum("ij,j->i", matrix, query) / norms / qn  # one thread: no BLAS contention
         hits = [ScoredId(r[0], _cosine(s)) for r, s in zip(rows, scores, strict=True)]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
@@ -1372,7 +1418,7 @@ class _RowSource:
         after = 0
         while True:
             rows = self._conn.execute(
-                'SELECT rid, embedding FROM memories WHERE "partition" = ? AND rid > ? '
+                'SELECT rid, embedding FROM memories WHERE +"partition" = ? AND rid > ? '
                 "AND embedding IS NOT NULL ORDER BY rid LIMIT ?",
                 (partition, after, batch_size),
             ).fetchall()
