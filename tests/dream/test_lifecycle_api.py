@@ -37,7 +37,8 @@ def test_180_days_of_access_schedules(mem: Memory, clock: SettableClock) -> None
     assert daily.retrieval_strength > weekly.retrieval_strength > once.retrieval_strength > never.retrieval_strength
     assert daily.storage_strength == weekly.storage_strength == 10.0  # the 1–10 scale is capped
     assert weekly.storage_strength > once.storage_strength > never.storage_strength
-    assert daily.stability > weekly.stability > once.stability > never.stability
+    # a same-day review leaves FSRS stability where it was (short-term formula, floored at S)
+    assert daily.stability > weekly.stability > once.stability >= never.stability
     # every transition is in the history
     assert [e.event for e in mem.history(ids["daily"])].count("promoted") == 2
     assert [e.event for e in mem.history(ids["never"])].count("promoted") == 1
