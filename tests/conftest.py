@@ -42,12 +42,14 @@ def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield server.get_uri()
 
 
-def _admin_url(url: str, database: str) -> str:
-    import psycopg.conninfo
+def _database_url(url: str, database: str) -> str:
+    """``url`` with its database replaced; always a ``postgresql://`` URL (never key=value)."""
+    from urllib.parse import quote, urlsplit, urlunsplit
 
-    params = psycopg.conninfo.conninfo_to_dict(url)
-    params["dbname"] = database
-    return psycopg.conninfo.make_conninfo(**params)
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise ValueError(f"REVERIE_PG_URL / the test server must give a postgresql:// URL, got {url!r}")
+    return urlunsplit(parts._replace(path="/" + quote(database, safe="")))
 
 
 @pytest.fixture
@@ -59,7 +61,7 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
     with psycopg.connect(pg_server_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield _admin_url(pg_server_url, name)
+        yield _database_url(pg_server_url, name)
     finally:
         with psycopg.connect(pg_server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

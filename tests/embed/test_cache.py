@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -184,3 +188,16 @@ def test_thread_safe(inner: RecordingEmbedder, clock: SettableClock) -> None:
     assert not errors
     assert len(cache) <= 50
     assert cache.stats.hits + cache.stats.misses == 6 * 40 * 5
+
+
+def test_importing_reverie_embed_stays_light() -> None:
+    code = (
+        "import sys, reverie.embed as e\n"
+        "heavy = [m for m in ('httpx', 'tokenizers', 'safetensors', 'reverie.embed.minilm') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "assert e.OpenAIEmbedder.__name__ == 'OpenAIEmbedder'\n"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": src}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

@@ -59,9 +59,7 @@ class FakeEndpoint:
 def _answer(endpoint: FakeEndpoint, handler: BaseHTTPRequestHandler) -> None:
     length = int(handler.headers.get("Content-Length", "0"))
     payload = json.loads(handler.rfile.read(length) or b"{}")
-    endpoint.requests.append(
-        {"path": handler.path, "auth": handler.headers.get("Authorization"), "json": payload}
-    )
+    endpoint.requests.append({"path": handler.path, "auth": handler.headers.get("Authorization"), "json": payload})
     reply = endpoint.next_reply()
     if reply.delay_s:
         endpoint.stop.wait(reply.delay_s)

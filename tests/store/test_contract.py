@@ -322,7 +322,9 @@ def test_delete_removes_row_and_dependents(store: Store, embedder: HashEmbedder)
     store.log_access([AccessEvent(a.id, T0), AccessEvent(b.id, T0)])
     store.bump_coactivations([(a.id, b.id), (b.id, c.id)], T0)
     store.claim([a.id], owner="w1", phase="p", now=T0, ttl_seconds=60)
+    store.add_history([HistoryEvent(a.id, "updated", T0, data={"before": {"content": "private"}})])
     assert store.delete([a.id, "missing"]) == 1
+    assert store.history(a.id) == []  # a hard delete ("forget me") leaves no copy of the content
     assert store.get([a.id]) == {}
     assert [r.type for r in store.relations([a.id, b.id, c.id])] == [RelationType.ELABORATES]
     assert store.access_times([a.id, b.id]).keys() == {b.id}
@@ -750,6 +752,9 @@ def test_update_and_delete_relations(store: Store) -> None:
     with pytest.raises(InvalidInputError):
         store.update_relation(rel.id, {"colour": "red"})
     assert store.delete_relations([rel.id, "nope"]) == 1
+    assert store.relations(["a"]) == []
+    with pytest.raises(NotFoundError):  # both ends must exist (foreign keys on PostgreSQL)
+        store.add_relations([Relation("a", "ghost", RelationType.RELATED_TO)])
     assert store.relations(["a"]) == []
 
 

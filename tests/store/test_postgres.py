@@ -23,7 +23,7 @@ import pytest
 
 from reverie.config.core import StorageSettings
 from reverie.errors import ConflictError, InvalidInputError, StoreError
-from reverie.model import MemoryRecord, Status
+from reverie.model import MemoryRecord
 from reverie.store import open_store
 from reverie.store.base import MemoryFilter
 from reverie.store.postgres import _COLUMN_NAMES, MIGRATIONS, PostgresStore
@@ -209,9 +209,7 @@ def test_hnsw_index_uses_the_configured_parameters(pg_url: str) -> None:
     settings = StorageSettings(hnsw_m=12, hnsw_ef_construction=40)
     with PostgresStore(pg_url, settings=settings, dim=DIM) as st:
         st.rebuild_indexes()
-    indexdef = str(
-        _scalar(pg_url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding_hnsw'")
-    )
+    indexdef = str(_scalar(pg_url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding_hnsw'"))
     assert "USING hnsw" in indexdef
     assert "vector_cosine_ops" in indexdef
     assert "m='12'" in indexdef
@@ -220,26 +218,48 @@ def test_hnsw_index_uses_the_configured_parameters(pg_url: str) -> None:
     assert "USING gin" in gin
 
 
-def test_filtered_vector_search_returns_k_rows(pg: PostgresStore, pg_url: str) -> None:
+def _filtered_population(pg: PostgresStore, pg_url: str) -> tuple[list[MemoryRecord], np.ndarray]:
     rng = np.random.default_rng(7)
     records = [
-        MemoryRecord(
-            f"memory {i}",
-            user_id="u",
-            embedding=_vec(rng),
-            status=Status.ACTIVE if i % 50 == 0 else Status.ARCHIVED,
-        )
-        for i in range(3000)
+        MemoryRecord(f"memory {i}", user_id="u", embedding=_vec(rng), category="rare" if i % 40 == 0 else "common")
+        for i in range(2000)
     ]
     pg.insert(records)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("ANALYZE memories")
-    hits = pg.vector_search(_vec(rng), MemoryFilter(user_id="u"), 20)
+    return records, _vec(rng)
+
+
+def _brute_force(records: list[MemoryRecord], query: np.ndarray, k: int) -> list[str]:
+    rare = [r for r in records if r.category == "rare"]
+    sims = np.array([float(r.embedding @ query) for r in rare])  # type: ignore[operator]
+    return [rare[i].id for i in np.argsort(-sims)[:k]]
+
+
+def test_rebuild_inside_a_transaction_locks_but_works(pg: PostgresStore) -> None:
+    rec = MemoryRecord("lighthouse keeper", embedding=_vec(np.random.default_rng(3)))
+    pg.insert([rec])
+    with pg.transaction():
+        pg.rebuild_indexes()
+        assert pg.vector_search(rec.embedding, MemoryFilter(), 1)[0].id == rec.id  # type: ignore[arg-type]
+    assert [h.id for h in pg.text_search("lighthouse", MemoryFilter(), 5)] == [rec.id]
+
+
+def test_filtered_vector_search_returns_k_rows(pg: PostgresStore, pg_url: str) -> None:
+    records, query = _filtered_population(pg, pg_url)
+    hits = pg.vector_search(query, MemoryFilter(user_id="u", categories=frozenset({"rare"})), 20)
     assert len(hits) == 20
-    active = {r.id for r in records if r.status is Status.ACTIVE}
-    assert {h.id for h in hits} <= active
+    assert [h.id for h in hits] == _brute_force(records, query, 20)
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_exhausted_hnsw_scan_falls_back_to_exact_search(pg: PostgresStore, pg_url: str) -> None:
+    records, query = _filtered_population(pg, pg_url)
+    with pg.transaction(), pg._conn() as conn:
+        conn.execute("SET LOCAL hnsw.max_scan_tuples = 50")  # the index gives up after 50 rows
+        hits = pg.vector_search(query, MemoryFilter(user_id="u", categories=frozenset({"rare"})), 20)
+    assert [h.id for h in hits] == _brute_force(records, query, 20)
 
 
 def test_iterative_scan_is_enabled_on_pooled_connections(pg: PostgresStore) -> None:
@@ -247,8 +267,7 @@ def test_iterative_scan_is_enabled_on_pooled_connections(pg: PostgresStore) -> N
         conn.execute("SELECT '[1,0]'::vector")
         settings = dict(
             conn.execute(
-                "SELECT name, setting FROM pg_settings "
-                "WHERE name IN ('hnsw.ef_search', 'hnsw.iterative_scan')"
+                "SELECT name, setting FROM pg_settings WHERE name IN ('hnsw.ef_search', 'hnsw.iterative_scan')"
             ).fetchall()
         )
     assert settings == {"hnsw.ef_search": "96", "hnsw.iterative_scan": "relaxed_order"}
@@ -331,6 +350,4 @@ def test_closed_store_raises_store_error(pg_url: str) -> None:
 
 def test_unreachable_server_is_a_store_error() -> None:
     with pytest.raises(StoreError):
-        PostgresStore(
-            "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", settings=StorageSettings(), dim=DIM
-        )
+        PostgresStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", settings=StorageSettings(), dim=DIM)

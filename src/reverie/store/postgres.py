@@ -69,6 +69,8 @@ Params = Sequence[Any] | Mapping[str, Any]
 
 #: pg_advisory_xact_lock key serialising migrations ("reverie" in ASCII)
 _MIGRATION_LOCK: Final = 0x72657665726965
+#: pg_advisory_lock key serialising concurrent index rebuilds
+_REBUILD_LOCK: Final = 0x72657665726966
 _HNSW_INDEX: Final = "memories_embedding_hnsw"
 _MAX_QUERY_TERMS: Final = 64
 _MAX_TERM_CHARS: Final = 100
@@ -162,6 +164,18 @@ _ENUMS: Final[dict[str, type[StrEnum]]] = {
     "temporal_type": TemporalType,
     "embedding_precision": Precision,
 }
+#: nearest neighbours through the HNSW index (iterative scan, relaxed order: re-sorted outside)
+_ANN_QUERY: Final = sql.SQL(
+    "WITH hits AS MATERIALIZED ("
+    "SELECT id, embedding <=> %s AS distance FROM memories "
+    "WHERE embedding IS NOT NULL AND {} ORDER BY distance LIMIT %s) "
+    "SELECT id, distance FROM hits ORDER BY distance, id"
+)
+#: the same, exact: ``+ 0`` keeps the planner off the HNSW index
+_EXACT_QUERY: Final = sql.SQL(
+    "SELECT id, (embedding <=> %s) + 0 AS distance FROM memories "
+    "WHERE embedding IS NOT NULL AND {} ORDER BY distance, id LIMIT %s"
+)
 _SELECT_MEMORY: Final = sql.SQL("SELECT {} FROM memories").format(
     sql.SQL(", ").join(sql.Identifier(n) for n in _COLUMN_NAMES)
 )
@@ -354,7 +368,9 @@ CREATE TABLE dream_runs (
 """
 
 #: rows about a memory that go when it is hard-deleted (relations cascade; history stays: it logs the delete)
-_DEPENDENT_TABLES: Final = ("access_log", "claims", "synaptic_tags", "working_memory", "cluster_members")
+_DEPENDENT_TABLES: Final = (
+    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
+)
 
 
 def _migrate_core(conn: Conn, dim: int, settings: StorageSettings) -> None:
@@ -367,11 +383,12 @@ def _migrate_engine_tables(conn: Conn, dim: int, settings: StorageSettings) -> N
     conn.execute(_M0002_ENGINE_TABLES)
 
 
-def _hnsw_ddl(settings: StorageSettings) -> sql.Composed:
+def _hnsw_ddl(settings: StorageSettings, *, name: str = _HNSW_INDEX, concurrently: bool = False) -> sql.Composed:
     return sql.SQL(
-        "CREATE INDEX {} ON memories USING hnsw (embedding vector_cosine_ops) WITH (m = {}, ef_construction = {})"
+        "CREATE INDEX {} {} ON memories USING hnsw (embedding vector_cosine_ops) WITH (m = {}, ef_construction = {})"
     ).format(
-        sql.Identifier(_HNSW_INDEX),
+        sql.SQL("CONCURRENTLY" if concurrently else ""),
+        sql.Identifier(name),
         sql.Literal(settings.hnsw_m),
         sql.Literal(settings.hnsw_ef_construction),
     )
@@ -709,13 +726,35 @@ class PostgresStore:
                 self._local.conn = None
 
     def rebuild_indexes(self) -> None:
-        """Rebuild the text index and the HNSW index (with the current m/ef_construction)."""
-        with self._write() as conn:
-            conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
-            conn.execute("REINDEX INDEX memories_tsv_idx")
-            conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(_HNSW_INDEX)))
-            conn.execute(_hnsw_ddl(self.settings))
-            conn.execute("ANALYZE memories")
+        """Rebuild the text index and the HNSW index (with the current m/ef_construction).
+
+        Outside a transaction the indexes are rebuilt ``CONCURRENTLY``: other processes keep
+        reading and writing meanwhile. Inside one, the rebuild locks the table until commit.
+        """
+        if getattr(self._local, "conn", None) is not None:
+            with self._write() as conn:
+                conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+                conn.execute("REINDEX INDEX memories_tsv_idx")
+                conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(_HNSW_INDEX)))
+                conn.execute(_hnsw_ddl(self.settings))
+            return
+        with self._conn() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (_REBUILD_LOCK,))
+            try:
+                self._rebuild_concurrently(conn)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_REBUILD_LOCK,))
+                conn.execute("RESET maintenance_work_mem")
+
+    def _rebuild_concurrently(self, conn: Conn) -> None:
+        fresh = sql.Identifier(f"{_HNSW_INDEX}_new")
+        conn.execute("SET maintenance_work_mem = '256MB'")
+        conn.execute("REINDEX INDEX CONCURRENTLY memories_tsv_idx")
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(fresh))  # a failed earlier run
+        conn.execute(_hnsw_ddl(self.settings, name=f"{_HNSW_INDEX}_new", concurrently=True))
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(_HNSW_INDEX)))
+        conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(_HNSW_INDEX)))
+        conn.execute("ANALYZE memories")
 
     # memories ----------------------------------------------------------------------------
 
@@ -859,14 +898,11 @@ class PostgresStore:
         if k <= 0:
             return []
         where, params = _filter_sql(flt)
-        # relaxed_order iterative scans may return rows slightly out of order: re-sort
-        query = sql.SQL(
-            "WITH hits AS MATERIALIZED ("
-            "SELECT id, embedding <=> %s AS distance FROM memories "
-            "WHERE embedding IS NOT NULL AND {} ORDER BY distance LIMIT %s) "
-            "SELECT id, distance FROM hits ORDER BY distance, id"
-        ).format(where)
-        rows = self._rows(query, [query_vec, *params, k])
+        rows = self._rows(_ANN_QUERY.format(where), [query_vec, *params, k])
+        if len(rows) < k:
+            # the HNSW scan stops after hnsw.max_scan_tuples: when a filter the planner cannot
+            # see through rejects most neighbours, fall back to an exact scan of what passes
+            rows = self._rows(_EXACT_QUERY.format(where), [query_vec, *params, k])
         return [ScoredId(row[0], _cosine(row[1])) for row in rows]
 
     def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:

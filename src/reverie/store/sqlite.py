@@ -74,6 +74,7 @@ _MAX_TERM_CHARS: Final = 100
 _EXACT_IDS_MAX: Final = 2_000
 #: SQLite page cache per connection (KiB)
 _CACHE_KIB: Final = 64 * 1024
+_WAL_CHECKPOINT_PAGES: Final = 10_000
 
 # ----------------------------------------------------------------------------------------
 # schema and migrations
@@ -282,7 +283,9 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
 )
 
 #: tables whose rows about a memory go when the memory is hard-deleted (history stays: it logs the delete)
-_DEPENDENT_TABLES: Final = ("access_log", "claims", "synaptic_tags", "working_memory", "cluster_members")
+_DEPENDENT_TABLES: Final = (
+    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
+)
 
 # ----------------------------------------------------------------------------------------
 # value encoding
@@ -620,6 +623,7 @@ class SQLiteStore:
             raise StoreError(f"could not switch {self.path} to WAL mode (got {mode})")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute(f"PRAGMA cache_size = {-_CACHE_KIB}")
+        conn.execute(f"PRAGMA wal_autocheckpoint = {_WAL_CHECKPOINT_PAGES}")  # fewer checkpoint stalls
         conn.execute("PRAGMA foreign_keys = ON")
 
     def _migrate(self) -> int:
@@ -1068,7 +1072,17 @@ class SQLiteStore:
         if not relations:
             return 0
         rows = [_encode_relation(rel) for rel in relations]
+        ends = sorted({r.src_id for r in relations} | {r.dst_id for r in relations})
         with self._write("add_relations"):
+            found = {
+                row[0]
+                for row in self._conn.execute(
+                    "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(ends),)
+                )
+            }
+            missing = [i for i in ends if i not in found]
+            if missing:  # same contract as PostgreSQL's foreign keys
+                raise NotFoundError(f"relation to unknown memories: {missing[:5]}")
             before = self._conn.total_changes
             self._conn.executemany(
                 "INSERT INTO relations (id, src_id, dst_id, type, confidence, weight, created_at, "
