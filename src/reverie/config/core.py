@@ -49,21 +49,29 @@ class EmbeddingSettings(Section):
         description="'local' = all-MiniLM-L6-v2 run offline with numpy; 'openai' = an "
         "OpenAI-compatible /embeddings endpoint.",
     )
-    model: str = Field(default="text-embedding-3-small", description="Model name sent to the OpenAI-compatible endpoint.")
-    base_url: str = Field(default="http://127.0.0.1:11434/v1", description="Base URL of the OpenAI-compatible endpoint.")
+    model: str = Field(
+        default="text-embedding-3-small", description="Model name sent to the OpenAI-compatible endpoint."
+    )
+    base_url: str = Field(
+        default="http://127.0.0.1:11434/v1", description="Base URL of the OpenAI-compatible endpoint."
+    )
     api_key: SecretStr | None = Field(default=None, description="API key of the embedding endpoint.")
     dimensions: int | None = Field(default=None, ge=1, description="Requested output dimensions (endpoint permitting).")
     timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout of the embedding endpoint.")
     batch_size: int = Field(default=64, ge=1, le=2048, description="Texts per embedding batch.")
     cache_size: int = Field(default=200, ge=0, description="seed 001 embedding cache: max entries (LRU).")
     cache_ttl_s: float = Field(default=1800.0, ge=0, description="seed 001 embedding cache: TTL, 30 minutes.")
-    max_tokens: int = Field(default=256, ge=16, le=512, description="Local model: tokens per text (longer text is truncated).")
+    max_tokens: int = Field(
+        default=256, ge=16, le=512, description="Local model: tokens per text (longer text is truncated)."
+    )
 
 
 class LimitSettings(Section):
     """Input limits (bad input gets a clear error, not a crash)."""
 
-    max_content_bytes: int = Field(default=100_000, ge=1, description="Largest content accepted by add(), in UTF-8 bytes.")
+    max_content_bytes: int = Field(
+        default=100_000, ge=1, description="Largest content accepted by add(), in UTF-8 bytes."
+    )
     max_metadata_bytes: int = Field(default=64_000, ge=2, description="Largest metadata JSON accepted per memory.")
     max_query_chars: int = Field(default=4_000, ge=1, description="Longest search query accepted.")
     max_k: int = Field(default=1_000, ge=1, description="Largest k accepted by search().")
@@ -77,7 +85,9 @@ class OpsLogSettings(Section):
     rotate_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="seed 001: rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
     )
-    queue_size: int = Field(default=10_000, ge=1, description="Events buffered before new ones are dropped (never blocks).")
+    queue_size: int = Field(
+        default=10_000, ge=1, description="Events buffered before new ones are dropped (never blocks)."
+    )
 
 
 class LLMSettings(Section):
@@ -91,4 +101,6 @@ class LLMSettings(Section):
     timeout_s: float = Field(default=20.0, gt=0, description="Per-request timeout.")
     retries: int = Field(default=2, ge=0, le=10, description="Retries on timeouts and 5xx answers.")
     breaker_failures: int = Field(default=3, ge=1, description="Consecutive failures that open the circuit breaker.")
-    breaker_cooldown_s: float = Field(default=60.0, ge=0, description="Seconds the breaker stays open before one trial call.")
+    breaker_cooldown_s: float = Field(
+        default=60.0, ge=0, description="Seconds the breaker stays open before one trial call."
+    )

@@ -15,12 +15,15 @@ class DreamSettings(Section):
         description="Ordered dream steps to run (SEED-NOTES 10: one ordered list of named steps).",
     )
     batch_size: int = Field(
-        default=500, ge=1, le=100_000,
+        default=500,
+        ge=1,
+        le=100_000,
         description="seed 001 (bug B4): memories handled per batch; seed 000 decayBatchSize 100 / "
         "promotionBatchSize 10 are per-transaction sizes of the Cypher plan.",
     )
     claim_ttl_s: float = Field(
-        default=600.0, gt=0,
+        default=600.0,
+        gt=0,
         description="seed 000 consolidation attempts: seconds a claim on a memory holds before another "
         "process may take it over (a crashed dreamer's claims expire).",
     )
