@@ -18,9 +18,14 @@ class Embedder(Protocol):
     embedding model"): ``"minilm"`` for the local default, ``"api"`` for large API models.
     """
 
-    name: str
-    dim: int
-    profile: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def profile(self) -> str: ...
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """A (len(texts), dim) float32 array, rows L2-normalised. Raises EmbeddingError."""

@@ -81,10 +81,6 @@ class CachedEmbedder:
         """The wrapped embedder's dimension (read through: an API embedder may learn it late)."""
         return self.inner.dim
 
-    @dim.setter
-    def dim(self, value: int) -> None:
-        self.inner.dim = value
-
     def embed(self, texts: Sequence[str]) -> F32:
         """Vectors of ``texts``: cached rows are reused, only misses reach the wrapped embedder."""
         if isinstance(texts, str):

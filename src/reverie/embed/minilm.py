@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 from reverie.errors import EmbeddingError, InvalidInputError, MissingDependencyError
 
@@ -370,7 +371,10 @@ class MiniLMEmbedder:
         token_ids = self.tokenize(unique)
         order = sorted(range(len(unique)), key=lambda i: len(token_ids[i]))
         vectors = np.empty((len(unique), self.dim), dtype=np.float32)
-        with self._lock:
+        # a few short texts (a query and its variants) run faster on one BLAS thread: two threads
+        # on this kind of 2-core machine contend (FACTS.md); batches keep the default
+        threads = 1 if len(unique) <= SMALL_BATCH else None
+        with self._lock, threadpool_limits(limits=threads, user_api="blas"):
             for start in range(0, len(order), self.batch_size):
                 rows = order[start : start + self.batch_size]
                 ids, mask = _pad([token_ids[i] for i in rows])
@@ -379,6 +383,9 @@ class MiniLMEmbedder:
             return vectors
         position = {text: i for i, text in enumerate(unique)}
         return vectors[[position[text] for text in texts]]
+
+
+SMALL_BATCH = 4
 
 
 def _check_texts(texts: Sequence[str]) -> None:
