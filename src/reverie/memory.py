@@ -642,6 +642,74 @@ class Memory:
 
         return run_dream(self, **options)
 
+    # manual layer moves (seed 002 "promote/demote MCP tools or web UI buttons") -------------
+    def promote(self, memory_id: str, layer: Layer | str | None = None) -> MemoryRecord:
+        """Move an active memory up one layer (working → episodic → semantic) or to ``layer``,
+        which must rank above its current one (procedural and codebase rank with semantic).
+
+        Pinned and flashbulb memories may be promoted (SEED-NOTES 7); immutable ones refuse
+        (:class:`ImmutableMemoryError`). The id stays; a ``promoted`` history event records it."""
+        rec = self._require(memory_id)
+        if rec.immutable:
+            raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (seed 001 truth anchor)")
+        _require_active(rec, "promoted")
+        current = _LAYER_RANK[rec.layer]
+        if layer is None:
+            if current >= _LAYER_RANK[Layer.SEMANTIC]:
+                raise InvalidInputError(f"memory {rec.id} is already in the top layer ({rec.layer.value})")
+            target = _LAYER_ORDER[current + 1]
+        else:
+            target = _clean_layer(layer)
+            if _LAYER_RANK[target] <= current:
+                raise InvalidInputError(
+                    f"cannot promote memory {rec.id} from {rec.layer.value} to {target.value}: "
+                    "the target layer must rank above the current one (use demote to move down)")
+        self._move_layer(rec, target, "promoted", actor="promote")
+        return self._require(rec.id)
+
+    def demote(self, memory_id: str) -> MemoryRecord:
+        """Move an active memory down one layer: semantic (or procedural, codebase) → episodic →
+        working. Documented choice: a manual demotion changes the *layer*; the dream cycle's
+        "semantic → dormant" (seed 001) changes the *status* and stays automatic.
+
+        Pinned, flashbulb and immutable memories refuse demotion (SEED-NOTES 6/7 exemptions);
+        a working memory has no lower layer (invalidate or forget it instead)."""
+        rec = self._require(memory_id)
+        if rec.immutable:
+            raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (seed 001 truth anchor)")
+        if rec.pinned or rec.flashbulb:
+            why = "pinned" if rec.pinned else "a flashbulb memory"
+            raise InvalidInputError(f"memory {rec.id} is {why} and protected from demotion"
+                                    + ("; unpin it first" if rec.pinned else ""))
+        _require_active(rec, "demoted")
+        current = _LAYER_RANK[rec.layer]
+        if current == 0:
+            raise InvalidInputError(f"memory {rec.id} is already in the lowest layer (working); "
+                                    "invalidate or forget it instead")
+        self._move_layer(rec, _LAYER_ORDER[current - 1], "demoted", actor="demote")
+        return self._require(rec.id)
+
+    def _move_layer(self, rec: MemoryRecord, target: Layer, event: str, *, actor: str) -> None:
+        reason = f"{rec.layer.value} → {target.value} (manual)"
+        self._apply(rec, {"layer": target, "updated_at": self.now()}, event, reason, actor=actor,
+                    data={"from": rec.layer.value, "to": target.value, "rule": "manual"})
+
+
+_LAYER_ORDER = (Layer.WORKING, Layer.EPISODIC, Layer.SEMANTIC)
+_LAYER_RANK = {Layer.WORKING: 0, Layer.EPISODIC: 1, Layer.SEMANTIC: 2, Layer.PROCEDURAL: 2, Layer.CODEBASE: 2}
+
+
+def _clean_layer(layer: Any) -> Layer:
+    try:
+        return Layer(layer)
+    except (ValueError, TypeError):
+        raise InvalidInputError(f"layer must be one of {[v.value for v in Layer]}, got {layer!r}") from None
+
+
+def _require_active(rec: MemoryRecord, verb: str) -> None:
+    if rec.status is not Status.ACTIVE:
+        raise InvalidInputError(f"memory {rec.id} is {rec.status.value}; only active memories are {verb}")
+
 
 def _sum_by(rows: Sequence[LayerStats], attr: str) -> dict[str, int]:
     out: dict[str, int] = {}

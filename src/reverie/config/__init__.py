@@ -31,6 +31,8 @@ from reverie.config.core import (
 )
 from reverie.config.dream import DreamSettings
 from reverie.config.dynamics import DynamicsSettings
+from reverie.config.read import ReadSettings
+from reverie.config.write import WriteSettings
 from reverie.errors import ConfigError
 
 
@@ -54,6 +56,8 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     dynamics: DynamicsSettings = Field(default_factory=DynamicsSettings)
     dream: DreamSettings = Field(default_factory=DreamSettings)
+    write: WriteSettings = Field(default_factory=WriteSettings)
+    read: ReadSettings = Field(default_factory=ReadSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -109,6 +109,44 @@ class StoreInfo:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class WorkingItem:
+    """One entry of a session's working memory (seed 001, max 9 per session)."""
+
+    session_id: str
+    memory_id: str
+    importance: float
+    added_at: datetime
+    last_accessed: datetime
+    access_count: int = 0
+
+
+@dataclass(slots=True)
+class SynapticTag:
+    """Seed 001 synaptic tag: a weak memory waiting, for its TTL, to be captured by a strong one."""
+
+    memory_id: str
+    session_id: str
+    tagged_at: datetime
+    expires_at: datetime
+    captured: bool = False
+
+
+@dataclass(slots=True)
+class Box:
+    """Seed 004 memory box: memories of one topic episode; sealed boxes are woven into traces."""
+
+    id: str
+    user_id: str | None
+    session_id: str | None
+    opened_at: datetime
+    last_at: datetime
+    topic: list[str] = field(default_factory=list)
+    sealed_at: datetime | None = None
+    trace_id: str | None = None
+    memory_count: int = 0
+
+
 ORDERABLE_FIELDS = frozenset(
     {
         "created_at",
@@ -233,6 +271,12 @@ class Store(Protocol):
         """Relations whose source memory passes ``flt`` (seed 001 pruning at 1,000)."""
         ...
 
+    def scope_relations(
+        self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None
+    ) -> builtins.list[Relation]:
+        """Relations whose source memory passes ``flt`` (optionally of these types), oldest first."""
+        ...
+
     # history, accesses, co-activation ---------------------------------------------------
     def add_history(self, events: Sequence[HistoryEvent]) -> None: ...
 
@@ -269,6 +313,45 @@ class Store(Protocol):
 
     def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int: ...
 
+    # working memory (seed 001) -------------------------------------------------------------
+    def put_working(self, items: Sequence[WorkingItem]) -> None:
+        """Insert or replace entries by (session_id, memory_id): a duplicate id updates in place."""
+        ...
+
+    def working(self, session_id: str) -> builtins.list[WorkingItem]:
+        """The working memory of a session, oldest entry first (ties by memory id)."""
+        ...
+
+    def remove_working(self, session_id: str, memory_ids: Sequence[str] | None = None) -> int:
+        """Remove entries of a session (all of them when ``memory_ids`` is None). Returns how many."""
+        ...
+
+    # synaptic tags (seed 001) ----------------------------------------------------------------
+    def put_tags(self, tags: Sequence[SynapticTag]) -> None:
+        """Insert or replace tags by (memory_id, session_id)."""
+        ...
+
+    def active_tags(self, session_id: str, now: datetime) -> builtins.list[SynapticTag]:
+        """Uncaptured tags of a session alive at ``now`` (tagged_at <= now <= expires_at), oldest first."""
+        ...
+
+    def capture_tags(self, session_id: str, memory_ids: Sequence[str]) -> int:
+        """Mark these tags of a session captured. Returns how many changed."""
+        ...
+
+    # memory boxes and traces (seed 004) -------------------------------------------------------
+    def put_box(self, box: Box) -> None:
+        """Insert or replace a box by id."""
+        ...
+
+    def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
+        """The newest unsealed box of this user and session (``None`` session matches NULL)."""
+        ...
+
+    def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
+        """This user's sealed boxes, most recently sealed first."""
+        ...
+
     # key/value state (debounce timestamps, cursors, hot-tier cache epochs) ---------------
     def get_state(self, key: str) -> Any | None: ...
 
@@ -277,9 +360,12 @@ class Store(Protocol):
 
 __all__ = [
     "ORDERABLE_FIELDS",
+    "Box",
     "LayerStats",
     "MemoryFilter",
     "ScoredId",
     "Store",
     "StoreInfo",
+    "SynapticTag",
+    "WorkingItem",
 ]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import builtins
 import json
 import math
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -61,7 +60,17 @@ from reverie.model import (
     Vector,
     content_hash,
 )
-from reverie.store.base import ORDERABLE_FIELDS, LayerStats, MemoryFilter, ScoredId, StoreInfo
+from reverie.store.base import (
+    ORDERABLE_FIELDS,
+    Box,
+    LayerStats,
+    MemoryFilter,
+    ScoredId,
+    StoreInfo,
+    SynapticTag,
+    WorkingItem,
+)
+from reverie.store.textquery import query_terms
 
 Conn = Connection[TupleRow]
 Query = sql.Composed | sql.SQL | LiteralString
@@ -72,9 +81,6 @@ _MIGRATION_LOCK: Final = 0x72657665726965
 #: pg_advisory_lock key serialising concurrent index rebuilds
 _REBUILD_LOCK: Final = 0x72657665726966
 _HNSW_INDEX: Final = "memories_embedding_hnsw"
-_MAX_QUERY_TERMS: Final = 64
-_MAX_TERM_CHARS: Final = 100
-_TERM = re.compile(r"[^\W_]+", re.UNICODE)
 
 # ----------------------------------------------------------------------------------------
 # memory columns: (name, kind) in table order; kinds drive encoding and decoding
@@ -394,12 +400,26 @@ def _hnsw_ddl(settings: StorageSettings, *, name: str = _HNSW_INDEX, concurrentl
     )
 
 
+_M0003_WRITE_PATH: Final[LiteralString] = """
+ALTER TABLE boxes ADD COLUMN user_id text;
+ALTER TABLE boxes ADD COLUMN last_at timestamptz;
+UPDATE boxes SET last_at = opened_at WHERE last_at IS NULL;
+CREATE INDEX boxes_open_idx ON boxes (partition, session_id, sealed_at);
+CREATE INDEX synaptic_tags_alive_idx ON synaptic_tags (session_id, expires_at);
+"""
+
+
+def _migrate_write_path(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0003_WRITE_PATH)
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
 MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0001_core", _migrate_core),
     ("0002_engine_tables", _migrate_engine_tables),
+    ("0003_write_path", _migrate_write_path),
 )
 
 
@@ -530,8 +550,7 @@ def _unique(items: Sequence[str]) -> list[str]:
 
 def _tsquery_text(query: str) -> str:
     """An OR query over the words of ``query``: only letters and digits reach to_tsquery."""
-    terms = _unique([t.casefold() for t in _TERM.findall(query) if len(t) <= _MAX_TERM_CHARS])
-    return " | ".join(f"'{t}'" for t in terms[:_MAX_QUERY_TERMS])
+    return " | ".join(f"'{t}'" for t in query_terms(query))
 
 
 def _redact(url: str) -> str:
@@ -997,6 +1016,120 @@ class PostgresStore:
         query = sql.SQL("SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}").format(where)
         return int(self._rows(query, params)[0][0])
 
+    def scope_relations(
+        self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None
+    ) -> builtins.list[Relation]:
+        where, params = _filter_sql(flt, alias="m")
+        type_clause = sql.SQL("")
+        if types is not None:
+            type_clause = sql.SQL(" AND r.type = ANY(%s)")
+            params.append(sorted(_relation_type(t) for t in types))
+        query = sql.SQL(
+            "SELECT r.id, r.src_id, r.dst_id, r.type, r.confidence, r.weight, r.created_at, r.last_reinforced_at, "
+            "r.metadata FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}{} ORDER BY r.created_at, r.id"
+        ).format(where, type_clause)
+        return [_decode_relation(row) for row in self._rows(query, params)]
+
+    # working memory, synaptic tags, boxes ------------------------------------------------------
+
+    def put_working(self, items: Sequence[WorkingItem]) -> None:
+        if not items:
+            return
+        query = (
+            "INSERT INTO working_memory (session_id, memory_id, importance, access_count, added_at, last_accessed) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (session_id, memory_id) DO UPDATE SET "
+            "importance = excluded.importance, access_count = excluded.access_count, "
+            "last_accessed = excluded.last_accessed"
+        )
+        rows = [
+            (i.session_id, i.memory_id, float(i.importance), int(i.access_count), _utc(i.added_at),
+             _utc(i.last_accessed))
+            for i in items
+        ]
+        with self._write() as conn, conn.cursor() as cur:
+            cur.executemany(query, rows)
+
+    def working(self, session_id: str) -> builtins.list[WorkingItem]:
+        rows = self._rows(
+            "SELECT session_id, memory_id, importance, added_at, last_accessed, access_count FROM working_memory "
+            "WHERE session_id = %s ORDER BY added_at, memory_id",
+            [session_id],
+        )
+        return [
+            WorkingItem(r[0], r[1], float(r[2]), r[3].astimezone(UTC), r[4].astimezone(UTC), int(r[5])) for r in rows
+        ]
+
+    def remove_working(self, session_id: str, memory_ids: Sequence[str] | None = None) -> int:
+        with self._write() as conn:
+            if memory_ids is None:
+                return conn.execute("DELETE FROM working_memory WHERE session_id = %s", [session_id]).rowcount
+            return conn.execute(
+                "DELETE FROM working_memory WHERE session_id = %s AND memory_id = ANY(%s)",
+                [session_id, _unique(memory_ids)],
+            ).rowcount
+
+    def put_tags(self, tags: Sequence[SynapticTag]) -> None:
+        if not tags:
+            return
+        query = (
+            "INSERT INTO synaptic_tags (memory_id, session_id, tagged_at, expires_at, captured) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (memory_id, session_id) DO UPDATE SET "
+            "tagged_at = excluded.tagged_at, expires_at = excluded.expires_at, captured = excluded.captured"
+        )
+        rows = [(t.memory_id, t.session_id, _utc(t.tagged_at), _utc(t.expires_at), bool(t.captured)) for t in tags]
+        with self._write() as conn, conn.cursor() as cur:
+            cur.executemany(query, rows)
+
+    def active_tags(self, session_id: str, now: datetime) -> builtins.list[SynapticTag]:
+        at = _utc(now)
+        rows = self._rows(
+            "SELECT memory_id, session_id, tagged_at, expires_at, captured FROM synaptic_tags "
+            "WHERE session_id = %s AND NOT captured AND tagged_at <= %s AND expires_at >= %s "
+            "ORDER BY tagged_at, memory_id",
+            [session_id, at, at],
+        )
+        return [SynapticTag(r[0], r[1], r[2].astimezone(UTC), r[3].astimezone(UTC), bool(r[4])) for r in rows]
+
+    def capture_tags(self, session_id: str, memory_ids: Sequence[str]) -> int:
+        if not memory_ids:
+            return 0
+        with self._write() as conn:
+            return conn.execute(
+                "UPDATE synaptic_tags SET captured = true WHERE session_id = %s AND NOT captured "
+                "AND memory_id = ANY(%s)",
+                [session_id, _unique(memory_ids)],
+            ).rowcount
+
+    def put_box(self, box: Box) -> None:
+        query = (
+            "INSERT INTO boxes (id, partition, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, "
+            "memory_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+            "topic = excluded.topic, last_at = excluded.last_at, sealed_at = excluded.sealed_at, "
+            "trace_id = excluded.trace_id, memory_count = excluded.memory_count"
+        )
+        row = (
+            box.id, box.user_id or "", box.user_id, box.session_id, _json(list(box.topic), "box topic"),
+            _utc(box.opened_at), _utc(box.last_at), _utc(box.sealed_at), box.trace_id, int(box.memory_count),
+        )
+        with self._write() as conn:
+            conn.execute(query, row)
+
+    def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
+        rows = self._rows(
+            f"SELECT {_BOX_COLUMNS} FROM boxes WHERE partition = %s AND user_id IS NOT DISTINCT FROM %s "
+            "AND session_id IS NOT DISTINCT FROM %s AND sealed_at IS NULL ORDER BY opened_at DESC, id DESC LIMIT 1",
+            [user_id or "", user_id, session_id],
+        )
+        return _decode_box(rows[0]) if rows else None
+
+    def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
+        rows = self._rows(
+            f"SELECT {_BOX_COLUMNS} FROM boxes WHERE partition = %s AND user_id IS NOT DISTINCT FROM %s "
+            "AND sealed_at IS NOT NULL ORDER BY sealed_at DESC, id DESC LIMIT %s",
+            [user_id or "", user_id, max(0, int(limit))],
+        )
+        return [_decode_box(r) for r in rows]
+
     # history, accesses, co-activation -------------------------------------------------------
 
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
@@ -1131,6 +1264,23 @@ class PostgresStore:
                 "INSERT INTO state (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [key, _json(value, f"state {key!r}")],
             )
+
+
+_BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
+
+
+def _decode_box(row: Sequence[Any]) -> Box:
+    return Box(
+        id=row[0],
+        user_id=row[1],
+        session_id=row[2],
+        topic=builtins.list(row[3]),
+        opened_at=row[4].astimezone(UTC),
+        last_at=row[5].astimezone(UTC),
+        sealed_at=row[6].astimezone(UTC) if row[6] is not None else None,
+        trace_id=row[7],
+        memory_count=int(row[8]),
+    )
 
 
 def _relation_type(value: Any) -> str:

@@ -23,7 +23,6 @@ import dataclasses
 import json
 import math
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -55,7 +54,17 @@ from reverie.model import (
     Vector,
     content_hash,
 )
-from reverie.store.base import ORDERABLE_FIELDS, LayerStats, MemoryFilter, ScoredId, StoreInfo
+from reverie.store.base import (
+    ORDERABLE_FIELDS,
+    Box,
+    LayerStats,
+    MemoryFilter,
+    ScoredId,
+    StoreInfo,
+    SynapticTag,
+    WorkingItem,
+)
+from reverie.store.textquery import query_terms
 from reverie.store.vector_index import (
     DELETE,
     UPSERT,
@@ -67,9 +76,6 @@ from reverie.store.vector_index import (
     VectorIndex,
 )
 
-_TERM = re.compile(r"[^\W_]+", re.UNICODE)
-_MAX_QUERY_TERMS: Final = 64
-_MAX_TERM_CHARS: Final = 100
 #: a filter naming at most this many ids is searched exactly over those rows
 _EXACT_IDS_MAX: Final = 2_000
 #: SQLite page cache per connection (KiB)
@@ -276,10 +282,19 @@ _M0002_ENGINE_TABLES: Final[tuple[str, ...]] = (
 )""",
 )
 
+_M0003_WRITE_PATH: Final[tuple[str, ...]] = (
+    "ALTER TABLE boxes ADD COLUMN user_id TEXT",
+    "ALTER TABLE boxes ADD COLUMN last_at REAL",
+    "UPDATE boxes SET last_at = opened_at WHERE last_at IS NULL",
+    'CREATE INDEX boxes_open ON boxes ("partition", session_id, sealed_at)',
+    "CREATE INDEX synaptic_tags_alive ON synaptic_tags (session_id, expires_at)",
+)
+
 #: Named migrations, applied in order, each in its own transaction, recorded in schema_migrations.
 MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0001_core", _M0001_CORE),
     ("0002_engine_tables", _M0002_ENGINE_TABLES),
+    ("0003_write_path", _M0003_WRITE_PATH),
 )
 
 #: tables whose rows about a memory go when the memory is hard-deleted (history stays: it logs the delete)
@@ -456,8 +471,7 @@ def _unique(items: Sequence[str]) -> builtins.list[str]:
 
 def fts_query(text: str) -> str:
     """An FTS5 OR query of the words of ``text``, each quoted: user text never becomes syntax."""
-    terms = _unique([t.casefold() for t in _TERM.findall(text) if len(t) <= _MAX_TERM_CHARS])
-    return " OR ".join(f'"{t}"' for t in terms[:_MAX_QUERY_TERMS])
+    return " OR ".join(f'"{t}"' for t in query_terms(text))
 
 
 # ----------------------------------------------------------------------------------------
@@ -1153,6 +1167,125 @@ class SQLiteStore:
             ).fetchone()
         return int(row[0])
 
+    def scope_relations(
+        self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None
+    ) -> builtins.list[Relation]:
+        where, params = filter_sql(flt)
+        type_clause = ""
+        if types is not None:
+            type_clause = " AND r.type IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(sorted(_relation_type(t) for t in types)))
+        cols = ", ".join(f"r.{c.strip()}" for c in _RELATION_COLUMNS.split(","))
+        query = (
+            f"SELECT {cols} FROM relations r JOIN memories m ON m.id = r.src_id "
+            f"WHERE {where}{type_clause} ORDER BY r.created_at, r.id"
+        )
+        with self._read("scope_relations"):
+            rows = self._conn.execute(query, params).fetchall()
+        return [_decode_relation(row) for row in rows]
+
+    # -- working memory, synaptic tags, boxes --------------------------------------------------
+    def put_working(self, items: Sequence[WorkingItem]) -> None:
+        rows = [
+            (i.session_id, i.memory_id, float(i.importance), int(i.access_count), to_epoch(i.added_at),
+             to_epoch(i.last_accessed))
+            for i in items
+        ]
+        with self._write("put_working"):
+            self._conn.executemany(
+                "INSERT INTO working_memory (session_id, memory_id, importance, access_count, added_at, "
+                "last_accessed) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, memory_id) DO UPDATE SET "
+                "importance = excluded.importance, access_count = excluded.access_count, "
+                "last_accessed = excluded.last_accessed",
+                rows,
+            )
+
+    def working(self, session_id: str) -> builtins.list[WorkingItem]:
+        with self._read("working"):
+            rows = self._conn.execute(
+                "SELECT session_id, memory_id, importance, added_at, last_accessed, access_count "
+                "FROM working_memory WHERE session_id = ? ORDER BY added_at, memory_id",
+                (session_id,),
+            ).fetchall()
+        return [WorkingItem(r[0], r[1], float(r[2]), from_epoch(r[3]), from_epoch(r[4]), int(r[5])) for r in rows]
+
+    def remove_working(self, session_id: str, memory_ids: Sequence[str] | None = None) -> int:
+        with self._write("remove_working"):
+            if memory_ids is None:
+                cur = self._conn.execute("DELETE FROM working_memory WHERE session_id = ?", (session_id,))
+            else:
+                cur = self._conn.execute(
+                    "DELETE FROM working_memory WHERE session_id = ? AND memory_id IN (SELECT value FROM json_each(?))",
+                    (session_id, _ids_json(memory_ids)),
+                )
+            return int(cur.rowcount)
+
+    def put_tags(self, tags: Sequence[SynapticTag]) -> None:
+        rows = [(t.memory_id, t.session_id, to_epoch(t.tagged_at), to_epoch(t.expires_at), int(t.captured))
+                for t in tags]
+        with self._write("put_tags"):
+            self._conn.executemany(
+                "INSERT INTO synaptic_tags (memory_id, session_id, tagged_at, expires_at, captured) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (memory_id, session_id) DO UPDATE SET "
+                "tagged_at = excluded.tagged_at, expires_at = excluded.expires_at, captured = excluded.captured",
+                rows,
+            )
+
+    def active_tags(self, session_id: str, now: datetime) -> builtins.list[SynapticTag]:
+        at = to_epoch(now)
+        with self._read("active_tags"):
+            rows = self._conn.execute(
+                "SELECT memory_id, session_id, tagged_at, expires_at, captured FROM synaptic_tags "
+                "WHERE session_id = ? AND captured = 0 AND tagged_at <= ? AND expires_at >= ? "
+                "ORDER BY tagged_at, memory_id",
+                (session_id, at, at),
+            ).fetchall()
+        return [SynapticTag(r[0], r[1], from_epoch(r[2]), from_epoch(r[3]), bool(r[4])) for r in rows]
+
+    def capture_tags(self, session_id: str, memory_ids: Sequence[str]) -> int:
+        if not memory_ids:
+            return 0
+        with self._write("capture_tags"):
+            cur = self._conn.execute(
+                "UPDATE synaptic_tags SET captured = 1 WHERE session_id = ? AND captured = 0 "
+                "AND memory_id IN (SELECT value FROM json_each(?))",
+                (session_id, _ids_json(memory_ids)),
+            )
+            return int(cur.rowcount)
+
+    def put_box(self, box: Box) -> None:
+        row = (
+            box.id, _partition(box.user_id), box.user_id, box.session_id, to_json(list(box.topic), "box topic"),
+            to_epoch(box.opened_at), to_epoch(box.last_at), _opt_epoch(box.sealed_at), box.trace_id,
+            int(box.memory_count),
+        )
+        with self._write("put_box"):
+            self._conn.execute(
+                'INSERT INTO boxes (id, "partition", user_id, session_id, topic, opened_at, last_at, sealed_at, '
+                "trace_id, memory_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "topic = excluded.topic, last_at = excluded.last_at, sealed_at = excluded.sealed_at, "
+                "trace_id = excluded.trace_id, memory_count = excluded.memory_count",
+                row,
+            )
+
+    def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
+        with self._read("open_box"):
+            row = self._conn.execute(
+                f"SELECT {_BOX_COLUMNS} FROM boxes WHERE \"partition\" = ? AND user_id IS ? AND session_id IS ? "
+                "AND sealed_at IS NULL ORDER BY opened_at DESC, id DESC LIMIT 1",
+                (_partition(user_id), user_id, session_id),
+            ).fetchone()
+        return _decode_box(row) if row else None
+
+    def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
+        with self._read("sealed_boxes"):
+            rows = self._conn.execute(
+                f"SELECT {_BOX_COLUMNS} FROM boxes WHERE \"partition\" = ? AND user_id IS ? "
+                "AND sealed_at IS NOT NULL ORDER BY sealed_at DESC, id DESC LIMIT ?",
+                (_partition(user_id), user_id, max(0, int(limit))),
+            ).fetchall()
+        return [_decode_box(r) for r in rows]
+
     # -- history, accesses, co-activation ----------------------------------------------------
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
         if not events:
@@ -1338,6 +1471,23 @@ def _decode_relation(row: Sequence[Any]) -> Relation:
         created_at=from_epoch(row[6]),
         last_reinforced_at=_opt_datetime(row[7]),
         metadata=json.loads(row[8]),
+    )
+
+
+_BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
+
+
+def _decode_box(row: Sequence[Any]) -> Box:
+    return Box(
+        id=row[0],
+        user_id=row[1],
+        session_id=row[2],
+        topic=list(json.loads(row[3])),
+        opened_at=from_epoch(row[4]),
+        last_at=from_epoch(row[5]),
+        sealed_at=_opt_datetime(row[6]),
+        trace_id=row[7],
+        memory_count=int(row[8]),
     )
 
 

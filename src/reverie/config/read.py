@@ -1,0 +1,212 @@
+"""Settings of the read path (issue 5). Every constant names its seed.
+
+Thresholds that are cosine similarities depend on the embedding model (SEED-NOTES "Similarity
+thresholds depend on the embedding model"): they are dicts keyed by the embedder's ``profile``
+(``"api"`` = the seeds' values for large API models, ``"minilm"`` = the default local model,
+``"hash"`` = the unit-test embedder); :meth:`ReadSettings.for_profile` picks one, falling back to
+``"api"`` for an unknown profile.
+
+Constants the seeds describe only qualitatively (seed 004's "small boost", "slight penalty",
+"stronger penalty") carry reverie's chosen numbers and say so.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from reverie.config.core import Section
+
+INTENTS = ("factual", "temporal", "causal", "entity_profile", "preference", "general")
+
+
+class IntentStrategy(Section):
+    """One row of seed 001's retrieval strategy table."""
+
+    vector_weight: float = Field(ge=0, description="seed 001: RRF weight of the vector channel.")
+    text_weight: float = Field(ge=0, description="seed 001: RRF weight of the full-text channel.")
+    limit: int = Field(ge=1, le=200, description="seed 001: candidate limit of the intent (before the 3x over-fetch).")
+    sort: str = Field(
+        default="relevance",
+        pattern=r"^(relevance|valid_from|utility)$",
+        description="seed 001 sort column; 'valid_from' and 'utility' are applied as a secondary key "
+        "(a bounded tie-break term, see read.scoring) so that relevance still decides the top-k.",
+    )
+    utility_boost: float = Field(
+        default=0.0, ge=0, le=1,
+        description="seed 001 utility boost: share of the 0.6/0.2/0.2 utility score in the final score "
+        "(SEED-NOTES 9: used inside utility-aware intents).",
+    )
+    categories: list[str] = Field(
+        default_factory=list,
+        description="seed 001 category filter (preference: preference, correction); applied fail-open "
+        "as a boost, see read.scoring.",
+    )
+    include_superseded: bool = Field(default=False, description="seed 001: temporal intent includes superseded facts.")
+    graph_hops: int = Field(default=1, ge=0, le=4, description="seed 001: BFS hops of the graph expansion (causal: 2).")
+    graph_types: list[str] = Field(
+        default_factory=lambda: ["supersedes", "elaborates", "same_entity", "related_to", "summarizes", "reinforces"],
+        description="seed 001: relation types followed (causal: causes, elaborates).",
+    )
+    entity_hub: bool = Field(default=False, description="seed 001: entity_profile queries the entity hub.")
+
+
+def _default_strategies() -> dict[str, IntentStrategy]:
+    return {
+        "factual": IntentStrategy(vector_weight=0.6, text_weight=0.4, limit=10, utility_boost=0.2),
+        "temporal": IntentStrategy(vector_weight=0.4, text_weight=0.6, limit=15, sort="valid_from",
+                                   include_superseded=True),
+        "causal": IntentStrategy(vector_weight=0.3, text_weight=0.3, limit=20, graph_hops=2,
+                                 graph_types=["causes", "elaborates"]),
+        "entity_profile": IntentStrategy(vector_weight=0.5, text_weight=0.5, limit=15, sort="utility",
+                                         utility_boost=0.3, entity_hub=True),
+        "preference": IntentStrategy(vector_weight=0.5, text_weight=0.5, limit=10, sort="utility",
+                                     categories=["preference", "correction"]),
+        "general": IntentStrategy(vector_weight=0.5, text_weight=0.5, limit=10, utility_boost=0.2),
+    }
+
+
+def _profiled(api: float, minilm: float, hash_: float) -> dict[str, float]:
+    return {"api": api, "minilm": minilm, "hash": hash_}
+
+
+class ReadSettings(Section):
+    """seed 001 read path, seed 003 deep recall, seed 004 lifecycle-aware retrieval."""
+
+    # stage switches (every stage LLM-optional; switching one off is the ablation of bench/locomo_ablation.py)
+    gate: bool = Field(default=True, description="seed 001 pre-retrieval gate (skip trivial messages).")
+    intent: bool = Field(default=True, description="seed 001 intent router; off = every query is 'general'.")
+    decompose: bool = Field(default=True, description="seed 001 multi-query decomposition.")
+    hyde: bool = Field(default=True, description="seed 001 HyDE-style template expansion (zero LLM cost).")
+    graph: bool = Field(default=True, description="seed 001 graph expansion / seed 004 edge-confidence weighting.")
+    episode_context: bool = Field(
+        default=True,
+        description="seed 001 episode boost applied to the episode of the strongest hits when the caller "
+        "names no session (conversational neighbourhood; see read.graph.episode_neighbours).",
+    )
+    coactivation: bool = Field(default=True, description="seed 001 co-activation boost.")
+    scoring: bool = Field(default=True, description="SEED-NOTES 9 composite re-rank; off = RRF order.")
+    mmr: bool = Field(default=True, description="seed 001 MMR diversity re-rank.")
+    hot_tier: bool = Field(default=True, description="seed 001 hot tier merged into results.")
+
+    # hybrid search
+    rrf_k: int = Field(default=60, ge=1, description="seed 001: RRF K = 60.")
+    overfetch: int = Field(default=3, ge=1, le=10, description="seed 001: vector over-fetch 3x for the MMR pool.")
+    strategies: dict[str, IntentStrategy] = Field(
+        default_factory=_default_strategies, description="seed 001 retrieval strategy table, per intent."
+    )
+    max_subqueries: int = Field(default=4, ge=2, le=8, description="seed 001: compound queries → 2–4 sub-queries.")
+    hyde_variants: int = Field(default=2, ge=0, le=3, description="seed 001: 2–3 hypothetical documents per intent.")
+    hyde_query_weight: float = Field(
+        default=2.0, gt=0,
+        description="weight of the query itself in seed 001's centroid of query + variants (reverie: the "
+        "query counts twice so the templates widen recall without drowning the question).",
+    )
+
+    # composite (SEED-NOTES 9)
+    w_similarity: float = Field(default=0.40, ge=0, description="seed 001 composite: 0.40 × similarity.")
+    w_activation: float = Field(default=0.30, ge=0, description="seed 001 composite: 0.30 × ACT-R activation.")
+    w_importance: float = Field(default=0.15, ge=0, description="seed 001 composite: 0.15 × importance.")
+    w_rrf: float = Field(
+        default=0.15, ge=0,
+        description="seed 001 composite: 0.15 × RRF score (normalised by the best RRF score of the pool so "
+        "the term is on the same [0, 1] scale as the others).",
+    )
+    entity_boost: float = Field(default=0.1, ge=0, description="seed 001: +0.1 per matching entity.")
+    entity_boost_max: int = Field(default=3, ge=1, description="reverie: at most 3 entity matches count.")
+    episode_boost: float = Field(default=0.15, ge=0, description="seed 001: +0.15 for the same session episode.")
+    episode_anchor_hits: int = Field(
+        default=3, ge=1, description="reverie: episodes of the top-3 hits count as 'the current episode' "
+        "when the caller names no session."
+    )
+    sub_tier_boost: dict[str, float] = Field(
+        default_factory=lambda: {"personal": 1.1, "observed": 1.0, "vicarious": 0.9, "schematic": 1.1,
+                                 "procedural": 1.05, "factual": 1.0},
+        description="seed 001 sub-tier retrieval boosts.",
+    )
+    category_boost: float = Field(
+        default=1.25, ge=1, description="reverie: seed 001's category filter, fail-open, as ×1.25."
+    )
+    low_source_confidence: float = Field(
+        default=0.3, ge=0, le=1, description="seed 001: memories with source confidence < 0.3 are deprioritised."
+    )
+    low_source_confidence_factor: float = Field(
+        default=0.5, ge=0, le=1, description="reverie: deprioritised = score ×0.5."
+    )
+    lifecycle_factor: dict[str, float] = Field(
+        default_factory=lambda: {"active": 1.05, "validated": 1.05, "candidate": 0.95, "stale": 0.8,
+                                 "archived": 0.8},
+        description="seed 004 lifecycle weighting: active/validated small boost, candidate slight penalty, "
+        "stale stronger penalty (reverie's numbers; unknown states fail open at 1.0).",
+    )
+    disputed_factor: float = Field(
+        default=0.8, ge=0, le=1, description="seed 004: verificationState=disputed additional penalty (×0.8)."
+    )
+    sort_weight: float = Field(
+        default=0.05, ge=0, le=1,
+        description="reverie: weight of an intent's sort column (valid_from recency or utility) as a "
+        "secondary key.",
+    )
+
+    # graph (seed 001 BFS, seed 004 edge lifecycle)
+    graph_seeds: int = Field(default=10, ge=1, description="reverie: BFS starts from the 10 best fused hits.")
+    graph_hop_decay: float = Field(default=0.5, gt=0, le=1, description="reverie: score ×0.5 per hop.")
+    graph_max_added: int = Field(default=20, ge=0, description="reverie: at most 20 memories admitted by the graph.")
+    pagerank_iterations: int = Field(
+        default=8, ge=0, description="seed 004: graphTraversalPageRankIterations = 8."
+    )
+    pagerank_damping: float = Field(default=0.85, gt=0, lt=1, description="PageRank damping factor 0.85.")
+    entity_hub_limit: int = Field(default=10, ge=1, description="reverie: memories per entity-hub lookup.")
+
+    # MMR and hot tier
+    mmr_lambda: float = Field(default=0.7, ge=0, le=1, description="seed 001: MMR λ = 0.7.")
+    hot_min_utility: float = Field(default=0.8, description="seed 001 hot tier: utility >= 0.8.")
+    hot_min_accesses: int = Field(default=10, description="seed 001 hot tier: >= 10 accesses.")
+    hot_max_age_days: float = Field(default=30.0, description="seed 001 hot tier: age < 30 days.")
+    hot_max_items: int = Field(default=15, ge=0, description="seed 001 hot tier: max 15 items.")
+    hot_ttl_s: float = Field(default=300.0, ge=0, description="seed 001 hot tier: TTL cache 5 minutes.")
+    hot_min_similarity: dict[str, float] = Field(
+        default_factory=lambda: _profiled(0.5, 0.35, 0.3),
+        description="cosine a hot-tier memory needs to the query to be merged into search results "
+        "(context() always includes the hot tier); per embedder profile.",
+    )
+
+    # confidence-gated injection (seed 001)
+    inject_full: dict[str, float] = Field(
+        default_factory=lambda: _profiled(0.7, 0.5, 0.45),
+        description="seed 001: confidence >= 0.7 → full injection with metadata (cosine; calibrated per profile).",
+    )
+    inject_abbreviated: dict[str, float] = Field(
+        default_factory=lambda: _profiled(0.4, 0.25, 0.2),
+        description="seed 001: 0.4–0.7 → abbreviated; below → skipped and logged (cosine, per profile).",
+    )
+    context_budget_tokens: int = Field(default=800, ge=16, description="reverie: default context() budget.")
+    chars_per_token: float = Field(
+        default=4.0, gt=0, description="reverie token estimate: ceil(characters / 4) (no tokenizer needed)."
+    )
+    abbreviated_chars: int = Field(default=160, ge=20, description="reverie: abbreviated injection keeps 160 chars.")
+    item_budget_share: float = Field(
+        default=0.34, gt=0, le=1,
+        description="reverie: one item may use at most 34% of the budget (a large memory is truncated, "
+        "never allowed to crowd out everything else).",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ReadSettings:
+        missing = [i for i in INTENTS if i not in self.strategies]
+        if missing:
+            raise ValueError(f"strategies is missing intents: {missing}")
+        for name in ("hot_min_similarity", "inject_full", "inject_abbreviated"):
+            if "api" not in getattr(self, name):
+                raise ValueError(f"{name} needs an 'api' entry (the fallback profile)")
+        bad = [p for p, v in self.inject_full.items() if v < self.inject_abbreviated.get(p, 0.0)]
+        if bad:
+            raise ValueError(f"inject_full must be >= inject_abbreviated for profiles {bad}")
+        return self
+
+    def for_profile(self, name: str, profile: str) -> float:
+        """The value of a per-profile threshold for an embedder profile ('api' if unknown)."""
+        table: dict[str, float] = getattr(self, name)
+        return table.get(profile, table["api"])
+
+
+__all__ = ["INTENTS", "IntentStrategy", "ReadSettings"]

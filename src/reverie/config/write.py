@@ -1,0 +1,201 @@
+"""Write-path settings: observer, buffer, formation, PE gate, relations, boxes (seeds 000, 001, 004).
+
+Similarity thresholds are a property of the embedder (SEED-NOTES "Similarity thresholds depend
+on the embedding model"): :class:`SimilarityProfile` carries one set per embedder profile —
+the seeds' values for API embedders (``api``), values measured with all-MiniLM-L6-v2
+(``minilm``; evidence in ``tests/write/test_calibration.py``) and values for the unit-test
+``HashEmbedder`` (``hash``).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from reverie.config.core import Section
+
+
+class SimilarityProfile(Section):
+    """The cosine thresholds of one embedder profile (SEED-NOTES 2 PE gate, seed 000, seed 001)."""
+
+    create_below: float = Field(description="SEED-NOTES 2: similarity below this → CREATE (seed 001: 0.70).")
+    update_min: float = Field(
+        description="SEED-NOTES 2: [create_below, update_min) is the gap (CREATE if important, else SKIP); "
+        "from here UPDATE (seed 001: 0.75)."
+    )
+    reinforce_min: float = Field(description="SEED-NOTES 2: similarity >= this → REINFORCE (seed 001: 0.92).")
+    retroactive_min: float = Field(
+        description="seed 000: older memories with similarity > this are strengthened retroactively (0.7)."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SimilarityProfile:
+        if not self.create_below <= self.update_min <= self.reinforce_min:
+            raise ValueError(
+                f"need create_below <= update_min <= reinforce_min, got "
+                f"{self.create_below} / {self.update_min} / {self.reinforce_min}"
+            )
+        return self
+
+
+def _profiles() -> dict[str, SimilarityProfile]:
+    return {
+        # seed 001 / SEED-NOTES 2 values, set for large API embedders
+        "api": SimilarityProfile(create_below=0.70, update_min=0.75, reinforce_min=0.92, retroactive_min=0.70),
+        # measured with all-MiniLM-L6-v2 (tests/write/test_calibration.py): paraphrases 0.89–0.97,
+        # elaborations 0.78–0.94, contradictions 0.77–0.79, unrelated facts -0.03–0.08
+        "minilm": SimilarityProfile(create_below=0.62, update_min=0.70, reinforce_min=0.88, retroactive_min=0.60),
+        # HashEmbedder (unit tests only): paraphrases 0.55–0.83, elaborations 0.64–0.80, unrelated < 0.27
+        "hash": SimilarityProfile(create_below=0.42, update_min=0.48, reinforce_min=0.90, retroactive_min=0.45),
+    }
+
+
+class ObserverSettings(Section):
+    """seed 001 observer: the 7-layer filter, classification, density gate."""
+
+    min_chars: int = Field(default=10, ge=0, description="seed 001 length gate: 10 < length …")
+    max_chars: int = Field(default=5000, ge=1, description="seed 001 length gate: … < 5000.")
+    markdown_lines: int = Field(default=5, ge=1, description="seed 001: markdown-heavy at 5+ bullet/bold lines.")
+    code_ratio: float = Field(default=0.5, ge=0, le=1, description="seed 001: code-heavy when > 50% is code blocks.")
+    max_emoji: int = Field(default=3, ge=0, description="seed 001: emoji-heavy at > 3 emoji.")
+    min_density: int = Field(
+        default=2, ge=0, description="seed 001 information density: messages with density < 2 are skipped."
+    )
+    max_entities: int = Field(default=8, ge=1, description="seed 001: at most 8 entities per observation.")
+    max_rewrite_chars: int = Field(default=500, ge=20, description="seed 001 standalone rewriting: max 500 chars.")
+    base_confidence: dict[str, float] = Field(
+        default_factory=lambda: {
+            "correction": 0.4,
+            "preference": 0.3,
+            "decision": 0.35,
+            "entity": 0.3,
+            "fact": 0.25,
+        },
+        description="seed 001 classification base confidences (correction 0.4, preference 0.3, decision 0.35, "
+        "entity-rich 0.3, fact 0.25).",
+    )
+    match_bonus: float = Field(
+        default=0.15, ge=0, le=1, description="reverie: confidence added per extra matching trigger (capped at 1)."
+    )
+    default_confidence: float = Field(
+        default=0.2, ge=0, le=1, description="reverie: source confidence of an observation no pattern matched."
+    )
+
+
+class BufferSettings(Section):
+    """seed 004 smart buffer: HIGH signal extracts now, otherwise buffer N turns or T minutes."""
+
+    max_turns: int = Field(default=5, ge=1, description="seed 004: extract a batch when the buffer holds N turns.")
+    max_minutes: float = Field(
+        default=15.0, gt=0, description="seed 004: extract a batch when the oldest buffered turn is T minutes old."
+    )
+
+
+class FormationSettings(Section):
+    """seed 001 formation: foresight and splitting."""
+
+    foresight_days: float = Field(
+        default=7.0, gt=0, description="seed 001: plan/will/going to → validUntil = +7 days by default."
+    )
+    min_split_words: int = Field(
+        default=3, ge=1, description="reverie: each side of an atomic split keeps at least 3 words."
+    )
+
+
+class GateSettings(Section):
+    """seed 001 PE gate (SEED-NOTES 2) with per-embedder similarity thresholds."""
+
+    profiles: dict[str, SimilarityProfile] = Field(
+        default_factory=_profiles,
+        description="SEED-NOTES: similarity thresholds per embedder profile (api = seed values; minilm, hash "
+        "calibrated by measurement).",
+    )
+    default_profile: str = Field(default="api", description="Profile used when the embedder's is not listed.")
+    gap_importance: float = Field(
+        default=0.6, ge=0, le=1, description="seed 001: in the gap, CREATE if importance is high (>= 0.6), else SKIP."
+    )
+    neighbours: int = Field(default=5, ge=1, description="seed 002: compare with the k = 5 nearest memories.")
+    reinforce_max_new_words: int = Field(
+        default=1,
+        ge=0,
+        description="reverie: a near-duplicate that adds at most this many new content words REINFORCEs; one "
+        "that adds more UPDATEs (seed 001 'overlaps but adds detail').",
+    )
+    reinforce_stability: float = Field(
+        default=1.2, ge=1, description="reverie: REINFORCE multiplies stability by 1.2 (seed 001 'boost stability')."
+    )
+
+    def profile(self, name: str) -> SimilarityProfile:
+        return self.profiles.get(name) or self.profiles[self.default_profile]
+
+
+class RelationSettings(Section):
+    """seed 001 relations: heuristic rules and pruning."""
+
+    same_entity_overlap: int = Field(default=2, ge=1, description="seed 001: entity overlap >= 2 → same_entity.")
+    same_entity_confidence: float = Field(default=0.7, ge=0, le=1, description="seed 001: same_entity confidence 0.7.")
+    elaborates_word_overlap: float = Field(
+        default=0.30, ge=0, le=1, description="seed 001: word overlap > 30% + entity >= 1 → elaborates."
+    )
+    elaborates_confidence: float = Field(default=0.5, ge=0, le=1, description="seed 001: elaborates confidence 0.5.")
+    related_word_overlap: float = Field(
+        default=0.15, ge=0, le=1, description="seed 001: same category + word overlap > 15% → related_to."
+    )
+    related_confidence: float = Field(default=0.4, ge=0, le=1, description="seed 001: related_to confidence 0.4.")
+    prune_at: int = Field(default=1000, ge=1, description="seed 001: pruning triggers at 1000 relations …")
+    prune_to: int = Field(default=900, ge=0, description="seed 001: … and trims to 900.")
+    type_priority: dict[str, int] = Field(
+        default_factory=lambda: {"related_to": 0, "same_entity": 1, "elaborates": 2, "reinforces": 3},
+        description="seed 001: prunable types, lowest priority pruned first (related_to 0, same_entity 1, "
+        "elaborates 2; reverie adds seed 000's reinforces at 3). supersedes/contradicts/causes never pruned.",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> RelationSettings:
+        if self.prune_to > self.prune_at:
+            raise ValueError(f"prune_to {self.prune_to} must be <= prune_at {self.prune_at}")
+        protected = {"supersedes", "contradicts", "causes"} & set(self.type_priority)
+        if protected:
+            raise ValueError(f"seed 001 never prunes {sorted(protected)}")
+        return self
+
+
+class BoxSettings(Section):
+    """seed 004 memory boxes and trace weaving."""
+
+    topic_shift: float = Field(
+        default=0.35, ge=0, le=1, description="seed 004: seal the box when topic overlap drops below 0.35."
+    )
+    time_gap_minutes: float = Field(default=30.0, gt=0, description="seed 004: seal after 30 minutes of inactivity.")
+    max_memories: int = Field(default=50, ge=1, description="seed 004: seal when the box exceeds 50 memories.")
+    max_topics: int = Field(default=12, ge=1, description="reverie: topic words kept per box.")
+    trace_overlap: float = Field(
+        default=0.35, ge=0, le=1, description="seed 004 trace weaver: sealed boxes with overlapping topics share a "
+        "trace (same overlap measure as the topic shift)."
+    )
+    trace_lookback: int = Field(default=50, ge=1, description="reverie: sealed boxes compared when weaving a trace.")
+
+
+class WriteSettings(Section):
+    """The write path (DESIGN.md): observer → buffer → formation → gate → score → store."""
+
+    observer: ObserverSettings = Field(default_factory=ObserverSettings)
+    buffer: BufferSettings = Field(default_factory=BufferSettings)
+    formation: FormationSettings = Field(default_factory=FormationSettings)
+    gate: GateSettings = Field(default_factory=GateSettings)
+    relations: RelationSettings = Field(default_factory=RelationSettings)
+    boxes: BoxSettings = Field(default_factory=BoxSettings)
+    use_llm: bool = Field(
+        default=True, description="seed 001: LLM-primary stages when an LLM is configured (heuristics otherwise)."
+    )
+
+
+__all__ = [
+    "BoxSettings",
+    "BufferSettings",
+    "FormationSettings",
+    "GateSettings",
+    "ObserverSettings",
+    "RelationSettings",
+    "SimilarityProfile",
+    "WriteSettings",
+]

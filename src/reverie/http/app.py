@@ -1,0 +1,260 @@
+"""The REST API (``reverie serve``): a thin FastAPI adapter over one :class:`reverie.Memory`.
+
+Every endpoint calls one ``Memory`` method and returns its result; reverie errors become RFC 7807
+problem responses (see :mod:`reverie.http.problems`). Sync endpoints run in FastAPI's thread
+pool; ``Memory`` and its store are thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from fastapi import APIRouter, Body, FastAPI, Path, Query, Request, Response
+from fastapi.responses import StreamingResponse
+
+from reverie import __version__
+from reverie.http import models as m
+from reverie.http import problems
+from reverie.http.security import Guard
+from reverie.model import MemoryRecord
+from reverie.store.base import MemoryFilter
+from reverie.validation import clean_id, clean_scope
+
+if TYPE_CHECKING:
+    from reverie.memory import Memory
+
+#: 4 MiB is far above any valid request (content is at most limits.max_content_bytes)
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+
+MemoryIdPath = Annotated[str, Path(description="The memory's id.", max_length=128)]
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": m.Problem, "description": desc}
+    for code, desc in ((401, "Missing or wrong bearer token"), (404, "No memory with this id"),
+                       (409, "Immutable memory or a concurrent change"), (413, "Request too large"),
+                       (422, "Invalid input"))
+}
+
+
+def get_memory(request: Request) -> Memory:
+    mem: Memory = request.app.state.memory
+    return mem
+
+
+def redact_target(target: str) -> str:
+    """A storage target without credentials (``postgresql://user:secret@host`` → ``…//user@host``)."""
+    parts = urlsplit(target)
+    if parts.scheme and parts.password:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        user = parts.username or ""
+        return urlunsplit(parts._replace(netloc=f"{user}@{netloc}" if user else netloc))
+    return target
+
+
+def peek(mem: Memory, memory_id: str) -> MemoryRecord:
+    """Read a memory without counting an access (people looking are not the agent recalling)."""
+    from reverie.errors import NotFoundError
+
+    mid = clean_id(memory_id)
+    rec = mem.store.get([mid]).get(mid)
+    if rec is None:
+        raise NotFoundError(f"no memory with id {mid}")
+    return rec
+
+
+def memory_filters(*, layer: str | None = None, status: str | None = None, category: str | None = None,
+                   pinned: bool | None = None, session_id: str | None = None,
+                   store: str | None = None) -> dict[str, Any] | None:
+    """Query parameters → ``Memory.list``/``search`` filters (only the ones given)."""
+    given = {"layer": layer, "status": status, "category": category, "pinned": pinned, "session_id": session_id,
+             "store": store}
+    out = {k: v for k, v in given.items() if v is not None and v != ""}
+    return out or None
+
+
+def _history(mem: Memory, memory_id: str) -> list[dict[str, Any]]:
+    return [{"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data}
+            for e in mem.history(memory_id)]
+
+
+def build_router() -> APIRouter:
+    r = APIRouter(prefix="/v1", responses=_ERRORS)
+
+    @r.post("/memories", status_code=201, response_model=m.AddResponse, tags=["memories"],
+            summary="Remember something")
+    def add_memory(request: Request, body: m.AddRequest) -> dict[str, Any]:
+        res = get_memory(request).add(body.content, user_id=body.user_id, agent_id=body.agent_id,
+                                      session_id=body.session_id, metadata=body.metadata, when=body.when,
+                                      source=body.source, infer=body.infer)
+        return res.to_dict()
+
+    @r.get("/memories", response_model=list[m.MemoryOut], tags=["memories"],  # type: ignore[valid-type]
+           summary="List memories in a scope (no access is counted)")
+    def list_memories(
+        request: Request,
+        user_id: Annotated[str | None, Query(max_length=256)] = None,
+        agent_id: Annotated[str | None, Query(max_length=256)] = None,
+        all_users: bool = False,
+        layer: m.LayerName | None = None,
+        status: m.StatusName | None = None,
+        store: m.StoreName | None = None,
+        category: Annotated[str | None, Query(max_length=64)] = None,
+        pinned: bool | None = None,
+        session_id: Annotated[str | None, Query(max_length=256)] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    ) -> list[dict[str, Any]]:
+        flt = memory_filters(layer=layer, status=status, category=category, pinned=pinned,
+                             session_id=session_id, store=store)
+        recs = get_memory(request).list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt,
+                                        limit=limit, offset=offset)
+        return [rec.to_dict() for rec in recs]
+
+    @r.get("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"],
+           summary="One memory (counts as an access)")
+    def get_one(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
+        return get_memory(request).get(memory_id).to_dict()
+
+    @r.patch("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"], summary="Edit a memory")
+    def update_one(request: Request, memory_id: MemoryIdPath, body: m.UpdateRequest) -> dict[str, Any]:
+        rec = get_memory(request).update(memory_id, body.content, metadata=body.metadata, category=body.category,
+                                         importance=body.importance, reason=body.reason)
+        return rec.to_dict()
+
+    @r.delete("/memories/{memory_id}", status_code=204, tags=["memories"],
+              summary="Forget a memory for good (logged)")
+    def forget_one(request: Request, memory_id: MemoryIdPath) -> Response:
+        get_memory(request).forget(memory_id)
+        return Response(status_code=204)
+
+    @r.post("/memories/{memory_id}/pin", response_model=m.MemoryOut, tags=["lifecycle"], summary="Pin")
+    def pin(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
+        return get_memory(request).pin(memory_id).to_dict()
+
+    @r.post("/memories/{memory_id}/unpin", response_model=m.MemoryOut, tags=["lifecycle"], summary="Unpin")
+    def unpin(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
+        return get_memory(request).unpin(memory_id).to_dict()
+
+    @r.post("/memories/{memory_id}/promote", response_model=m.MemoryOut, tags=["lifecycle"],
+            summary="Move up a layer (or to the given one)")
+    def promote(request: Request, memory_id: MemoryIdPath,
+                body: Annotated[m.PromoteRequest | None, Body()] = None) -> dict[str, Any]:
+        layer = body.layer if body is not None else None
+        return get_memory(request).promote(memory_id, layer).to_dict()
+
+    @r.post("/memories/{memory_id}/demote", response_model=m.MemoryOut, tags=["lifecycle"],
+            summary="Move down one layer")
+    def demote(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
+        return get_memory(request).demote(memory_id).to_dict()
+
+    @r.post("/memories/{memory_id}/invalidate", response_model=m.MemoryOut, tags=["lifecycle"],
+            summary="Mark as no longer true (kept)")
+    def invalidate(request: Request, memory_id: MemoryIdPath, body: m.InvalidateRequest) -> dict[str, Any]:
+        return get_memory(request).invalidate(memory_id, body.reason).to_dict()
+
+    @r.post("/memories/{memory_id}/feedback", response_model=m.MemoryOut, tags=["lifecycle"],
+            summary="Say whether a memory helped (utility)")
+    def feedback(request: Request, memory_id: MemoryIdPath, body: m.FeedbackRequest) -> dict[str, Any]:
+        return get_memory(request).feedback(memory_id, useful=body.useful).to_dict()
+
+    @r.get("/memories/{memory_id}/history", response_model=list[m.HistoryEventOut], tags=["memories"],
+           summary="Every transition, oldest first")
+    def history(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
+        return _history(get_memory(request), memory_id)
+
+    @r.get("/memories/{memory_id}/strength", response_model=dict[str, m.StrengthTerm], tags=["memories"],
+           summary="Every strength value with its formula terms")
+    def strength(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
+        return get_memory(request).explain_strength(memory_id)
+
+    @r.get("/memories/{memory_id}/relations", response_model=list[m.RelationOut], tags=["memories"],
+           summary="Relations from and to a memory")
+    def relations(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
+        mem = get_memory(request)
+        rec = peek(mem, memory_id)
+        return [m.relation_dict(rel) for rel in mem.store.relations([rec.id])]
+
+    @r.post("/search", response_model=m.SearchResponse, tags=["search"],
+            summary="Recall the most relevant memories (each hit counts as an access)")
+    def search(request: Request, body: m.SearchRequest) -> dict[str, Any]:
+        filters = body.filters.model_dump(exclude_none=True) if body.filters is not None else None
+        hits = get_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
+                                          session_id=body.session_id, k=body.k, filters=filters or None)
+        return {"results": [h.to_dict() for h in hits]}
+
+    @r.get("/stats", response_model=m.StatsOut, tags=["health"], summary="seed 000's health check")
+    def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
+        data = get_memory(request).stats(user_id=user_id)
+        data["target"] = redact_target(data["target"])
+        return data
+
+    @r.post("/dream", response_model=m.DreamReport, tags=["dream"], summary="Run the dream cycle now")
+    def dream(request: Request, body: Annotated[m.DreamRequest | None, Body()] = None) -> dict[str, Any]:
+        steps = body.steps if body is not None else None
+        return get_memory(request).dream(steps=steps)
+
+    @r.get("/dream/reports", response_model=m.DreamReports, tags=["dream"],
+           summary="Reports of past dream cycles (the last run)")
+    def dream_reports(request: Request) -> dict[str, Any]:
+        last = get_memory(request).store.get_state("dream:last")
+        return {"reports": [last] if last else []}
+
+    @r.get("/export", tags=["export"], summary="Every memory as JSON lines (all statuses and stores)",
+           response_class=StreamingResponse,
+           responses={200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                            "description": "One MemoryOut object per line."}})
+    def export(request: Request,
+               user_id: Annotated[str | None, Query(max_length=256, description="Only this user.")] = None,
+               ) -> StreamingResponse:
+        mem = get_memory(request)
+        flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=user_id is None)
+
+        def lines() -> Iterator[str]:
+            for batch in mem.store.scan(flt):
+                for rec in batch:
+                    yield json.dumps(rec.to_dict(), ensure_ascii=False) + "\n"
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson",
+                                 headers={"Content-Disposition": 'attachment; filename="reverie-export.jsonl"'})
+
+    return r
+
+
+def create_app(
+    mem: Memory,
+    *,
+    token: str | None = None,
+    allowed_hosts: list[str] | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
+    dashboard: bool = True,
+) -> FastAPI:
+    """The FastAPI app over ``mem``; wrap it in the :class:`Guard` (token, hosts, body size).
+
+    The caller owns ``mem`` (the app never closes it)."""
+    app = FastAPI(
+        title="reverie",
+        version=__version__,
+        description="Long-term memory for AI agents: remember, recall, consolidate, forget. "
+        "Errors are RFC 7807 problem documents whose `error` names the reverie error type.",
+        openapi_tags=[{"name": "memories"}, {"name": "lifecycle"}, {"name": "search"}, {"name": "health"},
+                      {"name": "dream"}, {"name": "export"}],
+    )
+    app.state.memory = mem
+    problems.install(app)
+
+    @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness (no token needed)")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    app.include_router(build_router())
+    if dashboard:
+        from reverie.web import mount_dashboard
+
+        mount_dashboard(app)
+    app.add_middleware(Guard, token=token, max_body=max_body, allowed_hosts=allowed_hosts)
+    return app
+
+
+__all__ = ["DEFAULT_MAX_BODY", "create_app", "get_memory", "memory_filters", "peek", "redact_target"]

@@ -1,0 +1,245 @@
+"""Request and response models of the REST API (they make the OpenAPI schema complete).
+
+``MemoryOut`` is generated from :class:`reverie.model.MemoryRecord`'s fields (without the
+embedding), so the schema never drifts from the record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from reverie.model import MemoryRecord, Relation
+
+LayerName = Literal["working", "episodic", "semantic", "procedural", "codebase"]
+StatusName = Literal["active", "superseded", "dormant", "archived", "expired", "invalidated"]
+StoreName = Literal["hot", "cold"]
+
+
+def _memory_out() -> type[BaseModel]:
+    hints = typing.get_type_hints(MemoryRecord)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(MemoryRecord):
+        if f.name == "embedding":
+            continue
+        fields[f.name] = (hints[f.name], ...)
+    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        "MemoryOut",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="One memory with every field of the record (the embedding is left out).",
+        **fields,
+    )
+    return model
+
+
+MemoryOut = _memory_out()
+
+
+class Problem(BaseModel):
+    """An RFC 7807 problem response; ``error`` is the reverie error type."""
+
+    type: str = Field(description="A URI naming the problem type, e.g. urn:reverie:error:NotFoundError.")
+    title: str = Field(description="Short summary of the problem type.")
+    status: int = Field(description="The HTTP status code.")
+    detail: str = Field(description="What went wrong, for this request.")
+    error: str = Field(description="The reverie error class (NotFoundError, InvalidInputError, …).")
+    errors: list[dict[str, Any]] | None = Field(default=None, description="Per-field validation errors.")
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AddRequest(_Body):
+    """A memory to store."""
+
+    content: str = Field(description="What to remember.", examples=["Maya is allergic to penicillin"])
+    user_id: str | None = Field(default=None, description="User scope (the isolation boundary).")
+    agent_id: str | None = Field(default=None, description="Agent scope.")
+    session_id: str | None = Field(default=None, description="Session id.")
+    metadata: dict[str, Any] | None = Field(default=None, description="Free-form JSON metadata.")
+    when: str | None = Field(default=None, description="ISO 8601 time the content refers to (default: now).")
+    source: str | None = Field(default=None, description="human, ai, interaction, ingest, code_scan or dream.")
+    infer: bool = Field(default=True, description="false stores the content verbatim (no dedup, no inference).")
+
+
+class AddResponse(BaseModel):
+    """What a write did."""
+
+    id: str | None
+    action: Literal["CREATE", "UPDATE", "SUPERSEDE", "REINFORCE", "SKIP"]
+    ids: list[str]
+    reason: str
+
+
+class UpdateRequest(_Body):
+    """Fields to change; omitted fields stay."""
+
+    content: str | None = Field(default=None, description="New content (re-embedded).")
+    metadata: dict[str, Any] | None = Field(default=None, description="Replacement metadata.")
+    category: str | None = Field(default=None, description="New category.")
+    importance: float | None = Field(default=None, ge=0.0, le=1.0, description="New base importance.")
+    reason: str = Field(default="", max_length=1000, description="Why (kept in the history).")
+
+
+class PromoteRequest(_Body):
+    layer: LayerName | None = Field(default=None, description="Target layer (default: the next one up).")
+
+
+class InvalidateRequest(_Body):
+    reason: str = Field(min_length=1, max_length=1000, description="Why the memory is no longer true.")
+
+
+class FeedbackRequest(_Body):
+    useful: bool = Field(description="Whether the memory helped.")
+
+
+class SearchFilters(_Body):
+    """Optional narrowing of a search."""
+
+    layer: list[LayerName] | None = None
+    status: list[StatusName] | None = None
+    store: list[StoreName] | None = None
+    category: list[str] | None = None
+    pinned: bool | None = None
+    session_id: str | None = Field(default=None, description="Only memories of this session.")
+    metadata: dict[str, str | int | float | bool | None] | None = Field(
+        default=None, description="Equality on top-level metadata keys.")
+    valid_at: str | None = Field(default=None, description="ISO 8601: only memories valid at that time.")
+    recorded_before: str | None = Field(default=None, description="ISO 8601: only memories recorded by then.")
+
+
+class SearchRequest(_Body):
+    query: str = Field(description="What to recall.", examples=["what is Maya allergic to?"])
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = Field(default=None, description="The current session (context for the read path).")
+    k: int = Field(default=10, ge=1, le=1000, description="How many results.")
+    filters: SearchFilters | None = None
+
+
+class HitOut(BaseModel):
+    memory: MemoryOut  # type: ignore[valid-type]
+    score: float
+    explain: dict[str, Any] = Field(description="How the score was made: channels, ranks, fusion.")
+
+
+class SearchResponse(BaseModel):
+    results: list[HitOut]
+
+
+class HistoryEventOut(BaseModel):
+    at: str
+    event: str
+    reason: str
+    actor: str
+    data: dict[str, Any]
+
+
+class StatsRow(BaseModel):
+    layer: str
+    status: str
+    count: int
+    energy_avg: float
+    energy_min: float
+    energy_max: float
+
+
+class StatsOut(BaseModel):
+    """seed 000's health check."""
+
+    backend: str
+    target: str = Field(description="Where the memory lives (credentials removed).")
+    embedder: str
+    total: int
+    rows: list[StatsRow]
+    by_layer: dict[str, int]
+    by_status: dict[str, int]
+    relations: int
+    opslog: dict[str, int]
+
+
+class DreamRequest(_Body):
+    steps: list[str] | None = Field(default=None, description="Step names (default: every enabled step).")
+
+
+class DreamStep(BaseModel):
+    name: str
+    changed: int
+    examined: int
+    details: dict[str, Any]
+    seconds: float
+
+
+class DreamReport(BaseModel):
+    owner: str
+    at: str
+    steps: list[DreamStep]
+    changed: int
+    seconds: float
+
+
+class DreamReports(BaseModel):
+    reports: list[DreamReport] = Field(description="Stored reports, newest first (the last run is kept).")
+
+
+class StrengthTerm(BaseModel):
+    """One derived value of a memory with the formula and the terms behind it."""
+
+    value: Any
+    formula: str
+    terms: dict[str, Any]
+
+
+class RelationOut(BaseModel):
+    """A typed, weighted edge between two memories."""
+
+    id: str
+    src_id: str
+    dst_id: str
+    type: str
+    confidence: float
+    weight: float
+    created_at: str
+    last_reinforced_at: str | None
+    metadata: dict[str, Any]
+
+
+def relation_dict(rel: Relation) -> dict[str, Any]:
+    return {"id": rel.id, "src_id": rel.src_id, "dst_id": rel.dst_id, "type": rel.type.value,
+            "confidence": rel.confidence, "weight": rel.weight, "created_at": rel.created_at.isoformat(),
+            "last_reinforced_at": rel.last_reinforced_at.isoformat() if rel.last_reinforced_at else None,
+            "metadata": rel.metadata}
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+
+
+__all__ = [
+    "AddRequest",
+    "AddResponse",
+    "DreamReport",
+    "DreamReports",
+    "DreamRequest",
+    "FeedbackRequest",
+    "Health",
+    "HistoryEventOut",
+    "HitOut",
+    "InvalidateRequest",
+    "MemoryOut",
+    "Problem",
+    "PromoteRequest",
+    "RelationOut",
+    "SearchFilters",
+    "SearchRequest",
+    "SearchResponse",
+    "StatsOut",
+    "StrengthTerm",
+    "UpdateRequest",
+    "relation_dict",
+]

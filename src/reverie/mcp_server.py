@@ -1,0 +1,343 @@
+"""``reverie mcp``: reverie as a Model Context Protocol server (official ``mcp`` SDK, 2.x).
+
+A thin adapter over one :class:`reverie.Memory`: every tool validates nothing itself, calls
+one ``Memory`` method and shapes its result as JSON. reverie errors become MCP tool errors
+(``is_error`` results whose text starts with the reverie error type, e.g.
+``NotFoundError: no memory with id …``) so the model can read and correct them; resource reads
+raise the SDK's ``ResourceNotFoundError`` (JSON-RPC -32602) or ``ResourceError``.
+
+Scope: ``user_id``/``agent_id``/``session_id`` given to a tool win; otherwise the server's
+defaults (``reverie mcp --user maya --agent claude``) apply.
+
+Transports: stdio (default, what Claude Desktop/Code and Cursor launch) or streamable HTTP on
+127.0.0.1 only (``--http``; the endpoint is ``http://127.0.0.1:PORT/mcp``).
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
+
+from reverie.errors import MissingDependencyError, NotFoundError, ReverieError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from reverie.memory import Memory
+    from reverie.model import HistoryEvent, MemoryRecord
+
+SERVER_NAME = "reverie"
+INSTRUCTIONS = """\
+reverie is your long-term memory. Call `recall` with what the user is asking about before answering
+questions that may depend on earlier conversations, and `remember` facts, preferences, decisions and
+corrections worth keeping (one self-contained statement each). When a memory turns out to be wrong,
+`invalidate` it with a reason instead of forgetting it; `forget` deletes for good and is for explicit
+"forget this" requests. Tell reverie whether recalled memories helped with `feedback`.
+"""
+
+MemoryId = Annotated[str, Field(description="The memory's id (a UUID as returned by remember/recall).")]
+UserId = Annotated[
+    str | None,
+    Field(description="User scope (the isolation boundary). Omit to use the server's --user default."),
+]
+AgentId = Annotated[str | None, Field(description="Agent scope. Omit to use the server's --agent default.")]
+SessionId = Annotated[str | None, Field(description="Session id. Omit to use the server's --session default.")]
+LayerName = Literal["working", "episodic", "semantic", "procedural", "codebase"]
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    """Scope used when a tool call names none."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+
+
+def _require_sdk() -> None:
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - mcp is a declared extra
+        raise MissingDependencyError("the MCP server needs the 'mcp' package: pip install 'reverie[mcp]'") from exc
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """reverie errors → anticipated tool errors carrying the reverie error type."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        yield
+    except ReverieError as exc:
+        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+
+
+@contextmanager
+def _resource_errors() -> Iterator[None]:
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+
+    try:
+        yield
+    except NotFoundError as exc:
+        raise ResourceNotFoundError(f"NotFoundError: {exc}") from exc
+    except ReverieError as exc:
+        raise ResourceError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def brief(rec: MemoryRecord) -> dict[str, Any]:
+    """The fields an agent needs to use a memory (``get`` returns every field)."""
+    return {
+        "id": rec.id,
+        "content": rec.content,
+        "layer": rec.layer.value,
+        "status": rec.status.value,
+        "category": rec.category,
+        "pinned": rec.pinned,
+        "user_id": rec.user_id,
+        "agent_id": rec.agent_id,
+        "session_id": rec.session_id,
+        "created_at": rec.created_at.isoformat(),
+        "valid_from": rec.valid_from.isoformat() if rec.valid_from else None,
+        "valid_until": rec.valid_until.isoformat() if rec.valid_until else None,
+        "metadata": rec.metadata,
+    }
+
+
+def history_dicts(events: list[HistoryEvent]) -> list[dict[str, Any]]:
+    return [{"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data}
+            for e in events]
+
+
+def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
+    """An ``MCPServer`` whose tools and resources call ``mem``."""
+    _require_sdk()
+    from mcp.server.mcpserver import MCPServer
+
+    from reverie import __version__
+
+    d = defaults or Defaults()
+    server: MCPServer = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
+
+    def user(value: str | None) -> str | None:
+        return value if value is not None else d.user_id
+
+    def agent(value: str | None) -> str | None:
+        return value if value is not None else d.agent_id
+
+    def session(value: str | None) -> str | None:
+        return value if value is not None else d.session_id
+
+    # write -------------------------------------------------------------------------------
+    @server.tool()
+    def remember(
+        content: Annotated[str, Field(description="What to remember: one self-contained statement.")],
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        session_id: SessionId = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON metadata.")] = None,
+        when: Annotated[str | None, Field(description="ISO 8601 time the content refers to "
+                                                      "(default: now).")] = None,
+        source: Annotated[str | None, Field(description="Who says so: human, ai, interaction, ingest, "
+                                                        "code_scan or dream (sets trust).")] = None,
+        verbatim: Annotated[bool, Field(description="Store exactly as given, skipping the write path's "
+                                                    "dedup and inference.")] = False,
+    ) -> dict[str, Any]:
+        """Store a memory. Returns the action taken (CREATE, UPDATE, SUPERSEDE, REINFORCE or SKIP for a
+        duplicate), the memory id and the reason."""
+        with _tool_errors():
+            res = mem.add(content, user_id=user(user_id), agent_id=agent(agent_id), session_id=session(session_id),
+                          metadata=metadata, when=when, source=source, infer=not verbatim)
+        return res.to_dict()
+
+    @server.tool()
+    def update(
+        memory_id: MemoryId,
+        content: Annotated[str | None, Field(description="New content (re-embedded).")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Replacement metadata.")] = None,
+        category: Annotated[str | None, Field(description="New category, e.g. preference or decision.")] = None,
+        importance: Annotated[float | None, Field(ge=0.0, le=1.0, description="New base importance, 0..1.")] = None,
+        reason: Annotated[str, Field(description="Why the memory changes (kept in its history).")] = "",
+    ) -> dict[str, Any]:
+        """Edit a memory in place (immutable memories refuse). Returns the updated memory."""
+        with _tool_errors():
+            rec = mem.update(memory_id, content, metadata=metadata, category=category, importance=importance,
+                             reason=reason)
+        return brief(rec)
+
+    @server.tool()
+    def forget(memory_id: MemoryId) -> dict[str, Any]:
+        """Delete a memory for good. Only for an explicit "forget this" request; to mark something as no
+        longer true, use invalidate."""
+        with _tool_errors():
+            mem.forget(memory_id)
+        return {"forgotten": memory_id}
+
+    @server.tool()
+    def invalidate(
+        memory_id: MemoryId,
+        reason: Annotated[str, Field(min_length=1, description="Why it is no longer true.")],
+    ) -> dict[str, Any]:
+        """Mark a memory as no longer true. It is kept (with its validity closed) but no longer recalled."""
+        with _tool_errors():
+            return brief(mem.invalidate(memory_id, reason))
+
+    @server.tool()
+    def pin(memory_id: MemoryId) -> dict[str, Any]:
+        """Pin a memory: immune to forgetting and demotion."""
+        with _tool_errors():
+            return brief(mem.pin(memory_id))
+
+    @server.tool()
+    def unpin(memory_id: MemoryId) -> dict[str, Any]:
+        """Unpin a memory."""
+        with _tool_errors():
+            return brief(mem.unpin(memory_id))
+
+    @server.tool()
+    def promote(
+        memory_id: MemoryId,
+        layer: Annotated[LayerName | None, Field(description="Target layer; default: the next one "
+                                                            "(working → episodic → semantic).")] = None,
+    ) -> dict[str, Any]:
+        """Move a memory up a layer (pinned memories may be promoted; immutable ones may not)."""
+        with _tool_errors():
+            return brief(mem.promote(memory_id, layer))
+
+    @server.tool()
+    def demote(memory_id: MemoryId) -> dict[str, Any]:
+        """Move a memory down one layer (semantic → episodic → working). Pinned, flashbulb and immutable
+        memories refuse."""
+        with _tool_errors():
+            return brief(mem.demote(memory_id))
+
+    @server.tool()
+    def feedback(
+        memory_id: MemoryId,
+        useful: Annotated[bool, Field(description="true if the memory helped, false if it did not.")],
+    ) -> dict[str, Any]:
+        """Tell reverie whether a recalled memory was useful; this updates its utility."""
+        with _tool_errors():
+            rec = mem.feedback(memory_id, useful=useful)
+        return {"id": rec.id, "utility": rec.utility}
+
+    # read --------------------------------------------------------------------------------
+    @server.tool()
+    def recall(
+        query: Annotated[str, Field(description="What to look for, in natural language.")],
+        k: Annotated[int, Field(ge=1, le=100, description="How many memories to return.")] = 5,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        session_id: SessionId = None,
+        layer: Annotated[LayerName | None, Field(description="Only memories of this layer.")] = None,
+        category: Annotated[str | None, Field(description="Only memories of this category.")] = None,
+        explain: Annotated[bool, Field(description="Include how each score was made (channels, "
+                                                   "ranks, fusion).")] = False,
+    ) -> dict[str, Any]:
+        """Recall the memories most relevant to the query, best first. Each result counts as an access
+        (it strengthens the memory)."""
+        filters: dict[str, Any] = {}
+        if layer is not None:
+            filters["layer"] = layer
+        if category is not None:
+            filters["category"] = category
+        with _tool_errors():
+            hits = mem.search(query, user_id=user(user_id), agent_id=agent(agent_id),
+                              session_id=session(session_id), k=k, filters=filters or None)
+        results = []
+        for h in hits:
+            item = {"score": h.score, **brief(h.memory)}
+            if explain:
+                item["explain"] = h.explain
+            results.append(item)
+        return {"results": results}
+
+    @server.tool()
+    def get(memory_id: MemoryId) -> dict[str, Any]:
+        """One memory with every field (strengths, provenance, validity). Counts as an access."""
+        with _tool_errors():
+            return mem.get(memory_id).to_dict()
+
+    @server.tool()
+    def history(memory_id: MemoryId) -> dict[str, Any]:
+        """Every recorded transition of a memory (created, updated, promoted, invalidated, …), oldest first."""
+        with _tool_errors():
+            return {"id": memory_id, "events": history_dicts(mem.history(memory_id))}
+
+    @server.tool()
+    def stats(
+        user_id: Annotated[str | None, Field(description="Only this user's memories (default: all).")] = None,
+    ) -> dict[str, Any]:
+        """Health check: memory counts and energy per layer and status."""
+        with _tool_errors():
+            return mem.stats(user_id=user_id)
+
+    @server.tool()
+    def dream(
+        steps: Annotated[list[str] | None, Field(description="Step names to run (default: every enabled "
+                                                             "step: decay, promote, expire, prune, …).")] = None,
+    ) -> dict[str, Any]:
+        """Run the dream cycle now (decay, promotion, expiry, pruning …) and return what each step changed."""
+        with _tool_errors():
+            return mem.dream(steps=steps)
+
+    # resources ---------------------------------------------------------------------------
+    def working(user_id: str | None, session_id: str) -> dict[str, Any]:
+        with _resource_errors():
+            recs = mem.list(user_id=user_id, agent_id=d.agent_id,
+                            filters={"layer": "working", "session_id": session_id}, limit=200)
+        return {"user_id": user_id, "session_id": session_id, "memories": [brief(r) for r in recs]}
+
+    @server.resource("reverie://sessions/{session_id}/working", mime_type="application/json",
+                     description="The working memory of a session (server's default user).")
+    def session_working(session_id: str) -> dict[str, Any]:
+        return working(d.user_id, session_id)
+
+    @server.resource("reverie://users/{user_id}/sessions/{session_id}/working", mime_type="application/json",
+                     description="The working memory of one user's session.")
+    def user_session_working(user_id: str, session_id: str) -> dict[str, Any]:
+        return working(user_id, session_id)
+
+    @server.resource("reverie://memories/{memory_id}", mime_type="application/json",
+                     description="One memory with every field.")
+    def memory_resource(memory_id: str) -> dict[str, Any]:
+        with _resource_errors():
+            return mem.get(memory_id).to_dict()
+
+    @server.resource("reverie://stats", mime_type="application/json",
+                     description="Health check: counts and energy per layer and status.")
+    def stats_resource() -> dict[str, Any]:
+        with _resource_errors():
+            return mem.stats()
+
+    return server
+
+
+def run_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout until the client closes the pipe."""
+    server.run("stdio")
+
+
+def run_http(server: MCPServer, *, port: int = 8765) -> None:
+    """Serve streamable HTTP on 127.0.0.1:``port`` (0 = any free port; the URL goes to stderr)."""
+    import anyio
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    bound = sock.getsockname()[1]
+    app = server.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    userver = uvicorn.Server(config)
+    sys.stderr.write(f"reverie MCP server listening on http://127.0.0.1:{bound}/mcp\n")
+    sys.stderr.flush()
+    anyio.run(lambda: userver.serve(sockets=[sock]))
+
+
+__all__ = ["Defaults", "brief", "build_server", "history_dicts", "run_http", "run_stdio"]

@@ -1,0 +1,59 @@
+"""Seed 001 multi-query decomposition: a compound query becomes 2–4 independent sub-queries.
+
+Compound = several question marks, "and also"/"as well as"/"ayrıca"/"bir de", or " and "/" ve "
+joining two clauses that each carry their own content words. Each part is a sub-query; the
+pipeline runs them separately and fuses their result lists by RRF, deduplicated by memory id.
+"""
+
+from __future__ import annotations
+
+import re
+
+_QUESTIONS = re.compile(r"(?<=\?)\s+")
+_ALSO = re.compile(r"\s*(?:,?\s*\band also\b|\bas well as\b|\balso\b|;|\bayrıca\b|\bbir de\b)\s*", re.IGNORECASE)
+_AND = re.compile(r"\s+(?:and|ve|plus)\s+", re.IGNORECASE)
+_WORD = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset(
+    "a an the and or of to in on at for with by from about is are was were be been do does did what "
+    "which who whom whose when where why how that this these those it its i me my we our you your he "
+    "she his her they them their there here as so if than then not no yes can could would should will "
+    "shall may might must has have had also any some all more most very just ve ile bir bu şu ne mi mı "
+    "mu mü da de için gibi daha çok".split()
+)
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` minus stop words (EN + TR)."""
+    return [w for w in _WORD.findall(text.casefold()) if w not in STOPWORDS and len(w) > 1]
+
+
+def _clean(parts: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in parts:
+        p = p.strip(" ,;")
+        if len(content_words(p)) >= 1 and p not in out:
+            out.append(p)
+    return out
+
+
+def _split_and(part: str) -> list[str]:
+    pieces = _AND.split(part)
+    if len(pieces) < 2 or any(len(content_words(p)) < 2 for p in pieces):
+        return [part]  # "salt and pepper": one side too thin to stand alone
+    return pieces
+
+
+def decompose(text: str, *, max_parts: int = 4) -> list[str]:
+    """The sub-queries of ``text`` (``[text]`` when it is not compound). Never more than ``max_parts``."""
+    parts = _clean(_QUESTIONS.split(text.strip()))
+    parts = _clean([q for p in parts for q in _ALSO.split(p)])
+    if len(parts) == 1:
+        parts = _clean(_split_and(parts[0]))
+    if len(parts) < 2:
+        return [text]
+    if len(parts) > max_parts:
+        parts = [*parts[: max_parts - 1], " ".join(parts[max_parts - 1:])]
+    return parts
+
+
+__all__ = ["STOPWORDS", "content_words", "decompose"]

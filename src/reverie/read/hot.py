@@ -1,0 +1,60 @@
+"""Seed 001 hot tier: the memories always at hand, TTL-cached.
+
+Selection: active, utility >= 0.8, >= 10 accesses, younger than 30 days, at most 15, utility
+descending. The selection is cached per scope for 5 minutes of the injected clock (DESIGN.md
+"Time is an input"), so a burst of searches costs one query. Age is measured from ``created_at``.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta
+
+from reverie.config.read import ReadSettings
+from reverie.model import MemoryRecord, Status
+from reverie.store.base import MemoryFilter, Store
+
+ScopeKey = tuple[str | None, str | None, bool]
+
+
+def qualifies(rec: MemoryRecord, *, now: datetime, cfg: ReadSettings) -> bool:
+    """Seed 001's hot-tier filters."""
+    age_days = (now - rec.created_at).total_seconds() / 86400.0
+    return (rec.status is Status.ACTIVE and rec.utility >= cfg.hot_min_utility
+            and rec.access_count >= cfg.hot_min_accesses and age_days < cfg.hot_max_age_days)
+
+
+class HotTier:
+    """Per-scope cache of the hot-tier selection (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[ScopeKey, tuple[datetime, list[MemoryRecord]]] = {}
+        self._lock = threading.Lock()
+        self.loads = 0  # how many selections reached the store (tests count them)
+
+    def get(self, store: Store, flt: MemoryFilter, *, now: datetime, cfg: ReadSettings) -> list[MemoryRecord]:
+        key: ScopeKey = (flt.user_id, flt.agent_id, flt.all_users)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None and now - cached[0] < timedelta(seconds=cfg.hot_ttl_s) and now >= cached[0]:
+                return list(cached[1])
+        selected = self._select(store, flt, now=now, cfg=cfg)
+        with self._lock:
+            self._cache[key] = (now, selected)
+            self.loads += 1
+        return list(selected)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    @staticmethod
+    def _select(store: Store, flt: MemoryFilter, *, now: datetime, cfg: ReadSettings) -> list[MemoryRecord]:
+        if cfg.hot_max_items <= 0:
+            return []
+        scope = MemoryFilter(user_id=flt.user_id, all_users=flt.all_users, agent_id=flt.agent_id)
+        pool = store.list(scope, limit=cfg.hot_max_items * 4, order_by="utility", descending=True)
+        return [r for r in pool if qualifies(r, now=now, cfg=cfg)][: cfg.hot_max_items]
+
+
+__all__ = ["HotTier", "qualifies"]

@@ -1,0 +1,89 @@
+"""Seed 001 hybrid search: vector (over-fetched 3x) + full text, fused by weighted RRF (K = 60).
+
+Full text degrades gracefully: a store error in ``text_search`` leaves the vector channel alone
+and is reported in the explanation. Several sub-queries are fused again by RRF over their fused
+lists (seed 001 decomposition), deduplicated by memory id; each memory keeps, per channel, the
+best rank any sub-query gave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reverie.errors import StoreError
+from reverie.model import Vector
+from reverie.read.fusion import rrf
+from reverie.store.base import MemoryFilter, ScoredId, Store
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A memory admitted to the re-rank pool, with how it got there."""
+
+    id: str
+    rrf: float
+    stage: str = "hybrid"
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    graph: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class ChannelResult:
+    """One sub-query's raw channel hits and their fusion."""
+
+    vector: list[ScoredId]
+    text: list[ScoredId]
+    text_error: str | None = None
+
+
+def run_channels(store: Store, flt: MemoryFilter, *, text: str, vector: Vector, pool: int) -> ChannelResult:
+    """One vector search and one full-text search (fallback: no text channel on a store error)."""
+    dense = store.vector_search(vector, flt, pool)
+    try:
+        sparse = store.text_search(text, flt, pool)
+    except StoreError as exc:
+        return ChannelResult(dense, [], text_error=str(exc)[:200])
+    return ChannelResult(dense, sparse)
+
+
+def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, float], k: int) -> list[Candidate]:
+    """Weighted RRF per sub-query, then (for several sub-queries) RRF across the sub-query lists."""
+    per_query: list[list[Candidate]] = []
+    for qi, res in enumerate(results):
+        fused = rrf({"vector": [h.id for h in res.vector], "text": [h.id for h in res.text]}, k=k, weights=weights)
+        sims = {h.id: h.score for h in res.vector}
+        bm25 = {h.id: h.score for h in res.text}
+        cands: list[Candidate] = []
+        for f in fused:
+            ch: dict[str, dict[str, Any]] = {}
+            if "vector" in f.ranks:
+                ch["vector"] = {"rank": f.ranks["vector"], "similarity": round(sims[f.id], 6), "subquery": qi}
+            if "text" in f.ranks:
+                ch["text"] = {"rank": f.ranks["text"], "bm25": round(bm25[f.id], 6), "subquery": qi}
+            cands.append(Candidate(f.id, f.score, channels=ch))
+        per_query.append(cands)
+    if len(per_query) == 1:
+        return per_query[0]
+    return _fuse_subqueries(per_query, k=k)
+
+
+def _fuse_subqueries(per_query: Sequence[Sequence[Candidate]], *, k: int) -> list[Candidate]:
+    fused = rrf({f"q{i}": [c.id for c in cands] for i, cands in enumerate(per_query)}, k=k)
+    merged: dict[str, Candidate] = {}
+    for cands in per_query:
+        for c in cands:
+            into = merged.setdefault(c.id, Candidate(c.id, 0.0))
+            for name, info in c.channels.items():
+                if name not in into.channels or info["rank"] < into.channels[name]["rank"]:
+                    into.channels[name] = info
+    out: list[Candidate] = []
+    for f in fused:
+        cand = merged[f.id]
+        cand.rrf = f.score
+        out.append(cand)
+    return out
+
+
+__all__ = ["Candidate", "ChannelResult", "fuse_channels", "run_channels"]

@@ -1,0 +1,42 @@
+"""Seed 001 Maximal Marginal Relevance (Carbonell & Goldstein 1998), λ = 0.7.
+
+``MMR(d) = λ·relevance(d) - (1 - λ)·max_{s ∈ selected} sim(d, s)``, selected greedily. Relevance
+is the candidate's score scaled to [0, 1] by the best score of the pool; similarity is the cosine
+of the stored embeddings (the seed's "text-based cosine as diversity proxy"). Candidates without
+an embedding have similarity 0 to everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+
+def mmr_select(scores: Sequence[float], vectors: npt.NDArray[np.float32], *, k: int,
+               lam: float) -> list[tuple[int, float, float]]:
+    """Indices of the ``k`` selected candidates in selection order, each with its MMR value and its
+    max similarity to the ones selected before it. ``vectors`` rows are L2-normalised (zeros allowed)."""
+    n = len(scores)
+    if n == 0 or k <= 0:
+        return []
+    rel = np.asarray(scores, dtype=np.float64)
+    top = float(rel.max())
+    rel = rel / top if top > 0 else rel
+    sims = vectors.astype(np.float64) @ vectors.astype(np.float64).T if len(vectors) else np.zeros((n, n))
+    max_sim = np.full(n, -np.inf)
+    chosen = np.zeros(n, dtype=bool)
+    out: list[tuple[int, float, float]] = []
+    for _ in range(min(k, n)):
+        penalty = np.where(np.isfinite(max_sim), max_sim, 0.0)
+        value = lam * rel - (1.0 - lam) * penalty
+        value[chosen] = -np.inf
+        i = int(np.argmax(value))
+        out.append((i, float(value[i]), float(penalty[i])))
+        chosen[i] = True
+        max_sim = np.maximum(max_sim, sims[i])
+    return out
+
+
+__all__ = ["mmr_select"]

@@ -1,0 +1,306 @@
+"""The read path, composed (seed 001 order; every stage switchable in ``settings.read``):
+
+gate → intent router → decomposition → HyDE (one embed call for all texts) → hybrid search per
+sub-query (weighted RRF, K = 60) → graph expansion + entity hub → bulk fetch → bitemporal check →
+composite scoring with boosts and penalties → MMR (λ = 0.7) → hot-tier merge → top-k.
+
+Store round trips per search: two per sub-query, one ``get`` for the whole pool, one
+``relations`` per graph hop, one ``coactivations``, one ``text_search`` per entity-hub name, and
+the hot tier at most once per five minutes. Each hit's ``explain`` names the stage that admitted
+it, the channels with their ranks, every score term, boost and multiplier, and its MMR step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from reverie.config import Settings
+from reverie.embed.base import Embedder
+from reverie.model import MemoryRecord
+from reverie.read import filters, gate, graph, hyde, hybrid, intent, scoring
+from reverie.read.decompose import decompose
+from reverie.read.hot import HotTier
+from reverie.read.mmr import mmr_select
+from reverie.results import Hit
+from reverie.store.base import MemoryFilter, Store
+
+F32 = npt.NDArray[np.float32]
+
+
+@dataclass(slots=True)
+class Request:
+    """One search: the query, the caller's filter, and the read-path options."""
+
+    query: str
+    flt: MemoryFilter
+    k: int
+    session_id: str | None = None
+    mode: str = "current"
+    as_of: datetime | None = None
+    deep: bool = False
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The hits and what the pipeline decided about the query as a whole."""
+
+    hits: list[Hit]
+    query: dict[str, Any] = field(default_factory=dict)
+    gated: bool = False
+    similarities: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Plan:
+    route: intent.Route
+    subqueries: list[str]
+    raw: F32  # one raw query vector per sub-query
+    search: F32  # one search vector (HyDE centroid) per sub-query
+    hyde: dict[str, Any]
+
+
+class ReadPipeline:
+    """Stateless apart from the hot-tier cache; one per ``Memory``."""
+
+    def __init__(self, store: Store, embedder: Embedder, settings: Settings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.hot = HotTier()
+
+    @property
+    def profile(self) -> str:
+        return str(getattr(self.embedder, "profile", "api"))
+
+    # stages ------------------------------------------------------------------------------
+    def plan(self, query: str) -> _Plan:
+        """Intent, sub-queries and their vectors (HyDE variants embedded in the same call)."""
+        cfg = self.settings.read
+        rt = intent.route(query, cfg)
+        subs = decompose(query, max_parts=cfg.max_subqueries) if cfg.decompose else [query]
+        texts: list[str] = []
+        spans: list[tuple[int, int]] = []
+        hyde_info: dict[str, Any] = {}
+        for sub in subs:
+            h_intent, docs = hyde.variants(sub, count=cfg.hyde_variants) if cfg.hyde else ("off", [])
+            spans.append((len(texts), len(docs)))
+            texts.extend([sub, *docs])
+            hyde_info[sub] = {"intent": h_intent, "variants": docs}
+        vecs = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        raw = np.stack([vecs[start] for start, _ in spans])
+        search = np.stack([hyde.centroid(vecs[s], vecs[s + 1:s + 1 + n], query_weight=cfg.hyde_query_weight)
+                           for s, n in spans])
+        return _Plan(rt, subs, raw, search, hyde_info)
+
+    def candidates(self, plan: _Plan, flt: MemoryFilter, *, pool: int) -> list[hybrid.Candidate]:
+        cfg = self.settings.read
+        weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
+        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool)
+                   for i, sub in enumerate(plan.subqueries)]
+        cands = hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool]
+        errors = [r.text_error for r in results if r.text_error]
+        if errors:
+            for c in cands:
+                c.channels.setdefault("text", {"rank": None, "fallback": errors[0]})
+        return cands
+
+    def expand(self, cands: list[hybrid.Candidate], plan: _Plan, flt: MemoryFilter, now: datetime,
+               entities: Sequence[str]) -> list[hybrid.Candidate]:
+        """Graph walk from the best candidates and the entity hub; new memories join the pool."""
+        cfg = self.settings.read
+        strat = plan.route.strategy
+        have = {c.id for c in cands}
+        added: list[hybrid.Candidate] = []
+        top = max((c.rrf for c in cands), default=0.0) or 1.0
+        if cfg.graph and strat.graph_hops > 0 and cands:
+            seeds = {c.id: c.rrf / top for c in cands[: cfg.graph_seeds]}
+            walked = graph.walk(self.store, seeds, types=strat.graph_types, hops=strat.graph_hops,
+                                hop_decay=cfg.graph_hop_decay, now=now, cfg=self.settings.dynamics.lifecycle)
+            graph.refine(walked, seeds, iterations=cfg.pagerank_iterations, damping=cfg.pagerank_damping)
+            ranked = sorted(walked.reached.items(), key=lambda kv: -float(kv[1]["score"]))
+            for rank, (mid, info) in enumerate(ranked, start=1):
+                info = {**info, "rank": rank, "pruned_edges": walked.pruned}
+                if mid in have:
+                    next(c for c in cands if c.id == mid).channels["graph"] = info
+                elif len(added) < cfg.graph_max_added:
+                    added.append(hybrid.Candidate(mid, float(info["score"]) * top, "graph", {"graph": info}))
+                    have.add(mid)
+        if cfg.graph and strat.entity_hub and entities:
+            added.extend(self._hub(flt, entities, have, top))
+        return cands + added
+
+    def _hub(self, flt: MemoryFilter, entities: Sequence[str], have: set[str], top: float) -> list[hybrid.Candidate]:
+        cfg = self.settings.read
+        out: list[hybrid.Candidate] = []
+        for name, ids in graph.entity_hub(self.store, flt, entities, limit=cfg.entity_hub_limit).items():
+            for rank, mid in enumerate(ids, start=1):
+                if mid in have:
+                    continue
+                have.add(mid)
+                score = top * (cfg.rrf_k + 1) / (cfg.rrf_k + rank) * cfg.graph_hop_decay
+                out.append(hybrid.Candidate(mid, score, "entity_hub", {"entity_hub": {"rank": rank, "entity": name}}))
+        return out
+
+    # run ---------------------------------------------------------------------------------
+    def run(self, req: Request, *, now: datetime) -> Outcome:
+        cfg = self.settings.read
+        if cfg.gate:
+            decision = gate.check(req.query)
+            if decision.skip:
+                return Outcome([], {"gate": decision.reason}, gated=True)
+        plan = self.plan(req.query)
+        strat = plan.route.strategy
+        flt = filters.widen(req.flt, mode=req.mode, as_of=req.as_of, deep=req.deep,
+                            include_superseded=strat.include_superseded)
+        pool = max(strat.limit, req.k) * cfg.overfetch
+        entities = graph.query_entities(req.query)
+        cands = self.expand(self.candidates(plan, flt, pool=pool), plan, flt, now, entities)
+        records = self.store.get([c.id for c in cands])
+        cands = [c for c in cands if c.id in records and self._admissible(records[c.id], c, flt, req, now)]
+        query_info = self._query_info(req, plan, entities)
+        if not cands:
+            return Outcome([], query_info)
+        hits, sims = self._rank(cands, records, plan, req, flt, now, entities)
+        return Outcome(hits, query_info, similarities=sims)
+
+    def _admissible(self, rec: MemoryRecord, cand: hybrid.Candidate, flt: MemoryFilter, req: Request,
+                    now: datetime) -> bool:
+        if cand.stage != "hybrid" and not filters.matches(rec, flt):
+            return False
+        return req.mode == "timeline" or req.as_of is not None or req.deep or filters.currently_valid(rec, now)
+
+    def _query_info(self, req: Request, plan: _Plan, entities: Sequence[str]) -> dict[str, Any]:
+        return {"intent": plan.route.intent, "matched": plan.route.matched, "subqueries": plan.subqueries,
+                "hyde": plan.hyde, "entities": list(entities), "mode": req.mode,
+                "as_of": req.as_of.isoformat() if req.as_of else None, "deep": req.deep,
+                "profile": self.profile}
+
+    def _rank(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan, req: Request,
+              flt: MemoryFilter, now: datetime, entities: Sequence[str]) -> tuple[list[Hit], dict[str, float]]:
+        cfg = self.settings.read
+        vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
+        sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
+        ctx = self._context(cands, records, plan, req, now, entities)
+        inputs = self._inputs(cands, records, sims, ctx)
+        scored: list[tuple[float, dict[str, Any]]] = []
+        for c in cands:
+            if cfg.scoring:
+                scored.append(scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics))
+            else:
+                scored.append((c.rrf, {}))
+        order = self._select(cands, scored, vecs, req.k)
+        hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order]
+        sim_by_id = {c.id: float(s) for c, s in zip(cands, sims, strict=True)}
+        if cfg.hot_tier:
+            hits = self._merge_hot(hits, flt, plan, ctx, req, now)
+        if req.mode == "timeline":
+            hits.sort(key=lambda h: (h.memory.valid_from or h.memory.created_at, h.memory.id))
+        for h in hits:
+            sim_by_id.setdefault(h.memory.id, float(h.explain.get("terms", {}).get("similarity", 0.0)))
+        return hits, sim_by_id
+
+    def _context(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan,
+                 req: Request, now: datetime, entities: Sequence[str]) -> scoring.QueryContext:
+        cfg = self.settings.read
+        episodes: frozenset[str] = frozenset()
+        source = ""
+        if req.session_id is not None:
+            episodes, source = frozenset({req.session_id}), "session"
+        elif cfg.episode_context:
+            top = sorted(cands, key=lambda c: -c.rrf)[: cfg.episode_anchor_hits]
+            episodes = frozenset(s for c in top if (s := records[c.id].session_id) is not None)
+            source = f"top {cfg.episode_anchor_hits} hits"
+        return scoring.QueryContext(plan.route.intent, plan.route.strategy, now, frozenset(entities), episodes,
+                                    source, scoring.detect_mood(req.query))
+
+    def _inputs(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], sims: np.ndarray,
+                ctx: scoring.QueryContext) -> dict[str, scoring.Inputs]:
+        top = max((c.rrf for c in cands), default=0.0) or 1.0
+        sort_values = _sort_values([records[c.id] for c in cands], ctx.strategy.sort)
+        out = {c.id: scoring.Inputs(float(s), c.rrf / top, sort_values.get(c.id, 0.0))
+               for c, s in zip(cands, sims, strict=True)}
+        if self.settings.read.coactivation:
+            self._coactivation(out)
+        return out
+
+    def _coactivation(self, inputs: dict[str, scoring.Inputs]) -> None:
+        from reverie.dynamics.tagging import coactivation_bonus
+
+        tag = self.settings.dynamics.tagging
+        for pair in self.store.coactivations(list(inputs), min_weight=tag.coactivation_threshold):
+            bonus = coactivation_bonus(count=pair.weight, cfg=tag)
+            if bonus and pair.a_id in inputs and pair.b_id in inputs:
+                for me, other in ((pair.a_id, pair.b_id), (pair.b_id, pair.a_id)):
+                    inputs[me].coactivation = bonus
+                    inputs[me].coactivated_with.append(other)
+
+    def _select(self, cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,
+                k: int) -> list[tuple[int, dict[str, Any]]]:
+        cfg = self.settings.read
+        by_score = sorted(range(len(cands)), key=lambda i: (-scored[i][0], cands[i].id))
+        if not cfg.mmr:
+            return [(i, {}) for i in by_score[:k]]
+        scores = [max(scored[i][0], 0.0) for i in by_score]
+        picked = mmr_select(scores, vecs[by_score], k=k, lam=cfg.mmr_lambda)
+        return [(by_score[j], {"lambda": cfg.mmr_lambda, "step": step, "value": round(value, 6),
+                               "max_similarity": round(msim, 6), "score_rank": j + 1})
+                for step, (j, value, msim) in enumerate(picked, start=1)]
+
+    def _hit(self, cand: hybrid.Candidate, rec: MemoryRecord, scored: tuple[float, dict[str, Any]],
+             mmr: dict[str, Any], plan: _Plan) -> Hit:
+        score, terms = scored
+        weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
+        explain: dict[str, Any] = {"stage": cand.stage, "intent": plan.route.intent, "channels": cand.channels,
+                                   "rrf": {"k": self.settings.read.rrf_k, "score": cand.rrf, "weights": weights},
+                                   **terms}
+        if mmr:
+            explain["mmr"] = mmr
+        explain["score"] = score
+        return Hit(rec, score, explain)
+
+    def _merge_hot(self, hits: list[Hit], flt: MemoryFilter, plan: _Plan, ctx: scoring.QueryContext, req: Request,
+                   now: datetime) -> list[Hit]:
+        cfg = self.settings.read
+        floor = cfg.for_profile("hot_min_similarity", self.profile)
+        have = {h.memory.id for h in hits}
+        extra: list[Hit] = []
+        for rec in self.hot.get(self.store, flt, now=now, cfg=cfg):
+            if rec.id in have or rec.embedding is None or not filters.matches(rec, flt):
+                continue
+            sim = float((plan.raw @ rec.embedding).max())
+            if sim < floor:
+                continue
+            score, terms = scoring.score(rec, scoring.Inputs(sim, 0.0), ctx, cfg, self.settings.dynamics)
+            cand = hybrid.Candidate(rec.id, 0.0, "hot", {"hot": {"rank": len(extra) + 1, "similarity": round(sim, 6)}})
+            extra.append(self._hit(cand, rec, (score, terms), {}, plan))
+        if not extra:
+            return hits
+        merged = sorted(hits + extra, key=lambda h: -h.score) if extra else hits
+        return merged[: req.k]
+
+
+def _matrix(records: Sequence[MemoryRecord], dim: int) -> F32:
+    out = np.zeros((len(records), dim), dtype=np.float32)
+    for i, rec in enumerate(records):
+        if rec.embedding is not None and rec.embedding.shape == (dim,):
+            out[i] = rec.embedding
+    return out
+
+
+def _sort_values(records: Sequence[MemoryRecord], sort: str) -> dict[str, float]:
+    """The intent's sort column scaled to [0, 1]: utility as is, valid_from as a rank (newest = 1)."""
+    if sort == "utility":
+        return {r.id: r.utility for r in records}
+    if sort != "valid_from" or len(records) < 2:
+        return {}
+    ordered = sorted(records, key=lambda r: r.valid_from or r.created_at)
+    return {r.id: i / (len(ordered) - 1) for i, r in enumerate(ordered)}
+
+
+__all__ = ["Outcome", "ReadPipeline", "Request"]

@@ -1,0 +1,238 @@
+"""Seed 001 observer: the 7-layer filter, pattern classification, trivial-message skip, information
+density and standalone (third-person) rewriting, in English and Turkish.
+
+Each function is pure and answers one question; :func:`observe_message` composes them into an
+:class:`Observation` that says what to do with a message and why.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from reverie.config.write import ObserverSettings
+from reverie.write.emotion import Emotion, detect_emotion
+from reverie.write.entities import Entity, extract_entities
+from reverie.write.text import content_words, words
+
+# -- the 7-layer filter -------------------------------------------------------------------------
+
+_SYSTEM = re.compile(
+    r"<\s*/?\s*(system|system-reminder|assistant_instructions|tool_result|function_results)\b|"
+    r"\bheartbeat\b|\[system\]|^\s*system\s*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+_INJECTION = re.compile(
+    r"ignore (all |any )?(the )?(previous|prior|above) (instructions|prompts?|rules)|"
+    r"disregard (all |the )?(previous|prior|above)|system prompt|you are now (?:a|an|in)\b|"
+    r"jailbreak|developer mode|reveal (your|the) (instructions|prompt)|"
+    r"önceki talimatları (yok say|unut)|talimatları yok say|sistem istemi",
+    re.IGNORECASE,
+)
+_XML_BLOCK = re.compile(r"^\s*<([A-Za-z][\w:-]*)[^>]*>.*</\1>\s*$", re.DOTALL)
+_MD_LINE = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|>\s)|\*\*[^*]+\*\*")
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+
+
+def is_emoji(ch: str) -> bool:
+    """A pictographic character (emoji and symbols, not letters, digits or punctuation)."""
+    code = ord(ch)
+    return unicodedata.category(ch) == "So" or 0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF
+
+
+def filter_reason(text: str, cfg: ObserverSettings) -> str | None:
+    """The first of seed 001's seven filter layers that rejects ``text`` (``None`` = it passes)."""
+    stripped = text.strip()
+    if not cfg.min_chars < len(stripped) < cfg.max_chars:
+        return f"length {len(stripped)} outside ({cfg.min_chars}, {cfg.max_chars})"
+    checks = (
+        ("system content", lambda: _SYSTEM.search(stripped) is not None),
+        ("prompt injection", lambda: _INJECTION.search(stripped) is not None),
+        ("xml block", lambda: _XML_BLOCK.match(stripped) is not None),
+        ("markdown-heavy", lambda: sum(bool(_MD_LINE.search(ln)) for ln in stripped.splitlines()) >= cfg.markdown_lines),
+        ("code-heavy", lambda: _code_ratio(stripped) > cfg.code_ratio),
+        ("emoji-heavy", lambda: sum(map(is_emoji, stripped)) > cfg.max_emoji),
+    )
+    for name, failed in checks:
+        if failed():
+            return name
+    return None
+
+
+def _code_ratio(text: str) -> float:
+    code = sum(len(m.group(0)) for m in _CODE_BLOCK.finditer(text))
+    return code / len(text) if text else 0.0
+
+
+# -- trivial messages (seed 001 pre-retrieval gate patterns) ---------------------------------------
+
+_TRIVIAL = re.compile(
+    r"^(hi|hello|hey|yo|merhaba|selam|günaydın|ok|okay|k|sure|yes|yep|no|nope|thanks|thank you|thx|"
+    r"tamam|evet|hayır|peki|olur|teşekkürler|sağol|cool|nice|great|got it|sounds good|lol|haha)[\s!.?]*$",
+    re.IGNORECASE,
+)
+
+
+def is_trivial(text: str) -> bool:
+    """Greetings, confirmations, slash commands and single-word acknowledgements (EN + TR)."""
+    stripped = text.strip()
+    return bool(_TRIVIAL.match(stripped)) or stripped.startswith("/") or len(words(stripped)) <= 1
+
+
+# -- classification ------------------------------------------------------------------------------
+
+PATTERNS: dict[str, re.Pattern[str]] = {
+    "correction": re.compile(
+        r"\b(actually|should be|was wrong|i was wrong|not .{1,30} but|correction|no longer|"
+        r"aslında|yanlış(tı)?|olmalı|düzeltme|artık değil)\b",
+        re.IGNORECASE,
+    ),
+    "preference": re.compile(
+        r"\b(prefer\w*|like|likes|love|loves|hate|hates|favou?rite|enjoy\w*|dislike\w*|"
+        r"tercih\w*|sever\w*|seviyor\w*|sevmiyor\w*|favori\w*|nefret)\b",
+        re.IGNORECASE,
+    ),
+    "decision": re.compile(
+        r"\b(decided|decide|going with|chose|chosen|we will use|let's use|settled on|"
+        r"karar (verdi\w*|aldı\w*)|seçtik|seçti\w*|kullanacağız)\b",
+        re.IGNORECASE,
+    ),
+    "fact": re.compile(
+        r"\b(my name|name is|version is|api is|is located|lives? in|works? (at|for|on)|born|birthday|"
+        r"adım|benim adım|sürümü|versiyonu|yaşıyor\w*|çalışıyor\w*)\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """The observation type (correction, preference, decision, entity, fact or other) and its confidence."""
+
+    kind: str
+    confidence: float
+    matches: dict[str, int] = field(default_factory=dict)
+
+
+def classify(text: str, entities: list[Entity], cfg: ObserverSettings) -> Classification:
+    """Seed 001 pattern scoring: the matching type with the highest base confidence wins."""
+    matches = {kind: len(p.findall(text)) for kind, p in PATTERNS.items()}
+    if len(entities) >= 2:
+        matches["entity"] = len(entities) - 1
+    matches = {k: v for k, v in matches.items() if v > 0}
+    if not matches:
+        return Classification("other", cfg.default_confidence, {})
+    kind = max(matches, key=lambda k: (cfg.base_confidence.get(k, 0.0), matches[k]))
+    extra = sum(matches.values()) - 1
+    confidence = min(1.0, cfg.base_confidence.get(kind, cfg.default_confidence) + cfg.match_bonus * extra)
+    return Classification(kind, round(confidence, 4), matches)
+
+
+# -- information density --------------------------------------------------------------------------
+
+TEMPORAL = re.compile(
+    r"\b(today|tomorrow|yesterday|tonight|next|last|ago|week|month|year|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|bugün|yarın|dün|hafta|ay|yıl|sonra|önce)\b",
+    re.IGNORECASE,
+)
+
+
+_FACT_KINDS = ("preference", "decision", "fact")
+
+
+def fact_count(text: str, classification: Classification) -> int:
+    """Seed 001 'unique facts': one per two distinct informative words (rounded up), plus one per
+    matched preference/decision/fact pattern."""
+    informative = len(content_words(text))
+    return -(-informative // 2) + sum(kind in classification.matches for kind in _FACT_KINDS)
+
+
+def density(text: str, entities: list[Entity], classification: Classification) -> int:
+    """Seed 001: ``unique_entities + unique_facts + temporal_signals + correction_signals``."""
+    temporal = len({m.group(0).casefold() for m in TEMPORAL.finditer(text)})
+    corrections = classification.matches.get("correction", 0)
+    return len(entities) + fact_count(text, classification) + temporal + corrections
+
+
+# -- standalone rewriting --------------------------------------------------------------------------
+
+_FILLER = re.compile(
+    r"\b(um+|uh+|erm|you know|i mean|basically|literally|kind of|sort of|şey|yani|işte)\b[,]?\s*", re.IGNORECASE
+)
+_FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bI am\b|\bI'm\b", re.IGNORECASE), "{s} is"),
+    (re.compile(r"\bI was\b", re.IGNORECASE), "{s} was"),
+    (re.compile(r"\bI have\b|\bI've\b", re.IGNORECASE), "{s} has"),
+    (re.compile(r"\bI will\b|\bI'll\b", re.IGNORECASE), "{s} will"),
+    (re.compile(r"\bI'd\b", re.IGNORECASE), "{s} would"),
+    (re.compile(r"\bI do not\b|\bI don't\b", re.IGNORECASE), "{s} does not"),
+    (re.compile(r"\bI (\w+?)(e?s)?\b(?=\s)"), "{s} \\1{v}"),
+    (re.compile(r"\bmy\b", re.IGNORECASE), "{s}'s"),
+    (re.compile(r"\bmine\b", re.IGNORECASE), "{s}'s"),
+    (re.compile(r"\bme\b", re.IGNORECASE), "{s}"),
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "{s}"),
+)
+_PAST_OR_MODAL = re.compile(r"(ed|can|could|would|should|might|must|went|did|had|said|made|got|saw|met|ran)$")
+
+
+def _third_person(match: re.Match[str], subject: str) -> str:
+    verb = match.group(1)
+    if _PAST_OR_MODAL.search(verb.casefold()):
+        return f"{subject} {verb}"
+    if verb.casefold().endswith(("s", "sh", "ch", "x", "o")):
+        return f"{subject} {verb}es"
+    if verb.casefold().endswith("y") and len(verb) > 2 and verb[-2].casefold() not in "aeiou":
+        return f"{subject} {verb[:-1]}ies"
+    return f"{subject} {verb}s"
+
+
+def standalone(text: str, *, subject: str, max_chars: int) -> str:
+    """Seed 001: first person → third person ("I prefer X" → "User prefers X"), fillers removed."""
+    out = _FILLER.sub("", text).strip()
+    for pattern, template in _FIRST_PERSON:
+        if "{v}" in template:
+            out = pattern.sub(lambda m: _third_person(m, subject), out)
+        else:
+            out = pattern.sub(template.format(s=subject), out)
+    out = re.sub(r"\s{2,}", " ", out).strip()
+    return out[:max_chars].rstrip()
+
+
+# -- the observer ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What the observer made of one message."""
+
+    text: str
+    keep: bool
+    reason: str
+    classification: Classification
+    entities: list[Entity]
+    emotion: Emotion
+    density: int
+
+    @property
+    def entity_uris(self) -> list[str]:
+        return [e.uri for e in self.entities]
+
+
+def observe_message(text: str, *, subject: str, cfg: ObserverSettings) -> Observation:
+    """Filter, classify, measure and rewrite one message (``keep`` says whether to go on)."""
+    rewritten = standalone(text, subject=subject, max_chars=cfg.max_rewrite_chars)
+    entities = extract_entities(text, limit=cfg.max_entities)
+    cls = classify(text, entities, cfg)
+    emotion = detect_emotion(text)
+    dens = density(text, entities, cls)
+    reason = filter_reason(text, cfg)
+    if reason is not None:
+        return Observation(rewritten, False, f"filtered: {reason}", cls, entities, emotion, dens)
+    if is_trivial(text):
+        return Observation(rewritten, False, "trivial message", cls, entities, emotion, dens)
+    if dens < cfg.min_density:
+        return Observation(rewritten, False, f"low information density ({dens} < {cfg.min_density})",
+                           cls, entities, emotion, dens)
+    return Observation(rewritten, True, f"{cls.kind} (density {dens})", cls, entities, emotion, dens)

@@ -1,0 +1,47 @@
+"""Small text helpers shared by the write stages (EN + TR)."""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+STOPWORDS = frozenset(
+    """
+    a an the and or but if then so of to in on at by for with from as is are was were be been being am
+    i me my mine we our us you your he him his she her it its they them their this that these those
+    do does did done have has had having will would shall should can could may might must not no yes
+    just very really also too than there here what which who whom whose when where why how all any some
+    about into over under again more most such only own same other up down out off once
+    user users assistant ok okay oh yeah hey hi hello well like get got let lets let's i'm it's
+    bir ve ile de da bu şu o ben sen biz siz onlar için gibi ama fakat çok daha en mi mı mu mü ne
+    var yok ki ya veya hem şey olarak olan oldu olur
+    """.split()
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (apostrophe contractions kept whole)."""
+    return [w.casefold() for w in WORD.findall(text)]
+
+
+def content_words(text: str) -> set[str]:
+    """Distinct informative words: not stop words, at least 3 characters (or a number)."""
+    return {w for w in words(text) if w not in STOPWORDS and (len(w) >= 3 or w.isdigit())}
+
+
+def overlap(a: set[str], b: set[str]) -> float:
+    """Jaccard overlap of two word sets (0 when both are empty)."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (split after . ! ? and at line breaks), stripped, non-empty."""
+    return [s.strip() for s in SENTENCE.split(text) if s.strip()]
+
+
+def slug(text: str) -> str:
+    """A URL-safe lower-case slug (``entity://`` paths)."""
+    return re.sub(r"[^\w.+#-]+", "-", text.casefold(), flags=re.UNICODE).strip("-")
