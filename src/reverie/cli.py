@@ -460,6 +460,42 @@ def demo(
             tmp.cleanup()
 
 
+@app.command("mcp")
+def mcp_cmd(
+    db: DbOpt = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Default user_id for tool calls.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Default agent_id for tool calls.")] = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", help="Default session_id.")] = None,
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
+    port: Annotated[int, typer.Option(help="Port for --http (0 = any free port).")] = 8765,
+) -> None:
+    """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP)."""
+    from reverie.mcp_server import Defaults, build_server, run_http, run_stdio
+
+    with _memory(db) as mem:
+        server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session))
+        if http:
+            run_http(server, port=port)
+        else:
+            run_stdio(server)
+
+
+@app.command()
+def serve(
+    db: DbOpt = None,
+    host: Annotated[str, typer.Option(help="Bind address; anything but loopback requires REVERIE_API_TOKEN.")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8080,
+) -> None:
+    """Serve the REST API (/v1, OpenAPI at /docs) and the web dashboard (/)."""
+    import os
+
+    from reverie.http.server import serve as run_server
+
+    with _memory(db) as mem:
+        run_server(mem, host=host, port=port, token=os.environ.get("REVERIE_API_TOKEN") or None)
+
+
 def main() -> None:
     app()
 

@@ -122,7 +122,7 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
     from reverie import __version__
 
     d = defaults or Defaults()
-    server: MCPServer = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def user(value: str | None) -> str | None:
         return value if value is not None else d.user_id
@@ -195,7 +195,7 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
 
     @server.tool()
     def unpin(memory_id: MemoryId) -> dict[str, Any]:
-        """Unpin a memory."""
+        """Unpin a memory, so that the dream cycle may forget or demote it again."""
         with _tool_errors():
             return brief(mem.unpin(memory_id))
 

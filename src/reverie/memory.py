@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,7 +35,6 @@ from reverie.model import (
     content_hash,
 )
 from reverie.opslog import OpsLog
-from reverie.read.fusion import rrf
 from reverie.results import Action, AddResult, Hit
 from reverie.store import open_store
 from reverie.store.base import LayerStats, MemoryFilter, Store
@@ -50,6 +49,12 @@ from reverie.validation import (
     clean_when,
     parse_filters,
 )
+from reverie.write.pipeline import WritePipeline
+
+if TYPE_CHECKING:
+    from reverie.read.inject import ContextBlock
+    from reverie.read.pipeline import ReadPipeline
+    from reverie.read.pipeline import Request as ReadRequest
 
 DEFAULT_DB_NAME = "memory.db"
 
@@ -276,7 +281,10 @@ class Memory:
             chunk_vecs = given[start:start + batch_size] if given is not None else self._embed(
                 [p["content"] for p in chunk]
             )
-            results.extend(self._write_chunk(chunk, chunk_vecs, infer=infer))
+            if infer:
+                results.extend(self._write_path().add_items(chunk, chunk_vecs))
+            else:
+                results.extend(self._write_chunk(chunk, chunk_vecs, infer=False))
         return results
 
     def _prepare_item(
@@ -408,6 +416,33 @@ class Memory:
         return found.id if found is not None else None
 
     # read --------------------------------------------------------------------------------
+    @property
+    def _reader(self) -> ReadPipeline:
+        """The read path (built on first use; holds the hot-tier cache)."""
+        pipe: ReadPipeline | None = self.__dict__.get("_read_pipeline")
+        if pipe is None:
+            from reverie.read.pipeline import ReadPipeline
+
+            pipe = self.__dict__["_read_pipeline"] = ReadPipeline(self.store, self.embedder, self.settings)
+        return pipe
+
+    def _read_request(self, query: Any, *, user_id: Any, agent_id: Any, session_id: Any, k: Any, filters: Any,
+                      as_of: Any = None, mode: Any = "current", deep: Any = False) -> ReadRequest:
+        from reverie.read.filters import MODES
+        from reverie.read.pipeline import Request
+
+        limits = self.settings.limits
+        text = clean_content(query, max_bytes=limits.max_query_chars * 4, what="query")
+        if len(text) > limits.max_query_chars:
+            raise InvalidInputError(f"query is longer than {limits.max_query_chars} characters")
+        if mode not in MODES:
+            raise InvalidInputError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        if not isinstance(deep, bool):
+            raise InvalidInputError("deep must be true or false")
+        return Request(text, self._scope_filter(user_id, agent_id, filters), clean_k(k, max_k=limits.max_k),
+                       session_id=clean_scope(session_id, "session_id"), mode=mode,
+                       as_of=clean_when(as_of) if as_of is not None else None, deep=deep)
+
     def search(
         self,
         query: Any,
@@ -417,45 +452,75 @@ class Memory:
         session_id: str | None = None,
         k: int = 10,
         filters: Mapping[str, Any] | None = None,
+        as_of: datetime | str | None = None,
+        mode: str = "current",
+        deep: bool = False,
     ) -> list[Hit]:
         """The ``k`` memories most relevant to ``query`` in this user's scope, best first.
 
-        ``session_id`` names the current session (context for the read path); to restrict
-        results to one session use ``filters={"session_id": ...}``. Every returned hit counts
-        as an access of that memory.
+        ``session_id`` names the current session (its memories get seed 001's episode boost); to
+        restrict results to one session use ``filters={"session_id": ...}``. ``mode="current"``
+        (default) sees what is true now, ``mode="timeline"`` every version in time order, and
+        ``as_of=`` what was true and known at that instant; ``deep=True`` searches cold storage
+        too (seed 003 deep recall). Trivial messages ("ok", "/help") return no hits (seed 001 gate).
+        Every returned hit counts as an access; the best hits are co-activated (Hebbian).
         """
-        limits = self.settings.limits
-        text = clean_content(query, max_bytes=limits.max_query_chars * 4, what="query")
-        if len(text) > limits.max_query_chars:
-            raise InvalidInputError(f"query is longer than {limits.max_query_chars} characters")
-        k = clean_k(k, max_k=limits.max_k)
-        clean_scope(session_id, "session_id")
-        flt = self._scope_filter(user_id, agent_id, filters)
-        qvec = self._embed([text])[0]
-        pool = k * 3  # seed 001: over-fetch 3x for the re-rank pool
-        vec_hits = self.store.vector_search(qvec, flt, pool)
-        txt_hits = self.store.text_search(text, flt, pool)
-        fused = rrf({"vector": [h.id for h in vec_hits], "text": [h.id for h in txt_hits]})[:k]
-        records = self.store.get([f.id for f in fused])
-        sims = {h.id: h.score for h in vec_hits}
-        bm25 = {h.id: h.score for h in txt_hits}
-        hits: list[Hit] = []
-        for f in fused:
-            rec = records.get(f.id)
-            if rec is None:  # deleted between the search and the fetch
-                continue
-            channels: dict[str, Any] = {}
-            if "vector" in f.ranks:
-                channels["vector"] = {"rank": f.ranks["vector"], "similarity": round(sims[f.id], 6)}
-            if "text" in f.ranks:
-                channels["text"] = {"rank": f.ranks["text"], "bm25": round(bm25[f.id], 6)}
-            explain = {"stage": "hybrid", "channels": channels, "rrf": {"k": 60, "score": f.score},
-                       "score": f.score}
-            hits.append(Hit(rec, f.score, explain))
-        self._touch([h.memory for h in hits], kind="search", session_id=session_id)
-        self.ops.log("search", query=text[:200], results=len(hits), k=k,
+        req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
+                                 filters=filters, as_of=as_of, mode=mode, deep=deep)
+        out = self._reader.run(req, now=self.now())
+        hits = out.hits
+        self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True)
+        self.ops.log("search", query=req.query[:200], results=len(hits), k=req.k, intent=out.query.get("intent"),
+                     gate=out.query.get("gate"),
                      avgRelevance=(sum(h.score for h in hits) / len(hits)) if hits else 0.0)
         return hits
+
+    def context(
+        self,
+        query: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        budget_tokens: int | None = None,
+        k: int = 10,
+        filters: Mapping[str, Any] | None = None,
+    ) -> ContextBlock:
+        """The memory block an agent puts in its prompt (seed 001 confidence-gated injection).
+
+        Always the session's working memory and the hot tier, then the retrieved memories by
+        confidence (full with metadata / abbreviated / skipped and logged), within
+        ``budget_tokens`` (estimated as characters / 4). ``str(block)`` or ``block.text`` is the text.
+        """
+        from reverie.read import inject
+
+        cfg = self.settings.read
+        budget = cfg.context_budget_tokens if budget_tokens is None else budget_tokens
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise InvalidInputError("budget_tokens must be a positive integer")
+        req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
+                                 filters=filters)
+        out = self._reader.run(req, now=self.now())
+        entries = [inject.Entry(r, "working") for r in self._working_memory(req)]
+        entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]
+        entries += [inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id)) for h in out.hits]
+        profile = self._reader.profile
+        block = inject.build(entries, budget_tokens=budget, cfg=cfg, full=cfg.for_profile("inject_full", profile),
+                             abbreviated=cfg.for_profile("inject_abbreviated", profile))
+        used = {i.id for i in block.items if i.section == "retrieved"}
+        self._touch([h.memory for h in out.hits if h.memory.id in used], kind="search", session_id=req.session_id,
+                    hebbian=True)
+        self.ops.log("context", query=req.query[:200], injected=len(block.items), tokens=block.used_tokens,
+                     skipped=block.skipped[:20], gate=out.query.get("gate"))
+        return block
+
+    def _working_memory(self, req: ReadRequest) -> builtins.list[MemoryRecord]:
+        """The session's working-tier memories (seed 001: at most 9), newest first."""
+        if req.session_id is None:
+            return []
+        flt = MemoryFilter(user_id=req.flt.user_id, agent_id=req.flt.agent_id, session_id=req.session_id,
+                           layers=frozenset({Layer.WORKING}))
+        return self.store.list(flt, limit=9, order_by="last_accessed_at", descending=True)
 
     def get(self, memory_id: str) -> MemoryRecord:
         """The memory with this id (any status or store). Counts as an access."""
@@ -463,22 +528,33 @@ class Memory:
         touched = self._touch([rec], kind="get", session_id=None)
         return touched[0]
 
-    def _touch(self, records: Sequence[MemoryRecord], *, kind: str, session_id: str | None) -> list[MemoryRecord]:
+    def _touch(self, records: Sequence[MemoryRecord], *, kind: str, session_id: str | None,
+               hebbian: bool = False) -> list[MemoryRecord]:
         """seed 000 "run on every memory access": update energy, FSRS, dual strength, counts and
-        the access log of each record, in one transaction."""
+        the access log of each record, in one transaction. ``hebbian``: seed 001 Hebbian
+        co-activation — the best ``read.hebbian_top`` records are co-activated pairwise and get
+        +2% stability on top of the access update."""
         if not records:
             return []
         from reverie.dynamics.access import on_access
+        from reverie.dynamics.tagging import hebbian_stability, pair_key
 
         now = self.now()
         cfg = self.settings.dynamics
+        top = self.settings.read.hebbian_top if hebbian else 0
+        together = [r.id for r in records[:top]] if top >= 2 and len(records) >= 2 else []
         updated: list[MemoryRecord] = []
         with self.store.transaction():
             for rec in records:
                 changes = on_access(rec, now=now, cfg=cfg)
+                if rec.id in together:
+                    changes["stability"] = hebbian_stability(stability=changes["stability"], cfg=cfg.tagging)
                 self.store.update_fields(rec.id, changes)
                 updated.append(rec.copy(**changes, version=rec.version + 1))
             self.store.log_access([AccessEvent(r.id, now, kind, session_id) for r in records])
+            if together:
+                pairs = [pair_key(a, b) for i, a in enumerate(together) for b in together[i + 1:] if a != b]
+                self.store.bump_coactivations(pairs, now)
         return updated
 
     def list(
@@ -635,6 +711,56 @@ class Memory:
         rec = self._require(memory_id)
         times = self.store.access_times([rec.id]).get(rec.id, [])
         return explain_strength(rec, now=self.now(), cfg=self.settings.dynamics, access_times=times)
+
+    # write path (issue 4) ----------------------------------------------------------------
+    def _write_path(self) -> WritePipeline:
+        """The write pipeline (built on first use; the LLM is optional)."""
+        pipeline: WritePipeline | None = getattr(self, "_pipeline", None)
+        if pipeline is None:
+            from reverie.llm import make_llm
+
+            if self.llm is None:
+                self.llm = make_llm(self.settings.llm, on_call=lambda event: self.ops.log("llm", **event))
+            pipeline = WritePipeline(store=self.store, settings=self.settings, embed=self._embed,
+                                     profile=self.embedder.profile, clock=self.now, ops=self.ops, llm=self.llm)
+            self._pipeline = pipeline
+        return pipeline
+
+    def observe(
+        self,
+        message: Any,
+        *,
+        role: str = "user",
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        when: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> builtins.list[AddResult]:
+        """Take one raw conversation turn (user or assistant) through the observer, the smart buffer
+        and the write path. Returns what was written now (a buffered or filtered turn gives one SKIP
+        result with its reason). Hostile or undecodable content is rejected with a reason, never raised."""
+        if role not in ("user", "assistant"):
+            raise InvalidInputError("role must be 'user' or 'assistant'")
+        limits = self.settings.limits
+        try:
+            text = clean_content(message, max_bytes=limits.max_content_bytes, what="message")
+        except InvalidInputError as exc:
+            self.ops.log("observe", action="SKIP", reason=f"rejected: {exc}", path="heuristic")
+            return [AddResult(None, Action.SKIP, (), f"rejected: {exc}")]
+        return self._write_path().observe(
+            text, role=role, user_id=clean_scope(user_id, "user_id"), agent_id=clean_scope(agent_id, "agent_id"),
+            session_id=clean_scope(session_id, "session_id"), when=clean_when(when),
+            metadata=clean_metadata(metadata, max_bytes=limits.max_metadata_bytes),
+        )
+
+    def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+        """End a session: store everything still buffered, seal its memory box, run seed 000's
+        session-end promotion and clear its working memory. Returns a report."""
+        sid = clean_scope(session_id, "session_id")
+        if sid is None:
+            raise InvalidInputError("end_session needs a session_id")
+        return self._write_path().end_session(sid, user_id=clean_scope(user_id, "user_id"))
 
     def dream(self, **options: Any) -> dict[str, Any]:
         """Run the dream cycle (see :mod:`reverie.dream`); returns its report."""

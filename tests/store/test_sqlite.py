@@ -286,3 +286,18 @@ def test_killed_writer_loses_no_acknowledged_row(tmp_path: Path, embedder: HashE
     st.insert(_records(embedder, 3, prefix="after the crash"))
     assert st.count(MemoryFilter()) >= len(acked) + 3
     st.close()
+
+
+def test_common_words_do_not_flood_full_text_search(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "fts.db", settings=StorageSettings(fts_common_docs=5), dim=64)
+    try:
+        rows = [MemoryRecord(f"Maya: talked about topic {i} with the cat") for i in range(20)]
+        rows.append(MemoryRecord("Maya: my cat is called Pixel"))
+        store.insert(rows)
+        hits = store.text_search("What is Maya's cat Pixel like?", MemoryFilter(), 5)
+        assert [h.id for h in hits] == [rows[-1].id]  # "maya" and "cat" are in >= 5 rows: only "pixel" ranks
+        both_common = store.text_search("maya cat", MemoryFilter(), 50)
+        assert len(both_common) == 21  # every term common: ANDed, still found
+        assert {h.id for h in store.text_search("topic 7", MemoryFilter(), 5)} == {rows[7].id}
+    finally:
+        store.close()

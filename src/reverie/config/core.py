@@ -36,6 +36,12 @@ class StorageSettings(Section):
         ge=100,
         description="Rows added since the last ANN build above which the index is extended.",
     )
+    fts_common_docs: int = Field(
+        default=2_000,
+        ge=1,
+        description="SQLite full text: a query word found in at least this many rows is too common to "
+        "rank by (IDF ≈ 0) and is left out of the OR query when rarer words exist (bounds BM25 cost).",
+    )
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0, description="SQLite busy timeout for concurrent writers.")
     pg_pool_size: int = Field(default=4, ge=1, description="PostgreSQL connections per Memory object.")
 

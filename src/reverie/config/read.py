@@ -81,7 +81,7 @@ class ReadSettings(Section):
     episode_context: bool = Field(
         default=True,
         description="seed 001 episode boost applied to the episode of the strongest hits when the caller "
-        "names no session (conversational neighbourhood; see read.graph.episode_neighbours).",
+        "names no session (the episodes of the strongest hits; see read.pipeline).",
     )
     coactivation: bool = Field(default=True, description="seed 001 co-activation boost.")
     scoring: bool = Field(default=True, description="SEED-NOTES 9 composite re-rank; off = RRF order.")
@@ -156,6 +156,12 @@ class ReadSettings(Section):
     )
     pagerank_damping: float = Field(default=0.85, gt=0, lt=1, description="PageRank damping factor 0.85.")
     entity_hub_limit: int = Field(default=10, ge=1, description="reverie: memories per entity-hub lookup.")
+
+    hebbian_top: int = Field(
+        default=5, ge=0, le=20,
+        description="seed 001 Hebbian co-activation after each search: pairs among the 5 best hits (10 pairs) "
+        "are bumped and those memories get +2% stability (0 = off).",
+    )
 
     # MMR and hot tier
     mmr_lambda: float = Field(default=0.7, ge=0, le=1, description="seed 001: MMR λ = 0.7.")

@@ -242,6 +242,7 @@ def create_app(
                       {"name": "dream"}, {"name": "export"}],
     )
     app.state.memory = mem
+    app.state.token = token
     problems.install(app)
 
     @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness (no token needed)")

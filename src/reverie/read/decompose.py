@@ -13,13 +13,15 @@ _QUESTIONS = re.compile(r"(?<=\?)\s+")
 _ALSO = re.compile(r"\s*(?:,?\s*\band also\b|\bas well as\b|\balso\b|;|\bayrıca\b|\bbir de\b)\s*", re.IGNORECASE)
 _AND = re.compile(r"\s+(?:and|ve|plus)\s+", re.IGNORECASE)
 _WORD = re.compile(r"\w+", re.UNICODE)
-STOPWORDS = frozenset(
-    "a an the and or of to in on at for with by from about is are was were be been do does did what "
-    "which who whom whose when where why how that this these those it its i me my we our you your he "
-    "she his her they them their there here as so if than then not no yes can could would should will "
-    "shall may might must has have had also any some all more most very just ve ile bir bu şu ne mi mı "
-    "mu mü da de için gibi daha çok".split()
-)
+STOPWORDS = frozenset({
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "from", "about", "is",
+    "are", "was", "were", "be", "been", "do", "does", "did", "what", "which", "who", "whom", "whose", "when",
+    "where", "why", "how", "that", "this", "these", "those", "it", "its", "i", "me", "my", "we", "our",
+    "you", "your", "he", "she", "his", "her", "they", "them", "their", "there", "here", "as", "so", "if",
+    "than", "then", "not", "no", "yes", "can", "could", "would", "should", "will", "shall", "may", "might",
+    "must", "has", "have", "had", "also", "any", "some", "all", "more", "most", "very", "just", "ve", "ile",
+    "bir", "bu", "şu", "ne", "mi", "mı", "mu", "mü", "da", "de", "için", "gibi", "daha", "çok",
+})  # fmt: skip
 
 
 def content_words(text: str) -> list[str]:

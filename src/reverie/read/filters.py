@@ -38,11 +38,10 @@ def widen(flt: MemoryFilter, *, mode: str, as_of: datetime | None, deep: bool,
     stores = flt.stores
     if deep and stores == frozenset({StoreTier.HOT}):
         stores = None
-    changes: dict[str, object] = {"statuses": statuses, "stores": stores}
+    out = dataclasses.replace(flt, statuses=statuses, stores=stores)
     if as_of is not None:
-        changes["valid_at"] = as_of
-        changes["recorded_before"] = as_of
-    return dataclasses.replace(flt, **changes)
+        out = dataclasses.replace(out, valid_at=as_of, recorded_before=as_of)
+    return out
 
 
 def currently_valid(rec: MemoryRecord, now: datetime) -> bool:

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from reverie.config import Settings
 from reverie.embed.base import Embedder
 from reverie.model import MemoryRecord
-from reverie.read import filters, gate, graph, hyde, hybrid, intent, scoring
+from reverie.read import filters, gate, graph, hybrid, hyde, intent, scoring
 from reverie.read.decompose import decompose
 from reverie.read.hot import HotTier
 from reverie.read.mmr import mmr_select

@@ -469,11 +469,6 @@ def _unique(items: Sequence[str]) -> builtins.list[str]:
     return list(dict.fromkeys(items))
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 OR query of the words of ``text``, each quoted: user text never becomes syntax."""
-    return " OR ".join(f'"{t}"' for t in query_terms(text))
-
-
 # ----------------------------------------------------------------------------------------
 # filters: the one helper every read uses
 # ----------------------------------------------------------------------------------------
@@ -1057,9 +1052,11 @@ class SQLiteStore:
         return hits[:k]
 
     def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        match = fts_query(query)
-        if not match or k <= 0:
+        terms = query_terms(query)
+        if not terms or k <= 0:
             return []
+        with self._read("text search terms"):
+            match = self._selective_match(terms)
         where, params = filter_sql(flt)
         stmt = (
             "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
@@ -1069,6 +1066,31 @@ class SQLiteStore:
         with self._read("text search"):
             rows = self._conn.execute(stmt, (match, *params, k)).fetchall()
         return [ScoredId(r[0], float(r[1])) for r in rows]
+
+    def _selective_match(self, terms: builtins.list[str]) -> str:
+        """The FTS5 expression for ``terms``: an OR of the selective ones.
+
+        BM25 has to score every row a query matches; a term found in more than
+        ``storage.fts_common_docs`` rows (a speaker's name, a topic word) makes that millions of
+        rows and adds almost nothing to the ranking (its IDF is near zero). Such terms are left
+        out of the OR when rarer terms exist; when every term is that common they are ANDed.
+        """
+        if len(terms) == 1:
+            return f'"{terms[0]}"'
+        cap = self.settings.fts_common_docs
+        common = [t for t in terms if self._term_docs(t, cap) >= cap]
+        rare = [t for t in terms if t not in common]
+        if rare:
+            return " OR ".join(f'"{t}"' for t in rare)
+        return " AND ".join(f'"{t}"' for t in common)
+
+    def _term_docs(self, term: str, cap: int) -> int:
+        """How many rows contain ``term``, counted up to ``cap`` (cheap: no ranking)."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            (f'"{term}"', cap),
+        ).fetchone()
+        return int(row[0])
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
         if not ids:
@@ -1597,4 +1619,4 @@ class _RowSource:
         return [r[0] for r in self._conn.execute('SELECT DISTINCT "partition" FROM memories')]
 
 
-__all__ = ["MIGRATIONS", "SQLiteStore", "filter_sql", "fts_query"]
+__all__ = ["MIGRATIONS", "SQLiteStore", "filter_sql"]

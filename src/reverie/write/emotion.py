@@ -11,33 +11,33 @@ import math
 import re
 from dataclasses import dataclass
 
-from reverie.write.text import words
+from reverie.write.text import lexicon, words
 
-POSITIVE = frozenset(
+POSITIVE = lexicon(
     "love loved loves great awesome amazing happy glad excellent wonderful fantastic perfect thanks thank "
     "enjoy enjoyed excited proud beautiful nice good best fun delighted grateful relieved "
-    "harika mükemmel güzel mutlu sevindim seviyorum teşekkürler teşekkür süper muhteşem keyifli gurur".split()
+    "harika mükemmel güzel mutlu sevindim seviyorum teşekkürler teşekkür süper muhteşem keyifli gurur"
 )
-NEGATIVE = frozenset(
+NEGATIVE = lexicon(
     "hate hated terrible awful horrible sad angry furious broken failed failure crash crashed bug wrong "
     "worst annoying upset scared afraid worried disgusting lost lonely hurt painful sick down outage "
-    "berbat kötü üzgün kızgın sinirli korkunç bozuk hata çöktü endişeli korkuyorum iğrenç yalnız acı".split()
+    "berbat kötü üzgün kızgın sinirli korkunç bozuk hata çöktü endişeli korkuyorum iğrenç yalnız acı"
 )
-URGENT = frozenset(
+URGENT = lexicon(
     "urgent urgently asap immediately critical emergency deadline now security breach outage down production "
-    "acil hemen kritik derhal güvenlik".split()
+    "acil hemen kritik derhal güvenlik"
 )
-PROFANITY = frozenset("damn shit fuck fucking crap hell lanet kahretsin".split())
+PROFANITY = lexicon("damn shit fuck fucking crap hell lanet kahretsin")
 EKMAN: dict[str, frozenset[str]] = {
-    "joy": frozenset(
+    "joy": lexicon(
         "love loved happy glad excited delighted great awesome amazing wonderful fun proud enjoy enjoyed "
-        "mutlu sevindim harika seviyorum keyifli".split()
+        "mutlu sevindim harika seviyorum keyifli"
     ),
-    "anger": frozenset("angry furious hate hated annoying annoyed mad rage kızgın sinirli nefret".split()),
-    "fear": frozenset("scared afraid worried anxious terrified nervous fear korkuyorum endişeli korku".split()),
-    "sadness": frozenset("sad lonely lost hurt miss cried depressed down üzgün yalnız özledim ağladım".split()),
-    "surprise": frozenset("surprised shocked unexpected wow suddenly şaşırdım inanılmaz vay".split()),
-    "disgust": frozenset("disgusting gross awful revolting iğrenç berbat".split()),
+    "anger": lexicon("angry furious hate hated annoying annoyed mad rage kızgın sinirli nefret"),
+    "fear": lexicon("scared afraid worried anxious terrified nervous fear korkuyorum endişeli korku"),
+    "sadness": lexicon("sad lonely lost hurt miss cried depressed down üzgün yalnız özledim ağladım"),
+    "surprise": lexicon("surprised shocked unexpected wow suddenly şaşırdım inanılmaz vay"),
+    "disgust": lexicon("disgusting gross awful revolting iğrenç berbat"),
 }
 _CAPS = re.compile(r"\b[A-ZÇĞİÖŞÜ]{4,}\b")
 

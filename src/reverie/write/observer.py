@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reverie.config.write import ObserverSettings
@@ -46,11 +47,11 @@ def filter_reason(text: str, cfg: ObserverSettings) -> str | None:
     stripped = text.strip()
     if not cfg.min_chars < len(stripped) < cfg.max_chars:
         return f"length {len(stripped)} outside ({cfg.min_chars}, {cfg.max_chars})"
-    checks = (
+    checks: tuple[tuple[str, Callable[[], bool]], ...] = (
         ("system content", lambda: _SYSTEM.search(stripped) is not None),
         ("prompt injection", lambda: _INJECTION.search(stripped) is not None),
         ("xml block", lambda: _XML_BLOCK.match(stripped) is not None),
-        ("markdown-heavy", lambda: sum(bool(_MD_LINE.search(ln)) for ln in stripped.splitlines()) >= cfg.markdown_lines),
+        ("markdown-heavy", lambda: _markdown_lines(stripped) >= cfg.markdown_lines),
         ("code-heavy", lambda: _code_ratio(stripped) > cfg.code_ratio),
         ("emoji-heavy", lambda: sum(map(is_emoji, stripped)) > cfg.max_emoji),
     )
@@ -58,6 +59,10 @@ def filter_reason(text: str, cfg: ObserverSettings) -> str | None:
         if failed():
             return name
     return None
+
+
+def _markdown_lines(text: str) -> int:
+    return sum(bool(_MD_LINE.search(line)) for line in text.splitlines())
 
 
 def _code_ratio(text: str) -> float:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
-STOPWORDS = frozenset(
+def lexicon(text: str) -> frozenset[str]:
+    """A word set from a whitespace-separated list."""
+    return frozenset(text.split())
+
+
+STOPWORDS = lexicon(
     """
     a an the and or but if then so of to in on at by for with from as is are was were be been being am
     i me my mine we our us you your he him his she her it its they them their this that these those
@@ -17,7 +23,7 @@ STOPWORDS = frozenset(
     user users assistant ok okay oh yeah hey hi hello well like get got let lets let's i'm it's
     bir ve ile de da bu şu o ben sen biz siz onlar için gibi ama fakat çok daha en mi mı mu mü ne
     var yok ki ya veya hem şey olarak olan oldu olur
-    """.split()
+    """
 )
 
 
@@ -44,4 +50,5 @@ def sentences(text: str) -> list[str]:
 
 def slug(text: str) -> str:
     """A URL-safe lower-case slug (``entity://`` paths)."""
-    return re.sub(r"[^\w.+#-]+", "-", text.casefold(), flags=re.UNICODE).strip("-")
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if unicodedata.category(c) != "Mn")
+    return re.sub(r"[^\w.+#-]+", "-", folded, flags=re.UNICODE).strip("-")

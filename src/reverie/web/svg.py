@@ -1,0 +1,164 @@
+"""Small inline-SVG charts for the dashboard (no JavaScript library, no CDN).
+
+Every function returns SVG markup with every piece of text escaped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+
+STATUS_COLOURS = {
+    "active": "#2f855a",
+    "superseded": "#b7791f",
+    "dormant": "#6b46c1",
+    "archived": "#718096",
+    "expired": "#c05621",
+    "invalidated": "#c53030",
+}
+SERIES_COLOURS = ("#2b6cb0", "#2f855a", "#c05621", "#6b46c1")
+LAYERS = ("working", "episodic", "semantic", "procedural", "codebase")
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.1f}"
+
+
+def layer_status_chart(rows: Sequence[Mapping[str, object]], *, width: int = 640) -> str:
+    """Horizontal stacked bars: one bar per layer, one segment per status (seed 000 health check)."""
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        layer, status, count = str(row["layer"]), str(row["status"]), row["count"]
+        assert isinstance(count, int)
+        counts.setdefault(layer, {})[status] = counts.get(layer, {}).get(status, 0) + count
+    layers = [name for name in LAYERS if name in counts] + sorted(set(counts) - set(LAYERS))
+    if not layers:
+        return ('<svg class="chart" role="img" aria-label="no memories yet" width="320" height="40">'
+                '<text x="8" y="24">no memories yet</text></svg>')
+    label_w, bar_h, gap, legend_h = 90, 26, 10, 30
+    plot_w = width - label_w - 60
+    top = max(sum(c.values()) for c in counts.values()) or 1
+    height = legend_h + len(layers) * (bar_h + gap) + 10
+    parts = [f'<svg class="chart" role="img" aria-label="memories per layer and status" '
+             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
+    statuses = [s for s in STATUS_COLOURS if any(s in c for c in counts.values())]
+    x = label_w
+    for status in statuses:
+        parts.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{STATUS_COLOURS[status]}"/>'
+                     f'<text x="{x + 16}" y="16" class="legend">{escape(status)}</text>')
+        x += 24 + 8 * len(status)
+    for i, layer in enumerate(layers):
+        y = legend_h + i * (bar_h + gap)
+        parts.append(f'<text x="{label_w - 8}" y="{y + bar_h * 0.68:.1f}" text-anchor="end">{escape(layer)}</text>')
+        x_pos = float(label_w)
+        for status in statuses:
+            n = counts[layer].get(status, 0)
+            if not n:
+                continue
+            w = plot_w * n / top
+            parts.append(f'<rect x="{_fmt(x_pos)}" y="{y}" width="{_fmt(max(w, 1.0))}" height="{bar_h}" '
+                         f'fill="{STATUS_COLOURS.get(status, "#a0aec0")}">'
+                         f'<title>{escape(layer)} · {escape(status)}: {n}</title></rect>')
+            x_pos += w
+        total = sum(counts[layer].values())
+        parts.append(f'<text x="{_fmt(x_pos + 6)}" y="{y + bar_h * 0.68:.1f}" class="total">{total}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, x_label: str,
+              marker_x: float | None = None, marker_label: str = "now", width: int = 640, height: int = 260,
+              y_max: float = 1.0) -> str:
+    """A line plot of several series over shared x values (y from 0 to ``y_max``)."""
+    left, right, top, bottom = 48, 16, 16, 40
+    pw, ph = width - left - right, height - top - bottom
+    x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    span = (x1 - x0) or 1.0
+
+    def px(x: float) -> float:
+        return left + pw * (x - x0) / span
+
+    def py(y: float) -> float:
+        y = min(max(y, 0.0), y_max)
+        return top + ph * (1 - y / y_max)
+
+    parts = [f'<svg class="chart plot" role="img" aria-label="{escape(", ".join(series))} over {escape(x_label)}" '
+             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
+             f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" class="frame"/>']
+    for i in range(5):
+        yv = y_max * i / 4
+        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{_fmt(py(yv))}" y2="{_fmt(py(yv))}" class="grid"/>'
+                     f'<text x="{left - 6}" y="{_fmt(py(yv) + 4)}" text-anchor="end" class="tick">{yv:.2g}</text>')
+    for i in range(6):
+        xv = x0 + span * i / 5
+        parts.append(f'<text x="{_fmt(px(xv))}" y="{top + ph + 16}" text-anchor="middle" class="tick">'
+                     f'{xv:.0f}</text>')
+    parts.append(f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle" class="axis">'
+                 f'{escape(x_label)}</text>')
+    if marker_x is not None and x0 <= marker_x <= x1:
+        mx = px(marker_x)
+        parts.append(f'<line x1="{_fmt(mx)}" x2="{_fmt(mx)}" y1="{top}" y2="{top + ph}" class="marker"/>'
+                     f'<text x="{_fmt(mx + 4)}" y="{top + 12}" class="marker-label">{escape(marker_label)}</text>')
+    for i, (name, ys) in enumerate(series.items()):
+        colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
+        points = " ".join(f"{_fmt(px(x))},{_fmt(py(y))}" for x, y in zip(xs, ys, strict=False)
+                          if math.isfinite(y))
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}">'
+                     f'<title>{escape(name)}</title></polyline>')
+        parts.append(f'<rect x="{left + 10}" y="{top + 8 + 16 * i}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{left + 24}" y="{top + 17 + 16 * i}" class="legend">{escape(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    id: str
+    label: str
+    href: str
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    src: str
+    dst: str
+    label: str
+
+
+def relation_graph(centre: Node, neighbours: Sequence[Node], edges: Sequence[Edge], *, size: int = 420) -> str:
+    """A star layout: the memory in the middle, related memories on a circle, typed edges between."""
+    if not neighbours:
+        return '<p class="muted">no relations</p>'
+    c = size / 2
+    radius = size / 2 - 70
+    pos: dict[str, tuple[float, float]] = {centre.id: (c, c)}
+    for i, node in enumerate(neighbours):
+        angle = 2 * math.pi * i / len(neighbours) - math.pi / 2
+        pos[node.id] = (c + radius * math.cos(angle), c + radius * math.sin(angle))
+    parts = [f'<svg class="chart graph" role="img" aria-label="relations" viewBox="0 0 {size} {size}" '
+             f'width="{size}" height="{size}">',
+             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="18" refY="5" markerWidth="6" markerHeight="6" '
+             'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#4a5568"/></marker></defs>']
+    for e in edges:
+        if e.src not in pos or e.dst not in pos:
+            continue
+        (x1, y1), (x2, y2) = pos[e.src], pos[e.dst]
+        parts.append(f'<line x1="{_fmt(x1)}" y1="{_fmt(y1)}" x2="{_fmt(x2)}" y2="{_fmt(y2)}" class="edge" '
+                     f'marker-end="url(#arrow)"/>'
+                     f'<text x="{_fmt((x1 + x2) / 2)}" y="{_fmt((y1 + y2) / 2 - 4)}" text-anchor="middle" '
+                     f'class="edge-label">{escape(e.label)}</text>')
+    for node in [centre, *neighbours]:
+        x, y = pos[node.id]
+        cls = "node centre" if node is centre else "node"
+        label = node.label if len(node.label) <= 28 else node.label[:27] + "…"
+        parts.append(f'<a href="{escape(node.href)}"><circle cx="{_fmt(x)}" cy="{_fmt(y)}" r="12" class="{cls}">'
+                     f'<title>{escape(node.label)}</title></circle>'
+                     f'<text x="{_fmt(x)}" y="{_fmt(y + 28)}" text-anchor="middle" class="node-label">'
+                     f'{escape(label)}</text></a>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+__all__ = ["STATUS_COLOURS", "Edge", "Node", "layer_status_chart", "line_plot", "relation_graph"]

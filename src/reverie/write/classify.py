@@ -1,0 +1,69 @@
+"""Category (seed 001) and episode/note classification (seed 004, in its priority order).
+
+Seed 004 priority: 1. true temporal markers → episode; 2. extraction category (note categories
+vs episode categories); 3. tag signals (note tags win); 4. past-tense action verbs → episode;
+5. note-signal keywords → note; 6. default → episode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from reverie.model import MemoryKind
+
+_TEMPORAL_MARKER = re.compile(
+    r"\b(yesterday|today|tonight|this morning|last (?:night|week|month|year|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"\d{4}-\d{2}-\d{2}|dün|bugün|bu sabah|geçen (?:hafta|ay|yıl|gece))\b",
+    re.IGNORECASE,
+)
+NOTE_CATEGORIES = frozenset(
+    {"preference", "decision", "commitment", "principle", "correction", "entity", "skill", "relationship", "plan"}
+)
+EPISODE_CATEGORIES = frozenset({"event", "action", "moment"})
+NOTE_TAGS = frozenset({"note", "belief", "rule", "preference", "decision", "policy"})
+EPISODE_TAGS = frozenset({"episode", "event", "log", "incident"})
+_PAST_ACTION = re.compile(
+    r"\b(deployed|merged|fixed|released|shipped|launched|migrated|installed|upgraded|met|visited|went|"
+    r"attended|finished|started|bought|moved|called|painted|ran|won|lost|"
+    r"yaptı\w*|gitti\w*|kurdu\w*|düzeltti\w*|başladı\w*|bitirdi\w*)\b",
+    re.IGNORECASE,
+)
+_NOTE_SIGNAL = re.compile(
+    r"\b(prefers?|always|never|must|should|usually|likes?|loves?|hates?|believes?|rule|policy|"
+    r"her zaman|asla|tercih\w*|sever|genellikle|kural)\b",
+    re.IGNORECASE,
+)
+_PLAN = re.compile(r"\b(plan(?:s|ning|ned)? to|going to|will|intend|gonna)\b", re.IGNORECASE)
+
+
+def category_of(kind: str, text: str, *, foresight: bool) -> str:
+    """Seed 001 categories: preference, fact, decision, correction, plan, entity (observer kind first)."""
+    if kind in ("correction", "preference", "decision"):
+        return kind
+    if foresight or _PLAN.search(text):
+        return "plan"
+    if kind == "entity":
+        return "entity"
+    return "fact"
+
+
+def memory_kind(text: str, *, category: str, tags: Sequence[str] = ()) -> tuple[MemoryKind, str]:
+    """Episode or note, and the rule of seed 004's priority list that decided it."""
+    if _TEMPORAL_MARKER.search(text):
+        return MemoryKind.EPISODE, "temporal marker"
+    if category in NOTE_CATEGORIES:
+        return MemoryKind.NOTE, f"category {category}"
+    if category in EPISODE_CATEGORIES:
+        return MemoryKind.EPISODE, f"category {category}"
+    lowered = {t.casefold() for t in tags}
+    if lowered & NOTE_TAGS:
+        return MemoryKind.NOTE, "note tag"
+    if lowered & EPISODE_TAGS:
+        return MemoryKind.EPISODE, "episode tag"
+    if _PAST_ACTION.search(text):
+        return MemoryKind.EPISODE, "past-tense action"
+    if _NOTE_SIGNAL.search(text):
+        return MemoryKind.NOTE, "note signal"
+    return MemoryKind.EPISODE, "default"

@@ -1,0 +1,178 @@
+"""Seed 001 formation (heuristic path): coreference, atomic facts, temporal normalisation, foresight.
+
+* coreference: third-person pronouns → the last named entity seen (EN + TR);
+* atomic split: " and " / " ve " when each side names different entities;
+* temporal: today/tomorrow/yesterday, bugün/yarın/dün, "next week", "3 days ago", "2 gün önce",
+  weekday names → ISO dates relative to the message time (the word is kept, the date added);
+* foresight: plan to / will / going to / -ecek → ``valid_until`` = message time + 7 days.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from reverie.config.write import FormationSettings
+from reverie.model import TemporalType
+from reverie.write.entities import extract_entities
+
+_PRONOUN = re.compile(r"\b(he|she|him|her|they|them|o|onu|ona)\b", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\b(his|her|their|onun)\b(?=\s+\w)", re.IGNORECASE)
+_SPLIT = re.compile(r"\s*(?:,\s*)?\b(?:and|ve)\b\s+", re.IGNORECASE)
+
+_DAY_OFFSETS = {
+    "today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1,
+    "bugün": 0, "bu akşam": 0, "yarın": 1, "dün": -1,
+    "the day after tomorrow": 2, "öbür gün": 2, "the day before yesterday": -2, "evvelsi gün": -2,
+}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAYS_TR = ("pazartesi", "salı", "çarşamba", "perşembe", "cuma", "cumartesi", "pazar")
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, "gün": 1, "hafta": 7, "ay": 30, "yıl": 365}
+
+_DAY_WORD = re.compile(
+    r"\b(the day after tomorrow|the day before yesterday|today|tonight|tomorrow|yesterday|"
+    r"bugün|bu akşam|yarın|dün|öbür gün|evvelsi gün)\b(?!\s*\()",
+    re.IGNORECASE,
+)
+_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|bir|iki|üç|dört|beş)\s+"
+                  r"(day|week|month|year|gün|hafta|ay|yıl)s?\s+(ago|önce)\b(?!\s*\()", re.IGNORECASE)
+_IN = re.compile(r"\b(in|within)\s+(\d+|a|an|one|two|three|four|five)\s+(day|week|month|year)s?\b(?!\s*\()",
+                 re.IGNORECASE)
+_LATER_TR = re.compile(r"\b(\d+|bir|iki|üç|dört|beş)\s+(gün|hafta|ay|yıl)\s+sonra\b(?!\s*\()", re.IGNORECASE)
+_NEXT_LAST = re.compile(
+    r"\b(next|last|this|gelecek|geçen|önümüzdeki|bu)\s+(week|month|year|hafta|ay|yıl|"
+    + "|".join(_WEEKDAYS + _WEEKDAYS_TR) + r")\b(?!\s*\()",
+    re.IGNORECASE,
+)
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+            "bir": 1, "iki": 2, "üç": 3, "dört": 4, "beş": 5}
+_FORESIGHT = re.compile(
+    r"\b(plan(?:s|ning|ned)? to|will|won't|going to|gonna|intend(?:s)? to|about to|"
+    r"planlıyor\w*|yapacağ\w*|gideceğ\w*|edeceğ\w*|\w+(?:ecek|acak)(?:im|ım|iz|ız|sin|sın)?)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(slots=True)
+class FormedFact:
+    """One atomic memory unit produced by formation."""
+
+    text: str
+    entities: list[str] = field(default_factory=list)
+    temporal_type: TemporalType = TemporalType.PERSISTENT
+    valid_until: datetime | None = None
+    dates: list[str] = field(default_factory=list)
+    foresight: bool = False
+
+
+def resolve_coreference(text: str, last_entity: str | None) -> tuple[str, str | None]:
+    """Replace third-person pronouns with the last named entity; returns (text, new last entity)."""
+    current = last_entity
+    out: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        names = [e.text for e in extract_entities(sentence) if e.kind == "name"]
+        if current is not None and not names:
+            sentence = _POSSESSIVE.sub(f"{current}'s", sentence)
+            sentence = _PRONOUN.sub(current, sentence)
+        if names:
+            current = names[-1]
+        out.append(sentence)
+    return " ".join(out), current
+
+
+def atomic_split(text: str, *, min_words: int) -> list[str]:
+    """Split at " and " / " ve " when the two sides name different entities (seed 001)."""
+    parts = _SPLIT.split(text)
+    if len(parts) < 2:
+        return [text]
+    out = [parts[0]]
+    for part in parts[1:]:
+        left = {e.uri for e in extract_entities(out[-1])}
+        right = {e.uri for e in extract_entities(part)}
+        if left and right and left != right and len(part.split()) >= min_words and len(out[-1].split()) >= min_words:
+            out.append(part)
+        else:
+            out[-1] = f"{out[-1]} and {part}" if re.search(r"\band\b", text, re.IGNORECASE) else f"{out[-1]} ve {part}"
+    return [p.strip().rstrip(",") for p in out if p.strip()]
+
+
+def _iso(day: date) -> str:
+    return day.isoformat()
+
+
+def _weekday(now: date, name: str, direction: str) -> date:
+    target = (_WEEKDAYS + _WEEKDAYS_TR).index(name.casefold()) % 7
+    delta = (target - now.weekday()) % 7
+    if direction in ("next", "gelecek", "önümüzdeki"):
+        return now + timedelta(days=delta or 7)
+    if direction in ("last", "geçen"):
+        return now - timedelta(days=((now.weekday() - target) % 7) or 7)
+    return now + timedelta(days=delta)
+
+
+def _period(now: date, unit: str, direction: str) -> date:
+    days = _UNIT_DAYS[unit.casefold()]
+    sign = {"next": 1, "gelecek": 1, "önümüzdeki": 1, "last": -1, "geçen": -1}.get(direction, 0)
+    return now + timedelta(days=sign * days)
+
+
+def normalise_temporal(text: str, now: datetime) -> tuple[str, list[str]]:
+    """Add ISO dates after relative time expressions (relative to ``now``); returns (text, dates)."""
+    today = now.date()
+    dates: list[str] = []
+
+    def mark(match: re.Match[str], day: date) -> str:
+        dates.append(_iso(day))
+        return f"{match.group(0)} ({_iso(day)})"
+
+    text = _DAY_WORD.sub(lambda m: mark(m, today + timedelta(days=_DAY_OFFSETS[m.group(1).casefold()])), text)
+    text = _AGO.sub(lambda m: mark(m, today - timedelta(days=_count(m.group(1)) * _UNIT_DAYS[m.group(2).casefold()])),
+                    text)
+    text = _IN.sub(lambda m: mark(m, today + timedelta(days=_count(m.group(2)) * _UNIT_DAYS[m.group(3).casefold()])),
+                   text)
+    text = _LATER_TR.sub(
+        lambda m: mark(m, today + timedelta(days=_count(m.group(1)) * _UNIT_DAYS[m.group(2).casefold()])), text
+    )
+    text = _NEXT_LAST.sub(lambda m: mark(m, _relative(today, m.group(1).casefold(), m.group(2).casefold())), text)
+    return text, dates
+
+
+def _relative(today: date, direction: str, what: str) -> date:
+    if what in _UNIT_DAYS:
+        return _period(today, what, direction)
+    return _weekday(today, what, direction)
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS.get(word.casefold(), 1)
+
+
+def foresight(text: str, now: datetime, cfg: FormationSettings) -> datetime | None:
+    """Seed 001: a plan or intention is time-bounded: ``valid_until`` = now + 7 days."""
+    if _FORESIGHT.search(text) is None:
+        return None
+    return now + timedelta(days=cfg.foresight_days)
+
+
+def form_facts(
+    text: str, *, now: datetime, cfg: FormationSettings, last_entity: str | None = None, split: bool = True
+) -> tuple[list[FormedFact], str | None]:
+    """The heuristic formation path: coreference → atomic split → temporal → foresight."""
+    resolved, last = resolve_coreference(text, last_entity)
+    pieces = atomic_split(resolved, min_words=cfg.min_split_words) if split else [resolved]
+    facts: list[FormedFact] = []
+    for piece in pieces:
+        normalised, dates = normalise_temporal(piece, now)
+        until = foresight(piece, now, cfg)
+        facts.append(
+            FormedFact(
+                text=normalised,
+                entities=[e.uri for e in extract_entities(piece)],
+                temporal_type=TemporalType.TIME_BOUNDED if until else TemporalType.PERSISTENT,
+                valid_until=until,
+                dates=dates,
+                foresight=until is not None,
+            )
+        )
+    return facts, last

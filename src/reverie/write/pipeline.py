@@ -1,0 +1,508 @@
+"""The write pipeline: composes the stages and records every decision (DESIGN.md write path).
+
+``observe`` (raw turns): observer → signal scan / smart buffer → formation → :meth:`write`.
+``add(infer=True)``: formation → :meth:`write`. :meth:`write` runs, per fact: content-hash dedup
+→ neighbours → surprise and importance → PE gate → CREATE / UPDATE / SUPERSEDE / REINFORCE / SKIP
+→ (on create) synaptic tagging and capture, relations, retroactive strengthening, box, working
+memory. Each decision says which path made it (``llm`` or ``heuristic``) and why, in the memory's
+history and in the ops log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from reverie.config import Settings
+from reverie.dynamics import energy as energy_mod
+from reverie.dynamics import surprise as surprise_mod
+from reverie.dynamics.access import initial_values
+from reverie.dynamics.importance import channel_importance, priority_level
+from reverie.dynamics.promotion import eligible_transition
+from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
+from reverie.llm.client import ChatJSON
+from reverie.model import (
+    HistoryEvent,
+    Layer,
+    MemoryRecord,
+    Relation,
+    RelationType,
+    Status,
+    TemporalType,
+    Vector,
+    content_hash,
+)
+from reverie.opslog import OpsLog
+from reverie.results import Action, AddResult
+from reverie.store.base import MemoryFilter, Store, SynapticTag
+from reverie.write import gate, llm_stages, relations, synthesis
+from reverie.write.boxes import BoxBuilder, topic_words
+from reverie.write.classify import category_of, memory_kind
+from reverie.write.emotion import Emotion, detect_emotion
+from reverie.write.entities import entity_uris, extract_entities
+from reverie.write.formation import FormedFact, form_facts
+from reverie.write.observer import classify, observe_message
+from reverie.write.signals.buffer import Signal, SmartBuffer, Turn, buffer_key, scan
+from reverie.write.working_memory import WorkingMemory, session_key
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+_SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
+_REWARD = {"correction": 0.8, "decision": 0.7, "preference": 0.7, "plan": 0.6, "entity": 0.5, "fact": 0.5}
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One fact ready for the gate, with everything the earlier stages decided about it."""
+
+    text: str
+    user_id: str | None
+    agent_id: str | None
+    session_id: str | None
+    metadata: dict[str, Any]
+    when: datetime | None
+    source: str
+    category: str
+    confidence: float
+    emotion: Emotion
+    entities: list[str]
+    temporal_type: TemporalType = TemporalType.PERSISTENT
+    valid_until: datetime | None = None
+    write_source: str = "formation"
+    data_source: str = "user_message"
+    path: str = "heuristic"
+    vector: Vector | None = None
+    decisions: dict[str, Any] = field(default_factory=dict)
+
+
+class WritePipeline:
+    """Runs the write path against one store (see module docs)."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        settings: Settings,
+        embed: Embed,
+        profile: str,
+        clock: Callable[[], datetime],
+        ops: OpsLog,
+        llm: ChatJSON | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.cfg = settings.write
+        self.embed = embed
+        self.profile = settings.write.gate.profile(profile)
+        self.now = clock
+        self.ops = ops
+        self.llm = llm if settings.write.use_llm else None
+        self.buffer = SmartBuffer(store, self.cfg.buffer)
+        self.boxes = BoxBuilder(store, self.cfg.boxes)
+        self.working = WorkingMemory(store, settings.dynamics.working)
+
+    # entry points ------------------------------------------------------------------------
+    def add_items(self, items: Sequence[dict[str, Any]], vectors: np.ndarray) -> list[AddResult]:
+        """``add(infer=True)``: form each item into facts, then write them (one transaction per item)."""
+        results: list[AddResult] = []
+        for item, vec in zip(items, vectors, strict=True):
+            candidates = self._form_item(item, vec)
+            with self.store.transaction():
+                results.append(_combine(self.write(candidates)))
+        return results
+
+    def observe(
+        self, text: str, *, role: str, user_id: str | None, agent_id: str | None, session_id: str | None,
+        when: datetime | None, metadata: dict[str, Any],
+    ) -> list[AddResult]:
+        """One raw conversation turn: filter, buffer, and extract when the buffer is due."""
+        now = self.now()
+        speaker, body = _speaker(text, metadata, role)
+        obs = observe_message(body, subject=speaker, cfg=self.cfg.observer)
+        if not obs.keep:
+            self.ops.log("observe", action="SKIP", reason=obs.reason, path="heuristic", role=role)
+            return [AddResult(None, Action.SKIP, (), obs.reason)]
+        signal, why = scan(body, obs)
+        turn = Turn(obs.text, role, (when or now).isoformat(), speaker, obs.classification.kind,
+                    obs.classification.confidence, {**metadata, "agent_id": agent_id})
+        key = buffer_key(user_id, None, session_id)
+        turns = self.buffer.append(key, turn)
+        due = f"high signal: {why}" if signal is Signal.HIGH else self.buffer.due(turns, now)
+        if due is None:
+            reason = f"buffered ({len(turns)}/{self.cfg.buffer.max_turns} turns): {obs.reason}"
+            self.ops.log("observe", action="BUFFER", reason=reason, path="heuristic", role=role)
+            return [AddResult(None, Action.SKIP, (), reason)]
+        return self.flush(user_id=user_id, session_id=session_id, reason=due)
+
+    def flush(self, *, user_id: str | None, session_id: str | None, reason: str) -> list[AddResult]:
+        """Extract and write every buffered turn of a conversation (nothing buffered is lost)."""
+        key = buffer_key(user_id, None, session_id)
+        turns = self.buffer.turns(key)
+        if not turns:
+            return []
+        candidates = self._extract(turns, user_id=user_id, session_id=session_id, reason=reason)
+        with self.store.transaction():
+            results = self.write(candidates)
+            self.buffer.drain(key)
+        return results
+
+    def end_session(self, session_id: str, *, user_id: str | None) -> dict[str, Any]:
+        """Flush the buffer, seal the open box, promote per seed 000, clear working memory."""
+        flushed = self.flush(user_id=user_id, session_id=session_id, reason="session end")
+        now = self.now()
+        key = session_key(user_id, session_id)
+        candidates = self.working.promotion_candidates(key)
+        sealed = self.boxes.seal_open(user_id=user_id, session_id=session_id, now=now)
+        promoted = self._session_end_promotion(user_id, session_id, now)
+        cleared = self.working.clear(key)
+        report = {
+            "session_id": session_id,
+            "flushed": [r.to_dict() for r in flushed],
+            "promoted": promoted,
+            "promotion_candidates": candidates,
+            "working_cleared": cleared,
+            "box_sealed": sealed.id if sealed else None,
+        }
+        self.ops.log("end_session", session_id=session_id, promoted=len(promoted), cleared=cleared,
+                     flushed=len(flushed))
+        return report
+
+    # formation ---------------------------------------------------------------------------
+    def _form_item(self, item: dict[str, Any], vec: Vector) -> list[Candidate]:
+        at = item["when"] or self.now()
+        facts, _ = form_facts(item["content"], now=at, cfg=self.cfg.formation)
+        entities = extract_entities(item["content"], limit=self.cfg.observer.max_entities)
+        kind = classify(item["content"], entities, self.cfg.observer)
+        out = []
+        for fact in facts:
+            cand = self._candidate(fact, kind.kind, 1.0, item, path="heuristic")
+            cand.write_source = "manual"
+            if len(facts) == 1 and fact.text == item["content"]:
+                cand.vector = vec
+            out.append(cand)
+        return out
+
+    def _candidate(self, fact: FormedFact, kind: str, confidence: float, item: dict[str, Any], *,
+                   path: str) -> Candidate:
+        category = category_of(kind, fact.text, foresight=fact.foresight)
+        return Candidate(
+            text=fact.text, user_id=item["user_id"], agent_id=item["agent_id"], session_id=item["session_id"],
+            metadata=dict(item["metadata"]), when=item["when"], source=item["source"] or "interaction",
+            category=category, confidence=confidence, emotion=detect_emotion(fact.text),
+            entities=fact.entities or entity_uris(fact.text, limit=self.cfg.observer.max_entities),
+            temporal_type=fact.temporal_type, valid_until=fact.valid_until, path=path,
+            decisions={"formation": path, "category": category},
+        )
+
+    def _extract(self, turns: list[Turn], *, user_id: str | None, session_id: str | None,
+                 reason: str) -> list[Candidate]:
+        if self.llm is not None:
+            facts = llm_stages.extract_facts(self.llm, [(t.subject, t.text, t.when) for t in turns])
+            if facts is not None:
+                last = turns[-1]
+                item = self._turn_item(last, user_id, session_id)
+                return [self._candidate(f, cat, conf, item, path="llm") for f, cat, conf in facts]
+        out: list[Candidate] = []
+        last_entity: str | None = None
+        for turn in turns:
+            facts_h, last_entity = form_facts(turn.text, now=turn.when, cfg=self.cfg.formation,
+                                              last_entity=last_entity)
+            item = self._turn_item(turn, user_id, session_id)
+            for fact in facts_h:
+                cand = self._candidate(fact, turn.kind, turn.confidence, item, path="heuristic")
+                cand.decisions["extracted"] = reason
+                out.append(cand)
+        return out
+
+    @staticmethod
+    def _turn_item(turn: Turn, user_id: str | None, session_id: str | None) -> dict[str, Any]:
+        meta = {k: v for k, v in turn.metadata.items() if k != "agent_id"}
+        meta.setdefault("role", turn.role)
+        return {"user_id": user_id, "agent_id": turn.metadata.get("agent_id"), "session_id": session_id,
+                "metadata": meta, "when": turn.when, "source": "ai" if turn.role == "assistant" else "interaction",
+                "role": turn.role}
+
+    # the gate and the writes -------------------------------------------------------------
+    def write(self, candidates: Sequence[Candidate]) -> list[AddResult]:
+        """Write formed facts through dedup and the PE gate (the caller holds the transaction)."""
+        return [self._write_one(c) for c in candidates]
+
+    def _write_one(self, cand: Candidate) -> AddResult:
+        if cand.metadata.get("role") == "assistant":
+            cand.data_source = "assistant_message"
+        if cand.write_source != "manual":
+            cand.write_source = "observer"
+        flt = MemoryFilter(user_id=cand.user_id, agent_id=cand.agent_id)
+        dup = self.store.find_by_hash(flt, content_hash(cand.text))
+        if dup is not None:
+            return self._log(AddResult(dup.id, Action.SKIP, (dup.id,), "duplicate content (content hash)"), cand)
+        if cand.vector is None:
+            cand.vector = self.embed([cand.text])[0]
+        neighbours = self._neighbours(cand, flt)
+        importance, channels, surprise = self._importance(cand, neighbours)
+        decision = self._decide(cand, neighbours, importance)
+        cand.decisions.update(gate=decision.path, similarity=decision.similarity, priority=priority_level(
+            importance=importance, cfg=self.settings.dynamics.importance))
+        action = decision.action
+        if action is Action.SKIP:
+            tid = decision.target.id if decision.target else None
+            return self._log(AddResult(tid, Action.SKIP, (tid,) if tid else (), decision.reason), cand)
+        if action is Action.REINFORCE and decision.target is not None:
+            return self._log(self._reinforce(decision.target, decision, cand), cand)
+        if action is Action.UPDATE and decision.target is not None:
+            return self._log(self._update(decision.target, decision, cand), cand)
+        rec = self._create(cand, importance, channels, surprise, decision)
+        ids: tuple[str, ...] = (rec.id,)
+        if action is Action.SUPERSEDE and decision.target is not None:
+            self._supersede(decision.target, rec, decision)
+            ids = (rec.id, decision.target.id)
+        elif decision.target is not None and decision.target.immutable and "contradicts" in decision.reason:
+            self.store.add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
+                                               created_at=rec.created_at, metadata={"path": decision.path})])
+        self._after_create(rec, cand, neighbours)
+        return self._log(AddResult(rec.id, action, ids, decision.reason), cand)
+
+    def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
+        assert cand.vector is not None
+        hits = self.store.vector_search(cand.vector, flt, self.cfg.gate.neighbours)
+        records = self.store.get([h.id for h in hits])
+        return [gate.Neighbour(records[h.id], h.score) for h in hits if h.id in records]
+
+    def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
+        icfg = self.settings.dynamics.importance
+        s = surprise_mod.surprise(neighbour_similarities=[n.similarity for n in neighbours], cfg=icfg)
+        channels = {
+            "novelty": round(s.surprise, 6),
+            "arousal": cand.emotion.arousal,
+            "reward": _REWARD.get(cand.category, 0.5),
+            "attention": cand.confidence,
+        }
+        return channel_importance(**channels, cfg=icfg), channels, s.surprise
+
+    def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
+        decision = gate.decide(cand.text, neighbours, importance=importance,
+                               correction=cand.category == "correction", profile=self.profile, cfg=self.cfg.gate)
+        if self.llm is None or decision.target is None or decision.action in (Action.CREATE, Action.SKIP):
+            return decision
+        verdict = llm_stages.contradicts(self.llm, decision.target.content, cand.text)
+        if verdict is None:
+            return decision
+        if verdict and not decision.target.immutable and decision.action is not Action.SUPERSEDE:
+            return gate.GateDecision(Action.SUPERSEDE, decision.target, decision.similarity,
+                                     f"contradicts {decision.target.id} (llm)", "llm")
+        if not verdict and decision.action is Action.SUPERSEDE:
+            fallback = gate.decide(cand.text, neighbours, importance=importance, correction=False,
+                                   profile=self.profile, cfg=self.cfg.gate)
+            if fallback.action is not Action.SUPERSEDE:
+                return gate.GateDecision(fallback.action, fallback.target, fallback.similarity,
+                                         fallback.reason + " (llm: no contradiction)", "llm")
+        return gate.GateDecision(decision.action, decision.target, decision.similarity, decision.reason, "llm")
+
+    # actions -----------------------------------------------------------------------------
+    def _create(self, cand: Candidate, importance: float, channels: dict[str, float], surprise: float,
+                decision: gate.GateDecision) -> MemoryRecord:
+        now = self.now()
+        kind, kind_rule = memory_kind(cand.text, category=cand.category, tags=cand.metadata.get("tags", ()) or ())
+        cand.decisions["memory_kind"] = kind_rule
+        rec = MemoryRecord(
+            content=cand.text, user_id=cand.user_id, agent_id=cand.agent_id, session_id=cand.session_id,
+            instance_id=self.settings.instance_id, layer=Layer.WORKING, embedding=cand.vector,
+            category=cand.category, memory_kind=kind, temporal_type=cand.temporal_type, entities=cand.entities,
+            importance=importance, importance_channels=channels, surprise=surprise,
+            emotion_valence=cand.emotion.valence, emotion_arousal=cand.emotion.arousal,
+            emotion_label=cand.emotion.label, source=cand.source, source_confidence=cand.confidence,
+            confidence=cand.confidence, write_source=cand.write_source, data_source=cand.data_source,
+            metadata=cand.metadata, valid_from=cand.when or now, valid_until=cand.valid_until,
+            recorded_at=now, created_at=now, updated_at=now,
+        )
+        for key, value in initial_values(rec, now=now, cfg=self.settings.dynamics).items():
+            setattr(rec, key, value)
+        if rec.flashbulb:
+            rec.metadata = {**rec.metadata, "flashbulb": True}
+        rec.box_id, box_note = self.boxes.assign(
+            user_id=rec.user_id, session_id=rec.session_id, now=now,
+            topic=topic_words(rec.content, entities=rec.entities, limit=self.cfg.boxes.max_topics),
+        )
+        cand.decisions["box"] = box_note
+        self.store.insert([rec])
+        self._history(rec.id, "created", decision.reason, cand, action=decision.action.value)
+        return rec
+
+    def _reinforce(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
+        now = self.now()
+        changes = {
+            "stability": target.stability * self.cfg.gate.reinforce_stability,
+            "confirmations": target.confirmations + 1,
+            "reinforcement_count": target.reinforcement_count + 1,
+            "last_reinforced_at": now,
+            "updated_at": now,
+        }
+        self.store.update_fields(target.id, changes)
+        self._history(target.id, "reinforced", decision.reason, cand, action="REINFORCE", text=cand.text[:500])
+        return AddResult(target.id, Action.REINFORCE, (target.id,), decision.reason)
+
+    def _update(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
+        now = self.now()
+        merged, path = None, "heuristic"
+        if self.llm is not None:
+            merged = llm_stages.merge(self.llm, target.content, cand.text)
+            path = "llm" if merged is not None else "heuristic"
+        if merged is None:
+            merged = synthesis.heuristic_merge(target.content, cand.text,
+                                               max_chars=self.settings.limits.max_content_bytes // 4)
+        cand.decisions["synthesis"] = path
+        changes: dict[str, Any] = {
+            "content": merged, "content_hash": content_hash(merged), "embedding": self.embed([merged])[0],
+            "entities": list(dict.fromkeys([*target.entities, *cand.entities]))[: self.cfg.observer.max_entities],
+            "access_count": target.access_count + 1, "updated_at": now,
+        }
+        self.store.update_fields(target.id, changes, expected_version=target.version)
+        self._history(target.id, "updated", decision.reason, cand, action="UPDATE", before=target.content[:1000])
+        return AddResult(target.id, Action.UPDATE, (target.id,), decision.reason)
+
+    def _supersede(self, old: MemoryRecord, new: MemoryRecord, decision: gate.GateDecision) -> None:
+        now = self.now()
+        self.store.update_fields(old.id, {"status": Status.SUPERSEDED, "valid_until": old.valid_until or now,
+                                          "superseded_by": new.id, "updated_at": now})
+        self.store.add_relations([Relation(new.id, old.id, RelationType.SUPERSEDES, created_at=now,
+                                           metadata={"path": decision.path})])
+        self.store.add_history([HistoryEvent(old.id, "superseded", now, reason=decision.reason, actor="write",
+                                             data={"by": new.id, "path": decision.path})])
+
+    # after a create: tags, relations, retroactive strengthening, working memory ------------------
+    def _after_create(self, rec: MemoryRecord, cand: Candidate, neighbours: list[gate.Neighbour]) -> None:
+        self._tagging(rec)
+        self._relations(rec, [n.record for n in neighbours if n.record.id != rec.id])
+        self._retroactive(rec, neighbours)
+        if rec.session_id is not None:
+            gone = self.working.add(session_key(rec.user_id, rec.session_id), rec.id,
+                                    importance=rec.importance, now=rec.created_at)
+            if gone:
+                self.ops.log("working_memory", evicted=gone, session_id=rec.session_id)
+
+    def _tagging(self, rec: MemoryRecord) -> None:
+        if rec.session_id is None:
+            return
+        tcfg = self.settings.dynamics.tagging
+        key = session_key(rec.user_id, rec.session_id)
+        now = rec.created_at
+        if is_strong(importance=rec.importance, cfg=tcfg):
+            self._capture(key, rec, now)
+        if should_tag(importance=rec.importance, cfg=tcfg):
+            self.store.put_tags([SynapticTag(rec.id, key, now, tag_expires_at(tagged_at=now, cfg=tcfg))])
+
+    def _capture(self, key: str, strong: MemoryRecord, now: datetime) -> None:
+        tcfg = self.settings.dynamics.tagging
+        tags = [t for t in self.store.active_tags(key, now)
+                if captures(tagged_at=t.tagged_at, strong_at=now, strong_importance=strong.importance,
+                            same_session=True, cfg=tcfg)]
+        if not tags:
+            return
+        records = self.store.get([t.memory_id for t in tags])
+        for rec in records.values():
+            self.store.update_fields(rec.id, {"stability": captured_stability(stability=rec.stability, cfg=tcfg)})
+        self.store.capture_tags(key, list(records))
+        self.store.add_history([HistoryEvent(mid, "captured", now, reason=f"captured by strong memory {strong.id}",
+                                             actor="write", data={"path": "heuristic", "by": strong.id})
+                                for mid in records])
+        self.ops.log("synaptic_capture", by=strong.id, captured=list(records))
+
+    def _relations(self, rec: MemoryRecord, others: list[MemoryRecord]) -> None:
+        if not others:
+            return
+        found, path = None, "heuristic"
+        if self.llm is not None:
+            answer = llm_stages.relations(self.llm, rec.content, [o.content for o in others])
+            if answer is not None:
+                path = "llm"
+                found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=rec.created_at,
+                                  metadata={"path": "llm"}) for i, t, c in answer]
+        if found is None:
+            found = relations.detect(rec, others, self.cfg.relations)
+        fresh = relations.dedup(found, self.store.relations([rec.id], direction="out"))
+        if fresh:
+            self.store.add_relations(fresh)
+            self.ops.log("relations", id=rec.id, path=path, added=[(r.dst_id, r.type.value) for r in fresh])
+        self._prune_relations(rec.user_id)
+
+    def _prune_relations(self, user_id: str | None) -> None:
+        flt = MemoryFilter.everything(user_id=user_id, all_users=False)
+        if self.store.count_relations(flt) <= self.cfg.relations.prune_at:
+            return
+        doomed = relations.prune_plan(self.store.scope_relations(flt), self.cfg.relations)
+        if doomed:
+            self.store.delete_relations(doomed)
+            self.ops.log("relations_pruned", user_id=user_id, removed=len(doomed))
+
+    def _retroactive(self, rec: MemoryRecord, neighbours: list[gate.Neighbour]) -> None:
+        ecfg = self.settings.dynamics.energy.model_copy(update={"reinforce_similarity": self.profile.retroactive_min})
+        now = rec.created_at
+        for n in neighbours:
+            old = n.record
+            if old.id == rec.id or old.status is not Status.ACTIVE:
+                continue
+            changes = energy_mod.retroactive_update(
+                energy=old.energy, updated_at=old.energy_updated_at or old.created_at, now=now, layer=old.layer,
+                similarity=n.similarity, reinforcement_count=old.reinforcement_count, cfg=ecfg)
+            if not changes:
+                continue
+            self.store.update_fields(old.id, changes)
+            self.store.add_relations([Relation(rec.id, old.id, RelationType.REINFORCES, confidence=n.similarity,
+                                               weight=n.similarity, created_at=now, metadata={"path": "heuristic"})])
+            self.store.add_history([HistoryEvent(old.id, "reinforced", now, actor="write",
+                                                 reason=f"seed 000 retroactive strengthening by {rec.id}",
+                                                 data={"similarity": round(n.similarity, 6), "path": "heuristic"})])
+
+    # session end ---------------------------------------------------------------------------
+    def _session_end_promotion(self, user_id: str | None, session_id: str, now: datetime) -> list[str]:
+        flt = MemoryFilter(user_id=user_id, session_id=session_id, layers=frozenset({Layer.WORKING}))
+        promoted: list[str] = []
+        for batch in self.store.scan(flt):
+            for rec in batch:
+                move = eligible_transition(rec, now=now, cfg=self.settings.dynamics, session_end=True)
+                if move is None:
+                    continue
+                layer, rule = move
+                self.store.update_fields(rec.id, {"layer": layer, "updated_at": now})
+                self.store.add_history([HistoryEvent(rec.id, "promoted", now, reason=rule, actor="end_session",
+                                                     data={"from": rec.layer.value, "to": layer.value})])
+                promoted.append(rec.id)
+        return promoted
+
+    # records -----------------------------------------------------------------------------
+    def _history(self, memory_id: str, event: str, reason: str, cand: Candidate, **data: Any) -> None:
+        payload = {"path": cand.path, **{k: v for k, v in cand.decisions.items() if v is not None}, **data}
+        self.store.add_history([HistoryEvent(memory_id, event, self.now(), reason=reason, actor="write",
+                                             data=payload)])
+
+    def _log(self, result: AddResult, cand: Candidate) -> AddResult:
+        self.ops.log("write", action=result.action.value, id=result.id, reason=result.reason, path=cand.path,
+                     decisions=cand.decisions, fallback=self.llm is not None and cand.path == "heuristic")
+        return result
+
+
+def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
+    """Who speaks (metadata ``speaker``, a ``Name:`` prefix, or User/Assistant) and the message body."""
+    given = metadata.get("speaker")
+    if isinstance(given, str) and given.strip():
+        return given.strip(), text
+    match = _SPEAKER.match(text)
+    if match:
+        return match.group(1).strip(), text[match.end():]
+    return ("Assistant" if role == "assistant" else "User"), text
+
+
+def _combine(results: list[AddResult]) -> AddResult:
+    """One :class:`AddResult` for an item that formation split into several facts."""
+    if len(results) == 1:
+        return results[0]
+    main = next((r for r in results if r.action is not Action.SKIP), results[0])
+    ids = tuple(dict.fromkeys(i for r in results for i in r.ids))
+    return AddResult(main.id, main.action, ids, " | ".join(r.reason for r in results))
+
+
+__all__ = ["Candidate", "WritePipeline"]

@@ -1,0 +1,61 @@
+"""Seed 001 relations: heuristic detection rules and capacity pruning (1,000 → 900).
+
+Rules (fallback of the LLM path): entity overlap >= 2 → same_entity (0.7); word overlap > 30% and
+entity overlap >= 1 → elaborates (0.5); same category and word overlap > 15% → related_to (0.4).
+Pruning removes the lowest-priority prunable types first, lowest confidence first, and never
+touches supersedes / contradicts / causes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reverie.config.write import RelationSettings
+from reverie.model import MemoryRecord, Relation, RelationType
+from reverie.write.text import content_words, overlap
+
+PROTECTED = frozenset({RelationType.SUPERSEDES, RelationType.CONTRADICTS, RelationType.CAUSES})
+
+
+def detect_one(new: MemoryRecord, other: MemoryRecord, cfg: RelationSettings) -> Relation | None:
+    """The relation the heuristic rules give from ``new`` to ``other`` (first matching rule)."""
+    shared_entities = len(set(new.entities) & set(other.entities))
+    words = overlap(content_words(new.content), content_words(other.content))
+    if shared_entities >= cfg.same_entity_overlap:
+        rtype, conf = RelationType.SAME_ENTITY, cfg.same_entity_confidence
+    elif words > cfg.elaborates_word_overlap and shared_entities >= 1:
+        rtype, conf = RelationType.ELABORATES, cfg.elaborates_confidence
+    elif new.category == other.category and words > cfg.related_word_overlap:
+        rtype, conf = RelationType.RELATED_TO, cfg.related_confidence
+    else:
+        return None
+    return Relation(new.id, other.id, rtype, confidence=conf, created_at=new.created_at,
+                    metadata={"path": "heuristic", "word_overlap": round(words, 4), "entities": shared_entities})
+
+
+def detect(new: MemoryRecord, others: Sequence[MemoryRecord], cfg: RelationSettings) -> list[Relation]:
+    """Heuristic relations from ``new`` to each of ``others`` (one per pair at most)."""
+    found = (detect_one(new, o, cfg) for o in others if o.id != new.id)
+    return [r for r in found if r is not None]
+
+
+def dedup(relations: Sequence[Relation], existing: Sequence[Relation]) -> list[Relation]:
+    """Seed 001 B5: drop relations whose (src, dst, type) exists already or repeats in the batch."""
+    seen = {(r.src_id, r.dst_id, r.type) for r in existing}
+    out: list[Relation] = []
+    for rel in relations:
+        key = (rel.src_id, rel.dst_id, rel.type)
+        if key not in seen:
+            seen.add(key)
+            out.append(rel)
+    return out
+
+
+def prune_plan(relations: Sequence[Relation], cfg: RelationSettings) -> list[str]:
+    """Ids to delete so that at most ``prune_to`` remain, once more than ``prune_at`` exist."""
+    if len(relations) <= cfg.prune_at:
+        return []
+    excess = len(relations) - cfg.prune_to
+    prunable = [r for r in relations if r.type not in PROTECTED and r.type.value in cfg.type_priority]
+    prunable.sort(key=lambda r: (cfg.type_priority[r.type.value], r.confidence, r.created_at, r.id))
+    return [r.id for r in prunable[:excess]]

@@ -1,0 +1,1 @@
+"""Seed 004 signal scan and smart buffer."""

@@ -1,0 +1,24 @@
+"""Seed 001 write-time synthesis: on UPDATE, merge the old text with the new information.
+
+LLM path: combine old + new, preserve every fact, resolve contradictions. Heuristic fallback:
+append the sentences of the new text that the old one lacks, with a separator.
+"""
+
+from __future__ import annotations
+
+from reverie.model import normalize_content
+from reverie.write.text import sentences
+
+SEPARATOR = "; "
+
+
+def heuristic_merge(old: str, new: str, *, max_chars: int = 100_000) -> str:
+    """``old`` plus the sentences of ``new`` it does not already contain (or ``new`` if it contains ``old``)."""
+    if normalize_content(old) in normalize_content(new):
+        return new[:max_chars]
+    known = normalize_content(old)
+    extra = [s for s in sentences(new) if normalize_content(s) not in known]
+    if not extra:
+        return old
+    merged = old.rstrip() + SEPARATOR + " ".join(extra)
+    return merged[:max_chars]

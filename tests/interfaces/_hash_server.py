@@ -1,0 +1,39 @@
+"""Launch reverie's MCP server or REST server on a SQLite file with the deterministic test embedder.
+
+Used by the transport tests (stdio, streamable HTTP, a real uvicorn process) so that they do not
+need the local model: ``python _hash_server.py mcp|mcp-http|rest DB [--user U]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from reverie import Memory
+from reverie.embed.testing import HashEmbedder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["mcp", "mcp-http", "rest"])
+    parser.add_argument("db")
+    parser.add_argument("--user")
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args()
+    with Memory(args.db, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
+        if args.mode == "rest":
+            from reverie.http.server import serve
+
+            serve(mem, host=args.host, port=0, token=os.environ.get("REVERIE_API_TOKEN") or None)
+            return
+        from reverie.mcp_server import Defaults, build_server, run_http, run_stdio
+
+        server = build_server(mem, Defaults(user_id=args.user))
+        if args.mode == "mcp":
+            run_stdio(server)
+        else:
+            run_http(server, port=0)
+
+
+if __name__ == "__main__":
+    main()

