@@ -9,7 +9,7 @@ for every configuration).
 * ``baseline``: BM25 (``store.text_search``) + dense (``store.vector_search``, the same embedder
   model) fused by RRF K = 60, pool 60 per channel, nothing else (bench/locomo.py ``ask_baseline``).
 * ``full``: ``Memory.search(k=20)`` with every read stage on (the defaults).
-* ``-<stage>``: the full pipeline with one stage switched off (``settings.read.<stage> = False``).
+* ``no-<stage>``: the full pipeline with one stage switched off (``settings.read.<stage> = False``).
 
 Recall@k (k = 5/10/20) of evidence turns and session recall, per category; categories 1–4 are the
 headline, 5 (adversarial) is reported separately.
@@ -49,14 +49,16 @@ from locomo import (
 STAGES = ("gate", "intent", "decompose", "hyde", "graph", "episode_context", "coactivation", "scoring", "mmr",
           "hot_tier")
 EXTRA: dict[str, dict[str, Any]] = {
-    "-actr": {"w_activation": 0.0},  # the composite without its ACT-R term (diagnostic, not a stage)
-    "-hebbian": {"hebbian_top": 0},
+    "no-actr": {"w_activation": 0.0},  # the composite without its ACT-R term (diagnostic, not a stage)
+    "no-hebbian": {"hebbian_top": 0},
+    "actr-1s": {"activation_min_age_s": 1.0},
+    "actr-1d": {"activation_min_age_s": 86400.0},  # the dynamics' own 1-second floor (no read calibration)
 }
 
 
 def configurations(only: Sequence[str] | None) -> dict[str, dict[str, Any]]:
     configs: dict[str, dict[str, Any]] = {"full": {}}
-    configs.update({f"-{s}": {s: False} for s in STAGES})
+    configs.update({f"no-{s}": {s: False} for s in STAGES})
     configs.update(EXTRA)
     if only:
         configs = {k: v for k, v in configs.items() if k in only}
@@ -102,7 +104,7 @@ def run_config(name: str, read: dict[str, Any], master: Path, workdir: Path, sam
                hash_dim: int) -> dict[str, Any]:
     from reverie import Memory, SettableClock
 
-    db = workdir / f"{name.strip('-') or 'full'}.db"
+    db = workdir / f"{name}.db"
     shutil.copyfile(master, db)
     res = RunResult()
     clock = SettableClock()
@@ -180,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)
     p.add_argument("--embedder", choices=["local", "hash"], default="local")
     p.add_argument("--hash-dim", type=int, default=384)
-    p.add_argument("--only", nargs="*", default=None, help="configuration names (full, -mmr, …)")
+    p.add_argument("--only", nargs="*", default=None, help="configuration names (full, no-mmr, …)")
     p.add_argument("--limit-conversations", type=int, default=None)
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo_ablation.json")
     p.add_argument("--quiet", action="store_true")

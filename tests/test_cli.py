@@ -83,7 +83,9 @@ def test_import_export_round_trip(db: str, tmp_path: Path) -> None:
     db3 = str(tmp_path / "copy3.db")
     assert "restored 27" in run("import", str(out), "--db", db3)
     lines = tmp_path / "plain.jsonl"
-    lines.write_text('{"content": "plain line one"}\n{"content": "plain line two"}\n')
+    lines.write_text(
+        '{"content": "Maya keeps her bike in the hallway"}\n{"content": "Tomás teaches surfing in Ericeira"}\n'
+    )
     assert "added 2 of 2" in run("import", str(lines), "--db", db3, "-u", "x")
 
 

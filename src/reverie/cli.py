@@ -72,6 +72,10 @@ def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+#: write outcomes that store a new memory (a SUPERSEDE stores the new fact and keeps the old one)
+STORED_ACTIONS = ("CREATE", "SUPERSEDE")
+
+
 @app.command()
 def init(db: DbOpt = None) -> None:
     """Create (or migrate) the memory database and print where it is."""
@@ -147,15 +151,28 @@ def _hits_table(hits: list[Any], *, explain: bool) -> None:
 
 
 def _format_explain(explain: dict[str, Any]) -> str:
-    """One line per channel ("vector #1 similarity=0.69"), then the other score terms."""
-    lines = [f"{name} #{ch.get('rank', '?')} " + " ".join(f"{k}={_fmt(v)}" for k, v in ch.items() if k != "rank")
-             for name, ch in explain.get("channels", {}).items()]
+    """The admitting stage and intent, one line per channel ("vector #1 similarity=0.69"), the
+    score terms with their weights, boosts, multipliers and the MMR step, then the final score."""
+    lines = [f"stage: {explain.get('stage', '?')}" + (f" · intent {explain['intent']}" if "intent" in explain else "")]
+    for name, ch in explain.get("channels", {}).items():
+        rest = " ".join(f"{k}={_fmt(v)}" for k, v in ch.items() if k != "rank")
+        lines.append(f"{name} #{ch.get('rank', '?')} {rest}".rstrip())
+    terms, weights = explain.get("terms", {}), explain.get("weights", {})
+    if terms:
+        lines.append("terms: " + " ".join(f"{k}={_fmt(v)}×{_fmt(weights.get(k, ''))}" for k, v in terms.items()))
+    for key in ("utility", "sort", "boosts", "multipliers", "mmr"):
+        value = explain.get(key)
+        if value:
+            lines.append(f"{key}: " + " ".join(f"{k}={_fmt(v)}" for k, v in value.items()))
+    known = {"stage", "intent", "channels", "terms", "weights", "utility", "sort", "boosts", "multipliers", "mmr",
+             "score", "composite", "rrf"}
     for key, value in explain.items():
-        if key in ("channels", "score"):
-            continue
-        if isinstance(value, dict):
-            value = " ".join(f"{k}={_fmt(v)}" for k, v in value.items())
-        lines.append(f"{key}: {_fmt(value)}")
+        if key not in known:
+            lines.append(f"{key}: {_fmt(value)}")
+    if "rrf" in explain:
+        lines.append(f"rrf: k={explain['rrf'].get('k')} score={_fmt(explain['rrf'].get('score'))}")
+    if "score" in explain:
+        lines.append(f"score: {_fmt(explain['score'])}")
     return "\n".join(lines)
 
 
@@ -373,7 +390,7 @@ def _import_jsonl(mem: Any, path: Path, user: str | None, agent: str | None, ver
             task = progress.add_task("importing", total=len(items))
             for start in range(0, len(items), 200):
                 chunk = items[start:start + 200]
-                added += sum(r.action.value == "CREATE" for r in
+                added += sum(r.action.value in STORED_ACTIONS for r in
                              mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim))
                 progress.advance(task, len(chunk))
         console.print(f"added {added} of {len(items)} lines")
@@ -390,7 +407,7 @@ def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | Non
         task = progress.add_task("importing turns", total=len(items))
         for start in range(0, len(items), 100):
             chunk = items[start:start + 100]
-            added += sum(r.action.value == "CREATE" for r in
+            added += sum(r.action.value in STORED_ACTIONS for r in
                          mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim))
             progress.advance(task, len(chunk))
     console.print(f"imported {added} of {len(items)} turns for user {user!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -159,16 +160,37 @@ def slug(text: str, *, default: str = "fact", max_len: int = 40) -> str:
 
 
 def markdown_path(rec: MemoryRecord) -> Path:
-    """Relative path of a memory in seed 004's layout; never absolute, never with '..'."""
+    """Relative path of a memory in seed 004's layout; never absolute, never with '..'.
+
+    ``<hash>`` is the first 12 hex digits of sha256(id, content hash): built from hex digits only
+    (nothing from the record reaches the path unsanitised) and unique per memory, so two memories
+    with the same content written in the same instant (two users, one batch) never share a file."""
     created = rec.created_at.astimezone(UTC)
     stamp = created.strftime("%Y%m%dT%H%M%S") + f"{created.microsecond:06d}Z"
-    return Path("facts") / created.strftime("%Y-%m-%d") / f"{slug(rec.category)}-{stamp}-{rec.content_hash[:12]}.md"
+    digest = hashlib.sha256(f"{rec.id}\x00{rec.content_hash}".encode()).hexdigest()[:12]
+    return Path("facts") / created.strftime("%Y-%m-%d") / f"{slug(rec.category)}-{stamp}-{digest}.md"
+
+
+# YAML folds line breaks other than \n (NEL, U+2028, U+2029, \r) inside plain and single-quoted
+# scalars; double quotes keep every character exactly (escaped).
+_YAML_BREAKS = re.compile("[\r\x85\u2028\u2029]|[^\\S ]\\Z|\\A[^\\S ]")
+
+
+_FrontMatterDumper: Any = type("_FrontMatterDumper", (yaml.SafeDumper,), {})  # own representers, SafeDumper intact
+
+
+def _represent_str(dumper: Any, value: str) -> Any:
+    style = '"' if _YAML_BREAKS.search(value) or "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_FrontMatterDumper.add_representer(str, _represent_str)
 
 
 def to_markdown(rec: MemoryRecord) -> str:
     meta = rec.to_dict()
     content = meta.pop("content")
-    front = yaml.safe_dump(meta, sort_keys=True, allow_unicode=True)
+    front = yaml.dump(meta, Dumper=_FrontMatterDumper, sort_keys=True, allow_unicode=True)
     return f"---\n{front}---\n{content}"
 
 
@@ -199,7 +221,8 @@ def export_markdown(records: Iterable[MemoryRecord], root: Path) -> int:
         if root not in target.parents:  # defence in depth: the path is built from slugs only
             raise InvalidInputError(f"refusing to write outside {root}: {target}")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(to_markdown(rec), encoding="utf-8")
+        with target.open("w", encoding="utf-8", newline="") as fh:  # content keeps \r\n and \r exactly
+            fh.write(to_markdown(rec))
         n += 1
     return n
 
@@ -210,7 +233,9 @@ def iter_markdown(root: Path) -> Iterator[MemoryRecord]:
         real = path.resolve()
         if root not in real.parents or path.is_symlink():
             continue  # never follow links out of the tree
-        yield from_markdown(real.read_text(encoding="utf-8"), where=str(path.relative_to(root)))
+        with real.open("r", encoding="utf-8", newline="") as fh:  # no newline translation
+            text = fh.read()
+        yield from_markdown(text, where=str(path.relative_to(root)))
 
 
 __all__ = [

@@ -15,6 +15,7 @@ Transports: stdio (default, what Claude Desktop/Code and Cursor launch) or strea
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import sys
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from reverie.errors import MissingDependencyError, NotFoundError, ReverieError
+from reverie.errors import InvalidInputError, MissingDependencyError, NotFoundError, ReverieError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -59,12 +60,21 @@ class Defaults:
     agent_id: str | None = None
     session_id: str | None = None
 
+    def user(self, given: str | None) -> str | None:
+        return given if given is not None else self.user_id
+
+    def agent(self, given: str | None) -> str | None:
+        return given if given is not None else self.agent_id
+
+    def session(self, given: str | None) -> str | None:
+        return given if given is not None else self.session_id
+
 
 def _require_sdk() -> None:
     try:
         import mcp.server.mcpserver  # noqa: F401
     except ImportError as exc:  # pragma: no cover - mcp is a declared extra
-        raise MissingDependencyError("the MCP server needs the 'mcp' package: pip install 'reverie[mcp]'") from exc
+        raise MissingDependencyError("the MCP server needs the 'mcp' package: pip install 'reverie[server]'") from exc
 
 
 @contextmanager
@@ -123,17 +133,14 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
 
     d = defaults or Defaults()
     server: MCPServer = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    _write_tools(server, mem, d)
+    _lifecycle_tools(server, mem)
+    _read_tools(server, mem, d)
+    _resources(server, mem, d)
+    return server
 
-    def user(value: str | None) -> str | None:
-        return value if value is not None else d.user_id
 
-    def agent(value: str | None) -> str | None:
-        return value if value is not None else d.agent_id
-
-    def session(value: str | None) -> str | None:
-        return value if value is not None else d.session_id
-
-    # write -------------------------------------------------------------------------------
+def _write_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
     @server.tool()
     def remember(
         content: Annotated[str, Field(description="What to remember: one self-contained statement.")],
@@ -151,9 +158,40 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
         """Store a memory. Returns the action taken (CREATE, UPDATE, SUPERSEDE, REINFORCE or SKIP for a
         duplicate), the memory id and the reason."""
         with _tool_errors():
-            res = mem.add(content, user_id=user(user_id), agent_id=agent(agent_id), session_id=session(session_id),
-                          metadata=metadata, when=when, source=source, infer=not verbatim)
+            res = mem.add(content, user_id=d.user(user_id), agent_id=d.agent(agent_id),
+                          session_id=d.session(session_id), metadata=metadata, when=when, source=source,
+                          infer=not verbatim)
         return res.to_dict()
+
+    @server.tool()
+    def observe(
+        message: Annotated[str, Field(description="One raw conversation turn, as said.")],
+        role: Annotated[Literal["user", "assistant"], Field(description="Who said it.")] = "user",
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        session_id: SessionId = None,
+        when: Annotated[str | None, Field(description="ISO 8601 time of the turn (default: now).")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON metadata.")] = None,
+    ) -> dict[str, Any]:
+        """Feed one conversation turn to reverie's observer: it decides what (if anything) is worth
+        remembering, buffers small talk and extracts facts. Returns what was written now."""
+        with _tool_errors():
+            results = mem.observe(message, role=role, user_id=d.user(user_id), agent_id=d.agent(agent_id),
+                                  session_id=d.session(session_id), when=when, metadata=metadata)
+        return {"results": [r.to_dict() for r in results]}
+
+    @server.tool()
+    def end_session(
+        session_id: SessionId = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        """End a session: store what is still buffered, promote its strong working memories and clear
+        its working memory. Returns a report."""
+        sid = d.session(session_id)
+        with _tool_errors():
+            if sid is None:
+                raise InvalidInputError("end_session needs a session_id (argument or the server's --session)")
+            return mem.end_session(sid, user_id=d.user(user_id))
 
     @server.tool()
     def update(
@@ -178,6 +216,9 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
             mem.forget(memory_id)
         return {"forgotten": memory_id}
 
+
+
+def _lifecycle_tools(server: MCPServer, mem: Memory) -> None:
     @server.tool()
     def invalidate(
         memory_id: MemoryId,
@@ -226,7 +267,9 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
             rec = mem.feedback(memory_id, useful=useful)
         return {"id": rec.id, "utility": rec.utility}
 
-    # read --------------------------------------------------------------------------------
+
+
+def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
     @server.tool()
     def recall(
         query: Annotated[str, Field(description="What to look for, in natural language.")],
@@ -247,8 +290,8 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
         if category is not None:
             filters["category"] = category
         with _tool_errors():
-            hits = mem.search(query, user_id=user(user_id), agent_id=agent(agent_id),
-                              session_id=session(session_id), k=k, filters=filters or None)
+            hits = mem.search(query, user_id=d.user(user_id), agent_id=d.agent(agent_id),
+                              session_id=d.session(session_id), k=k, filters=filters or None)
         results = []
         for h in hits:
             item = {"score": h.score, **brief(h.memory)}
@@ -256,6 +299,24 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
                 item["explain"] = h.explain
             results.append(item)
         return {"results": results}
+
+    @server.tool()
+    def context(
+        query: Annotated[str, Field(description="What the agent is about to answer or do.")],
+        budget_tokens: Annotated[int | None, Field(ge=1, le=100_000, description="Token budget of the block "
+                                                                                 "(default: configured).")] = None,
+        k: Annotated[int, Field(ge=1, le=100, description="How many memories to retrieve.")] = 10,
+        user_id: UserId = None,
+        agent_id: AgentId = None,
+        session_id: SessionId = None,
+    ) -> dict[str, Any]:
+        """A ready-to-use memory block for the prompt: the session's working memory, core memories and
+        the relevant ones, gated by confidence and fitted to the token budget."""
+        with _tool_errors():
+            block = mem.context(query, user_id=d.user(user_id), agent_id=d.agent(agent_id),
+                                session_id=d.session(session_id), budget_tokens=budget_tokens, k=k)
+        return {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items],
+                "skipped": block.skipped, "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
 
     @server.tool()
     def get(memory_id: MemoryId) -> dict[str, Any]:
@@ -286,7 +347,9 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
         with _tool_errors():
             return mem.dream(steps=steps)
 
-    # resources ---------------------------------------------------------------------------
+
+
+def _resources(server: MCPServer, mem: Memory, d: Defaults) -> None:
     def working(user_id: str | None, session_id: str) -> dict[str, Any]:
         with _resource_errors():
             recs = mem.list(user_id=user_id, agent_id=d.agent_id,
@@ -315,8 +378,6 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
         with _resource_errors():
             return mem.stats()
 
-    return server
-
 
 def run_stdio(server: MCPServer) -> None:
     """Serve over stdin/stdout until the client closes the pipe."""
@@ -331,6 +392,7 @@ def run_http(server: MCPServer, *, port: int = 8765) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(128)  # connections queue from now on: the URL below is usable at once
     bound = sock.getsockname()[1]
     app = server.streamable_http_app(host="127.0.0.1")
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

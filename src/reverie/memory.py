@@ -720,7 +720,8 @@ class Memory:
             from reverie.llm import make_llm
 
             if self.llm is None:
-                self.llm = make_llm(self.settings.llm, on_call=lambda event: self.ops.log("llm", **event))
+                self.llm = make_llm(self.settings.llm, on_call=lambda event: self.ops.log(
+                    str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"}))
             pipeline = WritePipeline(store=self.store, settings=self.settings, embed=self._embed,
                                      profile=self.embedder.profile, clock=self.now, ops=self.ops, llm=self.llm)
             self._pipeline = pipeline

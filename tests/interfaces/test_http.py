@@ -143,6 +143,20 @@ def test_stats_dream_reports_and_export(client: TestClient, clock: Any) -> None:
     assert len(client.get("/v1/export", params={"user_id": "u2"}).text.splitlines()) == 2
 
 
+def test_observe_context_and_end_session(client: TestClient) -> None:
+    seen = client.post("/v1/observe", json={"message": "I moved to Lisbon last week!", "user_id": "maya",
+                                            "session_id": "s1"})
+    assert seen.status_code == 200 and seen.json()["results"]
+    add(client, "Maya lives in Lisbon", user_id="maya", infer=False)
+    block = client.post("/v1/context", json={"query": "where does Maya live?", "user_id": "maya",
+                                             "session_id": "s1", "budget_tokens": 400}).json()
+    assert "Lisbon" in block["text"] and block["used_tokens"] <= 400
+    report = client.post("/v1/sessions/s1/end", json={"user_id": "maya"}).json()
+    assert report["session_id"] == "s1" and isinstance(report["working_cleared"], int)
+    assert_problem(client.post("/v1/observe", json={"message": "x", "role": "system"}), 422, "InvalidInputError")
+    assert_problem(client.post("/v1/context", json={"query": "x", "budget_tokens": 0}), 422, "InvalidInputError")
+
+
 def test_validation_errors_are_problems_without_echo(client: TestClient) -> None:
     body = assert_problem(client.post("/v1/memories", json={"content": 42, "secret_field": "hunter2"}), 422,
                           "InvalidInputError")

@@ -20,7 +20,7 @@ from reverie.mcp_server import Defaults, build_server
 from .helpers import LAUNCHER, child_env
 
 EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
-                  "invalidate", "history", "stats", "dream", "feedback"}
+                  "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context"}
 
 
 def run(server_or_target: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -139,9 +139,9 @@ def test_scope_defaults_and_overrides(mem: Memory) -> None:
 
 
 def test_resources_working_memory_memory_and_stats(mem: Memory) -> None:
-    mem.add("in session one", user_id="maya", session_id="one")
-    mem.add("in session two", user_id="maya", session_id="two")
-    other = mem.add("other user, session one", user_id="bob", session_id="one")
+    mem.add("in session one", user_id="maya", session_id="one", infer=False)
+    mem.add("in session two", user_id="maya", session_id="two", infer=False)
+    other = mem.add("other user, session one", user_id="bob", session_id="one", infer=False)
 
     async def body(client: Client) -> None:
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
@@ -178,6 +178,30 @@ def test_stats_and_dream(mem: Memory, clock: Any) -> None:
         assert "unknown dream steps" in await call_error(client, "dream", steps=["nap"])
 
     run(build_server(mem), body)
+
+
+def test_observe_context_and_end_session(mem: Memory) -> None:
+    """Adapters over the observer, context injection and session end (their behaviour is tested
+    with the write and read paths; here: arguments reach them and results come back)."""
+
+    async def body(client: Client) -> None:
+        seen = await call(client, "observe", message="I am allergic to penicillin, please remember that.")
+        assert seen["results"] and all(r["action"] in {"CREATE", "UPDATE", "SUPERSEDE", "REINFORCE", "SKIP"}
+                                       for r in seen["results"])
+        await call(client, "remember", content="Maya is allergic to penicillin", verbatim=True)
+        block = await call(client, "context", query="what is Maya allergic to?", budget_tokens=500)
+        assert "penicillin" in block["text"] and block["used_tokens"] <= 500
+        assert all(item["section"] in {"working", "hot", "retrieved"} for item in block["items"])
+        report = await call(client, "end_session")
+        assert report["session_id"] == "s-9"
+        assert "validation error" in await call_error(client, "observe", message="hi", role="system")
+
+    run(build_server(mem, Defaults(user_id="maya", session_id="s-9")), body)
+
+    async def without_session(client: Client) -> None:
+        assert "needs a session_id" in await call_error(client, "end_session")
+
+    run(build_server(mem), without_session)
 
 
 def _stdio_params(db: Path, *extra: str) -> StdioServerParameters:

@@ -864,3 +864,65 @@ def test_small_ann_settings_still_exact_enough(open_store: Opener, embedder: Has
     st.insert(recs)
     for r in recs[:10]:
         assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]
+
+
+# -- write path tables (issue 4): working memory, synaptic tags, boxes, scope relations ----------------
+
+
+def test_working_memory_per_session(store: Store) -> None:
+    from reverie.store.base import WorkingItem
+
+    later = T0 + timedelta(minutes=5)
+    store.put_working([WorkingItem("s1", "m1", 0.4, T0, T0), WorkingItem("s1", "m2", 0.9, later, later),
+                       WorkingItem("s2", "m1", 0.1, T0, T0)])
+    store.put_working([WorkingItem("s1", "m1", 0.7, T0, later, access_count=2)])  # duplicate id: in place
+    items = store.working("s1")
+    assert [(i.memory_id, i.importance, i.access_count) for i in items] == [("m1", 0.7, 2), ("m2", 0.9, 0)]
+    assert items[0].added_at == T0 and items[0].last_accessed == later
+    assert store.remove_working("s1", ["m2"]) == 1
+    assert store.remove_working("s1") == 1 and store.working("s1") == []
+    assert [i.session_id for i in store.working("s2")] == ["s2"]
+
+
+def test_synaptic_tags_alive_and_captured(store: Store) -> None:
+    from reverie.store.base import SynapticTag
+
+    ttl = timedelta(hours=4)
+    store.put_tags([SynapticTag("a", "s", T0, T0 + ttl), SynapticTag("b", "s", T0 + timedelta(hours=1),
+                                                                      T0 + timedelta(hours=1) + ttl),
+                    SynapticTag("c", "other", T0, T0 + ttl)])
+    alive = store.active_tags("s", T0 + timedelta(hours=2))
+    assert [t.memory_id for t in alive] == ["a", "b"] and alive[0].expires_at == T0 + ttl
+    assert [t.memory_id for t in store.active_tags("s", T0 + timedelta(hours=4, minutes=30))] == ["b"]
+    assert store.capture_tags("s", ["a", "zzz"]) == 1
+    assert [t.memory_id for t in store.active_tags("s", T0 + timedelta(hours=2))] == ["b"]
+
+
+def test_boxes_open_sealed_and_traces(store: Store) -> None:
+    from reverie.store.base import Box
+
+    store.put_box(Box("b1", "u", "s", T0, T0, topic=["lisbon", "flat"], memory_count=2))
+    store.put_box(Box("b0", None, "s", T0, T0))
+    found = store.open_box("u", "s")
+    assert found is not None and found.topic == ["lisbon", "flat"] and found.memory_count == 2
+    assert store.open_box("u", None) is None and store.open_box(None, "s") is not None
+    found.sealed_at, found.trace_id, found.last_at = T0 + timedelta(hours=1), "t1", T0 + timedelta(minutes=9)
+    store.put_box(found)
+    assert store.open_box("u", "s") is None
+    sealed = store.sealed_boxes("u")
+    assert [(b.id, b.trace_id, b.last_at) for b in sealed] == [("b1", "t1", T0 + timedelta(minutes=9))]
+    assert store.sealed_boxes("v") == []
+
+
+def test_scope_relations(store: Store, embedder: HashEmbedder) -> None:
+    a, b, c = (_rec(embedder, t, user_id="u") for t in ("alpha", "beta", "gamma"))
+    other = _rec(embedder, "delta", user_id="v")
+    store.insert([a, b, c, other])
+    store.add_relations([Relation(a.id, b.id, RelationType.RELATED_TO, created_at=T0),
+                         Relation(b.id, c.id, RelationType.SUPERSEDES, created_at=T0 + timedelta(seconds=1)),
+                         Relation(other.id, a.id, RelationType.RELATED_TO, created_at=T0)])
+    mine = store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False))
+    assert [(r.src_id, r.type) for r in mine] == [(a.id, RelationType.RELATED_TO), (b.id, RelationType.SUPERSEDES)]
+    only = store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False),
+                                 types=frozenset({RelationType.SUPERSEDES}))
+    assert [r.dst_id for r in only] == [c.id]

@@ -7,6 +7,7 @@ pool; ``Memory`` and its store are thread-safe.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 MemoryIdPath = Annotated[str, Path(description="The memory's id.", max_length=128)]
+_PROBLEM_REF = {"schema": {"$ref": "#/components/schemas/Problem"}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": m.Problem, "description": desc}
+    code: {"model": m.Problem, "description": desc, "content": {problems.PROBLEM_JSON: _PROBLEM_REF}}
     for code, desc in ((401, "Missing or wrong bearer token"), (404, "No memory with this id"),
                        (409, "Immutable memory or a concurrent change"), (413, "Request too large"),
                        (422, "Invalid input"))
@@ -81,6 +83,15 @@ def _history(mem: Memory, memory_id: str) -> list[dict[str, Any]]:
 
 def build_router() -> APIRouter:
     r = APIRouter(prefix="/v1", responses=_ERRORS)
+    _memory_routes(r)
+    _lifecycle_routes(r)
+    _engine_routes(r)
+    _session_routes(r)
+    _health_routes(r)
+    return r
+
+
+def _memory_routes(r: APIRouter) -> None:
 
     @r.post("/memories", status_code=201, response_model=m.AddResponse, tags=["memories"],
             summary="Remember something")
@@ -129,6 +140,9 @@ def build_router() -> APIRouter:
         get_memory(request).forget(memory_id)
         return Response(status_code=204)
 
+
+
+def _lifecycle_routes(r: APIRouter) -> None:
     @r.post("/memories/{memory_id}/pin", response_model=m.MemoryOut, tags=["lifecycle"], summary="Pin")
     def pin(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return get_memory(request).pin(memory_id).to_dict()
@@ -159,6 +173,9 @@ def build_router() -> APIRouter:
     def feedback(request: Request, memory_id: MemoryIdPath, body: m.FeedbackRequest) -> dict[str, Any]:
         return get_memory(request).feedback(memory_id, useful=body.useful).to_dict()
 
+
+
+def _engine_routes(r: APIRouter) -> None:
     @r.get("/memories/{memory_id}/history", response_model=list[m.HistoryEventOut], tags=["memories"],
            summary="Every transition, oldest first")
     def history(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
@@ -183,6 +200,34 @@ def build_router() -> APIRouter:
         hits = get_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                           session_id=body.session_id, k=body.k, filters=filters or None)
         return {"results": [h.to_dict() for h in hits]}
+
+
+
+def _session_routes(r: APIRouter) -> None:
+    @r.post("/observe", response_model=m.ObserveResponse, tags=["search"],
+            summary="Feed one conversation turn to the observer and the write path")
+    def observe(request: Request, body: m.ObserveRequest) -> dict[str, Any]:
+        results = get_memory(request).observe(body.message, role=body.role, user_id=body.user_id,
+                                              agent_id=body.agent_id, session_id=body.session_id, when=body.when,
+                                              metadata=body.metadata)
+        return {"results": [res.to_dict() for res in results]}
+
+    @r.post("/context", response_model=m.ContextOut, tags=["search"],
+            summary="The memory block for a prompt, within a token budget")
+    def context(request: Request, body: m.ContextRequest) -> dict[str, Any]:
+        block = get_memory(request).context(body.query, user_id=body.user_id, agent_id=body.agent_id,
+                                            session_id=body.session_id, budget_tokens=body.budget_tokens, k=body.k)
+        return {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items], "skipped": block.skipped,
+                "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
+
+    @r.post("/sessions/{session_id}/end", response_model=m.EndSessionReport, tags=["search"],
+            summary="End a session: flush, promote, clear its working memory")
+    def end_session(request: Request, session_id: Annotated[str, Path(max_length=256)],
+                    body: Annotated[m.EndSessionRequest | None, Body()] = None) -> dict[str, Any]:
+        return get_memory(request).end_session(session_id, user_id=body.user_id if body is not None else None)
+
+
+def _health_routes(r: APIRouter) -> None:
 
     @r.get("/stats", response_model=m.StatsOut, tags=["health"], summary="seed 000's health check")
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
@@ -219,8 +264,6 @@ def build_router() -> APIRouter:
         return StreamingResponse(lines(), media_type="application/x-ndjson",
                                  headers={"Content-Disposition": 'attachment; filename="reverie-export.jsonl"'})
 
-    return r
-
 
 def create_app(
     mem: Memory,
@@ -255,7 +298,27 @@ def create_app(
 
         mount_dashboard(app)
     app.add_middleware(Guard, token=token, max_body=max_body, allowed_hosts=allowed_hosts)
+    _problem_media_type_only(app)
     return app
+
+
+def _problem_media_type_only(app: FastAPI) -> None:
+    """Error responses are documented as ``application/problem+json`` (what they are), not JSON."""
+    original = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = original()
+            for ops in spec.get("paths", {}).values():
+                for op in ops.values():
+                    for code, resp in op.get("responses", {}).items():
+                        content = resp.get("content", {})
+                        if code.isdigit() and int(code) >= 400 and problems.PROBLEM_JSON in content:
+                            content.pop("application/json", None)
+            app.openapi_schema = spec
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 __all__ = ["DEFAULT_MAX_BODY", "create_app", "get_memory", "memory_filters", "peek", "redact_target"]

@@ -26,7 +26,7 @@ def _memory_out() -> type[BaseModel]:
         if f.name == "embedding":
             continue
         fields[f.name] = (hints[f.name], ...)
-    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    model: type[BaseModel] = create_model(
         "MemoryOut",
         __config__=ConfigDict(extra="forbid"),
         __doc__="One memory with every field of the record (the embedding is left out).",
@@ -215,6 +215,64 @@ def relation_dict(rel: Relation) -> dict[str, Any]:
             "metadata": rel.metadata}
 
 
+class ObserveRequest(_Body):
+    """One raw conversation turn for the observer and the write path."""
+
+    message: str = Field(description="The turn, as said.", examples=["I just moved to Lisbon!"])
+    role: Literal["user", "assistant"] = "user"
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    when: str | None = Field(default=None, description="ISO 8601 time of the turn (default: now).")
+    metadata: dict[str, Any] | None = None
+
+
+class ObserveResponse(BaseModel):
+    results: list[AddResponse] = Field(description="What was written now (a buffered or filtered turn: one SKIP).")
+
+
+class ContextRequest(_Body):
+    query: str = Field(description="What the agent is about to answer or do.")
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    budget_tokens: int | None = Field(default=None, ge=1, le=100_000, description="Default: configured budget.")
+    k: int = Field(default=10, ge=1, le=1000)
+
+
+class ContextItemOut(BaseModel):
+    id: str
+    section: str = Field(description="working, hot or retrieved.")
+    style: str = Field(description="full or abbreviated.")
+    confidence: float | None
+    text: str
+    tokens: int
+    truncated: bool
+
+
+class ContextOut(BaseModel):
+    """The memory block for a prompt (seed 001 confidence-gated injection)."""
+
+    text: str
+    items: list[ContextItemOut]
+    skipped: list[dict[str, Any]]
+    budget_tokens: int
+    used_tokens: int
+
+
+class EndSessionRequest(_Body):
+    user_id: str | None = None
+
+
+class EndSessionReport(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    session_id: str
+    flushed: list[AddResponse]
+    working_cleared: int
+    box_sealed: str | None
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
@@ -223,15 +281,22 @@ class Health(BaseModel):
 __all__ = [
     "AddRequest",
     "AddResponse",
+    "ContextItemOut",
+    "ContextOut",
+    "ContextRequest",
     "DreamReport",
     "DreamReports",
     "DreamRequest",
+    "EndSessionReport",
+    "EndSessionRequest",
     "FeedbackRequest",
     "Health",
     "HistoryEventOut",
     "HitOut",
     "InvalidateRequest",
     "MemoryOut",
+    "ObserveRequest",
+    "ObserveResponse",
     "Problem",
     "PromoteRequest",
     "RelationOut",

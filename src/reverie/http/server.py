@@ -44,6 +44,7 @@ def serve(mem: Memory, *, host: str = "127.0.0.1", port: int = 8080, token: str 
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # connections queue from now on: the URL below is usable at once
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     sys.stderr.write(f"reverie serving on http://{shown}:{bound}/ (API docs at /docs)\n")

@@ -47,6 +47,8 @@ class Walk:
     """What the walk reached: best score per memory and how it was reached, plus pruning counts."""
 
     reached: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: seeds that are also reached along a traversable edge from another seed (annotated, not rescored)
+    seed_links: dict[str, dict[str, Any]] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
     pruned: int = 0
 
@@ -91,7 +93,11 @@ def walk(store: Store, seeds: Mapping[str, float], *, types: Sequence[str], hops
                 continue
             out.edges.append(edge)
             for parent, child in ((edge.src, edge.dst), (edge.dst, edge.src)):
-                if parent not in scores or parent not in frontier or child in seeds:
+                if parent not in scores or parent not in frontier:
+                    continue
+                if child in seeds:
+                    out.seed_links.setdefault(child, {"via": parent, "type": edge.type, "hops": hop,
+                                                      "edge_confidence": round(edge.confidence, 4)})
                     continue
                 score = scores[parent] * edge.confidence * edge.weight * hop_decay ** hop
                 if score > scores.get(child, 0.0):

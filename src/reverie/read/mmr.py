@@ -24,18 +24,17 @@ def mmr_select(scores: Sequence[float], vectors: npt.NDArray[np.float32], *, k: 
     rel = np.asarray(scores, dtype=np.float64)
     top = float(rel.max())
     rel = rel / top if top > 0 else rel
-    sims = vectors.astype(np.float64) @ vectors.astype(np.float64).T if len(vectors) else np.zeros((n, n))
-    max_sim = np.full(n, -np.inf)
-    chosen = np.zeros(n, dtype=bool)
+    sims = (vectors @ vectors.T).astype(np.float64) if len(vectors) else np.zeros((n, n))
+    max_sim = np.zeros(n)  # nothing selected yet: no redundancy penalty
+    value = lam * rel
     out: list[tuple[int, float, float]] = []
     for _ in range(min(k, n)):
-        penalty = np.where(np.isfinite(max_sim), max_sim, 0.0)
-        value = lam * rel - (1.0 - lam) * penalty
-        value[chosen] = -np.inf
         i = int(np.argmax(value))
-        out.append((i, float(value[i]), float(penalty[i])))
-        chosen[i] = True
-        max_sim = np.maximum(max_sim, sims[i])
+        out.append((i, float(value[i]), float(max_sim[i])))
+        np.maximum(max_sim, sims[i], out=max_sim)
+        value = lam * rel - (1.0 - lam) * max_sim
+        for j, _v, _m in out:
+            value[j] = -np.inf
     return out
 
 

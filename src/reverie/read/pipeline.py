@@ -123,6 +123,9 @@ class ReadPipeline:
             walked = graph.walk(self.store, seeds, types=strat.graph_types, hops=strat.graph_hops,
                                 hop_decay=cfg.graph_hop_decay, now=now, cfg=self.settings.dynamics.lifecycle)
             graph.refine(walked, seeds, iterations=cfg.pagerank_iterations, damping=cfg.pagerank_damping)
+            for c in cands:
+                if c.id in walked.seed_links:
+                    c.channels["graph"] = {**walked.seed_links[c.id], "rank": None, "seed": True}
             ranked = sorted(walked.reached.items(), key=lambda kv: -float(kv[1]["score"]))
             for rank, (mid, info) in enumerate(ranked, start=1):
                 info = {**info, "rank": rank, "pruned_edges": walked.pruned}
@@ -162,7 +165,8 @@ class ReadPipeline:
         entities = graph.query_entities(req.query)
         cands = self.expand(self.candidates(plan, flt, pool=pool), plan, flt, now, entities)
         records = self.store.get([c.id for c in cands])
-        cands = [c for c in cands if c.id in records and self._admissible(records[c.id], c, flt, req, now)]
+        cands = [c for c in cands
+                 if c.id in records and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
         query_info = self._query_info(req, plan, entities)
         if not cands:
             return Outcome([], query_info)
@@ -170,10 +174,12 @@ class ReadPipeline:
         return Outcome(hits, query_info, similarities=sims)
 
     def _admissible(self, rec: MemoryRecord, cand: hybrid.Candidate, flt: MemoryFilter, req: Request,
-                    now: datetime) -> bool:
+                    now: datetime, include_superseded: bool) -> bool:
         if cand.stage != "hybrid" and not filters.matches(rec, flt):
             return False
-        return req.mode == "timeline" or req.as_of is not None or req.deep or filters.currently_valid(rec, now)
+        if req.mode == "timeline" or req.as_of is not None or req.deep or include_superseded:
+            return True
+        return filters.currently_valid(rec, now)
 
     def _query_info(self, req: Request, plan: _Plan, entities: Sequence[str]) -> dict[str, Any]:
         return {"intent": plan.route.intent, "matched": plan.route.matched, "subqueries": plan.subqueries,
@@ -221,10 +227,10 @@ class ReadPipeline:
 
     def _inputs(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], sims: np.ndarray,
                 ctx: scoring.QueryContext) -> dict[str, scoring.Inputs]:
-        top = max((c.rrf for c in cands), default=0.0) or 1.0
+        rrf_norm = _minmax([c.rrf for c in cands])
         sort_values = _sort_values([records[c.id] for c in cands], ctx.strategy.sort)
-        out = {c.id: scoring.Inputs(float(s), c.rrf / top, sort_values.get(c.id, 0.0))
-               for c, s in zip(cands, sims, strict=True)}
+        out = {c.id: scoring.Inputs(float(s), r, sort_values.get(c.id, 0.0))
+               for c, s, r in zip(cands, sims, rrf_norm, strict=True)}
         if self.settings.read.coactivation:
             self._coactivation(out)
         return out
@@ -291,6 +297,18 @@ def _matrix(records: Sequence[MemoryRecord], dim: int) -> F32:
         if rec.embedding is not None and rec.embedding.shape == (dim,):
             out[i] = rec.embedding
     return out
+
+
+def _minmax(values: Sequence[float]) -> list[float]:
+    """Min-max scaling to [0, 1] over the pool (all 1.0 when the values are equal). RRF scores with
+    K = 60 differ by a few percent between rank 1 and rank 60, so dividing by the best would make
+    the 0.15 RRF term nearly constant; min-max keeps the fused order visible in the composite."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    if hi - lo <= 1e-12:
+        return [1.0 for _ in values]
+    return [(v - lo) / (hi - lo) for v in values]
 
 
 def _sort_values(records: Sequence[MemoryRecord], sort: str) -> dict[str, float]:

@@ -3,7 +3,7 @@
 ``score = (base + boosts) × multipliers`` where
 
 * ``base = 0.40·similarity + 0.30·ACT-R activation + 0.15·importance + 0.15·RRF`` (RRF score
-  normalised by the pool's best; a graph-admitted memory uses its graph score instead), blended
+  min-max scaled over the pool; a graph-admitted memory uses its graph score instead), blended
   for utility-aware intents with seed 001's ``0.6·sim + 0.2·utility + 0.2·importance`` in the
   proportion of the intent's utility boost, plus the intent's sort column as a small secondary key;
 * ``boosts`` = +0.1 per matching entity (at most 3), +0.15 same episode, +0.05 co-activation
@@ -69,17 +69,19 @@ class Inputs:
     coactivated_with: list[str] = field(default_factory=list)
 
 
-def activation_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> tuple[float, float]:
-    """(B, activation) by seed 001's single-access ACT-R form from the record's counters."""
+def activation_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings,
+                  min_age_s: float = 1.0) -> tuple[float, float]:
+    """(B, activation) by seed 001's single-access ACT-R form from the record's counters; the age
+    since the last access is floored at ``min_age_s`` (``read.activation_min_age_s``)."""
     last = rec.last_accessed_at or rec.created_at
-    age = max((now - last).total_seconds(), 0.0)
+    age = max((now - last).total_seconds(), min_age_s)
     b = actr.base_level_single(access_count=rec.access_count, age_seconds=age, cfg=cfg.actr)
     return b, actr.activation(base_level=b, cfg=cfg.actr)
 
 
 def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
                dyn: DynamicsSettings) -> tuple[float, dict[str, Any]]:
-    _, act = activation_of(rec, now=ctx.now, cfg=dyn)
+    _, act = activation_of(rec, now=ctx.now, cfg=dyn, min_age_s=read.activation_min_age_s)
     terms = {"similarity": inp.similarity, "activation": act, "importance": rec.importance, "rrf": inp.rrf_norm}
     composite = (read.w_similarity * inp.similarity + read.w_activation * act
                  + read.w_importance * rec.importance + read.w_rrf * inp.rrf_norm)

@@ -170,6 +170,10 @@ def mount_dashboard(app: FastAPI) -> None:
     def dream_page(request: Request) -> HTMLResponse:
         return _render(request, "dream.html", report=_mem(request).store.get_state("dream:last"))
 
+    _mount_login(app)
+
+
+def _mount_login(app: FastAPI) -> None:
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
     def login_form(request: Request) -> HTMLResponse:
         return _render(request, "login.html", failed=False)

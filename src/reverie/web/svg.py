@@ -107,8 +107,9 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, x_l
                           if math.isfinite(y))
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}">'
                      f'<title>{escape(name)}</title></polyline>')
-        parts.append(f'<rect x="{left + 10}" y="{top + 8 + 16 * i}" width="10" height="10" fill="{colour}"/>'
-                     f'<text x="{left + 24}" y="{top + 17 + 16 * i}" class="legend">{escape(name)}</text>')
+        lx = left + pw - 180
+        parts.append(f'<rect x="{lx}" y="{top + 8 + 16 * i}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{lx + 14}" y="{top + 17 + 16 * i}" class="legend">{escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -127,19 +128,23 @@ class Edge:
     label: str
 
 
-def relation_graph(centre: Node, neighbours: Sequence[Node], edges: Sequence[Edge], *, size: int = 420) -> str:
-    """A star layout: the memory in the middle, related memories on a circle, typed edges between."""
+def relation_graph(centre: Node, neighbours: Sequence[Node], edges: Sequence[Edge], *, width: int = 640,
+                   height: int = 320) -> str:
+    """The memory in the middle, related memories on an ellipse around it, typed edges between."""
     if not neighbours:
         return '<p class="muted">no relations</p>'
-    c = size / 2
-    radius = size / 2 - 70
-    pos: dict[str, tuple[float, float]] = {centre.id: (c, c)}
+    n = len(neighbours)
+    if n <= 2:
+        height = min(height, 140)  # a single row: no need for the full height
+    cx, cy = width / 2, height / 2
+    rx, ry = width / 2 - 100, max(height / 2 - 50, 0)
+    pos: dict[str, tuple[float, float]] = {centre.id: (cx, cy)}
     for i, node in enumerate(neighbours):
-        angle = 2 * math.pi * i / len(neighbours) - math.pi / 2
-        pos[node.id] = (c + radius * math.cos(angle), c + radius * math.sin(angle))
-    parts = [f'<svg class="chart graph" role="img" aria-label="relations" viewBox="0 0 {size} {size}" '
-             f'width="{size}" height="{size}">',
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="18" refY="5" markerWidth="6" markerHeight="6" '
+        angle = 2 * math.pi * (i + 0.5) / n - math.pi / 2
+        pos[node.id] = (cx + rx * math.cos(angle), cy + ry * math.sin(angle))
+    parts = [f'<svg class="chart graph" role="img" aria-label="relations" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}">',
+             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="20" refY="5" markerWidth="6" markerHeight="6" '
              'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#4a5568"/></marker></defs>']
     for e in edges:
         if e.src not in pos or e.dst not in pos:
@@ -147,15 +152,16 @@ def relation_graph(centre: Node, neighbours: Sequence[Node], edges: Sequence[Edg
         (x1, y1), (x2, y2) = pos[e.src], pos[e.dst]
         parts.append(f'<line x1="{_fmt(x1)}" y1="{_fmt(y1)}" x2="{_fmt(x2)}" y2="{_fmt(y2)}" class="edge" '
                      f'marker-end="url(#arrow)"/>'
-                     f'<text x="{_fmt((x1 + x2) / 2)}" y="{_fmt((y1 + y2) / 2 - 4)}" text-anchor="middle" '
+                     f'<text x="{_fmt((x1 + x2) / 2)}" y="{_fmt((y1 + y2) / 2 - 6)}" text-anchor="middle" '
                      f'class="edge-label">{escape(e.label)}</text>')
     for node in [centre, *neighbours]:
         x, y = pos[node.id]
-        cls = "node centre" if node is centre else "node"
-        label = node.label if len(node.label) <= 28 else node.label[:27] + "…"
-        parts.append(f'<a href="{escape(node.href)}"><circle cx="{_fmt(x)}" cy="{_fmt(y)}" r="12" class="{cls}">'
-                     f'<title>{escape(node.label)}</title></circle>'
-                     f'<text x="{_fmt(x)}" y="{_fmt(y + 28)}" text-anchor="middle" class="node-label">'
+        is_centre = node is centre
+        label = node.label if len(node.label) <= 32 else node.label[:31] + "…"
+        label_y = y - 20 if is_centre or y < cy - 1 else y + 28
+        parts.append(f'<a href="{escape(node.href)}"><circle cx="{_fmt(x)}" cy="{_fmt(y)}" r="12" '
+                     f'class="{"node centre" if is_centre else "node"}"><title>{escape(node.label)}</title></circle>'
+                     f'<text x="{_fmt(x)}" y="{_fmt(label_y)}" text-anchor="middle" class="node-label">'
                      f'{escape(label)}</text></a>')
     parts.append("</svg>")
     return "".join(parts)

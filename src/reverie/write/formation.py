@@ -90,11 +90,21 @@ def atomic_split(text: str, *, min_words: int) -> list[str]:
     for part in parts[1:]:
         left = {e.uri for e in extract_entities(out[-1])}
         right = {e.uri for e in extract_entities(part)}
-        if left and right and left != right and len(part.split()) >= min_words and len(out[-1].split()) >= min_words:
+        if _splits(out[-1], part, left, right, min_words):
             out.append(part)
         else:
             out[-1] = f"{out[-1]} and {part}" if re.search(r"\band\b", text, re.IGNORECASE) else f"{out[-1]} ve {part}"
     return [p.strip().rstrip(",") for p in out if p.strip()]
+
+
+def _splits(left_text: str, right_text: str, left: set[str], right: set[str], min_words: int) -> bool:
+    """Both sides are clauses about different entities, the right one opening with its subject entity."""
+    if not left or not right or left == right:
+        return False
+    if len(left_text.split()) < min_words or len(right_text.split()) < min_words:
+        return False
+    first = extract_entities(right_text.split(None, 1)[0])
+    return bool(first) and any(uri.startswith(first[0].uri) for uri in right)
 
 
 def _iso(day: date) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from reverie.config.write import GateSettings, SimilarityProfile
 from reverie.model import MemoryRecord
 from reverie.results import Action
-from reverie.write.text import WORD, content_words
+from reverie.write.text import WORD, content_words, lexicon
 
 _NEGATION = re.compile(r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|değil|yok|artık)\b", re.I)
 
@@ -39,9 +39,9 @@ def new_words(old: str, new: str) -> set[str]:
     return content_words(new) - content_words(old)
 
 
-_NUMBER_WORDS = frozenset(
+_NUMBER_WORDS = lexicon(
     "zero one two three four five six seven eight nine ten eleven twelve hundred thousand million first second "
-    "third sıfır bir iki üç dört beş altı yedi sekiz dokuz on yüz bin milyon".split()
+    "third sıfır bir iki üç dört beş altı yedi sekiz dokuz on yüz bin milyon"
 )
 
 
@@ -77,7 +77,8 @@ def contradicts(old: str, new: str, *, correction: bool = False) -> bool:
 
 def _reinforces(old: str, new: str, similarity: float, profile: SimilarityProfile, cfg: GateSettings) -> bool:
     added = new_words(old, new)
-    if len(added) <= cfg.reinforce_max_new_words:
+    dropped = new_words(new, old)
+    if len(added) <= cfg.reinforce_max_new_words and (not dropped or similarity >= profile.reinforce_min):
         return True
     return similarity >= profile.reinforce_min and len(added) <= max(2, len(content_words(new)) // 5)
 
@@ -92,7 +93,7 @@ def decide(
     cfg: GateSettings,
 ) -> GateDecision:
     """The gate's action for ``text`` given its nearest stored memories (best first)."""
-    if not neighbours or neighbours[0].similarity < profile.create_below:
+    if not neighbours or neighbours[0].similarity < profile.contradiction_min:
         sim = neighbours[0].similarity if neighbours else None
         return GateDecision(Action.CREATE, None, sim, f"novel (similarity {_fmt(sim)} < {profile.create_below})")
     best = neighbours[0]
@@ -101,6 +102,8 @@ def decide(
         if old.immutable:
             return GateDecision(Action.CREATE, old, sim, "contradicts an immutable memory: created beside it")
         return GateDecision(Action.SUPERSEDE, old, sim, f"contradicts {old.id} (similarity {sim:.3f})")
+    if sim < profile.create_below:
+        return GateDecision(Action.CREATE, None, sim, f"novel (similarity {sim:.3f} < {profile.create_below})")
     if sim < profile.update_min:
         if importance >= cfg.gap_importance:
             return GateDecision(Action.CREATE, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} high")

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reverie.llm.client import ChatJSON
 from reverie.model import RelationType, TemporalType
 from reverie.write.formation import FormedFact
+
+if TYPE_CHECKING:
+    from reverie.llm.client import ChatJSON
 
 CATEGORIES = ("preference", "fact", "decision", "correction", "plan", "entity")
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +25,6 @@ from reverie.dynamics.access import initial_values
 from reverie.dynamics.importance import channel_importance, priority_level
 from reverie.dynamics.promotion import eligible_transition
 from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
-from reverie.llm.client import ChatJSON
 from reverie.model import (
     HistoryEvent,
     Layer,
@@ -49,6 +48,9 @@ from reverie.write.formation import FormedFact, form_facts
 from reverie.write.observer import classify, observe_message
 from reverie.write.signals.buffer import Signal, SmartBuffer, Turn, buffer_key, scan
 from reverie.write.working_memory import WorkingMemory, session_key
+
+if TYPE_CHECKING:
+    from reverie.llm.client import ChatJSON
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 _SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
@@ -75,6 +77,8 @@ class Candidate:
     write_source: str = "formation"
     data_source: str = "user_message"
     path: str = "heuristic"
+    #: seed 004 extraction confidence of the fact itself (the speaker's own words are explicit: 1.0)
+    fact_confidence: float = 1.0
     vector: Vector | None = None
     decisions: dict[str, Any] = field(default_factory=dict)
 
@@ -174,7 +178,8 @@ class WritePipeline:
     # formation ---------------------------------------------------------------------------
     def _form_item(self, item: dict[str, Any], vec: Vector) -> list[Candidate]:
         at = item["when"] or self.now()
-        facts, _ = form_facts(item["content"], now=at, cfg=self.cfg.formation)
+        # an explicit add is one memory: no atomic split (observe() splits raw turns)
+        facts, _ = form_facts(item["content"], now=at, cfg=self.cfg.formation, split=False)
         entities = extract_entities(item["content"], limit=self.cfg.observer.max_entities)
         kind = classify(item["content"], entities, self.cfg.observer)
         out = []
@@ -205,15 +210,20 @@ class WritePipeline:
             if facts is not None:
                 last = turns[-1]
                 item = self._turn_item(last, user_id, session_id)
-                return [self._candidate(f, cat, conf, item, path="llm") for f, cat, conf in facts]
+                out_llm = [self._candidate(f, cat, conf, item, path="llm") for f, cat, conf in facts]
+                for cand, (_, _, conf) in zip(out_llm, facts, strict=True):
+                    cand.fact_confidence = conf
+                return out_llm
         out: list[Candidate] = []
         last_entity: str | None = None
         for turn in turns:
             facts_h, last_entity = form_facts(turn.text, now=turn.when, cfg=self.cfg.formation,
                                               last_entity=last_entity)
             item = self._turn_item(turn, user_id, session_id)
+            floor = self.cfg.observer.source_confidence_floor
             for fact in facts_h:
-                cand = self._candidate(fact, turn.kind, turn.confidence, item, path="heuristic")
+                cand = self._candidate(fact, turn.kind, floor + (1 - floor) * turn.confidence, item,
+                                       path="heuristic")
                 cand.decisions["extracted"] = reason
                 out.append(cand)
         return out
@@ -315,8 +325,9 @@ class WritePipeline:
             importance=importance, importance_channels=channels, surprise=surprise,
             emotion_valence=cand.emotion.valence, emotion_arousal=cand.emotion.arousal,
             emotion_label=cand.emotion.label, source=cand.source, source_confidence=cand.confidence,
-            confidence=cand.confidence, write_source=cand.write_source, data_source=cand.data_source,
+            confidence=cand.fact_confidence, write_source=cand.write_source, data_source=cand.data_source,
             metadata=cand.metadata, valid_from=cand.when or now, valid_until=cand.valid_until,
+            inputs=[_input(cand, "CREATE", now)],
             recorded_at=now, created_at=now, updated_at=now,
         )
         for key, value in initial_values(rec, now=now, cfg=self.settings.dynamics).items():
@@ -340,6 +351,7 @@ class WritePipeline:
             "reinforcement_count": target.reinforcement_count + 1,
             "last_reinforced_at": now,
             "updated_at": now,
+            "inputs": [*target.inputs, _input(cand, "REINFORCE", now)],
         }
         self.store.update_fields(target.id, changes)
         self._history(target.id, "reinforced", decision.reason, cand, action="REINFORCE", text=cand.text[:500])
@@ -359,6 +371,7 @@ class WritePipeline:
             "content": merged, "content_hash": content_hash(merged), "embedding": self.embed([merged])[0],
             "entities": list(dict.fromkeys([*target.entities, *cand.entities]))[: self.cfg.observer.max_entities],
             "access_count": target.access_count + 1, "updated_at": now,
+            "inputs": [*target.inputs, _input(cand, "UPDATE", now)],
         }
         self.store.update_fields(target.id, changes, expected_version=target.version)
         self._history(target.id, "updated", decision.reason, cand, action="UPDATE", before=target.content[:1000])
@@ -494,6 +507,11 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
     if match:
         return match.group(1).strip(), text[match.end():]
     return ("Assistant" if role == "assistant" else "User"), text
+
+
+def _input(cand: Candidate, action: str, now: datetime) -> dict[str, Any]:
+    """Provenance of one write into a memory: what arrived, when, and what it did (nothing is lost)."""
+    return {"action": action, "at": now.isoformat(), "text": cand.text[:500], "metadata": cand.metadata}
 
 
 def _combine(results: list[AddResult]) -> AddResult:

@@ -14,9 +14,11 @@ SEPARATOR = "; "
 
 def heuristic_merge(old: str, new: str, *, max_chars: int = 100_000) -> str:
     """``old`` plus the sentences of ``new`` it does not already contain (or ``new`` if it contains ``old``)."""
-    if normalize_content(old) in normalize_content(new):
-        return new[:max_chars]
     known = normalize_content(old)
+    if known == normalize_content(new):
+        return old
+    if known in normalize_content(new):
+        return new[:max_chars]
     extra = [s for s in sentences(new) if normalize_content(s) not in known]
     if not extra:
         return old

@@ -1,0 +1,145 @@
+"""End-to-end read path on a small hand-written memory set, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from reverie import Memory, SettableClock
+from reverie.model import Relation, RelationType, Status, StoreTier
+
+FACTS = [
+    "Maya is allergic to penicillin",
+    "Maya prefers oat milk in her coffee",
+    "The staging deploy failed because the disk on build-02 was full",
+    "Maya's brother Tomas is a marine biologist in Porto",
+    "The office wifi password is stored in the team vault",
+    "Maya went hiking in the Alps last summer",
+]
+
+
+def _load(mem: Memory) -> dict[str, str]:
+    res = mem.add_many(FACTS, user_id="u", infer=False)
+    return {f: r.id for f, r in zip(FACTS, res, strict=True) if r.id is not None}
+
+
+def test_each_intent_puts_the_right_memory_first(mem: Memory) -> None:
+    ids = _load(mem)
+    mem.store.update_fields(ids[FACTS[1]], {"category": "preference"})
+    cases = {
+        "What is Maya allergic to?": (FACTS[0], "factual"),
+        "What milk does Maya prefer?": (FACTS[1], "preference"),
+        "Why did the staging deploy fail?": (FACTS[2], "causal"),
+        "Who is Tomas?": (FACTS[3], "entity_profile"),
+        "When did Maya go hiking?": (FACTS[5], "temporal"),
+        "office wifi password": (FACTS[4], "general"),
+    }
+    for query, (fact, expected_intent) in cases.items():
+        hits = mem.search(query, user_id="u", k=3)
+        assert hits[0].memory.id == ids[fact], query
+        assert hits[0].explain["intent"] == expected_intent
+
+
+def test_explain_names_channels_terms_and_stage(mem: Memory) -> None:
+    _load(mem)
+    hit = mem.search("penicillin allergy", user_id="u")[0]
+    ex = hit.explain
+    assert ex["stage"] == "hybrid" and ex["channels"]["text"]["rank"] == 1 and "vector" in ex["channels"]
+    assert set(ex["terms"]) == {"similarity", "activation", "importance", "rrf"}
+    assert ex["rrf"]["k"] == 60 and ex["mmr"]["lambda"] == 0.7 and ex["score"] == hit.score
+    assert "boosts" in ex and "multipliers" in ex
+
+
+def test_gate_returns_nothing_for_trivial_messages(mem: Memory) -> None:
+    _load(mem)
+    assert mem.search("thanks!", user_id="u") == []
+    assert mem.search("/status", user_id="u") == []
+
+
+def test_superseded_facts_per_mode(mem: Memory, clock: SettableClock) -> None:
+    old = mem.add("Maya lives in Berlin", user_id="u", infer=False).id
+    assert old is not None
+    clock.advance(timedelta(days=30))
+    moved = clock()
+    new = mem.add("Maya lives in Lisbon", user_id="u", infer=False, when=moved).id
+    mem.store.update_fields(old, {"status": Status.SUPERSEDED, "valid_until": moved, "superseded_by": new})
+    clock.advance(timedelta(days=1))
+    current = [h.memory.id for h in mem.search("where does Maya live", user_id="u")]
+    assert current == [new]
+    timeline = [h.memory.id for h in mem.search("where does Maya live", user_id="u", mode="timeline")]
+    assert timeline == [old, new]
+    then = [h.memory.id for h in mem.search("where does Maya live", user_id="u", as_of=moved - timedelta(days=1))]
+    assert then == [old]
+    temporal = mem.search("When did Maya live in Berlin?", user_id="u")
+    assert temporal[0].memory.id == old and temporal[0].explain["intent"] == "temporal"
+
+
+def test_deep_recall_reaches_cold_storage(mem: Memory) -> None:
+    cold = mem.add("User went kayaking at Lake Washington on March 15", user_id="u", infer=False).id
+    assert cold is not None
+    mem.store.update_fields(cold, {"store": StoreTier.COLD, "status": Status.SUPERSEDED})
+    assert mem.search("kayaking Lake Washington", user_id="u") == []
+    deep = mem.search("kayaking Lake Washington", user_id="u", deep=True)
+    assert [h.memory.id for h in deep] == [cold]
+
+
+def test_mmr_removes_near_duplicates(mem: Memory) -> None:
+    dupes = ["the build server build-02 disk is full", "the build server build-02 disk is full!",
+             "the build server build-02 disk is full again"]
+    other = "build server disk usage on build-03 is fine"
+    ids = [r.id for r in mem.add_many([*dupes, other], user_id="u", infer=False)]
+    hits = mem.search("build server disk", user_id="u", k=4)
+    top2 = [h.memory.id for h in hits[:2]]
+    assert ids[3] in top2 and len(set(top2) & set(ids[:3])) == 1
+    later_dupes = [h for h in hits[2:] if h.memory.id in ids[:3]]
+    assert later_dupes and all(h.explain["mmr"]["max_similarity"] > 0.9 for h in later_dupes)
+
+
+def test_graph_expansion_follows_confident_edges(mem: Memory) -> None:
+    ids = _load(mem)
+    cause = mem.add("Log rotation was disabled on build-02 in January", user_id="u", infer=False).id
+    weak = mem.add("Quarterly budget review moved to Thursday", user_id="u", infer=False).id
+    assert cause is not None and weak is not None
+    mem.store.add_relations([Relation(cause, ids[FACTS[2]], RelationType.CAUSES, confidence=0.9),
+                             Relation(weak, ids[FACTS[2]], RelationType.CAUSES, confidence=0.1)])
+    hits = mem.search("Why did the staging deploy fail?", user_id="u", k=10)
+    by_id = {h.memory.id: h for h in hits}
+    assert cause in by_id and "graph" in by_id[cause].explain["channels"]
+    assert by_id[cause].explain["channels"]["graph"]["edge_confidence"] == 0.9
+    assert weak not in by_id or "graph" not in by_id[weak].explain["channels"]
+
+
+def test_hebbian_coactivation_after_search(mem: Memory) -> None:
+    _load(mem)
+    before = {r.id: r.stability for r in mem.list(user_id="u")}
+    hits = mem.search("Maya", user_id="u", k=3)
+    assert len(hits) >= 2
+    pairs = mem.store.coactivations([h.memory.id for h in hits])
+    assert pairs and all(p.weight == 1 for p in pairs)
+    for _ in range(2):
+        mem.search("Maya", user_id="u", k=3)
+    strong = mem.store.coactivations([h.memory.id for h in hits], min_weight=3)
+    assert strong
+    again = mem.search("Maya", user_id="u", k=3)
+    assert any(h.explain["boosts"].get("coactivation") == 0.05 for h in again)
+    after = mem.get(hits[0].memory.id)
+    assert after.stability > before[hits[0].memory.id]
+
+
+def test_same_session_episode_boost(mem: Memory) -> None:
+    a = mem.add("We talked about the garden shed roof", user_id="u", session_id="s1", infer=False).id
+    b = mem.add("We talked about the garden shed door", user_id="u", session_id="s2", infer=False).id
+    hits = mem.search("garden shed", user_id="u", session_id="s2")
+    assert hits[0].memory.id == b and hits[0].explain["boosts"]["episode"] == 0.15
+    assert a in [h.memory.id for h in hits]
+
+
+def test_context_block_is_gated_and_budgeted(mem: Memory) -> None:
+    _load(mem)
+    big = mem.add("Runbook: " + "restart the worker, check the queue, " * 200, user_id="u", infer=False).id
+    block = mem.context("What is Maya allergic to and what does the runbook say?", user_id="u",
+                        budget_tokens=120)
+    assert block.used_tokens <= 120
+    assert "penicillin" in block.text
+    assert str(block) == block.text
+    assert any(i.id == big and i.truncated for i in block.items) or any(s["id"] == big for s in block.skipped)
+    assert mem.context("ok", user_id="u").text == ""

@@ -1,0 +1,182 @@
+"""Unit tests of the read-path stages with the seeds' numbers (no storage)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from reverie.config import Settings
+from reverie.config.read import ReadSettings
+from reverie.model import MemoryRecord
+from reverie.read import decompose, gate, graph, hybrid, hyde, inject, intent, mmr, scoring
+from reverie.store.base import ScoredId
+
+NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", ["hi", "Hello!", "merhaba", "selam", "ok", "tamam", "evet", "thanks!",
+                                  "sağol", "/help", "/dream now", "👍"])
+def test_gate_skips_trivial_messages(text: str) -> None:
+    assert gate.check(text).skip
+
+
+@pytest.mark.parametrize("text", ["Lisbon", "where do I live?", "ok so what is my vault code"])
+def test_gate_passes_real_queries(text: str) -> None:
+    assert not gate.check(text).skip
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("Why did the deploy fail?", "causal"), ("When did Maya move to Lisbon?", "temporal"),
+     ("What food does Maya prefer?", "preference"), ("Who is Maya?", "entity_profile"),
+     ("What is the vault code?", "factual"), ("vault code", "general"), ("Maya neden taşındı?", "causal"),
+     ("Ne zaman taşındı?", "temporal")],
+)
+def test_intent_router(text: str, expected: str) -> None:
+    assert intent.classify(text)[0] == expected
+
+
+def test_strategy_table_has_seed_numbers() -> None:
+    s = ReadSettings().strategies
+    assert (s["factual"].vector_weight, s["factual"].text_weight, s["factual"].limit) == (0.6, 0.4, 10)
+    assert s["factual"].utility_boost == 0.2
+    assert (s["temporal"].vector_weight, s["temporal"].text_weight, s["temporal"].limit) == (0.4, 0.6, 15)
+    assert s["temporal"].include_superseded and s["temporal"].sort == "valid_from"
+    assert (s["causal"].vector_weight, s["causal"].graph_hops, s["causal"].limit) == (0.3, 2, 20)
+    assert set(s["causal"].graph_types) == {"causes", "elaborates"}
+    assert s["entity_profile"].utility_boost == 0.3 and s["entity_profile"].entity_hub
+    assert s["preference"].categories == ["preference", "correction"]
+    assert intent.route("anything", ReadSettings(intent=False)).intent == "general"
+
+
+def test_decomposition_splits_compound_queries() -> None:
+    assert decompose.decompose("Where does Maya live? What is her job?") == ["Where does Maya live?",
+                                                                             "What is her job?"]
+    assert decompose.decompose("Maya's favourite food and also her brother's name") == [
+        "Maya's favourite food", "her brother's name"]
+    assert decompose.decompose("salt and pepper") == ["salt and pepper"]
+    five = "a1 b? c1 d? e1 f? g1 h? i1 j?"
+    parts = decompose.decompose(five, max_parts=4)
+    assert len(parts) == 4 and parts[-1] == "g1 h? i1 j?"
+
+
+def test_hyde_variants_en_tr_and_centroid() -> None:
+    h_intent, docs = hyde.variants("How do I deploy the staging server?", count=2)
+    assert h_intent == "technical" and len(docs) == 2 and all("deploy staging server" in d for d in docs)
+    assert hyde.variants("Maya neyi tercih ediyor?", count=3)[1][0].startswith("kullanıcı")
+    assert set(hyde.HYDE_INTENTS) == set(hyde.TEMPLATES) and len(hyde.HYDE_INTENTS) == 7
+    assert all(len(t["en"]) >= 2 and len(t["tr"]) >= 2 for t in hyde.TEMPLATES.values())
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    v = np.array([[0.0, 1.0]], dtype=np.float32)
+    c = hyde.centroid(q, v, query_weight=1.0)
+    assert c == pytest.approx(np.array([0.70710677, 0.70710677]), abs=1e-6)
+    assert hyde.centroid(q, np.zeros((0, 2), dtype=np.float32), query_weight=2.0) == pytest.approx(q)
+
+
+def test_weighted_rrf_per_intent_k60() -> None:
+    res = hybrid.ChannelResult([ScoredId("a", 0.9), ScoredId("b", 0.8)], [ScoredId("b", 3.0)])
+    cands = hybrid.fuse_channels([res], weights={"vector": 0.6, "text": 0.4}, k=60)
+    score = {c.id: c.rrf for c in cands}
+    assert score["b"] == pytest.approx(0.6 / 62 + 0.4 / 61)
+    assert score["a"] == pytest.approx(0.6 / 61)
+    assert cands[0].id == "b" and cands[0].channels["text"]["rank"] == 1
+
+
+def test_subquery_fusion_dedups_and_keeps_best_rank() -> None:
+    r1 = hybrid.ChannelResult([ScoredId("a", 0.9), ScoredId("b", 0.5)], [])
+    r2 = hybrid.ChannelResult([ScoredId("b", 0.9), ScoredId("c", 0.5)], [])
+    cands = hybrid.fuse_channels([r1, r2], weights={}, k=60)
+    assert sorted(c.id for c in cands) == ["a", "b", "c"]
+    b = next(c for c in cands if c.id == "b")
+    assert b.channels["vector"]["rank"] == 1 and b.channels["vector"]["subquery"] == 1
+
+
+def _rec(**kw: object) -> MemoryRecord:
+    base: dict[str, object] = {"content": "x", "created_at": NOW - timedelta(days=1), "importance": 0.5}
+    base.update(kw)
+    return MemoryRecord(**base)  # type: ignore[arg-type]
+
+
+def _ctx(name: str = "general", **kw: object) -> scoring.QueryContext:
+    return scoring.QueryContext(name, ReadSettings().strategies[name], NOW, **kw)  # type: ignore[arg-type]
+
+
+def test_composite_uses_seed_weights() -> None:
+    settings = Settings.load()
+    read = ReadSettings(strategies={**ReadSettings().strategies,
+                                    "general": ReadSettings().strategies["general"].model_copy(
+                                        update={"utility_boost": 0.0})})
+    rec = _rec(importance=0.8)
+    _, act = scoring.activation_of(rec, now=NOW, cfg=settings.dynamics, min_age_s=read.activation_min_age_s)
+    total, explain = scoring.score(rec, scoring.Inputs(similarity=0.7, rrf_norm=1.0),
+                                   scoring.QueryContext("general", read.strategies["general"], NOW), read,
+                                   settings.dynamics)
+    # seed 004: an 'active' lifecycle state gets the small boost ×1.05
+    assert total == pytest.approx((0.40 * 0.7 + 0.30 * act + 0.15 * 0.8 + 0.15 * 1.0) * 1.05)
+    assert explain["weights"] == {"similarity": 0.40, "activation": 0.30, "importance": 0.15, "rrf": 0.15}
+
+
+def test_boosts_and_multipliers_have_seed_values() -> None:
+    dyn = Settings.load().dynamics
+    read = ReadSettings()
+    rec = _rec(entities=["entity://org/acme", "Maya"], session_id="s1", sub_tier="personal", emotion_valence=0.6)
+    ctx = _ctx(entities=frozenset({"acme", "maya"}), episodes=frozenset({"s1"}), mood=1.0)
+    add = scoring.boosts(rec, scoring.Inputs(0.5, 0.5, coactivation=0.05), ctx, read)
+    assert add == pytest.approx({"entity": 0.2, "episode": 0.15, "coactivation": 0.05})
+    mult = scoring.multipliers(rec, ctx, read, dyn)
+    assert mult == {"sub_tier": 1.1, "mood": 1.1, "lifecycle": 1.05}
+    weak = _rec(source_confidence=0.2, verification_state="disputed", lifecycle_state="stale", sub_tier="vicarious")
+    mult = scoring.multipliers(weak, _ctx(), read, dyn)
+    assert mult == {"sub_tier": 0.9, "lifecycle": 0.8, "disputed": 0.8, "low_source_confidence": 0.5}
+    pref = scoring.multipliers(_rec(category="preference"), _ctx("preference"), read, dyn)
+    assert pref["category"] == 1.25
+    assert scoring.detect_mood("I am so happy today") == 1.0 and scoring.detect_mood("vault code") is None
+
+
+def test_activation_floor_and_recency() -> None:
+    dyn = Settings.load().dynamics
+    fresh = _rec(access_count=5, last_accessed_at=NOW - timedelta(seconds=5))
+    old = _rec(access_count=5, last_accessed_at=NOW - timedelta(days=30))
+    b_fresh, a_fresh = scoring.activation_of(fresh, now=NOW, cfg=dyn, min_age_s=3600)
+    assert b_fresh == pytest.approx(np.log(5) - 0.5 * np.log(3600))
+    assert a_fresh > scoring.activation_of(old, now=NOW, cfg=dyn, min_age_s=3600)[1]
+
+
+def test_mmr_demotes_near_duplicates() -> None:
+    v = np.array([[1, 0, 0], [0.999, 0.0447, 0], [0, 1, 0]], dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    picked = [i for i, _, _ in mmr.mmr_select([1.0, 0.99, 0.8], v, k=3, lam=0.7)]
+    assert picked == [0, 2, 1]
+    assert [i for i, _, _ in mmr.mmr_select([1.0, 0.99, 0.8], v, k=3, lam=1.0)] == [0, 1, 2]
+    first = mmr.mmr_select([2.0, 1.0], v[:2], k=1, lam=0.7)[0]
+    assert first[1] == pytest.approx(0.7)
+
+
+def test_graph_floor_and_pagerank() -> None:
+    edges = [graph.Edge("s", "a", 1.0, 0.9, "causes"), graph.Edge("s", "b", 1.0, 0.3, "causes"),
+             graph.Edge("a", "b", 1.0, 0.9, "causes")]
+    pr = graph.pagerank(["s", "a", "b"], edges, {"s": 1.0}, iterations=8, damping=0.85)
+    assert sum(pr.values()) == pytest.approx(1.0, abs=1e-6)
+    assert pr["a"] > pr["b"]
+    assert graph.query_entities("When did Maya's brother visit Lisbon?") == ["maya", "lisbon"]
+    assert graph.entity_key("entity://tech/postgre-sql") == "postgre sql"
+
+
+def test_injection_gating_and_budget() -> None:
+    cfg = ReadSettings()
+    assert inject.style_of(0.75, full=0.7, abbreviated=0.4) == "full"
+    assert inject.style_of(0.5, full=0.7, abbreviated=0.4) == "abbreviated"
+    assert inject.style_of(0.3, full=0.7, abbreviated=0.4) is None
+    assert inject.estimate_tokens("abcdefgh") == 2 and inject.estimate_tokens("abcdefghi") == 3
+    huge = _rec(content="long " * 2000, id="huge")
+    small = [_rec(content=f"small fact {i}", id=f"s{i}") for i in range(3)]
+    entries = [inject.Entry(huge, "hot"), *[inject.Entry(r, "retrieved", 0.9) for r in small],
+               inject.Entry(_rec(content="weak", id="weak"), "retrieved", 0.1)]
+    block = inject.build(entries, budget_tokens=200, cfg=cfg, full=0.7, abbreviated=0.4)
+    assert block.used_tokens <= 200
+    assert [i.id for i in block.items] == ["huge", "s0", "s1", "s2"]
+    assert block.items[0].truncated and block.items[0].tokens <= 200 * cfg.item_budget_share + 10
+    assert {"id": "weak", "reason": "low confidence", "confidence": 0.1} in block.skipped
+    assert "## Core memories" in block.text and "small fact 2" in block.text
