@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Any, Final, LiteralString
 
 import numpy as np
@@ -49,17 +48,13 @@ from reverie.model import (
     CoActivation,
     HistoryEvent,
     Layer,
-    MemoryKind,
     MemoryRecord,
-    Precision,
     Relation,
     RelationType,
     Status,
-    StoreTier,
-    TemporalType,
     Vector,
-    content_hash,
 )
+from reverie.store._common import ENUM_FIELDS, check_vector, field_changes, relation_type
 from reverie.store.base import (
     ORDERABLE_FIELDS,
     Box,
@@ -161,14 +156,6 @@ _COPY_TYPES: Final = {
     "int": "int8",
     "bool": "bool",
     "ts": "timestamptz",
-}
-_ENUMS: Final[dict[str, type[StrEnum]]] = {
-    "layer": Layer,
-    "store": StoreTier,
-    "status": Status,
-    "memory_kind": MemoryKind,
-    "temporal_type": TemporalType,
-    "embedding_precision": Precision,
 }
 #: nearest neighbours through the HNSW index (iterative scan, relaxed order: re-sorted outside)
 _ANN_QUERY: Final = sql.SQL(
@@ -373,7 +360,7 @@ CREATE TABLE dream_runs (
 );
 """
 
-#: rows about a memory that go when it is hard-deleted (relations cascade; history stays: it logs the delete)
+#: rows about a memory that go when it is hard-deleted (relations cascade; history goes too)
 _DEPENDENT_TABLES: Final = (
     "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
 )
@@ -477,7 +464,7 @@ def _encode_value(name: str, kind: str, value: Any, dim: int) -> Any:
         return None
     if kind == "enum":
         try:
-            return _ENUMS[name](value).value
+            return ENUM_FIELDS[name](value).value
         except ValueError as exc:
             raise InvalidInputError(f"invalid {name}: {value!r}") from exc
     if kind == "json":
@@ -485,7 +472,7 @@ def _encode_value(name: str, kind: str, value: Any, dim: int) -> Any:
     if kind == "ts":
         return _utc(value)
     if kind == "vector":
-        return _check_vector(value, dim)
+        return check_vector(value, dim)
     return value
 
 
@@ -509,18 +496,6 @@ def _cosine(distance: float | None) -> float:
     return min(1.0, max(-1.0, 1.0 - float(distance)))
 
 
-def _check_vector(value: Any, dim: int) -> Vector:
-    try:
-        vec = np.asarray(value, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"embedding is not a numeric vector: {exc}") from exc
-    if vec.shape != (dim,):
-        raise InvalidInputError(f"embedding shape {vec.shape} does not match the store's ({dim},)")
-    if not np.all(np.isfinite(vec)):
-        raise InvalidInputError("embedding contains NaN or infinite values")
-    return vec
-
-
 def _encode_record(record: MemoryRecord, dim: int) -> list[Any]:
     return [_encode_value(n, k, getattr(record, n), dim) for n, k in _COLUMNS]
 
@@ -529,7 +504,7 @@ def _decode_value(name: str, kind: str, value: Any) -> Any:
     if value is None:
         return None
     if kind == "enum":
-        return _ENUMS[name](value)
+        return ENUM_FIELDS[name](value)
     if kind == "ts":
         return value.astimezone(UTC)
     if kind == "vector":
@@ -807,13 +782,7 @@ class PostgresStore:
         *,
         expected_version: int | None = None,
     ) -> int:
-        bad = sorted(set(fields) - _WRITABLE)
-        if bad:
-            raise InvalidInputError(f"cannot update memory fields {bad}")
-        changes = dict(fields)
-        if "content" in changes and "content_hash" not in changes:
-            changes["content_hash"] = content_hash(changes["content"])
-        return self._update(memory_id, changes, expected_version)
+        return self._update(memory_id, field_changes(fields, _WRITABLE), expected_version)
 
     def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
         assigns: builtins.list[sql.Composable] = [sql.SQL("version = version + 1")]
@@ -913,7 +882,7 @@ class PostgresStore:
     # search ------------------------------------------------------------------------------
 
     def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        query_vec = _check_vector(vector, self.dim)
+        query_vec = check_vector(vector, self.dim)
         if k <= 0:
             return []
         where, params = _filter_sql(flt)
@@ -981,7 +950,7 @@ class PostgresStore:
         type_clause = sql.SQL("")
         if types is not None:
             type_clause = sql.SQL(" AND type = ANY(%(types)s)")
-            params["types"] = sorted(_relation_type(t) for t in types)
+            params["types"] = sorted(relation_type(t) for t in types)
         query = sql.SQL(
             "SELECT id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata "
             "FROM relations WHERE {}{} ORDER BY created_at, id"
@@ -1023,7 +992,7 @@ class PostgresStore:
         type_clause = sql.SQL("")
         if types is not None:
             type_clause = sql.SQL(" AND r.type = ANY(%s)")
-            params.append(sorted(_relation_type(t) for t in types))
+            params.append(sorted(relation_type(t) for t in types))
         query = sql.SQL(
             "SELECT r.id, r.src_id, r.dst_id, r.type, r.confidence, r.weight, r.created_at, r.last_reinforced_at, "
             "r.metadata FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}{} ORDER BY r.created_at, r.id"
@@ -1283,17 +1252,10 @@ def _decode_box(row: Sequence[Any]) -> Box:
     )
 
 
-def _relation_type(value: Any) -> str:
-    try:
-        return RelationType(value).value
-    except ValueError as exc:
-        raise InvalidInputError(f"invalid relation type: {value!r}") from exc
-
-
 _RELATION_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
     "src_id": str,
     "dst_id": str,
-    "type": _relation_type,
+    "type": relation_type,
     "confidence": float,
     "weight": float,
     "created_at": _utc,
@@ -1307,7 +1269,7 @@ def _encode_relation(rel: Relation) -> tuple[Any, ...]:
         rel.id,
         rel.src_id,
         rel.dst_id,
-        _relation_type(rel.type),
+        relation_type(rel.type),
         float(rel.confidence),
         float(rel.weight),
         _utc(rel.created_at),

@@ -30,7 +30,6 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,17 +42,13 @@ from reverie.model import (
     CoActivation,
     HistoryEvent,
     Layer,
-    MemoryKind,
     MemoryRecord,
-    Precision,
     Relation,
     RelationType,
     Status,
-    StoreTier,
-    TemporalType,
     Vector,
-    content_hash,
 )
+from reverie.store._common import ENUM_FIELDS, check_vector, field_changes, relation_type
 from reverie.store.base import (
     ORDERABLE_FIELDS,
     Box,
@@ -297,7 +292,7 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0003_write_path", _M0003_WRITE_PATH),
 )
 
-#: tables whose rows about a memory go when the memory is hard-deleted (history stays: it logs the delete)
+#: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
 _DEPENDENT_TABLES: Final = (
     "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
 )
@@ -306,21 +301,12 @@ _DEPENDENT_TABLES: Final = (
 # value encoding
 # ----------------------------------------------------------------------------------------
 
-_ENUMS: Final[dict[str, type[StrEnum]]] = {
-    "layer": Layer,
-    "store": StoreTier,
-    "status": Status,
-    "memory_kind": MemoryKind,
-    "temporal_type": TemporalType,
-    "embedding_precision": Precision,
-}
-
 
 def _field_kind(f: dataclasses.Field[Any]) -> str:
     kind_of_type = str(f.type)
     if f.name == "embedding":
         return "vector"
-    if f.name in _ENUMS:
+    if f.name in ENUM_FIELDS:
         return "enum"
     if "datetime" in kind_of_type:
         return "time"
@@ -365,25 +351,8 @@ def to_json(value: Any, what: str) -> str:
         raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
 
 
-def check_vector(value: Any, dim: int) -> Vector:
-    """A finite float32 vector of shape ``(dim,)`` (numeric input is converted), else InvalidInputError."""
-    if isinstance(value, np.ndarray) and value.dtype == np.float32 and value.shape == (dim,):
-        if not np.isfinite(value).all():
-            raise InvalidInputError("embedding contains NaN or infinite values")
-        return value
-    try:
-        vec = np.asarray(value, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"embedding is not a numeric vector: {exc}") from exc
-    if vec.shape != (dim,):
-        raise InvalidInputError(f"embedding shape {vec.shape} does not match the store's ({dim},)")
-    if not np.all(np.isfinite(vec)):
-        raise InvalidInputError("embedding contains NaN or infinite values")
-    return vec
-
-
 def _encode_enum(name: str) -> Callable[[Any, int], Any]:
-    enum = _ENUMS[name]
+    enum = ENUM_FIELDS[name]
 
     def encode(value: Any, dim: int) -> Any:
         if type(value) is enum:
@@ -441,7 +410,7 @@ def _decode(name: str, value: Any) -> Any:
         return None
     kind = _KIND[name]
     if kind == "enum":
-        return _ENUMS[name](value)
+        return ENUM_FIELDS[name](value)
     if kind == "time":
         return from_epoch(value)
     if kind == "json":
@@ -860,13 +829,7 @@ class SQLiteStore:
         *,
         expected_version: int | None = None,
     ) -> int:
-        bad = sorted(set(fields) - _WRITABLE)
-        if bad:
-            raise InvalidInputError(f"cannot update memory fields {bad}")
-        changes = dict(fields)
-        if "content" in changes and "content_hash" not in changes:
-            changes["content_hash"] = content_hash(changes["content"])
-        return self._update(memory_id, changes, expected_version)
+        return self._update(memory_id, field_changes(fields, _WRITABLE), expected_version)
 
     def _current(self, memory_id: str) -> _Current:
         row = self._conn.execute(
@@ -1147,7 +1110,7 @@ class SQLiteStore:
         params: builtins.list[Any] = [_ids_json(memory_ids)]
         if types is not None:
             type_clause = " AND type IN (SELECT value FROM json_each(?2))"
-            params.append(json.dumps(sorted(_relation_type(t) for t in types)))
+            params.append(json.dumps(sorted(relation_type(t) for t in types)))
         query = (
             f"SELECT {_RELATION_COLUMNS} FROM relations WHERE {ends[direction]}{type_clause} ORDER BY created_at, id"
         )
@@ -1196,7 +1159,7 @@ class SQLiteStore:
         type_clause = ""
         if types is not None:
             type_clause = " AND r.type IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(sorted(_relation_type(t) for t in types)))
+            params.append(json.dumps(sorted(relation_type(t) for t in types)))
         cols = ", ".join(f"r.{c.strip()}" for c in _RELATION_COLUMNS.split(","))
         query = (
             f"SELECT {cols} FROM relations r JOIN memories m ON m.id = r.src_id "
@@ -1449,17 +1412,10 @@ _EMBEDDING: Final = _FIELDS.index("embedding")
 _RELATION_COLUMNS: Final = "id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata"
 
 
-def _relation_type(value: Any) -> str:
-    try:
-        return RelationType(value).value
-    except ValueError as exc:
-        raise InvalidInputError(f"invalid relation type: {value!r}") from exc
-
-
 _RELATION_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
     "src_id": str,
     "dst_id": str,
-    "type": _relation_type,
+    "type": relation_type,
     "confidence": float,
     "weight": float,
     "created_at": to_epoch,
@@ -1473,7 +1429,7 @@ def _encode_relation(rel: Relation) -> tuple[Any, ...]:
         rel.id,
         rel.src_id,
         rel.dst_id,
-        _relation_type(rel.type),
+        relation_type(rel.type),
         float(rel.confidence),
         float(rel.weight),
         to_epoch(rel.created_at),
