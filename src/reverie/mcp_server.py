@@ -352,9 +352,23 @@ def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
 def _resources(server: MCPServer, mem: Memory, d: Defaults) -> None:
     def working(user_id: str | None, session_id: str) -> dict[str, Any]:
         with _resource_errors():
-            recs = mem.list(user_id=user_id, agent_id=d.agent_id,
-                            filters={"layer": "working", "session_id": session_id}, limit=200)
+            recs = mem.working_memory(session_id, user_id=user_id)
         return {"user_id": user_id, "session_id": session_id, "memories": [brief(r) for r in recs]}
+
+    def hot(user_id: str | None) -> dict[str, Any]:
+        with _resource_errors():
+            recs = mem.hot_tier(user_id=user_id, agent_id=d.agent_id)
+        return {"user_id": user_id, "memories": [brief(r) for r in recs]}
+
+    @server.resource("reverie://hot", mime_type="application/json",
+                     description="The hot tier (seed 001): proven memories always injected (server's default user).")
+    def hot_default() -> dict[str, Any]:
+        return hot(d.user_id)
+
+    @server.resource("reverie://users/{user_id}/hot", mime_type="application/json",
+                     description="The hot tier of one user.")
+    def hot_user(user_id: str) -> dict[str, Any]:
+        return hot(user_id)
 
     @server.resource("reverie://sessions/{session_id}/working", mime_type="application/json",
                      description="The working memory of a session (server's default user).")

@@ -501,7 +501,8 @@ class Memory:
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters)
         out = self._reader.run(req, now=self.now())
-        entries = [inject.Entry(r, "working") for r in self._working_memory(req)]
+        working = self.working_memory(req.session_id, user_id=req.flt.user_id) if req.session_id else []
+        entries = [inject.Entry(r, "working") for r in working]
         entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]
         entries += [inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id)) for h in out.hits]
         profile = self._reader.profile
@@ -514,13 +515,24 @@ class Memory:
                      skipped=block.skipped[:20], gate=out.query.get("gate"))
         return block
 
-    def _working_memory(self, req: ReadRequest) -> builtins.list[MemoryRecord]:
-        """The session's working-tier memories (seed 001: at most 9), newest first."""
-        if req.session_id is None:
-            return []
-        flt = MemoryFilter(user_id=req.flt.user_id, agent_id=req.flt.agent_id, session_id=req.session_id,
-                           layers=frozenset({Layer.WORKING}))
-        return self.store.list(flt, limit=9, order_by="last_accessed_at", descending=True)
+    def working_memory(self, session_id: str, *, user_id: str | None = None) -> builtins.list[MemoryRecord]:
+        """A session's working memory (seed 001: at most 9 items), most recently used first.
+        No access is counted."""
+        from reverie.write.working_memory import session_key
+
+        sid = clean_scope(session_id, "session_id")
+        if sid is None:
+            raise InvalidInputError("working_memory() needs a session_id")
+        items = self.store.working(session_key(clean_scope(user_id, "user_id"), sid))
+        records = self.store.get([i.memory_id for i in items])
+        ordered = sorted(items, key=lambda i: (i.last_accessed, i.memory_id), reverse=True)
+        return [records[i.memory_id] for i in ordered if i.memory_id in records]
+
+    def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+        """seed 001's hot tier: the scope's proven memories (utility >= 0.8, >= 10 accesses, younger
+        than 30 days, active; at most 15) that are always injected. Cached 5 minutes; no access counted."""
+        flt = self._scope_filter(user_id, agent_id, None)
+        return self._reader.hot.get(self.store, flt, now=self.now(), cfg=self.settings.read)
 
     def get(self, memory_id: str) -> MemoryRecord:
         """The memory with this id (any status or store). Counts as an access."""

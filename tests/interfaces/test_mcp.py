@@ -138,27 +138,33 @@ def test_scope_defaults_and_overrides(mem: Memory) -> None:
     run(build_server(mem, Defaults(user_id="maya", agent_id="travel", session_id="s-1")), body)
 
 
-def test_resources_working_memory_memory_and_stats(mem: Memory) -> None:
-    mem.add("in session one", user_id="maya", session_id="one", infer=False)
-    mem.add("in session two", user_id="maya", session_id="two", infer=False)
-    other = mem.add("other user, session one", user_id="bob", session_id="one", infer=False)
+def test_resources_working_memory_hot_tier_memory_and_stats(mem: Memory) -> None:
+    mem.add("Maya is flying to Lisbon on Friday", user_id="maya", session_id="one")
+    mem.add("Maya's cat Pixel hates car rides", user_id="maya", session_id="two")
+    other = mem.add("Bob keeps bees on his roof", user_id="bob", session_id="one")
+    proven = mem.add("Maya is allergic to penicillin", user_id="maya", infer=False)
+    mem.store.update_fields(proven.id, {"utility": 0.9, "access_count": 12})  # seed 001 hot-tier criteria
 
     async def body(client: Client) -> None:
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
         assert templates == {"reverie://sessions/{session_id}/working", "reverie://memories/{memory_id}",
-                             "reverie://users/{user_id}/sessions/{session_id}/working"}
-        assert {str(r.uri) for r in (await client.list_resources()).resources} == {"reverie://stats"}
+                             "reverie://users/{user_id}/sessions/{session_id}/working",
+                             "reverie://users/{user_id}/hot"}
+        assert {str(r.uri) for r in (await client.list_resources()).resources} == {"reverie://stats",
+                                                                                  "reverie://hot"}
 
         async def read(uri: str) -> Any:
             res = await client.read_resource(uri)
             return json.loads(res.contents[0].text)  # type: ignore[union-attr]
 
         one = await read("reverie://sessions/one/working")
-        assert [m["content"] for m in one["memories"]] == ["in session one"]
+        assert [m["content"] for m in one["memories"]] == ["Maya is flying to Lisbon on Friday"]
         bob = await read("reverie://users/bob/sessions/one/working")
         assert [m["id"] for m in bob["memories"]] == [other.id]
+        assert [m["id"] for m in (await read("reverie://hot"))["memories"]] == [proven.id]
+        assert (await read("reverie://users/bob/hot"))["memories"] == []
         assert (await read(f"reverie://memories/{other.id}"))["user_id"] == "bob"
-        assert (await read("reverie://stats"))["total"] == 3
+        assert (await read("reverie://stats"))["total"] == 4
         with pytest.raises(MCPError, match="NotFoundError"):
             await client.read_resource("reverie://memories/missing")
 
