@@ -284,7 +284,7 @@ class Memory:
             if infer:
                 results.extend(self._write_path().add_items(chunk, chunk_vecs))
             else:
-                results.extend(self._write_chunk(chunk, chunk_vecs, infer=False))
+                results.extend(self._write_verbatim(chunk, chunk_vecs))
         return results
 
     def _prepare_item(
@@ -335,36 +335,25 @@ class Memory:
         normalised: np.ndarray = (arr / norms).astype(np.float32)
         return normalised
 
-    def _write_chunk(self, chunk: list[dict[str, Any]], vecs: np.ndarray, *, infer: bool) -> list[AddResult]:
+    def _write_verbatim(self, chunk: list[dict[str, Any]], vecs: np.ndarray) -> list[AddResult]:
+        """``infer=False``: each item becomes one memory exactly as given, in one transaction."""
         now = self.now()
-        results: list[AddResult] = []
-        new_records: list[MemoryRecord] = []
-        history: list[HistoryEvent] = []
-        seen_hashes: dict[tuple[str | None, str], str] = {}
+        records = [
+            self._new_record(
+                item["content"], vector=vec, user_id=item["user_id"], agent_id=item["agent_id"],
+                session_id=item["session_id"], metadata=item["metadata"], when=item["when"],
+                source=item["source"], now=now, write_source="manual",
+            )
+            for item, vec in zip(chunk, vecs, strict=True)
+        ]
+        reason = "stored verbatim (infer=False)"
         with self.store.transaction():
-            for item, vec in zip(chunk, vecs, strict=True):
-                if infer:
-                    dup = self._find_duplicate(item, seen_hashes)
-                    if dup is not None:
-                        reason = "duplicate content (seed 004 content-hash dedup)"
-                        results.append(AddResult(dup, Action.SKIP, (dup,), reason))
-                        continue
-                rec = self._new_record(
-                    item["content"], vector=vec, user_id=item["user_id"], agent_id=item["agent_id"],
-                    session_id=item["session_id"], metadata=item["metadata"], when=item["when"],
-                    source=item["source"], now=now, write_source="manual" if not infer else "observer",
-                )
-                new_records.append(rec)
-                seen_hashes[(rec.user_id, rec.content_hash)] = rec.id
-                reason = "stored verbatim (infer=False)" if not infer else "new content"
-                history.append(HistoryEvent(rec.id, "created", now, reason=reason, actor="add",
-                                            data={"layer": rec.layer.value, "infer": infer}))
-                results.append(AddResult(rec.id, Action.CREATE, (rec.id,), reason))
-            self.store.insert(new_records)
-            self.store.add_history(history)
-        for res in results:
-            self.ops.log("add", action=res.action.value, id=res.id, reason=res.reason, infer=infer)
-        return results
+            self.store.insert(records)
+            self.store.add_history([HistoryEvent(r.id, "created", now, reason=reason, actor="add",
+                                                 data={"layer": r.layer.value, "infer": False}) for r in records])
+        for rec in records:
+            self.ops.log("add", action=Action.CREATE.value, id=rec.id, reason=reason, infer=False)
+        return [AddResult(r.id, Action.CREATE, (r.id,), reason) for r in records]
 
     def restore(self, records: Iterable[MemoryRecord | Mapping[str, Any]], *, batch_size: int = 500) -> dict[str, int]:
         """Insert exported records exactly as they were (ids, strengths, timestamps, scope).
@@ -406,14 +395,6 @@ class Memory:
         flush()
         self.ops.log("restore", restored=restored, skipped=skipped)
         return {"restored": restored, "skipped": skipped}
-
-    def _find_duplicate(self, item: dict[str, Any], seen: dict[tuple[str | None, str], str]) -> str | None:
-        digest = content_hash(item["content"])
-        if (item["user_id"], digest) in seen:
-            return seen[(item["user_id"], digest)]
-        flt = MemoryFilter(user_id=item["user_id"], agent_id=item["agent_id"])
-        found = self.store.find_by_hash(flt, digest)
-        return found.id if found is not None else None
 
     # read --------------------------------------------------------------------------------
     @property
