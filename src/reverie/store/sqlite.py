@@ -523,6 +523,10 @@ class _Tx:
     synced: bool = False  # the index caught up inside this transaction (it saw uncommitted rows)
 
 
+#: fields whose change must also update the FTS text, the vector index or the partition
+_INDEXED_FIELDS: Final = frozenset({"content", "embedding", "user_id"})
+
+
 @dataclass(frozen=True, slots=True)
 class _Current:
     """What an update needs to know about the stored row."""
@@ -841,6 +845,8 @@ class SQLiteStore:
 
     def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
         encoded = {name: _encode(name, value, self.dim) for name, value in fields.items()}
+        if not _INDEXED_FIELDS & encoded.keys():
+            return self._update_plain(memory_id, encoded, expected_version)
         with self._write("update"):
             cur = self._current(memory_id)
             if expected_version is not None and cur.version != expected_version:
@@ -860,6 +866,25 @@ class SQLiteStore:
             new_blob = encoded.get("embedding", cur.embedding)
             self._log_vectors(_vector_transition(memory_id, cur, new_partition, new_blob))
         return cur.version + 1
+
+    def _update_plain(self, memory_id: str, encoded: dict[str, Any], expected_version: int | None) -> int:
+        """An update that touches neither the text, the vector nor the partition (access counters,
+        strengths, flags): one statement, no read of the row first."""
+        assigns = ", ".join(f'"{name}" = ?' for name in encoded)
+        params: builtins.list[Any] = [*encoded.values(), memory_id]
+        check = ""
+        if expected_version is not None:
+            check = " AND version = ?"
+            params.append(expected_version)
+        with self._write("update"):
+            row = self._conn.execute(
+                f"UPDATE memories SET {assigns}, version = version + 1 WHERE id = ?{check} RETURNING version",
+                params,
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+            cur = self._current(memory_id)  # raises NotFoundError for an unknown id
+        raise ConflictError(f"memory {memory_id!r} is at version {cur.version}, not the expected {expected_version}")
 
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
