@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from reverie._threads import single_blas_thread
 from reverie.clock import Clock, ensure_aware, system_clock
 from reverie.config import Settings
 from reverie.embed.base import Embedder
@@ -448,7 +449,8 @@ class Memory:
         """
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters, as_of=as_of, mode=mode, deep=deep)
-        out = self._reader.run(req, now=self.now())
+        with single_blas_thread():
+            out = self._reader.run(req, now=self.now())
         hits = out.hits
         self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True)
         self.ops.log("search", query=req.query[:200], results=len(hits), k=req.k, intent=out.query.get("intent"),
@@ -481,7 +483,8 @@ class Memory:
             raise InvalidInputError("budget_tokens must be a positive integer")
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters)
-        out = self._reader.run(req, now=self.now())
+        with single_blas_thread():
+            out = self._reader.run(req, now=self.now())
         working = self.working_memory(req.session_id, user_id=req.flt.user_id) if req.session_id else []
         entries = [inject.Entry(r, "working") for r in working]
         entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]

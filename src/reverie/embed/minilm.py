@@ -20,14 +20,15 @@ import json
 import math
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from threadpoolctl import threadpool_limits
 
+from reverie._threads import single_blas_thread
 from reverie.errors import EmbeddingError, InvalidInputError, MissingDependencyError
 
 F32 = npt.NDArray[np.float32]
@@ -373,8 +374,8 @@ class MiniLMEmbedder:
         vectors = np.empty((len(unique), self.dim), dtype=np.float32)
         # a few short texts (a query and its variants) run faster on one BLAS thread: two threads
         # on this kind of 2-core machine contend (FACTS.md); batches keep the default
-        threads = 1 if len(unique) <= SMALL_BATCH else None
-        with self._lock, threadpool_limits(limits=threads, user_api="blas"):
+        limit = single_blas_thread() if len(unique) <= SMALL_BATCH else nullcontext()
+        with self._lock, limit:
             for start in range(0, len(order), self.batch_size):
                 rows = order[start : start + self.batch_size]
                 ids, mask = _pad([token_ids[i] for i in rows])
