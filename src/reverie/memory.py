@@ -759,6 +759,11 @@ class Memory:
             raise InvalidInputError("end_session needs a session_id")
         return self._write_path().end_session(sid, user_id=clean_scope(user_id, "user_id"))
 
+    def dream_reports(self) -> builtins.list[dict[str, Any]]:
+        """The reports of the last dream cycles (``dream.reports_kept`` of them), newest first."""
+        reports = self.store.get_state("dream:reports")
+        return list(reports) if isinstance(reports, list) else []
+
     def dream(self, **options: Any) -> dict[str, Any]:
         """Run the dream cycle (see :mod:`reverie.dream`); returns its report."""
         from reverie.dream import run_dream

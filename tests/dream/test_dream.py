@@ -101,3 +101,15 @@ def test_user_scoped_dream_leaves_others(mem: Memory, clock: SettableClock) -> N
     mem.dream(steps=["promote"], user_id="a")
     recs = mem.store.get([a, b])
     assert recs[a].layer is Layer.EPISODIC and recs[b].layer is Layer.WORKING
+
+
+def test_dream_reports_are_kept_newest_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+    m = make_memory(dream={"reports_kept": 2})
+    assert m.dream_reports() == []
+    first = m.dream(steps=["prune"])
+    clock.advance(minutes=1)
+    second = m.dream(steps=["decay"])
+    clock.advance(minutes=1)
+    third = m.dream()
+    assert [r["owner"] for r in m.dream_reports()] == [third["owner"], second["owner"]]
+    assert first["owner"] not in {r["owner"] for r in m.dream_reports()}

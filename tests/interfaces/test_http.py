@@ -134,7 +134,9 @@ def test_stats_dream_reports_and_export(client: TestClient, clock: Any) -> None:
     report = client.post("/v1/dream", json={"steps": ["promote"]}).json()
     assert report["changed"] == 4 and [s["name"] for s in report["steps"]] == ["promote"]
     assert client.get("/v1/dream/reports").json()["reports"] == [report]
-    assert client.post("/v1/dream").status_code == 200  # no body: every enabled step
+    second = client.post("/v1/dream")  # no body: every enabled step
+    assert second.status_code == 200
+    assert client.get("/v1/dream/reports").json()["reports"] == [second.json(), report]
     assert_problem(client.post("/v1/dream", json={"steps": ["nap"]}), 422, "InvalidInputError")
     res = client.get("/v1/export")
     assert res.headers["content-type"].startswith("application/x-ndjson")

@@ -30,3 +30,9 @@ class DreamSettings(Section):
     access_log_retention_days: float = Field(
         default=180.0, gt=0, description="seed 002 step 7: access-log rows older than this are pruned."
     )
+    reports_kept: int = Field(
+        default=20,
+        ge=1,
+        le=1_000,
+        description="How many dream reports are kept (newest first) for the CLI, API and dashboard.",
+    )

@@ -131,7 +131,10 @@ def run_dream(
         "changed": sum(r.changed for r in reports),
         "seconds": time.perf_counter() - started,
     }
-    mem.store.set_state("dream:last", result)
+    with mem.store.transaction():
+        mem.store.set_state("dream:last", result)
+        kept = mem.store.get_state("dream:reports") or []
+        mem.store.set_state("dream:reports", [result, *kept][: mem.settings.dream.reports_kept])
     return result
 
 

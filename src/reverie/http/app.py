@@ -241,10 +241,9 @@ def _health_routes(r: APIRouter) -> None:
         return get_memory(request).dream(steps=steps)
 
     @r.get("/dream/reports", response_model=m.DreamReports, tags=["dream"],
-           summary="Reports of past dream cycles (the last run)")
+           summary="Reports of past dream cycles, newest first")
     def dream_reports(request: Request) -> dict[str, Any]:
-        last = get_memory(request).store.get_state("dream:last")
-        return {"reports": [last] if last else []}
+        return {"reports": get_memory(request).dream_reports()}
 
     @r.get("/export", tags=["export"], summary="Every memory as JSON lines (all statuses and stores)",
            response_class=StreamingResponse,

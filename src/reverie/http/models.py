@@ -183,7 +183,7 @@ class DreamReport(BaseModel):
 
 
 class DreamReports(BaseModel):
-    reports: list[DreamReport] = Field(description="Stored reports, newest first (the last run is kept).")
+    reports: list[DreamReport] = Field(description="Stored reports, newest first (dream.reports_kept of them).")
 
 
 class StrengthTerm(BaseModel):
