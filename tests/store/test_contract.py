@@ -926,3 +926,14 @@ def test_scope_relations(store: Store, embedder: HashEmbedder) -> None:
     only = store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False),
                                  types=frozenset({RelationType.SUPERSEDES}))
     assert [r.dst_id for r in only] == [c.id]
+
+
+def test_common_words_do_not_flood_full_text_search(open_store) -> None:  # type: ignore[no-untyped-def]
+    store = open_store(StorageSettings(fts_common_docs=5))
+    rows = [MemoryRecord(f"Maya talked about topic{i} with the cat", id=f"r{i:02d}") for i in range(20)]
+    rows.append(MemoryRecord("Maya says her cat is called Pixel", id="pixel"))
+    store.insert(rows)
+    hits = store.text_search("What is Maya's cat Pixel like?", MemoryFilter(), 5)
+    assert [h.id for h in hits] == ["pixel"]  # "maya" and "cat" are in >= 5 rows: only "pixel" ranks
+    assert len(store.text_search("maya cat", MemoryFilter(), 50)) == 21  # all common: ANDed, all found
+    assert [h.id for h in store.text_search("maya topic7", MemoryFilter(), 5)] == ["r07"]

@@ -43,6 +43,12 @@ class StorageSettings(Section):
         "rank by (IDF ≈ 0) and is left out of the OR query when rarer words exist (bounds BM25 cost).",
     )
     sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0, description="SQLite busy timeout for concurrent writers.")
+    pg_analyze_after_rows: int = Field(
+        default=1_000,
+        ge=1,
+        description="PostgreSQL: ANALYZE the memories table after this many rows were inserted, so the "
+        "planner uses the HNSW index for fresh data instead of sorting the partition.",
+    )
     pg_pool_size: int = Field(default=4, ge=1, description="PostgreSQL connections per Memory object.")
 
 

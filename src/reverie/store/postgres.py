@@ -523,11 +523,6 @@ def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _tsquery_text(query: str) -> str:
-    """An OR query over the words of ``query``: only letters and digits reach to_tsquery."""
-    return " | ".join(f"'{t}'" for t in query_terms(query))
-
-
 def _redact(url: str) -> str:
     try:
         params = psycopg.conninfo.conninfo_to_dict(url)
@@ -606,6 +601,8 @@ class PostgresStore:
         self.dim = dim
         self._local = threading.local()
         self._closed = False
+        self._unanalyzed = 0  # rows inserted by this process since its last ANALYZE
+        self._analyze_lock = threading.Lock()
         with self._errors("could not open the PostgreSQL store"):
             with psycopg.connect(url, autocommit=True) as conn:
                 self._schema_version = _run_migrations(conn, dim, settings)
@@ -718,6 +715,23 @@ class PostgresStore:
                 yield
             finally:
                 self._local.conn = None
+        self._maybe_analyze()
+
+    def _maybe_analyze(self) -> None:
+        """Refresh the planner's statistics after bulk inserts (outside any transaction).
+
+        Autovacuum analyses a grown table only after a delay; until then the planner believes the
+        new rows are not there and sorts whole partitions instead of using the HNSW index
+        (measured: 26 ms instead of 1.2 ms for a k-NN query on 10k fresh rows).
+        """
+        if self._unanalyzed < self.settings.pg_analyze_after_rows or getattr(self._local, "conn", None) is not None:
+            return
+        with self._analyze_lock:
+            if self._unanalyzed < self.settings.pg_analyze_after_rows:
+                return
+            self._unanalyzed = 0
+            with self._errors("ANALYZE failed"), self._pool.connection() as conn:
+                conn.execute("ANALYZE memories")
 
     def rebuild_indexes(self) -> None:
         """Rebuild the text index and the HNSW index (with the current m/ef_construction).
@@ -763,6 +777,8 @@ class PostgresStore:
             copy.set_types([_COPY_TYPES[k] for _, k in _COLUMNS])
             for row in rows:
                 copy.write_row(row)
+        self._unanalyzed += len(records)
+        self._maybe_analyze()
 
     def get(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         if not ids:
@@ -894,15 +910,33 @@ class PostgresStore:
         return [ScoredId(row[0], _cosine(row[1])) for row in rows]
 
     def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        terms = _tsquery_text(query)
-        if not terms or k <= 0:
+        words = query_terms(query)
+        if not words or k <= 0:
             return []
+        terms = self._selective_tsquery(words)
         where, params = _filter_sql(flt)
         stmt = sql.SQL(
             "SELECT id, ts_rank_cd(tsv, q) AS score FROM memories, to_tsquery('english', %s) AS q "
             "WHERE tsv @@ q AND {} ORDER BY score DESC, id LIMIT %s"
         ).format(where)
         return [ScoredId(row[0], float(row[1])) for row in self._rows(stmt, [terms, *params, k])]
+
+    def _selective_tsquery(self, words: builtins.list[str]) -> str:
+        """An OR tsquery of the selective words (the same rule as SQLite's: a word found in at least
+        ``storage.fts_common_docs`` rows is left out when rarer words exist, ANDed when none do)."""
+        if len(words) == 1:
+            return f"'{words[0]}'"
+        cap = self.settings.fts_common_docs
+        rows = self._rows(
+            "SELECT t, (SELECT count(*) FROM (SELECT 1 FROM memories "
+            "WHERE tsv @@ to_tsquery('english', quote_literal(t)) LIMIT %s) x) FROM unnest(%s::text[]) AS t",
+            [cap, words],
+        )
+        docs = {row[0]: int(row[1]) for row in rows}
+        rare = [w for w in words if docs.get(w, 0) < cap]
+        if rare:
+            return " | ".join(f"'{w}'" for w in rare)
+        return " & ".join(f"'{w}'" for w in words)
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
         if not ids:
