@@ -540,13 +540,15 @@ class Memory:
         top = self.settings.read.hebbian_top if hebbian else 0
         together = [r.id for r in records[:top]] if top >= 2 and len(records) >= 2 else []
         updated: list[MemoryRecord] = []
+        batch: list[tuple[str, dict[str, Any]]] = []
+        for rec in records:
+            changes = on_access(rec, now=now, cfg=cfg)
+            if rec.id in together:
+                changes["stability"] = hebbian_stability(stability=changes["stability"], cfg=cfg.tagging)
+            batch.append((rec.id, changes))
+            updated.append(rec.copy(**changes, version=rec.version + 1))
         with self.store.transaction():
-            for rec in records:
-                changes = on_access(rec, now=now, cfg=cfg)
-                if rec.id in together:
-                    changes["stability"] = hebbian_stability(stability=changes["stability"], cfg=cfg.tagging)
-                self.store.update_fields(rec.id, changes)
-                updated.append(rec.copy(**changes, version=rec.version + 1))
+            self.store.update_many(batch)
             self.store.log_access([AccessEvent(r.id, now, kind, session_id) for r in records])
             if together:
                 pairs = [pair_key(a, b) for i, a in enumerate(together) for b in together[i + 1:] if a != b]

@@ -937,3 +937,19 @@ def test_common_words_do_not_flood_full_text_search(open_store) -> None:  # type
     assert [h.id for h in hits] == ["pixel"]  # "maya" and "cat" are in >= 5 rows: only "pixel" ranks
     assert len(store.text_search("maya cat", MemoryFilter(), 50)) == 21  # all common: ANDed, all found
     assert [h.id for h in store.text_search("maya topic7", MemoryFilter(), 5)] == ["r07"]
+
+
+def test_update_many_writes_plain_fields_in_one_call(store: Store, embedder: HashEmbedder) -> None:
+    a, b = _rec(embedder, "many a"), _rec(embedder, "many b")
+    store.insert([a, b])
+    store.update_many([(a.id, {"access_count": 3, "energy": 2.5, "last_accessed_at": T0}),
+                       (b.id, {"access_count": 7, "energy": 1.5, "last_accessed_at": T0}),
+                       (b.id + "-missing", {"access_count": 1})])
+    got = store.get([a.id, b.id])
+    assert (got[a.id].access_count, got[a.id].energy, got[a.id].last_accessed_at) == (3, 2.5, T0)
+    assert (got[b.id].access_count, got[b.id].energy, got[b.id].version) == (7, 1.5, b.version + 1)
+    for bad in ({"content": "new text"}, {"embedding": a.embedding}, {"user_id": "x"}, {"colour": "red"}):
+        with pytest.raises(InvalidInputError):
+            store.update_many([(a.id, bad)])
+    assert store.get([a.id])[a.id].content == "many a"
+    store.update_many([])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Final
 
@@ -65,3 +65,22 @@ def field_changes(fields: Mapping[str, Any], writable: frozenset[str]) -> dict[s
     if "content" in changes and "content_hash" not in changes:
         changes["content_hash"] = content_hash(changes["content"])
     return changes
+
+
+#: fields whose change must also update the full-text index, the vector index or the partition
+INDEXED_FIELDS: Final = frozenset({"content", "embedding", "user_id"})
+
+
+def grouped_plain_changes(
+    changes: Sequence[tuple[str, Mapping[str, Any]]], writable: frozenset[str]
+) -> dict[tuple[str, ...], list[tuple[str, dict[str, Any]]]]:
+    """``update_many`` input validated and grouped by field set (one statement per group)."""
+    groups: dict[tuple[str, ...], list[tuple[str, dict[str, Any]]]] = {}
+    for memory_id, fields in changes:
+        checked = field_changes(fields, writable)
+        indexed = sorted(INDEXED_FIELDS & checked.keys())
+        if indexed:
+            raise InvalidInputError(f"update_many cannot change {indexed}; use update_fields")
+        if checked:
+            groups.setdefault(tuple(sorted(checked)), []).append((memory_id, checked))
+    return groups

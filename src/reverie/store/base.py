@@ -206,6 +206,15 @@ class Store(Protocol):
         """Write some fields (names of :class:`MemoryRecord` fields). Returns the new version."""
         ...
 
+    def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Write field changes to many memories in one round trip (the access updates of a search).
+
+        Each memory's version is bumped; there is no version check and unknown ids are skipped.
+        Fields that feed an index (``content``, ``embedding``, ``user_id``) are refused with
+        InvalidInputError: change those with :meth:`update_fields`.
+        """
+        ...
+
     def delete(self, ids: Sequence[str]) -> int:
         """Hard delete (explicit user action only) with every dependent row: relations, co-activations,
         tags, claims, access log and history (nothing of the content remains)."""

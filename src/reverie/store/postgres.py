@@ -54,7 +54,7 @@ from reverie.model import (
     Status,
     Vector,
 )
-from reverie.store._common import ENUM_FIELDS, check_vector, field_changes, relation_type
+from reverie.store._common import ENUM_FIELDS, check_vector, field_changes, grouped_plain_changes, relation_type
 from reverie.store.base import (
     ORDERABLE_FIELDS,
     Box,
@@ -820,6 +820,20 @@ class PostgresStore:
         if current is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         raise ConflictError(f"memory {memory_id!r} is at version {current[0]}, not the expected {expected_version}")
+
+    def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        groups = grouped_plain_changes(changes, _WRITABLE)
+        if not groups:
+            return
+        with self._write() as conn, conn.cursor() as cur:
+            for names, rows in groups.items():
+                assigns = sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
+                query = sql.SQL("UPDATE memories SET {}, version = version + 1 WHERE id = %s").format(assigns)
+                params = [
+                    [*(_encode_value(n, _COLUMN_KIND[n], fields[n], self.dim) for n in names), mid]
+                    for mid, fields in rows
+                ]
+                cur.executemany(query, params)
 
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:

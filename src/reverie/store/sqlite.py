@@ -48,7 +48,14 @@ from reverie.model import (
     Status,
     Vector,
 )
-from reverie.store._common import ENUM_FIELDS, check_vector, field_changes, relation_type
+from reverie.store._common import (
+    ENUM_FIELDS,
+    INDEXED_FIELDS,
+    check_vector,
+    field_changes,
+    grouped_plain_changes,
+    relation_type,
+)
 from reverie.store.base import (
     ORDERABLE_FIELDS,
     Box,
@@ -523,10 +530,6 @@ class _Tx:
     synced: bool = False  # the index caught up inside this transaction (it saw uncommitted rows)
 
 
-#: fields whose change must also update the FTS text, the vector index or the partition
-_INDEXED_FIELDS: Final = frozenset({"content", "embedding", "user_id"})
-
-
 @dataclass(frozen=True, slots=True)
 class _Current:
     """What an update needs to know about the stored row."""
@@ -845,7 +848,7 @@ class SQLiteStore:
 
     def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
         encoded = {name: _encode(name, value, self.dim) for name, value in fields.items()}
-        if not _INDEXED_FIELDS & encoded.keys():
+        if not INDEXED_FIELDS & encoded.keys():
             return self._update_plain(memory_id, encoded, expected_version)
         with self._write("update"):
             cur = self._current(memory_id)
@@ -885,6 +888,16 @@ class SQLiteStore:
                 return int(row[0])
             cur = self._current(memory_id)  # raises NotFoundError for an unknown id
         raise ConflictError(f"memory {memory_id!r} is at version {cur.version}, not the expected {expected_version}")
+
+    def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        groups = grouped_plain_changes(changes, _WRITABLE)
+        with self._write("update_many"):
+            for names, rows in groups.items():
+                assigns = ", ".join(f'"{name}" = ?' for name in names)
+                self._conn.executemany(
+                    f"UPDATE memories SET {assigns}, version = version + 1 WHERE id = ?",
+                    [[*(_encode(n, fields[n], self.dim) for n in names), mid] for mid, fields in rows],
+                )
 
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
