@@ -15,7 +15,7 @@ Conventions every backend follows:
 * Driver exceptions never escape: they are re-raised as :class:`~reverie.errors.StoreError`
   (``raise StoreError(...) from exc``).
 * Vector similarity is cosine similarity in [-1, 1] (vectors are L2-normalised), higher first.
-  Text scores are "higher is better" (BM25 negated on SQLite, ``ts_rank_cd`` on PostgreSQL).
+  Text scores are "higher is better" (BM25 negated on SQLite, ``ts_rank`` on PostgreSQL).
 """
 
 from __future__ import annotations
