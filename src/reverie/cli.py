@@ -385,15 +385,22 @@ def _import_jsonl(mem: Any, path: Path, user: str | None, agent: str | None, ver
         res = mem.restore(records)
         console.print(f"restored {res['restored']} records, skipped {res['skipped']} existing")
     if items:
-        added = 0
-        with _progress() as progress:
-            task = progress.add_task("importing", total=len(items))
-            for start in range(0, len(items), 200):
-                chunk = items[start:start + 200]
-                added += sum(r.action.value in STORED_ACTIONS for r in
-                             mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim))
-                progress.advance(task, len(chunk))
+        added = _add_with_progress(mem, items, "importing", user, agent, verbatim)
         console.print(f"added {added} of {len(items)} lines")
+
+
+def _add_with_progress(mem: Any, items: list[Any], label: str, user: str | None, agent: str | None,
+                       verbatim: bool, chunk_size: int = 100) -> int:
+    """``add_many`` in chunks behind a progress bar; returns how many items stored a new memory."""
+    added = 0
+    with _progress() as progress:
+        task = progress.add_task(label, total=len(items))
+        for start in range(0, len(items), chunk_size):
+            chunk = items[start:start + chunk_size]
+            results = mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim)
+            added += sum(r.action.value in STORED_ACTIONS for r in results)
+            progress.advance(task, len(chunk))
+    return added
 
 
 def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool) -> None:
@@ -402,14 +409,7 @@ def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | Non
     items = [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
               "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}}
              for t in conv.turns]
-    added = 0
-    with _progress() as progress:
-        task = progress.add_task("importing turns", total=len(items))
-        for start in range(0, len(items), 100):
-            chunk = items[start:start + 100]
-            added += sum(r.action.value in STORED_ACTIONS for r in
-                         mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim))
-            progress.advance(task, len(chunk))
+    added = _add_with_progress(mem, items, "importing turns", user, agent, verbatim)
     console.print(f"imported {added} of {len(items)} turns for user {user!r}")
 
 
