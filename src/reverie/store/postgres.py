@@ -1313,17 +1313,9 @@ _RELATION_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
 
 
 def _encode_relation(rel: Relation) -> tuple[Any, ...]:
-    return (
-        rel.id,
-        rel.src_id,
-        rel.dst_id,
-        relation_type(rel.type),
-        float(rel.confidence),
-        float(rel.weight),
-        _utc(rel.created_at),
-        _utc(rel.last_reinforced_at),
-        _json(rel.metadata, "relation metadata"),
-    )
+    """A relation as the row ``(id, *_RELATION_ENCODERS columns)`` (NULLs stay NULL)."""
+    values = ((enc, getattr(rel, name)) for name, enc in _RELATION_ENCODERS.items())
+    return (rel.id, *(None if value is None else enc(value) for enc, value in values))
 
 
 def _decode_relation(row: Sequence[Any]) -> Relation:
