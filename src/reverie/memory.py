@@ -710,18 +710,23 @@ class Memory:
         times = self.store.access_times([rec.id]).get(rec.id, [])
         return explain_strength(rec, now=self.now(), cfg=self.settings.dynamics, access_times=times)
 
+    def _get_llm(self) -> Any | None:
+        """The LLM client (built from settings on first use; ``None`` when none is configured)."""
+        if self.llm is None and not getattr(self, "_llm_built", False):
+            from reverie.llm import make_llm
+
+            self.llm = make_llm(self.settings.llm, on_call=lambda event: self.ops.log(
+                str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"}))
+            self._llm_built = True
+        return self.llm
+
     # write path (issue 4) ----------------------------------------------------------------
     def _write_path(self) -> WritePipeline:
         """The write pipeline (built on first use; the LLM is optional)."""
         pipeline: WritePipeline | None = getattr(self, "_pipeline", None)
         if pipeline is None:
-            from reverie.llm import make_llm
-
-            if self.llm is None:
-                self.llm = make_llm(self.settings.llm, on_call=lambda event: self.ops.log(
-                    str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"}))
             pipeline = WritePipeline(store=self.store, settings=self.settings, embed=self._embed,
-                                     profile=self.embedder.profile, clock=self.now, ops=self.ops, llm=self.llm)
+                                     profile=self.embedder.profile, clock=self.now, ops=self.ops, llm=self._get_llm())
             self._pipeline = pipeline
         return pipeline
 

@@ -5,13 +5,27 @@ from __future__ import annotations
 from pydantic import Field
 
 from reverie.config.core import Section
+from reverie.config.dream_consolidation import ConsolidationSettings
+from reverie.config.dream_lifecycle import LifecycleStepSettings
+from reverie.config.dream_quantize import QuantizeSettings
+from reverie.config.dream_schedule import ScheduleSettings
 
 
 class DreamSettings(Section):
     """Which dream steps run, and how much each may take on in one run."""
 
     steps: list[str] = Field(
-        default_factory=lambda: ["decay", "promote", "expire", "prune"],
+        default_factory=lambda: [
+            "decay",
+            # lifecycle (early): emotional consolidation and synaptic replay
+            "promote",
+            "expire",
+            # lifecycle: utility decay, rehearsal, foresight expiry, redundancy, forgetting, clustering
+            # consolidation: consolidate, themes, abstraction, category summaries, entity cards, bridges, probe
+            # lifecycle (late): drift, archival, cold migration, edge decay
+            # quantize
+            "prune",
+        ],
         description="Ordered dream steps to run (SEED-NOTES 10: one ordered list of named steps).",
     )
     batch_size: int = Field(
@@ -36,3 +50,7 @@ class DreamSettings(Section):
         le=1_000,
         description="How many dream reports are kept (newest first) for the CLI, API and dashboard.",
     )
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    lifecycle: LifecycleStepSettings = Field(default_factory=LifecycleStepSettings)
+    quantize: QuantizeSettings = Field(default_factory=QuantizeSettings)
+    schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)

@@ -51,6 +51,12 @@ class DreamContext:
     user_id: str | None = None
     all_users: bool = True
     ops_log: Callable[..., None] | None = None
+    #: the engine's embedder as ``texts -> (n, dim) float32`` (summaries get fresh embeddings)
+    embed: Callable[[Sequence[str]], Any] | None = None
+    #: the embedder's profile ("minilm", "openai", "hash"): similarity thresholds depend on it
+    profile: str = "minilm"
+    #: the optional LLM (:class:`reverie.llm.client.ChatJSON`); ``None`` means the heuristic paths
+    llm: Any | None = None
 
     def scope(self, **kw: Any) -> MemoryFilter:
         kw.setdefault("user_id", self.user_id)
@@ -114,7 +120,8 @@ def run_dream(
         all_users = False
     ctx = DreamContext(store=mem.store, settings=mem.settings, now=now or mem.now(),
                        owner=f"{mem.settings.instance_id or 'reverie'}:{uuid.uuid4().hex[:12]}",
-                       user_id=user_id, all_users=all_users, ops_log=mem.ops.log)
+                       user_id=user_id, all_users=all_users, ops_log=mem.ops.log, embed=mem._embed,
+                       profile=mem.embedder.profile, llm=mem._get_llm())
     started = time.perf_counter()
     reports: list[StepReport] = []
     for name in names:

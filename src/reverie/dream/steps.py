@@ -100,9 +100,18 @@ def step_prune(ctx: DreamContext) -> StepReport:
     return StepReport("prune", changed=removed, details={"access_log_rows": removed, "older_than_days": days})
 
 
-STEPS: list[tuple[str, Callable[[DreamContext], StepReport]]] = [
-    ("decay", step_decay),
-    ("promote", step_promote),
-    ("expire", step_expire),
-    ("prune", step_prune),
-]
+def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
+    from reverie.dream import consolidate, lifecycle, quantize
+
+    return [
+        ("decay", step_decay),
+        ("promote", step_promote),
+        ("expire", step_expire),
+        ("prune", step_prune),
+        *lifecycle.STEPS,
+        *consolidate.STEPS,
+        *quantize.STEPS,
+    ]
+
+
+STEPS: list[tuple[str, Callable[[DreamContext], StepReport]]] = _all_steps()
