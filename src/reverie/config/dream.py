@@ -21,7 +21,8 @@ class DreamSettings(Section):
             "promote",
             "expire",
             # lifecycle: utility decay, rehearsal, foresight expiry, redundancy, forgetting, clustering
-            # consolidation: consolidate, themes, abstraction, category summaries, entity cards, bridges, probe
+            # consolidation: consolidate, themes, abstraction
+            # synthesis: category summaries, entity cards, bridges, probe
             # lifecycle (late): drift, archival, cold migration, edge decay
             # quantize
             "prune",

@@ -101,7 +101,7 @@ def step_prune(ctx: DreamContext) -> StepReport:
 
 
 def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
-    from reverie.dream import consolidate, lifecycle, quantize
+    from reverie.dream import consolidate, lifecycle, quantize, synthesis
 
     return [
         ("decay", step_decay),
@@ -110,6 +110,7 @@ def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
         ("prune", step_prune),
         *lifecycle.STEPS,
         *consolidate.STEPS,
+        *synthesis.STEPS,
         *quantize.STEPS,
     ]
 
