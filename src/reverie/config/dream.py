@@ -9,6 +9,7 @@ from reverie.config.dream_consolidation import ConsolidationSettings
 from reverie.config.dream_lifecycle import LifecycleStepSettings
 from reverie.config.dream_quantize import QuantizeSettings
 from reverie.config.dream_schedule import ScheduleSettings
+from reverie.config.dream_synthesis import SynthesisSettings
 
 
 class DreamSettings(Section):
@@ -53,5 +54,6 @@ class DreamSettings(Section):
     )
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     lifecycle: LifecycleStepSettings = Field(default_factory=LifecycleStepSettings)
+    synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)
     quantize: QuantizeSettings = Field(default_factory=QuantizeSettings)
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
