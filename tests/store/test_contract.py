@@ -118,7 +118,11 @@ def _assert_same(a: MemoryRecord, b: MemoryRecord) -> None:
         if f.name == "embedding":
             assert va is not None and vb is not None
             assert vb.dtype == np.float32
-            np.testing.assert_array_equal(va, vb)
+            if b.embedding_precision == Precision.FLOAT32:
+                np.testing.assert_array_equal(va, vb)
+            else:  # seed 002: stored quantised, read back dequantised with the original norm
+                assert float(np.dot(va, vb)) / float(np.linalg.norm(va) * np.linalg.norm(vb)) > 0.999
+                assert float(np.linalg.norm(vb)) == pytest.approx(float(np.linalg.norm(va)), rel=1e-5)
         else:
             assert va == vb, f.name
             assert type(va) is type(vb) or va is None, f.name
@@ -525,6 +529,48 @@ def test_pinned_false_filter(store: Store, population: dict[str, MemoryRecord]) 
 def test_non_scalar_metadata_filter_is_rejected(store: Store, population: dict[str, MemoryRecord]) -> None:
     with pytest.raises(InvalidInputError):
         store.count(MemoryFilter(metadata={"project": ["x"]}))
+
+
+REACT, DOCKER, ADA = "entity://tech/react", "entity://tech/docker", "entity://name/ada"
+
+
+def test_entities_filter_any_of_follows_writes(store: Store, embedder: HashEmbedder) -> None:
+    """``MemoryFilter.entities``: memories naming any of the URIs (exact), in every read, kept current
+    through inserts, field updates, whole-record updates and deletes."""
+    store.insert([
+        _rec(embedder, "Ada deployed the entity app", id="e1", entities=[REACT, DOCKER, ADA]),
+        _rec(embedder, "Bob ships the entity app", id="e2", entities=[DOCKER]),
+        _rec(embedder, "Tea time entity", id="e3"),
+        _rec(embedder, "Old entity app", id="e4", entities=[REACT], status=Status.SUPERSEDED),
+        _rec(embedder, "Other user entity app", id="e5", user_id="other", entities=[REACT]),
+        _rec(embedder, "Lookalike entity app", id="e6", entities=["entity://tech/react-native", "react"]),
+    ])
+    vec = embedder.embed(["entity app"])[0]
+
+    def ids(entities: set[str], **kw: Any) -> set[str]:
+        flt = MemoryFilter(entities=frozenset(entities), **kw)
+        found = {r.id for r in store.list(flt, limit=100)}
+        assert store.count(flt) == len(found)
+        assert {r.id for batch in store.scan(flt, batch_size=2) for r in batch} == found
+        assert {h.id for h in store.vector_search(vec, flt, 100)} == found
+        assert {h.id for h in store.text_search("entity", flt, 100)} == found
+        return found
+
+    assert ids({REACT}) == {"e1"}
+    assert ids({REACT, DOCKER}) == {"e1", "e2"}
+    assert ids(set()) == set()
+    assert ids({"entity://tech/vue"}) == set()
+    assert ids({REACT}, statuses=None) == {"e1", "e4"}
+    assert ids({REACT}, all_users=True) == {"e1", "e5"}
+    assert ids({DOCKER}, agent_id="nobody") == set()
+    store.update_fields("e2", {"entities": [REACT]})
+    assert ids({DOCKER}) == {"e1"} and ids({REACT}) == {"e1", "e2"}
+    rec = store.get(["e3"])["e3"]
+    rec.entities = [ADA, ADA]
+    store.update(rec)
+    assert ids({ADA}) == {"e1", "e3"}
+    assert store.delete(["e1"]) == 1
+    assert ids({REACT, DOCKER, ADA}) == {"e2", "e3"}
 
 
 # -- list, scan, count, stats, hash ------------------------------------------------------
@@ -953,3 +999,267 @@ def test_update_many_writes_plain_fields_in_one_call(store: Store, embedder: Has
             store.update_many([(a.id, bad)])
     assert store.get([a.id])[a.id].content == "many a"
     store.update_many([])
+
+
+# -- dream lifecycle (issue 6): partial scans, batched compare-and-set, clusters, pruning -----------
+
+
+def test_scan_can_omit_heavy_fields(store: Store, embedder: HashEmbedder) -> None:
+    full = _full_record(embedder)
+    store.insert([full, _rec(embedder, "second row", id="mem-zz")])
+    heavy = frozenset({"embedding", "inputs", "importance_channels"})
+    batches = list(store.scan(MemoryFilter.everything(), batch_size=1, omit=heavy))
+    assert [[r.id for r in b] for b in batches] == [["mem-full"], ["mem-zz"]]
+    light = batches[0][0]
+    assert light.embedding is None and light.inputs == [] and light.importance_channels == {}
+    for f in dataclasses.fields(MemoryRecord):  # every other field is read as stored
+        if f.name not in heavy:
+            assert getattr(light, f.name) == getattr(full, f.name), f.name
+    for bad in (frozenset({"version"}), frozenset({"id"}), frozenset({"colour"})):
+        with pytest.raises(InvalidInputError):
+            list(store.scan(MemoryFilter.everything(), omit=bad))
+
+
+def test_update_fields_many_is_a_compare_and_set_per_memory(store: Store, embedder: HashEmbedder) -> None:
+    a, b, c = (_rec(embedder, f"cas {x}") for x in "abc")
+    store.insert([a, b, c])
+    store.update_fields(b.id, {"utility": 0.9})  # b moves to version 2: the batch's write to it is stale
+    written = store.update_fields_many([(a.id, {"utility": 0.1, "status": Status.DORMANT}, 1),
+                                        (b.id, {"utility": 0.2}, 1),
+                                        (c.id, {"energy": 0.5}, None),
+                                        ("missing", {"utility": 0.3}, 1)])
+    assert written == [a.id, c.id]
+    got = store.get([a.id, b.id, c.id])
+    assert (got[a.id].utility, got[a.id].status, got[a.id].version) == (0.1, Status.DORMANT, 2)
+    assert (got[b.id].utility, got[b.id].version) == (0.9, 2)
+    assert (got[c.id].energy, got[c.id].version) == (0.5, 2)
+    with pytest.raises(InvalidInputError):
+        store.update_fields_many([(a.id, {"utility": 0.5}, 2), (a.id, {"energy": 1.0}, 3)])
+    with pytest.raises(InvalidInputError):
+        store.update_fields_many([(a.id, {"content": "new"}, 2)])
+    assert store.get([a.id])[a.id].version == 2  # nothing of a refused batch was written
+    assert store.update_fields_many([]) == []
+
+
+def test_update_relations_in_bulk(store: Store, embedder: HashEmbedder) -> None:
+    a, b, c = (_rec(embedder, t) for t in ("rel a", "rel b", "rel c"))
+    store.insert([a, b, c])
+    r1, r2 = Relation(a.id, b.id, RelationType.RELATED_TO), Relation(b.id, c.id, RelationType.CAUSES)
+    store.add_relations([r1, r2])
+    later = T0 + timedelta(days=3)
+    n = store.update_relations([(r1.id, {"confidence": 0.3, "last_reinforced_at": later, "metadata": {"k": 1}}),
+                                (r2.id, {"confidence": 0.6}), ("missing", {"confidence": 0.1})])
+    assert n == 2
+    got = {r.id: r for r in store.relations([a.id, c.id])}
+    assert (got[r1.id].confidence, got[r1.id].last_reinforced_at, got[r1.id].metadata) == (0.3, later, {"k": 1})
+    assert got[r2.id].confidence == 0.6
+    with pytest.raises(InvalidInputError):
+        store.update_relations([(r1.id, {"colour": "red"})])
+    assert store.update_relations([]) == 0
+
+
+def test_add_history_in_bulk_reports_the_stored_ids(store: Store) -> None:
+    events = [HistoryEvent("m", f"e{i}", T0 + timedelta(seconds=i)) for i in range(5)]
+    store.add_history(events[:1])
+    store.add_history(events[1:])
+    assert [e.id for e in events] == [h.id for h in store.history("m")]
+    assert len({e.id for e in events}) == 5
+
+
+def test_prune_expired_tags_and_claims(store: Store) -> None:
+    from reverie.store.base import SynapticTag
+
+    ttl = timedelta(hours=4)
+    store.put_tags([SynapticTag("a", "s", T0, T0 + ttl), SynapticTag("b", "s", T0 + ttl, T0 + 2 * ttl, captured=True)])
+    assert store.prune_tags(T0 + ttl + timedelta(seconds=1)) == 1
+    assert [t.memory_id for t in store.active_tags("s", T0 + ttl + timedelta(minutes=1))] == []  # b is captured
+    assert store.prune_tags(T0 + 3 * ttl) == 1
+    store.claim(["x", "y"], owner="w1", phase="p", now=T0, ttl_seconds=60)
+    store.claim(["z"], owner="w2", phase="p", now=T0 + timedelta(seconds=100), ttl_seconds=60)
+    assert store.prune_claims(T0 + timedelta(seconds=120)) == 2
+    assert store.claim(["x", "z"], owner="w3", phase="p", now=T0 + timedelta(seconds=120), ttl_seconds=60) == ["x"]
+
+
+def test_clusters_round_trip_and_replace_members(store: Store) -> None:
+    from reverie.store.base import Cluster
+
+    c1 = Cluster("c1", "u", "coactivation", T0, T0, members={"m1": 4.0, "m2": 5.0}, metadata={"strength": 5})
+    c2 = Cluster("c2", None, "coactivation", T0 + timedelta(seconds=1), T0, members={"m3": 1.0}, label="misc")
+    c3 = Cluster("c3", "u", "theme", T0 + timedelta(seconds=2), T0)
+    store.put_clusters([c1, c2, c3])
+    got = store.clusters("u")
+    assert [(c.id, c.user_id, c.kind, c.members) for c in got] == [
+        ("c1", "u", "coactivation", {"m1": 4.0, "m2": 5.0}), ("c3", "u", "theme", {})]
+    assert got[0].metadata == {"strength": 5} and got[0].created_at == T0
+    assert [(c.id, c.user_id, c.label) for c in store.clusters(None)] == [("c2", None, "misc")]
+    assert [c.id for c in store.clusters(None, all_users=True, kind="coactivation")] == ["c1", "c2"]
+    c1.members, c1.updated_at = {"m2": 6.0, "m4": 4.0}, T0 + timedelta(hours=1)
+    store.put_clusters([c1])
+    again = store.clusters("u", kind="coactivation")[0]
+    assert again.members == {"m2": 6.0, "m4": 4.0} and again.updated_at == T0 + timedelta(hours=1)
+    assert store.delete_clusters(["c1", "nope"]) == 1
+    assert [c.id for c in store.clusters(None, all_users=True)] == ["c2", "c3"]
+    store.put_clusters([])
+    assert store.delete_clusters([]) == 0
+
+
+# -- seed 002 quantised embeddings ----------------------------------------------------------------
+
+
+def _unit_vectors(n: int, seed: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 64)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> None:
+    from reverie.embed import quantize
+
+    vecs = _unit_vectors(2)
+    rec = MemoryRecord("cold fact", id="q1", store=StoreTier.COLD, embedding=vecs[0],
+                       embedding_precision=Precision.INT4)
+    store.insert([rec])
+    got = store.get(["q1"])["q1"]
+    assert got.embedding_precision is Precision.INT4 and got.embedding is not None
+    assert got.embedding.dtype == np.float32 and _cos(got.embedding, vecs[0]) > 0.98
+    np.testing.assert_array_equal(store.embeddings(["q1"])["q1"], got.embedding)
+    np.testing.assert_array_equal(got.embedding, quantize.decode(quantize.encode(vecs[0], Precision.INT4)))
+    # read-modify-write keeps the codes bit for bit (no re-quantisation drift)
+    assert store.update(got, expected_version=got.version) == got.version + 1
+    np.testing.assert_array_equal(store.get(["q1"])["q1"].embedding, got.embedding)
+    # a precision change alone re-encodes the stored embedding
+    store.update_fields("q1", {"embedding_precision": Precision.INT2})
+    low = store.get(["q1"])["q1"]
+    assert low.embedding_precision is Precision.INT2 and low.embedding is not None
+    assert 0.8 < _cos(low.embedding, vecs[0]) < _cos(got.embedding, vecs[0])
+    # a new vector is stored at the memory's precision; float32 with a vector stores it exactly
+    store.update_fields("q1", {"embedding": vecs[1]})
+    again = store.get(["q1"])["q1"]
+    assert again.embedding_precision is Precision.INT2 and _cos(again.embedding, vecs[1]) > 0.8  # type: ignore[arg-type]
+    store.update_fields("q1", {"embedding": vecs[1], "embedding_precision": Precision.FLOAT32})
+    exact = store.get(["q1"])["q1"]
+    assert exact.embedding_precision is Precision.FLOAT32
+    np.testing.assert_array_equal(exact.embedding, vecs[1])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        store.update_fields("q1", {"embedding_precision": "int3"})
+    with pytest.raises(InvalidInputError):  # re-encoding goes through update_fields
+        store.update_many([("q1", {"embedding_precision": Precision.INT8})])
+    assert store.get(["q1"])["q1"].embedding_precision is Precision.FLOAT32
+
+
+def test_deep_search_ranks_quantized_memories_with_the_mixed_precision_similarity(store: Store) -> None:
+    from reverie.embed import quantize
+
+    vecs = _unit_vectors(60)
+    precisions = [Precision.FLOAT32, Precision.INT8, Precision.INT4, Precision.INT2]
+    recs = [MemoryRecord(f"memory {i}", id=f"m{i:02d}", store=StoreTier.HOT if i < 10 else StoreTier.COLD,
+                         embedding=vecs[i], embedding_precision=precisions[i % 4] if i >= 10 else Precision.FLOAT32)
+            for i in range(60)]
+    store.insert(recs)
+    query = vecs[13] + 0.3 * vecs[40]
+    unit = query / np.linalg.norm(query)
+    expected: dict[str, float] = {}
+    for r in recs:
+        if r.embedding_precision is Precision.FLOAT32:
+            expected[r.id] = _cos(unit, r.embedding)  # type: ignore[arg-type]
+        else:
+            codes = [quantize.encode(r.embedding, r.embedding_precision)]  # type: ignore[arg-type]
+            expected[r.id] = float(quantize.mixed_similarity(query, codes)[0])
+    deep = store.vector_search(query, MemoryFilter(stores=None), 60)
+    assert [h.id for h in deep] == sorted(expected, key=lambda i: (-expected[i], i))
+    for h in deep:
+        assert h.score == pytest.approx(expected[h.id], abs=1e-4)
+    # the quantised twin of the query's own vector is found first, its similarity debiased to ~1
+    top = store.vector_search(vecs[14], MemoryFilter(stores=frozenset({StoreTier.COLD})), 3)
+    assert top[0].id == "m14" and top[0].score == pytest.approx(1.0, abs=2e-3)  # m14 is int4
+    hot = store.vector_search(query, MemoryFilter(), 60)
+    assert {h.id for h in hot} == {f"m{i:02d}" for i in range(10)}
+
+
+def test_quantized_memory_moved_back_to_hot_is_still_found(store: Store) -> None:
+    vecs = _unit_vectors(3, seed=11)
+    store.insert([MemoryRecord("back home", id="h1", store=StoreTier.COLD, embedding=vecs[0],
+                               embedding_precision=Precision.INT8),
+                  MemoryRecord("hot one", id="h2", embedding=vecs[1])])
+    assert [h.id for h in store.vector_search(vecs[0], MemoryFilter(), 5)] == ["h2"]
+    store.update_fields("h1", {"store": StoreTier.HOT})
+    hits = store.vector_search(vecs[0], MemoryFilter(), 5)
+    assert [h.id for h in hits] == ["h1", "h2"] and hits[0].score == pytest.approx(1.0, abs=1e-3)
+
+
+def test_quantized_memories_survive_reopen_rebuild_user_move_and_delete(open_store: Opener) -> None:
+    vecs = _unit_vectors(30, seed=3)
+    st = open_store()
+    st.insert([MemoryRecord(f"cold {i}", id=f"c{i:02d}", user_id="ann", store=StoreTier.COLD, embedding=vecs[i],
+                            embedding_precision=Precision.INT4 if i % 2 else Precision.FLOAT32) for i in range(30)])
+    deep = MemoryFilter(user_id="ann", stores=None)
+    before = st.vector_search(vecs[5], deep, 10)
+    assert before[0].id == "c05"
+    st.close()
+    st = open_store()
+    assert st.vector_search(vecs[5], deep, 10) == before
+    st.rebuild_indexes()
+    assert st.vector_search(vecs[5], deep, 10) == before
+    st.update_fields("c05", {"user_id": "bob"})
+    assert "c05" not in {h.id for h in st.vector_search(vecs[5], deep, 30)}
+    assert st.vector_search(vecs[5], MemoryFilter(user_id="bob", stores=None), 1)[0].id == "c05"
+    st.delete(["c07"])
+    assert "c07" not in {h.id for h in st.vector_search(vecs[7], deep, 30)}
+    assert st.count(MemoryFilter(user_id="ann", stores=None)) == 28
+
+
+def test_deep_search_over_many_quantized_memories_matches_exact_ranking(store: Store) -> None:
+    # more quantised rows than PostgreSQL re-ranks per query (it prefilters by sign bits)
+    from reverie.embed import quantize
+
+    vecs = _unit_vectors(900, seed=21)
+    store.insert([MemoryRecord(f"old {i}", id=f"z{i:03d}", store=StoreTier.COLD, status=Status.DORMANT,
+                               embedding=vecs[i], embedding_precision=Precision.INT4) for i in range(900)])
+    codes = [quantize.encode(v, Precision.INT4) for v in vecs]
+    deep = MemoryFilter(stores=None, statuses=None)
+    overlaps = []
+    for i in range(0, 900, 90):
+        query = vecs[i] + 0.5 * vecs[(i + 1) % 900]
+        exact = np.argsort(-quantize.mixed_similarity(query, codes), kind="stable")[:10]
+        hits = store.vector_search(query, deep, 10)
+        assert hits[0].id == f"z{exact[0]:03d}"
+        overlaps.append(len({h.id for h in hits} & {f"z{j:03d}" for j in exact}) / 10)
+    assert np.mean(overlaps) >= 0.95
+
+
+def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Store) -> None:
+    from reverie.embed import quantize
+
+    vecs = _unit_vectors(6, seed=5)
+    store.insert([MemoryRecord(f"cold {i}", id=f"p{i}", store=StoreTier.COLD, embedding=vecs[i]) for i in range(5)]
+                 + [MemoryRecord("no vector", id="p5", store=StoreTier.COLD)])
+    store.update_fields("p3", {"energy": 0.5})  # now at version 2
+    written = store.set_embedding_precision([
+        ("p0", Precision.INT8, 1), ("p1", Precision.INT4, None), ("p2", Precision.INT2, 1),
+        ("p3", Precision.INT4, 1), ("p4", Precision.FLOAT32, 1), ("p5", Precision.INT4, 1), ("nope", Precision.INT8, 1),
+    ])
+    assert written == ["p0", "p1", "p2"]  # p3 changed meanwhile, p4 is float32 already, p5 has no vector
+    got = store.get([f"p{i}" for i in range(6)])
+    for i, p in enumerate([Precision.INT8, Precision.INT4, Precision.INT2]):
+        assert got[f"p{i}"].embedding_precision is p and got[f"p{i}"].version == 2
+        np.testing.assert_array_equal(got[f"p{i}"].embedding, quantize.decode(quantize.encode(vecs[i], p)))  # type: ignore[arg-type]
+    assert (got["p3"].embedding_precision, got["p3"].version) == (Precision.FLOAT32, 2)
+    assert (got["p4"].version, got["p5"].version, got["p5"].embedding) == (1, 1, None)
+    deep = MemoryFilter(stores=None)
+    assert [store.vector_search(vecs[i], deep, 1)[0].id for i in range(5)] == [f"p{i}" for i in range(5)]
+    # down again from codes (int8 → int2), and back to float32 (the dequantised vector)
+    assert store.set_embedding_precision([("p0", Precision.INT2, 2), ("p1", Precision.FLOAT32, 2)]) == ["p0", "p1"]
+    got = store.get(["p0", "p1"])
+    assert got["p0"].embedding_precision is Precision.INT2 and got["p1"].embedding_precision is Precision.FLOAT32
+    assert _cos(got["p0"].embedding, vecs[0]) > 0.8  # type: ignore[arg-type]
+    assert store.vector_search(vecs[1], MemoryFilter(stores=None), 1)[0].id == "p1"
+    assert store.set_embedding_precision([]) == []
+    with pytest.raises(InvalidInputError):
+        store.set_embedding_precision([("p0", Precision.INT4, None), ("p0", Precision.INT8, None)])
+    with pytest.raises(InvalidInputError):
+        store.set_embedding_precision([("p0", "int3", None)])  # type: ignore[list-item]
+    assert store.get(["p0"])["p0"].version == 3

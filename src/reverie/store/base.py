@@ -16,6 +16,14 @@ Conventions every backend follows:
   (``raise StoreError(...) from exc``).
 * Vector similarity is cosine similarity in [-1, 1] (vectors are L2-normalised), higher first.
   Text scores are "higher is better" (BM25 negated on SQLite, ``ts_rank`` on PostgreSQL).
+* Seed 002 quantised embeddings: a memory's ``embedding_precision`` says how its embedding is
+  stored — float32, or codes of :mod:`reverie.embed.quantize` (int8/int4/int2). Records and
+  :meth:`Store.embeddings` always carry float32 (dequantised) vectors. A write of ``embedding``
+  stores it at the memory's (or the written) precision; a write of ``embedding_precision`` alone
+  re-encodes the stored embedding; writing back an unchanged dequantised vector keeps the codes.
+  Quantised memories are never in the float32 ANN index: a vector search that reaches the cold
+  store ranks them with the mixed-precision similarity (``quantize.mixed_similarity``), and a
+  search of the hot store alone still finds a quantised memory that was moved back to hot.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from reverie.model import (
     HistoryEvent,
     Layer,
     MemoryRecord,
+    Precision,
     Relation,
     RelationType,
     Status,
@@ -65,6 +74,8 @@ class MemoryFilter:
     recorded_before: datetime | None = None
     #: equality on top-level metadata keys (JSON scalars)
     metadata: Mapping[str, Any] | None = None
+    #: memories naming any of these entity URIs (exact, e.g. ``entity://tech/react``; seed 001 entity hub)
+    entities: frozenset[str] | None = None
 
     @property
     def partition(self) -> str:
@@ -147,6 +158,24 @@ class Box:
     memory_count: int = 0
 
 
+@dataclass(slots=True)
+class Cluster:
+    """A group of memories (seed 000 SemanticCluster): ``members`` maps memory id → weight.
+
+    ``user_id`` is the partition the cluster belongs to; ``kind`` says which rule formed it
+    (e.g. ``"coactivation"``).
+    """
+
+    id: str
+    user_id: str | None
+    kind: str
+    created_at: datetime
+    updated_at: datetime
+    members: dict[str, float] = field(default_factory=dict)
+    label: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
 ORDERABLE_FIELDS = frozenset(
     {
         "created_at",
@@ -206,6 +235,28 @@ class Store(Protocol):
         """Write some fields (names of :class:`MemoryRecord` fields). Returns the new version."""
         ...
 
+    def update_fields_many(
+        self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]
+    ) -> builtins.list[str]:
+        """Batched :meth:`update_fields`: ``(id, fields, expected_version)`` triples in one round trip.
+
+        Each write is a compare-and-set of its own: a memory whose version is not the expected one
+        (or an unknown id) is skipped, not raised. Returns the ids written, in input order. Indexed
+        fields are refused as in :meth:`update_many`; an id given twice raises InvalidInputError.
+        """
+        ...
+
+    def set_embedding_precision(self, changes: Sequence[tuple[str, Precision, int | None]]) -> builtins.list[str]:
+        """Re-encode the stored embeddings of many memories (seed 002 quantisation) in one round trip.
+
+        ``(id, precision, expected_version)`` triples, each a compare-and-set of its own (a version
+        mismatch or an unknown id is skipped, not raised); memories without an embedding or already
+        at the precision are skipped too. The vectors are quantised in one batch per precision. Each
+        written memory's version is bumped. Returns the ids re-encoded, in input order; an id given
+        twice or an unknown precision raises InvalidInputError.
+        """
+        ...
+
     def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Write field changes to many memories in one round trip (the access updates of a search).
 
@@ -230,8 +281,15 @@ class Store(Protocol):
         descending: bool = True,
     ) -> builtins.list[MemoryRecord]: ...
 
-    def scan(self, flt: MemoryFilter, *, batch_size: int = 1000) -> Iterator[builtins.list[MemoryRecord]]:
-        """Every matching memory in batches, in id order (the dream cycle walks with this)."""
+    def scan(
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+    ) -> Iterator[builtins.list[MemoryRecord]]:
+        """Every matching memory in batches, in id order (the dream cycle walks with this).
+
+        ``omit`` names fields not read (they keep their defaults: ``embedding`` None, empty
+        ``inputs``…), so a pass over many memories skips the heavy columns. ``id``, ``version``,
+        ``content`` and ``content_hash`` are always read; unknown names raise InvalidInputError.
+        """
         ...
 
     def count(self, flt: MemoryFilter) -> int: ...
@@ -244,7 +302,8 @@ class Store(Protocol):
 
     # search ----------------------------------------------------------------------------
     def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        """The ``k`` most cosine-similar memories that pass ``flt``, best first."""
+        """The ``k`` most cosine-similar memories that pass ``flt``, best first (quantised memories
+        scored with the mixed-precision similarity, seed 002)."""
         ...
 
     def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
@@ -274,6 +333,11 @@ class Store(Protocol):
 
     def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None: ...
 
+    def update_relations(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
+        """Write field changes to many relations in one round trip; unknown ids are skipped.
+        Returns how many relations were updated."""
+        ...
+
     def delete_relations(self, relation_ids: Sequence[str]) -> int: ...
 
     def count_relations(self, flt: MemoryFilter) -> int:
@@ -300,6 +364,10 @@ class Store(Protocol):
         ...
 
     def prune_access_log(self, before: datetime) -> int: ...
+
+    def prune_claims(self, before: datetime) -> int:
+        """Delete claims that expired before ``before`` (a crashed dreamer's leftovers). Returns how many."""
+        ...
 
     def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
         """Add 1 to the weight of each unordered pair (created at weight 1)."""
@@ -348,6 +416,25 @@ class Store(Protocol):
         """Mark these tags of a session captured. Returns how many changed."""
         ...
 
+    def prune_tags(self, before: datetime) -> int:
+        """Delete synaptic tags whose TTL ended before ``before`` (captured or not). Returns how many."""
+        ...
+
+    # clusters (seed 000 semantic clusters) -------------------------------------------------------
+    def put_clusters(self, clusters: Sequence[Cluster]) -> None:
+        """Insert or replace clusters by id, each with exactly its ``members`` (old members go)."""
+        ...
+
+    def clusters(
+        self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
+    ) -> builtins.list[Cluster]:
+        """The clusters of a user partition (or of all), optionally of one kind, oldest first."""
+        ...
+
+    def delete_clusters(self, cluster_ids: Sequence[str]) -> int:
+        """Delete clusters with their memberships (the memories stay). Returns how many."""
+        ...
+
     # memory boxes and traces (seed 004) -------------------------------------------------------
     def put_box(self, box: Box) -> None:
         """Insert or replace a box by id."""
@@ -370,6 +457,7 @@ class Store(Protocol):
 __all__ = [
     "ORDERABLE_FIELDS",
     "Box",
+    "Cluster",
     "LayerStats",
     "MemoryFilter",
     "ScoredId",

@@ -29,6 +29,7 @@ from typing import Any, Final, LiteralString
 import numpy as np
 import psycopg
 import psycopg.conninfo
+from pgvector import Bit
 from pgvector.psycopg import register_vector
 from psycopg import Connection, sql
 from psycopg.rows import TupleRow
@@ -36,6 +37,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from reverie.config.core import StorageSettings
+from reverie.embed import quantize
 from reverie.errors import (
     ConflictError,
     InvalidInputError,
@@ -49,15 +51,32 @@ from reverie.model import (
     HistoryEvent,
     Layer,
     MemoryRecord,
+    Precision,
     Relation,
     RelationType,
     Status,
+    StoreTier,
     Vector,
 )
-from reverie.store._common import ENUM_FIELDS, check_vector, field_changes, grouped_plain_changes, relation_type
+from reverie.store._common import (
+    ENUM_FIELDS,
+    StoredVector,
+    check_vector,
+    field_changes,
+    grouped_plain_changes,
+    precision_changes,
+    precision_value,
+    reencode,
+    relation_type,
+    resolve_embedding,
+    scan_fields,
+    stored_vector,
+    unique_changes,
+)
 from reverie.store.base import (
     ORDERABLE_FIELDS,
     Box,
+    Cluster,
     LayerStats,
     MemoryFilter,
     ScoredId,
@@ -147,6 +166,8 @@ _COLUMNS: Final[tuple[tuple[str, str], ...]] = (
 _COLUMN_NAMES: Final = tuple(name for name, _ in _COLUMNS)
 _COLUMN_KIND: Final = dict(_COLUMNS)
 _WRITABLE: Final = frozenset(_COLUMN_NAMES) - {"id", "version"}
+_EMBEDDING: Final = _COLUMN_NAMES.index("embedding")
+_PRECISION: Final = _COLUMN_NAMES.index("embedding_precision")
 _COPY_TYPES: Final = {
     "text": "text",
     "enum": "text",
@@ -157,20 +178,41 @@ _COPY_TYPES: Final = {
     "bool": "bool",
     "ts": "timestamptz",
 }
-#: nearest neighbours through the HNSW index (iterative scan, relaxed order: re-sorted outside)
-_ANN_QUERY: Final = sql.SQL(
+#: nearest neighbours through the HNSW index (iterative scan, relaxed order: re-sorted outside),
+#: plus (seed 002) quantised rows passing the filter. pgvector has no int4/int2 type: codes live in
+#: ``embedding_codes`` and are scored with the mixed-precision similarity in numpy. When the
+#: filter excludes the cold store that part is a probe of the partial index memories_quantized_idx
+#: (normally no row); when it reaches the cold store, the server ranks the quantised rows by the
+#: Hamming distance of their sign bits (``embedding_bits``, 48 bytes at 384 dimensions) and only the
+#: best ``_PREFILTER`` of them are sent and re-ranked (a full transfer of every code blob took
+#: 0.86 s per query at 30k int4 rows; the prefilter 37 ms, bench/quantize.py)
+_SEARCH_QUERY: Final = sql.SQL(
     "WITH hits AS MATERIALIZED ("
     "SELECT id, embedding <=> %s AS distance FROM memories "
-    "WHERE embedding IS NOT NULL AND {} ORDER BY distance LIMIT %s) "
-    "SELECT id, distance FROM hits ORDER BY distance, id"
+    "WHERE embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s) "
+    "SELECT id, distance, NULL::bytea FROM hits "
+    "UNION ALL SELECT id, NULL, embedding_codes FROM memories WHERE embedding_codes IS NOT NULL AND {where}"
 )
+_SEARCH_COLD_QUERY: Final = sql.SQL(
+    "WITH hits AS MATERIALIZED ("
+    "SELECT id, embedding <=> %s AS distance FROM memories "
+    "WHERE embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s), "
+    "coded AS MATERIALIZED ("
+    "SELECT id, embedding_codes FROM memories WHERE embedding_codes IS NOT NULL AND {where} "
+    "ORDER BY embedding_bits <~> %s LIMIT %s) "
+    "SELECT id, distance, NULL::bytea FROM hits UNION ALL SELECT id, NULL, embedding_codes FROM coded"
+)
+#: quantised candidates re-ranked per query: at least this many, and this many per result asked
+#: (on MiniLM/LoCoMo the 200 nearest by sign bits hold 99.7% of the float32 top 10, 400 hold 100%)
+_PREFILTER: Final = (400, 40)
 #: the same, exact: ``+ 0`` keeps the planner off the HNSW index
 _EXACT_QUERY: Final = sql.SQL(
     "SELECT id, (embedding <=> %s) + 0 AS distance FROM memories "
     "WHERE embedding IS NOT NULL AND {} ORDER BY distance, id LIMIT %s"
 )
+#: every record column, then the code blob of a quantised embedding (``_decode_record`` reads both)
 _SELECT_MEMORY: Final = sql.SQL("SELECT {} FROM memories").format(
-    sql.SQL(", ").join(sql.Identifier(n) for n in _COLUMN_NAMES)
+    sql.SQL(", ").join(sql.Identifier(n) for n in (*_COLUMN_NAMES, "embedding_codes"))
 )
 
 # ----------------------------------------------------------------------------------------
@@ -400,6 +442,50 @@ def _migrate_write_path(conn: Conn, dim: int, settings: StorageSettings) -> None
     conn.execute(_M0003_WRITE_PATH)
 
 
+#: seed 002 quantised embeddings: a quantised memory keeps its code blob in ``embedding_codes`` and
+#: NULL in ``embedding`` (so the HNSW index holds float32 rows only); before this migration nothing
+#: was quantised, so every stored vector is float32
+_M0004_QUANTIZED_EMBEDDINGS: Final[LiteralString] = """
+ALTER TABLE memories ADD COLUMN embedding_codes bytea;
+UPDATE memories SET embedding_precision = 'float32' WHERE embedding_precision <> 'float32';
+CREATE INDEX memories_quantized_idx ON memories (partition, store, status) WHERE embedding_codes IS NOT NULL;
+"""
+
+
+def _migrate_quantized_embeddings(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0004_QUANTIZED_EMBEDDINGS)
+    # the sign bits of a quantised embedding: the server-side prefilter of a deep recall
+    conn.execute(sql.SQL("ALTER TABLE memories ADD COLUMN embedding_bits bit({})").format(sql.Literal(dim)))
+
+
+def _sign_bits(blobs: Sequence[bytes], dim: int) -> builtins.list[Bit]:
+    """The ``embedding_bits`` of code blobs: the signs of their dequantised vectors."""
+    if not blobs:
+        return []
+    return [Bit(row > 0) for row in quantize.decode_rows(blobs, dim)]
+
+
+def _batch_bits(codes: Sequence[bytes | None], dim: int) -> builtins.list[Bit | None]:
+    """:func:`_sign_bits` of the blobs among ``codes`` (``None`` where there is none), in order."""
+    present = [c for c in codes if c is not None]
+    bits = iter(_sign_bits(present, dim))
+    return [next(bits) if c is not None else None for c in codes]
+
+
+#: seed 001 entity hub: MemoryFilter.entities (any-of) is ``entities ?| array`` over this GIN index
+_M0005_ENTITY_INDEX: Final[LiteralString] = "CREATE INDEX memories_entities_idx ON memories USING gin (entities)"
+
+
+def _migrate_entity_index(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0005_ENTITY_INDEX)
+
+
+def _migrate_scan_index(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """A user-scoped scan (the dream cycle's passes) walks (partition, id) in order instead of sorting
+    the partition for every batch."""
+    conn.execute("CREATE INDEX memories_partition_id_idx ON memories (partition, id)")
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
@@ -407,6 +493,9 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0001_core", _migrate_core),
     ("0002_engine_tables", _migrate_engine_tables),
     ("0003_write_path", _migrate_write_path),
+    ("0004_quantized_embeddings", _migrate_quantized_embeddings),
+    ("0005_entity_index", _migrate_entity_index),
+    ("0006_scan_index", _migrate_scan_index),
 )
 
 
@@ -515,8 +604,28 @@ def _decode_value(name: str, kind: str, value: Any) -> Any:
 
 
 def _decode_record(row: Sequence[Any]) -> MemoryRecord:
-    kwargs = {n: _decode_value(n, k, v) for (n, k), v in zip(_COLUMNS, row, strict=True)}
-    return MemoryRecord(**kwargs)
+    """A record from a ``_SELECT_MEMORY`` row; a quantised embedding comes back dequantised."""
+    kwargs = {n: _decode_value(n, k, v) for (n, k), v in zip(_COLUMNS, row[: len(_COLUMNS)], strict=True)}
+    rec = MemoryRecord(**kwargs)
+    if len(row) > len(_COLUMNS) and row[-1] is not None:
+        rec.embedding = quantize.decode(bytes(row[-1]))
+    return rec
+
+
+def _partial_select(names: tuple[str, ...]) -> tuple[sql.Composed, Callable[[Sequence[Any]], MemoryRecord]]:
+    """``SELECT`` and decoder of a scan reading only ``names`` (the other fields keep their defaults;
+    reading the embedding reads the code blob of a quantised one too)."""
+    columns = (*names, "embedding_codes") if "embedding" in names else names
+    select = sql.SQL("SELECT {} FROM memories").format(sql.SQL(", ").join(sql.Identifier(n) for n in columns))
+    kinds = [(n, _COLUMN_KIND[n]) for n in names]
+
+    def decode(row: Sequence[Any]) -> MemoryRecord:
+        rec = MemoryRecord(**{n: _decode_value(n, k, v) for (n, k), v in zip(kinds, row[: len(kinds)], strict=True)})
+        if len(row) > len(kinds) and row[-1] is not None:
+            rec.embedding = quantize.decode(bytes(row[-1]))
+        return rec
+
+    return select, decode
 
 
 def _unique(items: Sequence[str]) -> list[str]:
@@ -556,15 +665,17 @@ def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.
     for name in ("agent_id", "session_id"):
         if getattr(flt, name) is not None:
             add("{c} = %s", name, getattr(flt, name))
-    for name, values in (
-        ("layer", flt.layers),
-        ("status", flt.statuses),
-        ("store", flt.stores),
-        ("category", flt.categories),
-        ("id", flt.ids),
-    ):
+    any_of: tuple[tuple[LiteralString, str, frozenset[Any] | None], ...] = (
+        ("{c} = ANY(%s)", "layer", flt.layers),
+        ("{c} = ANY(%s)", "status", flt.statuses),
+        ("{c} = ANY(%s)", "store", flt.stores),
+        ("{c} = ANY(%s)", "category", flt.categories),
+        ("{c} = ANY(%s)", "id", flt.ids),
+        ("{c} ?| %s::text[]", "entities", flt.entities),  # jsonb array holds any of them (GIN index)
+    )
+    for template, name, values in any_of:
         if values is not None:
-            add("{c} = ANY(%s)", name, [str(v) for v in values])
+            add(template, name, sorted(str(v) for v in values))
     if flt.pinned is not None:
         add("{c} = %s", "pinned", flt.pinned)
     if flt.valid_at is not None:
@@ -770,11 +881,15 @@ class PostgresStore:
         if not records:
             return
         rows = [_encode_record(r, self.dim) for r in records]
+        for row in rows:  # seed 002: a record at a quantised precision is stored as codes (+ sign bits)
+            stored = stored_vector(row[_EMBEDDING], precision_value(row[_PRECISION]))
+            row[_EMBEDDING] = stored.vector
+            row += [stored.codes, _sign_bits([stored.codes], self.dim)[0] if stored.codes else None]
         query = sql.SQL("COPY memories ({}) FROM STDIN (FORMAT BINARY)").format(
-            sql.SQL(", ").join(sql.Identifier(n) for n in _COLUMN_NAMES)
+            sql.SQL(", ").join(sql.Identifier(n) for n in (*_COLUMN_NAMES, "embedding_codes", "embedding_bits"))
         )
         with self._write() as conn, conn.cursor() as cur, cur.copy(query) as copy:
-            copy.set_types([_COPY_TYPES[k] for _, k in _COLUMNS])
+            copy.set_types([*(_COPY_TYPES[k] for _, k in _COLUMNS), "bytea", "bit"])
             for row in rows:
                 copy.write_row(row)
         self._unanalyzed += len(records)
@@ -803,16 +918,19 @@ class PostgresStore:
     def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
         assigns: builtins.list[sql.Composable] = [sql.SQL("version = version + 1")]
         params: builtins.list[Any] = []
-        for name in sorted(fields):
-            assigns.append(sql.SQL("{} = %s").format(sql.Identifier(name)))
-            params.append(_encode_value(name, _COLUMN_KIND[name], fields[name], self.dim))
-        query = sql.SQL("UPDATE memories SET {} WHERE id = %s").format(sql.SQL(", ").join(assigns))
-        params.append(memory_id)
-        if expected_version is not None:
-            query = sql.SQL("{} AND version = %s").format(query)
-            params.append(expected_version)
-        query = sql.SQL("{} RETURNING version").format(query)
+        encoded = {name: _encode_value(name, _COLUMN_KIND[name], fields[name], self.dim) for name in sorted(fields)}
         with self._write() as conn:
+            if "embedding" in fields or "embedding_precision" in fields:
+                encoded.update(self._stored_embedding(conn, memory_id, fields))
+            for name, value in encoded.items():
+                assigns.append(sql.SQL("{} = %s").format(sql.Identifier(name)))
+                params.append(value)
+            query = sql.SQL("UPDATE memories SET {} WHERE id = %s").format(sql.SQL(", ").join(assigns))
+            params.append(memory_id)
+            if expected_version is not None:
+                query = sql.SQL("{} AND version = %s").format(query)
+                params.append(expected_version)
+            query = sql.SQL("{} RETURNING version").format(query)
             row = conn.execute(query, params).fetchone()
             if row is not None:
                 return int(row[0])
@@ -820,6 +938,24 @@ class PostgresStore:
         if current is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         raise ConflictError(f"memory {memory_id!r} is at version {current[0]}, not the expected {expected_version}")
+
+    def _stored_embedding(self, conn: Conn, memory_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The embedding columns a write of ``embedding``/``embedding_precision`` stores (seed 002:
+        float32 in ``embedding``, or codes in ``embedding_codes``), from the locked current row."""
+        row = conn.execute(
+            "SELECT embedding, embedding_codes, embedding_precision FROM memories WHERE id = %s FOR UPDATE",
+            (memory_id,),
+        ).fetchone()
+        if row is None:
+            return {}  # the UPDATE finds no row and reports it
+        vector = None if row[0] is None else _decode_value("embedding", "vector", row[0])
+        current = StoredVector(vector, None if row[1] is None else bytes(row[1]), precision_value(row[2]))
+        resolved = resolve_embedding(fields, current, self.dim)
+        if resolved is None:
+            return {}
+        bits = _sign_bits([resolved.codes], self.dim)[0] if resolved.codes is not None else None
+        return {"embedding": resolved.vector, "embedding_codes": resolved.codes, "embedding_bits": bits,
+                "embedding_precision": resolved.precision.value}
 
     def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         groups = grouped_plain_changes(changes, _WRITABLE)
@@ -834,6 +970,59 @@ class PostgresStore:
                     for mid, fields in rows
                 ]
                 cur.executemany(query, params)
+
+    def update_fields_many(
+        self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]
+    ) -> builtins.list[str]:
+        groups, versions = unique_changes(changes, _WRITABLE)
+        if not groups:
+            return []
+        written: set[str] = set()
+        with self._write() as conn, conn.cursor() as cur:
+            for names, rows in groups.items():
+                assigns = sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
+                query = sql.SQL(
+                    "UPDATE memories SET {}, version = version + 1 "
+                    "WHERE id = %s AND (%s::bigint IS NULL OR version = %s) RETURNING id"
+                ).format(assigns)
+                params = [
+                    [*(_encode_value(n, _COLUMN_KIND[n], fields[n], self.dim) for n in names), mid,
+                     versions[mid], versions[mid]]
+                    for mid, fields in rows
+                ]
+                cur.executemany(query, params, returning=True)
+                while True:  # one result per row: the id when the compare-and-set matched
+                    row = cur.fetchone()
+                    if row is not None:
+                        written.add(row[0])
+                    if not cur.nextset():
+                        break
+        return [mid for mid in versions if mid in written]
+
+    def set_embedding_precision(self, changes: Sequence[tuple[str, Precision, int | None]]) -> builtins.list[str]:
+        targets, versions = precision_changes(changes)
+        if not targets:
+            return []
+        with self._write() as conn, conn.cursor() as cur:
+            rows = cur.execute(
+                "SELECT id, version, embedding, embedding_codes, embedding_precision FROM memories "
+                "WHERE id = ANY(%s) FOR UPDATE",
+                [list(targets)],
+            ).fetchall()
+            current = {
+                r[0]: StoredVector(None if r[2] is None else _decode_value("embedding", "vector", r[2]),
+                                   None if r[3] is None else bytes(r[3]), precision_value(r[4]))
+                for r in rows if versions[r[0]] in (None, int(r[1]))
+            }
+            new = reencode(current, targets, self.dim)
+            if new:
+                cur.executemany(
+                    "UPDATE memories SET embedding = %s, embedding_codes = %s, embedding_bits = %s, "
+                    "embedding_precision = %s, version = version + 1 WHERE id = %s",
+                    [(sv.vector, sv.codes, bits, sv.precision.value, mid) for (mid, sv), bits in zip(
+                        new.items(), _batch_bits([sv.codes for sv in new.values()], self.dim), strict=True)],
+                )
+        return [mid for mid in targets if mid in new]
 
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
@@ -871,14 +1060,18 @@ class PostgresStore:
         )
         return [_decode_record(row) for row in self._rows(query, [*params, limit, offset])]
 
-    def scan(self, flt: MemoryFilter, *, batch_size: int = 1000) -> Iterator[builtins.list[MemoryRecord]]:
+    def scan(
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+    ) -> Iterator[builtins.list[MemoryRecord]]:
         if batch_size < 1:
             raise InvalidInputError("batch_size must be positive")
+        names = scan_fields(omit, _COLUMN_NAMES)
+        select, decode = (_SELECT_MEMORY, _decode_record) if names == _COLUMN_NAMES else _partial_select(names)
         where, params = _filter_sql(flt)
-        query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(_SELECT_MEMORY, where)
+        query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(select, where)
         after = ""
         while True:
-            batch = [_decode_record(row) for row in self._rows(query, [*params, after, batch_size])]
+            batch = [decode(row) for row in self._rows(query, [*params, after, batch_size])]
             if not batch:
                 return
             yield batch
@@ -916,12 +1109,25 @@ class PostgresStore:
         if k <= 0:
             return []
         where, params = _filter_sql(flt)
-        rows = self._rows(_ANN_QUERY.format(where), [query_vec, *params, k])
+        if flt.stores is None or StoreTier.COLD in flt.stores:
+            depth = max(_PREFILTER[0], _PREFILTER[1] * k)
+            found = self._rows(_SEARCH_COLD_QUERY.format(where=where),
+                               [query_vec, *params, k, *params, Bit(query_vec > 0), depth])
+        else:
+            found = self._rows(_SEARCH_QUERY.format(where=where), [query_vec, *params, k, *params])
+        rows = [row for row in found if row[2] is None]
         if len(rows) < k:
             # the HNSW scan stops after hnsw.max_scan_tuples: when a filter the planner cannot
             # see through rejects most neighbours, fall back to an exact scan of what passes
             rows = self._rows(_EXACT_QUERY.format(where), [query_vec, *params, k])
-        return [ScoredId(row[0], _cosine(row[1])) for row in rows]
+        hits = [ScoredId(row[0], _cosine(row[1])) for row in rows]
+        coded = [row for row in found if row[2] is not None]
+        if coded:  # seed 002: quantised rows, scored exactly with the mixed-precision similarity
+            unit = query_vec / (float(np.linalg.norm(query_vec)) or 1.0)
+            scores = np.einsum("ij,j->i", quantize.search_rows([row[2] for row in coded], self.dim), unit)
+            hits += [ScoredId(row[0], min(1.0, max(-1.0, float(s)))) for row, s in zip(coded, scores, strict=True)]
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits[:k]
 
     def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         words = query_terms(query)
@@ -956,10 +1162,16 @@ class PostgresStore:
         if not ids:
             return {}
         rows = self._rows(
-            "SELECT id, embedding FROM memories WHERE id = ANY(%s) AND embedding IS NOT NULL",
+            "SELECT id, embedding, embedding_codes FROM memories WHERE id = ANY(%s) "
+            "AND (embedding IS NOT NULL OR embedding_codes IS NOT NULL)",
             [_unique(ids)],
         )
-        return {row[0]: _decode_value("embedding", "vector", row[1]) for row in rows}
+        out = {row[0]: _decode_value("embedding", "vector", row[1]) for row in rows if row[1] is not None}
+        quantised = [row for row in rows if row[1] is None]
+        if quantised:  # seed 002: dequantised
+            vecs = quantize.decode_rows([bytes(row[2]) for row in quantised], self.dim)
+            out.update({row[0]: vec for row, vec in zip(quantised, vecs, strict=True)})
+        return out
 
     # relations ---------------------------------------------------------------------------
 
@@ -1021,6 +1233,28 @@ class PostgresStore:
         with self._write() as conn:
             if conn.execute(query, [*params, relation_id]).rowcount == 0:
                 raise NotFoundError(f"no relation with id {relation_id!r}")
+
+    def update_relations(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
+        groups: dict[tuple[str, ...], builtins.list[builtins.list[Any]]] = {}
+        for relation_id, fields in changes:
+            bad = sorted(set(fields) - _RELATION_ENCODERS.keys())
+            if bad:
+                raise InvalidInputError(f"cannot update relation fields {bad}")
+            names = tuple(sorted(fields))
+            if names:
+                values = [_RELATION_ENCODERS[n](fields[n]) if fields[n] is not None else None for n in names]
+                groups.setdefault(names, []).append([*values, relation_id])
+        updated = 0
+        if not groups:
+            return updated
+        with self._write() as conn, conn.cursor() as cur:
+            for names, rows in groups.items():
+                query = sql.SQL("UPDATE relations SET {} WHERE id = %s").format(
+                    sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
+                )
+                cur.executemany(query, rows)
+                updated += max(0, cur.rowcount)
+        return updated
 
     def delete_relations(self, relation_ids: Sequence[str]) -> int:
         if not relation_ids:
@@ -1116,6 +1350,57 @@ class PostgresStore:
                 "AND memory_id = ANY(%s)",
                 [session_id, _unique(memory_ids)],
             ).rowcount
+
+    def prune_tags(self, before: datetime) -> int:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM synaptic_tags WHERE expires_at < %s", [_utc(before)]).rowcount
+
+    # clusters ----------------------------------------------------------------------------------
+
+    def put_clusters(self, clusters: Sequence[Cluster]) -> None:
+        if not clusters:
+            return
+        rows = [(c.id, c.user_id or "", c.kind, c.label, _utc(c.created_at), _utc(c.updated_at),
+                 _json(c.metadata, "cluster metadata")) for c in clusters]
+        members = [(c.id, mid, float(w)) for c in clusters for mid, w in c.members.items()]
+        with self._write() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO clusters (id, partition, kind, label, created_at, updated_at, metadata) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET partition = excluded.partition, "
+                "kind = excluded.kind, label = excluded.label, updated_at = excluded.updated_at, "
+                "metadata = excluded.metadata",
+                rows,
+            )
+            cur.execute("DELETE FROM cluster_members WHERE cluster_id = ANY(%s)", [[c.id for c in clusters]])
+            if members:
+                cur.executemany("INSERT INTO cluster_members (cluster_id, memory_id, weight) VALUES (%s, %s, %s)",
+                                members)
+
+    def clusters(
+        self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
+    ) -> builtins.list[Cluster]:
+        rows = self._rows(
+            "SELECT id, partition, kind, label, created_at, updated_at, metadata FROM clusters "
+            "WHERE (%s OR partition = %s) AND (%s::text IS NULL OR kind = %s) ORDER BY created_at, id",
+            [all_users, user_id or "", kind, kind],
+        )
+        found = {r[0]: Cluster(r[0], r[1] or None, r[2], r[4].astimezone(UTC), r[5].astimezone(UTC), label=r[3],
+                               metadata=r[6]) for r in rows}
+        if found:
+            for cid, mid, weight in self._rows(
+                "SELECT cluster_id, memory_id, weight FROM cluster_members WHERE cluster_id = ANY(%s) "
+                "ORDER BY cluster_id, memory_id",
+                [builtins.list(found)],
+            ):
+                found[cid].members[mid] = float(weight)
+        return builtins.list(found.values())
+
+    def delete_clusters(self, cluster_ids: Sequence[str]) -> int:
+        if not cluster_ids:
+            return 0
+        with self._write() as conn:
+            conn.execute("DELETE FROM cluster_members WHERE cluster_id = ANY(%s)", [_unique(cluster_ids)])
+            return conn.execute("DELETE FROM clusters WHERE id = ANY(%s)", [_unique(cluster_ids)]).rowcount
 
     def put_box(self, box: Box) -> None:
         query = (
@@ -1268,6 +1553,10 @@ class PostgresStore:
             return conn.execute(
                 "DELETE FROM claims WHERE owner = %s AND memory_id = ANY(%s)", [owner, _unique(memory_ids)]
             ).rowcount
+
+    def prune_claims(self, before: datetime) -> int:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM claims WHERE expires_at < %s", [_utc(before)]).rowcount
 
     # key/value state ---------------------------------------------------------------------------
 

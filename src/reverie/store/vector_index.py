@@ -115,6 +115,30 @@ def normalise(vectors: Matrix) -> Matrix:
     return out
 
 
+#: Quantised memories (seed 002) live in a partition of their own per user: the user's partition
+#: name followed by this suffix (NUL never appears in a user id: the API refuses it). The hot
+#: partition's graph never holds them, and a search that excludes the cold store skips them.
+QUANTIZED_SUFFIX = "\x00q"
+
+
+def quantized_partition(partition: str) -> str:
+    """The index partition of the quantised memories of a user partition."""
+    return partition + QUANTIZED_SUFFIX
+
+
+def is_quantized_partition(name: str) -> bool:
+    return name.endswith(QUANTIZED_SUFFIX)
+
+
+def prepare(name: str, vectors: Matrix) -> Matrix:
+    """The rows a partition keeps: unit vectors, except in quantised partitions, whose rows are
+    the codec's search vectors (``reverie.embed.quantize.search_vectors``), kept as they are so
+    that their inner product with a unit query is the mixed-precision similarity."""
+    if is_quantized_partition(name):
+        return np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
+    return normalise(vectors)
+
+
 def _top(rids: Rids, scores: npt.NDArray[np.float32], n: int) -> tuple[Rids, npt.NDArray[np.float32]]:
     """The ``n`` best (rid, score) pairs, best first (ties by rid for determinism)."""
     if n <= 0 or len(scores) == 0:
@@ -311,7 +335,7 @@ class VectorIndex:
         for name, group in upserts.items():
             latest = {op.rid: op for op in group}  # the last change of a rid wins
             rid_arr = np.fromiter(latest, dtype=np.int64, count=len(latest))
-            vecs = normalise(np.stack([op.vector for op in latest.values() if op.vector is not None]))
+            vecs = prepare(name, np.stack([op.vector for op in latest.values() if op.vector is not None]))
             self._parts[name].upsert(rid_arr, vecs)
 
     # -- catching up ---------------------------------------------------------------------
@@ -357,7 +381,7 @@ class VectorIndex:
             self._build_graph(name, part)
             return part
         for rids, vecs in self.source.partition_vectors(name, _STREAM_BATCH):
-            part.flat.add(rids, normalise(vecs))
+            part.flat.add(rids, prepare(name, vecs))
         return part
 
     def _maintain(self, name: str) -> None:
@@ -392,7 +416,7 @@ class VectorIndex:
         graph = self._new_graph(int(size * 1.1) + self.params.rebuild_delta)
         live, top = 0, -1
         for rids, vecs in self.source.partition_vectors(name, _STREAM_BATCH):
-            graph.add_items(normalise(vecs), rids)
+            graph.add_items(prepare(name, vecs), rids)
             live += len(rids)
             top = max(top, int(rids.max()))
         part.hnsw, part.hnsw_live, part.hnsw_max_label = graph, live, top
@@ -580,6 +604,7 @@ def _write_private(path: Path, data: bytes) -> None:
 
 __all__ = [
     "DELETE",
+    "QUANTIZED_SUFFIX",
     "UPSERT",
     "FlatVectors",
     "IndexParams",
@@ -588,5 +613,8 @@ __all__ = [
     "VectorChange",
     "VectorIndex",
     "VectorSource",
+    "is_quantized_partition",
     "normalise",
+    "prepare",
+    "quantized_partition",
 ]
