@@ -3,7 +3,9 @@ embedding model"), measured with the real all-MiniLM-L6-v2: a paraphrase REINFOR
 UPDATEs, a contradiction SUPERSEDEs and an unrelated fact CREATEs, through the real PE gate.
 
 Measured cosines (2025-03, this model): paraphrases 0.89–0.97, elaborations 0.78–0.94,
-contradictions 0.77–0.79, unrelated facts -0.03–0.08, two distinct facts of one conversation 0.62–0.71.
+contradictions 0.77–0.79, unrelated facts -0.03–0.08, two distinct facts of one conversation 0.62–0.71;
+change statements from what they replace 0.54–0.67 (EN "switched to", "moved to") and 0.77–0.78 (TR
+"geçti", "taşındı"), preference reversals 0.84–0.98, near-template labels ("plain line one"/"two") 0.87.
 """
 
 from __future__ import annotations
@@ -33,11 +35,24 @@ CASES = [
      "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful and inspiring", Action.UPDATE),
     ("User's favorite database is PostgreSQL", "User's favorite database is MySQL", Action.SUPERSEDE),
     ("User lives in Berlin", "User lives in Munich", Action.SUPERSEDE),
+    # seed 001 "contradiction → SUPERSEDE": change statements and preference reversals, EN and TR
+    ("User uses Vim for coding", "User switched to Neovim for coding", Action.SUPERSEDE),
+    ("User lives in Berlin", "User moved to Munich", Action.SUPERSEDE),
+    ("User loves spicy food", "User hates spicy food", Action.SUPERSEDE),
+    ("User prefers tabs over spaces", "User now prefers spaces over tabs", Action.SUPERSEDE),
+    ("Kullanıcı Vim kullanıyor", "Kullanıcı Neovim'e geçti", Action.SUPERSEDE),
+    ("Kullanıcı kahveyi seviyor", "Kullanıcı kahveyi sevmiyor", Action.SUPERSEDE),
+    ("Kullanıcı İzmir'de yaşıyor", "Kullanıcı Ankara'ya taşındı", Action.SUPERSEDE),
     ("User prefers dark mode in the editor", "The deploy pipeline runs on GitHub Actions", Action.CREATE),
     ("Maya is allergic to penicillin", "The office moves to Berlin next spring", Action.CREATE),
     ("Maya signed the lease for a flat in Alfama", "Maya wants to take Lena to Sintra, she loves old palaces",
      Action.CREATE),
 ]
+
+
+#: near-template labels sit close (0.87) but assert nothing: never a SUPERSEDE
+NOT_SUPERSEDED = [("plain line one", "plain line two"), ("memory 0", "memory 1"),
+                  ("Step one of the recipe", "Step two of the recipe")]
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +81,13 @@ def test_seed_profile_would_not_fit_minilm_gap(minilm) -> None:  # type: ignore[
     vecs = minilm.embed(["Maya signed the lease for a flat in Graça, not Alfama. It's 1350 euros.",
                          "Maya wants to take Lena to Sintra, she loves old palaces."])
     assert float(vecs[0] @ vecs[1]) < cfg.profile("minilm").create_below
+
+
+@pytest.mark.parametrize(("old", "new"), NOT_SUPERSEDED)
+def test_minilm_near_template_lines_not_superseded(minilm, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+    cfg = GateSettings()
+    vecs = minilm.embed([old, new])
+    sim = float(vecs[0] @ vecs[1])
+    decision = gate.decide(new, [gate.Neighbour(MemoryRecord(old), sim)], importance=0.5, correction=False,
+                           profile=cfg.profile(minilm.profile), cfg=cfg)
+    assert decision.action is not Action.SUPERSEDE, f"similarity {sim:.3f}: {decision.reason}"

@@ -34,6 +34,8 @@ OBS = ObserverSettings()
         ("- a\n- b\n- c\n- d\n- **e**\nend", "markdown-heavy"),
         ("```python\nprint('hello world, this is code')\n```\nok", "code-heavy"),
         ("I love it 😀😀😀😀 so much", "emoji-heavy"),
+        ("HEARTBEAT_OK all systems nominal", "system content"),
+        ("\x01\x02\x03\x04 \x05\x06\x07\x08 PK zip header", "binary content"),
     ],
 )
 def test_seven_layer_filter(text: str, reason: str) -> None:
@@ -44,6 +46,8 @@ def test_seven_layer_filter(text: str, reason: str) -> None:
 def test_filter_passes_plain_facts() -> None:
     assert filter_reason("User prefers PostgreSQL over MySQL for the API", OBS) is None
     assert filter_reason("Kullanıcı PostgreSQL tercih ediyor", OBS) is None
+    assert filter_reason("My heartbeat was 140 bpm after the run", OBS) is None
+    assert filter_reason("Line one\tcolumn two\r\nline two", OBS) is None
 
 
 @pytest.mark.parametrize("text", ["hi", "Merhaba!", "ok", "tamam", "evet", "/status", "thanks!", "sounds good"])
@@ -207,6 +211,65 @@ def test_contradiction_heuristics() -> None:
     assert not gate.contradicts("User prefers dark mode", "User prefers dark mode with large fonts")
     assert not gate.contradicts("Maya is allergic to penicillin", "Maya has an allergy to penicillin")
     assert gate.contradicts("The API uses JWT tokens", "The API uses session cookies", correction=True)
+
+
+REAL_CONTRADICTIONS = [
+    ("User lives in Berlin", "User lives in Munich"),
+    ("The meeting is at 3pm", "The meeting is at 4pm"),
+    ("User's favorite database is PostgreSQL", "User's favorite database is MySQL"),
+    ("User uses Vim for coding", "User switched to Neovim for coding"),
+    ("User uses Vim", "User switched to Neovim"),
+    ("User lives in Berlin", "User moved to Munich"),
+    ("User drinks coffee every morning", "User switched to tea every morning"),
+    ("User loves spicy food", "User hates spicy food"),
+    ("User likes coffee", "User no longer likes coffee"),
+    ("User prefers tabs over spaces", "User now prefers spaces over tabs"),
+    ("Kullanıcı Vim kullanıyor", "Kullanıcı Neovim'e geçti"),
+    ("Kullanıcı kahveyi seviyor", "Kullanıcı kahveyi sevmiyor"),
+    ("Kullanıcı kahveyi seviyor", "Kullanıcı kahveden nefret ediyor"),
+    ("Kullanıcı İzmir'de yaşıyor", "Kullanıcı Ankara'da yaşıyor"),
+    ("Kullanıcı İzmir'de yaşıyor", "Kullanıcı Ankara'ya taşındı"),
+    ("Toplantı saat 3'te başlıyor", "Toplantı saat 4'te başlıyor"),
+]
+NOT_CONTRADICTIONS = [
+    ("plain line one", "plain line two"),  # near-template labels: no predicate, nothing asserted
+    ("memory 0", "memory 1"),
+    ("satır bir", "satır iki"),
+    ("Turn 12: the weather is nice", "Turn 13: the weather is nice"),  # the number is not the asserted value
+    ("Step one of the recipe", "Step two of the recipe"),
+    ("Chapter One covers setup", "Chapter Two covers setup"),
+    ("User prefers dark mode", "User prefers dark mode with large fonts"),
+    ("Maya is allergic to penicillin", "Maya has an allergy to penicillin"),
+    ("User likes coffee", "User hates tea"),  # opposite polarity, different things
+    ("User uses Vim", "Ada switched to Neovim"),  # a change, but about someone else
+    ("Caroline went to the support group yesterday", "Melanie went to the pottery class yesterday"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), REAL_CONTRADICTIONS)
+def test_real_contradictions_en_tr(old: str, new: str) -> None:
+    assert gate.contradicts(old, new)
+
+
+@pytest.mark.parametrize(("old", "new"), NOT_CONTRADICTIONS)
+def test_near_template_and_unrelated_lines_are_not_contradictions(old: str, new: str) -> None:
+    assert not gate.contradicts(old, new)
+
+
+def test_change_statement_is_checked_below_the_contradiction_floor() -> None:
+    """'switched to' sits at 0.54–0.67 (MiniLM) from what it replaces: the gate checks it from change_min."""
+    minilm = GATE.profile("minilm")
+    got = gate.decide("User switched to Neovim for coding",
+                      [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)], importance=0.5, correction=False,
+                      profile=minilm, cfg=GATE)
+    assert got.action is Action.SUPERSEDE
+    # a plain line at the same similarity is novel, not a contradiction
+    got = gate.decide("User uses Neovim for coding", [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)],
+                      importance=0.5, correction=False, profile=minilm, cfg=GATE)
+    assert got.action is Action.CREATE
+    got = gate.decide("plain line two", [gate.Neighbour(_rec("plain line one"), 0.867)], importance=0.5,
+                      correction=False, profile=minilm, cfg=GATE)
+    assert got.action is not Action.SUPERSEDE
 
 
 def test_write_time_synthesis_heuristic() -> None:

@@ -29,9 +29,16 @@ class SimilarityProfile(Section):
     retroactive_min: float = Field(
         description="seed 000: older memories with similarity > this are strengthened retroactively (0.7)."
     )
+    change_min: float = Field(
+        description="seed 001 SUPERSEDE for explicit change statements ('uses Vim' → 'switched to Neovim', "
+        "'geçti'): worded apart from what they replace, they are checked for contradiction from this "
+        "similarity (<= contradiction_min; the seed's 0.70 for API embedders)."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> SimilarityProfile:
+        if not self.change_min <= self.contradiction_min:
+            raise ValueError(f"need change_min <= contradiction_min, got {self.change_min} / {self.contradiction_min}")
         if not self.contradiction_min <= self.create_below <= self.update_min <= self.reinforce_min:
             raise ValueError(
                 f"need contradiction_min <= create_below <= update_min <= reinforce_min, got "
@@ -44,17 +51,19 @@ def _profiles() -> dict[str, SimilarityProfile]:
     return {
         # seed 001 / SEED-NOTES 2 values, set for large API embedders
         "api": SimilarityProfile(contradiction_min=0.70, create_below=0.70, update_min=0.75, reinforce_min=0.92,
-                                 retroactive_min=0.70),
+                                 retroactive_min=0.70, change_min=0.70),
         # measured with all-MiniLM-L6-v2 (tests/write/test_write_calibration.py): paraphrases 0.89–0.97,
         # elaborations 0.78–0.94, contradictions 0.77–0.79, unrelated facts -0.03–0.08; distinct turns of one
-        # LoCoMo conversation sit at 0.62–0.76 (bench/locomo_observe.py) and must stay separate memories
+        # LoCoMo conversation sit at 0.62–0.76 (bench/locomo_observe.py) and must stay separate memories;
+        # change statements sit at 0.54–0.67 (EN) and 0.77–0.78 (TR) from the line they replace
         "minilm": SimilarityProfile(contradiction_min=0.70, create_below=0.80, update_min=0.82, reinforce_min=0.88,
-                                    retroactive_min=0.55),
+                                    retroactive_min=0.55, change_min=0.50),
         # HashEmbedder (unit tests only): near-identical short texts ("memory 0"/"memory 1", "alpha fact"/
         # "beta fact") sit at 0.52–0.63 and stay distinct; the seed examples used by tests/write (paraphrase
-        # 0.79, elaboration 0.67, contradictions 0.75–0.83) sit above
+        # 0.79, elaboration 0.67, contradictions 0.75–0.83) sit above; change statements 0.54–0.61 when they
+        # share a clause ("… for the API")
         "hash": SimilarityProfile(contradiction_min=0.64, create_below=0.64, update_min=0.66, reinforce_min=0.78,
-                                  retroactive_min=0.60),
+                                  retroactive_min=0.60, change_min=0.50),
     }
 
 
@@ -66,6 +75,11 @@ class ObserverSettings(Section):
     markdown_lines: int = Field(default=5, ge=1, description="seed 001: markdown-heavy at 5+ bullet/bold lines.")
     code_ratio: float = Field(default=0.5, ge=0, le=1, description="seed 001: code-heavy when > 50% is code blocks.")
     max_emoji: int = Field(default=3, ge=0, description="seed 001: emoji-heavy at > 3 emoji.")
+    binary_ratio: float = Field(
+        default=0.1, ge=0, le=1, description="reverie hostile-input guard (issue 4): text with more than this "
+        "share of control, unassigned or private-use characters is binary content, filtered in observe() and "
+        "add(infer=True)."
+    )
     min_density: int = Field(
         default=2, ge=0, description="seed 001 information density: messages with density < 2 are skipped."
     )
@@ -192,6 +206,10 @@ class BoxSettings(Section):
     trace_lookback: int = Field(default=50, ge=1, description="reverie: sealed boxes compared when weaving a trace.")
 
 
+#: the write stages with an LLM path (``write.llm_stages``)
+LLM_STAGES = ("observer", "formation", "emotion", "synthesis", "contradiction", "relations", "topics")
+
+
 class WriteSettings(Section):
     """The write path (DESIGN.md): observer → buffer → formation → gate → score → store."""
 
@@ -204,9 +222,26 @@ class WriteSettings(Section):
     use_llm: bool = Field(
         default=True, description="seed 001: LLM-primary stages when an LLM is configured (heuristics otherwise)."
     )
+    llm_stages: list[str] = Field(
+        default_factory=lambda: list(LLM_STAGES),
+        description="seed 001: the write stages that ask the LLM first (observer classification, formation, "
+        "emotion, synthesis, contradiction, relations, box topics); the others use their heuristic only.",
+    )
+    llm_input_chars: int = Field(
+        default=4000, ge=200, description="reverie: bounded prompts — at most this many characters of one text "
+        "are sent to the LLM (seed 001's observer already caps messages at 5000)."
+    )
+
+    @model_validator(mode="after")
+    def _known_stages(self) -> WriteSettings:
+        unknown = sorted(set(self.llm_stages) - set(LLM_STAGES))
+        if unknown:
+            raise ValueError(f"unknown write.llm_stages {unknown}; known: {list(LLM_STAGES)}")
+        return self
 
 
 __all__ = [
+    "LLM_STAGES",
     "BoxSettings",
     "BufferSettings",
     "FormationSettings",

@@ -21,7 +21,7 @@ from reverie.write.text import content_words, words
 
 _SYSTEM = re.compile(
     r"<\s*/?\s*(system|system-reminder|assistant_instructions|tool_result|function_results)\b|"
-    r"\bheartbeat\b|\[system\]|^\s*system\s*:",
+    r"^\s*\[?heartbeat\b|\bheartbeat_\w+|\[system\]|^\s*system\s*:",  # heartbeat pings, not "my heartbeat"
     re.IGNORECASE | re.MULTILINE,
 )
 _INJECTION = re.compile(
@@ -42,14 +42,38 @@ def is_emoji(ch: str) -> bool:
     return unicodedata.category(ch) == "So" or 0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF
 
 
+def binary_share(text: str) -> float:
+    """Share of characters that no text carries: controls (other than tab and line breaks), unassigned,
+    private-use and surrogate code points — what decoded binary data looks like."""
+    if not text:
+        return 0.0
+    odd = sum(unicodedata.category(ch) in ("Cc", "Cn", "Co", "Cs") and ch not in "\t\n\r" for ch in text)
+    return odd / len(text)
+
+
+def hostile_reason(text: str, cfg: ObserverSettings) -> str | None:
+    """The hostile-input layers that guard every write path, ``add(infer=True)`` included: binary content
+    (reverie), system content and prompt injection (seed 001). ``None`` = not hostile."""
+    stripped = text.strip()
+    if binary_share(stripped) > cfg.binary_ratio:
+        return "binary content"
+    if _SYSTEM.search(stripped) is not None:
+        return "system content"
+    if _INJECTION.search(stripped) is not None:
+        return "prompt injection"
+    return None
+
+
 def filter_reason(text: str, cfg: ObserverSettings) -> str | None:
-    """The first of seed 001's seven filter layers that rejects ``text`` (``None`` = it passes)."""
+    """The first of seed 001's seven filter layers that rejects ``text`` (``None`` = it passes), with
+    reverie's binary-content guard beside system content."""
     stripped = text.strip()
     if not cfg.min_chars < len(stripped) < cfg.max_chars:
         return f"length {len(stripped)} outside ({cfg.min_chars}, {cfg.max_chars})"
+    hostile = hostile_reason(stripped, cfg)
+    if hostile is not None:
+        return hostile
     checks: tuple[tuple[str, Callable[[], bool]], ...] = (
-        ("system content", lambda: _SYSTEM.search(stripped) is not None),
-        ("prompt injection", lambda: _INJECTION.search(stripped) is not None),
         ("xml block", lambda: _XML_BLOCK.match(stripped) is not None),
         ("markdown-heavy", lambda: _markdown_lines(stripped) >= cfg.markdown_lines),
         ("code-heavy", lambda: _code_ratio(stripped) > cfg.code_ratio),

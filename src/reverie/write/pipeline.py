@@ -6,15 +6,23 @@
 → (on create) synaptic tagging and capture, relations, retroactive strengthening, box, working
 memory. Each decision says which path made it (``llm`` or ``heuristic``) and why, in the memory's
 history and in the ops log.
+
+With an LLM configured, the stages named in ``write.llm_stages`` ask it first: observer classification,
+formation, emotion, contradiction, synthesis, relations and box topics. A stage whose answer is missing
+or invalid (breaker open, timeout, invalid JSON, wrong types or ranges) takes its heuristic path; the
+stage is listed under ``fallbacks`` in the decisions and an ``llm_fallback`` line goes to the ops log.
+Hostile input never reaches the LLM: the observer's filter (and, for ``add(infer=True)``, its hostile
+layers: binary content, system content, prompt injection) runs first.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -45,7 +53,7 @@ from reverie.write.classify import category_of, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import entity_uris, extract_entities
 from reverie.write.formation import FormedFact, form_facts
-from reverie.write.observer import classify, observe_message
+from reverie.write.observer import Classification, Observation, classify, hostile_reason, observe_message
 from reverie.write.signals.buffer import Signal, SmartBuffer, Turn, buffer_key, scan
 from reverie.write.working_memory import WorkingMemory, session_key
 
@@ -53,6 +61,7 @@ if TYPE_CHECKING:
     from reverie.llm.client import ChatJSON
 
 Embed = Callable[[Sequence[str]], np.ndarray]
+_T = TypeVar("_T")
 _SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
 _REWARD = {"correction": 0.8, "decision": 0.7, "preference": 0.7, "plan": 0.6, "entity": 0.5, "fact": 0.5}
 
@@ -105,15 +114,24 @@ class WritePipeline:
         self.now = clock
         self.ops = ops
         self.llm = llm if settings.write.use_llm else None
+        self._stages = frozenset(settings.write.llm_stages)
+        self._limit = settings.write.llm_input_chars
         self.buffer = SmartBuffer(store, self.cfg.buffer)
         self.boxes = BoxBuilder(store, self.cfg.boxes)
         self.working = WorkingMemory(store, settings.dynamics.working)
 
     # entry points ------------------------------------------------------------------------
     def add_items(self, items: Sequence[dict[str, Any]], vectors: np.ndarray) -> list[AddResult]:
-        """``add(infer=True)``: form each item into facts, then write them (one transaction per item)."""
+        """``add(infer=True)``: form each item into facts, then write them (one transaction per item). Hostile
+        items (binary content, system content, prompt injection) are filtered: a SKIP with the reason."""
         results: list[AddResult] = []
         for item, vec in zip(items, vectors, strict=True):
+            hostile = hostile_reason(item["content"], self.cfg.observer)
+            if hostile is not None:
+                reason = f"filtered: {hostile}"
+                self.ops.log("add", action="SKIP", reason=reason, path="heuristic", infer=True)
+                results.append(AddResult(None, Action.SKIP, (), reason))
+                continue
             candidates = self._form_item(item, vec)
             with self.store.transaction():
                 results.append(_combine(self.write(candidates)))
@@ -130,15 +148,18 @@ class WritePipeline:
         if not obs.keep:
             self.ops.log("observe", action="SKIP", reason=obs.reason, path="heuristic", role=role)
             return [AddResult(None, Action.SKIP, (), obs.reason)]
+        fallbacks: list[str] = []
+        obs, cls_path = self._classify_observation(body, obs, fallbacks)
         signal, why = scan(body, obs)
         turn = Turn(obs.text, role, (when or now).isoformat(), speaker, obs.classification.kind,
-                    obs.classification.confidence, {**metadata, "agent_id": agent_id})
+                    obs.classification.confidence, {**metadata, "agent_id": agent_id}, cls_path, fallbacks)
         key = buffer_key(user_id, None, session_id)
         turns = self.buffer.append(key, turn)
         due = f"high signal: {why}" if signal is Signal.HIGH else self.buffer.due(turns, now)
         if due is None:
             reason = f"buffered ({len(turns)}/{self.cfg.buffer.max_turns} turns): {obs.reason}"
-            self.ops.log("observe", action="BUFFER", reason=reason, path="heuristic", role=role)
+            self.ops.log("observe", action="BUFFER", reason=reason, path=cls_path, role=role,
+                         kind=obs.classification.kind, fallback=bool(fallbacks))
             return [AddResult(None, Action.SKIP, (), reason)]
         return self.flush(user_id=user_id, session_id=session_id, reason=due)
 
@@ -181,10 +202,13 @@ class WritePipeline:
         # an explicit add is one memory: no atomic split (observe() splits raw turns)
         facts, _ = form_facts(item["content"], now=at, cfg=self.cfg.formation, split=False)
         entities = extract_entities(item["content"], limit=self.cfg.observer.max_entities)
-        kind = classify(item["content"], entities, self.cfg.observer)
+        fallbacks: list[str] = []
+        kind, cls_path = self._classify(item["content"], classify(item["content"], entities, self.cfg.observer),
+                                        fallbacks)
         out = []
         for fact in facts:
             cand = self._candidate(fact, kind.kind, 1.0, item, path="heuristic")
+            cand.decisions.update(classification=cls_path, fallbacks=list(fallbacks))
             cand.write_source = "manual"
             if len(facts) == 1 and fact.text == item["content"]:
                 cand.vector = vec
@@ -205,15 +229,19 @@ class WritePipeline:
 
     def _extract(self, turns: list[Turn], *, user_id: str | None, session_id: str | None,
                  reason: str) -> list[Candidate]:
-        if self.llm is not None:
-            facts = llm_stages.extract_facts(self.llm, [(t.subject, t.text, t.when) for t in turns])
-            if facts is not None:
-                last = turns[-1]
-                item = self._turn_item(last, user_id, session_id)
-                out_llm = [self._candidate(f, cat, conf, item, path="llm") for f, cat, conf in facts]
-                for cand, (_, _, conf) in zip(out_llm, facts, strict=True):
-                    cand.fact_confidence = conf
-                return out_llm
+        fallbacks = [stage for t in turns for stage in t.fallbacks]
+        facts, _ = self._ask("formation", lambda llm: llm_stages.extract_facts(
+            llm, [(t.subject, t.text, t.when) for t in turns], limit=self._limit), fallbacks)
+        if facts is not None:
+            last = turns[-1]
+            item = self._turn_item(last, user_id, session_id)
+            out_llm = [self._candidate(f, cat, conf, item, path="llm") for f, cat, conf in facts]
+            for cand, (_, _, conf) in zip(out_llm, facts, strict=True):
+                cand.fact_confidence = conf
+                # the category is the extraction's: classified by the LLM
+                cand.decisions.update(extracted=reason, classification="llm",
+                                      fallbacks=list(dict.fromkeys(fallbacks)))
+            return out_llm
         out: list[Candidate] = []
         last_entity: str | None = None
         for turn in turns:
@@ -224,7 +252,8 @@ class WritePipeline:
             for fact in facts_h:
                 cand = self._candidate(fact, turn.kind, floor + (1 - floor) * turn.confidence, item,
                                        path="heuristic")
-                cand.decisions["extracted"] = reason
+                cand.decisions.update(extracted=reason, classification=turn.classified_by,
+                                      fallbacks=list(dict.fromkeys([*turn.fallbacks, *fallbacks])))
                 out.append(cand)
         return out
 
@@ -238,7 +267,12 @@ class WritePipeline:
 
     # the gate and the writes -------------------------------------------------------------
     def write(self, candidates: Sequence[Candidate]) -> list[AddResult]:
-        """Write formed facts through dedup and the PE gate (the caller holds the transaction)."""
+        """Write formed facts through dedup and the PE gate (the caller holds the transaction). The facts
+        of one extraction are embedded in one batch (one model call instead of one per fact)."""
+        missing = [c for c in candidates if c.vector is None]
+        if len(missing) > 1:
+            for cand, vec in zip(missing, self.embed([c.text for c in missing]), strict=True):
+                cand.vector = vec
         return [self._write_one(c) for c in candidates]
 
     def _write_one(self, cand: Candidate) -> AddResult:
@@ -250,6 +284,10 @@ class WritePipeline:
         dup = self.store.find_by_hash(flt, content_hash(cand.text))
         if dup is not None:
             return self._log(AddResult(dup.id, Action.SKIP, (dup.id,), "duplicate content (content hash)"), cand)
+        emotion, cand.decisions["emotion"] = self._ask("emotion", lambda llm: llm_stages.detect_emotion(
+            llm, cand.text, limit=self._limit), _fallbacks(cand))
+        if emotion is not None:
+            cand.emotion = emotion
         if cand.vector is None:
             cand.vector = self.embed([cand.text])[0]
         neighbours = self._neighbours(cand, flt)
@@ -280,7 +318,10 @@ class WritePipeline:
         assert cand.vector is not None
         hits = self.store.vector_search(cand.vector, flt, self.cfg.gate.neighbours)
         records = self.store.get([h.id for h in hits])
-        return [gate.Neighbour(records[h.id], h.score) for h in hits if h.id in records]
+        # what the dream cycle wrote (summaries, themes, cards) is derived from observations: a new
+        # observation is gated against observations, never merged into a derived memory
+        return [gate.Neighbour(records[h.id], h.score) for h in hits
+                if h.id in records and records[h.id].write_source != "dream"]
 
     def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
         icfg = self.settings.dynamics.importance
@@ -296,21 +337,62 @@ class WritePipeline:
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
         decision = gate.decide(cand.text, neighbours, importance=importance,
                                correction=cand.category == "correction", profile=self.profile, cfg=self.cfg.gate)
-        if self.llm is None or decision.target is None or decision.action in (Action.CREATE, Action.SKIP):
+        target = decision.target
+        if target is None or decision.action in (Action.CREATE, Action.SKIP):
             return decision
-        verdict = llm_stages.contradicts(self.llm, decision.target.content, cand.text)
+        verdict, _ = self._ask("contradiction", lambda llm: llm_stages.contradicts(
+            llm, target.content, cand.text, limit=self._limit), _fallbacks(cand))
         if verdict is None:
             return decision
-        if verdict and not decision.target.immutable and decision.action is not Action.SUPERSEDE:
-            return gate.GateDecision(Action.SUPERSEDE, decision.target, decision.similarity,
-                                     f"contradicts {decision.target.id} (llm)", "llm")
+        if verdict and not target.immutable and decision.action is not Action.SUPERSEDE:
+            return gate.GateDecision(Action.SUPERSEDE, target, decision.similarity,
+                                     f"contradicts {target.id} (llm)", "llm")
         if not verdict and decision.action is Action.SUPERSEDE:
+            # the LLM's verdict wins: decide again on similarity alone
             fallback = gate.decide(cand.text, neighbours, importance=importance, correction=False,
-                                   profile=self.profile, cfg=self.cfg.gate)
-            if fallback.action is not Action.SUPERSEDE:
-                return gate.GateDecision(fallback.action, fallback.target, fallback.similarity,
-                                         fallback.reason + " (llm: no contradiction)", "llm")
-        return gate.GateDecision(decision.action, decision.target, decision.similarity, decision.reason, "llm")
+                                   profile=self.profile, cfg=self.cfg.gate, contradiction=False)
+            return gate.GateDecision(fallback.action, fallback.target, fallback.similarity,
+                                     fallback.reason + " (llm: no contradiction)", "llm")
+        return gate.GateDecision(decision.action, target, decision.similarity, decision.reason, "llm")
+
+    # LLM-primary stages with their heuristic fallbacks ---------------------------------------
+    def _ask(self, stage: str, call: Callable[[ChatJSON], _T | None], fallbacks: list[str]) -> tuple[_T | None, str]:
+        """Ask the LLM for one stage (seed 001 LLM-primary): ``(answer, "llm")``; ``(None, "heuristic")`` when
+        no LLM serves the stage, or when it gave no valid answer (breaker open, timeout, invalid JSON, wrong
+        types or ranges) — then ``stage`` joins ``fallbacks`` and the ops log records the fallback."""
+        if self.llm is None or stage not in self._stages:
+            return None, "heuristic"
+        answer = call(self.llm)
+        if answer is None:
+            fallbacks.append(stage)
+            self.ops.log("llm_fallback", stage=stage, path="heuristic", reason="no valid LLM answer")
+            return None, "heuristic"
+        return answer, "llm"
+
+    def _classify(self, text: str, heuristic: Classification, fallbacks: list[str]) -> tuple[Classification, str]:
+        """Seed 001 observer classification: the LLM's type and confidence, else the pattern scoring."""
+        answer, path = self._ask("observer", lambda llm: llm_stages.classify_message(llm, text, limit=self._limit),
+                                 fallbacks)
+        if answer is None:
+            return heuristic, path
+        kind, confidence = answer
+        return Classification(kind, confidence, heuristic.matches), path
+
+    def _classify_observation(self, text: str, obs: Observation, fallbacks: list[str]) -> tuple[Observation, str]:
+        cls, path = self._classify(text, obs.classification, fallbacks)
+        if path == "heuristic":
+            return obs, path
+        return dataclasses.replace(obs, classification=cls, reason=f"{cls.kind} (llm; density {obs.density})"), path
+
+    def _topic(self, rec: MemoryRecord, cand: Candidate) -> list[str]:
+        """Seed 004 box topic: entity names plus the LLM's topic words, else the longest informative words."""
+        limit = self.cfg.boxes.max_topics
+        words, cand.decisions["box_topics"] = self._ask("topics", lambda llm: llm_stages.box_topics(
+            llm, rec.content, max_topics=limit, limit=self._limit), _fallbacks(cand))
+        if words is None:
+            return topic_words(rec.content, entities=rec.entities, limit=limit)
+        names = [e.rsplit("/", 1)[-1] for e in rec.entities]
+        return list(dict.fromkeys([*names, *words]))[:limit]
 
     # actions -----------------------------------------------------------------------------
     def _create(self, cand: Candidate, importance: float, channels: dict[str, float], surprise: float,
@@ -335,9 +417,7 @@ class WritePipeline:
         if rec.flashbulb:
             rec.metadata = {**rec.metadata, "flashbulb": True}
         rec.box_id, box_note = self.boxes.assign(
-            user_id=rec.user_id, session_id=rec.session_id, now=now,
-            topic=topic_words(rec.content, entities=rec.entities, limit=self.cfg.boxes.max_topics),
-        )
+            user_id=rec.user_id, session_id=rec.session_id, now=now, topic=self._topic(rec, cand))
         cand.decisions["box"] = box_note
         self.store.insert([rec])
         self._history(rec.id, "created", decision.reason, cand, action=decision.action.value)
@@ -359,10 +439,8 @@ class WritePipeline:
 
     def _update(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
         now = self.now()
-        merged, path = None, "heuristic"
-        if self.llm is not None:
-            merged = llm_stages.merge(self.llm, target.content, cand.text)
-            path = "llm" if merged is not None else "heuristic"
+        merged, path = self._ask("synthesis", lambda llm: llm_stages.merge(
+            llm, target.content, cand.text, limit=self._limit), _fallbacks(cand))
         if merged is None:
             merged = synthesis.heuristic_merge(target.content, cand.text,
                                                max_chars=self.settings.limits.max_content_bytes // 4)
@@ -389,7 +467,7 @@ class WritePipeline:
     # after a create: tags, relations, retroactive strengthening, working memory ------------------
     def _after_create(self, rec: MemoryRecord, cand: Candidate, neighbours: list[gate.Neighbour]) -> None:
         self._tagging(rec)
-        self._relations(rec, [n.record for n in neighbours if n.record.id != rec.id])
+        self._relations(rec, [n.record for n in neighbours if n.record.id != rec.id], _fallbacks(cand))
         self._retroactive(rec, neighbours)
         if rec.session_id is not None:
             gone = self.working.add(session_key(rec.user_id, rec.session_id), rec.id,
@@ -424,16 +502,15 @@ class WritePipeline:
                                 for mid in records])
         self.ops.log("synaptic_capture", by=strong.id, captured=list(records))
 
-    def _relations(self, rec: MemoryRecord, others: list[MemoryRecord]) -> None:
+    def _relations(self, rec: MemoryRecord, others: list[MemoryRecord], fallbacks: list[str]) -> None:
         if not others:
             return
-        found, path = None, "heuristic"
-        if self.llm is not None:
-            answer = llm_stages.relations(self.llm, rec.content, [o.content for o in others])
-            if answer is not None:
-                path = "llm"
-                found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=rec.created_at,
-                                  metadata={"path": "llm"}) for i, t, c in answer]
+        answer, path = self._ask("relations", lambda llm: llm_stages.relations(
+            llm, rec.content, [o.content for o in others], limit=self._limit), fallbacks)
+        found = None
+        if answer is not None:
+            found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=rec.created_at,
+                              metadata={"path": "llm"}) for i, t, c in answer]
         if found is None:
             found = relations.detect(rec, others, self.cfg.relations)
         fresh = relations.dedup(found, self.store.relations([rec.id], direction="out"))
@@ -446,7 +523,8 @@ class WritePipeline:
         flt = MemoryFilter.everything(user_id=user_id, all_users=False)
         if self.store.count_relations(flt) <= self.cfg.relations.prune_at:
             return
-        doomed = relations.prune_plan(self.store.scope_relations(flt), self.cfg.relations)
+        doomed = relations.prune_plan(self.store.scope_relations(flt, types=relations.PRUNE_COUNTED),
+                                      self.cfg.relations)
         if doomed:
             self.store.delete_relations(doomed)
             self.ops.log("relations_pruned", user_id=user_id, removed=len(doomed))
@@ -488,13 +566,13 @@ class WritePipeline:
 
     # records -----------------------------------------------------------------------------
     def _history(self, memory_id: str, event: str, reason: str, cand: Candidate, **data: Any) -> None:
-        payload = {"path": cand.path, **{k: v for k, v in cand.decisions.items() if v is not None}, **data}
+        payload = {"path": cand.path, **{k: v for k, v in cand.decisions.items() if v is not None and v != []}, **data}
         self.store.add_history([HistoryEvent(memory_id, event, self.now(), reason=reason, actor="write",
                                              data=payload)])
 
     def _log(self, result: AddResult, cand: Candidate) -> AddResult:
         self.ops.log("write", action=result.action.value, id=result.id, reason=result.reason, path=cand.path,
-                     decisions=cand.decisions, fallback=self.llm is not None and cand.path == "heuristic")
+                     decisions=cand.decisions, fallback=bool(cand.decisions.get("fallbacks")))
         return result
 
 
@@ -507,6 +585,13 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
     if match:
         return match.group(1).strip(), text[match.end():]
     return ("Assistant" if role == "assistant" else "User"), text
+
+
+def _fallbacks(cand: Candidate) -> list[str]:
+    """The stages of this candidate whose LLM answer was missing or invalid (recorded with its decisions)."""
+    found = cand.decisions.setdefault("fallbacks", [])
+    assert isinstance(found, list)
+    return found
 
 
 def _input(cand: Candidate, action: str, now: datetime) -> dict[str, Any]:

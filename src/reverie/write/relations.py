@@ -15,6 +15,9 @@ from reverie.model import MemoryRecord, Relation, RelationType
 from reverie.write.text import content_words, overlap
 
 PROTECTED = frozenset({RelationType.SUPERSEDES, RelationType.CONTRADICTS, RelationType.CAUSES})
+#: the relations seed 001's 1,000 → 900 pruning counts: every type but the dream's ``summarizes``
+#: links (a summary or card links each member; those links are the dream's, never counted or pruned)
+PRUNE_COUNTED = frozenset(RelationType) - {RelationType.SUMMARIZES}
 
 
 def detect_one(new: MemoryRecord, other: MemoryRecord, cfg: RelationSettings) -> Relation | None:

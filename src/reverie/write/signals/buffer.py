@@ -54,6 +54,9 @@ class Turn:
     kind: str
     confidence: float
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: which path classified the turn (``llm`` or ``heuristic``) and the stages that fell back
+    classified_by: str = "heuristic"
+    fallbacks: list[str] = field(default_factory=list)
 
     @property
     def when(self) -> datetime:
