@@ -31,8 +31,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from _benchlib import RESULTS_DIR, console, fmt, machine_info, make_bench_embedder, memory_config, now_iso, write_json
+from _benchlib import RESULTS_DIR, console, fmt, machine_info, memory_config, now_iso, write_json
 from locomo import (
+    BENCH_SETTINGS,
     DEFAULT_DATA,
     HEADLINE_CATEGORIES,
     KS,
@@ -41,18 +42,24 @@ from locomo import (
     Sample,
     ask_baseline,
     ask_memory,
+    bench_embedder,
     ingest,
     load_samples,
     summarise,
 )
 
-STAGES = ("gate", "intent", "decompose", "hyde", "graph", "episode_context", "coactivation", "scoring", "mmr",
-          "hot_tier")
+STAGES = ("gate", "intent", "decompose", "hyde", "graph", "hybrid_similarity", "episode_context", "time_anchor",
+          "coactivation", "scoring", "mmr", "hot_tier")
+#: single-setting variants of the full pipeline: the choices issue 5's tuning made, each undone alone
 EXTRA: dict[str, dict[str, Any]] = {
+    "rrf-possible": {"rrf_scale": "possible"},  # RRF term over its largest possible value
+    "rrf-minmax": {"rrf_scale": "minmax"},  # RRF term min-max scaled over the pool (the earlier default)
+    "episode-0.15": {"episode_context_boost": 0.15},  # inferred episode at the full seed boost
+    "hyde-2": {"hyde_variants": 2},  # the seed's 2 variants (default 1)
+    "no-sort": {"sort_weight": 0.0},  # temporal/utility intents without their secondary sort key
     "no-actr": {"w_activation": 0.0},  # the composite without its ACT-R term (diagnostic, not a stage)
     "no-hebbian": {"hebbian_top": 0},
-    "actr-1s": {"activation_min_age_s": 1.0},
-    "actr-1d": {"activation_min_age_s": 86400.0},  # the dynamics' own 1-second floor (no read calibration)
+    "actr-1s": {"activation_min_age_s": 1.0},  # the dynamics' own 1-second floor (no read calibration)
 }
 
 
@@ -74,8 +81,8 @@ def build_master(target: Path, workdir: Path, samples: Sequence[Sample], embedde
     ends: dict[str, Any] = {}
     res = RunResult()
     clock = SettableClock()
-    emb = make_bench_embedder(embedder, hash_dim=hash_dim)
-    with Memory(str(target), config=memory_config(workdir), clock=clock, embedder=emb) as mem:
+    emb = bench_embedder(embedder, hash_dim=hash_dim)
+    with Memory(str(target), config=memory_config(workdir, **BENCH_SETTINGS), clock=clock, embedder=emb) as mem:
         for sample in samples:
             held_all[sample.sample_id] = ingest(mem, clock, sample, infer=False, result=res)
             last = sample.sessions[-1][1] if sample.sessions else None
@@ -89,7 +96,7 @@ def run_baseline(target: Path, samples: Sequence[Sample], held: dict[str, dict[s
     from reverie.store import open_store
 
     res = RunResult()
-    base_emb = make_bench_embedder(embedder, hash_dim=hash_dim, cached=False)
+    base_emb = bench_embedder(embedder, hash_dim=hash_dim, engine_cache=False)
     store = open_store(target, settings=StorageSettings(), dim=base_emb.dim)
     try:
         for sample in samples:
@@ -108,8 +115,9 @@ def run_config(name: str, read: dict[str, Any], master: Path, workdir: Path, sam
     shutil.copyfile(master, db)
     res = RunResult()
     clock = SettableClock()
-    emb = make_bench_embedder(embedder, hash_dim=hash_dim)
-    with Memory(str(db), config=memory_config(workdir, read=read), clock=clock, embedder=emb) as mem:
+    emb = bench_embedder(embedder, hash_dim=hash_dim)
+    with Memory(str(db), config=memory_config(workdir, read=read, **BENCH_SETTINGS), clock=clock,
+                embedder=emb) as mem:
         for sample in samples:
             clock.set(ends[sample.sample_id])
             ask_memory(mem, sample, held[sample.sample_id], res)
@@ -158,23 +166,30 @@ def print_tables(doc: dict[str, Any]) -> None:
     log = console()
     runs = doc["runs"]
     table = Table(title=f"LoCoMo headline (categories 1–4), embedder {doc['embedder']}")
-    for col in ("run", *[f"R@{k}" for k in KS], *[f"S@{k}" for k in KS], "Δ R@10", "p50 ms"):
+    cols = ("run", *[f"R@{k}" for k in KS], *[f"S@{k}" for k in KS], "Δ R@10",
+            *[f"R@10 c{c}" for c in HEADLINE_CATEGORIES], "p50 ms")
+    for col in cols:
         table.add_column(col, justify="right")
     for name, r in runs.items():
         head = r["recall"]["headline_1_4"]
         d = doc["vs_baseline"].get(name, {}).get("headline", {}).get("r@10")
+        cats = r["recall"]["by_category"]
         table.add_row(name, *[fmt(head.get(f"r@{k}")) for k in KS], *[fmt(head.get(f"s@{k}")) for k in KS],
-                      fmt(d) if d is not None else "", fmt(r["search_latency"].get("p50_ms"), 2))
+                      fmt(d) if d is not None else "", *[fmt(cats.get(str(c), {}).get("r@10"))
+                                                         for c in HEADLINE_CATEGORIES],
+                      fmt(r["search_latency"].get("p50_ms"), 2))
     log.print(table)
-    cats = Table(title="R@10 per category (baseline → full)")
-    for col in ("category", "n", "baseline", "full", "Δ"):
-        cats.add_column(col, justify="right")
-    if "full" in runs:
-        for cat, row in runs["baseline"]["recall"]["by_category"].items():
-            full = runs["full"]["recall"]["by_category"][cat]
-            cats.add_row(f"{cat} {row['name']}", str(row["n"]), fmt(row["r@10"]), fmt(full["r@10"]),
-                         fmt(full["r@10"] - row["r@10"]))
-    log.print(cats)
+    if "full" not in runs:
+        return
+    cats_t = Table(title="per category, baseline → full")
+    for col in ("category", "n", *[f"R@{k}" for k in KS], *[f"S@{k}" for k in KS]):
+        cats_t.add_column(col, justify="right")
+    for cat, row in runs["baseline"]["recall"]["by_category"].items():
+        full = runs["full"]["recall"]["by_category"][cat]
+        cats_t.add_row(f"{cat} {row['name']}", str(row["n"]),
+                       *[f"{fmt(row[f'r@{k}'])} → {fmt(full[f'r@{k}'])}" for k in KS],
+                       *[f"{fmt(row[f's@{k}'])} → {fmt(full[f's@{k}'])}" for k in KS])
+    log.print(cats_t)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -68,7 +68,8 @@ def run(data: Path, conversations: int | None, embedder: str) -> dict[str, Any]:
         for mode in ("verbatim", "observe"):
             clock = SettableClock()
             res = locomo.RunResult()
-            with Memory(str(Path(tmp) / f"{mode}.db"), config=memory_config(Path(tmp) / mode), clock=clock,
+            cfg = memory_config(Path(tmp) / mode, **locomo.BENCH_SETTINGS)
+            with Memory(str(Path(tmp) / f"{mode}.db"), config=cfg, clock=clock,
                         embedder=make_bench_embedder(embedder)) as mem:
                 seconds, turns = 0.0, 0
                 for sample in samples:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from reverie import Memory, SettableClock
 from reverie.model import Relation, RelationType, Status, StoreTier
+from reverie.read.pipeline import ReadPipeline, Request
+from reverie.store.base import MemoryFilter
 
 FACTS = [
     "Maya is allergic to penicillin",
@@ -143,3 +148,65 @@ def test_context_block_is_gated_and_budgeted(mem: Memory) -> None:
     assert str(block) == block.text
     assert any(i.id == big and i.truncated for i in block.items) or any(s["id"] == big for s in block.skipped)
     assert mem.context("ok", user_id="u").text == ""
+
+
+def test_hybrid_similarity_explained(mem: Memory) -> None:
+    _load(mem)
+    hit = mem.search("penicillin allergy", user_id="u")[0]
+    sim = hit.explain["similarity"]
+    assert sim["lexical"] == 1.0 and 0.0 < sim["cosine"] < 1.0
+    w_v, w_t = sim["vector_weight"], sim["text_weight"]
+    expected = (w_v * sim["cosine"] + w_t * sim["lexical"]) / (w_v + w_t)
+    assert hit.explain["terms"]["similarity"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_time_anchor_prefers_memories_from_the_named_period(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory()
+    may = mem.add("We had dinner at the harbour restaurant with Lena", user_id="u", infer=False,
+                  when=datetime(2023, 5, 12, tzinfo=UTC)).id
+    aug = mem.add("We had dinner at the harbour restaurant with Omar", user_id="u", infer=False,
+                  when=datetime(2023, 8, 20, tzinfo=UTC)).id
+    for month, want, other in (("August", aug, may), ("May", may, aug)):
+        hits = mem.search(f"Who did we have dinner with in {month} 2023?", user_id="u", k=2)
+        assert [h.memory.id for h in hits] == [want, other], month
+        assert hits[0].explain["boosts"]["time"] == pytest.approx(0.1)
+        assert "time" not in hits[1].explain["boosts"]
+    off = make_memory(read={"time_anchor": False})
+    assert all("time" not in h.explain["boosts"]
+               for h in off.search("Who did we have dinner with in May 2023?", user_id="u", k=2))
+
+
+def test_inferred_episode_context_is_graded(mem: Memory) -> None:
+    trip = ["We planned the Kyoto trip for April", "The ryokan is booked for three nights",
+            "Train tickets from Tokyo are in the shared folder"]
+    other = ["The dentist appointment is booked for Tuesday", "Car service is booked for the weekend"]
+    ids = {t: r.id for t, r in zip(trip, mem.add_many(trip, user_id="u", session_id="trip", infer=False),
+                                   strict=True)}
+    ids.update({t: r.id for t, r in zip(other, mem.add_many(other, user_id="u", session_id="errands",
+                                                             infer=False), strict=True)})
+    hits = mem.search("what is booked for the Kyoto trip", user_id="u", k=5)
+    by_id = {h.memory.id: h for h in hits}
+    assert hits[0].memory.id == ids[trip[0]]
+    top = hits[0].explain["boosts"]["episode_context"]
+    assert top == pytest.approx(mem.settings.read.episode_context_boost)  # the strongest episode: full
+    ryokan = by_id[ids[trip[1]]].explain["boosts"]["episode_context"]
+    dentist = by_id[ids[other[0]]].explain["boosts"].get("episode_context", 0.0)
+    assert ryokan == pytest.approx(top) and dentist < ryokan  # the weaker episode gets less
+    assert hits.index(by_id[ids[trip[1]]]) < hits.index(by_id[ids[other[0]]])
+    assert by_id[ids[trip[1]]].explain["episode_source"].startswith("inferred")
+
+
+def test_overlapped_embedding_gives_the_same_hits(mem: Memory, clock: SettableClock) -> None:
+    _load(mem)
+    serial_settings = mem.settings.model_copy(
+        update={"read": mem.settings.read.model_copy(update={"overlap_embedding": False})})
+    overlapped = ReadPipeline(mem.store, mem.embedder, mem.settings)
+    serial = ReadPipeline(mem.store, mem.embedder, serial_settings)
+    for query in ("What is Maya allergic to?", "Why did the staging deploy fail?", "Maya's brother"):
+        req = Request(query, MemoryFilter(user_id="u"), 4)
+        a = [(h.memory.id, h.score) for h in overlapped.run(req, now=clock()).hits]
+        b = [(h.memory.id, h.score) for h in serial.run(req, now=clock()).hits]
+        assert a == b and a, query
+    # a search inside the caller's store transaction: the worker only embeds, so nothing waits on the store
+    with mem.store.transaction():
+        assert mem.search("penicillin", user_id="u", k=1)[0].memory.content == FACTS[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from reverie.config import Settings
 from reverie.config.read import ReadSettings
 from reverie.model import MemoryRecord
-from reverie.read import decompose, gate, graph, hybrid, hyde, inject, intent, mmr, scoring
+from reverie.read import decompose, gate, graph, hybrid, hyde, inject, intent, mmr, scoring, when
 from reverie.store.base import ScoredId
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -180,3 +181,82 @@ def test_injection_gating_and_budget() -> None:
     assert block.items[0].truncated and block.items[0].tokens <= 200 * cfg.item_budget_share + 10
     assert {"id": "weak", "reason": "low confidence", "confidence": 0.1} in block.skipped
     assert "## Core memories" in block.text and "small fact 2" in block.text
+
+
+def test_hybrid_similarity_is_the_intent_weighted_convex_combination() -> None:
+    # factual row of seed 001's strategy table: vector 0.6, FTS 0.4
+    assert scoring.hybrid_similarity(0.5, 1.0, vector_weight=0.6, text_weight=0.4) == pytest.approx(0.7)
+    assert scoring.hybrid_similarity(0.5, 0.0, vector_weight=0.5, text_weight=0.5) == pytest.approx(0.25)
+    # no text channel (full text unavailable, or hybrid similarity switched off): the cosine alone
+    assert scoring.hybrid_similarity(0.42, 0.9, vector_weight=0.6, text_weight=0.0) == pytest.approx(0.42)
+
+
+def test_lexical_score_is_bm25_over_the_best_match_of_its_subquery() -> None:
+    r1 = hybrid.ChannelResult([ScoredId("a", 0.9)], [ScoredId("b", 8.0), ScoredId("a", 2.0)])
+    r2 = hybrid.ChannelResult([], [ScoredId("a", 3.0)])
+    one = {c.id: c.lexical for c in hybrid.fuse_channels([r1], weights={}, k=60)}
+    assert one == pytest.approx({"a": 0.25, "b": 1.0})
+    both = {c.id: c.lexical for c in hybrid.fuse_channels([r1, r2], weights={}, k=60)}
+    assert both["a"] == pytest.approx(1.0)  # the best over sub-queries: a is r2's best match
+    assert {c.id: c.lexical for c in hybrid.fuse_channels([hybrid.ChannelResult([ScoredId("v", 0.8)], [])],
+                                                          weights={}, k=60)} == {"v": 0.0}
+
+
+def test_episode_strengths_are_graded_by_the_best_member() -> None:
+    strength = scoring.episode_strengths(["s1", "s1", "s2", None, "s3"], [0.8, 0.3, 0.4, 0.9, 0.0], power=1.0)
+    assert strength == pytest.approx({"s1": 1.0, "s2": 0.5, "s3": 0.0})
+    assert scoring.episode_strengths(["s1", "s2"], [0.8, 0.4], power=2.0)["s2"] == pytest.approx(0.25)
+    assert scoring.episode_strengths([None], [0.5], power=1.0) == {}
+    read = ReadSettings()
+    add = scoring.boosts(_rec(session_id="s2"), scoring.Inputs(0.4, 0.0, episode=0.5), _ctx(), read)
+    assert add == pytest.approx({"episode_context": read.episode_context_boost * 0.5})
+    # a named session gets seed 001's full +0.15 instead of the inferred boost
+    named = scoring.boosts(_rec(session_id="s2"), scoring.Inputs(0.4, 0.0, episode=0.5),
+                           _ctx(episodes=frozenset({"s2"})), read)
+    assert named == pytest.approx({"episode": 0.15})
+
+
+def test_query_time_windows_en_tr() -> None:
+    now = datetime(2024, 3, 15, 12, 0, tzinfo=UTC)
+
+    def spans(text: str) -> list[tuple[str, str]]:
+        return [(w.start.date().isoformat(), w.end.date().isoformat()) for w in when.query_windows(text, now)]
+
+    assert spans("What did Maria donate in December 2023?") == [("2023-12-01", "2024-01-01")]
+    assert spans("Who did she have dinner with on May 3, 2023?") == [("2023-05-03", "2023-05-04")]
+    assert spans("What happened on 13 October, 2023?") == [("2023-10-13", "2023-10-14")]
+    assert spans("the 2023-05-07 meeting") == [("2023-05-07", "2023-05-08")]
+    assert spans("How often did we go to the beach in 2023?") == [("2023-01-01", "2024-01-01")]
+    assert spans("When did we go camping in June?") == [("2023-06-01", "2023-07-01")]  # the latest June
+    assert spans("what did we decide last week") == [("2024-03-04", "2024-03-11")]
+    assert spans("three days ago") == [("2024-03-12", "2024-03-13")]
+    assert spans("Haziran'da ne yaptık?") == [("2023-06-01", "2023-07-01")]
+    assert spans("geçen ay") == [("2024-02-01", "2024-03-01")]
+    assert spans("dün ne konuştuk") == [("2024-03-14", "2024-03-15")]
+    assert spans("Mart 2023 toplantısı") == [("2023-03-01", "2023-04-01")]
+    assert spans("Who is Maya?") == [] and spans("since may we know") == [] and spans("the junta met") == []
+
+
+def test_time_fit_fades_after_and_before_the_period() -> None:
+    [dec] = when.query_windows("in December 2023", NOW)
+    fit = functools.partial(when.time_fit, windows=[dec], after_days=30, before_days=7)
+    assert fit(datetime(2023, 12, 24, tzinfo=UTC)) == 1.0
+    assert fit(datetime(2024, 1, 16, tzinfo=UTC)) == pytest.approx(0.5)  # 15 days after: half
+    assert fit(datetime(2023, 11, 27, 12, tzinfo=UTC)) == pytest.approx(0.5)  # 3.5 days before: half
+    assert fit(datetime(2024, 3, 1, tzinfo=UTC)) == 0.0 and fit(datetime(2023, 6, 1)) == 0.0  # naive = UTC
+    read = ReadSettings()
+    ctx = _ctx(windows=(dec,))
+    inside = scoring.boosts(_rec(valid_from=datetime(2023, 12, 2, tzinfo=UTC)), scoring.Inputs(0.5, 0.0), ctx, read)
+    assert inside == pytest.approx({"time": 0.1})
+    assert scoring.boosts(_rec(created_at=datetime(2023, 5, 1, tzinfo=UTC)), scoring.Inputs(0.5, 0.0), ctx,
+                          read) == {}
+
+
+def test_decomposition_splits_and_only_before_a_question_word() -> None:
+    assert decompose.decompose("Where does Maya live and where does she work?") == [
+        "Where does Maya live", "where does she work?"]
+    assert decompose.decompose("What kind of pot did Mel and her kids make with clay?") == [
+        "What kind of pot did Mel and her kids make with clay?"]
+    assert decompose.decompose("Did she buy the black and white bowl?") == ["Did she buy the black and white bowl?"]
+    assert decompose.decompose("Maya nerede yaşıyor ve ne iş yapıyor?") == ["Maya nerede yaşıyor", "ne iş yapıyor?"]
+

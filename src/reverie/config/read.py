@@ -80,22 +80,47 @@ class ReadSettings(Section):
     graph: bool = Field(default=True, description="seed 001 graph expansion / seed 004 edge-confidence weighting.")
     episode_context: bool = Field(
         default=True,
-        description="seed 001 episode boost applied to the episode of the strongest hits when the caller "
-        "names no session (the episodes of the strongest hits; see read.pipeline).",
+        description="seed 001 episode boost, inferred when the caller names no session: every episode in "
+        "the candidate pool is boosted in proportion to how well its best memory matches the query "
+        "(read.scoring.episode_strengths).",
     )
     coactivation: bool = Field(default=True, description="seed 001 co-activation boost.")
+    hybrid_similarity: bool = Field(
+        default=True,
+        description="the composite's similarity term (SEED-NOTES 9, 0.40) is the hybrid similarity: cosine "
+        "and lexical score (BM25 / best BM25 of the query) weighted by the intent's vector/FTS weights "
+        "(read.scoring.hybrid_similarity); off = the cosine alone (seed 001's 'vector distance').",
+    )
+    time_anchor: bool = Field(
+        default=True,
+        description="reverie temporal anchoring (on seed 001's bitemporal validFrom): a query that names a "
+        "time ('in December 2023', 'last week', 'dün') boosts memories whose event time falls into it "
+        "(read.when).",
+    )
     scoring: bool = Field(default=True, description="SEED-NOTES 9 composite re-rank; off = RRF order.")
     mmr: bool = Field(default=True, description="seed 001 MMR diversity re-rank.")
     hot_tier: bool = Field(default=True, description="seed 001 hot tier merged into results.")
 
     # hybrid search
+    overlap_embedding: bool = Field(
+        default=True,
+        description="reverie latency: the full-text channel needs no query vector, so the query and its "
+        "HyDE variants are embedded in a worker thread while the full-text searches run (results are "
+        "identical either way).",
+    )
     rrf_k: int = Field(default=60, ge=1, description="seed 001: RRF K = 60.")
     overfetch: int = Field(default=3, ge=1, le=10, description="seed 001: vector over-fetch 3x for the MMR pool.")
     strategies: dict[str, IntentStrategy] = Field(
         default_factory=_default_strategies, description="seed 001 retrieval strategy table, per intent."
     )
     max_subqueries: int = Field(default=4, ge=2, le=8, description="seed 001: compound queries → 2–4 sub-queries.")
-    hyde_variants: int = Field(default=2, ge=0, le=3, description="seed 001: 2–3 hypothetical documents per intent.")
+    hyde_variants: int = Field(
+        default=1, ge=0, le=3,
+        description="seed 001: 2–3 hypothetical documents per intent; reverie embeds 1 by default. Each "
+        "variant is one more text in the query's embedding call (~3–6 ms each with the local model on a "
+        "2-core CPU), and on LoCoMo 0, 1 and 2 variants gave the same recall (R@10 0.676 / 0.675 / 0.674, "
+        "bench/locomo_ablation.py); 2–3 restores the seed's expansion.",
+    )
     hyde_query_weight: float = Field(
         default=2.0, gt=0,
         description="weight of the query itself in seed 001's centroid of query + variants (reverie: the "
@@ -108,8 +133,16 @@ class ReadSettings(Section):
     w_importance: float = Field(default=0.15, ge=0, description="seed 001 composite: 0.15 × importance.")
     w_rrf: float = Field(
         default=0.15, ge=0,
-        description="seed 001 composite: 0.15 × RRF score (min-max scaled over the candidate pool so the "
-        "term is on the same [0, 1] scale as the others).",
+        description="seed 001 composite: 0.15 × RRF score (scaled as read.rrf_scale says).",
+    )
+    rrf_scale: str = Field(
+        default="raw", pattern=r"^(raw|possible|minmax)$",
+        description="how the RRF score enters seed 001's composite: 'raw' = Σ w/(K + rank) as the seed "
+        "writes it (at most 2/61 with K = 60, so 0.15 × RRF breaks ties: the hybrid similarity already "
+        "carries both channels); 'possible' = divided by its largest possible value (rank 1 on every "
+        "channel = 1.0); 'minmax' = min-max over the candidate pool. Rescaled, the rank term counts the "
+        "weaker channel a second time: LoCoMo R@10 −2.0 points for 'possible', −0.4 for 'minmax' "
+        "(bench/locomo_ablation.py).",
     )
     activation_min_age_s: float = Field(
         default=86400.0, ge=1,
@@ -124,9 +157,29 @@ class ReadSettings(Section):
     entity_boost: float = Field(default=0.1, ge=0, description="seed 001: +0.1 per matching entity.")
     entity_boost_max: int = Field(default=3, ge=1, description="reverie: at most 3 entity matches count.")
     episode_boost: float = Field(default=0.15, ge=0, description="seed 001: +0.15 for the same session episode.")
-    episode_anchor_hits: int = Field(
-        default=3, ge=1, description="reverie: episodes of the top-3 hits count as 'the current episode' "
-        "when the caller names no session."
+    episode_context_boost: float = Field(
+        default=0.05, ge=0,
+        description="reverie: the inferred episode context (no session named) adds up to +0.05 — a third "
+        "of seed 001's +0.15 for a known session, since the episode is a guess — times the episode's "
+        "strength (read.scoring.episode_strengths).",
+    )
+    time_anchor_boost: float = Field(
+        default=0.1, ge=0,
+        description="reverie: up to +0.1 (the scale of seed 001's entity boost) for a memory whose event "
+        "time (valid_from, else created_at) lies in a period the query names.",
+    )
+    time_anchor_after_days: float = Field(
+        default=30.0, ge=0,
+        description="reverie: the time boost fades to 0 over 30 days after the named period (events are "
+        "often recorded some days after they happen: 'last week I …').",
+    )
+    time_anchor_before_days: float = Field(
+        default=7.0, ge=0, description="reverie: the time boost fades to 0 over 7 days before the named period."
+    )
+    episode_context_power: float = Field(
+        default=1.0, ge=0,
+        description="reverie: exponent of the episode strength (best similarity in the episode / best "
+        "overall); 1 = proportional, larger = only episodes close to the best one count.",
     )
     sub_tier_boost: dict[str, float] = Field(
         default_factory=lambda: {"personal": 1.1, "observed": 1.0, "vicarious": 0.9, "schematic": 1.1,

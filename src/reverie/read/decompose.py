@@ -1,7 +1,9 @@
 """Seed 001 multi-query decomposition: a compound query becomes 2–4 independent sub-queries.
 
 Compound = several question marks, "and also"/"as well as"/"ayrıca"/"bir de", or " and "/" ve "
-joining two clauses that each carry their own content words. Each part is a sub-query; the
+followed by a question word ("… and where does she work?"), joining two clauses that each carry
+their own content words. A plain "and" between noun phrases ("Mel and her kids", "black and white")
+does not split: splitting it would send half a question to the search. Each part is a sub-query; the
 pipeline runs them separately and fuses their result lists by RRF, deduplicated by memory id.
 """
 
@@ -11,7 +13,11 @@ import re
 
 _QUESTIONS = re.compile(r"(?<=\?)\s+")
 _ALSO = re.compile(r"\s*(?:,?\s*\band also\b|\bas well as\b|\balso\b|;|\bayrıca\b|\bbir de\b)\s*", re.IGNORECASE)
-_AND = re.compile(r"\s+(?:and|ve|plus)\s+", re.IGNORECASE)
+# "and" joins two questions only when a question word follows it ("… and where does she work?");
+# otherwise it joins noun phrases ("Mel and her kids", "black and white bowl") inside one question
+_AND = re.compile(r"\s+(?:and|ve|plus)\s+(?=(?:what|where|when|who|whom|whose|why|how|which|is|are|was|were|do|"
+                  r"does|did|can|could|will|would|has|have|ne|nerede|ne zaman|kim|neden|nasıl|hangi)\b)",
+                  re.IGNORECASE)
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset({
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "from", "about", "is",
@@ -40,8 +46,8 @@ def _clean(parts: list[str]) -> list[str]:
 
 def _split_and(part: str) -> list[str]:
     pieces = _AND.split(part)
-    if len(pieces) < 2 or any(len(content_words(p)) < 2 for p in pieces):
-        return [part]  # "salt and pepper": one side too thin to stand alone
+    if len(pieces) < 2 or any(not content_words(p) for p in pieces):
+        return [part]  # "… and what?": one side without content cannot stand alone
     return pieces
 
 

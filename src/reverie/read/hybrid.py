@@ -4,6 +4,11 @@ Full text degrades gracefully: a store error in ``text_search`` leaves the vecto
 and is reported in the explanation. Several sub-queries are fused again by RRF over their fused
 lists (seed 001 decomposition), deduplicated by memory id; each memory keeps, per channel, the
 best rank any sub-query gave it.
+
+Besides its RRF score each candidate carries its *lexical* score: BM25 divided by the best BM25 of
+the same sub-query (so 1.0 = the best full-text match, 0.0 = not found by full text), the best over
+sub-queries. The composite re-rank combines it with the cosine (read.scoring "similarity"): rank
+fusion alone throws away how much better the best match is than the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class Candidate:
     stage: str = "hybrid"
     channels: dict[str, dict[str, Any]] = field(default_factory=dict)
     graph: dict[str, Any] | None = None
+    lexical: float = 0.0
 
 
 @dataclass(slots=True)
@@ -38,14 +44,20 @@ class ChannelResult:
     text_error: str | None = None
 
 
-def run_channels(store: Store, flt: MemoryFilter, *, text: str, vector: Vector, pool: int) -> ChannelResult:
-    """One vector search and one full-text search (fallback: no text channel on a store error)."""
-    dense = store.vector_search(vector, flt, pool)
+def text_channel(store: Store, flt: MemoryFilter, *, text: str, pool: int) -> tuple[list[ScoredId], str | None]:
+    """One full-text search, or no hits and the error when the store cannot do it (graceful fallback)."""
     try:
-        sparse = store.text_search(text, flt, pool)
+        return store.text_search(text, flt, pool), None
     except StoreError as exc:
-        return ChannelResult(dense, [], text_error=str(exc)[:200])
-    return ChannelResult(dense, sparse)
+        return [], str(exc)[:200]
+
+
+def run_channels(store: Store, flt: MemoryFilter, *, text: str, vector: Vector, pool: int,
+                 sparse: tuple[list[ScoredId], str | None] | None = None) -> ChannelResult:
+    """One vector search and one full-text search (``sparse``: its result, when already run)."""
+    dense = store.vector_search(vector, flt, pool)
+    hits, error = sparse if sparse is not None else text_channel(store, flt, text=text, pool=pool)
+    return ChannelResult(dense, hits, text_error=error)
 
 
 def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, float], k: int) -> list[Candidate]:
@@ -55,6 +67,7 @@ def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, flo
         fused = rrf({"vector": [h.id for h in res.vector], "text": [h.id for h in res.text]}, k=k, weights=weights)
         sims = {h.id: h.score for h in res.vector}
         bm25 = {h.id: h.score for h in res.text}
+        best = max(bm25.values(), default=0.0)
         cands: list[Candidate] = []
         for f in fused:
             ch: dict[str, dict[str, Any]] = {}
@@ -62,7 +75,8 @@ def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, flo
                 ch["vector"] = {"rank": f.ranks["vector"], "similarity": round(sims[f.id], 6), "subquery": qi}
             if "text" in f.ranks:
                 ch["text"] = {"rank": f.ranks["text"], "bm25": round(bm25[f.id], 6), "subquery": qi}
-            cands.append(Candidate(f.id, f.score, channels=ch))
+            lexical = bm25[f.id] / best if f.id in bm25 and best > 0 else 0.0
+            cands.append(Candidate(f.id, f.score, channels=ch, lexical=min(max(lexical, 0.0), 1.0)))
         per_query.append(cands)
     if len(per_query) == 1:
         return per_query[0]
@@ -75,6 +89,7 @@ def _fuse_subqueries(per_query: Sequence[Sequence[Candidate]], *, k: int) -> lis
     for cands in per_query:
         for c in cands:
             into = merged.setdefault(c.id, Candidate(c.id, 0.0))
+            into.lexical = max(into.lexical, c.lexical)
             for name, info in c.channels.items():
                 if name not in into.channels or info["rank"] < into.channels[name]["rank"]:
                     into.channels[name] = info
@@ -86,4 +101,4 @@ def _fuse_subqueries(per_query: Sequence[Sequence[Candidate]], *, k: int) -> lis
     return out
 
 
-__all__ = ["Candidate", "ChannelResult", "fuse_channels", "run_channels"]
+__all__ = ["Candidate", "ChannelResult", "fuse_channels", "run_channels", "text_channel"]

@@ -1,18 +1,23 @@
 """The read path, composed (seed 001 order; every stage switchable in ``settings.read``):
 
-gate → intent router → decomposition → HyDE (one embed call for all texts) → hybrid search per
-sub-query (weighted RRF, K = 60) → graph expansion + entity hub → bulk fetch → bitemporal check →
-composite scoring with boosts and penalties → MMR (λ = 0.7) → hot-tier merge → top-k.
+gate → intent router → decomposition → HyDE (one embed call for all texts, in a worker thread
+while the full-text searches run) → vector search per sub-query → weighted RRF (K = 60) → graph expansion + entity
+hub → bulk fetch → bitemporal check → composite scoring (hybrid similarity, boosts incl. the
+inferred episode context and temporal anchoring, penalties) → MMR (λ = 0.7) → hot-tier merge → top-k.
 
 Store round trips per search: two per sub-query, one ``get`` for the whole pool, one
 ``relations`` per graph hop, one ``coactivations``, one ``text_search`` per entity-hub name, and
 the hot tier at most once per five minutes. Each hit's ``explain`` names the stage that admitted
-it, the channels with their ranks, every score term, boost and multiplier, and its MMR step.
+it, the channels with their ranks, every score term (and the cosine and lexical parts of the
+similarity), boost and multiplier, and its MMR step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,12 +28,12 @@ import numpy.typing as npt
 from reverie.config import Settings
 from reverie.embed.base import Embedder
 from reverie.model import MemoryRecord
-from reverie.read import filters, gate, graph, hybrid, hyde, intent, scoring
+from reverie.read import filters, gate, graph, hybrid, hyde, intent, scoring, when
 from reverie.read.decompose import decompose
 from reverie.read.hot import HotTier
 from reverie.read.mmr import mmr_select
 from reverie.results import Hit
-from reverie.store.base import MemoryFilter, Store
+from reverie.store.base import MemoryFilter, ScoredId, Store
 
 F32 = npt.NDArray[np.float32]
 
@@ -79,11 +84,17 @@ class ReadPipeline:
         return str(getattr(self.embedder, "profile", "api"))
 
     # stages ------------------------------------------------------------------------------
-    def plan(self, query: str) -> _Plan:
-        """Intent, sub-queries and their vectors (HyDE variants embedded in the same call)."""
+    def route(self, query: str) -> tuple[intent.Route, list[str]]:
+        """Intent and sub-queries (no embedding yet)."""
         cfg = self.settings.read
         rt = intent.route(query, cfg)
         subs = decompose(query, max_parts=cfg.max_subqueries) if cfg.decompose else [query]
+        return rt, subs
+
+    def plan(self, query: str, routed: tuple[intent.Route, list[str]] | None = None) -> _Plan:
+        """Intent, sub-queries and their vectors (HyDE variants embedded in the same call)."""
+        cfg = self.settings.read
+        rt, subs = routed if routed is not None else self.route(query)
         texts: list[str] = []
         spans: list[tuple[int, int]] = []
         hyde_info: dict[str, Any] = {}
@@ -98,10 +109,22 @@ class ReadPipeline:
                            for s, n in spans])
         return _Plan(rt, subs, raw, search, hyde_info)
 
-    def candidates(self, plan: _Plan, flt: MemoryFilter, *, pool: int) -> list[hybrid.Candidate]:
+    def plan_async(self, query: str, routed: tuple[intent.Route, list[str]]) -> Callable[[], _Plan]:
+        """:meth:`plan`, started now; the returned callable waits for it. With
+        ``read.overlap_embedding`` the query (and its HyDE variants) is embedded in a worker thread
+        while the caller runs the full-text searches, which need no query vector. The worker never
+        touches the store, so a caller holding a store transaction cannot deadlock it."""
+        if not self.settings.read.overlap_embedding:
+            done = self.plan(query, routed)
+            return lambda: done
+        return _executor().submit(self.plan, query, routed).result
+
+    def candidates(self, plan: _Plan, flt: MemoryFilter, *, pool: int,
+                   sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None) -> list[hybrid.Candidate]:
         cfg = self.settings.read
         weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
-        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool)
+        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool,
+                                       sparse=sparse[i] if sparse is not None else None)
                    for i, sub in enumerate(plan.subqueries)]
         cands = hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool]
         errors = [r.text_error for r in results if r.text_error]
@@ -157,20 +180,24 @@ class ReadPipeline:
             decision = gate.check(req.query)
             if decision.skip:
                 return Outcome([], {"gate": decision.reason}, gated=True)
-        plan = self.plan(req.query)
-        strat = plan.route.strategy
+        routed = self.route(req.query)
+        strat = routed[0].strategy
         flt = filters.widen(req.flt, mode=req.mode, as_of=req.as_of, deep=req.deep,
                             include_superseded=strat.include_superseded)
         pool = max(strat.limit, req.k) * cfg.overfetch
+        planned = self.plan_async(req.query, routed)
+        sparse = [hybrid.text_channel(self.store, flt, text=sub, pool=pool) for sub in routed[1]]
+        plan = planned()
         entities = graph.query_entities(req.query)
-        cands = self.expand(self.candidates(plan, flt, pool=pool), plan, flt, now, entities)
+        windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
+        cands = self.expand(self.candidates(plan, flt, pool=pool, sparse=sparse), plan, flt, now, entities)
         records = self.store.get([c.id for c in cands])
         cands = [c for c in cands
                  if c.id in records and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
-        query_info = self._query_info(req, plan, entities)
+        query_info = self._query_info(req, plan, entities, windows)
         if not cands:
             return Outcome([], query_info)
-        hits, sims = self._rank(cands, records, plan, req, flt, now, entities)
+        hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands))
         return Outcome(hits, query_info, similarities=sims)
 
     def _admissible(self, rec: MemoryRecord, cand: hybrid.Candidate, flt: MemoryFilter, req: Request,
@@ -181,19 +208,22 @@ class ReadPipeline:
             return True
         return filters.currently_valid(rec, now)
 
-    def _query_info(self, req: Request, plan: _Plan, entities: Sequence[str]) -> dict[str, Any]:
+    def _query_info(self, req: Request, plan: _Plan, entities: Sequence[str],
+                    windows: Sequence[when.Window]) -> dict[str, Any]:
         return {"intent": plan.route.intent, "matched": plan.route.matched, "subqueries": plan.subqueries,
                 "hyde": plan.hyde, "entities": list(entities), "mode": req.mode,
+                "time": [{"text": w.text, "start": w.start.isoformat(), "end": w.end.isoformat()} for w in windows],
                 "as_of": req.as_of.isoformat() if req.as_of else None, "deep": req.deep,
                 "profile": self.profile}
 
     def _rank(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan, req: Request,
-              flt: MemoryFilter, now: datetime, entities: Sequence[str]) -> tuple[list[Hit], dict[str, float]]:
+              flt: MemoryFilter, now: datetime, entities: Sequence[str], windows: Sequence[when.Window] = (),
+              text_ok: bool = True) -> tuple[list[Hit], dict[str, float]]:
         cfg = self.settings.read
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
-        ctx = self._context(cands, records, plan, req, now, entities)
-        inputs = self._inputs(cands, records, sims, ctx)
+        ctx = self._context(req, plan, now, entities, windows)
+        inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries))
         scored: list[tuple[float, dict[str, Any]]] = []
         for c in cands:
             if cfg.scoring:
@@ -211,27 +241,39 @@ class ReadPipeline:
             sim_by_id.setdefault(h.memory.id, float(h.explain.get("terms", {}).get("similarity", 0.0)))
         return hits, sim_by_id
 
-    def _context(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan,
-                 req: Request, now: datetime, entities: Sequence[str]) -> scoring.QueryContext:
+    def _context(self, req: Request, plan: _Plan, now: datetime, entities: Sequence[str],
+                 windows: Sequence[when.Window]) -> scoring.QueryContext:
         cfg = self.settings.read
         episodes: frozenset[str] = frozenset()
         source = ""
         if req.session_id is not None:
             episodes, source = frozenset({req.session_id}), "session"
         elif cfg.episode_context:
-            top = sorted(cands, key=lambda c: -c.rrf)[: cfg.episode_anchor_hits]
-            episodes = frozenset(s for c in top if (s := records[c.id].session_id) is not None)
-            source = f"top {cfg.episode_anchor_hits} hits"
+            source = "inferred: best similarity in the episode / best overall"
         return scoring.QueryContext(plan.route.intent, plan.route.strategy, now, frozenset(entities), episodes,
-                                    source, scoring.detect_mood(req.query))
+                                    source, scoring.detect_mood(req.query), tuple(windows))
 
     def _inputs(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], sims: np.ndarray,
-                ctx: scoring.QueryContext) -> dict[str, scoring.Inputs]:
-        rrf_norm = _minmax([c.rrf for c in cands])
-        sort_values = _sort_values([records[c.id] for c in cands], ctx.strategy.sort)
-        out = {c.id: scoring.Inputs(float(s), r, sort_values.get(c.id, 0.0))
-               for c, s, r in zip(cands, sims, rrf_norm, strict=True)}
-        if self.settings.read.coactivation:
+                ctx: scoring.QueryContext, *, text_ok: bool = True, subqueries: int = 1) -> dict[str, scoring.Inputs]:
+        cfg = self.settings.read
+        strat = ctx.strategy
+        # largest possible RRF: rank 1 on both channels, or (several sub-queries) rank 1 in every list
+        best_rrf = (subqueries if subqueries > 1 else strat.vector_weight + strat.text_weight) / (cfg.rrf_k + 1)
+        rrf_norm = _rrf_scaled([c.rrf for c in cands], cfg.rrf_scale, best_rrf)
+        sort_values = _sort_values([records[c.id] for c in cands], strat.sort)
+        tw = strat.text_weight if text_ok and cfg.hybrid_similarity else 0.0
+        hyb = [scoring.hybrid_similarity(float(s), c.lexical, vector_weight=strat.vector_weight, text_weight=tw)
+               for c, s in zip(cands, sims, strict=True)]
+        strength: dict[str, float] = {}
+        if cfg.episode_context and not ctx.episodes:
+            strength = scoring.episode_strengths([records[c.id].session_id for c in cands], hyb,
+                                                 power=cfg.episode_context_power)
+        out: dict[str, scoring.Inputs] = {}
+        for c, s, h, r in zip(cands, sims, hyb, rrf_norm, strict=True):
+            sid = records[c.id].session_id
+            out[c.id] = scoring.Inputs(h, r, sort_values.get(c.id, 0.0), cosine=float(s), lexical=c.lexical,
+                                       text_weight=tw, episode=strength.get(sid, 0.0) if sid is not None else 0.0)
+        if cfg.coactivation:
             self._coactivation(out)
         return out
 
@@ -297,6 +339,44 @@ def _matrix(records: Sequence[MemoryRecord], dim: int) -> F32:
         if rec.embedding is not None and rec.embedding.shape == (dim,):
             out[i] = rec.embedding
     return out
+
+
+_EXECUTOR: ThreadPoolExecutor | None = None
+_EXECUTOR_LOCK = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The process's worker threads for overlapped query embedding (built on first use, rebuilt in
+    a forked child, whose copy would hold its parent's threads)."""
+    global _EXECUTOR
+    if _EXECUTOR is None:
+        with _EXECUTOR_LOCK:
+            if _EXECUTOR is None:
+                _EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="reverie-read")
+    return _EXECUTOR
+
+
+def _reset_executor() -> None:
+    global _EXECUTOR
+    _EXECUTOR = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_executor)
+
+
+def plan_text_ok(cands: Sequence[hybrid.Candidate]) -> bool:
+    """False when the full-text channel failed (its fallback is recorded on the candidates)."""
+    return not any(c.channels.get("text", {}).get("fallback") for c in cands)
+
+
+def _rrf_scaled(values: Sequence[float], how: str, best: float) -> list[float]:
+    """The RRF scores as read.rrf_scale says: raw, over the largest possible value ``best``, or min-max."""
+    if how == "raw":
+        return list(values)
+    if how == "possible":
+        return [min(v / best, 1.0) if best > 0 else 0.0 for v in values]
+    return _minmax(values)
 
 
 def _minmax(values: Sequence[float]) -> list[float]:

@@ -2,12 +2,16 @@
 
 ``score = (base + boosts) × multipliers`` where
 
-* ``base = 0.40·similarity + 0.30·ACT-R activation + 0.15·importance + 0.15·RRF`` (RRF score
-  min-max scaled over the pool; a graph-admitted memory uses its graph score instead), blended
-  for utility-aware intents with seed 001's ``0.6·sim + 0.2·utility + 0.2·importance`` in the
-  proportion of the intent's utility boost, plus the intent's sort column as a small secondary key;
-* ``boosts`` = +0.1 per matching entity (at most 3), +0.15 same episode, +0.05 co-activation
-  (pairs retrieved together >= 3 times);
+* ``base = 0.40·similarity + 0.30·ACT-R activation + 0.15·importance + 0.15·RRF``, blended for
+  utility-aware intents with seed 001's ``0.6·sim + 0.2·utility + 0.2·importance`` in the
+  proportion of the intent's utility boost, plus the intent's sort column as a small secondary key.
+  *similarity* is the hybrid similarity (:func:`hybrid_similarity`): the cosine and the lexical
+  score (BM25 over the best BM25 of the query) combined with the intent's vector/FTS weights, so
+  that the re-rank sees both channels the search used, not only the weaker one;
+* ``boosts`` = +0.1 per matching entity (at most 3), +0.15 same episode (the caller's session) or,
+  when no session is named, the inferred episode context (:func:`episode_strengths`), +0.05
+  co-activation (pairs retrieved together >= 3 times), and up to +0.1 when the memory's event time
+  falls into a period the query names (read.when);
 * ``multipliers`` = sub-tier (personal 1.1 … vicarious 0.9), mood-congruent ×1.1, fail-open
   category filter, seed 004 lifecycle state and confidence-tier weight, disputed penalty, and
   ×0.5 for source confidence < 0.3.
@@ -18,6 +22,7 @@ Every term is returned for the hit's explanation. Pure: no I/O, ``now`` is an ar
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,6 +35,7 @@ from reverie.dynamics.lifecycle import confidence_weight
 from reverie.dynamics.utility import retrieval_score, utility_at
 from reverie.model import MemoryRecord
 from reverie.read.graph import entity_key
+from reverie.read.when import Window, time_fit
 
 _POSITIVE = re.compile(r"\b(happy|glad|great|love[sd]?|excit\w+|wonderful|awesome|proud|enjoy\w*|fun|"
                        r"mutlu|harika|sevin\w*|güzel|keyifli)\b", re.IGNORECASE)
@@ -56,17 +62,51 @@ class QueryContext:
     episodes: frozenset[str] = frozenset()
     episode_source: str = ""
     mood: float | None = None
+    windows: tuple[Window, ...] = ()
 
 
 @dataclass(slots=True)
 class Inputs:
-    """Per-candidate inputs gathered by the pipeline."""
+    """Per-candidate inputs gathered by the pipeline. ``similarity`` is the hybrid similarity;
+    ``cosine``, ``lexical`` and the text weight used (when known) are its parts, kept for the
+    explanation; ``episode`` is
+    the inferred strength of the candidate's episode in [0, 1]."""
 
     similarity: float
     rrf_norm: float
     sort_value: float = 0.0
     coactivation: float = 0.0
     coactivated_with: list[str] = field(default_factory=list)
+    cosine: float | None = None
+    lexical: float | None = None
+    text_weight: float | None = None
+    episode: float = 0.0
+
+
+def hybrid_similarity(cosine: float, lexical: float, *, vector_weight: float, text_weight: float) -> float:
+    """``(w_v·cosine + w_t·lexical) / (w_v + w_t)``: the convex combination of the two channels'
+    scores (the intent's seed 001 vector/FTS weights). Score fusion keeps the margins that rank
+    fusion drops (Bruch et al. 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"). With
+    no text channel (``text_weight`` 0, e.g. full text unavailable) it is the cosine."""
+    total = vector_weight + text_weight
+    if total <= 0:
+        return cosine
+    return (vector_weight * cosine + text_weight * lexical) / total
+
+
+def episode_strengths(sessions: Sequence[str | None], similarities: Sequence[float], *,
+                      power: float) -> dict[str, float]:
+    """Inferred episode context: each episode (session) present in the pool scores
+    ``(its best similarity / the best similarity overall) ** power`` in [0, 1]. An episode holding
+    the strongest hit gets 1.0; one whose best member is half as similar gets 0.5 (power 1)."""
+    best: dict[str, float] = {}
+    for sid, sim in zip(sessions, similarities, strict=True):
+        if sid is not None:
+            best[sid] = max(best.get(sid, 0.0), sim)
+    top = max(best.values(), default=0.0)
+    if top <= 0:
+        return {}
+    return {sid: (max(v, 0.0) / top) ** power for sid, v in best.items()}
 
 
 def activation_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings,
@@ -89,6 +129,10 @@ def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSett
                            "weights": {"similarity": read.w_similarity, "activation": read.w_activation,
                                        "importance": read.w_importance, "rrf": read.w_rrf},
                            "composite": round(composite, 6)}
+    if inp.cosine is not None:
+        out["similarity"] = {"cosine": round(inp.cosine, 6), "lexical": round(inp.lexical or 0.0, 6),
+                             "vector_weight": ctx.strategy.vector_weight,
+                             "text_weight": ctx.strategy.text_weight if inp.text_weight is None else inp.text_weight}
     ub = ctx.strategy.utility_boost
     if ub > 0:
         util = utility_at(utility=rec.utility, updated_at=rec.utility_updated_at or rec.created_at, now=ctx.now,
@@ -110,8 +154,15 @@ def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings
             out["entity"] = read.entity_boost * min(matches, read.entity_boost_max)
     if rec.session_id is not None and rec.session_id in ctx.episodes:
         out["episode"] = read.episode_boost
+    elif inp.episode > 0 and read.episode_context_boost > 0:
+        out["episode_context"] = read.episode_context_boost * inp.episode
     if inp.coactivation:
         out["coactivation"] = inp.coactivation
+    if ctx.windows and read.time_anchor_boost > 0:
+        fit = time_fit(rec.valid_from or rec.created_at, ctx.windows, after_days=read.time_anchor_after_days,
+                       before_days=read.time_anchor_before_days)
+        if fit > 0:
+            out["time"] = read.time_anchor_boost * fit
     return out
 
 
@@ -148,11 +199,12 @@ def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
         total *= factor
     explain["boosts"] = {k: round(v, 6) for k, v in add.items()}
     explain["multipliers"] = mult
-    if "episode" in add:
+    if "episode" in add or "episode_context" in add:
         explain["episode_source"] = ctx.episode_source
     if inp.coactivated_with:
         explain["coactivated_with"] = inp.coactivated_with
     return total, explain
 
 
-__all__ = ["Inputs", "QueryContext", "activation_of", "base_terms", "boosts", "detect_mood", "multipliers", "score"]
+__all__ = ["Inputs", "QueryContext", "activation_of", "base_terms", "boosts", "detect_mood", "episode_strengths",
+           "hybrid_similarity", "multipliers", "score"]
