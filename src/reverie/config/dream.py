@@ -18,14 +18,28 @@ class DreamSettings(Section):
     steps: list[str] = Field(
         default_factory=lambda: [
             "decay",
-            # lifecycle (early): emotional consolidation and synaptic replay
+            "emotional",
+            "replay",
             "promote",
             "expire",
-            # lifecycle: utility decay, rehearsal, foresight expiry, redundancy, forgetting, clustering
-            # consolidation: consolidate, themes, abstraction
-            # synthesis: category summaries, entity cards, bridges, probe
-            # lifecycle (late): drift, archival, cold migration, edge decay
-            # quantize
+            "utility_decay",
+            "rehearse",
+            "foresight",
+            "redundancy",
+            "forget",
+            "cluster",
+            "consolidate",
+            "themes",
+            "abstraction",
+            "category_summaries",
+            "entity_cards",
+            "bridges",
+            "probe",
+            "drift",
+            "archive",
+            "cold_migration",
+            "edge_decay",
+            "quantize",
             "prune",
         ],
         description="Ordered dream steps to run (SEED-NOTES 10: one ordered list of named steps).",

@@ -1,9 +1,263 @@
-"""Settings: Consolidation and synthesis steps: seed 003 consolidation, seed 001 themes/abstraction/category summaries, seed 002 peer cards, bridges and belief probing."""
+"""Settings: consolidation steps — seed 003 consolidation of fading memories, seed 001 themes (clustering +
+LLM consolidation) and deep abstraction, and the neighbour search they share.
+
+Cosine thresholds are a property of the embedder (SEED-NOTES "Similarity thresholds depend on the
+embedding model"): each is a table keyed by the embedder profile — ``api`` (the seeds' values, also the
+fallback for unknown profiles), ``minilm`` (measured with all-MiniLM-L6-v2; evidence in
+``tests/dream/test_consolidate.py::test_minilm_calibration_seed003_example``) and ``hash`` (the unit-test
+embedder).
+"""
 
 from __future__ import annotations
 
+from pydantic import Field, field_validator, model_validator
+
 from reverie.config.core import Section
+from reverie.model import Layer
+
+
+def _profiled(api: float, minilm: float, hash_: float) -> dict[str, float]:
+    return {"api": api, "minilm": minilm, "hash": hash_}
+
+
+def _check_profiles(table: dict[str, float], name: str) -> dict[str, float]:
+    if "api" not in table:
+        raise ValueError(f"{name} needs an 'api' entry (the fallback profile)")
+    bad = {k: v for k, v in table.items() if not -1.0 <= v <= 1.0}
+    if bad:
+        raise ValueError(f"{name}: cosine thresholds must lie in [-1, 1], got {bad}")
+    return table
+
+
+def for_profile(table: dict[str, float], profile: str) -> float:
+    """The value of a per-profile table for an embedder profile (``api`` when not listed)."""
+    return table.get(profile, table["api"])
+
+
+class NeighborSettings(Section):
+    """k-nearest neighbours inside a candidate set (reverie; no step compares all pairs)."""
+
+    exact_max: int = Field(
+        default=4000,
+        ge=2,
+        description="reverie: candidate sets up to this size get exact neighbours (numpy, in blocks); larger "
+        "sets an HNSW graph (hnswlib). Measured crossover: exact 4k×384 0.6 s = graph 0.6 s; 8k 1.7 s vs 1.2 s.",
+    )
+    block_rows: int = Field(default=1024, ge=16, description="reverie: rows per exact similarity block.")
+    ann_dims: int = Field(
+        default=48,
+        ge=8,
+        description="reverie: the HNSW graph is built on a PCA projection of the vectors to this many "
+        "dimensions; its candidates are then re-scored with the full vectors. Measured at 100k×384: building "
+        "a full-dimension graph alone took 27–48 s, the whole 48-dimension search 6–30 s (data-dependent).",
+    )
+    pca_sample: int = Field(default=5000, ge=100, description="reverie: rows sampled to fit the PCA projection.")
+    pool: int = Field(
+        default=2,
+        ge=1,
+        le=20,
+        description="reverie: the graph proposes pool·k candidates per row for re-scoring (measured at 100k "
+        "planted: pool 2 finds 96% of the planted pairs, pool 3 97% at 1.25x the time).",
+    )
+    hnsw_m: int = Field(default=12, ge=4, le=64, description="reverie: HNSW degree M of the neighbour graph.")
+    hnsw_ef_construction: int = Field(default=40, ge=8, description="reverie: HNSW efConstruction.")
+    ef_extra: int = Field(default=8, ge=0, description="reverie: HNSW query ef = candidates asked + this.")
+    seed: int = Field(default=1234, description="reverie: random seed (PCA sample, graph) — runs are reproducible.")
+
+
+class ConsolidateSettings(Section):
+    """seed 003 consolidation: disjoint groups of fading, similar memories become one summary."""
+
+    retention_threshold: float = Field(
+        default=0.20,
+        ge=0,
+        le=1,
+        description="seed 003 consolidation_retention_threshold: memories whose seed-003 retention "
+        "max(floor, exp(-Δt/(S·B·β))) is below this are candidates.",
+    )
+    group_size: int = Field(
+        default=5, ge=2, description="seed 003 consolidation_group_size: a group needs at least 5 members."
+    )
+    max_group_size: int = Field(
+        default=10,
+        ge=2,
+        description="reverie: a group grows up to this many members (seed 003's loop stops at group_size; "
+        "letting 6–10 near-duplicates form one group avoids a summary plus leftovers that never group).",
+    )
+    similarity: dict[str, float] = Field(
+        default_factory=lambda: _profiled(0.70, 0.45, 0.40),
+        description="seed 003 consolidation_similarity_threshold (cosine of each member to the group's "
+        "centre), per embedder profile: api 0.70 (seed); minilm 0.45 — seed 003's five March activities sit "
+        "at 0.41–0.60 pairwise and 0.47–0.60 to their best centre, unrelated memories at -0.08–0.22; hash 0.40.",
+    )
+    layers: list[Layer] = Field(
+        default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC],
+        description="seed 003: episodic consolidates with episodic, semantic with semantic (its categories are "
+        "reverie's layers); working memories are left to promotion and expiry, procedural/codebase never fade.",
+    )
+    exempt_flashbulb: bool = Field(
+        default=True,
+        description="seed 001: flashbulb memories are pinned against forgetting; reverie keeps them out of "
+        "consolidation too, so they stay individually in the hot store.",
+    )
+    link_weight: float = Field(
+        default=0.8, ge=0, le=1,
+        description="seed 003: the summary has association links of weight 0.8 to each original.",
+    )
+    summary_max_chars: int = Field(default=600, ge=40, description="reverie: length budget of a summary text.")
+    max_llm_calls: int = Field(
+        default=50,
+        ge=0,
+        description="seed 001 'prevent LLM call storms', applied to seed 003: LLM summaries per run; further "
+        "groups get the extractive summary.",
+    )
+    max_candidates: int = Field(
+        default=20_000,
+        ge=2,
+        description="seed 001 B4 (batch caps against OOM), applied to seed 003: fading memories clustered per "
+        "run, the most faded first; the rest wait for the next run (a cut through memories of equal retention "
+        "can split groups). Measured (bench/consolidate.py, shared 2-core machine): finding the groups among "
+        "10k fading memories takes 1.5–2.5 s, among 100k 25–55 s. A run writes at most max_groups_per_run "
+        "groups (500 × >= 5 members), so clustering more than 20k candidates per run mostly finds groups that "
+        "would wait for a later run anyway.",
+    )
+    max_groups_per_run: int = Field(
+        default=500,
+        ge=0,
+        description="seed 001 B4 (batch caps against OOM): groups consolidated per dream run; the rest wait for "
+        "the next run (each group is one transaction and one embedding: 5–18 ms per group measured).",
+    )
+
+    @field_validator("similarity")
+    @classmethod
+    def _similarity(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_profiles(v, "similarity")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> ConsolidateSettings:
+        if self.max_group_size < self.group_size:
+            raise ValueError(f"max_group_size {self.max_group_size} < group_size {self.group_size}")
+        return self
+
+
+class ThemeSettings(Section):
+    """seed 001 clustering + LLM consolidation: theme memories replace clusters of idle memories."""
+
+    min_cluster: int = Field(default=3, ge=2, description="seed 001: min 3 memories per cluster.")
+    max_cluster: int = Field(
+        default=8, ge=2, description="reverie: at most 8 members per theme (one LLM call stays small and specific)."
+    )
+    entity_overlap: int = Field(default=1, ge=1, description="seed 001: cluster by entity overlap (>= 1 shared).")
+    importance_proximity: float = Field(
+        default=0.3, gt=0, le=1, description="seed 001: or by category match + importance proximity (< 0.3)."
+    )
+    category_similarity: dict[str, float] = Field(
+        default_factory=lambda: _profiled(0.60, 0.40, 0.35),
+        description="reverie: members of a category cluster must also be this similar (cosine) to its first "
+        "member — seed 001's category + importance rule alone would put unrelated facts into one theme. "
+        "Per embedder profile (api 0.60; minilm 0.40 measured on seed 001's 'API routing' cluster; hash 0.35).",
+    )
+    max_llm_calls: int = Field(
+        default=5, ge=0, description="seed 001: merge clusters via the LLM, max 5 calls per cycle."
+    )
+    max_extractive: int = Field(
+        default=20,
+        ge=0,
+        description="reverie: themes made per cycle without an LLM (extractive method); bounds one run's work.",
+    )
+    importance: float = Field(default=0.8, ge=0, le=1, description="seed 001: theme-level memories at importance 0.8.")
+    min_idle_days: float = Field(
+        default=30.0,
+        ge=0,
+        description="reverie (recall guard): only memories not accessed (or, never accessed, not created) for this "
+        "many days join a theme — memories in use stay individually searchable; 30 days is seed 001's hot-tier "
+        "age limit.",
+    )
+    max_utility: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="reverie (recall guard): memories with utility >= seed 001's hot-tier 0.8 (proven useful) are "
+        "never folded into a theme.",
+    )
+    max_access_count: int = Field(
+        default=10,
+        ge=0,
+        description="reverie (recall guard): memories accessed >= seed 001's hot-tier 10 times stay individual.",
+    )
+    layers: list[Layer] = Field(
+        default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC],
+        description="reverie: layers whose memories may join a theme (working ones are still being formed).",
+    )
+    max_candidates: int = Field(
+        default=5000,
+        ge=3,
+        description="seed 001 B4: at most this many eligible memories (longest idle first) per scope are "
+        "clustered in one cycle.",
+    )
+    summary_max_chars: int = Field(default=800, ge=40, description="reverie: length budget of a theme text.")
+    link_weight: float = Field(
+        default=0.8, ge=0, le=1, description="seed 003 link weight, reused: a theme links to each original (0.8)."
+    )
+
+    @field_validator("category_similarity")
+    @classmethod
+    def _similarity(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_profiles(v, "category_similarity")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> ThemeSettings:
+        if self.max_cluster < self.min_cluster:
+            raise ValueError(f"max_cluster {self.max_cluster} < min_cluster {self.min_cluster}")
+        return self
+
+
+class AbstractionSettings(Section):
+    """seed 001 deep abstraction: behavioural patterns from the top clusters (originals stay)."""
+
+    top_clusters: int = Field(default=3, ge=0, description="seed 001: patterns from the top 3 clusters per cycle.")
+    min_cluster: int = Field(default=3, ge=2, description="seed 001: clusters have at least 3 memories.")
+    max_evidence: int = Field(
+        default=12, ge=2, description="reverie: at most 12 memories of a cluster are given as evidence and linked."
+    )
+    importance: float = Field(default=0.85, ge=0, le=1, description="seed 001: pattern-level memories at 0.85.")
+    covered_share: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="reverie (idempotency): a cluster of which an active pattern already links at least this "
+        "share is not abstracted again.",
+    )
+    extractive_fallback: bool = Field(
+        default=True,
+        description="reverie: without an LLM (or when it fails) a pattern states the recurrence itself — how many "
+        "memories over which period — followed by the extractive summary; off = patterns only via the LLM.",
+    )
+    max_candidates: int = Field(
+        default=5000,
+        ge=3,
+        description="seed 001 B4: at most this many memories (most recently used first) per scope are clustered.",
+    )
+    summary_max_chars: int = Field(default=600, ge=40, description="reverie: length budget of a pattern text.")
+    link_weight: float = Field(
+        default=0.8, ge=0, le=1, description="seed 003 link weight, reused: a pattern links to its evidence (0.8)."
+    )
 
 
 class ConsolidationSettings(Section):
-    """Consolidation and synthesis steps: seed 003 consolidation, seed 001 themes/abstraction/category summaries, seed 002 peer cards, bridges and belief probing."""
+    """Consolidation steps: seed 003 consolidate, seed 001 themes and deep abstraction."""
+
+    consolidate: ConsolidateSettings = Field(default_factory=ConsolidateSettings)
+    themes: ThemeSettings = Field(default_factory=ThemeSettings)
+    abstraction: AbstractionSettings = Field(default_factory=AbstractionSettings)
+    neighbors: NeighborSettings = Field(default_factory=NeighborSettings)
+
+
+__all__ = [
+    "AbstractionSettings",
+    "ConsolidateSettings",
+    "ConsolidationSettings",
+    "NeighborSettings",
+    "ThemeSettings",
+    "for_profile",
+]

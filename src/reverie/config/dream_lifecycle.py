@@ -1,9 +1,197 @@
-"""Settings: Lifecycle steps: emotional consolidation, synaptic replay, utility decay, rehearsal, foresight expiry, strategic forgetting, redundancy, clustering, drift, archival, cold migration, edge decay."""
+"""Settings of the lifecycle dream steps (issue 6): emotional consolidation, synaptic replay, utility decay,
+rehearsal, foresight expiry, redundancy, strategic forgetting, co-activation clusters, drift detection,
+archival, cold migration and graph-edge decay.
+
+The constants these steps share with the rest of the engine live in ``dynamics`` (FSRS rehearsal
+threshold and boost, flashbulb boost, Hebbian boost, co-activation thresholds, seed 002 archival
+rule, seed 003 retention, seed 004 lifecycle and edge confidence); this section holds what only the
+dream steps use.
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import Field, model_validator
+
 from reverie.config.core import Section
+from reverie.model import Status
+
+ForgetRule = Literal["contradiction", "foresight", "utility_floor", "redundancy", "capacity"]
+FORGET_RULES: tuple[ForgetRule, ...] = ("contradiction", "foresight", "utility_floor", "redundancy", "capacity")
+
+
+def _redundancy_profiles() -> dict[str, float]:
+    # api: seed 001's cosine > 0.9. minilm (all-MiniLM-L6-v2, test_minilm_redundancy_threshold_calibration in
+    # tests/dream/test_lifecycle_steps.py): paraphrases 0.91–0.98, elaborations 0.85–0.94, changed values
+    # 0.78–0.92, seed 003's distinct March activities 0.47–0.55; 0.88 (the PE gate's minilm REINFORCE bound)
+    # keeps every paraphrase above it, and the text guards (no new content word beyond one, no new number,
+    # no contradiction) reject the elaborations and changed values cosine cannot separate.
+    # hash (unit tests only): paraphrases of the seeds' examples 0.55–0.93.
+    return {"api": 0.90, "minilm": 0.88, "hash": 0.78}
 
 
 class LifecycleStepSettings(Section):
-    """Lifecycle steps: emotional consolidation, synaptic replay, utility decay, rehearsal, foresight expiry, strategic forgetting, redundancy, clustering, drift, archival, cold migration, edge decay."""
+    """The lifecycle dream steps (seeds 000–004); each step is switched on by naming it in ``dream.steps``."""
+
+    # utility decay (seed 001 step 1)
+    utility_min_change: float = Field(
+        default=0.001,
+        ge=0,
+        le=1,
+        description="seed 001 utility decay (SEED-NOTES 5 form): drifts smaller than this stay lazy — readers "
+        "compute the same drift from utility_updated_at, so skipping them changes no score.",
+    )
+    # rehearsal (seed 001 testing effect)
+    rehearse_max: int = Field(
+        default=50, ge=0, description="seed 001 testing effect: at most 50 endangered memories rehearsed per cycle."
+    )
+    rehearse_interval_days: float = Field(
+        default=1.0,
+        ge=0,
+        description="seed 001 testing effect cron (default daily): a memory is rehearsed at most once per this "
+        "many days, so a re-run of the dream never boosts it twice.",
+    )
+    # foresight expiry (seed 001 step 3) and seed 004 expiry rules
+    speculative_expiry: bool = Field(
+        default=True,
+        description="seed 004: unconfirmed speculative memories (confidence < 0.40) expire after "
+        "dynamics.lifecycle.speculative_ttl_days (30).",
+    )
+    commitment_categories: tuple[str, ...] = Field(
+        default=("commitment",), description="seed 004: categories treated as commitments by commitment decay."
+    )
+    commitment_resolved_states: tuple[str, ...] = Field(
+        default=("fulfilled", "expired"),
+        description="seed 004: values of metadata 'commitment_state' that mark a commitment resolved (a "
+        "time-bounded commitment past valid_until is resolved too).",
+    )
+    commitment_decay_days: float = Field(
+        default=90.0,
+        gt=0,
+        description="seed 004 commitmentDecayDays: resolved commitments expire this many days after resolution "
+        "(the seed deletes them; reverie keeps them with status expired).",
+    )
+    # redundancy (seed 001 step 7) and strategic forgetting rule 4
+    redundancy_similarity: dict[str, float] = Field(
+        default_factory=_redundancy_profiles,
+        description="seed 001 redundancy: cosine above this (per embedder profile; SEED-NOTES similarity "
+        "thresholds) makes two memories candidates; api = the seed's 0.9, minilm/hash calibrated.",
+    )
+    redundancy_default_profile: str = Field(
+        default="api", description="Profile used when the embedder's is not listed in redundancy_similarity."
+    )
+    redundancy_max_comparisons: int = Field(
+        default=50,
+        ge=0,
+        description="seed 001: at most 50 redundancy comparisons (nearest-neighbour lookups) per cycle, shared by "
+        "the redundancy step and forgetting rule 4; a cursor resumes where the last cycle stopped.",
+    )
+    redundancy_max_new_words: int = Field(
+        default=1,
+        ge=0,
+        description="reverie guard on seed 001 redundancy: the memory made dormant may hold at most this many "
+        "content words the kept one lacks (more is an elaboration, not a duplicate; a contradiction never is).",
+    )
+    # strategic forgetting (seed 001, five ordered rules)
+    forget_rules: tuple[ForgetRule, ...] = Field(
+        default=FORGET_RULES,
+        description="seed 001 strategic forgetting: the rules applied, in this order (contradiction cleanup, "
+        "foresight expiry, utility floor, redundancy, capacity trim).",
+    )
+    utility_floor: float = Field(
+        default=0.15, ge=0, le=1, description="seed 001 forgetting: utility < 0.15 …"
+    )
+    utility_floor_idle_days: float = Field(
+        default=30.0, ge=0, description="seed 001 forgetting: … and 30+ days unused → dormant."
+    )
+    capacity_max: int = Field(
+        default=500,
+        ge=1,
+        description="seed 001 capacity trim: when a user scope holds more than 500 active memories in the hot "
+        "store …",
+    )
+    capacity_target: int = Field(
+        default=450, ge=0, description="seed 001 capacity trim: … the lowest-utility ones go dormant down to 450."
+    )
+    # drift detection (seed 002 step 6)
+    drift_project_root: str | None = Field(
+        default=None,
+        description="seed 002 drift detection: directory against which relative paths named in memories are "
+        "resolved (None: only absolute and ~ paths are checked).",
+    )
+    drift_max_paths: int = Field(
+        default=20, ge=1, description="reverie: at most this many paths per memory are checked by drift detection."
+    )
+    # archival (seed 002, seed 004)
+    archive_to_cold: bool = Field(
+        default=True,
+        description="seed 002 archival is a soft delete: archived memories also move to the cold store (deep "
+        "recall still finds them).",
+    )
+    fact_archival: bool = Field(
+        default=False, description="seed 004 factArchivalEnabled (default off in the seed): archive old facts …"
+    )
+    fact_archival_age_days: float = Field(default=90.0, ge=0, description="seed 004: … older than 90 days …")
+    fact_archival_max_importance: float = Field(
+        default=0.3, ge=0, le=1, description="seed 004: … with importance < 0.3 …"
+    )
+    fact_archival_max_access_count: int = Field(default=2, ge=0, description="seed 004: … accessed at most 2 times …")
+    fact_archival_protected_categories: tuple[str, ...] = Field(
+        default=("commitment", "preference", "decision", "principle", "correction"),
+        description="seed 004: … and not in a protected category (corrections are never archived).",
+    )
+    lifecycle_policy: bool = Field(
+        default=False,
+        description="seed 004 lifecyclePolicyEnabled (opt-in in the seed): the archive step also refreshes "
+        "heat_score, decay_score and lifecycle_state (candidate/validated/active/stale/archived).",
+    )
+    lifecycle_min_change: float = Field(
+        default=0.01,
+        ge=0,
+        le=1,
+        description="reverie: heat/decay scores are rewritten when they moved by at least this much (a lifecycle "
+        "state change is always written).",
+    )
+    # cold migration (seed 003, SEED-NOTES 11; seed 004 tier routing)
+    cold_statuses: tuple[str, ...] = Field(
+        default=("dormant", "archived"),
+        description="seed 001 (dormant = cold storage) / seed 003 (superseded originals go cold): statuses whose "
+        "memories move to the cold store at once (superseded stays hot: timeline queries read it there).",
+    )
+    cold_migration_days: float = Field(
+        default=7.0,
+        ge=0,
+        description="seed 003 cold_migration_days: an active memory whose seed 003 retention has sat at its "
+        "floor for 7 days moves to the cold store (SEED-NOTES 11: measured by timestamps, not ticks).",
+    )
+    cold_floor_tolerance: float = Field(
+        default=0.001, ge=0, description="seed 003: retention within 0.001 of the floor counts as 'at floor'."
+    )
+    tier_routing: bool = Field(
+        default=False,
+        description="seed 004 hot/cold tier routing (opt-in in the seed): active memories also move hot → cold "
+        "by value (age >= 14 days, value <= 0.35) and back cold → hot (value >= 0.70).",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> LifecycleStepSettings:
+        if self.capacity_target > self.capacity_max:
+            raise ValueError(f"capacity_target {self.capacity_target} must be <= capacity_max {self.capacity_max}")
+        if len(set(self.forget_rules)) != len(self.forget_rules):
+            raise ValueError(f"forget_rules names a rule twice: {list(self.forget_rules)}")
+        bad = {k: v for k, v in self.redundancy_similarity.items() if not -1 <= v <= 1}
+        if bad:
+            raise ValueError(f"redundancy similarities must lie in [-1, 1]: {bad}")
+        if self.redundancy_default_profile not in self.redundancy_similarity:
+            raise ValueError(
+                f"redundancy_default_profile {self.redundancy_default_profile!r} is not in redundancy_similarity"
+            )
+        unknown = sorted(set(self.cold_statuses) - ({s.value for s in Status} - {"active"}))
+        if unknown:
+            raise ValueError(f"cold_statuses must be non-active statuses, got {unknown}")
+        return self
+
+    def redundancy_threshold(self, profile: str) -> float:
+        """The redundancy cosine of an embedder profile (the default profile's when unlisted)."""
+        return self.redundancy_similarity.get(profile, self.redundancy_similarity[self.redundancy_default_profile])

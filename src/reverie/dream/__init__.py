@@ -57,25 +57,32 @@ class DreamContext:
     profile: str = "minilm"
     #: the optional LLM (:class:`reverie.llm.client.ChatJSON`); ``None`` means the heuristic paths
     llm: Any | None = None
+    #: per-run scratch space shared by steps (e.g. one read snapshot of the scope); dies with the run
+    scratch: dict[str, Any] = field(default_factory=dict)
 
     def scope(self, **kw: Any) -> MemoryFilter:
         kw.setdefault("user_id", self.user_id)
         kw.setdefault("all_users", self.all_users)
         return MemoryFilter(**kw)
 
-    def claimed_batches(self, flt: MemoryFilter, phase: str) -> Iterator[list[MemoryRecord]]:
-        """Walk ``flt`` in batches; yield only the memories this run could claim (fresh copies)."""
+    def claimed_batches(self, flt: MemoryFilter, phase: str, *,
+                        omit: frozenset[str] = frozenset()) -> Iterator[list[MemoryRecord]]:
+        """Walk ``flt`` in batches; yield only the memories this run could claim.
+
+        The records are those the scan read (``omit`` skips heavy columns); they are not read a
+        second time after the claim: every write is a compare-and-set on the version scanned, so a
+        memory changed in between is skipped by the write and looked at again on the next run.
+        """
         cfg = self.settings.dream
-        for batch in self.store.scan(flt, batch_size=cfg.batch_size):
-            held = self.store.claim([r.id for r in batch], owner=self.owner, phase=phase, now=self.now,
-                                    ttl_seconds=cfg.claim_ttl_s)
+        for batch in self.store.scan(flt, batch_size=cfg.batch_size, omit=omit):
+            held = set(self.store.claim([r.id for r in batch], owner=self.owner, phase=phase, now=self.now,
+                                        ttl_seconds=cfg.claim_ttl_s))
             if not held:
                 continue
             try:
-                fresh = self.store.get(held)
-                yield [fresh[i] for i in held if i in fresh]
+                yield [r for r in batch if r.id in held]
             finally:
-                self.store.release(self.owner, held)
+                self.store.release(self.owner, list(held))
 
     def write(self, rec: MemoryRecord, changes: dict[str, Any], event: str | None, reason: str,
               data: dict[str, Any] | None = None) -> bool:
@@ -91,6 +98,37 @@ class DreamContext:
         if event is not None and self.ops_log is not None:
             self.ops_log("dream." + event, id=rec.id, reason=reason)
         return True
+
+    def write_many(self, items: Sequence[Write]) -> list[str]:
+        """Batched :meth:`write`: one transaction and one round trip for many memories.
+
+        Each change is still a compare-and-set against the version read (a memory a concurrent
+        writer changed meanwhile is skipped, as in :meth:`write`); every applied change with an
+        event gets its history row in the same transaction. Returns the ids written. Plain fields
+        only (no content, embedding or user): use :meth:`write` for those.
+        """
+        if not items:
+            return []
+        with self.store.transaction():
+            done = set(self.store.update_fields_many([(w.rec.id, w.changes, w.rec.version) for w in items]))
+            events = [HistoryEvent(w.rec.id, w.event, self.now, reason=w.reason, actor="dream", data=w.data or {})
+                      for w in items if w.event is not None and w.rec.id in done]
+            self.store.add_history(events)
+        if self.ops_log is not None:
+            for ev in events:
+                self.ops_log("dream." + ev.event, id=ev.memory_id, reason=ev.reason)
+        return [w.rec.id for w in items if w.rec.id in done]
+
+
+@dataclass(slots=True)
+class Write:
+    """One change for :meth:`DreamContext.write_many`: the record as read, its changes, the history event."""
+
+    rec: MemoryRecord
+    changes: dict[str, Any]
+    event: str | None = None
+    reason: str = ""
+    data: dict[str, Any] | None = None
 
 
 Step = Callable[[DreamContext], StepReport]
@@ -109,8 +147,13 @@ def run_dream(
     user_id: str | None = None,
     all_users: bool = True,
     now: datetime | None = None,
+    kind: str = "dream",
+    reports_kept: int | None = None,
 ) -> dict[str, Any]:
-    """Run the configured (or the named) steps in order; returns the run's report."""
+    """Run the configured (or the named) steps in order; returns the run's report.
+
+    ``kind`` names the run ("dream", or "tick" for the maintenance subset): the report is kept under
+    the state keys ``{kind}:last`` and ``{kind}:reports`` (the newest ``reports_kept``)."""
     registry = _registry()
     names = list(steps) if steps is not None else list(mem.settings.dream.steps)
     unknown = [n for n in names if n not in registry]
@@ -132,16 +175,18 @@ def run_dream(
         mem.ops.log("dream.step", step=name, changed=report.changed, examined=report.examined,
                     latencyMs=round(report.seconds * 1000, 2))
     result = {
+        "kind": kind,
         "owner": ctx.owner,
         "at": ctx.now.isoformat(),
         "steps": [r.to_dict() for r in reports],
         "changed": sum(r.changed for r in reports),
         "seconds": time.perf_counter() - started,
     }
+    keep = mem.settings.dream.reports_kept if reports_kept is None else reports_kept
     with mem.store.transaction():
-        mem.store.set_state("dream:last", result)
-        kept = mem.store.get_state("dream:reports") or []
-        mem.store.set_state("dream:reports", [result, *kept][: mem.settings.dream.reports_kept])
+        mem.store.set_state(f"{kind}:last", result)
+        kept = mem.store.get_state(f"{kind}:reports") or []
+        mem.store.set_state(f"{kind}:reports", [result, *kept][:keep])
     return result
 
 
@@ -149,4 +194,4 @@ def cutoff(now: datetime, days: float) -> datetime:
     return now - timedelta(days=days)
 
 
-__all__ = ["DreamContext", "Step", "StepReport", "cutoff", "run_dream"]
+__all__ = ["DreamContext", "Step", "StepReport", "Write", "cutoff", "run_dream"]

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from reverie.dream import DreamContext, StepReport, cutoff
+from reverie.dream import DreamContext, StepReport, Write, cutoff
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import promotion, strength
 from reverie.dynamics._util import days_between
 from reverie.model import Layer, Status
 
 _EPS = 1e-9
+#: columns none of these steps reads (a pass over 100k memories should not drag the vectors along)
+_HEAVY = frozenset({"embedding", "inputs"})
 
 
 def step_decay(ctx: DreamContext) -> StepReport:
@@ -19,7 +21,8 @@ def step_decay(ctx: DreamContext) -> StepReport:
     FSRS retrieval strength at ``now`` (lazy values made explicit, never decayed twice)."""
     report = StepReport("decay")
     cfg = ctx.settings.dynamics
-    for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay"):
+    for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay", omit=_HEAVY):
+        writes: list[Write] = []
         for rec in batch:
             report.examined += 1
             e_now = energy_mod.energy_at(energy=rec.energy, updated_at=rec.energy_updated_at or rec.created_at,
@@ -29,9 +32,8 @@ def step_decay(ctx: DreamContext) -> StepReport:
                 stability=rec.stability, cfg=cfg.fsrs)
             if abs(e_now - rec.energy) < _EPS and abs(r_now - rec.retrieval_strength) < _EPS:
                 continue
-            changes = {"energy": e_now, "energy_updated_at": ctx.now, "retrieval_strength": r_now}
-            if ctx.write(rec, changes, None, ""):
-                report.changed += 1
+            writes.append(Write(rec, {"energy": e_now, "energy_updated_at": ctx.now, "retrieval_strength": r_now}))
+        report.changed += len(ctx.write_many(writes))
     return report
 
 
@@ -39,7 +41,7 @@ def _entity_counts(ctx: DreamContext) -> Counter[tuple[str | None, str]]:
     """How many active episodic memories of each user mention each entity (seed 001 rule 3)."""
     counts: Counter[tuple[str | None, str]] = Counter()
     flt = ctx.scope(layers=frozenset({Layer.EPISODIC}))
-    for batch in ctx.store.scan(flt, batch_size=ctx.settings.dream.batch_size):
+    for batch in ctx.store.scan(flt, batch_size=ctx.settings.dream.batch_size, omit=_HEAVY):
         for rec in batch:
             for ent in set(rec.entities):
                 counts[(rec.user_id, ent)] += 1
@@ -55,25 +57,26 @@ def step_promote(ctx: DreamContext) -> StepReport:
     cfg = ctx.settings.dynamics
     entities = _entity_counts(ctx)
     layers = frozenset({Layer.WORKING, Layer.EPISODIC, Layer.SEMANTIC})
-    for batch in ctx.claimed_batches(ctx.scope(layers=layers), "promote"):
+    for batch in ctx.claimed_batches(ctx.scope(layers=layers), "promote", omit=_HEAVY):
+        writes: list[Write] = []
         for rec in batch:
             report.examined += 1
             shared = max((entities[(rec.user_id, e)] for e in set(rec.entities)), default=0)
             move = promotion.eligible_transition(rec, now=ctx.now, cfg=cfg, shared_entity_count=shared)
             if move is not None:
                 target, rule = move
-                changes = {"layer": target, "updated_at": ctx.now}
-                data = {"from": rec.layer.value, "to": target.value, "rule": rule}
-                if ctx.write(rec, changes, "promoted", f"{rec.layer.value} → {target.value} ({rule})", data):
-                    report.changed += 1
-                    rules[rule] += 1
+                writes.append(Write(rec, {"layer": target, "updated_at": ctx.now}, "promoted",
+                                    f"{rec.layer.value} → {target.value} ({rule})",
+                                    {"from": rec.layer.value, "to": target.value, "rule": rule}))
                 continue
             demote = promotion.semantic_demotion(rec, now=ctx.now, cfg=cfg)
             if demote is not None:
-                changes = {"status": Status.DORMANT, "updated_at": ctx.now}
-                if ctx.write(rec, changes, "demoted", f"semantic → dormant ({demote})", {"rule": demote}):
-                    report.changed += 1
-                    rules[demote] += 1
+                writes.append(Write(rec, {"status": Status.DORMANT, "updated_at": ctx.now}, "demoted",
+                                    f"semantic → dormant ({demote})", {"rule": demote}))
+        rule_of = {w.rec.id: str((w.data or {}).get("rule", "")) for w in writes}
+        for wid in ctx.write_many(writes):
+            report.changed += 1
+            rules[rule_of[wid]] += 1
     report.details["rules"] = dict(rules)
     return report
 
@@ -82,22 +85,28 @@ def step_expire(ctx: DreamContext) -> StepReport:
     """seed 000: working memories whose energy fell below 0.1 expire (kept, status expired)."""
     report = StepReport("expire")
     cfg = ctx.settings.dynamics
-    for batch in ctx.claimed_batches(ctx.scope(layers=frozenset({Layer.WORKING})), "expire"):
-        for rec in batch:
-            report.examined += 1
-            if promotion.working_expired(rec, now=ctx.now, cfg=cfg):
-                changes = {"status": Status.EXPIRED, "valid_until": rec.valid_until or ctx.now,
-                           "updated_at": ctx.now}
-                if ctx.write(rec, changes, "expired", "working energy below the expiry threshold (seed 000)"):
-                    report.changed += 1
+    for batch in ctx.claimed_batches(ctx.scope(layers=frozenset({Layer.WORKING})), "expire", omit=_HEAVY):
+        writes = [
+            Write(rec, {"status": Status.EXPIRED, "valid_until": rec.valid_until or ctx.now, "updated_at": ctx.now},
+                  "expired", "working energy below the expiry threshold (seed 000)")
+            for rec in batch if promotion.working_expired(rec, now=ctx.now, cfg=cfg)
+        ]
+        report.examined += len(batch)
+        report.changed += len(ctx.write_many(writes))
     return report
 
 
 def step_prune(ctx: DreamContext) -> StepReport:
-    """seed 002 step 7: prune access-log rows older than the retention window."""
+    """seed 002 step 7 "prune old access logs and events": access-log rows older than the retention
+    window, expired claims (a crashed dreamer's leftovers) and synaptic tags past their TTL (seed 001).
+    History is never pruned: it is the record of every transition."""
     days = ctx.settings.dream.access_log_retention_days
-    removed = ctx.store.prune_access_log(cutoff(ctx.now, days))
-    return StepReport("prune", changed=removed, details={"access_log_rows": removed, "older_than_days": days})
+    with ctx.store.transaction():
+        rows = ctx.store.prune_access_log(cutoff(ctx.now, days))
+        claims = ctx.store.prune_claims(ctx.now)
+        tags = ctx.store.prune_tags(ctx.now)
+    details = {"access_log_rows": rows, "older_than_days": days, "expired_claims": claims, "expired_tags": tags}
+    return StepReport("prune", changed=rows + claims + tags, details=details)
 
 
 def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:

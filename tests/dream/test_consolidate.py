@@ -1,0 +1,547 @@
+"""Consolidation dream steps on both backends: seed 003 consolidate, seed 001 themes and deep abstraction,
+undo, deep recall, the LLM path against a real local server, and the neighbour search they use."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from reverie import Memory, SettableClock
+from reverie.config import Settings
+from reverie.config.dream_consolidation import ConsolidationSettings, NeighborSettings, for_profile
+from reverie.dream.consolidate import META, UNDONE, disjoint_groups, seed003_retention_of
+from reverie.dream.neighbors import knn
+from reverie.dream.summarize import extractive_summary
+from reverie.embed.testing import HashEmbedder
+from reverie.errors import ConfigError, InvalidInputError, NotFoundError
+from reverie.model import Layer, RelationType, Status, StoreTier
+
+SEED003 = [
+    "User went hiking at Mount Rainier on March 12, 2024",
+    "User went kayaking at Lake Washington on March 15, 2024",
+    "User ran a 5K in Fremont on March 20, 2024",
+    "User went rock climbing at Stone Gardens on March 25, 2024",
+    "User joined a cycling club on March 28, 2024",
+]
+UNRELATED = ["User's favorite programming language is Python", "User's sister lives in Chicago",
+             "User prefers dark mode in the editor"]
+CONSOLIDATE = ["promote", "consolidate"]  # promote: new memories start in the working layer (seed 000)
+
+
+def _step(report: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in report["steps"] if s["name"] == name)
+
+
+def _all(mem: Memory, user_id: str | None = "u") -> list[Any]:
+    return mem.list(user_id=user_id, limit=1000, filters={"status": [s.value for s in Status],
+                                                           "store": ["hot", "cold"]})
+
+
+def _planted(rng: np.random.Generator, sizes: list[int], dim: int = 64, noise: float = 0.25) -> np.ndarray:
+    """Unit vectors in clusters of ``sizes`` (cosine to their centre ≈ 0.97) — planted groups."""
+    rows = []
+    for size in sizes:
+        centre = rng.standard_normal(dim)
+        centre /= np.linalg.norm(centre)
+        for _ in range(size):
+            v = centre + rng.standard_normal(dim) * noise / np.sqrt(dim)
+            rows.append(v / np.linalg.norm(v))
+    return np.asarray(rows, dtype=np.float32)
+
+
+# --- seed 003 consolidate ---------------------------------------------------------------------------------
+
+def test_seed003_example_becomes_one_summary(mem: Memory, clock: SettableClock) -> None:
+    ids = [r.id for r in mem.add_many(SEED003 + UNRELATED, user_id="u", infer=False)]
+    originals, unrelated = ids[:5], ids[5:]
+    # seed 003: the summary inherits max importance, mean stability, max access count
+    for i, (imp, acc, stab) in enumerate([(0.3, 1, 2.0), (0.5, 4, 3.0), (0.45, 0, 4.0), (0.2, 2, 5.0), (0.4, 3, 6.0)]):
+        mem.store.update_fields(originals[i], {"importance": imp, "access_count": acc, "stability": stab})
+    clock.advance(days=60)
+    before = mem.store.get(originals)
+    assert all(seed003_retention_of(r, now=clock(), cfg=mem.settings.dynamics) < 0.2 for r in before.values())
+    report = mem.dream(steps=CONSOLIDATE)
+    step = _step(report, "consolidate")
+    assert step["details"]["groups"] == 1 and step["details"]["members"] == 5 and step["changed"] == 6
+    assert step["details"]["threshold"] == 0.40 and step["details"]["profile"] == "hash"
+    summary_id = step["details"]["summaries"][0]
+    summary = mem.store.get([summary_id])[summary_id]
+    assert summary.content == extractive_summary(SEED003)
+    assert summary.status is Status.ACTIVE and summary.store is StoreTier.HOT and summary.layer is Layer.EPISODIC
+    assert summary.write_source == "dream" and summary.metadata[META]["kind"] == "summary"
+    assert sorted(summary.metadata[META]["members"]) == sorted(originals)
+    assert summary.metadata[META]["method"] == "extractive"
+    assert summary.importance == 0.5 and summary.access_count == 4
+    assert summary.stability == pytest.approx(4.0)
+    fresh = HashEmbedder(64).embed([summary.content])[0]
+    assert np.allclose(mem.store.embeddings([summary_id])[summary_id], fresh, atol=1e-6)
+    links = mem.store.relations([summary_id], direction="out")
+    assert sorted(r.dst_id for r in links) == sorted(originals)
+    assert all(r.type is RelationType.SUMMARIZES and r.weight == 0.8 and r.confidence == 0.8 for r in links)
+    after = mem.store.get(ids)
+    for oid in originals:
+        assert (after[oid].status, after[oid].store, after[oid].superseded_by) == (
+            Status.SUPERSEDED, StoreTier.COLD, summary_id)
+        ev = [e for e in mem.history(oid) if e.event == "consolidated"]
+        assert ev and ev[0].data["into"] == summary_id and ev[0].data["to_store"] == "cold"
+    for uid in unrelated:
+        assert after[uid].status is Status.ACTIVE and after[uid].store is StoreTier.HOT
+    created = [e for e in mem.history(summary_id) if e.event == "created"]
+    assert created and sorted(created[0].data["members"]) == sorted(originals)
+    # idempotent: a second dream changes nothing
+    again = _step(mem.dream(steps=CONSOLIDATE), "consolidate")
+    assert again["changed"] == 0 and again["details"]["groups_found"] == 0
+    assert len(_all(mem)) == len(ids) + 1
+
+
+def test_fresh_memories_are_not_consolidated(mem: Memory, clock: SettableClock) -> None:
+    mem.add_many(SEED003, user_id="u", infer=False)
+    clock.advance(days=3)  # retention still high
+    step = _step(mem.dream(steps=CONSOLIDATE), "consolidate")
+    assert step["changed"] == 0 and step["details"]["candidates"] == 0 and step["examined"] == 5
+
+
+def test_protected_memories_are_never_merged(mem: Memory, clock: SettableClock) -> None:
+    texts = [f"User went hiking at Mount Rainier on March {d}, 2024" for d in range(1, 10)]
+    ids = [r.id for r in mem.add_many(texts, user_id="u", infer=False)]
+    mem.pin(ids[0])
+    mem.store.update_fields(ids[1], {"immutable": True})
+    mem.store.update_fields(ids[2], {"core": True})
+    mem.store.update_fields(ids[3], {"flashbulb": True})
+    clock.advance(days=400)  # even the core memory's floor (0.60) is above the threshold
+    step = _step(mem.dream(steps=CONSOLIDATE), "consolidate")
+    assert step["details"]["groups"] == 1 and step["details"]["members"] == 5
+    recs = mem.store.get(ids)
+    for pid in ids[:4]:
+        assert recs[pid].status is Status.ACTIVE and recs[pid].store is StoreTier.HOT
+    assert all(recs[i].status is Status.SUPERSEDED for i in ids[4:])
+    # with one more protected memory the group is too small: nothing happens
+    more = [r.id for r in mem.add_many(texts[:5], user_id="u2", infer=False)]
+    mem.pin(more[0])
+    clock.advance(days=400)
+    step = _step(mem.dream(steps=CONSOLIDATE), "consolidate")
+    assert step["changed"] == 0
+    assert all(r.status is Status.ACTIVE for r in mem.store.get(more).values())
+
+
+def test_groups_respect_user_and_category(mem: Memory, clock: SettableClock) -> None:
+    a = [r.id for r in mem.add_many(SEED003, user_id="alice", infer=False)]
+    b = [r.id for r in mem.add_many(SEED003, user_id="bob", infer=False)]
+    c = [r.id for r in mem.add_many(SEED003, user_id="carol", infer=False)]
+    for i in c[:2]:
+        mem.update(i, category="preference")  # carol: 3 facts + 2 preferences — no group of 5 in one category
+    clock.advance(days=60)
+    step = _step(mem.dream(steps=CONSOLIDATE), "consolidate")
+    assert step["details"]["groups"] == 2
+    recs = mem.store.get(a + b + c)
+    for group in (a, b):
+        summary = mem.store.get([recs[group[0]].superseded_by])[recs[group[0]].superseded_by]  # type: ignore[list-item]
+        assert {recs[i].superseded_by for i in group} == {summary.id}
+        assert summary.user_id == recs[group[0]].user_id
+    assert all(recs[i].status is Status.ACTIVE for i in c)
+
+
+def test_groups_are_disjoint_and_never_self_compared() -> None:
+    rng = np.random.default_rng(7)
+    vecs = _planted(rng, [7, 6])
+    # a bridge close to both clusters (cosine ≈ 0.7 to each): seed 003's pseudocode would put it in two
+    # groups; founded by the bridge, one group would mix both clusters
+    bridge = vecs[0] + vecs[7]
+    vecs = np.vstack([vecs, bridge / np.linalg.norm(bridge)]).astype(np.float32)
+    ids = [f"m{i:02d}" for i in range(len(vecs))]
+    groups, how = disjoint_groups(vecs, threshold=0.5, min_size=5, max_size=10, ids=ids,
+                                  cfg=ConsolidationSettings())
+    flat = [i for g in groups for i in g]
+    assert how == "exact" and len(flat) == len(set(flat)) and len(groups) == 2
+    assert all(len(g) >= 5 for g in groups)
+    for g in groups:  # every member is similar to the founder, the founder is counted once
+        assert all(float(vecs[g[0]] @ vecs[j]) >= 0.5 for j in g[1:]) and g[0] not in g[1:]
+    assert sorted(set(range(7)) - set(flat)) == [] and {frozenset(g) - {13} for g in groups} == {
+        frozenset(range(7)), frozenset(range(7, 13))}
+    # groups stop at max_size; the rest stays free
+    small, _ = disjoint_groups(_planted(rng, [12]), threshold=0.5, min_size=5, max_size=6,
+                               ids=[f"x{i:02d}" for i in range(12)], cfg=ConsolidationSettings())
+    assert [len(g) for g in small] == [6, 6]
+
+
+def test_planted_groups_in_the_store(mem: Memory, clock: SettableClock) -> None:
+    rng = np.random.default_rng(3)
+    sizes = [5, 8, 6, 4]  # the group of 4 is too small
+    vecs = np.vstack([_planted(rng, sizes), _planted(rng, [1] * 10)])  # plus 10 loners
+    texts = [f"note {i} about topic {i % 7}" for i in range(len(vecs))]
+    ids = [r.id for r in mem.add_many(texts, user_id="u", infer=False, vectors=vecs)]
+    clock.advance(days=60)
+    step = _step(mem.dream(steps=CONSOLIDATE), "consolidate")
+    assert step["details"]["groups"] == 3 and step["details"]["members"] == 19
+    recs = mem.store.get(ids)
+    owners = [recs[i].superseded_by for i in ids]
+    start = 0
+    for size in sizes:
+        block = set(owners[start:start + size])
+        assert len(block) == 1 and ((None in block) == (size < 5))
+        start += size
+    assert all(o is None for o in owners[start:])
+
+
+def test_candidates_per_run_are_capped_most_faded_first(make_memory: Any, clock: SettableClock) -> None:
+    m = make_memory(dream={"consolidation": {"consolidate": {"max_candidates": 5}}})
+    rng = np.random.default_rng(9)
+    vecs = _planted(rng, [5, 5])
+    older = [r.id for r in m.add_many([f"old {i}" for i in range(5)], user_id="u", infer=False, vectors=vecs[:5])]
+    clock.advance(days=15)
+    newer = [r.id for r in m.add_many([f"new {i}" for i in range(5)], user_id="u", infer=False, vectors=vecs[5:])]
+    clock.advance(days=15.5)  # seed-003 retention: older 0.034, newer 0.18 — both fading, older more
+    step = _step(m.dream(steps=CONSOLIDATE), "consolidate")
+    assert step["details"]["fading"] == 10 and step["details"]["candidates"] == 5 and step["details"]["groups"] == 1
+    recs = m.store.get(older + newer)
+    assert all(recs[i].status is Status.SUPERSEDED for i in older)
+    assert all(recs[i].status is Status.ACTIVE for i in newer)
+    step = _step(m.dream(steps=CONSOLIDATE), "consolidate")  # the next run takes the rest
+    assert step["details"]["groups"] == 1
+    assert all(r.status is Status.SUPERSEDED for r in m.store.get(newer).values())
+
+
+def test_a_claimed_member_skips_the_group(mem: Memory, clock: SettableClock) -> None:
+    ids = [r.id for r in mem.add_many(SEED003, user_id="u", infer=False)]
+    clock.advance(days=60)
+    mem.dream(steps=["promote"])
+    held = mem.store.claim([ids[2]], owner="another-dreamer", phase="consolidate", now=clock(), ttl_seconds=600)
+    assert held == [ids[2]]
+    step = _step(mem.dream(steps=["consolidate"]), "consolidate")
+    assert step["changed"] == 0 and step["details"]["skipped"] == {"claimed_elsewhere": 1}
+    assert all(r.status is Status.ACTIVE for r in mem.store.get(ids).values())
+    mem.store.release("another-dreamer")
+    step = _step(mem.dream(steps=["consolidate"]), "consolidate")
+    assert step["changed"] == 6
+
+
+def test_two_concurrent_dreamers_consolidate_once(make_memory: Any, clock: SettableClock) -> None:
+    one, two = make_memory(), make_memory()
+    rng = np.random.default_rng(11)
+    vecs = _planted(rng, [6] * 12)
+    ids = [r.id for r in one.add_many([f"fact {i}" for i in range(len(vecs))], user_id="u", infer=False,
+                                      vectors=vecs)]
+    clock.advance(days=60)
+    one.dream(steps=["promote"])
+    reports: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
+
+    def run(m: Memory) -> None:
+        try:
+            reports.append(_step(m.dream(steps=["consolidate"]), "consolidate"))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(m,)) for m in (one, two)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert sum(r["details"]["groups"] for r in reports) == 12
+    recs = one.store.get(ids)
+    summaries = {r.superseded_by for r in recs.values()}
+    assert len(summaries) == 12 and None not in summaries
+    assert all(r.status is Status.SUPERSEDED for r in recs.values())
+    assert len([r for r in _all(one) if r.write_source == "dream"]) == 12
+    for sid in summaries:  # each original has exactly one consolidation event
+        assert len(one.store.relations([sid], direction="out")) == 6  # type: ignore[list-item]
+    assert all(len([e for e in one.history(i) if e.event == "consolidated"]) == 1 for i in ids)
+
+
+# --- undo and deep recall ---------------------------------------------------------------------------------
+
+def test_undo_consolidation(mem: Memory, clock: SettableClock) -> None:
+    ids = [r.id for r in mem.add_many(SEED003, user_id="u", infer=False)]
+    clock.advance(days=60)
+    sid = _step(mem.dream(steps=CONSOLIDATE), "consolidate")["details"]["summaries"][0]
+    clock.advance(hours=1)
+    result = mem.undo_consolidation(sid, reason="the user wants the details back")
+    assert result == {"summary_id": sid, "kind": "summary", "restored": sorted(ids), "untouched": []}
+    summary = mem.store.get([sid])[sid]
+    assert summary.status is Status.INVALIDATED and summary.valid_until == clock()  # never deleted
+    for rec in mem.store.get(ids).values():
+        assert (rec.status, rec.store, rec.superseded_by) == (Status.ACTIVE, StoreTier.HOT, None)
+        assert rec.metadata[UNDONE] == [sid]
+        assert [e.event for e in mem.history(rec.id)][-2:] == ["consolidated", "consolidation_undone"]
+    assert mem.history(sid)[-1].event == "consolidation_undone"
+    assert mem.history(sid)[-1].reason == "the user wants the details back"
+    # undone originals stay apart: the next dream leaves them alone
+    assert _step(mem.dream(steps=CONSOLIDATE), "consolidate")["changed"] == 0
+    with pytest.raises(InvalidInputError, match="already undone"):
+        mem.undo_consolidation(sid)
+    with pytest.raises(InvalidInputError, match="not a consolidation summary"):
+        mem.undo_consolidation(ids[0])
+    with pytest.raises(NotFoundError):
+        mem.undo_consolidation("00000000-0000-0000-0000-000000000000")
+    with pytest.raises(InvalidInputError):
+        mem.undo_consolidation(42)  # type: ignore[arg-type]
+
+
+def test_deep_recall_finds_the_originals(mem: Memory, clock: SettableClock) -> None:
+    ids = [r.id for r in mem.add_many(SEED003 + UNRELATED, user_id="u", infer=False)]
+    clock.advance(days=60)
+    sid = _step(mem.dream(steps=CONSOLIDATE), "consolidate")["details"]["summaries"][0]
+    query = "When did the user go kayaking at Lake Washington?"
+    plain = [h.memory.id for h in mem.search(query, user_id="u", k=10)]
+    assert sid in plain and not set(ids[:5]) & set(plain)
+    deep = [h.memory.id for h in mem.search(query, user_id="u", k=10, deep=True)]
+    assert ids[1] in deep and set(ids[:5]) <= set(deep)
+    got = mem.get(ids[1])  # direct lookup of a consolidated original
+    assert got.content == SEED003[1] and got.store is StoreTier.COLD and got.superseded_by == sid
+
+
+# --- the LLM path -------------------------------------------------------------------------------------
+
+def _llm_memory(store_target: str, tmp_path: Path, clock: SettableClock, server: Any, **extra: Any) -> Memory:
+    cfg = {"opslog": {"path": str(tmp_path / "ops.jsonl")},
+           "llm": {"base_url": server.url, "timeout_s": 0.5, "retries": 0, "breaker_failures": 100}, **extra}
+    return Memory(store_target, config=cfg, clock=clock, embedder=HashEmbedder(64))
+
+
+SEED003_LLM = ("In March 2024, User was very active outdoors: hiked at Mount Rainier (Mar 12), kayaked at Lake "
+               "Washington (Mar 15), ran a 5K in Fremont (Mar 20), rock climbed at Stone Gardens (Mar 25), and joined "
+               "a cycling club (Mar 28).")
+
+
+def test_llm_summary_and_fallback(store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any,
+                                  script_by_prompt: Any) -> None:
+    chat_server.script = script_by_prompt({"Compress these related memories": {"summary": SEED003_LLM}})
+    with _llm_memory(store_target, tmp_path, clock, chat_server) as m:
+        ids = [r.id for r in m.add_many(SEED003, user_id="u", infer=False)]
+        clock.advance(days=60)
+        step = _step(m.dream(steps=CONSOLIDATE), "consolidate")
+        assert step["details"]["methods"] == {"llm": 1}
+        sid = step["details"]["summaries"][0]
+        summary = m.store.get([sid])[sid]
+        assert summary.content == SEED003_LLM and summary.metadata[META]["method"] == "llm"
+        user = chat_server.requests[-1]["messages"][1]["content"]
+        assert all(t in user for t in SEED003)
+        # the LLM fails: the extractive summary is used, nothing is lost
+        chat_server.script = lambda req: (500, "{}", 0.0)
+        more = [r.id for r in m.add_many(SEED003, user_id="u2", infer=False)]
+        clock.advance(days=60)
+        step = _step(m.dream(steps=CONSOLIDATE), "consolidate")
+        assert step["details"]["methods"] == {"extractive": 1}
+        sid2 = step["details"]["summaries"][0]
+        s2 = m.store.get([sid2])[sid2]
+        assert s2.content == extractive_summary(SEED003) and "LLM fallback" in s2.metadata[META]["why"]
+        assert {r.superseded_by for r in m.store.get(ids).values()} == {sid}
+        assert {r.superseded_by for r in m.store.get(more).values()} == {sid2}
+
+
+# --- seed 001 themes ----------------------------------------------------------------------------------
+
+THEME_TEXTS = {
+    "entity://tech/docker": ["User deploys the API with Docker compose", "The Docker image is rebuilt nightly",
+                             "User pinned the Docker base image to debian 12"],
+    "entity://tech/postgresql": ["User's favorite database is PostgreSQL", "PostgreSQL backups run at 2 am",
+                                 "The PostgreSQL replica lags about 3 seconds"],
+}
+
+
+def _themed(mem: Memory, user: str = "u") -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for ent, texts in THEME_TEXTS.items():
+        ids = [r.id for r in mem.add_many(texts, user_id=user, infer=False)]
+        for i in ids:
+            mem.store.update_fields(i, {"entities": [ent]})
+        out[ent] = ids
+    return out
+
+
+def test_themes_from_entity_clusters(mem: Memory, clock: SettableClock) -> None:
+    groups = _themed(mem)
+    clock.advance(days=45)
+    report = mem.dream(steps=["promote", "themes"])
+    step = _step(report, "themes")
+    assert step["details"]["themes"] == 2 and step["changed"] == 8 and step["details"]["methods"] == {"extractive": 2}
+    for ent, ids in groups.items():
+        recs = mem.store.get(ids)
+        tid = recs[ids[0]].superseded_by
+        assert tid is not None and all(r.superseded_by == tid and r.status is Status.SUPERSEDED for r in recs.values())
+        theme = mem.store.get([tid])[tid]
+        assert theme.importance == 0.8 and theme.layer is Layer.SEMANTIC and theme.metadata[META]["kind"] == "theme"
+        assert theme.metadata[META]["cluster"] == "entity:" + ent and theme.entities == [ent]
+        assert all(t.rstrip(".") in theme.content or t.split()[-1] in theme.content for t in THEME_TEXTS[ent])
+    assert _step(mem.dream(steps=["themes"]), "themes")["changed"] == 0  # idempotent
+
+
+def test_themes_leave_memories_in_use_alone(mem: Memory, clock: SettableClock) -> None:
+    groups = _themed(mem)
+    clock.advance(days=45)
+    docker = groups["entity://tech/docker"]
+    mem.get(docker[0])  # used yesterday: not idle, and the docker cluster falls below 3
+    mem.store.update_fields(groups["entity://tech/postgresql"][1], {"utility": 0.9})  # proven useful
+    clock.advance(days=1)
+    step = _step(mem.dream(steps=["promote", "themes"]), "themes")
+    assert step["changed"] == 0 and step["details"]["eligible"] == 4
+
+
+def test_themes_category_rule_needs_similar_memories(mem: Memory, clock: SettableClock) -> None:
+    rng = np.random.default_rng(5)
+    vecs = np.vstack([_planted(rng, [4]), _planted(rng, [1] * 4)])
+    ids = [r.id for r in mem.add_many([f"fact number {i}" for i in range(8)], user_id="u", infer=False,
+                                      vectors=vecs)]
+    for i, imp in zip(ids, [0.5, 0.55, 0.6, 0.9, 0.5, 0.5, 0.5, 0.5], strict=True):
+        mem.store.update_fields(i, {"importance": imp})
+    clock.advance(days=45)
+    step = _step(mem.dream(steps=["promote", "themes"]), "themes")
+    assert step["details"]["themes"] == 1 and step["details"]["members"] == 3
+    recs = mem.store.get(ids)
+    # the similar ones with close importance (0.5–0.6) form the theme; 0.9 is too far, loners are unrelated
+    assert [recs[i].status for i in ids] == [Status.SUPERSEDED] * 3 + [Status.ACTIVE] * 5
+
+
+def test_themes_llm_calls_are_capped(store_target: str, tmp_path: Path, clock: SettableClock,
+                                     chat_server: Any, script_by_prompt: Any) -> None:
+    chat_server.script = script_by_prompt({"theme-level memory": {"summary": "User's work on one topic."}})
+    with _llm_memory(store_target, tmp_path, clock, chat_server) as m:
+        for n in range(7):
+            ids = [r.id for r in m.add_many([f"project {n} task {j}" for j in range(3)], user_id="u", infer=False)]
+            for i in ids:
+                m.store.update_fields(i, {"entities": [f"entity://name/project-{n}"]})
+        clock.advance(days=45)
+        step = _step(m.dream(steps=["promote", "themes"]), "themes")
+        assert step["details"]["themes"] == 5 and step["details"]["methods"] == {"llm": 5}
+        assert step["details"]["clusters_found"] == 7 and len(chat_server.requests) == 5
+        step = _step(m.dream(steps=["themes"]), "themes")  # the next cycle takes the rest
+        assert step["details"]["themes"] == 2 and len(chat_server.requests) == 7
+
+
+# --- seed 001 deep abstraction ------------------------------------------------------------------------
+
+def test_abstraction_links_patterns_and_keeps_originals(mem: Memory, clock: SettableClock) -> None:
+    groups: list[list[str]] = []
+    for n, topic in enumerate(["hiking", "chess", "baking", "guitar"]):
+        texts = [f"User practised {topic} on Saturday March {d}, 2025" for d in range(1 + n, 4 + n + (n == 0))]
+        ids = [r.id for r in mem.add_many(texts, user_id="u", infer=False)]
+        for i in ids:
+            mem.store.update_fields(i, {"entities": [f"entity://name/{topic}"]})
+        groups.append(ids)
+    clock.advance(hours=1)
+    step = _step(mem.dream(steps=["promote", "abstraction"]), "abstraction")
+    assert step["details"]["patterns"] == 3 and step["changed"] == 3  # seed 001: top 3 clusters
+    patterns = mem.store.get(step["details"]["created"])
+    assert groups[0][0] in next(iter(p for p in patterns.values() if len(p.metadata[META]["members"]) == 4))\
+        .metadata[META]["members"]  # the largest cluster (hiking, 4 memories) comes first
+    for p in patterns.values():
+        assert p.importance == 0.85 and p.category == "pattern" and p.metadata[META]["kind"] == "pattern"
+        assert p.content.startswith(f"Recurring pattern ({len(p.metadata[META]['members'])} memories, Mar 2025): ")
+        links = mem.store.relations([p.id], direction="out")
+        assert sorted(r.dst_id for r in links) == sorted(p.metadata[META]["members"])
+    originals = mem.store.get([i for g in groups for i in g])
+    assert all(r.status is Status.ACTIVE and r.store is StoreTier.HOT for r in originals.values())
+    assert any(e.event == "abstracted" for e in mem.history(groups[0][0]))
+    step = _step(mem.dream(steps=["abstraction"]), "abstraction")  # covered clusters are not redone
+    assert step["details"]["already_abstracted"] == 3 and step["details"]["patterns"] == 1
+    assert _step(mem.dream(steps=["abstraction"]), "abstraction")["changed"] == 0
+    undone = mem.undo_consolidation(next(iter(patterns)))
+    assert undone["kind"] == "pattern" and undone["restored"] == []
+    assert mem.store.get([undone["summary_id"]])[undone["summary_id"]].status is Status.INVALIDATED
+
+
+def test_abstraction_without_fallback_needs_an_llm(make_memory: Any, clock: SettableClock) -> None:
+    m = make_memory(dream={"consolidation": {"abstraction": {"extractive_fallback": False}}})
+    ids = [r.id for r in m.add_many([f"User swam on day {d}" for d in range(4)], user_id="u", infer=False)]
+    for i in ids:
+        m.store.update_fields(i, {"entities": ["entity://name/swimming"]})
+    step = _step(m.dream(steps=["abstraction"]), "abstraction")
+    assert step["changed"] == 0 and "no LLM" in step["details"]["skipped"]
+
+
+# --- settings, thresholds, neighbours -----------------------------------------------------------------------
+
+def test_threshold_depends_on_the_embedder_profile() -> None:
+    cc = ConsolidationSettings().consolidate
+    assert for_profile(cc.similarity, "api") == 0.70  # seed 003
+    assert for_profile(cc.similarity, "minilm") == 0.45
+    assert for_profile(cc.similarity, "openai") == 0.70  # unknown profiles use the seed's value
+    with pytest.raises(ConfigError):
+        Settings.load(dream={"consolidation": {"consolidate": {"group_size": 6, "max_group_size": 5}}})
+    with pytest.raises(ConfigError):
+        Settings.load(dream={"consolidation": {"consolidate": {"similarity": {"minilm": 0.5}}}})
+
+
+def test_knn_exact_matches_brute_force() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((300, 32)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    nb = knn(x, 7, cfg=NeighborSettings(block_rows=64))
+    sims = x @ x.T
+    np.fill_diagonal(sims, -np.inf)
+    best = np.sort(sims, axis=1)[:, ::-1][:, :7]
+    assert nb.method == "exact" and np.allclose(nb.similarities, best, atol=1e-5)
+    assert not np.any(nb.indices == np.arange(300)[:, None])
+    masked = knn(x, 7, min_similarity=0.3)
+    assert np.all((masked.indices == -1) == (masked.similarities < 0.3))
+    tiny = knn(x[:3], 5)
+    assert tiny.indices.shape == (3, 5) and np.all(tiny.indices[:, 2:] == -1)
+    with pytest.raises(InvalidInputError):
+        knn(x, 0)
+    with pytest.raises(InvalidInputError):
+        knn(np.full((3, 2), np.nan), 1)
+
+
+def test_knn_graph_finds_planted_neighbours() -> None:
+    rng = np.random.default_rng(1)
+    x = np.vstack([_planted(rng, [6] * 150, dim=96), _planted(rng, [1] * 1100, dim=96)])
+    cfg = NeighborSettings(exact_max=500, ann_dims=24)
+    nb = knn(x, 5, min_similarity=0.5, cfg=cfg)
+    assert nb.method == "hnsw"
+    exact = knn(x, 5, min_similarity=0.5, cfg=NeighborSettings(exact_max=10_000))
+    found = sum(len(set(a[a >= 0]) & set(b[b >= 0])) for a, b in zip(nb.indices, exact.indices, strict=True))
+    assert found / (exact.indices >= 0).sum() >= 0.97
+    # every similarity returned is exact (re-scored with the full vectors)
+    rows, cols = np.nonzero(nb.indices >= 0)
+    assert np.allclose(nb.similarities[rows, cols], np.einsum("ij,ij->i", x[rows], x[nb.indices[rows, cols]]),
+                       atol=1e-5)
+
+
+@pytest.mark.model
+def test_minilm_calibration_seed003_example(tmp_path: Path, clock: SettableClock) -> None:
+    """The ``minilm`` threshold (0.45): seed 003's five March activities form one group, unrelated
+    memories stay out. Measured: the five sit at 0.41–0.60 pairwise, 0.47 (worst) to the best founder,
+    the unrelated ones at -0.08–0.22 to them."""
+    from reverie.embed import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    vecs = embedder.embed(SEED003 + UNRELATED)
+    sims = vecs @ vecs.T
+    threshold = for_profile(ConsolidationSettings().consolidate.similarity, "minilm")
+    pair = sims[:5, :5][~np.eye(5, dtype=bool)]
+    assert 0.40 < pair.min() < threshold < pair.max() < 0.65  # a literal 0.70 would never group them
+    assert max(np.delete(sims[i, :5], i).min() for i in range(5)) > threshold > sims[:5, 5:].max() + 0.2
+    with Memory(tmp_path / "m.db", config={"opslog": {"enabled": False}}, clock=clock, embedder=embedder) as m:
+        ids = [r.id for r in m.add_many(SEED003 + UNRELATED, user_id="u", infer=False)]
+        clock.advance(days=60)
+        step = _step(m.dream(steps=CONSOLIDATE), "consolidate")
+        assert step["details"]["profile"] == "minilm" and step["details"]["groups"] == 1
+        recs = m.store.get(ids)
+        sid = recs[ids[0]].superseded_by
+        assert sid is not None and all(recs[i].superseded_by == sid for i in ids[:5])
+        assert all(recs[i].status is Status.ACTIVE for i in ids[5:])
+        hits = m.search("What outdoor sports did the user do in March 2024?", user_id="u", k=3)
+        assert hits[0].memory.id == sid
+
+
+def test_undo_and_reactivate_restore_float32_embeddings(mem: Memory, clock: SettableClock) -> None:
+    """Originals quantised while cold (seed 002) are re-embedded at float32 when they return to hot."""
+    from reverie.model import Precision
+
+    ids = [r.id for r in mem.add_many(SEED003, user_id="u", infer=False)]
+    clock.advance(days=60)
+    sid = _step(mem.dream(steps=CONSOLIDATE), "consolidate")["details"]["summaries"][0]
+    assert _step(mem.dream(steps=["quantize"]), "quantize")["changed"] == len(ids)
+    cold = mem.store.get(ids)
+    assert all(r.embedding_precision is not Precision.FLOAT32 for r in cold.values())
+    mem.undo_consolidation(sid)
+    back = mem.store.get(ids)
+    assert all(r.embedding_precision is Precision.FLOAT32 for r in back.values())
+    fresh = mem.embedder.embed([back[ids[0]].content])[0]
+    assert float(np.dot(mem.store.embeddings([ids[0]])[ids[0]], fresh)) > 0.999
+    assert "precision_restored" in [e.event for e in mem.history(ids[0])]
