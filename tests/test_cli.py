@@ -92,7 +92,10 @@ def test_import_export_round_trip(db: str, tmp_path: Path) -> None:
 def test_dream_runs(db: str) -> None:
     run("add", "something to dream about", "--db", db)
     report = json.loads(run("dream", "--db", db, "--json"))
-    assert [s["name"] for s in report["steps"]] == ["decay", "promote", "expire", "prune"]
+    from reverie.config import Settings
+
+    assert [s["name"] for s in report["steps"]] == Settings().dream.steps
+    assert report["steps"][0]["name"] == "decay" and report["steps"][-1]["name"] == "prune"
 
 
 def test_demo_finds_the_evidence() -> None:
@@ -101,3 +104,31 @@ def test_demo_finds_the_evidence() -> None:
     assert "evidence in the top 3" in out
     found = int(out.split("evidence in the top 3 for ")[1].split(" of ")[0])
     assert found >= 7  # of 9 questions
+
+
+def test_reactivate_and_undo_consolidation(db: str) -> None:
+    from reverie import Memory, SettableClock
+    from reverie.model import Status, StoreTier
+
+    seed003 = [
+        "User went hiking at Mount Rainier on March 12, 2024",
+        "User went kayaking at Lake Washington on March 15, 2024",
+        "User ran a 5K in Fremont on March 20, 2024",
+        "User went rock climbing at Stone Gardens on March 25, 2024",
+        "User joined a cycling club on March 28, 2024",
+    ]
+    clock = SettableClock()
+    with Memory(db, clock=clock) as mem:
+        ids = [r.id for r in mem.add_many(seed003, infer=False)]
+        clock.advance(days=60)
+        report = mem.dream(steps=["promote", "consolidate"])
+        summary_id = next(s for s in report["steps"] if s["name"] == "consolidate")["details"]["summaries"][0]
+    out = run("undo-consolidation", summary_id, "--db", db)
+    assert "restored 5 original(s)" in out
+    with Memory(db, clock=clock) as mem:
+        assert mem.get(summary_id).status is Status.INVALIDATED
+        mem.store.update_fields(ids[0], {"status": Status.DORMANT, "store": StoreTier.COLD})
+    out = run("reactivate", ids[0], "--db", db)
+    assert f"reactivated {ids[0]} (active, hot)" in out
+    res = runner.invoke(app, ["undo-consolidation", ids[1], "--db", db])
+    assert res.exit_code == 1 and "not a consolidation summary" in " ".join(res.output.split())

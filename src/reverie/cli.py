@@ -59,7 +59,9 @@ def _memory(db: str | None) -> Iterator[Any]:
 
 
 def _fail(exc: BaseException) -> None:
-    err_console.print(f"[red]error[/red] ({type(exc).__name__}): {exc}")
+    from rich.markup import escape  # a message may hold brackets ("reverie[plot]"): not markup
+
+    err_console.print(f"[red]error[/red] ({type(exc).__name__}): {escape(str(exc))}")
     raise typer.Exit(1)
 
 
@@ -253,6 +255,22 @@ def pin(memory_id: str, db: DbOpt = None) -> None:
 
 
 @app.command()
+def reactivate(memory_id: str, db: DbOpt = None) -> None:
+    """Bring a forgotten (dormant or archived, cold) memory back to the hot store as active."""
+    with _memory(db) as mem:
+        rec = mem.reactivate(memory_id)
+        console.print(f"reactivated {rec.id} ({rec.status.value}, {rec.store.value})")
+
+
+@app.command("undo-consolidation")
+def undo_consolidation(summary_id: str, db: DbOpt = None) -> None:
+    """Undo a dream consolidation: the originals go back to hot, the summary is invalidated."""
+    with _memory(db) as mem:
+        result = mem.undo_consolidation(summary_id)
+        console.print(f"restored {len(result['restored'])} original(s); summary {summary_id} invalidated")
+
+
+@app.command()
 def unpin(memory_id: str, db: DbOpt = None) -> None:
     """Unpin a memory."""
     with _memory(db) as mem:
@@ -326,19 +344,108 @@ def stats(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> N
 def dream(
     db: DbOpt = None,
     steps: Annotated[str | None, typer.Option(help="Comma-separated step names to run (default: all enabled).")] = None,
+    user: UserOpt = None,
+    every: Annotated[str | None, typer.Option(
+        "--every", help="Keep running on a schedule: 30s, 15m, 1h, 1d, 1h30m … Stop with Ctrl-C or SIGTERM "
+        "(it finishes the current run; a second signal aborts it, leaving the store consistent).")] = None,
+    max_runs: Annotated[int | None, typer.Option("--max-runs", min=1, help="With --every: stop after N runs.")]
+    = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the dream cycle (decay, promotion, expiry, pruning …) and print what each step changed."""
+    """Run the dream cycle (decay, promotion, expiry, consolidation, forgetting …) and print, per step,
+    what it changed. Many processes may dream at once: each claims the memories it works on."""
+    names = [s.strip() for s in steps.split(",") if s.strip()] if steps else None
+    interval = _interval(every, max_runs)
     with _memory(db) as mem:
-        report = mem.dream(steps=steps.split(",") if steps else None)
-        if as_json:
-            _print_json(report)
+        def once() -> dict[str, Any]:
+            report: dict[str, Any] = (mem.dream(steps=names, user_id=user) if user is not None
+                                      else mem.dream(steps=names))
+            return report
+
+        if interval is None:
+            _print_run_report(once(), as_json=as_json, title="dream cycle")
             return
-        table = Table("step", "changed", "details")
-        for step in report["steps"]:
-            table.add_row(step["name"], str(step["changed"]), _short(json.dumps(step.get("details", {})), 90))
-        console.print(table)
-        console.print(f"dream cycle finished in {report['seconds']:.2f} s")
+        _run_scheduled(mem, once, interval, max_runs=max_runs, as_json=as_json, title="dream cycle")
+
+
+@app.command()
+def tick(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> None:
+    """Run the cheap maintenance tick now (seed 003: cold migration, TTL expiry, consolidation; the steps
+    are the setting dream.schedule.tick_steps). It also runs by itself every dream.schedule.tick_every
+    ingestion cycles."""
+    with _memory(db) as mem:
+        report = mem.tick(user_id=user) if user is not None else mem.tick()
+        _print_run_report(report, as_json=as_json, title="tick")
+
+
+def _interval(every: str | None, max_runs: int | None) -> Any:
+    from reverie.dream.schedule import parse_duration
+
+    if every is None:
+        if max_runs is not None:
+            _fail(InvalidInputError("--max-runs needs --every"))
+        return None
+    try:
+        return parse_duration(every)
+    except ReverieError as exc:
+        _fail(exc)
+    return None  # pragma: no cover - _fail raises
+
+
+def _print_run_report(report: dict[str, Any], *, as_json: bool, title: str, compact: bool = False) -> None:
+    """A dream or tick report: per step what it changed and examined, its details and its time."""
+    if as_json:
+        if compact:  # one JSON object per line while running on a schedule (JSON Lines)
+            sys.stdout.write(json.dumps(report, ensure_ascii=False, default=str) + "\n")
+            sys.stdout.flush()
+        else:
+            _print_json(report)
+        return
+    table = Table("step", "changed", "examined", "s", "details", title=f"{title} at {report.get('at', '?')}")
+    for step in report["steps"]:
+        table.add_row(step["name"], str(step["changed"]), str(step.get("examined", "")),
+                      f"{step.get('seconds', 0.0):.2f}", _short(json.dumps(step.get("details", {})), 90))
+    console.print(table)
+    console.print(f"{title} finished in {report['seconds']:.2f} s: {report['changed']} change(s)")
+
+
+def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_json: bool, title: str) -> None:
+    """``--every``: run on a fixed-rate schedule until SIGINT/SIGTERM (finish the run, then stop)
+    or ``--max-runs``; a second signal aborts the run in progress (exit code 130)."""
+    import signal
+    import threading
+
+    from reverie.dream.schedule import format_duration, run_every
+
+    if every.total_seconds() < mem.settings.dream.schedule.min_every_s:
+        _fail(InvalidInputError(f"--every must be at least {mem.settings.dream.schedule.min_every_s:g} s "
+                                "(dream.schedule.min_every_s)"))
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        err_console.print(f"{signal.Signals(signum).name}: stopping after the current run (send it again to abort)")
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, on_signal)
+    err_console.print(f"{title} every {format_duration(every)}" + (f", {max_runs} run(s)" if max_runs else "")
+                      + " — Ctrl-C or SIGTERM stops")
+    try:
+        runs = run_every(run, every, stop=stop, max_runs=max_runs,
+                         on_report=lambda r: _print_run_report(r, as_json=as_json, title=title, compact=True),
+                         on_error=lambda e: err_console.print(f"[red]error[/red] ({type(e).__name__}): {e} — "
+                                                              "trying again at the next slot"))
+    except KeyboardInterrupt:
+        err_console.print("aborted during a run: finished batches are kept, the next run does the rest")
+        raise typer.Exit(130) from None
+    finally:
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
+    err_console.print(f"stopped after {runs} run(s)")
 
 
 def _progress() -> Progress:
@@ -475,6 +582,38 @@ def demo(
     finally:
         if tmp is not None:
             tmp.cleanup()
+
+
+@app.command()
+def simulate(
+    days: Annotated[int, typer.Option(min=1, max=3650, help="Days of agent life to simulate.")] = 180,
+    out: Annotated[Path, typer.Option(help="Directory for simulation.png, summary.json, timeline.json and "
+                                      "the store (simulation.db).")] = Path("reverie-simulation"),
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic workload (same seed, same workload).")] = 0,
+    embedder: Annotated[str, typer.Option(help="hash (fast, word overlap) or local (all-MiniLM-L6-v2).")] = "hash",
+    db: Annotated[str | None, typer.Option("--db", "-d", help="An empty store to use instead of OUT/simulation.db "
+                                           "(e.g. a postgresql:// URL).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Simulate months of a synthetic agent's life on a settable clock (sessions, searches, a nightly
+    dream cycle) and write a PNG of the memories per layer and status over time, plus a summary of
+    what was promoted, consolidated and forgotten. Needs matplotlib: pip install 'reverie[plot]'."""
+    from reverie import simulate as sim
+
+    try:
+        cfg = sim.SimulationConfig(days=days, seed=seed)
+        with _progress() as progress:
+            task = progress.add_task(f"simulating {days} days", total=days)
+            summary = sim.simulate(out, cfg=cfg, target=db, embedder=embedder,
+                                   progress=lambda done, _total: progress.update(task, completed=done))
+    except ReverieError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(summary)
+        return
+    for line in sim.summary_lines(summary):
+        console.print(line, markup=False, soft_wrap=True)
+    console.print(f"plot: {summary['files']['plot']}  summary: {summary['files']['summary']}", markup=False)
 
 
 @app.command("mcp")

@@ -241,6 +241,18 @@ def _lifecycle_tools(server: MCPServer, mem: Memory) -> None:
             return brief(mem.unpin(memory_id))
 
     @server.tool()
+    def reactivate(memory_id: MemoryId) -> dict[str, Any]:
+        """Bring a forgotten (dormant or archived, cold) memory back into everyday recall."""
+        with _tool_errors():
+            return brief(mem.reactivate(memory_id))
+
+    @server.tool()
+    def undo_consolidation(summary_id: MemoryId) -> dict[str, Any]:
+        """Undo a dream consolidation: the originals return to everyday recall, the summary is invalidated."""
+        with _tool_errors():
+            return mem.undo_consolidation(summary_id)
+
+    @server.tool()
     def promote(
         memory_id: MemoryId,
         layer: Annotated[LayerName | None, Field(description="Target layer; default: the next one "

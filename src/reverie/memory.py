@@ -286,7 +286,26 @@ class Memory:
                 results.extend(self._write_path().add_items(chunk, chunk_vecs))
             else:
                 results.extend(self._write_verbatim(chunk, chunk_vecs))
+        self._after_ingest({p["user_id"] for p in prepared})
         return results
+
+    def _after_ingest(self, users: Iterable[str | None]) -> None:
+        """One ingestion cycle happened for these user partitions: run seed 003's tick when it is
+        due (``dream.schedule.tick_every``). Never raises (see :mod:`reverie.dream.schedule`)."""
+        if self.settings.dream.schedule.tick_every > 0:
+            from reverie.dream.schedule import note_ingestion
+
+            note_ingestion(self, users)
+
+    def tick(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+        """Run the cheap maintenance subset of the dream cycle now (seed 003 ``tick()``: cold
+        migration, TTL expiry, consolidation — ``dream.schedule.tick_steps``); returns its report.
+        It also runs by itself every ``dream.schedule.tick_every`` ingestion cycles."""
+        from reverie.dream.schedule import run_tick
+
+        if user_id is not None:
+            all_users = False
+        return run_tick(self, user_id=clean_scope(user_id, "user_id"), all_users=bool(all_users))
 
     def _prepare_item(
         self,
@@ -678,6 +697,27 @@ class Memory:
                     data={"from_status": rec.status.value})
         return self._require(rec.id)
 
+    def reactivate(self, memory_id: str, *, reason: str = "") -> MemoryRecord:
+        """Bring a forgotten memory back: dormant or archived → active, cold store → hot (seed 001
+        "dormant memories … can be reactivated", seed 003 cold → hot). Counts as an access, so it
+        starts decaying afresh. Superseded, expired and invalidated memories refuse (they were
+        replaced or stopped being true); an active memory in the hot store is returned unchanged."""
+        from reverie.model import StoreTier
+
+        if not isinstance(reason, str):
+            raise InvalidInputError("reason must be a string")
+        rec = self._require(memory_id)
+        if rec.status in (Status.SUPERSEDED, Status.EXPIRED, Status.INVALIDATED):
+            raise InvalidInputError(f"memory {rec.id} is {rec.status.value}; only dormant, archived or cold "
+                                    "memories can be reactivated")
+        if rec.status is Status.ACTIVE and rec.store is StoreTier.HOT:
+            return rec
+        changes = {"status": Status.ACTIVE, "store": StoreTier.HOT, "updated_at": self.now()}
+        self._apply(rec, changes, "reactivated", reason[:1000] or "user reactivation", actor="reactivate",
+                    data={"from_status": rec.status.value, "from_store": rec.store.value})
+        self._restore_precision([rec.id], actor="reactivate")
+        return self._touch([self._require(rec.id)], kind="get", session_id=None)[0]
+
     def forget(self, memory_id: str) -> None:
         """Hard delete (an explicit "forget me" request). Logged in the ops log."""
         rec = self._require(memory_id)
@@ -752,11 +792,16 @@ class Memory:
         except InvalidInputError as exc:
             self.ops.log("observe", action="SKIP", reason=f"rejected: {exc}", path="heuristic")
             return [AddResult(None, Action.SKIP, (), f"rejected: {exc}")]
-        return self._write_path().observe(
-            text, role=role, user_id=clean_scope(user_id, "user_id"), agent_id=clean_scope(agent_id, "agent_id"),
+        user = clean_scope(user_id, "user_id")
+        results = self._write_path().observe(
+            text, role=role, user_id=user, agent_id=clean_scope(agent_id, "agent_id"),
             session_id=clean_scope(session_id, "session_id"), when=clean_when(when),
             metadata=clean_metadata(metadata, max_bytes=limits.max_metadata_bytes),
         )
+        # seed 004 counts extractions: a buffered or filtered turn (one SKIP without an id) is no cycle
+        if not (len(results) == 1 and results[0].id is None and results[0].action is Action.SKIP):
+            self._after_ingest([user])
+        return results
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
         """End a session: store everything still buffered, seal its memory box, run seed 000's
@@ -764,7 +809,34 @@ class Memory:
         sid = clean_scope(session_id, "session_id")
         if sid is None:
             raise InvalidInputError("end_session needs a session_id")
-        return self._write_path().end_session(sid, user_id=clean_scope(user_id, "user_id"))
+        user = clean_scope(user_id, "user_id")
+        report = self._write_path().end_session(sid, user_id=user)
+        if report.get("flushed"):  # the buffered turns were extracted now: one ingestion cycle
+            self._after_ingest([user])
+        return report
+
+    def _restore_precision(self, ids: Sequence[str], *, actor: str) -> None:
+        """Memories back in the hot store get a float32 embedding again (re-embedded from their
+        content) if the dream cycle quantised them while they were cold (seed 002)."""
+        from reverie.dream.quantize import restore_precision
+
+        if ids:
+            restore_precision(self.store, self._embed, ids, self.now(), actor=actor)
+
+    def undo_consolidation(self, summary_id: str, *, reason: str = "") -> dict[str, Any]:
+        """Undo a dream consolidation (seed 003 "consolidation can be undone"): the originals a summary,
+        theme or pattern replaced go back to the hot store as active memories (and are not grouped
+        again), the summary is invalidated — never deleted — and every side gets a history event.
+        Returns ``{"summary_id", "kind", "restored", "untouched"}``; an id that is not a consolidation
+        summary, or one already undone, raises :class:`InvalidInputError`."""
+        from reverie.dream.consolidate import undo_consolidation
+
+        if not isinstance(reason, str):
+            raise InvalidInputError("reason must be a string")
+        result = undo_consolidation(self.store, clean_id(summary_id), now=self.now(), reason=reason[:1000])
+        self._restore_precision(result["restored"], actor="undo_consolidation")
+        self.ops.log("consolidation_undone", id=result["summary_id"], restored=len(result["restored"]))
+        return result
 
     def dream_reports(self) -> builtins.list[dict[str, Any]]:
         """The reports of the last dream cycles (``dream.reports_kept`` of them), newest first."""

@@ -108,3 +108,45 @@ def test_scale_bulk_data_is_deterministic_and_normalised() -> None:
 
     assert np.allclose(np.linalg.norm(a[2][1], axis=1), 1.0, atol=1e-5)
     assert len(set(scale.make_queries(40, seed=1))) == 40
+
+
+def test_dream_bench_smoke(tmp_path: Path) -> None:
+    dream = _bench_module("dream")
+    out = tmp_path / "dream.json"
+    dream.main(["--sizes", "200,400", "--embedder", "hash", "--hash-dim", "64", "--prototypes", "60",
+                "--gen-batch", "200", "--batch-size", "100", "--quiet", "--out", str(out)])
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert saved["benchmark"] == "dream" and saved["sizes"] == [200, 400]
+    for res in saved["results"]:
+        assert res["stored"] == res["size"]
+        first = res["first"]
+        assert list(first["steps"]) == res["steps_configured"]
+        assert first["seconds"] > 0 and first["changed"] == sum(s["changed"] for s in first["steps"].values())
+        assert first["steps"]["decay"]["examined"] >= res["size"]  # every memory was looked at
+        assert "second" in res
+    [slope] = saved["slopes"]
+    assert (slope["from"], slope["to"]) == (200, 400)
+    assert slope["nlogn_slope"] == pytest.approx(dream.nlogn_slope(200, 400), abs=1e-3)
+    assert slope["total_slope"] is not None
+    assert dream.nlogn_slope(10_000, 100_000) == pytest.approx(1.097, abs=1e-3)
+    with pytest.raises(SystemExit, match="--with-1m"):
+        dream.main(["--sizes", "1000000", "--embedder", "hash", "--quiet", "--out", str(out)])
+
+
+@pytest.mark.skipif(not LOCOMO_DATA.is_file(), reason="LoCoMo data not beside the checkout")
+def test_write_bench_smoke(tmp_path: Path) -> None:
+    write = _bench_module("write")
+    out = tmp_path / "write.json"
+    doc = write.main(["--data", str(LOCOMO_DATA), "--embedder", "hash", "--hash-dim", "64", "--conversations", "1",
+                      "--limit-turns", "60", "--out", str(out), "--quiet"])
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert saved["benchmark"] == "write-path-throughput" and saved["path"].startswith("heuristic")
+    assert saved["conversations"] == ["conv-26"] and doc["runs"].keys() == {"hash"}
+    run = saved["runs"]["hash"]
+    assert run["turns"] == 60 and run["observe_latency"]["n"] == 60
+    assert run["messages_per_s"] > 0 and run["messages_per_s_without_embedding"] >= run["messages_per_s"]
+    assert 0 < run["embed_s"] < run["seconds"] and run["embedded_texts"] > 0
+    # every stored memory came from a CREATE or a SUPERSEDE (which creates the new memory)
+    outcomes = run["outcomes"]
+    assert run["memories_all_statuses"] == outcomes.get("CREATE", 0) + outcomes.get("SUPERSEDE", 0)
+    assert 0 < run["memories_active"] <= run["memories_all_statuses"] <= 60

@@ -16,6 +16,7 @@ from reverie.errors import ConfigError
 from reverie.http import create_app
 from reverie.http.app import redact_target
 from reverie.http.server import build, check_binding
+from reverie.model import Status, StoreTier
 
 TOKEN = "s3cret-token-for-tests-0123456789"
 
@@ -103,6 +104,12 @@ def test_lifecycle_endpoints(client: TestClient, mem: Memory) -> None:
     assert events[2]["data"] == {"from": "working", "to": "episodic", "rule": "manual"}
     strength = client.get(f"/v1/memories/{mid}/strength").json()
     assert {"energy", "retrievability", "retention"} <= set(strength)
+    other = add(client, "The staging database moved to a new host", user_id="ops")
+    mem.store.update_fields(other, {"status": Status.DORMANT, "store": StoreTier.COLD})
+    back = client.post(f"/v1/memories/{other}/reactivate").json()
+    assert (back["status"], back["store"]) == ("active", "hot")
+    body = assert_problem(client.post(f"/v1/memories/{other}/undo-consolidation"), 422, "InvalidInputError")
+    assert "not a consolidation summary" in body["detail"]
     assert strength["energy"]["formula"] and "E0" in strength["energy"]["terms"]
     mem.store.update_fields(mid, {"immutable": True})
     assert_problem(client.patch(f"/v1/memories/{mid}", json={"content": "x"}), 409, "ImmutableMemoryError")

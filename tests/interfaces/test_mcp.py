@@ -20,7 +20,8 @@ from reverie.mcp_server import Defaults, build_server
 from .helpers import LAUNCHER, child_env
 
 EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
-                  "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context"}
+                  "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context",
+                  "reactivate", "undo_consolidation"}
 
 
 def run(server_or_target: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:

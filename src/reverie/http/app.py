@@ -151,6 +151,16 @@ def _lifecycle_routes(r: APIRouter) -> None:
     def unpin(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return get_memory(request).unpin(memory_id).to_dict()
 
+    @r.post("/memories/{memory_id}/reactivate", response_model=m.MemoryOut, tags=["lifecycle"],
+            summary="Bring a dormant or archived memory back to the hot store")
+    def reactivate(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
+        return get_memory(request).reactivate(memory_id).to_dict()
+
+    @r.post("/memories/{memory_id}/undo-consolidation", tags=["lifecycle"],
+            summary="Undo a dream consolidation (originals back to hot, summary invalidated)")
+    def undo_consolidation(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
+        return get_memory(request).undo_consolidation(memory_id)
+
     @r.post("/memories/{memory_id}/promote", response_model=m.MemoryOut, tags=["lifecycle"],
             summary="Move up a layer (or to the given one)")
     def promote(request: Request, memory_id: MemoryIdPath,
