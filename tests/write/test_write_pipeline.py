@@ -266,3 +266,27 @@ def test_summary_links_do_not_trigger_relation_pruning(make_memory) -> None:  # 
     left = m.store.relations(ids, direction="both")
     assert sum(r.type is RelationType.SUMMARIZES for r in left) == 2
     assert [r.type for r in left if r.type is not RelationType.SUMMARIZES] == [RelationType.SAME_ENTITY]
+
+
+def test_gate_decides_again_when_a_concurrent_writer_changed_the_target(mem: Memory,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dream step (or another process) writing the target between the gate's read and its write
+    neither fails the add nor is overwritten: the gate re-reads and decides again."""
+    from reverie.write.pipeline import WritePipeline
+
+    base = mem.add("User prefers dark mode in the editor", user_id="u")
+    real = WritePipeline._neighbours
+    calls: list[int] = []
+
+    def racing(self: WritePipeline, cand, flt):  # type: ignore[no-untyped-def]
+        found = real(self, cand, flt)
+        if not calls:  # the first read: a concurrent writer changes the target right after it
+            mem.store.update_fields(base.id, {"utility": 0.9})
+        calls.append(1)
+        return found
+
+    monkeypatch.setattr(WritePipeline, "_neighbours", racing)
+    res = mem.add("User prefers dark mode in the editor, with a high-contrast theme and 14pt font", user_id="u")
+    assert res.action is Action.UPDATE and res.id == base.id and len(calls) == 2
+    rec = mem.store.get([base.id])[base.id]
+    assert "high-contrast" in rec.content and rec.utility == pytest.approx(0.9)

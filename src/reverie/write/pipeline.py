@@ -33,6 +33,7 @@ from reverie.dynamics.access import initial_values
 from reverie.dynamics.importance import channel_importance, priority_level
 from reverie.dynamics.promotion import eligible_transition
 from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
+from reverie.errors import ConflictError
 from reverie.model import (
     HistoryEvent,
     Layer,
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 _T = TypeVar("_T")
+#: how often the gate decides again when a concurrent writer changed its target meanwhile
+_GATE_ATTEMPTS = 3
 _SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
 _REWARD = {"correction": 0.8, "decision": 0.7, "preference": 0.7, "plan": 0.6, "entity": 0.5, "fact": 0.5}
 
@@ -290,19 +293,28 @@ class WritePipeline:
             cand.emotion = emotion
         if cand.vector is None:
             cand.vector = self.embed([cand.text])[0]
-        neighbours = self._neighbours(cand, flt)
-        importance, channels, surprise = self._importance(cand, neighbours)
-        decision = self._decide(cand, neighbours, importance)
-        cand.decisions.update(gate=decision.path, similarity=decision.similarity, priority=priority_level(
-            importance=importance, cfg=self.settings.dynamics.importance))
-        action = decision.action
-        if action is Action.SKIP:
-            tid = decision.target.id if decision.target else None
-            return self._log(AddResult(tid, Action.SKIP, (tid,) if tid else (), decision.reason), cand)
-        if action is Action.REINFORCE and decision.target is not None:
-            return self._log(self._reinforce(decision.target, decision, cand), cand)
-        if action is Action.UPDATE and decision.target is not None:
-            return self._log(self._update(decision.target, decision, cand), cand)
+        for attempt in range(_GATE_ATTEMPTS):
+            neighbours = self._neighbours(cand, flt)
+            importance, channels, surprise = self._importance(cand, neighbours)
+            decision = self._decide(cand, neighbours, importance)
+            cand.decisions.update(gate=decision.path, similarity=decision.similarity, priority=priority_level(
+                importance=importance, cfg=self.settings.dynamics.importance))
+            action = decision.action
+            if action is Action.SKIP:
+                tid = decision.target.id if decision.target else None
+                return self._log(AddResult(tid, Action.SKIP, (tid,) if tid else (), decision.reason), cand)
+            try:
+                if action is Action.REINFORCE and decision.target is not None:
+                    return self._log(self._reinforce(decision.target, decision, cand), cand)
+                if action is Action.UPDATE and decision.target is not None:
+                    return self._log(self._update(decision.target, decision, cand), cand)
+            except ConflictError:
+                # a concurrent writer (a dream step, another process) changed the target after it was
+                # read: gate again against the current state instead of failing or overwriting it
+                if attempt + 1 == _GATE_ATTEMPTS:
+                    raise
+                continue
+            break
         rec = self._create(cand, importance, channels, surprise, decision)
         ids: tuple[str, ...] = (rec.id,)
         if action is Action.SUPERSEDE and decision.target is not None:
@@ -433,7 +445,7 @@ class WritePipeline:
             "updated_at": now,
             "inputs": [*target.inputs, _input(cand, "REINFORCE", now)],
         }
-        self.store.update_fields(target.id, changes)
+        self.store.update_fields(target.id, changes, expected_version=target.version)
         self._history(target.id, "reinforced", decision.reason, cand, action="REINFORCE", text=cand.text[:500])
         return AddResult(target.id, Action.REINFORCE, (target.id,), decision.reason)
 
