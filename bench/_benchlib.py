@@ -13,7 +13,7 @@ import platform
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -260,6 +260,15 @@ def write_json(data: Any, path: Path) -> Path:
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def finish(doc: dict[str, Any], out: Path, *, quiet: bool, show: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """The end of every benchmark's ``main``: write the JSON, print the tables (unless quiet), return."""
+    write_json(doc, out)
+    if not quiet:
+        show(doc)
+        console().print(f"wrote {out}")
+    return doc
 
 
 def console() -> Any:

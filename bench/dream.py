@@ -45,6 +45,7 @@ from _benchlib import (
     PgServer,
     Timer,
     console,
+    finish,
     fmt,
     load_average,
     machine_info,
@@ -53,7 +54,6 @@ from _benchlib import (
     now_iso,
     peak_rss_mb,
     rss_mb,
-    write_json,
 )
 from scale import TEMPLATES, Prototypes, bulk_batches
 
@@ -311,11 +311,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     doc = run(args)
-    write_json(doc, args.out)
-    if not args.quiet:
-        print_summary(doc)
-        console().print(f"wrote {args.out}")
-    return doc
+    return finish(doc, args.out, quiet=args.quiet, show=print_summary)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from _benchlib import (
     PgServer,
     Timer,
     console,
+    finish,
     fmt,
     latency_stats,
     machine_info,
@@ -48,7 +49,6 @@ from _benchlib import (
     memory_config,
     now_iso,
     peak_rss_mb,
-    write_json,
 )
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev5.json"
@@ -577,11 +577,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
               limit_conversations=args.limit_conversations, limit_sessions=args.limit_sessions,
               limit_questions=args.limit_questions, baseline=args.baseline, baseline_pool=args.baseline_pool,
               db=args.db, quiet=args.quiet, embed_cache=args.embed_cache)
-    write_json(doc, args.out)
-    if not args.quiet:
-        print_tables(doc)
-        console().print(f"wrote {args.out}")
-    return doc
+    return finish(doc, args.out, quiet=args.quiet, show=print_tables)
 
 
 if __name__ == "__main__":

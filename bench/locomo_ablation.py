@@ -31,7 +31,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from _benchlib import RESULTS_DIR, console, fmt, machine_info, memory_config, now_iso, write_json
+from _benchlib import RESULTS_DIR, console, finish, fmt, machine_info, memory_config, now_iso
 from locomo import (
     BENCH_SETTINGS,
     DEFAULT_DATA,
@@ -204,11 +204,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = p.parse_args(argv)
     doc = run(data=args.data, embedder=args.embedder, hash_dim=args.hash_dim, only=args.only,
               limit_conversations=args.limit_conversations, quiet=args.quiet)
-    write_json(doc, args.out)
-    if not args.quiet:
-        print_tables(doc)
-        console().print(f"wrote {args.out}")
-    return doc
+    return finish(doc, args.out, quiet=args.quiet, show=print_tables)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ from _benchlib import (
     PgServer,
     Timer,
     console,
+    finish,
     fmt,
     latency_stats,
     load_average,
@@ -613,11 +614,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         write_json(res, args.out)
         return res
     doc = run(args)
-    write_json(doc, args.out)
-    if not args.quiet:
-        print_table(doc)
-        console().print(f"wrote {args.out}")
-    return doc
+    return finish(doc, args.out, quiet=args.quiet, show=print_table)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from _benchlib import (
     RESULTS_DIR,
     PgServer,
     console,
+    finish,
     fmt,
     latency_stats,
     load_average,
@@ -50,7 +51,6 @@ from _benchlib import (
     memory_config,
     now_iso,
     peak_rss_mb,
-    write_json,
 )
 
 
@@ -211,11 +211,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     embedders = ("hash", "local") if args.embedder == "both" else (args.embedder,)
     doc = run(data=args.data, embedders=embedders, conversations=args.conversations, limit_turns=args.limit_turns,
               backend=args.backend, hash_dim=args.hash_dim, quiet=args.quiet)
-    write_json(doc, args.out)
-    if not args.quiet:
-        print_table(doc)
-        console().print(f"wrote {args.out}")
-    return doc
+    return finish(doc, args.out, quiet=args.quiet, show=print_table)
 
 
 if __name__ == "__main__":
