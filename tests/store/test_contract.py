@@ -812,6 +812,9 @@ def test_count_relations_by_source_filter(store: Store) -> None:
     assert store.count_relations(MemoryFilter(user_id="u")) == 2
     assert store.count_relations(MemoryFilter(user_id="v")) == 1
     assert store.count_relations(MemoryFilter.everything()) == 3
+    assert store.count_relations(MemoryFilter.everything(), types=frozenset({RelationType.RELATED_TO})) == 1
+    assert store.count_relations(MemoryFilter(user_id="u"), types=frozenset({RelationType.RELATED_TO})) == 0
+    assert store.count_relations(MemoryFilter(user_id="u"), types=frozenset(RelationType)) == 2
 
 
 # -- history, accesses, co-activation ----------------------------------------------------

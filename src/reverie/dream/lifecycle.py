@@ -1060,7 +1060,7 @@ def step_edge_decay(ctx: DreamContext) -> StepReport:
     0.1 (:func:`~reverie.dynamics.lifecycle.edge_confidence_at`; readers decaying lazily see the same
     value before and after). Then seed 001 pruning per user: over 1,000 relations, the lowest-confidence
     prunable ones go down to 900 — supersedes, contradicts and causes are never pruned."""
-    from reverie.write.relations import prune_plan
+    from reverie.write.relations import prune_scope
 
     report = StepReport("edge_decay", details={"decayed": 0, "below_traversal": 0, "pruned": 0})
     lc = ctx.settings.dynamics.lifecycle
@@ -1082,11 +1082,7 @@ def step_edge_decay(ctx: DreamContext) -> StepReport:
     report.details["decayed"] = ctx.store.update_relations(changes)
     rel_cfg = ctx.settings.write.relations
     for user in sorted(_pass(ctx).users, key=lambda u: u or ""):
-        flt = MemoryFilter.everything(user_id=user, all_users=False)
-        if ctx.store.count_relations(flt) <= rel_cfg.prune_at:
-            continue
-        doomed = prune_plan(ctx.store.scope_relations(flt), rel_cfg)
-        report.details["pruned"] += ctx.store.delete_relations(doomed)
+        report.details["pruned"] += prune_scope(ctx.store, user, rel_cfg)
     report.changed = report.details["decayed"] + report.details["pruned"]
     return report
 

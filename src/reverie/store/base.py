@@ -340,8 +340,8 @@ class Store(Protocol):
 
     def delete_relations(self, relation_ids: Sequence[str]) -> int: ...
 
-    def count_relations(self, flt: MemoryFilter) -> int:
-        """Relations whose source memory passes ``flt`` (seed 001 pruning at 1,000)."""
+    def count_relations(self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None) -> int:
+        """Relations whose source memory passes ``flt`` (optionally of these types; seed 001 pruning at 1,000)."""
         ...
 
     def scope_relations(

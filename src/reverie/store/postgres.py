@@ -648,6 +648,14 @@ def _redact(url: str) -> str:
 # ----------------------------------------------------------------------------------------
 
 
+def _relation_types_clause(types: frozenset[RelationType] | None, params: list[Any]) -> sql.SQL:
+    """`` AND r.type = ANY(...)`` for ``types`` (its parameter appended), or nothing for any type."""
+    if types is None:
+        return sql.SQL("")
+    params.append(sorted(relation_type(t) for t in types))
+    return sql.SQL(" AND r.type = ANY(%s)")
+
+
 def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.SQL, list[Any]]:
     """The WHERE condition (without ``WHERE``) and its parameters."""
     col = (lambda n: sql.Identifier(alias, n)) if alias else sql.Identifier
@@ -1262,19 +1270,17 @@ class PostgresStore:
         with self._write() as conn:
             return conn.execute("DELETE FROM relations WHERE id = ANY(%s)", [_unique(relation_ids)]).rowcount
 
-    def count_relations(self, flt: MemoryFilter) -> int:
+    def count_relations(self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None) -> int:
         where, params = _filter_sql(flt, alias="m")
-        query = sql.SQL("SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}").format(where)
+        query = sql.SQL("SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}{}").format(
+            where, _relation_types_clause(types, params))
         return int(self._rows(query, params)[0][0])
 
     def scope_relations(
         self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None
     ) -> builtins.list[Relation]:
         where, params = _filter_sql(flt, alias="m")
-        type_clause = sql.SQL("")
-        if types is not None:
-            type_clause = sql.SQL(" AND r.type = ANY(%s)")
-            params.append(sorted(relation_type(t) for t in types))
+        type_clause = _relation_types_clause(types, params)
         query = sql.SQL(
             "SELECT r.id, r.src_id, r.dst_id, r.type, r.confidence, r.weight, r.created_at, r.last_reinforced_at, "
             "r.metadata FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}{} ORDER BY r.created_at, r.id"

@@ -1410,22 +1410,29 @@ class SQLiteStore:
             )
             return int(cur.rowcount)
 
-    def count_relations(self, flt: MemoryFilter) -> int:
+    def count_relations(self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None) -> int:
         where, params = filter_sql(flt)
+        type_clause = self._relation_types_clause(types, params)
         with self._read("count_relations"):
             row = self._conn.execute(
-                f"SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {where}", params
+                f"SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {where}{type_clause}",
+                params,
             ).fetchone()
         return int(row[0])
+
+    @staticmethod
+    def _relation_types_clause(types: frozenset[RelationType] | None, params: builtins.list[Any]) -> str:
+        """`` AND r.type IN (...)`` for ``types`` (its parameter appended), or nothing for any type."""
+        if types is None:
+            return ""
+        params.append(json.dumps(sorted(relation_type(t) for t in types)))
+        return " AND r.type IN (SELECT value FROM json_each(?))"
 
     def scope_relations(
         self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None
     ) -> builtins.list[Relation]:
         where, params = filter_sql(flt)
-        type_clause = ""
-        if types is not None:
-            type_clause = " AND r.type IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(sorted(relation_type(t) for t in types)))
+        type_clause = self._relation_types_clause(types, params)
         cols = ", ".join(f"r.{c.strip()}" for c in _RELATION_COLUMNS.split(","))
         query = (
             f"SELECT {cols} FROM relations r JOIN memories m ON m.id = r.src_id "

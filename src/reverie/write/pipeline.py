@@ -532,14 +532,9 @@ class WritePipeline:
         self._prune_relations(rec.user_id)
 
     def _prune_relations(self, user_id: str | None) -> None:
-        flt = MemoryFilter.everything(user_id=user_id, all_users=False)
-        if self.store.count_relations(flt) <= self.cfg.relations.prune_at:
-            return
-        doomed = relations.prune_plan(self.store.scope_relations(flt, types=relations.PRUNE_COUNTED),
-                                      self.cfg.relations)
-        if doomed:
-            self.store.delete_relations(doomed)
-            self.ops.log("relations_pruned", user_id=user_id, removed=len(doomed))
+        removed = relations.prune_scope(self.store, user_id, self.cfg.relations)
+        if removed:
+            self.ops.log("relations_pruned", user_id=user_id, removed=removed)
 
     def _retroactive(self, rec: MemoryRecord, neighbours: list[gate.Neighbour]) -> None:
         ecfg = self.settings.dynamics.energy.model_copy(update={"reinforce_similarity": self.profile.retroactive_min})

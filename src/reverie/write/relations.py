@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from reverie.config.write import RelationSettings
 from reverie.model import MemoryRecord, Relation, RelationType
+from reverie.store.base import MemoryFilter, Store
 from reverie.write.text import content_words, overlap
 
 PROTECTED = frozenset({RelationType.SUPERSEDES, RelationType.CONTRADICTS, RelationType.CAUSES})
@@ -52,6 +53,16 @@ def dedup(relations: Sequence[Relation], existing: Sequence[Relation]) -> list[R
             seen.add(key)
             out.append(rel)
     return out
+
+
+def prune_scope(store: Store, user_id: str | None, cfg: RelationSettings) -> int:
+    """Seed 001's relation pruning for one user partition: once more than ``prune_at`` relations count
+    (:data:`PRUNE_COUNTED`), delete by :func:`prune_plan`. Returns how many were deleted."""
+    flt = MemoryFilter.everything(user_id=user_id, all_users=False)
+    if store.count_relations(flt, types=PRUNE_COUNTED) <= cfg.prune_at:
+        return 0
+    doomed = prune_plan(store.scope_relations(flt, types=PRUNE_COUNTED), cfg)
+    return store.delete_relations(doomed) if doomed else 0
 
 
 def prune_plan(relations: Sequence[Relation], cfg: RelationSettings) -> list[str]:
