@@ -921,7 +921,9 @@ def step_archive(ctx: DreamContext) -> StepReport:
             hl = retention_mod.layer_half_life(layer=rec.layer, trust=rec.trust, cfg=dyn.retention)
             kept = retention_mod.retention(age_days=_idle_days(ctx, rec), half_life_days=hl,
                                            access_count=rec.access_count, cfg=dyn.retention)
-            reason = ("seed 002 archival: > 90 days, retention < 0.15, importance < 0.3, < 3 accesses"
+            pc = dyn.promotion
+            reason = (f"seed 002 archival: > {pc.archive_age_days:g} days, retention < {pc.archive_retention:g}, "
+                      f"importance < {pc.archive_importance:g}, < {pc.archive_accesses} accesses"
                       if rule == "seed002" else "seed 004 fact archival: old, unimportant, rarely used")
             return Write(rec, changes, "archived", reason,
                          {"rule": rule, "retention": round(kept, 4), "importance": rec.importance,
