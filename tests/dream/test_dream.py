@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import random
+from datetime import datetime, timedelta
 
 import pytest
 
 from reverie import InvalidInputError, Layer, Memory, SettableClock, Status
+from reverie.model import MemoryRecord
 
 
 def test_working_memories_promote_after_30_minutes(mem: Memory, clock: SettableClock) -> None:
@@ -115,3 +117,50 @@ def test_dream_reports_are_kept_newest_first(make_memory, clock: SettableClock) 
     third = m.dream()
     assert [r["owner"] for r in m.dream_reports()] == [third["owner"], second["owner"]]
     assert first["owner"] not in {r["owner"] for r in m.dream_reports()}
+
+
+def _varied_records(user: str, now: datetime, n: int = 240) -> list[MemoryRecord]:
+    """Records spread over every field the energy / promotion / expiry rules look at (fixed seed)."""
+    rng = random.Random(11)
+    layers = [Layer.WORKING, Layer.EPISODIC, Layer.SEMANTIC, Layer.PROCEDURAL]
+    out = []
+    for i in range(n):
+        created = now - timedelta(hours=rng.uniform(0, 24 * 200))
+        accessed = created + (now - created) * rng.random() if rng.random() < 0.6 else None
+        out.append(MemoryRecord(
+            f"memory {i} about topic {rng.randrange(9)}", id=f"{user}-{i:04d}", user_id=user,
+            layer=rng.choice(layers), category=rng.choice(["fact", "preference", "decision", "event"]),
+            entities=rng.sample(["entity://person/ada", "entity://tech/react", "entity://org/acme"], rng.randrange(3)),
+            created_at=created, recorded_at=created, updated_at=created, last_accessed_at=accessed,
+            access_count=rng.choice([0, 0, 1, 2, 3, 5, 12]), energy=rng.uniform(0.05, 6.0),
+            energy_updated_at=created + (now - created) * rng.random(), importance=rng.random(),
+            utility=rng.random(), storage_strength=rng.uniform(0.5, 20), stability=rng.uniform(0.5, 40),
+            trust=rng.choice([0.3, 0.6, 0.9]), pinned=rng.random() < 0.05, immutable=rng.random() < 0.03,
+            core=rng.random() < 0.05, flashbulb=rng.random() < 0.05,
+        ))  # fmt: skip
+    return out
+
+
+def test_narrow_step_scans_decide_as_full_records(mem: Memory, clock: SettableClock,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """decay, promote and expire read only their columns; with every column read they change the same."""
+    from reverie.dream import steps
+
+    now = clock()
+    mem.store.insert(_varied_records("narrow", now) + _varied_records("full", now))
+    names = ["decay", "promote", "expire"]
+    narrow = mem.dream(steps=names, user_id="narrow")
+    monkeypatch.setattr(steps, "_DECAY_OMIT", frozenset())
+    monkeypatch.setattr(steps, "_PROMOTE_OMIT", frozenset())
+    full = mem.dream(steps=names, user_id="full")
+    assert [(s["name"], s["changed"], s["details"]) for s in narrow["steps"]] == \
+        [(s["name"], s["changed"], s["details"]) for s in full["steps"]]
+    assert sum(s["changed"] for s in narrow["steps"]) > 100  # the records give every rule work
+
+    def state(user: str) -> list[tuple[object, ...]]:
+        recs = sorted(mem.list(user_id=user, filters={"status": list(Status), "store": ["hot", "cold"]},
+                               limit=1000, order_by="created_at"), key=lambda r: r.id)
+        return [(r.id.split("-")[1], r.layer, r.status, r.energy, r.retrieval_strength, r.valid_until, r.version)
+                for r in recs]
+
+    assert state("narrow") == state("full")

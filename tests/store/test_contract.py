@@ -804,6 +804,30 @@ def test_update_and_delete_relations(store: Store) -> None:
     assert store.relations(["a"]) == []
 
 
+def test_versions_of_existing_memories(store: Store) -> None:
+    store.insert([MemoryRecord("a", id="a"), MemoryRecord("b", id="b")])
+    store.update_fields("b", {"importance": 0.9})
+    assert store.versions(["a", "b", "missing", "a"]) == {"a": 1, "b": 2}
+    assert store.versions([]) == {}
+
+
+def test_entity_counts_per_user_each_memory_once(store: Store) -> None:
+    store.insert([
+        MemoryRecord("a", user_id="u", entities=["entity://person/ada", "entity://tech/react", "entity://person/ada"]),
+        MemoryRecord("b", user_id="u", entities=["entity://person/ada"]),
+        MemoryRecord("c", user_id="u", entities=["entity://person/ada"], layer=Layer.SEMANTIC),
+        MemoryRecord("d", user_id="u", entities=["entity://person/ada"], status=Status.DORMANT),
+        MemoryRecord("e", user_id="v", entities=["entity://person/ada"]),
+        MemoryRecord("f", user_id="u"),
+    ])  # fmt: skip
+    episodic = frozenset({Layer.EPISODIC})
+    assert store.entity_counts(MemoryFilter(user_id="u", layers=episodic)) == {
+        ("u", "entity://person/ada"): 2, ("u", "entity://tech/react"): 1}
+    assert store.entity_counts(MemoryFilter.everything(layers=episodic)) == {
+        ("u", "entity://person/ada"): 3, ("u", "entity://tech/react"): 1, ("v", "entity://person/ada"): 1}
+    assert store.entity_counts(MemoryFilter(user_id="nobody")) == {}
+
+
 def test_count_relations_by_source_filter(store: Store) -> None:
     store.insert([MemoryRecord("a", id="a", user_id="u"), MemoryRecord("b", id="b", user_id="u"),
                   MemoryRecord("c", id="c", user_id="v")])  # fmt: skip

@@ -47,8 +47,6 @@ LIGHT_OMIT = frozenset({
     "emotion_valence", "source", "source_confidence", "write_source", "data_source", "valid_from", "recorded_at",
     "superseded_by", "box_id", "agent_id", "session_id", "instance_id", "sub_tier", "memory_kind",
 })
-#: a version check reads only what every scan reads (id, version, content, content hash)
-_ID_ONLY = frozenset(f.name for f in dataclasses.fields(MemoryRecord)) - {"id", "version", "content", "content_hash"}
 ACTIVE = frozenset({Status.ACTIVE})
 HOT = frozenset({StoreTier.HOT})
 
@@ -106,7 +104,8 @@ Item = MemoryRecord | str
 def _claimed(ctx: DreamContext, items: Sequence[Item], phase: str) -> Iterator[list[MemoryRecord]]:
     """Claim the memories batch by batch (the earlier claim wins: another dreamer's are skipped) and yield
     current copies of the ones held: a record from the pass is used as it is when its version is still the
-    stored one (a version check instead of a re-read), anything else is re-read. Claims are released
+    stored one, or brought up to date when only this run's own writes came since (a version check instead
+    of a re-read, :meth:`DreamContext.brought_up_to`); anything else is re-read. Claims are released
     after each batch."""
     cfg = ctx.settings.dream
     known = {i.id: i for i in items if isinstance(i, MemoryRecord)}
@@ -117,8 +116,9 @@ def _claimed(ctx: DreamContext, items: Sequence[Item], phase: str) -> Iterator[l
         if not held:
             continue
         try:
-            checked = _light(ctx, [i for i in held if i in known], omit=_ID_ONLY) if known else {}
-            current = {i: known[i] for i in held if i in checked and checked[i].version == known[i].version}
+            stored = ctx.store.versions([i for i in held if i in known]) if known else {}
+            current = {i: rec for i in held if i in stored
+                       and (rec := ctx.brought_up_to(known[i], stored[i])) is not None}
             current.update(_light(ctx, [i for i in held if i not in current]))
             yield [current[i] for i in held if i in current]
         finally:
@@ -186,7 +186,8 @@ class _Pass:
     protected_expiry: int = 0
     utility_floor: list[MemoryRecord] = field(default_factory=list)
     active_hot: Counter[str | None] = field(default_factory=Counter)
-    capacity: dict[str | None, list[tuple[float, float, float, str]]] = field(default_factory=dict)
+    #: per user: (utility, importance, last use, id, record); ids are unique, so records are never compared
+    capacity: dict[str | None, list[tuple[float, float, float, str, MemoryRecord]]] = field(default_factory=dict)
     redundancy: list[tuple[str, str | None]] = field(default_factory=list)  # (id, user), id order
     drift: list[MemoryRecord] = field(default_factory=list)
     archive: dict[str, list[MemoryRecord]] = field(default_factory=dict)
@@ -258,7 +259,7 @@ def _visit_forget(ctx: DreamContext, p: _Pass, rec: MemoryRecord) -> None:
         p.active_hot[rec.user_id] += 1
         if _forget_protection(ctx, rec) is None:
             last = (rec.last_accessed_at or rec.created_at).timestamp()
-            p.capacity.setdefault(rec.user_id, []).append((_utility_now(ctx, rec), rec.importance, last, rec.id))
+            p.capacity.setdefault(rec.user_id, []).append((_utility_now(ctx, rec), rec.importance, last, rec.id, rec))
             p.redundancy.append((rec.id, rec.user_id))
 
 
@@ -642,7 +643,7 @@ def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
         if count <= lc.capacity_max:
             continue
         excess = count - lc.capacity_target
-        ranked = [c[3] for c in sorted(p.capacity.get(user, []))]
+        ranked = [c[4] for c in sorted(p.capacity.get(user, []), key=lambda c: c[:4])]
         reason = f"seed 001 capacity trim: {count} active > {lc.capacity_max}, trimmed to {lc.capacity_target}"
 
         def change(rec: MemoryRecord, reason: str = reason) -> Write | None:
@@ -652,7 +653,15 @@ def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
                 return None
             return _dormant(ctx, rec, "capacity", reason, utility=round(_utility_now(ctx, rec), 4))
 
-        trimmed = len(_apply(ctx, ranked, "forget", change, limit=excess))
+        # the lowest-ranked first, each round written in id order (the store's order: neighbouring rows
+        # share pages) instead of utility order; a round short of the excess (a memory protected or
+        # changed meanwhile) takes the next ones in rank
+        trimmed, start = 0, 0
+        while trimmed < excess and start < len(ranked):
+            take = ranked[start:start + excess - trimmed]
+            start += len(take)
+            take.sort(key=lambda r: r.id)
+            trimmed += len(_apply(ctx, take, "forget", change))
         if trimmed < excess:
             details.setdefault("capacity_short", {})[user or ""] = excess - trimmed
         total += trimmed

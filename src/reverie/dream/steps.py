@@ -5,15 +5,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from reverie.dream import DreamContext, StepReport, Write, cutoff
+from reverie.dream import DreamContext, StepReport, Write, cutoff, omit_except
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import promotion, strength
 from reverie.dynamics._util import days_between
 from reverie.model import Layer, Status
 
 _EPS = 1e-9
-#: columns none of these steps reads (a pass over 100k memories should not drag the vectors along)
-_HEAVY = frozenset({"embedding", "inputs"})
+#: what each step reads (a pass over 100k memories decodes only these columns)
+_DECAY_OMIT = omit_except("layer", "energy", "energy_updated_at", "created_at", "last_accessed_at", "stability",
+                          "retrieval_strength")
+#: promotion, demotion and expiry rules (dynamics/promotion.py) and seed 001 rule 3's entities
+_PROMOTE_OMIT = omit_except(
+    "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
+    "energy", "energy_updated_at", "importance", "utility", "storage_strength", "trust", "pinned", "immutable",
+    "core", "flashbulb", "valid_until",
+)
 
 
 def step_decay(ctx: DreamContext) -> StepReport:
@@ -21,7 +28,7 @@ def step_decay(ctx: DreamContext) -> StepReport:
     FSRS retrieval strength at ``now`` (lazy values made explicit, never decayed twice)."""
     report = StepReport("decay")
     cfg = ctx.settings.dynamics
-    for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay", omit=_HEAVY):
+    for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay", omit=_DECAY_OMIT):
         writes: list[Write] = []
         for rec in batch:
             report.examined += 1
@@ -37,15 +44,9 @@ def step_decay(ctx: DreamContext) -> StepReport:
     return report
 
 
-def _entity_counts(ctx: DreamContext) -> Counter[tuple[str | None, str]]:
+def _entity_counts(ctx: DreamContext) -> dict[tuple[str | None, str], int]:
     """How many active episodic memories of each user mention each entity (seed 001 rule 3)."""
-    counts: Counter[tuple[str | None, str]] = Counter()
-    flt = ctx.scope(layers=frozenset({Layer.EPISODIC}))
-    for batch in ctx.store.scan(flt, batch_size=ctx.settings.dream.batch_size, omit=_HEAVY):
-        for rec in batch:
-            for ent in set(rec.entities):
-                counts[(rec.user_id, ent)] += 1
-    return counts
+    return ctx.store.entity_counts(ctx.scope(layers=frozenset({Layer.EPISODIC})))
 
 
 def step_promote(ctx: DreamContext) -> StepReport:
@@ -57,11 +58,11 @@ def step_promote(ctx: DreamContext) -> StepReport:
     cfg = ctx.settings.dynamics
     entities = _entity_counts(ctx)
     layers = frozenset({Layer.WORKING, Layer.EPISODIC, Layer.SEMANTIC})
-    for batch in ctx.claimed_batches(ctx.scope(layers=layers), "promote", omit=_HEAVY):
+    for batch in ctx.claimed_batches(ctx.scope(layers=layers), "promote", omit=_PROMOTE_OMIT):
         writes: list[Write] = []
         for rec in batch:
             report.examined += 1
-            shared = max((entities[(rec.user_id, e)] for e in set(rec.entities)), default=0)
+            shared = max((entities.get((rec.user_id, e), 0) for e in set(rec.entities)), default=0)
             move = promotion.eligible_transition(rec, now=ctx.now, cfg=cfg, shared_entity_count=shared)
             if move is not None:
                 target, rule = move
@@ -85,7 +86,7 @@ def step_expire(ctx: DreamContext) -> StepReport:
     """seed 000: working memories whose energy fell below 0.1 expire (kept, status expired)."""
     report = StepReport("expire")
     cfg = ctx.settings.dynamics
-    for batch in ctx.claimed_batches(ctx.scope(layers=frozenset({Layer.WORKING})), "expire", omit=_HEAVY):
+    for batch in ctx.claimed_batches(ctx.scope(layers=frozenset({Layer.WORKING})), "expire", omit=_PROMOTE_OMIT):
         writes = [
             Write(rec, {"status": Status.EXPIRED, "valid_until": rec.valid_until or ctx.now, "updated_at": ctx.now},
                   "expired", "working energy below the expiry threshold (seed 000)")

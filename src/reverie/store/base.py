@@ -294,6 +294,15 @@ class Store(Protocol):
 
     def count(self, flt: MemoryFilter) -> int: ...
 
+    def versions(self, ids: Sequence[str]) -> dict[str, int]:
+        """The stored version of each existing memory among ``ids`` (a cheap staleness check)."""
+        ...
+
+    def entity_counts(self, flt: MemoryFilter) -> dict[tuple[str | None, str], int]:
+        """How many matching memories name each entity, per user: ``(user_id, entity) -> count``
+        (a memory naming an entity twice counts once; seed 001 promotion rule 3)."""
+        ...
+
     def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]: ...
 
     def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:

@@ -1091,6 +1091,21 @@ class PostgresStore:
         where, params = _filter_sql(flt)
         return int(self._rows(sql.SQL("SELECT count(*) FROM memories WHERE {}").format(where), params)[0][0])
 
+    def versions(self, ids: Sequence[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        rows = self._rows(sql.SQL("SELECT id, version FROM memories WHERE id = ANY(%s)"), [list(dict.fromkeys(ids))])
+        return {str(mid): int(version) for mid, version in rows}
+
+    def entity_counts(self, flt: MemoryFilter) -> dict[tuple[str | None, str], int]:
+        where, params = _filter_sql(flt)
+        query = sql.SQL(
+            "SELECT user_id, e.entity, count(*) FROM memories, "
+            "LATERAL (SELECT DISTINCT value AS entity FROM jsonb_array_elements_text(entities)) AS e "
+            "WHERE {} GROUP BY user_id, e.entity"
+        ).format(where)
+        return {(user, entity): int(n) for user, entity, n in self._rows(query, params)}
+
     def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]:
         where, params = _filter_sql(flt)
         query = sql.SQL(

@@ -482,11 +482,7 @@ def _decode(name: str, value: Any) -> Any:
 
 def _decode_record(row: Sequence[Any]) -> MemoryRecord:
     """A record from a ``_SELECT_COLUMNS`` row; a quantised embedding comes back dequantised."""
-    codes = row[-1] if len(row) > len(_FIELDS) else None
-    rec = MemoryRecord(**{name: _decode(name, value) for name, value in zip(_FIELDS, row[: len(_FIELDS)], strict=True)})
-    if codes is not None:
-        rec.embedding = quantize.decode(codes)  # the blob names its precision
-    return rec
+    return _FULL_DECODER(row)
 
 
 def _scan_columns(names: tuple[str, ...]) -> str:
@@ -505,7 +501,7 @@ def _converter(name: str) -> Callable[[Any], Any] | None:
     """The converter of a column's non-NULL values (None: the stored value is the field value)."""
     kind = _KIND[name]
     if kind == "enum":
-        return ENUM_FIELDS[name]
+        return ENUM_FIELDS[name]._value2member_map_.__getitem__  # a dict lookup, not Enum.__call__
     fast: dict[str, Callable[[Any], Any] | None] = {"plain": None, "time": from_epoch, "json": _json_value,
                                                     "bool": bool}
     if kind in fast:
@@ -515,20 +511,27 @@ def _converter(name: str) -> Callable[[Any], Any] | None:
 
 def _partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], MemoryRecord]:
     """Decoder of rows read by :func:`_scan_columns` (omitted fields keep their defaults)."""
-    if names == _FIELDS:
-        return _decode_record
     with_codes = "embedding" in names
-    # one converter per column, looked up once (a pass over 100k rows decodes millions of values)
-    converters = [(name, _converter(name)) for name in names]
+    count = len(names)
+    # only the columns that need converting are visited per row (a pass over 100k rows decodes
+    # millions of values); the rest go straight from the row into the keyword arguments
+    converters = tuple((name, conv) for name in names if (conv := _converter(name)) is not None)
 
     def decode(row: Sequence[Any]) -> MemoryRecord:
-        rec = MemoryRecord(**{name: value if value is None or conv is None else conv(value)
-                              for (name, conv), value in zip(converters, row, strict=False)})
-        if with_codes and row[-1] is not None:
-            rec.embedding = quantize.decode(row[-1])  # the blob names its precision
+        kw = dict(zip(names, row, strict=False))  # the row may end with the code blob
+        for name, conv in converters:
+            value = kw[name]
+            if value is not None:
+                kw[name] = conv(value)
+        rec = MemoryRecord(**kw)
+        if with_codes and len(row) > count and row[count] is not None:
+            rec.embedding = quantize.decode(row[count])  # the blob names its precision
         return rec
 
     return decode
+
+
+_FULL_DECODER: Final = _partial_decoder(_FIELDS)
 
 
 def _partition(user_id: str | None) -> str:
@@ -1150,6 +1153,23 @@ class SQLiteStore:
         where, params = filter_sql(flt)
         with self._read("count"):
             return int(self._conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def versions(self, ids: Sequence[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        with self._read("versions"):
+            return dict(self._conn.execute(
+                "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(ids),)
+            ).fetchall())
+
+    def entity_counts(self, flt: MemoryFilter) -> dict[tuple[str | None, str], int]:
+        where, params = filter_sql(flt)
+        query = (  # memory_entities holds each (entity, memory) once
+            "SELECT m.user_id, e.entity, count(*) FROM memory_entities e JOIN memories m ON m.rid = e.rid "
+            f"WHERE {where} GROUP BY m.user_id, e.entity"
+        )
+        with self._read("entity_counts"):
+            return {(user, entity): int(n) for user, entity, n in self._conn.execute(query, params)}
 
     def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]:
         where, params = filter_sql(flt)
