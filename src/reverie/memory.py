@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +25,7 @@ from reverie.errors import (
     ImmutableMemoryError,
     InvalidInputError,
     NotFoundError,
+    ReverieError,
 )
 from reverie.model import (
     AccessEvent,
@@ -114,7 +115,10 @@ class Memory:
             resolved = Path(resolved).expanduser()
             resolved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.target = resolved
-        self.store: Store = open_store(resolved, settings=self.settings.storage, dim=self.embedder.dim)
+        self._store: Store = open_store(resolved, settings=self.settings.storage, dim=self.embedder.dim)
+        #: access updates of searches not written yet (see :meth:`_settle`)
+        self._deferred: builtins.list[Callable[[], None]] = []
+        self._deferred_lock = threading.Lock()
         self.ops = OpsLog(
             self._opslog_path(),
             clock=self.now,
@@ -141,12 +145,38 @@ class Memory:
         """The engine's current time, from the injected clock (aware UTC)."""
         return ensure_aware(self._clock_fn())
 
+    @property
+    def store(self) -> Store:
+        """The storage backend; the access updates of earlier searches are written before it is used."""
+        if self._deferred:
+            self._settle()
+        return self._store
+
+    def _settle(self) -> None:
+        """Write the access updates searches left behind, in the calling thread.
+
+        A search returns as soon as it has ranked; its access update (energy, FSRS, counts, access
+        log, Hebbian pairs) is written by the next use of the store, so that every later read sees it.
+        The next search writes it while its query is being embedded on the other core, off its
+        critical path. A failed update is logged (``search.access_failed``) and never fails the
+        operation that happened to write it."""
+        with self._deferred_lock:
+            tasks, self._deferred = self._deferred, []
+        for task in tasks:
+            try:
+                task()
+            except ReverieError as exc:
+                self.ops.log("search.access_failed", error=str(exc))
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        self.ops.close()
-        self.store.close()
+        try:
+            self._settle()
+        finally:
+            self.ops.close()
+            self._store.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -469,9 +499,9 @@ class Memory:
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters, as_of=as_of, mode=mode, deep=deep)
         with single_blas_thread():
-            out = self._reader.run(req, now=self.now())
+            out = self._reader.run(req, now=self.now(), ready=self._settle)
         hits = out.hits
-        self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True)
+        self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True, defer=True)
         self.ops.log("search", query=req.query[:200], results=len(hits), k=req.k, intent=out.query.get("intent"),
                      gate=out.query.get("gate"),
                      avgRelevance=(sum(h.score for h in hits) / len(hits)) if hits else 0.0)
@@ -503,7 +533,7 @@ class Memory:
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters)
         with single_blas_thread():
-            out = self._reader.run(req, now=self.now())
+            out = self._reader.run(req, now=self.now(), ready=self._settle)
         working = self.working_memory(req.session_id, user_id=req.flt.user_id) if req.session_id else []
         entries = [inject.Entry(r, "working") for r in working]
         entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]
@@ -513,7 +543,7 @@ class Memory:
                              abbreviated=cfg.for_profile("inject_abbreviated", profile))
         used = {i.id for i in block.items if i.section == "retrieved"}
         self._touch([h.memory for h in out.hits if h.memory.id in used], kind="search", session_id=req.session_id,
-                    hebbian=True)
+                    hebbian=True, defer=True)
         self.ops.log("context", query=req.query[:200], injected=len(block.items), tokens=block.used_tokens,
                      skipped=block.skipped[:20], gate=out.query.get("gate"))
         return block
@@ -544,11 +574,12 @@ class Memory:
         return touched[0]
 
     def _touch(self, records: Sequence[MemoryRecord], *, kind: str, session_id: str | None,
-               hebbian: bool = False) -> list[MemoryRecord]:
+               hebbian: bool = False, defer: bool = False) -> list[MemoryRecord]:
         """seed 000 "run on every memory access": update energy, FSRS, dual strength, counts and
         the access log of each record, in one transaction. ``hebbian``: seed 001 Hebbian
         co-activation — the best ``read.hebbian_top`` records are co-activated pairwise and get
-        +2% stability on top of the access update."""
+        +2% stability on top of the access update. ``defer``: written by the next use of the store
+        (:meth:`_settle`) instead of now."""
         if not records:
             return []
         from reverie.dynamics.access import on_access
@@ -566,12 +597,23 @@ class Memory:
                 changes["stability"] = hebbian_stability(stability=changes["stability"], cfg=cfg.tagging)
             batch.append((rec.id, changes))
             updated.append(rec.copy(**changes, version=rec.version + 1))
-        with self.store.transaction():
-            self.store.update_many(batch)
-            self.store.log_access([AccessEvent(r.id, now, kind, session_id) for r in records])
-            if together:
-                pairs = [pair_key(a, b) for i, a in enumerate(together) for b in together[i + 1:] if a != b]
-                self.store.bump_coactivations(pairs, now)
+        events = [AccessEvent(r.id, now, kind, session_id) for r in records]
+        pairs = [pair_key(a, b) for i, a in enumerate(together) for b in together[i + 1:] if a != b]
+        store = self._store
+
+        def write() -> None:
+            with store.transaction():
+                store.update_many(batch)
+                store.log_access(events)
+                if pairs:
+                    store.bump_coactivations(pairs, now)
+
+        if defer:
+            with self._deferred_lock:
+                self._deferred.append(write)
+        else:
+            self._settle()
+            write()
         return updated
 
     def list(
@@ -762,7 +804,9 @@ class Memory:
 
     # write path (issue 4) ----------------------------------------------------------------
     def _write_path(self) -> WritePipeline:
-        """The write pipeline (built on first use; the LLM is optional)."""
+        """The write pipeline (built on first use; the LLM is optional). Searches' pending access
+        updates are written first: the pipeline holds the store itself."""
+        self._settle()
         pipeline: WritePipeline | None = getattr(self, "_pipeline", None)
         if pipeline is None:
             pipeline = WritePipeline(store=self.store, settings=self.settings, embed=self._embed,

@@ -183,6 +183,46 @@ def test_access_updates_on_get_and_search(mem: Memory, clock: SettableClock) -> 
     assert len(mem.store.access_times([mid])[mid]) == 2
 
 
+def test_search_access_update_is_written_before_the_store_is_used_again(
+        make_memory, store_target: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    mem = make_memory()
+    mid = mem.add("the staging server restarts nightly", user_id="u").id
+    mem.search("staging server", user_id="u")
+    assert mem._deferred  # the search returned before writing its access update
+    assert mem.store.get([mid])[mid].access_count == 1  # any later use of the store writes it first
+    assert not mem._deferred
+    mem.search("staging server restarts", user_id="u")
+    mem.search("staging server nightly", user_id="u")  # the next search writes the previous one's update
+    assert len(mem._deferred) == 1
+    mem.close()  # closing writes what is pending
+    again = make_memory()
+    assert again.store.get([mid])[mid].access_count == 3
+    assert len(again.store.access_times([mid])[mid]) == 3
+
+
+def test_failed_deferred_access_update_is_logged_not_raised(mem: Memory, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from reverie.errors import StoreError
+
+    mid = mem.add("the deploy window is friday", user_id="u", infer=False).id
+    gone = mem.add("the deploy window moved to monday", user_id="u", infer=False).id
+    mem.search("deploy window", user_id="u")
+    mem._store.delete([gone])  # deleted behind the engine's back: its pending update changes nothing
+    assert mem.store.get([gone]) == {} and mem.store.get([mid])[mid].access_count == 1
+    mem.search("deploy window friday", user_id="u")
+
+    def broken(*args: object, **kw: object) -> None:
+        raise StoreError("disk I/O error")
+
+    monkeypatch.setattr(mem._store, "update_many", broken)
+    assert mem.list(user_id="u")  # the operation that writes the pending update still succeeds
+    monkeypatch.undo()
+    assert mem.store.get([mid])[mid].access_count == 1  # the failed update was rolled back whole
+    mem.ops.flush()
+    ops = [json.loads(line) for line in (tmp_path / "ops-log.jsonl").read_text().splitlines()]
+    assert any(e["op"] == "search.access_failed" and "disk I/O error" in e["error"] for e in ops)
+
+
 def test_feedback_moves_utility(mem: Memory) -> None:
     mid = mem.add("use the staging database for tests", user_id="u").id
     up = mem.feedback(mid, useful=True).utility

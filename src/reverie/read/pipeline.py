@@ -174,7 +174,9 @@ class ReadPipeline:
         return out
 
     # run ---------------------------------------------------------------------------------
-    def run(self, req: Request, *, now: datetime) -> Outcome:
+    def run(self, req: Request, *, now: datetime, ready: Callable[[], None] | None = None) -> Outcome:
+        """The ranked hits of ``req``. ``ready`` runs once the query's embedding has started in the
+        worker thread, before the first store read (the caller's pending writes go there)."""
         cfg = self.settings.read
         if cfg.gate:
             decision = gate.check(req.query)
@@ -186,6 +188,8 @@ class ReadPipeline:
                             include_superseded=strat.include_superseded)
         pool = max(strat.limit, req.k) * cfg.overfetch
         planned = self.plan_async(req.query, routed)
+        if ready is not None:
+            ready()
         sparse = [hybrid.text_channel(self.store, flt, text=sub, pool=pool) for sub in routed[1]]
         plan = planned()
         entities = graph.query_entities(req.query)

@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import operator
 import os
 import sqlite3
 import threading
@@ -455,11 +456,17 @@ def _encode(name: str, value: Any, dim: int) -> Any:
     return None if value is None else _ENCODERS[name](value, dim)
 
 
+_ALL_VALUES: Final = operator.attrgetter(*_FIELDS)
+#: (position, encoder) of the fields whose stored form differs from the value (plain ones are copied)
+_CONVERTED: Final = tuple((i, enc) for i, (name, enc) in enumerate(_ENCODER_LIST) if _KIND[name] != "plain")
+
+
 def _encode_record(record: MemoryRecord, dim: int) -> builtins.list[Any]:
-    out: builtins.list[Any] = []
-    for name, encode in _ENCODER_LIST:
-        value = getattr(record, name)
-        out.append(None if value is None else encode(value, dim))
+    out: builtins.list[Any] = list(_ALL_VALUES(record))
+    for i, encode in _CONVERTED:
+        value = out[i]
+        if value is not None:
+            out[i] = encode(value, dim)
     return out
 
 
