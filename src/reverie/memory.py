@@ -7,8 +7,11 @@ only through the :class:`~reverie.store.base.Store` contract.
 
 from __future__ import annotations
 
+import atexit
 import builtins
+import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -119,6 +122,7 @@ class Memory:
         #: access updates of searches not written yet (see :meth:`_settle`)
         self._deferred: builtins.list[Callable[[], None]] = []
         self._deferred_lock = threading.Lock()
+        atexit.register(_settle_at_exit, weakref.ref(self))  # a script that never closes loses no update
         self.ops = OpsLog(
             self._opslog_path(),
             clock=self.now,
@@ -971,3 +975,10 @@ def _sum_by(rows: Sequence[LayerStats], attr: str) -> dict[str, int]:
 
 
 __all__ = ["Memory", "default_target"]
+
+
+def _settle_at_exit(ref: weakref.ReferenceType[Memory]) -> None:
+    mem = ref()
+    if mem is not None and not mem._closed:
+        with contextlib.suppress(Exception):
+            mem._settle()

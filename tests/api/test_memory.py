@@ -200,6 +200,28 @@ def test_search_access_update_is_written_before_the_store_is_used_again(
     assert len(again.store.access_times([mid])[mid]) == 3
 
 
+def test_script_that_never_closes_keeps_its_last_search_access(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from reverie.embed.testing import HashEmbedder
+
+    db = tmp_path / "m.db"
+    script = (
+        "from reverie import Memory\n"
+        "from reverie.embed.testing import HashEmbedder\n"
+        f"m = Memory({str(db)!r}, embedder=HashEmbedder(64))\n"
+        "mid = m.add('the backup runs at noon', user_id='u', infer=False).id\n"
+        "m.search('backup noon', user_id='u')\n"
+        "print(mid)\n"  # no close(): the interpreter exits with the access update pending
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    mid = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, env=env,
+                         cwd=tmp_path).stdout.strip()
+    with Memory(str(db), embedder=HashEmbedder(64)) as mem:
+        assert mem.store.get([mid])[mid].access_count == 1
+
+
 def test_failed_deferred_access_update_is_logged_not_raised(mem: Memory, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from reverie.errors import StoreError
