@@ -173,3 +173,28 @@ def test_target_precision_rules(mem: Memory) -> None:
     assert target_precision(rec, now=now, settings=mem.settings) is None
     rec.store, rec.embedding_precision = StoreTier.HOT, Precision.FLOAT32
     assert target_precision(rec, now=now, settings=mem.settings) is None
+
+
+def test_pass_reads_enough_columns_to_decide_as_full_records(mem: Memory, clock: SettableClock) -> None:
+    """The quantize pass reads ten columns; every decision equals the one made on the full record."""
+    import random
+
+    from reverie.dream.quantize import _PASS_OMIT
+
+    rng = random.Random(5)
+    now = clock()
+    vec = np.ones(mem.embedder.dim, dtype=np.float32) / np.sqrt(mem.embedder.dim)
+    recs = [MemoryRecord(f"cold memory {i}", user_id="u", store=StoreTier.COLD, status=Status.DORMANT, embedding=vec,
+                         layer=rng.choice(list(Layer)), trust=rng.choice([0.2, 0.6, 0.95]),
+                         created_at=now - timedelta(days=rng.uniform(0, 400)),
+                         last_accessed_at=None if rng.random() < 0.5 else now - timedelta(days=rng.uniform(0, 90)),
+                         access_count=rng.choice([0, 1, 4, 20]), pinned=rng.random() < 0.1,
+                         flashbulb=rng.random() < 0.1, immutable=rng.random() < 0.05)
+            for i in range(200)]  # fmt: skip
+    mem.store.insert(recs)
+    flt = MemoryFilter(user_id="u", stores=frozenset({StoreTier.COLD}), statuses=None)
+    narrow = {r.id: r for b in mem.store.scan(flt, omit=_PASS_OMIT) for r in b}
+    full = {r.id: r for b in mem.store.scan(flt) for r in b}
+    decided = [target_precision(full[i], now=now, settings=mem.settings) for i in full]
+    assert decided == [target_precision(narrow[i], now=now, settings=mem.settings) for i in full]
+    assert sum(d is not None for d in decided) > 30 and sum(d is None for d in decided) > 30

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from reverie.dream import DreamContext, Step, StepReport
+from reverie.dream import DreamContext, Step, StepReport, omit_except
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics._util import days_between
 from reverie.embed import quantize
@@ -36,8 +36,9 @@ from reverie.store.base import Store
 if TYPE_CHECKING:
     from reverie.config import Settings
 
-#: columns the pass does not read (retention needs none of them)
-_PASS_OMIT = frozenset({"embedding", "inputs", "importance_channels"})
+#: what the pass reads: the store, the anchors, seed 002 retention's inputs and the current precision
+_PASS_OMIT = omit_except("store", "pinned", "immutable", "flashbulb", "layer", "trust", "last_accessed_at",
+                         "created_at", "access_count", "embedding_precision")
 _COLD = frozenset({StoreTier.COLD})
 
 
