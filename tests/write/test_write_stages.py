@@ -15,7 +15,15 @@ from reverie.write.boxes import seal_reason, topic_overlap, weave
 from reverie.write.classify import category_of, memory_kind
 from reverie.write.emotion import detect_emotion
 from reverie.write.entities import entity_uris
-from reverie.write.formation import atomic_split, foresight, form_facts, normalise_temporal, resolve_coreference
+from reverie.write.formation import (
+    atomic_split,
+    foresight,
+    form_facts,
+    is_plan,
+    normalise_temporal,
+    plan_apart,
+    resolve_coreference,
+)
 from reverie.write.observer import classify, filter_reason, is_trivial, observe_message, standalone
 from reverie.write.synthesis import heuristic_merge
 
@@ -90,6 +98,41 @@ def test_standalone_rewrite_third_person() -> None:
     assert len(standalone("I like " + "x" * 900, subject="User", max_chars=500)) == 500
 
 
+@pytest.mark.parametrize(
+    ("text", "rewritten"),
+    [
+        ("I just had a great day", "Evan just had a great day"),  # an adverb is no verb
+        ("I totally agree", "Evan totally agrees"),
+        ("I really enjoy painting", "Evan really enjoys painting"),
+        ("I took a road trip", "Evan took a road trip"),  # irregular pasts keep their form
+        ("I gave in and bought snacks", "Evan gave in and bought snacks"),
+        ("I felt relaxed", "Evan felt relaxed"),
+        ("I miss my dog", "Evan misses Evan's dog"),
+        ("I guess so", "Evan guesses so"),
+        ("I try", "Evan tries"),  # the verb at the end of the message
+        ("I actually have a new job", "Evan actually has a new job"),
+        ("I still do yoga", "Evan still does yoga"),
+        ("My mate and I are close", "Evan's mate and Evan are close"),
+        ("I can't wait", "Evan can't wait"),
+    ],
+)
+def test_standalone_third_person_verb_forms(text: str, rewritten: str) -> None:
+    assert standalone(text, subject="Evan", max_chars=500) == rewritten
+
+
+def test_standalone_attributes_messages_that_do_not_name_their_speaker() -> None:
+    assert standalone("We made pizza! It was so much fun.", subject="John", max_chars=500) == (
+        "John: We made pizza! It was so much fun.")
+    assert standalone("Thanks, Maria! That means a lot.", subject="John", max_chars=500) == (
+        "John: Thanks, Maria! That means a lot.")
+    # the speaker is named (first person rewritten, or by name): no prefix
+    assert standalone("I made pizza", subject="John", max_chars=500) == "John made pizza"
+    assert standalone("John here, back from the lake", subject="John", max_chars=500) == (
+        "John here, back from the lake")
+    assert observe_message("We rented an apartment near the park", subject="James", cfg=OBS).text == (
+        "James: We rented an apartment near the park")
+
+
 def test_density_gate_skips_filler_keeps_facts() -> None:
     assert not observe_message("Let me think about that.", subject="User", cfg=OBS).keep
     kept = observe_message("I prefer dark mode in my editor", subject="User", cfg=OBS)
@@ -114,6 +157,20 @@ def test_coreference_atomic_split_en_tr() -> None:
     assert atomic_split("Ada likes tea and coffee", min_words=3) == ["Ada likes tea and coffee"]
     assert atomic_split("Ayşe React kullanıyor ve Mehmet Docker kullanıyor", min_words=3) == [
         "Ayşe React kullanıyor", "Mehmet Docker kullanıyor"]
+
+
+def test_coreference_leaves_plural_pronouns_and_contractions_alone() -> None:
+    text, _ = resolve_coreference("Caroline loves the kids. They bring lots of joy, she's sure of it.", None)
+    assert text == "Caroline loves the kids. They bring lots of joy, she's sure of it."
+    text, _ = resolve_coreference("Maya met Lena. She brought their dog.", None)
+    assert text == "Maya met Lena. Lena brought their dog."
+
+
+def test_atomic_split_ignores_the_ve_of_english_contractions() -> None:
+    assert atomic_split("Must've been an amazing trip for Tim", min_words=3) == [
+        "Must've been an amazing trip for Tim"]
+    assert atomic_split("Tim must've loved Paris and Ada went home early", min_words=3) == [
+        "Tim must've loved Paris", "Ada went home early"]
 
 
 @pytest.mark.parametrize(
@@ -145,6 +202,52 @@ def test_foresight_and_temporal_type() -> None:
     facts, _ = form_facts("User is going to migrate to PostgreSQL tomorrow", now=NOW, cfg=cfg)
     assert facts[0].temporal_type is TemporalType.TIME_BOUNDED and facts[0].valid_until == NOW + timedelta(days=7)
     assert category_of("fact", facts[0].text, foresight=True) == "plan"
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("Maya will visit Berlin", True),
+        ("I plan to adopt a dog", True),
+        ("User is going to migrate the database", True),
+        ("Yarın İstanbul'a gideceğim", True),
+        ("It will be fun!", False),  # a prediction about a thing
+        ("You will love it there", False),  # about the listener
+        ("Melanie will always remember that camping trip", False),  # a lasting stance, not a bounded plan
+        ("Tim won't ever forget it, and there will be no end to it", False),
+        ("Maya visited Berlin", False),
+    ],
+)
+def test_foresight_marks_plans_not_predictions(text: str, plan: bool) -> None:
+    assert is_plan(text) is plan
+    assert (foresight(text, NOW, FormationSettings()) is not None) is plan
+
+
+def test_foresight_lasts_until_the_day_after_a_later_date_the_plan_names() -> None:
+    cfg = FormationSettings()
+    assert foresight("Maya will fly to Lisbon", NOW, cfg, dates=["2025-04-10"]) == datetime(2025, 4, 11, 9, 0,
+                                                                                              tzinfo=UTC)
+    assert foresight("Maya will fly to Lisbon", NOW, cfg, dates=["2025-03-02"]) == NOW + timedelta(days=7)
+    facts, _ = form_facts("Maya is going to Lisbon next month", now=NOW, cfg=cfg)
+    assert facts[0].dates == ["2025-03-31"]  # next month = +30 days
+    assert facts[0].valid_until == datetime(2025, 4, 1, 9, 0, tzinfo=UTC)  # the day after it
+
+
+def test_only_the_plan_of_a_message_is_time_bounded() -> None:
+    cfg = FormationSettings()
+    text = "Melanie: Thanks for the tip, Caroline. Doing research makes sense. Melanie will call the agency."
+    assert plan_apart(text) == ["Melanie: Thanks for the tip, Caroline. Doing research makes sense.",
+                                "Melanie will call the agency."]
+    facts, _ = form_facts(text, now=NOW, cfg=cfg, subject="Melanie")
+    assert [f.temporal_type for f in facts] == [TemporalType.PERSISTENT, TemporalType.TIME_BOUNDED]
+    assert facts[0].valid_until is None and facts[1].valid_until == NOW + timedelta(days=7)
+    # a piece that lost the speaker's name is attributed again
+    facts, _ = form_facts("John: We won the game. We will celebrate tonight.", now=NOW, cfg=cfg, subject="John")
+    assert [f.text for f in facts] == ["John: We won the game.", "John: We will celebrate tonight (2025-03-01)."]
+    # an explicit add (no split) stays one memory; a message that is all plan stays one fact
+    assert len(form_facts(text, now=NOW, cfg=cfg, split=False)[0]) == 1
+    assert plan_apart("Maya will fly on Monday. Maya plans to stay a week.") == [
+        "Maya will fly on Monday. Maya plans to stay a week."]
 
 
 @pytest.mark.parametrize(
@@ -254,6 +357,36 @@ def test_real_contradictions_en_tr(old: str, new: str) -> None:
 @pytest.mark.parametrize(("old", "new"), NOT_CONTRADICTIONS)
 def test_near_template_and_unrelated_lines_are_not_contradictions(old: str, new: str) -> None:
     assert not gate.contradicts(old, new)
+
+
+def test_questions_and_unrelated_sentences_do_not_contradict() -> None:
+    # a question asserts nothing
+    assert not gate.contradicts("Caroline: Wow Mel, that painting is amazing! The colors are so bold.",
+                                "Caroline: Wow, Mel! Any more paintings coming up?")
+    # a change word in another sentence of a long message is no change of the old line's value
+    assert not gate.contradicts(
+        "John is stuck on the level. It's frustrating because John hates being stuck.",
+        "John won the match in Chicago. John won't quit. Gonna keep going.")
+    # the change statement itself still supersedes, inside a longer message too
+    assert gate.contradicts("User uses Vim for coding", "Big week at work. User switched to Neovim for coding.")
+
+
+def test_another_speakers_contradiction_is_created_beside_it() -> None:
+    old = _rec("Evan took the family on a road trip to Jasper", metadata={"speaker": "Evan"})
+    new = "Sam switched to a road trip to Banff"
+    got = gate.decide(new, [gate.Neighbour(old, 0.86)], importance=0.5, correction=False,
+                      profile=GATE.profile("minilm"), cfg=GATE, speaker="Sam")
+    assert got.action is Action.CREATE and got.target is old and "another speaker" in got.reason
+    same = gate.decide("Evan switched to a road trip to Banff", [gate.Neighbour(old, 0.86)], importance=0.5,
+                       correction=False, profile=GATE.profile("minilm"), cfg=GATE, speaker="Evan")
+    assert same.action is Action.SUPERSEDE
+    corrected = gate.decide(new, [gate.Neighbour(old, 0.86)], importance=0.5, correction=True,
+                            profile=GATE.profile("minilm"), cfg=GATE, speaker="Sam")
+    assert corrected.action is Action.CREATE  # "actually …" by Sam corrects Sam, not Evan
+    # no named speakers (a user and an assistant by role): the contradiction supersedes as before
+    unnamed = gate.decide(new, [gate.Neighbour(_rec(old.content), 0.86)], importance=0.5, correction=False,
+                          profile=GATE.profile("minilm"), cfg=GATE, speaker=None)
+    assert unnamed.action is Action.SUPERSEDE
 
 
 def test_change_statement_is_checked_below_the_contradiction_floor() -> None:

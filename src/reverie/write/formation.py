@@ -1,10 +1,14 @@
 """Seed 001 formation (heuristic path): coreference, atomic facts, temporal normalisation, foresight.
 
-* coreference: third-person pronouns → the last named entity seen (EN + TR);
+* coreference: singular third-person pronouns → the last named entity seen (EN + TR);
 * atomic split: " and " / " ve " when each side names different entities;
 * temporal: today/tomorrow/yesterday, bugün/yarın/dün, "next week", "3 days ago", "2 gün önce",
   weekday names → ISO dates relative to the message time (the word is kept, the date added);
-* foresight: plan to / will / going to / -ecek → ``valid_until`` = message time + 7 days.
+* foresight: plan to / will / going to / -ecek → ``valid_until`` = message time + 7 days, or the day
+  after the latest future date the plan names when that is later. Only the plan is time-bounded: in a
+  raw turn, the sentences that state no plan stay a persistent fact of their own, so what else the
+  message said does not expire with the plan. "will" about no one's intention ("it will be fun", "you
+  will love it") or beyond any bound ("will always remember") is no plan.
 """
 
 from __future__ import annotations
@@ -17,9 +21,13 @@ from reverie.config.write import FormationSettings
 from reverie.model import TemporalType
 from reverie.write.entities import extract_entities
 
-_PRONOUN = re.compile(r"\b(he|she|him|her|they|them|o|onu|ona)\b", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"\b(his|her|their|onun)\b(?=\s+\w)", re.IGNORECASE)
-_SPLIT = re.compile(r"\s*(?:,\s*)?\b(?:and|ve)\b\s+", re.IGNORECASE)
+#: singular third-person pronouns (EN + TR) stand for the last named entity; plural "they/them/their"
+#: stand for a group, never for one name ("they bring lots of joy" is not "Maya brings …"), and a
+#: pronoun in a contraction ("she's") is left alone
+_PRONOUN = re.compile(r"\b(he|she|him|her|o|onu|ona)\b(?!['’])", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\b(his|her|onun)\b(?=\s+\w)", re.IGNORECASE)
+#: " and " / " ve " between clauses; the "ve" of an English contraction ("must've") is no conjunction
+_SPLIT = re.compile(r"\s*(?:,\s*)?(?<!['’])\b(?:and|ve)\b\s+", re.IGNORECASE)
 
 _DAY_OFFSETS = {
     "today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1,
@@ -52,6 +60,11 @@ _FORESIGHT = re.compile(
     r"planlıyor\w*|yapacağ\w*|gideceğ\w*|edeceğ\w*|\w+(?:ecek|acak)(?:im|ım|iz|ız|sin|sın)?)\b",
     re.IGNORECASE,
 )
+#: "will" / "won't" that states no plan: a prediction about a thing or the listener ("it will be fun",
+#: "you will love it") or a lasting stance ("will always remember", "won't ever forget")
+_NO_PLAN_BEFORE = re.compile(r"\b(?:it|that|this|there|which|what|you|things?)\s+$", re.IGNORECASE)
+_NO_PLAN_AFTER = re.compile(r"\s+(?:always|never|ever|forever)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(slots=True)
@@ -158,23 +171,64 @@ def _count(word: str) -> int:
     return int(word) if word.isdigit() else _NUMBERS.get(word.casefold(), 1)
 
 
-def foresight(text: str, now: datetime, cfg: FormationSettings) -> datetime | None:
-    """Seed 001: a plan or intention is time-bounded: ``valid_until`` = now + 7 days."""
-    if _FORESIGHT.search(text) is None:
+def is_plan(text: str) -> bool:
+    """Whether ``text`` states a plan or intention (seed 001 foresight: plan to, will, going to, -ecek),
+    leaving out "will" that predicts or lasts rather than plans ("it will be fun", "will always")."""
+    for m in _FORESIGHT.finditer(text):
+        if m.group(0).casefold() in ("will", "won't") and (
+                _NO_PLAN_BEFORE.search(text[:m.start()]) or _NO_PLAN_AFTER.match(text, m.end())):
+            continue
+        return True
+    return False
+
+
+def foresight(text: str, now: datetime, cfg: FormationSettings, *, dates: list[str] | None = None) -> datetime | None:
+    """Seed 001: a plan or intention is time-bounded: ``valid_until`` = now + 7 days by default, or the
+    day after the latest of ``dates`` (ISO dates the plan names) when that is later."""
+    if not is_plan(text):
         return None
-    return now + timedelta(days=cfg.foresight_days)
+    until = now + timedelta(days=cfg.foresight_days)
+    for iso in dates or ():
+        try:
+            day = date.fromisoformat(iso)
+        except ValueError:
+            continue
+        end = datetime.combine(day + timedelta(days=1), now.timetz())
+        until = max(until, end)
+    return until
+
+
+def plan_apart(text: str) -> list[str]:
+    """The sentences of ``text`` that state no plan, then the ones that do (each group joined), when the
+    text holds both; else ``[text]``. The plan part is what foresight bounds in time."""
+    parts = [p for p in _SENTENCE.split(text.strip()) if p]
+    if len(parts) < 2:
+        return [text]
+    flags = [is_plan(p) for p in parts]
+    if all(flags) or not any(flags):
+        return [text]
+    rest = " ".join(p for p, f in zip(parts, flags, strict=True) if not f)
+    plans = " ".join(p for p, f in zip(parts, flags, strict=True) if f)
+    return [rest, plans]
 
 
 def form_facts(
-    text: str, *, now: datetime, cfg: FormationSettings, last_entity: str | None = None, split: bool = True
+    text: str, *, now: datetime, cfg: FormationSettings, last_entity: str | None = None, split: bool = True,
+    subject: str | None = None,
 ) -> tuple[list[FormedFact], str | None]:
-    """The heuristic formation path: coreference → atomic split → temporal → foresight."""
+    """The heuristic formation path: coreference → atomic split (and the plan apart from the rest) →
+    temporal → foresight. ``subject`` (who said ``text``) is put before a split piece that no longer
+    names them ("Maya: …"), so every piece stays attributed."""
     resolved, last = resolve_coreference(text, last_entity)
     pieces = atomic_split(resolved, min_words=cfg.min_split_words) if split else [resolved]
+    if split:
+        pieces = [part for piece in pieces for part in plan_apart(piece)]
+        if subject and len(pieces) > 1:
+            pieces = [_attributed(p, subject) for p in pieces]
     facts: list[FormedFact] = []
     for piece in pieces:
         normalised, dates = normalise_temporal(piece, now)
-        until = foresight(piece, now, cfg)
+        until = foresight(piece, now, cfg, dates=dates)
         facts.append(
             FormedFact(
                 text=normalised,
@@ -186,3 +240,10 @@ def form_facts(
             )
         )
     return facts, last
+
+
+def _attributed(piece: str, subject: str) -> str:
+    name = subject.strip()
+    if not name or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", piece, re.IGNORECASE):
+        return piece
+    return f"{name}: {piece}"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from reverie.config.write import GateSettings, SimilarityProfile
 from reverie.model import MemoryRecord
 from reverie.results import Action
-from reverie.write.text import WORD, content_words, lexicon
+from reverie.write.text import WORD, content_words, lexicon, sentences
 
 _NEGATION = re.compile(
     r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|değil|yok|artık|"
@@ -141,8 +141,14 @@ def _same_subject(old: str, new: str, o: set[str], n: set[str]) -> bool:
 
 
 def _change_contradicts(old: str, new: str, o: set[str], n: set[str]) -> bool:
-    """A change statement replaces an older line about the same subject that held another value."""
-    if not is_change(new) or not _same_subject(old, new, o, n):
+    """A change statement replaces an older line about the same subject that held another value. Only
+    the sentences of ``new`` that state the change are compared: the rest of a long message says
+    nothing about what changed."""
+    stated = " ".join(s for s in sentences(new) if is_change(s))
+    if not stated:
+        return False
+    new, n = stated, content_words(stated)
+    if not n or not _same_subject(old, new, o, n):
         return False
     old_values, new_values = _values(old), _values(new)
     if old_values - new_values and new_values - old_values:
@@ -172,7 +178,10 @@ def contradicts(old: str, new: str, *, correction: bool = False) -> bool:
       after a predicate: "lives in Berlin" → "lives in Munich") — near-template labels without a
       predicate ("plain line one" / "plain line two") assert nothing and never contradict;
     * in a correction, any small two-sided difference.
+
+    Questions assert nothing: only the other sentences of each text are compared.
     """
+    old, new = assertions(old), assertions(new)
     o, n = content_words(old), content_words(new)
     if not o or not n:
         return False
@@ -187,6 +196,20 @@ def contradicts(old: str, new: str, *, correction: bool = False) -> bool:
     if correction:
         return True
     return bool(only_old & _asserted_values(old)) and bool(only_new & _asserted_values(new))
+
+
+def assertions(text: str) -> str:
+    """The sentences of ``text`` that assert something: its questions left out."""
+    return " ".join(s for s in sentences(text) if not s.rstrip().endswith("?"))
+
+
+def other_speaker(old: MemoryRecord, speaker: str | None) -> bool:
+    """Whether ``old`` holds the words of another named speaker than ``speaker`` (metadata ``speaker``):
+    one speaker's statement does not invalidate what another said."""
+    theirs = old.metadata.get("speaker")
+    if not speaker or not isinstance(theirs, str) or not theirs.strip():
+        return False
+    return theirs.strip().casefold() != speaker.strip().casefold()
 
 
 def _reinforces(old: str, new: str, similarity: float, profile: SimilarityProfile, cfg: GateSettings) -> bool:
@@ -206,9 +229,12 @@ def decide(
     profile: SimilarityProfile,
     cfg: GateSettings,
     contradiction: bool = True,
+    speaker: str | None = None,
 ) -> GateDecision:
     """The gate's action for ``text`` given its nearest stored memories (best first); ``contradiction=False``
-    skips the heuristic contradiction check (an LLM has ruled it out)."""
+    skips the heuristic contradiction check (an LLM has ruled it out). ``speaker`` is who said ``text``
+    (metadata ``speaker``): a contradiction of another named speaker's memory is created beside it,
+    never superseding it (what Sam says about Sam does not invalidate what Evan said)."""
     # an explicit change statement is worded apart from what it replaces: it is compared from change_min
     floor = profile.change_min if contradiction and is_change(text) else profile.contradiction_min
     if not neighbours or neighbours[0].similarity < floor:
@@ -219,6 +245,9 @@ def decide(
     if contradiction and contradicts(old.content, text, correction=correction):
         if old.immutable:
             return GateDecision(Action.CREATE, old, sim, "contradicts an immutable memory: created beside it")
+        if other_speaker(old, speaker):
+            return GateDecision(Action.CREATE, old, sim, f"contradicts {old.id}, said by another speaker "
+                                f"(similarity {sim:.3f}): created beside it")
         return GateDecision(Action.SUPERSEDE, old, sim, f"contradicts {old.id} (similarity {sim:.3f})")
     if sim < profile.create_below:
         return GateDecision(Action.CREATE, None, sim, f"novel (similarity {sim:.3f} < {profile.create_below})")

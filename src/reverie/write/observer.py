@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from reverie.config.write import ObserverSettings
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import Entity, extract_entities
-from reverie.write.text import content_words, words
+from reverie.write.text import content_words, lexicon, words
 
 # -- the 7-layer filter -------------------------------------------------------------------------
 
@@ -190,6 +190,9 @@ def density(text: str, entities: list[Entity], classification: Classification) -
 _FILLER = re.compile(
     r"\b(um+|uh+|erm|you know|i mean|basically|literally|kind of|sort of|şey|yani|işte)\b[,]?\s*", re.IGNORECASE
 )
+#: adverbs that may stand between "I" and its verb ("I really enjoy" → "Maya really enjoys")
+_ADVERBS = (r"(?:just|really|totally|always|never|also|still|usually|often|sometimes|actually|already|even|"
+            r"finally|recently|definitely|absolutely|truly|only|probably|mostly|rarely|seldom|especially)")
 _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bI am\b|\bI'm\b", re.IGNORECASE), "{s} is"),
     (re.compile(r"\bI was\b", re.IGNORECASE), "{s} was"),
@@ -197,28 +200,49 @@ _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bI will\b|\bI'll\b", re.IGNORECASE), "{s} will"),
     (re.compile(r"\bI'd\b", re.IGNORECASE), "{s} would"),
     (re.compile(r"\bI do not\b|\bI don't\b", re.IGNORECASE), "{s} does not"),
-    (re.compile(r"\bI (\w+?)(e?s)?\b(?=\s)"), "{s} \\1{v}"),
+    (re.compile(r"\bI((?:\s+" + _ADVERBS + r"\b)*)\s+(\w+(?:n['’]t)?)\b(?![\w'’])"), "{s}\\1 \\2{v}"),
     (re.compile(r"\bmy\b", re.IGNORECASE), "{s}'s"),
     (re.compile(r"\bmine\b", re.IGNORECASE), "{s}'s"),
     (re.compile(r"\bme\b", re.IGNORECASE), "{s}"),
     (re.compile(r"\bmyself\b", re.IGNORECASE), "{s}"),
 )
 _PAST_OR_MODAL = re.compile(r"(ed|can|could|would|should|might|must|went|did|had|said|made|got|saw|met|ran)$")
+#: irregular past forms (a past verb keeps its form: "I took" → "Maya took", never "Maya tooks")
+_IRREGULAR_PAST = lexicon(
+    """
+    ate became began bit blew bought broke brought built burnt caught chose came cut dealt dove drew dreamt drank
+    drove fed felt fell fought found flew forgot forgave froze gave grew hid hit held hung heard hurt kept knew
+    laid led leant learnt left lent let lit lost meant paid put quit read rode rang rose sang sat sent set shook
+    shot showed shut slept slid sold sought spent spoke spun split spread stood stole stuck struck swam swore
+    taught tore thought threw told took understood upset woke won wore wrote
+    """
+)
+#: irregular present forms ("I actually have" → "Maya actually has")
+_IRREGULAR_PRESENT = {"am": "is", "have": "has", "do": "does"}
+#: forms that stay: "Sam's mate and I are" keeps its plural verb
+_KEEP = lexicon("are were was")
 
 
 def _third_person(match: re.Match[str], subject: str) -> str:
-    verb = match.group(1)
-    if _PAST_OR_MODAL.search(verb.casefold()):
-        return f"{subject} {verb}"
-    if verb.casefold().endswith(("s", "sh", "ch", "x", "o")):
-        return f"{subject} {verb}es"
-    if verb.casefold().endswith("y") and len(verb) > 2 and verb[-2].casefold() not in "aeiou":
-        return f"{subject} {verb[:-1]}ies"
-    return f"{subject} {verb}s"
+    adverbs, verb = match.group(1), match.group(2)
+    lead = f"{subject}{adverbs} "
+    folded = verb.casefold()
+    if folded in _IRREGULAR_PRESENT:
+        return f"{lead}{_IRREGULAR_PRESENT[folded]}"
+    if (_PAST_OR_MODAL.search(folded) or folded in _IRREGULAR_PAST or folded in _KEEP
+            or folded.endswith(("n't", "n’t"))):
+        return f"{lead}{verb}"
+    if folded.endswith(("s", "sh", "ch", "x", "o")):
+        return f"{lead}{verb}es"
+    if folded.endswith("y") and len(verb) > 2 and verb[-2].casefold() not in "aeiou":
+        return f"{lead}{verb[:-1]}ies"
+    return f"{lead}{verb}s"
 
 
 def standalone(text: str, *, subject: str, max_chars: int) -> str:
-    """Seed 001: first person → third person ("I prefer X" → "User prefers X"), fillers removed."""
+    """Seed 001: first person → third person ("I prefer X" → "User prefers X"), fillers removed. A
+    message that names neither its speaker nor itself in the first person ("We made pizza!") is
+    attributed: ``"Maya: We made pizza!"`` — a memory says whose words it holds."""
     out = _FILLER.sub("", text).strip()
     for pattern, template in _FIRST_PERSON:
         if "{v}" in template:
@@ -226,6 +250,8 @@ def standalone(text: str, *, subject: str, max_chars: int) -> str:
         else:
             out = pattern.sub(template.format(s=subject), out)
     out = re.sub(r"\s{2,}", " ", out).strip()
+    if subject.strip() and re.search(rf"(?<!\w){re.escape(subject.strip())}(?!\w)", out, re.IGNORECASE) is None:
+        out = f"{subject.strip()}: {out}"
     return out[:max_chars].rstrip()
 
 

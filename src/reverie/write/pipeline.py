@@ -249,7 +249,7 @@ class WritePipeline:
         last_entity: str | None = None
         for turn in turns:
             facts_h, last_entity = form_facts(turn.text, now=turn.when, cfg=self.cfg.formation,
-                                              last_entity=last_entity)
+                                              last_entity=last_entity, subject=turn.subject)
             item = self._turn_item(turn, user_id, session_id)
             floor = self.cfg.observer.source_confidence_floor
             for fact in facts_h:
@@ -320,7 +320,7 @@ class WritePipeline:
         if action is Action.SUPERSEDE and decision.target is not None:
             self._supersede(decision.target, rec, decision)
             ids = (rec.id, decision.target.id)
-        elif decision.target is not None and decision.target.immutable and "contradicts" in decision.reason:
+        elif decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
             self.store.add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
                                                created_at=rec.created_at, metadata={"path": decision.path})])
         self._after_create(rec, cand, neighbours)
@@ -347,8 +347,10 @@ class WritePipeline:
         return channel_importance(**channels, cfg=icfg), channels, s.surprise
 
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
+        speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
         decision = gate.decide(cand.text, neighbours, importance=importance,
-                               correction=cand.category == "correction", profile=self.profile, cfg=self.cfg.gate)
+                               correction=cand.category == "correction", profile=self.profile, cfg=self.cfg.gate,
+                               speaker=speaker)
         target = decision.target
         if target is None or decision.action in (Action.CREATE, Action.SKIP):
             return decision
@@ -357,12 +359,16 @@ class WritePipeline:
         if verdict is None:
             return decision
         if verdict and not target.immutable and decision.action is not Action.SUPERSEDE:
+            if gate.other_speaker(target, speaker):
+                return gate.GateDecision(Action.CREATE, target, decision.similarity,
+                                         f"contradicts {target.id}, said by another speaker (llm): created beside it",
+                                         "llm")
             return gate.GateDecision(Action.SUPERSEDE, target, decision.similarity,
                                      f"contradicts {target.id} (llm)", "llm")
         if not verdict and decision.action is Action.SUPERSEDE:
             # the LLM's verdict wins: decide again on similarity alone
             fallback = gate.decide(cand.text, neighbours, importance=importance, correction=False,
-                                   profile=self.profile, cfg=self.cfg.gate, contradiction=False)
+                                   profile=self.profile, cfg=self.cfg.gate, contradiction=False, speaker=speaker)
             return gate.GateDecision(fallback.action, fallback.target, fallback.similarity,
                                      fallback.reason + " (llm: no contradiction)", "llm")
         return gate.GateDecision(decision.action, target, decision.similarity, decision.reason, "llm")
