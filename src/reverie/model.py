@@ -15,7 +15,6 @@ import dataclasses
 import hashlib
 import re
 import unicodedata
-import uuid6
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import uuid6
 
 Vector = npt.NDArray[np.float32]
 

@@ -351,3 +351,29 @@ def test_closed_store_raises_store_error(pg_url: str) -> None:
 def test_unreachable_server_is_a_store_error() -> None:
     with pytest.raises(StoreError):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", settings=StorageSettings(), dim=DIM)
+
+
+def test_common_words_come_from_the_planner_statistics_once_analysed(pg_url: str) -> None:
+    with PostgresStore(pg_url, settings=StorageSettings(fts_common_docs=10), dim=DIM) as st:
+        st.insert([MemoryRecord(f"Maya walked the dog {i}", id=f"w{i:02d}") for i in range(20)])
+        st.insert([MemoryRecord("Maya saw a heron", id=f"h{i}") for i in range(3)])
+        words = ["maya", "dog", "heron", "nowhere", "the"]
+        assert st._common_words(words, 10) == {"maya", "dog"}  # no statistics yet: counted
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("ANALYZE memories")
+        assert st._common_words(words, 10) == {"maya", "dog"}  # every row sampled: the same answer
+        st.insert([MemoryRecord("a heron again", id=f"h{i}") for i in range(3, 11)])
+        # 11 rows name the heron now, but the decision follows the statistics of the last ANALYZE
+        assert st._common_words(words, 10) == {"maya", "dog"}
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("ANALYZE memories")
+        assert st._common_words(words, 10) == {"maya", "dog", "heron"}
+        assert [h.id for h in st.text_search("Maya heron dog 7", MemoryFilter(), 3)] == ["w07"]
+
+
+def test_read_path_layout_is_set_by_the_migrations(pg_url: str) -> None:
+    with PostgresStore(pg_url, settings=StorageSettings(pg_fillfactor=80), dim=DIM):
+        pass
+    assert _scalar(pg_url, "SELECT reloptions FROM pg_class WHERE relname = 'memories'") == ["fillfactor=80"]
+    for index in ("memories_tsv_idx", "memories_entities_idx"):  # no pending list for queries to scan
+        assert _scalar(pg_url, f"SELECT reloptions FROM pg_class WHERE relname = '{index}'") == ["fastupdate=off"]

@@ -9,7 +9,9 @@
   once do not race.
 * Vector search is cosine distance (``<=>``) over an HNSW index with pgvector 0.8's iterative
   scan, so filtered queries still return ``k`` rows; full text is a generated ``tsvector``
-  (english) with a GIN index, ranked by ``ts_rank`` (2x cheaper than ``ts_rank_cd`` per matched row).
+  (english) with a GIN index, ranked by ``ts_rank`` (2x cheaper than ``ts_rank_cd`` per matched row);
+  which query words are too common to rank by is read from the planner's statistics
+  (``pg_stats.most_common_elems``), not counted through the index.
 
 Only this module (and the other ``store`` modules) knows SQL.
 """
@@ -486,6 +488,26 @@ def _migrate_scan_index(conn: Conn, dim: int, settings: StorageSettings) -> None
     conn.execute("CREATE INDEX memories_partition_id_idx ON memories (partition, id)")
 
 
+def _migrate_read_latency(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """Two layouts that keep reads off avoidable work (measured at 100k, bench/scale.py).
+
+    * Free space in every heap page written from now on (``storage.pg_fillfactor``): the access
+      updates of a search change no indexed column, so with room on the page they are HOT updates
+      instead of new entries in all ten indexes, the HNSW graph among them (with full pages 95% of
+      them were not, and the access update of one search's 10 hits took ~30 ms; with free space
+      ~3 ms). Pages written before keep their layout until the table is rewritten (VACUUM FULL).
+    * No pending list on the GIN indexes: with ``fastupdate`` every query scans the whole list of
+      not yet merged entries (up to 4 MB; 380 pages after a bulk load, 4–10 ms a query) before the
+      index proper (0.4 ms). Entries now go straight into the index; the list left is merged here.
+    """
+    conn.execute(
+        sql.SQL("ALTER TABLE memories SET (fillfactor = {})").format(sql.Literal(settings.pg_fillfactor))
+    )
+    for index in ("memories_tsv_idx", "memories_entities_idx"):
+        conn.execute(sql.SQL("ALTER INDEX {} SET (fastupdate = off)").format(sql.Identifier(index)))
+        conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,))
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
@@ -496,6 +518,7 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0004_quantized_embeddings", _migrate_quantized_embeddings),
     ("0005_entity_index", _migrate_entity_index),
     ("0006_scan_index", _migrate_scan_index),
+    ("0007_read_latency", _migrate_read_latency),
 )
 
 
@@ -702,6 +725,33 @@ def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.
     return sql.SQL(" AND ").join(parts), params
 
 
+#: per query word: is it in at least %(cap)s rows? Estimated from the tsv column's statistics
+#: (most_common_elem_freqs holds the share of rows per listed lexeme, then the least and the
+#: largest share) where they place the word, else counted up to the cap; a word the english
+#: configuration drops entirely (no lexeme) is in no row
+_COMMON_WORDS_QUERY: Final[LiteralString] = """
+WITH st AS (
+    SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs,
+           greatest(c.reltuples, 0) * (1 - s.null_frac) AS n
+    FROM pg_stats s JOIN pg_class c ON c.oid = 'memories'::regclass
+    WHERE s.schemaname = current_schema() AND s.tablename = 'memories' AND s.attname = 'tsv'
+),
+w AS (
+    SELECT t, tsvector_to_array(to_tsvector('english', t)) AS lex FROM unnest(%(words)s::text[]) AS t
+),
+e AS (
+    SELECT w.t, w.lex, st.n, st.freqs, array_position(st.elems, w.lex[1]) AS pos, cardinality(st.elems) AS listed
+    FROM w LEFT JOIN st ON cardinality(w.lex) = 1
+)
+SELECT t, CASE
+    WHEN cardinality(lex) = 0 THEN false
+    WHEN n > 0 AND pos IS NOT NULL THEN freqs[pos] * n >= %(cap)s
+    WHEN n > 0 AND listed > 0 AND freqs[listed + 1] * n < %(cap)s THEN false
+    ELSE (SELECT count(*) FROM (SELECT 1 FROM memories
+          WHERE tsv @@ to_tsquery('english', quote_literal(t)) LIMIT %(cap)s) x) >= %(cap)s
+END FROM e
+"""
+
 # ----------------------------------------------------------------------------------------
 # the store
 # ----------------------------------------------------------------------------------------
@@ -779,9 +829,14 @@ class PostgresStore:
         with self._conn() as conn, conn.transaction():
             yield conn
 
-    def _rows(self, query: Query, params: Params = ()) -> builtins.list[TupleRow]:
+    def _rows(self, query: Query, params: Params = (), *, binary: bool = False) -> builtins.list[TupleRow]:
         with self._conn() as conn:
-            return conn.execute(query, params).fetchall()
+            return conn.execute(query, params, binary=binary).fetchall()
+
+    def _records(self, query: Query, params: Params) -> builtins.list[MemoryRecord]:
+        """Whole records, fetched in binary: a vector as text is ~4 kB of digits to parse (getting
+        35 records took 8–11 ms in text, 3–5 ms in binary at 100k)."""
+        return [_decode_record(row) for row in self._rows(query, params, binary=True)]
 
     # lifecycle ---------------------------------------------------------------------------
 
@@ -907,8 +962,7 @@ class PostgresStore:
         if not ids:
             return {}
         query = sql.SQL("{} WHERE id = ANY(%s)").format(_SELECT_MEMORY)
-        records = (_decode_record(row) for row in self._rows(query, [_unique(ids)]))
-        return {r.id: r for r in records}
+        return {r.id: r for r in self._records(query, [_unique(ids)])}
 
     def update(self, record: MemoryRecord, *, expected_version: int | None = None) -> int:
         fields = {name: getattr(record, name) for name in _WRITABLE}
@@ -1066,7 +1120,7 @@ class PostgresStore:
         query = sql.SQL("{} WHERE {} ORDER BY {} {}, id {} LIMIT %s OFFSET %s").format(
             _SELECT_MEMORY, where, sql.Identifier(order_by), direction, id_direction
         )
-        return [_decode_record(row) for row in self._rows(query, [*params, limit, offset])]
+        return self._records(query, [*params, limit, offset])
 
     def scan(
         self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
@@ -1079,7 +1133,7 @@ class PostgresStore:
         query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(select, where)
         after = ""
         while True:
-            batch = [decode(row) for row in self._rows(query, [*params, after, batch_size])]
+            batch = [decode(row) for row in self._rows(query, [*params, after, batch_size], binary=True)]
             if not batch:
                 return
             yield batch
@@ -1122,8 +1176,8 @@ class PostgresStore:
         query = sql.SQL("{} WHERE content_hash = %s AND {} ORDER BY created_at DESC, id DESC LIMIT 1").format(
             _SELECT_MEMORY, where
         )
-        rows = self._rows(query, [content_hash, *params])
-        return _decode_record(rows[0]) if rows else None
+        found = self._records(query, [content_hash, *params])
+        return found[0] if found else None
 
     # search ------------------------------------------------------------------------------
 
@@ -1169,17 +1223,25 @@ class PostgresStore:
         ``storage.fts_common_docs`` rows is left out when rarer words exist, ANDed when none do)."""
         if len(words) == 1:
             return f"'{words[0]}'"
-        cap = self.settings.fts_common_docs
-        rows = self._rows(
-            "SELECT t, (SELECT count(*) FROM (SELECT 1 FROM memories "
-            "WHERE tsv @@ to_tsquery('english', quote_literal(t)) LIMIT %s) x) FROM unnest(%s::text[]) AS t",
-            [cap, words],
-        )
-        docs = {row[0]: int(row[1]) for row in rows}
-        rare = [w for w in words if docs.get(w, 0) < cap]
+        common = self._common_words(words, self.settings.fts_common_docs)
+        rare = [w for w in words if w not in common]
         if rare:
             return " | ".join(f"'{w}'" for w in rare)
         return " & ".join(f"'{w}'" for w in words)
+
+    def _common_words(self, words: builtins.list[str], cap: int) -> set[str]:
+        """The words found in at least ``cap`` rows: counted up to ``cap``, or estimated from the
+        planner's statistics where they decide it.
+
+        Counting reads a heap row per match through the GIN index (~2,000 random page reads for a
+        word near the cap). Once ANALYZE has run, ``pg_stats.most_common_elems`` holds the share of
+        rows containing each frequent lexeme (from a 30,000-row sample, so exact for a smaller table
+        as of that ANALYZE; this store analyses after ``storage.pg_analyze_after_rows`` inserts,
+        autovacuum too); a lexeme missing from the list is rarer than its least frequent entry.
+        Only a word the statistics cannot place (no statistics yet, a list cut off above the cap,
+        a word that is several lexemes) is counted.
+        """
+        return {row[0] for row in self._rows(_COMMON_WORDS_QUERY, {"words": words, "cap": cap}) if row[1]}
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
         if not ids:
