@@ -164,3 +164,22 @@ def test_narrow_step_scans_decide_as_full_records(mem: Memory, clock: SettableCl
                 for r in recs]
 
     assert state("narrow") == state("full")
+
+
+def test_ops_log_has_one_line_per_event_kind_and_batch(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
+                                                       tmp_path) -> None:
+    import json
+
+    mem = make_memory(dream={"batch_size": 50})
+    ids = [r.id for r in mem.add_many([f"working note number {i}" for i in range(120)], user_id="u", infer=False)]
+    clock.advance(minutes=31)
+    report = mem.dream(steps=["promote"])
+    assert report["steps"][0]["changed"] == 120
+    mem.ops.flush()
+    lines = [json.loads(x) for x in (tmp_path / "ops-log.jsonl").read_text().splitlines()]
+    promoted = [e for e in lines if e["op"] == "dream.promoted"]
+    assert len(promoted) == 3  # batches of 50, 50, 20: the log says who, not one line each
+    assert sorted(i for e in promoted for i in e["ids"]) == sorted(ids)
+    assert sum(e["count"] for e in promoted) == 120
+    assert all(sum(e["reasons"].values()) == e["count"] for e in promoted)
+    assert all(any(h.event == "promoted" for h in mem.history(i)) for i in ids)

@@ -116,8 +116,7 @@ def _quantize_claimed(ctx: DreamContext, moves: dict[str, Move], tally: _Tally) 
         tally.changed += 1
         tally.transitions[f"{ev.data['from']}→{ev.data['to']}"] += 1
         tally.saved += int(ev.data["bytes_before"]) - int(ev.data["bytes_after"])
-        if ctx.ops_log is not None:
-            ctx.ops_log("dream.quantized", id=ev.memory_id, reason=ev.reason)
+    ctx.log_events(events)
 
 
 def _event(ctx: DreamContext, rec: MemoryRecord, move: tuple[Precision, float], dim: int) -> HistoryEvent:
