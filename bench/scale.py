@@ -395,7 +395,7 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
     from reverie.store.base import MemoryFilter
 
     out: dict[str, Any] = {"backend": backend, "size": size, "k": args.k, "infer": args.infer,
-                           "batch_size": args.batch_size, "rss_mb_start": rss_mb(),
+                           "tick": args.tick, "batch_size": args.batch_size, "rss_mb_start": rss_mb(),
                            "load_average_start": load_average()}
     protos = Prototypes(args.prototypes, args.seed)
     raw = make_bench_embedder(args.embedder, hash_dim=args.hash_dim, cached=False)  # no query cache
@@ -411,7 +411,10 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
             target: str = stack.enter_context(pg.database())
         else:
             target = str(workdir / "scale.db")
-        mem = stack.enter_context(Memory(target, config=memory_config(workdir),
+        # the automatic tick (dream.schedule.tick_every) runs maintenance every few add_many calls; off
+        # by default so that the load measures add_many itself (--tick: with it, as a default install)
+        extra = {} if args.tick else {"dream": {"schedule": {"tick_every": 0}}}
+        mem = stack.enter_context(Memory(target, config=memory_config(workdir, **extra),
                                          embedder=make_bench_embedder(args.embedder, hash_dim=args.hash_dim)))
         out["embedder"] = mem.embedder.name
         out["rss_mb_opened"] = rss_mb()
@@ -480,6 +483,8 @@ def _passthrough_argv(args: argparse.Namespace) -> list[str]:
            str(args.embed_sample), "--recall-max", str(args.recall_max)]
     if args.infer:
         out.append("--infer")
+    if args.tick:
+        out.append("--tick")
     if args.quiet:
         out.append("--quiet")
     return out
@@ -597,6 +602,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--gen-batch", type=int, default=10_000, help="memories generated and added per add_many call")
     p.add_argument("--batch-size", type=int, default=500, help="add_many batch_size (rows per transaction)")
     p.add_argument("--infer", action="store_true", help="load with infer=True (default verbatim, infer=False)")
+    p.add_argument("--tick", action="store_true",
+                   help="keep the automatic maintenance tick on during the load (default off: add_many alone)")
     p.add_argument("--embed-sample", type=int, default=2000, help="texts added with the embedder (0 = skip)")
     p.add_argument("--recall-max", type=int, default=200_000, help="largest N with the exact recall check")
     p.add_argument("--no-isolate", action="store_true", help="run every size in this process")
