@@ -428,6 +428,7 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
         out.update(measure_search(mem, warm, timed, args.k))
         out.update(measure_parts(mem, raw, alone, args.k, vec_file=vec_file, ids=loader.ids))
         out["rss_mb_after_search"] = rss_mb()
+        out["serving_process"] = measure_serving(target, workdir, timed[:50], args)
         if args.embed_sample:
             out["add_with_embedder"] = measure_embed_add(mem, args)
         out["rss_mb_end"] = rss_mb()
@@ -449,6 +450,39 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
         else:
             out["db_size_mb"] = sqlite_size_mb(Path(target))
     return out
+
+
+_SERVE = """
+import json, sys, time
+sys.path.insert(0, {bench!r})
+from _benchlib import latency_stats, make_bench_embedder, memory_config, rss_mb
+from pathlib import Path
+from reverie import Memory
+started = time.perf_counter()
+mem = Memory({target!r}, config=memory_config(Path({workdir!r}), dream={{"schedule": {{"tick_every": 0}}}}),
+             embedder=make_bench_embedder({embedder!r}))
+first = time.perf_counter()
+mem.search({queries!r}[0], user_id={scope!r}, k={k})
+first = time.perf_counter() - first
+lat = []
+for q in {queries!r}[1:]:
+    t = time.perf_counter(); mem.search(q + " ?", user_id={scope!r}, k={k}); lat.append(time.perf_counter() - t)
+print(json.dumps({{"rss_mb": rss_mb(), "first_search_s": round(first, 3), "search": latency_stats(lat)}}))
+mem.close()
+"""
+
+
+def measure_serving(target: str, workdir: Path, queries: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+    """A fresh process that opens the loaded store and searches it: the memory a server holding N
+    memories needs (the loading process keeps what the load allocated), and its first search (the
+    persisted vector index is read, not rebuilt)."""
+    code = _SERVE.format(bench=str(Path(__file__).resolve().parent), target=target, workdir=str(workdir),
+                         embedder=args.embedder, queries=list(queries), scope=SCOPE, k=args.k)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return {"error": proc.stderr[-2000:]}
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 def _mixture_cosines(texts: list[str], vecs: np.ndarray, embedder: Any) -> list[float]:
