@@ -405,8 +405,9 @@ class Memory:
             self.store.insert(records)
             self.store.add_history([HistoryEvent(r.id, "created", now, reason=reason, actor="add",
                                                  data={"layer": r.layer.value, "infer": False}) for r in records])
-        for rec in records:
-            self.ops.log("add", action=Action.CREATE.value, id=rec.id, reason=reason, infer=False)
+        # one line per batch (its ids), as the dream logs its batches: per-memory lines cost ~6% of a bulk load
+        self.ops.log("add", action=Action.CREATE.value, ids=[r.id for r in records], count=len(records),
+                     reason=reason, infer=False)
         return [AddResult(r.id, Action.CREATE, (r.id,), reason) for r in records]
 
     def restore(self, records: Iterable[MemoryRecord | Mapping[str, Any]], *, batch_size: int = 500) -> dict[str, int]:

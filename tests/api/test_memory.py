@@ -245,6 +245,17 @@ def test_failed_deferred_access_update_is_logged_not_raised(mem: Memory, tmp_pat
     assert any(e["op"] == "search.access_failed" and "disk I/O error" in e["error"] for e in ops)
 
 
+def test_verbatim_batch_is_one_ops_log_line_naming_every_memory(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    mem = make_memory()
+    added = mem.add_many([f"plain note {i}" for i in range(7)], user_id="u", infer=False, batch_size=3)
+    mem.ops.flush()
+    ops = [json.loads(line) for line in (tmp_path / "ops-log.jsonl").read_text().splitlines()]
+    adds = [e for e in ops if e["op"] == "add"]
+    assert [e["count"] for e in adds] == [3, 3, 1]
+    assert [i for e in adds for i in e["ids"]] == [r.id for r in added]
+    assert all(e["action"] == "CREATE" and e["infer"] is False for e in adds)
+
+
 def test_feedback_moves_utility(mem: Memory) -> None:
     mid = mem.add("use the staging database for tests", user_id="u").id
     up = mem.feedback(mid, useful=True).utility
