@@ -452,37 +452,36 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
     return out
 
 
-_SERVE = """
-import json, sys, time
-sys.path.insert(0, {bench!r})
-from _benchlib import latency_stats, make_bench_embedder, memory_config, rss_mb
-from pathlib import Path
-from reverie import Memory
-started = time.perf_counter()
-mem = Memory({target!r}, config=memory_config(Path({workdir!r}), dream={{"schedule": {{"tick_every": 0}}}}),
-             embedder=make_bench_embedder({embedder!r}))
-first = time.perf_counter()
-mem.search({queries!r}[0], user_id={scope!r}, k={k})
-first = time.perf_counter() - first
-lat = []
-for q in {queries!r}[1:]:
-    t = time.perf_counter(); mem.search(q + " ?", user_id={scope!r}, k={k}); lat.append(time.perf_counter() - t)
-print(json.dumps({{"rss_mb": rss_mb(), "first_search_s": round(first, 3), "search": latency_stats(lat)}}))
-mem.close()
-"""
-
-
 def measure_serving(target: str, workdir: Path, queries: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
     """A fresh process that opens the loaded store and searches it: the memory a server holding N
     memories needs (the loading process keeps what the load allocated), and its first search (the
-    persisted vector index is read, not rebuilt)."""
-    code = _SERVE.format(bench=str(Path(__file__).resolve().parent), target=target, workdir=str(workdir),
-                         embedder=args.embedder, queries=list(queries), scope=SCOPE, k=args.k)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
+    persisted vector index is read, not rebuilt). Runs this script with the hidden ``--serve``."""
+    out = workdir / "serving.json"
+    spec = {"target": target, "workdir": str(workdir), "queries": list(queries)}
+    cmd = [sys.executable, str(Path(__file__).resolve()), *_passthrough_argv(args), "--serve", json.dumps(spec),
+           "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not out.is_file():
         return {"error": proc.stderr[-2000:]}
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     return result
+
+
+def serve(spec: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--serve`` child: open the store, time the first search, then the others."""
+    from reverie import Memory
+
+    queries: list[str] = spec["queries"]
+    cfg = memory_config(Path(spec["workdir"]), dream={"schedule": {"tick_every": 0}})
+    with Memory(spec["target"], config=cfg, embedder=make_bench_embedder(args.embedder, hash_dim=args.hash_dim)) as mem:
+        with Timer() as first:
+            mem.search(queries[0], user_id=SCOPE, k=args.k)
+        lat = []
+        for q in queries[1:]:
+            with Timer() as t:
+                mem.search(q + " ?", user_id=SCOPE, k=args.k)  # not the loading process's cached embeddings
+            lat.append(t.seconds)
+        return {"rss_mb": rss_mb(), "first_search_s": round(first.seconds, 3), "search": latency_stats(lat)}
 
 
 def _mixture_cosines(texts: list[str], vecs: np.ndarray, embedder: Any) -> list[float]:
@@ -642,6 +641,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--recall-max", type=int, default=200_000, help="largest N with the exact recall check")
     p.add_argument("--no-isolate", action="store_true", help="run every size in this process")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--serve", default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "scale.json")
     p.add_argument("--quiet", action="store_true")
     return p.parse_args(argv)
@@ -649,6 +649,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    if args.serve:
+        res = serve(json.loads(args.serve), args)
+        write_json(res, args.out)
+        return res
     if args.one:
         backend, size = args.one.split(":")
         res = run_one(backend, int(size), args)

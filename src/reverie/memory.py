@@ -122,7 +122,7 @@ class Memory:
         #: access updates of searches not written yet (see :meth:`_settle`)
         self._deferred: builtins.list[Callable[[], None]] = []
         self._deferred_lock = threading.Lock()
-        atexit.register(_settle_at_exit, weakref.ref(self))  # a script that never closes loses no update
+        _OPEN.add(self)  # a script that never closes loses no update (see _settle_open_at_exit)
         self.ops = OpsLog(
             self._opslog_path(),
             clock=self.now,
@@ -176,6 +176,7 @@ class Memory:
         if self._closed:
             return
         self._closed = True
+        _OPEN.discard(self)
         try:
             self._settle()
         finally:
@@ -978,8 +979,13 @@ def _sum_by(rows: Sequence[LayerStats], attr: str) -> dict[str, int]:
 __all__ = ["Memory", "default_target"]
 
 
-def _settle_at_exit(ref: weakref.ReferenceType[Memory]) -> None:
-    mem = ref()
-    if mem is not None and not mem._closed:
-        with contextlib.suppress(Exception):
-            mem._settle()
+#: Memory objects not closed yet: one exit handler for all of them, no registration left behind per object
+_OPEN: weakref.WeakSet[Memory] = weakref.WeakSet()
+
+
+@atexit.register
+def _settle_open_at_exit() -> None:
+    for mem in list(_OPEN):
+        if not mem._closed:
+            with contextlib.suppress(Exception):
+                mem._settle()

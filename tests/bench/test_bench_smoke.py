@@ -91,6 +91,8 @@ def test_scale_smoke(tmp_path: Path) -> None:
     assert 0.0 <= res["vector_search"]["recall_at_k_vs_exact"] <= 1.0
     assert res["add_with_embedder"]["items"] == 50
     assert res["rss_mb_after_search"] > 0
+    serving = res["serving_process"]  # a fresh process opened the loaded store and searched it
+    assert serving["rss_mb"] > 0 and serving["first_search_s"] > 0 and serving["search"]["n"] > 0
     assert doc["results"][0]["size"] == 500
 
 

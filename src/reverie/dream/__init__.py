@@ -249,7 +249,7 @@ def omit_except(*reads: str) -> frozenset[str]:
     ``tests/dream/test_dream.py`` checks that the narrow steps decide exactly as with full records."""
     unknown = set(reads) - _ALL_FIELDS
     if unknown:
-        raise ValueError(f"not record fields: {sorted(unknown)}")
+        raise InvalidInputError(f"not record fields: {sorted(unknown)}")
     return _ALL_FIELDS - frozenset(reads) - SCAN_ALWAYS_READ
 
 
