@@ -38,9 +38,10 @@ from reverie.embed.minilm import MiniLMEmbedder  # noqa: E402
 F64 = npt.NDArray[np.float64]
 
 
-@pytest.fixture(scope="module")
-def model() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
+@pytest.fixture(scope="module", params=["onnx", "numpy"])
+def model(request: pytest.FixtureRequest) -> MiniLMEmbedder:
+    """Every contract and evidence test runs on both runtimes."""
+    return MiniLMEmbedder(runtime=request.param)
 
 
 def cosine(a: npt.NDArray[np.floating], b: npt.NDArray[np.floating]) -> float:
@@ -100,6 +101,42 @@ def test_bad_arguments() -> None:
         MiniLMEmbedder(max_tokens=1)
     with pytest.raises(InvalidInputError):
         MiniLMEmbedder(batch_size=0)
+    with pytest.raises(InvalidInputError):
+        MiniLMEmbedder(runtime="torch")
+    with pytest.raises(InvalidInputError):
+        MiniLMEmbedder(threads=-1)
+
+
+# --------------------------------------------------------------------------- the two runtimes
+
+
+def test_runtimes_give_the_same_vectors() -> None:
+    onnx, plain = MiniLMEmbedder(runtime="onnx"), MiniLMEmbedder(runtime="numpy")
+    assert (onnx.runtime, plain.runtime) == ("onnx", "numpy")
+    texts = [f"sentence {i}: " + "the quick brown fox jumps over the lazy dog " * (i % 9) for i in range(40)]
+    texts += ["", "ok", "日本語 Türkçe ÇĞİÖŞÜ", "word " * 400]
+    a, b = onnx.embed(texts), plain.embed(texts)  # batched, padded to different lengths
+    cosines = (a.astype(np.float64) * b).sum(axis=1)
+    assert cosines.min() >= 0.99999
+    for text in texts[:5]:  # one at a time (the search path)
+        assert cosine(onnx.embed([text])[0], plain.embed([text])[0]) >= 0.99999
+
+
+def test_auto_takes_onnx_when_installed_and_numpy_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert minilm._pick_runtime("auto") == "onnx"
+    assert minilm._pick_runtime("numpy") == "numpy"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "onnxruntime" else real(name, *a))
+    assert minilm._pick_runtime("auto") == "numpy"
+    with pytest.raises(MissingDependencyError, match="pip install onnxruntime"):
+        minilm._pick_runtime("onnx")
+
+
+def test_onnx_runtime_honours_the_thread_count() -> None:
+    one = MiniLMEmbedder(runtime="onnx", threads=1)
+    assert one._session.get_session_options().intra_op_num_threads == 1
+    assert cosine(one.embed(["hello world"])[0][:5], np.array(FASTEMBED_HELLO_WORLD)) > 0.9999
 
 
 # --------------------------------------------------------------------------- invariants
@@ -379,6 +416,7 @@ def test_make_embedder_builds_the_cached_local_model() -> None:
     assert isinstance(embedder, CachedEmbedder)
     assert isinstance(embedder.inner, MiniLMEmbedder)
     assert (embedder.name, embedder.dim, embedder.profile) == ("all-MiniLM-L6-v2", 384, "minilm")
-    plain = make_embedder(EmbeddingSettings.model_validate({"cache_size": 0, "max_tokens": 64}))
+    plain = make_embedder(EmbeddingSettings.model_validate({"cache_size": 0, "max_tokens": 64, "runtime": "numpy"}))
     assert isinstance(plain, MiniLMEmbedder)
-    assert plain.max_tokens == 64
+    assert (plain.max_tokens, plain.runtime) == (64, "numpy")
+    assert isinstance(embedder.inner, MiniLMEmbedder) and embedder.inner.runtime == "onnx"

@@ -22,7 +22,8 @@ from reverie.embed.testing import HashEmbedder
 from reverie.errors import MigrationError, StoreError
 from reverie.model import MemoryRecord
 from reverie.store.base import MemoryFilter
-from reverie.store.sqlite import MIGRATIONS, SQLiteStore
+from reverie.store.sqlite import MIGRATIONS, SQLiteStore, filter_sql
+from reverie.store.textquery import query_terms
 
 DIM = 64
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -299,5 +300,41 @@ def test_common_words_do_not_flood_full_text_search(tmp_path: Path) -> None:
         both_common = store.text_search("maya cat", MemoryFilter(), 50)
         assert len(both_common) == 21  # every term common: ANDed, still found
         assert {h.id for h in store.text_search("topic 7", MemoryFilter(), 5)} == {rows[7].id}
+    finally:
+        store.close()
+
+
+def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path (rank in the FTS index, then filter the best 2k rows) must give exactly what
+    joining every match to its row gives: other users' rows crowding the best matches, ties at the
+    probe's edge, superseded rows, and filters that keep almost nothing all fall back or agree."""
+    import random
+
+    rng = random.Random(5)
+    store = SQLiteStore(tmp_path / "probe.db", settings=StorageSettings(fts_common_docs=10_000), dim=64)
+    words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "violet"]
+    try:
+        rows = []
+        for i in range(600):
+            text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
+            user = rng.choice(["ana", "ana", "ben", "ben", "ben", "ben", "ben", "cy", None])
+            rows.append(MemoryRecord(text, user_id=user, session_id=rng.choice(["s1", "s2"]),
+                                     status=rng.choice(["active", "active", "active", "superseded"])))
+        rows += [MemoryRecord("apple river", user_id="ana") for _ in range(30)]  # exact ties
+        store.insert(rows)
+        filters = [MemoryFilter(), MemoryFilter(user_id="ana"), MemoryFilter(user_id="cy"),
+                   MemoryFilter(user_id="ben", session_id="s2"), MemoryFilter(statuses=frozenset({"superseded"})),
+                   MemoryFilter(all_users=True)]
+        queries = ["apple", "apple river", "quartz violet ember", "maple", "cloud stone", "nothing here"]
+        cases = [(q, f, k) for q in queries for f in filters for k in (1, 3, 10, 40)]
+        fast = [store.text_search(q, f, k) for q, f, k in cases]
+        used = sum(store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
+                   for q, f, k in cases if query_terms(q))
+        monkeypatch.setattr(store, "_ranked_then_filtered", lambda *a: None)  # always join
+        joined = [store.text_search(q, f, k) for q, f, k in cases]
+        assert fast == joined
+        assert 0 < used < len(cases)  # both paths were exercised
     finally:
         store.close()

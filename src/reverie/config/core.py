@@ -68,7 +68,7 @@ class EmbeddingSettings(Section):
     provider: str = Field(
         default="local",
         pattern=r"^(local|openai)$",
-        description="'local' = all-MiniLM-L6-v2 run offline with numpy; 'openai' = an "
+        description="'local' = all-MiniLM-L6-v2 run offline (onnxruntime or numpy); 'openai' = an "
         "OpenAI-compatible /embeddings endpoint.",
     )
     model: str = Field(
@@ -85,6 +85,19 @@ class EmbeddingSettings(Section):
     cache_ttl_s: float = Field(default=1800.0, ge=0, description="seed 001 embedding cache: TTL, 30 minutes.")
     max_tokens: int = Field(
         default=256, ge=16, le=512, description="Local model: tokens per text (longer text is truncated)."
+    )
+    runtime: str = Field(
+        default="auto",
+        pattern=r"^(auto|onnx|numpy)$",
+        description="Local model: 'onnx' runs the encoder with onnxruntime (about 40% faster for a query; "
+        "FACTS.md), 'numpy' with a numpy forward pass (no extra packages); 'auto' = onnx when onnxruntime "
+        "and onnx are installed. Both give the same vectors.",
+    )
+    threads: int = Field(
+        default=0,
+        ge=0,
+        le=256,
+        description="Local model, onnx runtime: intra-op threads (0 = one per core).",
     )
 
 

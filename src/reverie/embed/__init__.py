@@ -1,7 +1,7 @@
 """Embedders: the :class:`Embedder` protocol, the local default, an API client and the cache.
 
 ``make_embedder(settings, clock=...)`` builds the configured provider (``local`` =
-all-MiniLM-L6-v2 run offline with numpy; ``openai`` = an OpenAI-compatible endpoint) wrapped in
+all-MiniLM-L6-v2 run offline with onnxruntime or numpy; ``openai`` = an OpenAI-compatible endpoint) wrapped in
 seed 001's embedding cache. The model and HTTP modules are imported only when first used.
 """
 
@@ -41,7 +41,8 @@ def make_provider(settings: EmbeddingSettings) -> Embedder:
         return OpenAIEmbedder(settings)
     from reverie.embed.minilm import MiniLMEmbedder
 
-    return MiniLMEmbedder(max_tokens=settings.max_tokens, batch_size=settings.batch_size)
+    return MiniLMEmbedder(max_tokens=settings.max_tokens, batch_size=settings.batch_size,
+                          runtime=settings.runtime, threads=settings.threads)
 
 
 def make_embedder(settings: EmbeddingSettings, *, clock: Clock = system_clock) -> Embedder:

@@ -98,6 +98,7 @@ from reverie.store.vector_index import (
 _EXACT_IDS_MAX: Final = 2_000
 #: SQLite page cache per connection (KiB)
 _CACHE_KIB: Final = 64 * 1024
+_TEXT_PROBE: Final = 8  # text search: matches ranked before the filter, per requested hit
 _WAL_CHECKPOINT_PAGES: Final = 10_000
 
 # ----------------------------------------------------------------------------------------
@@ -1287,14 +1288,58 @@ class SQLiteStore:
         with self._read("text search terms"):
             match = self._selective_match(terms)
         where, params = filter_sql(flt)
-        stmt = (
-            "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
-            "JOIN memories m ON m.rid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id LIMIT ?"
-        )
         with self._read("text search"):
+            hits = self._ranked_then_filtered(match, where, params, k)
+            if hits is not None:
+                return hits
+            stmt = (
+                "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts "
+                "JOIN memories m ON m.rid = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id LIMIT ?"
+            )
             rows = self._conn.execute(stmt, (match, *params, k)).fetchall()
         return [ScoredId(r[0], float(r[1])) for r in rows]
+
+    def _ranked_then_filtered(self, match: str, where: str, params: builtins.list[Any],
+                              k: int) -> builtins.list[ScoredId] | None:
+        """The text search ranked in the FTS index alone, then filtered; None when that cannot be
+        proven to equal the filtered ranking (the caller then joins every match to its row).
+
+        Joining each matching row to ``memories`` to test the filter costs more than the BM25
+        ranking itself (100k rows, ~3,000 matches: 5.9 ms against 2.0 ms). So the best
+        ``_TEXT_PROBE × k`` matches are ranked without the filter, and their rows are looked up
+        best first, 2k at a time, until k pass and every ranked row scoring at least as well as
+        the k-th passing one was looked up (ties included). The result is exact when every match
+        was ranked, or when the worst ranked match scores below that k-th one: nothing left out
+        can then reach the top k.
+        """
+        probe = _TEXT_PROBE * k
+        ranked = [(int(r[0]), float(r[1])) for r in self._conn.execute(
+            "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY score DESC LIMIT ?",
+            (match, probe),
+        )]
+        every_match = len(ranked) < probe
+        score_of = dict(ranked)
+        hits: builtins.list[ScoredId] = []
+        checked = 0
+        while checked < len(ranked):
+            chunk = [rid for rid, _ in ranked[checked:checked + 2 * k]]
+            checked += len(chunk)
+            hits.extend(ScoredId(r[1], score_of[int(r[0])]) for r in self._conn.execute(
+                f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
+                f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (measured 0.9 -> 0.4 ms)
+                (_ids_json(chunk), *params),
+            ))
+            if len(hits) < k:
+                continue
+            hits.sort(key=lambda h: (-h.score, h.id))
+            kth = hits[k - 1].score
+            if checked < len(ranked) and ranked[checked][1] >= kth:
+                continue  # unchecked rows could still tie with or beat the k-th hit
+            return hits[:k] if every_match or ranked[-1][1] < kth else None
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits[:k] if every_match else None
 
     def _selective_match(self, terms: builtins.list[str]) -> str:
         """The FTS5 expression for ``terms``: an OR of the selective ones.

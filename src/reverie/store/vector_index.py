@@ -23,7 +23,6 @@ The index knows no SQL: it reads rows through a :class:`VectorSource` the store 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -36,6 +35,8 @@ from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+from reverie._heap import return_freed_memory
 
 try:  # POSIX advisory locks guard the persisted index between processes
     import fcntl
@@ -422,7 +423,7 @@ class VectorIndex:
             top = max(top, int(rids.max()))
         part.hnsw, part.hnsw_live, part.hnsw_max_label = graph, live, top
         self._state.dirty.add(name)
-        _return_freed_memory()  # the streamed batches and the old graph
+        return_freed_memory()  # the streamed batches and the old graph
 
 
     def _extend_graph(self, name: str, part: Partition) -> None:
@@ -595,17 +596,6 @@ class VectorIndex:
     def drop_persisted(self) -> None:
         if self.ann_dir is not None and self.ann_dir.exists():
             shutil.rmtree(self.ann_dir, ignore_errors=True)
-
-
-def _return_freed_memory() -> None:
-    """Hand freed heap pages back to the operating system (glibc keeps them in the process after the
-    large, short-lived allocations of a graph build; elsewhere this does nothing)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    with contextlib.suppress(AttributeError):
-        libc.malloc_trim(0)
 
 
 def _write_private(path: Path, data: bytes) -> None:
