@@ -317,7 +317,7 @@ def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
     words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "violet"]
     try:
         rows = []
-        for i in range(600):
+        for _ in range(600):
             text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
             user = rng.choice(["ana", "ana", "ben", "ben", "ben", "ben", "ben", "cy", None])
             rows.append(MemoryRecord(text, user_id=user, session_id=rng.choice(["s1", "s2"]),
