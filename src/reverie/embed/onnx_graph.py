@@ -13,13 +13,19 @@ table, which stays memory-mapped outside the graph — a text touches a few of i
 ``attention_mask`` (float32, batch × tokens, 1 = real token).
 Output: ``sentence_embedding`` (float32, batch × 384, unit length).
 
-The graph is built in memory at load (under a second) rather than cached on disk: the weights
-file is sha256-verified, and a derived file would need its own verification.
+The graph is built once and kept in a cache directory (:func:`cached_model`), from which
+onnxruntime maps its weights; when that directory cannot be written it is built in memory at
+each load instead. Either way the embedder checks the graph on a reference sentence before use.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +37,10 @@ if TYPE_CHECKING:
     from reverie.embed.minilm import _Layer, _Weights
 
 OPSET = 17  # LayerNormalization is a standard operator from opset 17
+GRAPH_VERSION = 1  # bump when the graph changes: cached graphs of other versions are not used
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_FILE = "model.onnx"
+DATA_FILE = "model.data"
 INPUTS_EMBEDS = "inputs_embeds"
 ATTENTION_MASK = "attention_mask"
 OUTPUT = "sentence_embedding"
@@ -99,8 +109,8 @@ def _feed_forward(b: _Builder, x: str, layer: _Layer, i: int) -> str:
     return b.linear(gelu, layer.ffn_out_w, layer.ffn_out_b, f"l{i}_ffn_out")
 
 
-def build_model(weights: _Weights, *, eps: float) -> bytes:
-    """The serialized ONNX model of the encoder with these weights."""
+def build_model(weights: _Weights, *, eps: float) -> Any:
+    """The ONNX model (an ``onnx.ModelProto``) of the encoder with these weights."""
     try:
         from onnx import TensorProto, helper
     except ImportError as exc:
@@ -139,12 +149,52 @@ def build_model(weights: _Weights, *, eps: float) -> bytes:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="reverie")
     model.ir_version = 8  # readable by every onnxruntime release since 1.10
-    data: bytes = model.SerializeToString()
-    return data
+    return model
 
 
-def make_session(weights: _Weights, *, eps: float, threads: int = 0) -> Any:
-    """An onnxruntime session of the encoder (``threads`` = intra-op threads, 0 = one per core).
+def cached_model(cache_dir: Path, key: str, weights: Callable[[], _Weights], *, eps: float) -> Path:
+    """The encoder graph saved under ``cache_dir`` (built from ``weights()`` on first use), as the
+    path of its ``model.onnx``; the weights lie beside it in ``model.data``.
+
+    Loaded from a file, onnxruntime maps the weights file instead of copying the graph's bytes
+    into the process a second time (measured: 55 MiB resident against 97 MiB, and 0.06 s to load
+    against 0.9 s to build). ``key`` names the weights (their sha256); :data:`GRAPH_VERSION`
+    names this builder, so a changed graph gets a new directory. Several processes may build at
+    once: each writes a private directory and renames it into place; the first rename wins.
+    Raises OSError when the directory cannot be written.
+    """
+    final = cache_dir / f"{MODEL_NAME}-{key[:16]}-g{GRAPH_VERSION}"
+    if (final / MODEL_FILE).is_file() and (final / DATA_FILE).is_file():
+        return final / MODEL_FILE
+    try:
+        import onnx
+    except ImportError as exc:
+        raise MissingDependencyError(f"building the encoder graph needs onnx: {INSTALL_HINT}") from exc
+    cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = Path(tempfile.mkdtemp(dir=cache_dir, prefix=".build-"))
+    try:
+        onnx.save_model(build_model(weights(), eps=eps), str(tmp / MODEL_FILE), save_as_external_data=True,
+                        all_tensors_to_one_file=True, location=DATA_FILE, size_threshold=1024)
+        for name in (DATA_FILE, MODEL_FILE):
+            os.chmod(tmp / name, 0o600)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not (final / MODEL_FILE).is_file():  # not another process's finished build
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final / MODEL_FILE
+
+
+def discard_cached(model: Path) -> None:
+    """Remove a cached graph (its directory), e.g. after it failed the self-check."""
+    shutil.rmtree(model.parent, ignore_errors=True)
+
+
+def make_session(model: Path | bytes, *, threads: int = 0) -> Any:
+    """An onnxruntime session of the encoder graph (a cached ``model.onnx``, or the serialized
+    model) with ``threads`` intra-op threads (0 = one per core).
 
     Idle worker threads sleep instead of spinning: the read path runs the full-text search on the
     other core while the query is embedded, and a spinning thread would take that core.
@@ -161,9 +211,9 @@ def make_session(weights: _Weights, *, eps: float, threads: int = 0) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only: no warnings on stderr
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    model = build_model(weights, eps=eps)
     try:
-        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(model) if isinstance(model, Path) else model, options,
+                                    providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types, not exported stably
         raise EmbeddingError(f"onnxruntime cannot load the encoder graph: {exc}") from exc
 
@@ -180,4 +230,14 @@ def run_session(session: Any, word: npt.NDArray[np.float32], ids: npt.NDArray[np
     return result
 
 
-__all__ = ["ATTENTION_MASK", "INPUTS_EMBEDS", "OUTPUT", "build_model", "make_session", "run_session"]
+__all__ = [
+    "ATTENTION_MASK",
+    "GRAPH_VERSION",
+    "INPUTS_EMBEDS",
+    "OUTPUT",
+    "build_model",
+    "cached_model",
+    "discard_cached",
+    "make_session",
+    "run_session",
+]

@@ -96,8 +96,10 @@ from reverie.store.vector_index import (
 
 #: a filter naming at most this many ids is searched exactly over those rows
 _EXACT_IDS_MAX: Final = 2_000
-#: SQLite page cache per connection (KiB)
-_CACHE_KIB: Final = 64 * 1024
+#: SQLite page cache per connection (KiB). The operating system's page cache holds the file too:
+#: 16 MiB against 64 MiB gave the same 100k load rate (7.3k vs 6.9k/s), text search p50 5.15 vs
+#: 4.90 ms at 100k (A/B in one process), and 50 MB less resident in a serving process
+_CACHE_KIB: Final = 16 * 1024
 _TEXT_PROBE: Final = 8  # text search: matches ranked before the filter, per requested hit
 _WAL_CHECKPOINT_PAGES: Final = 10_000
 
@@ -1729,7 +1731,7 @@ class SQLiteStore:
             return
         rows = [(e.memory_id, to_epoch(e.at), e.kind, e.session_id) for e in events]
         with self._write("log_access"):
-            self._conn.executemany("INSERT INTO access_log (memory_id, at, kind, session_id) VALUES (?, ?, ?, ?)", rows)
+            self._insert_rows("INSERT INTO access_log (memory_id, at, kind, session_id) VALUES ", rows)
 
     def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
         if not memory_ids or limit <= 0:
