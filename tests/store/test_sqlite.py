@@ -338,3 +338,30 @@ def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
         assert 0 < used < len(cases)  # both paths were exercised
     finally:
         store.close()
+
+
+def test_sealed_boxes_come_from_the_index_in_order(tmp_path: Path) -> None:
+    """The write path reads the newest sealed boxes on every seal: no sort of every sealed box."""
+    from datetime import UTC, datetime, timedelta
+
+    from reverie.store.base import Box
+
+    store = _open(tmp_path / "boxes.db")
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    try:
+        for i in range(40):
+            sealed = t0 + timedelta(minutes=(i * 7) % 40) if i % 4 else None  # sealed out of id order
+            store.put_box(Box(f"b{i:02d}", "u", "s", t0, t0, sealed_at=sealed))
+        store.put_box(Box("other", "v", "s", t0, t0, sealed_at=t0 + timedelta(days=1)))
+        newest = store.sealed_boxes("u", limit=5)
+        expect = sorted((b for b in (store.sealed_boxes("u", limit=100))), key=lambda b: (b.sealed_at, b.id))[::-1][:5]
+        assert [b.id for b in newest] == [b.id for b in expect] and len(newest) == 5
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        store.sealed_boxes("u", limit=5)
+        store._conn.set_trace_callback(None)
+        query = next(s for s in statements if "FROM boxes" in s)
+        plan = " ".join(str(r[-1]) for r in store._conn.execute("EXPLAIN QUERY PLAN " + query).fetchall())
+        assert "boxes_sealed" in plan and "TEMP B-TREE" not in plan, plan
+    finally:
+        store.close()

@@ -344,6 +344,12 @@ _M0005_ENTITY_INDEX: Final[tuple[str, ...]] = (
 #: over one user's 100k memories sorted the whole partition (measured: 0.25 s a batch, quadratic overall)
 _M0006_SCAN_INDEX: Final[tuple[str, ...]] = ('CREATE INDEX memories_partition_id ON memories ("partition", id)',)
 
+#: the write path reads the newest sealed boxes of a user on every seal: without this index it read
+#: and sorted every sealed box of the partition (19% of a 4k-turn observe run, helper's profile)
+_M0007_SEALED_BOXES: Final[tuple[str, ...]] = (
+    'CREATE INDEX boxes_sealed ON boxes ("partition", sealed_at, id) WHERE sealed_at IS NOT NULL',
+)
+
 MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0001_core", _M0001_CORE),
     ("0002_engine_tables", _M0002_ENGINE_TABLES),
@@ -351,6 +357,7 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0004_quantized_embeddings", _M0004_QUANTIZED_EMBEDDINGS),
     ("0005_entity_index", _M0005_ENTITY_INDEX),
     ("0006_scan_index", _M0006_SCAN_INDEX),
+    ("0007_sealed_boxes", _M0007_SEALED_BOXES),
 )
 
 #: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
