@@ -304,6 +304,37 @@ def test_summary_links_do_not_trigger_relation_pruning(make_memory) -> None:  # 
     assert [r.type for r in left if r.type is not RelationType.SUMMARIZES] == [RelationType.SAME_ENTITY]
 
 
+def test_relations_are_counted_for_pruning_after_additions_only(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+    """Seed 001's 1,000 → 900 check counts the scope's relations: it runs when the write path adds
+    relations (the only way to cross the threshold), not after every memory."""
+    from reverie.store.base import MemoryFilter
+    from reverie.write.relations import PRUNE_COUNTED
+
+    m = make_memory(write={"relations": {"prune_at": 2, "prune_to": 1}})
+    counts: list[int] = []
+    real = m.store.count_relations
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        counts.append(1)
+        return real(*args, **kwargs)
+
+    m.store.count_relations = counting  # type: ignore[method-assign]
+    texts = ["Ada deployed React on Docker for the billing team", "Docker and React run the billing dashboards",
+             "The cafeteria serves lentil soup on Fridays", "React and Docker images are rebuilt nightly",
+             "A violin concerto by Sibelius was played", "Docker runs React for the billing team again"]
+    added = 0
+    for text in texts:
+        before = len(counts)
+        m.add(text, user_id="u")
+        clock.advance(hours=1)
+        mine = m.store.relations([r.id for r in m.list(user_id="u", limit=100)], direction="both")
+        counted = {r.id for r in mine if r.type in PRUNE_COUNTED}
+        assert len(counted) <= 2  # never left above prune_at after an add
+        added += len(counts) > before
+    assert 0 < added < len(texts)  # counted after some adds, not after every one
+    assert real(MemoryFilter.everything(user_id="u", all_users=False), types=PRUNE_COUNTED) <= 2
+
+
 def test_gate_decides_again_when_a_concurrent_writer_changed_the_target(mem: Memory,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A dream step (or another process) writing the target between the gate's read and its write

@@ -321,8 +321,8 @@ class WritePipeline:
             self._supersede(decision.target, rec, decision)
             ids = (rec.id, decision.target.id)
         elif decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
-            self.store.add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
-                                               created_at=rec.created_at, metadata={"path": decision.path})])
+            self._add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
+                                          created_at=rec.created_at, metadata={"path": decision.path})], rec.user_id)
         self._after_create(rec, cand, neighbours)
         return self._log(AddResult(rec.id, action, ids, decision.reason), cand)
 
@@ -477,8 +477,8 @@ class WritePipeline:
         now = self.now()
         self.store.update_fields(old.id, {"status": Status.SUPERSEDED, "valid_until": old.valid_until or now,
                                           "superseded_by": new.id, "updated_at": now})
-        self.store.add_relations([Relation(new.id, old.id, RelationType.SUPERSEDES, created_at=now,
-                                           metadata={"path": decision.path})])
+        self._add_relations([Relation(new.id, old.id, RelationType.SUPERSEDES, created_at=now,
+                                      metadata={"path": decision.path})], new.user_id)
         self.store.add_history([HistoryEvent(old.id, "superseded", now, reason=decision.reason, actor="write",
                                              data={"by": new.id, "path": decision.path})])
 
@@ -533,9 +533,14 @@ class WritePipeline:
             found = relations.detect(rec, others, self.cfg.relations)
         fresh = relations.dedup(found, self.store.relations([rec.id], direction="out"))
         if fresh:
-            self.store.add_relations(fresh)
+            self._add_relations(fresh, rec.user_id)
             self.ops.log("relations", id=rec.id, path=path, added=[(r.dst_id, r.type.value) for r in fresh])
-        self._prune_relations(rec.user_id)
+
+    def _add_relations(self, rels: list[Relation], user_id: str | None) -> None:
+        """Store relations, then seed 001's pruning check: only an addition can cross its threshold,
+        so the scope's relations are counted after additions, not after every memory."""
+        self.store.add_relations(rels)
+        self._prune_relations(user_id)
 
     def _prune_relations(self, user_id: str | None) -> None:
         removed = relations.prune_scope(self.store, user_id, self.cfg.relations)
@@ -555,8 +560,9 @@ class WritePipeline:
             if not changes:
                 continue
             self.store.update_fields(old.id, changes)
-            self.store.add_relations([Relation(rec.id, old.id, RelationType.REINFORCES, confidence=n.similarity,
-                                               weight=n.similarity, created_at=now, metadata={"path": "heuristic"})])
+            self._add_relations([Relation(rec.id, old.id, RelationType.REINFORCES, confidence=n.similarity,
+                                          weight=n.similarity, created_at=now, metadata={"path": "heuristic"})],
+                                rec.user_id)
             self.store.add_history([HistoryEvent(old.id, "reinforced", now, actor="write",
                                                  reason=f"seed 000 retroactive strengthening by {rec.id}",
                                                  data={"similarity": round(n.similarity, 6), "path": "heuristic"})])
