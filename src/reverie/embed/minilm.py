@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from reverie._heap import return_freed_memory
 from reverie._threads import single_blas_thread
+from reverie.embed import onnx_graph  # imports onnx and onnxruntime only when a graph is built or run
 from reverie.errors import EmbeddingError, InvalidInputError, MissingDependencyError
 
 F32 = npt.NDArray[np.float32]
@@ -232,7 +233,9 @@ def _build_layer(get: Callable[[str], Any], i: int, head_dim: int) -> _Layer:
     )
 
 
-def _load_weights(model_dir: Path) -> _Weights:
+def _load_weights(model_dir: Path, word: F32) -> _Weights:
+    """The encoder's weights, prepared for the forward pass; ``word`` is the word-embedding table
+    (memory-mapped once by the embedder, see :func:`_mapped_tensor`)."""
     try:
         from safetensors import SafetensorError, safe_open
     except ImportError as exc:  # pragma: no cover - a core dependency
@@ -247,7 +250,7 @@ def _load_weights(model_dir: Path) -> _Weights:
             count = int(config["num_hidden_layers"])
             layers = tuple(_build_layer(get, i, hidden // heads) for i in range(count))
             return _Weights(
-                word=_mapped_tensor(model_dir / "model.safetensors", "embeddings.word_embeddings.weight"),
+                word=word,
                 # every token has type 0, so its embedding folds into the positions
                 position=_f32(get("embeddings.position_embeddings.weight") + get(f"{_TYPE_EMB}.weight")[0]),
                 ln_g=_f32(get("embeddings.LayerNorm.weight")),
@@ -408,19 +411,16 @@ class MiniLMEmbedder:
             self._session = self._onnx_session(Path(graph_cache) if graph_cache is not None else None, threads)
             return_freed_memory()  # the transient copies of the weights made while building the graph
         else:
-            self._weights = _load_weights(self.model_dir)
+            self._weights = _load_weights(self.model_dir, self._word)
 
     def _onnx_session(self, cache: Path | None, threads: int) -> Any:
         """The onnxruntime session, from the cached graph (built on first use), or built in memory
         when the cache directory cannot be written; checked on a reference sentence before use, and
         a cached graph that fails the check is rebuilt once."""
-        from reverie.embed import onnx_graph
-
-        weights_path = self.model_dir / "model.safetensors"
-        key = MODEL_SHA256 if self._verified else sha256_file(weights_path)
+        key = MODEL_SHA256 if self._verified else sha256_file(self.model_dir / "model.safetensors")
 
         def weights() -> _Weights:
-            return _load_weights(self.model_dir)
+            return _load_weights(self.model_dir, self._word)
 
         def cached() -> Path | None:
             try:
@@ -444,14 +444,12 @@ class MiniLMEmbedder:
     def _passes_reference(self, session: Any) -> bool:
         """Whether the session embeds the reference sentence as the model does: the published
         vector for the pinned weights, else the numpy forward pass of these weights."""
-        from reverie.embed.onnx_graph import run_session
-
         text, head = REFERENCE
         ids, mask = _pad(self.tokenize([text]))
-        got = run_session(session, self._word, ids, mask)[0]
+        got = onnx_graph.run_session(session, self._word, ids, mask)[0]
         if self._verified:
             return bool(np.allclose(got[: len(head)], head, atol=1e-4))
-        want = encode_batch(_load_weights(self.model_dir), ids, mask)[0]
+        want = encode_batch(_load_weights(self.model_dir, self._word), ids, mask)[0]
         return bool(float(got @ want) >= 0.99999)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
@@ -486,9 +484,7 @@ class MiniLMEmbedder:
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: F32, *, small: bool) -> F32:
         if self._session is not None:  # onnxruntime: run() is thread-safe, no lock needed
-            from reverie.embed.onnx_graph import run_session
-
-            return run_session(self._session, self._word, ids, mask)
+            return onnx_graph.run_session(self._session, self._word, ids, mask)
         assert self._weights is not None
         # a few short texts (a query and its variants) run faster on one BLAS thread: two threads
         # on this kind of 2-core machine contend (FACTS.md); batches keep the default
@@ -509,9 +505,7 @@ def _pick_runtime(runtime: str) -> str:
         return "numpy"
     found = all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
     if runtime == "onnx" and not found:
-        from reverie.embed.onnx_graph import INSTALL_HINT
-
-        raise MissingDependencyError(f"embedding runtime 'onnx' needs onnxruntime and onnx: {INSTALL_HINT}")
+        raise MissingDependencyError(f"embedding runtime 'onnx' needs onnxruntime and onnx: {onnx_graph.INSTALL_HINT}")
     return "onnx" if found else "numpy"
 
 

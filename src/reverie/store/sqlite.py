@@ -97,7 +97,7 @@ from reverie.store.vector_index import (
 #: a filter naming at most this many ids is searched exactly over those rows
 _EXACT_IDS_MAX: Final = 2_000
 #: SQLite page cache per connection (KiB). The operating system's page cache holds the file too:
-#: 16 MiB against 64 MiB gave the same 100k load rate (7.3k vs 6.9k/s), text search p50 5.15 vs
+#: 16 MiB against 64 MiB gave the same 100k load rate (7.3k, 6.7k vs 6.9k, 6.3k/s), text search p50 5.15 vs
 #: 4.90 ms at 100k (A/B in one process), and 50 MB less resident in a serving process
 _CACHE_KIB: Final = 16 * 1024
 _TEXT_PROBE: Final = 8  # text search: matches ranked before the filter, per requested hit
@@ -1359,7 +1359,7 @@ class SQLiteStore:
             checked += len(chunk)
             hits.extend(ScoredId(r[1], score_of[int(r[0])]) for r in self._conn.execute(
                 f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
-                f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (measured 0.9 -> 0.4 ms)
+                f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (0.6–0.9 -> 0.4 ms)
                 (_ids_json(chunk), *params),
             ))
             if len(hits) < k:
