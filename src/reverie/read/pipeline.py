@@ -2,8 +2,17 @@
 
 gate → intent router → decomposition → HyDE (one embed call for all texts, in a worker thread
 while the full-text searches run) → vector search per sub-query → weighted RRF (K = 60) → graph expansion + entity
-hub → bulk fetch → bitemporal check → composite scoring (hybrid similarity, boosts incl. the
-inferred episode context and temporal anchoring, penalties) → MMR (λ = 0.7) → hot-tier merge → top-k.
+hub → bulk fetch → bitemporal check → composite scoring (relevance — the hybrid similarity with an
+absolute lexical score, entity and time boosts — plus a bounded prior: ACT-R, importance, episode context,
+penalties) → MMR (λ = 0.7) over the whole pool → current version first → hot-tier merge → top-k.
+
+The candidate pool never depends on ``k`` (``read.candidate_pool``) and the whole pool is ordered
+before the first ``k`` are taken, so the first n results of ``search(k=n)`` are those of
+``search(k=50)``. Current version first (``read.current_first``, current mode only): a superseded
+memory in the pool (the temporal intent includes them) is placed right after the memory that replaced
+it, which is fetched when the search did not find it; and of two candidates where the newer updates
+the older (:func:`reverie.write.updates.judge`), the newer takes the older's place and the older
+follows it. Both are marked ``superseded`` in the explanation, with the reason.
 
 Store round trips per search: two per sub-query, one ``get`` for the whole pool, one
 ``relations`` per graph hop, one ``coactivations``, one ``text_search`` per entity-hub name, and
@@ -14,7 +23,9 @@ similarity), boost and multiplier, and its MMR step.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +38,7 @@ import numpy.typing as npt
 
 from reverie.config import Settings
 from reverie.embed.base import Embedder
-from reverie.model import MemoryRecord
+from reverie.model import MemoryRecord, Status
 from reverie.read import filters, gate, graph, hybrid, hyde, intent, scoring, when
 from reverie.read.decompose import decompose
 from reverie.read.hot import HotTier
@@ -186,7 +197,7 @@ class ReadPipeline:
         strat = routed[0].strategy
         flt = filters.widen(req.flt, mode=req.mode, as_of=req.as_of, deep=req.deep,
                             include_superseded=strat.include_superseded)
-        pool = max(strat.limit, req.k) * cfg.overfetch
+        pool = max(cfg.candidate_pool, strat.limit * cfg.overfetch, req.k)
         planned = self.plan_async(req.query, routed)
         if ready is not None:
             ready()
@@ -198,11 +209,46 @@ class ReadPipeline:
         records = self.store.get([c.id for c in cands])
         cands = [c for c in cands
                  if c.id in records and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
+        if self._current_first(req):
+            cands += self._successors(cands, records, flt, now)
         query_info = self._query_info(req, plan, entities, windows)
         if not cands:
             return Outcome([], query_info)
         hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands))
         return Outcome(hits, query_info, similarities=sims)
+
+    def _current_first(self, req: Request) -> bool:
+        """Current version first: in the current mode, for a question about now — one that asks about
+        the past ("When did Maya live in Berlin?") wants the superseded memory itself."""
+        return (self.settings.read.current_first and req.mode == "current" and req.as_of is None
+                and not asks_about_past(req.query))
+
+    def _successors(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], flt: MemoryFilter,
+                    now: datetime) -> list[hybrid.Candidate]:
+        """The memories that replaced the superseded candidates, when the search did not find them (the
+        current version of what a superseded memory said), following a chain of at most three updates."""
+        have = {c.id for c in cands}
+        added: list[hybrid.Candidate] = []
+        wanted = {records[c.id].superseded_by: c for c in cands
+                  if records[c.id].status is Status.SUPERSEDED and records[c.id].superseded_by}
+        for _ in range(3):
+            missing = {mid: c for mid, c in wanted.items() if mid and mid not in have}
+            if not missing:
+                break
+            found = self.store.get(list(missing))
+            wanted = {}
+            for mid, rec in found.items():
+                if not filters.matches(dataclasses.replace(rec, status=Status.ACTIVE), flt):
+                    continue
+                origin = missing[mid]
+                records[mid] = rec
+                have.add(mid)
+                if rec.status is Status.SUPERSEDED and rec.superseded_by:
+                    wanted[rec.superseded_by] = origin
+                if rec.status is Status.ACTIVE or rec.superseded_by:
+                    added.append(hybrid.Candidate(mid, origin.rrf, "successor",
+                                                  {"successor": {"of": origin.id, "rank": None}}))
+        return added
 
     def _admissible(self, rec: MemoryRecord, cand: hybrid.Candidate, flt: MemoryFilter, req: Request,
                     now: datetime, include_superseded: bool) -> bool:
@@ -227,14 +273,18 @@ class ReadPipeline:
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
         ctx = self._context(req, plan, now, entities, windows)
-        inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries))
+        inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries),
+                              queries=plan.subqueries)
         scored: list[tuple[float, dict[str, Any]]] = []
         for c in cands:
             if cfg.scoring:
                 scored.append(scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics))
             else:
                 scored.append((c.rrf, {}))
-        order = self._select(cands, scored, vecs, req.k)
+        order = self._select(cands, scored, vecs, len(cands))
+        if self._current_first(req):
+            order = self._current_version_first(order, cands, records, vecs)
+        order = order[: req.k]
         hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order]
         sim_by_id = {c.id: float(s) for c, s in zip(cands, sims, strict=True)}
         if cfg.hot_tier:
@@ -258,7 +308,8 @@ class ReadPipeline:
                                     source, scoring.detect_mood(req.query), tuple(windows))
 
     def _inputs(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], sims: np.ndarray,
-                ctx: scoring.QueryContext, *, text_ok: bool = True, subqueries: int = 1) -> dict[str, scoring.Inputs]:
+                ctx: scoring.QueryContext, *, text_ok: bool = True, subqueries: int = 1,
+                queries: Sequence[str] = ()) -> dict[str, scoring.Inputs]:
         cfg = self.settings.read
         strat = ctx.strategy
         # largest possible RRF: rank 1 on both channels, or (several sub-queries) rank 1 in every list
@@ -266,16 +317,18 @@ class ReadPipeline:
         rrf_norm = _rrf_scaled([c.rrf for c in cands], cfg.rrf_scale, best_rrf)
         sort_values = _sort_values([records[c.id] for c in cands], strat.sort)
         tw = strat.text_weight if text_ok and cfg.hybrid_similarity else 0.0
-        hyb = [scoring.hybrid_similarity(float(s), c.lexical, vector_weight=strat.vector_weight, text_weight=tw)
-               for c, s in zip(cands, sims, strict=True)]
+        lexical = hybrid.lexical_scores(queries, [records[c.id].content for c in cands]) if tw > 0 \
+            else [0.0] * len(cands)
+        hyb = [scoring.hybrid_similarity(float(s), lx, vector_weight=strat.vector_weight, text_weight=tw)
+               for s, lx in zip(sims, lexical, strict=True)]
         strength: dict[str, float] = {}
         if cfg.episode_context and not ctx.episodes:
             strength = scoring.episode_strengths([records[c.id].session_id for c in cands], hyb,
                                                  power=cfg.episode_context_power)
         out: dict[str, scoring.Inputs] = {}
-        for c, s, h, r in zip(cands, sims, hyb, rrf_norm, strict=True):
+        for c, s, h, r, lx in zip(cands, sims, hyb, rrf_norm, lexical, strict=True):
             sid = records[c.id].session_id
-            out[c.id] = scoring.Inputs(h, r, sort_values.get(c.id, 0.0), cosine=float(s), lexical=c.lexical,
+            out[c.id] = scoring.Inputs(h, r, sort_values.get(c.id, 0.0), cosine=float(s), lexical=lx,
                                        text_weight=tw, episode=strength.get(sid, 0.0) if sid is not None else 0.0)
         if cfg.coactivation:
             self._coactivation(out)
@@ -291,6 +344,39 @@ class ReadPipeline:
                 for me, other in ((pair.a_id, pair.b_id), (pair.b_id, pair.a_id)):
                     inputs[me].coactivation = bonus
                     inputs[me].coactivated_with.append(other)
+
+    def _current_version_first(self, order: list[tuple[int, dict[str, Any]]], cands: list[hybrid.Candidate],
+                               records: dict[str, MemoryRecord], vecs: F32) -> list[tuple[int, dict[str, Any]]]:
+        """``order`` with each superseded memory right after the one that replaced it (module docs)."""
+        cfg = self.settings.read
+        index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
+        successor: dict[str, tuple[str, str, str]] = {}  # old id -> (new id, how, reason)
+        for i, _ in order:
+            rec = records[cands[i].id]
+            if rec.status is Status.SUPERSEDED and rec.superseded_by in index:
+                successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
+        top = [i for i, _ in order[: cfg.update_check_top]]
+        floor = self.settings.write.gate.profile(self.profile).update_candidate_min
+        for a, b, verdict in _read_time_updates(top, cands, records, vecs, floor):
+            old, new = cands[a].id, cands[b].id
+            if old not in successor and new not in successor:
+                successor[old] = (new, "read", f"the newer memory updates it: {verdict.reason}")
+        if not successor:
+            return order
+        ranked = [pos for pos in order]
+        for old, (new, how, reason) in successor.items():
+            pos_old = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == old)
+            pos_new = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == new)
+            i_old, mmr_old = ranked[pos_old]
+            mark = {**mmr_old, "superseded": {"by": new, "how": how, "reason": reason[:300]}}
+            if pos_new < pos_old:
+                ranked[pos_old] = (i_old, mark)
+                continue
+            # the newer version takes the older one's place; the older follows right after it
+            i_new, mmr_new = ranked.pop(pos_new)
+            ranked.pop(pos_old)
+            ranked[pos_old:pos_old] = [(i_new, {**mmr_new, "current_version_of": old}), (i_old, mark)]
+        return ranked
 
     def _select(self, cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,
                 k: int) -> list[tuple[int, dict[str, Any]]]:
@@ -311,6 +397,13 @@ class ReadPipeline:
         explain: dict[str, Any] = {"stage": cand.stage, "intent": plan.route.intent, "channels": cand.channels,
                                    "rrf": {"k": self.settings.read.rrf_k, "score": cand.rrf, "weights": weights},
                                    **terms}
+        mmr = dict(mmr)
+        for key in ("superseded", "current_version_of"):
+            if key in mmr:
+                explain[key] = mmr.pop(key)
+        if rec.status is Status.SUPERSEDED and "superseded" not in explain:
+            explain["superseded"] = {"by": rec.superseded_by, "how": "stored",
+                                     "reason": "superseded when the newer memory was written"}
         if mmr:
             explain["mmr"] = mmr
         explain["score"] = score
@@ -333,7 +426,12 @@ class ReadPipeline:
             extra.append(self._hit(cand, rec, (score, terms), {}, plan))
         if not extra:
             return hits
-        merged = sorted(hits + extra, key=lambda h: -h.score) if extra else hits
+        # each hot memory goes before the first result that scores lower; the results keep their order
+        # (MMR, current version first), so the first n of a longer list are the same n
+        merged = list(hits)
+        for h in sorted(extra, key=lambda x: -x.score):
+            at = next((i for i, x in enumerate(merged) if x.score < h.score), len(merged))
+            merged.insert(at, h)
         return merged[: req.k]
 
 
@@ -367,6 +465,54 @@ def _reset_executor() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_executor)
+
+
+_PAST_QUESTION = re.compile(
+    r"\b(did|was|were|had|used to|before|previously|originally|at first|first time|back then|in the past|"
+    r"formerly|earlier|önceden|eskiden|daha önce|ilk)\b|\w+(?:d[ıiuü]|t[ıiuü])(?:m|n|k)?\s+m[ıiuü]\b|"
+    r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:d[ıiuü]|t[ıiuü])\w*\s*\?", re.IGNORECASE)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether ``query`` asks about how things were ("When did …", "Where did … live before?", "-dı mı"),
+    not about how they are now."""
+    return bool(_PAST_QUESTION.search(query))
+
+
+def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord],
+                       vecs: F32, floor: float) -> list[tuple[int, int, Any]]:
+    """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
+    older (same speaker or none named, similar from ``floor``, and the newer says something that can
+    change a value: a change or correction word, a value let go, a negation, or values of its own)."""
+    from reverie.write import gate as wgate
+    from reverie.write import updates as wupdates
+
+    out: list[tuple[int, int, Any]] = []
+    when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
+    for a in top:
+        for b in top:
+            if a == b or when[b] <= when[a]:
+                continue
+            old, new = records[cands[a].id], records[cands[b].id]
+            if old.status is not Status.ACTIVE or new.status is not Status.ACTIVE:
+                continue
+            speaker = new.metadata.get("speaker")
+            if wgate.other_speaker(old, speaker if isinstance(speaker, str) else None):
+                continue
+            if float(vecs[a] @ vecs[b]) < floor or not _may_update(new.content):
+                continue
+            verdict = wupdates.judge(old.content, new.content)
+            if verdict.likely:
+                out.append((a, b, verdict))
+    out.sort(key=lambda t: -t[2].score)
+    return out
+
+
+def _may_update(text: str) -> bool:
+    from reverie.write import updates as wupdates
+
+    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.values
+               for c in wupdates.analyse(text).clauses)
 
 
 def plan_text_ok(cands: Sequence[hybrid.Candidate]) -> bool:

@@ -1,0 +1,1254 @@
+"""Knowledge updates: does a newer statement change what an older one says? (EN + TR, no model.)
+
+People state changes in many ways: "I moved to Munich", "Priya left, I report to Daniel now",
+"Berlin filled up so I signed up for the Chicago one instead", "it's 4:30, not 5", "VS Code'u
+bıraktım, artık Neovim kullanıyorum". Two related facts are just as often both true: "Maya works
+at Google in Zurich" and "Maya moved from Lisbon to Zurich"; "Ana likes tea at home" and "Ana likes
+coffee at work"; "The rent is 1350 euros" and "The deposit was 2700 euros".
+
+:func:`judge` reads both statements into clauses (:func:`analyse`) and weighs the evidence that the
+new one replaces a value of the old one (:class:`Verdict` with the reason and each piece of
+evidence). Evidence *for* an update:
+
+* **the old value let go** — the new statement drops, ends or negates a value the old one asserts
+  ("gave up on VS Code", "Priya left", "not Alfama", "Kahveyi bıraktım", "vegan değilim");
+* **from → to** — "from LastPass to Bitwarden", "Garanti'den Akbank'a" where the old states the first;
+* **a polarity flip** over the same words ("allergic to cats" → "not allergic to cats", likes → hates);
+* **the same slot, another value** — the same subject and the same attribute (shared frame words, or
+  one attribute family such as where someone lives, works, whom they report to) with a value of
+  the same kind replaced (a name, a number with its unit, a weekday, a date, a time, the object of
+  the same preposition), counted when the attribute holds one value at a time ("X is V", where
+  someone lives or works) or when the new statement says that something changed ("switched",
+  "moved to", "now", "instead", "artık", "geçtik") or corrects ("actually", "sorry, I meant").
+
+Evidence *against*: different subjects ("my brother" / "my sister", "The Berlin office" / "The Lisbon
+office"), the new statement adding rather than replacing ("also", "too", "again", "another", "de/da",
+"bir de"), several values changing at once without a change word (another occasion, not a new value),
+an old statement about the past ("I lived in Berlin for five years"), a value the old one already
+holds ("moved to Zurich" against "works in Zurich").
+
+The verdict is an *update* at ``UPDATE_SCORE``; the read path uses the weaker ``LIKELY_SCORE`` to
+order two memories that both answer one question (never to hide one). Pure functions; the results of
+:func:`analyse` are cached by text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+#: evidence at or above this is an update (the write path supersedes the old memory)
+UPDATE_SCORE = 3.0
+#: evidence at or above this orders two answers to one question newest first (read path)
+LIKELY_SCORE = 2.0
+
+_TOKEN = re.compile(r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|No|Av|Cad|Sok|Mah)\.", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+|\s+[-–—]\s+")
+_CLAUSE = re.compile(r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|ama|fakat)\s+", re.I)
+_ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\)")
+_SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
+
+
+def _lex(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# words -----------------------------------------------------------------------------------------
+
+_STOP = _lex("""
+a an the and or but if then so of to in on at by for with from as is are was were be been being am
+i me my mine we our ours us you your he him his she her it its they them their this that these those
+do does did done have has had having will would shall should can could may might must not no yes
+just very really quite also too than there here what which who whom whose when where why how all any
+some about into over under again more most such only own same other up down out off once every each
+i'm i've i'd i'll we're we've it's that's there's don't doesn't didn't can't won't isn't aren't
+user users ok okay oh yeah hey hi well get got let lets let's one ones thing things bit lot
+still always usually often never sometimes already ever even mostly generally currently
+bir ve ile de da bu şu o ben sen biz siz onlar için gibi ama fakat çok daha en mi mı mu mü ne
+var yok ki ya veya hem şey olarak olan oldu olur diye kadar sonra önce her gün günü günleri
+""")
+_FIRST_PERSON = _lex("i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll "
+                     "ben beni bana benim biz bizi bize bizim")
+_DETERMINERS = _lex("the a an this that these those his her their its your")
+#: people a speaker names by their relation ("my sister", "annem"): a possessive subject that is a person
+_PERSON_NOUNS = _lex("""
+mother mum mom mummy father dad daddy parent parents brother sister son daughter kid kids child children
+husband wife partner boyfriend girlfriend fiance fiancee friend friends neighbour neighbor neighbours boss
+manager colleague coworker niece nephew aunt uncle cousin grandma grandmother granny grandpa grandfather
+family baby twins roommate housemate flatmate landlord landlady tutor teacher doctor dentist vet gp
+coach trainer therapist nurse nanny babysitter accountant lawyer barber hairdresser mechanic
+anne annem babam baba kardeş kardeşim abla ablam ağabey abim oğul oğlum kız kızım eş eşim koca kocam
+karım sevgili sevgilim arkadaş arkadaşım komşu komşum patron patronum yönetici yöneticim müdür müdürüm
+aile ailem teyze teyzem amca amcam dayı dayım hala halam yeğen yeğenim torun kuzen kuzenim çocuk çocuğum
+çocuklar çocuklarım
+""")
+#: scheduled things: one of them happens at one time and place ("the meeting", "toplantı", "randevu")
+_EVENTS = _lex("""
+meeting meetings appointment appointments class classes lesson lessons flight flights train wedding party dinner
+lunch breakfast surgery operation deadline concert match game interview exam session sessions sync call
+toplantı toplantısı randevu randevusu ders dersi uçuş uçuşu düğün düğünü parti yemek ameliyat ameliyatı
+teslim sınav sınavı maç maçı görüşme konser seans
+""")
+#: words that ask nothing and assert no value at the start of a statement ("Honestly, …", "Update: …")
+_DISCOURSE = _lex("""
+actually honestly update heads up good news bad news change of plans correction sorry oops so well anyway
+btw also just finally basically fyi quick note ok okay yes no yeah aslında neyse bu arada düzeltme pardon
+these days nowadays lately recently currently now instead artık şimdi bu aralar son zamanlarda
+kusura bakma evet hayır tamam
+""")
+
+#: a change: what held before holds no longer (EN + TR)
+_CHANGE = re.compile(
+    r"\b(switch(?:ed|es|ing)?|mov(?:ed|es|ing)|chang(?:ed|es|ing)|replac(?:ed|es|ing)|swapp?(?:ed|ing)?|"
+    r"migrat(?:ed|es|ing)|relocat(?:ed|es|ing)|transferr?(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
+    r"instead|now|nowadays|these days|anymore|any more|no longer|from now on|new|newly|since|"
+    r"push(?:ed)?(?: \w+){0,3} (?:back|forward)|postponed|rescheduled|brought forward|extended|raised|increased|"
+    r"lowered|reduced|bumped|went (?:up|down)|gone (?:up|down)|down to|up to|turned|became|become|"
+    r"promoted|took over|handed (?:\w+ )*over|"
+    r"artık|şimdi|yeni|değişti\w*|değiştir\w*|geçti\w*|geçiyor\w*|geçeceğ\w*|taşındı\w*|taşıdı\w*|"
+    r"taşınıyor\w*|ertele\w*|uzattı\w*|uzatıldı\w*|çıkardı\w*|çıktı\w*|indirdi\w*|indi\w*|düştü\w*|"
+    r"alındı\w*|kaydırıldı\w*|başladı\w*|bu aralar|son zamanlarda|bundan sonra|yerine)\b",
+    re.IGNORECASE,
+)
+#: a correction of what was said before
+_CORRECTION = re.compile(
+    r"\b(actually|correction|sorry|i meant|i mean|wrong|mistake|oops|my bad|scratch that|to be precise|"
+    r"aslında|düzeltme|pardon|yanlış|hata|özür|kusura bakma|yani)\b",
+    re.IGNORECASE,
+)
+#: the new statement adds to what was said instead of replacing it
+_ADDITIVE = re.compile(
+    r"\b(also|too|as well|again|another|second|both|in addition|plus|besides|still|either|"
+    r"before that|the \w+ before|dahi|bir de|yine|hâlâ|hala|ayrıca|ikinci|başka)\b|(?<=\s)(?:de|da)(?=\s|$)",
+    re.IGNORECASE,
+)
+#: a value let go: "gave up on X", "X left", "not X", "X'i bıraktım" (the value is found next to these)
+_DROP_BEFORE = re.compile(
+    r"\b(gave up(?: on)?|give up(?: on)?|quit|quitting|dropped|ditched|cancell?ed|closed|sold|scrapp?(?:ed)?|"
+    r"stopped(?: using| going to| taking| drinking| eating)?|put down|cut out|got rid of|moved out of|"
+    r"had it with|fed up with|done with|"
+    r"moved away from|switched from|changed from|migrated from|replaced|left|leaving|off|not|no longer|"
+    r"instead of|rather than|don't (?:use|go to|drink|eat|take|like|have|see)|do not (?:use|go to)|"
+    r"no more|not at|not in|not on|not with)\s+(?:the |my |our |a |an |using |on )?",
+    re.IGNORECASE,
+)
+_DROP_AFTER = re.compile(
+    r"^\s*(?:\w+\s+)?(left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone)|"
+    r"fell through|moved away|closed down|shut down|anymore|any more|is out|no longer|"
+    r"bıraktı\w*|sattı\w*|kapattı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|değil\w*|iptal\w*|vazgeçti\w*|"
+    r"yerine|öldü\w*|bozuldu\w*|kapandı\w*)\b",
+    re.IGNORECASE,
+)
+_FROM_TO = re.compile(
+    r"\bfrom\s+(?P<a>[^,.;]{1,40}?)\s+(?:to|over to|for)\s+(?P<b>[^,.;]{1,40})"
+    r"|(?P<c>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?(?:dan|den|tan|ten)\s+(?P<d>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?"
+    r"(?:ya|ye|a|e|na|ne)\s+(?:geç|taşı|aktar|değiştir)",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|weren't|didn't|n't|değil\w*|"
+    r"\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b",
+    re.IGNORECASE,
+)
+_OVER = re.compile(r"\b(\w+) over (\w+)\b", re.IGNORECASE)
+_LIKE = _lex("like likes liked love loves loved prefer prefers preferred enjoy enjoys enjoyed adore adores "
+             "favorite favourite sever seviyor seviyorum sevdi bayılıyor bayılır tercih")
+_DISLIKE = _lex("hate hates hated dislike dislikes disliked detest detests loathe loathes nefret sevmiyor "
+                "sevmiyorum sevmez sevmedi hoşlanmıyor hoşlanmaz")
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One attribute said in different words. ``functional``: it holds one value at a time (where
+    someone lives, whom they report to). ``kinds``: the kinds of value it takes; ``values``: words that
+    are values themselves (a diet, a way to commute)."""
+
+    functional: bool
+    trigger: re.Pattern[str]
+    kinds: frozenset[str]
+    values: re.Pattern[str] | None = None
+
+
+_FAMILIES: dict[str, Family] = {
+    "residence": Family(True, re.compile(
+        r"^(live[sd]?|living|reside[sd]?|residing|relocat\w*|moved|move|moving|based|"
+        r"yaşı\w*|yaşa\w*|otur\w*|taşın\w*|ikamet\w*)$"), frozenset({"name", "obj:in", "obj:to"})),
+    "work": Family(True, re.compile(
+        r"^(work|works|working|job|jobs|employ\w*|employer|hired|joined|company|firm|"
+        r"çalış\w*|iş|işe|işi|işim|işten|şirket\w*)$"), frozenset({"name"})),
+    "manager": Family(True, re.compile(
+        r"^(manager|boss|supervisor|report|reports|reporting|lead|leads|leading|"
+        r"yönetici\w*|müdür\w*|patron\w*|amir\w*|bağlı\w*)$"), frozenset({"name"})),
+    "diet": Family(True, re.compile(
+        r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|diet|vejetaryen\w*|vegan\w*|diyet\w*|beslen\w*)$"),
+        frozenset({"family:diet"}),
+        re.compile(r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|flexitarian|vejetaryen\w*|vegan\w*|"
+                   r"pesketaryen\w*)$")),
+    "commute": Family(True, re.compile(
+        r"^(commute\w*|bike|bicycle|cycling|bus|tram|drive|driving|car|walk|walking|metro|subway|"
+        r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|yürü\w*|tramvay\w*|vapur\w*)$"),
+        frozenset({"family:commute"}),
+        re.compile(r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|"
+                   r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|tramvay\w*|vapur\w*|yürüye\w*)$")),
+    "preference": Family(False, re.compile(
+        r"^(love[sd]?|loving|like[sd]?|prefer\w*|enjoy\w*|adore[sd]?|favou?rite|hate[sd]?|dislike[sd]?|"
+        r"sev\w*|tercih\w*|bayıl\w*|nefret\w*)$"), frozenset({"name", "obj:in", "obj:at"})),
+    "learning": Family(False, re.compile(r"^(learn\w*|studying|öğren\w*)$"), frozenset({"name"})),
+    "use": Family(False, re.compile(r"^(use|uses|using|used|kullan\w*|editing|edit|editor)$"), frozenset({"name"})),
+}
+_PAST_EN = re.compile(r"^(was|were|had|did|went|lived|worked|visited|ran|used|grew|studied|met|bought|"
+                      r"started|moved|adopted|watched|paid|ordered|spent|stayed|travel+ed|took|saw)$")
+_PAST_TR = re.compile(r"^\w{2,}(?:d[ıiuü]|t[ıiuü])(?:m|n|k|niz|nız|nuz|nüz|lar|ler)?$|^idi\w*$")
+_PRESENT_TR_FIRST = re.compile(r"^\w+(?:yor|[ıiuü]r|[ae]r|yim|y[ıi]m|[ıiuü]m)(?:um|üm|ım|im|uz|üz|ız|iz)?$")
+
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "hundred": 100,
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "twelfth": 12, "twentieth": 20,
+    "sıfır": 0, "iki": 2, "üç": 3, "dört": 4, "beş": 5, "altı": 6, "yedi": 7, "sekiz": 8, "dokuz": 9,
+    "on": None, "yirmi": 20, "otuz": 30, "kırk": 40, "elli": 50, "yüz": 100,
+    "birinci": 1, "ikinci": 2, "üçüncü": 3, "dördüncü": 4, "beşinci": 5,
+}
+_NUMBER_WORDS = {k: v for k, v in _NUMBER_WORDS.items() if v is not None}
+_DAYS = (("monday", "pazartesi"), ("tuesday", "salı"), ("wednesday", "çarşamba"), ("thursday", "perşembe"),
+         ("friday", "cuma"), ("saturday", "cumartesi"), ("sunday", "pazar"))
+_MONTHS = (("january", "ocak"), ("february", "şubat"), ("march", "mart"), ("april", "nisan"), ("may", "mayıs"),
+           ("june", "haziran"), ("july", "temmuz"), ("august", "ağustos"), ("september", "eylül"),
+           ("october", "ekim"), ("november", "kasım"), ("december", "aralık"))
+_UNITS = {
+    "kg": "kg", "kgs": "kg", "kilo": "kg", "kilos": "kg", "kilogram": "kg", "kilograms": "kg", "kilom": "kg",
+    "lb": "lb", "lbs": "lb", "pounds": "money/gbp", "pound": "money/gbp", "£": "money/gbp", "quid": "money/gbp",
+    "euro": "money/eur", "euros": "money/eur", "€": "money/eur", "eur": "money/eur",
+    "dollar": "money/usd", "dollars": "money/usd", "$": "money/usd", "usd": "money/usd",
+    "lira": "money/try", "tl": "money/try", "mg": "mg", "ml": "ml", "km": "km", "k": "km", "miles": "mi",
+    "mile": "mi", "people": "people", "kişi": "people", "years": "years", "year": "years", "yaşında": "years",
+    "yaş": "years", "minutes": "min", "min": "min", "hours": "h", "dakika": "min", "saat": "h",
+}
+_TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)|\b(\d{1,2})[:.](\d{2})\b"
+                   r"|\bsaat\s+(\d{1,2})(?:[:.](\d{2}))?", re.IGNORECASE)
+_TITLE = _lex("dr dr. mr mr. mrs mrs. ms ms. prof st st. hanım bey hoca")
+
+
+# analysis ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A value a clause states: ``kind`` (name, number, time, day, month, date, year, code) and its
+    normal form; ``anchor`` is the nearest content word before it (what it is a value of)."""
+
+    kind: str
+    norm: str
+    text: str
+    anchor: str = ""
+
+
+@dataclass(slots=True)
+class Clause:
+    text: str
+    words: list[str]  # folded tokens
+    stems: set[str]  # content stems (values, change and correction words left out)
+    values: list[Value]
+    subject: tuple[str, ...]  # see _subject
+    subject_words: set[str]
+    families: set[str]
+    change: list[str]
+    correction: list[str]
+    additive: list[str]
+    dropped: set[str]  # stems and value forms the clause lets go of
+    moved_from: set[str]
+    moved_to: set[str]
+    negated: bool
+    polarity: int
+    past: bool
+    question: bool
+    copula: bool
+    context: set[str] = field(default_factory=set)  # content stems of the whole sentence
+    topic: tuple[str, str] | None = None  # (owner, head) of what a change verb acts on ("changed my phone's wallpaper")
+
+
+@dataclass(slots=True)
+class Statement:
+    text: str
+    speaker: str | None
+    turkish: bool = False
+    clauses: list[Clause] = field(default_factory=list)
+    stems: set[str] = field(default_factory=set)
+
+
+def _fold(word: str) -> str:
+    w = word.replace("’", "'")
+    if _is_turkish(w):
+        w = w.replace("İ", "i").replace("I", "ı")
+    return w.casefold()
+
+
+_TR_CHARS = frozenset("çğışöüÇĞİŞÖÜ")
+
+
+def _is_turkish(word: str) -> bool:
+    return any(c in _TR_CHARS for c in word)
+
+
+_TR_SUFFIXES = sorted("""
+lerimiz larımız leriniz larınız ımızın imizin ümüzün umuzun ımız imiz umuz ümüz ları leri ların lerin lara
+lere larda lerde lardan lerden iyorum ıyorum uyorum üyorum yorum iyoruz ıyoruz uyoruz üyoruz yoruz iyor ıyor
+uyor üyor yor dık dik duk dük tık tik tuk tük dım dim dum düm tım tim tum tüm nın nin nun nün dan den tan ten
+nda nde yla yle da de ta te ya ye yı yi yu yü na ne ın in un ün la le ım im um üm sı si su sü ki
+ı i u ü a e m
+""".split(), key=len, reverse=True)
+
+
+def _tr_stem(w: str) -> str:
+    for _ in range(3):
+        for suffix in _TR_SUFFIXES:
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                w = w[: len(w) - len(suffix)]
+                break
+        else:
+            break
+    return w[:6]
+
+
+def stem(word: str, turkish: bool = False) -> str:
+    """A light stem: English suffixes stripped, Turkish case, possessive and person suffixes stripped;
+    the suffix after an apostrophe dropped ("Ankara'da" → "ankara", "kids'" → "kid")."""
+    w = _fold(word)
+    if "'" in w:
+        head = w.split("'", 1)[0]
+        w = head or w
+    if turkish or _is_turkish(w):
+        return _tr_stem(w)
+    if len(w) > 9:
+        return w[:6]
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("er", ""), ("ly", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: len(w) - len(suffix)] + keep
+            break
+    return w[:6]
+
+
+def _core(word: str) -> str:
+    """A name without its possessive or Turkish case suffix ("Ankara'da" → "ankara", "Sam's" → "sam")."""
+    w = word.replace("’", "'")
+    if "'" in w:
+        w = w.split("'", 1)[0] or w
+    return _fold(w)
+
+
+def _number(text: str) -> float | None:
+    t = text.replace(" ", "")
+    if re.fullmatch(r"\d{1,3}(?:[.,]\d{3})+", t):
+        return float(re.sub(r"[.,]", "", t))
+    try:
+        return float(t.replace(",", "."))
+    except ValueError:
+        return None
+
+
+def _digits(text: str) -> int:
+    return int(re.sub(r"\D", "", text))
+
+
+def _day(word: str) -> str | None:
+    w = _core(word)
+    for en, _tr in _DAYS:
+        if w in (en, en + "s"):
+            return en
+    for en, tr in sorted(_DAYS, key=lambda d: -len(d[1])):
+        if w.startswith(tr) and len(w) - len(tr) <= 5 and not (tr == "pazar" and w.startswith("pazartesi")):
+            return en
+    return None
+
+
+def _month(raw: str) -> str | None:
+    w = _core(raw)
+    for en, tr in _MONTHS:
+        if w == en:
+            return en if en not in ("may", "march") or raw[:1].isupper() else None
+        if (w == tr or (w.startswith(tr) and len(w) - len(tr) <= 4)) and raw[:1].isupper():
+            return en
+    return None
+
+
+_TR_LETTERS = re.compile(r"[çğışöüÇĞİŞÖÜ]")
+_STATEMENT_TR = re.compile(r"\b(?:ve|bir|bu|ile|için|gibi|değil|ayda|var|yok|artık|şimdi)\b|"
+                           r"\w+(?:yor|yorum|dım|dim|dık|dik|tım|tik)\b|\w['’](?:da|de|ta|te|a|e|ya|ye|dan|den)\b")
+
+
+def _turkish(text: str) -> bool:
+    """Whether ``text`` reads as Turkish (its letters, frequent words, verb endings or case suffixes)."""
+    return bool(_TR_LETTERS.search(text) or _STATEMENT_TR.search(text.casefold()))
+
+
+@lru_cache(maxsize=8192)
+def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) -> Statement:
+    """The clauses of ``text`` with their subject, values and change words (cached by text).
+    ``turkish``: read it as Turkish (or not); by default, as its words suggest."""
+    body = text
+    m = _SPEAKER.match(body)
+    if m:
+        speaker = speaker or m.group(1).strip()
+        body = body[m.end():]
+    body = _ABBREV.sub(lambda g: g.group(1), _ISO_NOTE.sub("", body))
+    if turkish is None:
+        turkish = _turkish(body)
+    body = _ISO_NOTE.sub("", body)
+    st = Statement(text, speaker, turkish=turkish)
+    for sentence in _sentences(body):
+        question = sentence.rstrip().endswith("?")
+        inherited: tuple[tuple[str, ...], set[str]] | None = None
+        clauses: list[Clause] = []
+        for part in _CLAUSE.split(sentence):
+            if not part or not part.strip(" ,;:"):
+                continue
+            clause = _clause(part.strip(" ,;:"), question, turkish, first=not clauses)
+            if clause is None:
+                continue
+            if not clause.subject and clause.subject_words == {"∅"}:  # elided: the sentence's subject
+                clause.subject, clause.subject_words = inherited or ((("self",), set()) if not turkish
+                                                                     or not clauses else ((), set()))
+            elif clause.subject:
+                inherited = (clause.subject, clause.subject_words)
+            clauses.append(clause)
+        # a change or a correction is said once for the sentence ("We changed vets, the cat now sees …")
+        change = list(dict.fromkeys(c for cl in clauses for c in cl.change))
+        correction = list(dict.fromkeys(c for cl in clauses for c in cl.correction))
+        context = {x for cl in clauses for x in cl.stems}
+        for cl in clauses:
+            cl.change, cl.correction, cl.context = change, correction, context
+        st.clauses.extend(clauses)
+        st.stems |= {x for cl in clauses for x in cl.stems | cl.subject_words}
+    return st
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> Clause | None:
+    raw = _TOKEN.findall(text)
+    if not raw:
+        return None
+    words = [_fold(w) for w in raw]
+    lead = _lead(words)
+    subject, subject_words = _subject(raw, words, lead, turkish, first=first)
+    names = {w for w in subject_words if w and w != "∅"}
+    values = [v for v in _values(text, raw, words, lead, turkish, names)
+              if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)]
+    families = {name for name, fam in _FAMILIES.items() if any(fam.trigger.match(w) for w in words)}
+    for name in families:
+        pat = _FAMILIES[name].values
+        if pat is not None:
+            values += [Value(f"family:{name}", stem(w, turkish), w) for w in words if pat.match(w)]
+    value_words = {_fold(w) for v in values if not v.kind.startswith("obj") for w in _TOKEN.findall(v.text)}
+    cue_words = {w for w in words if _CHANGE.fullmatch(w) or _CORRECTION.fullmatch(w)}
+    stems = {stem(w, turkish) for w in words if w not in _STOP and (len(w) >= 3 or w.isdigit())
+             and w not in value_words and w not in cue_words and not w[:1].isdigit()}
+    dropped: set[str] = set()
+    for m in _DROP_BEFORE.finditer(text):
+        dropped |= _next_terms(text[m.end():], turkish)
+    for m in _DROP_AFTER_WORD.finditer(text):
+        x = m.group("x")
+        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or _fold(x) in _STOP:
+            continue
+        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
+            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
+        dropped |= _terms(x, turkish)
+    moved_from: set[str] = set()
+    moved_to: set[str] = set()
+    for m in _FROM_TO.finditer(text):
+        moved_from |= _terms(m.group("a") or m.group("c") or "", turkish, last=bool(m.group("c")))
+        moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
+    folded = set(words)
+    polarity = (1 if folded & _LIKE else 0) - (1 if folded & _DISLIKE else 0)
+    topic = None if turkish else _topic(raw, words)
+    values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and _fold(v.text) in _PERSON_NOUNS)]
+    return Clause(
+        text, words, stems, values, subject, subject_words, families,
+        change=[m.group(0).casefold() for m in _CHANGE.finditer(text)],
+        correction=[m.group(0).casefold() for m in _CORRECTION.finditer(text)],
+        additive=[m.group(0).casefold().strip() for m in _ADDITIVE.finditer(text)],
+        dropped=dropped, moved_from=moved_from, moved_to=moved_to, negated=bool(_NEGATION.search(text)),
+        polarity=polarity,
+        past=_is_past(words), question=question, copula=_is_copula(words, turkish), topic=topic,
+    )
+
+
+_TOPIC_VERB = re.compile(r"^(changed|change|changing|switched|switch|moved|move|pushed|push|rescheduled|"
+                         r"postponed|replaced|swapped)$")
+
+
+def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
+    """What a change verb acts on: "I changed my phone's wallpaper to …" → ("phone", "wallpaper"),
+    "We pushed the wedding back …" → ("", "wedding"); None without such an object."""
+    for i, w in enumerate(words):
+        if not _TOPIC_VERB.match(w):
+            continue
+        np: list[str] = []
+        owner = ""
+        for j in range(i + 1, min(len(words), i + 6)):
+            x = words[j]
+            if x in ("to", "back", "forward", "over", "from", "with", "into", "for", "by", "at", "on"):
+                break
+            if x in ("my", "our", "the", "a", "an", "his", "her", "their"):
+                owner = owner or ("self" if x in ("my", "our") else "")
+                continue
+            if x.endswith(("'s", "'")):
+                owner = stem(x)
+                continue
+            if x in _STOP or raw[j][:1].isupper():
+                break
+            np.append(x)
+        if np:
+            return owner, stem(np[-1])
+        return None
+    return None
+
+
+def _lead(words: list[str]) -> int:
+    """Index of the first word after discourse openers and change words ("Honestly", "Update:", "now")."""
+    i = 0
+    while i < len(words) and (words[i] in _DISCOURSE or words[i] in _STOP and words[i] not in _FIRST_PERSON
+                              and words[i] not in _DETERMINERS and words[i] not in ("my", "our")
+                              and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days")):
+        i += 1
+    return i
+
+
+_DROP_AFTER_WORD = re.compile(
+    r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
+    r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
+    r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|"
+    r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*)\b",
+    re.UNICODE,
+)
+
+
+def _terms(text: str, turkish: bool = False, *, last: bool = False) -> set[str]:
+    """Value forms and content stems of a short phrase (what a change lets go of). ``last``: only its
+    last word (a Turkish "X'ten" phrase names its value last)."""
+    raw = _TOKEN.findall(text)
+    if last:
+        raw = raw[-1:]
+    out: set[str] = set()
+    for w in raw:
+        f = _fold(w)
+        if f in _STOP or f in _TITLE:
+            continue
+        out.add(stem(w, turkish))
+        out.add(_core(w))
+        n = _number(w) if w[:1].isdigit() else _NUMBER_WORDS.get(f)
+        if n is not None:
+            out.add(f"#{n:g}")
+        day = _day(w)
+        if day:
+            out.add(f"day:{day}")
+    return out
+
+
+def _next_terms(text: str, turkish: bool = False) -> set[str]:
+    """The phrase right after a letting-go word: up to punctuation, a conjunction, or 4 words."""
+    phrase = re.split(r"[,.;:!?]|\b(?:and|so|because|since|after|to|with|ve|çünkü)\b", text, maxsplit=1)[0]
+    return _terms(" ".join(phrase.split()[:4]), turkish)
+
+
+def _is_past(words: list[str]) -> bool:
+    """Whether the clause's first predicate is in the past (an event or a past state)."""
+    if any(w in ("is", "are", "am", "now", "i'm", "it's", "we're", "i've", "we've") for w in words[:8]):
+        return False
+    for w in words[:8]:
+        if _PAST_EN.match(w) or (w.endswith("ed") and len(w) > 4 and w not in ("need", "used", "based")):
+            return True
+    last = words[-1] if words else ""
+    return bool(_PAST_TR.match(last)) and not re.search(r"(?:yor|iyor|ıyor|uyor|üyor)", last)
+
+
+def _is_copula(words: list[str], turkish: bool) -> bool:
+    for i, w in enumerate(words[:7]):
+        if w in ("is", "are", "am", "was", "it's", "i'm", "that's", "we're", "they're", "she's", "he's"):
+            following = words[i + 1] if i + 1 < len(words) else ""
+            return not (following.endswith("ing") or following in ("going",))
+    if not turkish or not words:
+        return False
+    # a Turkish nominal sentence ends without a verb ("Kira ayda 15.000 lira", "Ofisimiz Levent'te")
+    return not re.search(r"(?:yor\w*|d[ıiuü]\w*|t[ıiuü]\w*|[ıiuü]r|[ae]r|m[ae]k|[ae]c[ae]k\w*|m[ıiuü]ş\w*)$", words[-1])
+
+
+_DATE = re.compile(
+    r"\b(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>[A-Za-zçğıöşüÇĞİÖŞÜ]+)|"
+    r"\b(?P<m2>[A-Za-zçğıöşüÇĞİÖŞÜ]+)\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b")
+_PREPOSITIONS = frozenset("at in on to with by from for".split())
+_NP_SKIP = frozenset("the a an my our his her their your this that some".split())
+
+
+def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: bool,
+            names: set[str] = frozenset()) -> list[Value]:  # type: ignore[assignment]
+    out: list[Value] = []
+    taken: set[int] = {i for i, w in enumerate(raw) if w[:1].isupper() and (_core(w) in names or
+                                                                             stem(w, turkish) in names)}
+    spans = [m.span() for m in _TOKEN.finditer(text)]
+
+    def take(start: int, end: int) -> None:
+        taken.update(i for i, (a, b) in enumerate(spans) if a < end and b > start)
+
+    for m in _TIME.finditer(text):
+        h = m.group(1) or m.group(4) or m.group(6)
+        mins = m.group(2) or m.group(5) or m.group(7) or "00"
+        ampm = (m.group(3) or "").replace(".", "").lower()
+        hour = int(h) % 12 + (12 if ampm == "pm" else 0) if ampm else int(h)
+        out.append(Value("time", f"{hour}:{mins}", m.group(0), _anchor_before(text[:m.start()], turkish)))
+        take(*m.span())
+    for i, w in enumerate(raw):
+        month = _month(w)
+        if month is None:
+            continue
+        for j in (i + 1, i - 1):
+            if 0 <= j < len(raw) and j not in taken and re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?(?:['’]\w+)?", raw[j]):
+                day = _digits(raw[j].split("'")[0].split("’")[0])
+                if 1 <= day <= 31:
+                    text_ = f"{raw[min(i, j)]} {raw[max(i, j)]}"
+                    out.append(Value("date", f"{month}-{day}", text_, _anchor(words, min(i, j), turkish)))
+                    taken.update((i, j))
+                    break
+    if not turkish:
+        out.extend(_direct_object(raw, words, taken))
+    i = 0
+    while i < len(raw):
+        w, f = raw[i], words[i]
+        month = _month(w) if i not in taken else None
+        if i in taken or (f in _STOP and not f[:1].isdigit() and month is None) or \
+                (f in _TITLE and i + 1 < len(raw) and raw[i + 1][:1].isupper()):
+            i += 1
+            continue
+        anchor = _anchor(words, i, turkish)
+        day = _day(w)
+        if day and (w[:1].isupper() or turkish or f.startswith(day[:3])):
+            out.append(Value("day", day, w, anchor))
+        elif month:
+            out.append(Value("month", month, w, anchor))
+        elif re.fullmatch(r"(?:19|20)\d\d(?:['’]\w+)?", w):
+            out.append(Value("year", w[:4], w, anchor))
+        elif re.fullmatch(r"\d+(?:st|nd|rd|th)", f):
+            out.append(Value("number", f"#{_digits(f)}", w, anchor))
+        elif w[:1].isdigit():
+            j, group = i, [w]
+            while j + 1 < len(raw) and re.fullmatch(r"\d{2,5}", raw[j + 1]) and re.fullmatch(r"\d{2,5}", raw[j]):
+                j += 1
+                group.append(raw[j])
+            if len(group) > 1 and len("".join(group)) >= 7:
+                out.append(Value("code", "".join(group), " ".join(group), anchor))
+                i = j + 1
+                continue
+            m2 = re.fullmatch(r"(\d+(?:[.,]\d+)*)['’]?([^\W\d_]*)", w)
+            if m2 and (not m2.group(2) or m2.group(2).casefold() in _UNITS or turkish):
+                num = _number(m2.group(1))
+                unit = _UNITS.get(m2.group(2).casefold()) or _unit_after(raw, i) or \
+                    (_UNITS.get(_core(raw[i - 1])) if i > 0 else None)
+                out.append(Value("number", f"#{num:g}" + (f"@{unit}" if unit else ""), w, anchor))
+            else:
+                out.append(Value("code", f, w, anchor))
+        elif f in _NUMBER_WORDS and not (f == "one" and (i == 0 or words[i - 1] in _DETERMINERS
+                                                        or i + 1 < len(words) and words[i + 1] in _STOP)):
+            unit = _unit_after(raw, i)
+            out.append(Value("number", f"#{_NUMBER_WORDS[f]}" + (f"@{unit}" if unit else ""), w, anchor))
+        elif re.fullmatch(r"[a-zçğıöşü]+\d+[a-z0-9]*", f):
+            out.append(Value("code", f, w, anchor))  # a password, a model number
+        elif w[:1].isupper() and f not in _FIRST_PERSON and f not in _DISCOURSE and not _CHANGE.fullmatch(f) \
+                and not _CORRECTION.fullmatch(f) and (i != lead or _name_at_lead(raw, i, turkish)) \
+                and not (turkish and _tr_possessive(f) and "'" not in f):
+            j, parts = i, [w]
+            while "'" not in raw[j] and "’" not in raw[j] and j + 1 < len(raw) and j + 1 not in taken and \
+                    (raw[j + 1][:1].isupper() or re.fullmatch(r"\d{1,2}", raw[j + 1])) \
+                    and _day(raw[j + 1]) is None and _month(raw[j + 1]) is None:
+                j += 1
+                parts.append(raw[j])
+            name = " ".join(_core(p) for p in parts if _fold(p) not in _TITLE)
+            if name:
+                out.append(Value("name", name, " ".join(parts), anchor))
+            i = j + 1
+            continue
+        elif not turkish and i > 0 and f not in _STOP and not _is_predicate(f) and not _CHANGE.fullmatch(f):
+            prep = _preposition_before(words, i)
+            if prep and (i + 1 >= len(words) or words[i + 1] in _STOP or words[i + 1] in _PREPOSITIONS
+                         or not words[i + 1][:1].isalpha() or _CHANGE.fullmatch(words[i + 1])):
+                out.append(Value(f"obj:{prep}", stem(f), w, anchor))  # the object of "at", "to", "by" …
+        i += 1
+    return out
+
+
+_OBJECT_VERBS = re.compile(
+    r"^(drinks?|drank|uses?|using|prefers?|preferred|likes?|liked|loves?|loved|eats?|ate|plays?|takes?|took|"
+    r"drives?|owns?|has|have|reads?|reading|watch(?:es)?|speaks?|learn(?:s|ing)?|stud(?:y|ies|ying)|wears?|"
+    r"needs?|wants?|enjoys?|hates?|dislikes?|keeps?|gets?|bought|buy|sells?|rents?|switched to|"
+    r"changed to|moved to|went with|going with|chose|picked)$")
+
+
+def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:
+    """The object of the clause's first object-taking verb ("drinks coffee", "prefer window seats",
+    "switched to tea"): a value of kind ``obj``, normalised to its stems."""
+    for i, w in enumerate(words):
+        two = f"{w} {words[i + 1]}" if i + 1 < len(words) else w
+        if _OBJECT_VERBS.match(two):
+            start = i + 2
+        elif _OBJECT_VERBS.match(w):
+            start = i + 1
+        else:
+            continue
+        phrase: list[int] = []
+        for j in range(start, min(len(words), start + 5)):
+            x = words[j]
+            if x in _NP_SKIP and not phrase:
+                continue
+            if x in _STOP or x in _PREPOSITIONS or j in taken or raw[j][:1].isupper() or x[:1].isdigit() \
+                    or _CHANGE.fullmatch(x) or _is_predicate(x):
+                break
+            phrase.append(j)
+            if len(phrase) == 3:
+                break
+        if phrase:
+            text = " ".join(raw[j] for j in phrase)
+            return [Value("obj", " ".join(sorted(stem(words[j]) for j in phrase)), text)]
+        return []
+    return []
+
+
+def _preposition_before(words: list[str], i: int) -> str | None:
+    """The preposition that governs the noun at ``i`` ("at the library" → "at"), if any."""
+    j = i - 1
+    while j >= 0 and (words[j] in _NP_SKIP or words[j].endswith("'s") or j == i - 1 and words[j] not in _STOP
+                      and words[j] not in _PREPOSITIONS and not _is_predicate(words[j])):
+        j -= 1
+        if i - j > 3:
+            return None
+    return words[j] if j >= 0 and words[j] in _PREPOSITIONS else None
+
+
+def _unit_after(raw: list[str], i: int) -> str | None:
+    if i + 1 >= len(raw):
+        return None
+    nxt = _core(raw[i + 1])
+    return _UNITS.get(nxt) or next((u for k, u in _UNITS.items() if len(k) > 3 and nxt.startswith(k)), None)
+
+
+def _name_at_lead(raw: list[str], i: int, turkish: bool) -> bool:
+    """The first word of a clause is capitalised anyway: a name only when a capitalised word follows
+    ("Priya Nair"), or (Turkish) an apostrophe sets off its suffix ("Zeynep'in")."""
+    if i + 1 < len(raw) and raw[i + 1][:1].isupper():
+        return True
+    return turkish and ("'" in raw[i] or "’" in raw[i])
+
+
+def _anchor(words: list[str], index: int, turkish: bool = False) -> str:
+    for j in range(index - 1, max(-1, index - 5), -1):
+        w = words[j]
+        if w in _STOP or w in _TITLE or w[:1].isdigit() or _CHANGE.fullmatch(w) or w in _PREPOSITIONS:
+            continue
+        return stem(w, turkish)
+    return ""
+
+
+def _anchor_before(text: str, turkish: bool = False) -> str:
+    words = [_fold(w) for w in _TOKEN.findall(text)]
+    return _anchor(words, len(words), turkish)
+
+
+_SELF_WORDS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll me us ben biz".split())
+_PRONOUNS = frozenset("it it's they they're he he's she she's this that there there's o onlar bu şu".split())
+_VERB_START = re.compile(r"^(sold|got|bought|moved|switched|changed|started|stopped|quit|dropped|cancell?ed|closed|"
+                         r"put|scrap|down|up|turned|joined|left|gave|took|went|found|tried|had|have|been|love|"
+                         r"hate|like|prefer|need|want|think|feel|use|drink|eat|take|go|run|work|live|bumped|"
+                         r"cut|ditched|replaced|migrated|relocated|promoted|hired)$")
+_TR_CASE = re.compile(r"['’](?:da|de|ta|te|a|e|ya|ye|na|ne|dan|den|tan|ten|ı|i|u|ü|yı|yi|yu|yü|la|le|yla|yle|"
+                      r"deki|daki|teki|taki)$", re.IGNORECASE)
+_TR_GENITIVE = re.compile(r"['’](?:nin|nın|nun|nün|in|ın|un|ün)$", re.IGNORECASE)
+
+
+def _subject(raw: list[str], words: list[str], lead: int, turkish: bool, *,
+             first: bool = True) -> tuple[tuple[str, ...], set[str]]:
+    """Who or what the clause is about:
+
+    ``("self",)`` the speaker (I/we, a first-person Turkish predicate, an English clause opening with a
+    verb); ``("rel", owner, person)`` someone the speaker or a name relates to ("my sister" →
+    ``("rel", "self", "sister")``, "Sam's parents" → ``("rel", "sam", "parent")``); ``("thing", owner,
+    head)`` a noun phrase ("my rent", "the office", "Ofisimiz"); ``("lead", name)`` a capitalised first
+    word (a name or not); ``()`` unknown (a pronoun). An elided subject is marked by ``{"∅"}``."""
+    if lead >= len(words):
+        return (), {"∅"}
+    w = words[lead]
+    if w in _SELF_WORDS:
+        return ("self",), set()
+    if w in _PRONOUNS:
+        return (), set()
+    if w in ("my", "our", "benim", "bizim"):
+        return _np_subject("self", _noun_phrase(raw, words, lead + 1), turkish)
+    if w in _DETERMINERS:
+        np = _noun_phrase(raw, words, lead + 1)
+        if len(np) > 1 and np[0].endswith(("'s", "'")):
+            return _np_subject(stem(np[0]), np[1:], turkish)
+        return _np_subject("", np, turkish)
+    if turkish:
+        return _tr_subject(raw, words, lead, first=first)
+    if raw[lead][:1].isupper() and not _VERB_START.match(w):
+        parts, j = [raw[lead]], lead + 1
+        while j < len(raw) and raw[j][:1].isupper() and not parts[-1].endswith(("'s", "’s")):
+            parts.append(raw[j])
+            j += 1
+        if parts[-1].endswith(("'s", "’s")):
+            owner = _core(parts[-1])
+            subject, sw = _np_subject(owner, _noun_phrase(raw, words, j), turkish)
+            return subject, sw | {owner}
+        names = {_core(p) for p in parts if _fold(p) not in _TITLE}
+        return ("lead", " ".join(sorted(names))), names
+    if _VERB_START.match(w) or (w.endswith("ed") and len(w) > 4):
+        return ("self",), set()
+    return (), {"∅"}
+
+
+def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> tuple[tuple[str, ...], set[str]]:
+    """Turkish drops the pronoun: a genitive phrase ("Emre'nin ailesi"), a possessed noun ("Annem",
+    "Yöneticim"), a first-person predicate ("… yaşıyorum"), or a name in the nominative ("Ayşe Hanım
+    ayrıldı"); a word with a case suffix ("Ankara'da", "Kahveyi") is no subject."""
+    w = words[lead]
+    genitive = _TR_GENITIVE.search(w) or re.search(r"(?:[ıiuü]n|n[ıiuü]n)$", w)
+    if genitive:
+        head = next((j for j in (lead + 1, lead + 2) if j < len(words) and re.search(r"(?:[ıiuü]|s[ıiuü])$",
+                                                                                     words[j])), None)
+        if head is not None:
+            bare = re.sub(r"(?:['’]?(?:n[ıiuü]n|[ıiuü]n))$", "", w)
+            owner = "self" if _tr_possessive(bare) else _core(raw[lead])
+            subject, sw = _np_subject(owner, [words[head]], True)
+            return subject, sw | {stem(_core(raw[lead]), True)}
+    if _tr_possessive(w) and not _TR_CASE.search(w):
+        subject, sw = _np_subject("self", [w], True)
+        nxt = raw[lead + 1] if lead + 1 < len(raw) else ""
+        if nxt[:1].isupper() and not _TR_CASE.search(_fold(nxt)) and subject[0] == "rel":
+            sw = sw | {_core(nxt)}  # "Kızım Zeynep …": the daughter's name
+        return subject, sw
+    verb = _tr_subject_from_verb(words)
+    if verb[0] == ("self",):
+        return verb
+    if _TR_CASE.search(w):
+        return verb  # "Ankara'da …", "Kahveyi …": a place or an object, not the subject
+    if raw[lead][:1].isupper():
+        run, j = [raw[lead]], lead + 1
+        while "'" not in run[-1] and "’" not in run[-1] and j < len(raw) and raw[j][:1].isupper():
+            run.append(raw[j])
+            j += 1
+        if _TR_CASE.search(_fold(run[-1])):
+            if not (first and len(run) > 1):
+                return verb  # "Cumhuriyet Koleji'ne gidiyor": where, not who
+            run = run[:1]  # "Emre Berlin'e taşındı": a sentence opens with its subject
+        # "Ayşe Hanım ayrıldı": a name with its title; "Kullanıcı Vim kullanıyor": the subject, then a value
+        run = run[:1] + [x for x in run[1:2] if _fold(x) in _TITLE]
+        names = {_core(p) for p in run if _fold(p) not in _TITLE}
+        return ("lead", " ".join(sorted(names))), names | {stem(x, True) for x in names}
+    return ("thing", "", stem(w, True)), {stem(w, True)}
+
+
+def _tr_subject_from_verb(words: list[str]) -> tuple[tuple[str, ...], set[str]]:
+    """``("self",)`` for a first-person predicate at the end of the clause, else an elided subject."""
+    last = words[-1] if words else ""
+    if re.search(r"(?:[ıiuü]m|um|üm|ım|im|[ıiuü]z|uz|üz|ız|iz|[dt][ıiuü][mk]|y[ıi]m)$", last):
+        return ("self",), set()
+    return (), {"∅"}
+
+
+def _noun_phrase(raw: list[str], words: list[str], start: int) -> list[str]:
+    """The words of a noun phrase from ``start``: it ends at a stop word, a predicate, or a verb-like
+    word after its first word ("My husband walks" → husband)."""
+    out: list[str] = []
+    for j in range(start, min(len(words), start + 5)):
+        w = words[j]
+        if (w in _STOP and not w.endswith("'s")) or _is_predicate(w) or _CHANGE.fullmatch(w):
+            break
+        if out and not out[-1].endswith(("'s", "'")) and re.search(r"(?:[^s]s|ed)$", w) and not raw[j][:1].isupper():
+            break
+        out.append(w)
+    return out
+
+
+def _is_predicate(word: str) -> bool:
+    return bool(re.match(r"^(is|are|was|were|am|has|have|had|lives?|works?|runs?|meets?|starts?|plays?|uses?|"
+                         r"goes|takes?|comes?|does|moved|switched|got|left|changed|sees?|tracks?|costs?|weighs?|"
+                         r"lands?|leaves?|arrives?|begins?|ends?|opens?|closes?|raised|retired|died|relocated|"
+                         r"said|called|loves?|likes?|hates?|prefers?|speaks?|drinks?|eats?|reports?|teaches?|"
+                         r"visits?|visiting|studies|learning|reading|being|been|planned|scheduled|walks?)$", word))
+
+
+def _np_subject(owner: str, np: list[str], turkish: bool) -> tuple[tuple[str, ...], set[str]]:
+    """A noun phrase subject: a person related to ``owner`` or a thing of ``owner``."""
+    clean = [w.removesuffix("'s").rstrip("'") for w in np if w]
+    if not clean:
+        return (("self",), set()) if owner == "self" else ((), set())
+    person = next((w for w in reversed(clean) if w in _PERSON_NOUNS or stem(w, turkish) in _PERSON_STEMS
+                   or (turkish and _tr_person(w))), None)
+    words = {stem(w, turkish) for w in clean}
+    if person is not None and clean.index(person) >= len(clean) - 2:
+        return ("rel", owner, stem(person, turkish)), words
+    return ("thing", owner, stem(clean[-1], turkish)), words
+
+
+_PERSON_STEMS = frozenset(stem(w) for w in _PERSON_NOUNS) | frozenset(stem(w, True) for w in _PERSON_NOUNS
+                                                                         if _is_turkish(w))
+
+
+def _tr_possessive(word: str) -> bool:
+    return bool(re.match(r"^\w{2,}(?:[aeıiuü]m|m[ıiuü]z|[ıiuü]m[ıiuü]z)$", word)) and not \
+        re.search(r"(?:yor|[dt][ıiuü]|[ae]c[ae][kğ]|m[ae]l[ıi]y)(?:[ıiuü]?m|um|üm|ım|im|[ıiuü]z)$", word)
+
+
+def _tr_genitive(words: list[str], i: int) -> bool:
+    """"Kardeşimin eşi", "Emre'nin ailesi": a genitive followed by its possessed noun."""
+    return i + 1 < len(words) and bool(re.search(r"(?:[ıiuü]n|n[ıiuü]n)$", words[i])) and \
+        bool(re.search(r"(?:[ıiuü]|s[ıiuü])$", words[i + 1]))
+
+
+def _tr_person(word: str) -> bool:
+    return any(word.startswith(p) for p in ("anne", "baba", "kardeş", "abla", "ağabey", "abi", "oğl", "oğul", "kız",
+                                            "eşim", "koca", "karı", "sevgili", "arkadaş", "komşu", "patron",
+                                            "yönetici", "müdür", "aile", "teyze", "amca", "dayı", "hala", "yeğen",
+                                            "torun", "kuzen", "çocu", "öğretmen", "hoca", "doktor"))
+
+
+# judging -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How strongly a new statement updates an old one: the weighed ``score``, a one-line ``reason``
+    and every piece of ``evidence`` (positive and negative), and whether it named the old value."""
+
+    score: float
+    reason: str
+    evidence: tuple[str, ...] = ()
+    explicit: bool = False
+
+    @property
+    def updates(self) -> bool:
+        return self.score >= UPDATE_SCORE
+
+    @property
+    def likely(self) -> bool:
+        return self.score >= LIKELY_SCORE
+
+
+NO_UPDATE = Verdict(0.0, "no sign of an update")
+
+
+def judge(old: str, new: str, *, correction: bool = False, old_speaker: str | None = None,
+          new_speaker: str | None = None) -> Verdict:
+    """How strongly ``new`` updates ``old`` (see the module docs). ``correction``: the new statement was
+    classified as a correction as a whole (it counts as a correction word)."""
+    a, b = analyse(old, old_speaker), analyse(new, new_speaker)
+    if a.turkish != b.turkish:  # one language for both, so that their words stem alike
+        a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
+    best = NO_UPDATE
+    for nc in b.clauses:
+        if nc.question:
+            continue
+        for oc in a.clauses:
+            if oc.question:
+                continue
+            v = _judge_clauses(oc, nc, a, b, correction=correction)
+            if v.score > best.score:
+                best = v
+    return best
+
+
+def _same_value(x: Value, y: Value) -> bool:
+    if x.norm == y.norm:
+        return True
+    if x.kind == "name" and y.kind == "name":
+        return bool(set(x.norm.split()) & set(y.norm.split()))
+    if {x.kind, y.kind} <= {"number", "time"}:
+        return _num_core(x) == _num_core(y) and _units_agree(x, y)
+    if {x.kind, y.kind} == {"date", "month"}:
+        return x.norm.split("-")[0] == y.norm.split("-")[0]
+    return False
+
+
+def _value_in(value: Value, clause: Clause) -> bool:
+    return any(_same_value(value, v) for v in clause.values)
+
+
+def _num_core(v: Value) -> str:
+    if v.kind == "time":
+        h, m = v.norm.split(":")
+        return f"#{int(h) % 12}" + ("" if m == "00" else f":{m}")
+    core = v.norm.split("@", 1)[0]
+    if core.startswith("#"):
+        try:
+            return f"#{float(core[1:]) % 12:g}" if False else core
+        except ValueError:
+            return core
+    return core
+
+
+def _units_agree(x: Value, y: Value) -> bool:
+    ux = x.norm.split("@", 1)[1] if "@" in x.norm else None
+    uy = y.norm.split("@", 1)[1] if "@" in y.norm else None
+    return ux is None or uy is None or ux == uy
+
+
+def _kind(v: Value) -> str:
+    if v.kind == "number":
+        return "number@" + v.norm.split("@", 1)[1] if "@" in v.norm else "number"
+    return "date" if v.kind == "month" else v.kind
+
+
+def _compatible_kinds(x: Value, y: Value) -> bool:
+    kx, ky = _kind(x), _kind(y)
+    if kx == ky:
+        return True
+    if kx.startswith("number") and ky.startswith("number"):
+        return "@" not in kx or "@" not in ky
+    if kx.startswith("obj") and ky.startswith("obj"):
+        return kx == ky or "obj" in (kx, ky) or "obj:to" in (kx, ky)
+    if {kx, ky} in ({"obj", "name"}, {"obj:to", "name"}):
+        return True  # "uses JWT tokens" / "uses session cookies", "switched to Neovim" / "uses vim"
+    return {kx.split("@")[0], ky.split("@")[0]} == {"number", "time"}
+
+
+def _held(v: Value, terms: set[str]) -> bool:
+    """Whether ``v`` is among the terms a change lets go of."""
+    if v.norm in terms:
+        return True
+    if v.kind == "name":
+        return any(part in terms or stem(part) in terms for part in v.norm.split())
+    if v.kind in ("number", "time"):
+        return _num_core(v) in terms or _num_core(v).split(":")[0] in terms
+    if v.kind == "day":
+        return f"day:{v.norm}" in terms
+    return False
+
+
+def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
+    """``same``, ``different`` (two people told apart), ``different-thing`` (two things told apart) or
+    ``unknown``."""
+    so, sn = oc.subject, nc.subject
+    if not so or not sn:
+        return "unknown"
+    if so == sn:
+        return "same"
+    ko, kn = so[0], sn[0]
+    pair = {ko, kn}
+    if pair == {"self"}:
+        return "same"
+    if pair == {"self", "rel"}:
+        rel = so if ko == "rel" else sn
+        return "different" if rel[1] == "self" else "unknown"
+    if pair == {"rel"}:
+        if so[1:] == sn[1:]:
+            return "same"
+        names_o = oc.subject_words - {so[2]}
+        names_n = nc.subject_words - {sn[2]}
+        if names_o & names_n and so[1] == sn[1]:
+            return "same"
+        return "different"
+    if pair == {"lead"}:
+        return "same" if oc.subject_words & nc.subject_words else "unknown"
+    if pair in ({"lead", "rel"}, {"lead", "thing"}):
+        lead_words = oc.subject_words if ko == "lead" else nc.subject_words
+        other = sn if ko == "lead" else so
+        other_words = nc.subject_words if ko == "lead" else oc.subject_words
+        if other[1] in lead_words or any(stem(x) == other[1] for x in lead_words):
+            return "different"  # "Sam" / "Sam's parents"
+        return "same" if lead_words & other_words else "unknown"
+    if pair == {"thing"}:
+        if so[2] == sn[2]:
+            names_o = oc.subject_words - {so[2]}
+            names_n = nc.subject_words - {sn[2]}
+            if names_o and names_n and not names_o & names_n and so[1] == sn[1] == "":
+                return "different-thing"
+            return "same"
+        if so[2] in b.stems or sn[2] in a.stems:
+            return "unknown"
+        return "different-thing"
+    return "unknown"
+
+
+def _topic_differs(oc: Clause, nc: Clause) -> str | None:
+    """The new clause changes a named thing ("my phone's wallpaper", "my dentist appointment") that is not
+    what the old clause is about: the part of it, or another thing."""
+    if nc.topic is None or not oc.subject or oc.subject[0] not in ("thing", "rel"):
+        return None
+    owner, head = nc.topic
+    old_head = oc.subject[2].lstrip("·")
+    if head == old_head or head in oc.stems:
+        return None
+    if owner == old_head:
+        return f"the new statement changes a part of it ({owner}'s {head})"
+    if old_head not in nc.stems and old_head not in nc.context:
+        return f"the new statement changes another thing ({head} / {old_head})"
+    return None
+
+
+def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correction: bool) -> Verdict:
+    ev: list[tuple[float, str]] = []
+    subject = _subjects(oc, nc, a, b)
+    old_values = oc.values
+    # explicit evidence: the new clause lets go of what the old one holds
+    explicit = 0.0
+    let_go = [v for v in old_values if _held(v, nc.dropped)]
+    objects = oc.stems - oc.subject_words
+    let_go_words = sorted((objects & nc.dropped) - nc.subject_words) if not let_go else []
+    if let_go or let_go_words:
+        explicit = 3.5
+        ev.append((3.5, f"lets go of '{', '.join([v.text for v in let_go] or let_go_words)}', "
+                        "which the old statement holds"))
+    moved = [v for v in old_values if _held(v, nc.moved_from)]
+    if moved and not explicit:
+        explicit = 3.5
+        ev.append((3.5, f"changes from '{', '.join(v.text for v in moved)}', which the old statement holds"))
+    shared = oc.stems & (nc.stems | nc.context)
+    if not explicit and oc.polarity * nc.polarity < 0 and shared - _LIKE - _DISLIKE:
+        explicit = 3.5
+        ev.append((3.5, "the preference turned around over the same thing"))
+    a_over, b_over = _OVER.search(oc.text), _OVER.search(nc.text)
+    if not explicit and a_over and b_over and stem(a_over.group(1)) == stem(b_over.group(2)) and \
+            stem(a_over.group(2)) == stem(b_over.group(1)):
+        explicit = 3.5
+        ev.append((3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')"))
+    if not explicit and oc.negated != nc.negated and shared and subject != "different" and \
+            len(shared) >= max(1, min(len(oc.stems), len(nc.stems)) // 2):
+        explicit = 3.0
+        ev.append((3.0, "negates what the old statement asserts over the same words"))
+    # the same slot with another value
+    weak = 0.0
+    new_values = [v for v in nc.values if not _held(v, nc.moved_from)]
+    subs = _substitutions(old_values, new_values)
+    if subs:
+        typed = [(o, n) for o, n in subs if not o.kind.startswith("obj:")]
+        gain = 1.5 if typed else 1.0
+        weak += gain
+        ev.append((gain, "another value in the same place: " + "; ".join(f"'{o.text}' → '{n.text}'"
+                                                                          for o, n in subs[:3])))
+        anchors = {o.anchor for o, _ in subs if o.anchor} & {n.anchor for _, n in subs if n.anchor}
+        units = {_kind(o) for o, n in subs if "@" in _kind(o) and _kind(o) == _kind(n)}
+        if anchors or units:
+            weak += 0.5
+            ev.append((0.5, f"both are values of '{', '.join(sorted(anchors | units))}'"))
+    names = {w for c in (oc, nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
+    frame = shared - (names if subject != "same" else set())
+    if frame:
+        bonus = min(1.5, 0.5 * len(frame))
+        weak += bonus
+        ev.append((bonus, f"shared words: {', '.join(sorted(frame)[:5])}"))
+    families = oc.families & nc.families
+    sub_kinds = {k for o, _ in subs for k in (o.kind, _kind(o).split("@")[0])}
+    functional = False
+    if families:
+        fitting = [f for f in families if _FAMILIES[f].kinds & sub_kinds] if subs else list(families)
+        functional = any(_FAMILIES[f].functional for f in fitting)
+        bonus = 1.0 if functional else 0.5
+        weak += bonus
+        ev.append((bonus, f"same attribute ({', '.join(sorted(families))})"
+                          + (", one value at a time" if functional else "")))
+    change = [c for c in nc.change if c != "new" or subs]
+    cue = 0.0
+    if change:
+        cue += 1.0
+        ev.append((1.0, f"states a change ({', '.join(dict.fromkeys(change))})"))
+    corrects = nc.correction or (["classified as a correction"] if correction else [])
+    if corrects:
+        cue += 1.0
+        ev.append((1.0, f"a correction ({', '.join(dict.fromkeys(corrects))})"))
+    weak += min(cue, 1.5)
+    copula = oc.copula and nc.copula
+    if subs and copula and subject in ("same", "unknown"):
+        weak += 0.5
+        ev.append((0.5, "'X is V' holds one value at a time"))
+    if subject == "same":
+        weak += 0.5
+        ev.append((0.5, "same subject"))
+    # against
+    against = 0.0
+    if subject == "different":
+        against += 3.0
+        ev.append((-3.0, "different subjects"))
+    elif subject == "different-thing" and not cue:
+        against += 1.5
+        ev.append((-1.5, "about different things"))
+    if oc.families and nc.families and not families:
+        against += 1.5
+        ev.append((-1.5, f"different attributes ({', '.join(sorted(oc.families))} / "
+                         f"{', '.join(sorted(nc.families))})"))
+    other_topic = _topic_differs(oc, nc)
+    if other_topic and not explicit:
+        against += 1.5
+        ev.append((-1.5, other_topic))
+    roles = {o.anchor for o, _ in subs if o.anchor in _PERSON_STEMS}, {n.anchor for _, n in subs
+                                                                       if n.anchor in _PERSON_STEMS}
+    if roles[0] and roles[1] and not roles[0] & roles[1] and not explicit:
+        against += 1.5
+        ev.append((-1.5, f"values of different roles ({', '.join(sorted(roles[0]))} / "
+                         f"{', '.join(sorted(roles[1]))})"))
+    if nc.additive and not corrects:
+        against += 2.0
+        ev.append((-2.0, f"adds rather than replaces ({', '.join(dict.fromkeys(nc.additive))})"))
+    if oc.past and not nc.past and not corrects:
+        against += 1.5
+        ev.append((-1.5, "the old statement is about the past, the new one about now"))
+    qualifiers = [(o, n) for o, n in subs if _kind(o) in _QUALIFIERS]
+    if qualifiers and len(qualifiers) < len(subs) and not corrects:
+        against += 1.5
+        o, n = qualifiers[0]
+        ev.append((-1.5, f"about another time or place ('{o.text}' / '{n.text}')"))
+    if subs and len({_kind(o).split("@")[0] for o, _ in subs}) > 1 and not cue:
+        against += 1.0
+        ev.append((-1.0, "several kinds of value differ at once (another occasion)"))
+    if not subs and not explicit:
+        against += 1.5
+        ev.append((-1.5, "no value of the old statement is replaced"))
+    if subject == "same" and subs and (oc.subject[:1] == ("thing",) or oc.subject[:1] == ("lead",) and
+                                       oc.subject_words & {stem(e, a.turkish) for e in _EVENTS}):
+        functional = True  # one thing (an event) has one time, place, price … at a time
+    if subs and not cue and not copula and not functional and not explicit:
+        against += 1.5
+        ev.append((-1.5, "the attribute may hold several values and no change is stated"))
+    held_targets = [v for v in nc.values if _held(v, nc.moved_to) and _value_in(v, oc)]
+    if held_targets and not explicit:
+        against += 1.5
+        ev.append((-1.5, f"the old statement already holds '{held_targets[0].text}'"))
+    if explicit:
+        score = explicit + 0.25 * weak
+        if subject == "different" and not let_go and not moved:
+            score -= 3.0
+        if nc.additive and not corrects and not let_go and not moved:
+            score -= 2.0
+    else:
+        score = weak - against
+    pro = [t for s, t in sorted(ev, key=lambda e: -e[0]) if s > 0][:3]
+    con = [t for s, t in ev if s < 0]
+    reason = "; ".join(pro) if pro else "no sign of an update"
+    if con:
+        reason += " — against: " + "; ".join(con)
+    return Verdict(round(score, 3), reason, tuple(f"{s:+.1f} {t}" for s, t in ev), explicit=bool(explicit))
+
+
+_QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})
+
+
+def _substitutions(old_values: list[Value], new_values: list[Value]) -> list[tuple[Value, Value]]:
+    """(old value, new value) pairs of one kind: the new clause no longer holds the old value and the
+    old clause does not hold the new one."""
+    gone = [v for v in old_values if not any(_same_value(v, n) for n in new_values)]
+    fresh = [v for v in new_values if not any(_same_value(v, o) for o in old_values)]
+    out: list[tuple[Value, Value]] = []
+    used: set[int] = set()
+    for o in gone:
+        for i, n in enumerate(fresh):
+            if i not in used and _compatible_kinds(o, n):
+                out.append((o, n))
+                used.add(i)
+                break
+    return out
+
+
+__all__ = ["LIKELY_SCORE", "UPDATE_SCORE", "Clause", "Family", "Statement", "Value", "Verdict", "analyse", "judge",
+           "stem"]
