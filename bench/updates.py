@@ -149,8 +149,10 @@ def run_compatible(runner: Runner, suite: dict[str, Any], *, filler_lines: int =
         paraphrase = bool(pair.get("paraphrase"))
         a_status = recs[a.id].status.value if a.id in recs else None
         b_status = recs[b.id].status.value if b.id in recs else None
+        # superseded by another memory (the write path); a plan's foresight expiry is the lifecycle's
+        replaced = [r for r in (recs.get(a.id), recs.get(b.id)) if r is not None and r.superseded_by]
         swallowed = b.action.value == "SKIP" or (b.action.value == "REINFORCE" and not paraphrase)
-        superseded = "superseded" in (a_status, b_status)
+        superseded = bool(replaced)
         hits_a = runner.mem.search(pair["qa"], user_id=user, k=k)
         hits_b = runner.mem.search(pair["qb"], user_id=user, k=k)
         found_a = _rank(hits_a, a.id, pair["a"]) is not None

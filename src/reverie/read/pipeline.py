@@ -197,24 +197,34 @@ class ReadPipeline:
         strat = routed[0].strategy
         flt = filters.widen(req.flt, mode=req.mode, as_of=req.as_of, deep=req.deep,
                             include_superseded=strat.include_superseded)
+        current = self._current_first(req)
+        # current version first: superseded memories are searched too, so that a question worded like the old
+        # statement finds its successor ("Which marathon?" → "… signed up for the Chicago one instead")
+        search = flt
+        if current and flt.statuses == filters.DEFAULT_STATUSES:
+            search = dataclasses.replace(flt, statuses=frozenset({Status.ACTIVE, Status.SUPERSEDED}))
         pool = max(cfg.candidate_pool, strat.limit * cfg.overfetch, req.k)
         planned = self.plan_async(req.query, routed)
         if ready is not None:
             ready()
-        sparse = [hybrid.text_channel(self.store, flt, text=sub, pool=pool) for sub in routed[1]]
+        sparse = [hybrid.text_channel(self.store, search, text=sub, pool=pool) for sub in routed[1]]
         plan = planned()
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
-        cands = self.expand(self.candidates(plan, flt, pool=pool, sparse=sparse), plan, flt, now, entities)
+        cands = self.expand(self.candidates(plan, search, pool=pool, sparse=sparse), plan, flt, now, entities)
         records = self.store.get([c.id for c in cands])
-        cands = [c for c in cands
-                 if c.id in records and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
-        if self._current_first(req):
+        proxies = {c.id for c in cands if c.id in records and search is not flt
+                   and records[c.id].status is Status.SUPERSEDED
+                   and not self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)}
+        cands = [c for c in cands if c.id in records and (
+            c.id in proxies or self._admissible(records[c.id], c, flt, req, now, strat.include_superseded))]
+        if current:
             cands += self._successors(cands, records, flt, now)
         query_info = self._query_info(req, plan, entities, windows)
-        if not cands:
+        if not [c for c in cands if c.id not in proxies]:
             return Outcome([], query_info)
-        hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands))
+        hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands),
+                                proxies=proxies)
         return Outcome(hits, query_info, similarities=sims)
 
     def _current_first(self, req: Request) -> bool:
@@ -268,7 +278,8 @@ class ReadPipeline:
 
     def _rank(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan, req: Request,
               flt: MemoryFilter, now: datetime, entities: Sequence[str], windows: Sequence[when.Window] = (),
-              text_ok: bool = True) -> tuple[list[Hit], dict[str, float]]:
+              text_ok: bool = True, proxies: set[str] | frozenset[str] = frozenset()) -> tuple[list[Hit],
+                                                                                          dict[str, float]]:
         cfg = self.settings.read
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
@@ -281,6 +292,8 @@ class ReadPipeline:
                 scored.append(scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics))
             else:
                 scored.append((c.rrf, {}))
+        if proxies:
+            cands, scored, vecs, sims = _through_proxies(cands, scored, vecs, sims, records, proxies)
         order = self._select(cands, scored, vecs, len(cands))
         if self._current_first(req):
             order = self._current_version_first(order, cands, records, vecs)
@@ -469,14 +482,43 @@ if hasattr(os, "register_at_fork"):
 
 _PAST_QUESTION = re.compile(
     r"\b(did|was|were|had|used to|before|previously|originally|at first|first time|back then|in the past|"
-    r"formerly|earlier|önceden|eskiden|daha önce|ilk)\b|\w+(?:d[ıiuü]|t[ıiuü])(?:m|n|k)?\s+m[ıiuü]\b|"
-    r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:d[ıiuü]|t[ıiuü])\w*\s*\?", re.IGNORECASE)
+    r"formerly|earlier)\b", re.IGNORECASE)
+_PAST_QUESTION_TR = re.compile(
+    r"\b(önceden|eskiden|daha önce|ilk)\b|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k|nız|niz)?\s+m[ıiuü]\b|"
+    r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k)?\s*\?", re.IGNORECASE)
 
 
 def asks_about_past(query: str) -> bool:
-    """Whether ``query`` asks about how things were ("When did …", "Where did … live before?", "-dı mı"),
-    not about how they are now."""
-    return bool(_PAST_QUESTION.search(query))
+    """Whether ``query`` asks about how things were ("When did …", "Where did … live before?", "… taşındı
+    mı?"), not about how they are now."""
+    from reverie.write.updates import is_turkish
+
+    if _PAST_QUESTION.search(query):
+        return True
+    return is_turkish(query) and bool(_PAST_QUESTION_TR.search(query))
+
+
+def _through_proxies(cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,
+                     sims: np.ndarray, records: dict[str, MemoryRecord], proxies: set[str] | frozenset[str]
+                     ) -> tuple[list[hybrid.Candidate], list[tuple[float, dict[str, Any]]], F32, np.ndarray]:
+    """Superseded memories found by the search hand their score to their current version (following the
+    chain of updates) and leave the results: the question they answer is answered by what replaced them."""
+    index = {c.id: i for i, c in enumerate(cands)}
+    for i, c in enumerate(cands):
+        if c.id not in proxies:
+            continue
+        head, hops = records[c.id].superseded_by, 0
+        while head in index and head in proxies and hops < 5:
+            head, hops = records[head].superseded_by, hops + 1
+        j = index.get(head) if head else None
+        if j is None or cands[j].id in proxies or scored[i][0] <= scored[j][0]:
+            continue
+        score, terms = scored[j]
+        scored[j] = (scored[i][0], {**terms, "found_through": {
+            "id": c.id, "score": round(scored[i][0], 6), "own_score": round(score, 6),
+            "note": "the question matches the memory this one replaced; it answers with the current version"}})
+    keep = [i for i, c in enumerate(cands) if c.id not in proxies]
+    return [cands[i] for i in keep], [scored[i] for i in keep], vecs[keep], sims[keep]
 
 
 def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord],

@@ -86,7 +86,17 @@ def other_speaker(old: MemoryRecord, speaker: str | None) -> bool:
     return theirs.strip().casefold() != speaker.strip().casefold()
 
 
+def _new_values(old: str, new: str) -> list[str]:
+    """Values ``new`` states that ``old`` does not (a name, a number, a date, a day, a time)."""
+    a, b = updates.analyse(old), updates.analyse(new)
+    olds = [v for c in a.clauses for v in c.values if not v.kind.startswith(("obj", "family"))]
+    return [v.text for c in b.clauses for v in c.values if not v.kind.startswith(("obj", "family"))
+            and not any(updates.same_value(v, o) for o in olds)]
+
+
 def _reinforces(old: str, new: str, similarity: float, profile: SimilarityProfile, cfg: GateSettings) -> bool:
+    if _new_values(old, new):
+        return False  # "fly to Madrid on Friday" / "fly back from Madrid on Monday": another fact
     added = new_words(old, new)
     dropped = new_words(new, old)
     if len(added) <= cfg.reinforce_max_new_words and (not dropped or similarity >= profile.reinforce_min):
@@ -114,7 +124,7 @@ def find_update(
     winner, its verdict, and every check with its reason."""
     checked: list[Checked] = []
     best: tuple[Neighbour, updates.Verdict] | None = None
-    for n in neighbours[: cfg.update_candidates]:
+    for n in neighbours:
         if n.similarity < profile.update_candidate_min:
             continue
         theirs = n.record.metadata.get("speaker")

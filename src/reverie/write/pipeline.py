@@ -48,7 +48,7 @@ from reverie.model import (
 from reverie.opslog import OpsLog
 from reverie.results import Action, AddResult
 from reverie.store.base import MemoryFilter, Store, SynapticTag
-from reverie.write import gate, llm_stages, relations, synthesis
+from reverie.write import gate, llm_stages, relations, synthesis, updates
 from reverie.write.boxes import BoxBuilder, topic_words
 from reverie.write.classify import category_of, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
@@ -334,11 +334,17 @@ class WritePipeline:
         gcfg = self.cfg.gate
         hits = self.store.vector_search(cand.vector, flt, max(gcfg.neighbours, gcfg.update_candidates))
         sims = {h.id: h.score for h in hits}
+        lexical: list[str] = []
+        queries = [cand.text]
+        statement = updates.analyse(cand.text)
+        if statement.turkish:  # full text does not stem Turkish: its stems find "kira" for "kirayı"
+            queries.append(" ".join(sorted({s for c in statement.clauses for s in c.stems | c.subject_words})))
         try:
-            lexical = [h.id for h in self.store.text_search(cand.text, flt, gcfg.update_candidates)
-                       if h.id not in sims]
+            for query in queries:
+                lexical += [h.id for h in self.store.text_search(query, flt, gcfg.update_candidates)
+                            if h.id not in sims and h.id not in lexical]
         except StoreError:
-            lexical = []  # full text unavailable: the neighbours by meaning alone
+            pass  # full text unavailable: the neighbours by meaning alone
         records = self.store.get([*sims, *lexical])
         for mid in lexical:
             rec = records.get(mid)

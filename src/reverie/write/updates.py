@@ -168,6 +168,7 @@ class Family:
     trigger: re.Pattern[str]
     kinds: frozenset[str]
     values: re.Pattern[str] | None = None
+    phrase: re.Pattern[str] | None = None  # a trigger of several words ("get up")
 
 
 _FAMILIES: dict[str, Family] = {
@@ -191,6 +192,10 @@ _FAMILIES: dict[str, Family] = {
         frozenset({"family:commute"}),
         re.compile(r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|"
                    r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|tramvay\w*|vapur\w*|yürüye\w*)$")),
+    "wake": Family(True, re.compile(r"^(wake|wakes|woke|waking|awake|alarm|kalk\w*|uyan\w*)$"), frozenset({"time"}),
+                   phrase=re.compile(r"\b(?:get|gets|got|getting)\s+up\b", re.IGNORECASE)),
+    "age": Family(True, re.compile(r"^(age|aged|turned|turn|turns|birthday|yaşında\w*|yaşına|yaş)$"),
+                  frozenset({"number@years"})),
     "preference": Family(False, re.compile(
         r"^(love[sd]?|loving|like[sd]?|prefer\w*|enjoy\w*|adore[sd]?|favou?rite|hate[sd]?|dislike[sd]?|"
         r"sev\w*|tercih\w*|bayıl\w*|nefret\w*)$"), frozenset({"name", "obj:in", "obj:at"})),
@@ -214,6 +219,8 @@ _NUMBER_WORDS = {
     "birinci": 1, "ikinci": 2, "üçüncü": 3, "dördüncü": 4, "beşinci": 5,
 }
 _NUMBER_WORDS = {k: v for k, v in _NUMBER_WORDS.items() if v is not None}
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth twelfth twentieth "
+                      "birinci ikinci üçüncü dördüncü beşinci".split())
 _DAYS = (("monday", "pazartesi"), ("tuesday", "salı"), ("wednesday", "çarşamba"), ("thursday", "perşembe"),
          ("friday", "cuma"), ("saturday", "cumartesi"), ("sunday", "pazar"))
 _MONTHS = (("january", "ocak"), ("february", "şubat"), ("march", "mart"), ("april", "nisan"), ("may", "mayıs"),
@@ -269,6 +276,7 @@ class Clause:
     copula: bool
     context: set[str] = field(default_factory=set)  # content stems of the whole sentence
     topic: tuple[str, str] | None = None  # (owner, head) of what a change verb acts on ("changed my phone's wallpaper")
+    targets: set[str] = field(default_factory=set)  # what a change goes to ("switched to Neovim")
 
 
 @dataclass(slots=True)
@@ -325,10 +333,13 @@ def stem(word: str, turkish: bool = False) -> str:
         return _tr_stem(w)
     if len(w) > 9:
         return w[:6]
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("er", ""), ("ly", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""), ("er", ""),
+                         ("ly", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
             w = w[: len(w) - len(suffix)] + keep
             break
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]  # "office" / "offices", "move" / "moved"
     return w[:6]
 
 
@@ -380,7 +391,7 @@ _STATEMENT_TR = re.compile(r"\b(?:ve|bir|bu|ile|için|gibi|değil|ayda|var|yok|a
                            r"\w+(?:yor|yorum|dım|dim|dık|dik|tım|tik)\b|\w['’](?:da|de|ta|te|a|e|ya|ye|dan|den)\b")
 
 
-def _turkish(text: str) -> bool:
+def is_turkish(text: str) -> bool:
     """Whether ``text`` reads as Turkish (its letters, frequent words, verb endings or case suffixes)."""
     return bool(_TR_LETTERS.search(text) or _STATEMENT_TR.search(text.casefold()))
 
@@ -396,7 +407,7 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
         body = body[m.end():]
     body = _ABBREV.sub(lambda g: g.group(1), _ISO_NOTE.sub("", body))
     if turkish is None:
-        turkish = _turkish(body)
+        turkish = is_turkish(body)
     body = _ISO_NOTE.sub("", body)
     st = Statement(text, speaker, turkish=turkish)
     for sentence in _sentences(body):
@@ -440,7 +451,8 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     names = {w for w in subject_words if w and w != "∅"}
     values = [v for v in _values(text, raw, words, lead, turkish, names)
               if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)]
-    families = {name for name, fam in _FAMILIES.items() if any(fam.trigger.match(w) for w in words)}
+    families = {name for name, fam in _FAMILIES.items()
+                if any(fam.trigger.match(w) for w in words) or (fam.phrase is not None and fam.phrase.search(text))}
     for name in families:
         pat = _FAMILIES[name].values
         if pat is not None:
@@ -452,6 +464,11 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     dropped: set[str] = set()
     for m in _DROP_BEFORE.finditer(text):
         dropped |= _next_terms(text[m.end():], turkish)
+    for m in _DROP_AROUND.finditer(text):
+        dropped |= _terms(m.group("x"), turkish)
+    targets: set[str] = set()
+    for m in _TARGET.finditer(text):
+        targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)
     for m in _DROP_AFTER_WORD.finditer(text):
         x = m.group("x")
         if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or _fold(x) in _STOP:
@@ -475,7 +492,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         additive=[m.group(0).casefold().strip() for m in _ADDITIVE.finditer(text)],
         dropped=dropped, moved_from=moved_from, moved_to=moved_to, negated=bool(_NEGATION.search(text)),
         polarity=polarity,
-        past=_is_past(words), question=question, copula=_is_copula(words, turkish), topic=topic,
+        past=_is_past(words), question=question, copula=_is_copula(words, turkish), topic=topic, targets=targets,
     )
 
 
@@ -520,6 +537,14 @@ def _lead(words: list[str]) -> int:
     return i
 
 
+_DROP_AROUND = re.compile(r"\b(?:put|set|laid|gave|gives?|giving)\s+(?P<x>(?:[\w'’]+\s+){0,2}?[\w'’]+)\s+"
+                          r"(?:down|aside|away|up)\b", re.IGNORECASE)
+#: where a change goes: "switched to Neovim", "moved to Wednesdays", "Neovim'e geçti", "yerine Japonca"
+_TARGET = re.compile(
+    r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|went|go(?:ing)?|"
+    r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|bumped(?:\s+\w+){0,4}?\s+up)\s+(?:over\s+)?to\s+"
+    r"(?P<x>[^,.;:!?]+)|(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
+    re.IGNORECASE)
 _DROP_AFTER_WORD = re.compile(
     r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
@@ -634,7 +659,7 @@ def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: boo
         elif re.fullmatch(r"(?:19|20)\d\d(?:['’]\w+)?", w):
             out.append(Value("year", w[:4], w, anchor))
         elif re.fullmatch(r"\d+(?:st|nd|rd|th)", f):
-            out.append(Value("number", f"#{_digits(f)}", w, anchor))
+            out.append(Value("number", f"#{_digits(f)}@ord", w, anchor))
         elif w[:1].isdigit():
             j, group = i, [w]
             while j + 1 < len(raw) and re.fullmatch(r"\d{2,5}", raw[j + 1]) and re.fullmatch(r"\d{2,5}", raw[j]):
@@ -648,13 +673,13 @@ def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: boo
             if m2 and (not m2.group(2) or m2.group(2).casefold() in _UNITS or turkish):
                 num = _number(m2.group(1))
                 unit = _UNITS.get(m2.group(2).casefold()) or _unit_after(raw, i) or \
-                    (_UNITS.get(_core(raw[i - 1])) if i > 0 else None)
+                    (_UNITS.get(_core(raw[i - 1])) if i > 0 else None) or _age_unit(words, i)
                 out.append(Value("number", f"#{num:g}" + (f"@{unit}" if unit else ""), w, anchor))
             else:
                 out.append(Value("code", f, w, anchor))
         elif f in _NUMBER_WORDS and not (f == "one" and (i == 0 or words[i - 1] in _DETERMINERS
                                                         or i + 1 < len(words) and words[i + 1] in _STOP)):
-            unit = _unit_after(raw, i)
+            unit = "ord" if f in _ORDINALS else _unit_after(raw, i)
             out.append(Value("number", f"#{_NUMBER_WORDS[f]}" + (f"@{unit}" if unit else ""), w, anchor))
         elif re.fullmatch(r"[a-zçğıöşü]+\d+[a-z0-9]*", f):
             out.append(Value("code", f, w, anchor))  # a password, a model number
@@ -728,6 +753,18 @@ def _preposition_before(words: list[str], i: int) -> str | None:
     return words[j] if j >= 0 and words[j] in _PREPOSITIONS else None
 
 
+def _age_unit(words: list[str], i: int) -> str | None:
+    """A bare number said of a person is an age: "I'm 34", "my niece is 8", "just turned 35"."""
+    before = words[i - 1] if i > 0 else ""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    if after and after[:1].isalpha() and after not in ("and", "or", "now", "yesterday", "today", "last", "this"):
+        return None
+    if before in ("turned", "turning", "turns", "aged") or before in ("i'm", "im") or (
+            before in ("is", "was") and i >= 2 and (words[i - 2] in _PERSON_NOUNS or words[i - 2] in _SELF_WORDS)):
+        return "years"
+    return None
+
+
 def _unit_after(raw: list[str], i: int) -> str | None:
     if i + 1 >= len(raw):
         return None
@@ -786,6 +823,9 @@ def _subject(raw: list[str], words: list[str], lead: int, turkish: bool, *,
         return (), set()
     if w in ("my", "our", "benim", "bizim"):
         return _np_subject("self", _noun_phrase(raw, words, lead + 1), turkish)
+    if w.endswith(("'s", "'")) and len(w) > 3 and lead + 1 < len(words):
+        subject, sw = _np_subject(stem(w), _noun_phrase(raw, words, lead + 1), turkish)  # "mum's operation"
+        return subject, sw | {stem(w)}
     if w in _DETERMINERS:
         np = _noun_phrase(raw, words, lead + 1)
         if len(np) > 1 and np[0].endswith(("'s", "'")):
@@ -868,6 +908,9 @@ def _noun_phrase(raw: list[str], words: list[str], start: int) -> list[str]:
             break
         if out and not out[-1].endswith(("'s", "'")) and re.search(r"(?:[^s]s|ed)$", w) and not raw[j][:1].isupper():
             break
+        if out and raw[j][:1].isupper() and not out[-1].endswith(("'s", "'")):
+            out.append("=" + w)  # a name after the noun ("my best friend Sam"): marked, not the head
+            continue
         out.append(w)
     return out
 
@@ -882,15 +925,15 @@ def _is_predicate(word: str) -> bool:
 
 def _np_subject(owner: str, np: list[str], turkish: bool) -> tuple[tuple[str, ...], set[str]]:
     """A noun phrase subject: a person related to ``owner`` or a thing of ``owner``."""
-    clean = [w.removesuffix("'s").rstrip("'") for w in np if w]
+    names = {_core(w[1:]) for w in np if w.startswith("=")}
+    clean = [w.removesuffix("'s").rstrip("'") for w in np if w and not w.startswith("=")]
     if not clean:
         return (("self",), set()) if owner == "self" else ((), set())
-    person = next((w for w in reversed(clean) if w in _PERSON_NOUNS or stem(w, turkish) in _PERSON_STEMS
-                   or (turkish and _tr_person(w))), None)
-    words = {stem(w, turkish) for w in clean}
-    if person is not None and clean.index(person) >= len(clean) - 2:
-        return ("rel", owner, stem(person, turkish)), words
-    return ("thing", owner, stem(clean[-1], turkish)), words
+    words = {stem(w, turkish) for w in clean} | names
+    head = clean[-1]
+    if head in _PERSON_NOUNS or stem(head, turkish) in _PERSON_STEMS or (turkish and _tr_person(head)):
+        return ("rel", owner, stem(head, turkish)), words
+    return ("thing", owner, stem(head, turkish)), words
 
 
 _PERSON_STEMS = frozenset(stem(w) for w in _PERSON_NOUNS) | frozenset(stem(w, True) for w in _PERSON_NOUNS
@@ -960,7 +1003,8 @@ def judge(old: str, new: str, *, correction: bool = False, old_speaker: str | No
     return best
 
 
-def _same_value(x: Value, y: Value) -> bool:
+def same_value(x: Value, y: Value) -> bool:
+    """Whether two values are the same (names sharing a word, numbers and times alike, a date and its month)."""
     if x.norm == y.norm:
         return True
     if x.kind == "name" and y.kind == "name":
@@ -973,7 +1017,7 @@ def _same_value(x: Value, y: Value) -> bool:
 
 
 def _value_in(value: Value, clause: Clause) -> bool:
-    return any(_same_value(value, v) for v in clause.values)
+    return any(same_value(value, v) for v in clause.values)
 
 
 def _num_core(v: Value) -> str:
@@ -1009,8 +1053,8 @@ def _compatible_kinds(x: Value, y: Value) -> bool:
         return "@" not in kx or "@" not in ky
     if kx.startswith("obj") and ky.startswith("obj"):
         return kx == ky or "obj" in (kx, ky) or "obj:to" in (kx, ky)
-    if {kx, ky} in ({"obj", "name"}, {"obj:to", "name"}):
-        return True  # "uses JWT tokens" / "uses session cookies", "switched to Neovim" / "uses vim"
+    if {kx, ky} == {"obj", "name"}:
+        return True  # "uses JWT tokens" / "uses session cookies"
     return {kx.split("@")[0], ky.split("@")[0]} == {"number", "time"}
 
 
@@ -1072,6 +1116,18 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
     return "unknown"
 
 
+def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
+    """ "new number", "new landlord", "new job": "new" says a value was replaced only when the word after
+    it names the old statement's attribute (its words, or one attribute family with it)."""
+    for i, w in enumerate(nc.words[:-1]):
+        if w in ("new", "newly", "yeni"):
+            nxt = nc.words[i + 1]
+            if stem(nxt) in oc.stems or stem(nxt) in oc.subject_words or any(
+                    _FAMILIES[f].trigger.match(nxt) for f in oc.families):
+                return True
+    return False
+
+
 def _topic_differs(oc: Clause, nc: Clause) -> str | None:
     """The new clause changes a named thing ("my phone's wallpaper", "my dentist appointment") that is not
     what the old clause is about: the part of it, or another thing."""
@@ -1121,7 +1177,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     # the same slot with another value
     weak = 0.0
     new_values = [v for v in nc.values if not _held(v, nc.moved_from)]
-    subs = _substitutions(old_values, new_values)
+    subs = _substitutions(old_values, new_values, nc.targets)
     if subs:
         typed = [(o, n) for o, n in subs if not o.kind.startswith("obj:")]
         gain = 1.5 if typed else 1.0
@@ -1149,7 +1205,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         weak += bonus
         ev.append((bonus, f"same attribute ({', '.join(sorted(families))})"
                           + (", one value at a time" if functional else "")))
-    change = [c for c in nc.change if c != "new" or subs]
+    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or _names_old_attribute(oc, nc)]
     cue = 0.0
     if change:
         cue += 1.0
@@ -1178,6 +1234,16 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         against += 1.5
         ev.append((-1.5, f"different attributes ({', '.join(sorted(oc.families))} / "
                          f"{', '.join(sorted(nc.families))})"))
+    anchored = subs and (({o.anchor for o, _ in subs if o.anchor} & {n.anchor for _, n in subs if n.anchor})
+                         or any("@" in _kind(o) and _kind(o) == _kind(n) for o, n in subs))
+    targeted = subs and nc.targets and subject in ("same", "unknown") and any(
+        _held(n, nc.targets) for _, n in subs)
+    events = {stem(e, a.turkish) for e in _EVENTS}
+    both_events = len(oc.subject) > 2 and len(nc.subject) > 2 and oc.subject[0] == nc.subject[0] == "thing" and \
+        oc.subject[2].lstrip("·") in events and nc.subject[2].lstrip("·") in events
+    if subs and not explicit and not frame and not families and not anchored and not targeted and not both_events:
+        against += 1.5
+        ev.append((-1.5, "nothing ties the values to one attribute (no shared word or attribute)"))
     other_topic = _topic_differs(oc, nc)
     if other_topic and not explicit:
         against += 1.5
@@ -1192,8 +1258,8 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         against += 2.0
         ev.append((-2.0, f"adds rather than replaces ({', '.join(dict.fromkeys(nc.additive))})"))
     if oc.past and not nc.past and not corrects:
-        against += 1.5
-        ev.append((-1.5, "the old statement is about the past, the new one about now"))
+        against += 3.0
+        ev.append((-3.0, "the old statement tells how things were, the new one how they are"))
     qualifiers = [(o, n) for o, n in subs if _kind(o) in _QUALIFIERS]
     if qualifiers and len(qualifiers) < len(subs) and not corrects:
         against += 1.5
@@ -1234,21 +1300,24 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
 _QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})
 
 
-def _substitutions(old_values: list[Value], new_values: list[Value]) -> list[tuple[Value, Value]]:
+def _substitutions(old_values: list[Value], new_values: list[Value],
+                   targets: set[str] = frozenset()) -> list[tuple[Value, Value]]:  # type: ignore[assignment]
     """(old value, new value) pairs of one kind: the new clause no longer holds the old value and the
-    old clause does not hold the new one."""
-    gone = [v for v in old_values if not any(_same_value(v, n) for n in new_values)]
-    fresh = [v for v in new_values if not any(_same_value(v, o) for o in old_values)]
+    old clause does not hold the new one. Where a change goes ("switched to tea", ``targets``) may
+    replace a name or the object of the old clause ("uses Vim", "drinks coffee")."""
+    gone = [v for v in old_values if not any(same_value(v, n) for n in new_values)]
+    fresh = [v for v in new_values if not any(same_value(v, o) for o in old_values)]
     out: list[tuple[Value, Value]] = []
     used: set[int] = set()
     for o in gone:
         for i, n in enumerate(fresh):
-            if i not in used and _compatible_kinds(o, n):
+            target = _kind(n) == "obj:to" and _held(n, targets) and _kind(o) in ("name", "obj")
+            if i not in used and (_compatible_kinds(o, n) or target):
                 out.append((o, n))
                 used.add(i)
                 break
     return out
 
 
-__all__ = ["LIKELY_SCORE", "UPDATE_SCORE", "Clause", "Family", "Statement", "Value", "Verdict", "analyse", "judge",
-           "stem"]
+__all__ = ["LIKELY_SCORE", "UPDATE_SCORE", "Clause", "Family", "Statement", "Value", "Verdict", "analyse",
+           "is_turkish", "judge", "same_value", "stem"]
