@@ -297,11 +297,14 @@ class ReadPipeline:
         order = self._select(cands, scored, vecs, len(cands))
         if self._current_first(req):
             order = self._current_version_first(order, cands, records, vecs)
-        order = order[: req.k]
+        # the whole pool is ordered, the hot tier merged into it, and only then the first k taken: the
+        # first n results do not depend on how many were asked for
         hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order]
         sim_by_id = {c.id: float(s) for c, s in zip(cands, sims, strict=True)}
         if cfg.hot_tier:
             hits = self._merge_hot(hits, flt, plan, ctx, req, now)
+        hits = hits[: req.k]
+        _explain_order(hits)
         if req.mode == "timeline":
             hits.sort(key=lambda h: (h.memory.valid_from or h.memory.created_at, h.memory.id))
         for h in hits:
@@ -445,7 +448,7 @@ class ReadPipeline:
         for h in sorted(extra, key=lambda x: -x.score):
             at = next((i for i, x in enumerate(merged) if x.score < h.score), len(merged))
             merged.insert(at, h)
-        return merged[: req.k]
+        return merged
 
 
 def _matrix(records: Sequence[MemoryRecord], dim: int) -> F32:
@@ -496,6 +499,25 @@ def asks_about_past(query: str) -> bool:
     if _PAST_QUESTION.search(query):
         return True
     return is_turkish(query) and bool(_PAST_QUESTION_TR.search(query))
+
+
+def _explain_order(hits: Sequence[Hit]) -> None:
+    """A result scored higher than the one above it says why it comes later."""
+    for above, hit in zip(hits, hits[1:], strict=False):
+        if hit.score <= above.score:
+            continue
+        if "superseded" in hit.explain:
+            why = "superseded: placed right after the memory that replaced it (current version first)"
+        elif "current_version_of" in above.explain:
+            why = "placed after the current version of a memory, which took that memory's place"
+        elif "mmr" in hit.explain:
+            why = (f"diversity (MMR): it is similar to a memory above it (max similarity "
+                   f"{hit.explain['mmr'].get('max_similarity', 0):.2f})")
+        elif "hot" in hit.explain.get("channels", {}):
+            why = "a core memory (hot tier), placed before the first result scoring lower than it"
+        else:
+            why = "placed by the hot tier merge"
+        hit.explain["order"] = why
 
 
 def _through_proxies(cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,

@@ -87,11 +87,15 @@ def other_speaker(old: MemoryRecord, speaker: str | None) -> bool:
 
 
 def _new_values(old: str, new: str) -> list[str]:
-    """Values ``new`` states that ``old`` does not (a name, a number, a date, a day, a time)."""
+    """Values ``new`` states that ``old`` does not (a name, a number, a date, a day, a time, the object
+    of its verb or of a preposition)."""
     a, b = updates.analyse(old), updates.analyse(new)
-    olds = [v for c in a.clauses for v in c.values if not v.kind.startswith(("obj", "family"))]
-    return [v.text for c in b.clauses for v in c.values if not v.kind.startswith(("obj", "family"))
-            and not any(updates.same_value(v, o) for o in olds)]
+    olds = [v for c in a.clauses for v in c.values if not v.kind.startswith("family")]
+    news = [v for c in b.clauses for v in c.values if not v.kind.startswith("family")]
+    named = {w.casefold() for w in updates.words(old)}  # a name the old text says anywhere (its subject too)
+    fresh = [v.text for v in news if not v.kind.startswith("obj") and not any(updates.same_value(v, o) for o in olds)
+             and not (v.kind == "name" and set(v.norm.split()) <= named)]
+    return fresh or [n.text for _, n in updates.substitutions(olds, news)]
 
 
 def _reinforces(old: str, new: str, similarity: float, profile: SimilarityProfile, cfg: GateSettings) -> bool:

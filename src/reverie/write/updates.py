@@ -41,7 +41,7 @@ from functools import lru_cache
 #: evidence at or above this is an update (the write path supersedes the old memory)
 UPDATE_SCORE = 3.0
 #: evidence at or above this orders two answers to one question newest first (read path)
-LIKELY_SCORE = 2.0
+LIKELY_SCORE = 2.5
 
 _TOKEN = re.compile(r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|No|Av|Cad|Sok|Mah)\.", re.IGNORECASE)
@@ -320,6 +320,11 @@ def _tr_stem(w: str) -> str:
         else:
             break
     return w[:6]
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, folded, names without their suffixes ("Ankara'da" → "ankara")."""
+    return [_core(w) for w in _TOKEN.findall(text)]
 
 
 def stem(word: str, turkish: bool = False) -> str:
@@ -697,7 +702,8 @@ def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: boo
                 out.append(Value("name", name, " ".join(parts), anchor))
             i = j + 1
             continue
-        elif not turkish and i > 0 and f not in _STOP and not _is_predicate(f) and not _CHANGE.fullmatch(f):
+        elif not turkish and i > 0 and f not in _STOP and not _CHANGE.fullmatch(f) and \
+                (not _is_predicate(f) or words[i - 1] in _PREPOSITIONS or words[i - 1] in _NP_SKIP):
             prep = _preposition_before(words, i)
             if prep and (i + 1 >= len(words) or words[i + 1] in _STOP or words[i + 1] in _PREPOSITIONS
                          or not words[i + 1][:1].isalpha() or _CHANGE.fullmatch(words[i + 1])):
@@ -1176,10 +1182,11 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         ev.append((3.0, "negates what the old statement asserts over the same words"))
     # the same slot with another value
     weak = 0.0
-    new_values = [v for v in nc.values if not _held(v, nc.moved_from)]
-    subs = _substitutions(old_values, new_values, nc.targets)
+    new_values = [v for v in nc.values if not _held(v, nc.moved_from)
+                  and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)]
+    subs = substitutions(old_values, new_values, nc.targets)
     if subs:
-        typed = [(o, n) for o, n in subs if not o.kind.startswith("obj:")]
+        typed = [(o, n) for o, n in subs if not o.kind.startswith("obj")]
         gain = 1.5 if typed else 1.0
         weak += gain
         ev.append((gain, "another value in the same place: " + "; ".join(f"'{o.text}' → '{n.text}'"
@@ -1300,7 +1307,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
 _QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})
 
 
-def _substitutions(old_values: list[Value], new_values: list[Value],
+def substitutions(old_values: list[Value], new_values: list[Value],
                    targets: set[str] = frozenset()) -> list[tuple[Value, Value]]:  # type: ignore[assignment]
     """(old value, new value) pairs of one kind: the new clause no longer holds the old value and the
     old clause does not hold the new one. Where a change goes ("switched to tea", ``targets``) may
@@ -1320,4 +1327,4 @@ def _substitutions(old_values: list[Value], new_values: list[Value],
 
 
 __all__ = ["LIKELY_SCORE", "UPDATE_SCORE", "Clause", "Family", "Statement", "Value", "Verdict", "analyse",
-           "is_turkish", "judge", "same_value", "stem"]
+           "is_turkish", "judge", "same_value", "stem", "substitutions", "words"]
