@@ -57,7 +57,11 @@ def load_suite(path: Path = SUITE) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def split_of(index: int) -> str:
+def split_of(index: int, item: dict[str, Any] | None = None) -> str:
+    """``sealed``: written after the engine and never looked at while developing it; ``heldout``: every
+    third of the first items, held out during the first development and looked at since; else ``dev``."""
+    if item is not None and item.get("split"):
+        return str(item["split"])
     return "heldout" if index % 3 == 2 else "dev"
 
 
@@ -119,7 +123,7 @@ def run_updates(runner: Runner, suite: dict[str, Any], *, filler_lines: int = 20
         rank_new = None if merged else _rank(hits, new_id, sc["new"])
         status = runner.mem.store.get([old_id])[old_id].status.value if old_id else None
         rows.append({
-            "id": sc["id"], "lang": sc["lang"], "split": split_of(index), "old_action": old.action.value,
+            "id": sc["id"], "lang": sc["lang"], "split": split_of(index, sc), "old_action": old.action.value,
             "new_action": new.action.value, "new_reason": new.reason, "old_status": status, "merged": merged,
             "rank_new": rank_new, "rank_old": rank_old,
             "newest_first": rank_new == 1,
@@ -158,7 +162,7 @@ def run_compatible(runner: Runner, suite: dict[str, Any], *, filler_lines: int =
         found_a = _rank(hits_a, a.id, pair["a"]) is not None
         found_b = _rank(hits_b, b.id, pair["b"]) is not None
         rows.append({
-            "id": pair["id"], "lang": pair["lang"], "split": split_of(index), "paraphrase": paraphrase,
+            "id": pair["id"], "lang": pair["lang"], "split": split_of(index, pair), "paraphrase": paraphrase,
             "b_action": b.action.value, "b_reason": b.reason, "a_status": a_status,
             "false_supersede": superseded, "false_skip": swallowed,
             "merged": b.action.value == "UPDATE",
@@ -176,6 +180,7 @@ def summarise_updates(rows: Sequence[dict[str, Any]], *, infer: bool) -> dict[st
     out: dict[str, Any] = {}
     groups = {"all": rows, "dev": [r for r in rows if r["split"] == "dev"],
               "heldout": [r for r in rows if r["split"] == "heldout"],
+              "sealed": [r for r in rows if r["split"] == "sealed"],
               "en": [r for r in rows if r["lang"] == "en"], "tr": [r for r in rows if r["lang"] == "tr"]}
     for name, group in groups.items():
         block = {"n": len(group), "newest_first": _rate(group, "newest_first"),
@@ -191,6 +196,7 @@ def summarise_compatible(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     groups = {"all": rows, "dev": [r for r in rows if r["split"] == "dev"],
               "heldout": [r for r in rows if r["split"] == "heldout"],
+              "sealed": [r for r in rows if r["split"] == "sealed"],
               "en": [r for r in rows if r["lang"] == "en"], "tr": [r for r in rows if r["lang"] == "tr"]}
     for name, group in groups.items():
         out[name] = {"n": len(group), "failure": _rate(group, "failure"),

@@ -43,12 +43,15 @@ UPDATE_SCORE = 3.0
 #: evidence at or above this orders two answers to one question newest first (read path)
 LIKELY_SCORE = 2.5
 
-_TOKEN = re.compile(r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_TOKEN = re.compile(r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?",
+                    re.UNICODE)
 _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|No|Av|Cad|Sok|Mah)\.", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+|\s+[-–—]\s+")
-_CLAUSE = re.compile(r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|ama|fakat)\s+", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
+_CLAUSE = re.compile(r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since|ama|fakat|"
+                     r"çünkü)\s+", re.I)
 _ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\)")
-_SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
+#: a "Name: " or "Label 12: " prefix (a speaker, a turn label): not part of what is said
+_SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w'-]{0,20}(?: [A-ZÇĞİÖŞÜ][\w'-]{0,20}){0,2}(?: \d{1,6})?):\s+(?=\S)")
 
 
 def _lex(text: str) -> frozenset[str]:
@@ -147,11 +150,9 @@ _FROM_TO = re.compile(
     r"(?:ya|ye|a|e|na|ne)\s+(?:geç|taşı|aktar|değiştir)",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(
-    r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|weren't|didn't|n't|değil\w*|"
-    r"\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b",
-    re.IGNORECASE,
-)
+_NEGATION = re.compile(r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|weren't|didn't|won't|n't)\b",
+                       re.IGNORECASE)
+_NEGATION_TR = re.compile(r"\b(değil\w*|\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b", re.IGNORECASE)
 _OVER = re.compile(r"\b(\w+) over (\w+)\b", re.IGNORECASE)
 _LIKE = _lex("like likes liked love loves loved prefer prefers preferred enjoy enjoys enjoyed adore adores "
              "favorite favourite sever seviyor seviyorum sevdi bayılıyor bayılır tercih")
@@ -187,7 +188,7 @@ _FAMILIES: dict[str, Family] = {
         re.compile(r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|flexitarian|vejetaryen\w*|vegan\w*|"
                    r"pesketaryen\w*)$")),
     "commute": Family(True, re.compile(
-        r"^(commute\w*|bike|bicycle|cycling|bus|tram|drive|driving|car|walk|walking|metro|subway|"
+        r"^(commute\w*|bike|bicycle|cycling|bus|tram|drive|driving|walk|walking|metro|subway|"
         r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|yürü\w*|tramvay\w*|vapur\w*)$"),
         frozenset({"family:commute"}),
         re.compile(r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|"
@@ -392,7 +393,7 @@ def _month(raw: str) -> str | None:
 
 
 _TR_LETTERS = re.compile(r"[çğışöüÇĞİŞÖÜ]")
-_STATEMENT_TR = re.compile(r"\b(?:ve|bir|bu|ile|için|gibi|değil|ayda|var|yok|artık|şimdi)\b|"
+_STATEMENT_TR = re.compile(r"(?<![\w'’])(?:ve|bir|bu|ile|için|gibi|değil|ayda|var|yok|artık|şimdi)\b|"
                            r"\w+(?:yor|yorum|dım|dim|dık|dik|tım|tik)\b|\w['’](?:da|de|ta|te|a|e|ya|ye|dan|den)\b")
 
 
@@ -456,8 +457,11 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     names = {w for w in subject_words if w and w != "∅"}
     values = [v for v in _values(text, raw, words, lead, turkish, names)
               if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)]
+    topic = None if turkish else _topic(raw, words)
+    moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
     families = {name for name, fam in _FAMILIES.items()
-                if any(fam.trigger.match(w) for w in words) or (fam.phrase is not None and fam.phrase.search(text))}
+                if any(fam.trigger.match(w) for w in words if w not in moving)
+                or (fam.phrase is not None and fam.phrase.search(text))}
     for name in families:
         pat = _FAMILIES[name].values
         if pat is not None:
@@ -488,21 +492,20 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
     folded = set(words)
     polarity = (1 if folded & _LIKE else 0) - (1 if folded & _DISLIKE else 0)
-    topic = None if turkish else _topic(raw, words)
     values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and _fold(v.text) in _PERSON_NOUNS)]
     return Clause(
         text, words, stems, values, subject, subject_words, families,
         change=[m.group(0).casefold() for m in _CHANGE.finditer(text)],
         correction=[m.group(0).casefold() for m in _CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in _ADDITIVE.finditer(text)],
-        dropped=dropped, moved_from=moved_from, moved_to=moved_to, negated=bool(_NEGATION.search(text)),
+        dropped=dropped, moved_from=moved_from, moved_to=moved_to, negated=bool(_NEGATION.search(text) or (turkish and _NEGATION_TR.search(text))),
         polarity=polarity,
         past=_is_past(words), question=question, copula=_is_copula(words, turkish), topic=topic, targets=targets,
     )
 
 
 _TOPIC_VERB = re.compile(r"^(changed|change|changing|switched|switch|moved|move|pushed|push|rescheduled|"
-                         r"postponed|replaced|swapped)$")
+                         r"postponed|replaced|swapped|raised|increased|lowered|reduced|cut|bumped|extended)$")
 
 
 def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
@@ -527,7 +530,7 @@ def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
                 break
             np.append(x)
         if np:
-            return owner, stem(np[-1])
+            return owner, " ".join(stem(x) for x in np)  # the head last: "sertraline dose" → "sertra dos"
         return None
     return None
 
@@ -554,7 +557,8 @@ _DROP_AFTER_WORD = re.compile(
     r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
     r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|"
-    r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*)\b",
+    r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
+    r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|stepped down|handed (?:\w+ ){0,4}over)\b",
     re.UNICODE,
 )
 
@@ -702,7 +706,7 @@ def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: boo
                 out.append(Value("name", name, " ".join(parts), anchor))
             i = j + 1
             continue
-        elif not turkish and i > 0 and f not in _STOP and not _CHANGE.fullmatch(f) and \
+        elif not turkish and i > 0 and f not in _STOP and not _CHANGE.fullmatch(f) and not f.endswith("ly") and \
                 (not _is_predicate(f) or words[i - 1] in _PREPOSITIONS or words[i - 1] in _NP_SKIP):
             prep = _preposition_before(words, i)
             if prep and (i + 1 >= len(words) or words[i + 1] in _STOP or words[i + 1] in _PREPOSITIONS
@@ -721,7 +725,9 @@ _OBJECT_VERBS = re.compile(
 
 def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:
     """The object of the clause's first object-taking verb ("drinks coffee", "prefer window seats",
-    "switched to tea"): a value of kind ``obj``, normalised to its stems."""
+    "switched to tea"): a value of kind ``obj``, normalised to its stems; and what a copula says someone
+    or something is ("I'm a senior analyst", "the lead is a contractor"): kind ``obj:is``."""
+    out = _complement(raw, words, taken)
     for i, w in enumerate(words):
         two = f"{w} {words[i + 1]}" if i + 1 < len(words) else w
         if _OBJECT_VERBS.match(two):
@@ -735,15 +741,34 @@ def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Va
             x = words[j]
             if x in _NP_SKIP and not phrase:
                 continue
-            if x in _STOP or x in _PREPOSITIONS or j in taken or raw[j][:1].isupper() or x[:1].isdigit() \
+            if x in _STOP or x in _PREPOSITIONS or j in taken or x[:1].isdigit() \
                     or _CHANGE.fullmatch(x) or _is_predicate(x):
                 break
             phrase.append(j)
             if len(phrase) == 3:
                 break
+        if phrase and all(raw[j][:1].isupper() for j in phrase):
+            return out  # only names: the name values say it ("uses Vim")
         if phrase:
             text = " ".join(raw[j] for j in phrase)
-            return [Value("obj", " ".join(sorted(stem(words[j]) for j in phrase)), text)]
+            return [*out, Value("obj", " ".join(sorted(stem(words[j]) for j in phrase)), text)]
+        return out
+    return out
+
+
+def _complement(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:
+    for i, w in enumerate(words[:-2]):
+        if w not in ("is", "am", "are", "i'm", "he's", "she's", "was") or words[i + 1] not in ("a", "an", "the"):
+            continue
+        phrase = []
+        for j in range(i + 2, min(len(words), i + 6)):
+            x = words[j]
+            if x in _STOP or x in _PREPOSITIONS or j in taken or raw[j][:1].isupper() or x[:1].isdigit():
+                break
+            phrase.append(j)
+        if phrase:
+            return [Value("obj:is", " ".join(sorted(stem(words[j]) for j in phrase)),
+                          " ".join(raw[j] for j in phrase))]
         return []
     return []
 
@@ -872,8 +897,9 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     if _tr_possessive(w) and not _TR_CASE.search(w):
         subject, sw = _np_subject("self", [w], True)
         nxt = raw[lead + 1] if lead + 1 < len(raw) else ""
-        if nxt[:1].isupper() and not _TR_CASE.search(_fold(nxt)) and subject[0] == "rel":
-            sw = sw | {_core(nxt)}  # "Kızım Zeynep …": the daughter's name
+        if nxt[:1].isupper() and not _TR_CASE.search(_fold(nxt)) and subject[0] == "rel" and \
+                not _is_copula(words, True):
+            sw = sw | {_core(nxt)}  # "Kızım Zeynep … gidiyor": the daughter's name ("Yöneticim Ayşe Hanım": the value)
         return subject, sw
     verb = _tr_subject_from_verb(words)
     if verb[0] == ("self",):
@@ -912,8 +938,11 @@ def _noun_phrase(raw: list[str], words: list[str], start: int) -> list[str]:
         w = words[j]
         if (w in _STOP and not w.endswith("'s")) or _is_predicate(w) or _CHANGE.fullmatch(w):
             break
-        if out and not out[-1].endswith(("'s", "'")) and re.search(r"(?:[^s]s|ed)$", w) and not raw[j][:1].isupper():
-            break
+        nxt = words[j + 1] if j + 1 < len(words) else ""
+        if out and not out[-1].endswith(("'s", "'")) and re.search(r"(?:[^s]s|ed)$", w) and not raw[j][:1].isupper() \
+                and (not nxt or nxt in _STOP or nxt in _PREPOSITIONS or nxt[:1].isdigit() or
+                     (j + 1 < len(raw) and raw[j + 1][:1].isupper())):
+            break  # "My husband walks the dog": a verb (an object follows), not "the kids' swimming lessons"
         if out and raw[j][:1].isupper() and not out[-1].endswith(("'s", "'")):
             out.append("=" + w)  # a name after the noun ("my best friend Sam"): marked, not the head
             continue
@@ -932,6 +961,9 @@ def _is_predicate(word: str) -> bool:
 def _np_subject(owner: str, np: list[str], turkish: bool) -> tuple[tuple[str, ...], set[str]]:
     """A noun phrase subject: a person related to ``owner`` or a thing of ``owner``."""
     names = {_core(w[1:]) for w in np if w.startswith("=")}
+    owned = [w for w in np if w.endswith(("'s", "'")) and not w.startswith("=")]
+    if owned and np and not np[-1].endswith(("'s", "'")):
+        owner = stem(owned[-1].removesuffix("'s").rstrip("'"), turkish)  # "my wife's car": the wife's
     clean = [w.removesuffix("'s").rstrip("'") for w in np if w and not w.startswith("=")]
     if not clean:
         return (("self",), set()) if owner == "self" else ((), set())
@@ -1058,10 +1090,11 @@ def _compatible_kinds(x: Value, y: Value) -> bool:
     if kx.startswith("number") and ky.startswith("number"):
         return "@" not in kx or "@" not in ky
     if kx.startswith("obj") and ky.startswith("obj"):
-        return kx == ky or "obj" in (kx, ky) or "obj:to" in (kx, ky)
-    if {kx, ky} == {"obj", "name"}:
-        return True  # "uses JWT tokens" / "uses session cookies"
-    return {kx.split("@")[0], ky.split("@")[0]} == {"number", "time"}
+        return kx == ky or {kx, ky} == {"obj", "obj:to"}  # "drinks coffee" / "switched to tea"
+    if {kx.split("@")[0], ky.split("@")[0]} == {"number", "time"}:
+        number = x if kx.startswith("number") else y
+        return number.text[:1].isdigit()  # "at 5pm" / "not 5"; "two kids" is no time
+    return False
 
 
 def _held(v: Value, terms: set[str]) -> bool:
@@ -1081,8 +1114,18 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
     """``same``, ``different`` (two people told apart), ``different-thing`` (two things told apart) or
     ``unknown``."""
     so, sn = oc.subject, nc.subject
+    if nc.topic is not None:
+        sn = ("thing", nc.topic[0] if nc.topic[0] else "self", nc.topic[1].split()[-1])  # "my doctor raised my dose"
     if not so or not sn:
         return "unknown"
+    if so[0] == sn[0] == "thing" and so[2] == sn[2]:
+        names_o = oc.subject_words - {so[2]}
+        names_n = nc.subject_words - {sn[2]}
+        if names_o and names_n and not names_o & names_n and so[1] == sn[1] == "":
+            return "different-thing"  # "The Berlin office" / "The Lisbon office"
+        if so[1] and sn[1] and so[1] != sn[1]:
+            return "different"  # "my car" / "my wife's car"
+        return "same"
     if so == sn:
         return "same"
     ko, kn = so[0], sn[0]
@@ -1137,17 +1180,21 @@ def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
 def _topic_differs(oc: Clause, nc: Clause) -> str | None:
     """The new clause changes a named thing ("my phone's wallpaper", "my dentist appointment") that is not
     what the old clause is about: the part of it, or another thing."""
-    if nc.topic is None or not oc.subject or oc.subject[0] not in ("thing", "rel"):
+    if nc.topic is None or not oc.subject:
         return None
-    owner, head = nc.topic
+    owner, phrase = nc.topic
+    named = set(phrase.split())
+    head = phrase.split()[-1]
+    if named & (oc.stems | oc.subject_words):
+        return None
+    if oc.subject[0] not in ("thing", "rel"):
+        return f"the new statement changes something the old one does not name ({head})"
     old_head = oc.subject[2].lstrip("·")
     if head == old_head or head in oc.stems:
         return None
     if owner == old_head:
         return f"the new statement changes a part of it ({owner}'s {head})"
-    if old_head not in nc.stems and old_head not in nc.context:
-        return f"the new statement changes another thing ({head} / {old_head})"
-    return None
+    return f"the new statement changes another thing ({head} / {old_head})"
 
 
 def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correction: bool) -> Verdict:
@@ -1176,8 +1223,8 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
             stem(a_over.group(2)) == stem(b_over.group(1)):
         explicit = 3.5
         ev.append((3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')"))
-    if not explicit and oc.negated != nc.negated and shared and subject != "different" and \
-            len(shared) >= max(1, min(len(oc.stems), len(nc.stems)) // 2):
+    if not explicit and oc.negated != nc.negated and len(shared) >= 2 and subject != "different" and \
+            len(shared) >= min(len(oc.stems), len(nc.stems)) // 2:
         explicit = 3.0
         ev.append((3.0, "negates what the old statement asserts over the same words"))
     # the same slot with another value
@@ -1248,7 +1295,9 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     events = {stem(e, a.turkish) for e in _EVENTS}
     both_events = len(oc.subject) > 2 and len(nc.subject) > 2 and oc.subject[0] == nc.subject[0] == "thing" and \
         oc.subject[2].lstrip("·") in events and nc.subject[2].lstrip("·") in events
-    if subs and not explicit and not frame and not families and not anchored and not targeted and not both_events:
+    said_of = copula and subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
+    if subs and not explicit and not frame and not families and not anchored and not targeted and not both_events \
+            and not said_of:
         against += 1.5
         ev.append((-1.5, "nothing ties the values to one attribute (no shared word or attribute)"))
     other_topic = _topic_differs(oc, nc)
@@ -1278,9 +1327,10 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     if not subs and not explicit:
         against += 1.5
         ev.append((-1.5, "no value of the old statement is replaced"))
-    if subject == "same" and subs and (oc.subject[:1] == ("thing",) or oc.subject[:1] == ("lead",) and
-                                       oc.subject_words & {stem(e, a.turkish) for e in _EVENTS}):
-        functional = True  # one thing (an event) has one time, place, price … at a time
+    if subject == "same" and subs and (oc.subject[:1] == ("thing",) or (oc.subject[:1] == ("lead",) and
+                                       oc.subject_words & {stem(e, a.turkish) for e in _EVENTS})) and \
+            all(_kind(o).split("@")[0] in ("time", "date", "day", "number") for o, _ in subs):
+        functional = True  # one thing (an event) has one time, date, price … at a time
     if subs and not cue and not copula and not functional and not explicit:
         against += 1.5
         ev.append((-1.5, "the attribute may hold several values and no change is stated"))
