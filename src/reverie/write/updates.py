@@ -109,10 +109,11 @@ _CHANGE = re.compile(
     r"instead|now|nowadays|these days|anymore|any more|no longer|from now on|new|newly|since|"
     r"push(?:ed)?(?: \w+){0,3} (?:back|forward)|postponed|rescheduled|brought forward|extended|raised|increased|"
     r"lowered|reduced|bumped|went (?:up|down)|gone (?:up|down)|down to|up to|turned|became|become|"
-    r"promoted|took over|handed (?:\w+ )*over|"
+    r"promoted|took over|resched\w*|rewr\w*|rebuilt|redid|redone|redesigned|"
+    r"handed (?:\w+ )*over|"
     r"artık|şimdi|yeni|değişti\w*|değiştir\w*|geçti\w*|geçiyor\w*|geçeceğ\w*|taşındı\w*|taşıdı\w*|"
     r"taşınıyor\w*|ertele\w*|uzattı\w*|uzatıldı\w*|çıkardı\w*|çıktı\w*|indirdi\w*|indi\w*|düştü\w*|"
-    r"alındı\w*|kaydırıldı\w*|başladı\w*|bu aralar|son zamanlarda|bundan sonra|yerine)\b",
+    r"alındı\w*|kaydır\w*|başladı\w*|bu aralar|son zamanlarda|bundan sonra|yerine|baştan)\b",
     re.IGNORECASE,
 )
 #: a correction of what was said before
@@ -129,7 +130,9 @@ _ADDITIVE = re.compile(
 )
 #: a value let go: "gave up on X", "X left", "not X", "X'i bıraktım" (the value is found next to these)
 _DROP_BEFORE = re.compile(
-    r"\b(gave up(?: on)?|give up(?: on)?|quit|quitting|dropped|ditched|cancell?ed|closed|sold|scrapp?(?:ed)?|"
+    r"\b(gave up(?: on)?|give up(?: on)?|given up(?: on)?|giving up(?: on)?|quit|quitting|dropped|ditched|cancell?ed|"
+    r"closed|sold|scrapp?(?:ed)?|deleted|uninstalled|removed|unsubscribed from|"
+    r"(?:took|taken|removed|got)\s+(?:\w+\s+){0,3}?(?:from|out of)(?:\s+under)?|"
     r"stopped(?: using| going to| taking| drinking| eating)?|put down|cut out|got rid of|moved out of|"
     r"had it with|fed up with|done with|"
     r"moved away from|switched from|changed from|migrated from|replaced|left|leaving|off|not|no longer|"
@@ -174,7 +177,8 @@ class Family:
 
 _FAMILIES: dict[str, Family] = {
     "residence": Family(True, re.compile(
-        r"^(live[sd]?|living|reside[sd]?|residing|relocat\w*|moved|move|moving|based|"
+        r"^(live[sd]?|living|reside[sd]?|residing|relocat\w*|moved|move|moving|based|rent|renting|rented|flat|"
+        r"apartment|"
         r"yaşı\w*|yaşa\w*|otur\w*|taşın\w*|ikamet\w*)$"), frozenset({"name", "obj:in", "obj:to"})),
     "work": Family(True, re.compile(
         r"^(work|works|working|job|jobs|employ\w*|employer|hired|joined|company|firm|"
@@ -187,12 +191,13 @@ _FAMILIES: dict[str, Family] = {
         frozenset({"family:diet"}),
         re.compile(r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|flexitarian|vejetaryen\w*|vegan\w*|"
                    r"pesketaryen\w*)$")),
-    "commute": Family(True, re.compile(
-        r"^(commute\w*|bike|bicycle|cycling|bus|tram|drive|driving|walk|walking|metro|subway|"
-        r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|yürü\w*|tramvay\w*|vapur\w*)$"),
-        frozenset({"family:commute"}),
-        re.compile(r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|"
-                   r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|tramvay\w*|vapur\w*|yürüye\w*)$")),
+    "commute": Family(True, re.compile(r"^(commute\w*|commuting)$"), frozenset({"family:commute"}),
+                      re.compile(r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|train|"
+                                 r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|tramvay\w*|vapur\w*|yürüye\w*)$"),
+                      phrase=re.compile(r"\b(?:by|take the|takes the|took the|ride the|ride my|ride a)\s+(?:bike|"
+                                        r"bicycle|bus|tram|car|metro|subway|tube|ferry|scooter|train)\b|"
+                                        r"\b(?:bisiklet|otobüs|metro|araba|tramvay|vapur)(?:le|la|yle|yla)\b|"
+                                        r"\b(?:işe|to work)\b", re.IGNORECASE)),
     "wake": Family(True, re.compile(r"^(wake|wakes|woke|waking|awake|alarm|kalk\w*|uyan\w*)$"), frozenset({"time"}),
                    phrase=re.compile(r"\b(?:get|gets|got|getting)\s+up\b", re.IGNORECASE)),
     "age": Family(True, re.compile(r"^(age|aged|turned|turn|turns|birthday|yaşında\w*|yaşına|yaş)$"),
@@ -306,6 +311,7 @@ def _is_turkish(word: str) -> bool:
 _TR_SUFFIXES = sorted("""
 lerimiz larımız leriniz larınız ımızın imizin ümüzün umuzun ımız imiz umuz ümüz ları leri ların lerin lara
 lere larda lerde lardan lerden iyorum ıyorum uyorum üyorum yorum iyoruz ıyoruz uyoruz üyoruz yoruz iyor ıyor
+ılmış ilmiş ulmuş ülmüş mış miş muş müş
 uyor üyor yor dık dik duk dük tık tik tuk tük dım dim dum düm tım tim tum tüm nın nin nun nün dan den tan ten
 nda nde yla yle da de ta te ya ye yı yi yu yü na ne ın in un ün la le ım im um üm sı si su sü ki
 ı i u ü a e m
@@ -457,6 +463,10 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     names = {w for w in subject_words if w and w != "∅"}
     values = [v for v in _values(text, raw, words, lead, turkish, names)
               if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)]
+    holder = _role_holder(raw, words, subject, subject_words, turkish)
+    if holder is not None:  # "Tom is my mentor": the mentor is Tom
+        subject, subject_words, value = holder
+        values.append(value)
     topic = None if turkish else _topic(raw, words)
     moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
     families = {name for name, fam in _FAMILIES.items()
@@ -466,7 +476,8 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         pat = _FAMILIES[name].values
         if pat is not None:
             values += [Value(f"family:{name}", stem(w, turkish), w) for w in words if pat.match(w)]
-    value_words = {_fold(w) for v in values if not v.kind.startswith("obj") for w in _TOKEN.findall(v.text)}
+    value_words = {_fold(w) for v in values if not v.kind.startswith(("obj", "family"))
+                   for w in _TOKEN.findall(v.text)}
     cue_words = {w for w in words if _CHANGE.fullmatch(w) or _CORRECTION.fullmatch(w)}
     stems = {stem(w, turkish) for w in words if w not in _STOP and (len(w) >= 3 or w.isdigit())
              and w not in value_words and w not in cue_words and not w[:1].isdigit()}
@@ -535,6 +546,26 @@ def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def _role_holder(raw: list[str], words: list[str], subject: tuple[str, ...], subject_words: set[str],
+                 turkish: bool) -> tuple[tuple[str, ...], set[str], Value] | None:
+    """"Tom from accounting is my mentor", "Jonas is the lead on payments": a name said to hold a role is
+    the value of that role — the same slot as "My mentor is Grace Liu"."""
+    if turkish or subject[:1] != ("lead",):
+        return None
+    for i, w in enumerate(words[:-2]):
+        if w not in ("is", "was") or words[i + 1] not in ("my", "our", "the"):
+            continue
+        np = _noun_phrase(raw, words, i + 2)
+        np = [x for x in np if not x.startswith("=")]
+        if not np:
+            return None
+        owner = "self" if words[i + 1] in ("my", "our") else ""
+        role, role_words = _np_subject(owner, np, turkish)
+        name = subject[1]
+        return role, role_words, Value("name", name, name.title(), stem(np[-1], turkish))
+    return None
+
+
 def _lead(words: list[str]) -> int:
     """Index of the first word after discourse openers and change words ("Honestly", "Update:", "now")."""
     i = 0
@@ -556,7 +587,7 @@ _TARGET = re.compile(
 _DROP_AFTER_WORD = re.compile(
     r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
-    r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|"
+    r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|passed away|passed on|"
     r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
     r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|stepped down|handed (?:\w+ ){0,4}over)\b",
     re.UNICODE,
@@ -641,7 +672,9 @@ def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: boo
         month = _month(w)
         if month is None:
             continue
-        for j in (i + 1, i - 1):
+        for j in (i + 1, i - 1, i - 2):
+            if j == i - 2 and (j < 0 or words[i - 1] != "of"):
+                continue
             if 0 <= j < len(raw) and j not in taken and re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?(?:['’]\w+)?", raw[j]):
                 day = _digits(raw[j].split("'")[0].split("’")[0])
                 if 1 <= day <= 31:
@@ -906,6 +939,12 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
         return verb
     if _TR_CASE.search(w):
         return verb  # "Ankara'da …", "Kahveyi …": a place or an object, not the subject
+    nxt_word = words[lead + 1] if lead + 1 < len(words) else ""
+    if raw[lead][:1].isupper() and nxt_word and _tr_possessive(nxt_word) and not _TR_CASE.search(w):
+        subject, sw = _np_subject("self", [nxt_word], True)  # "Netflix aboneliğim": my Netflix subscription
+        return subject, sw | {stem(_core(raw[lead]), True)}
+    if _tr_person(w) and not _TR_CASE.search(w):
+        return ("rel", "self", stem(w, True)), {stem(w, True)}  # "Annemler Üsküdar'da oturuyor"
     if raw[lead][:1].isupper():
         run, j = [raw[lead]], lead + 1
         while "'" not in run[-1] and "’" not in run[-1] and j < len(raw) and raw[j][:1].isupper():
@@ -922,6 +961,17 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     return ("thing", "", stem(w, True)), {stem(w, True)}
 
 
+def _tr_person_of(words: list[str]) -> int | None:
+    """The grammatical person of a Turkish clause's verb: 1 (yaşıyorum, oturuyoruz, taşındık), 3 (yaşıyor,
+    taşındı), or None (no verb)."""
+    last = words[-1] if words else ""
+    if re.search(r"(?:yor|[dt][ıiuü]|m[ıiuü]ş|[ae]c[ae][kğ])(?:[ıiuü]?m|um|üm|ım|im|uz|üz|ız|iz|k)$", last):
+        return 1
+    if re.search(r"(?:yor|[dt][ıiuü]|m[ıiuü]ş|[ae]c[ae]k)(?:lar|ler)?$", last):
+        return 3
+    return None
+
+
 def _tr_subject_from_verb(words: list[str]) -> tuple[tuple[str, ...], set[str]]:
     """``("self",)`` for a first-person predicate at the end of the clause, else an elided subject."""
     last = words[-1] if words else ""
@@ -936,7 +986,8 @@ def _noun_phrase(raw: list[str], words: list[str], start: int) -> list[str]:
     out: list[str] = []
     for j in range(start, min(len(words), start + 5)):
         w = words[j]
-        if (w in _STOP and not w.endswith("'s")) or _is_predicate(w) or _CHANGE.fullmatch(w):
+        if (w in _STOP and not w.endswith("'s")) or _is_predicate(w) or _CHANGE.fullmatch(w) or \
+                (out and (_VERB_START.match(w) or _OBJECT_VERBS.match(w) or _TOPIC_VERB.match(w))):
             break
         nxt = words[j + 1] if j + 1 < len(words) else ""
         if out and not out[-1].endswith(("'s", "'")) and re.search(r"(?:[^s]s|ed)$", w) and not raw[j][:1].isupper() \
@@ -1114,17 +1165,21 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
     """``same``, ``different`` (two people told apart), ``different-thing`` (two things told apart) or
     ``unknown``."""
     so, sn = oc.subject, nc.subject
-    if nc.topic is not None:
-        sn = ("thing", nc.topic[0] if nc.topic[0] else "self", nc.topic[1].split()[-1])  # "my doctor raised my dose"
+    new_words = nc.subject_words
+    if nc.topic is not None:  # "my doctor raised my dose": the dose is what the new statement is about
+        sn = ("thing", nc.topic[0], nc.topic[1].split()[-1])
+        new_words = set(nc.topic[1].split())
     if not so or not sn:
         return "unknown"
     if so[0] == sn[0] == "thing" and so[2] == sn[2]:
-        names_o = oc.subject_words - {so[2]}
-        names_n = nc.subject_words - {sn[2]}
-        if names_o and names_n and not names_o & names_n and so[1] == sn[1] == "":
-            return "different-thing"  # "The Berlin office" / "The Lisbon office"
-        if so[1] and sn[1] and so[1] != sn[1]:
-            return "different"  # "my car" / "my wife's car"
+        # what tells two things of one kind apart: their owner and modifiers ("The Berlin office" / "The Lisbon
+        # office", "my car insurance" / "my home insurance", "my car" / "my wife's car", "farmers' market")
+        marks_o = (oc.subject_words | {stem(so[1], a.turkish)}) - {so[2], "self", ""}
+        marks_n = (new_words | {stem(sn[1], b.turkish)}) - {sn[2], "self", ""}
+        if marks_o and marks_n and not marks_o & marks_n:
+            return "different"
+        if so[1] and sn[1] and so[1] != sn[1] and "self" in (so[1], sn[1]):
+            return "different"
         return "same"
     if so == sn:
         return "same"
@@ -1185,8 +1240,10 @@ def _topic_differs(oc: Clause, nc: Clause) -> str | None:
     owner, phrase = nc.topic
     named = set(phrase.split())
     head = phrase.split()[-1]
-    if named & (oc.stems | oc.subject_words):
-        return None
+    known = oc.stems | oc.subject_words
+    if named & known or any(n.startswith(k) or k.startswith(n) for n in named for k in known if len(k) >= 3
+                            and len(n) >= 3):
+        return None  # "the kids' bedtime" / "the kids go to bed": a compound of what the old names
     if oc.subject[0] not in ("thing", "rel"):
         return f"the new statement changes something the old one does not name ({head})"
     old_head = oc.subject[2].lstrip("·")
@@ -1231,7 +1288,8 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     weak = 0.0
     new_values = [v for v in nc.values if not _held(v, nc.moved_from)
                   and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)]
-    subs = substitutions(old_values, new_values, nc.targets)
+    still = [v for v in old_values if v.kind == "name" and set(v.norm.split()) & nc.subject_words]
+    subs = substitutions([v for v in old_values if v not in still], new_values, nc.targets)
     if subs:
         typed = [(o, n) for o, n in subs if not o.kind.startswith("obj")]
         gain = 1.5 if typed else 1.0
@@ -1243,7 +1301,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         if anchors or units:
             weak += 0.5
             ev.append((0.5, f"both are values of '{', '.join(sorted(anchors | units))}'"))
-    names = {w for c in (oc, nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
+    names = set() if a.turkish else {w for c in (oc, nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
     frame = shared - (names if subject != "same" else set())
     if frame:
         bonus = min(1.5, 0.5 * len(frame))
