@@ -250,6 +250,12 @@ class ReadSettings(Section):
         "updates it (the write path's update reading, reverie.write.updates), so a store written verbatim "
         "answers with the update too.",
     )
+    recency_margin: float = Field(
+        default=0.02, ge=0, le=1,
+        description="Time reasoning for questions about now (read.current_first): of two results about one "
+        "thing (as similar to each other as the write gate's change_min) whose scores lie within this margin, "
+        "the newer comes first — what was said last is more likely what holds. 0 = off.",
+    )
     update_check_top: int = Field(
         default=10, ge=0, le=50,
         description="How many of the best candidates are read pairwise for an update of one by another "

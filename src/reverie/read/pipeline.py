@@ -296,7 +296,7 @@ class ReadPipeline:
             cands, scored, vecs, sims = _through_proxies(cands, scored, vecs, sims, records, proxies)
         order = self._select(cands, scored, vecs, len(cands))
         if self._current_first(req):
-            order = self._current_version_first(order, cands, records, vecs)
+            order = self._current_version_first(order, cands, records, vecs, [sc for sc, _ in scored])
         # the whole pool is ordered, the hot tier merged into it, and only then the first k taken: the
         # first n results do not depend on how many were asked for
         hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order]
@@ -361,8 +361,36 @@ class ReadPipeline:
                     inputs[me].coactivation = bonus
                     inputs[me].coactivated_with.append(other)
 
+    def _newer_of_close_answers(self, ranked: list[tuple[int, dict[str, Any]]], cands: list[hybrid.Candidate],
+                                records: dict[str, MemoryRecord], vecs: F32, scores: Sequence[float],
+                                skip: set[str]) -> list[tuple[int, dict[str, Any]]]:
+        """Of two close answers about one thing (similar to each other from the embedder's ``change_min``,
+        scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
+        said last is more likely what holds (read.recency_margin)."""
+        cfg = self.settings.read
+        if cfg.recency_margin <= 0:
+            return ranked
+        close = self.settings.write.gate.profile(self.profile).change_min
+        top = min(len(ranked), cfg.update_check_top)
+        for p in range(top):
+            for q in range(p + 1, top):
+                i, j = ranked[p][0], ranked[q][0]
+                a, b = records[cands[i].id], records[cands[j].id]
+                if a.id in skip or b.id in skip or a.status is not Status.ACTIVE or b.status is not Status.ACTIVE:
+                    continue
+                if (b.valid_from or b.created_at) <= (a.valid_from or a.created_at):
+                    continue
+                if scores[j] < scores[i] - cfg.recency_margin or float(vecs[i] @ vecs[j]) < close:
+                    continue
+                item = ranked.pop(q)
+                ranked.insert(p, (item[0], {**item[1], "newer_first": {
+                    "over": a.id, "note": "the newer of two close answers about one thing comes first"}}))
+                break
+        return ranked
+
     def _current_version_first(self, order: list[tuple[int, dict[str, Any]]], cands: list[hybrid.Candidate],
-                               records: dict[str, MemoryRecord], vecs: F32) -> list[tuple[int, dict[str, Any]]]:
+                               records: dict[str, MemoryRecord], vecs: F32,
+                               scores: Sequence[float] = ()) -> list[tuple[int, dict[str, Any]]]:
         """``order`` with each superseded memory right after the one that replaced it (module docs)."""
         cfg = self.settings.read
         index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
@@ -377,9 +405,9 @@ class ReadPipeline:
             old, new = cands[a].id, cands[b].id
             if old not in successor and new not in successor:
                 successor[old] = (new, "read", f"the newer memory updates it: {verdict.reason}")
+        ranked = self._newer_of_close_answers(list(order), cands, records, vecs, scores, set(successor))
         if not successor:
-            return order
-        ranked = [pos for pos in order]
+            return ranked
         for old, (new, how, reason) in successor.items():
             pos_old = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == old)
             pos_new = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == new)
@@ -414,7 +442,7 @@ class ReadPipeline:
                                    "rrf": {"k": self.settings.read.rrf_k, "score": cand.rrf, "weights": weights},
                                    **terms}
         mmr = dict(mmr)
-        for key in ("superseded", "current_version_of"):
+        for key in ("superseded", "current_version_of", "newer_first"):
             if key in mmr:
                 explain[key] = mmr.pop(key)
         if rec.status is Status.SUPERSEDED and "superseded" not in explain:
