@@ -18,6 +18,7 @@ Thresholds come from the embedder's :class:`~reverie.config.write.SimilarityProf
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from reverie.config.write import GateSettings, SimilarityProfile
@@ -25,6 +26,9 @@ from reverie.model import MemoryRecord
 from reverie.results import Action
 from reverie.write import updates
 from reverie.write.text import content_words, sentences
+
+
+_NUMBER = re.compile(r"\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +105,8 @@ def _new_values(old: str, new: str) -> list[str]:
 def _reinforces(old: str, new: str, similarity: float, profile: SimilarityProfile, cfg: GateSettings) -> bool:
     if _new_values(old, new):
         return False  # "fly to Madrid on Friday" / "fly back from Madrid on Monday": another fact
+    if set(_NUMBER.findall(new)) - set(_NUMBER.findall(old)):
+        return False  # "note 24: …" / "note 3: …", "#24": another item, however alike
     added = new_words(old, new)
     dropped = new_words(new, old)
     if len(added) <= cfg.reinforce_max_new_words and (not dropped or similarity >= profile.reinforce_min):

@@ -46,12 +46,14 @@ LIKELY_SCORE = 2.5
 _TOKEN = re.compile(r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?",
                     re.UNICODE)
 _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|No|Av|Cad|Sok|Mah)\.", re.IGNORECASE)
+_TAG = re.compile(r"(?<!\w)#[\w-]+")  # "#24", "#todo": a tag or an id, not a value
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
 _CLAUSE = re.compile(r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since|ama|fakat|"
                      r"çünkü)\s+", re.I)
 _ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\)")
-#: a "Name: " or "Label 12: " prefix (a speaker, a turn label): not part of what is said
-_SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w'-]{0,20}(?: [A-ZÇĞİÖŞÜ][\w'-]{0,20}){0,2}(?: \d{1,6})?):\s+(?=\S)")
+#: a "Name: " or "label 12: " prefix (a speaker, a turn label): not part of what is said
+_SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w'-]{0,20}(?: [A-ZÇĞİÖŞÜ][\w'-]{0,20}){0,2}(?: \d{1,6})?|"
+                      r"[\w'-]{1,20}(?: [\w'-]{1,20}){0,3} \d{1,6}):\s+(?=\S)")
 
 
 def _lex(text: str) -> frozenset[str]:
@@ -414,9 +416,11 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
     ``turkish``: read it as Turkish (or not); by default, as its words suggest."""
     body = text
     m = _SPEAKER.match(body)
-    if m:
+    if m and not _CORRECTION.search(m.group(1)) and not _CHANGE.search(m.group(1)) and \
+            m.group(1).casefold() not in _DISCOURSE:
         speaker = speaker or m.group(1).strip()
         body = body[m.end():]
+    body = _TAG.sub(" ", body)
     body = _ABBREV.sub(lambda g: g.group(1), _ISO_NOTE.sub("", body))
     if turkish is None:
         turkish = is_turkish(body)
@@ -469,8 +473,9 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         values.append(value)
     topic = None if turkish else _topic(raw, words)
     moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
+    nouns_after = {w for k, w in enumerate(words) if k and words[k - 1] in _PREPOSITIONS}  # "at work": a place
     families = {name for name, fam in _FAMILIES.items()
-                if any(fam.trigger.match(w) for w in words if w not in moving)
+                if any(fam.trigger.match(w) for w in words if w not in moving and w not in nouns_after)
                 or (fam.phrase is not None and fam.phrase.search(text))}
     for name in families:
         pat = _FAMILIES[name].values
@@ -1390,8 +1395,8 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
             all(_kind(o).split("@")[0] in ("time", "date", "day", "number") for o, _ in subs):
         functional = True  # one thing (an event) has one time, date, price … at a time
     if subs and not cue and not copula and not functional and not explicit:
-        against += 1.5
-        ev.append((-1.5, "the attribute may hold several values and no change is stated"))
+        against += 3.0
+        ev.append((-3.0, "the attribute may hold several values and no change is stated"))
     held_targets = [v for v in nc.values if _held(v, nc.moved_to) and _value_in(v, oc)]
     if held_targets and not explicit:
         against += 1.5
