@@ -342,6 +342,8 @@ class RunResult:
     channels: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     #: per question: share of the top-10 hits that the dream made and that hold no evidence turn
     dream_slots: list[float] = field(default_factory=list)
+    #: per question: share of the top-10 hits that are consolidation summaries (each takes a slot per turn)
+    summary_hits: list[float] = field(default_factory=list)
     composition: dict[str, Any] = field(default_factory=dict)
     after_dream_rows: list[tuple[int, dict[str, float]]] = field(default_factory=list)
 
@@ -482,6 +484,7 @@ def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: Run
                     junk = sum(1 for h in hits[:10] if _made_by_dream(h.memory)
                                and not (set(credit.turns(h.memory)) & wanted))
                     result.dream_slots.append(junk / 10)
+                    result.summary_hits.append(sum(1 for h in hits[:10] if _consolidated_kind(h.memory)) / 10)
             result.search_s += t_q.seconds
             for h in hits:
                 for ch in h.explain.get("channels", {}):
@@ -583,6 +586,8 @@ def summarise(result: RunResult, **extra: Any) -> dict[str, Any]:
         out["context_calls"] = result.context_calls
     if result.dream_slots:
         out["dream_made_top10_share_without_evidence"] = round(sum(result.dream_slots) / len(result.dream_slots), 4)
+    if result.summary_hits:
+        out["summary_top10_share"] = round(sum(result.summary_hits) / len(result.summary_hits), 4)
     if result.composition:
         total: dict[str, Any] = defaultdict(int)
         for comp in result.composition.values():
