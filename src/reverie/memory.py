@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import dataclasses
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from reverie.clock import Clock, ensure_aware, system_clock
 from reverie.config import Settings
 from reverie.embed.base import Embedder
 from reverie.errors import (
+    AmbiguousIdError,
     ImmutableMemoryError,
     InvalidInputError,
     NotFoundError,
@@ -221,8 +223,59 @@ class Memory:
         mid = clean_id(memory_id)
         found = self.store.get([mid]).get(mid)
         if found is None:
+            found = self.store.get([mid := self.resolve_id(mid)]).get(mid)
+        if found is None:  # deleted between the lookup and the read
             raise NotFoundError(f"no memory with id {mid}")
         return found
+
+    def resolve_id(self, memory_id: Any) -> str:
+        """The full id of the memory that ``memory_id`` names: a whole id, or any prefix of one that
+        no other memory shares (ids are case-sensitive; an upper-case prefix is tried in lower case
+        too). Unknown → :class:`NotFoundError`; a prefix several memories share →
+        :class:`AmbiguousIdError` listing them. Counts no access."""
+        mid = clean_id(memory_id)
+        store = self.store
+        if mid in store.get([mid]):
+            return mid
+        shown = 5
+        for candidate in dict.fromkeys((mid, mid.lower())):
+            found = store.ids_with_prefix(candidate, limit=shown + 1)
+            if len(found) == 1:
+                return found[0]
+            if found:
+                records = store.get(found[:shown])
+                listed = "; ".join(f"{i} ({_snippet(records[i].content)})" if i in records else i
+                                   for i in found[:shown])
+                more = " and more" if len(found) > shown else ""
+                raise AmbiguousIdError(f"id prefix {mid!r} matches several memories: {listed}{more}. "
+                                       "Type more characters of the id.", tuple(found[:shown]))
+        raise NotFoundError(f"no memory with id {mid}")
+
+    def peek(self, memory_id: str) -> MemoryRecord:
+        """The memory with this id (or unique id prefix) without counting an access: a person
+        looking is not the agent recalling. :meth:`get` counts the access."""
+        return self._require(memory_id)
+
+    def short_ids(self, ids: Iterable[str], *, min_len: int = 8) -> dict[str, str]:
+        """``{id: short form}`` for showing ``ids`` to a person: the shortest prefix (at least
+        ``min_len`` characters) that no other shown id shares and that names this memory alone in
+        the store, so that typing it back (:meth:`resolve_id`) finds it."""
+        from reverie.ids import common_prefix_len, short_ids
+
+        out = short_ids(ids, min_len=min_len)
+        store = self.store
+        for full, cut in out.items():
+            length = len(cut)
+            while length < len(full):
+                others = [i for i in store.ids_with_prefix(full[:length], limit=50) if i != full]
+                if not others:
+                    break
+                common = max(common_prefix_len(full, o) for o in others)
+                length = max(length + 1, common + 1) if len(others) < 49 else max(length + 4, common + 1)
+            if full[length - 1:length] == "-":
+                length += 1
+            out[full] = full[:min(length, len(full))]
+        return out
 
     def _new_record(
         self,
@@ -492,8 +545,13 @@ class Memory:
         as_of: datetime | str | None = None,
         mode: str = "current",
         deep: bool = False,
+        all_users: bool = False,
     ) -> list[Hit]:
         """The ``k`` memories most relevant to ``query`` in this user's scope, best first.
+
+        Without ``user_id`` it searches the memories stored without one; if there are none but other
+        users have memories, it raises :class:`InvalidInputError` naming them rather than answer an
+        empty list. ``all_users=True`` searches every user's partition and merges them by score.
 
         ``session_id`` names the current session (its memories get seed 001's episode boost); to
         restrict results to one session use ``filters={"session_id": ...}``. ``mode="current"``
@@ -502,11 +560,26 @@ class Memory:
         too (seed 003 deep recall). Trivial messages ("ok", "/help") return no hits (seed 001 gate).
         Every returned hit counts as an access; the best hits are co-activated (Hebbian).
         """
+        if not isinstance(all_users, bool):
+            raise InvalidInputError("all_users must be true or false")
+        if all_users and user_id is not None:
+            raise InvalidInputError("pass either user_id or all_users=True, not both")
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters, as_of=as_of, mode=mode, deep=deep)
+        users: builtins.list[str | None] = [req.flt.user_id]
+        if all_users:
+            users = [u for u, _n in self.store.users(limit=self.settings.limits.max_users_searched)]
+        else:
+            self._check_scope(req.flt.user_id)
         with single_blas_thread():
             out = self._reader.run(req, now=self.now(), ready=self._settle)
-        hits = out.hits
+            hits = out.hits
+            if all_users:  # every user partition in turn, merged by score (admin views)
+                for user in users:
+                    if user is not None:
+                        each = dataclasses.replace(req, flt=dataclasses.replace(req.flt, user_id=user))
+                        hits = hits + self._reader.run(each, now=self.now(), ready=self._settle).hits
+                hits = sorted(hits, key=lambda h: -h.score)[:req.k]
         self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True, defer=True)
         self.ops.log("search", query=req.query[:200], results=len(hits), k=req.k, intent=out.query.get("intent"),
                      gate=out.query.get("gate"),
@@ -538,6 +611,7 @@ class Memory:
             raise InvalidInputError("budget_tokens must be a positive integer")
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters)
+        self._check_scope(req.flt.user_id)
         with single_blas_thread():
             out = self._reader.run(req, now=self.now(), ready=self._settle)
         working = self.working_memory(req.session_id, user_id=req.flt.user_id) if req.session_id else []
@@ -553,6 +627,31 @@ class Memory:
         self.ops.log("context", query=req.query[:200], injected=len(block.items), tokens=block.used_tokens,
                      skipped=block.skipped[:20], gate=out.query.get("gate"))
         return block
+
+    def _check_scope(self, user_id: str | None) -> None:
+        """A search or list without a user sees only the memories stored without one. When there are
+        none but other users have memories, say so (naming them) instead of answering nothing."""
+        if user_id is not None:
+            return
+        store = self.store
+        if store.list(MemoryFilter(user_id=None, statuses=None, stores=None), limit=1):
+            return
+        shown = 10
+        users = [(u, n) for u, n in store.users(limit=shown + 2) if u is not None]
+        if not users:
+            return
+        names = ", ".join(f"{u} ({n})" for u, n in users[:shown]) + (" and more" if len(users) > shown else "")
+        raise InvalidInputError(
+            f"no memories are stored without a user_id, so this would find nothing. Users with memories "
+            f"(count): {names}. Pass user_id=... (CLI: -u NAME), or all_users=True (CLI: --all-users) "
+            "to look at every user's memories.")
+
+    def users(self, *, limit: int = 1000) -> builtins.list[tuple[str | None, int]]:
+        """Each user with memories (``None``: memories stored without a user) and how many, in any
+        status or store, largest first."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError("limit must be a positive integer")
+        return self.store.users(limit=limit)
 
     def working_memory(self, session_id: str, *, user_id: str | None = None) -> builtins.list[MemoryRecord]:
         """A session's working memory (seed 001: at most 9 items), most recently used first.
@@ -645,6 +744,8 @@ class Memory:
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInputError("offset must be a non-negative integer")
         flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
+        if not flt.all_users:
+            self._check_scope(flt.user_id)
         return self.store.list(flt, limit=limit, offset=offset, order_by=order_by, descending=descending)
 
     def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
@@ -883,7 +984,7 @@ class Memory:
 
         if not isinstance(reason, str):
             raise InvalidInputError("reason must be a string")
-        result = undo_consolidation(self.store, clean_id(summary_id), now=self.now(), reason=reason[:1000])
+        result = undo_consolidation(self.store, self.resolve_id(summary_id), now=self.now(), reason=reason[:1000])
         self._restore_precision(result["restored"], actor="undo_consolidation")
         self.ops.log("consolidation_undone", id=result["summary_id"], restored=len(result["restored"]))
         return result
@@ -966,6 +1067,11 @@ def _clean_layer(layer: Any) -> Layer:
 def _require_active(rec: MemoryRecord, verb: str) -> None:
     if rec.status is not Status.ACTIVE:
         raise InvalidInputError(f"memory {rec.id} is {rec.status.value}; only active memories are {verb}")
+
+
+def _snippet(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _sum_by(rows: Sequence[LayerStats], attr: str) -> dict[str, int]:
