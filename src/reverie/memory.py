@@ -112,7 +112,11 @@ class Memory:
         if not isinstance(embedder, Embedder):
             raise InvalidInputError("embedder must implement the Embedder protocol (name, dim, profile, embed)")
         self.embedder: Embedder = embedder
-        self.llm = llm
+        from reverie.llm.official import as_llm
+
+        #: the LLM (``None`` until built from ``llm.base_url`` on first use, or none configured)
+        self.llm: Any | None = as_llm(llm, self.settings.llm, on_call=self._log_llm_call)
+        self._owns_llm = self.llm is not None and self.llm is not llm  # built here: closed here
         resolved = default_target(self.settings) if target is None else target
         if not isinstance(resolved, str | Path):
             raise InvalidInputError(f"target must be a path or a postgresql:// URL, got {type(resolved).__name__}")
@@ -184,6 +188,8 @@ class Memory:
         finally:
             self.ops.close()
             self._store.close()
+            if self._owns_llm and callable(close_llm := getattr(self.llm, "close", None)):
+                close_llm()
 
     def __enter__(self) -> Memory:
         return self
@@ -899,14 +905,17 @@ class Memory:
         times = self.store.access_times([rec.id]).get(rec.id, [])
         return explain_strength(rec, now=self.now(), cfg=self.settings.dynamics, access_times=times)
 
+    def _log_llm_call(self, event: dict[str, Any]) -> None:
+        self.ops.log(str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"})
+
     def _get_llm(self) -> Any | None:
         """The LLM client (built from settings on first use; ``None`` when none is configured)."""
         if self.llm is None and not getattr(self, "_llm_built", False):
             from reverie.llm import make_llm
 
-            self.llm = make_llm(self.settings.llm, on_call=lambda event: self.ops.log(
-                str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"}))
+            self.llm = make_llm(self.settings.llm, on_call=self._log_llm_call)
             self._llm_built = True
+            self._owns_llm = self.llm is not None
         return self.llm
 
     # write path (issue 4) ----------------------------------------------------------------
