@@ -92,7 +92,7 @@ class OpenAIChat:
             if inspect.isawaitable(answer):
                 answer = self._await(answer)
             value = _json_object(answer.choices[0].message.content)
-        except Exception as exc:  # noqa: BLE001 - any client failure means "no LLM answer": fall back
+        except Exception as exc:  # any client failure means "no LLM answer": fall back
             self.breaker.failure()
             self._report(op, time.monotonic() - start, success=False, error=f"{type(exc).__name__}: {exc}")
             return None
