@@ -57,6 +57,7 @@ from reverie.validation import (
     parse_filters,
 )
 from reverie.write.pipeline import WritePipeline
+from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
     from reverie.read.inject import ContextBlock
@@ -333,7 +334,18 @@ class Memory:
         infer: bool = True,
     ) -> AddResult:
         """Remember ``content``. ``infer=False`` stores it verbatim as one memory; ``infer=True``
-        runs the write path (content-hash dedup first). Atomic: stored entirely or not at all."""
+        runs the write path (content-hash dedup first). Atomic: stored entirely or not at all.
+
+        ``content`` may also be a chat message or a list of them, ``[{"role": "user", "content":
+        "..."}, ...]`` (the OpenAI / mem0 shape): each user and assistant message goes through the
+        observer as :meth:`observe` does, then whatever is still buffered is stored, so the facts of
+        the conversation are stored when ``add`` returns (system and tool messages are not kept).
+        The result combines the writes: ``ids`` every memory written, ``action`` the main one."""
+        from reverie.messages import looks_like_messages
+
+        if looks_like_messages(content):
+            return self._add_messages(content, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                                      metadata=metadata, when=when, source=source, infer=infer)
         results = self.add_many(
             [content],
             user_id=user_id,
@@ -345,6 +357,39 @@ class Memory:
             infer=infer,
         )
         return results[0]
+
+    def _add_messages(self, content: Any, *, user_id: Any, agent_id: Any, session_id: Any, metadata: Any,
+                      when: Any, source: Any, infer: Any) -> AddResult:
+        """``add`` of chat messages (see :meth:`add`)."""
+        from reverie.messages import OBSERVED_ROLES, as_messages
+
+        messages = as_messages(content)
+        kept = [m for m in messages if m.role in OBSERVED_ROLES and m.text.strip()]
+        meta = dict(metadata) if isinstance(metadata, Mapping) else metadata
+        results: builtins.list[AddResult] = []
+        if not infer:  # each message verbatim, its role in the metadata
+            items = [{"content": m.text, "metadata": {**(meta or {}), "role": m.role}} for m in kept]
+            results = self.add_many(items, user_id=user_id, agent_id=agent_id, session_id=session_id, when=when,
+                                    source=source, infer=False) if items else []
+        else:
+            for m in kept:
+                extra = {"speaker": m.name} if m.name else {}
+                results += [r for r in self.observe(m.text, role=m.role, user_id=user_id, agent_id=agent_id,
+                                                    session_id=session_id, when=when,
+                                                    metadata={**(meta or {}), **extra} if extra else meta)
+                            if r.id is not None]
+            results += self.flush(user_id=user_id, session_id=session_id)
+        written = [r for r in results if r.id is not None]
+        counts: dict[str, int] = {}
+        for r in written:
+            counts[r.action.value] = counts.get(r.action.value, 0) + 1
+        summary = (f"{len(messages)} message(s), {len(kept)} observed: "
+                   + (", ".join(f"{n} {a}" for a, n in counts.items()) if counts else "nothing worth remembering"))
+        if not written:
+            return AddResult(None, Action.SKIP, (), summary)
+        main = next((r for r in written if r.action is not Action.SKIP), written[0])
+        ids = tuple(dict.fromkeys(i for r in written for i in r.ids))
+        return AddResult(main.id, main.action, ids, summary)
 
     def add_many(
         self,
@@ -940,10 +985,14 @@ class Memory:
         session_id: str | None = None,
         when: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        flush: bool = False,
     ) -> builtins.list[AddResult]:
         """Take one raw conversation turn (user or assistant) through the observer, the smart buffer
-        and the write path. Returns what was written now (a buffered or filtered turn gives one SKIP
-        result with its reason). Hostile or undecodable content is rejected with a reason, never raised."""
+        and the write path. Returns what was written now: a filtered turn gives one SKIP result with
+        its reason; a turn kept but waiting in the conversation's buffer (not stored yet) gives one
+        BUFFERED result — it is stored when the buffer fills (``write.buffer``), at
+        :meth:`end_session`, or at once with ``flush=True`` / :meth:`flush`. Hostile or undecodable
+        content is rejected with a reason, never raised."""
         if role not in ("user", "assistant"):
             raise InvalidInputError("role must be 'user' or 'assistant'")
         limits = self.settings.limits
@@ -952,16 +1001,47 @@ class Memory:
         except InvalidInputError as exc:
             self.ops.log("observe", action="SKIP", reason=f"rejected: {exc}", path="heuristic")
             return [AddResult(None, Action.SKIP, (), f"rejected: {exc}")]
+        if not isinstance(flush, bool):
+            raise InvalidInputError("flush must be true or false")
         user = clean_scope(user_id, "user_id")
-        results = self._write_path().observe(
+        sid = clean_scope(session_id, "session_id")
+        pipeline = self._write_path()
+        key = buffer_key(user, None, sid)
+        waiting = len(pipeline.buffer.turns(key))
+        results = pipeline.observe(
             text, role=role, user_id=user, agent_id=clean_scope(agent_id, "agent_id"),
-            session_id=clean_scope(session_id, "session_id"), when=clean_when(when),
+            session_id=sid, when=clean_when(when),
             metadata=clean_metadata(metadata, max_bytes=limits.max_metadata_bytes),
         )
-        # seed 004 counts extractions: a buffered or filtered turn (one SKIP without an id) is no cycle
-        if not (len(results) == 1 and results[0].id is None and results[0].action is Action.SKIP):
+        if len(results) == 1 and results[0].id is None and results[0].action is Action.SKIP:
+            now_waiting = len(pipeline.buffer.turns(key))
+            if now_waiting > waiting:  # kept, but waiting in the buffer: say so, not "SKIP"
+                results = [AddResult(None, Action.BUFFERED, (), f"{results[0].reason}; not stored yet — stored when "
+                                     "the buffer fills, at end_session(), or now with flush()")]
+            if flush and now_waiting:
+                return self.flush(user_id=user, session_id=sid)
+            # seed 004 counts extractions: a buffered or filtered turn is no cycle
+            return results
+        self._after_ingest([user])
+        return results
+
+    def flush(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[AddResult]:
+        """Store now what :meth:`observe` buffered for this conversation (``user_id``, ``session_id``)
+        instead of waiting for the buffer to fill; returns what was written (``[]``: nothing waited).
+        A just-stated fact is recallable by :meth:`search` once flushed."""
+        user = clean_scope(user_id, "user_id")
+        sid = clean_scope(session_id, "session_id")
+        results = self._write_path().flush(user_id=user, session_id=sid, reason="flush requested")
+        if results:
             self._after_ingest([user])
         return results
+
+    def buffered(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The turns :meth:`observe` holds for this conversation, not stored yet (oldest first):
+        ``text``, ``role``, ``at``, ``kind``. :meth:`flush` stores them now."""
+        key = buffer_key(clean_scope(user_id, "user_id"), None, clean_scope(session_id, "session_id"))
+        return [{"text": t.text, "role": t.role, "at": t.at, "kind": t.kind}
+                for t in self._write_path().buffer.turns(key)]
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
         """End a session: store everything still buffered, seal its memory box, run seed 000's

@@ -111,3 +111,46 @@ def test_dashboard_all_users_search_finds_every_users_memories(mem: Memory) -> N
         assert page.status_code == 200 and FACTS[2] in page.text
         res = client.post("/v1/search", json={"query": "cameras"})
         assert res.status_code == 422 and "tom (2)" in res.json()["detail"]
+
+
+CHAT = [
+    {"role": "system", "content": "You are a travel assistant."},
+    {"role": "user", "content": "I went hiking at Mount Rainier last weekend with my sister"},
+    {"role": "assistant", "content": "That sounds lovely! How was the weather?"},
+    {"role": "user", "content": [{"type": "text", "text": "My sister Lena lives in Seattle near the lake"}]},
+]
+
+
+def test_add_takes_a_list_of_chat_messages_and_stores_them_through_the_observer(mem: Memory) -> None:
+    res = mem.add(CHAT, user_id="maya", session_id="s1")
+    assert res.id is not None and res.ids and "4 message(s), 3 observed" in res.reason
+    stored = mem.store.get(list(res.ids))
+    texts = " ".join(r.content for r in stored.values())
+    assert "Mount Rainier" in texts and "Lena" in texts and "travel assistant" not in texts
+    assert all(r.write_source == "observer" for r in stored.values())
+    assert mem.buffered(user_id="maya", session_id="s1") == []  # nothing left waiting
+    assert any("Lena" in h.memory.content for h in mem.search("where does Lena live", user_id="maya"))
+    verbatim = mem.add(CHAT[1:2], user_id="tom", infer=False)
+    assert verbatim.action.value == "CREATE"
+    assert mem.peek(verbatim.id).metadata["role"] == "user"
+    one = mem.add({"role": "user", "content": "I keep my bike in the hallway"}, user_id="ana")
+    assert one.id is not None
+    for bad in ([{"role": "robot", "content": "x"}], [{"role": "user"}], [{"role": "user", "content": 5}]):
+        with pytest.raises(InvalidInputError):
+            mem.add(bad, user_id="maya")
+
+
+def test_a_buffered_turn_says_so_is_visible_and_can_be_flushed(mem: Memory) -> None:
+    res = mem.observe("My sister Lena lives in Seattle near the lake", user_id="u", session_id="s")
+    assert [r.action.value for r in res] == ["BUFFERED"]
+    assert "not stored yet" in res[0].reason and "flush()" in res[0].reason
+    waiting = mem.buffered(user_id="u", session_id="s")
+    assert len(waiting) == 1 and "Lena lives in Seattle" in waiting[0]["text"] and waiting[0]["role"] == "user"
+    assert mem.search("where does Lena live", user_id="u") == []  # not recallable while it waits ...
+    flushed = mem.flush(user_id="u", session_id="s")
+    assert flushed and flushed[0].id is not None
+    assert mem.buffered(user_id="u", session_id="s") == []
+    assert "Lena" in mem.search("where does Lena live", user_id="u")[0].memory.content  # ... recallable now
+    assert mem.flush(user_id="u", session_id="s") == []
+    now = mem.observe("We saw three deer on the trail near the summit", user_id="u", session_id="s", flush=True)
+    assert now and now[0].id is not None and "deer" in mem.peek(now[0].id).content
