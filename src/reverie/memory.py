@@ -879,6 +879,7 @@ class Memory:
         return self._require(rec.id)
 
     def unpin(self, memory_id: str) -> MemoryRecord:
+        """Unpin a memory: forgetting and demotion apply to it again."""
         rec = self._require(memory_id)
         if rec.pinned:
             self._apply(rec, {"pinned": False, "updated_at": self.now()}, "unpinned", "user unpin", actor="unpin")

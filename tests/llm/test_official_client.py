@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reverie import Memory, SettableClock
+from reverie import AsyncMemory, Memory, SettableClock
 from reverie.embed.testing import HashEmbedder
 from reverie.errors import InvalidInputError
 from reverie.llm import OpenAIChat
@@ -115,6 +115,34 @@ def test_async_client_inside_a_running_loop_with_the_sync_memory(tmp_path: Path,
         client = openai.AsyncOpenAI(base_url=chat_server.url, api_key="k", max_retries=0)
         with _memory(str(tmp_path / "m.db"), tmp_path, clock, client) as mem:
             _extracted_by_llm(mem)
+        await client.close()
+
+    asyncio.run(main())
+
+
+def test_an_async_openai_client_runs_on_the_callers_loop(tmp_path: Path, clock: SettableClock, chat_server: Any,
+                                                        script_by_prompt: Any) -> None:
+    import httpx
+
+    chat_server.script = script_by_prompt({
+        "standalone": {"facts": [{"text": "Maya signed a lease for a flat in Graça", "category": "decision",
+                                  "temporal_type": "persistent", "valid_until": None, "entities": ["Maya"],
+                                  "confidence": 0.9}]},
+        "Merge": {"text": "m"}, "contradict": {"contradicts": False}, "relation": {"relations": []}})
+    seen: list[asyncio.AbstractEventLoop] = []
+
+    async def hook(_request: httpx.Request) -> None:
+        seen.append(asyncio.get_running_loop())
+
+    async def main() -> None:
+        http = httpx.AsyncClient(event_hooks={"request": [hook]})
+        client = openai.AsyncOpenAI(base_url=chat_server.url, api_key="k", max_retries=0, http_client=http)
+        async with AsyncMemory(tmp_path / "m.db", config={"opslog": {"enabled": False}}, clock=clock,
+                               embedder=HashEmbedder(64), llm=client) as mem:
+            res = await mem.observe("We decided to sign the lease in Graça", user_id="maya", session_id="s")
+            assert res[0].action is Action.CREATE
+            assert (await mem.history(res[0].id))[0].data["path"] == "llm"
+        assert seen and all(loop is asyncio.get_running_loop() for loop in seen)
         await client.close()
 
     asyncio.run(main())
