@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import inspect
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -71,7 +72,9 @@ class AsyncMemory:
         llm: Any | None = None,
         memory: Memory | None = None,
     ) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reverie-async")
+        self._worker: int | None = None  # the worker thread's ident, noted when it starts
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reverie-async",
+                                            initializer=self._note_worker)
         self._closed = False
         if memory is not None:
             if any(v is not None for v in (target, config, clock, embedder, llm)):
@@ -87,6 +90,9 @@ class AsyncMemory:
         except BaseException:
             self._executor.shutdown(wait=False)
             raise
+
+    def _note_worker(self) -> None:
+        self._worker = threading.get_ident()
 
     @classmethod
     async def open(cls, target: str | Path | None = None, **kwargs: Any) -> AsyncMemory:
@@ -108,6 +114,22 @@ class AsyncMemory:
                 CALLER_LOOP.reset(token)
 
         return await loop.run_in_executor(self._executor, run)
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Await ``fn(*args, **kwargs)`` on this memory's worker thread, in turn with every other call
+        (for code that works with ``self.memory`` directly, e.g. an integration doing several steps)."""
+        return await self._call(fn, *args, **kwargs)
+
+    def run_blocking(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run ``fn(*args, **kwargs)`` on the worker thread and wait for it, from synchronous code (a
+        synchronous API over the same memory stays in turn with the awaited calls)."""
+        if self._closed:
+            from reverie.errors import StoreError
+
+            raise StoreError("this AsyncMemory is closed")
+        if threading.get_ident() == self._worker:
+            return fn(*args, **kwargs)  # already on the worker: waiting for it would never end
+        return self._executor.submit(fn, *args, **kwargs).result()
 
     # lifecycle ---------------------------------------------------------------------------
     async def close(self) -> None:

@@ -523,13 +523,18 @@ def list_cmd(
     layer: LayerOpt = None,
     status: StatusOpt = None,
     category: CategoryOpt = None,
+    where: Annotated[str, typer.Option("--store", metavar="STORE", help="hot (searched by default), cold "
+                                       "(forgotten and consolidated memories) or all.")] = "hot",
     limit: Annotated[int, typer.Option(metavar="N", help="How many.")] = 50,
     as_json: JsonOpt = False,
 ) -> None:
     """List memories, newest first (no recall is counted)."""
+    if where not in ("hot", "cold", "all"):
+        _fail(InvalidInputError("--store must be hot, cold or all"))
+    filters = _filters(layer, status, category, session) or {}
+    filters["store"] = ["hot", "cold"] if where == "all" else [where]
     with _memory(db) as mem:
-        recs = mem.list(user_id=user, agent_id=agent, all_users=all_users, limit=limit,
-                        filters=_filters(layer, status, category, session))
+        recs = mem.list(user_id=user, agent_id=agent, all_users=all_users, limit=limit, filters=filters)
         if as_json:
             _print_json([r.to_dict() for r in recs])
             return
