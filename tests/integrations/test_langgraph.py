@@ -172,3 +172,48 @@ def test_a_graph_node_remembers_through_the_store_langgraph_hands_it(mem: Memory
     out = app.invoke({"user": "maya", "said": "Maya's sister Lena lives in Hamburg", "recalled": []})
     assert out["recalled"] == ["Maya's sister Lena lives in Hamburg"]
     assert dict(mem.users()) == {"maya": 2}
+
+
+def test_create_react_agent_tools_reach_reverie_through_the_store(mem: Memory) -> None:
+    import warnings
+
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.config import get_store
+
+    with warnings.catch_warnings():  # create_react_agent is kept but marked as moving to langchain.agents
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from langgraph.prebuilt import create_react_agent
+
+    class ToolCallingModel(GenericFakeChatModel):
+        """langchain-core's scripted chat model, accepting tools (it answers from its script)."""
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    @tool
+    def save_memory(text: str) -> str:
+        """Save something about the user for later conversations."""
+        get_store().put(("memories", "maya"), "jazz", {"content": text})
+        return "saved"
+
+    @tool
+    def search_memory(query: str) -> str:
+        """Search what is remembered about the user."""
+        return "\n".join(h.value["content"] for h in get_store().search(("memories", "maya"), query=query))
+
+    script = iter([
+        AIMessage(content="", tool_calls=[{"name": "save_memory", "args": {"text": "Maya loves jazz"}, "id": "c1"}]),
+        AIMessage(content="Saved."),
+        AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "music"}, "id": "c2"}]),
+        AIMessage(content="You love jazz."),
+    ])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        agent = create_react_agent(ToolCallingModel(messages=script), [save_memory, search_memory],
+                                   store=ReverieStore(mem))
+    agent.invoke({"messages": [("user", "Remember that I love jazz")]})
+    out = agent.invoke({"messages": [("user", "What music do I like?")]})
+    assert out["messages"][-2].content == "Maya loves jazz"  # the tool's answer, read back from reverie
+    assert [r.content for r in mem.list(user_id="maya")] == ["Maya loves jazz"]
