@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from reverie.llm.official import CALLER_LOOP
+from reverie._context import CALLER_LOOP
 from reverie.memory import Memory
 from reverie.model import HistoryEvent, MemoryRecord
 from reverie.results import AddResult, Hit

@@ -13,7 +13,6 @@ private event loop in a background thread, so the client's connection pool alway
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import json
 import threading
@@ -22,13 +21,10 @@ from collections.abc import Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
+from reverie._context import CALLER_LOOP
 from reverie.config.core import LLMSettings
 from reverie.errors import InvalidInputError
 from reverie.llm.client import CallHook, ChatJSON, CircuitBreaker, LLMClient
-
-#: the event loop of the AsyncMemory call running now (copied into its worker thread with the context)
-CALLER_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
-    "reverie_caller_loop", default=None)
 
 
 class _LoopThread:
