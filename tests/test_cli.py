@@ -122,7 +122,7 @@ def test_reactivate_and_undo_consolidation(db: str) -> None:
     clock = SettableClock()
     with Memory(db, clock=clock) as mem:
         ids = [r.id for r in mem.add_many(seed003, infer=False)]
-        clock.advance(days=60)
+        clock.advance(days=200)  # long enough without recall to fade below the consolidation threshold
         report = mem.dream(steps=["promote", "consolidate"])
         summary_id = next(s for s in report["steps"] if s["name"] == "consolidate")["details"]["summaries"][0]
     out = run("undo-consolidation", summary_id, "--db", db)
