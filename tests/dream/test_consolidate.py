@@ -458,8 +458,9 @@ def test_llm_summary_must_keep_names_and_numbers(make_memory: Any, clock: Settab
     summary = m.store.get([sid])[sid]
     why = summary.metadata[META]["why"]  # Gina (a speaker), Door Dash, Lakeside, Instagram, Denver, 6, 50, 12,000
     assert why.startswith("LLM fallback: the answer leaves out") and "numbers" in why
-    assert summary.content == extractive_summary([m.store.get([i])[i].content for i in summary.metadata[META]["members"]])
-    assert all(t.rstrip(".") in summary.content for t in turns) and set(summary.metadata[META]["members"]) == set(ids)
+    members = summary.metadata[META]["members"]
+    assert summary.content == extractive_summary([m.store.get([i])[i].content for i in members])
+    assert all(t.rstrip(".") in summary.content for t in turns) and set(members) == set(ids)
 
 
 # --- seed 001 themes ----------------------------------------------------------------------------------
