@@ -328,8 +328,7 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
         kept, vecs = _vectors(ctx.store, ids)
         groups, how = disjoint_groups(vecs, threshold=threshold, min_size=cc.group_size,
                                       max_size=cc.max_group_size, ids=kept, cfg=cfg,
-                                      fits=lambda idx, kept=kept: len(extractive_summary(
-                                          [contents[kept[i]] for i in idx])) <= cc.summary_max_chars)
+                                      fits=_fits([contents[i] for i in kept], cc.summary_max_chars))
         methods[how] += 1
         plans.extend(_Plan(KIND_SUMMARY, [kept[i] for i in g]) for g in groups)
     t2 = time.perf_counter()
@@ -349,6 +348,11 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
                           seconds={"scan": round(t1 - t0, 3), "group": round(t2 - t1, 3),
                                    "write": round(time.perf_counter() - t2, 3)})
     return report
+
+
+def _fits(texts: Sequence[str], max_chars: int) -> Callable[[Sequence[int]], bool]:
+    """Whether the extractive summary of the texts at some indices stays within ``max_chars``."""
+    return lambda idx: len(extractive_summary([texts[i] for i in idx])) <= max_chars
 
 
 def _still_fading(ctx: DreamContext, rec: MemoryRecord) -> bool:

@@ -210,6 +210,7 @@ def facts(text: str, *, speaker: bool = True) -> Facts:
     spans: list[tuple[int, int]] = []
     for m in _DATE.finditer(text):
         g = m.groupdict()
+        day: int | None
         if g["m4"] is not None:
             year, month, day = g["y4"], int(g["m4"]), int(g["d4"])
         else:
@@ -242,8 +243,8 @@ def facts(text: str, *, speaker: bool = True) -> Facts:
         names.update(_stem(w) for w in _WORD.findall(label.group("who")))
     for m in _WORD.finditer(text):
         word = m.group(0)
-        month = _MONTHS.get(word.rstrip("."))
-        stem = f"month:{month}" if month else _stem(word)
+        named = _MONTHS.get(word.rstrip("."))
+        stem = f"month:{named}" if named else _stem(word)
         words.add(stem)
         if not word[0].isupper() or word.casefold() in _PRONOUN_I:
             continue
