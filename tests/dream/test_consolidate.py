@@ -360,7 +360,7 @@ def test_a_summary_keeps_every_member_and_the_group_is_cut_to_fit(mem: Memory, c
     rng = np.random.default_rng(21)
     ids = [r.id for r in mem.add_many(LONG_TURNS, user_id="u", infer=False, vectors=_planted(rng, [12]))]
     text_of = dict(zip(ids, LONG_TURNS, strict=True))
-    clock.advance(days=60)
+    clock.advance(days=FADED)
     step = _step(mem.dream(steps=CONSOLIDATE), "consolidate")
     assert step["details"]["groups"] == 2 and step["details"]["members"] == 10
     recs = mem.store.get(ids)
@@ -385,7 +385,7 @@ def test_a_group_that_cannot_fit_the_minimum_is_not_formed(make_memory: Any, clo
         user = f"u{budget}"
         ids = [r.id for r in m.add_many(pairs, user_id=user, infer=False,
                                         vectors=_planted(np.random.default_rng(4), [6]))]
-        clock.advance(days=60)
+        clock.advance(days=FADED)
         step = _step(m.dream(steps=CONSOLIDATE, user_id=user), "consolidate")
         assert step["details"]["groups"] == groups and step["details"]["fading"] == 6
         recs = m.store.get(ids)
@@ -473,7 +473,7 @@ def test_llm_summary_must_keep_names_and_numbers(make_memory: Any, clock: Settab
     chat_server.script = llm_answers({"Compress these related memories": {"summary": lossy}})
     m = _llm(make_memory, chat_server)
     ids = [r.id for r in m.add_many(turns, user_id="u", infer=False, vectors=_planted(np.random.default_rng(2), [5]))]
-    clock.advance(days=60)
+    clock.advance(days=FADED)
     step = _step(m.dream(steps=CONSOLIDATE), "consolidate")
     assert step["details"]["methods"] == {"extractive": 1} and len(chat_server.requests) == 1
     [sid] = step["details"]["summaries"]
