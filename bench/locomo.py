@@ -20,7 +20,8 @@ the k slots. Session recall@k is the fraction of its evidence sessions among the
 slots. Both are averaged over questions. Also reported: the store's composition at question time
 (hot/cold × status, summaries, dream-made memories, the share of turns older than 60 days that
 consolidation compressed), the share of top-10 hits made by the dream that hold no evidence turn,
-and R@10 after one more full ``dream()`` on the final store.
+and R@10 after one more full ``dream()`` on a copy of the final store taken before the questions
+(SQLite; the questions' own accesses are not in it).
 
 Categories (numbering of the LoCoMo authors' code): 1 multi-hop, 2 temporal, 3 open-domain,
 4 single-hop, 5 adversarial. Headline = categories 1–4; 5 is reported separately.
@@ -467,7 +468,8 @@ class TurnCredit:
 
 
 def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: RunResult, *,
-               rows: list[tuple[int, dict[str, float]]] | None = None, ks: Sequence[int] = KS) -> None:
+               rows: list[tuple[int, dict[str, float]]] | None = None, ks: Sequence[int] = KS,
+               questions: list[dict[str, Any]] | None = None) -> None:
     """Ask every question once per k with ``search(k=k)`` (a search asks for exactly what it shows)."""
     credit = TurnCredit(mem, held)
     out_rows = result.rows if rows is None else rows
@@ -492,6 +494,8 @@ def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: Run
             score = score_question(q, credit.slots(hits))
             merged.update({key: v for key, v in score.items() if key.endswith(f"@{k}")})
         mine.append((q.category, merged))
+        if questions is not None:
+            questions.append({"sample": sample.sample_id, "question": q.index, "category": q.category, **merged})
     out_rows.extend(mine)
     if rows is None:
         result.per_conversation[sample.sample_id] = aggregate(mine)["headline_1_4"]
@@ -619,6 +623,7 @@ def run(
     quiet: bool = False,
     embed_cache: bool = True,
     extra_dream: bool = True,
+    questions_out: Path | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark and return the result document (see the module docs)."""
     from reverie import Memory, SettableClock
@@ -671,6 +676,7 @@ def run(
             base_emb = (bench_embedder(embedder, hash_dim=hash_dim, engine_cache=False, disk_cache=embed_cache)
                         if want_base else None)
             res, base = RunResult(), RunResult()
+            question_rows: list[dict[str, Any]] = []
             for sample in samples:
                 if mem.store.count(MemoryFilter.everything(user_id=sample.sample_id, all_users=False)):
                     raise SystemExit(f"{target} already holds memories of {sample.sample_id}: use a fresh --db")
@@ -685,12 +691,17 @@ def run(
                 res.composition[sample.sample_id] = composition(mem, sample, held, clock())
                 if base_emb is not None:
                     ask_baseline(mem.store, base_emb, sample, held, base, pool=baseline_pool)
-                ask_memory(mem, sample, held, res)
-                if extra_dream and lifecycle != "off":
-                    with Timer() as t_dream:
-                        mem.dream()
-                    res.dream_s += t_dream.seconds
-                    ask_memory(mem, sample, held, res, rows=res.after_dream_rows, ks=(10,))
+                copy = (_sqlite_copy(Path(target), workdir / f"{name.replace(':', '-')}-{sample.sample_id}-extra.db")
+                        if extra_dream and lifecycle != "off" and pg is None and not str(target).startswith("postgres")
+                        else None)
+                ask_memory(mem, sample, held, res, questions=question_rows)
+                if copy is not None:  # one more full dream on the store as it was before the questions
+                    with Memory(str(copy), config=memory_config(workdir / name.replace(":", "-"), **extra),
+                                clock=clock, embedder=emb) as again:
+                        with Timer() as t_dream:
+                            again.dream()
+                        res.dream_s += t_dream.seconds
+                        ask_memory(again, sample, held, res, rows=res.after_dream_rows, ks=(10,))
                 if not quiet:
                     log.print(f"[dim]{name}: {sample.sample_id}: {sample.turns} turns, "
                               f"{len(sample.questions)} questions, headline r@10 "
@@ -701,6 +712,10 @@ def run(
                        + {"default": "default settings (automatic tick) + a dream() at each day boundary",
                           "agent": "default settings + nightly dream + context() before each turn is stored",
                           "off": "ABLATION: automatic tick off, no dream"}[lifecycle])
+            if questions_out is not None:
+                questions_out.mkdir(parents=True, exist_ok=True)
+                (questions_out / f"{name.replace(':', '-')}.jsonl").write_text(
+                    "".join(json.dumps(r) + "\n" for r in question_rows), encoding="utf-8")
             if base_emb is not None:
                 base.turns, base.memories = res.turns, res.memories
                 doc["runs"]["baseline"] = summarise(
@@ -713,6 +728,19 @@ def run(
     if "off" in lifecycles:
         doc["lifecycle_vs_off"] = lifecycle_delta(doc["runs"], modes)
     return doc
+
+
+def _sqlite_copy(source: Path, dest: Path) -> Path:
+    """A consistent copy of a live SQLite store (the online backup API)."""
+    import sqlite3
+
+    src, dst = sqlite3.connect(str(source)), sqlite3.connect(str(dest))
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    return dest
 
 
 def lifecycle_delta(runs: dict[str, Any], modes: Sequence[str]) -> dict[str, Any]:
@@ -809,7 +837,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "boundary), agent (default + context() before each turn), off (ABLATION: no tick, no "
                         "dream); default: %(default)s")
     p.add_argument("--no-extra-dream", dest="extra_dream", action="store_false",
-                   help="skip the extra dream() on the final store and the R@10 measured after it")
+                   help="skip the extra dream() on a copy of the final store (SQLite) and the R@10 measured after it")
+    p.add_argument("--questions-out", type=Path, default=None,
+                   help="directory for one JSONL file per run with every question's recall (for per-question diffs)")
     p.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     p.add_argument("--embedder", choices=["local", "hash"], default="local",
                    help="local = all-MiniLM-L6-v2 (default engine embedder); hash = test embedder")
@@ -841,7 +871,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
               hash_dim=args.hash_dim, limit_conversations=args.limit_conversations,
               limit_sessions=args.limit_sessions, limit_questions=args.limit_questions, baseline=args.baseline,
               baseline_pool=args.baseline_pool, db=args.db, quiet=args.quiet, embed_cache=args.embed_cache,
-              extra_dream=args.extra_dream)
+              extra_dream=args.extra_dream, questions_out=args.questions_out)
     return finish(doc, args.out, quiet=args.quiet, show=print_tables)
 
 
