@@ -4,11 +4,15 @@
 >>> with Memory("memory.db") as mem:                      # doctest: +SKIP
 ...     mem.add("Alice prefers green tea", user_id="alice")
 ...     hits = mem.search("what does Alice drink?", user_id="alice")
+
+``AsyncMemory`` has the same methods, awaitable.
 """
 
+from reverie.aio import AsyncMemory
 from reverie.clock import SettableClock
 from reverie.config import Settings
 from reverie.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     ContentTooLargeError,
@@ -40,6 +44,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Action",
     "AddResult",
+    "AmbiguousIdError",
+    "AsyncMemory",
     "ConfigError",
     "ConflictError",
     "ContentTooLargeError",

@@ -27,7 +27,7 @@ import dataclasses
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,8 +38,9 @@ import numpy.typing as npt
 
 from reverie.config import Settings
 from reverie.embed.base import Embedder
+from reverie.embed.quantize import TYPICAL_FIDELITY
 from reverie.model import MemoryRecord, Status
-from reverie.read import filters, gate, graph, hybrid, hyde, intent, scoring, when
+from reverie.read import consolidated, filters, gate, graph, hybrid, hyde, intent, scoring, when
 from reverie.read.decompose import decompose
 from reverie.read.hot import HotTier
 from reverie.read.mmr import mmr_select
@@ -212,15 +213,27 @@ class ReadPipeline:
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
         cands = self.expand(self.candidates(plan, search, pool=pool, sparse=sparse), plan, flt, now, entities)
+        follow = not consolidated.reaches_cold(flt)
+        cold = follow and (cfg.cold_search == "always" or (cfg.cold_search == "when_weak" and self._weak(cands)))
+        if cold:
+            cands = _merged(cands, self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands)))
         records = self.store.get([c.id for c in cands])
-        proxies = {c.id for c in cands if c.id in records and search is not flt
-                   and records[c.id].status is Status.SUPERSEDED
-                   and not self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)}
-        cands = [c for c in cands if c.id in records and (
-            c.id in proxies or self._admissible(records[c.id], c, flt, req, now, strat.include_superseded))]
+        if cold:
+            self._check_cold(cands, records)
+        proxies = self._proxies(cands, records, search is not flt, lambda c: self._admissible(
+            records[c.id], c, flt, req, now, strat.include_superseded))
+        held = [c for c in cands if c.id in proxies]
+        cands = [c for c in cands if c.id in records and c.id not in proxies
+                 and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
+        followed = self._follow_summaries(cands, records, plan, flt, now) if follow and cfg.follow_summaries else 0
+        have = {c.id for c in cands}
+        cands += [c for c in held if c.id not in have]
+        proxies -= have  # a member its summary brought back is itself, not a proxy
         if current:
             cands += self._successors(cands, records, flt, now)
         query_info = self._query_info(req, plan, entities, windows)
+        if follow:
+            query_info["consolidation"] = {"cold_searched": cold, "summaries_followed": followed}
         if not [c for c in cands if c.id not in proxies]:
             return Outcome([], query_info)
         hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands),
@@ -232,6 +245,20 @@ class ReadPipeline:
         the past ("When did Maya live in Berlin?") wants the superseded memory itself."""
         return (self.settings.read.current_first and req.mode == "current" and req.as_of is None
                 and not asks_about_past(req.query))
+
+    def _proxies(self, cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord], widened: bool,
+                 admissible: Callable[[hybrid.Candidate], bool]) -> set[str]:
+        """Candidates superseded by a newer fact, found by the current-version search (``widened``): they
+        hand their score to what replaced them. A member held by its consolidation summary is no such
+        memory (recall through consolidation brings it back itself)."""
+        if not widened:
+            return set()
+        old = [c for c in cands if c.id in records and records[c.id].status is Status.SUPERSEDED
+               and not admissible(c)]
+        wanted = [records[c.id].superseded_by for c in old if records[c.id].superseded_by not in records]
+        parents = {**records, **(self.store.get([w for w in wanted if w]) if wanted else {})}
+        return {c.id for c in old if not (records[c.id].superseded_by in parents and
+                                          c.id in consolidated.members_of(parents[records[c.id].superseded_by]))}
 
     def _successors(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], flt: MemoryFilter,
                     now: datetime) -> list[hybrid.Candidate]:
@@ -248,9 +275,10 @@ class ReadPipeline:
             found = self.store.get(list(missing))
             wanted = {}
             for mid, rec in found.items():
-                if not filters.matches(dataclasses.replace(rec, status=Status.ACTIVE), flt):
-                    continue
                 origin = missing[mid]
+                if not filters.matches(dataclasses.replace(rec, status=Status.ACTIVE), flt) or \
+                        origin.id in consolidated.members_of(rec):
+                    continue  # out of scope, or the consolidation summary holding it (not a newer fact)
                 records[mid] = rec
                 have.add(mid)
                 if rec.status is Status.SUPERSEDED and rec.superseded_by:
@@ -260,8 +288,75 @@ class ReadPipeline:
                                                   {"successor": {"of": origin.id, "rank": None}}))
         return added
 
+    # recall through consolidation (read.consolidated) -----------------------------------------
+    def _weak(self, cands: Sequence[hybrid.Candidate]) -> bool:
+        """Whether the hot store's best vector match is below ``read.cold_weak_below``."""
+        floor = self.settings.read.for_profile("cold_weak_below", self.profile)
+        best = max((float(c.channels["vector"]["similarity"]) for c in cands if "vector" in c.channels),
+                   default=-1.0)
+        return best < floor
+
+    def _channels(self, plan: _Plan, flt: MemoryFilter, pool: int, stage: str, have: set[str],
+                  info: dict[str, dict[str, Any]] | None = None) -> list[hybrid.Candidate]:
+        """Both channels over ``flt`` for every sub-query, fused as the main search is; the new
+        candidates are marked with the ``stage`` that found them (and ``info`` per id)."""
+        cfg = self.settings.read
+        weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
+        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool)
+                   for i, sub in enumerate(plan.subqueries)]
+        found = [c for c in hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool] if c.id not in have]
+        for rank, c in enumerate(found, start=1):
+            c.stage = stage
+            c.channels[stage] = {"rank": rank, **(info or {}).get(c.id, {})}
+        return found
+
+    def _check_cold(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord]) -> None:
+        """Drop cold-store candidates that are no longer true (superseded by a newer fact, not by the
+        consolidation summary that holds them); reads the summaries they name in one call."""
+        cold = [c.id for c in cands if c.stage == "cold" and c.id in records]
+        wanted = {records[i].superseded_by for i in cold if records[i].status is Status.SUPERSEDED}
+        wanted.discard(None)
+        parents = dict(records)
+        missing = [i for i in wanted if i is not None and i not in parents]
+        if missing:
+            parents.update(self.store.get(missing))
+        by_id = {c.id: c for c in cands}
+        for mid in cold:
+            rec = records[mid]
+            if not consolidated.recallable(rec, parents):
+                del records[mid]
+            elif rec.status is Status.SUPERSEDED:  # an original held by this summary
+                by_id[mid].channels["cold"]["summary"] = rec.superseded_by
+
+    def _follow_summaries(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan,
+                          flt: MemoryFilter, now: datetime) -> int:
+        """Members of the consolidation summaries among the best ``read.summaries_followed`` candidates
+        join the pool, scored on their own relevance; returns how many summaries were followed."""
+        have = {c.id for c in cands}
+        parent: dict[str, str] = {}
+        best = sorted(cands, key=lambda c: (-c.rrf, c.id))[: self.settings.read.summaries_followed]
+        followed = 0
+        for c in best:
+            members = [m for m in consolidated.members_of(records[c.id]) if m not in have and m not in parent]
+            followed += bool(members)
+            parent.update(dict.fromkeys(members, c.id))
+        if not parent:
+            return 0
+        info = {mid: {"summary": sid} for mid, sid in parent.items()}
+        found = self._channels(plan, consolidated.member_filter(flt, parent), len(parent), "summary", have, info)
+        fetched = self.store.get([c.id for c in found])
+        summaries = {sid: records[sid] for sid in set(parent.values())}
+        for c in found:
+            rec = fetched.get(c.id)
+            if rec is not None and consolidated.recallable(rec, summaries) and filters.currently_valid(rec, now):
+                records[c.id] = rec
+                cands.append(c)
+        return followed
+
     def _admissible(self, rec: MemoryRecord, cand: hybrid.Candidate, flt: MemoryFilter, req: Request,
                     now: datetime, include_superseded: bool) -> bool:
+        if cand.stage in ("cold", "summary"):  # found through a scope-filtered search and checked above
+            return filters.currently_valid(rec, now)
         if cand.stage != "hybrid" and not filters.matches(rec, flt):
             return False
         if req.mode == "timeline" or req.as_of is not None or req.deep or include_superseded:
@@ -283,6 +378,9 @@ class ReadPipeline:
         cfg = self.settings.read
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
+        # a quantised (cold) memory's dequantised vector is shrunk towards noise: cos(q, x̂) ≈ fidelity·cos(q, x)
+        sims = sims / np.asarray([TYPICAL_FIDELITY[records[c.id].embedding_precision] for c in cands],
+                                 dtype=np.float32).reshape(sims.shape) if len(vecs) else sims
         ctx = self._context(req, plan, now, entities, windows)
         inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries),
                               queries=plan.subqueries)
@@ -295,6 +393,7 @@ class ReadPipeline:
         if proxies:
             cands, scored, vecs, sims = _through_proxies(cands, scored, vecs, sims, records, proxies)
         order = self._select(cands, scored, vecs, len(cands))
+        order = _members_take_slots(order, [c.id for c in cands], records)
         if self._current_first(req):
             order = self._current_version_first(order, cands, records, vecs, [sc for sc, _ in scored])
         # the whole pool is ordered, the hot tier merged into it, and only then the first k taken: the
@@ -397,7 +496,8 @@ class ReadPipeline:
         successor: dict[str, tuple[str, str, str]] = {}  # old id -> (new id, how, reason)
         for i, _ in order:
             rec = records[cands[i].id]
-            if rec.status is Status.SUPERSEDED and rec.superseded_by in index:
+            if rec.status is Status.SUPERSEDED and rec.superseded_by in index and \
+                    cands[i].stage not in ("cold", "summary"):  # a member held by its summary is still true
                 successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
         top = [i for i, _ in order[: cfg.update_check_top]]
         floor = self.settings.write.gate.profile(self.profile).update_candidate_min
@@ -442,10 +542,10 @@ class ReadPipeline:
                                    "rrf": {"k": self.settings.read.rrf_k, "score": cand.rrf, "weights": weights},
                                    **terms}
         mmr = dict(mmr)
-        for key in ("superseded", "current_version_of", "newer_first"):
+        for key in ("superseded", "current_version_of", "newer_first", "took_slot_of"):
             if key in mmr:
                 explain[key] = mmr.pop(key)
-        if rec.status is Status.SUPERSEDED and "superseded" not in explain:
+        if rec.status is Status.SUPERSEDED and "superseded" not in explain and cand.stage not in ("cold", "summary"):
             explain["superseded"] = {"by": rec.superseded_by, "how": "stored",
                                      "reason": "superseded when the newer memory was written"}
         if mmr:
@@ -477,6 +577,53 @@ class ReadPipeline:
             at = next((i for i, x in enumerate(merged) if x.score < h.score), len(merged))
             merged.insert(at, h)
         return merged
+
+
+def _members_take_slots(order: list[tuple[int, dict[str, Any]]], ids: Sequence[str],
+                        records: Mapping[str, MemoryRecord]) -> list[tuple[int, dict[str, Any]]]:
+    """No consolidation summary appears together with one of its own members: the member is the more
+    specific answer and takes the summary's slot (the best-ranked member moves up to it; one ranked
+    above the summary already holds a slot, and the summary leaves). Decided over the whole ordered
+    pool, so that how many results are asked for does not change which are shown."""
+    position = {ids[i]: p for p, (i, _) in enumerate(order)}
+    if not any(consolidated.members_of(records[ids[i]]) for i, _ in order):
+        return order
+    out = list(order)
+    p = 0
+    while p < len(out):
+        i, extra = out[p]
+        members = [m for m in consolidated.members_of(records[ids[i]]) if m in position]
+        present = [q for q, (j, _) in enumerate(out) if ids[j] in members]
+        if not present:
+            p += 1
+            continue
+        out.pop(p)  # the summary leaves
+        below = [q - 1 for q in present if q > p]
+        if below and not any(q < p for q in present):
+            j, member_extra = out.pop(below[0])
+            out.insert(p, (j, {**member_extra, "took_slot_of": ids[i]}))
+            p += 1
+    return out
+
+
+def _found(cands: Sequence[hybrid.Candidate]) -> set[str]:
+    """Ids the main hybrid search already admitted (the graph and the entity hub admit memories that
+    the caller's filter may still reject: a cold one among them can be found again by a later stage)."""
+    return {c.id for c in cands if c.stage == "hybrid"}
+
+
+def _merged(cands: list[hybrid.Candidate], found: Sequence[hybrid.Candidate]) -> list[hybrid.Candidate]:
+    """``cands`` plus ``found``; a memory in both keeps the later stage and every channel that found it."""
+    by_id = {c.id: c for c in cands}
+    out = list(cands)
+    for f in found:
+        old = by_id.get(f.id)
+        if old is None:
+            out.append(f)
+            continue
+        old.channels.update(f.channels)
+        old.stage, old.rrf = f.stage, max(old.rrf, f.rrf)
+    return out
 
 
 def _matrix(records: Sequence[MemoryRecord], dim: int) -> F32:
