@@ -4,6 +4,7 @@ modes, and questions about the past, still see the old version."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 from reverie import Memory, SettableClock
@@ -99,5 +100,5 @@ def test_scores_come_in_rank_order_or_say_why(make_memory, clock: SettableClock)
         ["water", "water and sun", "sun", "compost", "water", "weeding", "water daily", "a fence"])]
     mem.add_many(texts, user_id="u", infer=False)
     hits = mem.search("what does the garden need? water", user_id="u", k=8)
-    for above, hit in zip(hits, hits[1:], strict=False):
+    for above, hit in itertools.pairwise(hits):
         assert hit.score <= above.score or hit.explain.get("order"), hit.explain

@@ -24,6 +24,7 @@ similarity), boost and multiplier, and its MMR step.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 import threading
@@ -257,8 +258,12 @@ class ReadPipeline:
                and not admissible(c)]
         wanted = [records[c.id].superseded_by for c in old if records[c.id].superseded_by not in records]
         parents = {**records, **(self.store.get([w for w in wanted if w]) if wanted else {})}
-        return {c.id for c in old if not (records[c.id].superseded_by in parents and
-                                          c.id in consolidated.members_of(parents[records[c.id].superseded_by]))}
+        out: set[str] = set()
+        for c in old:
+            parent = parents.get(records[c.id].superseded_by or "")
+            if parent is None or c.id not in consolidated.members_of(parent):
+                out.add(c.id)
+        return out
 
     def _successors(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], flt: MemoryFilter,
                     now: datetime) -> list[hybrid.Candidate]:
@@ -591,7 +596,7 @@ def _members_take_slots(order: list[tuple[int, dict[str, Any]]], ids: Sequence[s
     out = list(order)
     p = 0
     while p < len(out):
-        i, extra = out[p]
+        i, _extra = out[p]
         members = [m for m in consolidated.members_of(records[ids[i]]) if m in position]
         present = [q for q, (j, _) in enumerate(out) if ids[j] in members]
         if not present:
@@ -678,7 +683,7 @@ def asks_about_past(query: str) -> bool:
 
 def _explain_order(hits: Sequence[Hit]) -> None:
     """A result scored higher than the one above it says why it comes later."""
-    for above, hit in zip(hits, hits[1:], strict=False):
+    for above, hit in itertools.pairwise(hits):
         if hit.score <= above.score:
             continue
         if "superseded" in hit.explain:

@@ -27,7 +27,6 @@ from reverie.results import Action
 from reverie.write import updates
 from reverie.write.text import content_words, sentences
 
-
 _NUMBER = re.compile(r"\d+")
 
 
@@ -179,9 +178,9 @@ def decide(
             return GateDecision(Action.SUPERSEDE, old, sim, why, checked=checked)
     near = sorted(neighbours, key=lambda n: -n.similarity)
     if not near or near[0].similarity < profile.create_below:
-        sim = near[0].similarity if near else None
-        return GateDecision(Action.CREATE, None, sim, f"novel (similarity {_fmt(sim)} < {profile.create_below})",
-                            checked=checked)
+        nearest = near[0].similarity if near else None
+        return GateDecision(Action.CREATE, None, nearest, f"novel (similarity {_fmt(nearest)} < "
+                            f"{profile.create_below})", checked=checked)
     best = near[0]
     old, sim = best.record, best.similarity
     if sim < profile.update_min:

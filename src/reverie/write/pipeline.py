@@ -393,8 +393,11 @@ class WritePipeline:
                      (c.score > 0 or c.similarity >= self.profile.change_min)][: self.cfg.gate.llm_update_candidates]
         for n in order:
             target = n.record
-            answer, _ = self._ask("contradiction", lambda llm, t=target: llm_stages.updates(
-                llm, t.content, cand.text, limit=self._limit), _fallbacks(cand))
+
+            def ask(llm: ChatJSON, old: str = target.content) -> tuple[bool, str] | None:
+                return llm_stages.updates(llm, old, cand.text, limit=self._limit)
+
+            answer, _ = self._ask("contradiction", ask, _fallbacks(cand))
             if answer is None:
                 return decision  # no valid answer: the heuristic verdict stands
             updates_it, why = answer

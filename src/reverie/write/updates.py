@@ -35,6 +35,7 @@ order two memories that both answer one question (never to hide one). Pure funct
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -227,8 +228,10 @@ _NUMBER_WORDS = {
     "birinci": 1, "ikinci": 2, "üçüncü": 3, "dördüncü": 4, "beşinci": 5,
 }
 _NUMBER_WORDS = {k: v for k, v in _NUMBER_WORDS.items() if v is not None}
-_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth twelfth twentieth "
-                      "birinci ikinci üçüncü dördüncü beşinci".split())
+_ORDINALS = _lex("""
+first second third fourth fifth sixth seventh eighth ninth tenth twelfth twentieth birinci ikinci
+üçüncü dördüncü beşinci
+""")
 _DAYS = (("monday", "pazartesi"), ("tuesday", "salı"), ("wednesday", "çarşamba"), ("thursday", "perşembe"),
          ("friday", "cuma"), ("saturday", "cumartesi"), ("sunday", "pazar"))
 _MONTHS = (("january", "ocak"), ("february", "şubat"), ("march", "mart"), ("april", "nisan"), ("may", "mayıs"),
@@ -310,14 +313,13 @@ def _is_turkish(word: str) -> bool:
     return any(c in _TR_CHARS for c in word)
 
 
-_TR_SUFFIXES = sorted("""
-lerimiz larımız leriniz larınız ımızın imizin ümüzün umuzun ımız imiz umuz ümüz ları leri ların lerin lara
-lere larda lerde lardan lerden iyorum ıyorum uyorum üyorum yorum iyoruz ıyoruz uyoruz üyoruz yoruz iyor ıyor
-ılmış ilmiş ulmuş ülmüş mış miş muş müş
-uyor üyor yor dık dik duk dük tık tik tuk tük dım dim dum düm tım tim tum tüm nın nin nun nün dan den tan ten
-nda nde yla yle da de ta te ya ye yı yi yu yü na ne ın in un ün la le ım im um üm sı si su sü ki
-ı i u ü a e m
-""".split(), key=len, reverse=True)
+_TR_SUFFIXES = sorted(_lex("""
+lerimiz larımız leriniz larınız ımızın imizin ümüzün umuzun ımız imiz umuz ümüz ları leri ların lerin
+lara lere larda lerde lardan lerden iyorum ıyorum uyorum üyorum yorum iyoruz ıyoruz uyoruz üyoruz yoruz
+iyor ıyor ılmış ilmiş ulmuş ülmüş mış miş muş müş uyor üyor yor dık dik duk dük tık tik tuk tük dım dim
+dum düm tım tim tum tüm nın nin nun nün dan den tan ten nda nde yla yle da de ta te ya ye yı yi yu yü
+na ne ın in un ün la le ım im um üm sı si su sü ki ı i u ü a e m
+"""), key=len, reverse=True)
 
 
 def _tr_stem(w: str) -> str:
@@ -514,7 +516,8 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         change=[m.group(0).casefold() for m in _CHANGE.finditer(text)],
         correction=[m.group(0).casefold() for m in _CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in _ADDITIVE.finditer(text)],
-        dropped=dropped, moved_from=moved_from, moved_to=moved_to, negated=bool(_NEGATION.search(text) or (turkish and _NEGATION_TR.search(text))),
+        dropped=dropped, moved_from=moved_from, moved_to=moved_to,
+        negated=bool(_NEGATION.search(text) or (turkish and _NEGATION_TR.search(text))),
         polarity=polarity,
         past=_is_past(words), question=question, copula=_is_copula(words, turkish), topic=topic, targets=targets,
     )
@@ -574,9 +577,9 @@ def _role_holder(raw: list[str], words: list[str], subject: tuple[str, ...], sub
 def _lead(words: list[str]) -> int:
     """Index of the first word after discourse openers and change words ("Honestly", "Update:", "now")."""
     i = 0
-    while i < len(words) and (words[i] in _DISCOURSE or words[i] in _STOP and words[i] not in _FIRST_PERSON
+    while i < len(words) and (words[i] in _DISCOURSE or (words[i] in _STOP and words[i] not in _FIRST_PERSON
                               and words[i] not in _DETERMINERS and words[i] not in ("my", "our")
-                              and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days")):
+                              and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days"))):
         i += 1
     return i
 
@@ -652,106 +655,148 @@ def _is_copula(words: list[str], turkish: bool) -> bool:
 _DATE = re.compile(
     r"\b(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>[A-Za-zçğıöşüÇĞİÖŞÜ]+)|"
     r"\b(?P<m2>[A-Za-zçğıöşüÇĞİÖŞÜ]+)\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b")
-_PREPOSITIONS = frozenset("at in on to with by from for".split())
-_NP_SKIP = frozenset("the a an my our his her their your this that some".split())
+_PREPOSITIONS = frozenset(["at", "in", "on", "to", "with", "by", "from", "for"])
+_NP_SKIP = frozenset(["the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "some"])
 
 
 def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: bool,
             names: set[str] = frozenset()) -> list[Value]:  # type: ignore[assignment]
-    out: list[Value] = []
-    taken: set[int] = {i for i, w in enumerate(raw) if w[:1].isupper() and (_core(w) in names or
-                                                                             stem(w, turkish) in names)}
-    spans = [m.span() for m in _TOKEN.finditer(text)]
+    """The values a clause states (see :class:`Value`); the subject's own ``names`` are none."""
+    return _ValueReader(text, raw, words, lead, turkish, names).read()
 
-    def take(start: int, end: int) -> None:
-        taken.update(i for i, (a, b) in enumerate(spans) if a < end and b > start)
 
-    for m in _TIME.finditer(text):
-        h = m.group(1) or m.group(4) or m.group(6)
-        mins = m.group(2) or m.group(5) or m.group(7) or "00"
-        ampm = (m.group(3) or "").replace(".", "").lower()
-        hour = int(h) % 12 + (12 if ampm == "pm" else 0) if ampm else int(h)
-        out.append(Value("time", f"{hour}:{mins}", m.group(0), _anchor_before(text[:m.start()], turkish)))
-        take(*m.span())
-    for i, w in enumerate(raw):
-        month = _month(w)
-        if month is None:
-            continue
-        for j in (i + 1, i - 1, i - 2):
-            if j == i - 2 and (j < 0 or words[i - 1] != "of"):
+class _ValueReader:
+    """Reads the values of one clause: times and dates first, then token by token."""
+
+    def __init__(self, text: str, raw: list[str], words: list[str], lead: int, turkish: bool,
+                 names: set[str]) -> None:
+        self.text, self.raw, self.words, self.lead, self.turkish = text, raw, words, lead, turkish
+        self.out: list[Value] = []
+        self.taken: set[int] = {i for i, w in enumerate(raw) if w[:1].isupper() and (
+            _core(w) in names or stem(w, turkish) in names)}
+        self.spans = [m.span() for m in _TOKEN.finditer(text)]
+
+    def read(self) -> list[Value]:
+        self._times()
+        self._dates()
+        if not self.turkish:
+            self.out.extend(_direct_object(self.raw, self.words, self.taken))
+        i = 0
+        while i < len(self.raw):
+            i = self._token(i)
+        return self.out
+
+    def _take(self, start: int, end: int) -> None:
+        self.taken.update(i for i, (a, b) in enumerate(self.spans) if a < end and b > start)
+
+    def _times(self) -> None:
+        for m in _TIME.finditer(self.text):
+            h = m.group(1) or m.group(4) or m.group(6)
+            mins = m.group(2) or m.group(5) or m.group(7) or "00"
+            ampm = (m.group(3) or "").replace(".", "").lower()
+            hour = int(h) % 12 + (12 if ampm == "pm" else 0) if ampm else int(h)
+            self.out.append(Value("time", f"{hour}:{mins}", m.group(0),
+                                  _anchor_before(self.text[:m.start()], self.turkish)))
+            self._take(*m.span())
+
+    def _dates(self) -> None:
+        raw, words = self.raw, self.words
+        for i, w in enumerate(raw):
+            month = _month(w)
+            if month is None:
                 continue
-            if 0 <= j < len(raw) and j not in taken and re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?(?:['’]\w+)?", raw[j]):
-                day = _digits(raw[j].split("'")[0].split("’")[0])
-                if 1 <= day <= 31:
-                    text_ = f"{raw[min(i, j)]} {raw[max(i, j)]}"
-                    out.append(Value("date", f"{month}-{day}", text_, _anchor(words, min(i, j), turkish)))
-                    taken.update((i, j))
-                    break
-    if not turkish:
-        out.extend(_direct_object(raw, words, taken))
-    i = 0
-    while i < len(raw):
-        w, f = raw[i], words[i]
-        month = _month(w) if i not in taken else None
-        if i in taken or (f in _STOP and not f[:1].isdigit() and month is None) or \
-                (f in _TITLE and i + 1 < len(raw) and raw[i + 1][:1].isupper()):
-            i += 1
-            continue
-        anchor = _anchor(words, i, turkish)
+            for j in (i + 1, i - 1, i - 2):
+                if j == i - 2 and (j < 0 or words[i - 1] != "of"):
+                    continue
+                if 0 <= j < len(raw) and j not in self.taken and \
+                        re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?(?:['’]\w+)?", raw[j]):
+                    day = _digits(raw[j].split("'")[0].split("’")[0])
+                    if 1 <= day <= 31:
+                        self.out.append(Value("date", f"{month}-{day}", f"{raw[min(i, j)]} {raw[max(i, j)]}",
+                                              _anchor(words, min(i, j), self.turkish)))
+                        self.taken.update((i, j))
+                        break
+
+    def _token(self, i: int) -> int:
+        """The value at token ``i``, if any; returns the next token to read."""
+        w, f = self.raw[i], self.words[i]
+        month = _month(w) if i not in self.taken else None
+        if i in self.taken or (f in _STOP and not f[:1].isdigit() and month is None) or \
+                (f in _TITLE and i + 1 < len(self.raw) and self.raw[i + 1][:1].isupper()):
+            return i + 1
+        anchor = _anchor(self.words, i, self.turkish)
         day = _day(w)
-        if day and (w[:1].isupper() or turkish or f.startswith(day[:3])):
-            out.append(Value("day", day, w, anchor))
+        if day and (w[:1].isupper() or self.turkish or f.startswith(day[:3])):
+            self.out.append(Value("day", day, w, anchor))
         elif month:
-            out.append(Value("month", month, w, anchor))
+            self.out.append(Value("month", month, w, anchor))
         elif re.fullmatch(r"(?:19|20)\d\d(?:['’]\w+)?", w):
-            out.append(Value("year", w[:4], w, anchor))
+            self.out.append(Value("year", w[:4], w, anchor))
         elif re.fullmatch(r"\d+(?:st|nd|rd|th)", f):
-            out.append(Value("number", f"#{_digits(f)}@ord", w, anchor))
+            self.out.append(Value("number", f"#{_digits(f)}@ord", w, anchor))
         elif w[:1].isdigit():
-            j, group = i, [w]
-            while j + 1 < len(raw) and re.fullmatch(r"\d{2,5}", raw[j + 1]) and re.fullmatch(r"\d{2,5}", raw[j]):
-                j += 1
-                group.append(raw[j])
-            if len(group) > 1 and len("".join(group)) >= 7:
-                out.append(Value("code", "".join(group), " ".join(group), anchor))
-                i = j + 1
-                continue
-            m2 = re.fullmatch(r"(\d+(?:[.,]\d+)*)['’]?([^\W\d_]*)", w)
-            if m2 and (not m2.group(2) or m2.group(2).casefold() in _UNITS or turkish):
-                num = _number(m2.group(1))
-                unit = _UNITS.get(m2.group(2).casefold()) or _unit_after(raw, i) or \
-                    (_UNITS.get(_core(raw[i - 1])) if i > 0 else None) or _age_unit(words, i)
-                out.append(Value("number", f"#{num:g}" + (f"@{unit}" if unit else ""), w, anchor))
-            else:
-                out.append(Value("code", f, w, anchor))
-        elif f in _NUMBER_WORDS and not (f == "one" and (i == 0 or words[i - 1] in _DETERMINERS
-                                                        or i + 1 < len(words) and words[i + 1] in _STOP)):
-            unit = "ord" if f in _ORDINALS else _unit_after(raw, i)
-            out.append(Value("number", f"#{_NUMBER_WORDS[f]}" + (f"@{unit}" if unit else ""), w, anchor))
+            return self._number(i, anchor)
+        elif f in _NUMBER_WORDS and not (f == "one" and (i == 0 or self.words[i - 1] in _DETERMINERS or (
+                i + 1 < len(self.words) and self.words[i + 1] in _STOP))):
+            unit = "ord" if f in _ORDINALS else _unit_after(self.raw, i)
+            self.out.append(Value("number", f"#{_NUMBER_WORDS[f]}" + (f"@{unit}" if unit else ""), w, anchor))
         elif re.fullmatch(r"[a-zçğıöşü]+\d+[a-z0-9]*", f):
-            out.append(Value("code", f, w, anchor))  # a password, a model number
-        elif w[:1].isupper() and f not in _FIRST_PERSON and f not in _DISCOURSE and not _CHANGE.fullmatch(f) \
-                and not _CORRECTION.fullmatch(f) and (i != lead or _name_at_lead(raw, i, turkish)) \
-                and not (turkish and _tr_possessive(f) and "'" not in f):
-            j, parts = i, [w]
-            while "'" not in raw[j] and "’" not in raw[j] and j + 1 < len(raw) and j + 1 not in taken and \
-                    (raw[j + 1][:1].isupper() or re.fullmatch(r"\d{1,2}", raw[j + 1])) \
-                    and _day(raw[j + 1]) is None and _month(raw[j + 1]) is None:
-                j += 1
-                parts.append(raw[j])
-            name = " ".join(_core(p) for p in parts if _fold(p) not in _TITLE)
-            if name:
-                out.append(Value("name", name, " ".join(parts), anchor))
-            i = j + 1
-            continue
-        elif not turkish and i > 0 and f not in _STOP and not _CHANGE.fullmatch(f) and not f.endswith("ly") and \
-                (not _is_predicate(f) or words[i - 1] in _PREPOSITIONS or words[i - 1] in _NP_SKIP):
-            prep = _preposition_before(words, i)
-            if prep and (i + 1 >= len(words) or words[i + 1] in _STOP or words[i + 1] in _PREPOSITIONS
-                         or not words[i + 1][:1].isalpha() or _CHANGE.fullmatch(words[i + 1])):
-                out.append(Value(f"obj:{prep}", stem(f), w, anchor))  # the object of "at", "to", "by" …
-        i += 1
-    return out
+            self.out.append(Value("code", f, w, anchor))  # a password, a model number
+        elif self._name_starts(i):
+            return self._name(i, anchor)
+        else:
+            self._preposition_object(i, anchor)
+        return i + 1
+
+    def _number(self, i: int, anchor: str) -> int:
+        raw, w = self.raw, self.raw[i]
+        j, group = i, [w]
+        while j + 1 < len(raw) and re.fullmatch(r"\d{2,5}", raw[j + 1]) and re.fullmatch(r"\d{2,5}", raw[j]):
+            j += 1
+            group.append(raw[j])
+        if len(group) > 1 and len("".join(group)) >= 7:  # a phone number written in groups
+            self.out.append(Value("code", "".join(group), " ".join(group), anchor))
+            return j + 1
+        m = re.fullmatch(r"(\d+(?:[.,]\d+)*)['’]?([^\W\d_]*)", w)
+        if m and (not m.group(2) or m.group(2).casefold() in _UNITS or self.turkish):
+            unit = _UNITS.get(m.group(2).casefold()) or _unit_after(raw, i) or \
+                (_UNITS.get(_core(raw[i - 1])) if i > 0 else None) or _age_unit(self.words, i)
+            self.out.append(Value("number", f"#{_number(m.group(1)):g}" + (f"@{unit}" if unit else ""), w, anchor))
+        else:
+            self.out.append(Value("code", self.words[i], w, anchor))
+        return i + 1
+
+    def _name_starts(self, i: int) -> bool:
+        w, f = self.raw[i], self.words[i]
+        return w[:1].isupper() and f not in _FIRST_PERSON and f not in _DISCOURSE and not _CHANGE.fullmatch(f) \
+            and not _CORRECTION.fullmatch(f) and (i != self.lead or _name_at_lead(self.raw, i, self.turkish)) \
+            and not (self.turkish and _tr_possessive(f) and "'" not in f)
+
+    def _name(self, i: int, anchor: str) -> int:
+        raw = self.raw
+        j, parts = i, [raw[i]]
+        while "'" not in raw[j] and "’" not in raw[j] and j + 1 < len(raw) and j + 1 not in self.taken and \
+                (raw[j + 1][:1].isupper() or re.fullmatch(r"\d{1,2}", raw[j + 1])) \
+                and _day(raw[j + 1]) is None and _month(raw[j + 1]) is None:
+            j += 1
+            parts.append(raw[j])
+        name = " ".join(_core(p) for p in parts if _fold(p) not in _TITLE)
+        if name:
+            self.out.append(Value("name", name, " ".join(parts), anchor))
+        return j + 1
+
+    def _preposition_object(self, i: int, anchor: str) -> None:
+        """The noun governed by "at", "to", "by" … ("at the library"): a value of kind ``obj:<prep>``."""
+        words, f = self.words, self.words[i]
+        if self.turkish or i == 0 or f in _STOP or _CHANGE.fullmatch(f) or f.endswith("ly"):
+            return
+        if _is_predicate(f) and words[i - 1] not in _PREPOSITIONS and words[i - 1] not in _NP_SKIP:
+            return
+        prep = _preposition_before(words, i)
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if prep and (not nxt or nxt in _STOP or nxt in _PREPOSITIONS or not nxt[:1].isalpha()
+                     or _CHANGE.fullmatch(nxt)):
+            self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
 
 
 _OBJECT_VERBS = re.compile(
@@ -814,8 +859,8 @@ def _complement(raw: list[str], words: list[str], taken: set[int]) -> list[Value
 def _preposition_before(words: list[str], i: int) -> str | None:
     """The preposition that governs the noun at ``i`` ("at the library" → "at"), if any."""
     j = i - 1
-    while j >= 0 and (words[j] in _NP_SKIP or words[j].endswith("'s") or j == i - 1 and words[j] not in _STOP
-                      and words[j] not in _PREPOSITIONS and not _is_predicate(words[j])):
+    while j >= 0 and (words[j] in _NP_SKIP or words[j].endswith("'s") or (j == i - 1 and words[j] not in _STOP
+                      and words[j] not in _PREPOSITIONS and not _is_predicate(words[j]))):
         j -= 1
         if i - j > 3:
             return None
@@ -863,8 +908,8 @@ def _anchor_before(text: str, turkish: bool = False) -> str:
     return _anchor(words, len(words), turkish)
 
 
-_SELF_WORDS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll me us ben biz".split())
-_PRONOUNS = frozenset("it it's they they're he he's she she's this that there there's o onlar bu şu".split())
+_SELF_WORDS = _lex("i i'm i've i'd i'll we we're we've we'd we'll me us ben biz")
+_PRONOUNS = _lex("it it's they they're he he's she she's this that there there's o onlar bu şu")
 _VERB_START = re.compile(r"^(sold|got|bought|moved|switched|changed|started|stopped|quit|dropped|cancell?ed|closed|"
                          r"put|scrap|down|up|turned|joined|left|gave|took|went|found|tried|had|have|been|love|"
                          r"hate|like|prefer|need|want|think|feel|use|drink|eat|take|go|run|work|live|bumped|"
@@ -1167,8 +1212,8 @@ def _held(v: Value, terms: set[str]) -> bool:
 
 
 def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
-    """``same``, ``different`` (two people told apart), ``different-thing`` (two things told apart) or
-    ``unknown``."""
+    """``same``, ``different`` (two people or two things told apart), ``different-thing`` (two things of
+    other kinds) or ``unknown``."""
     so, sn = oc.subject, nc.subject
     new_words = nc.subject_words
     if nc.topic is not None:  # "my doctor raised my dose": the dose is what the new statement is about
@@ -1177,52 +1222,62 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
     if not so or not sn:
         return "unknown"
     if so[0] == sn[0] == "thing" and so[2] == sn[2]:
-        # what tells two things of one kind apart: their owner and modifiers ("The Berlin office" / "The Lisbon
-        # office", "my car insurance" / "my home insurance", "my car" / "my wife's car", "farmers' market")
-        marks_o = (oc.subject_words | {stem(so[1], a.turkish)}) - {so[2], "self", ""}
-        marks_n = (new_words | {stem(sn[1], b.turkish)}) - {sn[2], "self", ""}
-        if marks_o and marks_n and not marks_o & marks_n:
-            return "different"
-        if so[1] and sn[1] and so[1] != sn[1] and "self" in (so[1], sn[1]):
-            return "different"
-        return "same"
+        return _same_kind_of_thing(so, sn, oc.subject_words, new_words, a.turkish)
     if so == sn:
         return "same"
-    ko, kn = so[0], sn[0]
-    pair = {ko, kn}
-    if pair == {"self"}:
-        return "same"
-    if pair == {"self", "rel"}:
-        rel = so if ko == "rel" else sn
-        return "different" if rel[1] == "self" else "unknown"
-    if pair == {"rel"}:
-        if so[1:] == sn[1:]:
-            return "same"
-        names_o = oc.subject_words - {so[2]}
-        names_n = nc.subject_words - {sn[2]}
-        if names_o & names_n and so[1] == sn[1]:
-            return "same"
-        return "different"
-    if pair == {"lead"}:
-        return "same" if oc.subject_words & nc.subject_words else "unknown"
-    if pair in ({"lead", "rel"}, {"lead", "thing"}):
-        lead_words = oc.subject_words if ko == "lead" else nc.subject_words
-        other = sn if ko == "lead" else so
-        other_words = nc.subject_words if ko == "lead" else oc.subject_words
-        if other[1] in lead_words or any(stem(x) == other[1] for x in lead_words):
-            return "different"  # "Sam" / "Sam's parents"
-        return "same" if lead_words & other_words else "unknown"
+    pair = frozenset({so[0], sn[0]})
     if pair == {"thing"}:
-        if so[2] == sn[2]:
-            names_o = oc.subject_words - {so[2]}
-            names_n = nc.subject_words - {sn[2]}
-            if names_o and names_n and not names_o & names_n and so[1] == sn[1] == "":
-                return "different-thing"
-            return "same"
-        if so[2] in b.stems or sn[2] in a.stems:
-            return "unknown"
-        return "different-thing"
+        return "unknown" if so[2] in b.stems or sn[2] in a.stems else "different-thing"
+    return _SUBJECT_PAIRS.get(pair, _unknown)(so, sn, oc.subject_words, nc.subject_words)
+
+
+def _same_kind_of_thing(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str],
+                        turkish: bool) -> str:
+    """What tells two things of one kind apart: their owner and modifiers ("The Berlin office" / "The
+    Lisbon office", "my car insurance" / "my home insurance", "my car" / "my wife's car")."""
+    marks_o = (words_o | {stem(so[1], turkish)}) - {so[2], "self", ""}
+    marks_n = (words_n | {stem(sn[1], turkish)}) - {sn[2], "self", ""}
+    if marks_o and marks_n and not marks_o & marks_n:
+        return "different"
+    if so[1] and sn[1] and so[1] != sn[1] and "self" in (so[1], sn[1]):
+        return "different"
+    return "same"
+
+
+def _unknown(*_: object) -> str:
     return "unknown"
+
+
+def _self_and_relation(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    rel = so if so[0] == "rel" else sn
+    return "different" if rel[1] == "self" else "unknown"  # "I" / "my sister"
+
+
+def _two_relations(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    if so[1:] == sn[1:] or ((words_o - {so[2]}) & (words_n - {sn[2]}) and so[1] == sn[1]):
+        return "same"
+    return "different"  # "my brother" / "my sister", "my brother" / "my brother's wife"
+
+
+def _two_leads(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    return "same" if words_o & words_n else "unknown"
+
+
+def _lead_and_other(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    lead_words, other, other_words = (words_o, sn, words_n) if so[0] == "lead" else (words_n, so, words_o)
+    if other[1] in lead_words or any(stem(x) == other[1] for x in lead_words):
+        return "different"  # "Sam" / "Sam's parents"
+    return "same" if lead_words & other_words else "unknown"
+
+
+_SUBJECT_PAIRS: dict[frozenset[str], Callable[[tuple[str, ...], tuple[str, ...], set[str], set[str]], str]] = {
+    frozenset({"self"}): lambda *_args: "same",
+    frozenset({"self", "rel"}): _self_and_relation,
+    frozenset({"rel"}): _two_relations,
+    frozenset({"lead"}): _two_leads,
+    frozenset({"lead", "rel"}): _lead_and_other,
+    frozenset({"lead", "thing"}): _lead_and_other,
+}
 
 
 def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
@@ -1259,162 +1314,223 @@ def _topic_differs(oc: Clause, nc: Clause) -> str | None:
     return f"the new statement changes another thing ({head} / {old_head})"
 
 
+@dataclass(slots=True)
+class _Pair:
+    """One old clause read against one new clause, and what the reading found so far."""
+
+    oc: Clause
+    nc: Clause
+    a: Statement
+    b: Statement
+    subject: str
+    corrects: list[str]
+    ev: list[tuple[float, str]] = field(default_factory=list)
+    explicit: float = 0.0
+    let_go: list[Value] = field(default_factory=list)
+    moved: list[Value] = field(default_factory=list)
+    shared: set[str] = field(default_factory=set)
+    subs: list[tuple[Value, Value]] = field(default_factory=list)
+    frame: set[str] = field(default_factory=set)
+    families: set[str] = field(default_factory=set)
+    functional: bool = False
+    cue: float = 0.0
+    copula: bool = False
+
+    def add(self, weight: float, text: str) -> float:
+        self.ev.append((weight, text))
+        return weight
+
+
 def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correction: bool) -> Verdict:
-    ev: list[tuple[float, str]] = []
-    subject = _subjects(oc, nc, a, b)
-    old_values = oc.values
-    # explicit evidence: the new clause lets go of what the old one holds
-    explicit = 0.0
-    let_go = [v for v in old_values if _held(v, nc.dropped)]
-    objects = oc.stems - oc.subject_words
-    let_go_words = sorted((objects & nc.dropped) - nc.subject_words) if not let_go else []
-    if let_go or let_go_words:
-        explicit = 3.5
-        ev.append((3.5, f"lets go of '{', '.join([v.text for v in let_go] or let_go_words)}', "
-                        "which the old statement holds"))
-    moved = [v for v in old_values if _held(v, nc.moved_from)]
-    if moved and not explicit:
-        explicit = 3.5
-        ev.append((3.5, f"changes from '{', '.join(v.text for v in moved)}', which the old statement holds"))
-    shared = oc.stems & (nc.stems | nc.context)
-    if not explicit and oc.polarity * nc.polarity < 0 and shared - _LIKE - _DISLIKE:
-        explicit = 3.5
-        ev.append((3.5, "the preference turned around over the same thing"))
-    a_over, b_over = _OVER.search(oc.text), _OVER.search(nc.text)
-    if not explicit and a_over and b_over and stem(a_over.group(1)) == stem(b_over.group(2)) and \
-            stem(a_over.group(2)) == stem(b_over.group(1)):
-        explicit = 3.5
-        ev.append((3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')"))
-    if not explicit and oc.negated != nc.negated and len(shared) >= 2 and subject != "different" and \
-            len(shared) >= min(len(oc.stems), len(nc.stems)) // 2:
-        explicit = 3.0
-        ev.append((3.0, "negates what the old statement asserts over the same words"))
-    # the same slot with another value
-    weak = 0.0
-    new_values = [v for v in nc.values if not _held(v, nc.moved_from)
-                  and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)]
-    still = [v for v in old_values if v.kind == "name" and set(v.norm.split()) & nc.subject_words]
-    subs = substitutions([v for v in old_values if v not in still], new_values, nc.targets)
-    if subs:
-        typed = [(o, n) for o, n in subs if not o.kind.startswith("obj")]
-        gain = 1.5 if typed else 1.0
-        weak += gain
-        ev.append((gain, "another value in the same place: " + "; ".join(f"'{o.text}' → '{n.text}'"
-                                                                          for o, n in subs[:3])))
-        anchors = {o.anchor for o, _ in subs if o.anchor} & {n.anchor for _, n in subs if n.anchor}
-        units = {_kind(o) for o, n in subs if "@" in _kind(o) and _kind(o) == _kind(n)}
-        if anchors or units:
-            weak += 0.5
-            ev.append((0.5, f"both are values of '{', '.join(sorted(anchors | units))}'"))
-    names = set() if a.turkish else {w for c in (oc, nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
-    frame = shared - (names if subject != "same" else set())
-    if frame:
-        bonus = min(1.5, 0.5 * len(frame))
-        weak += bonus
-        ev.append((bonus, f"shared words: {', '.join(sorted(frame)[:5])}"))
-    families = oc.families & nc.families
-    sub_kinds = {k for o, _ in subs for k in (o.kind, _kind(o).split("@")[0])}
-    functional = False
-    if families:
-        fitting = [f for f in families if _FAMILIES[f].kinds & sub_kinds] if subs else list(families)
-        functional = any(_FAMILIES[f].functional for f in fitting)
-        bonus = 1.0 if functional else 0.5
-        weak += bonus
-        ev.append((bonus, f"same attribute ({', '.join(sorted(families))})"
-                          + (", one value at a time" if functional else "")))
-    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or _names_old_attribute(oc, nc)]
-    cue = 0.0
-    if change:
-        cue += 1.0
-        ev.append((1.0, f"states a change ({', '.join(dict.fromkeys(change))})"))
-    corrects = nc.correction or (["classified as a correction"] if correction else [])
-    if corrects:
-        cue += 1.0
-        ev.append((1.0, f"a correction ({', '.join(dict.fromkeys(corrects))})"))
-    weak += min(cue, 1.5)
-    copula = oc.copula and nc.copula
-    if subs and copula and subject in ("same", "unknown"):
-        weak += 0.5
-        ev.append((0.5, "'X is V' holds one value at a time"))
-    if subject == "same":
-        weak += 0.5
-        ev.append((0.5, "same subject"))
-    # against
-    against = 0.0
-    if subject == "different":
-        against += 3.0
-        ev.append((-3.0, "different subjects"))
-    elif subject == "different-thing" and not cue:
-        against += 1.5
-        ev.append((-1.5, "about different things"))
-    if oc.families and nc.families and not families:
-        against += 1.5
-        ev.append((-1.5, f"different attributes ({', '.join(sorted(oc.families))} / "
-                         f"{', '.join(sorted(nc.families))})"))
-    anchored = subs and (({o.anchor for o, _ in subs if o.anchor} & {n.anchor for _, n in subs if n.anchor})
-                         or any("@" in _kind(o) and _kind(o) == _kind(n) for o, n in subs))
-    targeted = subs and nc.targets and subject in ("same", "unknown") and any(
-        _held(n, nc.targets) for _, n in subs)
-    events = {stem(e, a.turkish) for e in _EVENTS}
-    both_events = len(oc.subject) > 2 and len(nc.subject) > 2 and oc.subject[0] == nc.subject[0] == "thing" and \
-        oc.subject[2].lstrip("·") in events and nc.subject[2].lstrip("·") in events
-    said_of = copula and subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
-    if subs and not explicit and not frame and not families and not anchored and not targeted and not both_events \
-            and not said_of:
-        against += 1.5
-        ev.append((-1.5, "nothing ties the values to one attribute (no shared word or attribute)"))
-    other_topic = _topic_differs(oc, nc)
-    if other_topic and not explicit:
-        against += 1.5
-        ev.append((-1.5, other_topic))
-    roles = {o.anchor for o, _ in subs if o.anchor in _PERSON_STEMS}, {n.anchor for _, n in subs
-                                                                       if n.anchor in _PERSON_STEMS}
-    if roles[0] and roles[1] and not roles[0] & roles[1] and not explicit:
-        against += 1.5
-        ev.append((-1.5, f"values of different roles ({', '.join(sorted(roles[0]))} / "
-                         f"{', '.join(sorted(roles[1]))})"))
-    if nc.additive and not corrects:
-        against += 2.0
-        ev.append((-2.0, f"adds rather than replaces ({', '.join(dict.fromkeys(nc.additive))})"))
-    if oc.past and not nc.past and not corrects:
-        against += 3.0
-        ev.append((-3.0, "the old statement tells how things were, the new one how they are"))
-    qualifiers = [(o, n) for o, n in subs if _kind(o) in _QUALIFIERS]
-    if qualifiers and len(qualifiers) < len(subs) and not corrects:
-        against += 1.5
-        o, n = qualifiers[0]
-        ev.append((-1.5, f"about another time or place ('{o.text}' / '{n.text}')"))
-    if subs and len({_kind(o).split("@")[0] for o, _ in subs}) > 1 and not cue:
-        against += 1.0
-        ev.append((-1.0, "several kinds of value differ at once (another occasion)"))
-    if not subs and not explicit:
-        against += 1.5
-        ev.append((-1.5, "no value of the old statement is replaced"))
-    if subject == "same" and subs and (oc.subject[:1] == ("thing",) or (oc.subject[:1] == ("lead",) and
-                                       oc.subject_words & {stem(e, a.turkish) for e in _EVENTS})) and \
-            all(_kind(o).split("@")[0] in ("time", "date", "day", "number") for o, _ in subs):
-        functional = True  # one thing (an event) has one time, date, price … at a time
-    if subs and not cue and not copula and not functional and not explicit:
-        against += 3.0
-        ev.append((-3.0, "the attribute may hold several values and no change is stated"))
-    held_targets = [v for v in nc.values if _held(v, nc.moved_to) and _value_in(v, oc)]
-    if held_targets and not explicit:
-        against += 1.5
-        ev.append((-1.5, f"the old statement already holds '{held_targets[0].text}'"))
-    if explicit:
-        score = explicit + 0.25 * weak
-        if subject == "different" and not let_go and not moved:
+    r = _Pair(oc, nc, a, b, _subjects(oc, nc, a, b),
+              nc.correction or (["classified as a correction"] if correction else []))
+    r.shared = oc.stems & (nc.stems | nc.context)
+    _explicit(r)
+    weak = _for(r)
+    against = sum(rule(r) for rule in _AGAINST)
+    if r.explicit:
+        score = r.explicit + 0.25 * weak
+        if r.subject == "different" and not r.let_go and not r.moved:
             score -= 3.0
-        if nc.additive and not corrects and not let_go and not moved:
+        if nc.additive and not r.corrects and not r.let_go and not r.moved:
             score -= 2.0
     else:
         score = weak - against
-    pro = [t for s, t in sorted(ev, key=lambda e: -e[0]) if s > 0][:3]
-    con = [t for s, t in ev if s < 0]
+    pro = [t for w, t in sorted(r.ev, key=lambda e: -e[0]) if w > 0][:3]
+    con = [t for w, t in r.ev if w < 0]
     reason = "; ".join(pro) if pro else "no sign of an update"
     if con:
         reason += " — against: " + "; ".join(con)
-    return Verdict(round(score, 3), reason, tuple(f"{s:+.1f} {t}" for s, t in ev), explicit=bool(explicit))
+    return Verdict(round(score, 3), reason, tuple(f"{w:+.1f} {t}" for w, t in r.ev), explicit=bool(r.explicit))
+
+
+def _explicit(r: _Pair) -> None:
+    """Evidence that names what changed: a value let go, "from X", a preference or a negation turned."""
+    oc, nc = r.oc, r.nc
+    r.let_go = [v for v in oc.values if _held(v, nc.dropped)]
+    words = sorted(((oc.stems - oc.subject_words) & nc.dropped) - nc.subject_words) if not r.let_go else []
+    if r.let_go or words:
+        r.explicit = r.add(3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', "
+                                "which the old statement holds")
+        return
+    r.moved = [v for v in oc.values if _held(v, nc.moved_from)]
+    if r.moved:
+        r.explicit = r.add(3.5, f"changes from '{', '.join(v.text for v in r.moved)}', which the old statement holds")
+        return
+    if oc.polarity * nc.polarity < 0 and r.shared - _LIKE - _DISLIKE:
+        r.explicit = r.add(3.5, "the preference turned around over the same thing")
+        return
+    a_over, b_over = _OVER.search(oc.text), _OVER.search(nc.text)
+    if a_over and b_over and stem(a_over.group(1)) == stem(b_over.group(2)) and \
+            stem(a_over.group(2)) == stem(b_over.group(1)):
+        r.explicit = r.add(3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')")
+        return
+    if oc.negated != nc.negated and len(r.shared) >= 2 and r.subject != "different" and \
+            len(r.shared) >= min(len(oc.stems), len(nc.stems)) // 2:
+        r.explicit = r.add(3.0, "negates what the old statement asserts over the same words")
+
+
+def _for(r: _Pair) -> float:
+    """Evidence that the same slot got another value: the values, the words and attribute they share,
+    a change or a correction said, "X is V", the same subject."""
+    oc, nc, a = r.oc, r.nc, r.a
+    new_values = [v for v in nc.values if not _held(v, nc.moved_from)
+                  and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)]
+    still = [v for v in oc.values if v.kind == "name" and set(v.norm.split()) & nc.subject_words]
+    r.subs = substitutions([v for v in oc.values if v not in still], new_values, nc.targets)
+    weak = 0.0
+    if r.subs:
+        weak += r.add(1.5 if any(not o.kind.startswith("obj") for o, _ in r.subs) else 1.0,
+                      "another value in the same place: " + "; ".join(f"'{o.text}' → '{n.text}'"
+                                                                       for o, n in r.subs[:3]))
+        ties = _anchors(r.subs) | {_kind(o) for o, n in r.subs if "@" in _kind(o) and _kind(o) == _kind(n)}
+        if ties:
+            weak += r.add(0.5, f"both are values of '{', '.join(sorted(ties))}'")
+    names = set() if a.turkish else {w for c in (oc, nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
+    r.frame = r.shared - (names if r.subject != "same" else set())
+    if r.frame:
+        weak += r.add(min(1.5, 0.5 * len(r.frame)), f"shared words: {', '.join(sorted(r.frame)[:5])}")
+    r.families = oc.families & nc.families
+    if r.families:
+        kinds = {k for o, _ in r.subs for k in (o.kind, _kind(o).split("@")[0])}
+        fitting = [f for f in r.families if _FAMILIES[f].kinds & kinds] if r.subs else list(r.families)
+        r.functional = any(_FAMILIES[f].functional for f in fitting)
+        weak += r.add(1.0 if r.functional else 0.5, f"same attribute ({', '.join(sorted(r.families))})"
+                      + (", one value at a time" if r.functional else ""))
+    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or _names_old_attribute(oc, nc)]
+    if change:
+        r.cue += r.add(1.0, f"states a change ({', '.join(dict.fromkeys(change))})")
+    if r.corrects:
+        r.cue += r.add(1.0, f"a correction ({', '.join(dict.fromkeys(r.corrects))})")
+    weak += min(r.cue, 1.5)
+    r.copula = oc.copula and nc.copula
+    if r.subs and r.copula and r.subject in ("same", "unknown"):
+        weak += r.add(0.5, "'X is V' holds one value at a time")
+    if r.subject == "same":
+        weak += r.add(0.5, "same subject")
+    return weak
+
+
+def _anchors(subs: list[tuple[Value, Value]]) -> set[str]:
+    return {o.anchor for o, _ in subs if o.anchor} & {n.anchor for _, n in subs if n.anchor}
+
+
+def _against_subject(r: _Pair) -> float:
+    if r.subject == "different":
+        return r.add(-3.0, "different subjects") * -1
+    if r.subject == "different-thing" and not r.cue:
+        return r.add(-1.5, "about different things") * -1
+    return 0.0
+
+
+def _against_attribute(r: _Pair) -> float:
+    oc, nc = r.oc, r.nc
+    if oc.families and nc.families and not r.families:
+        return r.add(-1.5, f"different attributes ({', '.join(sorted(oc.families))} / "
+                           f"{', '.join(sorted(nc.families))})") * -1
+    return 0.0
+
+
+def _against_untied(r: _Pair) -> float:
+    """Values that differ, with nothing that makes them values of one attribute."""
+    if not r.subs or r.explicit or r.frame or r.families:
+        return 0.0
+    anchored = _anchors(r.subs) or any("@" in _kind(o) and _kind(o) == _kind(n) for o, n in r.subs)
+    targeted = r.nc.targets and r.subject in ("same", "unknown") and any(_held(n, r.nc.targets) for _, n in r.subs)
+    events = {stem(e, r.a.turkish) for e in _EVENTS}
+    both_events = all(len(c.subject) > 2 and c.subject[0] == "thing" and c.subject[2].lstrip("·") in events
+                      for c in (r.oc, r.nc))
+    said_of = r.copula and r.subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
+    if anchored or targeted or both_events or said_of:
+        return 0.0
+    return r.add(-1.5, "nothing ties the values to one attribute (no shared word or attribute)") * -1
+
+
+def _against_topic(r: _Pair) -> float:
+    other = _topic_differs(r.oc, r.nc)
+    return r.add(-1.5, other) * -1 if other and not r.explicit else 0.0
+
+
+def _against_roles(r: _Pair) -> float:
+    old = {o.anchor for o, _ in r.subs if o.anchor in _PERSON_STEMS}
+    new = {n.anchor for _, n in r.subs if n.anchor in _PERSON_STEMS}
+    if old and new and not old & new and not r.explicit:
+        return r.add(-1.5, f"values of different roles ({', '.join(sorted(old))} / {', '.join(sorted(new))})") * -1
+    return 0.0
+
+
+def _against_addition(r: _Pair) -> float:
+    if r.nc.additive and not r.corrects:
+        return r.add(-2.0, f"adds rather than replaces ({', '.join(dict.fromkeys(r.nc.additive))})") * -1
+    return 0.0
+
+
+def _against_past(r: _Pair) -> float:
+    if r.oc.past and not r.nc.past and not r.corrects:
+        return r.add(-3.0, "the old statement tells how things were, the new one how they are") * -1
+    return 0.0
+
+
+def _against_occasion(r: _Pair) -> float:
+    """Another time or place, or several kinds of value at once: another occasion, not a new value."""
+    out = 0.0
+    qualifiers = [(o, n) for o, n in r.subs if _kind(o) in _QUALIFIERS]
+    if qualifiers and len(qualifiers) < len(r.subs) and not r.corrects:
+        o, n = qualifiers[0]
+        out -= r.add(-1.5, f"about another time or place ('{o.text}' / '{n.text}')")
+    if r.subs and len({_kind(o).split("@")[0] for o, _ in r.subs}) > 1 and not r.cue:
+        out -= r.add(-1.0, "several kinds of value differ at once (another occasion)")
+    return out
+
+
+def _against_nothing_replaced(r: _Pair) -> float:
+    if not r.subs and not r.explicit:
+        return r.add(-1.5, "no value of the old statement is replaced") * -1
+    return 0.0
+
+
+def _against_many_values(r: _Pair) -> float:
+    """An attribute that may hold several values (likes, uses, visits) gets another value, no change said."""
+    oc, a = r.oc, r.a
+    one_thing = r.subject == "same" and (oc.subject[:1] == ("thing",) or (
+        oc.subject[:1] == ("lead",) and oc.subject_words & {stem(e, a.turkish) for e in _EVENTS}))
+    if one_thing and r.subs and all(_kind(o).split("@")[0] in ("time", "date", "day", "number") for o, _ in r.subs):
+        r.functional = True  # one thing (an event) has one time, date, price … at a time
+    if r.subs and not r.cue and not r.copula and not r.functional and not r.explicit:
+        return r.add(-3.0, "the attribute may hold several values and no change is stated") * -1
+    return 0.0
+
+
+def _against_already_held(r: _Pair) -> float:
+    held = [v for v in r.nc.values if _held(v, r.nc.moved_to) and _value_in(v, r.oc)]
+    if held and not r.explicit:
+        return r.add(-1.5, f"the old statement already holds '{held[0].text}'") * -1
+    return 0.0
+
+
+_AGAINST = (_against_subject, _against_attribute, _against_untied, _against_topic, _against_roles,
+            _against_addition, _against_past, _against_occasion, _against_nothing_replaced, _against_many_values,
+            _against_already_held)
 
 
 _QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})
