@@ -1129,7 +1129,7 @@ def judge(old: str, new: str, *, correction: bool = False, old_speaker: str | No
     a, b = analyse(old, old_speaker), analyse(new, new_speaker)
     if a.turkish != b.turkish:  # one language for both, so that their words stem alike
         a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
-    best = NO_UPDATE
+    best: Verdict | None = None
     for nc in b.clauses:
         if nc.question:
             continue
@@ -1137,9 +1137,9 @@ def judge(old: str, new: str, *, correction: bool = False, old_speaker: str | No
             if oc.question:
                 continue
             v = _judge_clauses(oc, nc, a, b, correction=correction)
-            if v.score > best.score:
+            if best is None or v.score > best.score:
                 best = v
-    return best
+    return best or NO_UPDATE
 
 
 def same_value(x: Value, y: Value) -> bool:
