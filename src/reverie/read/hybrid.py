@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,8 +88,9 @@ def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, flo
     return _fuse_subqueries(per_query, k=k)
 
 
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text)}
+@lru_cache(maxsize=16384)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _WORD.findall(text))
 
 
 def lexical_scores(queries: Sequence[str], texts: Sequence[str]) -> list[float]:

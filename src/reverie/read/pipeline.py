@@ -403,7 +403,8 @@ class ReadPipeline:
             order = self._current_version_first(order, cands, records, vecs, [sc for sc, _ in scored])
         # the whole pool is ordered, the hot tier merged into it, and only then the first k taken: the
         # first n results do not depend on how many were asked for
-        hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order]
+        # merging the hot tier only moves results down: the first k of the order are all it can show
+        hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order[: req.k]]
         sim_by_id = {c.id: float(s) for c, s in zip(cands, sims, strict=True)}
         if cfg.hot_tier:
             hits = self._merge_hot(hits, flt, plan, ctx, req, now)
@@ -726,8 +727,9 @@ def _through_proxies(cands: list[hybrid.Candidate], scored: list[tuple[float, di
 def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord],
                        vecs: F32, floor: float) -> list[tuple[int, int, Any]]:
     """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
-    older (same speaker or none named, similar from ``floor``, and the newer says something that can
-    change a value: a change or correction word, a value let go, a negation, or values of its own)."""
+    older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
+    — and the newer says that something changed: a change or correction word, a value let go, a
+    negation)."""
     from reverie.write import gate as wgate
     from reverie.write import updates as wupdates
 
@@ -743,20 +745,13 @@ def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], re
             speaker = new.metadata.get("speaker")
             if wgate.other_speaker(old, speaker if isinstance(speaker, str) else None):
                 continue
-            if float(vecs[a] @ vecs[b]) < floor or not _may_update(new.content):
+            if float(vecs[a] @ vecs[b]) < floor or not wupdates.says_change(new.content):
                 continue
             verdict = wupdates.judge(old.content, new.content)
             if verdict.likely:
                 out.append((a, b, verdict))
     out.sort(key=lambda t: -t[2].score)
     return out
-
-
-def _may_update(text: str) -> bool:
-    from reverie.write import updates as wupdates
-
-    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.values
-               for c in wupdates.analyse(text).clauses)
 
 
 def plan_text_ok(cands: Sequence[hybrid.Candidate]) -> bool:

@@ -133,8 +133,9 @@ def find_update(
     winner, its verdict, and every check with its reason."""
     checked: list[Checked] = []
     best: tuple[Neighbour, updates.Verdict] | None = None
+    floor = profile.update_candidate_min
     for n in neighbours:
-        if n.similarity < profile.update_candidate_min:
+        if n.similarity < floor:
             continue
         theirs = n.record.metadata.get("speaker")
         verdict = updates.judge(n.record.content, text, correction=correction,
@@ -163,7 +164,7 @@ def decide(
     ``speaker``): an update of another named speaker's memory is created beside it, never superseding it
     (what Sam says about Sam does not invalidate what Evan said)."""
     checked: tuple[Checked, ...] = ()
-    if contradiction and neighbours:
+    if contradiction and neighbours and updates.may_update(text):
         hit, verdict, checked = find_update(text, neighbours, correction=correction, profile=profile, cfg=cfg,
                                             speaker=speaker)
         if hit is not None and verdict is not None:

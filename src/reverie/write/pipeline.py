@@ -327,17 +327,17 @@ class WritePipeline:
         return self._log(AddResult(rec.id, action, ids, decision.reason), cand)
 
     def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
-        """The gate's neighbours, most similar first: the nearest by meaning, and the best full-text
-        matches of the new text (a correction often names what it corrects — "Priya left" — while other
-        memories sit nearer in meaning), each with its cosine to the new text."""
+        """The gate's neighbours, most similar first: the nearest by meaning, and — when the new text says
+        that something changed — its best full-text matches (a correction often names what it corrects,
+        "Priya left", while other memories sit nearer in meaning), each with its cosine to the new text."""
         assert cand.vector is not None
         gcfg = self.cfg.gate
         hits = self.store.vector_search(cand.vector, flt, max(gcfg.neighbours, gcfg.update_candidates))
         sims = {h.id: h.score for h in hits}
         lexical: list[str] = []
-        queries = [cand.text]
+        queries = [cand.text] if updates.says_change(cand.text) else []  # a change names what it changes
         statement = updates.analyse(cand.text)
-        if statement.turkish:  # full text does not stem Turkish: its stems find "kira" for "kirayı"
+        if queries and statement.turkish:  # full text does not stem Turkish: its stems find "kira" for "kirayı"
             queries.append(" ".join(sorted({s for c in statement.clauses for s in c.stems | c.subject_words})))
         try:
             for query in queries:

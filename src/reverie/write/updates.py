@@ -72,6 +72,8 @@ some about into over under again more most such only own same other up down out 
 i'm i've i'd i'll we're we've it's that's there's don't doesn't didn't can't won't isn't aren't
 user users ok okay oh yeah hey hi well get got let lets let's one ones thing things bit lot
 still always usually often never sometimes already ever even mostly generally currently
+something anything everything nothing someone anyone everyone somebody anybody everybody stuff way lots
+myself yourself himself herself itself ourselves yourselves themselves
 bir ve ile de da bu şu o ben sen biz siz onlar için gibi ama fakat çok daha en mi mı mu mü ne
 var yok ki ya veya hem şey olarak olan oldu olur diye kadar sonra önce her gün günü günleri
 """)
@@ -109,7 +111,7 @@ kusura bakma evet hayır tamam
 _CHANGE = re.compile(
     r"\b(switch(?:ed|es|ing)?|mov(?:ed|es|ing)|chang(?:ed|es|ing)|replac(?:ed|es|ing)|swapp?(?:ed|ing)?|"
     r"migrat(?:ed|es|ing)|relocat(?:ed|es|ing)|transferr?(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
-    r"instead|now|nowadays|these days|anymore|any more|no longer|from now on|new|newly|since|"
+    r"instead|now|nowadays|these days|anymore|any more|no longer|from now on|new|newly|"
     r"push(?:ed)?(?: \w+){0,3} (?:back|forward)|postponed|rescheduled|brought forward|extended|raised|increased|"
     r"lowered|reduced|bumped|went (?:up|down)|gone (?:up|down)|down to|up to|turned|became|become|"
     r"promoted|took over|resched\w*|rewr\w*|rebuilt|redid|redone|redesigned|"
@@ -135,14 +137,16 @@ _ADDITIVE = re.compile(
 _DROP_BEFORE = re.compile(
     r"\b(gave up(?: on)?|give up(?: on)?|given up(?: on)?|giving up(?: on)?|quit|quitting|dropped|ditched|cancell?ed|"
     r"closed|sold|scrapp?(?:ed)?|deleted|uninstalled|removed|unsubscribed from|"
-    r"(?:took|taken|removed|got)\s+(?:\w+\s+){0,3}?(?:from|out of)(?:\s+under)?|"
+    r"(?:took|taken|removed)\s+(?:\w+\s+){0,3}?(?:from|out of)(?:\s+under)?|"
     r"stopped(?: using| going to| taking| drinking| eating)?|put down|cut out|got rid of|moved out of|"
     r"had it with|fed up with|done with|"
-    r"moved away from|switched from|changed from|migrated from|replaced|left|leaving|off|not|no longer|"
-    r"instead of|rather than|don't (?:use|go to|drink|eat|take|like|have|see)|do not (?:use|go to)|"
-    r"no more|not at|not in|not on|not with)\s+(?:the |my |our |a |an |using |on )?",
+    r"moved away from|switched from|changed from|migrated from|replaced|left|leaving|off|"
+    r"don't (?:use|go to|drink|eat|take|like|have|see)|do not (?:use|go to))\s+(?:the |my |our |a |an |using |on )?",
     re.IGNORECASE,
 )
+#: a value said not to hold ("not Alfama", "instead of Tuesday"): lets go of a value, never of a plain word
+_NOT_VALUE = re.compile(r"\b(not|no longer|instead of|rather than|no more|not at|not in|not on|not with)\s+"
+                        r"(?:the |my |our |a |an |on )?", re.IGNORECASE)
 _DROP_AFTER = re.compile(
     r"^\s*(?:\w+\s+)?(left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone)|"
     r"fell through|moved away|closed down|shut down|anymore|any more|is out|no longer|"
@@ -278,6 +282,8 @@ class Clause:
     correction: list[str]
     additive: list[str]
     dropped: set[str]  # stems and value forms the clause lets go of
+    denied: set[str]  # what follows "not", "instead of" …: lets go of a value only ("not Alfama")
+    given_up: set[str]  # what a verb of letting go names ("gave up on VS Code"): may be a plain word
     moved_from: set[str]
     moved_to: set[str]
     negated: bool
@@ -299,6 +305,7 @@ class Statement:
     stems: set[str] = field(default_factory=set)
 
 
+@lru_cache(maxsize=65536)
 def _fold(word: str) -> str:
     w = word.replace("’", "'")
     if _is_turkish(w):
@@ -310,7 +317,7 @@ _TR_CHARS = frozenset("çğışöüÇĞİŞÖÜ")
 
 
 def _is_turkish(word: str) -> bool:
-    return any(c in _TR_CHARS for c in word)
+    return not _TR_CHARS.isdisjoint(word)
 
 
 _TR_SUFFIXES = sorted(_lex("""
@@ -338,6 +345,7 @@ def words(text: str) -> list[str]:
     return [_core(w) for w in _TOKEN.findall(text)]
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str, turkish: bool = False) -> str:
     """A light stem: English suffixes stripped, Turkish case, possessive and person suffixes stripped;
     the suffix after an apostrophe dropped ("Ankara'da" → "ankara", "kids'" → "kid")."""
@@ -359,6 +367,7 @@ def stem(word: str, turkish: bool = False) -> str:
     return w[:6]
 
 
+@lru_cache(maxsize=65536)
 def _core(word: str) -> str:
     """A name without its possessive or Turkish case suffix ("Ankara'da" → "ankara", "Sam's" → "sam")."""
     w = word.replace("’", "'")
@@ -381,23 +390,34 @@ def _digits(text: str) -> int:
     return int(re.sub(r"\D", "", text))
 
 
+_DAY_FORMS = {form: en for en, _ in _DAYS for form in (en, en + "s")}
+_DAYS_TR = sorted(((tr, en) for en, tr in _DAYS), key=lambda d: -len(d[0]))
+_MONTH_FORMS = {en: en for en, _ in _MONTHS}
+_MONTHS_TR = [(tr, en) for en, tr in _MONTHS]
+
+
+@lru_cache(maxsize=65536)
 def _day(word: str) -> str | None:
     w = _core(word)
-    for en, _tr in _DAYS:
-        if w in (en, en + "s"):
-            return en
-    for en, tr in sorted(_DAYS, key=lambda d: -len(d[1])):
+    found = _DAY_FORMS.get(w)
+    if found or w[:1] not in "pscç":
+        return found
+    for tr, en in _DAYS_TR:
         if w.startswith(tr) and len(w) - len(tr) <= 5 and not (tr == "pazar" and w.startswith("pazartesi")):
             return en
     return None
 
 
+@lru_cache(maxsize=65536)
 def _month(raw: str) -> str | None:
     w = _core(raw)
-    for en, tr in _MONTHS:
-        if w == en:
-            return en if en not in ("may", "march") or raw[:1].isupper() else None
-        if (w == tr or (w.startswith(tr) and len(w) - len(tr) <= 4)) and raw[:1].isupper():
+    en = _MONTH_FORMS.get(w)
+    if en is not None:
+        return en if en not in ("may", "march") or raw[:1].isupper() else None
+    if not raw[:1].isupper():
+        return None
+    for tr, en in _MONTHS_TR:
+        if w == tr or (w.startswith(tr) and len(w) - len(tr) <= 4):
             return en
     return None
 
@@ -476,21 +496,27 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     topic = None if turkish else _topic(raw, words)
     moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
     nouns_after = {w for k, w in enumerate(words) if k and words[k - 1] in _PREPOSITIONS}  # "at work": a place
-    families = {name for name, fam in _FAMILIES.items()
-                if any(fam.trigger.match(w) for w in words if w not in moving and w not in nouns_after)
-                or (fam.phrase is not None and fam.phrase.search(text))}
+    families = {name for w in words if w not in moving and w not in nouns_after for name in _word_families(w)}
+    families |= {name for name, fam in _FAMILIES.items() if fam.phrase is not None and fam.phrase.search(text)}
     for name in families:
         pat = _FAMILIES[name].values
         if pat is not None:
             values += [Value(f"family:{name}", stem(w, turkish), w) for w in words if pat.match(w)]
     value_words = {_fold(w) for v in values if not v.kind.startswith(("obj", "family"))
                    for w in _TOKEN.findall(v.text)}
-    cue_words = {w for w in words if _CHANGE.fullmatch(w) or _CORRECTION.fullmatch(w)}
+    cue_words = {w for w in words if _is_cue(w)}
     stems = {stem(w, turkish) for w in words if w not in _STOP and (len(w) >= 3 or w.isdigit())
              and w not in value_words and w not in cue_words and not w[:1].isdigit()}
     dropped: set[str] = set()
+    given_up: set[str] = set()  # let go by a verb that means it ("stopped using the treadmill", "quit ballet")
     for m in _DROP_BEFORE.finditer(text):
-        dropped |= _next_terms(text[m.end():], turkish)
+        terms = _next_terms(text[m.end():], turkish)
+        dropped |= terms
+        if m.group(1).split()[0].casefold() not in ("off", "left", "leaving", "replaced"):
+            given_up |= terms
+    denied: set[str] = set()
+    for m in _NOT_VALUE.finditer(text):
+        denied |= _next_terms(text[m.end():], turkish)
     for m in _DROP_AROUND.finditer(text):
         dropped |= _terms(m.group("x"), turkish)
     targets: set[str] = set()
@@ -516,7 +542,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         change=[m.group(0).casefold() for m in _CHANGE.finditer(text)],
         correction=[m.group(0).casefold() for m in _CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in _ADDITIVE.finditer(text)],
-        dropped=dropped, moved_from=moved_from, moved_to=moved_to,
+        dropped=dropped, given_up=given_up, denied=denied, moved_from=moved_from, moved_to=moved_to,
         negated=bool(_NEGATION.search(text) or (turkish and _NEGATION_TR.search(text))),
         polarity=polarity,
         past=_is_past(words), question=question, copula=_is_copula(words, turkish), topic=topic, targets=targets,
@@ -572,6 +598,17 @@ def _role_holder(raw: list[str], words: list[str], subject: tuple[str, ...], sub
         name = subject[1]
         return role, role_words, Value("name", name, name.title(), stem(np[-1], turkish))
     return None
+
+
+@lru_cache(maxsize=65536)
+def _word_families(word: str) -> tuple[str, ...]:
+    """The attribute families a word names ("lives" → residence)."""
+    return tuple(name for name, fam in _FAMILIES.items() if fam.trigger.match(word))
+
+
+@lru_cache(maxsize=65536)
+def _is_cue(word: str) -> bool:
+    return bool(_CHANGE.fullmatch(word) or _CORRECTION.fullmatch(word))
 
 
 def _lead(words: list[str]) -> int:
@@ -724,29 +761,32 @@ class _ValueReader:
         if i in self.taken or (f in _STOP and not f[:1].isdigit() and month is None) or \
                 (f in _TITLE and i + 1 < len(self.raw) and self.raw[i + 1][:1].isupper()):
             return i + 1
-        anchor = _anchor(self.words, i, self.turkish)
         day = _day(w)
         if day and (w[:1].isupper() or self.turkish or f.startswith(day[:3])):
-            self.out.append(Value("day", day, w, anchor))
+            self.out.append(Value("day", day, w, self._anchor_at(i)))
         elif month:
-            self.out.append(Value("month", month, w, anchor))
+            self.out.append(Value("month", month, w, self._anchor_at(i)))
         elif re.fullmatch(r"(?:19|20)\d\d(?:['’]\w+)?", w):
-            self.out.append(Value("year", w[:4], w, anchor))
+            self.out.append(Value("year", w[:4], w, self._anchor_at(i)))
         elif re.fullmatch(r"\d+(?:st|nd|rd|th)", f):
-            self.out.append(Value("number", f"#{_digits(f)}@ord", w, anchor))
+            self.out.append(Value("number", f"#{_digits(f)}@ord", w, self._anchor_at(i)))
         elif w[:1].isdigit():
-            return self._number(i, anchor)
+            return self._number(i, self._anchor_at(i))
         elif f in _NUMBER_WORDS and not (f == "one" and (i == 0 or self.words[i - 1] in _DETERMINERS or (
                 i + 1 < len(self.words) and self.words[i + 1] in _STOP))):
             unit = "ord" if f in _ORDINALS else _unit_after(self.raw, i)
-            self.out.append(Value("number", f"#{_NUMBER_WORDS[f]}" + (f"@{unit}" if unit else ""), w, anchor))
+            value = f"#{_NUMBER_WORDS[f]}" + (f"@{unit}" if unit else "")
+            self.out.append(Value("number", value, w, self._anchor_at(i)))
         elif re.fullmatch(r"[a-zçğıöşü]+\d+[a-z0-9]*", f):
-            self.out.append(Value("code", f, w, anchor))  # a password, a model number
+            self.out.append(Value("code", f, w, self._anchor_at(i)))  # a password, a model number
         elif self._name_starts(i):
-            return self._name(i, anchor)
+            return self._name(i, self._anchor_at(i))
         else:
-            self._preposition_object(i, anchor)
+            self._preposition_object(i, self._anchor_at(i))
         return i + 1
+
+    def _anchor_at(self, i: int) -> str:
+        return _anchor(self.words, i, self.turkish)
 
     def _number(self, i: int, anchor: str) -> int:
         raw, w = self.raw, self.raw[i]
@@ -794,11 +834,19 @@ class _ValueReader:
             return
         prep = _preposition_before(words, i)
         nxt = words[i + 1] if i + 1 < len(words) else ""
+        if prep == "to" and words[i - 1] == "to" and (nxt in _NP_SKIP or _VERBISH.match(f)):
+            return  # "to see the state", "to try": a verb, not a place
+        if f.endswith(("ing", "ed")) and len(f) > 5:
+            return
         if prep and (not nxt or nxt in _STOP or nxt in _PREPOSITIONS or not nxt[:1].isalpha()
                      or _CHANGE.fullmatch(nxt)):
             self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
 
 
+#: words that are verbs far more often than nouns after "to" ("to see", "to try", "to make")
+_VERBISH = re.compile(r"^(see|try|make|do|be|go|get|hear|say|tell|find|give|use|help|keep|let|put|think|know|"
+                      r"want|feel|look|come|take|work|learn|start|share|reflect|hone|combine|explore|build|create|"
+                      r"grow|reach|connect|express|write|read|play|pause|relax|chill|check|join|visit|meet)$")
 _OBJECT_VERBS = re.compile(
     r"^(drinks?|drank|uses?|using|prefers?|preferred|likes?|liked|loves?|loved|eats?|ate|plays?|takes?|took|"
     r"drives?|owns?|has|have|reads?|reading|watch(?:es)?|speaks?|learn(?:s|ing)?|stud(?:y|ies|ying)|wears?|"
@@ -820,10 +868,13 @@ def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Va
         else:
             continue
         phrase: list[int] = []
+        hobby = _verb_stem(w) in ("lik", "lov", "enjoy", "hat", "prefer", "start", "stop", "quit")
         for j in range(start, min(len(words), start + 5)):
             x = words[j]
             if x in _NP_SKIP and not phrase:
                 continue
+            if not phrase and not hobby and (x.endswith(("ing", "ed")) or _VERBISH.match(x)):
+                break  # "like getting transported", "want to try": no object
             if x in _STOP or x in _PREPOSITIONS or j in taken or x[:1].isdigit() \
                     or _CHANGE.fullmatch(x) or _is_predicate(x):
                 break
@@ -834,7 +885,7 @@ def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Va
             return out  # only names: the name values say it ("uses Vim")
         if phrase:
             text = " ".join(raw[j] for j in phrase)
-            return [*out, Value("obj", " ".join(sorted(stem(words[j]) for j in phrase)), text)]
+            return [*out, Value("obj", " ".join(sorted(stem(words[j]) for j in phrase)), text, _verb_stem(w))]
         return out
     return out
 
@@ -1122,10 +1173,11 @@ class Verdict:
 NO_UPDATE = Verdict(0.0, "no sign of an update")
 
 
+@lru_cache(maxsize=16384)
 def judge(old: str, new: str, *, correction: bool = False, old_speaker: str | None = None,
           new_speaker: str | None = None) -> Verdict:
     """How strongly ``new`` updates ``old`` (see the module docs). ``correction``: the new statement was
-    classified as a correction as a whole (it counts as a correction word)."""
+    classified as a correction as a whole (it counts as a correction word). Cached by its arguments."""
     a, b = analyse(old, old_speaker), analyse(new, new_speaker)
     if a.turkish != b.turkish:  # one language for both, so that their words stem alike
         a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
@@ -1133,8 +1185,11 @@ def judge(old: str, new: str, *, correction: bool = False, old_speaker: str | No
     for nc in b.clauses:
         if nc.question:
             continue
+        marked = _explicit_marks(nc)
+        if not marked and not nc.values:
+            continue  # names no value and lets none go: it can update nothing
         for oc in a.clauses:
-            if oc.question:
+            if oc.question or (not marked and not oc.values):
                 continue
             v = _judge_clauses(oc, nc, a, b, correction=correction)
             if best is None or v.score > best.score:
@@ -1147,7 +1202,8 @@ def same_value(x: Value, y: Value) -> bool:
     if x.norm == y.norm:
         return True
     if x.kind == "name" and y.kind == "name":
-        return bool(set(x.norm.split()) & set(y.norm.split()))
+        xs, ys = set(x.norm.split()), set(y.norm.split())
+        return bool(xs & ys) or bool({stem(w) for w in xs} & {stem(w) for w in ys})  # "Rockies" / "Rocky Mountains"
     if {x.kind, y.kind} <= {"number", "time"}:
         return _num_core(x) == _num_core(y) and _units_agree(x, y)
     if {x.kind, y.kind} == {"date", "month"}:
@@ -1208,6 +1264,8 @@ def _held(v: Value, terms: set[str]) -> bool:
         return _num_core(v) in terms or _num_core(v).split(":")[0] in terms
     if v.kind == "day":
         return f"day:{v.norm}" in terms
+    if v.kind.startswith(("obj", "family")):
+        return bool(set(v.norm.split()) & terms)
     return False
 
 
@@ -1229,6 +1287,25 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
     if pair == {"thing"}:
         return "unknown" if so[2] in b.stems or sn[2] in a.stems else "different-thing"
     return _SUBJECT_PAIRS.get(pair, _unknown)(so, sn, oc.subject_words, nc.subject_words)
+
+
+def _explicit_marks(c: Clause) -> bool:
+    return bool(c.dropped or c.moved_from or c.negated or c.polarity or _OVER.search(c.text))
+
+
+def may_update(text: str) -> bool:
+    """Whether ``text`` says something that can change a stored value at all — a change or a correction
+    word, a value let go, "from X", a negation or a preference — or states values of its own. A text
+    with none of these updates nothing (the gate and the read path skip reading it against others)."""
+    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.values
+               for c in analyse(text).clauses)
+
+
+def says_change(text: str) -> bool:
+    """Whether ``text`` itself says that something changed or was wrong (a change or correction word, a
+    value let go, "from X", a negation, a preference turned)."""
+    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity
+               for c in analyse(text).clauses)
 
 
 def _same_kind_of_thing(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str],
@@ -1335,6 +1412,7 @@ class _Pair:
     functional: bool = False
     cue: float = 0.0
     copula: bool = False
+    chatty: bool = False  # either text is a long message rather than a statement of a fact
 
     def add(self, weight: float, text: str) -> float:
         self.ev.append((weight, text))
@@ -1345,6 +1423,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     r = _Pair(oc, nc, a, b, _subjects(oc, nc, a, b),
               nc.correction or (["classified as a correction"] if correction else []))
     r.shared = oc.stems & (nc.stems | nc.context)
+    r.chatty = len(a.stems) > _CHATTY or len(b.stems) > _CHATTY
     _explicit(r)
     weak = _for(r)
     against = sum(rule(r) for rule in _AGAINST)
@@ -1364,16 +1443,31 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     return Verdict(round(score, 3), reason, tuple(f"{w:+.1f} {t}" for w, t in r.ev), explicit=bool(r.explicit))
 
 
+#: a clause with more content words than this is chat, not a statement of one fact: its negations and the
+#: objects of its verbs say too little about one attribute to count as an update on their own
+_SHORT = 10
+#: a text with more content words than this is a message of several things (a chat turn): only named values
+#: (names, numbers, dates, times) and words let go by name count as evidence in it
+_CHATTY = 22
+
+
 def _explicit(r: _Pair) -> None:
     """Evidence that names what changed: a value let go, "from X", a preference or a negation turned."""
     oc, nc = r.oc, r.nc
-    r.let_go = [v for v in oc.values if _held(v, nc.dropped)]
-    words = sorted(((oc.stems - oc.subject_words) & nc.dropped) - nc.subject_words) if not r.let_go else []
+    named = [v for v in oc.values if not v.kind.startswith(("obj", "family"))]
+    plain = [v for v in oc.values if v.kind.startswith(("obj", "family"))]
+    r.let_go = [v for v in named if _held(v, nc.dropped) or (_held(v, nc.denied) and not _held(v, oc.denied))]
+    if not r.chatty:  # an object is let go only by a verb that means it ("stopped using the treadmill")
+        r.let_go += [v for v in plain if _held(v, nc.dropped if r.a.turkish else nc.given_up)]
+    given_up = nc.dropped if r.a.turkish else nc.given_up
+    words = sorted(((oc.stems - oc.subject_words) & given_up) - nc.subject_words) \
+        if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT else []
     if r.let_go or words:
         r.explicit = r.add(3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', "
                                 "which the old statement holds")
         return
-    r.moved = [v for v in oc.values if _held(v, nc.moved_from)]
+    r.moved = [v for v in oc.values if _held(v, nc.moved_from) and (
+        not v.kind.startswith(("obj", "family")) or (nc.targets and not r.chatty))]
     if r.moved:
         r.explicit = r.add(3.5, f"changes from '{', '.join(v.text for v in r.moved)}', which the old statement holds")
         return
@@ -1385,8 +1479,12 @@ def _explicit(r: _Pair) -> None:
             stem(a_over.group(2)) == stem(b_over.group(1)):
         r.explicit = r.add(3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')")
         return
-    if oc.negated != nc.negated and len(r.shared) >= 2 and r.subject != "different" and \
-            len(r.shared) >= min(len(oc.stems), len(nc.stems)) // 2:
+    local = oc.stems & nc.stems  # the negated clause itself, not its sentence
+    negated_value = any(same_value(v, n) for v in oc.values for n in nc.values) or \
+        any(set(v.norm.split()) & local for v in oc.values if v.kind.startswith(("obj", "family")))
+    if oc.negated != nc.negated and len(local) >= 2 and r.subject != "different" and not r.chatty and \
+            negated_value and max(len(oc.stems), len(nc.stems)) <= _SHORT and \
+            len(local) * 5 >= min(len(oc.stems), len(nc.stems)) * 3:
         r.explicit = r.add(3.0, "negates what the old statement asserts over the same words")
 
 
@@ -1397,7 +1495,9 @@ def _for(r: _Pair) -> float:
     new_values = [v for v in nc.values if not _held(v, nc.moved_from)
                   and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)]
     still = [v for v in oc.values if v.kind == "name" and set(v.norm.split()) & nc.subject_words]
-    r.subs = substitutions([v for v in oc.values if v not in still], new_values, nc.targets)
+    plain = r.chatty or max(len(oc.stems), len(nc.stems)) > _SHORT  # objects of chat say too little
+    r.subs = substitutions([v for v in oc.values if v not in still and not (plain and v.kind.startswith(
+        ("obj", "family")))], new_values, nc.targets, fits=lambda o, n: _one_slot(o, n, r))
     weak = 0.0
     if r.subs:
         weak += r.add(1.5 if any(not o.kind.startswith("obj") for o, _ in r.subs) else 1.0,
@@ -1431,6 +1531,37 @@ def _for(r: _Pair) -> float:
     return weak
 
 
+def _one_slot(o: Value, n: Value, r: _Pair) -> bool:
+    """Whether two objects are values of one slot: the object of the same verb ("drinks coffee" / "drinks
+    tea"), where a change goes ("switched to tea"), what one is ("I'm a manager"), or the object of the same
+    preposition in clauses that share a word of their own. Names, numbers, dates and times always are."""
+    if not o.kind.startswith("obj") and not n.kind.startswith("obj"):
+        return True
+    if n.kind == "obj:to" and _held(n, r.nc.targets):
+        return True
+    if o.kind == n.kind == "obj":
+        return bool(o.anchor) and (o.anchor == n.anchor or n.anchor in _TARGET_ANCHORS)
+    if o.kind == n.kind == "obj:is":
+        return r.subject == "same"
+    names = {w for c in (r.oc, r.nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
+    return o.kind == n.kind and bool((r.oc.stems & r.nc.stems) - names)
+
+
+def _verb_stem(word: str) -> str:
+    """A verb without its inflection ("prefers", "preferred", "prefer" → "prefer"; "drinks" → "drink")."""
+    w = _fold(word)
+    for suffix in ("ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: len(w) - len(suffix)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # "preferr" → "prefer"
+    return w.rstrip("e")
+
+
+_TARGET_ANCHORS = frozenset({_verb_stem("switched"), _verb_stem("changed"), _verb_stem("moved"), "went"})
+
+
 def _anchors(subs: list[tuple[Value, Value]]) -> set[str]:
     return {o.anchor for o, _ in subs if o.anchor} & {n.anchor for _, n in subs if n.anchor}
 
@@ -1457,7 +1588,7 @@ def _against_untied(r: _Pair) -> float:
         return 0.0
     anchored = _anchors(r.subs) or any("@" in _kind(o) and _kind(o) == _kind(n) for o, n in r.subs)
     targeted = r.nc.targets and r.subject in ("same", "unknown") and any(_held(n, r.nc.targets) for _, n in r.subs)
-    events = {stem(e, r.a.turkish) for e in _EVENTS}
+    events = _EVENT_STEMS[r.a.turkish]
     both_events = all(len(c.subject) > 2 and c.subject[0] == "thing" and c.subject[2].lstrip("·") in events
                       for c in (r.oc, r.nc))
     said_of = r.copula and r.subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
@@ -1505,7 +1636,7 @@ def _against_occasion(r: _Pair) -> float:
 
 def _against_nothing_replaced(r: _Pair) -> float:
     if not r.subs and not r.explicit:
-        return r.add(-1.5, "no value of the old statement is replaced") * -1
+        return r.add(-3.0, "no value of the old statement is replaced") * -1
     return 0.0
 
 
@@ -1513,7 +1644,7 @@ def _against_many_values(r: _Pair) -> float:
     """An attribute that may hold several values (likes, uses, visits) gets another value, no change said."""
     oc, a = r.oc, r.a
     one_thing = r.subject == "same" and (oc.subject[:1] == ("thing",) or (
-        oc.subject[:1] == ("lead",) and oc.subject_words & {stem(e, a.turkish) for e in _EVENTS}))
+        oc.subject[:1] == ("lead",) and oc.subject_words & _EVENT_STEMS[a.turkish]))
     if one_thing and r.subs and all(_kind(o).split("@")[0] in ("time", "date", "day", "number") for o, _ in r.subs):
         r.functional = True  # one thing (an event) has one time, date, price … at a time
     if r.subs and not r.cue and not r.copula and not r.functional and not r.explicit:
@@ -1528,6 +1659,7 @@ def _against_already_held(r: _Pair) -> float:
     return 0.0
 
 
+_EVENT_STEMS = {turkish: frozenset(stem(e, turkish) for e in _EVENTS) for turkish in (False, True)}
 _AGAINST = (_against_subject, _against_attribute, _against_untied, _against_topic, _against_roles,
             _against_addition, _against_past, _against_occasion, _against_nothing_replaced, _against_many_values,
             _against_already_held)
@@ -1537,7 +1669,8 @@ _QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})
 
 
 def substitutions(old_values: list[Value], new_values: list[Value],
-                   targets: set[str] = frozenset()) -> list[tuple[Value, Value]]:  # type: ignore[assignment]
+                   targets: set[str] = frozenset(),  # type: ignore[assignment]
+                   fits: Callable[[Value, Value], bool] | None = None) -> list[tuple[Value, Value]]:
     """(old value, new value) pairs of one kind: the new clause no longer holds the old value and the
     old clause does not hold the new one. Where a change goes ("switched to tea", ``targets``) may
     replace a name or the object of the old clause ("uses Vim", "drinks coffee")."""
@@ -1548,7 +1681,7 @@ def substitutions(old_values: list[Value], new_values: list[Value],
     for o in gone:
         for i, n in enumerate(fresh):
             target = _kind(n) == "obj:to" and _held(n, targets) and _kind(o) in ("name", "obj")
-            if i not in used and (_compatible_kinds(o, n) or target):
+            if i not in used and (_compatible_kinds(o, n) or target) and (fits is None or fits(o, n)):
                 out.append((o, n))
                 used.add(i)
                 break
@@ -1556,4 +1689,4 @@ def substitutions(old_values: list[Value], new_values: list[Value],
 
 
 __all__ = ["LIKELY_SCORE", "UPDATE_SCORE", "Clause", "Family", "Statement", "Value", "Verdict", "analyse",
-           "is_turkish", "judge", "same_value", "stem", "substitutions", "words"]
+           "is_turkish", "judge", "may_update", "same_value", "says_change", "stem", "substitutions", "words"]
