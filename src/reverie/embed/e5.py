@@ -488,8 +488,11 @@ class E5Embedder:
                     if self._passes_reference(session):
                         return session
                 break
-            session = onnx_graph.make_session(path, threads=threads)
-            if self._passes_reference(session):
+            try:
+                session = onnx_graph.make_session(path, threads=threads)
+            except EmbeddingError:  # a damaged cached graph: rebuilt below
+                session = None
+            if session is not None and self._passes_reference(session):
                 return session
             if attempt == 0:
                 onnx_graph.discard_cached(path)

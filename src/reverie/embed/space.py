@@ -114,15 +114,15 @@ def _matches_stored_vectors(store: Store, embedder: Embedder) -> bool:
     return bool(np.median(cosines) >= EVIDENCE_MIN_COSINE)
 
 
-def reembed(store: Store, embedder: Embedder, *, batch_size: int = 128, progress: Progress | None = None,
-            stop_after: int | None = None) -> ReembedReport:
+def reembed(store: Store, embedder: Embedder, *, batch_size: int = 128,
+            progress: Progress | None = None) -> ReembedReport:
     """Embed every memory of the store again with ``embedder`` (all users, statuses and tiers).
 
     Resumable: each batch's vectors and the last id reached are written in one transaction, and a
     run continues an interrupted one (for the same embedder identity; a run for another identity
     starts over). Each memory keeps its stored precision (a quantised memory is re-quantised).
-    ``progress(done, total)`` is called after every batch; ``stop_after`` stops after that many
-    memories (tests use it to interrupt a run). The derived vector indexes are rebuilt at the end.
+    ``progress(done, total)`` is called after every batch. The derived vector indexes are rebuilt at
+    the end.
     Moving between embedders of different dimensions is not supported here: export the memories
     and import them into a new store (``reverie export`` / ``reverie import`` re-embed on import)."""
     if batch_size < 1:
@@ -153,8 +153,6 @@ def reembed(store: Store, embedder: Embedder, *, batch_size: int = 128, progress
         progress(done, total)
     omit = frozenset({"inputs", "metadata", "entities", "importance_channels", "embedding"})
     for batch in store.scan(MemoryFilter.everything(), batch_size=batch_size, omit=omit, after=str(state["after"])):
-        if stop_after is not None and report.reembedded >= stop_after:
-            return report
         texts = [rec.content for rec in batch]
         vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
         with store.transaction():
