@@ -61,10 +61,11 @@ def _profiles() -> dict[str, SimilarityProfile]:
                                     retroactive_min=0.55, change_min=0.50),
         # measured with multilingual-e5-small (tests/write/test_write_calibration.py), whose cosines are
         # compressed: paraphrases 0.97–0.99 (EN and TR), contradictions 0.88–0.98, change statements 0.88–0.93,
-        # unrelated facts 0.77–0.86, seed 003's related March activities 0.89–0.92; the nearest earlier turn of a
-        # LoCoMo turn sits at 0.93 (median), 0.95 (86th percentile) — as high as elaborations (0.92–0.97), which
-        # cosine cannot tell from distinct turns with this model. So no gap: below 0.95 a memory is created beside
-        # its neighbour (nothing is skipped), from 0.95 it updates it (~14% of LoCoMo turns, as with minilm's 0.80)
+        # unrelated facts 0.77–0.86, the consolidation design's related March activities 0.89–0.92; the nearest
+        # earlier turn of a LoCoMo turn sits at 0.93 (median), 0.95 (86th percentile) — as high as elaborations
+        # (0.92–0.97), which cosine cannot tell from distinct turns with this model. So no gap: below 0.95 a
+        # memory is created beside its neighbour (nothing is skipped), from 0.95 it updates it (~14% of LoCoMo
+        # turns, as with minilm's 0.80)
         "e5": SimilarityProfile(contradiction_min=0.89, create_below=0.95, update_min=0.95, reinforce_min=0.965,
                                 retroactive_min=0.88, change_min=0.86),
         # HashEmbedder (unit tests only): near-identical short texts ("memory 0"/"memory 1", "alpha fact"/
