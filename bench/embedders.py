@@ -22,7 +22,19 @@ alike):
 - **passages/s**: LoCoMo turns embedded in batches of 64, candidates alternating per batch;
 - **RSS**: a fresh child process per candidate: resident MiB after loading it and after embedding
   500 turns (minus the interpreter with numpy loaded);
-- **install MB**: the installed files of the packages the candidate adds to a reverie install.
+- **install MB**: the installed files of the packages the candidate adds to a reverie install;
+- with ``--pipeline``: for the engine's embedders (``e5-int8``, ``minilm``), every LoCoMo turn of the
+  first ``--pipeline-conversations`` conversations is stored (``infer=False``, one ``Memory`` per
+  embedder, default settings, maintenance tick off) and each question is, in turn, embedded alone
+  (the bare model, uncached) and searched with ``Memory.search(k=10)`` (the whole read path, its
+  query embedding included and uncached: every question is asked once); the two embedders and the
+  two kinds of call alternate per question. Reported: both p50s and their ratio;
+- with ``--scale N``: for the engine's embedders, a store of N memories in one scope built with
+  ``bench/scale.py``'s generator (its prototype sentences embedded by that model, bulk vectors mixed
+  from them), one ``Memory`` each in this process; then ``Memory.search(k=10)`` over ``--scale-queries``
+  distinct scale.py questions (query embedding included, uncached), alternating the two stores per
+  query, and ``add_many`` of 2,000 fresh texts with the embedder (embedding included) into another
+  scope, alternating in chunks of 500.
 
 Usage::
 
@@ -244,10 +256,104 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         doc["candidates"][name]["passages_per_s"] = rate
     for name in names:
         doc["candidates"][name]["rss"] = child_rss(name, turns)
+    if args.scale:
+        doc["scale"] = scale_ab([n for n in ("e5-int8", "minilm") if n in names], args.scale, args.scale_queries)
+    if args.pipeline:
+        doc["pipeline"] = pipeline_ratio(data[: args.pipeline_conversations], [n for n in ("e5-int8", "minilm")
+                                                                               if n in names])
     import os
 
     doc["load_average"] = list(os.getloadavg())
     return doc
+
+
+def scale_ab(names: list[str], size: int, queries: int) -> dict[str, Any]:
+    """Search latency at ``size`` memories and add_many throughput with the embedder, A/B in one process."""
+    import tempfile
+
+    import scale  # bench/scale.py: the synthetic data of the scale benchmark
+
+    from reverie import Memory
+    from reverie.config import Settings
+    from reverie.embed import make_embedder
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        mems = {}
+        for name in names:
+            emb = Settings.load(embedding={"local_model": "minilm" if name == "minilm" else "e5-small"}).embedding
+            embedder = make_embedder(emb)
+            protos = scale.Prototypes(4000, seed=7)
+            protos.embed(embedder, RESULTS_DIR / "cache")
+            mem = Memory(Path(tmp) / f"{name}.db", embedder=embedder,
+                         config={"opslog": {"enabled": False}, "dream": {"schedule": {"tick_every": 0}}})
+            t0 = time.perf_counter()
+            for texts, vecs in scale.bulk_batches(protos, size, 10_000, 7):
+                mem.add_many(texts, user_id=scale.SCOPE, vectors=vecs, infer=False, batch_size=500)
+            load_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            mem.search("build the index", user_id=scale.SCOPE, k=10)
+            out[name] = {"size": size, "load_s": round(load_s, 1), "first_search_s": round(time.perf_counter() - t0, 1)}
+            mems[name] = mem
+        asked = scale.make_queries(queries + 5, seed=11)
+        for q in asked[:5]:
+            for mem in mems.values():
+                mem.search(q, user_id=scale.SCOPE, k=10)
+        lat: dict[str, list[float]] = {n: [] for n in names}
+        for i, q in enumerate(asked[5:]):
+            for name in (names if i % 2 == 0 else names[::-1]):
+                t0 = time.perf_counter()
+                mems[name].search(q, user_id=scale.SCOPE, k=10)
+                lat[name].append(time.perf_counter() - t0)
+        fresh = scale.sample_texts(2000, seed=9)
+        spent = {n: 0.0 for n in names}
+        for start in range(0, len(fresh), 500):
+            for name in names:
+                t0 = time.perf_counter()
+                mems[name].add_many(fresh[start:start + 500], user_id="embed-sample", infer=False, batch_size=500)
+                spent[name] += time.perf_counter() - t0
+        for name in names:
+            mems[name].close()
+            out[name].update(search_ms=latency_stats(lat[name]), add_many_per_s=round(len(fresh) / spent[name], 1))
+    return out
+
+
+def pipeline_ratio(data: Any, names: list[str]) -> dict[str, Any]:
+    """Full ``Memory.search`` p50 against embedding the query alone, per engine embedder (see the docs)."""
+    import tempfile
+    from datetime import UTC, datetime
+
+    from reverie import Memory, SettableClock
+    from reverie.config import Settings
+    from reverie.embed import embed_queries, make_embedder, make_provider
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        mems, bare = {}, {}
+        for name in names:
+            emb = Settings.load(embedding={"local_model": "minilm" if name == "minilm" else "e5-small"}).embedding
+            clock = SettableClock(datetime(2024, 1, 1, tzinfo=UTC))
+            mems[name] = Memory(Path(tmp) / f"{name}.db", embedder=make_embedder(emb, clock=clock), clock=clock,
+                                config={"opslog": {"enabled": False}, "dream": {"schedule": {"tick_every": 0}}})
+            bare[name] = make_provider(emb)
+            for n, (turns, _) in enumerate(data):
+                mems[name].add_many([c for _, c in turns], user_id=f"c{n}", infer=False)
+        times: dict[str, dict[str, list[float]]] = {n: {"embed": [], "search": []} for n in names}
+        asks = [(n, q) for n, (_, qs) in enumerate(data) for q, _, _ in qs]
+        for i, (conv, q) in enumerate(asks):
+            for name in (names if i % 2 == 0 else names[::-1]):
+                calls = [("embed", lambda nm=name, qq=q: embed_queries(bare[nm], [qq])),
+                         ("search", lambda nm=name, qq=q, c=conv: mems[nm].search(qq, user_id=f"c{c}", k=10))]
+                for kind, call in (calls if i % 4 < 2 else calls[::-1]):
+                    t0 = time.perf_counter()
+                    call()
+                    times[name][kind].append(time.perf_counter() - t0)
+        for name in names:
+            mems[name].close()
+            embed, search = latency_stats(times[name]["embed"]), latency_stats(times[name]["search"])
+            out[name] = {"questions": len(asks), "embed_query_ms": embed, "search_ms": search,
+                         "ratio_p50": round(search["p50_ms"] / embed["p50_ms"], 2)}
+    return out
 
 
 def show(doc: dict[str, Any]) -> None:
@@ -265,6 +371,13 @@ def show(doc: dict[str, Any]) -> None:
                       f"{fmt(rss.get('loaded_mb'), 0)} / {fmt(rss.get('after_500_mb'), 0)}", fmt(c["install_mb"], 0),
                       c["languages"], c["licence"])
     console().print(table)
+    for name, r in doc.get("scale", {}).items():
+        console().print(f"scale {name}: {r['size']:,} memories, Memory.search p50 {r['search_ms']['p50_ms']:.2f} ms "
+                        f"(p95 {r['search_ms']['p95_ms']:.2f}), add_many with the embedder {r['add_many_per_s']}/s")
+    for name, p in doc.get("pipeline", {}).items():
+        console().print(f"pipeline {name}: Memory.search p50 {p['search_ms']['p50_ms']:.2f} ms, query embedding "
+                        f"alone p50 {p['embed_query_ms']['p50_ms']:.2f} ms, ratio {p['ratio_p50']} "
+                        f"({p['questions']} questions)")
     console().print(f"load average at the end: {doc['load_average']}")
 
 
@@ -275,6 +388,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--passages", type=int, default=640)
     p.add_argument("--skip-recall", action="store_true")
+    p.add_argument("--pipeline", action="store_true", help="also time Memory.search against the query embedding")
+    p.add_argument("--pipeline-conversations", type=int, default=1)
+    p.add_argument("--scale", type=int, default=0, help="also A/B search and add_many at this many memories")
+    p.add_argument("--scale-queries", type=int, default=200)
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "embedders.json")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
