@@ -888,6 +888,47 @@ EXPORT_FORMATS = {".jsonl": "JSON Lines (one memory record per line; `reverie im
 
 
 @app.command()
+def reembed(
+    db: DbOpt = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Memories embedded per batch.")] = 128,
+    as_json: JsonOpt = False,
+) -> None:
+    """Move a store to the configured embedder: embed every memory again (all users, statuses and tiers).
+
+    Needed after changing the embedder (embedding.local_model, embedding.provider): a store remembers
+    which embedder wrote its vectors and refuses another until it is re-embedded. Safe to interrupt
+    (Ctrl-C): finished batches are kept and the next run continues where this one stopped. Stop other
+    processes that use the store first."""
+    from reverie.memory import Memory
+
+    try:
+        mem = Memory(db, reembed=True)
+    except ReverieError as exc:
+        _fail(exc)
+    try:
+        with _progress() as progress:
+            task = progress.add_task(f"re-embedding with {mem.embedder.name}", total=None)
+            report = mem.reembed(batch_size=batch_size,
+                                 progress=lambda done, total: progress.update(task, completed=done, total=total))
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished batches are kept; run `reverie reembed` again to continue")
+        raise typer.Exit(130) from None
+    except ReverieError as exc:
+        _fail(exc)
+    finally:
+        mem.close()
+    if as_json:
+        _print_json(report)
+    elif report["already_current"]:
+        console.print(f"nothing to do: the store's vectors are already {mem.embedder.name}'s ({report['total']} "
+                      "memories)")
+    else:
+        how = "continued an interrupted run: " if report["resumed"] else ""
+        console.print(f"{how}re-embedded {report['reembedded']} of {report['total']} memories with "
+                      f"{report['target']['model']} (was {(report['source'] or {}).get('model', 'not recorded')})")
+
+
+@app.command()
 def export(
     path: Annotated[str, typer.Argument(metavar="PATH", help="Output .jsonl file, '-' for standard output, or a "
                                         "directory with --markdown.")],

@@ -13,6 +13,7 @@ Every error reverie raises on purpose derives from :class:`ReverieError`::
     ├── StoreError             the storage backend failed (wraps the driver's error)
     │   └── MigrationError
     ├── EmbeddingError         the embedder failed or is not installed
+    │   └── EmbedderMismatchError  the store's vectors were written by another embedder
     ├── LLMError               the LLM endpoint failed (the caller falls back to heuristics)
     └── MissingDependencyError an optional extra is not installed
 
@@ -73,6 +74,11 @@ class EmbeddingError(ReverieError):
     """The embedder could not produce vectors."""
 
 
+class EmbedderMismatchError(EmbeddingError):
+    """The store's vectors were written by another embedder (the message names both and how to
+    move the store: ``reverie reembed``)."""
+
+
 class LLMError(ReverieError):
     """The LLM endpoint failed, timed out or answered something unusable."""
 
@@ -86,6 +92,7 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "ContentTooLargeError",
+    "EmbedderMismatchError",
     "EmbeddingError",
     "ImmutableMemoryError",
     "InvalidInputError",

@@ -27,6 +27,7 @@ from reverie.config import Settings
 from reverie.embed.base import Embedder
 from reverie.errors import (
     AmbiguousIdError,
+    EmbedderMismatchError,
     ImmutableMemoryError,
     InvalidInputError,
     NotFoundError,
@@ -91,8 +92,12 @@ class Memory:
 
     ``target`` is a SQLite file path (default: under the user's data directory) or a
     ``postgresql://`` URL. ``clock`` is any zero-argument callable returning an aware datetime.
-    ``embedder`` defaults to the local all-MiniLM-L6-v2 (offline); ``llm`` is an optional
+    ``embedder`` defaults to the local multilingual-e5-small (offline); ``llm`` is an optional
     OpenAI-compatible chat client used by the write path and the dream cycle.
+
+    The store remembers which embedder wrote its vectors; opening it with another raises
+    :class:`~reverie.EmbedderMismatchError`. ``reembed=True`` opens it anyway, for one purpose:
+    call :meth:`reembed` to move every vector to this embedder (any other use raises until then).
     """
 
     def __init__(
@@ -103,6 +108,7 @@ class Memory:
         clock: Clock | None = None,
         embedder: Embedder | None = None,
         llm: Any | None = None,
+        reembed: bool = False,
     ) -> None:
         self.settings = _resolve_settings(config)
         self._clock_fn: Clock = clock or system_clock
@@ -126,6 +132,16 @@ class Memory:
             resolved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.target = resolved
         self._store: Store = open_store(resolved, settings=self.settings.storage, dim=self.embedder.dim)
+        try:  # which embedder wrote the store's vectors (recorded on first use)
+            from reverie.embed import space
+
+            self._space_mismatch: str | None = space.check(self._store, self.embedder)
+        except BaseException:
+            self._store.close()
+            raise
+        if self._space_mismatch is not None and not reembed:
+            self._store.close()
+            raise EmbedderMismatchError(self._space_mismatch)
         #: access updates of searches not written yet (see :meth:`_settle`)
         self._deferred: builtins.list[Callable[[], None]] = []
         self._deferred_lock = threading.Lock()
@@ -159,6 +175,8 @@ class Memory:
     @property
     def store(self) -> Store:
         """The storage backend; the access updates of earlier searches are written before it is used."""
+        if self._space_mismatch is not None:
+            raise EmbedderMismatchError(f"{self._space_mismatch}. This Memory was opened to re-embed: call reembed()")
         if self._deferred:
             self._settle()
         return self._store
@@ -204,7 +222,25 @@ class Memory:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Memory({str(self.target)!r}, backend={self.store.backend!r}, embedder={self.embedder.name!r})"
+        return f"Memory({str(self.target)!r}, backend={self._store.backend!r}, embedder={self.embedder.name!r})"
+
+    def reembed(self, *, batch_size: int = 128,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Embed every memory again with this Memory's embedder and record it as the store's embedder.
+
+        For a store written by another embedder (open it with ``Memory(target, reembed=True)``) or a
+        re-embedding that was interrupted (it continues where it stopped: each batch's vectors are
+        written with the position reached, in one transaction). ``progress(done, total)`` is called
+        after each batch. Stop other processes using the store first. Returns what was done
+        (``reembedded``, ``total``, ``source`` and ``target`` identities, ``resumed``)."""
+        from reverie.embed import space
+
+        self._settle()
+        report = space.reembed(self._store, self.embedder, batch_size=batch_size, progress=progress)
+        self._space_mismatch = None
+        self.__dict__.pop("_read_pipeline", None)
+        self.ops.log("embedder.reembed", **report.as_dict())
+        return report.as_dict()
 
     # helpers -------------------------------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -562,9 +598,11 @@ class Memory:
         """The read path (built on first use; holds the hot-tier cache)."""
         pipe: ReadPipeline | None = self.__dict__.get("_read_pipeline")
         if pipe is None:
+            from reverie.embed import query_view
             from reverie.read.pipeline import ReadPipeline
 
-            pipe = self.__dict__["_read_pipeline"] = ReadPipeline(self.store, self.embedder, self.settings)
+            # queries go through the model's query encoder (e5: "query: "; stored texts are "passage: ")
+            pipe = self.__dict__["_read_pipeline"] = ReadPipeline(self.store, query_view(self.embedder), self.settings)
         return pipe
 
     def _read_request(self, query: Any, *, user_id: Any, agent_id: Any, session_id: Any, k: Any, filters: Any,

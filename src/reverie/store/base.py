@@ -282,9 +282,10 @@ class Store(Protocol):
     ) -> builtins.list[MemoryRecord]: ...
 
     def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
     ) -> Iterator[builtins.list[MemoryRecord]]:
-        """Every matching memory in batches, in id order (the dream cycle walks with this).
+        """Every matching memory in batches, in id order (the dream cycle walks with this); with
+        ``after``, only the memories whose id sorts after it (a walk resumed where it stopped).
 
         ``omit`` names fields not read (they keep their defaults: ``embedding`` None, empty
         ``inputs``…), so a pass over many memories skips the heavy columns. ``id``, ``version``,

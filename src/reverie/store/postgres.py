@@ -1133,7 +1133,7 @@ class PostgresStore:
         return self._records(query, [*params, limit, offset])
 
     def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
     ) -> Iterator[builtins.list[MemoryRecord]]:
         if batch_size < 1:
             raise InvalidInputError("batch_size must be positive")
@@ -1141,7 +1141,6 @@ class PostgresStore:
         select, decode = (_SELECT_MEMORY, _decode_record) if names == _COLUMN_NAMES else _partial_select(names)
         where, params = _filter_sql(flt)
         query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(select, where)
-        after = ""
         while True:
             batch = [decode(row) for row in self._rows(query, [*params, after, batch_size], binary=True)]
             if not batch:

@@ -1166,7 +1166,7 @@ class SQLiteStore:
         return [_decode_record(row) for row in rows]
 
     def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
     ) -> Iterator[builtins.list[MemoryRecord]]:
         if batch_size < 1:
             raise InvalidInputError("batch_size must be positive")
@@ -1174,7 +1174,6 @@ class SQLiteStore:
         decode = _partial_decoder(names)
         where, params = filter_sql(flt)
         query = f"SELECT {_scan_columns(names)} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?"
-        after = ""
         while True:
             with self._read("scan"):
                 rows = self._conn.execute(query, (*params, after, batch_size)).fetchall()
