@@ -54,9 +54,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _benchlib import RESULTS_DIR, console, finish, fmt, latency_stats, machine_info, now_iso
+from _benchlib import RESULTS_DIR, console, finish, fmt, latency_stats, machine_info, now_iso, shared_data
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev5.json"
+DEFAULT_DATA = shared_data("locomo", "locomo_dev5.json")
 HEADLINE = (1, 2, 3, 4)
 KS = (5, 10, 20)
 _DIA = re.compile(r"^D:?(\d+):(\d+)$")
