@@ -463,61 +463,136 @@ def import_cmd(
     verbatim: Annotated[bool, typer.Option("--verbatim", help="Store turns as they are (infer=False).")] = False,
 ) -> None:
     """Import memories: JSONL (exported records or {"content": ...} lines), a conversation JSON
-    (reverie's sample format or a LoCoMo conversation), or a markdown tree."""
+    (reverie's sample format or a LoCoMo conversation), or a markdown tree.
+
+    Every record is checked as `add` checks its input; a bad line or file is reported (with its
+    place) and skipped, and the rest is imported — the exit code is then 1. Running an import again
+    adds nothing twice: exported records keep their ids, and with --verbatim each line or turn gets an
+    id made from its scope, place and content."""
     from reverie import io
 
     with _memory(db) as mem:
         if markdown or path.is_dir():
-            res = mem.restore(io.iter_markdown(path))
+            res = mem.restore(io.markdown_entries(path))
             console.print(f"restored {res['restored']}, skipped {res['skipped']} existing")
+            _report_rejected(res["rejected"], res["errors"])
             return
         if path.suffix == ".jsonl":
             _import_jsonl(mem, path, user, agent, verbatim)
             return
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = json.loads(io.read_regular_text(path))
+        except (json.JSONDecodeError, RecursionError) as exc:
             _fail(InvalidInputError(f"{path} is not valid JSON: {exc}"))
         conv = io.load_conversation(data)
-        _import_conversation(mem, conv, user or conv.user_id, agent or conv.agent_id, verbatim)
+        _import_conversation(mem, conv, user or conv.user_id, agent or conv.agent_id, verbatim, source=str(path))
+
+
+def _report_rejected(rejected: int, errors: list[dict[str, str]], shown: int = 20) -> None:
+    """Print the rejected records (where and why) and exit with code 1 if there were any."""
+    if not rejected:
+        return
+    from rich.markup import escape
+
+    for err in errors[:shown]:
+        err_console.print(f"[red]rejected[/red] {escape(err['where'])}: {escape(err['error'])}")
+    if rejected > min(shown, len(errors)):
+        err_console.print(f"… and {rejected - min(shown, len(errors))} more")
+    err_console.print(f"[red]{rejected} record(s) rejected[/red]; everything else was imported")
+    raise typer.Exit(1)
 
 
 def _import_jsonl(mem: Any, path: Path, user: str | None, agent: str | None, verbatim: bool) -> None:
+    """Exported records (lines with ``id`` and ``content``) are restored; other lines are added."""
     from reverie import io
 
-    rows = list(io.read_jsonl(path))
-    records = [r for r in rows if "id" in r and "content" in r]
-    items = [r for r in rows if "id" not in r]
+    records: list[Any] = []
+    items: list[tuple[str, dict[str, Any]]] = []
+    for entry in io.jsonl_entries(path):
+        if entry.error is None and "id" not in entry.data:
+            items.append((entry.where, entry.data))
+        else:
+            records.append(entry)
+    rejected, errors = 0, []
     if records:
         res = mem.restore(records)
         console.print(f"restored {res['restored']} records, skipped {res['skipped']} existing")
+        rejected, errors = res["rejected"], res["errors"]
     if items:
-        added = _add_with_progress(mem, items, "importing", user, agent, verbatim)
+        keyed = _with_import_ids(items, user, agent) if verbatim else items
+        added, bad = _add_with_progress(mem, keyed, "importing", user, agent, verbatim)
         console.print(f"added {added} of {len(items)} lines")
+        rejected += len(bad)
+        errors += bad
+    _report_rejected(rejected, errors)
 
 
-def _add_with_progress(mem: Any, items: list[Any], label: str, user: str | None, agent: str | None,
-                       verbatim: bool, chunk_size: int = 100) -> int:
-    """``add_many`` in chunks behind a progress bar; returns how many items stored a new memory."""
+def _with_import_ids(items: list[tuple[str, dict[str, Any]]], user: str | None,
+                     agent: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """Each item with a stable id (scope, session, time, content and the how-many-th such line it is),
+    so that a second run of the same import finds its items stored and skips them."""
+    from reverie import io
+    from reverie.validation import clean_when
+
+    seen: dict[tuple[Any, ...], int] = {}
+    out: list[tuple[str, dict[str, Any]]] = []
+    for where, item in items:
+        fields = [json.dumps(item.get(k), sort_keys=True, default=str)
+                  for k in ("content", "session_id", "when", "user_id", "agent_id")]
+        key = (*fields, user or "", agent or "")
+        seen[key] = seen.get(key, 0) + 1
+        try:
+            when = clean_when(item.get("when"))
+        except ReverieError:
+            when = None
+        out.append((where, {**item, "id": io.stable_id("reverie-import", *key, seen[key], when=when)}))
+    return out
+
+
+def _add_with_progress(mem: Any, items: list[tuple[str, Any]], label: str, user: str | None, agent: str | None,
+                       verbatim: bool, chunk_size: int = 100) -> tuple[int, list[dict[str, str]]]:
+    """``add_many`` in chunks behind a progress bar. A chunk with a bad item is added item by item, so
+    that the bad one is rejected alone. Returns how many items stored a new memory and the rejections."""
+    from reverie.validation import describe_error
+
     added = 0
+    rejected: list[dict[str, str]] = []
+
+    def count(results: list[Any]) -> int:
+        return sum(r.action.value in STORED_ACTIONS for r in results)
+
     with _progress() as progress:
         task = progress.add_task(label, total=len(items))
         for start in range(0, len(items), chunk_size):
             chunk = items[start:start + chunk_size]
-            results = mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim)
-            added += sum(r.action.value in STORED_ACTIONS for r in results)
+            try:
+                added += count(mem.add_many([i for _, i in chunk], user_id=user, agent_id=agent, infer=not verbatim))
+            except InvalidInputError:
+                for where, item in chunk:
+                    try:
+                        added += count(mem.add_many([item], user_id=user, agent_id=agent, infer=not verbatim))
+                    except InvalidInputError as exc:
+                        rejected.append({"where": where, "error": describe_error(exc)})
             progress.advance(task, len(chunk))
-    return added
+    return added, rejected
 
 
-def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool) -> None:
+def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool,
+                         source: str = "conversation") -> None:
     from reverie import io
 
-    items = [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
-              "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}}
+    items = [(f"{source} turn {t.turn_id}",
+              {"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
+               "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}})
              for t in conv.turns]
-    added = _add_with_progress(mem, items, "importing turns", user, agent, verbatim)
+    if verbatim:
+        items = [(where, {**item, "id": io.stable_id("reverie-turn", user or "", agent or "", item["session_id"],
+                                                      item["metadata"]["turn_id"], item["content"],
+                                                      when=item["when"])})
+                 for where, item in items]
+    added, rejected = _add_with_progress(mem, items, "importing turns", user, agent, verbatim)
     console.print(f"imported {added} of {len(items)} turns for user {user!r}")
+    _report_rejected(len(rejected), rejected)
 
 
 @app.command()
@@ -566,7 +641,7 @@ def demo(
         with Memory(db) as mem:
             console.print(f"[bold]reverie demo[/bold] — store: {mem.target} ({mem.store.backend}), "
                           f"embedder: {mem.embedder.name}")
-            _import_conversation(mem, conv, conv.user_id, conv.agent_id, verbatim=False)
+            _import_conversation(mem, conv, conv.user_id, conv.agent_id, verbatim=False, source="sample")
             found = 0
             for q in conv.questions:
                 hits = mem.search(q["question"], user_id=conv.user_id, k=k)

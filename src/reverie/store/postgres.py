@@ -35,7 +35,7 @@ from pgvector import Bit
 from pgvector.psycopg import register_vector
 from psycopg import Connection, sql
 from psycopg.rows import TupleRow
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
 
 from reverie.config.core import StorageSettings
@@ -71,6 +71,7 @@ from reverie.store._common import (
     reencode,
     relation_type,
     resolve_embedding,
+    safe_json_loads,
     scan_fields,
     stored_vector,
     unique_changes,
@@ -796,6 +797,7 @@ class PostgresStore:
 
     def _configure(self, conn: Conn) -> None:
         register_vector(conn)
+        set_json_loads(safe_json_loads, conn)  # absurdly nested stored JSON must not make a read fail
         conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(self.settings.hnsw_ef_search),))
         conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
         conn.execute("SET TIME ZONE 'UTC'")

@@ -64,6 +64,7 @@ from reverie.store._common import (
     reencode,
     relation_type,
     resolve_embedding,
+    safe_json_loads,
     scan_fields,
     stored_vector,
     unique_changes,
@@ -489,7 +490,7 @@ def _decode(name: str, value: Any) -> Any:
     if kind == "time":
         return from_epoch(value)
     if kind == "json":
-        return json.loads(value)
+        return safe_json_loads(value)
     if kind == "bool":
         return bool(value)
     if kind == "vector":
@@ -511,7 +512,7 @@ def _scan_columns(names: tuple[str, ...]) -> str:
 
 
 def _json_value(value: str) -> Any:
-    return {} if value == "{}" else [] if value == "[]" else json.loads(value)
+    return {} if value == "{}" else [] if value == "[]" else safe_json_loads(value)
 
 
 def _converter(name: str) -> Callable[[Any], Any] | None:
@@ -735,7 +736,11 @@ class SQLiteStore:
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"could not switch {self.path} to WAL mode (got {mode})")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        # storage.synchronous: NORMAL survives process crashes; FULL also fsyncs the WAL at every commit
+        conn.execute(f"PRAGMA synchronous = {'FULL' if self.settings.synchronous == 'FULL' else 'NORMAL'}")
+        # freed space is overwritten with zeros: the words of a forgotten (or edited) memory do not
+        # linger in free pages of the file
+        conn.execute("PRAGMA secure_delete = ON")
         conn.execute(f"PRAGMA cache_size = {-_CACHE_KIB}")
         conn.execute(f"PRAGMA wal_autocheckpoint = {_WAL_CHECKPOINT_PAGES}")  # fewer checkpoint stalls
         conn.execute("PRAGMA foreign_keys = ON")
