@@ -238,31 +238,41 @@ def jsonl_entries(path: Path, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -
             if not raw:
                 return
             lineno += 1
-            where = f"{path}:{lineno}"
             if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the overlong line
                     raw = fh.readline(max_line_bytes)
-                yield Entry(where, error=f"line longer than {max_line_bytes} bytes")
+                yield Entry(f"{path}:{lineno}", error=f"line longer than {max_line_bytes} bytes")
                 continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield Entry(where, error=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-                continue
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield Entry(where, error=f"malformed JSON ({exc.msg})")
-                continue
-            except RecursionError:
-                yield Entry(where, error="JSON nested too deep")
-                continue
-            if not isinstance(obj, dict):
-                yield Entry(where, error="each line must be a JSON object")
-                continue
-            yield Entry(where, obj)
+            entry = line_entry(raw, f"{path}:{lineno}")
+            if entry is not None:
+                yield entry
+
+
+def jsonl_bytes_entries(data: bytes, *, where: str = "line") -> Iterator[Entry]:
+    """:func:`jsonl_entries` of JSON lines held in memory (a request body); ``where`` = ``<where> N``."""
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        entry = line_entry(raw, f"{where} {lineno}")
+        if entry is not None:
+            yield entry
+
+
+def line_entry(raw: bytes, where: str) -> Entry | None:
+    """One JSONL line as an :class:`Entry` (``None`` for a blank line)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Entry(where, error=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return Entry(where, error=f"malformed JSON ({exc.msg})")
+    except RecursionError:
+        return Entry(where, error="JSON nested too deep")
+    if not isinstance(obj, dict):
+        return Entry(where, error="each line must be a JSON object")
+    return Entry(where, obj)
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -426,7 +436,9 @@ __all__ = [
     "export_markdown",
     "from_markdown",
     "iter_markdown",
+    "jsonl_bytes_entries",
     "jsonl_entries",
+    "line_entry",
     "load_conversation",
     "markdown_entries",
     "markdown_fields",

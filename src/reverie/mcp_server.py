@@ -6,8 +6,12 @@ one ``Memory`` method and shapes its result as JSON. reverie errors become MCP t
 ``NotFoundError: no memory with id …``) so the model can read and correct them; resource reads
 raise the SDK's ``ResourceNotFoundError`` (JSON-RPC -32602) or ``ResourceError``.
 
-Scope: ``user_id``/``agent_id``/``session_id`` given to a tool win; otherwise the server's
-defaults (``reverie mcp --user maya --agent claude``) apply.
+Scope: ``reverie mcp --user maya [--agent claude]`` locks the server to that user (and agent):
+tools act as that scope, and a tool call naming another user or agent gets a
+``PermissionDeniedError`` result — a prompt-injected model cannot read or change anyone else's
+memories. Without ``--user`` the server has full access (single-tenant): ``user_id`` and
+``agent_id`` given to a tool are used as they are (``--agent`` is then only a default).
+``--session`` is always only a default.
 
 Transports: stdio (default, what Claude Desktop/Code and Cursor launch) or streamable HTTP on
 127.0.0.1 only (``--http``; the endpoint is ``http://127.0.0.1:PORT/mcp``).
@@ -25,7 +29,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, MissingDependencyError, NotFoundError, ReverieError
+from reverie.scoped import ScopedMemory
+from reverie.validation import describe_error
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -45,9 +52,9 @@ corrections worth keeping (one self-contained statement each). When a memory tur
 MemoryId = Annotated[str, Field(description="The memory's id (a UUID as returned by remember/recall).")]
 UserId = Annotated[
     str | None,
-    Field(description="User scope (the isolation boundary). Omit to use the server's --user default."),
+    Field(description="User scope (the isolation boundary). Omit to use the server's --user."),
 ]
-AgentId = Annotated[str | None, Field(description="Agent scope. Omit to use the server's --agent default.")]
+AgentId = Annotated[str | None, Field(description="Agent scope. Omit to use the server's --agent.")]
 SessionId = Annotated[str | None, Field(description="Session id. Omit to use the server's --session default.")]
 LayerName = Literal["working", "episodic", "semantic", "procedural", "codebase"]
 
@@ -85,7 +92,7 @@ def _tool_errors() -> Iterator[None]:
     try:
         yield
     except ReverieError as exc:
-        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        raise ToolError(describe_error(exc)) from exc  # lone surrogates escaped: the answer must encode
 
 
 @contextmanager
@@ -95,9 +102,9 @@ def _resource_errors() -> Iterator[None]:
     try:
         yield
     except NotFoundError as exc:
-        raise ResourceNotFoundError(f"NotFoundError: {exc}") from exc
+        raise ResourceNotFoundError(describe_error(exc)) from exc
     except ReverieError as exc:
-        raise ResourceError(f"{type(exc).__name__}: {exc}") from exc
+        raise ResourceError(describe_error(exc)) from exc
 
 
 def brief(rec: MemoryRecord) -> dict[str, Any]:
@@ -124,23 +131,33 @@ def history_dicts(events: list[HistoryEvent]) -> list[dict[str, Any]]:
             for e in events]
 
 
-def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
-    """An ``MCPServer`` whose tools and resources call ``mem``."""
+def server_credential(defaults: Defaults) -> Credential:
+    """The scope a server runs with: locked to ``--user`` (and ``--agent``) when a user is given,
+    else full access."""
+    if defaults.user_id is None:
+        return FULL_ACCESS
+    return Credential.scoped(defaults.user_id, defaults.agent_id, name="mcp --user")
+
+
+def build_server(mem: Memory, defaults: Defaults | None = None, credential: Credential | None = None) -> MCPServer:
+    """An ``MCPServer`` whose tools and resources call ``mem`` within ``credential`` (default: see
+    :func:`server_credential`)."""
     _require_sdk()
     from mcp.server.mcpserver import MCPServer
 
     from reverie import __version__
 
     d = defaults or Defaults()
+    sm = ScopedMemory(mem, credential if credential is not None else server_credential(d))
     server: MCPServer = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    _write_tools(server, mem, d)
-    _lifecycle_tools(server, mem)
-    _read_tools(server, mem, d)
-    _resources(server, mem, d)
+    _write_tools(server, sm, d)
+    _lifecycle_tools(server, sm)
+    _read_tools(server, sm, d)
+    _resources(server, sm, d)
     return server
 
 
-def _write_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
+def _write_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     @server.tool()
     def remember(
         content: Annotated[str, Field(description="What to remember: one self-contained statement.")],
@@ -218,7 +235,7 @@ def _write_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
 
 
 
-def _lifecycle_tools(server: MCPServer, mem: Memory) -> None:
+def _lifecycle_tools(server: MCPServer, mem: ScopedMemory) -> None:
     @server.tool()
     def invalidate(
         memory_id: MemoryId,
@@ -281,7 +298,7 @@ def _lifecycle_tools(server: MCPServer, mem: Memory) -> None:
 
 
 
-def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
+def _read_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     @server.tool()
     def recall(
         query: Annotated[str, Field(description="What to look for, in natural language.")],
@@ -348,7 +365,7 @@ def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
     ) -> dict[str, Any]:
         """Health check: memory counts and energy per layer and status."""
         with _tool_errors():
-            return mem.stats(user_id=user_id)
+            return mem.stats(user_id=d.user(user_id))
 
     @server.tool()
     def dream(
@@ -361,10 +378,10 @@ def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
 
 
 
-def _resources(server: MCPServer, mem: Memory, d: Defaults) -> None:
+def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     def working(user_id: str | None, session_id: str) -> dict[str, Any]:
         with _resource_errors():
-            recs = mem.working_memory(session_id, user_id=user_id)
+            recs = mem.working_memory(session_id, user_id=user_id, agent_id=d.agent_id)
         return {"user_id": user_id, "session_id": session_id, "memories": [brief(r) for r in recs]}
 
     def hot(user_id: str | None) -> dict[str, Any]:
@@ -402,7 +419,7 @@ def _resources(server: MCPServer, mem: Memory, d: Defaults) -> None:
                      description="Health check: counts and energy per layer and status.")
     def stats_resource() -> dict[str, Any]:
         with _resource_errors():
-            return mem.stats()
+            return mem.stats(user_id=d.user_id)
 
 
 def run_stdio(server: MCPServer) -> None:
@@ -428,4 +445,4 @@ def run_http(server: MCPServer, *, port: int = 8765) -> None:
     anyio.run(lambda: userver.serve(sockets=[sock]))
 
 
-__all__ = ["Defaults", "brief", "build_server", "history_dicts", "run_http", "run_stdio"]
+__all__ = ["Defaults", "brief", "build_server", "history_dicts", "run_http", "run_stdio", "server_credential"]

@@ -135,6 +135,7 @@ class Memory:
             clock=self.now,
             rotate_bytes=self.settings.opslog.rotate_bytes,
             queue_size=self.settings.opslog.queue_size,
+            log_text=self.settings.opslog.log_text,
         )
         self._closed = False
         self._lock = threading.RLock()
@@ -611,7 +612,8 @@ class Memory:
                                  filters=filters)
         with single_blas_thread():
             out = self._reader.run(req, now=self.now(), ready=self._settle)
-        working = self.working_memory(req.session_id, user_id=req.flt.user_id) if req.session_id else []
+        working = (self.working_memory(req.session_id, user_id=req.flt.user_id, agent_id=req.flt.agent_id)
+                   if req.session_id else [])
         entries = [inject.Entry(r, "working") for r in working]
         entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]
         entries += [inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id)) for h in out.hits]
@@ -625,18 +627,21 @@ class Memory:
                      skipped=block.skipped[:20], gate=out.query.get("gate"))
         return block
 
-    def working_memory(self, session_id: str, *, user_id: str | None = None) -> builtins.list[MemoryRecord]:
-        """A session's working memory (seed 001: at most 9 items), most recently used first.
-        No access is counted."""
+    def working_memory(self, session_id: str, *, user_id: str | None = None,
+                       agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+        """A session's working memory (seed 001: at most 9 items), most recently used first; with
+        ``agent_id``, only that agent's memories. No access is counted."""
         from reverie.write.working_memory import session_key
 
         sid = clean_scope(session_id, "session_id")
         if sid is None:
             raise InvalidInputError("working_memory() needs a session_id")
-        items = self.store.working(session_key(clean_scope(user_id, "user_id"), sid))
+        user, agent = clean_scope(user_id, "user_id"), clean_scope(agent_id, "agent_id")
+        items = self.store.working(session_key(user, sid))
         records = self.store.get([i.memory_id for i in items])
         ordered = sorted(items, key=lambda i: (i.last_accessed, i.memory_id), reverse=True)
-        return [records[i.memory_id] for i in ordered if i.memory_id in records]
+        return [records[i.memory_id] for i in ordered if i.memory_id in records
+                and records[i.memory_id].user_id == user and (agent is None or records[i.memory_id].agent_id == agent)]
 
     def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
         """seed 001's hot tier: the scope's proven memories (utility >= 0.8, >= 10 accesses, younger
@@ -842,7 +847,7 @@ class Memory:
         """Hard delete (an explicit "forget me" request). Logged in the ops log."""
         rec = self._require(memory_id)
         self.store.delete([rec.id])
-        self.ops.log("forget", id=rec.id, user_id=rec.user_id, content_hash=rec.content_hash)
+        self.ops.log("forget", id=rec.id, user_id=rec.user_id)
 
     # dynamics ----------------------------------------------------------------------------
     def feedback(self, memory_id: str, *, useful: bool) -> MemoryRecord:

@@ -78,6 +78,7 @@ from reverie.store._common import (
 )
 from reverie.store.base import (
     ORDERABLE_FIELDS,
+    ApiKey,
     Box,
     Cluster,
     LayerStats,
@@ -517,6 +518,15 @@ def _migrate_sealed_boxes(conn: Conn, dim: int, settings: StorageSettings) -> No
     )
 
 
+def _migrate_api_keys(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """API keys (reverie.auth): only the SHA-256 of each key is stored."""
+    conn.execute(
+        "CREATE TABLE api_keys (id text COLLATE \"C\" PRIMARY KEY, name text NOT NULL, key_hash text NOT NULL, "
+        "admin boolean NOT NULL, user_ids jsonb NOT NULL, agent_ids jsonb, created_at timestamptz NOT NULL, "
+        "revoked_at timestamptz, last_used_at timestamptz)"
+    )
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
@@ -529,6 +539,7 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0006_scan_index", _migrate_scan_index),
     ("0007_read_latency", _migrate_read_latency),
     ("0008_sealed_boxes", _migrate_sealed_boxes),
+    ("0009_api_keys", _migrate_api_keys),
 )
 
 
@@ -1526,6 +1537,38 @@ class PostgresStore:
         )
         return [_decode_box(r) for r in rows]
 
+    def box(self, box_id: str) -> Box | None:
+        rows = self._rows(f"SELECT {_BOX_COLUMNS} FROM boxes WHERE id = %s", [box_id])
+        return _decode_box(rows[0]) if rows else None
+
+    # API keys ---------------------------------------------------------------------------------
+
+    def put_api_key(self, key: ApiKey) -> None:
+        row = [key.id, key.name, key.key_hash, bool(key.admin), _json(list(key.user_ids), "user_ids"),
+               None if key.agent_ids is None else _json(list(key.agent_ids), "agent_ids"), _utc(key.created_at),
+               _utc(key.revoked_at), _utc(key.last_used_at)]
+        with self._write() as conn:
+            conn.execute("INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, "
+                         "revoked_at, last_used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", row)
+
+    def api_key(self, key_id: str) -> ApiKey | None:
+        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", [key_id])
+        return _decode_key(rows[0]) if rows else None
+
+    def api_keys(self, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        where = "" if include_revoked else " WHERE revoked_at IS NULL"
+        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys{where} ORDER BY created_at, id")
+        return [_decode_key(r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> bool:
+        with self._write() as conn:
+            return conn.execute("UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
+                                [_utc(at), key_id]).rowcount > 0
+
+    def touch_api_key(self, key_id: str, at: datetime) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE api_keys SET last_used_at = %s WHERE id = %s", [_utc(at), key_id])
+
     # history, accesses, co-activation -------------------------------------------------------
 
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
@@ -1667,6 +1710,15 @@ class PostgresStore:
 
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
+
+
+_KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, last_used_at"
+
+
+def _decode_key(row: Sequence[Any]) -> ApiKey:
+    return ApiKey(id=row[0], name=row[1], key_hash=row[2], admin=bool(row[3]), user_ids=tuple(row[4]),
+                  agent_ids=None if row[5] is None else tuple(row[5]), created_at=row[6], revoked_at=row[7],
+                  last_used_at=row[8])
 
 
 def _decode_box(row: Sequence[Any]) -> Box:

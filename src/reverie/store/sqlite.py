@@ -71,6 +71,7 @@ from reverie.store._common import (
 )
 from reverie.store.base import (
     ORDERABLE_FIELDS,
+    ApiKey,
     Box,
     Cluster,
     LayerStats,
@@ -340,6 +341,21 @@ _M0005_ENTITY_INDEX: Final[tuple[str, ...]] = (
     f"INSERT OR IGNORE INTO memory_entities (entity, rid) {_ENTITY_ROWS}; END",
 )
 
+#: API keys (reverie.auth): only the SHA-256 of each key is stored
+_M0008_API_KEYS: Final[tuple[str, ...]] = (
+    """CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    admin INTEGER NOT NULL,
+    user_ids TEXT NOT NULL,
+    agent_ids TEXT,
+    created_at REAL NOT NULL,
+    revoked_at REAL,
+    last_used_at REAL
+)""",
+)
+
 #: Named migrations, applied in order, each in its own transaction, recorded in schema_migrations.
 #: a user-scoped scan walks ("partition", id) in order: without this index every batch of a dream pass
 #: over one user's 100k memories sorted the whole partition (measured: 0.25 s a batch, quadratic overall)
@@ -359,6 +375,7 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0005_entity_index", _M0005_ENTITY_INDEX),
     ("0006_scan_index", _M0006_SCAN_INDEX),
     ("0007_sealed_boxes", _M0007_SEALED_BOXES),
+    ("0008_api_keys", _M0008_API_KEYS),
 )
 
 #: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
@@ -1715,6 +1732,45 @@ class SQLiteStore:
             ).fetchall()
         return [_decode_box(r) for r in rows]
 
+    def box(self, box_id: str) -> Box | None:
+        with self._read("box"):
+            row = self._conn.execute(f"SELECT {_BOX_COLUMNS} FROM boxes WHERE id = ?", (box_id,)).fetchone()
+        return _decode_box(row) if row else None
+
+    # -- API keys ------------------------------------------------------------------------------
+    def put_api_key(self, key: ApiKey) -> None:
+        row = (key.id, key.name, key.key_hash, int(bool(key.admin)), to_json(list(key.user_ids), "user_ids"),
+               None if key.agent_ids is None else to_json(list(key.agent_ids), "agent_ids"),
+               to_epoch(key.created_at), _opt_epoch(key.revoked_at), _opt_epoch(key.last_used_at))
+        with self._write("put_api_key"):
+            try:
+                self._conn.execute(
+                    "INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, "
+                    "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            except sqlite3.IntegrityError as exc:
+                raise ConflictError(f"an API key with id {key.id!r} exists") from exc
+
+    def api_key(self, key_id: str) -> ApiKey | None:
+        with self._read("api_key"):
+            row = self._conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return _decode_key(row) if row else None
+
+    def api_keys(self, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        where = "" if include_revoked else " WHERE revoked_at IS NULL"
+        with self._read("api_keys"):
+            rows = self._conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys{where} ORDER BY created_at, id").fetchall()
+        return [_decode_key(r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> bool:
+        with self._write("revoke_api_key"):
+            cur = self._conn.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                                     (to_epoch(at), key_id))
+            return cur.rowcount > 0
+
+    def touch_api_key(self, key_id: str, at: datetime) -> None:
+        with self._write("touch_api_key"):
+            self._conn.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (to_epoch(at), key_id))
+
     # -- history, accesses, co-activation ----------------------------------------------------
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
         if not events:
@@ -1894,6 +1950,15 @@ def _decode_relation(row: Sequence[Any]) -> Relation:
 
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
+
+
+_KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, last_used_at"
+
+
+def _decode_key(row: Sequence[Any]) -> ApiKey:
+    return ApiKey(id=row[0], name=row[1], key_hash=row[2], admin=bool(row[3]), user_ids=tuple(json.loads(row[4])),
+                  agent_ids=None if row[5] is None else tuple(json.loads(row[5])), created_at=from_epoch(row[6]),
+                  revoked_at=_opt_datetime(row[7]), last_used_at=_opt_datetime(row[8]))
 
 
 def _decode_box(row: Sequence[Any]) -> Box:

@@ -1,0 +1,241 @@
+"""``ScopedMemory``: a :class:`~reverie.Memory` as one caller may use it.
+
+The REST API and the MCP server hand every call to a ``ScopedMemory`` built from the caller's
+:class:`~reverie.auth.Credential`; it checks the call against the credential and then calls the
+same ``Memory`` method:
+
+* scope arguments (``user_id``, ``agent_id``) are resolved by the credential: a user or agent it
+  does not cover raises :class:`~reverie.PermissionDeniedError`; with none given, the credential's
+  only user (and agent, if it is narrowed to one) is used;
+* every by-id operation reads the memory's owner first: a memory outside the credential's scope is
+  reported exactly like an unknown id (:class:`~reverie.NotFoundError`), so other scopes cannot be
+  probed;
+* all-users views, stats over all users, export and the dream reports need an admin credential;
+* agent narrowing holds on every read path: search, context (its working memory and hot tier
+  too), the hot tier, working memory, relations;
+* an import (:meth:`restore`) stores the records in the credential's scope and rejects the others.
+
+With :data:`~reverie.auth.FULL_ACCESS` (the single-tenant default) every check passes.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from reverie.auth import FULL_ACCESS, Credential
+from reverie.errors import InvalidInputError, PermissionDeniedError
+from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation
+from reverie.store.base import MemoryFilter
+from reverie.validation import clean_id, clean_scope, printable
+
+if TYPE_CHECKING:
+    from reverie.memory import Memory
+    from reverie.read.inject import ContextBlock
+    from reverie.results import AddResult, Hit
+
+
+class ScopedMemory:
+    """``memory`` as the holder of ``credential`` may use it (see the module docs)."""
+
+    def __init__(self, memory: Memory, credential: Credential = FULL_ACCESS) -> None:
+        self.memory = memory
+        self.credential = credential
+
+    def __repr__(self) -> str:
+        return f"ScopedMemory({self.memory!r}, {self.credential.name!r})"
+
+    # scope helpers -------------------------------------------------------------------------
+    def _user(self, user_id: Any) -> str | None:
+        return self.credential.user_id(user_id)
+
+    def _agent(self, agent_id: Any) -> str | None:
+        return self.credential.agent_id(agent_id)
+
+    def peek(self, memory_id: Any) -> MemoryRecord:
+        """The memory if the credential may see it, read without counting an access; NotFoundError otherwise."""
+        mid = clean_id(memory_id)
+        return self.credential.require_visible(self.memory.store.get([mid]).get(mid), mid)
+
+    def _visible_users(self) -> list[str]:
+        return sorted(self.credential.users)
+
+    # write -----------------------------------------------------------------------------------
+    def add(self, content: Any, *, user_id: str | None = None, agent_id: str | None = None,
+            session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
+            when: datetime | str | None = None, source: str | None = None, infer: bool = True) -> AddResult:
+        return self.memory.add(content, user_id=self._user(user_id), agent_id=self._agent(agent_id),
+                               session_id=session_id, metadata=metadata, when=when, source=source, infer=infer)
+
+    def add_many(self, items: Iterable[Any], *, user_id: str | None = None, agent_id: str | None = None,
+                 **options: Any) -> list[AddResult]:
+        user, agent = self._user(user_id), self._agent(agent_id)
+        if not self.credential.admin and user is None:  # pragma: no cover - _user never returns None then
+            raise PermissionDeniedError("a scoped credential writes only into its users")
+        return self.memory.add_many(items, user_id=user, agent_id=agent, **options)
+
+    def observe(self, message: Any, *, role: str = "user", user_id: str | None = None, agent_id: str | None = None,
+                session_id: str | None = None, when: datetime | str | None = None,
+                metadata: Mapping[str, Any] | None = None) -> list[AddResult]:
+        return self.memory.observe(message, role=role, user_id=self._user(user_id), agent_id=self._agent(agent_id),
+                                   session_id=session_id, when=when, metadata=metadata)
+
+    def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+        return self.memory.end_session(session_id, user_id=self._user(user_id))
+
+    def restore(self, records: Iterable[Any], **options: Any) -> dict[str, Any]:
+        """Import exported records; a scoped credential's records must lie in its scope (the others
+        are rejected with the reason)."""
+        if self.credential.admin:
+            return self.memory.restore(records, **options)
+        return self.memory.restore(self._in_scope(records), **options)
+
+    def _in_scope(self, records: Iterable[Any]) -> Iterator[Any]:
+        from reverie.io import Entry
+
+        if isinstance(records, str | bytes | Mapping | MemoryRecord) or not isinstance(records, Iterable):
+            raise InvalidInputError("records must be a list (or an iterable) of records")
+        for n, item in enumerate(records, start=1):
+            where = getattr(item, "where", None) or f"record {n}"
+            if getattr(item, "error", None) is not None:
+                yield item
+                continue
+            data = item if isinstance(item, Mapping | MemoryRecord) else getattr(item, "data", item)
+            user = data.user_id if isinstance(data, MemoryRecord) else (
+                data.get("user_id") if isinstance(data, Mapping) else None)
+            agent = data.agent_id if isinstance(data, MemoryRecord) else (
+                data.get("agent_id") if isinstance(data, Mapping) else None)
+            if not isinstance(user, str) or user not in self.credential.users:
+                yield Entry(where, error=f"user_id {printable(user)} is outside this credential's scope")
+            elif self.credential.agents is not None and agent not in self.credential.agents:
+                yield Entry(where, error=f"agent_id {printable(agent)} is outside this credential's scope")
+            else:
+                yield Entry(where, data)
+
+    # by id -------------------------------------------------------------------------------------
+    def get(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.get(self.peek(memory_id).id)
+
+    def update(self, memory_id: Any, content: Any = None, **changes: Any) -> MemoryRecord:
+        return self.memory.update(self.peek(memory_id).id, content, **changes)
+
+    def forget(self, memory_id: Any) -> None:
+        self.memory.forget(self.peek(memory_id).id)
+
+    def pin(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.pin(self.peek(memory_id).id)
+
+    def unpin(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.unpin(self.peek(memory_id).id)
+
+    def invalidate(self, memory_id: Any, reason: str) -> MemoryRecord:
+        return self.memory.invalidate(self.peek(memory_id).id, reason)
+
+    def reactivate(self, memory_id: Any, *, reason: str = "") -> MemoryRecord:
+        return self.memory.reactivate(self.peek(memory_id).id, reason=reason)
+
+    def promote(self, memory_id: Any, layer: Layer | str | None = None) -> MemoryRecord:
+        return self.memory.promote(self.peek(memory_id).id, layer)
+
+    def demote(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.demote(self.peek(memory_id).id)
+
+    def feedback(self, memory_id: Any, *, useful: bool) -> MemoryRecord:
+        return self.memory.feedback(self.peek(memory_id).id, useful=useful)
+
+    def history(self, memory_id: Any) -> builtins.list[HistoryEvent]:
+        return self.memory.history(self.peek(memory_id).id)
+
+    def explain_strength(self, memory_id: Any) -> dict[str, Any]:
+        return self.memory.explain_strength(self.peek(memory_id).id)
+
+    def relations(self, memory_id: Any) -> builtins.list[Relation]:
+        """Relations from and to a memory whose other end the credential may see too."""
+        rec = self.peek(memory_id)
+        rels = self.memory.store.relations([rec.id])
+        if self.credential.admin:
+            return rels
+        others = {r.dst_id if r.src_id == rec.id else r.src_id for r in rels}
+        visible = {i for i, o in self.memory.store.get(sorted(others)).items() if self.credential.may_see(o)}
+        visible.add(rec.id)
+        return [r for r in rels if r.src_id in visible and r.dst_id in visible]
+
+    def undo_consolidation(self, summary_id: Any, *, reason: str = "") -> dict[str, Any]:
+        rec = self.peek(summary_id)
+        if self.credential.agents is not None and not self.credential.admin:
+            raise PermissionDeniedError("undoing a consolidation changes memories of every agent of the user; "
+                                        "it needs a credential not narrowed to agents")
+        return self.memory.undo_consolidation(rec.id, reason=reason)
+
+    # read ----------------------------------------------------------------------------------------
+    def search(self, query: Any, *, user_id: str | None = None, agent_id: str | None = None,
+               **options: Any) -> builtins.list[Hit]:
+        return self.memory.search(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+
+    def context(self, query: Any, *, user_id: str | None = None, agent_id: str | None = None,
+                **options: Any) -> ContextBlock:
+        return self.memory.context(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+
+    def working_memory(self, session_id: str, *, user_id: str | None = None,
+                       agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+        return self.memory.working_memory(session_id, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+
+    def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+        return self.memory.hot_tier(user_id=self._user(user_id), agent_id=self._agent(agent_id))
+
+    def list(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False,
+             **options: Any) -> builtins.list[MemoryRecord]:
+        if all_users:
+            self.credential.require_admin("listing every user's memories")
+            return self.memory.list(user_id=clean_scope(user_id, "user_id"), agent_id=clean_scope(agent_id, "agent_id"),
+                                    all_users=True, **options)
+        return self.memory.list(user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+
+    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+        """Health check. Over every user (``user_id`` omitted) it needs an admin credential; a scoped
+        credential gets its user's counts."""
+        if self.credential.admin:
+            return self.memory.stats(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
+        return self.memory.stats(user_id=self._user(user_id))
+
+    def export(self, *, user_id: str | None = None) -> Iterator[MemoryRecord]:
+        """Every memory (of one user, or of all) in every status and store; needs an admin credential."""
+        self.credential.require_admin("export")
+        user = clean_scope(user_id, "user_id")
+        flt = MemoryFilter.everything(user_id=user, all_users=user is None)
+        store = self.memory.store
+
+        def records() -> Iterator[MemoryRecord]:
+            for batch in store.scan(flt):
+                yield from batch
+
+        return records()
+
+    # engine ----------------------------------------------------------------------------------------
+    def dream(self, **options: Any) -> dict[str, Any]:
+        """Run the dream cycle: over every user with an admin credential, else over the credential's
+        users only (one run each; the last report is returned)."""
+        if self.credential.admin:
+            return self.memory.dream(**options)
+        options.pop("all_users", None)
+        requested = options.pop("user_id", None)
+        users = ([self._user(requested)] if requested is not None or len(self.credential.users) == 1
+                 else self._visible_users())
+        report: dict[str, Any] = {}
+        for user in users:
+            report = self.memory.dream(user_id=user, **options)
+        return report
+
+    def tick(self, *, user_id: str | None = None) -> dict[str, Any]:
+        if self.credential.admin:
+            return self.memory.tick(user_id=clean_scope(user_id, "user_id"))
+        return self.memory.tick(user_id=self._user(user_id))
+
+    def dream_reports(self) -> builtins.list[dict[str, Any]]:
+        self.credential.require_admin("the dream reports")
+        return self.memory.dream_reports()
+
+
+__all__ = ["ScopedMemory"]
