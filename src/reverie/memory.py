@@ -844,10 +844,64 @@ class Memory:
         return self._touch([self._require(rec.id)], kind="get", session_id=None)[0]
 
     def forget(self, memory_id: str) -> None:
-        """Hard delete (an explicit "forget me" request). Logged in the ops log."""
+        """Hard delete (an explicit "forget me" request): nothing of the memory's words remains.
+
+        Gone with it: every row about it (relations, co-activations, access log, history, claims,
+        working memory, tags, cluster memberships); every memory made from its words — the dream's
+        summaries, themes and cards that include it (their other members come back to everyday
+        recall first, as with :meth:`undo_consolidation`), and what was made from those; its words
+        in its memory box's topic; and its text in the full-text index (SQLite merges the index
+        pages and overwrites freed space with zeros). A memory it superseded stays superseded. The
+        ops log records the forgetting by id only."""
+        from reverie.model import RelationType
+
         rec = self._require(memory_id)
-        self.store.delete([rec.id])
-        self.ops.log("forget", id=rec.id, user_id=rec.user_id)
+        derived = self._made_from(rec.id)
+        now = self.now()
+        for summary in reversed(derived):  # the outermost first: undoing it brings back what it replaced
+            with contextlib.suppress(ReverieError):  # not a consolidation, or already undone: deleted anyway
+                undo_reason = "a memory it was made from was forgotten"
+                self.undo_consolidation(summary, reason=undo_reason)
+        doomed = [rec.id, *derived]
+        with self.store.transaction():
+            gone = self.store.get(doomed)
+            successors = self.store.relations(doomed, types=frozenset({RelationType.SUPERSEDES}), direction="in")
+            older = self.store.get(sorted({r.dst_id for r in successors} - set(doomed)))
+            for old in older.values():
+                if old.superseded_by in gone:
+                    self.store.update_fields(old.id, {"superseded_by": None, "updated_at": now})
+            self._scrub_boxes(gone.values())
+            self.store.delete(doomed)
+        self.ops.log("forget", id=rec.id, user_id=rec.user_id, derived=derived)
+
+    def _made_from(self, memory_id: str) -> builtins.list[str]:
+        """Ids of the memories made from this one's words (summaries, themes, cards — linked to what
+        they were made from by ``summarizes`` relations), and of those made from them; nearest first."""
+        from reverie.model import RelationType
+
+        found: builtins.list[str] = []
+        frontier = [memory_id]
+        seen = {memory_id}
+        while frontier:
+            links = self.store.relations(frontier, types=frozenset({RelationType.SUMMARIZES}), direction="in")
+            frontier = sorted({r.src_id for r in links} - seen)
+            seen.update(frontier)
+            found.extend(frontier)
+        return found
+
+    def _scrub_boxes(self, records: Iterable[MemoryRecord]) -> None:
+        """Take the words of forgotten memories out of their memory boxes' topics."""
+        from reverie.write.text import content_words
+
+        for rec in records:
+            box = self.store.box(rec.box_id) if rec.box_id else None
+            if box is None:
+                continue
+            text = rec.content.casefold()
+            words = content_words(rec.content) | {e.rsplit("/", 1)[-1].casefold() for e in rec.entities}
+            box.topic = [w for w in box.topic if w.casefold() not in words and w.casefold() not in text]
+            box.memory_count = max(0, box.memory_count - 1)
+            self.store.put_box(box)
 
     # dynamics ----------------------------------------------------------------------------
     def feedback(self, memory_id: str, *, useful: bool) -> MemoryRecord:

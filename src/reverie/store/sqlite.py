@@ -669,6 +669,7 @@ class _Tx:
     ops: builtins.list[builtins.list[PendingOp]] = field(default_factory=list)
     seq_before: int | None = None
     synced: bool = False  # the index caught up inside this transaction (it saw uncommitted rows)
+    checkpoint: bool = False  # a hard delete: copy the WAL into the file and truncate it after the commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -885,6 +886,9 @@ class SQLiteStore:
         self._tx = _Tx()
         if ops and not tx.synced and tx.seq_before is not None:
             self._index.apply_committed(ops, tx.seq_before, seq_after)
+        if tx.checkpoint:  # best effort: a reader in another process may keep older frames alive a while
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _rollback(self) -> None:
         synced = self._tx.synced
@@ -1157,6 +1161,11 @@ class SQLiteStore:
                 (payload,),
             )
             self._conn.execute("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))", (payload,))
+            if gone:
+                # the text index keeps a deleted row's words in its old segments until they are merged:
+                # merge them all now, so that a forgotten memory's words are not in the file any more
+                self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+                self._tx.checkpoint = True  # and, once committed, no copy stays in the write-ahead log
             self._log_vectors(
                 [PendingOp(DELETE, int(r[0]), r[2] if r[3] else quantized_partition(r[2]), None, r[1])
                  for r in gone if r[3] or r[4]]
