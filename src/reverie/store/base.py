@@ -417,6 +417,11 @@ class Store(Protocol):
 
     def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int: ...
 
+    def renew_claims(self, owner: str, *, until: datetime) -> int:
+        """Heartbeat: every claim of ``owner`` that would expire before ``until`` now expires at ``until``.
+        Returns how many were renewed."""
+        ...
+
     # working memory (seed 001) -------------------------------------------------------------
     def put_working(self, items: Sequence[WorkingItem]) -> None:
         """Insert or replace entries by (session_id, memory_id): a duplicate id updates in place."""

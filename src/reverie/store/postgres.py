@@ -1691,6 +1691,12 @@ class PostgresStore:
                 "DELETE FROM claims WHERE owner = %s AND memory_id = ANY(%s)", [owner, _unique(memory_ids)]
             ).rowcount
 
+    def renew_claims(self, owner: str, *, until: datetime) -> int:
+        end = _utc(until)
+        with self._write() as conn:
+            return conn.execute("UPDATE claims SET expires_at = %s WHERE owner = %s AND expires_at < %s",
+                                [end, owner, end]).rowcount
+
     def prune_claims(self, before: datetime) -> int:
         with self._write() as conn:
             return conn.execute("DELETE FROM claims WHERE expires_at < %s", [_utc(before)]).rowcount

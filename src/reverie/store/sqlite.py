@@ -1899,6 +1899,13 @@ class SQLiteStore:
             )
             return int(cur.rowcount)
 
+    def renew_claims(self, owner: str, *, until: datetime) -> int:
+        end = to_epoch(until)
+        with self._write("renew_claims"):
+            cur = self._conn.execute("UPDATE claims SET expires_at = ? WHERE owner = ? AND expires_at < ?",
+                                     (end, owner, end))
+            return int(cur.rowcount)
+
     def prune_claims(self, before: datetime) -> int:
         with self._write("prune_claims"):
             return int(self._conn.execute("DELETE FROM claims WHERE expires_at < ?", (to_epoch(before),)).rowcount)
