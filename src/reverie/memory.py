@@ -1024,9 +1024,18 @@ class Memory:
         return list(reports) if isinstance(reports, list) else []
 
     def dream(self, **options: Any) -> dict[str, Any]:
-        """Run the dream cycle (see :mod:`reverie.dream`); returns its report."""
+        """Run the dream cycle (see :mod:`reverie.dream`); returns its report. ``steps`` names the steps
+        to run (default: every enabled one), ``user_id`` limits the run to one user."""
         from reverie.dream import run_dream
 
+        steps = options.get("steps")
+        if steps is not None:
+            if isinstance(steps, str) or not isinstance(steps, list | tuple) or not all(
+                    isinstance(s, str) for s in steps):
+                raise InvalidInputError("steps must be a list of step names")
+            options["steps"] = [clean_label(s, "step name") for s in steps]
+        if "user_id" in options:
+            options["user_id"] = clean_scope(options["user_id"], "user_id")
         return run_dream(self, **options)
 
     # manual layer moves (seed 002 "promote/demote MCP tools or web UI buttons") -------------

@@ -50,7 +50,10 @@ class Problem(BaseModel):
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: unknown fields are refused, and so are values of the wrong JSON type (no
+    ``"5"`` for a number, no ``1`` or ``"yes"`` for a boolean)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class AddRequest(_Body):
