@@ -419,7 +419,10 @@ def stable_id(*parts: Any, when: datetime | None = None) -> str:
                        .digest()[:16])
     ms = 0
     if when is not None:
-        ms = min(max(int(when.timestamp() * 1000), 0), (1 << 48) - 1)
+        try:
+            ms = min(max(int(when.timestamp() * 1000), 0), (1 << 48) - 1)
+        except (OverflowError, ValueError, OSError):  # a date no clock can hold: the import rejects it anyway
+            ms = 0
     digest[0:6] = ms.to_bytes(6, "big")
     digest[6] = (digest[6] & 0x0F) | 0x70  # version 7
     digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 9562 variant

@@ -551,11 +551,11 @@ def clean_embedding(value: Any, *, dim: int | None) -> Any:
         raise InvalidInputError("embedding must be a flat, non-empty list of numbers")
     if not np.all(np.isfinite(arr)):
         raise InvalidInputError("embedding holds NaN or infinity")
-    if dim is not None and arr.shape != (dim,):
-        return None
     vec = arr.astype(np.float32)
     if not np.all(np.isfinite(vec)) or not np.any(vec):
         raise InvalidInputError("embedding must be finite float32 numbers, not all zero")
+    if dim is not None and vec.shape != (dim,):
+        return None
     return vec
 
 
