@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from reverie.results import AddResult, Hit
 
 
+#: fields a scope check never reads
+_HEAVY = frozenset({"embedding", "inputs", "metadata", "importance_channels", "entities"})
+
+
 class ScopedMemory:
     """``memory`` as the holder of ``credential`` may use it (see the module docs)."""
 
@@ -79,11 +83,50 @@ class ScopedMemory:
     def observe(self, message: Any, *, role: str = "user", user_id: str | None = None, agent_id: str | None = None,
                 session_id: str | None = None, when: datetime | str | None = None,
                 metadata: Mapping[str, Any] | None = None) -> list[AddResult]:
-        return self.memory.observe(message, role=role, user_id=self._user(user_id), agent_id=self._agent(agent_id),
-                                   session_id=session_id, when=when, metadata=metadata)
+        """Observe a turn. A session's buffer is shared by the agents of a user (a conversation): when this
+        turn makes it due, the turns other agents buffered are stored too — each in its own agent's scope —
+        and only the results the credential may see are returned."""
+        results = self.memory.observe(message, role=role, user_id=self._user(user_id), agent_id=self._agent(agent_id),
+                                      session_id=session_id, when=when, metadata=metadata)
+        if self.credential.admin or self.credential.agents is None:
+            return results
+        ids = sorted({i for r in results for i in r.ids if i})
+        visible = {i for i, rec in self.memory.store.get(ids).items() if self.credential.may_see(rec)}
+        return [r for r in results if r.id is None or r.id in visible]
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
-        return self.memory.end_session(session_id, user_id=self._user(user_id))
+        """End a session. Ending it promotes and clears the working memory of every agent in it, so a
+        credential narrowed to agents may end only a session whose working memory is all its own."""
+        user = self._user(user_id)
+        if not self.credential.admin and self.credential.agents is not None:
+            sid = clean_scope(session_id, "session_id")
+            if sid is None:
+                raise InvalidInputError("end_session needs a session_id")
+            flt = MemoryFilter(user_id=user, session_id=sid, layers=frozenset({Layer.WORKING}))
+            others = self.memory.working_memory(sid, user_id=user) + [
+                r for batch in self.memory.store.scan(flt, omit=_HEAVY) for r in batch]
+            if any(not self.credential.may_see(r) for r in others):
+                raise PermissionDeniedError("this session holds working memories of other agents; ending it "
+                                            "needs a credential not narrowed to agents")
+            return self._only_visible(self.memory.end_session(session_id, user_id=user))
+        return self.memory.end_session(session_id, user_id=user)
+
+    def _only_visible(self, report: dict[str, Any]) -> dict[str, Any]:
+        """A session report without the ids of memories the credential may not see (the turns other
+        agents had buffered in the session are stored in their own scopes when it ends)."""
+        ids: set[str] = set()
+        for value in report.values():
+            if isinstance(value, list):
+                ids.update(v for v in value if isinstance(v, str))
+                ids.update(i for v in value if isinstance(v, dict) for i in [v.get("id"), *v.get("ids", ())]
+                           if isinstance(i, str))
+        visible = {i for i, rec in self.memory.store.get(sorted(ids)).items() if self.credential.may_see(rec)}
+        out = dict(report)
+        for key, value in report.items():
+            if isinstance(value, list):
+                out[key] = [v for v in value if not (isinstance(v, str) and v in ids and v not in visible)
+                            and not (isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in visible)]
+        return out
 
     def restore(self, records: Iterable[Any], **options: Any) -> dict[str, Any]:
         """Import exported records; a scoped credential's records must lie in its scope (the others
@@ -216,9 +259,13 @@ class ScopedMemory:
     # engine ----------------------------------------------------------------------------------------
     def dream(self, **options: Any) -> dict[str, Any]:
         """Run the dream cycle: over every user with an admin credential, else over the credential's
-        users only (one run each; the last report is returned)."""
+        users only (one run each; the last report is returned). The cycle works on every agent's
+        memories of a user, so a credential narrowed to agents may not run it."""
         if self.credential.admin:
             return self.memory.dream(**options)
+        if self.credential.agents is not None:
+            raise PermissionDeniedError("the dream cycle changes every agent's memories of a user; it needs a "
+                                        "credential not narrowed to agents")
         options.pop("all_users", None)
         requested = options.pop("user_id", None)
         users = ([self._user(requested)] if requested is not None or len(self.credential.users) == 1
@@ -231,6 +278,9 @@ class ScopedMemory:
     def tick(self, *, user_id: str | None = None) -> dict[str, Any]:
         if self.credential.admin:
             return self.memory.tick(user_id=clean_scope(user_id, "user_id"))
+        if self.credential.agents is not None:
+            raise PermissionDeniedError("the maintenance tick changes every agent's memories of a user; it needs "
+                                        "a credential not narrowed to agents")
         return self.memory.tick(user_id=self._user(user_id))
 
     def dream_reports(self) -> builtins.list[dict[str, Any]]:

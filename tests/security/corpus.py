@@ -134,7 +134,7 @@ def _cases() -> list[Case]:
     add("update", upd, "content", [SURR, NUL, "", "   ", 5, "x" * 100_001])
     add("update", upd, "metadata", BAD_METADATA)
     add("update", upd, "category", [SURR, NUL, "", "c" * 65, 5, ["fact"]])
-    add("update", upd, "importance", BAD_NUMBER[:-2] + [[0.5]])
+    add("update", upd, "importance", [*BAD_NUMBER[:-2], [0.5]])
     add("update", upd, "reason", [SURR, NUL, 5, "r" * 5000])
     add("update", {"content": "fine"}, "memory_id", [SURR, "no-such-id", 5])
     add("invalidate", {"memory_id": ID}, "reason", [SURR, NUL, "", "   ", 5, None])
@@ -151,7 +151,8 @@ def _cases() -> list[Case]:
     add("working_memory", {"user_id": "alice"}, "session_id", [SURR, NUL, "", 5])
     add("add_many", {"user_id": "alice", "infer": False}, "items",
         ["abc", b"abc", {"content": "x"}, 5, None, [{"content": "x", "user_id": "bob"}], [{"nocontent": 1}],
-         [{"content": "x", "bogus": 1}], [None], [{"content": SURR}], [{"content": "x", "when": "0001-01-01T00:00:00+14:00"}],
+         [{"content": "x", "bogus": 1}], [None], [{"content": SURR}],
+         [{"content": "x", "when": "0001-01-01T00:00:00+14:00"}],
          [{"content": "x", "metadata": deep_dict(100)}], [{"content": "x", "id": SURR}], [["nested list"]]])
     add("add_many", {"user_id": "alice", "infer": True}, "items", [[{"content": "x", "id": "fixed-id"}]])
     return out

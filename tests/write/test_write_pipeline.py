@@ -311,7 +311,7 @@ def test_relations_are_counted_for_pruning_after_additions_only(make_memory, clo
     from reverie.write.relations import prunable_types
 
     m = make_memory(write={"relations": {"prune_at": 2, "prune_to": 1}})
-    PRUNE_COUNTED = prunable_types(m.settings.write.relations)  # noqa: N806
+    PRUNE_COUNTED = prunable_types(m.settings.write.relations)
     counts: list[int] = []
     real = m.store.count_relations
 
