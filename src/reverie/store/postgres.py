@@ -615,6 +615,8 @@ def _json(value: Any, what: str) -> Jsonb:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{what} is nested too deep") from None
     return Jsonb(text, dumps=_as_is)
 
 

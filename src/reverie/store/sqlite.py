@@ -436,6 +436,8 @@ def to_json(value: Any, what: str) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{what} is nested too deep") from None
 
 
 def _encode_enum(name: str) -> Callable[[Any, int], Any]:
