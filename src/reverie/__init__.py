@@ -6,6 +6,7 @@
 ...     hits = mem.search("what does Alice drink?", user_id="alice")
 """
 
+from reverie.auth import Credential
 from reverie.clock import SettableClock
 from reverie.config import Settings
 from reverie.errors import (
@@ -19,6 +20,7 @@ from reverie.errors import (
     MigrationError,
     MissingDependencyError,
     NotFoundError,
+    PermissionDeniedError,
     ReverieError,
     StoreError,
 )
@@ -34,6 +36,7 @@ from reverie.model import (
     StoreTier,
 )
 from reverie.results import Action, AddResult, Hit
+from reverie.scoped import ScopedMemory
 
 __version__ = "0.1.0"
 
@@ -43,6 +46,7 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "ContentTooLargeError",
+    "Credential",
     "EmbeddingError",
     "HistoryEvent",
     "Hit",
@@ -56,9 +60,11 @@ __all__ = [
     "MigrationError",
     "MissingDependencyError",
     "NotFoundError",
+    "PermissionDeniedError",
     "Relation",
     "RelationType",
     "ReverieError",
+    "ScopedMemory",
     "SettableClock",
     "Settings",
     "Status",

@@ -330,16 +330,16 @@ def to_markdown(rec: MemoryRecord) -> str:
     return f"---\n{front}---\n{content}"
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML without anchors and aliases: an alias repeats a node by reference, so a few hundred
-    bytes can expand into megabytes ("billion laughs"); exported front matter never uses them."""
+def _compose_node_without_aliases(self: Any, parent: Any, index: Any) -> Any:
+    event = self.peek_event()
+    if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+        raise yaml.composer.ComposerError(None, None, "YAML anchors and aliases are not accepted", event.start_mark)
+    return yaml.SafeLoader.compose_node(self, parent, index)
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(None, None, "YAML anchors and aliases are not accepted",
-                                              event.start_mark)
-        return super().compose_node(parent, index)
+
+#: YAML without anchors and aliases: an alias repeats a node by reference, so a few hundred bytes can
+#: expand into megabytes ("billion laughs"); exported front matter never uses them
+_NoAliasLoader: Any = type("_NoAliasLoader", (yaml.SafeLoader,), {"compose_node": _compose_node_without_aliases})
 
 
 def markdown_fields(text: str, *, where: str = "<markdown>") -> dict[str, Any]:
