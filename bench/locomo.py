@@ -1,16 +1,32 @@
-"""LoCoMo retrieval benchmark: recall@5/10/20 of evidence turns, per category and per session.
+"""LoCoMo retrieval benchmark: recall@5/10/20 of evidence turns, per category and per session,
+measured on the memory as users run it.
 
-Every dialogue turn of each LoCoMo conversation is stored as one memory (one user scope per
-conversation, ``user_id`` = the sample id, turns added session by session in order, ``when`` =
-the session date, metadata ``turn_id``/``speaker``/``session``), then every question is asked
-once through ``Memory.search(k=20)``. A question's recall@k is the fraction of its (parseable)
-evidence dia_ids found among the top k hits; session recall@k is the fraction of its evidence
-sessions found among the sessions of the top k hits. Both are averaged over questions.
+Every dialogue turn of each LoCoMo conversation is added as one memory, turn by turn, on the
+conversation's own clock (one user scope per conversation, ``user_id`` = the sample id; each turn
+``TURN_GAP`` after the previous one from its session's date; metadata ``turn_id``/``speaker``/
+``session``). How the memory is maintained meanwhile is the ``--lifecycle``:
+
+* ``default`` (the headline): the default settings — the automatic maintenance tick — and a
+  ``dream()`` whenever the clock passes a day boundary between sessions (``reverie dream --every 1d``);
+* ``agent``: the same, and before each turn is stored the agent asks ``context()`` with it;
+* ``off``: ABLATION — automatic tick off, no dream.
+
+After the last session the clock moves one day on (a nightly dream runs in the lifecycle modes) and
+every question is asked three times, with ``search(k=5)``, ``search(k=10)`` and ``search(k=20)``:
+recall@k comes from the search that asked for exactly k. A question's recall@k is the fraction of
+its (parseable) evidence dia_ids found among the first k result slots; a consolidation summary (or
+theme) that is retrieved stands for the turns its members hold, in member order, each taking one of
+the k slots. Session recall@k is the fraction of its evidence sessions among the sessions of those
+slots. Both are averaged over questions. Also reported: the store's composition at question time
+(hot/cold × status, summaries, dream-made memories, the share of turns older than 60 days that
+consolidation compressed), the share of top-10 hits made by the dream that hold no evidence turn,
+and R@10 after one more full ``dream()`` on a copy of the final store taken before the questions
+(SQLite; the questions' own accesses are not in it).
 
 Categories (numbering of the LoCoMo authors' code): 1 multi-hop, 2 temporal, 3 open-domain,
 4 single-hop, 5 adversarial. Headline = categories 1–4; 5 is reported separately.
 
-``--baseline`` also measures a plain hybrid baseline on the same store, in the same run:
+``--baseline`` also measures a plain hybrid baseline on the ``off`` store, in the same run:
 BM25 (``store.text_search``) + dense (``store.vector_search``, same embedder model) fused by
 RRF (K = 60, ``reverie.read.fusion.rrf``), no other stage. It runs through the store directly
 (no access is counted) and before the ``Memory.search`` questions of that conversation, so the
@@ -18,7 +34,8 @@ access updates made by ``Memory.search`` cannot influence it.
 
 Usage::
 
-    PYTHONPATH=src .venv/bin/python bench/locomo.py --mode verbatim --baseline
+    PYTHONPATH=src .venv/bin/python bench/locomo.py --baseline
+    PYTHONPATH=src .venv/bin/python bench/locomo.py --mode infer --lifecycle default
 """
 
 from __future__ import annotations
@@ -32,7 +49,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from datetime import time as dtime
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +134,22 @@ def session_of(dia_id: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-#: Settings of every benchmark Memory: the automatic maintenance tick (dream.schedule.tick_every) is
-#: off. The tick's working-memory expiry (seed 000) and consolidation would otherwise change the
-#: stored turns between sessions that lie weeks apart (306 of conversation 1's 419 turns were
-#: expired before the questions); this benchmark measures retrieval over every stored turn.
-BENCH_SETTINGS: dict[str, Any] = {"dream": {"schedule": {"tick_every": 0}}}
+#: How the memory is maintained while the conversation is added (``--lifecycle``):
+#:
+#: * ``default`` — the default settings, as a user runs them: the automatic maintenance tick runs
+#:   every ``dream.schedule.tick_every`` adds, and a full ``dream()`` runs whenever the
+#:   conversation's clock passes a day boundary between sessions (as ``reverie dream --every 1d``
+#:   would). The README's headline numbers come from this mode.
+#: * ``agent`` — ``default``, plus the agent loop: before each turn is stored the agent asks
+#:   ``context()`` with that turn, as an agent does before it answers (so what is used gets stronger).
+#: * ``off`` — ABLATION: no automatic tick and no dream; every stored turn stays as stored.
+LIFECYCLES = ("default", "agent", "off")
+#: the settings of the ``off`` ablation (the automatic tick switched off); the other modes use the defaults
+NO_LIFECYCLE: dict[str, Any] = {"dream": {"schedule": {"tick_every": 0}}}
+#: the clock advances this much per turn inside a session (LoCoMo dates sessions, not turns)
+TURN_GAP = timedelta(seconds=30)
+#: turns older than this at question time are where consolidation is expected to have worked
+OLD_DAYS = 60
 
 
 # embeddings ----------------------------------------------------------------------------------
@@ -279,7 +308,7 @@ def aggregate(rows: Sequence[tuple[int, dict[str, float]]]) -> dict[str, Any]:
     def mean(sel: list[dict[str, float]]) -> dict[str, Any]:
         if not sel:
             return {"n": 0}
-        keys = [f"r@{k}" for k in KS] + [f"s@{k}" for k in KS]
+        keys = [key for key in [f"r@{k}" for k in KS] + [f"s@{k}" for k in KS] if key in sel[0]]
         return {"n": len(sel), **{key: round(sum(r[key] for r in sel) / len(sel), 4) for key in keys}}
 
     by_cat: dict[str, Any] = {}
@@ -304,15 +333,25 @@ class RunResult:
     ingest_s: float = 0.0
     search_s: float = 0.0
     embed_s: float = 0.0
+    dream_s: float = 0.0
+    dreams: int = 0
+    context_calls: int = 0
     memories: int = 0
     turns: int = 0
     skipped_duplicates: int = 0
     per_conversation: dict[str, Any] = field(default_factory=dict)
     channels: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    #: per question: share of the top-10 hits that the dream made and that hold no evidence turn
+    dream_slots: list[float] = field(default_factory=list)
+    #: per question: share of the top-10 hits that are consolidation summaries (each takes a slot per turn)
+    summary_hits: list[float] = field(default_factory=list)
+    composition: dict[str, Any] = field(default_factory=dict)
+    after_dream_rows: list[tuple[int, dict[str, float]]] = field(default_factory=list)
 
 
 def ingest(mem: Any, clock: Any, sample: Sample, *, infer: bool, result: RunResult) -> dict[str, list[str]]:
-    """Add every turn, session by session; returns memory id -> dia_ids it holds."""
+    """Add every turn with one ``add_many`` per session (no lifecycle between turns); returns
+    memory id -> dia_ids it holds. The lifecycle benchmark adds turn by turn (:func:`ingest_turns`)."""
     from reverie import io
 
     held: dict[str, list[str]] = defaultdict(list)
@@ -326,30 +365,140 @@ def ingest(mem: Any, clock: Any, sample: Sample, *, infer: bool, result: RunResu
             results = mem.add_many(items, user_id=sample.sample_id, infer=infer)
         result.ingest_s += t_add.seconds
         for turn, res in zip(turns, results, strict=True):
-            if res.id is not None:
-                held[res.id].append(turn.turn_id)
+            for mid in res.ids or ((res.id,) if res.id is not None else ()):
+                held[mid].append(turn.turn_id)
             if res.action.value == "SKIP":
                 result.skipped_duplicates += 1
     result.turns += sample.turns
     return held
 
 
-def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: RunResult) -> None:
-    rows: list[tuple[int, dict[str, float]]] = []
-    for q in sample.questions:
-        with Timer() as t_q:
-            hits = mem.search(q.text, user_id=sample.sample_id, k=K_MAX)
-        result.latencies.append(t_q.seconds)
-        result.search_s += t_q.seconds
-        ranked: list[list[str]] = []
+def _dream(mem: Any, clock: Any, day: Any, result: RunResult) -> None:
+    """The scheduled nightly dream: at midnight of ``day`` (the conversation's clock)."""
+    clock.set(datetime.combine(day, dtime(0, 0), tzinfo=UTC))
+    with Timer() as t_dream:
+        mem.dream()
+    result.dream_s += t_dream.seconds
+    result.dreams += 1
+
+
+def ingest_turns(mem: Any, clock: Any, sample: Sample, *, infer: bool, lifecycle: str,
+                 result: RunResult) -> dict[str, list[str]]:
+    """Add the conversation turn by turn on its own clock (each turn ``TURN_GAP`` after the previous
+    one from its session's start) as a user's agent would; with a lifecycle, a ``dream()`` runs at
+    each day boundary the clock passes between sessions, and in the agent loop ``context()`` is asked
+    with each turn before it is stored. Returns memory id -> dia_ids it holds."""
+    from reverie import io
+
+    held: dict[str, list[str]] = defaultdict(list)
+    last_day = None
+    for number, when, turns in sample.sessions:
+        start = when if when is not None else clock()
+        if lifecycle != "off" and last_day is not None and start.date() > last_day:
+            _dream(mem, clock, start.date(), result)
+        for i, turn in enumerate(turns):
+            at = start + i * TURN_GAP
+            clock.set(at)
+            content = io.turn_content(turn)
+            with Timer() as t_add:
+                if lifecycle == "agent":
+                    mem.context(content, user_id=sample.sample_id, session_id=turn.session_id)
+                    result.context_calls += 1
+                res = mem.add(content, user_id=sample.sample_id, session_id=turn.session_id, when=at, infer=infer,
+                              metadata={"turn_id": turn.turn_id, "speaker": turn.speaker, "session": number})
+            result.ingest_s += t_add.seconds
+            for mid in res.ids or ((res.id,) if res.id is not None else ()):
+                held[mid].append(turn.turn_id)
+            if res.action.value == "SKIP":
+                result.skipped_duplicates += 1
+        last_day = (start + len(turns) * TURN_GAP).date()
+    result.turns += sample.turns
+    return held
+
+
+def _consolidated_kind(rec: Any) -> str | None:
+    """``summary``/``theme`` for a memory that stands for members it replaced, else None."""
+    info = rec.metadata.get("consolidation") if isinstance(rec.metadata, dict) else None
+    if isinstance(info, dict) and info.get("kind") in ("summary", "theme"):
+        return str(info["kind"])
+    return None
+
+
+def _made_by_dream(rec: Any) -> bool:
+    return rec.write_source == "dream" or "consolidation" in rec.metadata or "synthesis" in rec.metadata
+
+
+class TurnCredit:
+    """Which dia_ids a retrieved memory stands for: its own turns, or — for a consolidation summary
+    or theme — the turns its members hold, in member order (recursively)."""
+
+    def __init__(self, mem: Any, held: dict[str, list[str]]) -> None:
+        self.mem, self.held = mem, held
+        self._cache: dict[str, list[str]] = {}
+
+    def turns(self, rec: Any, depth: int = 0) -> list[str]:
+        if rec.id in self._cache:
+            return self._cache[rec.id]
+        if _consolidated_kind(rec) is not None and depth < 4:
+            members = [str(m) for m in rec.metadata["consolidation"].get("members", [])]
+            found = self.mem.store.get(members)
+            out: list[str] = []
+            for mid in members:
+                if mid in found:
+                    out.extend(t for t in self.turns(found[mid], depth + 1) if t not in out)
+        else:
+            out = list(self.held.get(rec.id) or ([str(rec.metadata["turn_id"])] if "turn_id" in rec.metadata else []))
+        self._cache[rec.id] = out
+        return out
+
+    def slots(self, hits: Sequence[Any]) -> list[list[str]]:
+        """One slot per turn: a summary takes as many of the k slots as it holds turns not shown
+        above it (at least one); any other hit takes one."""
+        placed: set[str] = set()
+        out: list[list[str]] = []
         for h in hits:
-            turns = held.get(h.memory.id) or [str(h.memory.metadata.get("turn_id", ""))]
-            ranked.append(turns)
-            for ch in h.explain.get("channels", {}):
-                result.channels[ch] += 1
-        rows.append((q.category, score_question(q, ranked)))
-    result.rows.extend(rows)
-    result.per_conversation[sample.sample_id] = aggregate(rows)["headline_1_4"]
+            turns = self.turns(h.memory)
+            fresh = [t for t in turns if t not in placed]
+            placed.update(fresh)
+            if _consolidated_kind(h.memory) is not None:
+                out.extend([[t] for t in fresh] or [[]])
+            else:
+                out.append(fresh)
+        return out
+
+
+def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: RunResult, *,
+               rows: list[tuple[int, dict[str, float]]] | None = None, ks: Sequence[int] = KS,
+               questions: list[dict[str, Any]] | None = None) -> None:
+    """Ask every question once per k with ``search(k=k)`` (a search asks for exactly what it shows)."""
+    credit = TurnCredit(mem, held)
+    out_rows = result.rows if rows is None else rows
+    mine: list[tuple[int, dict[str, float]]] = []
+    for q in sample.questions:
+        merged: dict[str, float] = {}
+        for k in ks:
+            with Timer() as t_q:
+                hits = mem.search(q.text, user_id=sample.sample_id, k=k)
+            if k == 10:
+                result.latencies.append(t_q.seconds)
+                if rows is None:
+                    wanted = set(q.evidence)
+                    junk = sum(1 for h in hits[:10] if _made_by_dream(h.memory)
+                               and not (set(credit.turns(h.memory)) & wanted))
+                    result.dream_slots.append(junk / 10)
+                    result.summary_hits.append(sum(1 for h in hits[:10] if _consolidated_kind(h.memory)) / 10)
+            result.search_s += t_q.seconds
+            for h in hits:
+                for ch in h.explain.get("channels", {}):
+                    result.channels[ch] += 1
+            score = score_question(q, credit.slots(hits))
+            merged.update({key: v for key, v in score.items() if key.endswith(f"@{k}")})
+        mine.append((q.category, merged))
+        if questions is not None:
+            questions.append({"sample": sample.sample_id, "question": q.index, "category": q.category, **merged})
+    out_rows.extend(mine)
+    if rows is None:
+        result.per_conversation[sample.sample_id] = aggregate(mine)["headline_1_4"]
 
 
 def ask_baseline(store: Any, embedder: Any, sample: Sample, held: dict[str, list[str]],
@@ -378,6 +527,45 @@ def ask_baseline(store: Any, embedder: Any, sample: Sample, held: dict[str, list
     result.per_conversation[sample.sample_id] = aggregate(rows)["headline_1_4"]
 
 
+def composition(mem: Any, sample: Sample, held: dict[str, list[str]], now: datetime) -> dict[str, Any]:
+    """What the store holds for this conversation at question time, and how much of the old part
+    of the conversation consolidation compressed (cold, and reachable through an active summary)."""
+    from reverie.store.base import MemoryFilter
+
+    counts: dict[str, int] = defaultdict(int)
+    records: dict[str, Any] = {}
+    for batch in mem.store.scan(MemoryFilter.everything(user_id=sample.sample_id, all_users=False), batch_size=2000):
+        for rec in batch:
+            records[rec.id] = rec
+            counts[f"{rec.store.value}/{rec.status.value}"] += 1
+            kind = _consolidated_kind(rec)
+            if kind is not None:
+                counts[f"{kind}s"] += 1
+            elif "consolidation" in rec.metadata:
+                counts[f"{rec.metadata['consolidation'].get('kind', 'other')}s"] += 1
+            elif "synthesis" in rec.metadata:
+                counts["synthesis_notes"] += 1
+            if _made_by_dream(rec):
+                counts["dream_made"] += 1
+    when_of = {t.turn_id: (t.when or now) for _, _, ts in sample.sessions for t in ts}
+    turn_home: dict[str, str] = {}
+    for mid, tids in held.items():
+        for tid in tids:
+            turn_home.setdefault(tid, mid)
+    old = [tid for tid, w in when_of.items() if (now - w).days > OLD_DAYS]
+    compressed = 0
+    for tid in old:
+        rec = records.get(turn_home.get(tid, ""))
+        hops = 0
+        while rec is not None and rec.store.value == "cold" and rec.superseded_by and hops < 5:
+            rec, hops = records.get(rec.superseded_by), hops + 1
+        if hops and rec is not None and rec.status.value == "active" and _consolidated_kind(rec) is not None:
+            compressed += 1
+    return {"memories": len(records), **dict(sorted(counts.items())), "turns_older_than_60d": len(old),
+            "old_turns_consolidated": compressed,
+            "old_turns_consolidated_share": round(compressed / len(old), 4) if old else None}
+
+
 def summarise(result: RunResult, **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = dict(extra)
     out.update({
@@ -396,6 +584,25 @@ def summarise(result: RunResult, **extra: Any) -> dict[str, Any]:
         out["skipped_duplicates"] = result.skipped_duplicates
     if result.embed_s:
         out["query_embed_s"] = round(result.embed_s, 3)
+    if result.dreams:
+        out["dreams"] = {"runs": result.dreams, "seconds": round(result.dream_s, 3)}
+    if result.context_calls:
+        out["context_calls"] = result.context_calls
+    if result.dream_slots:
+        out["dream_made_top10_share_without_evidence"] = round(sum(result.dream_slots) / len(result.dream_slots), 4)
+    if result.summary_hits:
+        out["summary_top10_share"] = round(sum(result.summary_hits) / len(result.summary_hits), 4)
+    if result.composition:
+        total: dict[str, Any] = defaultdict(int)
+        for comp in result.composition.values():
+            for key, v in comp.items():
+                if isinstance(v, int):
+                    total[key] += v
+        old = total.get("turns_older_than_60d", 0)
+        total["old_turns_consolidated_share"] = round(total.get("old_turns_consolidated", 0) / old, 4) if old else None
+        out["composition"] = {"total": dict(total), "per_conversation": result.composition}
+    if result.after_dream_rows:
+        out["after_extra_dream"] = aggregate(result.after_dream_rows)
     return out
 
 
@@ -403,6 +610,7 @@ def run(
     *,
     data: Path = DEFAULT_DATA,
     modes: Sequence[str] = ("verbatim",),
+    lifecycles: Sequence[str] = LIFECYCLES,
     backend: str = "sqlite",
     embedder: str = "local",
     hash_dim: int = 384,
@@ -414,6 +622,8 @@ def run(
     db: str | None = None,
     quiet: bool = False,
     embed_cache: bool = True,
+    extra_dream: bool = True,
+    questions_out: Path | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark and return the result document (see the module docs)."""
     from reverie import Memory, SettableClock
@@ -430,8 +640,8 @@ def run(
         "conversations": [s.sample_id for s in samples],
         "backend": backend,
         "embedder": None,
-        "k": K_MAX,
         "ks": list(KS),
+        "k_protocol": "each recall@k from a search that asks for exactly k",
         "category_names": {str(k): v for k, v in CATEGORY_NAMES.items()},
         "headline": "mean over questions of categories 1-4; category 5 (adversarial) reported separately",
         "limits": {"conversations": limit_conversations, "sessions": limit_sessions, "questions": limit_questions},
@@ -440,56 +650,116 @@ def run(
         "runs": {},
     }
     log = console()
+    combos = [(m, lc) for m in modes for lc in lifecycles]
+    if db and len(combos) > 1:
+        raise SystemExit("--db holds one run: give one --mode and one --lifecycle with it")
+    base_lc = "off" if "off" in lifecycles else lifecycles[0]
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="reverie-locomo-")))
         pg = PgServer() if backend == "postgres" and not db else None
-        for mode in modes:
+        for mode, lifecycle in combos:
             infer = mode == "infer"
-            if db and len(modes) > 1 and db.startswith(("postgresql://", "postgres://")):
-                raise SystemExit("--mode both needs a fresh database per mode: omit --db for postgres")
+            name = lifecycle if len(modes) == 1 else f"{mode}:{lifecycle}"
             if db:
-                target: str = db if (len(modes) == 1 or db.startswith("postgres")) else str(
-                    Path(db).with_name(f"{Path(db).stem}-{mode}{Path(db).suffix or '.db'}"))
+                target: str = db
             elif pg is not None:
                 target = stack.enter_context(pg.database())
             else:
-                target = str(workdir / f"locomo-{mode}.db")
+                target = str(workdir / f"locomo-{mode}-{lifecycle}.db")
             clock = SettableClock()
             emb = bench_embedder(embedder, hash_dim=hash_dim, disk_cache=embed_cache)
-            mem = stack.enter_context(Memory(target, config=memory_config(workdir / mode, **BENCH_SETTINGS),
+            extra = NO_LIFECYCLE if lifecycle == "off" else {}
+            mem = stack.enter_context(Memory(target, config=memory_config(workdir / name.replace(":", "-"), **extra),
                                              clock=clock, embedder=emb))
             doc["embedder"] = mem.embedder.name
-            want_base = baseline and mode == modes[0]
+            want_base = baseline and mode == modes[0] and lifecycle == base_lc
             base_emb = (bench_embedder(embedder, hash_dim=hash_dim, engine_cache=False, disk_cache=embed_cache)
                         if want_base else None)
             res, base = RunResult(), RunResult()
+            question_rows: list[dict[str, Any]] = []
             for sample in samples:
-                if mem.store.count(MemoryFilter(user_id=sample.sample_id)):
+                if mem.store.count(MemoryFilter.everything(user_id=sample.sample_id, all_users=False)):
                     raise SystemExit(f"{target} already holds memories of {sample.sample_id}: use a fresh --db")
-                held = ingest(mem, clock, sample, infer=infer, result=res)
-                res.memories += mem.store.count(MemoryFilter(user_id=sample.sample_id))
+                held = ingest_turns(mem, clock, sample, infer=infer, lifecycle=lifecycle, result=res)
                 last = sample.sessions[-1][1] if sample.sessions else None
                 if last is not None:
-                    clock.set(last + timedelta(days=1))
+                    ask_at = last + timedelta(days=1)
+                    if lifecycle != "off":
+                        _dream(mem, clock, ask_at.date(), res)
+                    clock.set(ask_at)
+                res.memories += mem.store.count(MemoryFilter(user_id=sample.sample_id))
+                res.composition[sample.sample_id] = composition(mem, sample, held, clock())
                 if base_emb is not None:
                     ask_baseline(mem.store, base_emb, sample, held, base, pool=baseline_pool)
-                ask_memory(mem, sample, held, res)
+                copy = (_sqlite_copy(Path(target), workdir / f"{name.replace(':', '-')}-{sample.sample_id}-extra.db")
+                        if extra_dream and lifecycle != "off" and pg is None and not str(target).startswith("postgres")
+                        else None)
+                ask_memory(mem, sample, held, res, questions=question_rows)
+                if copy is not None:  # one more full dream on the store as it was before the questions
+                    with Memory(str(copy), config=memory_config(workdir / name.replace(":", "-"), **extra),
+                                clock=clock, embedder=emb) as again:
+                        with Timer() as t_dream:
+                            again.dream()
+                        res.dream_s += t_dream.seconds
+                        ask_memory(again, sample, held, res, rows=res.after_dream_rows, ks=(10,))
                 if not quiet:
-                    log.print(f"[dim]{mode}: {sample.sample_id}: {sample.turns} turns, "
+                    log.print(f"[dim]{name}: {sample.sample_id}: {sample.turns} turns, "
                               f"{len(sample.questions)} questions, headline r@10 "
                               f"{fmt(res.per_conversation[sample.sample_id].get('r@10'))}[/dim]")
-            doc["runs"][mode] = summarise(res, method=f"Memory.search (k={K_MAX}), add_many(infer={infer})",
-                                          mode=mode)
+            doc["runs"][name] = summarise(
+                res, mode=mode, lifecycle=lifecycle,
+                method=f"Memory.search (k = 5, 10, 20 asked separately), add(infer={infer}) turn by turn, "
+                       + {"default": "default settings (automatic tick) + a dream() at each day boundary",
+                          "agent": "default settings + nightly dream + context() before each turn is stored",
+                          "off": "ABLATION: automatic tick off, no dream"}[lifecycle])
+            if questions_out is not None:
+                questions_out.mkdir(parents=True, exist_ok=True)
+                (questions_out / f"{name.replace(':', '-')}.jsonl").write_text(
+                    "".join(json.dumps(r) + "\n" for r in question_rows), encoding="utf-8")
             if base_emb is not None:
                 base.turns, base.memories = res.turns, res.memories
                 doc["runs"]["baseline"] = summarise(
                     base, method=f"store.vector_search + store.text_search (pool {baseline_pool} each), "
                                  "RRF K=60, nothing else; query embeddings batched per conversation",
-                    store_of_mode=mode)
+                    store_of_run=name)
     doc["peak_rss_mb"] = peak_rss_mb()
     if "baseline" in doc["runs"]:
         doc["comparison"] = compare(doc["runs"])
+    if "off" in lifecycles:
+        doc["lifecycle_vs_off"] = lifecycle_delta(doc["runs"], modes)
     return doc
+
+
+def _sqlite_copy(source: Path, dest: Path) -> Path:
+    """A consistent copy of a live SQLite store (the online backup API)."""
+    import sqlite3
+
+    src, dst = sqlite3.connect(str(source)), sqlite3.connect(str(dest))
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    return dest
+
+
+def lifecycle_delta(runs: dict[str, Any], modes: Sequence[str]) -> dict[str, Any]:
+    """R@10 of each lifecycle mode minus the ``off`` ablation, overall (1–4) and per category."""
+    out: dict[str, Any] = {}
+    for mode in modes:
+        prefix = "" if len(modes) == 1 else f"{mode}:"
+        off = runs.get(prefix + "off")
+        if off is None:
+            continue
+        for name, r in runs.items():
+            if not name.startswith(prefix) or name == prefix + "off" or name == "baseline":
+                continue
+            row = {"headline": round(r["recall"]["headline_1_4"]["r@10"] - off["recall"]["headline_1_4"]["r@10"], 4)}
+            for cat, vals in r["recall"]["by_category"].items():
+                if int(cat) in HEADLINE_CATEGORIES:
+                    row[cat] = round(vals["r@10"] - off["recall"]["by_category"][cat]["r@10"], 4)
+            out[name] = row
+    return out
 
 
 def compare(runs: dict[str, Any]) -> dict[str, Any]:
@@ -540,9 +810,21 @@ def print_tables(doc: dict[str, Any]) -> None:
         lat = r["search_latency"]
         extra = (f"; ingest {r['ingest_s']} s ({r['ingest_items_per_s']} turns/s), {r['memories']} memories"
                  if "ingest_s" in r else "")
-        log.print(f"  search p50 {fmt(lat.get('p50_ms'), 2)} ms, p95 {fmt(lat.get('p95_ms'), 2)} ms{extra}")
+        log.print(f"  search(k=10) p50 {fmt(lat.get('p50_ms'), 2)} ms, p95 {fmt(lat.get('p95_ms'), 2)} ms{extra}")
+        if "dreams" in r:
+            log.print(f"  dreams: {r['dreams']['runs']} runs, {r['dreams']['seconds']} s")
+        if "composition" in r:
+            log.print(f"  store at question time: {json.dumps(r['composition']['total'])}")
+        if "dream_made_top10_share_without_evidence" in r:
+            log.print(f"  top-10 slots held by dream-made memories without evidence: "
+                      f"{fmt(r['dream_made_top10_share_without_evidence'])}")
+        if "after_extra_dream" in r:
+            log.print(f"  R@10 (1–4) after one more dream(): {fmt(r['after_extra_dream']['headline_1_4'].get('r@10'))}")
     if "comparison" in doc:
         log.print(f"headline recall minus baseline: {json.dumps(doc['comparison'])}")
+    if doc.get("lifecycle_vs_off"):
+        log.print(f"R@10 minus the no-lifecycle ablation (headline and per category): "
+                  f"{json.dumps(doc['lifecycle_vs_off'])}")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -550,6 +832,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON (default: %(default)s)")
     p.add_argument("--mode", choices=["verbatim", "infer", "both"], default="verbatim",
                    help="verbatim = add(infer=False); infer = the write path (add(infer=True))")
+    p.add_argument("--lifecycle", default=",".join(LIFECYCLES),
+                   help="comma-separated: default (the default settings, automatic tick, a dream at each day "
+                        "boundary), agent (default + context() before each turn), off (ABLATION: no tick, no "
+                        "dream); default: %(default)s")
+    p.add_argument("--no-extra-dream", dest="extra_dream", action="store_false",
+                   help="skip the extra dream() on a copy of the final store (SQLite) and the R@10 measured after it")
+    p.add_argument("--questions-out", type=Path, default=None,
+                   help="directory for one JSONL file per run with every question's recall (for per-question diffs)")
     p.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     p.add_argument("--embedder", choices=["local", "hash"], default="local",
                    help="local = all-MiniLM-L6-v2 (default engine embedder); hash = test embedder")
@@ -573,10 +863,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if not args.data.is_file():
         raise SystemExit(f"LoCoMo data not found: {args.data} (see --data)")
     modes = ("verbatim", "infer") if args.mode == "both" else (args.mode,)
-    doc = run(data=args.data, modes=modes, backend=args.backend, embedder=args.embedder, hash_dim=args.hash_dim,
-              limit_conversations=args.limit_conversations, limit_sessions=args.limit_sessions,
-              limit_questions=args.limit_questions, baseline=args.baseline, baseline_pool=args.baseline_pool,
-              db=args.db, quiet=args.quiet, embed_cache=args.embed_cache)
+    lifecycles = tuple(x.strip() for x in args.lifecycle.split(",") if x.strip())
+    unknown = [x for x in lifecycles if x not in LIFECYCLES]
+    if unknown or not lifecycles:
+        raise SystemExit(f"--lifecycle: unknown {unknown}; choose from {', '.join(LIFECYCLES)}")
+    doc = run(data=args.data, modes=modes, lifecycles=lifecycles, backend=args.backend, embedder=args.embedder,
+              hash_dim=args.hash_dim, limit_conversations=args.limit_conversations,
+              limit_sessions=args.limit_sessions, limit_questions=args.limit_questions, baseline=args.baseline,
+              baseline_pool=args.baseline_pool, db=args.db, quiet=args.quiet, embed_cache=args.embed_cache,
+              extra_dream=args.extra_dream, questions_out=args.questions_out)
     return finish(doc, args.out, quiet=args.quiet, show=print_tables)
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from _benchlib import RESULTS_DIR, console, finish, fmt, machine_info, memory_config, now_iso
 from locomo import (
-    BENCH_SETTINGS,
+    NO_LIFECYCLE,
     DEFAULT_DATA,
     HEADLINE_CATEGORIES,
     KS,
@@ -82,7 +82,7 @@ def build_master(target: Path, workdir: Path, samples: Sequence[Sample], embedde
     res = RunResult()
     clock = SettableClock()
     emb = bench_embedder(embedder, hash_dim=hash_dim)
-    with Memory(str(target), config=memory_config(workdir, **BENCH_SETTINGS), clock=clock, embedder=emb) as mem:
+    with Memory(str(target), config=memory_config(workdir, **NO_LIFECYCLE), clock=clock, embedder=emb) as mem:
         for sample in samples:
             held_all[sample.sample_id] = ingest(mem, clock, sample, infer=False, result=res)
             last = sample.sessions[-1][1] if sample.sessions else None
@@ -116,7 +116,7 @@ def run_config(name: str, read: dict[str, Any], master: Path, workdir: Path, sam
     res = RunResult()
     clock = SettableClock()
     emb = bench_embedder(embedder, hash_dim=hash_dim)
-    with Memory(str(db), config=memory_config(workdir, read=read, **BENCH_SETTINGS), clock=clock,
+    with Memory(str(db), config=memory_config(workdir, read=read, **NO_LIFECYCLE), clock=clock,
                 embedder=emb) as mem:
         for sample in samples:
             clock.set(ends[sample.sample_id])

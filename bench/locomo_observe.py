@@ -118,7 +118,7 @@ def run(data: Path, conversations: int | None, embedder: str, read: dict[str, An
         for mode in modes:
             clock = SettableClock()
             res = locomo.RunResult()
-            extra: dict[str, Any] = dict(locomo.BENCH_SETTINGS)
+            extra: dict[str, Any] = dict(locomo.NO_LIFECYCLE)
             if read:
                 extra["read"] = read
             cfg = memory_config(Path(tmp) / mode, **extra)

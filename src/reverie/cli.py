@@ -1,26 +1,33 @@
 """The ``reverie`` command line: a thin adapter over :class:`reverie.Memory`.
 
 Every command opens the memory at ``--db`` (or ``REVERIE_TARGET``, or the default SQLite file
-under the user's data directory), calls one method, prints the result, and turns reverie
-errors into a one-line message and exit code 1.
+under the user's data directory), calls one method, prints the result for a person (``--json``
+for programs), and turns reverie errors into a one-line message and exit code 1.
+
+Only ``init``, ``add``, ``observe``, ``import`` (and the servers) create a database; every other
+command refuses a database that does not exist, and a ``--db`` in a directory that does not exist
+is an error, never created. Ids are shown in a short form that is unique among what is shown and in
+the store; every command that takes an id takes any unique prefix of one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.core
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from reverie.errors import InvalidInputError, ReverieError
+from reverie.errors import InvalidInputError, NotFoundError, ReverieError
 
 app = typer.Typer(
     name="reverie",
@@ -28,26 +35,78 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help is plain text: "reverie[plot]" stays as written, flags show no "<bool>"
 )
-console = Console()
-err_console = Console(stderr=True)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 
 DbOpt = Annotated[
     str | None,
-    typer.Option("--db", "-d", envvar="REVERIE_TARGET",
-                 help="SQLite file or postgresql:// URL (default: the user's data directory)."),
+    typer.Option("--db", "-d", envvar="REVERIE_TARGET", metavar="PATH|URL",
+                 help="SQLite file or postgresql:// URL (default: memory.db in the user's data directory)."),
 ]
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="user_id scope (isolation boundary).")]
-AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", help="agent_id scope.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+UserOpt = Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
+                                             help="The user whose memories these are (the isolation boundary).")]
+AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", metavar="NAME", help="Narrow to one agent.")]
+SessionOpt = Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="The conversation session.")]
+AllUsersOpt = Annotated[bool, typer.Option("--all-users", help="Every user's memories.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (every field) instead of text.")]
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or any prefix of one that no other id shares.")]
+LayerOpt = Annotated[str | None, typer.Option(
+    metavar="LAYER", help="Only this layer: working, episodic, semantic, procedural, codebase.")]
+StatusOpt = Annotated[str | None, typer.Option(metavar="STATUS", help="Only this status: active (default), "
+                                               "superseded, dormant, archived, expired, invalidated.")]
+CategoryOpt = Annotated[str | None, typer.Option(metavar="CATEGORY", help="Only this category (fact, preference …).")]
+
+#: write outcomes that store a new memory (a SUPERSEDE stores the new fact and keeps the old one)
+STORED_ACTIONS = ("CREATE", "SUPERSEDE")
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from reverie import __version__
+
+        console.print(f"reverie {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """reverie — long-term memory for AI agents: remember, recall, consolidate, forget."""
+
+
+def _target(db: str | None, *, create: bool) -> str | Path:
+    """Where the memory is. A command that may not create one refuses a missing database; none
+    creates a missing directory named by --db (the default location is created on first write)."""
+    if db is not None and db.startswith(_POSTGRES):
+        return db
+    from reverie.config import Settings
+    from reverie.memory import default_target
+
+    explicit = db is not None
+    path = Path(db).expanduser() if db is not None else default_target(Settings.load())
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a directory; --db takes a database file (e.g. {path / 'memory.db'})")
+    if not create and not path.exists():
+        where = f" --db {path}" if explicit else ""
+        raise NotFoundError(f"no memory database at {path}. `reverie init{where}` creates one "
+                            "(so do add, observe and import)")
+    if explicit and not path.parent.is_dir():
+        raise InvalidInputError(f"the directory {path.parent} does not exist; reverie does not create it "
+                                "(check the path, or create the directory first)")
+    return path
 
 
 @contextmanager
-def _memory(db: str | None) -> Iterator[Any]:
+def _memory(db: str | None, *, create: bool = False) -> Iterator[Any]:
     from reverie.memory import Memory
 
     try:
-        mem = Memory(db)
+        mem = Memory(_target(db, create=create))
     except ReverieError as exc:
         _fail(exc)
     try:
@@ -59,10 +118,13 @@ def _memory(db: str | None) -> Iterator[Any]:
 
 
 def _fail(exc: BaseException) -> None:
-    from rich.markup import escape  # a message may hold brackets ("reverie[plot]"): not markup
-
     err_console.print(f"[red]error[/red] ({type(exc).__name__}): {escape(str(exc))}")
     raise typer.Exit(1)
+
+
+def _say(text: str) -> None:
+    """Print text that may hold brackets (memory content, ids): never read as markup."""
+    console.print(text, markup=False, soft_wrap=True)
 
 
 def _print_json(data: Any) -> None:
@@ -74,87 +136,167 @@ def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-#: write outcomes that store a new memory (a SUPERSEDE stores the new fact and keeps the old one)
-STORED_ACTIONS = ("CREATE", "SUPERSEDE")
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
 
+
+def _filters(layer: str | None = None, status: str | None = None, category: str | None = None,
+             session: str | None = None) -> dict[str, Any] | None:
+    out = {k: v for k, v in (("layer", layer), ("status", status), ("category", category),
+                              ("session_id", session)) if v}
+    return out or None
+
+
+def _read_metadata(metadata: str | None) -> Any:
+    if not metadata:
+        return None
+    try:
+        return json.loads(metadata)
+    except json.JSONDecodeError as exc:
+        _fail(InvalidInputError(f"--metadata is not valid JSON: {exc.msg}"))
+    return None  # pragma: no cover - _fail raises
+
+
+def _result_line(res: Any, short: dict[str, str]) -> str:
+    """One write outcome for a person: what happened, to which memory, why."""
+    action = res.action.value
+    if res.id is None:
+        return f"{action}  {res.reason}"
+    return f"{action} {short.get(res.id, res.id)}  {res.reason}"
+
+
+# -- remember -------------------------------------------------------------------------------------
 
 @app.command()
 def init(db: DbOpt = None) -> None:
     """Create (or migrate) the memory database and print where it is."""
-    with _memory(db) as mem:
+    with _memory(db, create=True) as mem:
         info = mem.store.info()
-        console.print(f"reverie memory ready: [bold]{mem.target}[/bold] "
-                      f"(backend {info.backend}, schema v{info.schema_version}, embedder {mem.embedder.name})")
+        _say(f"reverie memory ready: {mem.target} (backend {info.backend}, schema v{info.schema_version}, "
+             f"embedder {mem.embedder.name})")
 
 
 @app.command()
 def add(
-    content: Annotated[str, typer.Argument(help="The text to remember ('-' reads stdin).")],
+    content: Annotated[str, typer.Argument(metavar="TEXT", help="The text to remember ('-' reads stdin).")],
     db: DbOpt = None,
     user: UserOpt = None,
     agent: AgentOpt = None,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="session_id.")] = None,
-    metadata: Annotated[str | None, typer.Option("--metadata", "-m", help="JSON object of metadata.")] = None,
-    when: Annotated[str | None, typer.Option(help="ISO 8601 time the content refers to.")] = None,
-    source: Annotated[str | None, typer.Option(help="human, ai, interaction, ingest, code_scan or dream.")] = None,
-    verbatim: Annotated[bool, typer.Option("--verbatim", help="Store as is (infer=False).")] = False,
+    session: SessionOpt = None,
+    metadata: Annotated[str | None, typer.Option("--metadata", "-m", metavar="JSON",
+                                                 help="JSON object of metadata.")] = None,
+    when: Annotated[str | None, typer.Option(metavar="TIME", help="ISO 8601 time the content refers to.")] = None,
+    source: Annotated[str | None, typer.Option(metavar="SOURCE",
+                                               help="human, ai, interaction, ingest, code_scan or dream.")] = None,
+    verbatim: Annotated[bool, typer.Option("--verbatim", help="Store as is, without the write path.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remember one piece of content."""
+    """Remember one piece of content (the write path decides: create, update, supersede, reinforce
+    or skip a duplicate)."""
     text = sys.stdin.read() if content == "-" else content
-    meta = None
-    if metadata:
-        try:
-            meta = json.loads(metadata)
-        except json.JSONDecodeError as exc:
-            _fail(InvalidInputError(f"--metadata is not valid JSON: {exc.msg}"))
-    with _memory(db) as mem:
+    meta = _read_metadata(metadata)
+    with _memory(db, create=True) as mem:
         res = mem.add(text, user_id=user, agent_id=agent, session_id=session, metadata=meta, when=when,
                       source=source, infer=not verbatim)
         if as_json:
             _print_json(res.to_dict())
         else:
-            console.print(f"{res.action.value} {res.id}  [dim]{res.reason}[/dim]")
+            _say(_result_line(res, {}))
 
 
 @app.command()
-def search(
-    query: Annotated[str, typer.Argument(help="What to recall.")],
+def observe(
+    message: Annotated[str, typer.Argument(metavar="MESSAGE", help="One conversation turn, as said ('-': stdin).")],
     db: DbOpt = None,
+    role: Annotated[str, typer.Option(metavar="ROLE", help="Who said it: user or assistant.")] = "user",
     user: UserOpt = None,
     agent: AgentOpt = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="How many results.")] = 10,
-    explain: Annotated[bool, typer.Option("--explain", "-e", help="Show how each score was made.")] = False,
+    session: SessionOpt = None,
+    flush: Annotated[bool, typer.Option("--flush", help="Store what the conversation's buffer holds now, this "
+                                        "turn included.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Recall the memories most relevant to QUERY."""
-    with _memory(db) as mem:
-        hits = mem.search(query, user_id=user, agent_id=agent, k=k)
+    """Feed one conversation turn to the observer: it keeps what is worth remembering and extracts
+    facts. A kept turn may wait in the conversation's buffer (BUFFERED: not stored yet) until the
+    buffer fills, the session ends, or --flush / `reverie flush`."""
+    text = sys.stdin.read() if message == "-" else message
+    with _memory(db, create=True) as mem:
+        results = mem.observe(text, role=role, user_id=user, agent_id=agent, session_id=session, flush=flush)
         if as_json:
-            _print_json([h.to_dict() for h in hits])
+            _print_json([r.to_dict() for r in results])
             return
-        _hits_table(hits, explain=explain)
+        for res in results:
+            _say(_result_line(res, {}))
 
 
-def _hits_table(hits: list[Any], *, explain: bool) -> None:
-    table = Table(show_lines=explain)
-    table.add_column("#", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("memory")
-    table.add_column("id", style="dim")
-    if explain:
-        table.add_column("explanation")
-    for i, h in enumerate(hits, start=1):
-        row = [str(i), f"{h.score:.4f}", _short(h.memory.content, 70), h.memory.id[:8]]
-        if explain:
-            row.append(_format_explain(h.explain))
-        table.add_row(*row)
-    console.print(table if hits else "[dim]no memories found[/dim]")
+@app.command()
+def flush(db: DbOpt = None, user: UserOpt = None, session: SessionOpt = None, as_json: JsonOpt = False) -> None:
+    """Store now the turns `observe` holds in a conversation's buffer (so they can be recalled)."""
+    with _memory(db) as mem:
+        waiting = mem.buffered(user_id=user, session_id=session)
+        results = mem.flush(user_id=user, session_id=session)
+        if as_json:
+            _print_json([r.to_dict() for r in results])
+            return
+        if not waiting:
+            _say("nothing was waiting in this conversation's buffer")
+        for res in results:
+            _say(_result_line(res, {}))
 
 
-def _format_explain(explain: dict[str, Any]) -> str:
-    """The admitting stage and intent, one line per channel ("vector #1 similarity=0.69"), the
-    score terms with their weights, boosts, multipliers and the MMR step, then the final score."""
+@app.command()
+def update(
+    memory_id: IdArg,
+    content: Annotated[str | None, typer.Argument(metavar="TEXT", help="New content (re-embedded).")] = None,
+    db: DbOpt = None,
+    metadata: Annotated[str | None, typer.Option("--metadata", "-m", metavar="JSON",
+                                                 help="Replacement metadata (JSON object).")] = None,
+    category: Annotated[str | None, typer.Option(metavar="CATEGORY", help="New category.")] = None,
+    importance: Annotated[float | None, typer.Option(metavar="0..1", help="New importance.")] = None,
+    reason: Annotated[str, typer.Option(metavar="TEXT", help="Why (kept in the history).")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Edit a memory: its content, metadata, category or importance (the change is kept in its history)."""
+    meta = _read_metadata(metadata)
+    if content is None and meta is None and category is None and importance is None:
+        _fail(InvalidInputError("nothing to change: give new TEXT, --metadata, --category or --importance"))
+    with _memory(db) as mem:
+        rec = mem.update(memory_id, content, metadata=meta, category=category, importance=importance, reason=reason)
+        if as_json:
+            _print_json(rec.to_dict())
+            return
+        _say(f"updated {rec.id}: {_short(rec.content, 100)}")
+
+
+# -- recall ---------------------------------------------------------------------------------------
+
+#: what a person calls each retrieval channel
+_CHANNEL_WORDS = {"vector": "meaning", "text": "words", "graph": "a linked memory"}
+
+
+def why(hit: Any) -> str:
+    """One line of why a hit was returned: its score and the channels (with ranks) that found it."""
+    explain = hit.explain
+    found = []
+    for name, ch in explain.get("channels", {}).items():
+        word = _CHANNEL_WORDS.get(name, name)
+        rank = ch.get("rank") if isinstance(ch, dict) else None
+        found.append(f"{word} #{rank}" if rank else word)
+    parts = [f"score {hit.score:.3f}"]
+    if found:
+        parts.append("found by " + " and ".join(found))
+    stage = explain.get("stage")
+    if stage and stage != "hybrid":
+        parts.append(f"stage {stage}")
+    return " · ".join(parts)
+
+
+def format_explain(explain: dict[str, Any]) -> list[str]:
+    """The whole explanation: the admitting stage and intent, one line per channel ("vector #1
+    similarity=0.69"), the score terms with their weights, boosts, multipliers and the MMR step, then
+    the final score."""
     lines = [f"stage: {explain.get('stage', '?')}" + (f" · intent {explain['intent']}" if "intent" in explain else "")]
     for name, ch in explain.get("channels", {}).items():
         rest = " ".join(f"{k}={_fmt(v)}" for k, v in ch.items() if k != "rank")
@@ -175,43 +317,199 @@ def _format_explain(explain: dict[str, Any]) -> str:
         lines.append(f"rrf: k={explain['rrf'].get('k')} score={_fmt(explain['rrf'].get('score'))}")
     if "score" in explain:
         lines.append(f"score: {_fmt(explain['score'])}")
-    return "\n".join(lines)
+    return lines
+
+
+def print_hits(hits: list[Any], short: dict[str, str], *, explain: bool, show_user: bool = False,
+               width: int = 160) -> None:
+    """Hits in rank order: the memory, then one line of why (or, with ``explain``, every term)."""
+    for i, h in enumerate(hits, start=1):
+        _say(f"{i}. {_short(h.memory.content, width)}")
+        who = f" · user {h.memory.user_id}" if show_user else ""
+        _say(f"   {why(h)} · id {short.get(h.memory.id, h.memory.id)}{who}")
+        if explain:
+            for line in format_explain(h.explain):
+                _say(f"     {line}")
+
+
+def _nothing_found(mem: Any, user: str | None, query: str) -> None:
+    """An empty answer that says what was searched and what the store holds."""
+    users = mem.users(limit=11)
+    here = next((n for u, n in users if u == user), 0)
+    scope = f"user {user!r}" if user is not None else "memories without a user"
+    if here == 0 and users:
+        names = ", ".join(f"{u if u is not None else '(no user)'} ({n})" for u, n in users[:10])
+        _say(f"no memories for {scope}; memories are stored for: {names}")
+    else:
+        _say(f"no memory matches {query!r} among the {here} memories of {scope}")
 
 
 @app.command()
-def get(memory_id: str, db: DbOpt = None) -> None:
-    """Print one memory with every field (counts as an access)."""
+def search(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to recall.")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    all_users: AllUsersOpt = False,
+    session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID",
+                                                help="Only memories of this session.")] = None,
+    layer: LayerOpt = None,
+    status: StatusOpt = None,
+    category: CategoryOpt = None,
+    deep: Annotated[bool, typer.Option("--deep", help="Search the cold store too (deep recall).")] = False,
+    k: Annotated[int, typer.Option("--k", "-k", metavar="N", help="How many results.")] = 10,
+    explain: Annotated[bool, typer.Option("--explain", "-e", help="Show how each score was made.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recall the memories most relevant to QUERY, best first, each with one line of why."""
     with _memory(db) as mem:
-        _print_json(mem.get(memory_id).to_dict())
+        hits = mem.search(query, user_id=user, agent_id=agent, k=k, deep=deep, all_users=all_users,
+                          filters=_filters(layer, status, category, session))
+        if as_json:
+            _print_json([h.to_dict() for h in hits])
+            return
+        if not hits:
+            if not all_users:
+                _nothing_found(mem, user, query)
+            else:
+                _say(f"no memory of any user matches {query!r}")
+            return
+        print_hits(hits, mem.short_ids([h.memory.id for h in hits]), explain=explain, show_user=all_users)
 
 
 @app.command()
-def show(memory_id: str, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Explain a memory's strengths: every current value with the formula terms behind it."""
+def context(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What the agent is about to answer.")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    session: SessionOpt = None,
+    budget: Annotated[int | None, typer.Option(metavar="TOKENS", help="Token budget of the block.")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", metavar="N", help="How many memories to consider.")] = 10,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the memory block an agent would put in its prompt for QUERY (working memory, the hot
+    tier, then retrieved memories by confidence, within the token budget)."""
     with _memory(db) as mem:
-        rec = mem.store.get([memory_id]).get(memory_id)
-        data = mem.explain_strength(memory_id)
+        block = mem.context(query, user_id=user, agent_id=agent, session_id=session, budget_tokens=budget, k=k)
+        if as_json:
+            _print_json({"text": block.text, "used_tokens": block.used_tokens, "budget_tokens": block.budget_tokens,
+                         "items": [{"id": i.id, "section": i.section} for i in block.items],
+                         "skipped": block.skipped})
+            return
+        _say(block.text or "(no memory is confident enough to inject)")
+        _say(f"-- {len(block.items)} memories, {block.used_tokens} of {block.budget_tokens} tokens; "
+             f"{len(block.skipped)} left out")
+
+
+_GET_FIELDS = ("user_id", "agent_id", "session_id", "layer", "status", "store", "category", "importance", "utility",
+               "access_count", "pinned", "created_at", "valid_from", "valid_until")
+
+
+@app.command()
+def get(
+    memory_id: IdArg,
+    db: DbOpt = None,
+    peek: Annotated[bool, typer.Option("--peek", help="Look without counting a recall (no access is recorded).")]
+    = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one memory: its content and main fields (--json: every field). Reading it counts as a
+    recall, which strengthens it, unless --peek."""
+    with _memory(db) as mem:
+        rec = mem.peek(memory_id) if peek else mem.get(memory_id)
+        if as_json:
+            _print_json(rec.to_dict())
+            return
+        _say(rec.content)
+        _say(f"id {rec.id}")
+        for name in _GET_FIELDS:
+            value = getattr(rec, name)
+            if value is None or value == "" or value is False:
+                continue
+            value = getattr(value, "value", value)
+            if hasattr(value, "isoformat"):
+                value = value.isoformat(timespec="seconds")
+            _say(f"  {name:<13} {_fmt(value)}")
+        if rec.metadata:
+            _say(f"  {'metadata':<13} {json.dumps(rec.metadata, ensure_ascii=False)}")
+        _say("(--json for every field; `reverie show ID` for its strengths)"
+             + ("" if peek else "; this read counted as a recall (--peek does not)"))
+
+
+@app.command()
+def show(
+    memory_id: IdArg,
+    db: DbOpt = None,
+    explain: Annotated[bool, typer.Option("--explain", "-e", help="Every strength value with its formula and "
+                                          "terms.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """A memory's strengths now, and which of them decides its forgetting (no recall is counted)."""
+    with _memory(db) as mem:
+        rec = mem.peek(memory_id)
+        data = mem.explain_strength(rec.id)
         if as_json:
             _print_json(data)
             return
-        if rec is not None:
-            console.print(f"[bold]{_short(rec.content, 200)}[/bold]\n{rec.layer.value} · {rec.status.value} · "
-                          f"{rec.store.value} · accessed {rec.access_count}×")
-        table = Table("value", "now", "formula", "terms")
-        for name, item in data.items():
-            if isinstance(item, dict) and "value" in item:
-                terms = item.get("terms", {})
-                table.add_row(name, _fmt(item["value"]), str(item.get("formula", "")),
-                              ", ".join(f"{k}={_fmt(v)}" for k, v in terms.items()))
-            else:
-                table.add_row(name, _fmt(item), "", "")
-        console.print(table)
+        _say(_short(rec.content, 300))
+        _say(f"id {rec.id} · {rec.layer.value} · {rec.status.value} · {rec.store.value} store · "
+             f"accessed {rec.access_count}×" + (" · pinned" if rec.pinned else ""))
+        if explain:
+            table = Table("value", "now", "formula", "terms")
+            for name, item in data.items():
+                if isinstance(item, dict) and "value" in item:
+                    terms = item.get("terms", {})
+                    table.add_row(name, _fmt(item["value"]), escape(str(item.get("formula", ""))),
+                                  escape(", ".join(f"{k}={_fmt(v)}" for k, v in terms.items())))
+                else:
+                    table.add_row(name, _fmt(item), "", "")
+            console.print(table)
+            return
+        for line in _forgetting_lines(mem, rec, data):
+            _say(line)
+        _say("(`reverie show ID --explain`: every strength value with its formula)")
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+def _value(data: dict[str, Any], name: str) -> Any:
+    item = data.get(name)
+    return item.get("value") if isinstance(item, dict) else item
+
+
+def _forgetting_lines(mem: Any, rec: Any, data: dict[str, Any]) -> list[str]:
+    """The values the dream cycle acts on, each with the rule it feeds, in the user's words."""
+    dyn, lc = mem.settings.dynamics, mem.settings.dream.lifecycle
+    pc, fc = dyn.promotion, dyn.fsrs
+    mode = dyn.retention.mode
+    lines = ["what decides its forgetting (the dream cycle):"]
+    rows = [
+        ("retention", _value(data, "retention"),
+         f"{mode} curve (the configured one): archived to cold storage when idle > {pc.archive_age_days:g} days "
+         f"with retention < {pc.archive_retention:g}, importance < {pc.archive_importance:g} and "
+         f"< {pc.archive_accesses} accesses"),
+        ("consolidation", _value(data, "retention_seed003"),
+         f"fading curve of consolidation: at its floor for {lc.cold_migration_days:g} days → cold storage; "
+         "fading memories are merged into summaries (undo-consolidation restores them)"),
+        ("retrievability", _value(data, "retrievability"),
+         f"FSRS-6 recall probability: rehearsed by the dream cycle below {fc.rehearsal_threshold:g}"),
+        ("utility", _value(data, "utility"),
+         f"helpfulness (feedback): dormant below {lc.utility_floor:g} after {lc.utility_floor_idle_days:g} idle days"),
+        ("importance", _value(data, "importance"), "raises every threshold above; stored when written"),
+    ]
+    for name, value, rule in rows:
+        lines.append(f"  {name:<15}{_fmt(value):>8}  {rule}")
+    protection = []
+    if rec.pinned or rec.immutable:
+        protection.append("pinned" if rec.pinned else "immutable")
+    if rec.flashbulb:
+        protection.append("flashbulb")
+    if _value(data, "min_retention") is True:
+        protection.append(f"category {rec.category!r} is within its minimum retention")
+    lines.append("  protected      " + (", ".join(protection) if protection else "no (forgetting applies)"))
+    promotion = _value(data, "promotion")
+    if promotion:
+        lines.append(f"  next move      {promotion}")
+    return lines
 
 
 @app.command("list")
@@ -219,98 +517,54 @@ def list_cmd(
     db: DbOpt = None,
     user: UserOpt = None,
     agent: AgentOpt = None,
-    all_users: Annotated[bool, typer.Option("--all-users", help="Every user's memories.")] = False,
-    layer: Annotated[str | None, typer.Option(help="Only this layer.")] = None,
-    status: Annotated[str | None, typer.Option(help="Only this status (default active).")] = None,
-    category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
-    limit: Annotated[int, typer.Option(help="How many.")] = 50,
+    all_users: AllUsersOpt = False,
+    session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID",
+                                                help="Only memories of this session.")] = None,
+    layer: LayerOpt = None,
+    status: StatusOpt = None,
+    category: CategoryOpt = None,
+    where: Annotated[str, typer.Option("--store", metavar="STORE", help="hot (searched by default), cold "
+                                       "(forgotten and consolidated memories) or all.")] = "hot",
+    limit: Annotated[int, typer.Option(metavar="N", help="How many.")] = 50,
     as_json: JsonOpt = False,
 ) -> None:
-    """List memories, newest first."""
-    filters: dict[str, Any] = {}
-    if layer:
-        filters["layer"] = layer
-    if status:
-        filters["status"] = status
-    if category:
-        filters["category"] = category
+    """List memories, newest first (no recall is counted)."""
+    if where not in ("hot", "cold", "all"):
+        _fail(InvalidInputError("--store must be hot, cold or all"))
+    filters = _filters(layer, status, category, session) or {}
+    filters["store"] = ["hot", "cold"] if where == "all" else [where]
     with _memory(db) as mem:
-        recs = mem.list(user_id=user, agent_id=agent, all_users=all_users, filters=filters or None, limit=limit)
+        recs = mem.list(user_id=user, agent_id=agent, all_users=all_users, limit=limit, filters=filters)
         if as_json:
             _print_json([r.to_dict() for r in recs])
             return
-        table = Table("id", "layer", "status", "category", "created", "content")
-        for r in recs:
-            table.add_row(r.id[:8], r.layer.value, r.status.value, r.category,
-                          r.created_at.strftime("%Y-%m-%d %H:%M"), _short(r.content, 60))
-        console.print(table)
+        if not recs:
+            _say("no memories here" + ("" if all_users else f" for {'user ' + repr(user) if user else 'no user'}"))
+            return
+        short = mem.short_ids([r.id for r in recs])
+        width = max(len(v) for v in short.values())
+        for r in recs:  # one line each: the short id, where it is in its life, the content
+            who = f"{r.user_id or '(no user)'}: " if all_users else ""
+            head = f"{short[r.id]:<{width}}  {r.layer.value:<9} {r.status.value:<11} {r.created_at:%Y-%m-%d}  {who}"
+            _say(head + _short(r.content, max(30, console.width - len(head) - 1)))
 
 
 @app.command()
-def pin(memory_id: str, db: DbOpt = None) -> None:
-    """Pin a memory (immune to forgetting and demotion)."""
+def users(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """The users with memories in this store, and how many each has."""
     with _memory(db) as mem:
-        mem.pin(memory_id)
-        console.print(f"pinned {memory_id}")
+        rows = mem.users()
+        if as_json:
+            _print_json([{"user_id": u, "memories": n} for u, n in rows])
+            return
+        for u, n in rows:
+            _say(f"{n:>8}  {u if u is not None else '(no user)'}")
+        if not rows:
+            _say("no memories yet")
 
 
 @app.command()
-def reactivate(memory_id: str, db: DbOpt = None) -> None:
-    """Bring a forgotten (dormant or archived, cold) memory back to the hot store as active."""
-    with _memory(db) as mem:
-        rec = mem.reactivate(memory_id)
-        console.print(f"reactivated {rec.id} ({rec.status.value}, {rec.store.value})")
-
-
-@app.command("undo-consolidation")
-def undo_consolidation(summary_id: str, db: DbOpt = None) -> None:
-    """Undo a dream consolidation: the originals go back to hot, the summary is invalidated."""
-    with _memory(db) as mem:
-        result = mem.undo_consolidation(summary_id)
-        console.print(f"restored {len(result['restored'])} original(s); summary {summary_id} invalidated")
-
-
-@app.command()
-def unpin(memory_id: str, db: DbOpt = None) -> None:
-    """Unpin a memory."""
-    with _memory(db) as mem:
-        mem.unpin(memory_id)
-        console.print(f"unpinned {memory_id}")
-
-
-@app.command()
-def invalidate(memory_id: str, reason: Annotated[str, typer.Option(help="Why it is no longer true.")],
-               db: DbOpt = None) -> None:
-    """Mark a memory as no longer true (kept, never deleted)."""
-    with _memory(db) as mem:
-        mem.invalidate(memory_id, reason)
-        console.print(f"invalidated {memory_id}")
-
-
-@app.command()
-def forget(
-    memory_id: str,
-    db: DbOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-) -> None:
-    """Delete a memory for good (an explicit "forget this" request; logged)."""
-    if not yes and not typer.confirm(f"Permanently delete {memory_id}?"):
-        raise typer.Exit(1)
-    with _memory(db) as mem:
-        mem.forget(memory_id)
-        console.print(f"forgot {memory_id}")
-
-
-@app.command()
-def feedback(memory_id: str, useful: Annotated[bool, typer.Option("--useful/--not-useful")], db: DbOpt = None) -> None:
-    """Tell reverie whether a memory helped (updates its utility)."""
-    with _memory(db) as mem:
-        rec = mem.feedback(memory_id, useful=useful)
-        console.print(f"utility of {memory_id} is now {rec.utility:.3f}")
-
-
-@app.command()
-def history(memory_id: str, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def history(memory_id: IdArg, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Every recorded transition of a memory, oldest first."""
     with _memory(db) as mem:
         events = mem.history(memory_id)
@@ -320,7 +574,7 @@ def history(memory_id: str, db: DbOpt = None, as_json: JsonOpt = False) -> None:
             return
         table = Table("at", "event", "actor", "reason")
         for e in events:
-            table.add_row(e.at.isoformat(timespec="seconds"), e.event, e.actor, _short(e.reason, 60))
+            table.add_row(e.at.isoformat(timespec="seconds"), e.event, e.actor, escape(_short(e.reason, 60)))
         console.print(table)
 
 
@@ -332,7 +586,7 @@ def stats(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> N
         if as_json:
             _print_json(data)
             return
-        console.print(f"{data['total']} memories in {data['target']} ({data['backend']}, {data['embedder']})")
+        _say(f"{data['total']} memories in {data['target']} ({data['backend']}, {data['embedder']})")
         table = Table("layer", "status", "count", "energy avg", "min", "max")
         for r in data["rows"]:
             table.add_row(r["layer"], r["status"], str(r["count"]), f"{r['energy_avg']:.3f}",
@@ -340,16 +594,110 @@ def stats(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> N
         console.print(table)
 
 
+# -- change ---------------------------------------------------------------------------------------
+
+@app.command()
+def pin(memory_id: IdArg, db: DbOpt = None) -> None:
+    """Pin a memory (immune to forgetting and demotion)."""
+    with _memory(db) as mem:
+        rec = mem.pin(memory_id)
+        _say(f"pinned {rec.id}")
+
+
+@app.command()
+def unpin(memory_id: IdArg, db: DbOpt = None) -> None:
+    """Unpin a memory (forgetting and demotion apply again)."""
+    with _memory(db) as mem:
+        rec = mem.unpin(memory_id)
+        _say(f"unpinned {rec.id}")
+
+
+@app.command()
+def promote(
+    memory_id: IdArg,
+    db: DbOpt = None,
+    layer: Annotated[str | None, typer.Option(metavar="LAYER", help="Target layer (default: one up: working → "
+                                              "episodic → semantic).")] = None,
+) -> None:
+    """Move a memory up a layer (it keeps its id; the move is kept in its history)."""
+    with _memory(db) as mem:
+        before = mem.peek(memory_id).layer.value
+        rec = mem.promote(memory_id, layer)
+        _say(f"promoted {rec.id}: {before} → {rec.layer.value}")
+
+
+@app.command()
+def demote(memory_id: IdArg, db: DbOpt = None) -> None:
+    """Move a memory down a layer (semantic → episodic → working); pinned memories refuse."""
+    with _memory(db) as mem:
+        before = mem.peek(memory_id).layer.value
+        rec = mem.demote(memory_id)
+        _say(f"demoted {rec.id}: {before} → {rec.layer.value}")
+
+
+@app.command()
+def reactivate(memory_id: IdArg, db: DbOpt = None) -> None:
+    """Bring a forgotten (dormant or archived, cold) memory back to the hot store as active."""
+    with _memory(db) as mem:
+        rec = mem.reactivate(memory_id)
+        _say(f"reactivated {rec.id} ({rec.status.value}, {rec.store.value})")
+
+
+@app.command("undo-consolidation")
+def undo_consolidation(summary_id: IdArg, db: DbOpt = None) -> None:
+    """Undo a dream consolidation: the originals go back to hot, the summary is invalidated."""
+    with _memory(db) as mem:
+        result = mem.undo_consolidation(summary_id)
+        _say(f"restored {len(result['restored'])} original(s); summary {result['summary_id']} invalidated")
+
+
+@app.command()
+def invalidate(memory_id: IdArg, reason: Annotated[str, typer.Option(metavar="TEXT", help="Why it is no longer "
+                                                                     "true.")], db: DbOpt = None) -> None:
+    """Mark a memory as no longer true (kept, never deleted)."""
+    with _memory(db) as mem:
+        rec = mem.invalidate(memory_id, reason)
+        _say(f"invalidated {rec.id}")
+
+
+@app.command()
+def forget(
+    memory_id: IdArg,
+    db: DbOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a memory for good (an explicit "forget this" request; logged)."""
+    with _memory(db) as mem:
+        rec = mem.peek(memory_id)
+        if not yes and not typer.confirm(f"Permanently delete {rec.id} ({_short(rec.content, 60)})?"):
+            raise typer.Exit(1)
+        mem.forget(rec.id)
+        _say(f"forgot {rec.id}")
+
+
+@app.command()
+def feedback(memory_id: IdArg, useful: Annotated[bool, typer.Option("--useful/--not-useful",
+                                                                    help="Did it help?")], db: DbOpt = None) -> None:
+    """Tell reverie whether a memory helped (updates its utility)."""
+    with _memory(db) as mem:
+        rec = mem.feedback(memory_id, useful=useful)
+        _say(f"utility of {rec.id} is now {rec.utility:.3f}")
+
+
+# -- maintenance ----------------------------------------------------------------------------------
+
 @app.command()
 def dream(
     db: DbOpt = None,
-    steps: Annotated[str | None, typer.Option(help="Comma-separated step names to run (default: all enabled).")] = None,
+    steps: Annotated[str | None, typer.Option(metavar="NAMES", help="Comma-separated step names to run "
+                                              "(default: all enabled).")] = None,
     user: UserOpt = None,
     every: Annotated[str | None, typer.Option(
-        "--every", help="Keep running on a schedule: 30s, 15m, 1h, 1d, 1h30m … Stop with Ctrl-C or SIGTERM "
+        "--every", metavar="DURATION",
+        help="Keep running on a schedule: 30s, 15m, 1h, 1d, 1h30m … Stop with Ctrl-C or SIGTERM "
         "(it finishes the current run; a second signal aborts it, leaving the store consistent).")] = None,
-    max_runs: Annotated[int | None, typer.Option("--max-runs", min=1, help="With --every: stop after N runs.")]
-    = None,
+    max_runs: Annotated[int | None, typer.Option("--max-runs", min=1, metavar="N",
+                                                 help="With --every: stop after N runs.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the dream cycle (decay, promotion, expiry, consolidation, forgetting …) and print, per step,
@@ -370,9 +718,8 @@ def dream(
 
 @app.command()
 def tick(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> None:
-    """Run the cheap maintenance tick now (seed 003: cold migration, TTL expiry, consolidation; the steps
-    are the setting dream.schedule.tick_steps). It also runs by itself every dream.schedule.tick_every
-    ingestion cycles."""
+    """Run the cheap maintenance tick now (cold migration, expiry, consolidation: the setting
+    dream.schedule.tick_steps). It also runs by itself every dream.schedule.tick_every ingestion calls."""
     with _memory(db) as mem:
         report = mem.tick(user_id=user) if user is not None else mem.tick()
         _print_run_report(report, as_json=as_json, title="tick")
@@ -404,7 +751,7 @@ def _print_run_report(report: dict[str, Any], *, as_json: bool, title: str, comp
     table = Table("step", "changed", "examined", "s", "details", title=f"{title} at {report.get('at', '?')}")
     for step in report["steps"]:
         table.add_row(step["name"], str(step["changed"]), str(step.get("examined", "")),
-                      f"{step.get('seconds', 0.0):.2f}", _short(json.dumps(step.get("details", {})), 90))
+                      f"{step.get('seconds', 0.0):.2f}", escape(_short(json.dumps(step.get("details", {})), 90)))
     console.print(table)
     console.print(f"{title} finished in {report['seconds']:.2f} s: {report['changed']} change(s)")
 
@@ -448,19 +795,25 @@ def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_j
     err_console.print(f"stopped after {runs} run(s)")
 
 
+
+
 def _progress() -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                     console=err_console)
 
 
+# -- import and export ----------------------------------------------------------------------------
+
 @app.command("import")
 def import_cmd(
-    path: Annotated[Path, typer.Argument(exists=True, help="A .jsonl file, a conversation .json, or a markdown dir.")],
+    path: Annotated[Path, typer.Argument(exists=True, metavar="PATH",
+                                         help="A .jsonl file, a conversation .json, or a markdown directory.")],
     db: DbOpt = None,
     user: UserOpt = None,
     agent: AgentOpt = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="PATH is a markdown tree (facts/…).")] = False,
-    verbatim: Annotated[bool, typer.Option("--verbatim", help="Store turns as they are (infer=False).")] = False,
+    verbatim: Annotated[bool, typer.Option("--verbatim", help="Store turns as they are, without the write path.")]
+    = False,
 ) -> None:
     """Import memories: JSONL (exported records or {"content": ...} lines), a conversation JSON
     (reverie's sample format or a LoCoMo conversation), or a markdown tree.
@@ -471,10 +824,10 @@ def import_cmd(
     id made from its scope, place and content."""
     from reverie import io
 
-    with _memory(db) as mem:
+    with _memory(db, create=True) as mem:
         if markdown or path.is_dir():
             res = mem.restore(io.markdown_entries(path))
-            console.print(f"restored {res['restored']}, skipped {res['skipped']} existing")
+            _say(f"restored {res['restored']}, skipped {res['skipped']} existing")
             _report_rejected(res["rejected"], res["errors"])
             return
         if path.suffix == ".jsonl":
@@ -516,12 +869,12 @@ def _import_jsonl(mem: Any, path: Path, user: str | None, agent: str | None, ver
     rejected, errors = 0, []
     if records:
         res = mem.restore(records)
-        console.print(f"restored {res['restored']} records, skipped {res['skipped']} existing")
+        _say(f"restored {res['restored']} records, skipped {res['skipped']} existing")
         rejected, errors = res["rejected"], res["errors"]
     if items:
         keyed = _with_import_ids(items, user, agent) if verbatim else items
-        added, bad = _add_with_progress(mem, keyed, "importing", user, agent, verbatim)
-        console.print(f"added {added} of {len(items)} lines")
+        added, bad = _import_items(mem, keyed, "importing", user, agent, verbatim)
+        _say(f"added {added} of {len(items)} lines")
         rejected += len(bad)
         errors += bad
     _report_rejected(rejected, errors)
@@ -549,8 +902,8 @@ def _with_import_ids(items: list[tuple[str, dict[str, Any]]], user: str | None,
     return out
 
 
-def _add_with_progress(mem: Any, items: list[tuple[str, Any]], label: str, user: str | None, agent: str | None,
-                       verbatim: bool, chunk_size: int = 100) -> tuple[int, list[dict[str, str]]]:
+def _import_items(mem: Any, items: list[tuple[str, Any]], label: str, user: str | None, agent: str | None,
+                  verbatim: bool, chunk_size: int = 100) -> tuple[int, list[dict[str, str]]]:
     """``add_many`` in chunks behind a progress bar. A chunk with a bad item is added item by item, so
     that the bad one is rejected alone. Returns how many items stored a new memory and the rejections."""
     from reverie.validation import describe_error
@@ -581,32 +934,67 @@ def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | Non
                          source: str = "conversation") -> None:
     from reverie import io
 
-    items = [(f"{source} turn {t.turn_id}",
-              {"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
-               "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}})
-             for t in conv.turns]
+    items = [(f"{source} turn {t.turn_id}", item) for t, item in zip(conv.turns, conversation_items(conv), strict=True)]
     if verbatim:
         items = [(where, {**item, "id": io.stable_id("reverie-turn", user or "", agent or "", item["session_id"],
                                                       item["metadata"]["turn_id"], item["content"],
                                                       when=item["when"])})
                  for where, item in items]
-    added, rejected = _add_with_progress(mem, items, "importing turns", user, agent, verbatim)
-    console.print(f"imported {added} of {len(items)} turns for user {user!r}")
+    added, rejected = _import_items(mem, items, "importing turns", user, agent, verbatim)
+    _say(f"imported {added} of {len(items)} turns for user {user!r}")
     _report_rejected(len(rejected), rejected)
+
+
+def _add_with_progress(mem: Any, items: list[Any], label: str, user: str | None, agent: str | None,
+                       verbatim: bool, chunk_size: int = 100, *, progress: bool = True) -> list[Any]:
+    """``add_many`` in chunks behind a progress bar; returns every result."""
+    results: list[Any] = []
+    if not progress:
+        for start in range(0, len(items), chunk_size):
+            results += mem.add_many(items[start:start + chunk_size], user_id=user, agent_id=agent, infer=not verbatim)
+        return results
+    with _progress() as bar:
+        task = bar.add_task(label, total=len(items))
+        for start in range(0, len(items), chunk_size):
+            chunk = items[start:start + chunk_size]
+            results += mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim)
+            bar.advance(task, len(chunk))
+    return results
+
+
+def conversation_items(conv: Any) -> list[dict[str, Any]]:
+    """A conversation's turns as ``add_many`` items (session, time and turn id kept)."""
+    from reverie import io
+
+    return [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
+             "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}}
+            for t in conv.turns]
+
+
+#: what `export` writes, by the output's extension
+EXPORT_FORMATS = {".jsonl": "JSON Lines (one memory record per line; `reverie import` reads it back)"}
 
 
 @app.command()
 def export(
-    path: Annotated[Path, typer.Argument(help="Output .jsonl file, or a directory with --markdown.")],
+    path: Annotated[str, typer.Argument(metavar="PATH", help="Output .jsonl file, '-' for standard output, or a "
+                                        "directory with --markdown.")],
     db: DbOpt = None,
     user: UserOpt = None,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Write seed 004's markdown tree.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Write a markdown tree (one file per memory).")]
+    = False,
     embeddings: Annotated[bool, typer.Option("--embeddings", help="Include vectors (JSONL only).")] = False,
+    force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Export every memory (all statuses and stores) as JSONL or as a markdown tree."""
+    """Export every memory (all statuses and stores) as JSON Lines or as a markdown tree. Files are
+    created readable by you only (0600), like the database; an existing file is not overwritten
+    without --force."""
     from reverie import io
     from reverie.store.base import MemoryFilter
 
+    out = None if path == "-" else Path(path).expanduser()
+    if out is not None:
+        _check_export_path(out, markdown=markdown, force=force)
     with _memory(db) as mem:
         flt = MemoryFilter.everything(user_id=user, all_users=user is None)
 
@@ -614,44 +1002,68 @@ def export(
             for batch in mem.store.scan(flt):
                 yield from batch
 
-        n = io.export_markdown(records(), path) if markdown else io.dump_jsonl(records(), path,
-                                                                                 with_embedding=embeddings)
-        console.print(f"exported {n} memories to {path}")
+        if out is None:
+            if markdown:
+                _fail(InvalidInputError("--markdown writes a directory; give its path instead of '-'"))
+            n = 0
+            for rec in records():
+                sys.stdout.write(json.dumps(rec.to_dict(with_embedding=embeddings), ensure_ascii=False) + "\n")
+                n += 1
+            err_console.print(f"exported {n} memories to standard output")
+            return
+        previous = os.umask(0o077)  # every file and directory written: owner only, like the database
+        try:
+            if markdown:
+                n = io.export_markdown(records(), out)
+            else:
+                if out.exists():  # --force: replace it, with owner-only permissions
+                    out.unlink()
+                n = io.dump_jsonl(records(), out, with_embedding=embeddings)
+        finally:
+            os.umask(previous)
+        _say(f"exported {n} memories to {out}")
 
+
+def _check_export_path(out: Path, *, markdown: bool, force: bool) -> None:
+    if not out.parent.is_dir():
+        _fail(InvalidInputError(f"the directory {out.parent} does not exist"))
+    if markdown:
+        if out.exists() and not out.is_dir():
+            _fail(InvalidInputError(f"{out} exists and is not a directory"))
+        return
+    if out.suffix not in EXPORT_FORMATS:
+        known = "; ".join(f"{ext}: {what}" for ext, what in EXPORT_FORMATS.items())
+        _fail(InvalidInputError(f"cannot export to {out.name!r}: the extension says the format ({known}; "
+                                "--markdown DIR: a markdown tree; '-': JSON Lines on standard output)"))
+    if out.exists() and not force:
+        _fail(InvalidInputError(f"{out} exists; not overwritten (--force replaces it)"))
+
+
+# -- demo and simulation --------------------------------------------------------------------------
 
 @app.command()
 def demo(
-    db: Annotated[str | None, typer.Option("--db", "-d", help="Where to store (default: a temporary file).")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="Results shown per question.")] = 3,
+    db: Annotated[str | None, typer.Option("--db", "-d", metavar="PATH|URL",
+                                           help="Where to store (default: a temporary file).")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", metavar="N", help="Results considered per question.")] = 3,
+    months: Annotated[int, typer.Option(min=0, max=24, metavar="N",
+                                        help="Months of simulated life after the conversation.")] = 6,
+    explain: Annotated[bool, typer.Option("--explain", "-e", help="Show how each answer's score was made.")]
+    = False,
 ) -> None:
-    """The main job, end to end: ingest a sample conversation shipped with reverie into the
-    embedded store, then answer its recall questions, printing results with their explanations."""
-    import importlib.resources
+    """The main job, end to end: remember a sample conversation shipped with reverie, answer its
+    questions, then live six months on a simulated clock (a dream cycle every night) and show what
+    the memory became and what it still answers."""
+    import tempfile
 
-    from reverie import io
-    from reverie.memory import Memory
+    from reverie._demo import run_demo
 
-    data = json.loads(importlib.resources.files("reverie").joinpath("sample/conversation.json").read_text("utf-8"))
-    conv = io.load_conversation(data)
     tmp = None
     if db is None:
         tmp = tempfile.TemporaryDirectory(prefix="reverie-demo-")
         db = str(Path(tmp.name) / "demo.db")
     try:
-        with Memory(db) as mem:
-            console.print(f"[bold]reverie demo[/bold] — store: {mem.target} ({mem.store.backend}), "
-                          f"embedder: {mem.embedder.name}")
-            _import_conversation(mem, conv, conv.user_id, conv.agent_id, verbatim=False, source="sample")
-            found = 0
-            for q in conv.questions:
-                hits = mem.search(q["question"], user_id=conv.user_id, k=k)
-                got = {h.memory.metadata.get("turn_id") for h in hits}
-                ok = bool(got & set(q.get("evidence", [])))
-                found += ok
-                console.rule(f"[bold]{q['question']}[/bold]  {'[green]✓ evidence found' if ok else '[red]✗ missed'}")
-                _hits_table(hits, explain=True)
-            console.print(f"\nevidence in the top {k} for {found} of {len(conv.questions)} questions")
-            console.print(mem.stats(user_id=conv.user_id)["by_layer"])
+        run_demo(_target(db, create=True), k=k, months=months, explain=explain, keep=tmp is None)
     except ReverieError as exc:
         _fail(exc)
     finally:
@@ -661,12 +1073,15 @@ def demo(
 
 @app.command()
 def simulate(
-    days: Annotated[int, typer.Option(min=1, max=3650, help="Days of agent life to simulate.")] = 180,
-    out: Annotated[Path, typer.Option(help="Directory for simulation.png, summary.json, timeline.json and "
-                                      "the store (simulation.db).")] = Path("reverie-simulation"),
-    seed: Annotated[int, typer.Option(help="Seed of the synthetic workload (same seed, same workload).")] = 0,
-    embedder: Annotated[str, typer.Option(help="hash (fast, word overlap) or local (all-MiniLM-L6-v2).")] = "hash",
-    db: Annotated[str | None, typer.Option("--db", "-d", help="An empty store to use instead of OUT/simulation.db "
+    days: Annotated[int, typer.Option(min=1, max=3650, metavar="N", help="Days of agent life to simulate.")] = 180,
+    out: Annotated[Path, typer.Option(metavar="DIR", help="Directory for simulation.png, summary.json, "
+                                      "timeline.json and the store (simulation.db).")] = Path("reverie-simulation"),
+    seed: Annotated[int, typer.Option(metavar="N", help="Seed of the synthetic workload (same seed, same "
+                                      "workload).")] = 0,
+    embedder: Annotated[str, typer.Option(metavar="NAME", help="hash (fast, word overlap) or local "
+                                          "(all-MiniLM-L6-v2).")] = "hash",
+    db: Annotated[str | None, typer.Option("--db", "-d", metavar="PATH|URL",
+                                           help="An empty store to use instead of OUT/simulation.db "
                                            "(e.g. a postgresql:// URL).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -687,8 +1102,8 @@ def simulate(
         _print_json(summary)
         return
     for line in sim.summary_lines(summary):
-        console.print(line, markup=False, soft_wrap=True)
-    console.print(f"plot: {summary['files']['plot']}  summary: {summary['files']['summary']}", markup=False)
+        _say(line)
+    _say(f"plot: {summary['files']['plot']}  summary: {summary['files']['summary']}")
 
 
 keys_app = typer.Typer(
@@ -716,7 +1131,7 @@ def keys_create(
     """Create an API key and print it — the only time it is shown."""
     from reverie.auth import create_key
 
-    with _memory(db) as mem:
+    with _memory(db, create=True) as mem:
         key, token = create_key(mem.store, name=name, users=users or (), agents=agents or None, admin=admin,
                                 now=mem.now())
         if as_json:
@@ -779,22 +1194,26 @@ def _when(value: Any) -> str:
     return "—" if value is None else str(value.strftime("%Y-%m-%d %H:%M"))
 
 
+# -- servers --------------------------------------------------------------------------------------
+
 @app.command("mcp")
 def mcp_cmd(
     db: DbOpt = None,
-    user: Annotated[str | None, typer.Option("--user", "-u", help="Lock the server to this user_id: tool calls "
-                                             "act as it, and naming another user is refused.")] = None,
-    agent: Annotated[str | None, typer.Option("--agent", "-a", help="With --user: lock to this agent_id too. "
-                                              "Without --user: the default agent_id.")] = None,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="Default session_id.")] = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
+                                             help="Lock the server to this user_id: tool calls act as it, and "
+                                             "naming another user is refused.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="NAME",
+                                              help="With --user: lock to this agent_id too. Without --user: "
+                                              "the default agent_id.")] = None,
+    session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Default session_id.")] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
-    port: Annotated[int, typer.Option(help="Port for --http (0 = any free port).")] = 8765,
+    port: Annotated[int, typer.Option(metavar="PORT", help="Port for --http (0 = any free port).")] = 8765,
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
     from reverie.mcp_server import Defaults, build_server, run_http, run_stdio
 
-    with _memory(db) as mem:
+    with _memory(db, create=True) as mem:
         server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session))
         if http:
             run_http(server, port=port)
@@ -805,21 +1224,30 @@ def mcp_cmd(
 @app.command()
 def serve(
     db: DbOpt = None,
-    host: Annotated[str, typer.Option(help="Bind address; anything but loopback requires REVERIE_API_TOKEN.")]
-    = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8080,
+    host: Annotated[str, typer.Option(metavar="HOST", help="Bind address; anything but loopback requires "
+                                      "REVERIE_API_TOKEN.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(metavar="PORT", help="Port (0 = any free port).")] = 8080,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs) and the web dashboard (/).
 
     Without REVERIE_API_TOKEN and without API keys the server is single-tenant: whoever reaches it
     (loopback only) has full access. REVERIE_API_TOKEN is an admin token; API keys (`reverie keys
     create`) give each caller its own scope. Either makes every request need a credential."""
-    import os
-
     from reverie.http.server import serve as run_server
 
-    with _memory(db) as mem:
+    with _memory(db, create=True) as mem:
         run_server(mem, host=host, port=port, token=os.environ.get("REVERIE_API_TOKEN") or None)
+
+
+class _Command(typer.core.TyperCommand):
+    """Usage lines name arguments plainly (``reverie add [OPTIONS] TEXT``), without typer's braces."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in super().collect_usage_pieces(ctx)]
+
+
+for _info in app.registered_commands:
+    _info.cls = _Command
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ Every error reverie raises on purpose derives from :class:`ReverieError`::
     ReverieError
     ├── ConfigError            invalid settings (every bad value reported at once)
     ├── InvalidInputError      bad content, wrong types, bad filters (also a ValueError)
-    │   └── ContentTooLargeError
+    │   ├── ContentTooLargeError
+    │   └── AmbiguousIdError   a short id that more than one memory starts with
     ├── NotFoundError          unknown memory id (also a KeyError); also what a credential may not see
     ├── PermissionDeniedError  the credential does not cover the scope or the operation asked for
     ├── ImmutableMemoryError   an edit of a memory flagged immutable
@@ -36,6 +37,14 @@ class InvalidInputError(ReverieError, ValueError):
 
 class ContentTooLargeError(InvalidInputError):
     """Content longer than ``limits.max_content_bytes``."""
+
+
+class AmbiguousIdError(InvalidInputError):
+    """A short id (an id prefix) that several memories start with; ``candidates`` holds some of them."""
+
+    def __init__(self, message: str, candidates: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.candidates = candidates
 
 
 class NotFoundError(ReverieError, KeyError):
@@ -81,6 +90,7 @@ class MissingDependencyError(ReverieError, ImportError):
 
 
 __all__ = [
+    "AmbiguousIdError",
     "ConfigError",
     "ConflictError",
     "ContentTooLargeError",

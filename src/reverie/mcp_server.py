@@ -189,12 +189,15 @@ def _write_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
         session_id: SessionId = None,
         when: Annotated[str | None, Field(description="ISO 8601 time of the turn (default: now).")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON metadata.")] = None,
+        flush: Annotated[bool, Field(description="Store what the conversation's buffer holds now, this turn "
+                                     "included, so that it can be recalled at once.")] = False,
     ) -> dict[str, Any]:
         """Feed one conversation turn to reverie's observer: it decides what (if anything) is worth
-        remembering, buffers small talk and extracts facts. Returns what was written now."""
+        remembering, buffers small talk and extracts facts. Returns what was written now; BUFFERED
+        means the turn waits in the buffer and is NOT stored yet (flush=true stores it now)."""
         with _tool_errors():
             results = mem.observe(message, role=role, user_id=d.user(user_id), agent_id=d.agent(agent_id),
-                                  session_id=d.session(session_id), when=when, metadata=metadata)
+                                  session_id=d.session(session_id), when=when, metadata=metadata, flush=flush)
         return {"results": [r.to_dict() for r in results]}
 
     @server.tool()

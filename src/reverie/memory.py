@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import dataclasses
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from reverie.clock import Clock, ensure_aware, system_clock
 from reverie.config import Settings
 from reverie.embed.base import Embedder
 from reverie.errors import (
+    AmbiguousIdError,
     ImmutableMemoryError,
     InvalidInputError,
     NotFoundError,
@@ -62,6 +64,7 @@ from reverie.validation import (
     printable,
 )
 from reverie.write.pipeline import WritePipeline
+from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
     from reverie.read.inject import ContextBlock
@@ -117,7 +120,11 @@ class Memory:
         if not isinstance(embedder, Embedder):
             raise InvalidInputError("embedder must implement the Embedder protocol (name, dim, profile, embed)")
         self.embedder: Embedder = embedder
-        self.llm = llm
+        from reverie.llm.official import as_llm
+
+        #: the LLM (``None`` until built from ``llm.base_url`` on first use, or none configured)
+        self.llm: Any | None = as_llm(llm, self.settings.llm, on_call=self._log_llm_call)
+        self._owns_llm = self.llm is not None and self.llm is not llm  # built here: closed here
         resolved = default_target(self.settings) if target is None else target
         if not isinstance(resolved, str | Path):
             raise InvalidInputError(f"target must be a path or a postgresql:// URL, got {type(resolved).__name__}")
@@ -190,6 +197,8 @@ class Memory:
         finally:
             self.ops.close()
             self._store.close()
+            if self._owns_llm and callable(close_llm := getattr(self.llm, "close", None)):
+                close_llm()
 
     def __enter__(self) -> Memory:
         return self
@@ -229,8 +238,59 @@ class Memory:
         mid = clean_id(memory_id)
         found = self.store.get([mid]).get(mid)
         if found is None:
+            found = self.store.get([mid := self.resolve_id(mid)]).get(mid)
+        if found is None:  # deleted between the lookup and the read
             raise NotFoundError(f"no memory with id {mid}")
         return found
+
+    def resolve_id(self, memory_id: Any) -> str:
+        """The full id of the memory that ``memory_id`` names: a whole id, or any prefix of one that
+        no other memory shares (ids are case-sensitive; an upper-case prefix is tried in lower case
+        too). Unknown → :class:`NotFoundError`; a prefix several memories share →
+        :class:`AmbiguousIdError` listing them. Counts no access."""
+        mid = clean_id(memory_id)
+        store = self.store
+        if mid in store.get([mid]):
+            return mid
+        shown = 5
+        for candidate in dict.fromkeys((mid, mid.lower())):
+            found = store.ids_with_prefix(candidate, limit=shown + 1)
+            if len(found) == 1:
+                return found[0]
+            if found:
+                records = store.get(found[:shown])
+                listed = "; ".join(f"{i} ({_snippet(records[i].content)})" if i in records else i
+                                   for i in found[:shown])
+                more = " and more" if len(found) > shown else ""
+                raise AmbiguousIdError(f"id prefix {mid!r} matches several memories: {listed}{more}. "
+                                       "Type more characters of the id.", tuple(found[:shown]))
+        raise NotFoundError(f"no memory with id {mid}")
+
+    def peek(self, memory_id: str) -> MemoryRecord:
+        """The memory with this id (or unique id prefix) without counting an access: a person
+        looking is not the agent recalling. :meth:`get` counts the access."""
+        return self._require(memory_id)
+
+    def short_ids(self, ids: Iterable[str], *, min_len: int = 8) -> dict[str, str]:
+        """``{id: short form}`` for showing ``ids`` to a person: the shortest prefix (at least
+        ``min_len`` characters) that no other shown id shares and that names this memory alone in
+        the store, so that typing it back (:meth:`resolve_id`) finds it."""
+        from reverie.ids import common_prefix_len, short_ids
+
+        out = short_ids(ids, min_len=min_len)
+        store = self.store
+        for full, cut in out.items():
+            length = len(cut)
+            while length < len(full):
+                others = [i for i in store.ids_with_prefix(full[:length], limit=50) if i != full]
+                if not others:
+                    break
+                common = max(common_prefix_len(full, o) for o in others)
+                length = max(length + 1, common + 1) if len(others) < 49 else max(length + 4, common + 1)
+            if full[length - 1:length] == "-":
+                length += 1
+            out[full] = full[:min(length, len(full))]
+        return out
 
     def _new_record(
         self,
@@ -282,7 +342,18 @@ class Memory:
         infer: bool = True,
     ) -> AddResult:
         """Remember ``content``. ``infer=False`` stores it verbatim as one memory; ``infer=True``
-        runs the write path (content-hash dedup first). Atomic: stored entirely or not at all."""
+        runs the write path (content-hash dedup first). Atomic: stored entirely or not at all.
+
+        ``content`` may also be a chat message or a list of them, ``[{"role": "user", "content":
+        "..."}, ...]`` (the OpenAI / mem0 shape): each user and assistant message goes through the
+        observer as :meth:`observe` does, then whatever is still buffered is stored, so the facts of
+        the conversation are stored when ``add`` returns (system and tool messages are not kept).
+        The result combines the writes: ``ids`` every memory written, ``action`` the main one."""
+        from reverie.messages import looks_like_messages
+
+        if looks_like_messages(content):
+            return self._add_messages(content, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                                      metadata=metadata, when=when, source=source, infer=infer)
         results = self.add_many(
             [content],
             user_id=user_id,
@@ -294,6 +365,39 @@ class Memory:
             infer=infer,
         )
         return results[0]
+
+    def _add_messages(self, content: Any, *, user_id: Any, agent_id: Any, session_id: Any, metadata: Any,
+                      when: Any, source: Any, infer: Any) -> AddResult:
+        """``add`` of chat messages (see :meth:`add`)."""
+        from reverie.messages import OBSERVED_ROLES, as_messages
+
+        messages = as_messages(content)
+        kept = [m for m in messages if m.role in OBSERVED_ROLES and m.text.strip()]
+        meta = dict(metadata) if isinstance(metadata, Mapping) else metadata
+        results: builtins.list[AddResult] = []
+        if not infer:  # each message verbatim, its role in the metadata
+            items = [{"content": m.text, "metadata": {**(meta or {}), "role": m.role}} for m in kept]
+            results = self.add_many(items, user_id=user_id, agent_id=agent_id, session_id=session_id, when=when,
+                                    source=source, infer=False) if items else []
+        else:
+            for m in kept:
+                extra = {"speaker": m.name} if m.name else {}
+                results += [r for r in self.observe(m.text, role=m.role, user_id=user_id, agent_id=agent_id,
+                                                    session_id=session_id, when=when,
+                                                    metadata={**(meta or {}), **extra} if extra else meta)
+                            if r.id is not None]
+            results += self.flush(user_id=user_id, session_id=session_id)
+        written = [r for r in results if r.id is not None]
+        counts: dict[str, int] = {}
+        for r in written:
+            counts[r.action.value] = counts.get(r.action.value, 0) + 1
+        summary = (f"{len(messages)} message(s), {len(kept)} observed: "
+                   + (", ".join(f"{n} {a}" for a, n in counts.items()) if counts else "nothing worth remembering"))
+        if not written:
+            return AddResult(None, Action.SKIP, (), summary)
+        main = next((r for r in written if r.action is not Action.SKIP), written[0])
+        ids = tuple(dict.fromkeys(i for r in written for i in r.ids))
+        return AddResult(main.id, main.action, ids, summary)
 
     def add_many(
         self,
@@ -564,8 +668,13 @@ class Memory:
         as_of: datetime | str | None = None,
         mode: str = "current",
         deep: bool = False,
+        all_users: bool = False,
     ) -> list[Hit]:
         """The ``k`` memories most relevant to ``query`` in this user's scope, best first.
+
+        Without ``user_id`` it searches the memories stored without one; if there are none but other
+        users have memories, it raises :class:`InvalidInputError` naming them rather than answer an
+        empty list. ``all_users=True`` searches every user's partition and merges them by score.
 
         ``session_id`` names the current session (its memories get seed 001's episode boost); to
         restrict results to one session use ``filters={"session_id": ...}``. ``mode="current"``
@@ -574,11 +683,26 @@ class Memory:
         too (seed 003 deep recall). Trivial messages ("ok", "/help") return no hits (seed 001 gate).
         Every returned hit counts as an access; the best hits are co-activated (Hebbian).
         """
+        if not isinstance(all_users, bool):
+            raise InvalidInputError("all_users must be true or false")
+        if all_users and user_id is not None:
+            raise InvalidInputError("pass either user_id or all_users=True, not both")
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters, as_of=as_of, mode=mode, deep=deep)
+        users: builtins.list[str | None] = [req.flt.user_id]
+        if all_users:
+            users = [u for u, _n in self.store.users(limit=self.settings.limits.max_users_searched)]
+        else:
+            self._check_scope(req.flt.user_id)
         with single_blas_thread():
             out = self._reader.run(req, now=self.now(), ready=self._settle)
-        hits = out.hits
+            hits = out.hits
+            if all_users:  # every user partition in turn, merged by score (admin views)
+                for user in users:
+                    if user is not None:
+                        each = dataclasses.replace(req, flt=dataclasses.replace(req.flt, user_id=user))
+                        hits = hits + self._reader.run(each, now=self.now(), ready=self._settle).hits
+                hits = sorted(hits, key=lambda h: -h.score)[:req.k]
         self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True, defer=True)
         self.ops.log("search", query=req.query[:200], results=len(hits), k=req.k, intent=out.query.get("intent"),
                      gate=out.query.get("gate"),
@@ -610,6 +734,7 @@ class Memory:
             raise InvalidInputError("budget_tokens must be a positive integer")
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
                                  filters=filters)
+        self._check_scope(req.flt.user_id)
         with single_blas_thread():
             out = self._reader.run(req, now=self.now(), ready=self._settle)
         working = (self.working_memory(req.session_id, user_id=req.flt.user_id, agent_id=req.flt.agent_id)
@@ -626,6 +751,31 @@ class Memory:
         self.ops.log("context", query=req.query[:200], injected=len(block.items), tokens=block.used_tokens,
                      skipped=block.skipped[:20], gate=out.query.get("gate"))
         return block
+
+    def _check_scope(self, user_id: str | None) -> None:
+        """A search or list without a user sees only the memories stored without one. When there are
+        none but other users have memories, say so (naming them) instead of answering nothing."""
+        if user_id is not None:
+            return
+        store = self.store
+        if store.list(MemoryFilter(user_id=None, statuses=None, stores=None), limit=1):
+            return
+        shown = 10
+        users = [(u, n) for u, n in store.users(limit=shown + 2) if u is not None]
+        if not users:
+            return
+        names = ", ".join(f"{u} ({n})" for u, n in users[:shown]) + (" and more" if len(users) > shown else "")
+        raise InvalidInputError(
+            f"no memories are stored without a user_id, so this would find nothing. Users with memories "
+            f"(count): {names}. Pass user_id=... (CLI: -u NAME), or all_users=True (CLI: --all-users) "
+            "to look at every user's memories.")
+
+    def users(self, *, limit: int = 1000) -> builtins.list[tuple[str | None, int]]:
+        """Each user with memories (``None``: memories stored without a user) and how many, in any
+        status or store, largest first."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError("limit must be a positive integer")
+        return self.store.users(limit=limit)
 
     def working_memory(self, session_id: str, *, user_id: str | None = None,
                        agent_id: str | None = None) -> builtins.list[MemoryRecord]:
@@ -721,6 +871,8 @@ class Memory:
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInputError("offset must be a non-negative integer")
         flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
+        if not flt.all_users:
+            self._check_scope(flt.user_id)
         return self.store.list(flt, limit=limit, offset=offset, order_by=order_by, descending=descending)
 
     def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
@@ -806,6 +958,7 @@ class Memory:
         return self._require(rec.id)
 
     def unpin(self, memory_id: str) -> MemoryRecord:
+        """Unpin a memory: forgetting and demotion apply to it again."""
         rec = self._require(memory_id)
         if rec.pinned:
             self._apply(rec, {"pinned": False, "updated_at": self.now()}, "unpinned", "user unpin", actor="unpin")
@@ -929,14 +1082,17 @@ class Memory:
         times = self.store.access_times([rec.id]).get(rec.id, [])
         return explain_strength(rec, now=self.now(), cfg=self.settings.dynamics, access_times=times)
 
+    def _log_llm_call(self, event: dict[str, Any]) -> None:
+        self.ops.log(str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"})
+
     def _get_llm(self) -> Any | None:
         """The LLM client (built from settings on first use; ``None`` when none is configured)."""
         if self.llm is None and not getattr(self, "_llm_built", False):
             from reverie.llm import make_llm
 
-            self.llm = make_llm(self.settings.llm, on_call=lambda event: self.ops.log(
-                str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"}))
+            self.llm = make_llm(self.settings.llm, on_call=self._log_llm_call)
             self._llm_built = True
+            self._owns_llm = self.llm is not None
         return self.llm
 
     # write path (issue 4) ----------------------------------------------------------------
@@ -961,10 +1117,14 @@ class Memory:
         session_id: str | None = None,
         when: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        flush: bool = False,
     ) -> builtins.list[AddResult]:
         """Take one raw conversation turn (user or assistant) through the observer, the smart buffer
-        and the write path. Returns what was written now (a buffered or filtered turn gives one SKIP
-        result with its reason). Hostile or undecodable content is rejected with a reason, never raised."""
+        and the write path. Returns what was written now: a filtered turn gives one SKIP result with
+        its reason; a turn kept but waiting in the conversation's buffer (not stored yet) gives one
+        BUFFERED result — it is stored when the buffer fills (``write.buffer``), at
+        :meth:`end_session`, or at once with ``flush=True`` / :meth:`flush`. Hostile or undecodable
+        content is rejected with a reason, never raised."""
         if role not in ("user", "assistant"):
             raise InvalidInputError("role must be 'user' or 'assistant'")
         limits = self.settings.limits
@@ -973,16 +1133,47 @@ class Memory:
         except InvalidInputError as exc:
             self.ops.log("observe", action="SKIP", reason=f"rejected: {exc}", path="heuristic")
             return [AddResult(None, Action.SKIP, (), f"rejected: {exc}")]
+        if not isinstance(flush, bool):
+            raise InvalidInputError("flush must be true or false")
         user = clean_scope(user_id, "user_id")
-        results = self._write_path().observe(
+        sid = clean_scope(session_id, "session_id")
+        pipeline = self._write_path()
+        key = buffer_key(user, None, sid)
+        waiting = len(pipeline.buffer.turns(key))
+        results = pipeline.observe(
             text, role=role, user_id=user, agent_id=clean_scope(agent_id, "agent_id"),
-            session_id=clean_scope(session_id, "session_id"), when=clean_when(when),
+            session_id=sid, when=clean_when(when),
             metadata=clean_metadata(metadata, max_bytes=limits.max_metadata_bytes, max_depth=limits.max_metadata_depth),
         )
-        # seed 004 counts extractions: a buffered or filtered turn (one SKIP without an id) is no cycle
-        if not (len(results) == 1 and results[0].id is None and results[0].action is Action.SKIP):
+        if len(results) == 1 and results[0].id is None and results[0].action is Action.SKIP:
+            now_waiting = len(pipeline.buffer.turns(key))
+            if now_waiting > waiting:  # kept, but waiting in the buffer: say so, not "SKIP"
+                results = [AddResult(None, Action.BUFFERED, (), f"{results[0].reason}; not stored yet — stored when "
+                                     "the buffer fills, at end_session(), or now with flush()")]
+            if flush and now_waiting:
+                return self.flush(user_id=user, session_id=sid)
+            # seed 004 counts extractions: a buffered or filtered turn is no cycle
+            return results
+        self._after_ingest([user])
+        return results
+
+    def flush(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[AddResult]:
+        """Store now what :meth:`observe` buffered for this conversation (``user_id``, ``session_id``)
+        instead of waiting for the buffer to fill; returns what was written (``[]``: nothing waited).
+        A just-stated fact is recallable by :meth:`search` once flushed."""
+        user = clean_scope(user_id, "user_id")
+        sid = clean_scope(session_id, "session_id")
+        results = self._write_path().flush(user_id=user, session_id=sid, reason="flush requested")
+        if results:
             self._after_ingest([user])
         return results
+
+    def buffered(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The turns :meth:`observe` holds for this conversation, not stored yet (oldest first):
+        ``text``, ``role``, ``at``, ``kind``. :meth:`flush` stores them now."""
+        key = buffer_key(clean_scope(user_id, "user_id"), None, clean_scope(session_id, "session_id"))
+        return [{"text": t.text, "role": t.role, "at": t.at, "kind": t.kind}
+                for t in self._write_path().buffer.turns(key)]
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
         """End a session: store everything still buffered, seal its memory box, run seed 000's
@@ -1013,7 +1204,7 @@ class Memory:
         from reverie.dream.consolidate import undo_consolidation
 
         reason = clean_reason(reason)
-        result = undo_consolidation(self.store, clean_id(summary_id), now=self.now(), reason=reason[:1000])
+        result = undo_consolidation(self.store, self.resolve_id(summary_id), now=self.now(), reason=reason[:1000])
         self._restore_precision(result["restored"], actor="undo_consolidation")
         self.ops.log("consolidation_undone", id=result["summary_id"], restored=len(result["restored"]))
         return result
@@ -1106,6 +1297,11 @@ def _clean_layer(layer: Any) -> Layer:
 def _require_active(rec: MemoryRecord, verb: str) -> None:
     if rec.status is not Status.ACTIVE:
         raise InvalidInputError(f"memory {rec.id} is {rec.status.value}; only active memories are {verb}")
+
+
+def _snippet(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _sum_by(rows: Sequence[LayerStats], attr: str) -> dict[str, int]:

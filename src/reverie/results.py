@@ -17,6 +17,9 @@ class Action(StrEnum):
     SUPERSEDE = "SUPERSEDE"
     REINFORCE = "REINFORCE"
     SKIP = "SKIP"
+    #: ``observe``: the turn waits in the conversation's buffer and is NOT stored yet (it is stored
+    #: when the buffer fills, at ``end_session``, or now with ``flush``)
+    BUFFERED = "BUFFERED"
 
 
 @dataclass(frozen=True, slots=True)

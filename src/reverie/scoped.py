@@ -21,6 +21,7 @@ With :data:`~reverie.auth.FULL_ACCESS` (the single-tenant default) every check p
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -28,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, PermissionDeniedError
 from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation
+from reverie.results import AddResult
 from reverie.store.base import MemoryFilter
 from reverie.validation import clean_id, clean_scope, printable
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
     from reverie.read.inject import ContextBlock
-    from reverie.results import AddResult, Hit
+    from reverie.results import Hit
 
 
 #: fields a scope check never reads
@@ -58,8 +60,17 @@ class ScopedMemory:
     def _agent(self, agent_id: Any) -> str | None:
         return self.credential.agent_id(agent_id)
 
+    def users(self, *, limit: int = 1000) -> builtins.list[tuple[str | None, int]]:
+        """Each user with memories and how many: every user for an admin, else the credential's own."""
+        if self.credential.admin:
+            return self.memory.users(limit=limit)
+        mine: builtins.list[tuple[str | None, int]] = [
+            (u, n) for u, n in self.memory.users(limit=100_000) if u in self.credential.users]
+        return mine[:limit]
+
     def peek(self, memory_id: Any) -> MemoryRecord:
-        """The memory if the credential may see it, read without counting an access; NotFoundError otherwise."""
+        """The memory if the credential may see it, read without counting an access; NotFoundError otherwise.
+        The id must be whole (a prefix could name memories of other scopes)."""
         mid = clean_id(memory_id)
         return self.credential.require_visible(self.memory.store.get([mid]).get(mid), mid)
 
@@ -70,11 +81,37 @@ class ScopedMemory:
     def add(self, content: Any, *, user_id: str | None = None, agent_id: str | None = None,
             session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
             when: datetime | str | None = None, source: str | None = None, infer: bool = True) -> AddResult:
-        return self.memory.add(content, user_id=self._user(user_id), agent_id=self._agent(agent_id),
-                               session_id=session_id, metadata=metadata, when=when, source=source, infer=infer)
+        result = self.memory.add(content, user_id=self._user(user_id), agent_id=self._agent(agent_id),
+                                 session_id=session_id, metadata=metadata, when=when, source=source, infer=infer)
+        return self._visible_result(result)
+
+    def _visible_results(self, results: builtins.list[AddResult]) -> builtins.list[AddResult]:
+        """Results without the memories the credential may not see. Chat messages and observed turns go
+        through a session's buffer, which the agents of a user share (a conversation): storing it stores
+        the turns other agents buffered too — each in its own agent's scope — and those are not shown."""
+        if self.credential.admin or self.credential.agents is None:
+            return results
+        ids = sorted({i for r in results for i in (r.id, *r.ids) if i})
+        visible = {i for i, rec in self.memory.store.get(ids).items() if self.credential.may_see(rec)}
+        out = []
+        for r in results:
+            kept = tuple(i for i in r.ids if i in visible)
+            if r.id is None or r.id in visible:
+                out.append(dataclasses.replace(r, ids=kept) if kept != r.ids else r)
+            elif kept:
+                out.append(dataclasses.replace(r, id=kept[0], ids=kept))
+        return out
+
+    def _visible_result(self, result: AddResult) -> AddResult:
+        shown = self._visible_results([result])
+        if shown:
+            return shown[0]
+        from reverie.results import Action
+
+        return AddResult(None, Action.SKIP, (), "stored what other agents had buffered in this session")
 
     def add_many(self, items: Iterable[Any], *, user_id: str | None = None, agent_id: str | None = None,
-                 **options: Any) -> list[AddResult]:
+                 **options: Any) -> builtins.list[AddResult]:
         user, agent = self._user(user_id), self._agent(agent_id)
         if not self.credential.admin and user is None:  # pragma: no cover - _user never returns None then
             raise PermissionDeniedError("a scoped credential writes only into its users")
@@ -82,17 +119,24 @@ class ScopedMemory:
 
     def observe(self, message: Any, *, role: str = "user", user_id: str | None = None, agent_id: str | None = None,
                 session_id: str | None = None, when: datetime | str | None = None,
-                metadata: Mapping[str, Any] | None = None) -> list[AddResult]:
+                metadata: Mapping[str, Any] | None = None, flush: bool = False) -> builtins.list[AddResult]:
         """Observe a turn. A session's buffer is shared by the agents of a user (a conversation): when this
-        turn makes it due, the turns other agents buffered are stored too — each in its own agent's scope —
-        and only the results the credential may see are returned."""
+        turn makes it due (or ``flush``), the turns other agents buffered are stored too — each in its own
+        agent's scope — and only the results the credential may see are returned."""
         results = self.memory.observe(message, role=role, user_id=self._user(user_id), agent_id=self._agent(agent_id),
-                                      session_id=session_id, when=when, metadata=metadata)
-        if self.credential.admin or self.credential.agents is None:
-            return results
-        ids = sorted({i for r in results for i in r.ids if i})
-        visible = {i for i, rec in self.memory.store.get(ids).items() if self.credential.may_see(rec)}
-        return [r for r in results if r.id is None or r.id in visible]
+                                      session_id=session_id, when=when, metadata=metadata, flush=flush)
+        return self._visible_results(results)
+
+    def flush(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[AddResult]:
+        return self._visible_results(self.memory.flush(user_id=self._user(user_id), session_id=session_id))
+
+    def buffered(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The turns waiting in a session's buffer; a credential narrowed to agents may not read it (the
+        buffer holds every agent's turns of the conversation)."""
+        if not self.credential.admin and self.credential.agents is not None:
+            raise PermissionDeniedError("a session's buffer holds every agent's turns; reading it needs a "
+                                        "credential not narrowed to agents")
+        return self.memory.buffered(user_id=self._user(user_id), session_id=session_id)
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
         """End a session. Ending it promotes and clears the working memory of every agent in it, so a

@@ -56,20 +56,54 @@ def test_locomo_smoke(tmp_path: Path) -> None:
     out = tmp_path / "locomo.json"
     doc = locomo.main(["--data", str(LOCOMO_DATA), "--embedder", "hash", "--hash-dim", "64",
                        "--limit-conversations", "1", "--limit-sessions", "3", "--limit-questions", "15",
-                       "--mode", "both", "--baseline", "--out", str(out), "--quiet"])
+                       "--mode", "both", "--lifecycle", "default,agent,off", "--baseline", "--out", str(out),
+                       "--quiet"])
     saved = json.loads(out.read_text(encoding="utf-8"))
     assert saved["benchmark"] == "locomo-retrieval"
-    assert set(saved["runs"]) == {"verbatim", "infer", "baseline"}
+    runs = {f"{m}:{lc}" for m in ("verbatim", "infer") for lc in ("default", "agent", "off")}
+    assert set(saved["runs"]) == runs | {"baseline"}
     assert saved["category_names"]["1"] == "multi-hop"
-    for name in ("verbatim", "infer", "baseline"):
+    assert saved["k_protocol"].startswith("each recall@k from a search that asks for exactly k")
+    for name in (*runs, "baseline"):
         run = saved["runs"][name]
         _check_recall(run["recall"]["all"])
         assert run["search_latency"]["p50_ms"] > 0
-    verbatim = saved["runs"]["verbatim"]
-    assert verbatim["memories"] == verbatim["turns"] > 0
-    assert verbatim["ingest_items_per_s"] > 0
+    off = saved["runs"]["verbatim:off"]
+    assert off["memories"] == off["turns"] > 0 and "dreams" not in off
+    assert off["ingest_items_per_s"] > 0
+    default = saved["runs"]["verbatim:default"]
+    assert default["dreams"]["runs"] >= 2  # one per day boundary passed, and the night before the questions
+    assert 0.0 <= default["after_extra_dream"]["all"]["r@10"] <= 1.0
+    assert 0.0 <= default["dream_made_top10_share_without_evidence"] <= 1.0
+    assert default["composition"]["total"]["memories"] >= default["memories"]
+    assert saved["runs"]["verbatim:agent"]["context_calls"] == saved["runs"]["verbatim:agent"]["turns"]
+    assert set(saved["lifecycle_vs_off"]) == runs - {"verbatim:off", "infer:off"}
     assert saved["evidence"]["ids"] > 0
     assert "comparison" in saved and doc["conversations"] == ["conv-26"]
+
+
+def test_turn_credit_gives_a_summary_one_slot_per_member_turn() -> None:
+    locomo = _bench_module("locomo")
+    from reverie.model import MemoryRecord
+    from reverie.results import Hit
+
+    members = [MemoryRecord(content=f"turn {i}") for i in range(3)]
+    summary = MemoryRecord(content="summary", metadata={"consolidation": {"kind": "summary",
+                                                                           "members": [m.id for m in members]}})
+    other = MemoryRecord(content="other", metadata={"turn_id": "D9:9"})
+    held = {m.id: [f"D1:{i}"] for i, m in enumerate(members)}
+
+    class Store:
+        def get(self, ids: list[str]) -> dict[str, MemoryRecord]:
+            return {m.id: m for m in members if m.id in ids}
+
+    class Mem:
+        store = Store()
+
+    credit = locomo.TurnCredit(Mem(), held)
+    slots = credit.slots([Hit(members[1], 1.0), Hit(summary, 0.9), Hit(other, 0.8)])
+    # the member shown first keeps its own slot; the summary takes one slot per turn not shown above it
+    assert slots == [["D1:1"], ["D1:0"], ["D1:2"], ["D9:9"]]
 
 
 def test_scale_smoke(tmp_path: Path) -> None:

@@ -277,11 +277,14 @@ def test_forgotten_memories_can_be_reactivated(mem: Memory, clock: SettableClock
                created_at=clock() - timedelta(days=40))
     mem.dream(steps=["forget"])
     assert rec(mem, idle).status is Status.DORMANT
-    assert mem.search("unused fact", user_id="u") == []  # cold: not searched by default
+    # cold, yet never unreachable: with nothing in the hot store that matches, search looks in the cold store
+    found = mem.search("unused fact", user_id="u")
+    assert [h.memory.id for h in found] == [idle] and found[0].explain["stage"] == "cold"
     back = mem.reactivate(idle)
-    assert (back.status, back.store, back.access_count) == (Status.ACTIVE, StoreTier.HOT, 1)
+    assert (back.status, back.store, back.access_count) == (Status.ACTIVE, StoreTier.HOT, 2)
     assert events(mem, idle, "reactivated")[0].data == {"from_status": "dormant", "from_store": "cold"}
-    assert mem.search("unused fact", user_id="u")[0].memory.id == idle
+    again = mem.search("unused fact", user_id="u")
+    assert again[0].memory.id == idle and again[0].explain["stage"] == "hybrid"
     assert mem.reactivate(idle).id == idle  # already active and hot: unchanged
     mem.dream(steps=["forget"])  # the reactivation was an access: not unused any more
     assert rec(mem, idle).status is Status.ACTIVE
@@ -428,9 +431,11 @@ def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: Settabl
 def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None:
     now = clock()
     cfg = mem.settings.dynamics
-    # seed 003: S = 1/10, B = 1 + 2·0.5, β = 45 days → exp(-t/9) reaches the 0.02 floor (+0.001) at 34.8 days
-    reach = -(0.1 * 2.0 * 45.0) * math.log(0.02 + 0.001)
-    assert retention_dyn.seed003_retention(days=reach + 0.01, stability=0.1, importance=0.5, beta_days=45.0,
+    # fading retention: S = 0.5 (never recalled), B = 1 + 2·0.5, β = 45 days → exp(-t/45) reaches the 0.02
+    # floor (+0.001) at 174 days
+    s_new = cfg.retention.fading_stability_new
+    reach = -(s_new * 2.0 * 45.0) * math.log(0.02 + 0.001)
+    assert retention_dyn.seed003_retention(days=reach + 0.01, stability=s_new, importance=0.5, beta_days=45.0,
                                            core=False, cfg=cfg.retention) < 0.021
     common = {"layer": Layer.EPISODIC, "importance": 0.5, "storage_strength": 1.0}
     gone = put(mem, "long untouched episode", last_accessed_at=now - timedelta(days=reach + 7.1), **common)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reverie.config.core import LLMSettings
-from reverie.dream.summarize import INSTRUCTIONS, extractive_summary, summarize
+from reverie.dream.summarize import INSTRUCTIONS, extractive_summary, facts, grounding_problem, summarize
 from reverie.errors import InvalidInputError
 from reverie.llm import LLMClient
 
@@ -89,19 +89,61 @@ def test_single_text_is_kept() -> None:
     assert extractive_summary(["  User likes   tea.  "]) == "User likes tea."
 
 
-def test_budget_drops_filler_then_items_and_says_how_many() -> None:
+TURNS = [  # conversation turns as stored (speaker: text), long and full of facts
+    "Jon: I finally opened my dance studio on Jan 20 on Harbor Street, and 14 students signed up in the first "
+    "week, mostly teenagers from Riverside who saw the flyers at the library.",
+    "Gina: That's amazing! I lost my job at Door Dash in January too, so I'm starting my own clothing store "
+    "online; the first collection of 40 pieces launches on Feb 14 with my friend Carla.",
+    "Jon: My rent is 2,300 dollars a month, which is scary, but Mr. Alvarez the landlord gave me the first "
+    "month free because I fixed the wiring myself with my cousin Teo.",
+    "Gina: I took a 6-week marketing course at Lakeside College and learned to run ads on Instagram for "
+    "under 50 dollars a day; my first ad reached 12,000 people in Denver.",
+    "Jon: On March 3 we hold the first showcase at the Palace Theatre, 3 routines, 25 dancers, and my old "
+    "coach Marisol Vega flies in from Miami to judge it.",
+    "Gina: I'll be there with my sister Ana; she dances salsa on Tuesdays at the Blue Room since 2019.",
+]
+
+
+def test_extractive_keeps_every_item_whatever_its_length() -> None:
+    text = extractive_summary(TURNS)
+    for turn in TURNS:  # every turn verbatim, speaker included: nothing dropped, nothing cut
+        assert turn.rstrip(".") in text
+    assert len(text) >= sum(len(t) for t in TURNS)  # ~950 characters, all of them the turns' own
+    assert grounding_problem(text, TURNS) is None  # every name, date and number is there
+    assert not re.search(r"\band \d+ more\b", text)
     long = [f"User really enjoyed a very long concert number {i} at the Paramount Theatre on June {i + 1}, 2024"
             for i in range(8)]
-    full = extractive_summary(long, max_chars=10_000)
-    assert "really" in full and len(full) > 300
-    trimmed = extractive_summary(long, max_chars=300)
-    assert len(trimmed) <= 300 and trimmed.startswith("In June 2024, User enjoyed")
-    assert "really" not in trimmed and "very" not in trimmed
-    shown = re.findall(r"\(Jun (\d+)\)", trimmed)
-    more = int(re.search(r"and (\d+) more\.$", trimmed).group(1))  # type: ignore[union-attr]
-    assert shown == [str(i + 1) for i in range(len(shown))] and len(shown) >= 3 and len(shown) + more == 8
-    tiny = extractive_summary(long, max_chars=60)
-    assert len(tiny) <= 60 and tiny.endswith("…")
+    full = extractive_summary(long)
+    assert full.startswith("In June 2024, User really enjoyed a very long concert number 0 at the Paramount")
+    assert re.findall(r"\(Jun (\d+)\)", full) == [str(i + 1) for i in range(8)] and "really" in full
+
+
+# --- grounding: what an LLM text must keep and must not add -------------------------------------------
+
+def test_facts_of_a_turn() -> None:
+    f = facts("Jon: I opened my studio on Jan 20, 2024; rent is 2,300 dollars. My coach Marisol flies in.")
+    assert f.numbers == {"1/20", "month:1", "2024", "2300"}
+    assert f.names == {"jon", "month:1", "marisol"}  # "I" and sentence openers ("My") are no names
+    # one date, written three ways, is one fact
+    for written in ("Sep 2, 2024", "2 September 2024", "2024-09-02", "September 2nd, 2024"):
+        assert facts(f"Lena started school on {written}").numbers == {"9/2", "month:9", "2024"}
+
+
+@pytest.mark.parametrize(("summary", "problem"), [
+    # faithful rewordings pass: other date format, thousands separator, speaker named differently placed
+    ("On Jan 20 Jon opened a studio (rent: 2300 dollars); Gina met Ana on the 3rd of March.", None),
+    ("Jon opened a studio on January 20; his rent is 2,300 dollars. Gina met Ana on March 3.", None),
+    ("Jon opened a studio; his rent is 2,300 dollars. Gina met Ana on March 3.", "leaves out numbers or dates"),
+    ("Jon opened a studio on Jan 20; rent 2,300 dollars. His friend met Ana on March 3.", "leaves out names"),
+    ("Jon opened a studio on Jan 20 with Pedro; rent 2,300 dollars. Gina met Ana on March 3.", "names found in no"),
+    ("Jon opened a studio on Jan 21; rent 2,300 dollars. Gina met Ana on March 3.", "numbers found in no"),
+])
+def test_grounding_problem(summary: str, problem: str | None) -> None:
+    sources = ["Jon: I opened my studio on Jan 20. The rent is 2,300 dollars.", "Gina: I met Ana on March 3!"]
+    found = grounding_problem(summary, sources)
+    assert (found is None) if problem is None else (found is not None and problem in found)
+    if problem is not None and "found in no" not in problem:
+        assert grounding_problem(summary, sources, keep_all=False) is None  # only the keep-all rule failed
 
 
 @pytest.mark.parametrize("bad", [[], ["", "  "], "a plain string", [1, 2], None])
@@ -160,3 +202,25 @@ def test_long_llm_answer_is_cut_to_the_budget(chat_server: Any) -> None:
     s = summarize(["User hikes every weekend"], llm=client, purpose="pattern", max_chars=100)
     assert s.method == "llm" and len(s.text) <= 100 and s.text.endswith("User hikes.")
     assert "at most 100 characters" in chat_server.requests[0]["messages"][0]["content"]
+
+
+def test_llm_answer_that_loses_a_fact_falls_back(chat_server: Any) -> None:
+    """The LLM must keep every member's names and numbers (who said it included), or its text is not used."""
+    answers = {
+        "drops the speaker": "Opened a dance studio on Jan 20 on Harbor Street with 14 students from Riverside "
+                             "(flyers at the library).",
+        "drops the number": "Jon opened his dance studio on Harbor Street on Jan 20; students from Riverside "
+                            "signed up after seeing flyers at the library.",
+        "cut by the budget": "Jon opened his dance studio on Harbor Street on Jan 20. Students from Riverside saw "
+                             "the flyers at the library, and 14 of them signed up in the first week.",
+    }
+    client, _ = _client(chat_server)
+    for case, text in answers.items():
+        chat_server.script = lambda req, text=text: (200, json.dumps({"summary": text}), 0.0)
+        s = summarize(TURNS[:1], llm=client, purpose="consolidation", max_chars=110)
+        assert s.method == "extractive" and s.text == extractive_summary(TURNS[:1]), case
+        assert "leaves out" in s.reason, case
+    good = "Jon opened his dance studio on Harbor Street on Jan 20; 14 students from Riverside joined."
+    chat_server.script = lambda req: (200, json.dumps({"summary": good}), 0.0)
+    s = summarize(TURNS[:1], llm=client, purpose="consolidation", max_chars=110)
+    assert (s.method, s.text) == ("llm", good)

@@ -62,7 +62,40 @@ PREFS = [f"User prefers {tea} tea on March {i + 1}, 2024" for i, tea in enumerat
 # --- category summaries (seed 001) ------------------------------------------------------------------
 
 
-def test_category_summary_created_linked_and_idempotent(mem: Memory, clock: SettableClock) -> None:
+def _llm_memory(make_memory: Any, server: Any, **config: Any) -> Memory:
+    return make_memory(llm={"base_url": server.url, "timeout_s": 0.5, "retries": 0, "breaker_failures": 100},
+                       **config)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def writer(make_memory: Any, chat_server: Any, llm_answers: Any, faithful_summary: Any) -> Memory:
+    """A Memory whose LLM writes faithful category summaries and entity cards (every memory kept)."""
+    chat_server.script = llm_answers({"one category": faithful_summary("These memories say:"),
+                                      "Write its card": faithful_summary("Facts:")})
+    return _llm_memory(make_memory, chat_server)
+
+
+def test_no_summaries_or_cards_without_an_llm(mem: Memory, make_memory: Any) -> None:
+    """Glued member texts are no summary and no card: without an LLM (or with synthesis.use_llm off) nothing
+    is written and the step says why; bridges and probes write no text either."""
+    _put(mem, PREFS, category="preference")
+    _put(mem, ["Lena started school on 2024-09-02", "Lena loves drawing cats", "Lena turned 7 in May",
+               "Lena's best friend is Ana", "Lena learns to swim on Saturdays"], entities=[LENA])
+    _bridge_world(mem)
+    report = mem.dream(steps=SYNTH)
+    for name in ("category_summaries", "entity_cards"):
+        assert _step(report, name)["changed"] == 0 and _step(report, name)["details"]["skipped"] == "needs an LLM"
+    assert _step(report, "bridges")["details"]["outcome"] == {"heuristic": 1}  # an edge, no text
+    assert _synth(mem) == []
+    off = make_memory(llm={"base_url": "http://127.0.0.1:9/v1"}, dream={"synthesis": {"use_llm": False}})
+    _put(off, PREFS, category="preference", user_id="w")
+    step = _step(off.dream(steps=["category_summaries"], user_id="w"), "category_summaries")
+    assert step["details"]["skipped"] == "needs an LLM (synthesis.use_llm is off)" and _synth(off, user_id="w") == []
+
+
+def test_category_summary_created_linked_and_idempotent(writer: Memory, clock: SettableClock,
+                                                        chat_server: Any) -> None:
+    mem = writer
     prefs = _put(mem, PREFS, category="preference")
     facts = _put(mem, [f"small fact {i}" for i in range(3)], category="fact")  # below the 10+ threshold
     working = _put(mem, [f"User prefers working item {i}" for i in range(5)], category="plan", layer=Layer.WORKING)
@@ -74,22 +107,25 @@ def test_category_summary_created_linked_and_idempotent(mem: Memory, clock: Sett
     assert summary.id == synthesis_id(KIND_CATEGORY, "u", "preference")
     assert summary.category == "preference" and summary.layer is Layer.SEMANTIC
     assert summary.importance == pytest.approx(0.8) and summary.write_source == "dream" and summary.source == "dream"
-    assert summary.metadata["members"] == 12 and summary.metadata["method"] == "extractive"
-    assert summary.content.startswith("Summary of preference memories: In March 2024, User prefers green tea (Mar 1)")
-    assert all(tea in summary.content for tea in TEAS) and "lapsang tea (Mar 12)" in summary.content
+    assert summary.metadata["members"] == 12 and summary.metadata["method"] == "llm"
+    assert summary.content.startswith("Summary of preference memories: These memories say: User prefers green tea "
+                                      "on March 1, 2024.")
+    assert all(tea in summary.content for tea in TEAS) and "lapsang tea on March 12, 2024" in summary.content
     assert summary.embedding is not None and np.allclose(summary.embedding, mem._embed([summary.content])[0])
     links = mem.store.relations([summary.id], types=frozenset({RelationType.SUMMARIZES}), direction="out")
     assert {r.dst_id for r in links} == set(prefs)
     assert [e.event for e in mem.history(summary.id)] == ["created"]
     assert _snapshot(mem, prefs + facts + working) == before  # members are only linked, never changed
-    # a summary is not a member: the next run changes nothing at all
+    # a summary is not a member: the next run changes nothing at all, and asks nothing
+    asked = len(chat_server.requests)
     again = mem.dream(steps=SYNTH)
-    assert again["changed"] == 0
+    assert again["changed"] == 0 and len(chat_server.requests) == asked
     assert _step(again, "category_summaries")["details"]["outcome"] == {"unchanged": 1}
     assert [r.version for r in _synth(mem)] == [summary.version]
 
 
-def test_summary_refreshed_in_place_after_the_cooldown(mem: Memory, clock: SettableClock) -> None:
+def test_summary_refreshed_in_place_after_the_cooldown(writer: Memory, clock: SettableClock) -> None:
+    mem = writer
     _put(mem, PREFS, category="preference")
     mem.dream(steps=["category_summaries"])
     [first] = _synth(mem, KIND_CATEGORY)
@@ -111,7 +147,8 @@ def test_summary_refreshed_in_place_after_the_cooldown(mem: Memory, clock: Setta
     assert mem.dream(steps=["category_summaries"])["changed"] == 0
 
 
-def test_retired_or_pinned_summary_is_left_alone(mem: Memory, clock: SettableClock) -> None:
+def test_retired_or_pinned_summary_is_left_alone(writer: Memory, clock: SettableClock) -> None:
+    mem = writer
     _put(mem, PREFS, category="preference")
     _put(mem, [f"User decided on option {i}" for i in range(10)], category="decision")
     mem.dream(steps=["category_summaries"])
@@ -129,7 +166,8 @@ def test_retired_or_pinned_summary_is_left_alone(mem: Memory, clock: SettableClo
     assert len(_synth(mem, KIND_CATEGORY)) == 2  # never duplicated
 
 
-def test_pinned_and_immutable_members_are_only_linked(mem: Memory) -> None:
+def test_pinned_and_immutable_members_are_only_linked(writer: Memory) -> None:
+    mem = writer
     ids = _put(mem, PREFS[:8], category="preference")
     pinned = _put(mem, ["User prefers black tea, pinned"], category="preference", pinned=True)
     frozen = _put(mem, ["User prefers white tea, a truth anchor"], category="preference", immutable=True)
@@ -141,8 +179,10 @@ def test_pinned_and_immutable_members_are_only_linked(mem: Memory) -> None:
     assert {r.dst_id for r in mem.store.relations([summary.id], direction="out")} == set(ids + pinned + frozen)
 
 
-def test_per_run_bound_defers_and_other_users_are_separate(make_memory: Any) -> None:
-    m = make_memory(dream={"synthesis": {"category": {"max_per_run": 1}}})
+def test_per_run_bound_defers_and_other_users_are_separate(make_memory: Any, chat_server: Any, llm_answers: Any,
+                                                           faithful_summary: Any) -> None:
+    chat_server.script = llm_answers({"one category": faithful_summary("These memories say:")})
+    m = _llm_memory(make_memory, chat_server, dream={"synthesis": {"category": {"max_per_run": 1}}})
     _put(m, PREFS, category="preference")
     _put(m, [f"User decided on option {i}" for i in range(11)], category="decision")
     _put(m, PREFS, category="preference", user_id="other")
@@ -153,7 +193,8 @@ def test_per_run_bound_defers_and_other_users_are_separate(make_memory: Any) -> 
     assert len(_synth(m, KIND_CATEGORY)) == 2 and _synth(m, user_id="other") == []
 
 
-def test_a_group_claimed_by_another_dreamer_is_skipped(mem: Memory, clock: SettableClock) -> None:
+def test_a_group_claimed_by_another_dreamer_is_skipped(writer: Memory, clock: SettableClock) -> None:
+    mem = writer
     _put(mem, PREFS, category="preference")
     sid = synthesis_id(KIND_CATEGORY, "u", "preference")
     mem.store.claim([sid], owner="other-process", phase="category_summaries", now=clock(), ttl_seconds=600)
@@ -171,26 +212,60 @@ def test_a_group_claimed_by_another_dreamer_is_skipped(mem: Memory, clock: Setta
 LENA = "entity://name/lena"
 
 
-def test_entity_cards_for_entities_with_five_memories(mem: Memory, clock: SettableClock) -> None:
-    lena = _put(mem, ["Lena started school on 2024-09-02", "Lena loves drawing cats", "Lena turned 7 in May",
-                      "Lena's best friend is Ana", "Lena learns to swim on Saturdays"], entities=[LENA])
+LENA_FACTS = ["Lena started school on 2024-09-02", "Lena loves drawing cats", "Lena turned 7 in May",
+              "Lena's best friend is Ana", "Lena learns to swim on Saturdays"]
+LENA_CARD = ("Lena is a child who started school on September 2, 2024 and turned 7 in May; she loves drawing cats, "
+             "learns to swim on Saturdays, and her best friend is Ana.")
+
+
+def test_entity_cards_for_entities_with_five_memories(make_memory: Any, clock: SettableClock, chat_server: Any,
+                                                      llm_answers: Any) -> None:
+    answers: dict[str, Any] = {"Write its card": {"summary": LENA_CARD}}
+    chat_server.script = llm_answers(answers)
+    mem = _llm_memory(make_memory, chat_server)
+    lena = _put(mem, LENA_FACTS, entities=[LENA])
     _put(mem, [f"Kafka fact {i}" for i in range(4)], entities=["entity://tech/kafka"])  # only 4
     report = mem.dream(steps=["entity_cards"])
     assert _step(report, "entity_cards")["details"]["outcome"] == {"created": 1}
     [card] = _synth(mem, KIND_CARD)
     assert card.id == synthesis_id(KIND_CARD, "u", LENA) and card.entities == [LENA]
-    assert card.category == "entity" and card.importance == pytest.approx(0.8)
-    assert card.content.startswith("Entity card: Lena: ")
-    for detail in ["2024-09-02", "cats", "7", "Ana", "swim"]:
-        assert detail in card.content
+    assert card.category == "entity" and card.importance == pytest.approx(0.8) and card.metadata["method"] == "llm"
+    # the LLM's text starts with the name: the title does not repeat it ("Entity card: Lena: Lena is …")
+    assert card.content == "Entity card: " + LENA_CARD
+    system = chat_server.requests[-1]["messages"][0]["content"]
+    assert "one entity, Lena" in system and "Keep every specific name, date and number" in system
     assert {r.dst_id for r in mem.store.relations([card.id], direction="out")} == set(lena)
     # the card mentions Lena but is no member of Lena's group: nothing changes next time
     assert mem.dream(steps=SYNTH)["changed"] == 0
     clock.advance(minutes=2)
     _put(mem, ["Lena moved to the blue class"], entities=[LENA])
+    answers["Write its card"] = {"summary": "Lena, born in May, is 7 now and moved to the blue class."}  # loses facts
+    report = mem.dream(steps=["entity_cards"])
+    assert _step(report, "entity_cards")["details"]["outcome"] == {"llm_rejected": 1}
+    assert "leaves out" in _step(report, "entity_cards")["details"]["rejected"][0]
+    assert [c.content for c in _synth(mem, KIND_CARD)] == [card.content]  # the old card stays as it was
+    asked = len(chat_server.requests)
+    clock.advance(minutes=2)
+    report = mem.dream(steps=["entity_cards"])  # the same members: not asked again
+    assert _step(report, "entity_cards")["details"]["outcome"] == {"rejected_before": 1}
+    assert len(chat_server.requests) == asked
+    clock.advance(minutes=2)
+    _put(mem, ["Lena's teacher is Mr. Okafor"], entities=[LENA])  # new members: a new question
+    answers["Write its card"] = {"summary": LENA_CARD + " She moved to the blue class, where her teacher is "
+                                 "Mr. Okafor."}
     assert _step(mem.dream(steps=["entity_cards"]), "entity_cards")["details"]["outcome"] == {"refreshed": 1}
     [card] = _synth(mem, KIND_CARD)
-    assert "blue class" in card.content and card.metadata["members"] == 6
+    assert card.content.startswith("Entity card: Lena is a child")
+    assert "blue class" in card.content and card.metadata["members"] == 7
+
+
+def test_card_title_is_not_repeated() -> None:
+    from reverie.dream.synthesis import _titled
+
+    assert _titled("Entity card: Maya", "Maya works at Northwind.") == "Entity card: Maya works at Northwind."
+    assert _titled("Entity card: Maya", "maya's cat is Pixel.") == "Entity card: maya's cat is Pixel."
+    assert _titled("Entity card: Maya", "Mayan ruins fascinate her.") == "Entity card: Maya: Mayan ruins fascinate her."
+    assert _titled("Summary of fact memories", "Maya works.") == "Summary of fact memories: Maya works."
 
 
 def test_entity_name_uses_the_memories_spelling() -> None:
@@ -255,15 +330,11 @@ def test_no_bridge_within_one_context(mem: Memory, shared: str) -> None:
 # --- LLM paths (loopback server) ----------------------------------------------------------------------------
 
 
-def _llm_memory(make_memory: Any, server: Any, **config: Any) -> Memory:
-    return make_memory(llm={"base_url": server.url, "timeout_s": 0.5, "retries": 0, "breaker_failures": 100},
-                       **config)  # type: ignore[no-any-return]
-
-
-def test_llm_summaries_cards_and_bridge(make_memory: Any, chat_server: Any, script_by_prompt: Any) -> None:
-    chat_server.script = script_by_prompt({
-        "one category": {"summary": "User likes many teas, green and lapsang among them."},
-        "Write its card": {"summary": "Lena is a child who loves drawing cats and started school."},
+def test_llm_summaries_cards_and_bridge(make_memory: Any, chat_server: Any, llm_answers: Any,
+                                       faithful_summary: Any) -> None:
+    chat_server.script = llm_answers({
+        "one category": faithful_summary("These memories say:"),
+        "Write its card": faithful_summary("Facts:"),
         "different contexts": {"connected": True,
                                "synthesis": "User's marathon training relies on the heart rate zones PulseApp shows."},
     })
@@ -274,10 +345,11 @@ def test_llm_summaries_cards_and_bridge(make_memory: Any, chat_server: Any, scri
     report = m.dream(steps=SYNTH)
     assert _step(report, "category_summaries")["details"]["methods"] == {"llm": 2}  # preference and fact
     summary = m.store.get([synthesis_id(KIND_CATEGORY, "u", "preference")]).popitem()[1]
-    assert summary.content == "Summary of preference memories: User likes many teas, green and lapsang among them."
+    assert summary.content.startswith("Summary of preference memories: These memories say: User prefers")
     assert summary.metadata["method"] == "llm" and m.history(summary.id)[0].data["method"] == "llm"
     [card] = _synth(m, KIND_CARD)
-    assert card.metadata["method"] == "llm" and "drawing cats" in card.content
+    assert card.metadata["method"] == "llm" and card.content.startswith("Entity card: Lena: Facts: ")
+    assert all(t in card.content for t in [*CHILD, "Lena turned 7", "Lena's best friend is Ana"])
     [bridge] = _synth(m, KIND_BRIDGE)
     assert bridge.content.startswith("Bridge between marathon and PulseApp: User's marathon training")
     assert bridge.entities == [E_MARATHON, E_PULSE] and bridge.importance == pytest.approx(0.6)
@@ -301,16 +373,29 @@ def test_llm_rejected_bridge_is_not_asked_again(make_memory: Any, chat_server: A
     assert len(chat_server.requests) == asked == 1
 
 
-def test_llm_failures_fall_back(make_memory: Any, chat_server: Any) -> None:
+def test_a_bridge_text_that_invents_is_not_written(make_memory: Any, chat_server: Any, script_by_prompt: Any) -> None:
+    """The LLM confirms the bridge but its text names a coach and a number no fact states: the edge is kept
+    at the rule's confidence, and no bridge memory is written."""
+    chat_server.script = script_by_prompt({"different contexts": {
+        "connected": True, "synthesis": "User's coach Dana uses PulseApp to keep the marathon pace under 150 bpm."}})
+    m = _llm_memory(make_memory, chat_server)
+    world = _bridge_world(m)
+    report = m.dream(steps=["bridges"])
+    assert _step(report, "bridges")["details"]["outcome"] == {"heuristic": 1} and _synth(m) == []
+    [edge] = _bridge_edges(m, world["marathon"])
+    assert edge.metadata["path"] == "heuristic" and edge.confidence == pytest.approx(0.4)
+
+
+def test_llm_failures_write_no_summary(make_memory: Any, chat_server: Any) -> None:
     chat_server.script = lambda req: (500, "{}", 0.0)
     m = _llm_memory(make_memory, chat_server)
     _put(m, PREFS, category="preference")
     world = _bridge_world(m)
     report = m.dream(steps=SYNTH)
-    assert _step(report, "category_summaries")["details"]["methods"] == {"extractive": 1}
-    [summary] = _synth(m, KIND_CATEGORY)
-    assert summary.metadata["method"] == "extractive" and "lapsang tea (Mar 12)" in summary.content
-    assert "LLM fallback" in m.history(summary.id)[0].data["why"]
+    step = _step(report, "category_summaries")
+    assert step["details"]["outcome"] == {"llm_rejected": 1} and step["changed"] == 0
+    assert step["details"]["rejected"][0].startswith("LLM fallback: no answer")
+    assert _synth(m, KIND_CATEGORY) == []
     assert _step(report, "bridges")["details"]["outcome"] == {"heuristic": 1}
     assert _bridge_edges(m, world["marathon"])[0].metadata["path"] == "heuristic"
     assert len(chat_server.requests) >= 2  # the LLM was tried for the summary and the bridge
@@ -410,7 +495,8 @@ def test_probe_llm_confirms_what_the_heuristic_misses(make_memory: Any, clock: S
 # --- the default cycle ---------------------------------------------------------------------------------
 
 
-def test_default_cycle_runs_the_synthesis_steps(mem: Memory, clock: SettableClock) -> None:
+def test_default_cycle_runs_the_synthesis_steps(writer: Memory, clock: SettableClock) -> None:
+    mem = writer
     names = list(mem.settings.dream.steps)
     assert names.index("category_summaries") < names.index("entity_cards") < names.index("bridges") \
         < names.index("probe") < names.index("prune")

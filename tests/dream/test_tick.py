@@ -342,7 +342,9 @@ runner = CliRunner()
 def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     monkeypatch.setenv("REVERIE_DREAM__SCHEDULE__TICK_STEPS", '["expire"]')
-    return str(tmp_path / "cli.db")
+    db = str(tmp_path / "cli.db")
+    assert runner.invoke(app, ["init", "--db", db]).exit_code == 0  # dream and tick never create a store
+    return db
 
 
 def test_cli_help_lists_the_schedule_commands() -> None:
@@ -384,6 +386,8 @@ def test_cli_tick_prints_its_report(cli_env: str) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_cli_dream_every_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.Signals) -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC), "REVERIE_OPSLOG__PATH": str(tmp_path / "ops.jsonl")}
+    subprocess.run([sys.executable, "-m", "reverie.cli", "init", "--db", str(tmp_path / "d.db")], env=env,
+                   check=True, capture_output=True)  # dream never creates a store
     proc = subprocess.Popen([sys.executable, "-m", "reverie.cli", "dream", "--db", str(tmp_path / "d.db"),
                              "--every", "1h", "--steps", "decay", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-Script = Callable[[dict[str, Any]], tuple[int, str, float]]
+Script = Callable[[dict[str, Any]], tuple[int, Any, float]]
 
 
 class ChatServer:
-    """Answers ``POST /v1/chat/completions`` with ``script(request) -> (status, content, delay_s)``."""
+    """Answers ``POST /v1/chat/completions`` with ``script(request) -> (status, content, delay_s)``;
+    ``content`` is the assistant's text, or a whole assistant message (a dict, e.g. with tool calls)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -28,7 +29,13 @@ class ChatServer:
                 server.requests.append(body)
                 status, content, delay = server.script(body)
                 time.sleep(delay)
-                payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]})
+                # a dict is a whole assistant message (tool calls); a string is its text content
+                message = content if isinstance(content, dict) else {"role": "assistant", "content": content}
+                payload = json.dumps({"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
+                                      "created": 0, "model": body.get("model", ""),
+                                      "choices": [{"index": 0, "message": message,
+                                                   "finish_reason": "tool_calls" if message.get("tool_calls")
+                                                   else "stop"}]})
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")

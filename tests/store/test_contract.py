@@ -1331,3 +1331,20 @@ def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Stor
     with pytest.raises(InvalidInputError):
         store.set_embedding_precision([("p0", "int3", None)])  # type: ignore[list-item]
     assert store.get(["p0"])["p0"].version == 3
+
+
+def test_ids_with_prefix_and_users(store: Store, embedder: HashEmbedder) -> None:
+    ids = ["0199aa00-0000-7000-8000-000000000001", "0199aa00-0000-7000-8000-000000000002",
+           "0199ab00-0000-7000-8000-000000000003", "0199aa%_-literal"]
+    store.insert([_rec(embedder, f"fact {i}", id=mid, user_id=user, status=status)
+                  for i, (mid, user, status) in enumerate(zip(ids, ["maya", "maya", "tom", None],
+                                                                [Status.ACTIVE, Status.INVALIDATED,
+                                                                 Status.ACTIVE, Status.ACTIVE], strict=True))])
+    # any user and status; id order; exact characters (no LIKE wildcards)
+    assert store.ids_with_prefix("0199aa00") == ids[:2]
+    assert store.ids_with_prefix("0199a", limit=2) == [ids[3], ids[0]]  # "%" sorts before "0"
+    assert store.ids_with_prefix("0199aa%") == [ids[3]]
+    assert store.ids_with_prefix(ids[2]) == [ids[2]]
+    assert store.ids_with_prefix("0199AA") == [] and store.ids_with_prefix("") == []
+    assert store.users() == [("maya", 2), (None, 1), ("tom", 1)]
+    assert store.users(limit=1) == [("maya", 2)]

@@ -102,7 +102,7 @@ def test_observe_buffers_then_flushes_and_session_end_stores_everything(mem: Mem
              "We saw three deer on the trail near the summit"]
     for text in turns:
         res = mem.observe(text, user_id="u", session_id="s1")
-        assert res[0].action is Action.SKIP and "buffered" in res[0].reason
+        assert res[0].action is Action.BUFFERED and "buffered" in res[0].reason and "not stored yet" in res[0].reason
         clock.advance(minutes=1)
     assert mem.list(user_id="u") == []
     report = mem.end_session("s1", user_id="u")
@@ -126,10 +126,10 @@ def test_observe_high_signal_extracts_now(mem: Memory) -> None:
 
 def test_observe_buffer_flushes_after_n_turns_or_t_minutes(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
     m = make_memory(write={"buffer": {"max_turns": 2, "max_minutes": 10}})
-    assert m.observe("The cafeteria serves lentil soup on Mondays", user_id="u")[0].action is Action.SKIP
+    assert m.observe("The cafeteria serves lentil soup on Mondays", user_id="u")[0].action is Action.BUFFERED
     done = m.observe("The gym on the third floor opens at seven", user_id="u")
     assert [r.action for r in done] == [Action.CREATE, Action.CREATE]
-    assert m.observe("The parking garage closes at midnight sharp", user_id="u")[0].action is Action.SKIP
+    assert m.observe("The parking garage closes at midnight sharp", user_id="u")[0].action is Action.BUFFERED
     clock.advance(minutes=11)
     late = m.observe("The library lends laptops for two weeks", user_id="u")
     assert len(late) == 2 and all(r.action is Action.CREATE for r in late)

@@ -133,6 +133,9 @@ class LimitSettings(Section):
     )
     max_query_chars: int = Field(default=4_000, ge=1, description="Longest search query accepted.")
     max_k: int = Field(default=1_000, ge=1, description="Largest k accepted by search().")
+    max_users_searched: int = Field(
+        default=1_000, ge=1, description="search(all_users=True) (the dashboard's and CLI's every-user search) "
+        "searches at most this many users' memories, the users with most memories first.")
 
 
 class OpsLogSettings(Section):

@@ -68,6 +68,13 @@ class DreamSettings(Section):
         le=1_000,
         description="How many dream reports are kept (newest first) for the CLI, API and dashboard.",
     )
+    llm_rejections_kept: int = Field(
+        default=10_000,
+        ge=0,
+        description="reverie: groups whose LLM-written text a dream step rejected (themes, patterns, category "
+        "summaries, entity cards: the text left out or invented a name, date or number) are remembered, up to "
+        "this many per step, and not sent to the LLM again until their members change; 0 remembers none.",
+    )
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     lifecycle: LifecycleStepSettings = Field(default_factory=LifecycleStepSettings)
     synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)

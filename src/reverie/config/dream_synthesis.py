@@ -20,7 +20,10 @@ class CategorySummarySettings(Section):
     """seed 001 Category Summary System: one maintained summary memory per category."""
 
     min_members: int = Field(
-        default=10, ge=2, description="seed 001: a category with 10+ active memories gets a summary memory."
+        default=10,
+        ge=2,
+        description="seed 001: a category with 10+ active memories gets a summary memory — written by the LLM "
+        "(keeping every name, date and number of the members it was given), never without one.",
     )
     importance: float = Field(
         default=0.8, ge=0, le=1, description="seed 001: the summary is a semantic memory with importance 0.8."
@@ -51,7 +54,10 @@ class EntityCardSettings(Section):
     """seed 002 peer cards: one maintained card memory per entity with enough data."""
 
     min_members: int = Field(
-        default=5, ge=2, description="seed 002 (engram): a card for each entity with >= 5 memories about it."
+        default=5,
+        ge=2,
+        description="seed 002 (engram): a card for each entity with >= 5 memories about it — written by the LLM "
+        "(keeping every name, date and number of the memories it was given), never without one.",
     )
     importance: float = Field(default=0.8, ge=0, le=1, description="seed 002 (engram): peer cards at importance 0.8.")
     cooldown_s: float = Field(
@@ -188,7 +194,10 @@ class SynthesisSettings(Section):
         "summarised, carded or bridged until they are promoted.",
     )
     use_llm: bool = Field(
-        default=True, description="seed 001: LLM-primary synthesis when an LLM is configured (heuristics otherwise)."
+        default=True,
+        description="seed 001: LLM synthesis when an LLM is configured. Off (or no LLM): no category summaries, "
+        "entity cards or bridge texts are written; bridges are then related_to edges found by the rule alone, and "
+        "belief probing uses the heuristic contradiction check.",
     )
     category: CategorySummarySettings = Field(default_factory=CategorySummarySettings)
     cards: EntityCardSettings = Field(default_factory=EntityCardSettings)

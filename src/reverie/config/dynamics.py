@@ -472,6 +472,18 @@ class RetentionSettings(Section):
     seed003_importance_boost: float = Field(default=2.0, ge=0, description="seed 003: B = 1 + 2·importance.")
     seed003_boost_cap: float = Field(default=3.0, ge=1, description="seed 003: B capped at 3.")
     seed003_min_stability: float = Field(default=0.01, gt=0, description="seed 003: S floored at 0.01.")
+    fading_stability_new: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="S of the fading retention exp(-Δt/(S·B·β)) for a memory never recalled; S rises linearly "
+        "with storage strength to 1.0 at its maximum. The consolidation design measures S on a 0–1 scale that "
+        "reverie's 1–10 storage strength does not have: mapping it as storage/10 gave a new memory S = 0.1, so "
+        "an episodic memory of middling importance that nobody recalled fell below the 0.20 consolidation "
+        "threshold after about two weeks. With 0.5 that takes about ten weeks (B = 2, β = 45 days: "
+        "0.5·2·45·ln 5 ≈ 72 days); chosen with the LoCoMo benchmark in the default configuration "
+        "(bench/locomo.py) as the judge.",
+    )
     core_floor: float = Field(default=0.60, ge=0, le=1, description="seed 003: retention floor of core memories.")
     regular_floor: float = Field(default=0.02, ge=0, le=1, description="seed 003: retention floor of regular memories.")
     precision_tiers: dict[str, float] = Field(

@@ -12,6 +12,8 @@ Constants the seeds describe only qualitatively (seed 004's "small boost", "slig
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from reverie.config.core import Section
@@ -100,6 +102,37 @@ class ReadSettings(Section):
     scoring: bool = Field(default=True, description="SEED-NOTES 9 composite re-rank; off = RRF order.")
     mmr: bool = Field(default=True, description="seed 001 MMR diversity re-rank.")
     hot_tier: bool = Field(default=True, description="seed 001 hot tier merged into results.")
+    follow_summaries: bool = Field(
+        default=True,
+        description="Recall through consolidation: when consolidation summaries are among the best candidates "
+        "(read.summaries_followed), the originals they hold are searched too and compete on their own relevance; "
+        "a member that made the results takes its summary's slot. A summary is an index over its members, not a "
+        "replacement.",
+    )
+    summaries_followed: int = Field(
+        default=5,
+        ge=0,
+        le=200,
+        description="How many of the best candidates (by fused rank) are followed to their members when they "
+        "are consolidation summaries; bounds the extra search per query.",
+    )
+    cold_search: Literal["always", "when_weak", "never"] = Field(
+        default="always",
+        description="When a plain search also looks in the cold store, among the memories still true there (cold "
+        "active, dormant, archived, and originals held by a consolidation summary; never facts replaced by a newer "
+        "one): 'always'; 'when_weak' = only when the hot store's best match has a cosine below "
+        "read.cold_weak_below; 'never' = only deep=True does. Forgetting orders and compresses what is shown; it "
+        "must not make a stated fact unreachable. 'always' is the default because the benchmark of a months-long "
+        "conversation run with the default lifecycle (bench/locomo.py) found no threshold on the hot results "
+        "that tells when the answer sits in the cold store: the recall of 'when_weak' rose monotonically with "
+        "the threshold and only matched the memory without a lifecycle when the cold store was always searched "
+        "(the cold store costs one more search of each channel).",
+    )
+    cold_weak_below: dict[str, float] = Field(
+        default_factory=lambda: _profiled(0.55, 0.45, 0.35),
+        description="With read.cold_search = 'when_weak': the cosine below which the hot store's best vector "
+        "match counts as weak, so the cold store is searched too; per embedder profile.",
+    )
 
     # hybrid search
     overlap_embedding: bool = Field(
@@ -264,7 +297,7 @@ class ReadSettings(Section):
         missing = [i for i in INTENTS if i not in self.strategies]
         if missing:
             raise ValueError(f"strategies is missing intents: {missing}")
-        for name in ("hot_min_similarity", "inject_full", "inject_abbreviated"):
+        for name in ("hot_min_similarity", "inject_full", "inject_abbreviated", "cold_weak_below"):
             if "api" not in getattr(self, name):
                 raise ValueError(f"{name} needs an 'api' entry (the fallback profile)")
         bad = [p for p, v in self.inject_full.items() if v < self.inject_abbreviated.get(p, 0.0)]

@@ -190,6 +190,38 @@ class Write:
     data: dict[str, Any] | None = None
 
 
+class Rejections:
+    """Groups whose LLM-written text a step rejected, kept in the store's state so that the same group
+    is not sent to the LLM again until it changes (a new member set, or a new ``fingerprint``).
+
+    One state entry per step (newest ``dream.llm_rejections_kept`` kept). Two dreamers saving at
+    once may lose one's entries: the group is then asked once more, nothing worse.
+    """
+
+    def __init__(self, ctx: DreamContext, step: str) -> None:
+        self._ctx = ctx
+        self._key = f"dream:{step}:llm_rejected"
+        saved = ctx.store.get_state(self._key)
+        self._seen: dict[str, str] = dict(saved) if isinstance(saved, dict) else {}
+        self._dirty = False
+
+    def seen(self, key: str, fingerprint: str = "") -> bool:
+        return self._seen.get(key) == fingerprint
+
+    def add(self, key: str, fingerprint: str = "") -> None:
+        self._seen.pop(key, None)
+        self._seen[key] = fingerprint  # newest last
+        self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        kept = self._ctx.settings.dream.llm_rejections_kept
+        items = list(self._seen.items())[-kept:] if kept > 0 else []
+        self._ctx.store.set_state(self._key, dict(items))
+        self._dirty = False
+
+
 Step = Callable[[DreamContext], StepReport]
 
 
@@ -300,4 +332,4 @@ def cutoff(now: datetime, days: float) -> datetime:
     return now - timedelta(days=days)
 
 
-__all__ = ["DreamContext", "Step", "StepReport", "Write", "cutoff", "omit_except", "run_dream"]
+__all__ = ["DreamContext", "Rejections", "Step", "StepReport", "Write", "cutoff", "omit_except", "run_dream"]

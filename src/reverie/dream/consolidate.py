@@ -7,18 +7,27 @@ and seed 001 deep abstraction — plus :func:`undo_consolidation`.
   category, and clustered into DISJOINT groups (SEED-NOTES 8: seed 003's pseudocode compares a memory
   with itself and reuses members): each candidate's neighbours above the cosine threshold come from
   :func:`reverie.dream.neighbors.knn` (no all-pairs comparison at scale); the candidate with the most
-  free neighbours founds a group with up to ``max_group_size - 1`` of them; a group needs
-  ``group_size`` (5) members. Each group becomes one hot summary (LLM or extractive text, max
-  importance, mean stability, max access count, a fresh embedding, ``summarizes`` links of weight
-  0.8 to each original); the originals become ``superseded``, move to the cold store and point to the
-  summary (``superseded_by``). One store transaction per group; every member is claimed first.
+  free neighbours founds a group with up to ``max_group_size - 1`` of them, nearest first, each only
+  while the group's extractive summary (which keeps every member's text) stays within
+  ``summary_max_chars``; a group needs ``group_size`` (5) members. A summary's length is thus bounded
+  by grouping fewer memories, never by dropping what they say. Each group becomes one hot summary
+  (the LLM's text when it keeps every name, date and number of the members and invents none, else the
+  extractive text; max importance, mean stability, max access count, a fresh embedding,
+  ``summarizes`` links of weight 0.8 to each original); the originals become ``superseded``, move to
+  the cold store and point to the summary (``superseded_by``). One store transaction per group; every
+  member is claimed first.
 * ``themes`` (seed 001 clustering + LLM consolidation): clusters of >= 3 memories sharing an entity,
   or of one category with importance within 0.3 (and, reverie's guard, cosine-similar), become
-  theme memories (importance 0.8; at most 5 LLM calls per cycle; extractive without an LLM); the
-  originals are superseded as above. Only idle memories are eligible (see ``ThemeSettings``): a
-  memory in use stays individually searchable.
+  theme memories (importance 0.8; at most 5 LLM calls per cycle); the originals are superseded as
+  above. Only idle memories are eligible (see ``ThemeSettings``): a memory in use stays individually
+  searchable.
 * ``abstraction`` (seed 001 deep abstraction): the top 3 clusters of the scope give pattern memories
   (importance 0.85) that link to their evidence; the originals stay as they are.
+
+Themes and patterns are written by the LLM or not at all: member texts glued together are neither a
+theme nor a pattern. Without an LLM these steps report ``"skipped": "needs an LLM"``; an answer that
+drops or invents a name, date or number (:func:`reverie.dream.summarize.grounding_problem`) is not
+used, and the group is not sent again until its members change (:class:`reverie.dream.Rejections`).
 
 Memories made here carry ``metadata["consolidation"] = {"kind": "summary"|"theme"|"pattern",
 "members": [...], "method": "llm"|"extractive", ...}`` and ``write_source = "dream"``; they never join
@@ -31,7 +40,7 @@ import dataclasses
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -40,7 +49,7 @@ import numpy as np
 
 from reverie.config.dream_consolidation import ConsolidationSettings, ThemeSettings, for_profile
 from reverie.config.dynamics import DynamicsSettings
-from reverie.dream import DreamContext, Step, StepReport
+from reverie.dream import DreamContext, Rejections, Step, StepReport
 from reverie.dream.neighbors import knn
 from reverie.dream.summarize import Summary, extractive_summary, summarize
 from reverie.dynamics import retention, strength
@@ -81,7 +90,7 @@ def seed003_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSetti
     """Seed 003 retention of a memory at ``now`` (the clock runs from its last access, else its
     creation; S = storage strength on seed 003's 0–1 scale; β per layer, core when flagged)."""
     days = days_between(rec.last_accessed_at or rec.created_at, now)
-    s = strength.normalized_storage(storage=rec.storage_strength, cfg=cfg.strength)
+    s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength, new=cfg.retention.fading_stability_new)
     beta = retention.seed003_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
     return retention.seed003_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
                                        core=rec.core, cfg=cfg.retention)
@@ -144,6 +153,7 @@ class _Outcome:
     methods: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     ids: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # why the LLM's answers were not used
 
 
 def _new_memory(ctx: DreamContext, kind: str, members: list[MemoryRecord], summary: Summary, vector: Any, *,
@@ -223,13 +233,15 @@ def _write(ctx: DreamContext, rec: MemoryRecord, members: list[MemoryRecord], *,
 _Key = tuple[str | None, str | None, str, str]
 
 
-def _fading(ctx: DreamContext, report: StepReport) -> dict[_Key, list[str]]:
+def _fading(ctx: DreamContext, report: StepReport) -> tuple[dict[_Key, list[str]], dict[str, str]]:
     """Candidate ids per (user, agent, layer, category): hot, active, unprotected and fading — at most
-    ``max_candidates`` of them, the most faded first."""
+    ``max_candidates`` of them, the most faded first — and their contents (the grouping measures the
+    summary a group would get)."""
     cc = ctx.settings.dream.consolidation.consolidate
     dyn = ctx.settings.dynamics
     flt = ctx.scope(layers=frozenset(cc.layers), pinned=False)
     found: list[tuple[float, str, _Key]] = []
+    contents: dict[str, str] = {}
     for batch in ctx.store.scan(flt, batch_size=max(ctx.settings.dream.batch_size, 1000), omit=_FADING_OMIT):
         for rec in batch:
             report.examined += 1
@@ -238,6 +250,7 @@ def _fading(ctx: DreamContext, report: StepReport) -> dict[_Key, list[str]]:
             r = seed003_retention_of(rec, now=ctx.now, cfg=dyn)
             if r < cc.retention_threshold:
                 found.append((r, rec.id, (rec.user_id, rec.agent_id, rec.layer.value, rec.category)))
+                contents[rec.id] = rec.content
     report.details["fading"] = len(found)
     if len(found) > cc.max_candidates:
         found.sort()
@@ -245,16 +258,21 @@ def _fading(ctx: DreamContext, report: StepReport) -> dict[_Key, list[str]]:
     buckets: dict[_Key, list[str]] = defaultdict(list)
     for _, mid, key in found:
         buckets[key].append(mid)
-    return buckets
+    return buckets, {mid: contents[mid] for _, mid, _ in found}
 
 
 def disjoint_groups(vectors: np.ndarray, *, threshold: float, min_size: int, max_size: int,
-                    ids: Sequence[str], cfg: ConsolidationSettings) -> tuple[list[list[int]], str]:
+                    ids: Sequence[str], cfg: ConsolidationSettings,
+                    fits: Callable[[Sequence[int]], bool] | None = None) -> tuple[list[list[int]], str]:
     """Disjoint star groups (SEED-NOTES 8): every member's cosine to the group's founder is >= ``threshold``.
 
     Founders are taken densest first (mean cosine of their ``min_size - 1`` nearest; ties: more
     neighbours, then id), so the cores of dense regions group before memories that merely bridge two
     regions; a member is never reused and never compared with itself.
+
+    ``fits(indices)`` bounds a group's size by its content: a founder's free neighbours join it nearest
+    first, each only if the group with it still fits (a neighbour that does not fit is passed over for
+    the next one); a group that cannot reach ``min_size`` that way is not formed.
     """
     n = len(ids)
     if n < min_size:
@@ -272,7 +290,16 @@ def disjoint_groups(vectors: np.ndarray, *, threshold: float, min_size: int, max
     for i in order:
         if taken[i]:
             continue
-        members = [i, *[j for j, _ in nb.of(i) if not taken[j]][: max_size - 1]]
+        free = [j for j, _ in nb.of(i) if not taken[j]]
+        if fits is None:
+            members = [i, *free[: max_size - 1]]
+        else:
+            members = [i] if fits([i]) else []
+            for j in free if members else ():
+                if len(members) >= max_size:
+                    break
+                if fits([*members, j]):
+                    members.append(j)
         if len(members) >= min_size:
             taken[members] = True
             groups.append(members)
@@ -290,7 +317,7 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
         report.details["skipped"] = "no embedder in the dream context"
         return report
     t0 = time.perf_counter()
-    buckets = _fading(ctx, report)
+    buckets, contents = _fading(ctx, report)
     t1 = time.perf_counter()
     plans: list[_Plan] = []
     methods: Counter[str] = Counter()
@@ -300,7 +327,8 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
             continue
         kept, vecs = _vectors(ctx.store, ids)
         groups, how = disjoint_groups(vecs, threshold=threshold, min_size=cc.group_size,
-                                      max_size=cc.max_group_size, ids=kept, cfg=cfg)
+                                      max_size=cc.max_group_size, ids=kept, cfg=cfg,
+                                      fits=_fits([contents[i] for i in kept], cc.summary_max_chars))
         methods[how] += 1
         plans.extend(_Plan(KIND_SUMMARY, [kept[i] for i in g]) for g in groups)
     t2 = time.perf_counter()
@@ -322,6 +350,11 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
     return report
 
 
+def _fits(texts: Sequence[str], max_chars: int) -> Callable[[Sequence[int]], bool]:
+    """Whether the extractive summary of the texts at some indices stays within ``max_chars``."""
+    return lambda idx: len(extractive_summary([texts[i] for i in idx])) <= max_chars
+
+
 def _still_fading(ctx: DreamContext, rec: MemoryRecord) -> bool:
     cc = ctx.settings.dream.consolidation.consolidate
     return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in cc.layers
@@ -330,14 +363,18 @@ def _still_fading(ctx: DreamContext, rec: MemoryRecord) -> bool:
 
 
 def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible: Any, make: Any, purpose: str,
-               max_chars: int, supersede: bool, link_weight: float, llm_budget: int | None) -> _Outcome:
+               max_chars: int, supersede: bool, link_weight: float, llm_budget: int | None,
+               rejections: Rejections | None = None) -> _Outcome:
     """Claim, re-check, summarise, embed and write the planned groups, a chunk at a time.
 
     A group is written only when this run holds every member's claim (the earlier claim wins; another
     dreamer's group is skipped) and every member, re-read after the claim, is still eligible.
+    With ``rejections`` the text must come from the LLM: a group whose answer is rejected (or that
+    the call budget leaves unasked) is not written, and a rejected one is remembered.
     """
     out = _Outcome()
     calls = 0
+    llm_only = rejections is not None
     for chunk in _batched(plans, _WRITE_CHUNK):
         all_ids = [i for p in chunk for i in p.member_ids]
         held = set(ctx.store.claim(all_ids, owner=ctx.owner, phase=step, now=ctx.claim_now(),
@@ -354,9 +391,17 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
                     out.skipped["changed_since_scan"] += 1
                     continue
                 use_llm = ctx.llm is not None and (llm_budget is None or calls < llm_budget)
+                if llm_only and not use_llm:
+                    out.skipped["llm_budget"] += 1
+                    continue
                 calls += int(use_llm)
                 summary = summarize([m.content for m in members], llm=ctx.llm if use_llm else None,
                                     purpose=purpose, max_chars=max_chars, op=f"dream.{step}")
+                if rejections is not None and summary.method != "llm":
+                    out.skipped["llm_rejected"] += 1
+                    out.rejected.append(summary.reason)
+                    rejections.add(_summary_id(plan.kind, plan.member_ids))
+                    continue
                 ready.append((plan, members, summary))
             if not ready:
                 continue
@@ -364,9 +409,6 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
             vectors = np.asarray(ctx.embed([s.text for _, _, s in ready]), dtype=np.float32)
             for (plan, members, summary), vec in zip(ready, vectors, strict=True):
                 rec = make(members, summary, vec)
-                if rec is None:
-                    out.skipped["no_llm_answer"] += 1
-                    continue
                 if plan.key:
                     rec.metadata[META]["cluster"] = plan.key
                 if _write(ctx, rec, members, supersede=supersede, link_weight=link_weight, step=step):
@@ -380,6 +422,8 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
         finally:
             if held:
                 ctx.store.release(ctx.owner, sorted(held))
+    if rejections is not None:
+        rejections.save()
     return out
 
 
@@ -471,16 +515,33 @@ def _scan_scopes(ctx: DreamContext, layers: Iterable[Layer], keep: Any) -> dict[
     return scopes
 
 
+def _needs_llm(ctx: DreamContext, report: StepReport) -> bool:
+    """Steps whose memories only an LLM can write (a theme, a pattern) make nothing without one: glued
+    member texts are no theme and no pattern. Says so in the report; True when the step can run."""
+    if ctx.embed is None:
+        report.details["skipped"] = "no embedder in the dream context"
+        return False
+    if ctx.llm is None:
+        report.details["skipped"] = "needs an LLM"
+        return False
+    return True
+
+
+def _untried(plans: list[_Plan], rejections: Rejections) -> tuple[list[_Plan], int]:
+    """The plans whose group was not rejected before (same members), and how many were."""
+    fresh = [p for p in plans if not rejections.seen(_summary_id(p.kind, p.member_ids))]
+    return fresh, len(plans) - len(fresh)
+
+
 def step_themes(ctx: DreamContext) -> StepReport:
     """seed 001 clustering + LLM consolidation into theme memories (see the module docs)."""
     report = StepReport("themes")
     cfg = ctx.settings.dream.consolidation
     tc = cfg.themes
     similarity = for_profile(tc.category_similarity, ctx.profile)
-    budget = tc.max_llm_calls if ctx.llm is not None else tc.max_extractive
-    report.details.update(similarity=similarity, profile=ctx.profile, llm=ctx.llm is not None, budget=budget)
-    if ctx.embed is None:
-        report.details["skipped"] = "no embedder in the dream context"
+    report.details.update(similarity=similarity, profile=ctx.profile, llm=ctx.llm is not None,
+                          budget=tc.max_llm_calls)
+    if not _needs_llm(ctx, report):
         return report
     examined = [0]
 
@@ -498,18 +559,20 @@ def step_themes(ctx: DreamContext) -> StepReport:
         clusters.extend(seed001_clusters(recs, vectors, tc=tc, min_size=tc.min_cluster, max_size=tc.max_cluster,
                                          similarity=similarity, cfg=cfg))
     clusters.sort(key=_Cluster.rank)
-    report.details.update(eligible=sum(len(v) for v in scopes.values()), clusters_found=len(clusters))
-    plans = [_Plan(KIND_THEME, [m.id for m in c.members], key=c.key) for c in clusters[:budget]]
-    out = _run_plans(ctx, plans, step="themes", eligible=lambda r: _theme_eligible(ctx, r),
+    rejections = Rejections(ctx, "themes")
+    plans, before = _untried([_Plan(KIND_THEME, [m.id for m in c.members], key=c.key) for c in clusters], rejections)
+    report.details.update(eligible=sum(len(v) for v in scopes.values()), clusters_found=len(clusters),
+                          rejected_before=before)
+    out = _run_plans(ctx, plans[: tc.max_llm_calls], step="themes", eligible=lambda r: _theme_eligible(ctx, r),
                      make=lambda members, s, v: _new_memory(
                          ctx, KIND_THEME, members, s, v, importance=tc.importance, layer=Layer.SEMANTIC,
                          category=Counter(m.category for m in members).most_common(1)[0][0],
                          extra={"step": "themes"}),
                      purpose="theme", max_chars=tc.summary_max_chars, supersede=True,
-                     link_weight=tc.link_weight, llm_budget=tc.max_llm_calls)
+                     link_weight=tc.link_weight, llm_budget=tc.max_llm_calls, rejections=rejections)
     report.changed = out.changed
     report.details.update(themes=out.groups, members=out.members, methods=dict(out.methods),
-                          skipped=dict(out.skipped), created=out.ids)
+                          skipped=dict(out.skipped), rejected=out.rejected[:10], created=out.ids)
     return report
 
 
@@ -529,12 +592,6 @@ def _covered(store: Store, cluster: _Cluster, share: float) -> bool:
     return any(p.status is Status.ACTIVE and len(by_src[p.id]) >= share * len(ids) for p in patterns.values())
 
 
-def _span(members: Sequence[MemoryRecord]) -> str:
-    dates = sorted(m.valid_from or m.created_at for m in members)
-    first, last = dates[0].strftime("%b %Y"), dates[-1].strftime("%b %Y")
-    return first if first == last else f"{first} – {last}"
-
-
 def step_abstraction(ctx: DreamContext) -> StepReport:
     """seed 001 deep abstraction: pattern memories from the top clusters (see the module docs)."""
     report = StepReport("abstraction")
@@ -542,8 +599,7 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
     ac, tc = cfg.abstraction, cfg.themes
     similarity = for_profile(tc.category_similarity, ctx.profile)
     report.details.update(similarity=similarity, profile=ctx.profile, llm=ctx.llm is not None)
-    if ctx.embed is None or ac.top_clusters == 0 or (ctx.llm is None and not ac.extractive_fallback):
-        report.details["skipped"] = "no embedder" if ctx.embed is None else "no LLM and no extractive fallback"
+    if ac.top_clusters == 0 or not _needs_llm(ctx, report):
         return report
     examined = [0]
 
@@ -553,40 +609,35 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
 
     scopes = _scan_scopes(ctx, tc.layers, keep)
     report.examined = examined[0]
+    rejections = Rejections(ctx, "abstraction")
     chosen: list[_Cluster] = []
-    covered = 0
+    covered = before = 0
     for scope in sorted(scopes):
         recs = sorted(scopes[scope], key=lambda r: (r.last_accessed_at or r.created_at, r.id),
                       reverse=True)[: ac.max_candidates]
         kept, mat = _vectors(ctx.store, [r.id for r in recs])
         for c in seed001_clusters(recs, dict(zip(kept, mat, strict=True)), tc=tc, min_size=ac.min_cluster,
                                   max_size=ac.max_evidence, similarity=similarity, cfg=cfg):
-            if _covered(ctx.store, c, ac.covered_share):
+            if rejections.seen(_summary_id(KIND_PATTERN, [m.id for m in c.members])):
+                before += 1
+            elif _covered(ctx.store, c, ac.covered_share):
                 covered += 1
-                continue
-            chosen.append(c)
+            else:
+                chosen.append(c)
     chosen.sort(key=_Cluster.rank)
     chosen = chosen[: ac.top_clusters]
-    report.details["already_abstracted"] = covered
+    report.details.update(already_abstracted=covered, rejected_before=before)
     plans = [_Plan(KIND_PATTERN, [m.id for m in c.members], key=c.key) for c in chosen]
-
-    def make(members: list[MemoryRecord], s: Summary, v: Any) -> MemoryRecord | None:
-        if s.method != "llm":
-            if not ac.extractive_fallback:
-                return None
-            s = Summary(f"Recurring pattern ({len(members)} memories, {_span(members)}): "
-                        + extractive_summary([m.content for m in members], max_chars=ac.summary_max_chars),
-                        s.method, s.reason)
-        return _new_memory(ctx, KIND_PATTERN, members, s, v, importance=ac.importance, layer=Layer.SEMANTIC,
-                           category="pattern", extra={"step": "abstraction"})
-
     out = _run_plans(ctx, plans, step="abstraction",
                      eligible=lambda r: r.status is Status.ACTIVE and not made_by_dream(r),
-                     make=make, purpose="pattern", max_chars=ac.summary_max_chars, supersede=False,
-                     link_weight=ac.link_weight, llm_budget=None)
+                     make=lambda members, s, v: _new_memory(
+                         ctx, KIND_PATTERN, members, s, v, importance=ac.importance, layer=Layer.SEMANTIC,
+                         category="pattern", extra={"step": "abstraction"}),
+                     purpose="pattern", max_chars=ac.summary_max_chars, supersede=False,
+                     link_weight=ac.link_weight, llm_budget=None, rejections=rejections)
     report.changed = out.changed
     report.details.update(patterns=out.groups, evidence=out.members, methods=dict(out.methods),
-                          skipped=dict(out.skipped), created=out.ids)
+                          skipped=dict(out.skipped), rejected=out.rejected[:10], created=out.ids)
     return report
 
 

@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reverie.dream import DreamContext, Step, StepReport, Write
+from reverie.dream.consolidate import made_by_dream
 from reverie.dynamics import emotion, lifecycle, promotion, strength, tagging
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics._util import days_between
@@ -566,6 +567,10 @@ def _redundancy(ctx: DreamContext, rule: str, details: dict[str, Any]) -> int:
             if len(pair) < 2 or any(r.status is not Status.ACTIVE or r.store is not StoreTier.HOT
                                     for r in pair.values()):
                 continue
+            if any(made_by_dream(r) for r in pair.values()):
+                # a summary, pattern or card restates memories; it never makes one of them redundant
+                details["derived"] = details.get("derived", 0) + 1
+                continue
             kept, loser = sorted(pair.values(), key=lambda r: _keep_order(ctx, r), reverse=True)
             if _forget_protection(ctx, loser) is not None:
                 details["protected"] = details.get("protected", 0) + 1
@@ -973,7 +978,9 @@ def _at_floor_long_enough(ctx: DreamContext, rec: MemoryRecord) -> bool:
     then = _idle_days(ctx, rec) - lc.cold_migration_days
     if then < 0:
         return False
-    stability = strength.normalized_storage(storage=rec.storage_strength, cfg=ctx.settings.dynamics.strength)
+    dyn = ctx.settings.dynamics
+    stability = strength.fading_stability(storage=rec.storage_strength, cfg=dyn.strength,
+                                          new=dyn.retention.fading_stability_new)
     value = retention_mod.seed003_retention(
         days=then, stability=stability, importance=rec.importance,
         beta_days=retention_mod.seed003_beta(layer=rec.layer, core=rec.core, cfg=r), core=rec.core, cfg=r)

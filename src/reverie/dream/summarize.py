@@ -3,14 +3,18 @@
 Used by the dream cycle wherever several memories become one (seed 003 consolidation, seed 001
 themes, deep abstraction and category summaries, seed 002 cards). Public API::
 
-    summarize(texts, llm=client_or_None, purpose="consolidation", max_chars=600) -> Summary
+    summarize(texts, llm=client_or_None, purpose="consolidation", max_chars=1000) -> Summary
 
 * LLM path (seed 001 "LLM-primary"): one ``llm.chat_json`` call with the purpose's instruction
   (seed 003's consolidation prompt for ``"consolidation"``), answered as ``{"summary": str}``.
-  An answer that is missing, empty, or states a number found in none of the inputs (an invented
-  date or count) is rejected, and the extractive path is used instead.
-* Extractive path (seed 003's fallback, improved): every input is kept verbatim — names, dates and
-  numbers included — but what the inputs share is said once. A leading subject shared by all
+  The answer is accepted only when it is grounded in the inputs (:func:`grounding_problem`): it
+  states no number, date or name that no input states (an invented date, count or person), and it
+  keeps every number, date and proper name the inputs state (names of speakers included — "Jon:
+  I opened my studio on Jan 20" needs "Jon", "Jan 20"). Otherwise the extractive path is used, and
+  ``Summary.method`` says so: steps whose memories must come from the LLM (themes, patterns,
+  category summaries, entity cards) then write nothing.
+* Extractive path (seed 003's fallback, improved): every input is kept verbatim — names, dates,
+  numbers and who said it — but what the inputs share is said once. A leading subject shared by all
   ("User", "User went") is factored out, a shared month/year becomes a header ("In March 2024, …")
   with each item's own day in brackets, items are put in date order and exact repeats merged::
 
@@ -18,8 +22,9 @@ themes, deep abstraction and category summaries, seed 002 cards). Public API::
       (Mar 15), ran a 5K in Fremont (Mar 20), went rock climbing at Stone Gardens (Mar 25), and
       joined a cycling club (Mar 28).
 
-  instead of seed 003's ``"Summary: a | b | c"``. Over ``max_chars`` it drops filler words, then
-  lists as many items as fit and says how many more there are ("… and 2 more").
+  instead of seed 003's ``"Summary: a | b | c"``. The extractive text is never cut and never drops
+  an input: a caller bounds its length by summarising fewer inputs (consolidation stops adding
+  members to a group when the group's extractive summary would exceed the length budget).
 """
 
 from __future__ import annotations
@@ -52,8 +57,8 @@ INSTRUCTIONS: dict[str, str] = {
     # seed 001 deep abstraction: "extract behavioral patterns"
     "pattern": (
         "These memories describe one person's behaviour. State the recurring behavioural pattern they "
-        "show (habits, preferences, tendencies) in one or two sentences, citing the evidence briefly. "
-        "Do not invent facts that the memories do not support."
+        "show (habits, preferences, tendencies) in one or two sentences, citing the evidence briefly with "
+        "every name, date and number it mentions. Do not invent facts that the memories do not support."
     ),
     # seed 001 category summary system
     "category": (
@@ -79,7 +84,7 @@ def summarize(
     *,
     llm: ChatJSON | None,
     purpose: str,
-    max_chars: int = 600,
+    max_chars: int = 1000,
     instruction: str | None = None,
     op: str | None = None,
 ) -> Summary:
@@ -87,7 +92,8 @@ def summarize(
 
     ``purpose`` selects the LLM instruction (``consolidation``, ``theme``, ``pattern``,
     ``category``); any other purpose needs ``instruction=``. ``op`` names the call in the ops log
-    (default: the purpose).
+    (default: the purpose). ``max_chars`` bounds the LLM's answer (a longer one is cut at a sentence,
+    then checked like any other); the extractive text keeps every input whatever its length.
     """
     items = _clean_texts(texts)
     if max_chars < 40:
@@ -98,12 +104,12 @@ def summarize(
             f"unknown summary purpose {purpose!r}: pass instruction= or use one of {sorted(INSTRUCTIONS)}"
         )
     if llm is None:
-        return Summary(extractive_summary(items, max_chars=max_chars), "extractive", "no LLM configured")
+        return Summary(extractive_summary(items), "extractive", "no LLM configured")
     user = "Memories:\n" + "\n".join(f"{i}. {t}" for i, t in enumerate(items, 1))
     answer = llm.chat_json(system=prompt + _ANSWER_FORMAT % max_chars, user=user, op=op or purpose)
     text, why = _accept(answer, items, max_chars)
     if text is None:
-        return Summary(extractive_summary(items, max_chars=max_chars), "extractive", f"LLM fallback: {why}")
+        return Summary(extractive_summary(items), "extractive", f"LLM fallback: {why}")
     return Summary(text, "llm", "LLM summary")
 
 
@@ -122,13 +128,6 @@ def _clean_texts(texts: Sequence[str]) -> list[str]:
     return out
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-def _numbers(text: str) -> set[str]:
-    return {m.group(0).replace(",", "") for m in _NUMBER.finditer(text)}
-
-
 def _accept(answer: object, items: Sequence[str], max_chars: int) -> tuple[str | None, str]:
     """The LLM's summary if it validates, else ``None`` and why not."""
     if answer is None:
@@ -138,11 +137,11 @@ def _accept(answer: object, items: Sequence[str], max_chars: int) -> tuple[str |
     value = answer.get("summary", answer.get("text"))
     if not isinstance(value, str) or not value.strip():
         return None, "the answer has no 'summary' text"
-    text = _WS.sub(" ", value).strip()
-    invented = sorted(_numbers(text) - set().union(*(_numbers(t) for t in items)))
-    if invented:
-        return None, f"the answer states numbers found in no memory: {invented[:5]}"
-    return _fit(text, max_chars), "ok"
+    text = _fit(_WS.sub(" ", value).strip(), max_chars)
+    problem = grounding_problem(text, items)
+    if problem is not None:
+        return None, problem
+    return text, "ok"
 
 
 def _fit(text: str, max_chars: int) -> str:
@@ -155,6 +154,137 @@ def _fit(text: str, max_chars: int) -> str:
         return head[: stop + 1]
     space = head.rfind(" ")
     return (head[:space] if space > 0 else head).rstrip(" ,;:") + "…"
+
+
+# --- grounding: what a written text must keep of its sources, and must not add ------------------
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+#: what ends a sentence (or opens one) before a word: a capital there is no sign of a name
+_OPENERS = frozenset(".!?:;…\"“”'‘’([{-–—*#>\n")
+_PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd", "i’m", "i’ll", "i’ve", "i’d"})
+#: a speaker label ("Jon: …", "Dr. Vega: …"): up to four words before a colon, each capitalised
+_SPEAKER = re.compile(r"^(?P<who>[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,3}):\s")
+
+
+#: a further day of a month-day date ("March 1, 2 and 4"): a day number that ends a list item
+_MORE_DAYS = re.compile(r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)(\d{1,2})(?:st|nd|rd|th)?"
+                        r"(?=\s*(?:[,;.)&]|and\b|$))")
+_TAIL_YEAR = re.compile(r",?\s+(\d{4})\b")
+
+
+def _number(raw: str) -> str:
+    """A number as a comparable token: thousands separators dropped, leading zeros dropped."""
+    plain = raw.replace(",", "")
+    whole, dot, frac = plain.partition(".")
+    return (whole.lstrip("0") or "0") + (dot + frac if dot else "")
+
+
+def _stem(word: str) -> str:
+    """A name compared loosely: case, a possessive and a plural ending do not matter."""
+    w = word.casefold().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.rstrip("'-")
+    return w[:-1] if len(w) > 3 and w.endswith("s") else w
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """The checkable facts of a text: numbers and dates (as tokens), and the proper names it states."""
+
+    numbers: frozenset[str]
+    names: frozenset[str]  # stems of capitalised words that are not sentence openers (and speakers)
+    words: frozenset[str]  # stems of every word: what a name in another text may be found among
+
+
+def facts(text: str, *, speaker: bool = True) -> Facts:
+    """Numbers, dates and proper names of ``text``.
+
+    A date is one fact however it is written ("March 12, 2024", "Mar 12", "2024-03-12" all give the
+    month/day ``3/12``, the month ``month:3`` and the year ``2024``); other numbers are compared as
+    numbers ("1,350" = "1350", "09" = "9"). A name is a capitalised word that does not open a sentence
+    (nor "I"), or — with ``speaker`` — a speaker label ("Jon: …"); month names count as their month.
+    """
+    numbers: set[str] = set()
+    spans: list[tuple[int, int]] = []
+    for m in _DATE.finditer(text):
+        g = m.groupdict()
+        day: int | None
+        if g["m4"] is not None:
+            year, month, day = g["y4"], int(g["m4"]), int(g["d4"])
+        else:
+            raw_day = g["d1"] or g["d2"]
+            year, month = g["y1"] or g["y2"] or g["y3"], _MONTHS[g["m1"] or g["m2"] or g["m3"]]
+            day = int(raw_day) if raw_day else None
+        if not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
+            continue
+        end = m.end()
+        days = [day] if day is not None else []
+        if day is not None and g["m4"] is None and not year:  # "March 1, 2 and 4, 2025": more days of the month
+            while (more := _MORE_DAYS.match(text, end)) is not None:
+                days.append(int(more.group(1)))
+                end = more.end()
+            if len(days) > 1 and (tail := _TAIL_YEAR.match(text, end)) is not None:
+                year, end = tail.group(1), tail.end()
+        numbers.add(f"month:{month}")
+        numbers.update(f"{month}/{d}" for d in days if 1 <= d <= 31)
+        if year:
+            numbers.add(_number(year))
+        spans.append((m.start("pre") if m.group("pre") else m.start(), end))
+    rest = text
+    for start, end in reversed(spans):
+        rest = rest[:start] + " " * (end - start) + rest[end:]
+    numbers.update(_number(m.group(0)) for m in _NUMBER.finditer(rest))
+    names: set[str] = set()
+    words: set[str] = set()
+    label = _SPEAKER.match(text) if speaker else None
+    if label and all(w[0].isupper() for w in label.group("who").split()):
+        names.update(_stem(w) for w in _WORD.findall(label.group("who")))
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        named = _MONTHS.get(word.rstrip("."))
+        stem = f"month:{named}" if named else _stem(word)
+        words.add(stem)
+        if not word[0].isupper() or word.casefold() in _PRONOUN_I:
+            continue
+        if _mid_sentence(text, m.start()):
+            names.add(stem)
+    return Facts(frozenset(numbers), frozenset(names), frozenset(words))
+
+
+def _mid_sentence(text: str, at: int) -> bool:
+    """Whether the word starting at ``at`` follows another word of its sentence."""
+    i = at - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i >= 0 and text[i] not in _OPENERS
+
+
+def grounding_problem(text: str, sources: Sequence[str], *, keep_all: bool = True) -> str | None:
+    """Why ``text`` is not a faithful account of ``sources`` (``None``: it is).
+
+    It must state no number, date or name found in none of the sources (an invention), and — with
+    ``keep_all`` — it must keep every number, date and name the sources state.
+    """
+    mine = facts(text, speaker=False)  # a label of its own ("Summary: …") names nobody
+    theirs = [facts(s) for s in sources]
+    numbers = frozenset().union(*(f.numbers for f in theirs))
+    words = frozenset().union(*(f.words for f in theirs))
+    invented = sorted(mine.numbers - numbers - words)  # a date's month may be a source's word ("in May")
+    if invented:
+        return f"the answer states numbers found in no memory: {invented[:5]}"
+    made_up = sorted(mine.names - words - numbers)  # a month may be named where a source wrote 2024-09-02
+    if made_up:
+        return f"the answer states names found in no memory: {made_up[:5]}"
+    if keep_all:
+        lost = sorted(numbers - mine.numbers)
+        if lost:
+            return f"the answer leaves out numbers or dates of the memories: {lost[:5]}"
+        lost = sorted(frozenset().union(*(f.names for f in theirs)) - mine.words - mine.numbers)
+        if lost:
+            return f"the answer leaves out names of the memories: {lost[:5]}"
+    return None
 
 
 # --- extractive ---------------------------------------------------------------------------------
@@ -176,8 +306,6 @@ _DATE = re.compile(
 _ARTICLES = frozenset({"a", "an", "the", "this", "that", "these", "those"})
 _STOP = _ARTICLES | frozenset({"and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "is", "was",
                                "are", "were", "it", "its", "-"})
-_FILLER = frozenset({"very", "really", "just", "actually", "basically", "quite", "also", "definitely",
-                     "literally", "pretty", "somewhat"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,21 +437,12 @@ def _join(parts: list[str]) -> str:
     return sep.join(parts[:-1]) + f"{sep}and {parts[-1]}"
 
 
-def _compose(header: str, prefix: str, parts: list[str], more: int) -> str:
+def _compose(header: str, prefix: str, parts: list[str]) -> str:
     """``header, prefix part1, part2, and part3.`` (clauses joined by ";" when nothing is factored)."""
-    listed = [*parts, f"{more} more"] if more else list(parts)
-    if prefix:
-        body = f"{prefix} {_join(listed)}"
-    elif len(listed) == 1:
-        body = listed[0]
-    else:  # independent sentences: keep them apart
-        body = "; ".join(listed[:-1]) + ("; and " if more else "; ") + listed[-1]
-    text = f"{header}, {body}" if header else body
-    return text.rstrip(" .;,") + "."
-
-
-def _without_filler(text: str) -> str:
-    return " ".join(w for w in text.split() if w.casefold() not in _FILLER)
+    # nothing factored: independent sentences, kept apart
+    body = f"{prefix} {_join(parts)}" if prefix else "; ".join(parts)
+    text = (f"{header}, {body}" if header else body).rstrip(" .;,")
+    return text if text.endswith(("?", "!", "…")) else text + "."
 
 
 def _parts(texts: list[str]) -> tuple[str, str, list[str]]:
@@ -340,22 +459,10 @@ def _parts(texts: list[str]) -> tuple[str, str, list[str]]:
                             for r, it in zip(rest, items, strict=True)]
 
 
-def extractive_summary(texts: Sequence[str], *, max_chars: int = 600) -> str:
-    """The deterministic summary of ``texts`` (see the module docs); at most ``max_chars`` long."""
-    cleaned = [t.rstrip(" .;!") for t in _clean_texts(texts)]
-    header, prefix, parts = _parts(cleaned)
-    text = _compose(header, prefix, parts, 0)
-    if len(text) <= max_chars:
-        return text
-    header, prefix, parts = _parts([_without_filler(t) for t in cleaned])
-    text = _compose(header, prefix, parts, 0)
-    if len(text) <= max_chars:
-        return text
-    for keep in range(len(parts) - 1, 0, -1):
-        text = _compose(header, prefix, parts[:keep], len(parts) - keep)
-        if len(text) <= max_chars:
-            return text
-    return _fit(_compose(header, prefix, parts[:1], len(parts) - 1), max_chars)
+def extractive_summary(texts: Sequence[str]) -> str:
+    """The deterministic summary of ``texts`` (see the module docs): every input, nothing cut."""
+    cleaned = [t.rstrip(" .;") for t in _clean_texts(texts)]
+    return _compose(*_parts(cleaned))
 
 
-__all__ = ["INSTRUCTIONS", "Summary", "extractive_summary", "summarize"]
+__all__ = ["INSTRUCTIONS", "Facts", "Summary", "extractive_summary", "facts", "grounding_problem", "summarize"]

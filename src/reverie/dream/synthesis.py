@@ -6,14 +6,21 @@ bridges and adversarial belief probing.
   previous text in its history, when the category's members change — at most once per cooldown —
   and never duplicated: its id is derived from (user, category), so two dreamers cannot both create it.
 * ``entity_cards`` (seed 002 peer cards): the same for each entity with >= 5 memories about it.
+
+  Summaries and cards are written by the LLM or not at all: member texts glued together are no
+  summary and no card, and they outranked the members themselves in unrelated searches. Without an
+  LLM (or with ``synthesis.use_llm`` off) both steps report ``"skipped": "needs an LLM"``; an answer
+  that drops or invents a name, date or number (:func:`reverie.dream.summarize.grounding_problem`)
+  is not used, and that group is not asked again until its members change.
 * ``bridges`` (seed 002 cross-domain synthesis): entity pairs whose memories come from different
   contexts, never mention each other, and whose centroids lie in the "related, not the same domain"
   band. An LLM confirms a bridge (a bridge memory plus a related_to edge); without one (or when it
-  fails) the rule alone gives a low-confidence related_to edge and no invented text.
+  fails, or its text states a name or number the facts do not) the rule alone gives a low-confidence
+  related_to edge and no text.
 * ``probe`` (seed 002 adversarial belief probing): old semantic/procedural beliefs are challenged by
   their nearest newer memories with the write path's own contradiction check (LLM or heuristic);
   a contradicted belief gets a contradicts edge, ``verification_state = "disputed"`` and a lower
-  importance, with history. Pinned and immutable beliefs are never touched.
+  importance, with history. Pinned and immutable beliefs are never touched. Probing writes no text.
 
 Memories made here carry ``metadata["synthesis"]`` (their kind), ``write_source = "dream"`` and
 ``source = "dream"``; they are never members of other summaries, cards, bridges or probes. Members
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -39,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from reverie.config.dream_synthesis import BridgeSettings, SynthesisSettings
-from reverie.dream import DreamContext, Step, StepReport
-from reverie.dream.summarize import summarize
+from reverie.dream import DreamContext, Rejections, Step, StepReport
+from reverie.dream.summarize import grounding_problem, summarize
 from reverie.dynamics.access import initial_values
 from reverie.errors import ConflictError
 from reverie.model import (
@@ -232,16 +240,24 @@ def _maintain(ctx: DreamContext, groups: list[_Group], spec: _Spec) -> StepRepor
     if ctx.embed is None:
         report.details["skipped"] = "no embedder in the dream context"
         return report
+    if _llm(ctx) is None:
+        # glued member texts are no summary and no card: these memories come from the LLM or not at all
+        report.details["skipped"] = "needs an LLM" if ctx.llm is None else "needs an LLM (synthesis.use_llm is off)"
+        return report
     eligible = sorted((g for g in groups if len(g.members) >= spec.min_members),
                       key=lambda g: (-len(g.members), g.user_id or "", g.key))
     by_id = {synthesis_id(spec.kind, g.user_id, g.key): g for g in eligible}
     existing = _get_many(ctx.store, list(by_id))
+    rejections = Rejections(ctx, spec.step)
+    rejected: list[str] = []
     budget = spec.max_per_run
     for sid, group in by_id.items():
         report.examined += 1
         digest = _digest(group.members)
         old = existing.get(sid)
         why = _keep_reason(old, digest, ctx.now, spec.cooldown_s) if old is not None else None
+        if why is None and rejections.seen(sid, digest):
+            why = "rejected_before"  # the LLM's text for these very members was not used: not asked again
         if why is not None:
             outcome[why] += 1
             continue
@@ -253,16 +269,32 @@ def _maintain(ctx: DreamContext, groups: list[_Group], spec: _Spec) -> StepRepor
         if done is None:
             outcome["skipped_concurrent"] += 1
             continue
-        action, method = done
+        action, detail = done
         outcome[action] += 1
-        methods[method] += 1
+        if action == "llm_rejected":
+            rejections.add(sid, digest)
+            rejected.append(detail)
+            continue
+        methods[detail] += 1
         report.changed += 1
-    report.details.update({"groups": len(eligible), "outcome": dict(outcome), "methods": dict(methods)})
+    rejections.save()
+    report.details.update({"groups": len(eligible), "outcome": dict(outcome), "methods": dict(methods),
+                           "rejected": rejected[:10]})
     return report
 
 
+def _titled(title: str, text: str) -> str:
+    """``title: text`` — unless the text already starts with the title's subject ("Entity card: Maya" and
+    "Maya works at …" give "Entity card: Maya works at …", not "Entity card: Maya: Maya works at …")."""
+    head, _, subject = title.rpartition(": ")
+    if head and subject and re.match(re.escape(subject) + r"\b", text, flags=re.IGNORECASE):
+        return f"{head}: {text}"
+    return f"{title}: {text}"
+
+
 def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest: str) -> tuple[str, str] | None:
-    """Create or refresh the group's memory; ``None`` when another dreamer holds or changed it."""
+    """Create or refresh the group's memory: (what was done, the method) — or ("llm_rejected", why) when
+    the LLM gave no usable text (nothing is written); ``None`` when another dreamer holds or changed it."""
     held = ctx.store.claim([sid], owner=ctx.owner, phase=spec.step, now=ctx.claim_now(),
                            ttl_seconds=ctx.settings.dream.claim_ttl_s)
     if not held:
@@ -280,7 +312,9 @@ def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest
         title, purpose, instruction = spec.render(group, [r.content for r in records], ctx)
         summary = summarize([r.content for r in records], llm=_llm(ctx), purpose=purpose, instruction=instruction,
                             max_chars=spec.max_chars, op="dream." + spec.step)
-        content = f"{title}: {summary.text}"
+        if summary.method != "llm":
+            return "llm_rejected", summary.reason
+        content = _titled(title, summary.text)
         assert ctx.embed is not None
         vector = np.asarray(ctx.embed([content]), dtype=np.float32)[0]
         metadata = {SYNTHESIS_KEY: spec.kind, "key": group.key, "members": len(group.members),
@@ -415,6 +449,9 @@ _BRIDGE = (
 )
 
 
+_BRIDGE_FACT_CHARS = 300  # each fact is shown to the LLM up to this many characters
+
+
 @dataclass(slots=True)
 class _Candidate:
     user_id: str | None
@@ -508,8 +545,9 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 def _ask_bridge(llm: Any, a: str, b: str, facts_a: list[str], facts_b: list[str],
                 sim: float) -> tuple[bool, str] | None:
     """The LLM's verdict on a bridge, or ``None`` when it is unavailable or its answer does not validate."""
-    user = (f"Entity A: {a}\nFacts about A:\n" + "\n".join(f"- {t[:300]}" for t in facts_a)
-            + f"\n\nEntity B: {b}\nFacts about B:\n" + "\n".join(f"- {t[:300]}" for t in facts_b)
+    cut = _BRIDGE_FACT_CHARS
+    user = (f"Entity A: {a}\nFacts about A:\n" + "\n".join(f"- {t[:cut]}" for t in facts_a)
+            + f"\n\nEntity B: {b}\nFacts about B:\n" + "\n".join(f"- {t[:cut]}" for t in facts_b)
             + f"\n\nEmbedding similarity: {sim:.2f}")
     answer = llm.chat_json(system=_BRIDGE, user=user, op="dream.bridges")
     if not isinstance(answer, dict) or not isinstance(answer.get("connected"), bool):
@@ -560,15 +598,22 @@ def step_bridges(ctx: DreamContext) -> StepReport:
 
 def _judge_bridge(llm: Any | None, cand: _Candidate, facts: tuple[list[str], list[str]]) -> tuple[str, str]:
     """(verdict, text): ``llm`` (confirmed, with the LLM's synthesis), ``rejected`` (the LLM saw no
-    connection) or ``heuristic`` (no LLM, or it failed: the candidate rule alone decides)."""
+    connection) or ``heuristic`` (no LLM, it failed, or its text states a name or number the facts do not:
+    the candidate rule alone decides, and no text is written)."""
     if llm is None:
         return "heuristic", ""
-    answer = _ask_bridge(llm, entity_name(cand.a, facts[0]), entity_name(cand.b, facts[1]), facts[0], facts[1],
-                         cand.similarity)
+    names = entity_name(cand.a, facts[0]), entity_name(cand.b, facts[1])
+    answer = _ask_bridge(llm, names[0], names[1], facts[0], facts[1], cand.similarity)
     if answer is None:
         return "heuristic", ""
     connected, text = answer
-    return ("llm", text) if connected else ("rejected", "")
+    if not connected:
+        return "rejected", ""
+    # the bridge text must be true of the facts it was given: no name or number they do not state
+    given = [*names, *(t[:_BRIDGE_FACT_CHARS] for t in (*facts[0], *facts[1]))]
+    if grounding_problem(text, given, keep_all=False) is not None:
+        return "heuristic", ""
+    return "llm", text
 
 
 def _bridge_facts(ctx: DreamContext, cand: _Candidate, groups: dict[str, _Group]) -> tuple[list[str], list[str]]:

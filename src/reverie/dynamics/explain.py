@@ -160,7 +160,7 @@ def explain_strength(
     out["retention"] = _entry(
         r_mode, f"retention_{rc.mode} (configured mode)", mode=rc.mode, trust_factor="1/(1 + 2·(1 - trust))"
     )
-    s003 = strength.normalized_storage(storage=record.storage_strength, cfg=sc)
+    s003 = strength.fading_stability(storage=record.storage_strength, cfg=sc, new=rc.fading_stability_new)
     beta = retention.seed003_beta(layer=layer, core=record.core, cfg=rc)
     r003 = retention.seed003_retention(
         days=since_access_days,
@@ -172,7 +172,9 @@ def explain_strength(
     )
     out["retention_seed003"] = _entry(
         r003,
-        "max(floor, exp(-Δt/(S·B·β))), S = storage/10, B = min(3, 1 + 2·importance)",
+        f"max(floor, exp(-Δt/(S·B·β))), S = {rc.fading_stability_new:g} + {1 - rc.fading_stability_new:g}·(storage - "
+        f"{sc.storage_min:g})/({sc.storage_max:g} - {sc.storage_min:g}), B = min({rc.seed003_boost_cap:g}, 1 + "
+        f"{rc.seed003_importance_boost:g}·importance)",
         dt=since_access_days,
         S=s003,
         B=retention.seed003_boost(importance=record.importance, cfg=rc),

@@ -38,8 +38,16 @@ def storage_after_retrieval(
 
 
 def normalized_storage(*, storage: float, cfg: StrengthSettings) -> float:
-    """Storage on seed 003's 0–1 stability scale: ``storage / storage_max``."""
+    """Storage on a 0–1 scale: ``storage / storage_max``."""
     return min(1.0, max(0.0, storage / cfg.storage_max))
+
+
+def fading_stability(*, storage: float, cfg: StrengthSettings, new: float) -> float:
+    """The stability ``S`` of the fading retention ``exp(-Δt/(S·B·β))``: ``new`` for a memory never
+    recalled (storage at its minimum), rising linearly with storage strength to 1.0 at its maximum."""
+    span = cfg.storage_max - cfg.storage_min
+    grown = (min(max(storage, cfg.storage_min), cfg.storage_max) - cfg.storage_min) / span
+    return new + (1.0 - new) * grown
 
 
 def retrieval_strength(*, elapsed_days: float, stability: float, cfg: FsrsSettings) -> float:

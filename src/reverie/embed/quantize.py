@@ -170,6 +170,13 @@ def mixed_similarity(query: npt.ArrayLike, codes: Codes, precision: Precision | 
     return out
 
 
+#: mean cosine between an embedding and its dequantised copy, per precision (all-MiniLM-L6-v2 vectors of
+#: LoCoMo turns, ``tests/embed/test_quantize.py``): the shrinkage to expect where only the dequantised
+#: vector is at hand (a record read from the store), not its blob's own recorded fidelity
+TYPICAL_FIDELITY: Final[dict[Precision, float]] = {Precision.FLOAT32: 1.0, Precision.INT8: 0.99998,
+                                                    Precision.INT4: 0.9945, Precision.INT2: 0.937}
+
+
 def search_rows(blobs: Sequence[bytes], dim: int) -> F32:
     """:func:`search_vectors` of blobs of any precisions (of dimension ``dim``), in input order."""
     return _by_precision(search_vectors, blobs, dim)
@@ -327,6 +334,7 @@ __all__ = [
     "decode_rows",
     "dequantize",
     "encode",
+    "TYPICAL_FIDELITY",
     "fidelity",
     "mixed_similarity",
     "quantize",

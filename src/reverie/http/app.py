@@ -26,7 +26,6 @@ from reverie.http import problems
 from reverie.http.security import Authenticator, Guard, credential_of
 from reverie.model import MemoryRecord
 from reverie.scoped import ScopedMemory
-from reverie.validation import clean_id
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
@@ -68,14 +67,9 @@ def redact_target(target: str) -> str:
 
 
 def peek(mem: Memory, memory_id: str) -> MemoryRecord:
-    """Read a memory without counting an access (people looking are not the agent recalling)."""
-    from reverie.errors import NotFoundError
-
-    mid = clean_id(memory_id)
-    rec = mem.store.get([mid]).get(mid)
-    if rec is None:
-        raise NotFoundError(f"no memory with id {mid}")
-    return rec
+    """Read a memory (by id or unique id prefix) without counting an access (people looking are
+    not the agent recalling)."""
+    return mem.peek(memory_id)
 
 
 def memory_filters(*, layer: str | None = None, status: str | None = None, category: str | None = None,

@@ -73,7 +73,7 @@ class AddResponse(BaseModel):
     """What a write did."""
 
     id: str | None
-    action: Literal["CREATE", "UPDATE", "SUPERSEDE", "REINFORCE", "SKIP"]
+    action: Literal["CREATE", "UPDATE", "SUPERSEDE", "REINFORCE", "SKIP", "BUFFERED"]
     ids: list[str]
     reason: str
 
@@ -231,7 +231,9 @@ class ObserveRequest(_Body):
 
 
 class ObserveResponse(BaseModel):
-    results: list[AddResponse] = Field(description="What was written now (a buffered or filtered turn: one SKIP).")
+    results: list[AddResponse] = Field(
+        description="What was written now (a filtered turn: one SKIP; a turn waiting in the buffer, "
+        "not stored yet: one BUFFERED).")
 
 
 class ContextRequest(_Body):

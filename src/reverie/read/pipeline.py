@@ -27,8 +27,9 @@ import numpy.typing as npt
 
 from reverie.config import Settings
 from reverie.embed.base import Embedder
-from reverie.model import MemoryRecord
-from reverie.read import filters, gate, graph, hybrid, hyde, intent, scoring, when
+from reverie.embed.quantize import TYPICAL_FIDELITY
+from reverie.model import MemoryRecord, Status
+from reverie.read import consolidated, filters, gate, graph, hybrid, hyde, intent, scoring, when
 from reverie.read.decompose import decompose
 from reverie.read.hot import HotTier
 from reverie.read.mmr import mmr_select
@@ -195,17 +196,110 @@ class ReadPipeline:
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
         cands = self.expand(self.candidates(plan, flt, pool=pool, sparse=sparse), plan, flt, now, entities)
+        follow = not consolidated.reaches_cold(flt)
+        cold = follow and (cfg.cold_search == "always" or (cfg.cold_search == "when_weak" and self._weak(cands)))
+        if cold:
+            extra = self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands))
+            self._on_main_scale(cands, extra)
+            cands = _merged(cands, extra)
         records = self.store.get([c.id for c in cands])
+        if cold:
+            self._check_cold(cands, records)
         cands = [c for c in cands
                  if c.id in records and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
+        followed = self._follow_summaries(cands, records, plan, flt, now) if follow and cfg.follow_summaries else 0
         query_info = self._query_info(req, plan, entities, windows)
+        if follow:
+            query_info["consolidation"] = {"cold_searched": cold, "summaries_followed": followed}
         if not cands:
             return Outcome([], query_info)
         hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands))
         return Outcome(hits, query_info, similarities=sims)
 
+    # recall through consolidation (read.consolidated) -----------------------------------------
+    def _weak(self, cands: Sequence[hybrid.Candidate]) -> bool:
+        """Whether the hot store's best vector match is below ``read.cold_weak_below``."""
+        floor = self.settings.read.for_profile("cold_weak_below", self.profile)
+        best = max((float(c.channels["vector"]["similarity"]) for c in cands if "vector" in c.channels),
+                   default=-1.0)
+        return best < floor
+
+    def _channels(self, plan: _Plan, flt: MemoryFilter, pool: int, stage: str, have: set[str],
+                  info: dict[str, dict[str, Any]] | None = None) -> list[hybrid.Candidate]:
+        """Both channels over ``flt`` for every sub-query, fused as the main search is; the new
+        candidates are marked with the ``stage`` that found them (and ``info`` per id)."""
+        cfg = self.settings.read
+        weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
+        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool)
+                   for i, sub in enumerate(plan.subqueries)]
+        found = [c for c in hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool] if c.id not in have]
+        for rank, c in enumerate(found, start=1):
+            c.stage = stage
+            c.channels[stage] = {"rank": rank, **(info or {}).get(c.id, {})}
+        return found
+
+    @staticmethod
+    def _on_main_scale(main: Sequence[hybrid.Candidate], extra: Sequence[hybrid.Candidate]) -> None:
+        """Put the lexical scores of a later search (cold store, summary members) on the main search's
+        scale: both are BM25 over the best BM25 of their own search, so a weak match of a small
+        search would otherwise count as a perfect one."""
+        def best(cands: Sequence[hybrid.Candidate]) -> float:
+            return max((float(c.channels["text"]["bm25"]) for c in cands
+                        if c.channels.get("text", {}).get("bm25") is not None), default=0.0)
+
+        own, top = best(extra), max(best(main), best(extra))
+        if own > 0 and top > 0:
+            for c in extra:
+                c.lexical *= own / top
+
+    def _check_cold(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord]) -> None:
+        """Drop cold-store candidates that are no longer true (superseded by a newer fact, not by the
+        consolidation summary that holds them); reads the summaries they name in one call."""
+        cold = [c.id for c in cands if c.stage == "cold" and c.id in records]
+        wanted = {records[i].superseded_by for i in cold if records[i].status is Status.SUPERSEDED}
+        wanted.discard(None)
+        parents = dict(records)
+        missing = [i for i in wanted if i is not None and i not in parents]
+        if missing:
+            parents.update(self.store.get(missing))
+        by_id = {c.id: c for c in cands}
+        for mid in cold:
+            rec = records[mid]
+            if not consolidated.recallable(rec, parents):
+                del records[mid]
+            elif rec.status is Status.SUPERSEDED:  # an original held by this summary
+                by_id[mid].channels["cold"]["summary"] = rec.superseded_by
+
+    def _follow_summaries(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan,
+                          flt: MemoryFilter, now: datetime) -> int:
+        """Members of the consolidation summaries among the best ``read.summaries_followed`` candidates
+        join the pool, scored on their own relevance; returns how many summaries were followed."""
+        have = {c.id for c in cands}
+        parent: dict[str, str] = {}
+        best = sorted(cands, key=lambda c: (-c.rrf, c.id))[: self.settings.read.summaries_followed]
+        followed = 0
+        for c in best:
+            members = [m for m in consolidated.members_of(records[c.id]) if m not in have and m not in parent]
+            followed += bool(members)
+            parent.update(dict.fromkeys(members, c.id))
+        if not parent:
+            return 0
+        info = {mid: {"summary": sid} for mid, sid in parent.items()}
+        found = self._channels(plan, consolidated.member_filter(flt, parent), len(parent), "summary", have, info)
+        self._on_main_scale(cands, found)
+        fetched = self.store.get([c.id for c in found])
+        summaries = {sid: records[sid] for sid in set(parent.values())}
+        for c in found:
+            rec = fetched.get(c.id)
+            if rec is not None and consolidated.recallable(rec, summaries) and filters.currently_valid(rec, now):
+                records[c.id] = rec
+                cands.append(c)
+        return followed
+
     def _admissible(self, rec: MemoryRecord, cand: hybrid.Candidate, flt: MemoryFilter, req: Request,
                     now: datetime, include_superseded: bool) -> bool:
+        if cand.stage in ("cold", "summary"):  # found through a scope-filtered search and checked above
+            return filters.currently_valid(rec, now)
         if cand.stage != "hybrid" and not filters.matches(rec, flt):
             return False
         if req.mode == "timeline" or req.as_of is not None or req.deep or include_superseded:
@@ -226,6 +320,9 @@ class ReadPipeline:
         cfg = self.settings.read
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
+        # a quantised (cold) memory's dequantised vector is shrunk towards noise: cos(q, x̂) ≈ fidelity·cos(q, x)
+        sims = sims / np.asarray([TYPICAL_FIDELITY[records[c.id].embedding_precision] for c in cands],
+                                 dtype=np.float32).reshape(sims.shape) if len(vecs) else sims
         ctx = self._context(req, plan, now, entities, windows)
         inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries))
         scored: list[tuple[float, dict[str, Any]]] = []
@@ -234,7 +331,11 @@ class ReadPipeline:
                 scored.append(scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics))
             else:
                 scored.append((c.rrf, {}))
-        order = self._select(cands, scored, vecs, req.k)
+        ids = [c.id for c in cands]
+        covering = sum(1 for i in ids if set(consolidated.members_of(records[i])) & set(ids))
+        order = self._select(cands, scored, vecs, req.k + covering)
+        if covering:
+            order = consolidated.drop_covered(order, ids, records, req.k)
         hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order]
         sim_by_id = {c.id: float(s) for c, s in zip(cands, sims, strict=True)}
         if cfg.hot_tier:
@@ -335,6 +436,26 @@ class ReadPipeline:
             return hits
         merged = sorted(hits + extra, key=lambda h: -h.score) if extra else hits
         return merged[: req.k]
+
+
+def _found(cands: Sequence[hybrid.Candidate]) -> set[str]:
+    """Ids the main hybrid search already admitted (the graph and the entity hub admit memories that
+    the caller's filter may still reject: a cold one among them can be found again by a later stage)."""
+    return {c.id for c in cands if c.stage == "hybrid"}
+
+
+def _merged(cands: list[hybrid.Candidate], found: Sequence[hybrid.Candidate]) -> list[hybrid.Candidate]:
+    """``cands`` plus ``found``; a memory in both keeps the later stage and every channel that found it."""
+    by_id = {c.id: c for c in cands}
+    out = list(cands)
+    for f in found:
+        old = by_id.get(f.id)
+        if old is None:
+            out.append(f)
+            continue
+        old.channels.update(f.channels)
+        old.stage, old.rrf, old.lexical = f.stage, max(old.rrf, f.rrf), max(old.lexical, f.lexical)
+    return out
 
 
 def _matrix(records: Sequence[MemoryRecord], dim: int) -> F32:

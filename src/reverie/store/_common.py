@@ -231,3 +231,8 @@ def reencode(
         blobs = quantize.quantize(source, target)
         out.update((memory_id, StoredVector(None, blobs[i].tobytes(), target)) for i, memory_id in enumerate(ids))
     return out
+
+
+#: the upper end of a prefix range on ids (``id >= p AND id < p + ID_PREFIX_UPPER``): the largest code
+#: point sorts after every character an id can hold, in SQLite's binary and PostgreSQL's "C" order
+ID_PREFIX_UPPER: Final[str] = "\U0010ffff"

@@ -312,6 +312,16 @@ class Store(Protocol):
 
     def count(self, flt: MemoryFilter) -> int: ...
 
+    def ids_with_prefix(self, prefix: str, *, limit: int = 10) -> builtins.list[str]:
+        """Ids of memories (any user, status or store) that start with ``prefix`` exactly, in id
+        order, at most ``limit`` (a short id typed by a person resolves through this)."""
+        ...
+
+    def users(self, *, limit: int = 50) -> builtins.list[tuple[str | None, int]]:
+        """Each user partition (``None``: memories without a user) with its number of memories in
+        any status or store, largest first, at most ``limit``."""
+        ...
+
     def versions(self, ids: Sequence[str]) -> dict[str, int]:
         """The stored version of each existing memory among ``ids`` (a cheap staleness check)."""
         ...

@@ -62,6 +62,7 @@ from reverie.model import (
 )
 from reverie.store._common import (
     ENUM_FIELDS,
+    ID_PREFIX_UPPER,
     StoredVector,
     check_vector,
     field_changes,
@@ -1168,6 +1169,19 @@ class PostgresStore:
     def count(self, flt: MemoryFilter) -> int:
         where, params = _filter_sql(flt)
         return int(self._rows(sql.SQL("SELECT count(*) FROM memories WHERE {}").format(where), params)[0][0])
+
+    def ids_with_prefix(self, prefix: str, *, limit: int = 10) -> builtins.list[str]:
+        if not prefix or limit < 1:
+            return []
+        # a range on the primary key (COLLATE "C": byte order), not LIKE: uses the index, no wildcards
+        rows = self._rows(sql.SQL("SELECT id FROM memories WHERE id >= %s AND id < %s ORDER BY id LIMIT %s"),
+                          [prefix, prefix + ID_PREFIX_UPPER, limit])
+        return [str(r[0]) for r in rows]
+
+    def users(self, *, limit: int = 50) -> builtins.list[tuple[str | None, int]]:
+        rows = self._rows(sql.SQL("SELECT user_id, count(*) AS n FROM memories GROUP BY user_id "
+                                  "ORDER BY n DESC, user_id NULLS FIRST LIMIT %s"), [max(limit, 0)])
+        return [(None if r[0] is None else str(r[0]), int(r[1])) for r in rows]
 
     def versions(self, ids: Sequence[str]) -> dict[str, int]:
         if not ids:

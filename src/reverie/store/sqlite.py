@@ -54,6 +54,7 @@ from reverie.model import (
 )
 from reverie.store._common import (
     ENUM_FIELDS,
+    ID_PREFIX_UPPER,
     INDEXED_FIELDS,
     StoredVector,
     check_vector,
@@ -1222,6 +1223,22 @@ class SQLiteStore:
         where, params = filter_sql(flt)
         with self._read("count"):
             return int(self._conn.execute(f"SELECT count(*) FROM memories m WHERE {where}", params).fetchone()[0])
+
+    def ids_with_prefix(self, prefix: str, *, limit: int = 10) -> builtins.list[str]:
+        if not prefix or limit < 1:
+            return []
+        # a range on the primary key (binary collation), not LIKE: uses the index and has no wildcards
+        with self._read("ids_with_prefix"):
+            rows = self._conn.execute("SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                                      (prefix, prefix + ID_PREFIX_UPPER, limit)).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def users(self, *, limit: int = 50) -> builtins.list[tuple[str | None, int]]:
+        query = ('SELECT "partition", count(*) AS n FROM memories GROUP BY "partition" '
+                 'ORDER BY n DESC, "partition" LIMIT ?')
+        with self._read("users"):
+            rows = self._conn.execute(query, (max(limit, 0),)).fetchall()
+        return [(str(r[0]) or None, int(r[1])) for r in rows]
 
     def versions(self, ids: Sequence[str]) -> dict[str, int]:
         if not ids:

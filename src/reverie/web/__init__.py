@@ -141,7 +141,8 @@ def mount_dashboard(app: FastAPI) -> None:
         error = None
         try:
             if query:
-                hits = mem.search(query, user_id=user_id, agent_id=agent_id, k=limit, filters=filters or None)
+                hits = mem.search(query, user_id=user_id, agent_id=agent_id, k=limit, filters=filters or None,
+                                  all_users=user_id is None)
             else:
                 records = mem.list(user_id=user_id, agent_id=agent_id, all_users=user_id is None,
                                    filters=filters or None, limit=limit)
@@ -162,9 +163,11 @@ def mount_dashboard(app: FastAPI) -> None:
             history = mem.history(rec.id)
         except ReverieError as exc:
             return _error_page(request, exc)
+        graph = relations_view(mem, rec)
+        shown = {rec.id, *(i for r in graph["relations"] for i in (r.src_id, r.dst_id))}
         return _render(request, "memory.html", rec=rec, strengths=strengths, history=history,
-                       curve=retention_curve(mem, rec), graph=relations_view(mem, rec), layers=LAYERS,
-                       fields=_field_groups(rec))
+                       curve=retention_curve(mem, rec), graph=graph, layers=LAYERS,
+                       fields=_field_groups(rec), short=mem.short_ids(shown))
 
     @app.get("/dream", response_class=HTMLResponse, include_in_schema=False)
     def dream_page(request: Request) -> HTMLResponse:
