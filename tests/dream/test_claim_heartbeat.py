@@ -2,7 +2,7 @@
 dreamer killed with SIGKILL are taken over by another process within the claim lifetime.
 
 Real OS processes on one SQLite file and on the real PostgreSQL server, on the system clock. The store
-holds groups of alike memories written four months ago and never used (consolidation material). The
+holds groups of alike memories written a year ago and never used (consolidation material). The
 first dreamer's embedder sleeps ``SLOW_S`` seconds per call — longer than the claim lifetime
 ``TTL_S`` — so it holds the claims of its chunk of groups while it "works".
 
@@ -84,13 +84,13 @@ def _seed(target: str) -> None:
     from reverie import Memory, SettableClock
     from reverie.embed.testing import HashEmbedder
 
-    clock = SettableClock(datetime.now(UTC) - timedelta(days=120))
+    clock = SettableClock(datetime.now(UTC) - timedelta(days=365))
     with Memory(target, config=_config(), clock=clock, embedder=HashEmbedder(DIM)) as mem:
         for g in range(GROUPS):
             mem.add_many(group_texts(g), user_id="u", infer=False)
             clock.advance(minutes=3)
         clock.advance(hours=1)
-        mem.dream(steps=["promote"])  # working → episodic that night, then untouched for four months
+        mem.dream(steps=["promote"])  # working → episodic that night, then untouched for a year
 
 
 def _summaries(target: str) -> dict[str, set[str]]:

@@ -77,7 +77,7 @@ def test_forget_leaves_no_copy_of_the_words(make_memory: Any, clock: SettableClo
     edited = mem.add("a note to be edited", user_id="u", infer=False)
     mem.update(edited.id, f"the gate code is {SECRET} too")  # ... through an edit (FTS delete + insert) ...
     mem.search(f"what is the locker code {SECRET}?", user_id="u")  # ... and through a query (the ops log)
-    clock.advance(days=60)
+    clock.advance(days=365)  # never recalled for a year: faded well below the consolidation threshold
     report = mem.dream(steps=["promote", "consolidate"])  # ... and into a dream summary of the five
     step = next(s for s in report["steps"] if s["name"] == "consolidate")
     assert step["details"]["groups"] == 1
