@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reverie.auth import FULL_ACCESS, Credential
-from reverie.errors import InvalidInputError, PermissionDeniedError
+from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation
 from reverie.results import AddResult
 from reverie.store.base import MemoryFilter
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from reverie.results import Hit
 
 
+#: ids read per prefix when a scoped caller names a memory by a prefix of its id
+_PREFIX_SCAN = 1000
 #: fields a scope check never reads
 _HEAVY = frozenset({"embedding", "inputs", "metadata", "importance_channels", "entities"})
 
@@ -69,10 +71,34 @@ class ScopedMemory:
         return mine[:limit]
 
     def peek(self, memory_id: Any) -> MemoryRecord:
-        """The memory if the credential may see it, read without counting an access; NotFoundError otherwise.
-        The id must be whole (a prefix could name memories of other scopes)."""
-        mid = clean_id(memory_id)
+        """The memory if the credential may see it, read without counting an access; NotFoundError otherwise
+        (exactly as for an id that does not exist). A unique prefix of an id is accepted: unique among
+        the memories the credential may see, which are the only ones it ever names."""
+        mid = self.resolve_id(memory_id)
         return self.credential.require_visible(self.memory.store.get([mid]).get(mid), mid)
+
+    def resolve_id(self, memory_id: Any) -> str:
+        """The full id a whole id or a unique id prefix names, among the memories the credential may see."""
+        if self.credential.admin:
+            return self.memory.resolve_id(memory_id)
+        mid = clean_id(memory_id)
+        store = self.memory.store
+        rec = store.get([mid]).get(mid)
+        if rec is not None and self.credential.may_see(rec):
+            return mid
+        for candidate in dict.fromkeys((mid, mid.lower())):
+            found = store.ids_with_prefix(candidate, limit=_PREFIX_SCAN)
+            records = store.get(found)
+            visible = [i for i in found if i in records and self.credential.may_see(records[i])]
+            if len(visible) == 1 and len(found) < _PREFIX_SCAN:
+                return visible[0]
+            if visible or len(found) >= _PREFIX_SCAN:
+                from reverie.errors import AmbiguousIdError
+
+                raise AmbiguousIdError(f"id prefix {printable(mid)} matches several memories: "
+                                       f"{'; '.join(visible[:5]) or '…'}. Type more characters of the id.",
+                                       tuple(visible[:5]))
+        raise NotFoundError(f"no memory with id {mid}")
 
     def _visible_users(self) -> list[str]:
         return sorted(self.credential.users)

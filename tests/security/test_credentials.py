@@ -168,3 +168,19 @@ def test_keys_cli_create_list_revoke(store_target: str, tmp_path: Path, monkeypa
     assert runner.invoke(app, ["keys", "revoke", created["id"], "--db", store_target]).exit_code == 0
     assert json.loads(runner.invoke(app, ["keys", "list", "--db", store_target, "--json"]).output) == []
     assert runner.invoke(app, ["keys", "revoke", created["id"], "--db", store_target]).exit_code == 1
+
+
+def test_id_prefixes_resolve_only_within_the_scope(mem: Memory) -> None:
+    from reverie.scoped import ScopedMemory
+
+    alice = ScopedMemory(mem, Credential.scoped("alice"))
+    mine = mem.add("Alice's note", user_id="alice", infer=False).id
+    theirs = mem.add("Bob's note", user_id="bob", infer=False).id
+    shared = next(n for n in range(len(mine), 0, -1) if theirs.startswith(mine[:n]))  # ids are time-ordered
+    assert shared >= 1
+    assert alice.peek(mine[:shared]).id == mine  # unique among what alice may see
+    assert alice.get(mine[: shared + 1]).id == mine
+    with pytest.raises(NotFoundError):
+        alice.peek(theirs[: shared + 1])  # bob's memory: the same answer as an unknown id
+    with pytest.raises(NotFoundError):
+        alice.peek(theirs)
