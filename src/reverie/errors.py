@@ -7,7 +7,8 @@ Every error reverie raises on purpose derives from :class:`ReverieError`::
     ├── InvalidInputError      bad content, wrong types, bad filters (also a ValueError)
     │   ├── ContentTooLargeError
     │   └── AmbiguousIdError   a short id that more than one memory starts with
-    ├── NotFoundError          unknown memory id (also a KeyError)
+    ├── NotFoundError          unknown memory id (also a KeyError); also what a credential may not see
+    ├── PermissionDeniedError  the credential does not cover the scope or the operation asked for
     ├── ImmutableMemoryError   an edit of a memory flagged immutable
     ├── ConflictError          a concurrent change won (optimistic concurrency, claims)
     ├── StoreError             the storage backend failed (wraps the driver's error)
@@ -52,6 +53,13 @@ class NotFoundError(ReverieError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else "not found"
+
+
+class PermissionDeniedError(ReverieError):
+    """The caller's credential does not cover this scope (a user or agent it may not use) or this
+    operation (all-users views, export, key management need an admin credential). A memory the
+    caller may not see is reported as :class:`NotFoundError` instead, so that its existence is not
+    revealed."""
 
 
 class ImmutableMemoryError(ReverieError):
@@ -100,6 +108,7 @@ __all__ = [
     "MigrationError",
     "MissingDependencyError",
     "NotFoundError",
+    "PermissionDeniedError",
     "ReverieError",
     "StoreError",
 ]

@@ -499,7 +499,7 @@ def test_edge_decay_is_materialised_without_compounding(mem: Memory, clock: Sett
 
 
 def test_relation_pruning_never_touches_structural_types(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
-    m = quiet(make_memory, write={"relations": {"prune_at": 3, "prune_to": 2}})
+    m = quiet(make_memory, write={"relations": {"prune_at": 1, "prune_to": 1}})
     ids = [put(m, f"node {i}") for i in range(5)]
     rels = [Relation(ids[0], ids[1], RelationType.SUPERSEDES, confidence=0.1),
             Relation(ids[1], ids[2], RelationType.CAUSES, confidence=0.1),
@@ -507,9 +507,11 @@ def test_relation_pruning_never_touches_structural_types(make_memory, clock: Set
             Relation(ids[3], ids[4], RelationType.SAME_ENTITY, confidence=0.7)]
     m.store.add_relations(rels)
     report = step(m.dream(steps=["edge_decay"]), "edge_decay")
-    assert report["details"]["pruned"] == 2  # 4 > 3: down to 2, only prunable types go
+    # only prunable relations count: 2 > 1, down to 1 (the lowest priority, related_to, goes); supersedes
+    # and causes are neither counted nor pruned
+    assert report["details"]["pruned"] == 1
     left = {r.type for r in m.store.relations(ids)}
-    assert left == {RelationType.SUPERSEDES, RelationType.CAUSES}
+    assert left == {RelationType.SUPERSEDES, RelationType.CAUSES, RelationType.SAME_ENTITY}
 
 
 # -- prune (seed 002 step 7) ---------------------------------------------------------------------------------

@@ -51,6 +51,16 @@ class StorageSettings(Section):
         "planner uses the HNSW index for fresh data instead of sorting the partition.",
     )
     pg_pool_size: int = Field(default=4, ge=1, description="PostgreSQL connections per Memory object.")
+    synchronous: str = Field(
+        default="NORMAL",
+        pattern=r"^(NORMAL|FULL)$",
+        description="SQLite durability of a committed write. NORMAL (default): a write that returned "
+        "survives the crash or kill of any process, but the last transactions before a power loss or an "
+        "operating-system crash may be lost (the database itself stays consistent). FULL: the write-ahead "
+        "log is flushed to the disk (fsync) at every commit, so a write that returned also survives a "
+        "power loss or an OS crash, on disks that honour fsync; writes are slower. PostgreSQL follows "
+        "the server's own synchronous_commit.",
+    )
     pg_fillfactor: int = Field(
         default=90,
         ge=10,
@@ -130,6 +140,14 @@ class LimitSettings(Section):
         default=100_000, ge=1, description="Largest content accepted by add(), in UTF-8 bytes."
     )
     max_metadata_bytes: int = Field(default=64_000, ge=2, description="Largest metadata JSON accepted per memory.")
+    max_metadata_depth: int = Field(
+        default=16,
+        ge=1,
+        le=64,
+        description="Deepest nesting of objects and lists accepted in a memory's metadata (and in the "
+        "provenance of an imported record). Deeper data is refused when written, so that no stored "
+        "memory can make a read, a search or an export fail.",
+    )
     max_query_chars: int = Field(default=4_000, ge=1, description="Longest search query accepted.")
     max_k: int = Field(default=1_000, ge=1, description="Largest k accepted by search().")
     max_users_searched: int = Field(
@@ -147,6 +165,12 @@ class OpsLogSettings(Section):
     )
     queue_size: int = Field(
         default=10_000, ge=1, description="Events buffered before new ones are dropped (never blocks)."
+    )
+    log_text: bool = Field(
+        default=False,
+        description="Write the raw text of queries and messages into the ops log. Off by default: the "
+        "log then records only their length, so that a memory you forget leaves no copy of its words "
+        "in the log. Turn it on to debug retrieval.",
     )
 
 

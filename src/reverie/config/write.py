@@ -182,7 +182,8 @@ class RelationSettings(Section):
         default=0.15, ge=0, le=1, description="seed 001: same category + word overlap > 15% → related_to."
     )
     related_confidence: float = Field(default=0.4, ge=0, le=1, description="seed 001: related_to confidence 0.4.")
-    prune_at: int = Field(default=1000, ge=1, description="seed 001: pruning triggers at 1000 relations …")
+    prune_at: int = Field(default=1000, ge=1, description="seed 001: pruning triggers at 1000 prunable relations "
+                         "of a user (supersedes, contradicts and causes are kept for good and not counted) …")
     prune_to: int = Field(default=900, ge=0, description="seed 001: … and trims to 900.")
     type_priority: dict[str, int] = Field(
         default_factory=lambda: {"related_to": 0, "same_entity": 1, "elaborates": 2, "reinforces": 3},
