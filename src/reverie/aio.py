@@ -298,5 +298,9 @@ class AsyncMemory:
     async def tick(self, **kwargs: Any) -> dict[str, Any]:
         return await self._call(self.memory.tick, **kwargs)
 
+    @_mirrors(Memory.reembed)
+    async def reembed(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._call(self.memory.reembed, **kwargs)
+
 
 __all__ = ["AsyncMemory"]
