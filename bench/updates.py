@@ -289,6 +289,7 @@ def run_freshness(workdir: Path, embedder: Any, *, sizes: Sequence[int] = (50, 5
                   searches_per_day: int = 6) -> dict[str, Any]:
     """Months of access history, then a fresh fact and a paraphrased question (see module docs)."""
     from reverie import Memory, SettableClock
+    from reverie.embed.base import embed_queries
 
     suite = load_suite()
     trials = [(p["b"], p["qb"]) for p in suite["compatible"]] + [(sc["new"], sc["question"])
@@ -325,7 +326,7 @@ def run_freshness(workdir: Path, embedder: Any, *, sizes: Sequence[int] = (50, 5
                     res = m2.add(fact, user_id="fresh")
                     if res.id is None or res.action.value not in ("CREATE", "SUPERSEDE"):
                         continue
-                    qvec = embedder.embed([question])[0]
+                    qvec = embed_queries(embedder, [question])[0]  # as the read path embeds a question
                     dense = [h.id for h in m2.store.vector_search(qvec, MemoryFilter(user_id="fresh"), 3)]
                     if res.id not in dense:
                         continue

@@ -27,10 +27,12 @@ def _bench() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def embedder() -> Any:
+    """The default local model, as a user gets it."""
     try:
-        from reverie.embed import MiniLMEmbedder
+        from reverie.config import EmbeddingSettings
+        from reverie.embed import make_provider
 
-        return MiniLMEmbedder()
+        return make_provider(EmbeddingSettings())
     except Exception as exc:  # pragma: no cover - weights missing
         pytest.skip(f"local model unavailable: {exc}")
 

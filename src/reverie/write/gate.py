@@ -19,6 +19,7 @@ Thresholds come from the embedder's :class:`~reverie.config.write.SimilarityProf
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from reverie.config.write import GateSettings, SimilarityProfile
@@ -115,7 +116,10 @@ def _reinforces(old: str, new: str, similarity: float, profile: SimilarityProfil
 
 def _elaborates(old: str, new: str, cfg: GateSettings) -> bool:
     """Whether ``new`` keeps what ``old`` says (at most ``elaboration_max_dropped`` of its informative
-    words missing) and adds to it: an elaboration, merged into the old memory."""
+    words missing) and adds to it: an elaboration, merged into the old memory. A number of ``old`` that
+    ``new`` lacks ("note 4" / "note 24", "#4") makes them two items, however alike."""
+    if Counter(_NUMBER.findall(old)) - Counter(_NUMBER.findall(new)):
+        return False
     return len(new_words(new, old)) <= cfg.elaboration_max_dropped
 
 
