@@ -140,6 +140,18 @@ class ReadSettings(Section):
         "match counts as weak, so the cold store is searched too; per embedder profile.",
     )
 
+    cosine_scale: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: {"e5": (0.753, 0.825)},
+        description="Similarity calibration per embedder profile: (typical cosine of a question and an unrelated "
+        "memory, typical cosine of a question and a memory that answers it). The composite score's weights, its "
+        "prior margin and the read path's 'close score' margins are set on the scale of a model whose cosines "
+        "spread widely (all-MiniLM-L6-v2: 0.12 unrelated, 0.46 relevant, medians over LoCoMo questions); a model "
+        "whose cosines are compressed into a narrow band (multilingual-e5-small: 0.753 and 0.825) is mapped "
+        "linearly onto that scale before the cosine joins the lexical score, so relevance is not drowned by the "
+        "lexical score and the prior. Profiles not listed are used as they are. Raw cosines still drive the "
+        "per-profile thresholds (hot tier, context injection, cold search).",
+    )
+
     # hybrid search
     overlap_embedding: bool = Field(
         default=True,

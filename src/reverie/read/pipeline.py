@@ -440,17 +440,20 @@ class ReadPipeline:
         tw = strat.text_weight if text_ok and cfg.hybrid_similarity else 0.0
         lexical = hybrid.lexical_scores(queries, [records[c.id].content for c in cands]) if tw > 0 \
             else [0.0] * len(cands)
-        hyb = [scoring.hybrid_similarity(float(s), lx, vector_weight=strat.vector_weight, text_weight=tw)
-               for s, lx in zip(sims, lexical, strict=True)]
+        scale = cfg.cosine_scale.get(self.profile)
+        calibrated = [scoring.calibrated_cosine(float(s), scale) for s in sims]
+        hyb = [scoring.hybrid_similarity(c, lx, vector_weight=strat.vector_weight, text_weight=tw)
+               for c, lx in zip(calibrated, lexical, strict=True)]
         strength: dict[str, float] = {}
         if cfg.episode_context and not ctx.episodes:
             strength = scoring.episode_strengths([records[c.id].session_id for c in cands], hyb,
                                                  power=cfg.episode_context_power)
         out: dict[str, scoring.Inputs] = {}
-        for c, s, h, r, lx in zip(cands, sims, hyb, rrf_norm, lexical, strict=True):
+        for c, s, cal, h, r, lx in zip(cands, sims, calibrated, hyb, rrf_norm, lexical, strict=True):
             sid = records[c.id].session_id
             out[c.id] = scoring.Inputs(h, r, sort_values.get(c.id, 0.0), cosine=float(s), lexical=lx,
-                                       text_weight=tw, episode=strength.get(sid, 0.0) if sid is not None else 0.0)
+                                       text_weight=tw, episode=strength.get(sid, 0.0) if sid is not None else 0.0,
+                                       calibrated=cal)
         if cfg.coactivation:
             self._coactivation(out)
         return out
@@ -571,7 +574,8 @@ class ReadPipeline:
             sim = float((plan.raw @ rec.embedding).max())
             if sim < floor:
                 continue
-            score, terms = scoring.score(rec, scoring.Inputs(sim, 0.0), ctx, cfg, self.settings.dynamics)
+            score, terms = scoring.score(rec, scoring.Inputs(scoring.calibrated_cosine(sim, cfg.cosine_scale.get(
+                self.profile)), 0.0, cosine=sim), ctx, cfg, self.settings.dynamics)
             cand = hybrid.Candidate(rec.id, 0.0, "hot", {"hot": {"rank": len(extra) + 1, "similarity": round(sim, 6)}})
             extra.append(self._hit(cand, rec, (score, terms), {}, plan))
         if not extra:

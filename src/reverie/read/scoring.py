@@ -82,6 +82,23 @@ class Inputs:
     lexical: float | None = None
     text_weight: float | None = None
     episode: float = 0.0
+    calibrated: float | None = None
+
+
+#: the cosine scale the composite's weights and margins are set on: medians of (question, unrelated memory)
+#: and (question, memory that answers it) cosines of all-MiniLM-L6-v2 over LoCoMo questions
+REFERENCE_COSINES = (0.12, 0.46)
+
+
+def calibrated_cosine(cosine: float, scale: tuple[float, float] | None) -> float:
+    """``cosine`` mapped linearly from an embedder's scale ``(unrelated, relevant)`` onto
+    :data:`REFERENCE_COSINES` (``read.cosine_scale``); unchanged without a scale. The map is monotone, so
+    the order of cosines is kept; only their spread against the lexical score and the prior changes."""
+    if scale is None:
+        return cosine
+    lo, hi = scale
+    ref_lo, ref_hi = REFERENCE_COSINES
+    return ref_lo + (cosine - lo) * (ref_hi - ref_lo) / (hi - lo)
 
 
 def hybrid_similarity(cosine: float, lexical: float, *, vector_weight: float, text_weight: float) -> float:
@@ -143,6 +160,8 @@ def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSett
         out["similarity"] = {"cosine": round(inp.cosine, 6), "lexical": round(inp.lexical or 0.0, 6),
                              "vector_weight": ctx.strategy.vector_weight,
                              "text_weight": ctx.strategy.text_weight if inp.text_weight is None else inp.text_weight}
+        if inp.calibrated is not None and inp.calibrated != inp.cosine:
+            out["similarity"]["calibrated_cosine"] = round(inp.calibrated, 6)  # read.cosine_scale
     if ub > 0:
         util = utility_at(utility=rec.utility, updated_at=rec.utility_updated_at or rec.created_at, now=ctx.now,
                           cfg=dyn.utility)
