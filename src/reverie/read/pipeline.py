@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from reverie.config import Settings
 from reverie.embed.base import Embedder
-from reverie.embed.quantize import TYPICAL_FIDELITY
+from reverie.embed.quantize import query_shrink
 from reverie.model import MemoryRecord, Status
 from reverie.read import consolidated, filters, gate, graph, hybrid, hyde, intent, scoring, when
 from reverie.read.decompose import decompose
@@ -383,8 +383,8 @@ class ReadPipeline:
         cfg = self.settings.read
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
-        # a quantised (cold) memory's dequantised vector is shrunk towards noise: cos(q, x̂) ≈ fidelity·cos(q, x)
-        sims = sims / np.asarray([TYPICAL_FIDELITY[records[c.id].embedding_precision] for c in cands],
+        # a quantised (cold) memory's dequantised vector is shrunk towards noise: cos(q, x̂) ≈ shrink·cos(q, x)
+        sims = sims / np.asarray([query_shrink(self.profile, records[c.id].embedding_precision) for c in cands],
                                  dtype=np.float32).reshape(sims.shape) if len(vecs) else sims
         ctx = self._context(req, plan, now, entities, windows)
         inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries),
