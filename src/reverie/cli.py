@@ -1249,13 +1249,21 @@ def mcp_cmd(
     session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Default session_id.")] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option(metavar="PORT", help="Port for --http (0 = any free port).")] = 8765,
+    tools: Annotated[str | None, typer.Option(
+        "--tools", metavar="NAMES",
+        help="Which tools to offer: 'default' (remember, recall, context, update, invalidate, forget), 'all', "
+        "or a comma-separated list of names and groups, e.g. default,dream,stats.")] = None,
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
-    from reverie.mcp_server import Defaults, build_server, run_http, run_stdio
+    from reverie.mcp_server import Defaults, build_server, parse_tools, run_http, run_stdio
 
+    try:
+        chosen = parse_tools(tools)
+    except ReverieError as exc:
+        _fail(exc)
     with _memory(db, create=True) as mem:
-        server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session))
+        server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session), tools=chosen)
         if http:
             run_http(server, port=port)
         else:

@@ -19,6 +19,7 @@ def main() -> None:
     parser.add_argument("db")
     parser.add_argument("--user")
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--tools")
     args = parser.parse_args()
     with Memory(args.db, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
         if args.mode == "rest":
@@ -26,9 +27,9 @@ def main() -> None:
 
             serve(mem, host=args.host, port=0, token=os.environ.get("REVERIE_API_TOKEN") or None)
             return
-        from reverie.mcp_server import Defaults, build_server, run_http, run_stdio
+        from reverie.mcp_server import Defaults, build_server, parse_tools, run_http, run_stdio
 
-        server = build_server(mem, Defaults(user_id=args.user))
+        server = build_server(mem, Defaults(user_id=args.user), tools=parse_tools(args.tools))
         if args.mode == "mcp":
             run_stdio(server)
         else:
