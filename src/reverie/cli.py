@@ -675,6 +675,32 @@ def forget(
         _say(f"forgot {rec.id}")
 
 
+@app.command("forget-user")
+def forget_user(
+    user: Annotated[str, typer.Argument(metavar="USER", help="The user_id whose memories are erased.")],
+    db: DbOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only count what would be erased.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase everything of one user (the right to be forgotten): every memory in any status, its index
+    entries, history and access log, the user's memory boxes, clusters and unsaved conversation turns.
+    Other users are untouched. Logged (counts only, never a text). Try --dry-run first."""
+    with _memory(db) as mem:
+        if not dry_run and not yes:
+            counted = mem.forget_user(user, dry_run=True)
+            if not typer.confirm(f"Permanently erase {counted['memories']} memories and everything else of user "
+                                 f"{user!r}?"):
+                raise typer.Exit(1)
+        report = mem.forget_user(user, dry_run=dry_run)
+        if as_json:
+            _print_json(report)
+            return
+        verb = "would erase" if dry_run else "erased"
+        _say(f"{verb} {report['memories']} memories, {report['boxes']} memory boxes, {report['clusters']} clusters "
+             f"and {report['state_entries']} buffers/counters of user {user}")
+
+
 @app.command()
 def feedback(memory_id: IdArg, useful: Annotated[bool, typer.Option("--useful/--not-useful",
                                                                     help="Did it help?")], db: DbOpt = None) -> None:

@@ -237,6 +237,27 @@ class ScopedMemory:
     def forget(self, memory_id: Any) -> None:
         self.memory.forget(self.peek(memory_id).id)
 
+    def forget_user(self, user_id: Any, *, dry_run: bool = False) -> dict[str, Any]:
+        """Erase everything of one user (see :meth:`Memory.forget_user`). The credential must cover the
+        user and not be narrowed to agents (the erasure takes every agent's memories of the user); the
+        anonymous partition needs an admin."""
+        if not self.credential.admin:
+            if self.credential.agents is not None:
+                raise PermissionDeniedError("erasing a user takes every agent's memories of it; it needs a "
+                                            "credential not narrowed to agents")
+            if clean_scope(user_id, "user_id") is None:
+                raise PermissionDeniedError("erasing the memories stored without a user needs an admin credential")
+        return self.memory.forget_user(self._user(user_id), dry_run=dry_run)
+
+    def count(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False,
+              filters: Mapping[str, Any] | None = None) -> int:
+        """How many memories :meth:`list` would page through (same scope rules)."""
+        if all_users:
+            self.credential.require_admin("counting every user's memories")
+            return self.memory.count(user_id=clean_scope(user_id, "user_id"),
+                                     agent_id=clean_scope(agent_id, "agent_id"), all_users=True, filters=filters)
+        return self.memory.count(user_id=self._user(user_id), agent_id=self._agent(agent_id), filters=filters)
+
     def pin(self, memory_id: Any) -> MemoryRecord:
         return self.memory.pin(self.peek(memory_id).id)
 

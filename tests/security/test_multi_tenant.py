@@ -251,15 +251,17 @@ def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Sco
 def _mcp_phase(world: World, rng: random.Random, n: int) -> None:
     from mcp import Client
 
-    from reverie.mcp_server import Defaults, build_server
+    from reverie.mcp_server import Defaults, build_server, parse_tools
+
+    every = parse_tools("all")  # the operator's tools too: each one must keep to the lock
 
     locks = {"mcp alice": ("alice", None), "mcp alice/a1": ("alice", "a1"), "mcp bob/a2": ("bob", "a2")}
 
     async def main() -> None:
         clients = {}
-        async with Client(build_server(world.mem, Defaults(user_id="alice", session_id="s1"))) as c1, \
-                Client(build_server(world.mem, Defaults(user_id="alice", agent_id="a1", session_id="s1"))) as c2, \
-                Client(build_server(world.mem, Defaults(user_id="bob", agent_id="a2", session_id="s1"))) as c3:
+        async with Client(build_server(world.mem, Defaults(user_id="alice", session_id="s1"), tools=every)) as c1, \
+                Client(build_server(world.mem, Defaults(user_id="alice", agent_id="a1", session_id="s1"), tools=every)) as c2, \
+                Client(build_server(world.mem, Defaults(user_id="bob", agent_id="a2", session_id="s1"), tools=every)) as c3:
             clients = {"mcp alice": c1, "mcp alice/a1": c2, "mcp bob/a2": c3}
             for _ in range(n):
                 who = rng.choice(sorted(clients))
@@ -299,7 +301,7 @@ async def _mcp_op(world: World, rng: random.Random, client: Any, who: str, scope
             "remember": {"content": f"{tag(*_landing(scope, args))} told by {who} #{rng.randrange(10**6)}", **args},
             "observe": {"message": f"{tag(*_landing(scope, args))} I booked the {rng.choice(WORDS)} "
                                    f"#{rng.randrange(10**6)}", **args},
-            "get": {"memory_id": mid}, "update": {"memory_id": mid, "category": "edited"},
+            "get": {"memory_id": mid}, "update": {"memory_id": mid, "reason": "edited"},
             "forget": {"memory_id": mid}, "pin": {"memory_id": mid}, "history": {"memory_id": mid},
             "feedback": {"memory_id": mid, "useful": False}, "stats": {k: v for k, v in args.items()
                                                                       if k == "user_id"}}[op]

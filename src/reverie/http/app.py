@@ -107,8 +107,8 @@ def _memory_routes(r: APIRouter) -> None:
                                       source=body.source, infer=body.infer)
         return res.to_dict()
 
-    @r.get("/memories", response_model=list[m.MemoryOut], tags=["memories"],  # type: ignore[valid-type]
-           summary="List memories in a scope (no access is counted)")
+    @r.get("/memories", response_model=m.MemoryPage, tags=["memories"],
+           summary="List memories in a scope, a page at a time (no access is counted)")
     def list_memories(
         request: Request,
         user_id: Annotated[str | None, Query(max_length=256)] = None,
@@ -120,14 +120,24 @@ def _memory_routes(r: APIRouter) -> None:
         category: Annotated[str | None, Query(max_length=64)] = None,
         pinned: bool | None = None,
         session_id: Annotated[str | None, Query(max_length=256)] = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
-    ) -> list[dict[str, Any]]:
+        order_by: m.OrderName = "created_at",
+        descending: bool = True,
+        limit: Annotated[int, Query(ge=1, le=1000, description="Memories per page.")] = 50,
+        cursor: Annotated[str | None, Query(max_length=200, description="The `next_cursor` of the page before.")]
+        = None,
+        offset: Annotated[int, Query(ge=0, le=10_000_000, description="Skip this many (ignored with a cursor).")] = 0,
+    ) -> dict[str, Any]:
         flt = memory_filters(layer=layer, status=status, category=category, pinned=pinned,
                              session_id=session_id, store=store)
-        recs = scoped(request).list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt,
-                                        limit=limit, offset=offset)
-        return [rec.to_dict() for rec in recs]
+        start = m.decode_cursor(cursor, order_by=order_by, descending=descending) if cursor else offset
+        mem = scoped(request)
+        recs = mem.list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt, limit=limit,
+                        offset=start, order_by=order_by, descending=descending)
+        total = mem.count(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt)
+        more = start + len(recs) < total
+        return {"items": [rec.to_dict() for rec in recs], "total": total, "limit": limit, "offset": start,
+                "next_cursor": m.encode_cursor(start + len(recs), order_by=order_by, descending=descending)
+                if more else None}
 
     @r.get("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"],
            summary="One memory (counts as an access)")
@@ -145,6 +155,23 @@ def _memory_routes(r: APIRouter) -> None:
     def forget_one(request: Request, memory_id: MemoryIdPath) -> Response:
         scoped(request).forget(memory_id)
         return Response(status_code=204)
+
+    @r.get("/users", response_model=m.UserList, tags=["users"],
+           summary="The users with memories, and how many each has")
+    def users(request: Request, limit: Annotated[int, Query(ge=1, le=10_000)] = 1000) -> dict[str, Any]:
+        found = scoped(request).users(limit=limit)
+        return {"items": [{"user_id": u, "memories": n} for u, n in found], "total": len(found)}
+
+    @r.delete("/users/{user_id}", response_model=m.ForgetUserReport, tags=["users"],
+              summary="Forget everything of one user (the right to be forgotten; logged, dry run first)")
+    def forget_user(request: Request, user_id: Annotated[str, Path(max_length=256)],
+                    dry_run: Annotated[bool, Query(description="Only count what would be erased.")] = False,
+                    ) -> dict[str, Any]:
+        """Erase every memory of the user (any status or store) with its relations, access log, history,
+        full-text and vector index entries, and the user's memory boxes, clusters and conversation
+        buffers. Other users are untouched. With `dry_run=true` nothing changes: the counts of what
+        would go are returned. The ops log records the erasure and its counts, never a text."""
+        return scoped(request).forget_user(user_id, dry_run=dry_run)
 
 
 
@@ -243,7 +270,7 @@ def _session_routes(r: APIRouter) -> None:
 
 def _health_routes(r: APIRouter) -> None:
 
-    @r.get("/stats", response_model=m.StatsOut, tags=["health"], summary="seed 000's health check")
+    @r.get("/stats", response_model=m.StatsOut, tags=["health"], summary="Health check: how many memories per layer and status, with their energy")
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
         data = scoped(request).stats(user_id=user_id)
         data["target"] = redact_target(data["target"])
@@ -314,7 +341,7 @@ def create_app(
         description="Long-term memory for AI agents: remember, recall, consolidate, forget. "
         "Errors are RFC 7807 problem documents whose `error` names the reverie error type.",
         openapi_tags=[{"name": "memories"}, {"name": "lifecycle"}, {"name": "search"}, {"name": "health"},
-                      {"name": "dream"}, {"name": "export"}],
+                      {"name": "dream"}, {"name": "export"}, {"name": "users"}, {"name": "keys"}],
     )
     app.state.memory = mem
     app.state.token = token

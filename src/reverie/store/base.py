@@ -521,6 +521,21 @@ class Store(Protocol):
 
     def set_state(self, key: str, value: Any) -> None: ...
 
+    def state_items(self) -> builtins.list[tuple[str, Any]]:
+        """Every key/value state entry, in key order (a user's erasure looks for the entries naming it)."""
+        ...
+
+    def delete_state(self, keys: Sequence[str]) -> int:
+        """Remove these state entries; returns how many existed."""
+        ...
+
+    # erasure of one user ------------------------------------------------------------------
+    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
+        """Remove the rows of one user partition that are not memories (memory boxes, clusters); the
+        memories themselves go through :meth:`delete`. Returns how many rows of each kind went (with
+        ``dry_run``: would go; nothing changes)."""
+        ...
+
 
 __all__ = [
     "ORDERABLE_FIELDS",

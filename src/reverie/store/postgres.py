@@ -1729,6 +1729,28 @@ class PostgresStore:
                 [key, _json(value, f"state {key!r}")],
             )
 
+    def state_items(self) -> builtins.list[tuple[str, Any]]:
+        return [(r[0], r[1]) for r in self._rows("SELECT key, value FROM state ORDER BY key", [])]
+
+    def delete_state(self, keys: Sequence[str]) -> int:
+        if not keys:
+            return 0
+        with self._write() as conn:
+            return int(conn.execute("DELETE FROM state WHERE key = ANY(%s)", [_unique(keys)]).rowcount)
+
+    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
+        part = user_id or ""
+        if dry_run:
+            boxes = self._rows("SELECT count(*) FROM boxes WHERE partition = %s", [part])[0][0]
+            clusters = self._rows("SELECT count(*) FROM clusters WHERE partition = %s", [part])[0][0]
+            return {"boxes": int(boxes), "clusters": int(clusters)}
+        with self._write() as conn:
+            boxes = conn.execute("DELETE FROM boxes WHERE partition = %s", [part]).rowcount
+            conn.execute("DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE "
+                         "partition = %s)", [part])
+            clusters = conn.execute("DELETE FROM clusters WHERE partition = %s", [part]).rowcount
+        return {"boxes": int(boxes), "clusters": int(clusters)}
+
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
 

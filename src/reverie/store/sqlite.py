@@ -572,6 +572,10 @@ def _partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Memory
 _FULL_DECODER: Final = _partial_decoder(_FIELDS)
 
 
+#: the partition name an erased user's vector changes are given (not a user id: it holds a NUL)
+_ERASED_PARTITION: Final = "\x00erased"
+
+
 def _partition(user_id: str | None) -> str:
     return user_id or ""
 
@@ -1941,6 +1945,43 @@ class SQLiteStore:
                 "INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, payload),
             )
+
+    def state_items(self) -> builtins.list[tuple[str, Any]]:
+        with self._read("state_items"):
+            rows = self._conn.execute("SELECT key, value FROM state ORDER BY key").fetchall()
+        return [(r[0], json.loads(r[1])) for r in rows]
+
+    def delete_state(self, keys: Sequence[str]) -> int:
+        if not keys:
+            return 0
+        with self._write("delete_state"):
+            return int(self._conn.execute("DELETE FROM state WHERE key IN (SELECT value FROM json_each(?))",
+                                          (_ids_json(keys),)).rowcount)
+
+    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
+        part = _partition(user_id)
+        if dry_run:
+            with self._read("delete_partition_rows"):
+                boxes = self._conn.execute('SELECT count(*) FROM boxes WHERE "partition" = ?', (part,)).fetchone()[0]
+                clusters = self._conn.execute('SELECT count(*) FROM clusters WHERE "partition" = ?',
+                                              (part,)).fetchone()[0]
+            return {"boxes": int(boxes), "clusters": int(clusters)}
+        with self._write("delete_partition_rows"):
+            boxes = self._conn.execute('DELETE FROM boxes WHERE "partition" = ?', (part,)).rowcount
+            self._conn.execute('DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE '
+                               '"partition" = ?)', (part,))
+            clusters = self._conn.execute('DELETE FROM clusters WHERE "partition" = ?', (part,)).rowcount
+            # the vector change log keeps which partition each change was in: name none after the erasure
+            # (other processes then have no change of this partition to apply; their searches check rows)
+            self._conn.execute('UPDATE vector_changes SET "partition" = ?, memory_id = \'\' WHERE "partition" IN (?, ?)',
+                               (_ERASED_PARTITION, part, quantized_partition(part)))
+            self._tx.checkpoint = True  # no copy of a box topic stays in the write-ahead log
+        # graphs on disk keep a deleted vector's data (hnswlib only marks it) and the manifest names the
+        # partition: drop them all; the next search rebuilds them from the rows
+        with self._read("dropping the vector index files"), _errors("dropping the vector index", RuntimeError):
+            self._index.drop_persisted()
+            self._index.reset()
+        return {"boxes": int(boxes), "clusters": int(clusters)}
 
 
 # ----------------------------------------------------------------------------------------
