@@ -333,9 +333,10 @@ def build_server(mem: Memory, defaults: Defaults | None = None, credential: Cred
         name = fn.__name__
         if name in chosen:
             h = HINTS[name]
-            server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=ToolAnnotations(read_only_hint=h.read_only,
-                                                            destructive_hint=h.destructive,
-                                                            idempotent_hint=h.idempotent),
+            server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()),
+                            annotations=ToolAnnotations(read_only_hint=h.read_only,
+                                                        destructive_hint=h.destructive,
+                                                        idempotent_hint=h.idempotent),
                             structured_output=False)
         return fn
 

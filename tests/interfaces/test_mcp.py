@@ -100,7 +100,7 @@ def test_default_tool_set_and_the_tools_option(mem: Memory) -> None:
     assert run(build_server(mem, tools=["recall"]), names) == {"recall"}
     assert parse_tools("all") == ALL_TOOLS and parse_tools(None) == DEFAULT_TOOLS
     assert parse_tools(" recall , remember ") == ("remember", "recall")
-    with pytest.raises(InvalidInputError, match="unknown MCP tool 'nap'.*default, all, remember"):
+    with pytest.raises(InvalidInputError, match=r"unknown MCP tool 'nap'.*default, all, remember"):
         parse_tools("default,nap")
 
 

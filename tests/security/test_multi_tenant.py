@@ -259,9 +259,11 @@ def _mcp_phase(world: World, rng: random.Random, n: int) -> None:
 
     async def main() -> None:
         clients = {}
-        async with Client(build_server(world.mem, Defaults(user_id="alice", session_id="s1"), tools=every)) as c1, \
-                Client(build_server(world.mem, Defaults(user_id="alice", agent_id="a1", session_id="s1"), tools=every)) as c2, \
-                Client(build_server(world.mem, Defaults(user_id="bob", agent_id="a2", session_id="s1"), tools=every)) as c3:
+        def server(user: str, agent: str | None = None) -> Any:
+            return build_server(world.mem, Defaults(user_id=user, agent_id=agent, session_id="s1"), tools=every)
+
+        async with Client(server("alice")) as c1, Client(server("alice", "a1")) as c2, \
+                Client(server("bob", "a2")) as c3:
             clients = {"mcp alice": c1, "mcp alice/a1": c2, "mcp bob/a2": c3}
             for _ in range(n):
                 who = rng.choice(sorted(clients))

@@ -270,7 +270,8 @@ def _session_routes(r: APIRouter) -> None:
 
 def _health_routes(r: APIRouter) -> None:
 
-    @r.get("/stats", response_model=m.StatsOut, tags=["health"], summary="Health check: how many memories per layer and status, with their energy")
+    @r.get("/stats", response_model=m.StatsOut, tags=["health"],
+           summary="Health check: how many memories per layer and status, with their energy")
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
         data = scoped(request).stats(user_id=user_id)
         data["target"] = redact_target(data["target"])

@@ -1973,7 +1973,8 @@ class SQLiteStore:
             clusters = self._conn.execute('DELETE FROM clusters WHERE "partition" = ?', (part,)).rowcount
             # the vector change log keeps which partition each change was in: name none after the erasure
             # (other processes then have no change of this partition to apply; their searches check rows)
-            self._conn.execute('UPDATE vector_changes SET "partition" = ?, memory_id = \'\' WHERE "partition" IN (?, ?)',
+            self._conn.execute('UPDATE vector_changes SET "partition" = ?, memory_id = \'\' '
+                               'WHERE "partition" IN (?, ?)',
                                (_ERASED_PARTITION, part, quantized_partition(part)))
             self._tx.checkpoint = True  # no copy of a box topic stays in the write-ahead log
         # graphs on disk keep a deleted vector's data (hnswlib only marks it) and the manifest names the
