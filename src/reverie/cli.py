@@ -1300,18 +1300,46 @@ def mcp_cmd(
 def serve(
     db: DbOpt = None,
     host: Annotated[str, typer.Option(metavar="HOST", help="Bind address; anything but loopback requires "
-                                      "REVERIE_API_TOKEN.")] = "127.0.0.1",
+                                      "REVERIE_API_TOKEN or an API key.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(metavar="PORT", help="Port (0 = any free port).")] = 8080,
+    workers: Annotated[int, typer.Option(metavar="N", help="Server processes on one socket (PostgreSQL only).")] = 1,
+    proxy_headers: Annotated[bool, typer.Option(
+        "--proxy-headers", help="Behind a reverse proxy: take the client address and scheme from "
+        "X-Forwarded-For/-Proto (sent by --forwarded-allow-ips).")] = False,
+    forwarded_allow_ips: Annotated[str, typer.Option(
+        metavar="IPS", help="Comma-separated proxy addresses trusted with --proxy-headers ('*': any).")]
+    = "127.0.0.1",
+    root_path: Annotated[str, typer.Option(metavar="PREFIX", help="The path prefix a proxy serves reverie "
+                                           "under, e.g. /memory.")] = "",
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", metavar="NAME", help="A host name the proxy passes in the Host header (repeat for "
+        "several); a loopback bind refuses other names.")] = None,
+    access_log: Annotated[bool, typer.Option("--access-log/--no-access-log",
+                                             help="One line per request on stderr (never query strings or "
+                                             "bodies).")] = True,
+    dream_every: Annotated[str | None, typer.Option(
+        "--dream-every", metavar="DURATION", help="Also run the dream cycle every DURATION (30m, 1h, 1d) in the "
+        "server process.")] = None,
 ) -> None:
-    """Serve the REST API (/v1, OpenAPI at /docs) and the web dashboard (/).
+    """Serve the REST API (/v1, OpenAPI at /docs, metrics at /metrics, readiness at /readyz) and the web
+    dashboard (/).
 
     Without REVERIE_API_TOKEN and without API keys the server is single-tenant: whoever reaches it
     (loopback only) has full access. REVERIE_API_TOKEN is an admin token; API keys (`reverie keys
     create`) give each caller its own scope. Either makes every request need a credential."""
+    from reverie.dream.schedule import parse_duration
+    from reverie.http.server import ServeOptions
     from reverie.http.server import serve as run_server
 
+    try:
+        every = parse_duration(dream_every).total_seconds() if dream_every else None
+    except ReverieError as exc:
+        _fail(exc)
+    opts = ServeOptions(host=host, port=port, workers=workers, proxy_headers=proxy_headers,
+                        forwarded_allow_ips=forwarded_allow_ips, root_path=root_path.rstrip("/"),
+                        allow_hosts=list(allow_host or []), access_log=access_log, dream_every=every)
     with _memory(db, create=True) as mem:
-        run_server(mem, host=host, port=port, token=os.environ.get("REVERIE_API_TOKEN") or None)
+        run_server(mem, token=os.environ.get("REVERIE_API_TOKEN") or None, options=opts)
 
 
 class _Command(typer.core.TyperCommand):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -23,6 +24,7 @@ from reverie import __version__
 from reverie.auth import KeyRing
 from reverie.http import models as m
 from reverie.http import problems
+from reverie.http.ops import Metrics, Observe, swagger_assets
 from reverie.http.security import Authenticator, Guard, credential_of
 from reverie.model import MemoryRecord
 from reverie.scoped import ScopedMemory
@@ -49,6 +51,12 @@ def get_memory(request: Request) -> Memory:
     """The app's ``Memory`` itself (no credential check: the dashboard's admin pages use it)."""
     mem: Memory = request.app.state.memory
     return mem
+
+
+def metrics(request: Request) -> Metrics | None:
+    """The app's Prometheus metrics (``None`` when they are off)."""
+    found: Metrics | None = getattr(request.app.state, "metrics", None)
+    return found
 
 
 def scoped(request: Request) -> ScopedMemory:
@@ -105,6 +113,8 @@ def _memory_routes(r: APIRouter) -> None:
         res = scoped(request).add(body.content, user_id=body.user_id, agent_id=body.agent_id,
                                       session_id=body.session_id, metadata=body.metadata, when=body.when,
                                       source=body.source, infer=body.infer)
+        if (counter := metrics(request)) is not None:
+            counter.added([res.action.value])
         return res.to_dict()
 
     @r.get("/memories", response_model=m.MemoryPage, tags=["memories"],
@@ -240,6 +250,8 @@ def _engine_routes(r: APIRouter) -> None:
         filters = body.filters.model_dump(exclude_none=True) if body.filters is not None else None
         hits = scoped(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                           session_id=body.session_id, k=body.k, filters=filters or None)
+        if (counter := metrics(request)) is not None:
+            counter.searched("search")
         return {"results": [h.to_dict() for h in hits]}
 
 
@@ -251,6 +263,8 @@ def _session_routes(r: APIRouter) -> None:
         results = scoped(request).observe(body.message, role=body.role, user_id=body.user_id,
                                               agent_id=body.agent_id, session_id=body.session_id, when=body.when,
                                               metadata=body.metadata)
+        if (counter := metrics(request)) is not None:
+            counter.added(res.action.value for res in results)
         return {"results": [res.to_dict() for res in results]}
 
     @r.post("/context", response_model=m.ContextOut, tags=["search"],
@@ -258,6 +272,8 @@ def _session_routes(r: APIRouter) -> None:
     def context(request: Request, body: m.ContextRequest) -> dict[str, Any]:
         block = scoped(request).context(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                             session_id=body.session_id, budget_tokens=body.budget_tokens, k=body.k)
+        if (counter := metrics(request)) is not None:
+            counter.searched("context")
         return {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items], "skipped": block.skipped,
                 "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
 
@@ -280,7 +296,10 @@ def _health_routes(r: APIRouter) -> None:
     @r.post("/dream", response_model=m.DreamReport, tags=["dream"], summary="Run the dream cycle now")
     def dream(request: Request, body: Annotated[m.DreamRequest | None, Body()] = None) -> dict[str, Any]:
         steps = body.steps if body is not None else None
-        return scoped(request).dream(steps=steps)
+        report = scoped(request).dream(steps=steps)
+        if (counter := metrics(request)) is not None:
+            counter.dreamed(report)
+        return report
 
     @r.get("/dream/reports", response_model=m.DreamReports, tags=["dream"],
            summary="Reports of past dream cycles, newest first")
@@ -331,12 +350,17 @@ def create_app(
     allowed_hosts: list[str] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     dashboard: bool = True,
+    with_metrics: bool = True,
+    access_log: bool = False,
 ) -> FastAPI:
     """The FastAPI app over ``mem``; wrap it in the :class:`Guard` (credentials — ``token`` and the
-    API keys in ``mem``'s store —, hosts, body size).
+    API keys in ``mem``'s store —, hosts, body size). ``with_metrics`` serves ``/metrics``;
+    ``access_log`` writes a line per request to the ``reverie.access`` logger.
 
     The caller owns ``mem`` (the app never closes it)."""
     app = FastAPI(
+        docs_url=None,
+        redoc_url=None,
         title="reverie",
         version=__version__,
         description="Long-term memory for AI agents: remember, recall, consolidate, forget. "
@@ -349,27 +373,105 @@ def create_app(
     app.state.auth = Authenticator(token=token, keys=KeyRing(lambda: mem.store, clock=mem.now))
     problems.install(app)
 
-    @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness (no token needed)")
-    def healthz() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
-
+    app.state.metrics = Metrics(mem) if with_metrics else None
+    _ops_routes(app)
     app.include_router(build_router())
     if dashboard:
         from reverie.web import mount_dashboard
 
         mount_dashboard(app)
     app.add_middleware(Guard, auth=app.state.auth, max_body=max_body, allowed_hosts=allowed_hosts)
+    app.add_middleware(Observe, metrics=app.state.metrics, access_log=access_log)
     _problem_media_type_only(app)
     return app
 
 
+def _ops_routes(app: FastAPI) -> None:
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+
+    @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness: the process answers (no "
+             "credential needed)")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/readyz", response_model=m.Ready, tags=["health"],
+             summary="Readiness: the store answers a read (no credential needed; 503 when it does not)",
+             responses={503: {"model": m.Problem, "description": "The store cannot be read",
+                              "content": {problems.PROBLEM_JSON: _PROBLEM_REF}}})
+    def readyz(request: Request) -> Any:
+        mem = get_memory(request)
+        start = time.perf_counter()
+        try:
+            mem.store.get_state("reverie:ready")
+        except Exception as exc:  # any failure to read means: not ready
+            return problems.problem(503, "Service Unavailable", f"the store cannot be read: {type(exc).__name__}",
+                                    "StoreError")
+        return {"status": "ready", "backend": mem.store.backend,
+                "store_ms": round((time.perf_counter() - start) * 1000, 3)}
+
+    @app.get("/metrics", tags=["health"], summary="Prometheus metrics (text exposition format)",
+             response_class=Response, responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                                                       "description": "Prometheus text format 0.0.4."},
+                                                  **{code: _ERRORS[code] for code in (401, 403, 404)}})
+    async def metrics_page(request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        found = metrics(request)
+        if found is None:
+            return problems.problem(404, "Not Found", "metrics are off for this server", "NotFoundError")
+        body = await run_in_threadpool(found.exposition)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+    app.mount("/static/swagger", StaticFiles(directory=str(swagger_assets())), name="swagger")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs(request: Request) -> Response:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(openapi_url=f"{root}/openapi.json", title="reverie API",
+                                   swagger_js_url=f"{root}/static/swagger/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{root}/static/swagger/swagger-ui.css",
+                                   swagger_favicon_url=f"{root}/static/swagger/favicon.png")
+
+
+#: the record's enumerations described for API users (the record's own docstrings name design sources)
+SCHEMA_DESCRIPTIONS = {
+    "Layer": "What kind of memory: working (this conversation), episodic (events), semantic (facts), procedural "
+             "(how to do things), codebase.",
+    "Status": "Lifecycle: active, superseded (replaced by a newer memory), dormant, archived, expired, "
+              "invalidated (no longer true, kept). Only an explicit forget deletes.",
+    "StoreTier": "hot (searched by default) or cold (deep recall, direct reads; reactivatable).",
+    "Precision": "How the memory's vector is stored: float32, or quantised to int8, int4 or int2 as it fades.",
+    "TemporalType": "persistent (true until changed) or time_bounded (true for a period).",
+    "MemoryKind": "episode (something that happened) or note (a standing fact or preference).",
+}
+
+#: operations anyone may call (no credential): the OpenAPI document says so per operation
+PUBLIC_OPERATIONS = frozenset({"/healthz", "/readyz"})
+SECURITY_SCHEMES = {
+    "bearer": {"type": "http", "scheme": "bearer",
+               "description": "An API key from `reverie keys create` (rvk_…), or REVERIE_API_TOKEN (admin). "
+                              "Without either configured, a server on 127.0.0.1 needs no credential."},
+}
+
+
 def _problem_media_type_only(app: FastAPI) -> None:
-    """Error responses are documented as ``application/problem+json`` (what they are), not JSON."""
+    """Error responses are documented as ``application/problem+json`` (what they are), not JSON; the
+    document declares the bearer security scheme."""
     original = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             spec = original()
+            spec.setdefault("components", {})["securitySchemes"] = SECURITY_SCHEMES
+            for name, text in SCHEMA_DESCRIPTIONS.items():
+                schema = spec["components"].get("schemas", {}).get(name)
+                if schema is not None:
+                    schema["description"] = text
+            spec["security"] = [{"bearer": []}]
+            for path in PUBLIC_OPERATIONS:
+                for op in spec.get("paths", {}).get(path, {}).values():
+                    op["security"] = []
             for ops in spec.get("paths", {}).values():
                 for op in ops.values():
                     for code, resp in op.get("responses", {}).items():

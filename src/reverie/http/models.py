@@ -368,6 +368,12 @@ class Health(BaseModel):
     version: str
 
 
+class Ready(BaseModel):
+    status: Literal["ready"]
+    backend: str = Field(description="sqlite or postgresql.")
+    store_ms: float = Field(description="How long the store took to answer, in milliseconds.")
+
+
 __all__ = [
     "AddRequest",
     "AddResponse",
@@ -384,6 +390,7 @@ __all__ = [
     "ForgetUserReport",
     "Health",
     "HistoryEventOut",
+    "Ready",
     "HitOut",
     "ImportReport",
     "InvalidateRequest",

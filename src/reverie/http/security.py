@@ -38,7 +38,7 @@ from reverie.errors import PermissionDeniedError, ReverieError
 from reverie.http.problems import problem, reverie_problem
 
 COOKIE = "reverie_session"
-PUBLIC_PREFIXES = ("/healthz", "/login", "/static/")
+PUBLIC_PREFIXES = ("/healthz", "/readyz", "/login", "/static/")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 

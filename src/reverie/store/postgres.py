@@ -880,7 +880,7 @@ class PostgresStore:
         row = self._rows(
             "SELECT current_setting('server_version'), "
             "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-            "(SELECT count(*) FROM memories)"
+            "(SELECT count(*) FROM memories), pg_database_size(current_database())"
         )[0]
         return StoreInfo(
             backend=self.backend,
@@ -891,6 +891,7 @@ class PostgresStore:
                 "server_version": row[0],
                 "pgvector_version": row[1],
                 "memories": int(row[2]),
+                "size_bytes": int(row[3]),
                 "pool_size": self.settings.pg_pool_size,
                 "hnsw_m": self.settings.hnsw_m,
                 "hnsw_ef_construction": self.settings.hnsw_ef_construction,
