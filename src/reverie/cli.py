@@ -675,6 +675,24 @@ def forget(
         _say(f"forgot {rec.id}")
 
 
+@app.command()
+def backup(
+    dest: Annotated[Path, typer.Argument(metavar="FILE", help="The new backup file (never overwritten).")],
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Back up a live SQLite memory to FILE while agents keep using it (SQLite's online-backup API: a
+    consistent copy of every write committed before it began, checked before it is kept). Restore by
+    stopping the servers and putting the file in the database's place. PostgreSQL: use pg_dump."""
+    with _memory(db) as mem:
+        report = mem.backup(dest)
+    if as_json:
+        _print_json(report)
+        return
+    _say(f"backed up {report['memories']} memories to {report['path']} ({report['bytes']:,} bytes, integrity "
+         f"{report['integrity']}, {report['seconds']} s)")
+
+
 @app.command("forget-user")
 def forget_user(
     user: Annotated[str, typer.Argument(metavar="USER", help="The user_id whose memories are erased.")],

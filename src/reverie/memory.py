@@ -918,6 +918,14 @@ class Memory:
         rec = self._require(memory_id)
         return self.store.history(rec.id)
 
+    def backup(self, dest: str | Path) -> dict[str, Any]:
+        """A consistent copy of the live store in the new file ``dest`` (SQLite's online-backup API:
+        every write committed before the backup began, while writers go on); PostgreSQL raises
+        ConfigError pointing to ``pg_dump``. Returns what was written (path, bytes, integrity, memories)."""
+        report = self.store.backup(dest)
+        self.ops.log("backup", path=report.get("path"), bytes=report.get("bytes"), memories=report.get("memories"))
+        return report
+
     def count(self, *, user_id: str | None = None, agent_id: str | None = None,
               filters: Mapping[str, Any] | None = None, all_users: bool = False) -> int:
         """How many memories :meth:`list` with the same scope and filters pages through."""

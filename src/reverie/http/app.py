@@ -102,7 +102,53 @@ def build_router() -> APIRouter:
     _engine_routes(r)
     _session_routes(r)
     _health_routes(r)
+    _key_routes(r)
     return r
+
+
+def _key_dict(key: Any) -> dict[str, Any]:
+    return {"id": key.id, "name": key.name, "admin": key.admin, "users": list(key.user_ids),
+            "agents": None if key.agent_ids is None else list(key.agent_ids),
+            "created_at": key.created_at.isoformat(),
+            "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
+            "last_used_at": key.last_used_at.isoformat() if key.last_used_at else None}
+
+
+def _key_routes(r: APIRouter) -> None:
+    """API keys, for admins: the same operations as ``reverie keys`` (only a key's hash is stored)."""
+
+    @r.get("/keys", response_model=m.KeyList, tags=["keys"], summary="The API keys (never the keys themselves)")
+    def list_keys(request: Request, include_revoked: bool = False) -> dict[str, Any]:
+        credential_of(request.scope).require_admin("managing API keys")
+        keys = get_memory(request).store.api_keys(include_revoked=include_revoked)
+        return {"items": [_key_dict(k) for k in keys], "total": len(keys)}
+
+    @r.post("/keys", status_code=201, response_model=m.KeyCreated, tags=["keys"],
+            summary="Create an API key; the answer holds the key, the only time it is shown")
+    def create(request: Request, body: m.KeyRequest) -> dict[str, Any]:
+        from reverie.auth import create_key
+
+        credential_of(request.scope).require_admin("managing API keys")
+        mem = get_memory(request)
+        key, token = create_key(mem.store, name=body.name, users=body.users, agents=body.agents or None,
+                                admin=body.admin, now=mem.now())
+        _auth(request).keys.forget_cache()  # a first key makes credentials required at once
+        return {**_key_dict(key), "key": token}
+
+    @r.delete("/keys/{key_id}", response_model=m.KeyOut, tags=["keys"],
+              summary="Revoke an API key (it stops working at once on this server)")
+    def revoke(request: Request, key_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+        from reverie.auth import revoke_key
+
+        credential_of(request.scope).require_admin("managing API keys")
+        mem = get_memory(request)
+        key = revoke_key(mem.store, key_id, now=mem.now())
+        _auth(request).keys.forget_cache()
+        return _key_dict(key)
+
+
+def _auth(request: Request) -> Any:
+    return request.app.state.auth
 
 
 def _memory_routes(r: APIRouter) -> None:

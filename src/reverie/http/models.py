@@ -363,6 +363,38 @@ class CredentialOut(BaseModel):
     agents: list[str] | None = Field(description="The agents it is narrowed to (null: every agent).")
 
 
+class KeyRequest(_Body):
+    """A new API key: for some users (optionally narrowed to some of their agents), or an admin key."""
+
+    name: str = Field(min_length=1, max_length=64, description="Who or what uses the key.")
+    users: list[str] = Field(default_factory=list, max_length=1000, description="The users it may read and write.")
+    agents: list[str] | None = Field(default=None, max_length=1000,
+                                     description="Narrow it to these agents of its users (default: every agent).")
+    admin: bool = Field(default=False, description="Every user, the all-users views, export, the dashboard.")
+
+
+class KeyOut(BaseModel):
+    """An API key's record (its secret is never stored: only its SHA-256)."""
+
+    id: str
+    name: str
+    admin: bool
+    users: list[str]
+    agents: list[str] | None
+    created_at: str
+    revoked_at: str | None
+    last_used_at: str | None
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="The key: send it as 'Authorization: Bearer <key>'. It is not shown again.")
+
+
+class KeyList(BaseModel):
+    items: list[KeyOut]
+    total: int
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
@@ -393,6 +425,10 @@ __all__ = [
     "HitOut",
     "ImportReport",
     "InvalidateRequest",
+    "KeyCreated",
+    "KeyList",
+    "KeyOut",
+    "KeyRequest",
     "MemoryOut",
     "MemoryPage",
     "ObserveRequest",

@@ -29,6 +29,7 @@ Conventions every backend follows:
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -224,6 +225,11 @@ class Store(Protocol):
 
     def rebuild_indexes(self) -> None:
         """Rebuild every derived index (FTS, ANN) from the rows. Idempotent."""
+        ...
+
+    def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
+        """Copy the live store to ``dest`` consistently (see :mod:`reverie.store.backup`); a backend
+        with its own tools for this (PostgreSQL: ``pg_dump``) raises ConfigError saying how."""
         ...
 
     # memories --------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -875,6 +876,12 @@ class PostgresStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
+        from reverie.store.backup import refuse_postgres
+
+        refuse_postgres()
+        return {}
 
     def info(self) -> StoreInfo:
         row = self._rows(

@@ -920,6 +920,12 @@ class SQLiteStore:
         if self._closed:
             raise StoreError(f"the SQLite store {self.path} is closed")
 
+    def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
+        from reverie.store.backup import backup_sqlite
+
+        self._check_open()
+        return backup_sqlite(self.path, Path(dest), busy_timeout_ms=int(self.settings.sqlite_busy_timeout_ms))
+
     def rebuild_indexes(self) -> None:
         with self._write("rebuilding the text index"):
             self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
