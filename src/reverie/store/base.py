@@ -403,6 +403,20 @@ class Store(Protocol):
 
     def log_access(self, events: Sequence[AccessEvent]) -> None: ...
 
+    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        """The memory's most recent accesses (when, what kind, which session), newest first."""
+        ...
+
+    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
+        """The history events ``actor`` recorded at exactly ``at`` (a dream cycle stamps every change of one
+        run with the run's time), oldest first, at most ``limit``."""
+        ...
+
+    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
+        """Per (user, agent): ``user_id``, ``agent_id``, ``memories`` (any status), ``accesses`` (their
+        summed access counts), ``last_written`` and ``last_accessed``; most memories first."""
+        ...
+
     def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
         """The most recent access instants of each memory, newest first (ACT-R full form)."""
         ...

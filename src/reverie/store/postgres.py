@@ -1616,6 +1616,26 @@ class PostgresStore:
         )
         return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
 
+    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        rows = self._rows("SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = %s "
+                          "ORDER BY at DESC, id DESC LIMIT %s", [memory_id, max(limit, 0)])
+        return [AccessEvent(r[0], r[1].astimezone(UTC), r[2], r[3]) for r in rows]
+
+    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
+        rows = self._rows(
+            "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = %s AND actor = %s "
+            "ORDER BY id LIMIT %s", [at, actor, max(limit, 0)])
+        return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
+
+    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
+            "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id NULLS FIRST, agent_id NULLS FIRST "
+            "LIMIT %s", [max(limit, 0)])
+        return [{"user_id": r[0], "agent_id": r[1], "memories": int(r[2]), "accesses": int(r[3] or 0),
+                 "last_written": r[4].astimezone(UTC) if r[4] else None,
+                 "last_accessed": r[5].astimezone(UTC) if r[5] else None} for r in rows]
+
     def log_access(self, events: Sequence[AccessEvent]) -> None:
         if not events:
             return

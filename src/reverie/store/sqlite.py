@@ -424,6 +424,10 @@ def from_epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
+def _opt_from_epoch(value: float | None) -> datetime | None:
+    return None if value is None else from_epoch(value)
+
+
 def _opt_epoch(value: datetime | None) -> float | None:
     return None if value is None else to_epoch(value)
 
@@ -1830,6 +1834,28 @@ class SQLiteStore:
                 (memory_id,),
             ).fetchall()
         return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
+
+    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        with self._read("access_events"):
+            rows = self._conn.execute("SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = ? "
+                                      "ORDER BY at DESC, id DESC LIMIT ?", (memory_id, max(limit, 0))).fetchall()
+        return [AccessEvent(r[0], from_epoch(r[1]), r[2], r[3]) for r in rows]
+
+    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
+        with self._read("history_at"):
+            rows = self._conn.execute(
+                "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = ? AND actor = ? "
+                "ORDER BY id LIMIT ?", (to_epoch(at), actor, max(limit, 0))).fetchall()
+        return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
+
+    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
+        with self._read("scope_counts"):
+            rows = self._conn.execute(
+                "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
+                "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id, agent_id LIMIT ?",
+                (max(limit, 0),)).fetchall()
+        return [{"user_id": r[0], "agent_id": r[1], "memories": int(r[2]), "accesses": int(r[3] or 0),
+                 "last_written": _opt_from_epoch(r[4]), "last_accessed": _opt_from_epoch(r[5])} for r in rows]
 
     def log_access(self, events: Sequence[AccessEvent]) -> None:
         if not events:
