@@ -73,7 +73,8 @@ def test_dream_page_lists_a_consolidation_and_its_originals(make_memory: Any, cl
     mem: Memory = make_memory()
     texts = ["User went hiking at Mount Rainier on March 12, 2024",
              "User went kayaking at Lake Washington on March 15, 2024", "User ran a 5K in Fremont on March 20, 2024",
-             "User went rock climbing at Stone Gardens on March 25, 2024", "User joined a cycling club on March 28, 2024"]
+             "User went rock climbing at Stone Gardens on March 25, 2024",
+             "User joined a cycling club on March 28, 2024"]
     originals = [r.id for r in mem.add_many(texts, user_id="u", infer=False)]
     clock.advance(days=365)
     report = mem.dream(steps=["promote", "consolidate"])

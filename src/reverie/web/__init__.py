@@ -185,7 +185,8 @@ def mount_dashboard(app: FastAPI) -> None:
         query = params.get("q", "")
         limit = _int(params.get("limit"), 25, 1, 500)
         page = _int(params.get("page"), 1, 1, 1_000_000)
-        sort = params.get("sort") if params.get("sort") in SORTS else "recorded"
+        sort = params.get("sort") or "recorded"
+        sort = sort if sort in SORTS else "recorded"
         descending = params.get("dir", "desc") != "asc"
         filters = _list_filters(params)
         rows: list[tuple[MemoryRecord, float | None]] = []
