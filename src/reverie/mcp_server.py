@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import Field
 
@@ -92,6 +92,15 @@ HINTS: dict[str, Hints] = {
     "stats": Hints(True, False, True),
     "dream": Hints(False, False, False),
 }
+
+ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
+
+
+class ToolDecorator(Protocol):
+    """Registers a tool function (when the server offers it) and returns it unchanged."""
+
+    def __call__(self, fn: ToolFn) -> ToolFn: ...
+
 
 MemoryId = Annotated[str, Field(description="Id or unique prefix.")]
 UserId = Annotated[str | None, Field(description="Whose memories.")]
@@ -287,7 +296,7 @@ def _make_server() -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import ValidationError
 
-    class ReverieMCPServer(MCPServer):  # type: ignore[misc]
+    class ReverieMCPServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             tool = self._tool_manager.get_tool(name)
             if tool is not None:
@@ -329,7 +338,7 @@ def build_server(mem: Memory, defaults: Defaults | None = None, credential: Cred
     server: MCPServer = _make_server()(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                                        log_level="WARNING")
 
-    def tool(fn: Any) -> Any:
+    def tool(fn: ToolFn) -> ToolFn:
         name = fn.__name__
         if name in chosen:
             h = HINTS[name]
@@ -353,7 +362,7 @@ def build_server(mem: Memory, defaults: Defaults | None = None, credential: Cred
     return server
 
 
-def _write_tools(tool: Any, mem: ScopedMemory, d: Defaults) -> None:
+def _write_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     @tool
     def remember(
         content: Annotated[str, Field(description="One self-contained statement.")],
@@ -425,7 +434,7 @@ def _write_tools(tool: Any, mem: ScopedMemory, d: Defaults) -> None:
         return _result({"forgotten": memory_id}, f"forgotten: {memory_id}")
 
 
-def _lifecycle_tools(tool: Any, mem: ScopedMemory) -> None:
+def _lifecycle_tools(tool: ToolDecorator, mem: ScopedMemory) -> None:
     def answer(rec: MemoryRecord, what: str) -> Any:
         return _result(brief(rec), f"{what} {mem.memory.short_ids([rec.id])[rec.id]}")
 
@@ -490,7 +499,7 @@ def _lifecycle_tools(tool: Any, mem: ScopedMemory) -> None:
         return _result({"id": rec.id, "utility": rec.utility})
 
 
-def _read_tools(tool: Any, mem: ScopedMemory, d: Defaults) -> None:
+def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     @tool
     def recall(
         query: Annotated[str, Field(description="What to look for.")],
