@@ -6,6 +6,7 @@ leaves the server blocked."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,18 @@ def test_api_docs_render_offline_in_chromium(browser: Any, tmp_path: Path, spawn
     assert "Forget everything of one user" in page.locator(".swagger-ui").inner_text()
     shoot(page, tmp_path / "docs.png")
     assert outside == [] and errors == []
+
+
+def test_the_server_dreams_on_a_schedule(tmp_path: Path, spawn: Any) -> None:
+    db = _seeded_db(tmp_path)
+    server = spawn("rest", str(db), "--serve-options", json.dumps({"dream_every": 0.5, "access_log": False}))
+    with httpx.Client(base_url=server.url) as http:
+        deadline = time.monotonic() + 30
+        reports: list[Any] = []
+        while time.monotonic() < deadline and len(reports) < 2:
+            time.sleep(0.25)
+            reports = http.get("/v1/dream/reports").json()["reports"]
+        assert len(reports) >= 2  # it ran, and again one interval later
+        fams = _families(http.get("/metrics").text)
+    dream = "reverie_dream_step_duration_seconds"
+    assert _sample(fams, dream, dream + "_count", step="decay") >= 2
