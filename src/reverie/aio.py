@@ -269,6 +269,18 @@ class AsyncMemory:
     async def forget(self, memory_id: str) -> None:
         await self._call(self.memory.forget, memory_id)
 
+    @_mirrors(Memory.forget_user)
+    async def forget_user(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, Any]:
+        return await self._call(self.memory.forget_user, user_id, dry_run=dry_run)
+
+    @_mirrors(Memory.count)
+    async def count(self, **kwargs: Any) -> int:
+        return await self._call(self.memory.count, **kwargs)
+
+    @_mirrors(Memory.backup)
+    async def backup(self, dest: str | Path) -> dict[str, Any]:
+        return await self._call(self.memory.backup, dest)
+
     @_mirrors(Memory.feedback)
     async def feedback(self, memory_id: str, *, useful: bool) -> MemoryRecord:
         return await self._call(self.memory.feedback, memory_id, useful=useful)
