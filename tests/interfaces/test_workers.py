@@ -64,6 +64,13 @@ def test_two_workers_serve_one_postgres_memory(pg_url: str, tmp_path: Path) -> N
             assert listed["total"] == 24
             hits = http.post("/v1/search", json={"query": "harbour note 7", "user_id": "team", "k": 5}).json()
             assert any(h["memory"]["content"] == "worker test note 7 about the harbour" for h in hits["results"])
+            from prometheus_client.parser import text_string_to_metric_families
+
+            for _ in range(4):  # whichever worker answers, it counts what both did
+                fams = {f.name: f for f in text_string_to_metric_families(http.get("/metrics").text)}
+                adds = sum(s.value for s in fams["reverie_adds"].samples if s.name == "reverie_adds_total")
+                searches = sum(s.value for s in fams["reverie_searches"].samples if s.name == "reverie_searches_total")
+                assert (adds, searches) == (24, 1)
     finally:
         server.stop()
 

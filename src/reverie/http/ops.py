@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterable, Iterator
 from importlib import resources
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from reverie.memory import Memory
 
 ACCESS_LOGGER = "reverie.access"
+#: where prometheus_client keeps the metrics of several processes (one directory shared by the workers)
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 #: latency buckets (seconds): a recall takes milliseconds, a dream cycle or an import many seconds
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 STEP_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0)
@@ -64,7 +67,8 @@ class Metrics:
         self.dream_steps = Histogram("reverie_dream_step_duration_seconds",
                                      "Duration of each dream-cycle step run by this server.", ["step"],
                                      buckets=STEP_BUCKETS, registry=self.registry)
-        self.registry.register(StoreCollector(mem))
+        self.store_collector = StoreCollector(mem)
+        self.registry.register(self.store_collector)
 
     def searched(self, kind: str = "search") -> None:
         self.searches.labels(kind=kind).inc()
@@ -78,9 +82,18 @@ class Metrics:
             self.dream_steps.labels(step=str(step.get("name"))).observe(float(step.get("seconds") or 0.0))
 
     def exposition(self) -> bytes:
-        from prometheus_client import generate_latest
+        """The text format. With several worker processes (``PROMETHEUS_MULTIPROC_DIR`` set, as
+        ``reverie serve --workers`` does) the counters and histograms are summed over every worker."""
+        from prometheus_client import CollectorRegistry, generate_latest
 
-        return bytes(generate_latest(self.registry))
+        if not os.environ.get(MULTIPROC_ENV):
+            return bytes(generate_latest(self.registry))
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        registry.register(self.store_collector)
+        return bytes(generate_latest(registry))
 
 
 class StoreCollector:
@@ -177,4 +190,4 @@ class Observe:
                               status, elapsed * 1000, getattr(cred, "name", "-"))
 
 
-__all__ = ["ACCESS_LOGGER", "Metrics", "Observe", "StoreCollector", "store_size_bytes", "swagger_assets"]
+__all__ = ["ACCESS_LOGGER", "MULTIPROC_ENV", "Metrics", "Observe", "StoreCollector", "store_size_bytes", "swagger_assets"]

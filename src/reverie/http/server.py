@@ -16,8 +16,10 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -133,6 +135,7 @@ def serve(mem: Memory, *, host: str = "127.0.0.1", port: int = 8080, token: str 
 
     opts = options or ServeOptions(host=host, port=port, log_level=log_level)
     check_workers(mem, opts.workers)
+    metrics_dir = _shared_metrics_dir() if opts.workers > 1 else None
     app = build(mem, host=opts.host, token=token, allow_hosts=opts.allow_hosts, access_log=opts.access_log)
     stop = threading.Event()
     dreamer = _start_dreamer(mem, opts, app, stop)
@@ -151,6 +154,20 @@ def serve(mem: Memory, *, host: str = "127.0.0.1", port: int = 8080, token: str 
         stop.set()
         if dreamer is not None:
             dreamer.join(timeout=30)
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _shared_metrics_dir() -> str | None:
+    """A fresh directory where every worker's metrics go (prometheus_client's multiprocess mode), set
+    before any worker starts; ``None`` when the operator set ``PROMETHEUS_MULTIPROC_DIR`` themselves."""
+    from reverie.http.ops import MULTIPROC_ENV
+
+    if os.environ.get(MULTIPROC_ENV):
+        return None
+    path = tempfile.mkdtemp(prefix="reverie-metrics-")
+    os.environ[MULTIPROC_ENV] = path
+    return path
 
 
 def _start_dreamer(mem: Memory, opts: ServeOptions, app: FastAPI, stop: threading.Event) -> threading.Thread | None:
