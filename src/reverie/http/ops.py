@@ -91,7 +91,7 @@ class Metrics:
         from prometheus_client import multiprocess
 
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         registry.register(self.store_collector)
         return bytes(generate_latest(registry))
 
@@ -190,4 +190,5 @@ class Observe:
                               status, elapsed * 1000, getattr(cred, "name", "-"))
 
 
-__all__ = ["ACCESS_LOGGER", "MULTIPROC_ENV", "Metrics", "Observe", "StoreCollector", "store_size_bytes", "swagger_assets"]
+__all__ = ["ACCESS_LOGGER", "MULTIPROC_ENV", "Metrics", "Observe", "StoreCollector", "store_size_bytes",
+           "swagger_assets"]
