@@ -11,6 +11,7 @@ Looking at a memory does not count as an access; a text search does (it is a rea
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,11 +55,26 @@ def _render(request: Request, name: str, status_code: int = 200, **context: Any)
     context.setdefault("root", _root(request))
     context.setdefault("current_user", request.query_params.get("user_id", ""))
     if "users" not in context:
-        try:
-            context["users"] = [u for u, _n in _mem(request).users(limit=200)]
-        except ReverieError:
-            context["users"] = []
+        context["users"] = _switcher_users(request)
     return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+#: the user switcher's list is read at most this often (it counts over every memory)
+USERS_TTL_S = 10.0
+
+
+def _switcher_users(request: Request) -> list[str | None]:
+    cached = getattr(request.app.state, "switcher_users", None)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < USERS_TTL_S:
+        users: list[str | None] = cached[1]
+        return users
+    try:
+        users = [u for u, _n in _mem(request).users(limit=200)]
+    except ReverieError:
+        return []
+    request.app.state.switcher_users = (now, users)
+    return users
 
 
 def _error_page(request: Request, exc: ReverieError) -> HTMLResponse:
