@@ -19,7 +19,7 @@ from reverie.errors import ConfigError
 from reverie.http import create_app
 from reverie.http.server import check_workers
 
-from .test_dashboard import browser, shoot  # noqa: F401  (the browser fixture)
+from .test_dashboard import browser, screenshots_dir, shoot  # noqa: F401  (the browser fixture)
 
 SECRET_QUERY = "zebracorn7781"
 
@@ -183,7 +183,7 @@ def test_api_docs_render_offline_in_chromium(browser: Any, tmp_path: Path, spawn
     assert page.locator(".swagger-ui .opblock").count() >= 25
     assert page.locator(".swagger-ui .btn.authorize").is_visible()  # the bearer scheme is declared
     assert "Forget everything of one user" in page.locator(".swagger-ui").inner_text()
-    shoot(page, tmp_path / "docs.png")
+    shoot(page, screenshots_dir(tmp_path) / "docs.png")
     assert outside == [] and errors == []
 
 
