@@ -1092,12 +1092,13 @@ class Memory:
         records the erasure with its counts, never a text. ``None`` is the anonymous partition."""
         user = clean_scope(user_id, "user_id")
         flt = MemoryFilter.everything(user_id=user, all_users=False)
-        ids = [r.id for batch in self.store.scan(flt, omit=_ERASE_OMIT) for r in batch]
         keys = [k for k, v in self.store.state_items() if _names_user(k, v, user)]
-        report: dict[str, Any] = {"user_id": user, "dry_run": bool(dry_run), "memories": len(ids)}
+        report: dict[str, Any] = {"user_id": user, "dry_run": bool(dry_run)}
         if dry_run:
-            report.update({**self.store.delete_partition_rows(user, dry_run=True), "state_entries": len(keys)})
+            report.update({"memories": self.store.count(flt), **self.store.delete_partition_rows(user, dry_run=True),
+                           "state_entries": len(keys)})
             return report
+        ids = [r.id for batch in self.store.scan(flt, omit=_ERASE_OMIT) for r in batch]
         deleted = 0
         for start in range(0, len(ids), _ERASE_BATCH):
             with self.store.transaction():
@@ -1412,8 +1413,9 @@ def _settle_open_at_exit() -> None:
                 mem._settle()
 
 
-#: memories erased per transaction by :meth:`Memory.forget_user`
-_ERASE_BATCH = 500
+#: memories erased per transaction by :meth:`Memory.forget_user` (each batch merges the full-text index
+#: once; measured on SQLite: 20k memories of one user in 1.9 s beside 20k of another, 100k in 12 s)
+_ERASE_BATCH = 5000
 #: fields an erasure never needs to read
 _ERASE_OMIT = frozenset({"embedding", "inputs", "metadata", "importance_channels", "entities"})
 #: separators of the state keys that embed a user id (``schedule:ingest:<user>``, ``write.buffer\x1f<user>\x1f…``)
