@@ -1107,6 +1107,7 @@ class Memory:
             rows = self.store.delete_partition_rows(user)
             report["state_entries"] = self.store.delete_state(keys)
         report.update({"memories": deleted, **rows})
+        self.store.reclaim()  # PostgreSQL: the old row versions and index entries go from disk now
         clear = getattr(self.embedder, "clear", None)
         if callable(clear):
             clear()

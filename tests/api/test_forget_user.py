@@ -100,6 +100,15 @@ def _check_erased(mem: Memory, target: str, ids: dict[str, Any], log: Path) -> N
     if not target.startswith("postgresql://"):
         data = b"".join(p.read_bytes() for p in (Path(target), Path(f"{target}-wal")) if p.exists())
         assert SECRET.encode() not in data  # no page of the file or its write-ahead log
+    else:  # the erasure vacuumed: no dead row version is left on disk (VACUUM removes a dead row's index
+        # entries — text, vector — before the row itself), counted exactly by pgstattuple
+        import psycopg
+
+        with psycopg.connect(target, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+            dead = {t: conn.execute("SELECT dead_tuple_count FROM pgstattuple(%s)", [t]).fetchone()[0]
+                    for t in ("memories", "relations", "history", "access_log", "boxes", "state")}
+        assert set(dead.values()) == {0}, dead
     text = log.read_text(encoding="utf-8")
     assert SECRET not in text.lower() and "forget_user" in text
     # the other user keeps everything, still searchable

@@ -550,6 +550,12 @@ class Store(Protocol):
         ...
 
     # erasure of one user ------------------------------------------------------------------
+    def reclaim(self) -> None:
+        """After an erasure: make the deleted rows' old versions and index entries go from disk now
+        (PostgreSQL: VACUUM of the tables holding memory data; SQLite: nothing to do, freed pages
+        are overwritten as they are freed). Outside any transaction."""
+        ...
+
     def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
         """Remove the rows of one user partition that are not memories (memory boxes, clusters); the
         memories themselves go through :meth:`delete`. Returns how many rows of each kind went (with

@@ -1766,6 +1766,13 @@ class PostgresStore:
         with self._write() as conn:
             return int(conn.execute("DELETE FROM state WHERE key = ANY(%s)", [_unique(keys)]).rowcount)
 
+    def reclaim(self) -> None:
+        # VACUUM removes dead row versions and their entries in every index (the HNSW graph and the text
+        # index included); it cannot run inside a transaction: a pooled autocommit connection
+        with self._errors("VACUUM failed"), self._pool.connection() as conn:
+            for table in _RECLAIMED:
+                conn.execute(sql.SQL("VACUUM {}").format(sql.Identifier(table)))
+
     def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
         part = user_id or ""
         if dry_run:
@@ -1779,6 +1786,10 @@ class PostgresStore:
             clusters = conn.execute("DELETE FROM clusters WHERE partition = %s", [part]).rowcount
         return {"boxes": int(boxes), "clusters": int(clusters)}
 
+
+#: tables that hold a memory's words or scope, vacuumed after an erasure
+_RECLAIMED: Final = ("memories", "relations", "history", "access_log", "boxes", "state", "clusters",
+                     "cluster_members", "working_memory", "synaptic_tags", "coactivations")
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
 

@@ -1990,6 +1990,9 @@ class SQLiteStore:
             return int(self._conn.execute("DELETE FROM state WHERE key IN (SELECT value FROM json_each(?))",
                                           (_ids_json(keys),)).rowcount)
 
+    def reclaim(self) -> None:
+        return None  # secure_delete overwrites freed pages; delete() merged the text index
+
     def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
         part = _partition(user_id)
         if dry_run:
