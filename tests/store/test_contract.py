@@ -1365,7 +1365,8 @@ def test_access_events_newest_first_with_kind_and_session(store: Store) -> None:
 def test_history_at_one_instant_by_one_actor(store: Store) -> None:
     run = T0 + timedelta(hours=1)
     store.add_history([HistoryEvent("a", "promoted", run, actor="dream"),
-                       HistoryEvent("b", "archived", run, actor="dream"), HistoryEvent("c", "updated", run, actor="user"),
+                       HistoryEvent("b", "archived", run, actor="dream"),
+                       HistoryEvent("c", "updated", run, actor="user"),
                        HistoryEvent("d", "promoted", run + timedelta(microseconds=1), actor="dream")])
     assert [(e.memory_id, e.event) for e in store.history_at(run, actor="dream")] == [("a", "promoted"),
                                                                                      ("b", "archived")]
