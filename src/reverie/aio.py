@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from reverie._context import CALLER_LOOP
 from reverie.memory import Memory
-from reverie.model import HistoryEvent, MemoryRecord
+from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
 from reverie.results import AddResult, Hit
 
 if TYPE_CHECKING:
@@ -223,6 +223,10 @@ class AsyncMemory:
     @_mirrors(Memory.users)
     async def users(self, **kwargs: Any) -> builtins.list[tuple[str | None, int]]:
         return await self._call(self.memory.users, **kwargs)
+
+    @_mirrors(Memory.accesses)
+    async def accesses(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        return await self._call(self.memory.accesses, memory_id, limit=limit)
 
     @_mirrors(Memory.history)
     async def history(self, memory_id: str) -> builtins.list[HistoryEvent]:

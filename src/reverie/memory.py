@@ -918,6 +918,14 @@ class Memory:
         rec = self._require(memory_id)
         return self.store.history(rec.id)
 
+    def accesses(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        """The memory's most recent recalls (when, how — search, get, rehearsal … — and in which
+        session), newest first; looking does not count as one."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise InvalidInputError("limit must be an integer between 1 and 10000")
+        rec = self._require(memory_id)
+        return self.store.access_events(rec.id, limit=limit)
+
     def backup(self, dest: str | Path) -> dict[str, Any]:
         """A consistent copy of the live store in the new file ``dest`` (SQLite's online-backup API:
         every write committed before the backup began, while writers go on); PostgreSQL raises

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
-from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation
+from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation
 from reverie.results import AddResult
 from reverie.store.base import MemoryFilter
 from reverie.validation import clean_id, clean_scope, printable
@@ -281,6 +281,9 @@ class ScopedMemory:
 
     def history(self, memory_id: Any) -> builtins.list[HistoryEvent]:
         return self.memory.history(self.peek(memory_id).id)
+
+    def accesses(self, memory_id: Any, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        return self.memory.accesses(self.peek(memory_id).id, limit=limit)
 
     def explain_strength(self, memory_id: Any) -> dict[str, Any]:
         return self.memory.explain_strength(self.peek(memory_id).id)

@@ -336,3 +336,15 @@ def page_cursor(client: TestClient) -> str:
     page = client.get("/v1/memories", params={"user_id": "pager", "limit": 3, "descending": False}).json()
     cursor: str = page["next_cursor"]
     return cursor
+
+
+def test_a_memory_s_recalls_are_listed(client: TestClient) -> None:
+    mid = add(client, "Maya's locker is number 12", user_id="maya", infer=False)
+    assert client.get(f"/v1/memories/{mid}/accesses").json() == {"items": [], "total": 0}
+    client.get(f"/v1/memories/{mid}")
+    client.post("/v1/search", json={"query": "locker number", "user_id": "maya", "session_id": "s9"})
+    got = client.get(f"/v1/memories/{mid}/accesses").json()
+    assert got["total"] == 2 and [a["kind"] for a in got["items"]] == ["search", "get"]
+    assert got["items"][0]["session_id"] == "s9"
+    assert client.get(f"/v1/memories/{mid}/accesses", params={"limit": 1}).json()["total"] == 1
+    assert_problem(client.get("/v1/memories/nope/accesses"), 404, "NotFoundError")

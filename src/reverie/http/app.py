@@ -280,6 +280,14 @@ def _engine_routes(r: APIRouter) -> None:
     def history(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
         return _history(scoped(request), memory_id)
 
+    @r.get("/memories/{memory_id}/accesses", response_model=m.AccessList, tags=["memories"],
+           summary="Its most recent recalls: when, how and in which session (newest first)")
+    def accesses(request: Request, memory_id: MemoryIdPath,
+                 limit: Annotated[int, Query(ge=1, le=10_000)] = 50) -> dict[str, Any]:
+        events = scoped(request).accesses(memory_id, limit=limit)
+        return {"items": [{"at": e.at.isoformat(), "kind": e.kind, "session_id": e.session_id} for e in events],
+                "total": len(events)}
+
     @r.get("/memories/{memory_id}/strength", response_model=dict[str, m.StrengthTerm], tags=["memories"],
            summary="Every strength value with its formula terms")
     def strength(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:

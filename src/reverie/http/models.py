@@ -202,6 +202,17 @@ class HistoryEventOut(BaseModel):
     data: dict[str, Any]
 
 
+class AccessOut(BaseModel):
+    at: str
+    kind: str = Field(description="search, get, feedback, rehearsal (the dream cycle) or coactivation.")
+    session_id: str | None
+
+
+class AccessList(BaseModel):
+    items: list[AccessOut]
+    total: int = Field(description="How many are listed (at most `limit`; the memory's access_count has them all).")
+
+
 class StatsRow(BaseModel):
     layer: str
     status: str
@@ -407,6 +418,8 @@ class Ready(BaseModel):
 
 
 __all__ = [
+    "AccessList",
+    "AccessOut",
     "AddRequest",
     "AddResponse",
     "ContextItemOut",

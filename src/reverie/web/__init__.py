@@ -254,7 +254,7 @@ def mount_dashboard(app: FastAPI) -> None:
         shown = {rec.id, *(i for r in graph["relations"] for i in (r.src_id, r.dst_id))}
         return _render(request, "memory.html", rec=rec, strengths=strengths, history=history,
                        forgetting=forgetting_view(mem, rec, strengths), graph=graph, layers=LAYERS,
-                       accesses=mem.store.access_events(rec.id, limit=ACCESS_ROWS), access_rows=ACCESS_ROWS,
+                       accesses=mem.accesses(rec.id, limit=ACCESS_ROWS), access_rows=ACCESS_ROWS,
                        fields=_field_groups(rec), short=mem.short_ids(shown))
 
     @app.get("/dream", response_class=HTMLResponse, include_in_schema=False)
