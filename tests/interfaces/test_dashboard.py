@@ -88,6 +88,23 @@ def test_dream_page_lists_a_consolidation_and_its_originals(make_memory: Any, cl
     assert changed.count(f"consolidated into {summary}") == 5
 
 
+def test_every_dashboard_link_carries_the_proxy_root_path(mem: Memory) -> None:
+    ids = seed(mem)
+    with TestClient(create_app(mem), root_path="/memory") as client:
+        for path in ("/", "/memories", f"/memories/{ids['move']}", "/dream", "/agents", "/keys"):
+            page = client.get(path)
+            assert page.status_code == 200, path
+            links = re.findall(r'(?:href|src|action)="(/[^"]*)"', page.text)
+            assert links and all(link.startswith("/memory/") for link in links), (path, links)
+            assert 'data-root="/memory"' in page.text
+    from reverie.auth import create_key
+
+    create_key(mem.store, name="ops", admin=True, now=mem.now())
+    with TestClient(create_app(mem), root_path="/memory") as client:
+        res = client.get("/memories", headers={"Accept": "text/html"}, follow_redirects=False)
+        assert res.status_code == 303 and res.headers["location"] == "/memory/login"
+
+
 # headless Chromium ------------------------------------------------------------------------------
 
 @pytest.fixture
