@@ -90,7 +90,8 @@ def seed003_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSetti
     """Seed 003 retention of a memory at ``now`` (the clock runs from its last access, else its
     creation; S = storage strength on seed 003's 0–1 scale; β per layer, core when flagged)."""
     days = days_between(rec.last_accessed_at or rec.created_at, now)
-    s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength, new=cfg.retention.fading_stability_new)
+    s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength,
+                                  new=cfg.retention.fading_stability_new)
     beta = retention.seed003_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
     return retention.seed003_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
                                        core=rec.core, cfg=cfg.retention)
