@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -280,7 +282,19 @@ class ScopedMemory:
         return self.memory.feedback(self.peek(memory_id).id, useful=useful)
 
     def history(self, memory_id: Any) -> builtins.list[HistoryEvent]:
-        return self.memory.history(self.peek(memory_id).id)
+        """The memory's transitions; an id the credential may not see (a successor another agent wrote,
+        say) is replaced in the reason and data by :data:`FOREIGN_ID` — not even an id of another scope
+        is named."""
+        events = self.memory.history(self.peek(memory_id).id)
+        if self.credential.admin:
+            return events
+        named = {i for e in events for i in _UUID.findall(e.reason + json.dumps(e.data, default=str))}
+        found = self.memory.store.get(sorted(named)) if named else {}
+        foreign = {i for i in named if i not in found or not self.credential.may_see(found[i])}
+        if not foreign:
+            return events
+        return [dataclasses.replace(e, reason=_hide(e.reason, foreign), data=_hide_in(e.data, foreign))
+                for e in events]
 
     def accesses(self, memory_id: Any, *, limit: int = 50) -> builtins.list[AccessEvent]:
         return self.memory.accesses(self.peek(memory_id).id, limit=limit)
@@ -382,4 +396,23 @@ class ScopedMemory:
         return self.memory.dream_reports()
 
 
-__all__ = ["ScopedMemory"]
+#: what a history shows instead of the id of a memory outside the credential's scope
+FOREIGN_ID = "(a memory outside this scope)"
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _hide(text: str, foreign: set[str]) -> str:
+    return _UUID.sub(lambda m: FOREIGN_ID if m.group(0) in foreign else m.group(0), text)
+
+
+def _hide_in(value: Any, foreign: set[str]) -> Any:
+    if isinstance(value, str):
+        return _hide(value, foreign)
+    if isinstance(value, dict):
+        return {k: _hide_in(v, foreign) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_hide_in(v, foreign) for v in value]
+    return value
+
+
+__all__ = ["FOREIGN_ID", "ScopedMemory"]

@@ -392,3 +392,23 @@ def test_an_agent_key_cannot_end_a_shared_session_or_dream(make_memory: Any, age
     assert len(mem.working_memory("s1", user_id="alice")) > 0  # nothing was cleared
     mem.add(f"{tag('alice', agent)} alone", user_id="alice", agent_id=agent, session_id="own")
     assert scoped.end_session("own")["working_cleared"] == 1
+
+
+def test_a_history_never_names_a_memory_of_another_scope(make_memory: Any) -> None:
+    from reverie.auth import Credential
+    from reverie.model import HistoryEvent
+    from reverie.scoped import FOREIGN_ID, ScopedMemory
+
+    mem: Memory = make_memory()
+    mine = mem.add("bob's agent a2 wrote this", user_id="bob", agent_id="a2", infer=False).id
+    theirs = mem.add("bob's agent a1 wrote that", user_id="bob", agent_id="a1", infer=False).id
+    also_mine = mem.add("another of a2", user_id="bob", agent_id="a2", infer=False).id
+    assert mine and theirs and also_mine
+    mem.store.add_history([HistoryEvent(mine, "superseded", mem.now(), reason=f"superseded by {theirs}",
+                                        actor="write", data={"by": theirs, "near": [also_mine, theirs]})])
+    scoped = ScopedMemory(mem, Credential.scoped("bob", "a2"))
+    event = scoped.history(mine)[-1]
+    assert event.reason == f"superseded by {FOREIGN_ID}"
+    assert event.data == {"by": FOREIGN_ID, "near": [also_mine, FOREIGN_ID]}  # its own scope's ids stay
+    assert theirs in mem.history(mine)[-1].reason  # the library itself (and an admin) sees everything
+    assert ScopedMemory(mem, Credential.scoped("bob")).history(mine)[-1].data["by"] == theirs
