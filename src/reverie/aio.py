@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from reverie._context import CALLER_LOOP
 from reverie.memory import Memory
-from reverie.model import HistoryEvent, MemoryRecord
+from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
 from reverie.results import AddResult, Hit
 
 if TYPE_CHECKING:
@@ -224,6 +224,10 @@ class AsyncMemory:
     async def users(self, **kwargs: Any) -> builtins.list[tuple[str | None, int]]:
         return await self._call(self.memory.users, **kwargs)
 
+    @_mirrors(Memory.accesses)
+    async def accesses(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        return await self._call(self.memory.accesses, memory_id, limit=limit)
+
     @_mirrors(Memory.history)
     async def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
         return await self._call(self.memory.history, memory_id)
@@ -268,6 +272,18 @@ class AsyncMemory:
     @_mirrors(Memory.forget)
     async def forget(self, memory_id: str) -> None:
         await self._call(self.memory.forget, memory_id)
+
+    @_mirrors(Memory.forget_user)
+    async def forget_user(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, Any]:
+        return await self._call(self.memory.forget_user, user_id, dry_run=dry_run)
+
+    @_mirrors(Memory.count)
+    async def count(self, **kwargs: Any) -> int:
+        return await self._call(self.memory.count, **kwargs)
+
+    @_mirrors(Memory.backup)
+    async def backup(self, dest: str | Path) -> dict[str, Any]:
+        return await self._call(self.memory.backup, dest)
 
     @_mirrors(Memory.feedback)
     async def feedback(self, memory_id: str, *, useful: bool) -> MemoryRecord:

@@ -676,6 +676,50 @@ def forget(
 
 
 @app.command()
+def backup(
+    dest: Annotated[Path, typer.Argument(metavar="FILE", help="The new backup file (never overwritten).")],
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Back up a live SQLite memory to FILE while agents keep using it (SQLite's online-backup API: a
+    consistent copy of every write committed before it began, checked before it is kept). Restore by
+    stopping the servers and putting the file in the database's place. PostgreSQL: use pg_dump."""
+    with _memory(db) as mem:
+        report = mem.backup(dest)
+    if as_json:
+        _print_json(report)
+        return
+    _say(f"backed up {report['memories']} memories to {report['path']} ({report['bytes']:,} bytes, integrity "
+         f"{report['integrity']}, {report['seconds']} s)")
+
+
+@app.command("forget-user")
+def forget_user(
+    user: Annotated[str, typer.Argument(metavar="USER", help="The user_id whose memories are erased.")],
+    db: DbOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only count what would be erased.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase everything of one user (the right to be forgotten): every memory in any status, its index
+    entries, history and access log, the user's memory boxes, clusters and unsaved conversation turns.
+    Other users are untouched. Logged (counts only, never a text). Try --dry-run first."""
+    with _memory(db) as mem:
+        if not dry_run and not yes:
+            counted = mem.forget_user(user, dry_run=True)
+            if not typer.confirm(f"Permanently erase {counted['memories']} memories and everything else of user "
+                                 f"{user!r}?"):
+                raise typer.Exit(1)
+        report = mem.forget_user(user, dry_run=dry_run)
+        if as_json:
+            _print_json(report)
+            return
+        verb = "would erase" if dry_run else "erased"
+        _say(f"{verb} {report['memories']} memories, {report['boxes']} memory boxes, {report['clusters']} clusters "
+             f"and {report['state_entries']} buffers/counters of user {user}")
+
+
+@app.command()
 def feedback(memory_id: IdArg, useful: Annotated[bool, typer.Option("--useful/--not-useful",
                                                                     help="Did it help?")], db: DbOpt = None) -> None:
     """Tell reverie whether a memory helped (updates its utility)."""
@@ -1249,13 +1293,21 @@ def mcp_cmd(
     session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Default session_id.")] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option(metavar="PORT", help="Port for --http (0 = any free port).")] = 8765,
+    tools: Annotated[str | None, typer.Option(
+        "--tools", metavar="NAMES",
+        help="Which tools to offer: 'default' (remember, recall, context, update, invalidate, forget), 'all', "
+        "or a comma-separated list of names and groups, e.g. default,dream,stats.")] = None,
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
-    from reverie.mcp_server import Defaults, build_server, run_http, run_stdio
+    from reverie.mcp_server import Defaults, build_server, parse_tools, run_http, run_stdio
 
+    try:
+        chosen = parse_tools(tools)
+    except ReverieError as exc:
+        _fail(exc)
     with _memory(db, create=True) as mem:
-        server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session))
+        server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session), tools=chosen)
         if http:
             run_http(server, port=port)
         else:
@@ -1266,18 +1318,46 @@ def mcp_cmd(
 def serve(
     db: DbOpt = None,
     host: Annotated[str, typer.Option(metavar="HOST", help="Bind address; anything but loopback requires "
-                                      "REVERIE_API_TOKEN.")] = "127.0.0.1",
+                                      "REVERIE_API_TOKEN or an API key.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(metavar="PORT", help="Port (0 = any free port).")] = 8080,
+    workers: Annotated[int, typer.Option(metavar="N", help="Server processes on one socket (PostgreSQL only).")] = 1,
+    proxy_headers: Annotated[bool, typer.Option(
+        "--proxy-headers", help="Behind a reverse proxy: take the client address and scheme from "
+        "X-Forwarded-For/-Proto (sent by --forwarded-allow-ips).")] = False,
+    forwarded_allow_ips: Annotated[str, typer.Option(
+        metavar="IPS", help="Comma-separated proxy addresses trusted with --proxy-headers ('*': any).")]
+    = "127.0.0.1",
+    root_path: Annotated[str, typer.Option(metavar="PREFIX", help="The path prefix a proxy serves reverie "
+                                           "under, e.g. /memory.")] = "",
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", metavar="NAME", help="A host name the proxy passes in the Host header (repeat for "
+        "several); a loopback bind refuses other names.")] = None,
+    access_log: Annotated[bool, typer.Option("--access-log/--no-access-log",
+                                             help="One line per request on stderr (never query strings or "
+                                             "bodies).")] = True,
+    dream_every: Annotated[str | None, typer.Option(
+        "--dream-every", metavar="DURATION", help="Also run the dream cycle every DURATION (30m, 1h, 1d) in the "
+        "server process.")] = None,
 ) -> None:
-    """Serve the REST API (/v1, OpenAPI at /docs) and the web dashboard (/).
+    """Serve the REST API (/v1, OpenAPI at /docs, metrics at /metrics, readiness at /readyz) and the web
+    dashboard (/).
 
     Without REVERIE_API_TOKEN and without API keys the server is single-tenant: whoever reaches it
     (loopback only) has full access. REVERIE_API_TOKEN is an admin token; API keys (`reverie keys
     create`) give each caller its own scope. Either makes every request need a credential."""
+    from reverie.dream.schedule import parse_duration
+    from reverie.http.server import ServeOptions
     from reverie.http.server import serve as run_server
 
+    try:
+        every = parse_duration(dream_every).total_seconds() if dream_every else None
+    except ReverieError as exc:
+        _fail(exc)
+    opts = ServeOptions(host=host, port=port, workers=workers, proxy_headers=proxy_headers,
+                        forwarded_allow_ips=forwarded_allow_ips, root_path=root_path.rstrip("/"),
+                        allow_hosts=list(allow_host or []), access_log=access_log, dream_every=every)
     with _memory(db, create=True) as mem:
-        run_server(mem, host=host, port=port, token=os.environ.get("REVERIE_API_TOKEN") or None)
+        run_server(mem, token=os.environ.get("REVERIE_API_TOKEN") or None, options=opts)
 
 
 class _Command(typer.core.TyperCommand):

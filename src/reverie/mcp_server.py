@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import Field
 
@@ -44,19 +44,77 @@ SERVER_NAME = "reverie"
 INSTRUCTIONS = """\
 reverie is your long-term memory. Call `recall` with what the user is asking about before answering
 questions that may depend on earlier conversations, and `remember` facts, preferences, decisions and
-corrections worth keeping (one self-contained statement each). When a memory turns out to be wrong,
-`invalidate` it with a reason instead of forgetting it; `forget` deletes for good and is for explicit
-"forget this" requests. Tell reverie whether recalled memories helped with `feedback`.
+corrections worth keeping (one self-contained statement each). When a memory is wrong, `update` it
+with the corrected text, or `invalidate` it with a reason when it simply stopped being true; `forget`
+deletes for good and is only for explicit "forget this" requests. Ids may be shortened to any unique
+prefix (recall shows short ones).
 """
 
-MemoryId = Annotated[str, Field(description="The memory's id (a UUID as returned by remember/recall).")]
-UserId = Annotated[
-    str | None,
-    Field(description="User scope (the isolation boundary). Omit to use the server's --user."),
-]
-AgentId = Annotated[str | None, Field(description="Agent scope. Omit to use the server's --agent.")]
-SessionId = Annotated[str | None, Field(description="Session id. Omit to use the server's --session default.")]
+#: the tools an agent needs in a conversation (``reverie mcp`` exposes these unless ``--tools`` says
+#: otherwise): store, look up, put in the prompt, correct, retract, delete on request
+DEFAULT_TOOLS: tuple[str, ...] = ("remember", "recall", "context", "update", "invalidate", "forget")
+#: every tool, in the order they are listed; the rest are operator work (maintenance, inspection)
+ALL_TOOLS: tuple[str, ...] = (
+    *DEFAULT_TOOLS, "observe", "end_session", "feedback", "get", "history", "pin", "unpin", "promote",
+    "demote", "reactivate", "undo_consolidation", "stats", "dream",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    """MCP tool annotations: whether a tool only reads, may destroy, and may be repeated safely."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+#: ``recall``, ``context`` and ``get`` change no memory's content or status; they do record the access
+#: (which strengthens the memory), as any recall does
+HINTS: dict[str, Hints] = {
+    "remember": Hints(False, False, False),
+    "recall": Hints(True, False, True),
+    "context": Hints(True, False, True),
+    "update": Hints(False, False, True),
+    "invalidate": Hints(False, False, True),
+    "forget": Hints(False, True, True),
+    "observe": Hints(False, False, False),
+    "end_session": Hints(False, False, True),
+    "feedback": Hints(False, False, False),
+    "get": Hints(True, False, True),
+    "history": Hints(True, False, True),
+    "pin": Hints(False, False, True),
+    "unpin": Hints(False, False, True),
+    "promote": Hints(False, False, False),
+    "demote": Hints(False, False, False),
+    "reactivate": Hints(False, False, True),
+    "undo_consolidation": Hints(False, False, True),
+    "stats": Hints(True, False, True),
+    "dream": Hints(False, False, False),
+}
+
+ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
+
+
+class ToolDecorator(Protocol):
+    """Registers a tool function (when the server offers it) and returns it unchanged."""
+
+    def __call__(self, fn: ToolFn) -> ToolFn: ...
+
+
+MemoryId = Annotated[str, Field(description="Id or unique prefix.")]
+UserId = Annotated[str | None, Field(description="Whose memories.")]
+AgentId = Annotated[str | None, Field(description="Agent scope (default: the server's).")]
+SessionId = Annotated[str | None, Field(description="Session (default: the server's).")]
 LayerName = Literal["working", "episodic", "semantic", "procedural", "codebase"]
+#: who says what an agent remembers: the user (human), the agent's own inference (ai), the conversation
+SourceName = Literal["human", "ai", "interaction"]
+#: the write path's categories (what an LLM extraction or the classifier assigns)
+CategoryName = Literal["preference", "fact", "decision", "correction", "plan", "entity"]
+#: scope parameters not published in the tools' schemas: the agent and the session are the host's
+#: settings (``--agent``, ``--session``), and a server locked to a user (``--user``) publishes no
+#: ``user_id`` either. A call naming one is still accepted and checked against the server's scope.
+HOST_SCOPE_PARAMS = ("agent_id", "session_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +133,26 @@ class Defaults:
 
     def session(self, given: str | None) -> str | None:
         return given if given is not None else self.session_id
+
+
+def parse_tools(spec: str | None) -> tuple[str, ...]:
+    """``--tools``: ``default`` (the agent's set), ``all``, or comma-separated names and groups
+    (``default,dream,stats``). Unknown names raise :class:`InvalidInputError` listing the known ones."""
+    if spec is None or not spec.strip():
+        return DEFAULT_TOOLS
+    chosen: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        names = {"default": DEFAULT_TOOLS, "all": ALL_TOOLS}.get(part, (part,))
+        for name in names:
+            if name not in HINTS:
+                raise InvalidInputError(f"unknown MCP tool {name!r}; choose from default, all, " + ", ".join(ALL_TOOLS))
+            if name not in chosen:
+                chosen.append(name)
+    if not chosen:
+        raise InvalidInputError("--tools names no tool")
+    return tuple(n for n in ALL_TOOLS if n in chosen)
 
 
 def _require_sdk() -> None:
@@ -131,6 +209,36 @@ def history_dicts(events: list[HistoryEvent]) -> list[dict[str, Any]]:
             for e in events]
 
 
+def event_date(rec: MemoryRecord) -> str:
+    """When what the memory says happened (its validity start), else when it was stored: a date."""
+    return (rec.valid_from or rec.created_at).date().isoformat()
+
+
+def compact_hits(hits: list[Any], short: dict[str, str]) -> str:
+    """Recall results as the model reads them: one line per memory, best first —
+    ``short-id · date · relevance · content`` plus a marker for anything not plainly active."""
+    if not hits:
+        return "no memories found"
+    lines = [f"{len(hits)} memor{'y' if len(hits) == 1 else 'ies'}, best first (id · date · relevance · text):"]
+    for h in hits:
+        rec = h.memory
+        marks = [m for m in ("pinned" if rec.pinned else "",
+                             rec.status.value if rec.status.value != "active" else "") if m]
+        tail = f" [{', '.join(marks)}]" if marks else ""
+        lines.append(f"{short.get(rec.id, rec.id)} · {event_date(rec)} · {h.score:.2f} · {rec.content}{tail}")
+    return "\n".join(lines)
+
+
+def _result(data: dict[str, Any], text: str | None = None) -> Any:
+    """A tool answer: ``text`` (default: compact JSON) for the model, ``data`` as structured content."""
+    import json
+
+    from mcp.types import CallToolResult, TextContent
+
+    shown = text if text is not None else json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return CallToolResult(content=[TextContent(type="text", text=shown)], structured_content=data)
+
+
 def server_credential(defaults: Defaults) -> Credential:
     """The scope a server runs with: locked to ``--user`` (and ``--agent``) when a user is given,
     else full access."""
@@ -139,48 +247,142 @@ def server_credential(defaults: Defaults) -> Credential:
     return Credential.scoped(defaults.user_id, defaults.agent_id, name="mcp --user")
 
 
-def build_server(mem: Memory, defaults: Defaults | None = None, credential: Credential | None = None) -> MCPServer:
-    """An ``MCPServer`` whose tools and resources call ``mem`` within ``credential`` (default: see
-    :func:`server_credential`)."""
-    _require_sdk()
+def friendly_argument_error(tool: str, exc: Any, accepted: list[str]) -> str:
+    """A schema violation in words a model can act on (no pydantic boilerplate, no URLs)."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        kind = str(err.get("type", ""))
+        if kind == "missing":
+            problems.append(f"'{where}' is required")
+        else:
+            msg = str(err.get("msg", "is invalid")).split(" [type=")[0]
+            problems.append(f"'{where}': {msg[0].lower() + msg[1:] if msg else 'invalid'}")
+    return f"InvalidInputError: {tool}: " + "; ".join(problems) + f". It takes: {', '.join(accepted)}."
+
+
+def compact_schema(schema: Any) -> Any:
+    """A tool's input schema as short as it can be for the model (every tool definition is paid for in
+    tokens in every conversation): no generated titles, an optional value as its type alone (``null``
+    still accepted) with no ``default: null``. What it accepts is unchanged."""
+    if isinstance(schema, list):
+        return [compact_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+            continue
+        out[key] = compact_schema(value)
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        (kept,) = [o for o in options if o != {"type": "null"}]
+        del out["anyOf"]
+        out = {**kept, **out}
+    if "default" in out and out["default"] is None:
+        del out["default"]
+    return out
+
+
+def _make_server() -> Any:
+    """``MCPServer`` whose tool calls check argument names first and report schema violations in plain
+    words (``InvalidInputError: recall: 'query' is required …``)."""
+    import difflib
+
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class ReverieMCPServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            tool = self._tool_manager.get_tool(name)
+            if tool is not None:
+                accepted = list(tool.parameters.get("properties", {}))
+                known = set(tool.fn_metadata.arg_model.model_fields)
+                unknown = [a for a in arguments if a not in known]
+                if unknown:
+                    hints = []
+                    for a in unknown:
+                        close = difflib.get_close_matches(a, accepted, n=1)
+                        hints.append(f"'{a}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+                    raise ToolError(f"InvalidInputError: {name} has no argument {', '.join(hints)}. "
+                                    f"It takes: {', '.join(accepted)}.")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if tool is not None and isinstance(exc.__cause__, ValidationError):
+                    accepted = list(tool.parameters.get("properties", {}))
+                    raise ToolError(friendly_argument_error(name, exc.__cause__, accepted)) from exc.__cause__
+                raise
+
+    return ReverieMCPServer
+
+
+def build_server(mem: Memory, defaults: Defaults | None = None, credential: Credential | None = None,
+                 tools: tuple[str, ...] | list[str] | None = None) -> MCPServer:
+    """An ``MCPServer`` whose tools and resources call ``mem`` within ``credential`` (default: see
+    :func:`server_credential`). ``tools``: which tools to offer (default :data:`DEFAULT_TOOLS`; see
+    :func:`parse_tools`)."""
+    _require_sdk()
+    from mcp.types import ToolAnnotations
 
     from reverie import __version__
 
+    chosen = DEFAULT_TOOLS if tools is None else parse_tools(",".join(tools))
     d = defaults or Defaults()
-    sm = ScopedMemory(mem, credential if credential is not None else server_credential(d))
-    server: MCPServer = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    _write_tools(server, sm, d)
-    _lifecycle_tools(server, sm)
-    _read_tools(server, sm, d)
+    cred = credential if credential is not None else server_credential(d)
+    sm = ScopedMemory(mem, cred)
+    server: MCPServer = _make_server()(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                                       log_level="WARNING")
+
+    def tool(fn: ToolFn) -> ToolFn:
+        name = fn.__name__
+        if name in chosen:
+            h = HINTS[name]
+            server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()),
+                            annotations=ToolAnnotations(read_only_hint=h.read_only,
+                                                        destructive_hint=h.destructive,
+                                                        idempotent_hint=h.idempotent),
+                            structured_output=False)
+        return fn
+
+    _write_tools(tool, sm, d)
+    _lifecycle_tools(tool, sm)
+    _read_tools(tool, sm, d)
+    for registered in server._tool_manager.list_tools():
+        hidden = HOST_SCOPE_PARAMS if cred.admin else (*HOST_SCOPE_PARAMS, "user_id")
+        if registered.name in DEFAULT_TOOLS:  # operator tools keep every parameter
+            for param in hidden:
+                registered.parameters.get("properties", {}).pop(param, None)
+        registered.parameters = compact_schema(registered.parameters)
     _resources(server, sm, d)
     return server
 
 
-def _write_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
-    @server.tool()
+def _write_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
+    @tool
     def remember(
-        content: Annotated[str, Field(description="What to remember: one self-contained statement.")],
+        content: Annotated[str, Field(description="One self-contained statement.")],
+        when: Annotated[str | None, Field(description="ISO 8601 time it happened.")] = None,
+        source: Annotated[SourceName | None, Field(description="Who says so.")] = None,
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON metadata.")] = None,
-        when: Annotated[str | None, Field(description="ISO 8601 time the content refers to "
-                                                      "(default: now).")] = None,
-        source: Annotated[str | None, Field(description="Who says so: human, ai, interaction, ingest, "
-                                                        "code_scan or dream (sets trust).")] = None,
-        verbatim: Annotated[bool, Field(strict=True, description="Store exactly as given, skipping the write path's "
-                                                    "dedup and inference.")] = False,
-    ) -> dict[str, Any]:
-        """Store a memory. Returns the action taken (CREATE, UPDATE, SUPERSEDE, REINFORCE or SKIP for a
-        duplicate), the memory id and the reason."""
+    ) -> Any:
+        """Store a fact, preference or decision. Answers CREATE, UPDATE, SUPERSEDE (replaced an older
+        fact), REINFORCE or SKIP (known)."""
         with _tool_errors():
             res = mem.add(content, user_id=d.user(user_id), agent_id=d.agent(agent_id),
-                          session_id=d.session(session_id), metadata=metadata, when=when, source=source,
-                          infer=not verbatim)
-        return res.to_dict()
+                          session_id=d.session(session_id), when=when, source=source)
+            short = mem.memory.short_ids([i for i in (res.id, *res.ids) if i])
+        data = res.to_dict()
+        text = f"{res.action.value} {short.get(res.id, '') if res.id else ''}".strip() + f": {res.reason}"
+        return _result(data, text)
 
-    @server.tool()
+    @tool
     def observe(
         message: Annotated[str, Field(description="One raw conversation turn, as said.")],
         role: Annotated[Literal["user", "assistant"], Field(description="Who said it.")] = "user",
@@ -191,196 +393,184 @@ def _write_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
         metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON metadata.")] = None,
         flush: Annotated[bool, Field(description="Store what the conversation's buffer holds now, this turn "
                                      "included, so that it can be recalled at once.")] = False,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """Feed one conversation turn to reverie's observer: it decides what (if anything) is worth
         remembering, buffers small talk and extracts facts. Returns what was written now; BUFFERED
         means the turn waits in the buffer and is NOT stored yet (flush=true stores it now)."""
         with _tool_errors():
             results = mem.observe(message, role=role, user_id=d.user(user_id), agent_id=d.agent(agent_id),
                                   session_id=d.session(session_id), when=when, metadata=metadata, flush=flush)
-        return {"results": [r.to_dict() for r in results]}
+        return _result({"results": [r.to_dict() for r in results]})
 
-    @server.tool()
+    @tool
     def end_session(
         session_id: SessionId = None,
         user_id: UserId = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """End a session: store what is still buffered, promote its strong working memories and clear
         its working memory. Returns a report."""
         sid = d.session(session_id)
         with _tool_errors():
             if sid is None:
                 raise InvalidInputError("end_session needs a session_id (argument or the server's --session)")
-            return mem.end_session(sid, user_id=d.user(user_id))
+            return _result(mem.end_session(sid, user_id=d.user(user_id)))
 
-    @server.tool()
+    @tool
     def update(
         memory_id: MemoryId,
-        content: Annotated[str | None, Field(description="New content (re-embedded).")] = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="Replacement metadata.")] = None,
-        category: Annotated[str | None, Field(description="New category, e.g. preference or decision.")] = None,
-        importance: Annotated[float | None, Field(strict=True, ge=0.0, le=1.0,
-                                                  description="New base importance, 0..1.")] = None,
-        reason: Annotated[str, Field(description="Why the memory changes (kept in its history).")] = "",
-    ) -> dict[str, Any]:
-        """Edit a memory in place (immutable memories refuse). Returns the updated memory."""
+        content: Annotated[str | None, Field(description="The corrected text.")] = None,
+        reason: Annotated[str, Field(description="Why.")] = "",
+    ) -> Any:
+        """Correct a memory's text (the old text stays in its history)."""
         with _tool_errors():
-            rec = mem.update(memory_id, content, metadata=metadata, category=category, importance=importance,
-                             reason=reason)
-        return brief(rec)
+            rec = mem.update(memory_id, content, reason=reason)
+        return _result(brief(rec), f"updated {mem.memory.short_ids([rec.id])[rec.id]}: {rec.content}")
 
-    @server.tool()
-    def forget(memory_id: MemoryId) -> dict[str, Any]:
-        """Delete a memory for good. Only for an explicit "forget this" request; to mark something as no
-        longer true, use invalidate."""
+    @tool
+    def forget(memory_id: MemoryId) -> Any:
+        """Delete a memory for good; only when the user asks."""
         with _tool_errors():
             mem.forget(memory_id)
-        return {"forgotten": memory_id}
+        return _result({"forgotten": memory_id}, f"forgotten: {memory_id}")
 
 
+def _lifecycle_tools(tool: ToolDecorator, mem: ScopedMemory) -> None:
+    def answer(rec: MemoryRecord, what: str) -> Any:
+        return _result(brief(rec), f"{what} {mem.memory.short_ids([rec.id])[rec.id]}")
 
-def _lifecycle_tools(server: MCPServer, mem: ScopedMemory) -> None:
-    @server.tool()
+    @tool
     def invalidate(
         memory_id: MemoryId,
         reason: Annotated[str, Field(min_length=1, description="Why it is no longer true.")],
-    ) -> dict[str, Any]:
-        """Mark a memory as no longer true. It is kept (with its validity closed) but no longer recalled."""
+    ) -> Any:
+        """Mark a memory no longer true (kept, not recalled)."""
         with _tool_errors():
-            return brief(mem.invalidate(memory_id, reason))
+            return answer(mem.invalidate(memory_id, reason), "invalidated")
 
-    @server.tool()
-    def pin(memory_id: MemoryId) -> dict[str, Any]:
+    @tool
+    def pin(memory_id: MemoryId) -> Any:
         """Pin a memory: immune to forgetting and demotion."""
         with _tool_errors():
-            return brief(mem.pin(memory_id))
+            return answer(mem.pin(memory_id), "pinned")
 
-    @server.tool()
-    def unpin(memory_id: MemoryId) -> dict[str, Any]:
+    @tool
+    def unpin(memory_id: MemoryId) -> Any:
         """Unpin a memory, so that the dream cycle may forget or demote it again."""
         with _tool_errors():
-            return brief(mem.unpin(memory_id))
+            return answer(mem.unpin(memory_id), "unpinned")
 
-    @server.tool()
-    def reactivate(memory_id: MemoryId) -> dict[str, Any]:
+    @tool
+    def reactivate(memory_id: MemoryId) -> Any:
         """Bring a forgotten (dormant or archived, cold) memory back into everyday recall."""
         with _tool_errors():
-            return brief(mem.reactivate(memory_id))
+            return answer(mem.reactivate(memory_id), "reactivated")
 
-    @server.tool()
-    def undo_consolidation(summary_id: MemoryId) -> dict[str, Any]:
+    @tool
+    def undo_consolidation(summary_id: MemoryId) -> Any:
         """Undo a dream consolidation: the originals return to everyday recall, the summary is invalidated."""
         with _tool_errors():
-            return mem.undo_consolidation(summary_id)
+            return _result(mem.undo_consolidation(summary_id))
 
-    @server.tool()
+    @tool
     def promote(
         memory_id: MemoryId,
         layer: Annotated[LayerName | None, Field(description="Target layer; default: the next one "
                                                             "(working → episodic → semantic).")] = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """Move a memory up a layer (pinned memories may be promoted; immutable ones may not)."""
         with _tool_errors():
-            return brief(mem.promote(memory_id, layer))
+            return answer(mem.promote(memory_id, layer), "promoted")
 
-    @server.tool()
-    def demote(memory_id: MemoryId) -> dict[str, Any]:
+    @tool
+    def demote(memory_id: MemoryId) -> Any:
         """Move a memory down one layer (semantic → episodic → working). Pinned, flashbulb and immutable
         memories refuse."""
         with _tool_errors():
-            return brief(mem.demote(memory_id))
+            return answer(mem.demote(memory_id), "demoted")
 
-    @server.tool()
+    @tool
     def feedback(
         memory_id: MemoryId,
         useful: Annotated[bool, Field(strict=True, description="true if the memory helped, false if it did not.")],
-    ) -> dict[str, Any]:
+    ) -> Any:
         """Tell reverie whether a recalled memory was useful; this updates its utility."""
         with _tool_errors():
             rec = mem.feedback(memory_id, useful=useful)
-        return {"id": rec.id, "utility": rec.utility}
+        return _result({"id": rec.id, "utility": rec.utility})
 
 
-
-def _read_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
-    @server.tool()
+def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
+    @tool
     def recall(
-        query: Annotated[str, Field(description="What to look for, in natural language.")],
-        k: Annotated[int, Field(strict=True, ge=1, le=100, description="How many memories to return.")] = 5,
+        query: Annotated[str, Field(description="What to look for.")],
+        k: Annotated[int, Field(strict=True, ge=1, le=100, description="How many.")] = 5,
+        category: Annotated[CategoryName | None, Field(description="Only this category.")] = None,
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-        layer: Annotated[LayerName | None, Field(description="Only memories of this layer.")] = None,
-        category: Annotated[str | None, Field(description="Only memories of this category.")] = None,
-        explain: Annotated[bool, Field(strict=True, description="Include how each score was made (channels, "
-                                                   "ranks, fusion).")] = False,
-    ) -> dict[str, Any]:
-        """Recall the memories most relevant to the query, best first. Each result counts as an access
-        (it strengthens the memory)."""
+    ) -> Any:
+        """Memories relevant to the query, best first: id · date · relevance · text."""
         filters: dict[str, Any] = {}
-        if layer is not None:
-            filters["layer"] = layer
         if category is not None:
             filters["category"] = category
         with _tool_errors():
             hits = mem.search(query, user_id=d.user(user_id), agent_id=d.agent(agent_id),
                               session_id=d.session(session_id), k=k, filters=filters or None)
+            short = mem.memory.short_ids([h.memory.id for h in hits])
         results = []
         for h in hits:
-            item = {"score": h.score, **brief(h.memory)}
-            if explain:
-                item["explain"] = h.explain
+            rec = h.memory
+            item = {"id": rec.id, "content": rec.content, "score": round(h.score, 3), "when": event_date(rec),
+                    "layer": rec.layer.value, "status": rec.status.value, "category": rec.category,
+                    "pinned": rec.pinned, "user_id": rec.user_id, "agent_id": rec.agent_id,
+                    "session_id": rec.session_id}
             results.append(item)
-        return {"results": results}
+        return _result({"results": results}, compact_hits(hits, short))
 
-    @server.tool()
+    @tool
     def context(
-        query: Annotated[str, Field(description="What the agent is about to answer or do.")],
-        budget_tokens: Annotated[int | None, Field(strict=True, ge=1, le=100_000,
-                                                   description="Token budget of the block (default: configured).")]
-        = None,
-        k: Annotated[int, Field(strict=True, ge=1, le=100, description="How many memories to retrieve.")] = 10,
+        query: Annotated[str, Field(description="What you are about to answer or do.")],
+        budget_tokens: Annotated[int | None, Field(strict=True, ge=1, le=100_000, description="Token budget.")] = None,
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
-    ) -> dict[str, Any]:
-        """A ready-to-use memory block for the prompt: the session's working memory, core memories and
-        the relevant ones, gated by confidence and fitted to the token budget."""
+    ) -> Any:
+        """The memories to put in your prompt, as one block within a token budget."""
         with _tool_errors():
             block = mem.context(query, user_id=d.user(user_id), agent_id=d.agent(agent_id),
-                                session_id=d.session(session_id), budget_tokens=budget_tokens, k=k)
-        return {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items],
+                                session_id=d.session(session_id), budget_tokens=budget_tokens)
+        data = {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items],
                 "skipped": block.skipped, "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
+        return _result(data, block.text or "no memories relevant enough to include")
 
-    @server.tool()
-    def get(memory_id: MemoryId) -> dict[str, Any]:
+    @tool
+    def get(memory_id: MemoryId) -> Any:
         """One memory with every field (strengths, provenance, validity). Counts as an access."""
         with _tool_errors():
-            return mem.get(memory_id).to_dict()
+            return _result(mem.get(memory_id).to_dict())
 
-    @server.tool()
-    def history(memory_id: MemoryId) -> dict[str, Any]:
+    @tool
+    def history(memory_id: MemoryId) -> Any:
         """Every recorded transition of a memory (created, updated, promoted, invalidated, …), oldest first."""
         with _tool_errors():
-            return {"id": memory_id, "events": history_dicts(mem.history(memory_id))}
+            return _result({"id": memory_id, "events": history_dicts(mem.history(memory_id))})
 
-    @server.tool()
+    @tool
     def stats(
         user_id: Annotated[str | None, Field(description="Only this user's memories (default: all).")] = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """Health check: memory counts and energy per layer and status."""
         with _tool_errors():
-            return mem.stats(user_id=d.user(user_id))
+            return _result(mem.stats(user_id=d.user(user_id)))
 
-    @server.tool()
+    @tool
     def dream(
         steps: Annotated[list[str] | None, Field(description="Step names to run (default: every enabled "
                                                              "step: decay, promote, expire, prune, …).")] = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """Run the dream cycle now (decay, promotion, expiry, pruning …) and return what each step changed."""
         with _tool_errors():
-            return mem.dream(steps=steps)
-
+            return _result(mem.dream(steps=steps))
 
 
 def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
@@ -395,7 +585,7 @@ def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
         return {"user_id": user_id, "memories": [brief(r) for r in recs]}
 
     @server.resource("reverie://hot", mime_type="application/json",
-                     description="The hot tier (seed 001): proven memories always injected (server's default user).")
+                     description="The hot tier: proven memories always put in the context (server's default user).")
     def hot_default() -> dict[str, Any]:
         return hot(d.user_id)
 
@@ -555,5 +745,6 @@ def run_http(server: MCPServer, *, port: int = 8765) -> None:
     anyio.run(lambda: userver.serve(sockets=[sock]))
 
 
-__all__ = ["Defaults", "brief", "build_server", "history_dicts", "run_http", "run_stdio", "screen_request",
+__all__ = ["ALL_TOOLS", "DEFAULT_TOOLS", "HINTS", "Defaults", "brief", "build_server", "compact_hits", "history_dicts",
+           "parse_tools", "run_http", "run_stdio", "screen_request",
            "server_credential"]

@@ -919,6 +919,30 @@ class Memory:
         rec = self._require(memory_id)
         return self.store.history(rec.id)
 
+    def accesses(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        """The memory's most recent recalls (when, how — search, get, rehearsal … — and in which
+        session), newest first; looking does not count as one."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise InvalidInputError("limit must be an integer between 1 and 10000")
+        rec = self._require(memory_id)
+        return self.store.access_events(rec.id, limit=limit)
+
+    def backup(self, dest: str | Path) -> dict[str, Any]:
+        """A consistent copy of the live store in the new file ``dest`` (SQLite's online-backup API:
+        every write committed before the backup began, while writers go on); PostgreSQL raises
+        ConfigError pointing to ``pg_dump``. Returns what was written (path, bytes, integrity, memories)."""
+        report = self.store.backup(dest)
+        self.ops.log("backup", path=report.get("path"), bytes=report.get("bytes"), memories=report.get("memories"))
+        return report
+
+    def count(self, *, user_id: str | None = None, agent_id: str | None = None,
+              filters: Mapping[str, Any] | None = None, all_users: bool = False) -> int:
+        """How many memories :meth:`list` with the same scope and filters pages through."""
+        flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
+        if not flt.all_users:
+            self._check_scope(flt.user_id)
+        return self.store.count(flt)
+
     def stats(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
         """seed 000's health check: count and energy avg/min/max per layer and status."""
         if user_id is not None:
@@ -1065,6 +1089,39 @@ class Memory:
             self._scrub_boxes(gone.values())
             self.store.delete(doomed)
         self.ops.log("forget", id=rec.id, user_id=rec.user_id, derived=derived)
+
+    def forget_user(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, Any]:
+        """Erase everything of one user (the right to be forgotten): every memory in any status or store
+        with all that hangs on it (relations, access log, history, working memory, tags, the full-text
+        and vector index entries), the user's memory boxes and clusters, and the state entries that name
+        the user (conversation buffers holding unsaved turns, schedule counters, cursors).
+
+        With ``dry_run`` nothing changes: the counts of what would go are returned. Returns
+        ``{"user_id", "dry_run", "memories", "boxes", "clusters", "state_entries"}``. The ops log
+        records the erasure with its counts, never a text. ``None`` is the anonymous partition."""
+        user = clean_scope(user_id, "user_id")
+        flt = MemoryFilter.everything(user_id=user, all_users=False)
+        keys = [k for k, v in self.store.state_items() if _names_user(k, v, user)]
+        report: dict[str, Any] = {"user_id": user, "dry_run": bool(dry_run)}
+        if dry_run:
+            report.update({"memories": self.store.count(flt), **self.store.delete_partition_rows(user, dry_run=True),
+                           "state_entries": len(keys)})
+            return report
+        ids = [r.id for batch in self.store.scan(flt, omit=_ERASE_OMIT) for r in batch]
+        deleted = 0
+        for start in range(0, len(ids), _ERASE_BATCH):
+            with self.store.transaction():
+                deleted += self.store.delete(ids[start:start + _ERASE_BATCH])
+        with self.store.transaction():
+            rows = self.store.delete_partition_rows(user)
+            report["state_entries"] = self.store.delete_state(keys)
+        report.update({"memories": deleted, **rows})
+        self.store.reclaim()  # PostgreSQL: the old row versions and index entries go from disk now
+        clear = getattr(self.embedder, "clear", None)
+        if callable(clear):
+            clear()
+        self.ops.log("forget_user", user_id=user, **{k: v for k, v in report.items() if k != "user_id"})
+        return report
 
     def _made_from(self, memory_id: str) -> builtins.list[str]:
         """Ids of the memories made from this one's words (summaries, themes, cards — linked to what
@@ -1364,3 +1421,29 @@ def _settle_open_at_exit() -> None:
         if not mem._closed:
             with contextlib.suppress(Exception):
                 mem._settle()
+
+
+#: memories erased per transaction by :meth:`Memory.forget_user` (each batch merges the full-text index
+#: once; measured on SQLite: 20k memories of one user in 1.9 s beside 20k of another, 100k in 12 s)
+_ERASE_BATCH = 5000
+#: fields an erasure never needs to read
+_ERASE_OMIT = frozenset({"embedding", "inputs", "metadata", "importance_channels", "entities"})
+#: separators of the state keys that embed a user id (``schedule:ingest:<user>``, ``write.buffer\x1f<user>\x1f…``)
+_STATE_SEPARATORS = (":", "\x1f")
+
+
+def _names_user(key: str, value: Any, user: str | None) -> bool:
+    """Whether a state entry belongs to ``user``: its key ends with the user after a separator, or has
+    the user as a ``\x1f``-separated part (a conversation buffer), or its value is a cursor that
+    starts with the user (``<user>\x1f<memory id>``)."""
+    name = user or ""
+    parts = key.split("\x1f")
+    if len(parts) > 1 and parts[1] == name:
+        return True
+    if user is not None and any(key.endswith(sep + name) for sep in _STATE_SEPARATORS):
+        return True
+    if isinstance(value, dict):
+        after = value.get("after")
+        if isinstance(after, str) and user is not None and after.startswith(name + "\x1f"):
+            return True
+    return False

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
-from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation
+from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation
 from reverie.results import AddResult
 from reverie.store.base import MemoryFilter
 from reverie.validation import clean_id, clean_scope, printable
@@ -237,6 +239,27 @@ class ScopedMemory:
     def forget(self, memory_id: Any) -> None:
         self.memory.forget(self.peek(memory_id).id)
 
+    def forget_user(self, user_id: Any, *, dry_run: bool = False) -> dict[str, Any]:
+        """Erase everything of one user (see :meth:`Memory.forget_user`). The credential must cover the
+        user and not be narrowed to agents (the erasure takes every agent's memories of the user); the
+        anonymous partition needs an admin."""
+        if not self.credential.admin:
+            if self.credential.agents is not None:
+                raise PermissionDeniedError("erasing a user takes every agent's memories of it; it needs a "
+                                            "credential not narrowed to agents")
+            if clean_scope(user_id, "user_id") is None:
+                raise PermissionDeniedError("erasing the memories stored without a user needs an admin credential")
+        return self.memory.forget_user(self._user(user_id), dry_run=dry_run)
+
+    def count(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False,
+              filters: Mapping[str, Any] | None = None) -> int:
+        """How many memories :meth:`list` would page through (same scope rules)."""
+        if all_users:
+            self.credential.require_admin("counting every user's memories")
+            return self.memory.count(user_id=clean_scope(user_id, "user_id"),
+                                     agent_id=clean_scope(agent_id, "agent_id"), all_users=True, filters=filters)
+        return self.memory.count(user_id=self._user(user_id), agent_id=self._agent(agent_id), filters=filters)
+
     def pin(self, memory_id: Any) -> MemoryRecord:
         return self.memory.pin(self.peek(memory_id).id)
 
@@ -259,7 +282,22 @@ class ScopedMemory:
         return self.memory.feedback(self.peek(memory_id).id, useful=useful)
 
     def history(self, memory_id: Any) -> builtins.list[HistoryEvent]:
-        return self.memory.history(self.peek(memory_id).id)
+        """The memory's transitions; an id the credential may not see (a successor another agent wrote,
+        say) is replaced in the reason and data by :data:`FOREIGN_ID` — not even an id of another scope
+        is named."""
+        events = self.memory.history(self.peek(memory_id).id)
+        if self.credential.admin:
+            return events
+        named = {i for e in events for i in _UUID.findall(e.reason + json.dumps(e.data, default=str))}
+        found = self.memory.store.get(sorted(named)) if named else {}
+        foreign = {i for i in named if i not in found or not self.credential.may_see(found[i])}
+        if not foreign:
+            return events
+        return [dataclasses.replace(e, reason=_hide(e.reason, foreign), data=_hide_in(e.data, foreign))
+                for e in events]
+
+    def accesses(self, memory_id: Any, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        return self.memory.accesses(self.peek(memory_id).id, limit=limit)
 
     def explain_strength(self, memory_id: Any) -> dict[str, Any]:
         return self.memory.explain_strength(self.peek(memory_id).id)
@@ -358,4 +396,23 @@ class ScopedMemory:
         return self.memory.dream_reports()
 
 
-__all__ = ["ScopedMemory"]
+#: what a history shows instead of the id of a memory outside the credential's scope
+FOREIGN_ID = "(a memory outside this scope)"
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _hide(text: str, foreign: set[str]) -> str:
+    return _UUID.sub(lambda m: FOREIGN_ID if m.group(0) in foreign else m.group(0), text)
+
+
+def _hide_in(value: Any, foreign: set[str]) -> Any:
+    if isinstance(value, str):
+        return _hide(value, foreign)
+    if isinstance(value, dict):
+        return {k: _hide_in(v, foreign) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_hide_in(v, foreign) for v in value]
+    return value
+
+
+__all__ = ["FOREIGN_ID", "ScopedMemory"]

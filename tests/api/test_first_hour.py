@@ -62,7 +62,7 @@ def test_an_ambiguous_prefix_lists_the_candidates_and_an_unknown_one_is_not_foun
 def test_rest_mcp_and_dashboard_accept_a_unique_prefix(mem: Memory) -> None:
     from mcp import Client
 
-    from reverie.mcp_server import build_server
+    from reverie.mcp_server import build_server, parse_tools
 
     ids = _fill(mem)
     short = mem.short_ids(ids)[ids[2]]
@@ -76,7 +76,7 @@ def test_rest_mcp_and_dashboard_accept_a_unique_prefix(mem: Memory) -> None:
         assert res.status_code == 422 and "matches several memories" in res.json()["detail"]
 
     async def body() -> dict[str, Any]:
-        async with Client(build_server(mem)) as client:
+        async with Client(build_server(mem, tools=parse_tools("all"))) as client:  # get is an operator tool
             res = await client.call_tool("get", {"memory_id": short})
             assert not res.is_error, res.content
             return dict(res.structured_content or {})

@@ -8,11 +8,13 @@ temporary directory) and checked to be real renderings (size, visible chart elem
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -54,8 +56,8 @@ def test_pages_render_server_side(mem: Memory) -> None:
         assert ids["bob"] not in client.get("/memories", params={"user_id": "maya"}).text
         assert ids["allergy"] in client.get("/memories", params={"q": "penicillin", "user_id": "maya"}).text
         page = client.get(f"/memories/{ids['move']}").text
-        for part in ("Retention over time", "polyline", "supersedes", "same_entity", "retrievability", "E0·exp",
-                     "History", "created"):
+        for part in ("Will it be forgotten?", "polyline", "archive line", "supersedes", "same entity",
+                     "retrievability", "E0·exp", "History", "created", "Recalls"):
             assert part in page, part
         missing = client.get("/memories/does-not-exist")
         assert missing.status_code == 404 and "NotFoundError" in missing.text
@@ -65,6 +67,42 @@ def test_pages_render_server_side(mem: Memory) -> None:
                                                                                 "application/javascript"))
     # looking at a memory is not an access (bob's memory was only ever looked at)
     assert mem.store.get([ids["bob"]])[ids["bob"]].access_count == 0
+
+
+def test_dream_page_lists_a_consolidation_and_its_originals(make_memory: Any, clock: Any) -> None:
+    mem: Memory = make_memory()
+    texts = ["User went hiking at Mount Rainier on March 12, 2024",
+             "User went kayaking at Lake Washington on March 15, 2024", "User ran a 5K in Fremont on March 20, 2024",
+             "User went rock climbing at Stone Gardens on March 25, 2024",
+             "User joined a cycling club on March 28, 2024"]
+    originals = [r.id for r in mem.add_many(texts, user_id="u", infer=False)]
+    clock.advance(days=365)
+    report = mem.dream(steps=["promote", "consolidate"])
+    summary = next(s for s in report["steps"] if s["name"] == "consolidate")["details"]["summaries"][0]
+    with TestClient(create_app(mem)) as client:
+        page = client.get("/dream").text
+    changed = page[page.index('id="dream-changes"'):page.index("Every step")]
+    assert f'/memories/{summary}"' in changed and "created — dream consolidate: 5 memories → 1" in changed
+    for mid in originals:  # each original: linked, with what happened to it
+        assert f'/memories/{mid}"' in changed
+    assert changed.count(f"consolidated into {summary}") == 5
+
+
+def test_every_dashboard_link_carries_the_proxy_root_path(mem: Memory) -> None:
+    ids = seed(mem)
+    with TestClient(create_app(mem), root_path="/memory") as client:
+        for path in ("/", "/memories", f"/memories/{ids['move']}", "/dream", "/agents", "/keys"):
+            page = client.get(path)
+            assert page.status_code == 200, path
+            links = re.findall(r'(?:href|src|action)="(/[^"]*)"', page.text)
+            assert links and all(link.startswith("/memory/") for link in links), (path, links)
+            assert 'data-root="/memory"' in page.text
+    from reverie.auth import create_key
+
+    create_key(mem.store, name="ops", admin=True, now=mem.now())
+    with TestClient(create_app(mem), root_path="/memory") as client:
+        res = client.get("/memories", headers={"Accept": "text/html"}, follow_redirects=False)
+        assert res.status_code == 303 and res.headers["location"] == "/memory/login"
 
 
 # headless Chromium ------------------------------------------------------------------------------
@@ -129,7 +167,7 @@ def test_overview_and_list_in_chromium(browser: Any, live: tuple[str, dict[str, 
     assert rows.count() == 1 and "Porto" in rows.first.inner_text()
     page.goto(url + "/memories")
     page.fill("input[name=q]", "penicillin")
-    page.fill("input[name=user_id]", "maya")
+    page.fill("form.filters input[name=user_id]", "maya")
     page.click("form.filters button[type=submit]")
     page.wait_for_url("**q=penicillin**")
     assert "allergic to penicillin" in page.locator("#memory-list tbody tr").first.inner_text()
@@ -148,7 +186,10 @@ def test_memory_page_buttons_in_chromium(browser: Any, live: tuple[str, dict[str
     mid = ids["move"]
     page.goto(f"{url}/memories/{mid}")
     assert page.locator("#content").inner_text() == "Maya moved to Lisbon in March"
-    assert page.locator("svg.plot polyline").count() == 2
+    assert page.locator("svg.plot polyline").count() == 1  # the one curve that decides its forgetting
+    summary = page.locator("#forgetting-summary").inner_text()
+    assert "Its retention is" in summary and "%" in summary
+    assert not re.search(r"\d\.\d{6,}", page.locator("#forgetting").inner_text())  # no long floats in words
     assert page.locator("svg.graph circle").count() == 3  # the memory and its two relations
     assert page.locator("#strengths tbody tr").count() > 10
     shoot(page, shots / "memory.png")
@@ -197,5 +238,215 @@ def test_dream_button_in_chromium(browser: Any, live: tuple[str, dict[str, str],
         page.click("button[data-action=dream]")
     steps = page.locator("#dream-report tbody tr")
     assert steps.count() >= 3
-    assert "decay" in page.locator("#dream-report").inner_text()
+    assert "decay" in (page.locator("#dream-report").text_content() or "")
     shoot(page, screenshots_dir(tmp_path) / "dream.png")
+
+
+# the dashboard for a person looking after an agent's memory ------------------------------------------
+
+@pytest.fixture
+def rich(tmp_path: Path, spawn: Any) -> tuple[str, dict[str, Any], Path]:
+    """A served store with two users, two agents, recalled memories (the access log) and twelve notes."""
+    db = tmp_path / "rich.db"
+    with Memory(db, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
+        ids: dict[str, Any] = seed(mem)
+        ids["notes"] = [mem.add(f"working note {i:02d} about the quarterly report", user_id="maya",
+                                agent_id="planner" if i % 2 else "writer", infer=False,
+                                when=f"2024-0{1 + i % 9}-1{i % 9}T10:00:00+00:00").id for i in range(12)]
+        for _ in range(2):
+            mem.get(ids["notes"][0])  # two recalls: the dream cycle promotes it out of working memory
+        mem.search("quarterly report", user_id="maya")
+    server = spawn("rest", str(db))
+    return server.url, ids, db
+
+
+def _page(browser: Any) -> tuple[Any, list[str]]:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return page, errors
+
+
+@pytest.mark.browser
+def test_create_and_edit_a_memory_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
+                                              tmp_path: Path) -> None:
+    url, _ids, db = rich
+    page, errors = _page(browser)
+    page.goto(url + "/memories?user_id=maya")
+    page.click("#new-memory summary")
+    page.fill("#create-form textarea[name=content]", "Maya's passport expires in June 2027")
+    assert page.input_value("#create-form input[name=user_id]") == "maya"  # the list's user is the default
+    page.fill("#create-form input[name=agent_id]", "writer")
+    page.fill("#create-form input[name=when]", "2025-01-15T09:30")
+    with page.expect_navigation(url=re.compile(r".*/memories/[0-9a-f-]{36}$")):
+        page.click("#create-form button[type=submit]")
+    assert page.locator("#content").inner_text() == "Maya's passport expires in June 2027"
+    assert "happened 2025-01-15" in page.locator("#when").inner_text()  # the event's time, not the import's
+    mid = page.url.rsplit("/", 1)[1]
+
+    page.click("button[data-action=edit]")
+    page.fill("#edit-form textarea[name=content]", "Maya's passport expires in July 2027")
+    page.fill("#edit-form input[name=category]", "travel")
+    page.fill("#edit-form input[name=reason]", "she checked it")
+    with page.expect_navigation():
+        page.click("#edit-form button[type=submit]")
+    assert page.locator("#content").inner_text() == "Maya's passport expires in July 2027"
+    assert "she checked it" in page.locator("#history").inner_text()
+    assert "category travel" in page.locator("#when").inner_text()
+    shoot(page, screenshots_dir(tmp_path) / "memory-edited.png")
+    assert not errors
+    with Memory(db, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
+        rec = mem.peek(mid)
+        assert (rec.content, rec.user_id, rec.agent_id, rec.category) == (
+            "Maya's passport expires in July 2027", "maya", "writer", "travel")
+
+
+@pytest.mark.browser
+def test_paging_sorting_and_bulk_forget_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
+                                                    tmp_path: Path) -> None:
+    url, ids, db = rich
+    page, errors = _page(browser)
+    page.goto(url + "/memories?user_id=maya&limit=5")
+    assert "14 memories · page 1 of 3" in page.locator("#result-summary").inner_text()  # 2 seeded + 12 notes
+    first = page.locator("#memory-list tbody tr").evaluate_all("rows => rows.map(r => r.dataset.id)")
+    with page.expect_navigation():
+        page.click("#next-page")
+    second = page.locator("#memory-list tbody tr").evaluate_all("rows => rows.map(r => r.dataset.id)")
+    assert len(first) == len(second) == 5 and not set(first) & set(second)
+    with page.expect_navigation():
+        page.click("a.sort:has-text('recalls')")
+    top = page.locator("#memory-list tbody tr").first
+    assert top.get_attribute("data-id") == ids["notes"][0]  # recalled three times: the most
+    with page.expect_navigation():
+        page.click("a.sort:has-text('happened')")  # twice: oldest event first
+    with page.expect_navigation():
+        page.click("a.sort:has-text('happened')")
+    shoot(page, screenshots_dir(tmp_path) / "memories-sorted.png")
+
+    page.goto(url + "/memories?user_id=maya&limit=50")
+    doomed = ids["notes"][3:6]
+    for mid in doomed:
+        page.check(f"input.pick[value='{mid}']")
+    assert page.locator("#selected-count").inner_text() == "3 selected"
+    page.once("dialog", lambda d: d.accept())
+    with page.expect_navigation():
+        page.click("button[data-bulk=forget]")
+    left = page.locator("#memory-list tbody tr").evaluate_all("rows => rows.map(r => r.dataset.id)")
+    assert len(left) == 11 and not set(doomed) & set(left)
+
+    page.check(f"input.pick[value='{ids['notes'][7]}']")
+    page.check(f"input.pick[value='{ids['notes'][8]}']")
+    with page.expect_navigation():
+        page.click("button[data-bulk=pin]")
+    assert page.locator(f"tr[data-id='{ids['notes'][7]}']").inner_text().count("📌") == 1
+    page.check("#select-all")
+    assert page.locator("#selected-count").inner_text() == "11 selected"
+    page.uncheck("#select-all")
+    page.check(f"input.pick[value='{ids['notes'][9]}']")
+    page.once("dialog", lambda d: d.accept("superseded by the annual report"))
+    with page.expect_navigation():
+        page.click("button[data-bulk=invalidate]")
+    assert ids["notes"][9] not in page.content()  # active only by default
+    assert not errors
+    with Memory(db, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
+        assert mem.store.get(doomed) == {}
+        assert mem.peek(ids["notes"][9]).status.value == "invalidated"
+
+
+@pytest.mark.browser
+def test_access_log_agents_users_and_search_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
+                                                         tmp_path: Path) -> None:
+    url, ids, _db = rich
+    page, errors = _page(browser)
+    page.goto(f"{url}/memories/{ids['notes'][0]}")
+    log = page.locator("#access-log tbody tr")
+    assert log.count() == 3
+    kinds = page.locator("#access-log").inner_text()
+    assert kinds.count("get") == 2 and "search" in kinds
+    page.goto(f"{url}/memories/{ids['bob']}")
+    assert page.locator("#access-log-empty").is_visible()
+
+    page.goto(url + "/agents")
+    rows = page.locator("#agents tbody tr")
+    assert rows.count() == 4  # maya/planner, maya/writer, maya (no agent), bob (no agent)
+    text = page.locator("#agents").inner_text()
+    assert "planner" in text and "writer" in text
+    with page.expect_navigation():
+        page.click("#agents a:text-is('6') >> nth=0")
+    assert "agent_id=" in page.url and page.locator("#memory-list tbody tr").count() == 6
+    shoot(page, screenshots_dir(tmp_path) / "agents.png")
+
+    page.goto(url + "/memories")
+    with page.expect_navigation(url="**user_id=bob**"):
+        page.select_option("#user-switcher", "bob")
+    assert page.locator("#memory-list tbody tr").count() == 1 and "aisle" in page.locator("#memory-list").inner_text()
+
+    page.goto(url + "/memories?user_id=maya&q=quarterly+report+note&limit=20")
+    scores = [float(s) for s in page.locator("#memory-list tbody td:nth-child(2)").all_inner_texts()]
+    assert scores and scores == sorted(scores, reverse=True)
+    assert min(scores) >= 0.5 * max(scores)  # the relevance cut-off: weaker hits are behind "show all"
+    assert not errors
+
+
+@pytest.mark.browser
+def test_dream_report_links_the_memories_it_changed_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
+                                                                 tmp_path: Path) -> None:
+    url, ids, _db = rich
+    page, errors = _page(browser)
+    page.goto(url + "/dream")
+    with page.expect_navigation(url="**/dream"):
+        page.click("button[data-action=dream]")
+    changes = page.locator("#dream-changes tbody tr")
+    assert changes.count() >= 1
+    row = page.locator(f"#dream-changes tr:has(a[href$='{ids['notes'][0]}'])")
+    assert "promoted" in row.inner_text()  # what happened to it, and why
+    shoot(page, screenshots_dir(tmp_path) / "dream-report.png")
+    with page.expect_navigation():
+        row.locator("a").click()
+    assert page.url.endswith(ids["notes"][0])
+    assert "dream" in page.locator("#history").inner_text()
+    assert not errors
+
+
+@pytest.mark.browser
+def test_api_keys_created_and_revoked_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
+                                                  tmp_path: Path) -> None:
+    url, _ids, _db = rich
+    page, errors = _page(browser)
+    page.goto(url + "/keys")
+    assert "no API keys yet" in page.locator("#keys").inner_text()
+    page.fill("#key-form input[name=name]", "ops console")
+    page.check("#key-form input[name=admin]")
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("#new-key:not([hidden])")
+    admin_key = page.locator("#new-key-value").inner_text()
+    assert admin_key.startswith("rvk_")
+    page.goto(url + "/keys")  # a key is active now: the dashboard asks for an admin credential
+    assert page.url.endswith("/login")
+    page.fill("input[name=token]", admin_key)
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    page.goto(url + "/keys")
+    page.fill("#key-form input[name=name]", "maya's travel agent")
+    page.fill("#key-form input[name=users]", "maya")
+    page.fill("#key-form input[name=agents]", "planner")
+    page.click("#key-form button[type=submit]")
+    page.wait_for_selector("#new-key:not([hidden])")
+    maya_key = page.locator("#new-key-value").inner_text()
+    with httpx.Client(base_url=url) as http:
+        assert http.get("/v1/memories", params={"user_id": "maya"}).status_code == 401  # keys are active
+        mine = http.get("/v1/memories", params={"user_id": "maya"}, headers={"Authorization": f"Bearer {maya_key}"})
+        assert mine.status_code == 200 and mine.json()["total"] == 6  # the planner's memories only
+    page.goto(url + "/keys")
+    text = page.locator("#keys").inner_text()
+    assert "ops console" in text and "users maya; agents planner" in text and admin_key not in page.content()
+    shoot(page, screenshots_dir(tmp_path) / "keys.png")
+    maya_id = maya_key.split("_")[1]
+    page.once("dialog", lambda d: d.accept())
+    with page.expect_navigation():
+        page.click(f"button[data-revoke='{maya_id}']")
+    assert "revoked" in page.locator(f"tr[data-key='{maya_id}']").inner_text()
+    with httpx.Client(base_url=url) as http:
+        refused = http.get("/v1/memories", params={"user_id": "maya"}, headers={"Authorization": f"Bearer {maya_key}"})
+        assert refused.status_code == 401  # at once on this server
+    assert not errors

@@ -31,8 +31,8 @@ def test_every_setting_is_documented_with_its_environment_variable() -> None:
 
 
 def test_docs_pages_exist_and_link_each_other() -> None:
-    for page in ("getting-started.md", "concepts.md", "configuration.md", "architecture.md"):
+    for page in ("getting-started.md", "concepts.md", "configuration.md", "architecture.md", "production.md"):
         assert (DOCS / page).is_file(), page
     start = (DOCS / "getting-started.md").read_text(encoding="utf-8")
-    for needle in ('"mcpServers"', "claude mcp add", "reverie serve", "reverie mcp", "/v1/search"):
+    for needle in ('"mcpServers"', "claude mcp add", "reverie serve", "reverie mcp", "/v1/search", "production.md"):
         assert needle in start, needle

@@ -59,8 +59,8 @@ def test_memory_crud(client: TestClient) -> None:
     assert got["access_count"] == 1 and "embedding" not in got
 
     listed = client.get("/v1/memories", params={"user_id": "maya"}).json()
-    assert [m["id"] for m in listed] == [mid]
-    assert client.get("/v1/memories", params={"user_id": "bob"}).json() == []
+    assert [m["id"] for m in listed["items"]] == [mid] and listed["total"] == 1 and listed["next_cursor"] is None
+    assert client.get("/v1/memories", params={"user_id": "bob"}).json()["items"] == []
 
     patched = client.patch(f"/v1/memories/{mid}", json={"content": "Maya is allergic to amoxicillin",
                                                          "category": "health", "reason": "corrected"}).json()
@@ -304,3 +304,47 @@ def test_real_server_process_with_token(tmp_path: Path, spawn: Any) -> None:
     with httpx.Client(base_url=server.url, timeout=30) as http:
         assert http.get("/v1/stats").status_code == 401
         assert http.get("/v1/stats", headers={"Authorization": f"Bearer {TOKEN}"}).json()["total"] == 0
+
+
+def test_lists_page_with_totals_and_a_cursor(client: TestClient) -> None:
+    ids = [add(client, f"note number {i} about paging", user_id="pager", infer=False) for i in range(7)]
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        params: dict[str, Any] = {"user_id": "pager", "limit": 3, "order_by": "created_at", "descending": False}
+        if cursor:
+            params["cursor"] = cursor
+        page = client.get("/v1/memories", params=params).json()
+        assert page["total"] == 7 and len(page["items"]) <= 3
+        seen += [m["id"] for m in page["items"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == 3 and seen == ids  # oldest first, each once
+    wrong_order = client.get("/v1/memories", params={"user_id": "pager", "cursor": cursor or page_cursor(client)})
+    assert_problem(wrong_order, 422, "InvalidInputError")
+    assert_problem(client.get("/v1/memories", params={"user_id": "pager", "cursor": "garbage!"}), 422,
+                   "InvalidInputError")
+    users = client.get("/v1/users").json()
+    assert {"user_id": "pager", "memories": 7} in users["items"] and users["total"] >= 1
+
+
+def page_cursor(client: TestClient) -> str:
+    """A cursor made for the ascending order (used with the default, descending one)."""
+    page = client.get("/v1/memories", params={"user_id": "pager", "limit": 3, "descending": False}).json()
+    cursor: str = page["next_cursor"]
+    return cursor
+
+
+def test_a_memory_s_recalls_are_listed(client: TestClient) -> None:
+    mid = add(client, "Maya's locker is number 12", user_id="maya", infer=False)
+    assert client.get(f"/v1/memories/{mid}/accesses").json() == {"items": [], "total": 0}
+    client.get(f"/v1/memories/{mid}")
+    client.post("/v1/search", json={"query": "locker number", "user_id": "maya", "session_id": "s9"})
+    got = client.get(f"/v1/memories/{mid}/accesses").json()
+    assert got["total"] == 2 and [a["kind"] for a in got["items"]] == ["search", "get"]
+    assert got["items"][0]["session_id"] == "s9"
+    assert client.get(f"/v1/memories/{mid}/accesses", params={"limit": 1}).json()["total"] == 1
+    assert_problem(client.get("/v1/memories/nope/accesses"), 404, "NotFoundError")

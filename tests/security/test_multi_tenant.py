@@ -251,15 +251,19 @@ def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Sco
 def _mcp_phase(world: World, rng: random.Random, n: int) -> None:
     from mcp import Client
 
-    from reverie.mcp_server import Defaults, build_server
+    from reverie.mcp_server import Defaults, build_server, parse_tools
+
+    every = parse_tools("all")  # the operator's tools too: each one must keep to the lock
 
     locks = {"mcp alice": ("alice", None), "mcp alice/a1": ("alice", "a1"), "mcp bob/a2": ("bob", "a2")}
 
     async def main() -> None:
         clients = {}
-        async with Client(build_server(world.mem, Defaults(user_id="alice", session_id="s1"))) as c1, \
-                Client(build_server(world.mem, Defaults(user_id="alice", agent_id="a1", session_id="s1"))) as c2, \
-                Client(build_server(world.mem, Defaults(user_id="bob", agent_id="a2", session_id="s1"))) as c3:
+        def server(user: str, agent: str | None = None) -> Any:
+            return build_server(world.mem, Defaults(user_id=user, agent_id=agent, session_id="s1"), tools=every)
+
+        async with Client(server("alice")) as c1, Client(server("alice", "a1")) as c2, \
+                Client(server("bob", "a2")) as c3:
             clients = {"mcp alice": c1, "mcp alice/a1": c2, "mcp bob/a2": c3}
             for _ in range(n):
                 who = rng.choice(sorted(clients))
@@ -299,7 +303,7 @@ async def _mcp_op(world: World, rng: random.Random, client: Any, who: str, scope
             "remember": {"content": f"{tag(*_landing(scope, args))} told by {who} #{rng.randrange(10**6)}", **args},
             "observe": {"message": f"{tag(*_landing(scope, args))} I booked the {rng.choice(WORDS)} "
                                    f"#{rng.randrange(10**6)}", **args},
-            "get": {"memory_id": mid}, "update": {"memory_id": mid, "category": "edited"},
+            "get": {"memory_id": mid}, "update": {"memory_id": mid, "reason": "edited"},
             "forget": {"memory_id": mid}, "pin": {"memory_id": mid}, "history": {"memory_id": mid},
             "feedback": {"memory_id": mid, "useful": False}, "stats": {k: v for k, v in args.items()
                                                                       if k == "user_id"}}[op]
@@ -388,3 +392,23 @@ def test_an_agent_key_cannot_end_a_shared_session_or_dream(make_memory: Any, age
     assert len(mem.working_memory("s1", user_id="alice")) > 0  # nothing was cleared
     mem.add(f"{tag('alice', agent)} alone", user_id="alice", agent_id=agent, session_id="own")
     assert scoped.end_session("own")["working_cleared"] == 1
+
+
+def test_a_history_never_names_a_memory_of_another_scope(make_memory: Any) -> None:
+    from reverie.auth import Credential
+    from reverie.model import HistoryEvent
+    from reverie.scoped import FOREIGN_ID, ScopedMemory
+
+    mem: Memory = make_memory()
+    mine = mem.add("bob's agent a2 wrote this", user_id="bob", agent_id="a2", infer=False).id
+    theirs = mem.add("bob's agent a1 wrote that", user_id="bob", agent_id="a1", infer=False).id
+    also_mine = mem.add("another of a2", user_id="bob", agent_id="a2", infer=False).id
+    assert mine and theirs and also_mine
+    mem.store.add_history([HistoryEvent(mine, "superseded", mem.now(), reason=f"superseded by {theirs}",
+                                        actor="write", data={"by": theirs, "near": [also_mine, theirs]})])
+    scoped = ScopedMemory(mem, Credential.scoped("bob", "a2"))
+    event = scoped.history(mine)[-1]
+    assert event.reason == f"superseded by {FOREIGN_ID}"
+    assert event.data == {"by": FOREIGN_ID, "near": [also_mine, FOREIGN_ID]}  # its own scope's ids stay
+    assert theirs in mem.history(mine)[-1].reason  # the library itself (and an admin) sees everything
+    assert ScopedMemory(mem, Credential.scoped("bob")).history(mine)[-1].data["by"] == theirs

@@ -1348,3 +1348,58 @@ def test_ids_with_prefix_and_users(store: Store, embedder: HashEmbedder) -> None
     assert store.ids_with_prefix("0199AA") == [] and store.ids_with_prefix("") == []
     assert store.users() == [("maya", 2), (None, 1), ("tom", 1)]
     assert store.users(limit=1) == [("maya", 2)]
+
+
+def test_access_events_newest_first_with_kind_and_session(store: Store) -> None:
+    store.log_access([AccessEvent("m", T0 + timedelta(minutes=i), kind=k, session_id=s)
+                      for i, (k, s) in enumerate([("search", "s1"), ("get", None), ("rehearsal", "s2")])])
+    store.log_access([AccessEvent("other", T0)])
+    got = store.access_events("m")
+    assert [(e.kind, e.session_id, e.at) for e in got] == [
+        ("rehearsal", "s2", T0 + timedelta(minutes=2)), ("get", None, T0 + timedelta(minutes=1)),
+        ("search", "s1", T0)]
+    assert [e.kind for e in store.access_events("m", limit=1)] == ["rehearsal"]
+    assert store.access_events("nobody") == []
+
+
+def test_history_at_one_instant_by_one_actor(store: Store) -> None:
+    run = T0 + timedelta(hours=1)
+    store.add_history([HistoryEvent("a", "promoted", run, actor="dream"),
+                       HistoryEvent("b", "archived", run, actor="dream"),
+                       HistoryEvent("c", "updated", run, actor="user"),
+                       HistoryEvent("d", "promoted", run + timedelta(microseconds=1), actor="dream")])
+    assert [(e.memory_id, e.event) for e in store.history_at(run, actor="dream")] == [("a", "promoted"),
+                                                                                     ("b", "archived")]
+    assert len(store.history_at(run, actor="dream", limit=1)) == 1
+    assert store.history_at(T0, actor="dream") == []
+
+
+def test_scope_counts_per_user_and_agent(store: Store, embedder: HashEmbedder) -> None:
+    store.insert([_rec(embedder, "a1", user_id="u", agent_id="x", access_count=2),
+                  _rec(embedder, "a2", user_id="u", agent_id="x", access_count=3, status=Status.INVALIDATED),
+                  _rec(embedder, "a3", user_id="u"), _rec(embedder, "a4", user_id=None, agent_id="y")])
+    rows = {(r["user_id"], r["agent_id"]): r for r in store.scope_counts()}
+    assert set(rows) == {("u", "x"), ("u", None), (None, "y")}
+    assert rows[("u", "x")]["memories"] == 2 and rows[("u", "x")]["accesses"] == 5
+    assert rows[("u", "x")]["last_written"] == T0 and rows[("u", None)]["last_accessed"] is None
+    assert store.scope_counts()[0]["memories"] == 2 and len(store.scope_counts(limit=1)) == 1
+
+
+def test_state_items_delete_state_and_partition_rows(store: Store) -> None:
+    from reverie.store.base import Box, Cluster
+
+    store.set_state("k:a", {"x": 1})
+    store.set_state("k:b", [1, 2])
+    assert store.state_items() == [("k:a", {"x": 1}), ("k:b", [1, 2])]
+    assert store.delete_state(["k:a", "missing"]) == 1 and store.state_items() == [("k:b", [1, 2])]
+    store.put_box(Box("b1", "u", "s", T0, T0, topic=["tea"]))
+    store.put_box(Box("b2", "v", "s", T0, T0, topic=["coffee"]))
+    store.put_clusters([Cluster("c1", "u", "coactivation", T0, T0, members={"m1": 1.0}),
+                        Cluster("c2", "v", "coactivation", T0, T0, members={"m2": 1.0})])
+    assert store.delete_partition_rows("u", dry_run=True) == {"boxes": 1, "clusters": 1}
+    assert store.box("b1") is not None  # a dry run changes nothing
+    assert store.delete_partition_rows("u") == {"boxes": 1, "clusters": 1}
+    assert store.box("b1") is None and store.box("b2") is not None
+    assert store.clusters("u") == [] and [c.id for c in store.clusters("v")] == ["c2"]
+    assert store.delete_partition_rows("u") == {"boxes": 0, "clusters": 0}
+    store.reclaim()  # outside a transaction: always allowed

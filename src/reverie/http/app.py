@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -23,6 +24,7 @@ from reverie import __version__
 from reverie.auth import KeyRing
 from reverie.http import models as m
 from reverie.http import problems
+from reverie.http.ops import Metrics, Observe, swagger_assets
 from reverie.http.security import Authenticator, Guard, credential_of
 from reverie.model import MemoryRecord
 from reverie.scoped import ScopedMemory
@@ -49,6 +51,12 @@ def get_memory(request: Request) -> Memory:
     """The app's ``Memory`` itself (no credential check: the dashboard's admin pages use it)."""
     mem: Memory = request.app.state.memory
     return mem
+
+
+def metrics(request: Request) -> Metrics | None:
+    """The app's Prometheus metrics (``None`` when they are off)."""
+    found: Metrics | None = getattr(request.app.state, "metrics", None)
+    return found
 
 
 def scoped(request: Request) -> ScopedMemory:
@@ -94,7 +102,53 @@ def build_router() -> APIRouter:
     _engine_routes(r)
     _session_routes(r)
     _health_routes(r)
+    _key_routes(r)
     return r
+
+
+def _key_dict(key: Any) -> dict[str, Any]:
+    return {"id": key.id, "name": key.name, "admin": key.admin, "users": list(key.user_ids),
+            "agents": None if key.agent_ids is None else list(key.agent_ids),
+            "created_at": key.created_at.isoformat(),
+            "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
+            "last_used_at": key.last_used_at.isoformat() if key.last_used_at else None}
+
+
+def _key_routes(r: APIRouter) -> None:
+    """API keys, for admins: the same operations as ``reverie keys`` (only a key's hash is stored)."""
+
+    @r.get("/keys", response_model=m.KeyList, tags=["keys"], summary="The API keys (never the keys themselves)")
+    def list_keys(request: Request, include_revoked: bool = False) -> dict[str, Any]:
+        credential_of(request.scope).require_admin("managing API keys")
+        keys = get_memory(request).store.api_keys(include_revoked=include_revoked)
+        return {"items": [_key_dict(k) for k in keys], "total": len(keys)}
+
+    @r.post("/keys", status_code=201, response_model=m.KeyCreated, tags=["keys"],
+            summary="Create an API key; the answer holds the key, the only time it is shown")
+    def create(request: Request, body: m.KeyRequest) -> dict[str, Any]:
+        from reverie.auth import create_key
+
+        credential_of(request.scope).require_admin("managing API keys")
+        mem = get_memory(request)
+        key, token = create_key(mem.store, name=body.name, users=body.users, agents=body.agents or None,
+                                admin=body.admin, now=mem.now())
+        _auth(request).keys.forget_cache()  # a first key makes credentials required at once
+        return {**_key_dict(key), "key": token}
+
+    @r.delete("/keys/{key_id}", response_model=m.KeyOut, tags=["keys"],
+              summary="Revoke an API key (it stops working at once on this server)")
+    def revoke(request: Request, key_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+        from reverie.auth import revoke_key
+
+        credential_of(request.scope).require_admin("managing API keys")
+        mem = get_memory(request)
+        key = revoke_key(mem.store, key_id, now=mem.now())
+        _auth(request).keys.forget_cache()
+        return _key_dict(key)
+
+
+def _auth(request: Request) -> Any:
+    return request.app.state.auth
 
 
 def _memory_routes(r: APIRouter) -> None:
@@ -105,10 +159,12 @@ def _memory_routes(r: APIRouter) -> None:
         res = scoped(request).add(body.content, user_id=body.user_id, agent_id=body.agent_id,
                                       session_id=body.session_id, metadata=body.metadata, when=body.when,
                                       source=body.source, infer=body.infer)
+        if (counter := metrics(request)) is not None:
+            counter.added([res.action.value])
         return res.to_dict()
 
-    @r.get("/memories", response_model=list[m.MemoryOut], tags=["memories"],  # type: ignore[valid-type]
-           summary="List memories in a scope (no access is counted)")
+    @r.get("/memories", response_model=m.MemoryPage, tags=["memories"],
+           summary="List memories in a scope, a page at a time (no access is counted)")
     def list_memories(
         request: Request,
         user_id: Annotated[str | None, Query(max_length=256)] = None,
@@ -120,14 +176,24 @@ def _memory_routes(r: APIRouter) -> None:
         category: Annotated[str | None, Query(max_length=64)] = None,
         pinned: bool | None = None,
         session_id: Annotated[str | None, Query(max_length=256)] = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
-    ) -> list[dict[str, Any]]:
+        order_by: m.OrderName = "created_at",
+        descending: bool = True,
+        limit: Annotated[int, Query(ge=1, le=1000, description="Memories per page.")] = 50,
+        cursor: Annotated[str | None, Query(max_length=200, description="The `next_cursor` of the page before.")]
+        = None,
+        offset: Annotated[int, Query(ge=0, le=10_000_000, description="Skip this many (ignored with a cursor).")] = 0,
+    ) -> dict[str, Any]:
         flt = memory_filters(layer=layer, status=status, category=category, pinned=pinned,
                              session_id=session_id, store=store)
-        recs = scoped(request).list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt,
-                                        limit=limit, offset=offset)
-        return [rec.to_dict() for rec in recs]
+        start = m.decode_cursor(cursor, order_by=order_by, descending=descending) if cursor else offset
+        mem = scoped(request)
+        recs = mem.list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt, limit=limit,
+                        offset=start, order_by=order_by, descending=descending)
+        total = mem.count(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt)
+        more = start + len(recs) < total
+        return {"items": [rec.to_dict() for rec in recs], "total": total, "limit": limit, "offset": start,
+                "next_cursor": m.encode_cursor(start + len(recs), order_by=order_by, descending=descending)
+                if more else None}
 
     @r.get("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"],
            summary="One memory (counts as an access)")
@@ -145,6 +211,23 @@ def _memory_routes(r: APIRouter) -> None:
     def forget_one(request: Request, memory_id: MemoryIdPath) -> Response:
         scoped(request).forget(memory_id)
         return Response(status_code=204)
+
+    @r.get("/users", response_model=m.UserList, tags=["users"],
+           summary="The users with memories, and how many each has")
+    def users(request: Request, limit: Annotated[int, Query(ge=1, le=10_000)] = 1000) -> dict[str, Any]:
+        found = scoped(request).users(limit=limit)
+        return {"items": [{"user_id": u, "memories": n} for u, n in found], "total": len(found)}
+
+    @r.delete("/users/{user_id}", response_model=m.ForgetUserReport, tags=["users"],
+              summary="Forget everything of one user (the right to be forgotten; logged, dry run first)")
+    def forget_user(request: Request, user_id: Annotated[str, Path(max_length=256)],
+                    dry_run: Annotated[bool, Query(description="Only count what would be erased.")] = False,
+                    ) -> dict[str, Any]:
+        """Erase every memory of the user (any status or store) with its relations, access log, history,
+        full-text and vector index entries, and the user's memory boxes, clusters and conversation
+        buffers. Other users are untouched. With `dry_run=true` nothing changes: the counts of what
+        would go are returned. The ops log records the erasure and its counts, never a text."""
+        return scoped(request).forget_user(user_id, dry_run=dry_run)
 
 
 
@@ -197,6 +280,14 @@ def _engine_routes(r: APIRouter) -> None:
     def history(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
         return _history(scoped(request), memory_id)
 
+    @r.get("/memories/{memory_id}/accesses", response_model=m.AccessList, tags=["memories"],
+           summary="Its most recent recalls: when, how and in which session (newest first)")
+    def accesses(request: Request, memory_id: MemoryIdPath,
+                 limit: Annotated[int, Query(ge=1, le=10_000)] = 50) -> dict[str, Any]:
+        events = scoped(request).accesses(memory_id, limit=limit)
+        return {"items": [{"at": e.at.isoformat(), "kind": e.kind, "session_id": e.session_id} for e in events],
+                "total": len(events)}
+
     @r.get("/memories/{memory_id}/strength", response_model=dict[str, m.StrengthTerm], tags=["memories"],
            summary="Every strength value with its formula terms")
     def strength(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
@@ -213,6 +304,8 @@ def _engine_routes(r: APIRouter) -> None:
         filters = body.filters.model_dump(exclude_none=True) if body.filters is not None else None
         hits = scoped(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                           session_id=body.session_id, k=body.k, filters=filters or None)
+        if (counter := metrics(request)) is not None:
+            counter.searched("search")
         return {"results": [h.to_dict() for h in hits]}
 
 
@@ -224,6 +317,8 @@ def _session_routes(r: APIRouter) -> None:
         results = scoped(request).observe(body.message, role=body.role, user_id=body.user_id,
                                               agent_id=body.agent_id, session_id=body.session_id, when=body.when,
                                               metadata=body.metadata)
+        if (counter := metrics(request)) is not None:
+            counter.added(res.action.value for res in results)
         return {"results": [res.to_dict() for res in results]}
 
     @r.post("/context", response_model=m.ContextOut, tags=["search"],
@@ -231,6 +326,8 @@ def _session_routes(r: APIRouter) -> None:
     def context(request: Request, body: m.ContextRequest) -> dict[str, Any]:
         block = scoped(request).context(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                             session_id=body.session_id, budget_tokens=body.budget_tokens, k=body.k)
+        if (counter := metrics(request)) is not None:
+            counter.searched("context")
         return {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items], "skipped": block.skipped,
                 "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
 
@@ -243,7 +340,8 @@ def _session_routes(r: APIRouter) -> None:
 
 def _health_routes(r: APIRouter) -> None:
 
-    @r.get("/stats", response_model=m.StatsOut, tags=["health"], summary="seed 000's health check")
+    @r.get("/stats", response_model=m.StatsOut, tags=["health"],
+           summary="Health check: how many memories per layer and status, with their energy")
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
         data = scoped(request).stats(user_id=user_id)
         data["target"] = redact_target(data["target"])
@@ -252,7 +350,10 @@ def _health_routes(r: APIRouter) -> None:
     @r.post("/dream", response_model=m.DreamReport, tags=["dream"], summary="Run the dream cycle now")
     def dream(request: Request, body: Annotated[m.DreamRequest | None, Body()] = None) -> dict[str, Any]:
         steps = body.steps if body is not None else None
-        return scoped(request).dream(steps=steps)
+        report = scoped(request).dream(steps=steps)
+        if (counter := metrics(request)) is not None:
+            counter.dreamed(report)
+        return report
 
     @r.get("/dream/reports", response_model=m.DreamReports, tags=["dream"],
            summary="Reports of past dream cycles, newest first")
@@ -303,45 +404,128 @@ def create_app(
     allowed_hosts: list[str] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     dashboard: bool = True,
+    with_metrics: bool = True,
+    access_log: bool = False,
 ) -> FastAPI:
     """The FastAPI app over ``mem``; wrap it in the :class:`Guard` (credentials — ``token`` and the
-    API keys in ``mem``'s store —, hosts, body size).
+    API keys in ``mem``'s store —, hosts, body size). ``with_metrics`` serves ``/metrics``;
+    ``access_log`` writes a line per request to the ``reverie.access`` logger.
 
     The caller owns ``mem`` (the app never closes it)."""
     app = FastAPI(
+        docs_url=None,
+        redoc_url=None,
         title="reverie",
         version=__version__,
         description="Long-term memory for AI agents: remember, recall, consolidate, forget. "
         "Errors are RFC 7807 problem documents whose `error` names the reverie error type.",
         openapi_tags=[{"name": "memories"}, {"name": "lifecycle"}, {"name": "search"}, {"name": "health"},
-                      {"name": "dream"}, {"name": "export"}],
+                      {"name": "dream"}, {"name": "export"}, {"name": "users"}, {"name": "keys"}],
     )
     app.state.memory = mem
     app.state.token = token
     app.state.auth = Authenticator(token=token, keys=KeyRing(lambda: mem.store, clock=mem.now))
     problems.install(app)
 
-    @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness (no token needed)")
-    def healthz() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
-
+    app.state.metrics = Metrics(mem) if with_metrics else None
+    _ops_routes(app)
     app.include_router(build_router())
     if dashboard:
         from reverie.web import mount_dashboard
 
         mount_dashboard(app)
     app.add_middleware(Guard, auth=app.state.auth, max_body=max_body, allowed_hosts=allowed_hosts)
+    app.add_middleware(Observe, metrics=app.state.metrics, access_log=access_log)
     _problem_media_type_only(app)
     return app
 
 
+def _ops_routes(app: FastAPI) -> None:
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+
+    @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness: the process answers (no "
+             "credential needed)")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/readyz", response_model=m.Ready, tags=["health"],
+             summary="Readiness: the store answers a read (no credential needed; 503 when it does not)",
+             responses={503: {"model": m.Problem, "description": "The store cannot be read",
+                              "content": {problems.PROBLEM_JSON: _PROBLEM_REF}}})
+    def readyz(request: Request) -> Any:
+        mem = get_memory(request)
+        start = time.perf_counter()
+        try:
+            mem.store.get_state("reverie:ready")
+        except Exception as exc:  # any failure to read means: not ready
+            return problems.problem(503, "Service Unavailable", f"the store cannot be read: {type(exc).__name__}",
+                                    "StoreError")
+        return {"status": "ready", "backend": mem.store.backend,
+                "store_ms": round((time.perf_counter() - start) * 1000, 3)}
+
+    @app.get("/metrics", tags=["health"], summary="Prometheus metrics (text exposition format)",
+             response_class=Response, responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                                                       "description": "Prometheus text format 0.0.4."},
+                                                  **{code: _ERRORS[code] for code in (401, 403, 404)}})
+    async def metrics_page(request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        found = metrics(request)
+        if found is None:
+            return problems.problem(404, "Not Found", "metrics are off for this server", "NotFoundError")
+        body = await run_in_threadpool(found.exposition)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+    app.mount("/static/swagger", StaticFiles(directory=str(swagger_assets())), name="swagger")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs(request: Request) -> Response:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(openapi_url=f"{root}/openapi.json", title="reverie API",
+                                   swagger_js_url=f"{root}/static/swagger/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{root}/static/swagger/swagger-ui.css",
+                                   swagger_favicon_url=f"{root}/static/swagger/favicon.png")
+
+
+#: the record's enumerations described for API users (the record's own docstrings name design sources)
+SCHEMA_DESCRIPTIONS = {
+    "Layer": "What kind of memory: working (this conversation), episodic (events), semantic (facts), procedural "
+             "(how to do things), codebase.",
+    "Status": "Lifecycle: active, superseded (replaced by a newer memory), dormant, archived, expired, "
+              "invalidated (no longer true, kept). Only an explicit forget deletes.",
+    "StoreTier": "hot (searched by default) or cold (deep recall, direct reads; reactivatable).",
+    "Precision": "How the memory's vector is stored: float32, or quantised to int8, int4 or int2 as it fades.",
+    "TemporalType": "persistent (true until changed) or time_bounded (true for a period).",
+    "MemoryKind": "episode (something that happened) or note (a standing fact or preference).",
+}
+
+#: operations anyone may call (no credential): the OpenAPI document says so per operation
+PUBLIC_OPERATIONS = frozenset({"/healthz", "/readyz"})
+SECURITY_SCHEMES = {
+    "bearer": {"type": "http", "scheme": "bearer",
+               "description": "An API key from `reverie keys create` (rvk_…), or REVERIE_API_TOKEN (admin). "
+                              "Without either configured, a server on 127.0.0.1 needs no credential."},
+}
+
+
 def _problem_media_type_only(app: FastAPI) -> None:
-    """Error responses are documented as ``application/problem+json`` (what they are), not JSON."""
+    """Error responses are documented as ``application/problem+json`` (what they are), not JSON; the
+    document declares the bearer security scheme."""
     original = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             spec = original()
+            spec.setdefault("components", {})["securitySchemes"] = SECURITY_SCHEMES
+            for name, text in SCHEMA_DESCRIPTIONS.items():
+                schema = spec["components"].get("schemas", {}).get(name)
+                if schema is not None:
+                    schema["description"] = text
+            spec["security"] = [{"bearer": []}]
+            for path in PUBLIC_OPERATIONS:
+                for op in spec.get("paths", {}).get(path, {}).values():
+                    op["security"] = []
             for ops in spec.get("paths", {}).values():
                 for op in ops.values():
                     for code, resp in op.get("responses", {}).items():

@@ -6,7 +6,9 @@ embedding), so the schema never drifts from the record.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import typing
 from typing import Any, Literal
 
@@ -36,6 +38,64 @@ def _memory_out() -> type[BaseModel]:
 
 
 MemoryOut = _memory_out()
+
+
+OrderName = Literal["created_at", "updated_at", "recorded_at", "valid_from", "last_accessed_at", "importance",
+                    "utility", "energy", "access_count"]
+
+
+class MemoryPage(BaseModel):
+    """One page of a list: its memories, how many there are in all, and the cursor of the next page."""
+
+    items: list[MemoryOut]  # type: ignore[valid-type]
+    total: int = Field(description="How many memories match, over every page.")
+    limit: int
+    offset: int = Field(description="How many memories come before this page.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+
+
+def encode_cursor(offset: int, *, order_by: str, descending: bool) -> str:
+    """An opaque cursor: the position of the next page in one sort order."""
+    raw = json.dumps({"o": offset, "by": order_by, "desc": descending}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, *, order_by: str, descending: bool) -> int:
+    """The offset a cursor names; :class:`InvalidInputError` for a damaged cursor or one of another order."""
+    from reverie.errors import InvalidInputError
+
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        offset = data["o"]
+        if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= 10_000_000:
+            raise ValueError(offset)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidInputError("cursor is not one this API gave out (use next_cursor as it is)") from exc
+    if data.get("by") != order_by or data.get("desc") != descending:
+        raise InvalidInputError("this cursor belongs to another sort order: keep order_by and descending "
+                                "while paging")
+    return offset
+
+
+class UserCount(BaseModel):
+    user_id: str | None = Field(description="The user (null: memories stored without a user).")
+    memories: int = Field(description="Memories in any status or store.")
+
+
+class UserList(BaseModel):
+    items: list[UserCount]
+    total: int
+
+
+class ForgetUserReport(BaseModel):
+    """What erasing a user removed (or, in a dry run, would remove)."""
+
+    user_id: str | None
+    dry_run: bool
+    memories: int = Field(description="Memories in any status or store, with everything that hangs on them.")
+    boxes: int = Field(description="Memory boxes (topic groups of a conversation).")
+    clusters: int = Field(description="Clusters the dream cycle formed.")
+    state_entries: int = Field(description="Conversation buffers, schedule counters and cursors naming the user.")
 
 
 class Problem(BaseModel):
@@ -142,6 +202,17 @@ class HistoryEventOut(BaseModel):
     data: dict[str, Any]
 
 
+class AccessOut(BaseModel):
+    at: str
+    kind: str = Field(description="search, get, feedback, rehearsal (the dream cycle) or coactivation.")
+    session_id: str | None
+
+
+class AccessList(BaseModel):
+    items: list[AccessOut]
+    total: int = Field(description="How many are listed (at most `limit`; the memory's access_count has them all).")
+
+
 class StatsRow(BaseModel):
     layer: str
     status: str
@@ -152,7 +223,7 @@ class StatsRow(BaseModel):
 
 
 class StatsOut(BaseModel):
-    """seed 000's health check."""
+    """The health check: memories per layer and status, with their energy."""
 
     backend: str
     target: str = Field(description="Where the memory lives (credentials removed).")
@@ -256,7 +327,8 @@ class ContextItemOut(BaseModel):
 
 
 class ContextOut(BaseModel):
-    """The memory block for a prompt (seed 001 confidence-gated injection)."""
+    """The memory block for a prompt: the most confident memories in full, weaker ones abbreviated, within
+    the token budget."""
 
     text: str
     items: list[ContextItemOut]
@@ -302,12 +374,52 @@ class CredentialOut(BaseModel):
     agents: list[str] | None = Field(description="The agents it is narrowed to (null: every agent).")
 
 
+class KeyRequest(_Body):
+    """A new API key: for some users (optionally narrowed to some of their agents), or an admin key."""
+
+    name: str = Field(min_length=1, max_length=64, description="Who or what uses the key.")
+    users: list[str] = Field(default_factory=list, max_length=1000, description="The users it may read and write.")
+    agents: list[str] | None = Field(default=None, max_length=1000,
+                                     description="Narrow it to these agents of its users (default: every agent).")
+    admin: bool = Field(default=False, description="Every user, the all-users views, export, the dashboard.")
+
+
+class KeyOut(BaseModel):
+    """An API key's record (its secret is never stored: only its SHA-256)."""
+
+    id: str
+    name: str
+    admin: bool
+    users: list[str]
+    agents: list[str] | None
+    created_at: str
+    revoked_at: str | None
+    last_used_at: str | None
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="The key: send it as 'Authorization: Bearer <key>'. It is not shown again.")
+
+
+class KeyList(BaseModel):
+    items: list[KeyOut]
+    total: int
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
 
 
+class Ready(BaseModel):
+    status: Literal["ready"]
+    backend: str = Field(description="sqlite or postgresql.")
+    store_ms: float = Field(description="How long the store took to answer, in milliseconds.")
+
+
 __all__ = [
+    "AccessList",
+    "AccessOut",
     "AddRequest",
     "AddResponse",
     "ContextItemOut",
@@ -320,16 +432,23 @@ __all__ = [
     "EndSessionReport",
     "EndSessionRequest",
     "FeedbackRequest",
+    "ForgetUserReport",
     "Health",
     "HistoryEventOut",
     "HitOut",
     "ImportReport",
     "InvalidateRequest",
+    "KeyCreated",
+    "KeyList",
+    "KeyOut",
+    "KeyRequest",
     "MemoryOut",
+    "MemoryPage",
     "ObserveRequest",
     "ObserveResponse",
     "Problem",
     "PromoteRequest",
+    "Ready",
     "RelationOut",
     "SearchFilters",
     "SearchRequest",
@@ -337,5 +456,9 @@ __all__ = [
     "StatsOut",
     "StrengthTerm",
     "UpdateRequest",
+    "UserCount",
+    "UserList",
+    "decode_cursor",
+    "encode_cursor",
     "relation_dict",
 ]

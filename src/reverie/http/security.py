@@ -38,7 +38,7 @@ from reverie.errors import PermissionDeniedError, ReverieError
 from reverie.http.problems import problem, reverie_problem
 
 COOKIE = "reverie_session"
-PUBLIC_PREFIXES = ("/healthz", "/login", "/static/")
+PUBLIC_PREFIXES = ("/healthz", "/readyz", "/login", "/static/")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -182,7 +182,7 @@ class Guard:
         if credential is None:
             method = scope.get("method", "GET")
             if method == "GET" and "text/html" in headers.get("accept", "") and not path.startswith("/v1/"):
-                return None, RedirectResponse("/login", status_code=303)
+                return None, RedirectResponse(str(scope.get("root_path", "")).rstrip("/") + "/login", status_code=303)
             return None, problem(401, "Unauthorized", "a valid bearer token or API key is required", "Unauthorized",
                                  headers={"WWW-Authenticate": 'Bearer realm="reverie"'})
         if not path.startswith("/v1/") and not credential.admin:

@@ -29,6 +29,7 @@ Conventions every backend follows:
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -226,6 +227,11 @@ class Store(Protocol):
         """Rebuild every derived index (FTS, ANN) from the rows. Idempotent."""
         ...
 
+    def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
+        """Copy the live store to ``dest`` consistently (see :mod:`reverie.store.backup`); a backend
+        with its own tools for this (PostgreSQL: ``pg_dump``) raises ConfigError saying how."""
+        ...
+
     # memories --------------------------------------------------------------------------
     def insert(self, records: Sequence[MemoryRecord]) -> None:
         """Insert new memories atomically (all or none). Duplicate ids raise ConflictError."""
@@ -397,6 +403,20 @@ class Store(Protocol):
 
     def log_access(self, events: Sequence[AccessEvent]) -> None: ...
 
+    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        """The memory's most recent accesses (when, what kind, which session), newest first."""
+        ...
+
+    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
+        """The history events ``actor`` recorded at exactly ``at`` (a dream cycle stamps every change of one
+        run with the run's time), oldest first, at most ``limit``."""
+        ...
+
+    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
+        """Per (user, agent): ``user_id``, ``agent_id``, ``memories`` (any status), ``accesses`` (their
+        summed access counts), ``last_written`` and ``last_accessed``; most memories first."""
+        ...
+
     def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
         """The most recent access instants of each memory, newest first (ACT-R full form)."""
         ...
@@ -520,6 +540,27 @@ class Store(Protocol):
     def get_state(self, key: str) -> Any | None: ...
 
     def set_state(self, key: str, value: Any) -> None: ...
+
+    def state_items(self) -> builtins.list[tuple[str, Any]]:
+        """Every key/value state entry, in key order (a user's erasure looks for the entries naming it)."""
+        ...
+
+    def delete_state(self, keys: Sequence[str]) -> int:
+        """Remove these state entries; returns how many existed."""
+        ...
+
+    # erasure of one user ------------------------------------------------------------------
+    def reclaim(self) -> None:
+        """After an erasure: make the deleted rows' old versions and index entries go from disk now
+        (PostgreSQL: VACUUM of the tables holding memory data; SQLite: nothing to do, freed pages
+        are overwritten as they are freed). Outside any transaction."""
+        ...
+
+    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
+        """Remove the rows of one user partition that are not memories (memory boxes, clusters); the
+        memories themselves go through :meth:`delete`. Returns how many rows of each kind went (with
+        ``dry_run``: would go; nothing changes)."""
+        ...
 
 
 __all__ = [

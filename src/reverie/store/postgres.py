@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -876,11 +877,17 @@ class PostgresStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
+        from reverie.store.backup import refuse_postgres
+
+        refuse_postgres()
+        return {}
+
     def info(self) -> StoreInfo:
         row = self._rows(
             "SELECT current_setting('server_version'), "
             "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
-            "(SELECT count(*) FROM memories)"
+            "(SELECT count(*) FROM memories), pg_database_size(current_database())"
         )[0]
         return StoreInfo(
             backend=self.backend,
@@ -891,6 +898,7 @@ class PostgresStore:
                 "server_version": row[0],
                 "pgvector_version": row[1],
                 "memories": int(row[2]),
+                "size_bytes": int(row[3]),
                 "pool_size": self.settings.pg_pool_size,
                 "hnsw_m": self.settings.hnsw_m,
                 "hnsw_ef_construction": self.settings.hnsw_ef_construction,
@@ -1608,6 +1616,26 @@ class PostgresStore:
         )
         return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
 
+    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        rows = self._rows("SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = %s "
+                          "ORDER BY at DESC, id DESC LIMIT %s", [memory_id, max(limit, 0)])
+        return [AccessEvent(r[0], r[1].astimezone(UTC), r[2], r[3]) for r in rows]
+
+    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
+        rows = self._rows(
+            "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = %s AND actor = %s "
+            "ORDER BY id LIMIT %s", [at, actor, max(limit, 0)])
+        return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
+
+    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
+        rows = self._rows(
+            "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
+            "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id NULLS FIRST, agent_id NULLS FIRST "
+            "LIMIT %s", [max(limit, 0)])
+        return [{"user_id": r[0], "agent_id": r[1], "memories": int(r[2]), "accesses": int(r[3] or 0),
+                 "last_written": r[4].astimezone(UTC) if r[4] else None,
+                 "last_accessed": r[5].astimezone(UTC) if r[5] else None} for r in rows]
+
     def log_access(self, events: Sequence[AccessEvent]) -> None:
         if not events:
             return
@@ -1729,6 +1757,39 @@ class PostgresStore:
                 [key, _json(value, f"state {key!r}")],
             )
 
+    def state_items(self) -> builtins.list[tuple[str, Any]]:
+        return [(r[0], r[1]) for r in self._rows("SELECT key, value FROM state ORDER BY key", [])]
+
+    def delete_state(self, keys: Sequence[str]) -> int:
+        if not keys:
+            return 0
+        with self._write() as conn:
+            return int(conn.execute("DELETE FROM state WHERE key = ANY(%s)", [_unique(keys)]).rowcount)
+
+    def reclaim(self) -> None:
+        # VACUUM removes dead row versions and their entries in every index (the HNSW graph and the text
+        # index included); it cannot run inside a transaction: a pooled autocommit connection
+        with self._errors("VACUUM failed"), self._pool.connection() as conn:
+            for table in _RECLAIMED:
+                conn.execute(sql.SQL("VACUUM {}").format(sql.Identifier(table)))
+
+    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
+        part = user_id or ""
+        if dry_run:
+            boxes = self._rows("SELECT count(*) FROM boxes WHERE partition = %s", [part])[0][0]
+            clusters = self._rows("SELECT count(*) FROM clusters WHERE partition = %s", [part])[0][0]
+            return {"boxes": int(boxes), "clusters": int(clusters)}
+        with self._write() as conn:
+            boxes = conn.execute("DELETE FROM boxes WHERE partition = %s", [part]).rowcount
+            conn.execute("DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE "
+                         "partition = %s)", [part])
+            clusters = conn.execute("DELETE FROM clusters WHERE partition = %s", [part]).rowcount
+        return {"boxes": int(boxes), "clusters": int(clusters)}
+
+
+#: tables that hold a memory's words or scope, vacuumed after an erasure
+_RECLAIMED: Final = ("memories", "relations", "history", "access_log", "boxes", "state", "clusters",
+                     "cluster_members", "working_memory", "synaptic_tags", "coactivations")
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
 

@@ -424,6 +424,10 @@ def from_epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
+def _opt_from_epoch(value: float | None) -> datetime | None:
+    return None if value is None else from_epoch(value)
+
+
 def _opt_epoch(value: datetime | None) -> float | None:
     return None if value is None else to_epoch(value)
 
@@ -570,6 +574,10 @@ def _partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Memory
 
 
 _FULL_DECODER: Final = _partial_decoder(_FIELDS)
+
+
+#: the partition name an erased user's vector changes are given (not a user id: it holds a NUL)
+_ERASED_PARTITION: Final = "\x00erased"
 
 
 def _partition(user_id: str | None) -> str:
@@ -915,6 +923,12 @@ class SQLiteStore:
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(f"the SQLite store {self.path} is closed")
+
+    def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
+        from reverie.store.backup import backup_sqlite
+
+        self._check_open()
+        return backup_sqlite(self.path, Path(dest), busy_timeout_ms=int(self.settings.sqlite_busy_timeout_ms))
 
     def rebuild_indexes(self) -> None:
         with self._write("rebuilding the text index"):
@@ -1821,6 +1835,28 @@ class SQLiteStore:
             ).fetchall()
         return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
 
+    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
+        with self._read("access_events"):
+            rows = self._conn.execute("SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = ? "
+                                      "ORDER BY at DESC, id DESC LIMIT ?", (memory_id, max(limit, 0))).fetchall()
+        return [AccessEvent(r[0], from_epoch(r[1]), r[2], r[3]) for r in rows]
+
+    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
+        with self._read("history_at"):
+            rows = self._conn.execute(
+                "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = ? AND actor = ? "
+                "ORDER BY id LIMIT ?", (to_epoch(at), actor, max(limit, 0))).fetchall()
+        return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
+
+    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
+        with self._read("scope_counts"):
+            rows = self._conn.execute(
+                "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
+                "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id, agent_id LIMIT ?",
+                (max(limit, 0),)).fetchall()
+        return [{"user_id": r[0], "agent_id": r[1], "memories": int(r[2]), "accesses": int(r[3] or 0),
+                 "last_written": _opt_from_epoch(r[4]), "last_accessed": _opt_from_epoch(r[5])} for r in rows]
+
     def log_access(self, events: Sequence[AccessEvent]) -> None:
         if not events:
             return
@@ -1941,6 +1977,47 @@ class SQLiteStore:
                 "INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, payload),
             )
+
+    def state_items(self) -> builtins.list[tuple[str, Any]]:
+        with self._read("state_items"):
+            rows = self._conn.execute("SELECT key, value FROM state ORDER BY key").fetchall()
+        return [(r[0], json.loads(r[1])) for r in rows]
+
+    def delete_state(self, keys: Sequence[str]) -> int:
+        if not keys:
+            return 0
+        with self._write("delete_state"):
+            return int(self._conn.execute("DELETE FROM state WHERE key IN (SELECT value FROM json_each(?))",
+                                          (_ids_json(keys),)).rowcount)
+
+    def reclaim(self) -> None:
+        return None  # secure_delete overwrites freed pages; delete() merged the text index
+
+    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
+        part = _partition(user_id)
+        if dry_run:
+            with self._read("delete_partition_rows"):
+                boxes = self._conn.execute('SELECT count(*) FROM boxes WHERE "partition" = ?', (part,)).fetchone()[0]
+                clusters = self._conn.execute('SELECT count(*) FROM clusters WHERE "partition" = ?',
+                                              (part,)).fetchone()[0]
+            return {"boxes": int(boxes), "clusters": int(clusters)}
+        with self._write("delete_partition_rows"):
+            boxes = self._conn.execute('DELETE FROM boxes WHERE "partition" = ?', (part,)).rowcount
+            self._conn.execute('DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE '
+                               '"partition" = ?)', (part,))
+            clusters = self._conn.execute('DELETE FROM clusters WHERE "partition" = ?', (part,)).rowcount
+            # the vector change log keeps which partition each change was in: name none after the erasure
+            # (other processes then have no change of this partition to apply; their searches check rows)
+            self._conn.execute('UPDATE vector_changes SET "partition" = ?, memory_id = \'\' '
+                               'WHERE "partition" IN (?, ?)',
+                               (_ERASED_PARTITION, part, quantized_partition(part)))
+            self._tx.checkpoint = True  # no copy of a box topic stays in the write-ahead log
+        # graphs on disk keep a deleted vector's data (hnswlib only marks it) and the manifest names the
+        # partition: drop them all; the next search rebuilds them from the rows
+        with self._read("dropping the vector index files"), _errors("dropping the vector index", RuntimeError):
+            self._index.drop_persisted()
+            self._index.reset()
+        return {"boxes": int(boxes), "clusters": int(clusters)}
 
 
 # ----------------------------------------------------------------------------------------

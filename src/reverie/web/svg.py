@@ -70,8 +70,9 @@ def layer_status_chart(rows: Sequence[Mapping[str, object]], *, width: int = 640
 
 def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, x_label: str,
               marker_x: float | None = None, marker_label: str = "now", width: int = 640, height: int = 260,
-              y_max: float = 1.0) -> str:
-    """A line plot of several series over shared x values (y from 0 to ``y_max``)."""
+              y_max: float = 1.0, hlines: Mapping[str, float] | None = None) -> str:
+    """A line plot of several series over shared x values (y from 0 to ``y_max``, shown as percent when
+    ``y_max`` is 1), with optional labelled horizontal lines (thresholds)."""
     left, right, top, bottom = 48, 16, 16, 40
     pw, ph = width - left - right, height - top - bottom
     x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
@@ -89,8 +90,12 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, x_l
              f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" class="frame"/>']
     for i in range(5):
         yv = y_max * i / 4
+        tick = f"{yv:.0%}" if y_max == 1.0 else f"{yv:.2g}"
         parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{_fmt(py(yv))}" y2="{_fmt(py(yv))}" class="grid"/>'
-                     f'<text x="{left - 6}" y="{_fmt(py(yv) + 4)}" text-anchor="end" class="tick">{yv:.2g}</text>')
+                     f'<text x="{left - 6}" y="{_fmt(py(yv) + 4)}" text-anchor="end" class="tick">{tick}</text>')
+    for label, yv in (hlines or {}).items():
+        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{_fmt(py(yv))}" y2="{_fmt(py(yv))}" class="threshold"/>'
+                     f'<text x="{left + 6}" y="{_fmt(py(yv) - 5)}" class="threshold-label">{escape(label)}</text>')
     for i in range(6):
         xv = x0 + span * i / 5
         parts.append(f'<text x="{_fmt(px(xv))}" y="{top + ph + 16}" text-anchor="middle" class="tick">'
@@ -128,16 +133,40 @@ class Edge:
     label: str
 
 
-def relation_graph(centre: Node, neighbours: Sequence[Node], edges: Sequence[Edge], *, width: int = 640,
-                   height: int = 320) -> str:
-    """The memory in the middle, related memories on an ellipse around it, typed edges between."""
+#: related memories drawn around the centre (the table under the graph lists them all)
+MAX_GRAPH_NODES = 12
+
+
+def _wrap(text: str, width: int, lines: int) -> list[str]:
+    """``text`` in at most ``lines`` lines of about ``width`` characters (the last one cut with …)."""
+    words, out, cur = text.split(), [], ""
+    for word in words:
+        if cur and len(cur) + 1 + len(word) > width:
+            out.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}".strip()
+        if len(out) == lines:
+            break
+    if len(out) < lines and cur:
+        out.append(cur)
+    out = out[:lines]
+    if out and " ".join(out) != " ".join(words):
+        out[-1] = (out[-1][: width - 1].rstrip() + "…") if len(out[-1]) >= width else out[-1] + " …"
+    return [line[:width] for line in out]
+
+
+def relation_graph(centre: Node, neighbours: Sequence[Node], edges: Sequence[Edge], *, width: int = 760,
+                   height: int = 420) -> str:
+    """The memory in the middle, related memories on an ellipse around it, typed edges between; each
+    node names its memory in two short lines, each edge its type on a white halo."""
     if not neighbours:
         return '<p class="muted">no relations</p>'
     n = len(neighbours)
     if n <= 2:
-        height = min(height, 140)  # a single row: no need for the full height
+        height = min(height, 200)  # a single row: no need for the full height
     cx, cy = width / 2, height / 2
-    rx, ry = width / 2 - 100, max(height / 2 - 50, 0)
+    rx, ry = width / 2 - 120, max(height / 2 - 60, 0)
     pos: dict[str, tuple[float, float]] = {centre.id: (cx, cy)}
     for i, node in enumerate(neighbours):
         angle = 2 * math.pi * (i + 0.5) / n - math.pi / 2
@@ -157,14 +186,16 @@ def relation_graph(centre: Node, neighbours: Sequence[Node], edges: Sequence[Edg
     for node in [centre, *neighbours]:
         x, y = pos[node.id]
         is_centre = node is centre
-        label = node.label if len(node.label) <= 32 else node.label[:31] + "…"
-        label_y = y - 20 if is_centre or y < cy - 1 else y + 28
-        parts.append(f'<a href="{escape(node.href)}"><circle cx="{_fmt(x)}" cy="{_fmt(y)}" r="12" '
+        lines = _wrap(node.label, 26, 2)
+        above = is_centre or y < cy - 1
+        first_y = y - 18 - 13 * (len(lines) - 1) if above else y + 26
+        spans = "".join(f'<tspan x="{_fmt(x)}" y="{_fmt(first_y + 13 * i)}">{escape(line)}</tspan>'
+                        for i, line in enumerate(lines))
+        parts.append(f'<a href="{escape(node.href)}"><circle cx="{_fmt(x)}" cy="{_fmt(y)}" r="10" '
                      f'class="{"node centre" if is_centre else "node"}"><title>{escape(node.label)}</title></circle>'
-                     f'<text x="{_fmt(x)}" y="{_fmt(label_y)}" text-anchor="middle" class="node-label">'
-                     f'{escape(label)}</text></a>')
+                     f'<text text-anchor="middle" class="node-label">{spans}</text></a>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-__all__ = ["STATUS_COLOURS", "Edge", "Node", "layer_status_chart", "line_plot", "relation_graph"]
+__all__ = ["MAX_GRAPH_NODES", "STATUS_COLOURS", "Edge", "Node", "layer_status_chart", "line_plot", "relation_graph"]
