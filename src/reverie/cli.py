@@ -697,11 +697,18 @@ def dream(
         help="Keep running on a schedule: 30s, 15m, 1h, 1d, 1h30m … Stop with Ctrl-C or SIGTERM "
         "(it finishes the current run; a second signal aborts it, leaving the store consistent).")] = None,
     max_runs: Annotated[int | None, typer.Option("--max-runs", min=1, metavar="N",
-                                                 help="With --every: stop after N runs.")] = None,
+                                                 help="With --every: stop after N full cycles (or N runs of "
+                                                 "--steps).")] = None,
+    no_jobs: Annotated[bool, typer.Option("--no-jobs", help="With --every: only the full cycle, without the "
+                                          "maintenance jobs in between.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the dream cycle (decay, promotion, expiry, consolidation, forgetting …) and print, per step,
-    what it changed. Many processes may dream at once: each claims the memories it works on."""
+    what it changed. Many processes may dream at once: each claims the memories it works on.
+
+    With --every the full cycle runs every DURATION and, in between, each maintenance job on its own
+    interval (setting dream.schedule.jobs: promotion every 10 minutes, decay and clustering every 60);
+    with --steps only those steps run, every DURATION."""
     names = [s.strip() for s in steps.split(",") if s.strip()] if steps else None
     interval = _interval(every, max_runs)
     with _memory(db) as mem:
@@ -713,7 +720,46 @@ def dream(
         if interval is None:
             _print_run_report(once(), as_json=as_json, title="dream cycle")
             return
+        if names is None and not no_jobs and mem.settings.dream.schedule.jobs:
+            _run_jobs(mem, interval, user=user, max_runs=max_runs, as_json=as_json)
+            return
         _run_scheduled(mem, once, interval, max_runs=max_runs, as_json=as_json, title="dream cycle")
+
+
+@app.command()
+def maintain(
+    db: DbOpt = None,
+    user: UserOpt = None,
+    every: Annotated[str | None, typer.Option(
+        "--cycle-every", metavar="DURATION",
+        help="Interval of the full dream cycle (default: the setting dream.schedule.cycle_every_hours).")] = None,
+    status: Annotated[bool, typer.Option("--status", help="Only show each job's last and next run.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the maintenance jobs that are due now (each on its own interval: dream.schedule.jobs, plus the
+    full dream cycle), then exit: for cron or a systemd timer, e.g. once a minute. --status shows the
+    schedule without running anything."""
+    with _memory(db) as mem:
+        if status:
+            rows = mem.maintenance_status(user_id=user, cycle_every=every)
+            if as_json:
+                _print_json(rows)
+                return
+            table = Table("job", "steps", "every", "batch", "last run", "next run", title="maintenance schedule")
+            for r in rows:
+                steps_text = r["steps"] if isinstance(r["steps"], str) else ", ".join(r["steps"])
+                table.add_row(r["name"], escape(steps_text), r["every"], str(r["batch_size"] or "—"),
+                              r["last_run"] or "never", r["next_run"])
+            console.print(table)
+            return
+        reports = mem.maintain(user_id=user, cycle_every=every)
+        if as_json:
+            _print_json(reports)
+            return
+        if not reports:
+            _say("nothing due (reverie maintain --status shows when each job runs next)")
+        for report in reports:
+            _print_run_report(report, as_json=False, title=_job_title(report))
 
 
 @app.command()
@@ -795,6 +841,55 @@ def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_j
     err_console.print(f"stopped after {runs} run(s)")
 
 
+
+
+def _job_title(report: dict[str, Any]) -> str:
+    job = report.get("job") or {}
+    return "dream cycle" if job.get("name") in (None, "cycle") else f"job {job['name']}"
+
+
+def _run_jobs(mem: Any, every: Any, *, user: str | None, max_runs: int | None, as_json: bool) -> None:
+    """``dream --every`` without ``--steps``: the full cycle every ``every`` and each maintenance job on its
+    own interval in between, until SIGINT/SIGTERM (finish the job in progress, then stop) or ``max_runs``
+    full cycles; a second signal aborts the run in progress (exit code 130)."""
+    import signal
+    import threading
+
+    from reverie.dream.schedule import JobSchedule, configured_jobs, format_duration, run_jobs
+
+    if every.total_seconds() < mem.settings.dream.schedule.min_every_s:
+        _fail(InvalidInputError(f"--every must be at least {mem.settings.dream.schedule.min_every_s:g} s "
+                                "(dream.schedule.min_every_s)"))
+    schedule = JobSchedule(mem, configured_jobs(mem, cycle_every=every), user_id=user)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        err_console.print(f"{signal.Signals(signum).name}: stopping after the current run (send it again to abort)")
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, on_signal)
+    jobs = ", ".join(f"{j.name} every {format_duration(j.every)}" for j in schedule.jobs if not j.is_cycle)
+    err_console.print(f"dream cycle every {format_duration(every)}; in between: {jobs}"
+                      + (f"; {max_runs} cycle(s)" if max_runs else "") + " — Ctrl-C or SIGTERM stops")
+    try:
+        runs = run_jobs(schedule, stop=stop, max_cycles=max_runs,
+                        on_report=lambda r: _print_run_report(r, as_json=as_json, title=_job_title(r), compact=True),
+                        on_error=lambda e: err_console.print(f"[red]error[/red] ({type(e).__name__}): {e} — "
+                                                             "trying again at the next slot"))
+    except KeyboardInterrupt:
+        err_console.print("aborted during a run: finished batches are kept, the next run does the rest")
+        raise typer.Exit(130) from None
+    except ReverieError as exc:
+        _fail(exc)
+    finally:
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
+    err_console.print(f"stopped after {runs} run(s)")
 
 
 def _progress() -> Progress:
@@ -1049,11 +1144,33 @@ def serve(
                                       "REVERIE_API_TOKEN.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(metavar="PORT", help="Port (0 = any free port).")] = 8080,
 ) -> None:
-    """Serve the REST API (/v1, OpenAPI at /docs) and the web dashboard (/)."""
+    """Serve the REST API (/v1, OpenAPI at /docs) and the web dashboard (/). With the setting
+    dream.schedule.server_jobs on, it also runs the maintenance schedule in the background (the jobs of
+    dream.schedule.jobs on their intervals, the full dream cycle every dream.schedule.cycle_every_hours)."""
     from reverie.http.server import serve as run_server
 
     with _memory(db, create=True) as mem:
-        run_server(mem, host=host, port=port, token=os.environ.get("REVERIE_API_TOKEN") or None)
+        background = None
+        if mem.settings.dream.schedule.server_jobs:
+            from reverie.dream.schedule import BackgroundSchedule, JobSchedule, configured_jobs
+
+            try:
+                schedule = JobSchedule(mem, configured_jobs(mem, cycle_every=_cycle_every(mem)))
+            except ReverieError as exc:
+                _fail(exc)
+            background = BackgroundSchedule(schedule).start()
+            err_console.print("maintenance schedule running in the background (dream.schedule.server_jobs)")
+        try:
+            run_server(mem, host=host, port=port, token=os.environ.get("REVERIE_API_TOKEN") or None)
+        finally:
+            if background is not None:
+                background.stop(timeout=60)
+
+
+def _cycle_every(mem: Any) -> Any:
+    from datetime import timedelta
+
+    return timedelta(hours=mem.settings.dream.schedule.cycle_every_hours)
 
 
 class _Command(typer.core.TyperCommand):

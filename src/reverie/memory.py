@@ -60,6 +60,7 @@ from reverie.write.pipeline import WritePipeline
 from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
+    from reverie.dream.schedule import JobSchedule
     from reverie.read.inject import ContextBlock
     from reverie.read.pipeline import ReadPipeline
     from reverie.read.pipeline import Request as ReadRequest
@@ -445,6 +446,37 @@ class Memory:
         if user_id is not None:
             all_users = False
         return run_tick(self, user_id=clean_scope(user_id, "user_id"), all_users=bool(all_users))
+
+    def maintain(self, *, user_id: str | None = None, cycle_every: Any = None) -> builtins.list[dict[str, Any]]:
+        """Run the maintenance jobs that are due now and return their reports (``[]``: nothing due).
+
+        The jobs of ``dream.schedule.jobs`` each run on their own interval (promotion every 10
+        minutes, decay and clustering every 60), and the full dream cycle every ``cycle_every``
+        (a duration such as ``"1d"`` or a timedelta; default ``dream.schedule.cycle_every_hours``).
+        A job is due when its interval has passed since its steps last ran, by any run: call this as
+        often as you like (e.g. once a minute from your own loop); ``reverie dream --every`` and
+        ``reverie serve`` (``dream.schedule.server_jobs``) run the same schedule."""
+        return self._schedule(user_id=user_id, cycle_every=cycle_every).run_due()
+
+    def maintenance_status(self, *, user_id: str | None = None,
+                           cycle_every: Any = None) -> builtins.list[dict[str, Any]]:
+        """Each scheduled maintenance job: its steps, interval, batch size, last run and next run."""
+        return self._schedule(user_id=user_id, cycle_every=cycle_every).status()
+
+    def _schedule(self, *, user_id: Any, cycle_every: Any) -> JobSchedule:
+        from datetime import timedelta
+
+        from reverie.dream.schedule import JobSchedule, configured_jobs, parse_duration
+
+        if cycle_every is None:
+            every = timedelta(hours=self.settings.dream.schedule.cycle_every_hours)
+        elif isinstance(cycle_every, timedelta):
+            every = cycle_every
+        elif isinstance(cycle_every, str):
+            every = parse_duration(cycle_every)
+        else:
+            raise InvalidInputError("cycle_every must be a duration such as '1d' or a timedelta")
+        return JobSchedule(self, configured_jobs(self, cycle_every=every), user_id=clean_scope(user_id, "user_id"))
 
     def _prepare_item(
         self,

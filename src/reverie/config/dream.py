@@ -48,8 +48,8 @@ class DreamSettings(Section):
         default=500,
         ge=1,
         le=100_000,
-        description="seed 001 (bug B4): memories handled per batch; seed 000 decayBatchSize 100 / "
-        "promotionBatchSize 10 are per-transaction sizes of the Cypher plan.",
+        description="seed 001 (bug B4): memories handled per batch (claimed and written per transaction). The "
+        "scheduled maintenance jobs may set their own (dream.schedule.jobs: promotion 10, decay 100).",
     )
     claim_ttl_s: float = Field(
         default=600.0,
