@@ -726,6 +726,51 @@ def dream(
         _run_scheduled(mem, once, interval, max_runs=max_runs, as_json=as_json, title="dream cycle")
 
 
+def _bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(size) < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+@app.command()
+def compact(
+    db: DbOpt = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
+                                             help="Deduplicate only this user's memories (the indexes are "
+                                             "optimised for everyone).")] = None,
+    no_dedup: Annotated[bool, typer.Option("--no-dedup", help="Only optimise the store; keep duplicate "
+                                           "memories as they are.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Deduplicate memories and optimise the store, then say what it reclaimed. Identical active memories
+    of one user and agent keep one copy (the others are superseded, kept in cold storage); SQLite:
+    VACUUM, ANALYZE, full-text optimisation, vector index rebuild; PostgreSQL: VACUUM ANALYZE and
+    REINDEX CONCURRENTLY."""
+    with _memory(db) as mem:
+        report = mem.compact(dedup=not no_dedup, user_id=user)
+    if as_json:
+        _print_json(report)
+        return
+    st = report["store"]
+    if "dedup" in report:
+        d = report["dedup"]
+        _say(f"dedup: {d['superseded']} duplicate memories superseded in {d['groups']} group(s)")
+    _say(f"store ({st['backend']}): {_bytes(st['bytes_before'])} → {_bytes(st['bytes_after'])}, reclaimed "
+         f"{_bytes(st['reclaimed_bytes'])} in {st['seconds']:.1f} s")
+    rows = {k: v for k, v in st["rows_removed"].items() if v}
+    if rows or report.get("claims_removed"):
+        rows = {**rows, **({"claims": report["claims_removed"]} if report.get("claims_removed") else {})}
+        _say("rows removed: " + ", ".join(f"{k} {v}" for k, v in rows.items()))
+    removed = {k: v for k, v in st["index_entries_removed"].items() if v}
+    _say("index entries: " + ", ".join(f"{k} {st['index_entries_before'][k]} → {st['index_entries_after'].get(k, 0)}"
+                                       for k in st["index_entries_before"])
+         + (f" ({', '.join(f'{k} −{v}' for k, v in removed.items())})" if removed else ""))
+    _say("done: " + "; ".join(st["actions"]))
+
+
 @app.command()
 def maintain(
     db: DbOpt = None,
@@ -976,6 +1021,36 @@ def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | Non
     results = _add_with_progress(mem, items, "importing turns", user, agent, verbatim)
     added = sum(r.action.value in STORED_ACTIONS for r in results)
     _say(f"imported {added} of {len(items)} turns for user {user!r}")
+
+
+@app.command("ingest-code")
+def ingest_code(
+    path: Annotated[str, typer.Argument(metavar="PATH", help="A source directory (or one file) to remember.")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember a code base in the codebase layer: its file tree and each Python module's public classes,
+    functions and methods (signature and docstring's first line), with their paths. Run it again after
+    changes: only what changed is updated; what disappeared is invalidated. Files that cannot be read
+    (binary, not UTF-8, a syntax error, too large, symbolic links) are skipped and listed."""
+    with _memory(db, create=True) as mem:
+        report = mem.ingest_code(path, user_id=user, agent_id=agent)
+    if as_json:
+        _print_json(report)
+        return
+    _say(f"ingested {report['root']}: {report['created']} new, {report['updated']} updated"
+         + (f" ({report['reactivated']} back)" if report["reactivated"] else "")
+         + f", {report['invalidated']} invalidated, {report['unchanged']} unchanged "
+         f"({report['files_parsed']} file(s) read, {report['files_unchanged']} unchanged)")
+    if report["changed_files"]:
+        _say("changed: " + ", ".join(report["changed_files"][:20])
+             + (f" and {len(report['changed_files']) - 20} more" if len(report["changed_files"]) > 20 else ""))
+    for rel, why in list(report["skipped"].items())[:50]:
+        _say(f"skipped {rel}: {why}")
+    if len(report["skipped"]) > 50:
+        _say(f"… and {len(report['skipped']) - 50} more skipped (--json lists all)")
 
 
 #: what `export` writes, by the output's extension

@@ -478,6 +478,63 @@ class Memory:
             raise InvalidInputError("cycle_every must be a duration such as '1d' or a timedelta")
         return JobSchedule(self, configured_jobs(self, cycle_every=every), user_id=clean_scope(user_id, "user_id"))
 
+    def compact(self, *, dedup: bool = True, user_id: str | None = None) -> dict[str, Any]:
+        """Memory dedup and index optimisation; returns what it reclaimed.
+
+        ``dedup``: identical active memories of one user and agent (same normalised content) keep one
+        copy — the others become superseded by it in the cold store (never deleted), and it counts them
+        as confirmations; ``user_id`` limits the dedup to one user. Then expired claims are deleted and
+        the store compacts itself (SQLite: vector change-log trim, full-text optimisation, vector index
+        rebuild, VACUUM, ANALYZE, WAL truncation; PostgreSQL: VACUUM (ANALYZE), REINDEX CONCURRENTLY).
+        The report: ``dedup``, ``claims_removed`` and ``store`` (``bytes_before``, ``bytes_after``,
+        ``reclaimed_bytes``, ``rows_removed``, ``index_entries_before``/``after``/``removed``)."""
+        from reverie.compaction import deduplicate
+
+        if not isinstance(dedup, bool):
+            raise InvalidInputError("dedup must be true or false")
+        user = clean_scope(user_id, "user_id")
+        now = self.now()
+        store = self.store
+        report: dict[str, Any] = {"at": now.isoformat()}
+        if dedup:
+            flt = MemoryFilter(user_id=user, all_users=user is None, statuses=frozenset({Status.ACTIVE}), stores=None)
+            report["dedup"] = deduplicate(store, flt, now=now)
+        report["claims_removed"] = store.prune_claims(now)
+        report["store"] = store.compact().to_dict()
+        self.ops.log("compact", superseded=report.get("dedup", {}).get("superseded", 0),
+                     reclaimed_bytes=report["store"]["reclaimed_bytes"], seconds=report["store"]["seconds"])
+        return report
+
+    def ingest_code(self, path: str | Path, *, user_id: str | None = None,
+                    agent_id: str | None = None) -> dict[str, Any]:
+        """Remember a source tree (or one file) in the codebase layer: one memory per directory (its files),
+        per Python module (its docstring and what it defines) and per public class, function and method (its
+        signature and docstring's first line), each with its path in the metadata (``code_root``, ``path``,
+        ``kind``, ``qualname``, ``line``, ``file_hash``). Python is read with the standard library's ``ast``
+        (never imported or run).
+
+        Ingesting the same path again updates exactly what changed: files whose hash is unchanged are not
+        parsed, changed memories are updated (re-embedded), new names added, vanished ones and deleted files
+        invalidated (never deleted). Returns the report: ``created``, ``updated``, ``unchanged``,
+        ``invalidated``, ``changed_files`` and ``skipped`` (path → why: binary, not UTF-8, does not parse, too
+        large, symbolic link …; a file that stops parsing keeps the memories of its last good version).
+        A missing path raises :class:`NotFoundError`."""
+        from reverie import codebase
+
+        root = codebase.resolve_root(path)
+        user = clean_scope(user_id, "user_id")
+        agent = clean_scope(agent_id, "agent_id")
+        report = codebase.IngestReport(str(root))
+        walked = codebase.walk(root, self.settings)
+        stored = codebase.existing(self.store, str(root), user_id=user, agent_id=agent)
+        todo = codebase.plan(walked, stored, self.settings, root=root, report=report)
+        codebase.apply(self.store, todo, root=root, user_id=user, agent_id=agent, now=self.now(),
+                       settings=self.settings, embed=self._embed, report=report)
+        out = report.to_dict()
+        self.ops.log("ingest_code", root=str(root), created=report.created, updated=report.updated,
+                     invalidated=report.invalidated, skipped=len(report.skipped))
+        return out
+
     def _prepare_item(
         self,
         item: Any,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -80,6 +81,7 @@ from reverie.store.base import (
     ORDERABLE_FIELDS,
     Box,
     Cluster,
+    CompactReport,
     LayerStats,
     MemoryFilter,
     ScoredId,
@@ -98,6 +100,12 @@ _MIGRATION_LOCK: Final = 0x72657665726965
 #: pg_advisory_lock key serialising concurrent index rebuilds
 _REBUILD_LOCK: Final = 0x72657665726966
 _HNSW_INDEX: Final = "memories_embedding_hnsw"
+#: the tables compact() vacuums (every table reverie creates)
+_COMPACT_TABLES: Final = ("memories", "relations", "coactivations", "history", "access_log", "claims", "state",
+                          "clusters", "cluster_members", "synaptic_tags", "boxes", "working_memory", "dream_runs",
+                          "meta", "schema_migrations")
+#: VACUUM VERBOSE's summary line: 'finished vacuuming "db.public.t": … tuples: N removed, …'
+_VACUUM_REMOVED: Final = re.compile(r'vacuuming "([^"]+)".*?tuples: (\d+) removed', re.DOTALL)
 
 # ----------------------------------------------------------------------------------------
 # memory columns: (name, kind) in table order; kinds drive encoding and decoding
@@ -947,6 +955,69 @@ class PostgresStore:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(_HNSW_INDEX)))
         conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(_HNSW_INDEX)))
         conn.execute("ANALYZE memories")
+
+    # compaction --------------------------------------------------------------------------
+
+    def _total_bytes(self, conn: Conn) -> int:
+        row = conn.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+            (list(_COMPACT_TABLES),),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    @staticmethod
+    def _index_entries(conn: Conn) -> dict[str, int]:
+        rows = conn.execute(
+            "SELECT i.relname, i.reltuples FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+            "WHERE x.indrelid = 'memories'::regclass ORDER BY i.relname"
+        ).fetchall()
+        return {str(name): max(0, int(n)) for name, n in rows}
+
+    def compact(self) -> CompactReport:
+        import time as _time
+
+        if getattr(self._local, "conn", None) is not None:
+            raise InvalidInputError("compact() cannot run inside a transaction (VACUUM and REINDEX CONCURRENTLY "
+                                    "run on their own)")
+        started = _time.perf_counter()
+        removed: Counter[str] = Counter()
+
+        def on_notice(diag: psycopg.errors.Diagnostic) -> None:
+            found = _VACUUM_REMOVED.search(diag.message_primary or "")
+            if found:
+                removed[found.group(1).rsplit(".", 1)[-1]] += int(found.group(2))
+
+        with self._conn() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (_REBUILD_LOCK,))
+            conn.add_notice_handler(on_notice)
+            try:
+                report = CompactReport(self.backend, self._total_bytes(conn), 0,
+                                       index_entries_before=self._index_entries(conn))
+                conn.execute("SET maintenance_work_mem = '256MB'")
+                for table in _COMPACT_TABLES:
+                    conn.execute(sql.SQL("VACUUM (ANALYZE, VERBOSE) {}").format(sql.Identifier(table)))
+                report.actions.append(f"VACUUM (ANALYZE) of {len(_COMPACT_TABLES)} tables")
+                conn.execute("REINDEX TABLE CONCURRENTLY memories")
+                conn.execute("ANALYZE memories")
+                report.actions.append("REINDEX TABLE CONCURRENTLY memories (text, vector and column indexes)")
+                report.index_entries_after = self._index_entries(conn)
+                report.bytes_after = self._total_bytes(conn)
+            finally:
+                conn.remove_notice_handler(on_notice)
+                conn.execute("RESET maintenance_work_mem")
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_REBUILD_LOCK,))
+        report.rows_removed = {t: removed.get(t, 0) for t in _COMPACT_TABLES}
+        report.seconds = _time.perf_counter() - started
+        return report
+
+    def duplicate_groups(self, flt: MemoryFilter) -> builtins.list[builtins.list[str]]:
+        where, params = _filter_sql(flt)
+        query = sql.SQL(
+            "SELECT array_agg(id ORDER BY created_at, id) FROM memories WHERE {} "
+            "GROUP BY partition, agent_id, content_hash HAVING count(*) > 1"
+        ).format(where)
+        return sorted(([str(i) for i in r[0]] for r in self._rows(query, params)), key=lambda g: g[0])
 
     # memories ----------------------------------------------------------------------------
 
