@@ -29,6 +29,7 @@ class DreamSettings(Section):
             "forget",
             "cluster",
             "consolidate",
+            "merge",
             "themes",
             "abstraction",
             "category_summaries",

@@ -90,7 +90,8 @@ def seed003_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSetti
     """Seed 003 retention of a memory at ``now`` (the clock runs from its last access, else its
     creation; S = storage strength on seed 003's 0–1 scale; β per layer, core when flagged)."""
     days = days_between(rec.last_accessed_at or rec.created_at, now)
-    s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength, new=cfg.retention.fading_stability_new)
+    s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength,
+                                  new=cfg.retention.fading_stability_new)
     beta = retention.seed003_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
     return retention.seed003_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
                                        core=rec.core, cfg=cfg.retention)
@@ -427,6 +428,80 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
     return out
 
 
+# --- merge: clusters of near-identical memories still in use ---------------------------------------
+
+_MergeKey = tuple[str | None, str | None, str]
+
+
+def _mergeable(ctx: DreamContext, rec: MemoryRecord) -> bool:
+    """Hot, active, in a merge layer, unprotected, old enough — and not fading (fading memories are the
+    ``consolidate`` step's)."""
+    mc = ctx.settings.dream.consolidation.merge
+    cc = ctx.settings.dream.consolidation.consolidate
+    return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in mc.layers
+            and not _protected(rec, flashbulb=True)
+            and days_between(rec.created_at, ctx.now) >= mc.min_age_days
+            and seed003_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold)
+
+
+def step_merge(ctx: DreamContext) -> StepReport:
+    """The layered-memory design's dream step 2: memories still in use (not fading) that say the same thing —
+    clusters of ``merge.group_size`` (5) or more, each member at cosine >= the profile's threshold (0.8 for API
+    embedders) to the cluster's founder — merge into one summary, as consolidation does: the summary keeps every
+    member's words (or is the LLM's text that keeps every name, date and number), links to each member, and the
+    members are superseded into the cold store, where a plain search still reaches them through the summary.
+    Clusters are disjoint, built from each candidate's nearest neighbours (no all-pairs comparison), per user,
+    agent and layer."""
+    report = StepReport("merge")
+    cfg = ctx.settings.dream.consolidation
+    mc = cfg.merge
+    threshold = for_profile(mc.similarity, ctx.profile)
+    report.details.update(threshold=threshold, profile=ctx.profile)
+    if ctx.embed is None:
+        report.details["skipped"] = "no embedder in the dream context"
+        return report
+    found: list[tuple[float, str, _MergeKey, str]] = []
+    flt = ctx.scope(layers=frozenset(mc.layers), pinned=False)
+    for batch in ctx.store.scan(flt, batch_size=max(ctx.settings.dream.batch_size, 1000), omit=_FADING_OMIT):
+        for rec in batch:
+            report.examined += 1
+            if _mergeable(ctx, rec):
+                found.append((-rec.created_at.timestamp(), rec.id, (rec.user_id, rec.agent_id, rec.layer.value),
+                              rec.content))
+    if len(found) > mc.max_candidates:
+        found.sort()
+        found = found[: mc.max_candidates]
+    buckets: dict[_MergeKey, list[str]] = defaultdict(list)
+    contents: dict[str, str] = {}
+    for _, mid, key, text in found:
+        buckets[key].append(mid)
+        contents[mid] = text
+    plans: list[_Plan] = []
+    methods: Counter[str] = Counter()
+    for key in sorted(buckets, key=lambda k: tuple("" if v is None else v for v in k)):
+        ids = sorted(buckets[key])
+        if len(ids) < mc.group_size:
+            continue
+        kept, vecs = _vectors(ctx.store, ids)
+        groups, how = disjoint_groups(vecs, threshold=threshold, min_size=mc.group_size, max_size=mc.max_group_size,
+                                      ids=kept, cfg=cfg, fits=_fits([contents[i] for i in kept], mc.summary_max_chars))
+        methods[how] += 1
+        plans.extend(_Plan(KIND_SUMMARY, [kept[i] for i in g]) for g in groups)
+    report.details.update(candidates=len(found), groups_found=len(plans), neighbours=dict(methods))
+    out = _run_plans(ctx, plans[: mc.max_groups_per_run], step="merge", eligible=lambda r: _mergeable(ctx, r),
+                     make=lambda members, s, v: _new_memory(
+                         ctx, KIND_SUMMARY, members, s, v, importance=max(m.importance for m in members),
+                         layer=members[0].layer,
+                         category=Counter(m.category for m in members).most_common(1)[0][0],
+                         extra={"step": "merge", "threshold": threshold, "profile": ctx.profile}),
+                     purpose="consolidation", max_chars=mc.summary_max_chars, supersede=True,
+                     link_weight=mc.link_weight, llm_budget=mc.max_llm_calls)
+    report.changed = out.changed
+    report.details.update(groups=out.groups, members=out.members, methods=dict(out.methods),
+                          skipped=dict(out.skipped), summaries=out.ids[:50])
+    return report
+
+
 # --- seed 001 clustering (themes, abstraction) ----------------------------------------------------
 
 @dataclass(slots=True)
@@ -682,6 +757,7 @@ def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: 
 
 STEPS: list[tuple[str, Step]] = [
     ("consolidate", step_consolidate),
+    ("merge", step_merge),
     ("themes", step_themes),
     ("abstraction", step_abstraction),
 ]
@@ -697,6 +773,7 @@ __all__ = [
     "seed003_retention_of",
     "step_abstraction",
     "step_consolidate",
+    "step_merge",
     "step_themes",
     "undo_consolidation",
 ]
