@@ -1023,6 +1023,36 @@ def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | Non
     _say(f"imported {added} of {len(items)} turns for user {user!r}")
 
 
+@app.command()
+def topics(
+    db: DbOpt = None,
+    user: UserOpt = None,
+    refresh: Annotated[bool, typer.Option("--refresh", help="Build the index now instead of showing the one the "
+                                          "last dream cycle kept.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, metavar="N", help="Show at most N topics.")] = 30,
+    as_json: JsonOpt = False,
+) -> None:
+    """What a user's memory is about: the topics of its sealed memory boxes and the entities its memories name,
+    with how many memories and boxes mention each and when they were first and last seen."""
+    with _memory(db) as mem:
+        index = mem.topic_index(user_id=user, refresh=refresh)
+    if as_json:
+        _print_json(index)
+        return
+    rows = index.get("topics", [])[:limit]
+    if not rows:
+        _say(f"no topics yet for {user or 'memories without a user'} (they come from sealed memory boxes and the "
+             "entities memories name; the dream cycle keeps the index)")
+        return
+    table = Table("topic", "memories", "boxes", "traces", "first seen", "last seen",
+                  title=f"topics of {user or '(no user)'} — {index.get('updated_at', '?')}")
+    for t in rows:
+        table.add_row(escape(str(t["topic"])) + (" (entity)" if t.get("entity") else ""), str(t["memories"]),
+                      str(t["boxes"]), str(t["traces"]), (t.get("first_seen") or "—")[:10],
+                      (t.get("last_seen") or "—")[:10])
+    console.print(table)
+
+
 @app.command("ingest-code")
 def ingest_code(
     path: Annotated[str, typer.Argument(metavar="PATH", help="A source directory (or one file) to remember.")],
@@ -1063,8 +1093,8 @@ def export(
                                         "directory with --markdown.")],
     db: DbOpt = None,
     user: UserOpt = None,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Write a markdown tree (one file per memory).")]
-    = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Write a markdown tree: one file per memory, the "
+                                           "sealed memory boxes and the topic index.")] = False,
     embeddings: Annotated[bool, typer.Option("--embeddings", help="Include vectors (JSONL only).")] = False,
     force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing file.")] = False,
 ) -> None:
@@ -1096,11 +1126,13 @@ def export(
         previous = os.umask(0o077)  # every file and directory written: owner only, like the database
         try:
             if markdown:
-                n = io.export_markdown(records(), out)
-            else:
-                if out.exists():  # --force: replace it, with owner-only permissions
-                    out.unlink()
-                n = io.dump_jsonl(records(), out, with_embedding=embeddings)
+                done = mem.export_markdown(out, user_id=user)
+                _say(f"exported {done['memories']} memories, {done['boxes']} sealed memory boxes and the topic "
+                     f"index to {out}")
+                return
+            if out.exists():  # --force: replace it, with owner-only permissions
+                out.unlink()
+            n = io.dump_jsonl(records(), out, with_embedding=embeddings)
         finally:
             os.umask(previous)
         _say(f"exported {n} memories to {out}")

@@ -535,6 +535,57 @@ class Memory:
                      invalidated=report.invalidated, skipped=len(report.skipped))
         return out
 
+    def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        """What this user's memory is about: the topic words of its sealed memory boxes and the entities its
+        active memories name, each with ``memories``, ``boxes``, ``traces``, ``first_seen`` and ``last_seen``
+        (most mentioned first). The dream's ``topics`` step keeps it current; ``refresh=True`` (or no index
+        yet) builds it now. No access is counted."""
+        from reverie.documents import refresh_topic_indexes, topics_key
+
+        if not isinstance(refresh, bool):
+            raise InvalidInputError("refresh must be true or false")
+        user = clean_scope(user_id, "user_id")
+        stored = None if refresh else self.store.get_state(topics_key(user))
+        if isinstance(stored, dict):
+            return stored
+        tc = self.settings.dream.topics
+        return refresh_topic_indexes(self.store, [user], now=self.now(), max_topics=tc.max_topics,
+                                     max_boxes=tc.max_boxes)[user]
+
+    def export_markdown(self, path: str | Path, *, user_id: str | None = None) -> dict[str, int]:
+        """Write the memory as a markdown tree people can read (the lifecycle design's files): one file per
+        memory under ``facts/YYYY-MM-DD/`` (every status and store; ``reverie import`` reads them back), each
+        sealed memory box as ``boxes/YYYY-MM-DD/box-<id>.md`` with its memories linked, and the topic index as
+        ``state/topics.json`` and ``topics.md``. ``user_id``: one user's memories (default: everyone's).
+        Returns ``{"memories", "boxes", "topic_indexes"}``."""
+        from reverie import io
+        from reverie.documents import export_documents
+
+        user = clean_scope(user_id, "user_id")
+        root = Path(path).expanduser()
+        if root.exists() and not root.is_dir():
+            raise InvalidInputError(f"{root} exists and is not a directory")
+        flt = MemoryFilter.everything(user_id=user, all_users=user_id is None)
+        users: set[str | None] = {user} if user_id is not None else set()
+        records: builtins.list[MemoryRecord] = []
+
+        def each() -> Any:
+            for batch in self.store.scan(flt):
+                for rec in batch:
+                    if user_id is None:
+                        users.add(rec.user_id)
+                    if rec.box_id:
+                        records.append(rec.copy(embedding=None))
+                    yield rec
+
+        written = io.export_markdown(each(), root)
+        ordered = sorted(users, key=lambda u: (u is not None, u or ""))
+        indexes = {u: self.topic_index(user_id=u) for u in ordered}
+        docs = export_documents(self.store, records, root, users=ordered,
+                                max_boxes=self.settings.dream.topics.max_boxes, topic_indexes=indexes)
+        self.ops.log("export_markdown", memories=written, **docs)
+        return {"memories": written, **docs}
+
     def _prepare_item(
         self,
         item: Any,

@@ -12,6 +12,19 @@ from reverie.config.dream_schedule import ScheduleSettings
 from reverie.config.dream_synthesis import SynthesisSettings
 
 
+class TopicIndexSettings(Section):
+    """The topic index the ``topics`` step keeps per user (what the memory is about, for people)."""
+
+    max_topics: int = Field(default=200, ge=1, description="Topics kept per user, the most mentioned first.")
+    max_boxes: int = Field(
+        default=5000,
+        ge=1,
+        description="Sealed boxes read per user to build the topic index (the most recently sealed first); the "
+        "markdown export writes at most this many boxes per user too.",
+    )
+    max_users: int = Field(default=10_000, ge=1, description="Users whose topic index one dream run refreshes.")
+
+
 class DreamSettings(Section):
     """Which dream steps run, and how much each may take on in one run."""
 
@@ -41,6 +54,7 @@ class DreamSettings(Section):
             "cold_migration",
             "edge_decay",
             "quantize",
+            "topics",
             "prune",
         ],
         description="Ordered dream steps to run (SEED-NOTES 10: one ordered list of named steps).",
@@ -79,3 +93,4 @@ class DreamSettings(Section):
     synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)
     quantize: QuantizeSettings = Field(default_factory=QuantizeSettings)
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    topics: TopicIndexSettings = Field(default_factory=TopicIndexSettings)

@@ -128,6 +128,20 @@ def step_prune(ctx: DreamContext) -> StepReport:
     return StepReport("prune", changed=rows + claims + tags, details=details)
 
 
+def step_topics(ctx: DreamContext) -> StepReport:
+    """The lifecycle design's topic index, kept current: per user, the topic words of its sealed boxes and the
+    entities its active memories name, with how many memories and boxes mention each (state
+    ``topics:<user>``; ``Memory.topic_index``, the markdown export's ``state/topics.json`` and ``topics.md``)."""
+    from reverie.documents import refresh_topic_indexes
+
+    tc = ctx.settings.dream.topics
+    users = ([u for u, _ in ctx.store.users(limit=tc.max_users)] if ctx.all_users else [ctx.user_id])
+    indexes = refresh_topic_indexes(ctx.store, users, now=ctx.now, max_topics=tc.max_topics, max_boxes=tc.max_boxes)
+    topics = sum(len(i["topics"]) for i in indexes.values())
+    return StepReport("topics", changed=len(indexes), examined=sum(i["sealed_boxes"] for i in indexes.values()),
+                      details={"users": len(indexes), "topics": topics})
+
+
 def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
     from reverie.dream import consolidate, lifecycle, quantize, synthesis
 
@@ -136,6 +150,7 @@ def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
         ("promote", step_promote),
         ("expire", step_expire),
         ("prune", step_prune),
+        ("topics", step_topics),
         *lifecycle.STEPS,
         *consolidate.STEPS,
         *synthesis.STEPS,

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from reverie.config import Settings
+from reverie.dynamics.lifecycle import filtered_as_stale
 from reverie.embed.base import Embedder
 from reverie.embed.quantize import TYPICAL_FIDELITY
 from reverie.model import MemoryRecord, Status
@@ -207,6 +208,9 @@ class ReadPipeline:
             self._check_cold(cands, records)
         cands = [c for c in cands
                  if c.id in records and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
+        if cfg.filter_stale:  # the lifecycle design's lifecycleFilterStaleEnabled
+            cands = [c for c in cands if not filtered_as_stale(lifecycle_state=records[c.id].lifecycle_state,
+                                                               heat_score=records[c.id].heat_score)]
         followed = self._follow_summaries(cands, records, plan, flt, now) if follow and cfg.follow_summaries else 0
         query_info = self._query_info(req, plan, entities, windows)
         if follow:
