@@ -136,6 +136,7 @@ def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
     _write_tools(server, mem, d)
     _lifecycle_tools(server, mem)
     _read_tools(server, mem, d)
+    _knowledge_tools(server, mem, d)
     _resources(server, mem, d)
     return server
 
@@ -362,6 +363,31 @@ def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
         with _tool_errors():
             return mem.dream(steps=steps)
 
+
+
+def _knowledge_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
+    @server.tool()
+    def ingest_code(
+        path: Annotated[str, Field(description="A source directory (or one file) on this machine.")],
+        user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
+    ) -> dict[str, Any]:
+        """Remember a code base: its file tree and each Python module's public classes, functions and methods
+        (signature and first docstring line) become codebase-layer memories with their paths, found by recall.
+        Run it again after changes: only what changed is updated, what disappeared is invalidated; unreadable
+        files are skipped with the reason."""
+        with _tool_errors():
+            return mem.ingest_code(path, user_id=d.user(user_id), agent_id=d.agent_id)
+
+    @server.tool()
+    def topics(
+        user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="At most this many topics.")] = 30,
+    ) -> dict[str, Any]:
+        """What the memory is about: the topics of its conversations (sealed memory boxes) and the entities its
+        memories name, each with how many memories mention it and when it was first and last seen."""
+        with _tool_errors():
+            index = mem.topic_index(user_id=d.user(user_id))
+        return {**index, "topics": index["topics"][:limit]}
 
 
 def _resources(server: MCPServer, mem: Memory, d: Defaults) -> None:

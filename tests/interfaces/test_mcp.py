@@ -21,7 +21,7 @@ from .helpers import LAUNCHER, child_env
 
 EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
                   "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context",
-                  "reactivate", "undo_consolidation"}
+                  "reactivate", "undo_consolidation", "ingest_code", "topics"}
 
 
 def run(server_or_target: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -267,3 +267,24 @@ def _hash() -> Any:
     from reverie.embed.testing import HashEmbedder
 
     return HashEmbedder(64)
+
+
+def test_ingest_code_and_topics_tools(mem: Memory, tmp_path: Any) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "rates.py").write_text('def convert(amount: float, rate: float) -> float:\n'
+                                  '    """Convert an amount at an exchange rate."""\n    return amount * rate\n')
+    (pkg / "bad.py").write_text("def oops(:\n")
+
+    async def body(client: Client) -> None:
+        report = await call(client, "ingest_code", path=str(pkg))
+        assert report["created"] == 3 and report["skipped"]["bad.py"].startswith("does not parse")
+        found = await call(client, "recall", query="convert an amount at an exchange rate", k=3)
+        assert found["results"][0]["content"].startswith("function convert(amount: float, rate: float)")
+        assert "NotFoundError" in await call_error(client, "ingest_code", path=str(tmp_path / "missing"))
+        mem.observe("My sister Lena lives in Hamburg with her two dogs.", user_id="maya", session_id="s1")
+        mem.end_session("s1", user_id="maya")
+        index = await call(client, "topics", limit=5)
+        assert index["user_id"] == "maya" and "hamburg" in [t["topic"] for t in index["topics"]]
+
+    run(build_server(mem, Defaults(user_id="maya")), body)

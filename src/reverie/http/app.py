@@ -17,8 +17,8 @@ from fastapi import APIRouter, Body, FastAPI, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from reverie import __version__
+from reverie.http import maintenance, problems
 from reverie.http import models as m
-from reverie.http import problems
 from reverie.http.security import Guard
 from reverie.model import MemoryRecord
 from reverie.store.base import MemoryFilter
@@ -83,6 +83,7 @@ def build_router() -> APIRouter:
     _engine_routes(r)
     _session_routes(r)
     _health_routes(r)
+    maintenance.routes(r)
     return r
 
 
