@@ -3,7 +3,8 @@ charts and one small local script for the buttons (which call the REST API). Not
 
 Pages: ``/`` (health check: counts per layer and status, chart, last dream report),
 ``/memories`` (searchable, filterable list), ``/memories/{id}`` (content, provenance, strengths
-with their formula terms, retention curve, relations graph, history, buttons), ``/dream``.
+with their formula terms, retention curve, relations graph, history, buttons), ``/dream`` (the last
+report and the maintenance schedule), ``/topics`` (a user's topic index and recent memory boxes).
 Looking at a memory does not count as an access; a text search does (it is a real recall).
 """
 
@@ -171,7 +172,27 @@ def mount_dashboard(app: FastAPI) -> None:
 
     @app.get("/dream", response_class=HTMLResponse, include_in_schema=False)
     def dream_page(request: Request) -> HTMLResponse:
-        return _render(request, "dream.html", report=_mem(request).store.get_state("dream:last"))
+        mem = _mem(request)
+        try:
+            schedule = mem.maintenance_status()
+        except ReverieError as exc:
+            return _error_page(request, exc)
+        return _render(request, "dream.html", report=mem.store.get_state("dream:last"), schedule=schedule)
+
+    @app.get("/topics", response_class=HTMLResponse, include_in_schema=False)
+    def topics_page(request: Request) -> HTMLResponse:
+        mem = _mem(request)
+        user_id = request.query_params.get("user_id", "").strip() or None
+        index, boxes, users, error = None, [], [], None
+        try:
+            if user_id is None:
+                users = [(u, n) for u, n in mem.users(limit=200) if u is not None]
+            else:
+                index = mem.topic_index(user_id=user_id)
+                boxes = mem.store.sealed_boxes(user_id, limit=20)
+        except ReverieError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        return _render(request, "topics.html", user_id=user_id, index=index, boxes=boxes, users=users, error=error)
 
     _mount_login(app)
 
