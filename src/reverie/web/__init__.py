@@ -170,6 +170,11 @@ def mount_dashboard(app: FastAPI) -> None:
                        curve=retention_curve(mem, rec), graph=graph, layers=LAYERS,
                        fields=_field_groups(rec), short=mem.short_ids(shown))
 
+    _mount_maintenance(app)
+    _mount_login(app)
+
+
+def _mount_maintenance(app: FastAPI) -> None:
     @app.get("/dream", response_class=HTMLResponse, include_in_schema=False)
     def dream_page(request: Request) -> HTMLResponse:
         mem = _mem(request)
@@ -193,8 +198,6 @@ def mount_dashboard(app: FastAPI) -> None:
         except ReverieError as exc:
             error = f"{type(exc).__name__}: {exc}"
         return _render(request, "topics.html", user_id=user_id, index=index, boxes=boxes, users=users, error=error)
-
-    _mount_login(app)
 
 
 def _mount_login(app: FastAPI) -> None:
