@@ -38,6 +38,16 @@ ensure_importable()
 # timing --------------------------------------------------------------------------------------
 
 
+def shared_data(*parts: str) -> Path:
+    """``shared/data/<parts>`` in the nearest directory above this checkout that has it (the data lives
+    beside the checkout, never inside it; a git worktree sits one level deeper)."""
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "data" / Path(*parts)
+        if candidate.exists():
+            return candidate
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / Path(*parts)
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 

@@ -67,9 +67,10 @@ from _benchlib import (
     memory_config,
     now_iso,
     peak_rss_mb,
+    shared_data,
 )
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev5.json"
+DEFAULT_DATA = shared_data("locomo", "locomo_dev5.json")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 HEADLINE_CATEGORIES = (1, 2, 3, 4)
 KS = (5, 10, 20)
@@ -175,13 +176,25 @@ class DiskEmbedCache:
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         self._db.execute("create table if not exists emb (key text primary key, vec blob not null)")
         self.hits = self.misses = 0
+        query = getattr(inner, "embed_query", None)
+        if callable(query):  # an asymmetric model (e5): queries are embedded and kept apart from passages
+            self.embed_query = lambda texts: self._cached(texts, query, f"{self.name}\x00query")
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        from reverie.embed import identity_of
+
+        return identity_of(self.inner)
 
     def embed(self, texts: Sequence[str]) -> Any:
+        return self._cached(texts, self.inner.embed, self.name)
+
+    def _cached(self, texts: Sequence[str], compute: Any, model: str) -> Any:
         import numpy as np
 
         from reverie.embed.cache import cache_key
 
-        keys = [cache_key(self.name, t) for t in texts]
+        keys = [cache_key(model, t) for t in texts]
         found: dict[str, Any] = {}
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
@@ -192,8 +205,8 @@ class DiskEmbedCache:
         self.hits += len(texts) - len(missing)
         self.misses += len(missing)
         if missing:
-            vecs = np.asarray(self.inner.embed(missing), dtype=np.float32)
-            rows = [(cache_key(self.name, t), v.tobytes()) for t, v in zip(missing, vecs, strict=True)]
+            vecs = np.asarray(compute(missing), dtype=np.float32)
+            rows = [(cache_key(model, t), v.tobytes()) for t, v in zip(missing, vecs, strict=True)]
             with self._db:
                 self._db.executemany("insert or replace into emb values (?, ?)", rows)
             found.update({k: v for k, v in zip((r[0] for r in rows), vecs, strict=True)})
@@ -504,12 +517,13 @@ def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: Run
 def ask_baseline(store: Any, embedder: Any, sample: Sample, held: dict[str, list[str]],
                  result: RunResult, *, pool: int) -> None:
     """Plain hybrid: BM25 + dense, RRF K=60, nothing else; straight through the store."""
+    from reverie.embed import embed_queries
     from reverie.read.fusion import rrf
     from reverie.store.base import MemoryFilter
 
     flt = MemoryFilter(user_id=sample.sample_id)
     with Timer() as t_emb:
-        vecs = embedder.embed([q.text for q in sample.questions]) if sample.questions else []
+        vecs = embed_queries(embedder, [q.text for q in sample.questions]) if sample.questions else []
     result.embed_s += t_emb.seconds
     rows: list[tuple[int, dict[str, float]]] = []
     for q, vec in zip(sample.questions, vecs, strict=True):
@@ -680,28 +694,14 @@ def run(
             for sample in samples:
                 if mem.store.count(MemoryFilter.everything(user_id=sample.sample_id, all_users=False)):
                     raise SystemExit(f"{target} already holds memories of {sample.sample_id}: use a fresh --db")
-                held = ingest_turns(mem, clock, sample, infer=infer, lifecycle=lifecycle, result=res)
-                last = sample.sessions[-1][1] if sample.sessions else None
-                if last is not None:
-                    ask_at = last + timedelta(days=1)
-                    if lifecycle != "off":
-                        _dream(mem, clock, ask_at.date(), res)
-                    clock.set(ask_at)
-                res.memories += mem.store.count(MemoryFilter(user_id=sample.sample_id))
-                res.composition[sample.sample_id] = composition(mem, sample, held, clock())
-                if base_emb is not None:
-                    ask_baseline(mem.store, base_emb, sample, held, base, pool=baseline_pool)
-                copy = (_sqlite_copy(Path(target), workdir / f"{name.replace(':', '-')}-{sample.sample_id}-extra.db")
-                        if extra_dream and lifecycle != "off" and pg is None and not str(target).startswith("postgres")
-                        else None)
-                ask_memory(mem, sample, held, res, questions=question_rows)
-                if copy is not None:  # one more full dream on the store as it was before the questions
-                    with Memory(str(copy), config=memory_config(workdir / name.replace(":", "-"), **extra),
-                                clock=clock, embedder=emb) as again:
-                        with Timer() as t_dream:
-                            again.dream()
-                        res.dream_s += t_dream.seconds
-                        ask_memory(again, sample, held, res, rows=res.after_dream_rows, ks=(10,))
+                run_sample(mem, clock, sample, infer=infer, lifecycle=lifecycle, result=res, base=base,
+                           base_emb=base_emb, baseline_pool=baseline_pool, questions=question_rows,
+                           copy_to=(workdir / f"{name.replace(':', '-')}-{sample.sample_id}-extra.db"
+                                    if extra_dream and lifecycle != "off" and pg is None
+                                    and not str(target).startswith("postgres") else None),
+                           reopen=lambda path, extra=extra, emb=emb, clock=clock, name=name: Memory(
+                               str(path), config=memory_config(workdir / name.replace(":", "-"), **extra),
+                               clock=clock, embedder=emb))
                 if not quiet:
                     log.print(f"[dim]{name}: {sample.sample_id}: {sample.turns} turns, "
                               f"{len(sample.questions)} questions, headline r@10 "
@@ -728,6 +728,35 @@ def run(
     if "off" in lifecycles:
         doc["lifecycle_vs_off"] = lifecycle_delta(doc["runs"], modes)
     return doc
+
+
+def run_sample(mem: Any, clock: Any, sample: Sample, *, infer: bool, lifecycle: str, result: RunResult,
+               base: RunResult, base_emb: Any, baseline_pool: int, questions: list[dict[str, Any]],
+               copy_to: Path | None, reopen: Any) -> None:
+    """One conversation: add it turn by turn, move the clock to the day after (a nightly dream in the
+    lifecycle modes), record the store's composition, ask the baseline and the questions, and — with
+    ``copy_to`` — ask again on a copy of the store after one more full dream."""
+    from reverie.store.base import MemoryFilter
+
+    held = ingest_turns(mem, clock, sample, infer=infer, lifecycle=lifecycle, result=result)
+    last = sample.sessions[-1][1] if sample.sessions else None
+    if last is not None:
+        ask_at = last + timedelta(days=1)
+        if lifecycle != "off":
+            _dream(mem, clock, ask_at.date(), result)
+        clock.set(ask_at)
+    result.memories += mem.store.count(MemoryFilter(user_id=sample.sample_id))
+    result.composition[sample.sample_id] = composition(mem, sample, held, clock())
+    if base_emb is not None:
+        ask_baseline(mem.store, base_emb, sample, held, base, pool=baseline_pool)
+    copy = _sqlite_copy(Path(mem.target), copy_to) if copy_to is not None else None
+    ask_memory(mem, sample, held, result, questions=questions)
+    if copy is not None:  # one more full dream on the store as it was before the questions
+        with reopen(copy) as again:
+            with Timer() as t_dream:
+                again.dream()
+            result.dream_s += t_dream.seconds
+            ask_memory(again, sample, held, result, rows=result.after_dream_rows, ks=(10,))
 
 
 def _sqlite_copy(source: Path, dest: Path) -> Path:

@@ -33,10 +33,10 @@ from typing import Any
 
 from _benchlib import RESULTS_DIR, console, finish, fmt, machine_info, memory_config, now_iso
 from locomo import (
-    NO_LIFECYCLE,
     DEFAULT_DATA,
     HEADLINE_CATEGORIES,
     KS,
+    NO_LIFECYCLE,
     EvidenceStats,
     RunResult,
     Sample,

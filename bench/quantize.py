@@ -50,6 +50,7 @@ from _benchlib import (
     machine_info,
     memory_config,
     now_iso,
+    shared_data,
     write_json,
 )
 
@@ -60,7 +61,7 @@ from reverie.embed.testing import HashEmbedder
 from reverie.model import Layer, MemoryRecord, Precision, Status, StoreTier
 from reverie.store.base import MemoryFilter, Store
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev5.json"
+DEFAULT_DATA = shared_data("locomo", "locomo_dev5.json")
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 DIM = 384
 DEEP = MemoryFilter(user_id="u", stores=None, statuses=None)

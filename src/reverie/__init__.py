@@ -9,6 +9,7 @@
 """
 
 from reverie.aio import AsyncMemory
+from reverie.auth import Credential
 from reverie.clock import SettableClock
 from reverie.config import Settings
 from reverie.errors import (
@@ -16,6 +17,7 @@ from reverie.errors import (
     ConfigError,
     ConflictError,
     ContentTooLargeError,
+    EmbedderMismatchError,
     EmbeddingError,
     ImmutableMemoryError,
     InvalidInputError,
@@ -23,6 +25,7 @@ from reverie.errors import (
     MigrationError,
     MissingDependencyError,
     NotFoundError,
+    PermissionDeniedError,
     ReverieError,
     StoreError,
 )
@@ -38,6 +41,7 @@ from reverie.model import (
     StoreTier,
 )
 from reverie.results import Action, AddResult, Hit
+from reverie.scoped import ScopedMemory
 
 __version__ = "0.1.0"
 
@@ -49,6 +53,8 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "ContentTooLargeError",
+    "Credential",
+    "EmbedderMismatchError",
     "EmbeddingError",
     "HistoryEvent",
     "Hit",
@@ -62,9 +68,11 @@ __all__ = [
     "MigrationError",
     "MissingDependencyError",
     "NotFoundError",
+    "PermissionDeniedError",
     "Relation",
     "RelationType",
     "ReverieError",
+    "ScopedMemory",
     "SettableClock",
     "Settings",
     "Status",

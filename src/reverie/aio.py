@@ -323,5 +323,9 @@ class AsyncMemory:
     async def export_markdown(self, path: Any, **kwargs: Any) -> dict[str, int]:
         return await self._call(self.memory.export_markdown, path, **kwargs)
 
+    @_mirrors(Memory.reembed)
+    async def reembed(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._call(self.memory.reembed, **kwargs)
+
 
 __all__ = ["AsyncMemory"]

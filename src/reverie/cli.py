@@ -956,38 +956,133 @@ def import_cmd(
     = False,
 ) -> None:
     """Import memories: JSONL (exported records or {"content": ...} lines), a conversation JSON
-    (reverie's sample format or a LoCoMo conversation), or a markdown tree."""
+    (reverie's sample format or a LoCoMo conversation), or a markdown tree.
+
+    Every record is checked as `add` checks its input; a bad line or file is reported (with its
+    place) and skipped, and the rest is imported — the exit code is then 1. Running an import again
+    adds nothing twice: exported records keep their ids, and with --verbatim each line or turn gets an
+    id made from its scope, place and content."""
     from reverie import io
 
     with _memory(db, create=True) as mem:
         if markdown or path.is_dir():
-            res = mem.restore(io.iter_markdown(path))
+            res = mem.restore(io.markdown_entries(path))
             _say(f"restored {res['restored']}, skipped {res['skipped']} existing")
+            _report_rejected(res["rejected"], res["errors"])
             return
         if path.suffix == ".jsonl":
             _import_jsonl(mem, path, user, agent, verbatim)
             return
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = json.loads(io.read_regular_text(path))
+        except (json.JSONDecodeError, RecursionError) as exc:
             _fail(InvalidInputError(f"{path} is not valid JSON: {exc}"))
         conv = io.load_conversation(data)
-        _import_conversation(mem, conv, user or conv.user_id, agent or conv.agent_id, verbatim)
+        _import_conversation(mem, conv, user or conv.user_id, agent or conv.agent_id, verbatim, source=str(path))
+
+
+def _report_rejected(rejected: int, errors: list[dict[str, str]], shown: int = 20) -> None:
+    """Print the rejected records (where and why) and exit with code 1 if there were any."""
+    if not rejected:
+        return
+    from rich.markup import escape
+
+    for err in errors[:shown]:
+        err_console.print(f"[red]rejected[/red] {escape(err['where'])}: {escape(err['error'])}")
+    if rejected > min(shown, len(errors)):
+        err_console.print(f"… and {rejected - min(shown, len(errors))} more")
+    err_console.print(f"[red]{rejected} record(s) rejected[/red]; everything else was imported")
+    raise typer.Exit(1)
 
 
 def _import_jsonl(mem: Any, path: Path, user: str | None, agent: str | None, verbatim: bool) -> None:
+    """Exported records (lines with ``id`` and ``content``) are restored; other lines are added."""
     from reverie import io
 
-    rows = list(io.read_jsonl(path))
-    records = [r for r in rows if "id" in r and "content" in r]
-    items = [r for r in rows if "id" not in r]
+    records: list[Any] = []
+    items: list[tuple[str, dict[str, Any]]] = []
+    for entry in io.jsonl_entries(path):
+        if entry.error is None and "id" not in entry.data:
+            items.append((entry.where, entry.data))
+        else:
+            records.append(entry)
+    rejected, errors = 0, []
     if records:
         res = mem.restore(records)
         _say(f"restored {res['restored']} records, skipped {res['skipped']} existing")
+        rejected, errors = res["rejected"], res["errors"]
     if items:
-        results = _add_with_progress(mem, items, "importing", user, agent, verbatim)
-        added = sum(r.action.value in STORED_ACTIONS for r in results)
+        keyed = _with_import_ids(items, user, agent) if verbatim else items
+        added, bad = _import_items(mem, keyed, "importing", user, agent, verbatim)
         _say(f"added {added} of {len(items)} lines")
+        rejected += len(bad)
+        errors += bad
+    _report_rejected(rejected, errors)
+
+
+def _with_import_ids(items: list[tuple[str, dict[str, Any]]], user: str | None,
+                     agent: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """Each item with a stable id (scope, session, time, content and the how-many-th such line it is),
+    so that a second run of the same import finds its items stored and skips them."""
+    from reverie import io
+    from reverie.validation import clean_when
+
+    seen: dict[tuple[Any, ...], int] = {}
+    out: list[tuple[str, dict[str, Any]]] = []
+    for where, item in items:
+        fields = [json.dumps(item.get(k), sort_keys=True, default=str)
+                  for k in ("content", "session_id", "when", "user_id", "agent_id")]
+        key = (*fields, user or "", agent or "")
+        seen[key] = seen.get(key, 0) + 1
+        try:
+            when = clean_when(item.get("when"))
+        except ReverieError:
+            when = None
+        out.append((where, {**item, "id": io.stable_id("reverie-import", *key, seen[key], when=when)}))
+    return out
+
+
+def _import_items(mem: Any, items: list[tuple[str, Any]], label: str, user: str | None, agent: str | None,
+                  verbatim: bool, chunk_size: int = 100) -> tuple[int, list[dict[str, str]]]:
+    """``add_many`` in chunks behind a progress bar. A chunk with a bad item is added item by item, so
+    that the bad one is rejected alone. Returns how many items stored a new memory and the rejections."""
+    from reverie.validation import describe_error
+
+    added = 0
+    rejected: list[dict[str, str]] = []
+
+    def count(results: list[Any]) -> int:
+        return sum(r.action.value in STORED_ACTIONS for r in results)
+
+    with _progress() as progress:
+        task = progress.add_task(label, total=len(items))
+        for start in range(0, len(items), chunk_size):
+            chunk = items[start:start + chunk_size]
+            try:
+                added += count(mem.add_many([i for _, i in chunk], user_id=user, agent_id=agent, infer=not verbatim))
+            except InvalidInputError:
+                for where, item in chunk:
+                    try:
+                        added += count(mem.add_many([item], user_id=user, agent_id=agent, infer=not verbatim))
+                    except InvalidInputError as exc:
+                        rejected.append({"where": where, "error": describe_error(exc)})
+            progress.advance(task, len(chunk))
+    return added, rejected
+
+
+def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool,
+                         source: str = "conversation") -> None:
+    from reverie import io
+
+    items = [(f"{source} turn {t.turn_id}", item) for t, item in zip(conv.turns, conversation_items(conv), strict=True)]
+    if verbatim:
+        items = [(where, {**item, "id": io.stable_id("reverie-turn", user or "", agent or "", item["session_id"],
+                                                      item["metadata"]["turn_id"], item["content"],
+                                                      when=item["when"])})
+                 for where, item in items]
+    added, rejected = _import_items(mem, items, "importing turns", user, agent, verbatim)
+    _say(f"imported {added} of {len(items)} turns for user {user!r}")
+    _report_rejected(len(rejected), rejected)
 
 
 def _add_with_progress(mem: Any, items: list[Any], label: str, user: str | None, agent: str | None,
@@ -1014,13 +1109,6 @@ def conversation_items(conv: Any) -> list[dict[str, Any]]:
     return [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
              "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}}
             for t in conv.turns]
-
-
-def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool) -> None:
-    items = conversation_items(conv)
-    results = _add_with_progress(mem, items, "importing turns", user, agent, verbatim)
-    added = sum(r.action.value in STORED_ACTIONS for r in results)
-    _say(f"imported {added} of {len(items)} turns for user {user!r}")
 
 
 @app.command()
@@ -1085,6 +1173,47 @@ def ingest_code(
 
 #: what `export` writes, by the output's extension
 EXPORT_FORMATS = {".jsonl": "JSON Lines (one memory record per line; `reverie import` reads it back)"}
+
+
+@app.command()
+def reembed(
+    db: DbOpt = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Memories embedded per batch.")] = 128,
+    as_json: JsonOpt = False,
+) -> None:
+    """Move a store to the configured embedder: embed every memory again (all users, statuses and tiers).
+
+    Needed after changing the embedder (embedding.local_model, embedding.provider): a store remembers
+    which embedder wrote its vectors and refuses another until it is re-embedded. Safe to interrupt
+    (Ctrl-C): finished batches are kept and the next run continues where this one stopped. Stop other
+    processes that use the store first."""
+    from reverie.memory import Memory
+
+    try:
+        mem = Memory(db, reembed=True)
+    except ReverieError as exc:
+        _fail(exc)
+    try:
+        with _progress() as progress:
+            task = progress.add_task(f"re-embedding with {mem.embedder.name}", total=None)
+            report = mem.reembed(batch_size=batch_size,
+                                 progress=lambda done, total: progress.update(task, completed=done, total=total))
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished batches are kept; run `reverie reembed` again to continue")
+        raise typer.Exit(130) from None
+    except ReverieError as exc:
+        _fail(exc)
+    finally:
+        mem.close()
+    if as_json:
+        _print_json(report)
+    elif report["already_current"]:
+        console.print(f"nothing to do: the store's vectors are already {mem.embedder.name}'s ({report['total']} "
+                      "memories)")
+    else:
+        how = "continued an interrupted run: " if report["resumed"] else ""
+        console.print(f"{how}re-embedded {report['reembedded']} of {report['total']} memories with "
+                      f"{report['target']['model']} (was {(report['source'] or {}).get('model', 'not recorded')})")
 
 
 @app.command()
@@ -1220,20 +1349,111 @@ def simulate(
     _say(f"plot: {summary['files']['plot']}  summary: {summary['files']['summary']}")
 
 
+keys_app = typer.Typer(
+    name="keys",
+    help="API keys for the REST API: each key covers some users (optionally some of their agents), or "
+    "everything (--admin). Only a key's SHA-256 is stored, in the memory's own store. As soon as one "
+    "active key exists, `reverie serve` requires a key (or REVERIE_API_TOKEN) on every request.",
+    no_args_is_help=True,
+)
+app.add_typer(keys_app)
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option("--name", "-n", help="A label for the key (who or what uses it).")],
+    db: DbOpt = None,
+    users: Annotated[list[str] | None, typer.Option("--user", "-u", help="A user the key may read and write "
+                                                    "(repeat for several).")] = None,
+    agents: Annotated[list[str] | None, typer.Option("--agent", "-a", help="Narrow the key to this agent of its "
+                                                     "users (repeat for several).")] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Every user, the all-users views, export and the "
+                                        "dashboard.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create an API key and print it — the only time it is shown."""
+    from reverie.auth import create_key
+
+    with _memory(db, create=True) as mem:
+        key, token = create_key(mem.store, name=name, users=users or (), agents=agents or None, admin=admin,
+                                now=mem.now())
+        if as_json:
+            _print_json({**_key_dict(key), "key": token})
+            return
+        console.print(f"created key [bold]{key.id}[/bold] ({_key_scope(key)})")
+        console.print("the key (shown once; give it as 'Authorization: Bearer <key>'):", style="dim")
+        sys.stdout.write(token + "\n")
+
+
+@keys_app.command("list")
+def keys_list(
+    db: DbOpt = None,
+    revoked: Annotated[bool, typer.Option("--all", help="Also list revoked keys.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the API keys (never the keys themselves): id, name, scope, created, last used."""
+    with _memory(db) as mem:
+        keys = mem.store.api_keys(include_revoked=revoked)
+        if as_json:
+            _print_json([_key_dict(k) for k in keys])
+            return
+        table = Table("id", "name", "scope", "created", "last used", "revoked")
+        for k in keys:
+            table.add_row(k.id, k.name, _key_scope(k), _when(k.created_at), _when(k.last_used_at),
+                          _when(k.revoked_at))
+        console.print(table if keys else "[dim]no API keys[/dim]")
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `reverie keys list`).")],
+                db: DbOpt = None) -> None:
+    """Revoke an API key: it stops working within seconds."""
+    from reverie.auth import revoke_key
+
+    with _memory(db) as mem:
+        key = revoke_key(mem.store, key_id, now=mem.now())
+        console.print(f"revoked key {key.id} ({key.name})")
+
+
+def _key_dict(key: Any) -> dict[str, Any]:
+    return {"id": key.id, "name": key.name, "admin": key.admin, "users": list(key.user_ids),
+            "agents": None if key.agent_ids is None else list(key.agent_ids),
+            "created_at": key.created_at.isoformat(), "revoked_at": _iso(key.revoked_at),
+            "last_used_at": _iso(key.last_used_at)}
+
+
+def _key_scope(key: Any) -> str:
+    if key.admin:
+        return "admin (every user)"
+    scope = "users " + ", ".join(key.user_ids)
+    return scope + ("; agents " + ", ".join(key.agent_ids) if key.agent_ids else "")
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else str(value.isoformat())
+
+
+def _when(value: Any) -> str:
+    return "—" if value is None else str(value.strftime("%Y-%m-%d %H:%M"))
+
+
 # -- servers --------------------------------------------------------------------------------------
 
 @app.command("mcp")
 def mcp_cmd(
     db: DbOpt = None,
     user: Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
-                                             help="Default user_id for tool calls.")] = None,
+                                             help="Lock the server to this user_id: tool calls act as it, and "
+                                             "naming another user is refused.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="NAME",
-                                              help="Default agent_id for tool calls.")] = None,
+                                              help="With --user: lock to this agent_id too. Without --user: "
+                                              "the default agent_id.")] = None,
     session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Default session_id.")] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option(metavar="PORT", help="Port for --http (0 = any free port).")] = 8765,
 ) -> None:
-    """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP)."""
+    """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
+    With --user the server only ever touches that user's memories; without it, it has full access."""
     from reverie.mcp_server import Defaults, build_server, run_http, run_stdio
 
     with _memory(db, create=True) as mem:
@@ -1253,7 +1473,11 @@ def serve(
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs) and the web dashboard (/). With the setting
     dream.schedule.server_jobs on, it also runs the maintenance schedule in the background (the jobs of
-    dream.schedule.jobs on their intervals, the full dream cycle every dream.schedule.cycle_every_hours)."""
+    dream.schedule.jobs on their intervals, the full dream cycle every dream.schedule.cycle_every_hours).
+
+    Without REVERIE_API_TOKEN and without API keys the server is single-tenant: whoever reaches it
+    (loopback only) has full access. REVERIE_API_TOKEN is an admin token; API keys (`reverie keys
+    create`) give each caller its own scope. Either makes every request need a credential."""
     from reverie.http.server import serve as run_server
 
     with _memory(db, create=True) as mem:

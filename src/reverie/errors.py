@@ -7,12 +7,14 @@ Every error reverie raises on purpose derives from :class:`ReverieError`::
     ├── InvalidInputError      bad content, wrong types, bad filters (also a ValueError)
     │   ├── ContentTooLargeError
     │   └── AmbiguousIdError   a short id that more than one memory starts with
-    ├── NotFoundError          unknown memory id (also a KeyError)
+    ├── NotFoundError          unknown memory id (also a KeyError); also what a credential may not see
+    ├── PermissionDeniedError  the credential does not cover the scope or the operation asked for
     ├── ImmutableMemoryError   an edit of a memory flagged immutable
     ├── ConflictError          a concurrent change won (optimistic concurrency, claims)
     ├── StoreError             the storage backend failed (wraps the driver's error)
     │   └── MigrationError
     ├── EmbeddingError         the embedder failed or is not installed
+    │   └── EmbedderMismatchError  the store's vectors were written by another embedder
     ├── LLMError               the LLM endpoint failed (the caller falls back to heuristics)
     └── MissingDependencyError an optional extra is not installed
 
@@ -53,6 +55,13 @@ class NotFoundError(ReverieError, KeyError):
         return str(self.args[0]) if self.args else "not found"
 
 
+class PermissionDeniedError(ReverieError):
+    """The caller's credential does not cover this scope (a user or agent it may not use) or this
+    operation (all-users views, export, key management need an admin credential). A memory the
+    caller may not see is reported as :class:`NotFoundError` instead, so that its existence is not
+    revealed."""
+
+
 class ImmutableMemoryError(ReverieError):
     """The memory is flagged immutable (seed 001 truth anchor) and cannot be edited."""
 
@@ -73,6 +82,11 @@ class EmbeddingError(ReverieError):
     """The embedder could not produce vectors."""
 
 
+class EmbedderMismatchError(EmbeddingError):
+    """The store's vectors were written by another embedder (the message names both and how to
+    move the store: ``reverie reembed``)."""
+
+
 class LLMError(ReverieError):
     """The LLM endpoint failed, timed out or answered something unusable."""
 
@@ -86,6 +100,7 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "ContentTooLargeError",
+    "EmbedderMismatchError",
     "EmbeddingError",
     "ImmutableMemoryError",
     "InvalidInputError",
@@ -93,6 +108,7 @@ __all__ = [
     "MigrationError",
     "MissingDependencyError",
     "NotFoundError",
+    "PermissionDeniedError",
     "ReverieError",
     "StoreError",
 ]

@@ -1,10 +1,19 @@
-"""Import and export formats: JSONL records, conversation JSON, and seed 004's markdown tree."""
+"""Import and export formats: JSONL records, conversation JSON, and seed 004's markdown tree.
+
+Readers never trust a file: they read regular files only (a FIFO or a device named ``*.md`` would
+block an import forever), bound what they read, refuse YAML aliases and anchors (a 325-byte file
+could expand to megabytes), and turn each bad line or file into an :class:`Entry` naming where it
+was and what is wrong, so that one bad record never discards the good ones around it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,8 +22,57 @@ from typing import Any
 
 import yaml
 
-from reverie.errors import InvalidInputError
+from reverie.errors import ContentTooLargeError, InvalidInputError
 from reverie.model import MemoryRecord
+from reverie.validation import printable
+
+#: the largest file (a markdown memory, a conversation JSON) or JSONL line a reader accepts by default
+DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Entry:
+    """One record read from a file: where it was (``file:line`` or a path), its data, or the reason
+    it could not be read. :meth:`reverie.Memory.restore` reports rejected entries by ``where``."""
+
+    where: str
+    data: Any = None
+    error: str | None = None
+
+
+def open_regular(path: Path, *, max_bytes: int | None = None) -> int:
+    """A file descriptor of ``path`` opened for reading, if it is a regular file (not a FIFO, device,
+    socket or directory) of at most ``max_bytes``; :class:`InvalidInputError` otherwise. Opening
+    never blocks (a FIFO without a writer would hang ``open`` forever)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInputError(f"{path}: not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise ContentTooLargeError(f"{path}: {info.st_size} bytes; files larger than {max_bytes} are refused")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular_text(path: Path, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``max_bytes`` (newlines kept exactly)."""
+    fd = open_regular(path, max_bytes=max_bytes)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew while we read
+        raise ContentTooLargeError(f"{path}: larger than {max_bytes} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
 @dataclass(slots=True)
@@ -63,10 +121,12 @@ def parse_locomo_date(text: str) -> datetime | None:
 def _parse_when(value: Any) -> datetime | None:
     if not value:
         return None
+    if not isinstance(value, str) or len(value) > 200:
+        raise InvalidInputError(f"a session date must be text, got {printable(value)}")
     try:
-        parsed = datetime.fromisoformat(str(value))
+        parsed = datetime.fromisoformat(value)
     except ValueError:
-        return parse_locomo_date(str(value))
+        return parse_locomo_date(value)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
@@ -87,35 +147,68 @@ def load_conversation(data: Any) -> Conversation:
 
 def _load_reverie(data: dict[str, Any]) -> Conversation:
     roles = data.get("speakers") or {}
+    if not isinstance(roles, dict):
+        raise InvalidInputError("'speakers' must map speaker names to roles")
+    sessions = data["sessions"]
+    if not isinstance(sessions, list):
+        raise InvalidInputError("'sessions' must be a list")
     turns: list[Turn] = []
-    for sess in data["sessions"]:
+    for sess in sessions:
         if not isinstance(sess, dict) or not isinstance(sess.get("turns"), list):
             raise InvalidInputError("each session needs a 'turns' list")
-        sid = f"session-{sess.get('id', len(turns))}"
+        sid = f"session-{_label(sess.get('id', len(turns)), 'session id')}"
         when = _parse_when(sess.get("date"))
         for i, t in enumerate(sess["turns"]):
             if not isinstance(t, dict) or not isinstance(t.get("text"), str):
                 raise InvalidInputError(f"turn {i} of {sid} needs a 'text' string")
-            speaker = str(t.get("speaker", "user"))
-            turns.append(Turn(str(t.get("id", f"{sid}:{i + 1}")), speaker, t["text"], when, sid,
-                              role=roles.get(speaker) if isinstance(roles, dict) else None))
-    return Conversation(turns, list(data.get("questions", [])), data.get("user_id"), data.get("agent_id"),
-                        str(data.get("title", "")))
+            speaker = _label(t.get("speaker", "user"), "speaker")
+            role = roles.get(speaker)
+            turns.append(Turn(_label(t.get("id", f"{sid}:{i + 1}"), "turn id"), speaker, t["text"], when, sid,
+                              role=role if isinstance(role, str) else None))
+    questions = data.get("questions", [])
+    return Conversation(turns, list(questions) if isinstance(questions, list) else [],
+                        _opt_label(data.get("user_id"), "user_id"), _opt_label(data.get("agent_id"), "agent_id"),
+                        str(data.get("title", ""))[:200])
+
+
+def _label(value: Any, name: str) -> str:
+    """A short identifier from a conversation file (ids, speakers): strings and numbers only."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InvalidInputError(f"{name} must be text, got {printable(value)}")
+    text = str(value)
+    if len(text) > 256:
+        raise InvalidInputError(f"{name} is longer than 256 characters")
+    return text
+
+
+def _opt_label(value: Any, name: str) -> str | None:
+    return None if value is None else _label(value, name)
 
 
 def _load_locomo(data: dict[str, Any]) -> Conversation:
     conv = data["conversation"]
+    if not isinstance(conv, dict):
+        raise InvalidInputError("'conversation' must be an object")
     turns: list[Turn] = []
     n = 1
     while f"session_{n}" in conv:
-        when = parse_locomo_date(str(conv.get(f"session_{n}_date_time", "")))
-        for t in conv[f"session_{n}"]:
+        when = parse_locomo_date(str(conv.get(f"session_{n}_date_time", ""))[:200])
+        session = conv[f"session_{n}"]
+        if not isinstance(session, list):
+            raise InvalidInputError(f"session_{n} must be a list of turns")
+        for t in session:
+            if not isinstance(t, dict) or not isinstance(t.get("text", ""), str) or "dia_id" not in t:
+                raise InvalidInputError(f"each turn of session_{n} needs 'dia_id', 'speaker' and 'text'")
             text = t.get("text", "")
-            if t.get("blip_caption"):
-                text = f"{text} [shares a photo: {t['blip_caption']}]"
-            turns.append(Turn(str(t["dia_id"]), str(t["speaker"]), text, when, f"session-{n}"))
+            caption = t.get("blip_caption")
+            if caption:
+                text = f"{text} [shares a photo: {caption if isinstance(caption, str) else printable(caption)}]"
+            turns.append(Turn(_label(t["dia_id"], "dia_id"), _label(t.get("speaker", "?"), "speaker"), text, when,
+                              f"session-{n}"))
         n += 1
-    return Conversation(turns, list(data.get("qa", [])), data.get("sample_id"), None, str(data.get("sample_id", "")))
+    qa = data.get("qa", [])
+    sample = _opt_label(data.get("sample_id"), "sample_id")
+    return Conversation(turns, list(qa) if isinstance(qa, list) else [], sample, None, sample or "")
 
 
 def turn_content(turn: Turn) -> str:
@@ -134,18 +227,61 @@ def dump_jsonl(records: Iterable[MemoryRecord], path: Path, *, with_embedding: b
     return n
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
+def jsonl_entries(path: Path, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Entry]:
+    """Each non-empty line of a JSONL file as an :class:`Entry` (``where`` = ``path:line``): a JSON
+    object, or the reason the line is not one. Reads regular files only."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(max_line_bytes + 1)
+            if not raw:
+                return
+            lineno += 1
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # skip the rest of the overlong line
+                    raw = fh.readline(max_line_bytes)
+                yield Entry(f"{path}:{lineno}", error=f"line longer than {max_line_bytes} bytes")
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"{path}:{lineno}: malformed JSON ({exc.msg})") from exc
-            if not isinstance(obj, dict):
-                raise InvalidInputError(f"{path}:{lineno}: each line must be a JSON object")
-            yield obj
+            entry = line_entry(raw, f"{path}:{lineno}")
+            if entry is not None:
+                yield entry
+
+
+def jsonl_bytes_entries(data: bytes, *, where: str = "line") -> Iterator[Entry]:
+    """:func:`jsonl_entries` of JSON lines held in memory (a request body); ``where`` = ``<where> N``."""
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        entry = line_entry(raw, f"{where} {lineno}")
+        if entry is not None:
+            yield entry
+
+
+def line_entry(raw: bytes, where: str) -> Entry | None:
+    """One JSONL line as an :class:`Entry` (``None`` for a blank line)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Entry(where, error=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return Entry(where, error=f"malformed JSON ({exc.msg})")
+    except RecursionError:
+        return Entry(where, error="JSON nested too deep")
+    if not isinstance(obj, dict):
+        return Entry(where, error="each line must be a JSON object")
+    return Entry(where, obj)
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The objects of a JSONL file; the first bad line raises :class:`InvalidInputError` naming it
+    (:func:`jsonl_entries` reports bad lines instead)."""
+    for entry in jsonl_entries(path):
+        if entry.error is not None:
+            raise InvalidInputError(f"{entry.where}: {entry.error}")
+        yield entry.data
 
 
 # markdown (seed 004: facts/YYYY-MM-DD/<category>-<timestamp>-<hash>.md) ---------------------
@@ -194,23 +330,42 @@ def to_markdown(rec: MemoryRecord) -> str:
     return f"---\n{front}---\n{content}"
 
 
-def from_markdown(text: str, *, where: str = "<markdown>") -> MemoryRecord:
+def _compose_node_without_aliases(self: Any, parent: Any, index: Any) -> Any:
+    event = self.peek_event()
+    if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+        raise yaml.composer.ComposerError(None, None, "YAML anchors and aliases are not accepted", event.start_mark)
+    return yaml.SafeLoader.compose_node(self, parent, index)
+
+
+#: YAML without anchors and aliases: an alias repeats a node by reference, so a few hundred bytes can
+#: expand into megabytes ("billion laughs"); exported front matter never uses them
+_NoAliasLoader: Any = type("_NoAliasLoader", (yaml.SafeLoader,), {"compose_node": _compose_node_without_aliases})
+
+
+def markdown_fields(text: str, *, where: str = "<markdown>") -> dict[str, Any]:
+    """The record fields of one markdown memory (front matter + content), unchecked."""
     if not text.startswith("---\n"):
         raise InvalidInputError(f"{where}: missing YAML front matter")
     end = text.find("\n---\n", 4)
     if end < 0:
         raise InvalidInputError(f"{where}: unterminated YAML front matter")
     try:
-        meta = yaml.safe_load(text[4:end + 1]) or {}
+        meta = yaml.load(text[4:end + 1], Loader=_NoAliasLoader) or {}  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"{where}: invalid YAML front matter: {exc}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{where}: YAML front matter nested too deep") from None
     if not isinstance(meta, dict):
         raise InvalidInputError(f"{where}: front matter must be a mapping")
     meta["content"] = text[end + 5:]
     for key, value in list(meta.items()):
         if isinstance(value, datetime):  # YAML may parse timestamps itself
             meta[key] = value.isoformat()
-    return MemoryRecord.from_dict(meta)
+    return meta
+
+
+def from_markdown(text: str, *, where: str = "<markdown>") -> MemoryRecord:
+    return MemoryRecord.from_dict(markdown_fields(text, where=where))
 
 
 def export_markdown(records: Iterable[MemoryRecord], root: Path) -> int:
@@ -227,29 +382,76 @@ def export_markdown(records: Iterable[MemoryRecord], root: Path) -> int:
     return n
 
 
-def iter_markdown(root: Path) -> Iterator[MemoryRecord]:
+def markdown_entries(root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Iterator[Entry]:
+    """Each ``facts/<day>/<name>.md`` file of a markdown tree as an :class:`Entry` (``where`` = its
+    path in the tree): its record fields, or why it cannot be read. Symbolic links are never followed
+    (they are skipped); anything but a regular file, a file over ``max_file_bytes``, text that is not
+    UTF-8 and YAML with anchors or aliases are reported."""
     root = root.resolve()
     for path in sorted((root / "facts").glob("*/*.md")):
-        real = path.resolve()
-        if root not in real.parents or path.is_symlink():
+        if path.is_symlink() or path.parent.is_symlink() or root not in path.resolve().parents:
             continue  # never follow links out of the tree
-        with real.open("r", encoding="utf-8", newline="") as fh:  # no newline translation
-            text = fh.read()
-        yield from_markdown(text, where=str(path.relative_to(root)))
+        where = str(path.relative_to(root))
+        try:
+            text = read_regular_text(path, max_bytes=max_file_bytes)
+            yield Entry(where, markdown_fields(text, where=where))
+        except InvalidInputError as exc:
+            yield Entry(where, error=str(exc).removeprefix(f"{path}: ").removeprefix(f"{where}: "))
+
+
+def iter_markdown(root: Path) -> Iterator[MemoryRecord]:
+    """The records of a markdown tree; the first unreadable file raises :class:`InvalidInputError`
+    (:func:`markdown_entries` reports bad files instead)."""
+    for entry in markdown_entries(root):
+        if entry.error is not None:
+            raise InvalidInputError(f"{entry.where}: {entry.error}")
+        yield MemoryRecord.from_dict(entry.data)
+
+
+# idempotent imports ------------------------------------------------------------------------------
+
+def stable_id(*parts: Any, when: datetime | None = None) -> str:
+    """A memory id made from what identifies an imported item (its scope, its place in the source and
+    its content), so that importing the same file again names the same memories and stores nothing
+    twice. A UUIDv7 whose time is ``when`` (ids still sort by time) and whose other bits come from
+    SHA-256 of the parts."""
+    digest = bytearray(hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "backslashreplace"))
+                       .digest()[:16])
+    ms = 0
+    if when is not None:
+        try:
+            ms = min(max(int(when.timestamp() * 1000), 0), (1 << 48) - 1)
+        except (OverflowError, ValueError, OSError):  # a date no clock can hold: the import rejects it anyway
+            ms = 0
+    digest[0:6] = ms.to_bytes(6, "big")
+    digest[6] = (digest[6] & 0x0F) | 0x70  # version 7
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 9562 variant
+    return str(uuid.UUID(bytes=bytes(digest)))
 
 
 __all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_MAX_LINE_BYTES",
     "Conversation",
+    "Entry",
     "Turn",
     "dump_jsonl",
     "export_markdown",
     "from_markdown",
     "iter_markdown",
+    "jsonl_bytes_entries",
+    "jsonl_entries",
+    "line_entry",
     "load_conversation",
+    "markdown_entries",
+    "markdown_fields",
     "markdown_path",
+    "open_regular",
     "parse_locomo_date",
     "read_jsonl",
+    "read_regular_text",
     "slug",
+    "stable_id",
     "to_markdown",
     "turn_content",
 ]

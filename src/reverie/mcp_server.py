@@ -6,8 +6,12 @@ one ``Memory`` method and shapes its result as JSON. reverie errors become MCP t
 ``NotFoundError: no memory with id …``) so the model can read and correct them; resource reads
 raise the SDK's ``ResourceNotFoundError`` (JSON-RPC -32602) or ``ResourceError``.
 
-Scope: ``user_id``/``agent_id``/``session_id`` given to a tool win; otherwise the server's
-defaults (``reverie mcp --user maya --agent claude``) apply.
+Scope: ``reverie mcp --user maya [--agent claude]`` locks the server to that user (and agent):
+tools act as that scope, and a tool call naming another user or agent gets a
+``PermissionDeniedError`` result — a prompt-injected model cannot read or change anyone else's
+memories. Without ``--user`` the server has full access (single-tenant): ``user_id`` and
+``agent_id`` given to a tool are used as they are (``--agent`` is then only a default).
+``--session`` is always only a default.
 
 Transports: stdio (default, what Claude Desktop/Code and Cursor launch) or streamable HTTP on
 127.0.0.1 only (``--http``; the endpoint is ``http://127.0.0.1:PORT/mcp``).
@@ -25,7 +29,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, MissingDependencyError, NotFoundError, ReverieError
+from reverie.scoped import ScopedMemory
+from reverie.validation import describe_error
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -45,9 +52,9 @@ corrections worth keeping (one self-contained statement each). When a memory tur
 MemoryId = Annotated[str, Field(description="The memory's id (a UUID as returned by remember/recall).")]
 UserId = Annotated[
     str | None,
-    Field(description="User scope (the isolation boundary). Omit to use the server's --user default."),
+    Field(description="User scope (the isolation boundary). Omit to use the server's --user."),
 ]
-AgentId = Annotated[str | None, Field(description="Agent scope. Omit to use the server's --agent default.")]
+AgentId = Annotated[str | None, Field(description="Agent scope. Omit to use the server's --agent.")]
 SessionId = Annotated[str | None, Field(description="Session id. Omit to use the server's --session default.")]
 LayerName = Literal["working", "episodic", "semantic", "procedural", "codebase"]
 
@@ -85,7 +92,7 @@ def _tool_errors() -> Iterator[None]:
     try:
         yield
     except ReverieError as exc:
-        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        raise ToolError(describe_error(exc)) from exc  # lone surrogates escaped: the answer must encode
 
 
 @contextmanager
@@ -95,9 +102,9 @@ def _resource_errors() -> Iterator[None]:
     try:
         yield
     except NotFoundError as exc:
-        raise ResourceNotFoundError(f"NotFoundError: {exc}") from exc
+        raise ResourceNotFoundError(describe_error(exc)) from exc
     except ReverieError as exc:
-        raise ResourceError(f"{type(exc).__name__}: {exc}") from exc
+        raise ResourceError(describe_error(exc)) from exc
 
 
 def brief(rec: MemoryRecord) -> dict[str, Any]:
@@ -124,24 +131,34 @@ def history_dicts(events: list[HistoryEvent]) -> list[dict[str, Any]]:
             for e in events]
 
 
-def build_server(mem: Memory, defaults: Defaults | None = None) -> MCPServer:
-    """An ``MCPServer`` whose tools and resources call ``mem``."""
+def server_credential(defaults: Defaults) -> Credential:
+    """The scope a server runs with: locked to ``--user`` (and ``--agent``) when a user is given,
+    else full access."""
+    if defaults.user_id is None:
+        return FULL_ACCESS
+    return Credential.scoped(defaults.user_id, defaults.agent_id, name="mcp --user")
+
+
+def build_server(mem: Memory, defaults: Defaults | None = None, credential: Credential | None = None) -> MCPServer:
+    """An ``MCPServer`` whose tools and resources call ``mem`` within ``credential`` (default: see
+    :func:`server_credential`)."""
     _require_sdk()
     from mcp.server.mcpserver import MCPServer
 
     from reverie import __version__
 
     d = defaults or Defaults()
+    sm = ScopedMemory(mem, credential if credential is not None else server_credential(d))
     server: MCPServer = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    _write_tools(server, mem, d)
-    _lifecycle_tools(server, mem)
-    _read_tools(server, mem, d)
-    _knowledge_tools(server, mem, d)
-    _resources(server, mem, d)
+    _write_tools(server, sm, d)
+    _lifecycle_tools(server, sm)
+    _read_tools(server, sm, d)
+    _knowledge_tools(server, sm, d)
+    _resources(server, sm, d)
     return server
 
 
-def _write_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
+def _write_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     @server.tool()
     def remember(
         content: Annotated[str, Field(description="What to remember: one self-contained statement.")],
@@ -153,7 +170,7 @@ def _write_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
                                                       "(default: now).")] = None,
         source: Annotated[str | None, Field(description="Who says so: human, ai, interaction, ingest, "
                                                         "code_scan or dream (sets trust).")] = None,
-        verbatim: Annotated[bool, Field(description="Store exactly as given, skipping the write path's "
+        verbatim: Annotated[bool, Field(strict=True, description="Store exactly as given, skipping the write path's "
                                                     "dedup and inference.")] = False,
     ) -> dict[str, Any]:
         """Store a memory. Returns the action taken (CREATE, UPDATE, SUPERSEDE, REINFORCE or SKIP for a
@@ -203,7 +220,8 @@ def _write_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
         content: Annotated[str | None, Field(description="New content (re-embedded).")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Replacement metadata.")] = None,
         category: Annotated[str | None, Field(description="New category, e.g. preference or decision.")] = None,
-        importance: Annotated[float | None, Field(ge=0.0, le=1.0, description="New base importance, 0..1.")] = None,
+        importance: Annotated[float | None, Field(strict=True, ge=0.0, le=1.0,
+                                                  description="New base importance, 0..1.")] = None,
         reason: Annotated[str, Field(description="Why the memory changes (kept in its history).")] = "",
     ) -> dict[str, Any]:
         """Edit a memory in place (immutable memories refuse). Returns the updated memory."""
@@ -222,7 +240,7 @@ def _write_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
 
 
 
-def _lifecycle_tools(server: MCPServer, mem: Memory) -> None:
+def _lifecycle_tools(server: MCPServer, mem: ScopedMemory) -> None:
     @server.tool()
     def invalidate(
         memory_id: MemoryId,
@@ -276,7 +294,7 @@ def _lifecycle_tools(server: MCPServer, mem: Memory) -> None:
     @server.tool()
     def feedback(
         memory_id: MemoryId,
-        useful: Annotated[bool, Field(description="true if the memory helped, false if it did not.")],
+        useful: Annotated[bool, Field(strict=True, description="true if the memory helped, false if it did not.")],
     ) -> dict[str, Any]:
         """Tell reverie whether a recalled memory was useful; this updates its utility."""
         with _tool_errors():
@@ -285,17 +303,17 @@ def _lifecycle_tools(server: MCPServer, mem: Memory) -> None:
 
 
 
-def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
+def _read_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     @server.tool()
     def recall(
         query: Annotated[str, Field(description="What to look for, in natural language.")],
-        k: Annotated[int, Field(ge=1, le=100, description="How many memories to return.")] = 5,
+        k: Annotated[int, Field(strict=True, ge=1, le=100, description="How many memories to return.")] = 5,
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
         layer: Annotated[LayerName | None, Field(description="Only memories of this layer.")] = None,
         category: Annotated[str | None, Field(description="Only memories of this category.")] = None,
-        explain: Annotated[bool, Field(description="Include how each score was made (channels, "
+        explain: Annotated[bool, Field(strict=True, description="Include how each score was made (channels, "
                                                    "ranks, fusion).")] = False,
     ) -> dict[str, Any]:
         """Recall the memories most relevant to the query, best first. Each result counts as an access
@@ -319,9 +337,10 @@ def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
     @server.tool()
     def context(
         query: Annotated[str, Field(description="What the agent is about to answer or do.")],
-        budget_tokens: Annotated[int | None, Field(ge=1, le=100_000, description="Token budget of the block "
-                                                                                 "(default: configured).")] = None,
-        k: Annotated[int, Field(ge=1, le=100, description="How many memories to retrieve.")] = 10,
+        budget_tokens: Annotated[int | None, Field(strict=True, ge=1, le=100_000,
+                                                   description="Token budget of the block (default: configured).")]
+        = None,
+        k: Annotated[int, Field(strict=True, ge=1, le=100, description="How many memories to retrieve.")] = 10,
         user_id: UserId = None,
         agent_id: AgentId = None,
         session_id: SessionId = None,
@@ -352,7 +371,7 @@ def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
     ) -> dict[str, Any]:
         """Health check: memory counts and energy per layer and status."""
         with _tool_errors():
-            return mem.stats(user_id=user_id)
+            return mem.stats(user_id=d.user(user_id))
 
     @server.tool()
     def dream(
@@ -365,7 +384,7 @@ def _read_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
 
 
 
-def _knowledge_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
+def _knowledge_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     @server.tool()
     def ingest_code(
         path: Annotated[str, Field(description="A source directory (or one file) on this machine.")],
@@ -390,10 +409,10 @@ def _knowledge_tools(server: MCPServer, mem: Memory, d: Defaults) -> None:
         return {**index, "topics": index["topics"][:limit]}
 
 
-def _resources(server: MCPServer, mem: Memory, d: Defaults) -> None:
+def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     def working(user_id: str | None, session_id: str) -> dict[str, Any]:
         with _resource_errors():
-            recs = mem.working_memory(session_id, user_id=user_id)
+            recs = mem.working_memory(session_id, user_id=user_id, agent_id=d.agent_id)
         return {"user_id": user_id, "session_id": session_id, "memories": [brief(r) for r in recs]}
 
     def hot(user_id: str | None) -> dict[str, Any]:
@@ -431,12 +450,117 @@ def _resources(server: MCPServer, mem: Memory, d: Defaults) -> None:
                      description="Health check: counts and energy per layer and status.")
     def stats_resource() -> dict[str, Any]:
         with _resource_errors():
-            return mem.stats()
+            return mem.stats(user_id=d.user_id)
 
 
 def run_stdio(server: MCPServer) -> None:
-    """Serve over stdin/stdout until the client closes the pipe."""
-    server.run("stdio")
+    """Serve over stdin/stdout until the client closes the pipe.
+
+    Every request is answered: a request line the SDK cannot read — text with lone surrogates (which
+    JSON's ``\\ud800`` escapes can carry but no UTF-8 can), nesting deeper than its parser allows —
+    would otherwise be dropped and its client would wait forever; it gets a JSON-RPC error (-32602)
+    here instead. While serving, stray writes to the process's stdout go to stderr (the wire stays
+    clean) and stdin reads see end of file."""
+    import anyio
+
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if lowlevel is None:  # pragma: no cover - an SDK without it: its own stdio loop (no screening)
+        server.run("stdio")
+        return
+    anyio.run(_serve_stdio, lowlevel)
+
+
+async def _serve_stdio(lowlevel: Any) -> None:
+    import io
+    import os
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # the wire belongs to the protocol: stray reads see EOF ...
+    os.dup2(2, 1)  # ... and stray writes land on stderr
+    os.close(null)
+    try:
+        out = _LockedLines(anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_out, "wb"), encoding="utf-8")))
+        raw_in = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_in, "rb"), encoding="utf-8", errors="replace"))
+        async with stdio_server(stdin=_ScreenedLines(raw_in, out), stdout=out) as (read, write):  # type: ignore[arg-type]
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+    finally:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+
+
+class _LockedLines:
+    """The wire's stdout: one complete line per write, never interleaved (the SDK's answers and the
+    screen's error answers come from different tasks)."""
+
+    def __init__(self, inner: Any) -> None:
+        import anyio
+
+        self._inner = inner
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self._lock:
+            await self._inner.write(text)
+            await self._inner.flush()
+
+    async def flush(self) -> None:
+        return None  # every write flushed already
+
+
+class _ScreenedLines:
+    """The wire's stdin as the SDK reads it, minus the requests it could not read: those are answered."""
+
+    def __init__(self, inner: Any, out: _LockedLines) -> None:
+        self._inner = inner
+        self._out = out
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        async for line in self._inner:
+            answer = screen_request(line)
+            if answer is None:
+                yield line
+            else:
+                await self._out.write(answer + "\n")
+
+
+def screen_request(line: str) -> str | None:
+    """The JSON-RPC error answering a request line the SDK cannot read (its id found with Python's own
+    JSON parser), or ``None`` when the SDK can read the line or it carries no request id to answer."""
+    import json
+
+    from mcp import types as mcp_types
+
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception:  # the SDK would drop this line: answer it if it is a request
+        pass
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # not JSON: no id to answer
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    rid = message.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, int | str):
+        return None  # a notification (or an unusable id): nothing to answer
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+        reason = "the request is malformed or nested too deep"
+    except UnicodeEncodeError:
+        reason = "it holds text with lone surrogates, which has no UTF-8 form; send valid Unicode text"
+    except (ValueError, RecursionError):
+        reason = "the request is malformed or nested too deep"
+    error = {"code": -32602, "message": f"Invalid request: {reason}"}
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}, ensure_ascii=True)
 
 
 def run_http(server: MCPServer, *, port: int = 8765) -> None:
@@ -457,4 +581,5 @@ def run_http(server: MCPServer, *, port: int = 8765) -> None:
     anyio.run(lambda: userver.serve(sockets=[sock]))
 
 
-__all__ = ["Defaults", "brief", "build_server", "history_dicts", "run_http", "run_stdio"]
+__all__ = ["Defaults", "brief", "build_server", "history_dicts", "run_http", "run_stdio", "screen_request",
+           "server_credential"]

@@ -27,6 +27,7 @@ from reverie.config import Settings
 from reverie.embed.base import Embedder
 from reverie.errors import (
     AmbiguousIdError,
+    EmbedderMismatchError,
     ImmutableMemoryError,
     InvalidInputError,
     NotFoundError,
@@ -46,15 +47,22 @@ from reverie.results import Action, AddResult, Hit
 from reverie.store import open_store
 from reverie.store.base import LayerStats, MemoryFilter, Store
 from reverie.validation import (
+    RecordLimits,
     clean_content,
     clean_id,
     clean_k,
+    clean_label,
     clean_metadata,
+    clean_reason,
+    clean_record,
     clean_scope,
     clean_source,
     clean_unit,
     clean_when,
+    describe_error,
+    items_list,
     parse_filters,
+    printable,
 )
 from reverie.write.pipeline import WritePipeline
 from reverie.write.signals.buffer import buffer_key
@@ -92,8 +100,12 @@ class Memory:
 
     ``target`` is a SQLite file path (default: under the user's data directory) or a
     ``postgresql://`` URL. ``clock`` is any zero-argument callable returning an aware datetime.
-    ``embedder`` defaults to the local all-MiniLM-L6-v2 (offline); ``llm`` is an optional
+    ``embedder`` defaults to the local multilingual-e5-small (offline); ``llm`` is an optional
     OpenAI-compatible chat client used by the write path and the dream cycle.
+
+    The store remembers which embedder wrote its vectors; opening it with another raises
+    :class:`~reverie.EmbedderMismatchError`. ``reembed=True`` opens it anyway, for one purpose:
+    call :meth:`reembed` to move every vector to this embedder (any other use raises until then).
     """
 
     def __init__(
@@ -104,6 +116,7 @@ class Memory:
         clock: Clock | None = None,
         embedder: Embedder | None = None,
         llm: Any | None = None,
+        reembed: bool = False,
     ) -> None:
         self.settings = _resolve_settings(config)
         self._clock_fn: Clock = clock or system_clock
@@ -127,6 +140,16 @@ class Memory:
             resolved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.target = resolved
         self._store: Store = open_store(resolved, settings=self.settings.storage, dim=self.embedder.dim)
+        try:  # which embedder wrote the store's vectors (recorded on first use)
+            from reverie.embed import space
+
+            self._space_mismatch: str | None = space.check(self._store, self.embedder)
+        except BaseException:
+            self._store.close()
+            raise
+        if self._space_mismatch is not None and not reembed:
+            self._store.close()
+            raise EmbedderMismatchError(self._space_mismatch)
         #: access updates of searches not written yet (see :meth:`_settle`)
         self._deferred: builtins.list[Callable[[], None]] = []
         self._deferred_lock = threading.Lock()
@@ -136,6 +159,7 @@ class Memory:
             clock=self.now,
             rotate_bytes=self.settings.opslog.rotate_bytes,
             queue_size=self.settings.opslog.queue_size,
+            log_text=self.settings.opslog.log_text,
         )
         self._closed = False
         self._lock = threading.RLock()
@@ -160,6 +184,8 @@ class Memory:
     @property
     def store(self) -> Store:
         """The storage backend; the access updates of earlier searches are written before it is used."""
+        if self._space_mismatch is not None:
+            raise EmbedderMismatchError(f"{self._space_mismatch}. This Memory was opened to re-embed: call reembed()")
         if self._deferred:
             self._settle()
         return self._store
@@ -205,7 +231,25 @@ class Memory:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Memory({str(self.target)!r}, backend={self.store.backend!r}, embedder={self.embedder.name!r})"
+        return f"Memory({str(self.target)!r}, backend={self._store.backend!r}, embedder={self.embedder.name!r})"
+
+    def reembed(self, *, batch_size: int = 128,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Embed every memory again with this Memory's embedder and record it as the store's embedder.
+
+        For a store written by another embedder (open it with ``Memory(target, reembed=True)``) or a
+        re-embedding that was interrupted (it continues where it stopped: each batch's vectors are
+        written with the position reached, in one transaction). ``progress(done, total)`` is called
+        after each batch. Stop other processes using the store first. Returns what was done
+        (``reembedded``, ``total``, ``source`` and ``target`` identities, ``resumed``)."""
+        from reverie.embed import space
+
+        self._settle()
+        report = space.reembed(self._store, self.embedder, batch_size=batch_size, progress=progress)
+        self._space_mismatch = None
+        self.__dict__.pop("_read_pipeline", None)
+        self.ops.log("embedder.reembed", **report.as_dict())
+        return report.as_dict()
 
     # helpers -------------------------------------------------------------------------------
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -406,15 +450,21 @@ class Memory:
         vectors: Sequence[Sequence[float]] | np.ndarray | None = None,
         batch_size: int = 500,
     ) -> list[AddResult]:
-        """Add many memories. Each item is a string or a mapping with ``content`` and any of
-        ``user_id, agent_id, session_id, metadata, when, source`` (overriding the keyword defaults).
-        ``vectors`` supplies precomputed embeddings (one per item). Every item is validated before
-        anything is written; batches of ``batch_size`` commit atomically, and a returned result
-        means the memory is durably stored."""
+        """Add many memories. ``items`` is a list (or any iterable, never a single string) of strings
+        or mappings with ``content`` and any of ``metadata, when, source`` (overriding the keyword
+        defaults) and ``user_id, agent_id, session_id`` (used only where the keyword is not given: an
+        item may not move itself into another scope than the call's). With ``infer=False`` an item may
+        also carry an ``id``: an id already stored is skipped (SKIP), which makes a re-run of an import
+        add nothing twice. ``vectors`` supplies precomputed embeddings (one per item). Every item is
+        validated before anything is written; batches of ``batch_size`` commit atomically. A returned
+        result means the memory is committed: it survives the crash of any process, and with
+        ``storage.synchronous = "FULL"`` (SQLite) also a power loss."""
         prepared = [self._prepare_item(item, user_id, agent_id, session_id, metadata, when, source)
-                    for item in items]
+                    for item in items_list(items)]
         if not prepared:
             return []
+        if infer and any("id" in p for p in prepared):
+            raise InvalidInputError("an item 'id' is accepted only with infer=False (the write path chooses ids)")
         given = self._check_vectors(vectors, len(prepared))
         results: list[AddResult] = []
         for start in range(0, len(prepared), batch_size):
@@ -598,24 +648,40 @@ class Memory:
     ) -> dict[str, Any]:
         fields = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id,
                   "metadata": metadata, "when": when, "source": source}
+        item_id = None
         if isinstance(item, Mapping):
-            unknown = set(item) - {"content", *fields}
+            unknown = [k for k in item if k not in ("content", "id", *fields)]
             if unknown:
-                raise InvalidInputError(f"unknown keys in item: {sorted(unknown)}")
+                raise InvalidInputError(f"unknown keys in item: {printable(sorted(map(str, unknown)), limit=200)}")
             if "content" not in item:
                 raise InvalidInputError("each item mapping needs a 'content' key")
-            fields.update({k: v for k, v in item.items() if k != "content"})
+            for key, value in item.items():
+                if key in ("content", "id"):
+                    continue
+                if key in _SCOPE_KEYS and fields[key] is not None:
+                    # scope comes from the arguments (and the caller's credential): an item cannot move itself
+                    if value is not None and value != fields[key]:
+                        raise InvalidInputError(f"an item names {key}={printable(value)} but the call is scoped to "
+                                                f"{key}={printable(fields[key])}")
+                    continue
+                fields[key] = value
+            if item.get("id") is not None:
+                item_id = clean_id(item["id"], "item id")
             item = item["content"]
         limits = self.settings.limits
-        return {
+        out = {
             "content": clean_content(item, max_bytes=limits.max_content_bytes),
             "user_id": clean_scope(fields["user_id"], "user_id"),
             "agent_id": clean_scope(fields["agent_id"], "agent_id"),
             "session_id": clean_scope(fields["session_id"], "session_id"),
-            "metadata": clean_metadata(fields["metadata"], max_bytes=limits.max_metadata_bytes),
+            "metadata": clean_metadata(fields["metadata"], max_bytes=limits.max_metadata_bytes,
+                                       max_depth=limits.max_metadata_depth),
             "when": clean_when(fields["when"]),
             "source": clean_source(fields["source"]),
         }
+        if item_id is not None:
+            out["id"] = item_id
+        return out
 
     def _check_vectors(self, vectors: Any, n: int) -> np.ndarray | None:
         if vectors is None:
@@ -645,32 +711,66 @@ class Memory:
             )
             for item, vec in zip(chunk, vecs, strict=True)
         ]
+        for item, rec in zip(chunk, records, strict=True):
+            if "id" in item:
+                rec.id = item["id"]
         reason = "stored verbatim (infer=False)"
+        skip_reason = "already stored (an item with this id was added before)"
         with self.store.transaction():
-            self.store.insert(records)
+            given = [r.id for item, r in zip(chunk, records, strict=True) if "id" in item]
+            seen = set(self.store.get(given)) if given else set()
+            fresh: list[MemoryRecord] = []
+            results: list[AddResult] = []
+            for rec in records:
+                if rec.id in seen:
+                    results.append(AddResult(rec.id, Action.SKIP, (rec.id,), skip_reason))
+                    continue
+                seen.add(rec.id)
+                fresh.append(rec)
+                results.append(AddResult(rec.id, Action.CREATE, (rec.id,), reason))
+            self.store.insert(fresh)
             self.store.add_history([HistoryEvent(r.id, "created", now, reason=reason, actor="add",
-                                                 data={"layer": r.layer.value, "infer": False}) for r in records])
+                                                 data={"layer": r.layer.value, "infer": False}) for r in fresh])
         # one line per batch (its ids), as the dream logs its batches: per-memory lines cost ~6% of a bulk load
-        self.ops.log("add", action=Action.CREATE.value, ids=[r.id for r in records], count=len(records),
-                     reason=reason, infer=False)
-        return [AddResult(r.id, Action.CREATE, (r.id,), reason) for r in records]
+        self.ops.log("add", action=Action.CREATE.value, ids=[r.id for r in fresh], count=len(fresh),
+                     skipped=len(records) - len(fresh), reason=reason, infer=False)
+        return results
 
-    def restore(self, records: Iterable[MemoryRecord | Mapping[str, Any]], *, batch_size: int = 500) -> dict[str, int]:
+    def restore(self, records: Iterable[Any], *, batch_size: int = 500, max_errors: int = 1000) -> dict[str, Any]:
         """Insert exported records exactly as they were (ids, strengths, timestamps, scope).
 
-        Records without an embedding are re-embedded; ids that already exist are skipped.
-        Returns ``{"restored": n, "skipped": m}``.
+        Each record (a :class:`MemoryRecord`, a mapping of its fields, or a :class:`reverie.io.Entry`
+        naming where it came from) is checked field by field as ``add`` checks its input — types,
+        finite numbers in range, enum values, metadata depth and size, storable text, datetimes — and
+        a bad record is rejected on its own: the good records of the same batch are stored. Records
+        without an embedding (or with another embedder's) are embedded again; ids that already exist
+        are skipped, so a restore can be run again. Returns ``{"restored", "skipped", "rejected",
+        "errors"}``; ``errors`` lists ``{"where", "error"}`` of the first ``max_errors`` rejections.
         """
-        restored = skipped = 0
+        limits = self.settings.limits
+        rlimits = RecordLimits(limits.max_content_bytes, limits.max_metadata_bytes, limits.max_metadata_depth,
+                               self.embedder.dim)
+        report: dict[str, Any] = {"restored": 0, "skipped": 0, "rejected": 0, "errors": []}
         batch: list[MemoryRecord] = []
 
+        def reject(where: str, error: str) -> None:
+            report["rejected"] += 1
+            if len(report["errors"]) < max_errors:
+                report["errors"].append({"where": where, "error": error})
+
         def flush() -> None:
-            nonlocal restored, skipped
             if not batch:
                 return
-            existing = self.store.get([r.id for r in batch])
-            fresh = [r for r in batch if r.id not in existing]
-            skipped += len(batch) - len(fresh)
+            pending = list(batch)
+            batch.clear()
+            existing = set(self.store.get([r.id for r in pending]))
+            fresh: list[MemoryRecord] = []
+            for rec in pending:
+                if rec.id in existing:
+                    report["skipped"] += 1
+                else:
+                    existing.add(rec.id)  # the same id twice in one batch: the first wins
+                    fresh.append(rec)
             missing = [r for r in fresh if r.embedding is None]
             if missing:
                 for rec, vec in zip(missing, self._embed([r.content for r in missing]), strict=True):
@@ -680,21 +780,29 @@ class Memory:
                 self.store.insert(fresh)
                 self.store.add_history([HistoryEvent(r.id, "restored", now, reason="import", actor="restore")
                                         for r in fresh])
-            restored += len(fresh)
-            batch.clear()
+            report["restored"] += len(fresh)
 
-        for item in records:
-            rec = item if isinstance(item, MemoryRecord) else MemoryRecord.from_dict(dict(item))
-            clean_content(rec.content, max_bytes=self.settings.limits.max_content_bytes)
-            clean_id(rec.id)
-            if rec.embedding is not None and rec.embedding.shape != (self.embedder.dim,):
-                rec.embedding = None  # another embedder's vector: re-embed with ours
-            batch.append(rec)
-            if len(batch) >= batch_size:
-                flush()
-        flush()
-        self.ops.log("restore", restored=restored, skipped=skipped)
-        return {"restored": restored, "skipped": skipped}
+        if isinstance(records, str | bytes | Mapping | MemoryRecord) or not isinstance(records, Iterable):
+            raise InvalidInputError("records must be a list (or an iterable) of records")
+        try:
+            for n, item in enumerate(records, start=1):
+                where = getattr(item, "where", None) or f"record {n}"
+                error = getattr(item, "error", None)
+                if error is not None:
+                    reject(where, str(error))
+                    continue
+                data = item if isinstance(item, Mapping | MemoryRecord) else getattr(item, "data", item)
+                try:
+                    batch.append(clean_record(data, rlimits))
+                except InvalidInputError as exc:
+                    reject(where, describe_error(exc))
+                    continue
+                if len(batch) >= batch_size:
+                    flush()
+        finally:  # a reader that fails midway keeps what was read before it failed
+            flush()
+        self.ops.log("restore", restored=report["restored"], skipped=report["skipped"], rejected=report["rejected"])
+        return report
 
     # read --------------------------------------------------------------------------------
     @property
@@ -702,9 +810,11 @@ class Memory:
         """The read path (built on first use; holds the hot-tier cache)."""
         pipe: ReadPipeline | None = self.__dict__.get("_read_pipeline")
         if pipe is None:
+            from reverie.embed import query_view
             from reverie.read.pipeline import ReadPipeline
 
-            pipe = self.__dict__["_read_pipeline"] = ReadPipeline(self.store, self.embedder, self.settings)
+            # queries go through the model's query encoder (e5: "query: "; stored texts are "passage: ")
+            pipe = self.__dict__["_read_pipeline"] = ReadPipeline(self.store, query_view(self.embedder), self.settings)
         return pipe
 
     def _read_request(self, query: Any, *, user_id: Any, agent_id: Any, session_id: Any, k: Any, filters: Any,
@@ -805,7 +915,8 @@ class Memory:
         self._check_scope(req.flt.user_id)
         with single_blas_thread():
             out = self._reader.run(req, now=self.now(), ready=self._settle)
-        working = self.working_memory(req.session_id, user_id=req.flt.user_id) if req.session_id else []
+        working = (self.working_memory(req.session_id, user_id=req.flt.user_id, agent_id=req.flt.agent_id)
+                   if req.session_id else [])
         entries = [inject.Entry(r, "working") for r in working]
         entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]
         entries += [inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id)) for h in out.hits]
@@ -844,18 +955,21 @@ class Memory:
             raise InvalidInputError("limit must be a positive integer")
         return self.store.users(limit=limit)
 
-    def working_memory(self, session_id: str, *, user_id: str | None = None) -> builtins.list[MemoryRecord]:
-        """A session's working memory (seed 001: at most 9 items), most recently used first.
-        No access is counted."""
+    def working_memory(self, session_id: str, *, user_id: str | None = None,
+                       agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+        """A session's working memory (seed 001: at most 9 items), most recently used first; with
+        ``agent_id``, only that agent's memories. No access is counted."""
         from reverie.write.working_memory import session_key
 
         sid = clean_scope(session_id, "session_id")
         if sid is None:
             raise InvalidInputError("working_memory() needs a session_id")
-        items = self.store.working(session_key(clean_scope(user_id, "user_id"), sid))
+        user, agent = clean_scope(user_id, "user_id"), clean_scope(agent_id, "agent_id")
+        items = self.store.working(session_key(user, sid))
         records = self.store.get([i.memory_id for i in items])
         ordered = sorted(items, key=lambda i: (i.last_accessed, i.memory_id), reverse=True)
-        return [records[i.memory_id] for i in ordered if i.memory_id in records]
+        return [records[i.memory_id] for i in ordered if i.memory_id in records
+                and records[i.memory_id].user_id == user and (agent is None or records[i.memory_id].agent_id == agent)]
 
     def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
         """seed 001's hot tier: the scope's proven memories (utility >= 0.8, >= 10 accesses, younger
@@ -979,23 +1093,26 @@ class Memory:
         reason: str = "",
     ) -> MemoryRecord:
         """Edit a memory (content is re-embedded). Immutable memories refuse every edit."""
+        limits = self.settings.limits
+        text = clean_content(content, max_bytes=limits.max_content_bytes) if content is not None else None
+        meta = (clean_metadata(metadata, max_bytes=limits.max_metadata_bytes, max_depth=limits.max_metadata_depth)
+                if metadata is not None else None)
+        cat = clean_label(category, "category") if category is not None else None
+        imp = clean_unit(importance, "importance") if importance is not None else None
+        reason = clean_reason(reason)
         rec = self._require(memory_id)
         if rec.immutable:
             raise ImmutableMemoryError(f"memory {rec.id} is immutable (seed 001 truth anchor)")
         now = self.now()
         changes: dict[str, Any] = {}
-        if content is not None:
-            text = clean_content(content, max_bytes=self.settings.limits.max_content_bytes)
-            if text != rec.content:
-                changes.update(content=text, content_hash=content_hash(text), embedding=self._embed([text])[0])
-        if metadata is not None:
-            changes["metadata"] = clean_metadata(metadata, max_bytes=self.settings.limits.max_metadata_bytes)
-        if category is not None:
-            if not isinstance(category, str) or not category.strip() or len(category) > 64:
-                raise InvalidInputError("category must be a non-empty string of at most 64 characters")
-            changes["category"] = category
-        if importance is not None:
-            changes["importance"] = clean_unit(importance, "importance")
+        if text is not None and text != rec.content:
+            changes.update(content=text, content_hash=content_hash(text), embedding=self._embed([text])[0])
+        if meta is not None:
+            changes["metadata"] = meta
+        if cat is not None:
+            changes["category"] = cat
+        if imp is not None:
+            changes["importance"] = imp
         if not changes:
             return rec
         changes["updated_at"] = now
@@ -1027,8 +1144,7 @@ class Memory:
 
     def invalidate(self, memory_id: str, reason: str) -> MemoryRecord:
         """Mark a memory no longer true (never deleted: seed 001 "invalidate, don't delete")."""
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidInputError("invalidate() needs a non-empty reason")
+        reason = clean_reason(reason, required=True)
         rec = self._require(memory_id)
         if rec.status is Status.INVALIDATED:
             return rec
@@ -1045,8 +1161,7 @@ class Memory:
         replaced or stopped being true); an active memory in the hot store is returned unchanged."""
         from reverie.model import StoreTier
 
-        if not isinstance(reason, str):
-            raise InvalidInputError("reason must be a string")
+        reason = clean_reason(reason)
         rec = self._require(memory_id)
         if rec.status in (Status.SUPERSEDED, Status.EXPIRED, Status.INVALIDATED):
             raise InvalidInputError(f"memory {rec.id} is {rec.status.value}; only dormant, archived or cold "
@@ -1060,10 +1175,64 @@ class Memory:
         return self._touch([self._require(rec.id)], kind="get", session_id=None)[0]
 
     def forget(self, memory_id: str) -> None:
-        """Hard delete (an explicit "forget me" request). Logged in the ops log."""
+        """Hard delete (an explicit "forget me" request): nothing of the memory's words remains.
+
+        Gone with it: every row about it (relations, co-activations, access log, history, claims,
+        working memory, tags, cluster memberships); every memory made from its words — the dream's
+        summaries, themes and cards that include it (their other members come back to everyday
+        recall first, as with :meth:`undo_consolidation`), and what was made from those; its words
+        in its memory box's topic; and its text in the full-text index (SQLite merges the index
+        pages and overwrites freed space with zeros). A memory it superseded stays superseded. The
+        ops log records the forgetting by id only."""
+        from reverie.model import RelationType
+
         rec = self._require(memory_id)
-        self.store.delete([rec.id])
-        self.ops.log("forget", id=rec.id, user_id=rec.user_id, content_hash=rec.content_hash)
+        derived = self._made_from(rec.id)
+        now = self.now()
+        for summary in reversed(derived):  # the outermost first: undoing it brings back what it replaced
+            with contextlib.suppress(ReverieError):  # not a consolidation, or already undone: deleted anyway
+                undo_reason = "a memory it was made from was forgotten"
+                self.undo_consolidation(summary, reason=undo_reason)
+        doomed = [rec.id, *derived]
+        with self.store.transaction():
+            gone = self.store.get(doomed)
+            successors = self.store.relations(doomed, types=frozenset({RelationType.SUPERSEDES}), direction="in")
+            older = self.store.get(sorted({r.dst_id for r in successors} - set(doomed)))
+            for old in older.values():
+                if old.superseded_by in gone:
+                    self.store.update_fields(old.id, {"superseded_by": None, "updated_at": now})
+            self._scrub_boxes(gone.values())
+            self.store.delete(doomed)
+        self.ops.log("forget", id=rec.id, user_id=rec.user_id, derived=derived)
+
+    def _made_from(self, memory_id: str) -> builtins.list[str]:
+        """Ids of the memories made from this one's words (summaries, themes, cards — linked to what
+        they were made from by ``summarizes`` relations), and of those made from them; nearest first."""
+        from reverie.model import RelationType
+
+        found: builtins.list[str] = []
+        frontier = [memory_id]
+        seen = {memory_id}
+        while frontier:
+            links = self.store.relations(frontier, types=frozenset({RelationType.SUMMARIZES}), direction="in")
+            frontier = sorted({r.src_id for r in links} - seen)
+            seen.update(frontier)
+            found.extend(frontier)
+        return found
+
+    def _scrub_boxes(self, records: Iterable[MemoryRecord]) -> None:
+        """Take the words of forgotten memories out of their memory boxes' topics."""
+        from reverie.write.text import content_words
+
+        for rec in records:
+            box = self.store.box(rec.box_id) if rec.box_id else None
+            if box is None:
+                continue
+            text = rec.content.casefold()
+            words = content_words(rec.content) | {e.rsplit("/", 1)[-1].casefold() for e in rec.entities}
+            box.topic = [w for w in box.topic if w.casefold() not in words and w.casefold() not in text]
+            box.memory_count = max(0, box.memory_count - 1)
+            self.store.put_box(box)
 
     # dynamics ----------------------------------------------------------------------------
     def feedback(self, memory_id: str, *, useful: bool) -> MemoryRecord:
@@ -1152,7 +1321,7 @@ class Memory:
         results = pipeline.observe(
             text, role=role, user_id=user, agent_id=clean_scope(agent_id, "agent_id"),
             session_id=sid, when=clean_when(when),
-            metadata=clean_metadata(metadata, max_bytes=limits.max_metadata_bytes),
+            metadata=clean_metadata(metadata, max_bytes=limits.max_metadata_bytes, max_depth=limits.max_metadata_depth),
         )
         if len(results) == 1 and results[0].id is None and results[0].action is Action.SKIP:
             now_waiting = len(pipeline.buffer.turns(key))
@@ -1212,8 +1381,7 @@ class Memory:
         summary, or one already undone, raises :class:`InvalidInputError`."""
         from reverie.dream.consolidate import undo_consolidation
 
-        if not isinstance(reason, str):
-            raise InvalidInputError("reason must be a string")
+        reason = clean_reason(reason)
         result = undo_consolidation(self.store, self.resolve_id(summary_id), now=self.now(), reason=reason[:1000])
         self._restore_precision(result["restored"], actor="undo_consolidation")
         self.ops.log("consolidation_undone", id=result["summary_id"], restored=len(result["restored"]))
@@ -1225,9 +1393,18 @@ class Memory:
         return list(reports) if isinstance(reports, list) else []
 
     def dream(self, **options: Any) -> dict[str, Any]:
-        """Run the dream cycle (see :mod:`reverie.dream`); returns its report."""
+        """Run the dream cycle (see :mod:`reverie.dream`); returns its report. ``steps`` names the steps
+        to run (default: every enabled one), ``user_id`` limits the run to one user."""
         from reverie.dream import run_dream
 
+        steps = options.get("steps")
+        if steps is not None:
+            if isinstance(steps, str) or not isinstance(steps, list | tuple) or not all(
+                    isinstance(s, str) for s in steps):
+                raise InvalidInputError("steps must be a list of step names")
+            options["steps"] = [clean_label(s, "step name") for s in steps]
+        if "user_id" in options:
+            options["user_id"] = clean_scope(options["user_id"], "user_id")
         return run_dream(self, **options)
 
     # manual layer moves (seed 002 "promote/demote MCP tools or web UI buttons") -------------
@@ -1283,6 +1460,7 @@ class Memory:
                     data={"from": rec.layer.value, "to": target.value, "rule": "manual"})
 
 
+_SCOPE_KEYS = ("user_id", "agent_id", "session_id")
 _LAYER_ORDER = (Layer.WORKING, Layer.EPISODIC, Layer.SEMANTIC)
 _LAYER_RANK = {Layer.WORKING: 0, Layer.EPISODIC: 1, Layer.SEMANTIC: 2, Layer.PROCEDURAL: 2, Layer.CODEBASE: 2}
 

@@ -281,12 +281,35 @@ def _coerce_field(key: str, value: Any) -> Any:
     return value
 
 
+#: containers nested deeper than this are shown as :data:`TOO_DEEP` when a record is serialised: data
+#: stored before writes were depth-limited must never make a read fail (a RecursionError in every
+#: serialiser of the memory broke list, search and export for every user)
+MAX_SERIALISED_DEPTH = 64
+TOO_DEEP = "… (nested too deep to show)"
+
+
 def _copy_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_json(v) for v in value]
-    return value
+    """A copy of JSON-like ``value`` (string keys), walked without recursion and cut at
+    :data:`MAX_SERIALISED_DEPTH` levels."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 1)]
+    while stack:
+        item, parent, key, depth = stack.pop()
+        if isinstance(item, dict | list) and depth > MAX_SERIALISED_DEPTH:
+            parent[key] = TOO_DEEP
+        elif isinstance(item, dict):
+            out: dict[str, Any] = {}
+            parent[key] = out
+            for k, v in item.items():
+                out[str(k)] = None
+                stack.append((v, out, str(k), depth + 1))
+        elif isinstance(item, list):
+            seq: list[Any] = [None] * len(item)
+            parent[key] = seq
+            stack.extend((v, seq, i, depth + 1) for i, v in enumerate(item))
+        else:
+            parent[key] = item
+    return root[0]
 
 
 @dataclass(slots=True)

@@ -5,6 +5,10 @@ the operation that logged: a full queue drops the event (and counts it), a write
 swallowed (and counted). Files rotate at ``rotate_bytes`` (10 MB) to
 ``ops-log-YYYY-MM-DD.jsonl`` (``-N`` suffixes when a day rotates more than once).
 Nothing leaves the machine.
+
+The raw text of queries and messages is not written unless ``opslog.log_text`` is on: fields
+named in :data:`TEXT_FIELDS` are replaced by their length (``query`` → ``query_chars``), so a
+memory that is forgotten leaves no copy of its words in the log.
 """
 
 from __future__ import annotations
@@ -19,6 +23,22 @@ from pathlib import Path
 from typing import Any
 
 _STOP = object()
+#: event fields that carry text a user wrote (a query, a message, content): logged as their length
+#: unless the log is told to keep text
+TEXT_FIELDS = frozenset({"query", "text", "content", "message", "messages"})
+
+
+def redact(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with every :data:`TEXT_FIELDS` value replaced by its length (``<name>_chars``)."""
+    if not TEXT_FIELDS.intersection(fields):
+        return fields
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in TEXT_FIELDS:
+            out[f"{key}_chars"] = len(value) if isinstance(value, str | list | tuple) else None
+        else:
+            out[key] = value
+    return out
 
 
 class OpsLog:
@@ -31,8 +51,10 @@ class OpsLog:
         clock: Callable[[], datetime],
         rotate_bytes: int = 10 * 1024 * 1024,
         queue_size: int = 10_000,
+        log_text: bool = False,
     ) -> None:
         self.path = path
+        self.log_text = log_text
         self.rotate_bytes = rotate_bytes
         self._clock = clock
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=queue_size)
@@ -53,7 +75,7 @@ class OpsLog:
         if self.path is None:
             return
         try:
-            event = {"ts": self._clock().isoformat(), "op": op, **fields}
+            event = {"ts": self._clock().isoformat(), "op": op, **(fields if self.log_text else redact(fields))}
             self._queue.put_nowait(event)
         except queue.Full:
             self.dropped += 1
@@ -126,4 +148,4 @@ class OpsLog:
         os.replace(self.path, target)
 
 
-__all__ = ["OpsLog"]
+__all__ = ["TEXT_FIELDS", "OpsLog", "redact"]

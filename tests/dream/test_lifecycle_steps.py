@@ -499,7 +499,7 @@ def test_edge_decay_is_materialised_without_compounding(mem: Memory, clock: Sett
 
 
 def test_relation_pruning_never_touches_structural_types(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
-    m = quiet(make_memory, write={"relations": {"prune_at": 3, "prune_to": 2}})
+    m = quiet(make_memory, write={"relations": {"prune_at": 1, "prune_to": 1}})
     ids = [put(m, f"node {i}") for i in range(5)]
     rels = [Relation(ids[0], ids[1], RelationType.SUPERSEDES, confidence=0.1),
             Relation(ids[1], ids[2], RelationType.CAUSES, confidence=0.1),
@@ -507,9 +507,11 @@ def test_relation_pruning_never_touches_structural_types(make_memory, clock: Set
             Relation(ids[3], ids[4], RelationType.SAME_ENTITY, confidence=0.7)]
     m.store.add_relations(rels)
     report = step(m.dream(steps=["edge_decay"]), "edge_decay")
-    assert report["details"]["pruned"] == 2  # 4 > 3: down to 2, only prunable types go
+    # only prunable relations count: 2 > 1, down to 1 (the lowest priority, related_to, goes); supersedes
+    # and causes are neither counted nor pruned
+    assert report["details"]["pruned"] == 1
     left = {r.type for r in m.store.relations(ids)}
-    assert left == {RelationType.SUPERSEDES, RelationType.CAUSES}
+    assert left == {RelationType.SUPERSEDES, RelationType.CAUSES, RelationType.SAME_ENTITY}
 
 
 # -- prune (seed 002 step 7) ---------------------------------------------------------------------------------
@@ -658,6 +660,50 @@ def test_minilm_redundancy_threshold_calibration() -> None:
         assert redundant(kept, other, similarity=s, threshold=threshold, max_new_words=cfg.redundancy_max_new_words), (
             kept, other, s)
     for kept, other in NOT_REDUNDANT:
+        s = sim(kept, other)
+        assert not redundant(kept, other, similarity=s, threshold=threshold,
+                             max_new_words=cfg.redundancy_max_new_words), (kept, other, s)
+    assert max(sim(a, b) for a, b in NOT_REDUNDANT) > threshold  # cosine alone would merge some of them
+
+
+#: Turkish paraphrases that keep every word form (the redundancy rule's word guard does not stem, so an
+#: inflected paraphrase such as "koyu temayı tercih ediyor" / "koyu tema tercih eder" counts as new words)
+PARAPHRASES_TR = [
+    ("Kullanıcı her sabah kahve içiyor", "Kullanıcı her sabah bir kahve içiyor"),
+    ("Ekip her cuma demo yapıyor", "Ekip her cuma günü demo yapıyor"),
+]
+NOT_REDUNDANT_TR = [
+    ("Kullanıcı Berlin'de yaşıyor", "Kullanıcı Münih'te yaşıyor"),
+    ("Kullanıcı 12 Mart 2024'te Mount Rainier'de yürüyüşe çıktı",
+     "Kullanıcı 15 Mart 2024'te Washington Gölü'nde kano yaptı"),
+]
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_e5_redundancy_threshold_calibration() -> None:
+    """Measured with multilingual-e5-small: paraphrases 0.97–0.99, elaborations 0.93–0.97, changed values
+    0.92–0.97, March activities 0.90 (its cosines are compressed into [0.75, 1]). The e5 threshold keeps every
+    paraphrase above it, in English and Turkish; the text guards reject the rest."""
+    from reverie.config.dream_lifecycle import LifecycleStepSettings
+    from reverie.embed import E5Embedder
+
+    try:
+        model = E5Embedder()
+    except Exception as exc:  # pragma: no cover - weights missing
+        pytest.skip(f"local model unavailable: {exc}")
+    cfg = LifecycleStepSettings()
+    threshold = cfg.redundancy_threshold(model.profile)
+
+    def sim(a: str, b: str) -> float:
+        v = model.embed([a, b])
+        return float(v[0] @ v[1])
+
+    for kept, other in PARAPHRASES + PARAPHRASES_TR:
+        s = sim(kept, other)
+        assert redundant(kept, other, similarity=s, threshold=threshold, max_new_words=cfg.redundancy_max_new_words), (
+            kept, other, s)
+    for kept, other in NOT_REDUNDANT + NOT_REDUNDANT_TR:
         s = sim(kept, other)
         assert not redundant(kept, other, similarity=s, threshold=threshold,
                              max_new_words=cfg.redundancy_max_new_words), (kept, other, s)

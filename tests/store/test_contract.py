@@ -903,6 +903,44 @@ def test_claims_between_two_owners(store: Store) -> None:
     assert store.claim([], owner="w1", phase="p", now=T0, ttl_seconds=1) == []
 
 
+def test_claim_heartbeat_renews_only_the_owners_claims(store: Store) -> None:
+    assert store.claim(["a", "b"], owner="w1", phase="merge", now=T0, ttl_seconds=10) == ["a", "b"]
+    assert store.claim(["c"], owner="w2", phase="merge", now=T0, ttl_seconds=10) == ["c"]
+    assert store.renew_claims("w1", until=T0 + timedelta(seconds=30)) == 2
+    assert store.renew_claims("w1", until=T0 + timedelta(seconds=20)) == 0  # never shortened
+    at = T0 + timedelta(seconds=25)  # w2's claim lapsed (no heartbeat), w1's were renewed
+    assert store.claim(["a", "b", "c"], owner="w3", phase="merge", now=at, ttl_seconds=10) == ["c"]
+    assert store.claim(["a"], owner="w3", phase="merge", now=T0 + timedelta(seconds=31), ttl_seconds=10) == ["a"]
+    assert store.renew_claims("nobody", until=T0 + timedelta(days=1)) == 0
+
+
+# -- API keys ----------------------------------------------------------------------------
+
+
+def test_api_keys_are_stored_listed_revoked_and_touched(store: Store) -> None:
+    from reverie.store.base import ApiKey
+
+    admin = ApiKey(id="k1", name="ops", key_hash="h" * 64, created_at=T0, admin=True)
+    scoped = ApiKey(id="k2", name="alice's agent", key_hash="g" * 64, created_at=T0 + timedelta(seconds=1),
+                    user_ids=("alice", "ali ce ü"), agent_ids=("bot",))
+    open_agents = ApiKey(id="k3", name="bob", key_hash="f" * 64, created_at=T0 + timedelta(seconds=2),
+                         user_ids=("bob",))
+    for key in (admin, scoped, open_agents):
+        store.put_api_key(key)
+    with pytest.raises(ConflictError):
+        store.put_api_key(admin)
+    assert store.api_key("k2") == scoped and store.api_key("k3") == open_agents and store.api_key("nope") is None
+    assert [k.id for k in store.api_keys()] == ["k1", "k2", "k3"]
+    assert store.revoke_api_key("k2", T0 + timedelta(minutes=1)) is True
+    assert store.revoke_api_key("k2", T0 + timedelta(minutes=2)) is False
+    assert [k.id for k in store.api_keys()] == ["k1", "k3"]
+    assert [k.id for k in store.api_keys(include_revoked=True)] == ["k1", "k2", "k3"]
+    assert store.api_key("k2").revoked_at == T0 + timedelta(minutes=1)  # type: ignore[union-attr]
+    store.touch_api_key("k3", T0 + timedelta(hours=1))
+    store.touch_api_key("missing", T0)
+    assert store.api_key("k3").last_used_at == T0 + timedelta(hours=1)  # type: ignore[union-attr]
+
+
 # -- state ------------------------------------------------------------------------------
 
 
@@ -985,6 +1023,9 @@ def test_boxes_open_sealed_and_traces(store: Store) -> None:
     sealed = store.sealed_boxes("u")
     assert [(b.id, b.trace_id, b.last_at) for b in sealed] == [("b1", "t1", T0 + timedelta(minutes=9))]
     assert store.sealed_boxes("v") == []
+    by_id = store.box("b1")
+    assert by_id is not None and by_id.topic == ["lisbon", "flat"] and by_id.sealed_at == found.sealed_at
+    assert store.box("b0") is not None and store.box("missing") is None
 
 
 def test_scope_relations(store: Store, embedder: HashEmbedder) -> None:

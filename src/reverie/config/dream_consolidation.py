@@ -16,8 +16,8 @@ from reverie.config.core import Section
 from reverie.model import Layer
 
 
-def _profiled(api: float, minilm: float, hash_: float) -> dict[str, float]:
-    return {"api": api, "minilm": minilm, "hash": hash_}
+def _profiled(api: float, minilm: float, hash_: float, *, e5: float) -> dict[str, float]:
+    return {"api": api, "e5": e5, "minilm": minilm, "hash": hash_}
 
 
 def _check_profiles(table: dict[str, float], name: str) -> dict[str, float]:
@@ -85,10 +85,12 @@ class ConsolidateSettings(Section):
         "letting 6–10 near-duplicates form one group avoids a summary plus leftovers that never group).",
     )
     similarity: dict[str, float] = Field(
-        default_factory=lambda: _profiled(0.70, 0.45, 0.40),
+        default_factory=lambda: _profiled(0.70, 0.45, 0.40, e5=0.89),
         description="seed 003 consolidation_similarity_threshold (cosine of each member to the group's "
         "centre), per embedder profile: api 0.70 (seed); minilm 0.45 — seed 003's five March activities sit "
-        "at 0.41–0.60 pairwise and 0.47–0.60 to their best centre, unrelated memories at -0.08–0.22; hash 0.40.",
+        "at 0.41–0.60 pairwise and 0.47–0.60 to their best centre, unrelated memories at -0.08–0.22; e5 0.89 — "
+        "multilingual-e5-small's cosines are compressed: the five sit at 0.89–0.92 pairwise (Turkish 0.92–0.94) "
+        "and 0.90 (worst) to their best centre, unrelated memories at 0.80–0.82 (Turkish up to 0.89); hash 0.40.",
     )
     layers: list[Layer] = Field(
         default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC],
@@ -162,10 +164,11 @@ class ThemeSettings(Section):
         default=0.3, gt=0, le=1, description="seed 001: or by category match + importance proximity (< 0.3)."
     )
     category_similarity: dict[str, float] = Field(
-        default_factory=lambda: _profiled(0.60, 0.40, 0.35),
+        default_factory=lambda: _profiled(0.60, 0.40, 0.35, e5=0.87),
         description="reverie: members of a category cluster must also be this similar (cosine) to its first "
         "member — seed 001's category + importance rule alone would put unrelated facts into one theme. "
-        "Per embedder profile (api 0.60; minilm 0.40 measured on seed 001's 'API routing' cluster; hash 0.35).",
+        "Per embedder profile (api 0.60; minilm 0.40 measured on seed 001's 'API routing' cluster; e5 0.87, above "
+        "unrelated facts' 0.77–0.86 and below related ones' 0.89+; hash 0.35).",
     )
     max_llm_calls: int = Field(
         default=5,
@@ -256,11 +259,13 @@ class MergeSettings(Section):
     """Clusters of near-identical memories that are still in use merge into one summary (the ``merge`` step)."""
 
     similarity: dict[str, float] = Field(
-        default_factory=lambda: _profiled(0.80, 0.75, 0.60),
+        default_factory=lambda: _profiled(0.80, 0.75, 0.60, e5=0.93),
         description="How alike memories must be to merge (cosine of each member to the cluster's founder), per "
         "embedder profile: api 0.80 (the layered-memory design's dream step 2: cosine > 0.8); minilm 0.75 — "
         "measured with all-MiniLM-L6-v2: six paraphrases of one fact sit at 0.81–0.96 to their best founder, six "
         "distinct facts on one topic (a pet, a job, the consolidation design's March activities) at 0.22–0.60 "
+        "; e5 0.93 — measured with multilingual-e5-small, whose cosines are compressed: the same paraphrase sets "
+        "sit at 0.94–0.97 to their best founder, and no five of the distinct facts are above 0.905 to one founder "
         "(tests/dream/test_merge.py); hash 0.60 (the unit-test embedder).",
     )
     group_size: int = Field(default=5, ge=2, description="A cluster needs at least 5 members to merge (the "

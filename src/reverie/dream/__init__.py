@@ -9,7 +9,9 @@ killed midway leaves every finished batch committed and the rest for the next ru
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import threading
 import time
 import uuid
 from collections import Counter
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from reverie.errors import ConflictError, InvalidInputError
+from reverie.errors import ConflictError, InvalidInputError, ReverieError
 from reverie.model import HistoryEvent, MemoryRecord
 from reverie.store._common import SCAN_ALWAYS_READ
 from reverie.store.base import MemoryFilter, Store
@@ -65,6 +67,13 @@ class DreamContext:
     #: this run's own writes per memory: (version before the first of an unbroken series of them,
     #: version after the last, the fields' final values); see :meth:`brought_up_to`
     written: dict[str, tuple[int, int, dict[str, Any]]] = field(default_factory=dict)
+    #: monotonic time the run started (claims are stamped with the run's time plus what has elapsed)
+    started: float = field(default_factory=time.monotonic)
+
+    def claim_now(self) -> datetime:
+        """The instant a claim made now is stamped with: the run's ``now`` plus the time elapsed since it
+        started, so that a claim taken late in a long run does not start out expired."""
+        return self.now + timedelta(seconds=time.monotonic() - self.started)
 
     def scope(self, **kw: Any) -> MemoryFilter:
         kw.setdefault("user_id", self.user_id)
@@ -81,8 +90,8 @@ class DreamContext:
         """
         cfg = self.settings.dream
         for batch in self.store.scan(flt, batch_size=cfg.batch_size, omit=omit):
-            held = set(self.store.claim([r.id for r in batch], owner=self.owner, phase=phase, now=self.now,
-                                        ttl_seconds=cfg.claim_ttl_s))
+            held = set(self.store.claim([r.id for r in batch], owner=self.owner, phase=phase,
+                                        now=self.claim_now(), ttl_seconds=cfg.claim_ttl_s))
             if not held:
                 continue
             try:
@@ -216,6 +225,39 @@ class Rejections:
 Step = Callable[[DreamContext], StepReport]
 
 
+class ClaimHeartbeat:
+    """While a run lasts, a background thread renews the run's claims every third of ``ttl`` seconds
+    (seed 000's consolidation attempts with a heartbeat): a live dreamer keeps what it claimed however
+    long it works, and a killed one stops renewing, so its claims lapse and another process takes the
+    work over at most ``ttl`` seconds later. At the end every claim the run still holds is released."""
+
+    def __init__(self, ctx: DreamContext, ttl: float) -> None:
+        self.ctx = ctx
+        self.ttl = ttl
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="reverie-claims", daemon=True)
+        self.beats = 0
+
+    def __enter__(self) -> ClaimHeartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=max(5.0, self.ttl))
+        with contextlib.suppress(ReverieError):
+            self.ctx.store.release(self.ctx.owner)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            try:
+                self.ctx.store.renew_claims(self.ctx.owner, until=self.ctx.claim_now() + timedelta(seconds=self.ttl))
+                self.beats += 1
+            except ReverieError as exc:  # a failed beat is retried at the next one; the run goes on
+                if self.ctx.ops_log is not None:
+                    self.ctx.ops_log("dream.heartbeat_failed", error=str(exc)[:200])
+
+
 def _registry() -> dict[str, Step]:
     from reverie.dream.steps import STEPS
 
@@ -257,13 +299,14 @@ def run_dream(
                        profile=mem.embedder.profile, llm=mem._get_llm())
     started = time.perf_counter()
     reports: list[StepReport] = []
-    for name in names:
-        t0 = time.perf_counter()
-        report = registry[name](ctx)
-        report.seconds = time.perf_counter() - t0
-        reports.append(report)
-        mem.ops.log("dream.step", step=name, changed=report.changed, examined=report.examined,
-                    latencyMs=round(report.seconds * 1000, 2))
+    with ClaimHeartbeat(ctx, mem.settings.dream.claim_ttl_s):
+        for name in names:
+            t0 = time.perf_counter()
+            report = registry[name](ctx)
+            report.seconds = time.perf_counter() - t0
+            reports.append(report)
+            mem.ops.log("dream.step", step=name, changed=report.changed, examined=report.examined,
+                        latencyMs=round(report.seconds * 1000, 2))
     result = {
         "kind": kind,
         "owner": ctx.owner,

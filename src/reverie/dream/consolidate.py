@@ -378,7 +378,7 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
     llm_only = rejections is not None
     for chunk in _batched(plans, _WRITE_CHUNK):
         all_ids = [i for p in chunk for i in p.member_ids]
-        held = set(ctx.store.claim(all_ids, owner=ctx.owner, phase=step, now=ctx.now,
+        held = set(ctx.store.claim(all_ids, owner=ctx.owner, phase=step, now=ctx.claim_now(),
                                    ttl_seconds=ctx.settings.dream.claim_ttl_s))
         try:
             fresh = _get_many(ctx.store, [i for i in all_ids if i in held])

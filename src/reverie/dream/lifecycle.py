@@ -122,7 +122,7 @@ def _claimed(ctx: DreamContext, items: Sequence[Item], phase: str) -> Iterator[l
     ids = list(dict.fromkeys(i.id if isinstance(i, MemoryRecord) else i for i in items))
     for start in range(0, len(ids), cfg.batch_size):
         chunk = ids[start:start + cfg.batch_size]
-        held = ctx.store.claim(chunk, owner=ctx.owner, phase=phase, now=ctx.now, ttl_seconds=cfg.claim_ttl_s)
+        held = ctx.store.claim(chunk, owner=ctx.owner, phase=phase, now=ctx.claim_now(), ttl_seconds=cfg.claim_ttl_s)
         if not held:
             continue
         try:

@@ -101,7 +101,7 @@ def _quantize_claimed(ctx: DreamContext, moves: dict[str, Move], tally: _Tally) 
     re-encode them together: one transaction, one batched compare-and-set against the version the
     pass read (``Store.set_embedding_precision``: a memory changed since is skipped until the next
     run) and the history of every memory written."""
-    held = ctx.store.claim(list(moves), owner=ctx.owner, phase="quantize", now=ctx.now,
+    held = ctx.store.claim(list(moves), owner=ctx.owner, phase="quantize", now=ctx.claim_now(),
                            ttl_seconds=ctx.settings.dream.claim_ttl_s)
     if not held:
         return

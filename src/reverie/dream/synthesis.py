@@ -295,7 +295,7 @@ def _titled(title: str, text: str) -> str:
 def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest: str) -> tuple[str, str] | None:
     """Create or refresh the group's memory: (what was done, the method) — or ("llm_rejected", why) when
     the LLM gave no usable text (nothing is written); ``None`` when another dreamer holds or changed it."""
-    held = ctx.store.claim([sid], owner=ctx.owner, phase=spec.step, now=ctx.now,
+    held = ctx.store.claim([sid], owner=ctx.owner, phase=spec.step, now=ctx.claim_now(),
                            ttl_seconds=ctx.settings.dream.claim_ttl_s)
     if not held:
         return None
@@ -693,7 +693,7 @@ def step_probe(ctx: DreamContext) -> StepReport:
     llm = _llm(ctx)
     llm_calls = 0
     min_sim = ctx.settings.write.gate.profile(ctx.profile).contradiction_min
-    held = ctx.store.claim([r.id for r in chosen], owner=ctx.owner, phase="probe", now=ctx.now,
+    held = ctx.store.claim([r.id for r in chosen], owner=ctx.owner, phase="probe", now=ctx.claim_now(),
                            ttl_seconds=ctx.settings.dream.claim_ttl_s) if chosen else []
     try:
         fresh = _get_many(ctx.store, held)

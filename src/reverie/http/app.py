@@ -1,8 +1,10 @@
 """The REST API (``reverie serve``): a thin FastAPI adapter over one :class:`reverie.Memory`.
 
-Every endpoint calls one ``Memory`` method and returns its result; reverie errors become RFC 7807
-problem responses (see :mod:`reverie.http.problems`). Sync endpoints run in FastAPI's thread
-pool; ``Memory`` and its store are thread-safe.
+Every endpoint calls one method of a :class:`~reverie.scoped.ScopedMemory` — the memory as the
+caller's credential (attached by the :class:`~reverie.http.security.Guard`) may use it — and
+returns its result; reverie errors become RFC 7807 problem responses (see
+:mod:`reverie.http.problems`). Sync endpoints run in FastAPI's thread pool; ``Memory`` and its
+store are thread-safe.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import APIRouter, Body, FastAPI, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from reverie import __version__
+from reverie.auth import KeyRing
 from reverie.http import maintenance, problems
 from reverie.http import models as m
-from reverie.http.security import Guard
+from reverie.http.security import Authenticator, Guard, credential_of
 from reverie.model import MemoryRecord
-from reverie.store.base import MemoryFilter
-from reverie.validation import clean_scope
+from reverie.scoped import ScopedMemory
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
@@ -34,15 +37,23 @@ MemoryIdPath = Annotated[str, Path(description="The memory's id.", max_length=12
 _PROBLEM_REF = {"schema": {"$ref": "#/components/schemas/Problem"}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": m.Problem, "description": desc, "content": {problems.PROBLEM_JSON: _PROBLEM_REF}}
-    for code, desc in ((401, "Missing or wrong bearer token"), (404, "No memory with this id"),
+    for code, desc in ((401, "Missing or wrong bearer token"),
+                       (403, "The credential does not cover this scope or operation"),
+                       (404, "No memory with this id (or one the credential may not see)"),
                        (409, "Immutable memory or a concurrent change"), (413, "Request too large"),
                        (422, "Invalid input"))
 }
 
 
 def get_memory(request: Request) -> Memory:
+    """The app's ``Memory`` itself (no credential check: the dashboard's admin pages use it)."""
     mem: Memory = request.app.state.memory
     return mem
+
+
+def scoped(request: Request) -> ScopedMemory:
+    """The memory as this request's credential may use it."""
+    return ScopedMemory(get_memory(request), credential_of(request.scope))
 
 
 def redact_target(target: str) -> str:
@@ -71,7 +82,7 @@ def memory_filters(*, layer: str | None = None, status: str | None = None, categ
     return out or None
 
 
-def _history(mem: Memory, memory_id: str) -> list[dict[str, Any]]:
+def _history(mem: ScopedMemory, memory_id: str) -> list[dict[str, Any]]:
     return [{"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data}
             for e in mem.history(memory_id)]
 
@@ -92,7 +103,7 @@ def _memory_routes(r: APIRouter) -> None:
     @r.post("/memories", status_code=201, response_model=m.AddResponse, tags=["memories"],
             summary="Remember something")
     def add_memory(request: Request, body: m.AddRequest) -> dict[str, Any]:
-        res = get_memory(request).add(body.content, user_id=body.user_id, agent_id=body.agent_id,
+        res = scoped(request).add(body.content, user_id=body.user_id, agent_id=body.agent_id,
                                       session_id=body.session_id, metadata=body.metadata, when=body.when,
                                       source=body.source, infer=body.infer)
         return res.to_dict()
@@ -115,25 +126,25 @@ def _memory_routes(r: APIRouter) -> None:
     ) -> list[dict[str, Any]]:
         flt = memory_filters(layer=layer, status=status, category=category, pinned=pinned,
                              session_id=session_id, store=store)
-        recs = get_memory(request).list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt,
+        recs = scoped(request).list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt,
                                         limit=limit, offset=offset)
         return [rec.to_dict() for rec in recs]
 
     @r.get("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"],
            summary="One memory (counts as an access)")
     def get_one(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return get_memory(request).get(memory_id).to_dict()
+        return scoped(request).get(memory_id).to_dict()
 
     @r.patch("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"], summary="Edit a memory")
     def update_one(request: Request, memory_id: MemoryIdPath, body: m.UpdateRequest) -> dict[str, Any]:
-        rec = get_memory(request).update(memory_id, body.content, metadata=body.metadata, category=body.category,
+        rec = scoped(request).update(memory_id, body.content, metadata=body.metadata, category=body.category,
                                          importance=body.importance, reason=body.reason)
         return rec.to_dict()
 
     @r.delete("/memories/{memory_id}", status_code=204, tags=["memories"],
               summary="Forget a memory for good (logged)")
     def forget_one(request: Request, memory_id: MemoryIdPath) -> Response:
-        get_memory(request).forget(memory_id)
+        scoped(request).forget(memory_id)
         return Response(status_code=204)
 
 
@@ -141,43 +152,43 @@ def _memory_routes(r: APIRouter) -> None:
 def _lifecycle_routes(r: APIRouter) -> None:
     @r.post("/memories/{memory_id}/pin", response_model=m.MemoryOut, tags=["lifecycle"], summary="Pin")
     def pin(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return get_memory(request).pin(memory_id).to_dict()
+        return scoped(request).pin(memory_id).to_dict()
 
     @r.post("/memories/{memory_id}/unpin", response_model=m.MemoryOut, tags=["lifecycle"], summary="Unpin")
     def unpin(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return get_memory(request).unpin(memory_id).to_dict()
+        return scoped(request).unpin(memory_id).to_dict()
 
     @r.post("/memories/{memory_id}/reactivate", response_model=m.MemoryOut, tags=["lifecycle"],
             summary="Bring a dormant or archived memory back to the hot store")
     def reactivate(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return get_memory(request).reactivate(memory_id).to_dict()
+        return scoped(request).reactivate(memory_id).to_dict()
 
     @r.post("/memories/{memory_id}/undo-consolidation", tags=["lifecycle"],
             summary="Undo a dream consolidation (originals back to hot, summary invalidated)")
     def undo_consolidation(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return get_memory(request).undo_consolidation(memory_id)
+        return scoped(request).undo_consolidation(memory_id)
 
     @r.post("/memories/{memory_id}/promote", response_model=m.MemoryOut, tags=["lifecycle"],
             summary="Move up a layer (or to the given one)")
     def promote(request: Request, memory_id: MemoryIdPath,
                 body: Annotated[m.PromoteRequest | None, Body()] = None) -> dict[str, Any]:
         layer = body.layer if body is not None else None
-        return get_memory(request).promote(memory_id, layer).to_dict()
+        return scoped(request).promote(memory_id, layer).to_dict()
 
     @r.post("/memories/{memory_id}/demote", response_model=m.MemoryOut, tags=["lifecycle"],
             summary="Move down one layer")
     def demote(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return get_memory(request).demote(memory_id).to_dict()
+        return scoped(request).demote(memory_id).to_dict()
 
     @r.post("/memories/{memory_id}/invalidate", response_model=m.MemoryOut, tags=["lifecycle"],
             summary="Mark as no longer true (kept)")
     def invalidate(request: Request, memory_id: MemoryIdPath, body: m.InvalidateRequest) -> dict[str, Any]:
-        return get_memory(request).invalidate(memory_id, body.reason).to_dict()
+        return scoped(request).invalidate(memory_id, body.reason).to_dict()
 
     @r.post("/memories/{memory_id}/feedback", response_model=m.MemoryOut, tags=["lifecycle"],
             summary="Say whether a memory helped (utility)")
     def feedback(request: Request, memory_id: MemoryIdPath, body: m.FeedbackRequest) -> dict[str, Any]:
-        return get_memory(request).feedback(memory_id, useful=body.useful).to_dict()
+        return scoped(request).feedback(memory_id, useful=body.useful).to_dict()
 
 
 
@@ -185,25 +196,23 @@ def _engine_routes(r: APIRouter) -> None:
     @r.get("/memories/{memory_id}/history", response_model=list[m.HistoryEventOut], tags=["memories"],
            summary="Every transition, oldest first")
     def history(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
-        return _history(get_memory(request), memory_id)
+        return _history(scoped(request), memory_id)
 
     @r.get("/memories/{memory_id}/strength", response_model=dict[str, m.StrengthTerm], tags=["memories"],
            summary="Every strength value with its formula terms")
     def strength(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return get_memory(request).explain_strength(memory_id)
+        return scoped(request).explain_strength(memory_id)
 
     @r.get("/memories/{memory_id}/relations", response_model=list[m.RelationOut], tags=["memories"],
            summary="Relations from and to a memory")
     def relations(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
-        mem = get_memory(request)
-        rec = peek(mem, memory_id)
-        return [m.relation_dict(rel) for rel in mem.store.relations([rec.id])]
+        return [m.relation_dict(rel) for rel in scoped(request).relations(memory_id)]
 
     @r.post("/search", response_model=m.SearchResponse, tags=["search"],
             summary="Recall the most relevant memories (each hit counts as an access)")
     def search(request: Request, body: m.SearchRequest) -> dict[str, Any]:
         filters = body.filters.model_dump(exclude_none=True) if body.filters is not None else None
-        hits = get_memory(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
+        hits = scoped(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                           session_id=body.session_id, k=body.k, filters=filters or None)
         return {"results": [h.to_dict() for h in hits]}
 
@@ -213,7 +222,7 @@ def _session_routes(r: APIRouter) -> None:
     @r.post("/observe", response_model=m.ObserveResponse, tags=["search"],
             summary="Feed one conversation turn to the observer and the write path")
     def observe(request: Request, body: m.ObserveRequest) -> dict[str, Any]:
-        results = get_memory(request).observe(body.message, role=body.role, user_id=body.user_id,
+        results = scoped(request).observe(body.message, role=body.role, user_id=body.user_id,
                                               agent_id=body.agent_id, session_id=body.session_id, when=body.when,
                                               metadata=body.metadata)
         return {"results": [res.to_dict() for res in results]}
@@ -221,7 +230,7 @@ def _session_routes(r: APIRouter) -> None:
     @r.post("/context", response_model=m.ContextOut, tags=["search"],
             summary="The memory block for a prompt, within a token budget")
     def context(request: Request, body: m.ContextRequest) -> dict[str, Any]:
-        block = get_memory(request).context(body.query, user_id=body.user_id, agent_id=body.agent_id,
+        block = scoped(request).context(body.query, user_id=body.user_id, agent_id=body.agent_id,
                                             session_id=body.session_id, budget_tokens=body.budget_tokens, k=body.k)
         return {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items], "skipped": block.skipped,
                 "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
@@ -230,26 +239,26 @@ def _session_routes(r: APIRouter) -> None:
             summary="End a session: flush, promote, clear its working memory")
     def end_session(request: Request, session_id: Annotated[str, Path(max_length=256)],
                     body: Annotated[m.EndSessionRequest | None, Body()] = None) -> dict[str, Any]:
-        return get_memory(request).end_session(session_id, user_id=body.user_id if body is not None else None)
+        return scoped(request).end_session(session_id, user_id=body.user_id if body is not None else None)
 
 
 def _health_routes(r: APIRouter) -> None:
 
     @r.get("/stats", response_model=m.StatsOut, tags=["health"], summary="seed 000's health check")
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
-        data = get_memory(request).stats(user_id=user_id)
+        data = scoped(request).stats(user_id=user_id)
         data["target"] = redact_target(data["target"])
         return data
 
     @r.post("/dream", response_model=m.DreamReport, tags=["dream"], summary="Run the dream cycle now")
     def dream(request: Request, body: Annotated[m.DreamRequest | None, Body()] = None) -> dict[str, Any]:
         steps = body.steps if body is not None else None
-        return get_memory(request).dream(steps=steps)
+        return scoped(request).dream(steps=steps)
 
     @r.get("/dream/reports", response_model=m.DreamReports, tags=["dream"],
            summary="Reports of past dream cycles, newest first")
     def dream_reports(request: Request) -> dict[str, Any]:
-        return {"reports": get_memory(request).dream_reports()}
+        return {"reports": scoped(request).dream_reports()}
 
     @r.get("/export", tags=["export"], summary="Every memory as JSON lines (all statuses and stores)",
            response_class=StreamingResponse,
@@ -258,16 +267,34 @@ def _health_routes(r: APIRouter) -> None:
     def export(request: Request,
                user_id: Annotated[str | None, Query(max_length=256, description="Only this user.")] = None,
                ) -> StreamingResponse:
-        mem = get_memory(request)
-        flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=user_id is None)
+        records = scoped(request).export(user_id=user_id)
 
         def lines() -> Iterator[str]:
-            for batch in mem.store.scan(flt):
-                for rec in batch:
-                    yield json.dumps(rec.to_dict(), ensure_ascii=False) + "\n"
+            for rec in records:
+                yield json.dumps(rec.to_dict(), ensure_ascii=False) + "\n"
 
         return StreamingResponse(lines(), media_type="application/x-ndjson",
                                  headers={"Content-Disposition": 'attachment; filename="reverie-export.jsonl"'})
+
+    @r.post("/import", response_model=m.ImportReport, tags=["export"],
+            summary="Import exported records (JSON lines); bad lines are rejected alone",
+            openapi_extra={"requestBody": {"required": True, "content": {
+                "application/x-ndjson": {"schema": {"type": "string"}}},
+                "description": "One exported memory record (a MemoryOut object, optionally with an "
+                               "`embedding` list) per line, as GET /v1/export writes them."}})
+    async def import_records(request: Request) -> dict[str, Any]:
+        from reverie import io
+
+        body = await request.body()
+        entries = list(io.jsonl_bytes_entries(body, where="line"))
+        mem = scoped(request)
+        report: dict[str, Any] = await run_in_threadpool(mem.restore, entries)
+        return report
+
+    @r.get("/me", response_model=m.CredentialOut, tags=["health"],
+           summary="The caller's credential: its users, agents and whether it is an admin")
+    def me(request: Request) -> dict[str, Any]:
+        return scoped(request).credential.describe()
 
 
 def create_app(
@@ -278,7 +305,8 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     dashboard: bool = True,
 ) -> FastAPI:
-    """The FastAPI app over ``mem``; wrap it in the :class:`Guard` (token, hosts, body size).
+    """The FastAPI app over ``mem``; wrap it in the :class:`Guard` (credentials — ``token`` and the
+    API keys in ``mem``'s store —, hosts, body size).
 
     The caller owns ``mem`` (the app never closes it)."""
     app = FastAPI(
@@ -291,6 +319,7 @@ def create_app(
     )
     app.state.memory = mem
     app.state.token = token
+    app.state.auth = Authenticator(token=token, keys=KeyRing(lambda: mem.store, clock=mem.now))
     problems.install(app)
 
     @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness (no token needed)")
@@ -302,7 +331,7 @@ def create_app(
         from reverie.web import mount_dashboard
 
         mount_dashboard(app)
-    app.add_middleware(Guard, token=token, max_body=max_body, allowed_hosts=allowed_hosts)
+    app.add_middleware(Guard, auth=app.state.auth, max_body=max_body, allowed_hosts=allowed_hosts)
     _problem_media_type_only(app)
     return app
 
@@ -326,4 +355,4 @@ def _problem_media_type_only(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-__all__ = ["DEFAULT_MAX_BODY", "create_app", "get_memory", "memory_filters", "peek", "redact_target"]
+__all__ = ["DEFAULT_MAX_BODY", "create_app", "get_memory", "memory_filters", "peek", "redact_target", "scoped"]

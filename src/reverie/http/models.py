@@ -50,7 +50,10 @@ class Problem(BaseModel):
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: unknown fields are refused, and so are values of the wrong JSON type (no
+    ``"5"`` for a number, no ``1`` or ``"yes"`` for a boolean)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class AddRequest(_Body):
@@ -275,6 +278,30 @@ class EndSessionReport(BaseModel):
     box_sealed: str | None
 
 
+class ImportRejection(BaseModel):
+    where: str = Field(description="Where the rejected record was (line N).")
+    error: str = Field(description="Why it was rejected.")
+
+
+class ImportReport(BaseModel):
+    """What an import stored: records restored, ids already present (skipped), records rejected."""
+
+    restored: int
+    skipped: int
+    rejected: int
+    errors: list[ImportRejection] = Field(description="The first rejections, with where and why.")
+
+
+class CredentialOut(BaseModel):
+    """The caller's credential (never a secret)."""
+
+    name: str
+    key_id: str | None = Field(description="The API key's id, if the credential is an API key.")
+    admin: bool = Field(description="Admin credentials reach every user, all-users views and export.")
+    users: list[str] | None = Field(description="The users it covers (null: every user).")
+    agents: list[str] | None = Field(description="The agents it is narrowed to (null: every agent).")
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
@@ -286,6 +313,7 @@ __all__ = [
     "ContextItemOut",
     "ContextOut",
     "ContextRequest",
+    "CredentialOut",
     "DreamReport",
     "DreamReports",
     "DreamRequest",
@@ -295,6 +323,7 @@ __all__ = [
     "Health",
     "HistoryEventOut",
     "HitOut",
+    "ImportReport",
     "InvalidateRequest",
     "MemoryOut",
     "ObserveRequest",

@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reverie.errors import (
     ConfigError,
@@ -20,6 +21,7 @@ from reverie.errors import (
     LLMError,
     MissingDependencyError,
     NotFoundError,
+    PermissionDeniedError,
     ReverieError,
     StoreError,
 )
@@ -33,6 +35,7 @@ STATUS_OF: list[tuple[type[ReverieError], int, str]] = [
     (ContentTooLargeError, 413, "Content too large"),
     (InvalidInputError, 422, "Invalid input"),
     (NotFoundError, 404, "Not found"),
+    (PermissionDeniedError, 403, "Permission denied"),
     (ImmutableMemoryError, 409, "Memory is immutable"),
     (ConflictError, 409, "Conflict"),
     (MissingDependencyError, 501, "Missing dependency"),
@@ -50,10 +53,16 @@ _HTTP_ERRORS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "
 def problem(status: int, title: str, detail: str, error: str, *, errors: list[dict[str, Any]] | None = None,
             headers: dict[str, str] | None = None) -> JSONResponse:
     body: dict[str, Any] = {"type": f"urn:reverie:error:{error}", "title": title, "status": status,
-                            "detail": detail, "error": error}
+                            "detail": printable_text(detail), "error": error}
     if errors is not None:
-        body["errors"] = errors
+        body["errors"] = [{k: [printable_text(str(p)) for p in v] if isinstance(v, list) else printable_text(str(v))
+                           for k, v in e.items()} for e in errors]
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def printable_text(text: str) -> str:
+    """``text`` with lone surrogates escaped: a problem document must always be encodable as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def reverie_problem(exc: ReverieError) -> JSONResponse:
@@ -86,14 +95,45 @@ def install(app: FastAPI) -> None:
         headers = dict(exc.headers) if exc.headers else None
         return problem(exc.status_code, name, str(exc.detail), name, headers=headers)
 
-    async def on_crash(_request: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected error", exc_info=exc)  # the trace stays in the server log
-        return problem(500, "Internal error", "an unexpected error occurred; see the server log", "InternalError")
-
     app.add_exception_handler(ReverieError, on_reverie)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
-    app.add_exception_handler(Exception, on_crash)
+    app.add_middleware(CrashGuard)
 
 
-__all__ = ["PROBLEM_JSON", "STATUS_OF", "install", "problem", "reverie_problem"]
+def crash_response() -> JSONResponse:
+    return problem(500, "Internal error", "an unexpected error occurred; see the server log", "InternalError")
+
+
+class CrashGuard:
+    """ASGI middleware inside the app's error handling: an unexpected exception becomes a 500 problem
+    response and is logged — and it is not raised on. (Starlette's own last-resort handler answers 500
+    but re-raises, and the server then closes the kept-alive connection, failing the client's next
+    valid request on it.) An exception after the response started cannot be answered any more; that
+    one is raised on."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if started:
+                raise
+            log.error("unexpected error", exc_info=exc)  # the trace stays in the server log
+            await crash_response()(scope, receive, send)
+
+
+__all__ = ["PROBLEM_JSON", "STATUS_OF", "CrashGuard", "install", "problem", "reverie_problem"]

@@ -1,13 +1,22 @@
 """The ASGI guard in front of the REST API and the dashboard.
 
-* **Bearer token** (``REVERIE_API_TOKEN``): when set, every request except ``/healthz``,
-  ``/login`` and ``/static/…`` must carry ``Authorization: Bearer <token>`` or the dashboard's
-  session cookie (an HMAC of the token, never the token itself). Compared with
-  :func:`hmac.compare_digest`. Missing or wrong → 401 problem (browsers asking for HTML are
-  sent to ``/login``).
+* **Credentials.** Every request gets a :class:`~reverie.auth.Credential` (in the ASGI scope's
+  state, ``credential``) that the routes check each call against:
+
+  - ``Authorization: Bearer <REVERIE_API_TOKEN>`` or the dashboard's session cookie made from it:
+    full access (single-tenant, admin);
+  - ``Authorization: Bearer rvk_…`` (an API key from ``reverie keys create``): that key's scopes;
+  - nothing: full access when no ``REVERIE_API_TOKEN`` is set and no API key is active (the
+    tokenless loopback laptop default); otherwise 401 (browsers asking for HTML are sent to
+    ``/login``).
+
+  Tokens and key hashes are compared with :func:`hmac.compare_digest`. The dashboard (every path
+  outside ``/v1/``, ``/healthz``, ``/login`` and ``/static/``) shows all users: it needs an admin
+  credential (403 otherwise).
 * **Host check** (DNS rebinding): with ``allowed_hosts`` set (loopback binds), other ``Host``
   headers get 403.
-* **Cross-origin writes**: an unsafe method whose ``Origin`` differs from its ``Host`` → 403.
+* **Cross-origin writes**: an unsafe method whose ``Origin`` differs from its ``Host`` → 403. An
+  ``Origin: null`` (sandboxed iframes, ``file://`` pages, some redirects) is foreign too.
 * **Request size limit**: bodies above ``max_body`` bytes → 413, whether announced by
   ``Content-Length`` or streamed.
 """
@@ -20,10 +29,13 @@ from collections.abc import Iterable
 from http.cookies import SimpleCookie
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from reverie.http.problems import problem
+from reverie.auth import FULL_ACCESS, KEY_PREFIX, Credential, KeyRing, key_id_of
+from reverie.errors import PermissionDeniedError, ReverieError
+from reverie.http.problems import problem, reverie_problem
 
 COOKIE = "reverie_session"
 PUBLIC_PREFIXES = ("/healthz", "/login", "/static/")
@@ -32,12 +44,15 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 def session_value(token: str) -> str:
-    """The cookie value for ``token``: an HMAC, so the cookie never holds the token itself."""
-    return hmac.new(token.encode("utf-8"), b"reverie-dashboard-session", hashlib.sha256).hexdigest()
+    """The cookie value for ``token``: an HMAC, so the cookie never holds the token itself. For an
+    API key the cookie also names the key's id (``<id>.<hmac>``) so that the key can be looked up."""
+    mac = hmac.new(token.encode("utf-8", "surrogatepass"), b"reverie-dashboard-session", hashlib.sha256).hexdigest()
+    key_id = key_id_of(token)
+    return f"{key_id}.{mac}" if key_id is not None else mac
 
 
 def token_matches(given: str, token: str) -> bool:
-    return hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass"))
 
 
 def is_loopback(host: str) -> bool:
@@ -50,14 +65,77 @@ def _host_name(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+class Authenticator:
+    """Turns what a request presents into a :class:`Credential` (see the module docs). Shared by the
+    guard and the dashboard's login form (``app.state.auth``)."""
+
+    def __init__(self, *, token: str | None, keys: KeyRing | None = None) -> None:
+        self.token = token or None
+        self.cookie = session_value(token) if token else None
+        self.keys = keys
+        #: dashboard sessions of admin API keys: cookie value -> the key (kept in this process only)
+        self._sessions: dict[str, str] = {}
+
+    def required(self) -> bool:
+        """Whether requests must present a credential: a token is set or an API key is active."""
+        if self.token is not None:
+            return True
+        return self.keys is not None and self.keys.any_active()
+
+    def presented(self, headers: dict[str, str]) -> Credential | None:
+        """The credential of the request's bearer token or session cookie, or ``None``."""
+        auth = headers.get("authorization", "")
+        scheme, _, given = auth.partition(" ")
+        given = given.strip()
+        if scheme.lower() == "bearer" and given:
+            return self._bearer(given)
+        cookies: SimpleCookie = SimpleCookie()
+        try:
+            cookies.load(headers.get("cookie", ""))
+        except Exception:  # a malformed Cookie header is just "no cookie"
+            return None
+        morsel = cookies.get(COOKIE)
+        if morsel is None:
+            return None
+        if self.cookie is not None and token_matches(morsel.value, self.cookie):
+            return FULL_ACCESS
+        key = self._sessions.get(morsel.value)
+        if key is not None:
+            cred = self._bearer(key)
+            if cred is not None and cred.admin:
+                return cred
+        return None
+
+    def _bearer(self, given: str) -> Credential | None:
+        if self.token is not None and token_matches(given, self.token):
+            return FULL_ACCESS
+        if self.keys is not None and given.startswith(KEY_PREFIX):
+            return self.keys.authenticate(given)
+        return None
+
+    def login(self, given: str) -> str | None:
+        """The session cookie for a dashboard login with ``given`` (the API token, or an admin API key),
+        or ``None`` if it is neither."""
+        if self.token is not None and token_matches(given, self.token):
+            return self.cookie
+        if self.keys is not None and given.startswith(KEY_PREFIX):
+            cred = self.keys.authenticate(given)
+            if cred is not None and cred.admin:
+                value = session_value(given)
+                if len(self._sessions) > 1000:
+                    self._sessions.clear()
+                self._sessions[value] = given
+                return value
+        return None
+
+
 class Guard:
     """ASGI middleware applying the checks above before the app sees a request."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, max_body: int,
-                 allowed_hosts: Iterable[str] | None = None) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None = None, max_body: int,
+                 allowed_hosts: Iterable[str] | None = None, auth: Authenticator | None = None) -> None:
         self.app = app
-        self.token = token or None
-        self.cookie = session_value(token) if token else None
+        self.auth = auth if auth is not None else Authenticator(token=token)
         self.max_body = max_body
         self.allowed_hosts = frozenset(allowed_hosts) if allowed_hosts is not None else None
 
@@ -67,6 +145,10 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         refusal = self._refuse(scope, headers)
+        if refusal is None:
+            credential, refusal = await self._credential(scope, headers)
+            if credential is not None:
+                scope.setdefault("state", {})["credential"] = credential
         if refusal is not None:
             await refusal(scope, receive, send)
             return
@@ -83,29 +165,36 @@ class Guard:
             return problem(403, "Forbidden", "this Host is not served here", "Forbidden")
         method = scope.get("method", "GET")
         origin = headers.get("origin")
-        if method not in SAFE_METHODS and origin and origin != "null" and urlsplit(origin).netloc != host:
+        if method not in SAFE_METHODS and origin is not None and (origin.strip().lower() == "null"
+                                                                   or urlsplit(origin).netloc != host):
             return problem(403, "Forbidden", "cross-origin writes are refused", "Forbidden")
-        path: str = scope.get("path", "/")
-        if self.token is None or path.startswith(PUBLIC_PREFIXES) or self._authorised(headers):
-            return None
-        if method == "GET" and "text/html" in headers.get("accept", "") and not path.startswith("/v1/"):
-            return RedirectResponse("/login", status_code=303)
-        return problem(401, "Unauthorized", "a valid bearer token is required (REVERIE_API_TOKEN)", "Unauthorized",
-                       headers={"WWW-Authenticate": 'Bearer realm="reverie"'})
+        return None
 
-    def _authorised(self, headers: dict[str, str]) -> bool:
-        assert self.token is not None and self.cookie is not None
-        auth = headers.get("authorization", "")
-        scheme, _, given = auth.partition(" ")
-        if scheme.lower() == "bearer" and token_matches(given.strip(), self.token):
-            return True
-        cookies: SimpleCookie = SimpleCookie()
+    async def _credential(self, scope: Scope, headers: dict[str, str]) -> tuple[Credential | None, Response | None]:
+        """The request's credential, or the response refusing it."""
+        path: str = scope.get("path", "/")
+        if path.startswith(PUBLIC_PREFIXES):
+            return None, None
         try:
-            cookies.load(headers.get("cookie", ""))
-        except Exception:  # a malformed Cookie header is just "no cookie"
-            return False
-        morsel = cookies.get(COOKIE)
-        return morsel is not None and token_matches(morsel.value, self.cookie)
+            credential = await anyio.to_thread.run_sync(self._resolve, headers)
+        except ReverieError as exc:  # the store could not be asked about a key
+            return None, reverie_problem(exc)
+        if credential is None:
+            method = scope.get("method", "GET")
+            if method == "GET" and "text/html" in headers.get("accept", "") and not path.startswith("/v1/"):
+                return None, RedirectResponse("/login", status_code=303)
+            return None, problem(401, "Unauthorized", "a valid bearer token or API key is required", "Unauthorized",
+                                 headers={"WWW-Authenticate": 'Bearer realm="reverie"'})
+        if not path.startswith("/v1/") and not credential.admin:
+            return None, problem(403, "Forbidden", "the dashboard shows every user: it needs an admin credential",
+                                 "Forbidden")
+        return credential, None
+
+    def _resolve(self, headers: dict[str, str]) -> Credential | None:
+        credential = self.auth.presented(headers)
+        if credential is None and not self.auth.required():
+            credential = FULL_ACCESS  # the single-tenant default: no token, no active key
+        return credential
 
     async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes | None:
         declared = headers.get("content-length")
@@ -144,8 +233,19 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
+def credential_of(scope: Scope) -> Credential:
+    """The credential the guard attached to a request (:class:`PermissionDeniedError` if none: a route
+    behind no guard serves nobody)."""
+    state = scope.get("state") or {}
+    cred = state.get("credential") if isinstance(state, dict) else None
+    if not isinstance(cred, Credential):
+        raise PermissionDeniedError("no credential: the request did not pass the guard")
+    return cred
+
+
 def loopback_hosts(extra: Iterable[str] = ()) -> list[str]:
     return [*LOOPBACK_HOSTS, *extra]
 
 
-__all__ = ["COOKIE", "Guard", "is_loopback", "loopback_hosts", "session_value", "token_matches"]
+__all__ = ["COOKIE", "Authenticator", "Guard", "credential_of", "is_loopback", "loopback_hosts", "session_value",
+           "token_matches"]

@@ -17,19 +17,21 @@ if TYPE_CHECKING:
 MIN_TOKEN_CHARS = 16
 
 
-def check_binding(host: str, token: str | None) -> None:
-    """127.0.0.1 (or another loopback address) needs no token; any other bind requires one."""
+def check_binding(host: str, token: str | None, *, keys_active: bool = False) -> None:
+    """127.0.0.1 (or another loopback address) needs no credential; any other bind requires
+    ``REVERIE_API_TOKEN`` or at least one active API key (then every request needs a credential)."""
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise ConfigError(f"REVERIE_API_TOKEN must be at least {MIN_TOKEN_CHARS} characters")
-    if not is_loopback(host) and not token:
+    if not is_loopback(host) and not token and not keys_active:
         raise ConfigError(f"binding to {host} exposes the memory beyond this machine: set REVERIE_API_TOKEN "
-                          f"(at least {MIN_TOKEN_CHARS} characters) or bind to 127.0.0.1")
+                          f"(at least {MIN_TOKEN_CHARS} characters), create API keys (reverie keys create), "
+                          "or bind to 127.0.0.1")
 
 
 def build(mem: Memory, *, host: str, token: str | None, max_body: int | None = None) -> FastAPI:
     from reverie.http.app import DEFAULT_MAX_BODY, create_app
 
-    check_binding(host, token)
+    check_binding(host, token, keys_active=not is_loopback(host) and bool(mem.store.api_keys()))
     allowed = loopback_hosts() if is_loopback(host) else None
     return create_app(mem, token=token, allowed_hosts=allowed, max_body=max_body or DEFAULT_MAX_BODY)
 

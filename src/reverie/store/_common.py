@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -32,6 +33,19 @@ ENUM_FIELDS: Final[dict[str, type[StrEnum]]] = {
     "temporal_type": TemporalType,
     "embedding_precision": Precision,
 }
+
+
+#: what a stored JSON value that cannot be read back (nested deeper than the parser's recursion limit,
+#: written before writes were depth-limited) reads as: a read of the memory must never fail
+UNREADABLE_JSON: Final = {"_unreadable": "stored JSON nested too deep to read"}
+
+
+def safe_json_loads(text: str | bytes) -> Any:
+    """``json.loads`` that turns a RecursionError (absurdly nested stored data) into :data:`UNREADABLE_JSON`."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return dict(UNREADABLE_JSON)
 
 
 def check_vector(value: Any, dim: int) -> Vector:

@@ -210,6 +210,24 @@ class CompactReport:
                 "actions": list(self.actions), "seconds": round(self.seconds, 3)}
 
 
+@dataclass(slots=True)
+class ApiKey:
+    """A stored API key (see :mod:`reverie.auth`): never the key itself, only its SHA-256.
+
+    ``user_ids`` are the users it may read and write; ``agent_ids`` (``None``: any) narrows it to
+    those agents; ``admin`` keys reach every user, the all-users views, export and key management."""
+
+    id: str
+    name: str
+    key_hash: str
+    created_at: datetime
+    admin: bool = False
+    user_ids: tuple[str, ...] = ()
+    agent_ids: tuple[str, ...] | None = None
+    revoked_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
 ORDERABLE_FIELDS = frozenset(
     {
         "created_at",
@@ -331,9 +349,10 @@ class Store(Protocol):
     ) -> builtins.list[MemoryRecord]: ...
 
     def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
     ) -> Iterator[builtins.list[MemoryRecord]]:
-        """Every matching memory in batches, in id order (the dream cycle walks with this).
+        """Every matching memory in batches, in id order (the dream cycle walks with this); with
+        ``after``, only the memories whose id sorts after it (a walk resumed where it stopped).
 
         ``omit`` names fields not read (they keep their defaults: ``embedding`` None, empty
         ``inputs``…), so a pass over many memories skips the heavy columns. ``id``, ``version``,
@@ -458,6 +477,11 @@ class Store(Protocol):
 
     def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int: ...
 
+    def renew_claims(self, owner: str, *, until: datetime) -> int:
+        """Heartbeat: every claim of ``owner`` that would expire before ``until`` now expires at ``until``.
+        Returns how many were renewed."""
+        ...
+
     # working memory (seed 001) -------------------------------------------------------------
     def put_working(self, items: Sequence[WorkingItem]) -> None:
         """Insert or replace entries by (session_id, memory_id): a duplicate id updates in place."""
@@ -516,6 +540,31 @@ class Store(Protocol):
         """This user's sealed boxes, most recently sealed first."""
         ...
 
+    def box(self, box_id: str) -> Box | None:
+        """The box with this id (sealed or open), or ``None``."""
+        ...
+
+    # API keys (reverie.auth) -------------------------------------------------------------
+    def put_api_key(self, key: ApiKey) -> None:
+        """Store a new key (an existing id raises ConflictError)."""
+        ...
+
+    def api_key(self, key_id: str) -> ApiKey | None:
+        """The key with this id, revoked or not, or ``None``."""
+        ...
+
+    def api_keys(self, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        """Every key (the active ones unless ``include_revoked``), oldest first."""
+        ...
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> bool:
+        """Mark a key revoked at ``at``; False if there is no such active key."""
+        ...
+
+    def touch_api_key(self, key_id: str, at: datetime) -> None:
+        """Record that the key was used at ``at`` (unknown ids are ignored)."""
+        ...
+
     # key/value state (debounce timestamps, cursors, hot-tier cache epochs) ---------------
     def get_state(self, key: str) -> Any | None: ...
 
@@ -524,6 +573,7 @@ class Store(Protocol):
 
 __all__ = [
     "ORDERABLE_FIELDS",
+    "ApiKey",
     "Box",
     "Cluster",
     "CompactReport",

@@ -36,7 +36,7 @@ from pgvector import Bit
 from pgvector.psycopg import register_vector
 from psycopg import Connection, sql
 from psycopg.rows import TupleRow
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
 
 from reverie.config.core import StorageSettings
@@ -73,12 +73,14 @@ from reverie.store._common import (
     reencode,
     relation_type,
     resolve_embedding,
+    safe_json_loads,
     scan_fields,
     stored_vector,
     unique_changes,
 )
 from reverie.store.base import (
     ORDERABLE_FIELDS,
+    ApiKey,
     Box,
     Cluster,
     CompactReport,
@@ -525,6 +527,15 @@ def _migrate_sealed_boxes(conn: Conn, dim: int, settings: StorageSettings) -> No
     )
 
 
+def _migrate_api_keys(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """API keys (reverie.auth): only the SHA-256 of each key is stored."""
+    conn.execute(
+        "CREATE TABLE api_keys (id text COLLATE \"C\" PRIMARY KEY, name text NOT NULL, key_hash text NOT NULL, "
+        "admin boolean NOT NULL, user_ids jsonb NOT NULL, agent_ids jsonb, created_at timestamptz NOT NULL, "
+        "revoked_at timestamptz, last_used_at timestamptz)"
+    )
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
@@ -537,6 +548,7 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0006_scan_index", _migrate_scan_index),
     ("0007_read_latency", _migrate_read_latency),
     ("0008_sealed_boxes", _migrate_sealed_boxes),
+    ("0009_api_keys", _migrate_api_keys),
 )
 
 
@@ -612,6 +624,8 @@ def _json(value: Any, what: str) -> Jsonb:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{what} is nested too deep") from None
     return Jsonb(text, dumps=_as_is)
 
 
@@ -805,6 +819,7 @@ class PostgresStore:
 
     def _configure(self, conn: Conn) -> None:
         register_vector(conn)
+        set_json_loads(safe_json_loads, conn)  # absurdly nested stored JSON must not make a read fail
         conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(self.settings.hnsw_ef_search),))
         conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
         conn.execute("SET TIME ZONE 'UTC'")
@@ -1204,7 +1219,7 @@ class PostgresStore:
         return self._records(query, [*params, limit, offset])
 
     def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
     ) -> Iterator[builtins.list[MemoryRecord]]:
         if batch_size < 1:
             raise InvalidInputError("batch_size must be positive")
@@ -1212,7 +1227,6 @@ class PostgresStore:
         select, decode = (_SELECT_MEMORY, _decode_record) if names == _COLUMN_NAMES else _partial_select(names)
         where, params = _filter_sql(flt)
         query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(select, where)
-        after = ""
         while True:
             batch = [decode(row) for row in self._rows(query, [*params, after, batch_size], binary=True)]
             if not batch:
@@ -1609,6 +1623,38 @@ class PostgresStore:
         )
         return [_decode_box(r) for r in rows]
 
+    def box(self, box_id: str) -> Box | None:
+        rows = self._rows(f"SELECT {_BOX_COLUMNS} FROM boxes WHERE id = %s", [box_id])
+        return _decode_box(rows[0]) if rows else None
+
+    # API keys ---------------------------------------------------------------------------------
+
+    def put_api_key(self, key: ApiKey) -> None:
+        row = [key.id, key.name, key.key_hash, bool(key.admin), _json(list(key.user_ids), "user_ids"),
+               None if key.agent_ids is None else _json(list(key.agent_ids), "agent_ids"), _utc(key.created_at),
+               _utc(key.revoked_at), _utc(key.last_used_at)]
+        with self._write() as conn:
+            conn.execute("INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, "
+                         "revoked_at, last_used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", row)
+
+    def api_key(self, key_id: str) -> ApiKey | None:
+        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", [key_id])
+        return _decode_key(rows[0]) if rows else None
+
+    def api_keys(self, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        where = "" if include_revoked else " WHERE revoked_at IS NULL"
+        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys{where} ORDER BY created_at, id")
+        return [_decode_key(r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> bool:
+        with self._write() as conn:
+            return conn.execute("UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
+                                [_utc(at), key_id]).rowcount > 0
+
+    def touch_api_key(self, key_id: str, at: datetime) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE api_keys SET last_used_at = %s WHERE id = %s", [_utc(at), key_id])
+
     # history, accesses, co-activation -------------------------------------------------------
 
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
@@ -1731,6 +1777,12 @@ class PostgresStore:
                 "DELETE FROM claims WHERE owner = %s AND memory_id = ANY(%s)", [owner, _unique(memory_ids)]
             ).rowcount
 
+    def renew_claims(self, owner: str, *, until: datetime) -> int:
+        end = _utc(until)
+        with self._write() as conn:
+            return conn.execute("UPDATE claims SET expires_at = %s WHERE owner = %s AND expires_at < %s",
+                                [end, owner, end]).rowcount
+
     def prune_claims(self, before: datetime) -> int:
         with self._write() as conn:
             return conn.execute("DELETE FROM claims WHERE expires_at < %s", [_utc(before)]).rowcount
@@ -1750,6 +1802,15 @@ class PostgresStore:
 
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
+
+
+_KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, last_used_at"
+
+
+def _decode_key(row: Sequence[Any]) -> ApiKey:
+    return ApiKey(id=row[0], name=row[1], key_hash=row[2], admin=bool(row[3]), user_ids=tuple(row[4]),
+                  agent_ids=None if row[5] is None else tuple(row[5]), created_at=row[6], revoked_at=row[7],
+                  last_used_at=row[8])
 
 
 def _decode_box(row: Sequence[Any]) -> Box:

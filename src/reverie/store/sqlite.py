@@ -65,12 +65,14 @@ from reverie.store._common import (
     reencode,
     relation_type,
     resolve_embedding,
+    safe_json_loads,
     scan_fields,
     stored_vector,
     unique_changes,
 )
 from reverie.store.base import (
     ORDERABLE_FIELDS,
+    ApiKey,
     Box,
     Cluster,
     CompactReport,
@@ -341,6 +343,21 @@ _M0005_ENTITY_INDEX: Final[tuple[str, ...]] = (
     f"INSERT OR IGNORE INTO memory_entities (entity, rid) {_ENTITY_ROWS}; END",
 )
 
+#: API keys (reverie.auth): only the SHA-256 of each key is stored
+_M0008_API_KEYS: Final[tuple[str, ...]] = (
+    """CREATE TABLE api_keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    admin INTEGER NOT NULL,
+    user_ids TEXT NOT NULL,
+    agent_ids TEXT,
+    created_at REAL NOT NULL,
+    revoked_at REAL,
+    last_used_at REAL
+)""",
+)
+
 #: Named migrations, applied in order, each in its own transaction, recorded in schema_migrations.
 #: a user-scoped scan walks ("partition", id) in order: without this index every batch of a dream pass
 #: over one user's 100k memories sorted the whole partition (measured: 0.25 s a batch, quadratic overall)
@@ -360,6 +377,7 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0005_entity_index", _M0005_ENTITY_INDEX),
     ("0006_scan_index", _M0006_SCAN_INDEX),
     ("0007_sealed_boxes", _M0007_SEALED_BOXES),
+    ("0008_api_keys", _M0008_API_KEYS),
 )
 
 #: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
@@ -420,6 +438,8 @@ def to_json(value: Any, what: str) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{what} is nested too deep") from None
 
 
 def _encode_enum(name: str) -> Callable[[Any, int], Any]:
@@ -491,7 +511,7 @@ def _decode(name: str, value: Any) -> Any:
     if kind == "time":
         return from_epoch(value)
     if kind == "json":
-        return json.loads(value)
+        return safe_json_loads(value)
     if kind == "bool":
         return bool(value)
     if kind == "vector":
@@ -513,7 +533,7 @@ def _scan_columns(names: tuple[str, ...]) -> str:
 
 
 def _json_value(value: str) -> Any:
-    return {} if value == "{}" else [] if value == "[]" else json.loads(value)
+    return {} if value == "{}" else [] if value == "[]" else safe_json_loads(value)
 
 
 def _converter(name: str) -> Callable[[Any], Any] | None:
@@ -653,6 +673,7 @@ class _Tx:
     ops: builtins.list[builtins.list[PendingOp]] = field(default_factory=list)
     seq_before: int | None = None
     synced: bool = False  # the index caught up inside this transaction (it saw uncommitted rows)
+    checkpoint: bool = False  # a hard delete: copy the WAL into the file and truncate it after the commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -737,7 +758,11 @@ class SQLiteStore:
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"could not switch {self.path} to WAL mode (got {mode})")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        # storage.synchronous: NORMAL survives process crashes; FULL also fsyncs the WAL at every commit
+        conn.execute(f"PRAGMA synchronous = {'FULL' if self.settings.synchronous == 'FULL' else 'NORMAL'}")
+        # freed space is overwritten with zeros: the words of a forgotten (or edited) memory do not
+        # linger in free pages of the file
+        conn.execute("PRAGMA secure_delete = ON")
         conn.execute(f"PRAGMA cache_size = {-_CACHE_KIB}")
         conn.execute(f"PRAGMA wal_autocheckpoint = {_WAL_CHECKPOINT_PAGES}")  # fewer checkpoint stalls
         conn.execute("PRAGMA foreign_keys = ON")
@@ -865,6 +890,9 @@ class SQLiteStore:
         self._tx = _Tx()
         if ops and not tx.synced and tx.seq_before is not None:
             self._index.apply_committed(ops, tx.seq_before, seq_after)
+        if tx.checkpoint:  # best effort: a reader in another process may keep older frames alive a while
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _rollback(self) -> None:
         synced = self._tx.synced
@@ -1195,6 +1223,11 @@ class SQLiteStore:
                 (payload,),
             )
             self._conn.execute("DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?))", (payload,))
+            if gone:
+                # the text index keeps a deleted row's words in its old segments until they are merged:
+                # merge them all now, so that a forgotten memory's words are not in the file any more
+                self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+                self._tx.checkpoint = True  # and, once committed, no copy stays in the write-ahead log
             self._log_vectors(
                 [PendingOp(DELETE, int(r[0]), r[2] if r[3] else quantized_partition(r[2]), None, r[1])
                  for r in gone if r[3] or r[4]]
@@ -1225,7 +1258,7 @@ class SQLiteStore:
         return [_decode_record(row) for row in rows]
 
     def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset()
+        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
     ) -> Iterator[builtins.list[MemoryRecord]]:
         if batch_size < 1:
             raise InvalidInputError("batch_size must be positive")
@@ -1233,7 +1266,6 @@ class SQLiteStore:
         decode = _partial_decoder(names)
         where, params = filter_sql(flt)
         query = f"SELECT {_scan_columns(names)} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?"
-        after = ""
         while True:
             with self._read("scan"):
                 rows = self._conn.execute(query, (*params, after, batch_size)).fetchall()
@@ -1798,6 +1830,45 @@ class SQLiteStore:
             ).fetchall()
         return [_decode_box(r) for r in rows]
 
+    def box(self, box_id: str) -> Box | None:
+        with self._read("box"):
+            row = self._conn.execute(f"SELECT {_BOX_COLUMNS} FROM boxes WHERE id = ?", (box_id,)).fetchone()
+        return _decode_box(row) if row else None
+
+    # -- API keys ------------------------------------------------------------------------------
+    def put_api_key(self, key: ApiKey) -> None:
+        row = (key.id, key.name, key.key_hash, int(bool(key.admin)), to_json(list(key.user_ids), "user_ids"),
+               None if key.agent_ids is None else to_json(list(key.agent_ids), "agent_ids"),
+               to_epoch(key.created_at), _opt_epoch(key.revoked_at), _opt_epoch(key.last_used_at))
+        with self._write("put_api_key"):
+            try:
+                self._conn.execute(
+                    "INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, "
+                    "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            except sqlite3.IntegrityError as exc:
+                raise ConflictError(f"an API key with id {key.id!r} exists") from exc
+
+    def api_key(self, key_id: str) -> ApiKey | None:
+        with self._read("api_key"):
+            row = self._conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return _decode_key(row) if row else None
+
+    def api_keys(self, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        where = "" if include_revoked else " WHERE revoked_at IS NULL"
+        with self._read("api_keys"):
+            rows = self._conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys{where} ORDER BY created_at, id").fetchall()
+        return [_decode_key(r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, at: datetime) -> bool:
+        with self._write("revoke_api_key"):
+            cur = self._conn.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                                     (to_epoch(at), key_id))
+            return cur.rowcount > 0
+
+    def touch_api_key(self, key_id: str, at: datetime) -> None:
+        with self._write("touch_api_key"):
+            self._conn.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (to_epoch(at), key_id))
+
     # -- history, accesses, co-activation ----------------------------------------------------
     def add_history(self, events: Sequence[HistoryEvent]) -> None:
         if not events:
@@ -1917,6 +1988,13 @@ class SQLiteStore:
             )
             return int(cur.rowcount)
 
+    def renew_claims(self, owner: str, *, until: datetime) -> int:
+        end = to_epoch(until)
+        with self._write("renew_claims"):
+            cur = self._conn.execute("UPDATE claims SET expires_at = ? WHERE owner = ? AND expires_at < ?",
+                                     (end, owner, end))
+            return int(cur.rowcount)
+
     def prune_claims(self, before: datetime) -> int:
         with self._write("prune_claims"):
             return int(self._conn.execute("DELETE FROM claims WHERE expires_at < ?", (to_epoch(before),)).rowcount)
@@ -1977,6 +2055,15 @@ def _decode_relation(row: Sequence[Any]) -> Relation:
 
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
+
+
+_KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, last_used_at"
+
+
+def _decode_key(row: Sequence[Any]) -> ApiKey:
+    return ApiKey(id=row[0], name=row[1], key_hash=row[2], admin=bool(row[3]), user_ids=tuple(json.loads(row[4])),
+                  agent_ids=None if row[5] is None else tuple(json.loads(row[5])), created_at=from_epoch(row[6]),
+                  revoked_at=_opt_datetime(row[7]), last_used_at=_opt_datetime(row[8]))
 
 
 def _decode_box(row: Sequence[Any]) -> Box:

@@ -207,17 +207,19 @@ def _mount_login(app: FastAPI) -> None:
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
-        from reverie.http.security import COOKIE, session_value, token_matches
+        from starlette.concurrency import run_in_threadpool
 
-        token: str | None = getattr(request.app.state, "token", None)
+        from reverie.http.security import COOKIE, Authenticator
+
+        auth: Authenticator = request.app.state.auth
         given = parse_qs((await request.body()).decode("utf-8", "replace")).get("token", [""])[0]
-        if token is None:
+        if not await run_in_threadpool(auth.required):
             return RedirectResponse("/", status_code=303)
-        if not token_matches(given, token):
+        cookie = await run_in_threadpool(auth.login, given)  # the API token or an admin API key
+        if cookie is None:
             return _render(request, "login.html", status_code=401, failed=True)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, session_value(token), httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
+        response.set_cookie(COOKIE, cookie, httponly=True, samesite="strict", secure=request.url.scheme == "https")
         return response
 
 

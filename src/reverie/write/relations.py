@@ -2,8 +2,8 @@
 
 Rules (fallback of the LLM path): entity overlap >= 2 → same_entity (0.7); word overlap > 30% and
 entity overlap >= 1 → elaborates (0.5); same category and word overlap > 15% → related_to (0.4).
-Pruning removes the lowest-priority prunable types first, lowest confidence first, and never
-touches supersedes / contradicts / causes.
+Pruning counts and removes only the prunable types (lowest priority first, lowest confidence first)
+and never touches supersedes / contradicts / causes, which are kept for good and not counted.
 """
 
 from __future__ import annotations
@@ -55,21 +55,33 @@ def dedup(relations: Sequence[Relation], existing: Sequence[Relation]) -> list[R
     return out
 
 
+def prunable_types(cfg: RelationSettings) -> frozenset[RelationType]:
+    """The relation types pruning may delete (``type_priority``'s; never supersedes, contradicts, causes)."""
+    return frozenset(RelationType(t) for t in cfg.type_priority) - PROTECTED
+
+
 def prune_scope(store: Store, user_id: str | None, cfg: RelationSettings) -> int:
-    """Seed 001's relation pruning for one user partition: once more than ``prune_at`` relations count
-    (:data:`PRUNE_COUNTED`), delete by :func:`prune_plan`. Returns how many were deleted."""
+    """Seed 001's relation pruning for one user partition: once more than ``prune_at`` prunable relations
+    exist, delete by :func:`prune_plan` down to ``prune_to``. Returns how many were deleted.
+
+    Only relations pruning may delete are counted: a user's supersedes / contradicts / causes history
+    (kept for good) never crosses the threshold, so the check stays one bounded count per write
+    instead of a reload of every relation of the user on each one (write cost does not grow with
+    history)."""
     flt = MemoryFilter.everything(user_id=user_id, all_users=False)
-    if store.count_relations(flt, types=PRUNE_COUNTED) <= cfg.prune_at:
+    types = prunable_types(cfg)
+    if not types or store.count_relations(flt, types=types) <= cfg.prune_at:
         return 0
-    doomed = prune_plan(store.scope_relations(flt, types=PRUNE_COUNTED), cfg)
+    doomed = prune_plan(store.scope_relations(flt, types=types), cfg)
     return store.delete_relations(doomed) if doomed else 0
 
 
 def prune_plan(relations: Sequence[Relation], cfg: RelationSettings) -> list[str]:
-    """Ids to delete so that at most ``prune_to`` remain, once more than ``prune_at`` exist."""
-    if len(relations) <= cfg.prune_at:
-        return []
-    excess = len(relations) - cfg.prune_to
+    """Ids to delete so that at most ``prune_to`` prunable relations remain, once more than ``prune_at``
+    prunable ones exist (protected relations in ``relations`` are neither counted nor deleted)."""
     prunable = [r for r in relations if r.type not in PROTECTED and r.type.value in cfg.type_priority]
+    if len(prunable) <= cfg.prune_at:
+        return []
+    excess = len(prunable) - cfg.prune_to
     prunable.sort(key=lambda r: (cfg.type_priority[r.type.value], r.confidence, r.created_at, r.id))
     return [r.id for r in prunable[:excess]]

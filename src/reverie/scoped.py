@@ -1,0 +1,387 @@
+"""``ScopedMemory``: a :class:`~reverie.Memory` as one caller may use it.
+
+The REST API and the MCP server hand every call to a ``ScopedMemory`` built from the caller's
+:class:`~reverie.auth.Credential`; it checks the call against the credential and then calls the
+same ``Memory`` method:
+
+* scope arguments (``user_id``, ``agent_id``) are resolved by the credential: a user or agent it
+  does not cover raises :class:`~reverie.PermissionDeniedError`; with none given, the credential's
+  only user (and agent, if it is narrowed to one) is used;
+* every by-id operation reads the memory's owner first: a memory outside the credential's scope is
+  reported exactly like an unknown id (:class:`~reverie.NotFoundError`), so other scopes cannot be
+  probed;
+* all-users views, stats over all users, export and the dream reports need an admin credential;
+* agent narrowing holds on every read path: search, context (its working memory and hot tier
+  too), the hot tier, working memory, relations;
+* an import (:meth:`restore`) stores the records in the credential's scope and rejects the others.
+
+With :data:`~reverie.auth.FULL_ACCESS` (the single-tenant default) every check passes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from reverie.auth import FULL_ACCESS, Credential
+from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation
+from reverie.results import AddResult
+from reverie.store.base import MemoryFilter
+from reverie.validation import clean_id, clean_scope, printable
+
+if TYPE_CHECKING:
+    from reverie.memory import Memory
+    from reverie.read.inject import ContextBlock
+    from reverie.results import Hit
+
+
+#: ids read per prefix when a scoped caller names a memory by a prefix of its id
+_PREFIX_SCAN = 1000
+#: fields a scope check never reads
+_HEAVY = frozenset({"embedding", "inputs", "metadata", "importance_channels", "entities"})
+
+
+class ScopedMemory:
+    """``memory`` as the holder of ``credential`` may use it (see the module docs)."""
+
+    def __init__(self, memory: Memory, credential: Credential = FULL_ACCESS) -> None:
+        self.memory = memory
+        self.credential = credential
+
+    def __repr__(self) -> str:
+        return f"ScopedMemory({self.memory!r}, {self.credential.name!r})"
+
+    # scope helpers -------------------------------------------------------------------------
+    def _user(self, user_id: Any) -> str | None:
+        return self.credential.user_id(user_id)
+
+    def _agent(self, agent_id: Any) -> str | None:
+        return self.credential.agent_id(agent_id)
+
+    def users(self, *, limit: int = 1000) -> builtins.list[tuple[str | None, int]]:
+        """Each user with memories and how many: every user for an admin, else the credential's own."""
+        if self.credential.admin:
+            return self.memory.users(limit=limit)
+        mine: builtins.list[tuple[str | None, int]] = [
+            (u, n) for u, n in self.memory.users(limit=100_000) if u in self.credential.users]
+        return mine[:limit]
+
+    def peek(self, memory_id: Any) -> MemoryRecord:
+        """The memory if the credential may see it, read without counting an access; NotFoundError otherwise
+        (exactly as for an id that does not exist). A unique prefix of an id is accepted: unique among
+        the memories the credential may see, which are the only ones it ever names."""
+        mid = self.resolve_id(memory_id)
+        return self.credential.require_visible(self.memory.store.get([mid]).get(mid), mid)
+
+    def resolve_id(self, memory_id: Any) -> str:
+        """The full id a whole id or a unique id prefix names, among the memories the credential may see."""
+        if self.credential.admin:
+            return self.memory.resolve_id(memory_id)
+        mid = clean_id(memory_id)
+        store = self.memory.store
+        rec = store.get([mid]).get(mid)
+        if rec is not None and self.credential.may_see(rec):
+            return mid
+        for candidate in dict.fromkeys((mid, mid.lower())):
+            found = store.ids_with_prefix(candidate, limit=_PREFIX_SCAN)
+            records = store.get(found)
+            visible = [i for i in found if i in records and self.credential.may_see(records[i])]
+            if len(visible) == 1 and len(found) < _PREFIX_SCAN:
+                return visible[0]
+            if visible or len(found) >= _PREFIX_SCAN:
+                from reverie.errors import AmbiguousIdError
+
+                raise AmbiguousIdError(f"id prefix {printable(mid)} matches several memories: "
+                                       f"{'; '.join(visible[:5]) or '…'}. Type more characters of the id.",
+                                       tuple(visible[:5]))
+        raise NotFoundError(f"no memory with id {mid}")
+
+    def _visible_users(self) -> list[str]:
+        return sorted(self.credential.users)
+
+    # write -----------------------------------------------------------------------------------
+    def add(self, content: Any, *, user_id: str | None = None, agent_id: str | None = None,
+            session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
+            when: datetime | str | None = None, source: str | None = None, infer: bool = True) -> AddResult:
+        result = self.memory.add(content, user_id=self._user(user_id), agent_id=self._agent(agent_id),
+                                 session_id=session_id, metadata=metadata, when=when, source=source, infer=infer)
+        return self._visible_result(result)
+
+    def _visible_results(self, results: builtins.list[AddResult]) -> builtins.list[AddResult]:
+        """Results without the memories the credential may not see. Chat messages and observed turns go
+        through a session's buffer, which the agents of a user share (a conversation): storing it stores
+        the turns other agents buffered too — each in its own agent's scope — and those are not shown."""
+        if self.credential.admin or self.credential.agents is None:
+            return results
+        ids = sorted({i for r in results for i in (r.id, *r.ids) if i})
+        visible = {i for i, rec in self.memory.store.get(ids).items() if self.credential.may_see(rec)}
+        out = []
+        for r in results:
+            kept = tuple(i for i in r.ids if i in visible)
+            if r.id is None or r.id in visible:
+                out.append(dataclasses.replace(r, ids=kept) if kept != r.ids else r)
+            elif kept:
+                out.append(dataclasses.replace(r, id=kept[0], ids=kept))
+        return out
+
+    def _visible_result(self, result: AddResult) -> AddResult:
+        shown = self._visible_results([result])
+        if shown:
+            return shown[0]
+        from reverie.results import Action
+
+        return AddResult(None, Action.SKIP, (), "stored what other agents had buffered in this session")
+
+    def add_many(self, items: Iterable[Any], *, user_id: str | None = None, agent_id: str | None = None,
+                 **options: Any) -> builtins.list[AddResult]:
+        user, agent = self._user(user_id), self._agent(agent_id)
+        if not self.credential.admin and user is None:  # pragma: no cover - _user never returns None then
+            raise PermissionDeniedError("a scoped credential writes only into its users")
+        return self.memory.add_many(items, user_id=user, agent_id=agent, **options)
+
+    def observe(self, message: Any, *, role: str = "user", user_id: str | None = None, agent_id: str | None = None,
+                session_id: str | None = None, when: datetime | str | None = None,
+                metadata: Mapping[str, Any] | None = None, flush: bool = False) -> builtins.list[AddResult]:
+        """Observe a turn. A session's buffer is shared by the agents of a user (a conversation): when this
+        turn makes it due (or ``flush``), the turns other agents buffered are stored too — each in its own
+        agent's scope — and only the results the credential may see are returned."""
+        results = self.memory.observe(message, role=role, user_id=self._user(user_id), agent_id=self._agent(agent_id),
+                                      session_id=session_id, when=when, metadata=metadata, flush=flush)
+        return self._visible_results(results)
+
+    def flush(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[AddResult]:
+        return self._visible_results(self.memory.flush(user_id=self._user(user_id), session_id=session_id))
+
+    def buffered(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """The turns waiting in a session's buffer; a credential narrowed to agents may not read it (the
+        buffer holds every agent's turns of the conversation)."""
+        if not self.credential.admin and self.credential.agents is not None:
+            raise PermissionDeniedError("a session's buffer holds every agent's turns; reading it needs a "
+                                        "credential not narrowed to agents")
+        return self.memory.buffered(user_id=self._user(user_id), session_id=session_id)
+
+    def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+        """End a session. Ending it promotes and clears the working memory of every agent in it, so a
+        credential narrowed to agents may end only a session whose working memory is all its own."""
+        user = self._user(user_id)
+        if not self.credential.admin and self.credential.agents is not None:
+            sid = clean_scope(session_id, "session_id")
+            if sid is None:
+                raise InvalidInputError("end_session needs a session_id")
+            flt = MemoryFilter(user_id=user, session_id=sid, layers=frozenset({Layer.WORKING}))
+            others = self.memory.working_memory(sid, user_id=user) + [
+                r for batch in self.memory.store.scan(flt, omit=_HEAVY) for r in batch]
+            if any(not self.credential.may_see(r) for r in others):
+                raise PermissionDeniedError("this session holds working memories of other agents; ending it "
+                                            "needs a credential not narrowed to agents")
+            return self._only_visible(self.memory.end_session(session_id, user_id=user))
+        return self.memory.end_session(session_id, user_id=user)
+
+    def _only_visible(self, report: dict[str, Any]) -> dict[str, Any]:
+        """A session report without the ids of memories the credential may not see (the turns other
+        agents had buffered in the session are stored in their own scopes when it ends)."""
+        ids: set[str] = set()
+        for value in report.values():
+            if isinstance(value, list):
+                ids.update(v for v in value if isinstance(v, str))
+                ids.update(i for v in value if isinstance(v, dict) for i in [v.get("id"), *v.get("ids", ())]
+                           if isinstance(i, str))
+        visible = {i for i, rec in self.memory.store.get(sorted(ids)).items() if self.credential.may_see(rec)}
+        out = dict(report)
+        for key, value in report.items():
+            if isinstance(value, list):
+                out[key] = [v for v in value if not (isinstance(v, str) and v in ids and v not in visible)
+                            and not (isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in visible)]
+        return out
+
+    def restore(self, records: Iterable[Any], **options: Any) -> dict[str, Any]:
+        """Import exported records; a scoped credential's records must lie in its scope (the others
+        are rejected with the reason)."""
+        if self.credential.admin:
+            return self.memory.restore(records, **options)
+        return self.memory.restore(self._in_scope(records), **options)
+
+    def _in_scope(self, records: Iterable[Any]) -> Iterator[Any]:
+        from reverie.io import Entry
+
+        if isinstance(records, str | bytes | Mapping | MemoryRecord) or not isinstance(records, Iterable):
+            raise InvalidInputError("records must be a list (or an iterable) of records")
+        for n, item in enumerate(records, start=1):
+            where = getattr(item, "where", None) or f"record {n}"
+            if getattr(item, "error", None) is not None:
+                yield item
+                continue
+            data = item if isinstance(item, Mapping | MemoryRecord) else getattr(item, "data", item)
+            user = data.user_id if isinstance(data, MemoryRecord) else (
+                data.get("user_id") if isinstance(data, Mapping) else None)
+            agent = data.agent_id if isinstance(data, MemoryRecord) else (
+                data.get("agent_id") if isinstance(data, Mapping) else None)
+            if not isinstance(user, str) or user not in self.credential.users:
+                yield Entry(where, error=f"user_id {printable(user)} is outside this credential's scope")
+            elif self.credential.agents is not None and agent not in self.credential.agents:
+                yield Entry(where, error=f"agent_id {printable(agent)} is outside this credential's scope")
+            else:
+                yield Entry(where, data)
+
+    # by id -------------------------------------------------------------------------------------
+    def get(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.get(self.peek(memory_id).id)
+
+    def update(self, memory_id: Any, content: Any = None, **changes: Any) -> MemoryRecord:
+        return self.memory.update(self.peek(memory_id).id, content, **changes)
+
+    def forget(self, memory_id: Any) -> None:
+        self.memory.forget(self.peek(memory_id).id)
+
+    def pin(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.pin(self.peek(memory_id).id)
+
+    def unpin(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.unpin(self.peek(memory_id).id)
+
+    def invalidate(self, memory_id: Any, reason: str) -> MemoryRecord:
+        return self.memory.invalidate(self.peek(memory_id).id, reason)
+
+    def reactivate(self, memory_id: Any, *, reason: str = "") -> MemoryRecord:
+        return self.memory.reactivate(self.peek(memory_id).id, reason=reason)
+
+    def promote(self, memory_id: Any, layer: Layer | str | None = None) -> MemoryRecord:
+        return self.memory.promote(self.peek(memory_id).id, layer)
+
+    def demote(self, memory_id: Any) -> MemoryRecord:
+        return self.memory.demote(self.peek(memory_id).id)
+
+    def feedback(self, memory_id: Any, *, useful: bool) -> MemoryRecord:
+        return self.memory.feedback(self.peek(memory_id).id, useful=useful)
+
+    def history(self, memory_id: Any) -> builtins.list[HistoryEvent]:
+        return self.memory.history(self.peek(memory_id).id)
+
+    def explain_strength(self, memory_id: Any) -> dict[str, Any]:
+        return self.memory.explain_strength(self.peek(memory_id).id)
+
+    def relations(self, memory_id: Any) -> builtins.list[Relation]:
+        """Relations from and to a memory whose other end the credential may see too."""
+        rec = self.peek(memory_id)
+        rels = self.memory.store.relations([rec.id])
+        if self.credential.admin:
+            return rels
+        others = {r.dst_id if r.src_id == rec.id else r.src_id for r in rels}
+        visible = {i for i, o in self.memory.store.get(sorted(others)).items() if self.credential.may_see(o)}
+        visible.add(rec.id)
+        return [r for r in rels if r.src_id in visible and r.dst_id in visible]
+
+    def undo_consolidation(self, summary_id: Any, *, reason: str = "") -> dict[str, Any]:
+        rec = self.peek(summary_id)
+        if self.credential.agents is not None and not self.credential.admin:
+            raise PermissionDeniedError("undoing a consolidation changes memories of every agent of the user; "
+                                        "it needs a credential not narrowed to agents")
+        return self.memory.undo_consolidation(rec.id, reason=reason)
+
+    # read ----------------------------------------------------------------------------------------
+    def search(self, query: Any, *, user_id: str | None = None, agent_id: str | None = None,
+               **options: Any) -> builtins.list[Hit]:
+        return self.memory.search(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+
+    def context(self, query: Any, *, user_id: str | None = None, agent_id: str | None = None,
+                **options: Any) -> ContextBlock:
+        return self.memory.context(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+
+    def working_memory(self, session_id: str, *, user_id: str | None = None,
+                       agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+        return self.memory.working_memory(session_id, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+
+    def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+        return self.memory.hot_tier(user_id=self._user(user_id), agent_id=self._agent(agent_id))
+
+    def list(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False,
+             **options: Any) -> builtins.list[MemoryRecord]:
+        if all_users:
+            self.credential.require_admin("listing every user's memories")
+            return self.memory.list(user_id=clean_scope(user_id, "user_id"), agent_id=clean_scope(agent_id, "agent_id"),
+                                    all_users=True, **options)
+        return self.memory.list(user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+
+    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+        """Health check. Over every user (``user_id`` omitted) it needs an admin credential; a scoped
+        credential gets its user's counts."""
+        if self.credential.admin:
+            return self.memory.stats(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
+        return self.memory.stats(user_id=self._user(user_id))
+
+    def export(self, *, user_id: str | None = None) -> Iterator[MemoryRecord]:
+        """Every memory (of one user, or of all) in every status and store; needs an admin credential."""
+        self.credential.require_admin("export")
+        user = clean_scope(user_id, "user_id")
+        flt = MemoryFilter.everything(user_id=user, all_users=user is None)
+        store = self.memory.store
+
+        def records() -> Iterator[MemoryRecord]:
+            for batch in store.scan(flt):
+                yield from batch
+
+        return records()
+
+    # engine ----------------------------------------------------------------------------------------
+    def dream(self, **options: Any) -> dict[str, Any]:
+        """Run the dream cycle: over every user with an admin credential, else over the credential's
+        users only (one run each; the last report is returned). The cycle works on every agent's
+        memories of a user, so a credential narrowed to agents may not run it."""
+        if self.credential.admin:
+            return self.memory.dream(**options)
+        if self.credential.agents is not None:
+            raise PermissionDeniedError("the dream cycle changes every agent's memories of a user; it needs a "
+                                        "credential not narrowed to agents")
+        options.pop("all_users", None)
+        requested = options.pop("user_id", None)
+        users = ([self._user(requested)] if requested is not None or len(self.credential.users) == 1
+                 else self._visible_users())
+        report: dict[str, Any] = {}
+        for user in users:
+            report = self.memory.dream(user_id=user, **options)
+        return report
+
+    def tick(self, *, user_id: str | None = None) -> dict[str, Any]:
+        if self.credential.admin:
+            return self.memory.tick(user_id=clean_scope(user_id, "user_id"))
+        if self.credential.agents is not None:
+            raise PermissionDeniedError("the maintenance tick changes every agent's memories of a user; it needs "
+                                        "a credential not narrowed to agents")
+        return self.memory.tick(user_id=self._user(user_id))
+
+    # keeping the memory in shape -------------------------------------------------------------
+    def maintain(self, **options: Any) -> builtins.list[dict[str, Any]]:
+        """Run the maintenance jobs that are due (every user's memories): needs an admin credential."""
+        self.credential.require_admin("the maintenance schedule")
+        return self.memory.maintain(**options)
+
+    def maintenance_status(self, **options: Any) -> builtins.list[dict[str, Any]]:
+        """Each scheduled job's interval, last and next run (times only, no memory): any credential."""
+        return self.memory.maintenance_status(**options)
+
+    def compact(self, *, dedup: bool = True, user_id: str | None = None) -> dict[str, Any]:
+        """Dedup and store optimisation: the store is shared by every user, so it needs an admin credential."""
+        self.credential.require_admin("compaction")
+        return self.memory.compact(dedup=dedup, user_id=clean_scope(user_id, "user_id"))
+
+    def ingest_code(self, path: Any, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
+        """Remember a code base in the credential's scope (the path is on the machine that runs reverie)."""
+        return self.memory.ingest_code(path, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+
+    def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        return self.memory.topic_index(user_id=self._user(user_id), refresh=refresh)
+
+    def export_markdown(self, path: Any, *, user_id: str | None = None) -> dict[str, int]:
+        self.credential.require_admin("export")
+        return self.memory.export_markdown(path, user_id=clean_scope(user_id, "user_id"))
+
+    def dream_reports(self) -> builtins.list[dict[str, Any]]:
+        self.credential.require_admin("the dream reports")
+        return self.memory.dream_reports()
+
+
+__all__ = ["ScopedMemory"]
