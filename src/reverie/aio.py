@@ -319,6 +319,14 @@ class AsyncMemory:
     async def topic_index(self, **kwargs: Any) -> dict[str, Any]:
         return await self._call(self.memory.topic_index, **kwargs)
 
+    @_mirrors(Memory.documents)
+    async def documents(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._call(self.memory.documents, **kwargs)
+
+    @_mirrors(Memory.action_telemetry)
+    async def action_telemetry(self, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+        return await self._call(self.memory.action_telemetry, **kwargs)
+
     @_mirrors(Memory.export_markdown)
     async def export_markdown(self, path: Any, **kwargs: Any) -> dict[str, int]:
         return await self._call(self.memory.export_markdown, path, **kwargs)

@@ -1141,6 +1141,41 @@ def topics(
     console.print(table)
 
 
+@app.command()
+def documents(
+    db: DbOpt = None,
+    user: UserOpt = None,
+    refresh: Annotated[bool, typer.Option("--refresh", help="Build them now instead of showing those the last "
+                                          "dream cycle kept.")] = False,
+    actions: Annotated[int, typer.Option("--actions", min=0, max=10_000, metavar="N",
+                                         help="Also show the N most recent write decisions.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """A user's readable documents: the behavioural profile (with its line cap), entity profiles, reflections
+    and the compression guidelines learned from past write decisions (markdown)."""
+    from reverie.documents import document_markdown
+
+    with _memory(db) as mem:
+        docs = mem.documents(user_id=user, refresh=refresh)
+        recent = mem.action_telemetry(user_id=user, limit=actions) if actions else []
+    if as_json:
+        _print_json({**docs, **({"actions": recent} if actions else {})})
+        return
+    shown = [d for k, d in docs.items() if k != "topics" and isinstance(d, dict)]
+    if not shown:
+        _say(f"no documents yet for {user or 'memories without a user'} (the dream cycle makes them; --refresh "
+             "makes them now)")
+    for doc in shown:
+        console.print(escape(document_markdown(doc)), markup=False, highlight=False)
+    if recent:
+        table = Table("at", "action", "outcome", "confidence", "lifecycle", "importance", "source", "memory",
+                      title="recent write decisions")
+        for e in recent:
+            table.add_row(e["at"][:19], e["action"], e["outcome"], f"{e['confidence']:.2f}", e["lifecycle_state"],
+                          f"{e['importance']:.2f}", e["source"], (e["memory_id"] or "—")[:8])
+        console.print(table)
+
+
 @app.command("ingest-code")
 def ingest_code(
     path: Annotated[str, typer.Argument(metavar="PATH", help="A source directory (or one file) to remember.")],

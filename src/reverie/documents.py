@@ -1,5 +1,7 @@
 """Readable documents about a memory, for people as much as for programs (the lifecycle design's markdown
-files): sealed memory boxes and the topic index.
+files): sealed memory boxes, the topic index, and the documents the consolidation pass keeps per user (the
+behavioural profile, entity profiles, reflections, compression guidelines; :mod:`reverie.dream.documents`),
+the action telemetry and verbatim artifacts.
 
 * **Sealed boxes** — a box holds the memories of one topic episode of a conversation (the write path
   opens, fills and seals them; the trace weaver links boxes of a recurring topic). The markdown export
@@ -185,5 +187,108 @@ def export_documents(store: Store, records: Iterable[MemoryRecord], root: Path, 
     return {"boxes": written, "topic_indexes": len(payload)}
 
 
-__all__ = ["TOPICS_KEY", "box_markdown", "box_path", "build_topic_index", "export_documents",
-           "refresh_topic_indexes", "topics_key", "topics_markdown"]
+# --- the consolidation pass's documents, the action telemetry and verbatim artifacts ----------------------
+
+
+def _safe(name: str | None, fallback: str) -> str:
+    return _SAFE_ID.sub("_", name or "")[:80].strip("_") or fallback
+
+
+def _bullets(lines: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [f"- {' '.join(str(ln.get('text', '')).split())}" for ln in lines]
+
+
+def document_markdown(doc: Mapping[str, Any]) -> str:
+    """One of the consolidation pass's documents (profile, entity profiles, reflections, guidelines) as
+    markdown."""
+    kind = doc.get("kind")
+    who = doc.get("user_id") or "(no user)"
+    lines = [f"# {doc.get('title', kind)} — {who}", "", f"Updated {doc.get('updated_at', '?')}.", ""]
+    if kind == "profile":
+        for section in doc.get("sections", []):
+            lines += [f"## {section['heading']}", "", *_bullets(section["lines"]), ""]
+        if doc.get("note"):
+            lines += [f"_{doc['note']}_", ""]
+    elif kind == "entities":
+        for ent in sorted(doc.get("entities", {}).values(), key=lambda e: (-int(e.get("memories", 0)), e["name"])):
+            lines += [f"## {ent['name']} ({ent['type']})", "",
+                      f"{ent['memories']} memories · first seen {(ent.get('first_seen') or '—')[:10]} · last seen "
+                      f"{(ent.get('last_seen') or '—')[:10]}"
+                      + (f" · named with {', '.join(ent['related'])}" if ent.get("related") else ""), "",
+                      *_bullets(ent.get("facts", [])), ""]
+    elif kind == "reflections":
+        lines += _bullets(doc.get("lines", []))
+        if doc.get("consolidated"):
+            lines += ["", f"_Consolidated past {doc.get('max_bytes')} bytes ({doc.get('bytes_before')} → "
+                      f"{doc.get('bytes_after')}): {doc.get('folded_similar', 0)} near-identical reflection(s) folded "
+                      f"together, {len(doc.get('folded_out', []))} older one(s) folded out._"]
+        lines.append("")
+    elif kind == "guidelines":
+        lines += ["## Guidance", "", *[f"- {g}" for g in doc.get("guidance", [])], "",
+                  f"## Write actions in the last {doc.get('window_days')} days ({doc.get('events', 0)} decisions)", "",
+                  "| action | count |", "|---|---:|", *[f"| {a} | {n} |" for a, n in doc.get("actions", {}).items()],
+                  "", "| action:outcome | count |", "|---|---:|",
+                  *[f"| {a} | {n} |" for a, n in doc.get("outcomes", {}).items()], "",
+                  f"Summaries made: {doc.get('summaries', 0)}, undone: {doc.get('undone', 0)} "
+                  f"(rate {doc.get('undo_rate', 0)}); consolidation threshold raised by "
+                  f"{doc.get('consolidation_threshold_raise', 0)}.", ""]
+    return "\n".join(lines)
+
+
+def artifact_path(rec: MemoryRecord) -> Path:
+    """``artifacts/YYYY-MM-DD/artifact-<id>.md`` (the day the memory was created, UTC)."""
+    day = rec.created_at.astimezone(UTC).strftime("%Y-%m-%d")
+    return Path("artifacts") / day / f"artifact-{_safe(rec.id, 'memory')}.md"
+
+
+def artifact_markdown(rec: MemoryRecord, artifact: Mapping[str, Any]) -> str:
+    """A verbatim artifact: the exact words a memory was extracted from, with the memory it became."""
+    from reverie.io import markdown_path
+
+    front = {"memory_id": rec.id, "user_id": rec.user_id, "agent_id": rec.agent_id, "category": rec.category,
+             "kept_at": artifact.get("at"), "session_id": rec.session_id}
+    head = yaml.safe_dump(front, sort_keys=True, allow_unicode=True)
+    quote = "\n".join("> " + line for line in str(artifact.get("verbatim", "")).splitlines() or [""])
+    return (f"---\n{head}---\n# Verbatim artifact\n\n{quote}\n\nRemembered as: {' '.join(rec.content.split())} "
+            f"— [{rec.id}](../../{markdown_path(rec).as_posix()})\n")
+
+
+def export_user_documents(store: Store, root: Path, users: Iterable[str | None], *, max_events: int) -> dict[str, int]:
+    """Write each user's documents under ``users/<user>/`` (``profile.md``, ``entities/<name>.md``,
+    ``reflections.md``, ``compression-guidelines.md``) and its recent action telemetry as
+    ``state/memory-actions.jsonl``. Returns how many of each were written."""
+    from reverie.dream.documents import ENTITIES, GUIDELINES, PROFILE, REFLECTIONS, state_key
+
+    root = root.resolve()
+    counts = {"documents": 0, "entity_profiles": 0, "action_events": 0}
+    state = root / "state"
+    state.mkdir(parents=True, exist_ok=True)
+    with (state / "memory-actions.jsonl").open("w", encoding="utf-8") as log:
+        for user in dict.fromkeys(users):
+            folder = root / "users" / _safe(user, "_no_user")
+            for kind, name in ((PROFILE, "profile.md"), (REFLECTIONS, "reflections.md"),
+                               (GUIDELINES, "compression-guidelines.md")):
+                doc = store.get_state(state_key(kind, user))
+                if isinstance(doc, dict):
+                    folder.mkdir(parents=True, exist_ok=True)
+                    (folder / name).write_text(document_markdown(doc), encoding="utf-8")
+                    counts["documents"] += 1
+            ents = store.get_state(state_key(ENTITIES, user))
+            if isinstance(ents, dict) and ents.get("entities"):
+                (folder / "entities").mkdir(parents=True, exist_ok=True)
+                (folder / "entities.md").write_text(document_markdown(ents), encoding="utf-8")
+                counts["documents"] += 1
+                for uri, ent in ents["entities"].items():
+                    one = {**ents, "entities": {uri: ent}, "title": f"Entity profile: {ent['name']}"}
+                    (folder / "entities" / f"{_safe(ent['name'], 'entity')}.md").write_text(
+                        document_markdown(one), encoding="utf-8")
+                    counts["entity_profiles"] += 1
+            for event in reversed(store.memory_actions(user, limit=max_events)):
+                log.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+                counts["action_events"] += 1
+    return counts
+
+
+__all__ = ["TOPICS_KEY", "artifact_markdown", "artifact_path", "box_markdown", "box_path", "build_topic_index",
+           "document_markdown", "export_documents", "export_user_documents", "refresh_topic_indexes", "topics_key",
+           "topics_markdown"]

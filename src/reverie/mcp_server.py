@@ -408,6 +408,16 @@ def _knowledge_tools(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
             index = mem.topic_index(user_id=d.user(user_id))
         return {**index, "topics": index["topics"][:limit]}
 
+    @server.tool()
+    def documents(
+        user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
+    ) -> dict[str, Any]:
+        """What the memory keeps about the user for reading: the behavioural profile (preferences, decisions,
+        know-how, patterns — with a line cap), entity profiles, reflections, compression guidelines learned from
+        past write decisions, and the topic index."""
+        with _tool_errors():
+            return mem.documents(user_id=d.user(user_id))
+
 
 def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     def working(user_id: str | None, session_id: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import numpy as np
 from reverie._threads import single_blas_thread
 from reverie.clock import Clock, ensure_aware, system_clock
 from reverie.config import Settings
+from reverie.dream.documents import scrub as scrub_documents
 from reverie.embed.base import Embedder
 from reverie.errors import (
     AmbiguousIdError,
@@ -49,6 +50,7 @@ from reverie.store.base import LayerStats, MemoryFilter, Store
 from reverie.validation import (
     RecordLimits,
     clean_content,
+    clean_count,
     clean_id,
     clean_k,
     clean_label,
@@ -64,7 +66,7 @@ from reverie.validation import (
     parse_filters,
     printable,
 )
-from reverie.write.pipeline import WritePipeline
+from reverie.write.pipeline import WritePipeline, verbatim_actions
 from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
@@ -602,14 +604,48 @@ class Memory:
         return refresh_topic_indexes(self.store, [user], now=self.now(), max_topics=tc.max_topics,
                                      max_boxes=tc.max_boxes)[user]
 
+    def documents(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        """The readable documents the consolidation pass keeps for this user: ``profile`` (the behavioural
+        profile, with its line cap), ``entities`` (entity profiles), ``reflections`` (consolidated past 8 KB),
+        ``guidelines`` (compression guidelines learned from the action telemetry) and ``topics`` (the topic
+        index); a document not made yet is ``None``. ``refresh=True`` builds them all now (as the dream steps
+        ``profile``, ``entity_profiles``, ``reflections``, ``guidelines`` and ``topics`` do). No access is
+        counted."""
+        from reverie.dream.documents import KINDS, state_key
+
+        if not isinstance(refresh, bool):
+            raise InvalidInputError("refresh must be true or false")
+        user = clean_scope(user_id, "user_id")
+        if refresh:
+            self.dream(user_id=user, steps=["topics", "profile", "entity_profiles", "reflections", "guidelines"])
+        docs: dict[str, Any] = {kind: self.store.get_state(state_key(kind, user)) for kind in KINDS}
+        docs["topics"] = self.topic_index(user_id=user)
+        return docs
+
+    def action_telemetry(self, *, user_id: str | None = None, limit: int = 100,
+                         since: datetime | str | None = None) -> builtins.list[dict[str, Any]]:
+        """This user's recent write decisions as action telemetry, newest first: each ``action`` of the
+        memory-action policy (store_episode, store_note, update_note, create_artifact, summarize_node,
+        discard, link_graph) with its ``outcome`` and eligibility context (``confidence``,
+        ``lifecycle_state``, ``importance``, ``source``), ``memory_id`` and ``at``."""
+        user = clean_scope(user_id, "user_id")
+        count = clean_count(limit, "limit", low=1, high=100_000)
+        start = clean_when(since, "since")
+        return [e.to_dict() for e in self.store.memory_actions(user, since=start, limit=count)]
+
     def export_markdown(self, path: str | Path, *, user_id: str | None = None) -> dict[str, int]:
         """Write the memory as a markdown tree people can read (the lifecycle design's files): one file per
         memory under ``facts/YYYY-MM-DD/`` (every status and store; ``reverie import`` reads them back), each
         sealed memory box as ``boxes/YYYY-MM-DD/box-<id>.md`` with its memories linked, and the topic index as
-        ``state/topics.json`` and ``topics.md``. ``user_id``: one user's memories (default: everyone's).
-        Returns ``{"memories", "boxes", "topic_indexes"}``."""
+        ``state/topics.json`` and ``topics.md``; each user's documents under ``users/<user>/`` (``profile.md``,
+        ``entities.md`` and ``entities/<name>.md``, ``reflections.md``, ``compression-guidelines.md``), the recent
+        action telemetry as ``state/memory-actions.jsonl``, and each verbatim artifact as
+        ``artifacts/YYYY-MM-DD/artifact-<id>.md``. ``user_id``: one user's memories (default: everyone's).
+        Returns ``{"memories", "boxes", "topic_indexes", "documents", "entity_profiles", "action_events",
+        "artifacts"}``."""
         from reverie import io
-        from reverie.documents import export_documents
+        from reverie.documents import artifact_markdown, artifact_path, export_documents, export_user_documents
+        from reverie.write.pipeline import ARTIFACT
 
         user = clean_scope(user_id, "user_id")
         root = Path(path).expanduser()
@@ -618,6 +654,7 @@ class Memory:
         flt = MemoryFilter.everything(user_id=user, all_users=user_id is None)
         users: set[str | None] = {user} if user_id is not None else set()
         records: builtins.list[MemoryRecord] = []
+        artifacts: builtins.list[MemoryRecord] = []
 
         def each() -> Any:
             for batch in self.store.scan(flt):
@@ -626,6 +663,8 @@ class Memory:
                         users.add(rec.user_id)
                     if rec.box_id:
                         records.append(rec.copy(embedding=None))
+                    if isinstance(rec.metadata.get(ARTIFACT), dict):
+                        artifacts.append(rec.copy(embedding=None))
                     yield rec
 
         written = io.export_markdown(each(), root)
@@ -633,6 +672,14 @@ class Memory:
         indexes = {u: self.topic_index(user_id=u) for u in ordered}
         docs = export_documents(self.store, records, root, users=ordered,
                                 max_boxes=self.settings.dream.topics.max_boxes, topic_indexes=indexes)
+        docs.update(export_user_documents(self.store, root, ordered,
+                                          max_events=self.settings.dream.documents.guidelines.max_events))
+        docs["artifacts"] = 0
+        for rec in artifacts:
+            target = root / artifact_path(rec)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(artifact_markdown(rec, rec.metadata[ARTIFACT]), encoding="utf-8")
+            docs["artifacts"] += 1
         self.ops.log("export_markdown", memories=written, **docs)
         return {"memories": written, **docs}
 
@@ -731,6 +778,8 @@ class Memory:
             self.store.insert(fresh)
             self.store.add_history([HistoryEvent(r.id, "created", now, reason=reason, actor="add",
                                                  data={"layer": r.layer.value, "infer": False}) for r in fresh])
+            if self.settings.write.policy.telemetry:
+                self.store.log_actions(verbatim_actions(records, results, now))
         # one line per batch (its ids), as the dream logs its batches: per-memory lines cost ~6% of a bulk load
         self.ops.log("add", action=Action.CREATE.value, ids=[r.id for r in fresh], count=len(fresh),
                      skipped=len(records) - len(fresh), reason=reason, infer=False)
@@ -1202,6 +1251,8 @@ class Memory:
                 if old.superseded_by in gone:
                     self.store.update_fields(old.id, {"superseded_by": None, "updated_at": now})
             self._scrub_boxes(gone.values())
+            for user in {r.user_id for r in gone.values()}:
+                scrub_documents(self.store, user, doomed)
             self.store.delete(doomed)
         self.ops.log("forget", id=rec.id, user_id=rec.user_id, derived=derived)
 
@@ -1382,7 +1433,8 @@ class Memory:
         from reverie.dream.consolidate import undo_consolidation
 
         reason = clean_reason(reason)
-        result = undo_consolidation(self.store, self.resolve_id(summary_id), now=self.now(), reason=reason[:1000])
+        result = undo_consolidation(self.store, self.resolve_id(summary_id), now=self.now(), reason=reason[:1000],
+                                    telemetry=self.settings.write.policy.telemetry)
         self._restore_precision(result["restored"], actor="undo_consolidation")
         self.ops.log("consolidation_undone", id=result["summary_id"], restored=len(result["restored"]))
         return result

@@ -375,6 +375,22 @@ class ScopedMemory:
     def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
         return self.memory.topic_index(user_id=self._user(user_id), refresh=refresh)
 
+    def documents(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        """The user's documents. They are made from every agent's memories of the user, so a credential
+        narrowed to agents may not read them."""
+        if not self.credential.admin and self.credential.agents is not None:
+            raise PermissionDeniedError("a user's documents are made from every agent's memories of the user; "
+                                        "they need a credential not narrowed to agents")
+        return self.memory.documents(user_id=self._user(user_id), refresh=refresh)
+
+    def action_telemetry(self, *, user_id: str | None = None, limit: int = 100,
+                         since: Any = None) -> builtins.list[dict[str, Any]]:
+        user = self._user(user_id)
+        events = self.memory.action_telemetry(user_id=user, limit=limit, since=since)
+        if self.credential.agents is None:
+            return events
+        return [e for e in events if e.get("agent_id") in self.credential.agents]
+
     def export_markdown(self, path: Any, *, user_id: str | None = None) -> dict[str, int]:
         self.credential.require_admin("export")
         return self.memory.export_markdown(path, user_id=clean_scope(user_id, "user_id"))

@@ -874,6 +874,32 @@ def test_access_log_and_prune(store: Store) -> None:
     assert "n" not in store.access_times(["n"])
 
 
+def test_action_telemetry_round_trips_per_user_newest_first_and_prunes(store: Store, embedder: HashEmbedder) -> None:
+    from reverie.model import ActionEvent
+
+    events = [ActionEvent("store_note", "CREATE", T0 + timedelta(minutes=i), user_id="u", agent_id="a",
+                          memory_id=f"m{i}", confidence=0.9, lifecycle_state="active", importance=0.5,
+                          source="extraction") for i in range(4)]
+    store.log_actions([*events, ActionEvent("discard", "SKIP", T0, user_id=None)])
+    got = store.memory_actions("u")
+    assert [e.memory_id for e in got] == ["m3", "m2", "m1", "m0"]
+    first = got[-1]
+    assert (first.action, first.outcome, first.at, first.user_id, first.agent_id, first.confidence,
+            first.lifecycle_state, first.importance, first.source) == (
+        "store_note", "CREATE", T0, "u", "a", 0.9, "active", 0.5, "extraction")
+    assert [e.memory_id for e in store.memory_actions("u", since=T0 + timedelta(minutes=2))] == ["m3", "m2"]
+    assert len(store.memory_actions("u", limit=1)) == 1
+    assert [(e.action, e.user_id) for e in store.memory_actions(None)] == [("discard", None)]
+    assert store.memory_actions("other") == []
+    assert store.prune_memory_actions(T0 + timedelta(minutes=1)) == 2  # m0 and the no-user event
+    assert [e.memory_id for e in store.memory_actions("u")] == ["m3", "m2", "m1"]
+    rec = _rec(embedder, "a memory whose telemetry goes with it")
+    store.insert([rec])
+    store.log_actions([ActionEvent("store_episode", "CREATE", T0 + timedelta(hours=1), user_id="u", memory_id=rec.id)])
+    store.delete([rec.id])  # a hard delete takes its telemetry rows too
+    assert rec.id not in {e.memory_id for e in store.memory_actions("u")}
+
+
 def test_coactivation_pairs_are_unordered(store: Store) -> None:
     store.bump_coactivations([("b", "a"), ("a", "b"), ("a", "c"), ("a", "a")], T0)
     store.bump_coactivations([("b", "a")], T0 + timedelta(hours=1))

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from reverie.config.core import Section
 from reverie.config.dream_consolidation import ConsolidationSettings
+from reverie.config.dream_documents import DocumentSettings
 from reverie.config.dream_lifecycle import LifecycleStepSettings
 from reverie.config.dream_quantize import QuantizeSettings
 from reverie.config.dream_schedule import ScheduleSettings
@@ -55,6 +56,10 @@ class DreamSettings(Section):
             "edge_decay",
             "quantize",
             "topics",
+            "profile",
+            "entity_profiles",
+            "reflections",
+            "guidelines",
             "prune",
         ],
         description="Ordered dream steps to run (SEED-NOTES 10: one ordered list of named steps).",
@@ -96,3 +101,4 @@ class DreamSettings(Section):
     quantize: QuantizeSettings = Field(default_factory=QuantizeSettings)
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
     topics: TopicIndexSettings = Field(default_factory=TopicIndexSettings)
+    documents: DocumentSettings = Field(default_factory=DocumentSettings)

@@ -50,12 +50,14 @@ import numpy as np
 from reverie.config.dream_consolidation import ConsolidationSettings, ThemeSettings, for_profile
 from reverie.config.dynamics import DynamicsSettings
 from reverie.dream import DreamContext, Rejections, Step, StepReport
+from reverie.dream.documents import threshold_raise
 from reverie.dream.neighbors import knn
 from reverie.dream.summarize import Summary, extractive_summary, summarize
 from reverie.dynamics import retention, strength
 from reverie.dynamics._util import days_between
 from reverie.errors import ConflictError, InvalidInputError, NotFoundError
 from reverie.model import (
+    ActionEvent,
     HistoryEvent,
     Layer,
     MemoryKind,
@@ -66,6 +68,7 @@ from reverie.model import (
     StoreTier,
 )
 from reverie.store.base import Store
+from reverie.write.policy import lifecycle_of
 
 META = "consolidation"
 KIND_SUMMARY, KIND_THEME, KIND_PATTERN = "summary", "theme", "pattern"
@@ -222,11 +225,21 @@ def _write(ctx: DreamContext, rec: MemoryRecord, members: list[MemoryRecord], *,
                     raise ConflictError(f"members of {rec.id} changed since they were read")
             ctx.store.add_relations(links)
             ctx.store.add_history(history)
+            if ctx.settings.write.policy.telemetry:
+                ctx.store.log_actions([_summarized(rec, step, now)])
     except ConflictError:
         return False  # a member changed, or this group was written already: the next run looks again
     if ctx.ops_log is not None:
         ctx.ops_log("dream." + step, id=rec.id, members=len(members), method=rec.metadata[META]["method"])
     return True
+
+
+def _summarized(rec: MemoryRecord, step: str, now: datetime, outcome: str | None = None) -> ActionEvent:
+    """The action telemetry of a summary (``summarize_node``; outcome: the step, or ``UNDONE``)."""
+    return ActionEvent("summarize_node", outcome or step.upper(), now, user_id=rec.user_id, agent_id=rec.agent_id,
+                       memory_id=rec.id, confidence=min(1.0, max(0.0, rec.source_confidence)),
+                       lifecycle_state=lifecycle_of(rec.lifecycle_state),
+                       importance=min(1.0, max(0.0, rec.importance)), source="consolidation")
 
 
 # --- seed 003 consolidate -------------------------------------------------------------------------
@@ -327,7 +340,7 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
         if len(ids) < cc.group_size:
             continue
         kept, vecs = _vectors(ctx.store, ids)
-        groups, how = disjoint_groups(vecs, threshold=threshold, min_size=cc.group_size,
+        groups, how = disjoint_groups(vecs, threshold=threshold + threshold_raise(ctx, key[0]), min_size=cc.group_size,
                                       max_size=cc.max_group_size, ids=kept, cfg=cfg,
                                       fits=_fits([contents[i] for i in kept], cc.summary_max_chars))
         methods[how] += 1
@@ -483,7 +496,8 @@ def step_merge(ctx: DreamContext) -> StepReport:
         if len(ids) < mc.group_size:
             continue
         kept, vecs = _vectors(ctx.store, ids)
-        groups, how = disjoint_groups(vecs, threshold=threshold, min_size=mc.group_size, max_size=mc.max_group_size,
+        groups, how = disjoint_groups(vecs, threshold=threshold + threshold_raise(ctx, key[0]),
+                                      min_size=mc.group_size, max_size=mc.max_group_size,
                                       ids=kept, cfg=cfg, fits=_fits([contents[i] for i in kept], mc.summary_max_chars))
         methods[how] += 1
         plans.extend(_Plan(KIND_SUMMARY, [kept[i] for i in g]) for g in groups)
@@ -718,7 +732,8 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
 
 # --- undo ------------------------------------------------------------------------------------------
 
-def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: str = "") -> dict[str, Any]:
+def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: str = "",
+                       telemetry: bool = True) -> dict[str, Any]:
     """Reverse one consolidation: the originals it superseded go back to hot + active (and are never
     grouped again), the summary / theme / pattern is invalidated (never deleted); history on all sides.
 
@@ -751,6 +766,8 @@ def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: 
                                        "metadata": {**m.metadata, UNDONE: undone}, "updated_at": now},
                                 expected_version=m.version)
         store.add_history(events)
+        if telemetry:
+            store.log_actions([_summarized(rec, str(meta.get("step", meta["kind"])), now, outcome="UNDONE")])
     return {"summary_id": rec.id, "kind": meta["kind"], "restored": sorted(m.id for m in restored),
             "untouched": untouched}
 

@@ -124,8 +124,10 @@ def step_prune(ctx: DreamContext) -> StepReport:
         rows = ctx.store.prune_access_log(cutoff(ctx.now, days))
         claims = ctx.store.prune_claims(ctx.now)
         tags = ctx.store.prune_tags(ctx.now)
-    details = {"access_log_rows": rows, "older_than_days": days, "expired_claims": claims, "expired_tags": tags}
-    return StepReport("prune", changed=rows + claims + tags, details=details)
+        actions = ctx.store.prune_memory_actions(cutoff(ctx.now, ctx.settings.write.policy.telemetry_retention_days))
+    details = {"access_log_rows": rows, "older_than_days": days, "expired_claims": claims, "expired_tags": tags,
+               "action_telemetry_rows": actions}
+    return StepReport("prune", changed=rows + claims + tags + actions, details=details)
 
 
 def step_topics(ctx: DreamContext) -> StepReport:
@@ -143,7 +145,7 @@ def step_topics(ctx: DreamContext) -> StepReport:
 
 
 def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
-    from reverie.dream import consolidate, lifecycle, quantize, synthesis
+    from reverie.dream import consolidate, documents, lifecycle, quantize, synthesis
 
     return [
         ("decay", step_decay),
@@ -155,6 +157,7 @@ def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
         *consolidate.STEPS,
         *synthesis.STEPS,
         *quantize.STEPS,
+        *documents.STEPS,
     ]
 
 

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from reverie import __version__
 from reverie.auth import KeyRing
-from reverie.http import maintenance, problems
+from reverie.http import documents, maintenance, problems
 from reverie.http import models as m
 from reverie.http.security import Authenticator, Guard, credential_of
 from reverie.model import MemoryRecord
@@ -95,6 +95,7 @@ def build_router() -> APIRouter:
     _session_routes(r)
     _health_routes(r)
     maintenance.routes(r)
+    documents.routes(r)
     return r
 
 

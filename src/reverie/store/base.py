@@ -37,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from reverie.model import (
     AccessEvent,
+    ActionEvent,
     CoActivation,
     HistoryEvent,
     Layer,
@@ -451,6 +452,20 @@ class Store(Protocol):
         ...
 
     def prune_access_log(self, before: datetime) -> int: ...
+
+    def log_actions(self, events: Sequence[ActionEvent]) -> None:
+        """Append write decisions to the action telemetry (the memory-action policy)."""
+        ...
+
+    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
+                       limit: int = 1000) -> builtins.list[ActionEvent]:
+        """One user's action telemetry (``None``: memories without a user), newest first, at most ``limit``
+        events recorded at or after ``since``."""
+        ...
+
+    def prune_memory_actions(self, before: datetime) -> int:
+        """Delete action telemetry recorded before ``before``. Returns how many events."""
+        ...
 
     def prune_claims(self, before: datetime) -> int:
         """Delete claims that expired before ``before`` (a crashed dreamer's leftovers). Returns how many."""

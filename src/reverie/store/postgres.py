@@ -50,6 +50,7 @@ from reverie.errors import (
 )
 from reverie.model import (
     AccessEvent,
+    ActionEvent,
     CoActivation,
     HistoryEvent,
     Layer,
@@ -105,7 +106,7 @@ _HNSW_INDEX: Final = "memories_embedding_hnsw"
 #: the tables compact() vacuums (every table reverie creates)
 _COMPACT_TABLES: Final = ("memories", "relations", "coactivations", "history", "access_log", "claims", "state",
                           "clusters", "cluster_members", "synaptic_tags", "boxes", "working_memory", "dream_runs",
-                          "meta", "schema_migrations")
+                          "meta", "schema_migrations", "memory_actions")
 #: VACUUM VERBOSE's summary line: 'finished vacuuming "db.public.t": … tuples: N removed, …'
 _VACUUM_REMOVED: Final = re.compile(r'vacuuming "([^"]+)".*?tuples: (\d+) removed', re.DOTALL)
 
@@ -417,7 +418,7 @@ CREATE TABLE dream_runs (
 
 #: rows about a memory that go when it is hard-deleted (relations cascade; history goes too)
 _DEPENDENT_TABLES: Final = (
-    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
+    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history", "memory_actions"
 )
 
 
@@ -536,6 +537,19 @@ def _migrate_api_keys(conn: Conn, dim: int, settings: StorageSettings) -> None:
     )
 
 
+def _migrate_memory_actions(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """Action telemetry (the memory-action policy): one row per write decision, no memory text."""
+    conn.execute(
+        "CREATE TABLE memory_actions (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+        "partition text COLLATE \"C\" NOT NULL, agent_id text, memory_id text COLLATE \"C\", "
+        "at timestamptz NOT NULL, action text NOT NULL, outcome text NOT NULL, confidence double precision NOT NULL, "
+        "lifecycle_state text NOT NULL, importance double precision NOT NULL, source text NOT NULL)"
+    )
+    conn.execute("CREATE INDEX memory_actions_partition_at_idx ON memory_actions (partition, at DESC, id DESC)")
+    conn.execute("CREATE INDEX memory_actions_at_idx ON memory_actions (at)")
+    conn.execute("CREATE INDEX memory_actions_memory_idx ON memory_actions (memory_id)")
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
@@ -549,6 +563,7 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0007_read_latency", _migrate_read_latency),
     ("0008_sealed_boxes", _migrate_sealed_boxes),
     ("0009_api_keys", _migrate_api_keys),
+    ("0010_memory_actions", _migrate_memory_actions),
 )
 
 
@@ -1712,6 +1727,38 @@ class PostgresStore:
     def prune_access_log(self, before: datetime) -> int:
         with self._write() as conn:
             return conn.execute("DELETE FROM access_log WHERE at < %s", [_utc(before)]).rowcount
+
+    def log_actions(self, events: Sequence[ActionEvent]) -> None:
+        if not events:
+            return
+        query = (
+            "INSERT INTO memory_actions (partition, agent_id, memory_id, at, action, outcome, confidence, "
+            "lifecycle_state, importance, source) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], "
+            "%s::timestamptz[], %s::text[], %s::text[], %s::float8[], %s::text[], %s::float8[], %s::text[])"
+        )
+        params = [[e.user_id or "" for e in events], [e.agent_id for e in events], [e.memory_id for e in events],
+                  [_utc(e.at) for e in events], [e.action for e in events], [e.outcome for e in events],
+                  [float(e.confidence) for e in events], [e.lifecycle_state for e in events],
+                  [float(e.importance) for e in events], [e.source for e in events]]
+        with self._write() as conn:
+            conn.execute(query, params)
+
+    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
+                       limit: int = 1000) -> builtins.list[ActionEvent]:
+        if limit <= 0:
+            return []
+        start = _utc(since) if since is not None else datetime(1, 1, 2, tzinfo=UTC)
+        rows = self._rows(
+            "SELECT partition, agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, importance, "
+            "source, id FROM memory_actions WHERE partition = %s AND at >= %s ORDER BY at DESC, id DESC LIMIT %s",
+            [user_id or "", start, limit])
+        return [ActionEvent(r[4], r[5], r[3].astimezone(UTC), user_id=r[0] or None, agent_id=r[1], memory_id=r[2],
+                            confidence=r[6], lifecycle_state=r[7], importance=r[8], source=r[9], id=int(r[10]))
+                for r in rows]
+
+    def prune_memory_actions(self, before: datetime) -> int:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM memory_actions WHERE at < %s", [_utc(before)]).rowcount
 
     def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
         counts = Counter((min(a, b), max(a, b)) for a, b in pairs if a != b)

@@ -41,6 +41,7 @@ from reverie.embed import quantize
 from reverie.errors import ConflictError, InvalidInputError, MigrationError, NotFoundError, StoreError
 from reverie.model import (
     AccessEvent,
+    ActionEvent,
     CoActivation,
     HistoryEvent,
     Layer,
@@ -369,6 +370,26 @@ _M0007_SEALED_BOXES: Final[tuple[str, ...]] = (
     'CREATE INDEX boxes_sealed ON boxes ("partition", sealed_at, id) WHERE sealed_at IS NOT NULL',
 )
 
+#: action telemetry (the memory-action policy): one row per write decision, no memory text
+_M0009_MEMORY_ACTIONS: Final[tuple[str, ...]] = (
+    """CREATE TABLE memory_actions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    "partition" TEXT NOT NULL,
+    agent_id TEXT,
+    memory_id TEXT,
+    at REAL NOT NULL,
+    action TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    lifecycle_state TEXT NOT NULL,
+    importance REAL NOT NULL,
+    source TEXT NOT NULL
+)""",
+    'CREATE INDEX memory_actions_partition_at ON memory_actions ("partition", at)',
+    "CREATE INDEX memory_actions_at ON memory_actions (at)",
+    "CREATE INDEX memory_actions_memory ON memory_actions (memory_id)",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0001_core", _M0001_CORE),
     ("0002_engine_tables", _M0002_ENGINE_TABLES),
@@ -378,11 +399,12 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0006_scan_index", _M0006_SCAN_INDEX),
     ("0007_sealed_boxes", _M0007_SEALED_BOXES),
     ("0008_api_keys", _M0008_API_KEYS),
+    ("0009_memory_actions", _M0009_MEMORY_ACTIONS),
 )
 
 #: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
 _DEPENDENT_TABLES: Final = (
-    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
+    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history", "memory_actions"
 )
 
 # ----------------------------------------------------------------------------------------
@@ -1917,6 +1939,33 @@ class SQLiteStore:
     def prune_access_log(self, before: datetime) -> int:
         with self._write("prune_access_log"):
             return int(self._conn.execute("DELETE FROM access_log WHERE at < ?", (to_epoch(before),)).rowcount)
+
+    def log_actions(self, events: Sequence[ActionEvent]) -> None:
+        if not events:
+            return
+        rows = [(e.user_id or "", e.agent_id, e.memory_id, to_epoch(e.at), e.action, e.outcome, float(e.confidence),
+                 e.lifecycle_state, float(e.importance), e.source) for e in events]
+        with self._write("log_actions"):
+            self._insert_rows('INSERT INTO memory_actions ("partition", agent_id, memory_id, at, action, outcome, '
+                              "confidence, lifecycle_state, importance, source) VALUES ", rows)
+
+    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
+                       limit: int = 1000) -> builtins.list[ActionEvent]:
+        if limit <= 0:
+            return []
+        start = to_epoch(since) if since is not None else float("-inf")
+        with self._read("memory_actions"):
+            rows = self._conn.execute(
+                "SELECT \"partition\", agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, "
+                'importance, source, id FROM memory_actions WHERE "partition" = ? AND at >= ? '
+                "ORDER BY at DESC, id DESC LIMIT ?", (user_id or "", start, limit)).fetchall()
+        return [ActionEvent(r[4], r[5], from_epoch(r[3]), user_id=r[0] or None, agent_id=r[1], memory_id=r[2],
+                            confidence=r[6], lifecycle_state=r[7], importance=r[8], source=r[9], id=int(r[10]))
+                for r in rows]
+
+    def prune_memory_actions(self, before: datetime) -> int:
+        with self._write("prune_memory_actions"):
+            return int(self._conn.execute("DELETE FROM memory_actions WHERE at < ?", (to_epoch(before),)).rowcount)
 
     def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
         counts: dict[tuple[str, str], int] = {}

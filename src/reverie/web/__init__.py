@@ -4,7 +4,9 @@ charts and one small local script for the buttons (which call the REST API). Not
 Pages: ``/`` (health check: counts per layer and status, chart, last dream report),
 ``/memories`` (searchable, filterable list), ``/memories/{id}`` (content, provenance, strengths
 with their formula terms, retention curve, relations graph, history, buttons), ``/dream`` (the last
-report and the maintenance schedule), ``/topics`` (a user's topic index and recent memory boxes).
+report and the maintenance schedule), ``/topics`` (a user's topic index and recent memory boxes),
+``/documents`` (a user's profile, entity profiles, reflections, compression guidelines, write decisions and
+verbatim artifacts; :mod:`reverie.web.documents`).
 Looking at a memory does not count as an access; a text search does (it is a real recall).
 """
 
@@ -24,7 +26,7 @@ from starlette.templating import Jinja2Templates
 from reverie import __version__
 from reverie.errors import InvalidInputError, NotFoundError, ReverieError
 from reverie.model import Layer, Status
-from reverie.web import svg
+from reverie.web import documents, svg
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
@@ -171,6 +173,7 @@ def mount_dashboard(app: FastAPI) -> None:
                        fields=_field_groups(rec), short=mem.short_ids(shown))
 
     _mount_maintenance(app)
+    documents.mount(app, _render)
     _mount_login(app)
 
 
