@@ -205,7 +205,8 @@ def _size(lines: Iterable[dict[str, Any]]) -> int:
 def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold_similarity: float
                             ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """Fit reflection lines (newest first, each with ``text``, ``ids``, ``importance``, ``at``) into ``max_bytes``:
-    near-identical lines fold into the newest of them, then the least important, oldest lines fold out.
+    near-identical lines fold into the newest of them, then the least important, least repeated, oldest lines
+    fold out.
     Returns the kept lines, the ids folded out, and what was done."""
     before = _size(lines)
     if before <= max_bytes:
@@ -230,7 +231,8 @@ def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold
             ln["text"] = f"{ln['text']} (×{ln['times']})"
     out: list[str] = []
     if _size(kept) > max_bytes:
-        order = sorted(range(len(kept)), key=lambda i: (kept[i]["importance"], kept[i]["at"]))
+        # the least important go first; among equals, a reflection seen fewer times, then the oldest
+        order = sorted(range(len(kept)), key=lambda i: (kept[i]["importance"], kept[i]["times"], kept[i]["at"]))
         drop: set[int] = set()
         size = _size(kept)
         for i in order:
@@ -243,7 +245,7 @@ def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold
     for ln in kept:
         ln.pop("times", None)
     return kept, out, {"consolidated": True, "bytes_before": before, "bytes_after": _size(kept),
-                       "folded_similar": folded_similar, "folded_out": len(out)}
+                       "folded_similar": folded_similar, "folded_out_lines": len(out)}
 
 
 def build_reflections(store: Store, user_id: str | None, *, max_bytes: int, fold_similarity: float, limit: int,
