@@ -51,7 +51,8 @@ def test_behavioural_profile_has_a_line_cap_and_loses_forgotten_lines(make_memor
 
 def test_entity_profiles_are_kept_current(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
     m: Memory = make_memory()
-    facts = ["Lena moved to Hamburg in 2019", "Lena works as a chemist at Siemens", "Lena has two dogs named Ole and Pit"]
+    facts = ["Lena moved to Hamburg in 2019", "Lena works as a chemist at Siemens",
+             "Lena has two dogs named Ole and Pit"]
     ids = [m.add(text, user_id="maya").id for text in facts]
     m.add("Tom likes sailing", user_id="maya")  # named once: no profile
     first = m.dream(user_id="maya", steps=["entity_profiles"])["steps"][0]

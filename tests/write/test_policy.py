@@ -51,7 +51,7 @@ def test_eligibility_is_strict_in_validation_and_fails_open_at_run_time(bad: dic
         policy.validate_eligibility(bad)
     assert all(n in str(err.value) for n in names)  # every problem named at once
     assert policy.parse_eligibility(bad) == DEFAULT_ELIGIBILITY
-    assert DEFAULT_ELIGIBILITY == Eligibility(0.0, "candidate", 0.0, "unknown")
+    assert Eligibility(0.0, "candidate", 0.0, "unknown") == DEFAULT_ELIGIBILITY
     assert policy.parse_eligibility("not a mapping") == DEFAULT_ELIGIBILITY
     assert policy.validate_eligibility(GOOD) == Eligibility(0.8, "validated", 0.4, "extraction")
 
