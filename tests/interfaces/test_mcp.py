@@ -21,7 +21,7 @@ from .helpers import LAUNCHER, child_env
 
 EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
                   "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context",
-                  "reactivate", "undo_consolidation", "ingest_code", "topics"}
+                  "reactivate", "undo_consolidation", "ingest_code", "topics", "documents"}
 
 
 def run(server_or_target: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -319,5 +319,9 @@ def test_ingest_code_and_topics_tools(mem: Memory, tmp_path: Any) -> None:
         mem.end_session("s1", user_id="maya")
         index = await call(client, "topics", limit=5)
         assert index["user_id"] == "maya" and "hamburg" in [t["topic"] for t in index["topics"]]
+        mem.observe("I prefer window seats on long flights.", user_id="maya", session_id="s2", flush=True)
+        mem.dream(user_id="maya", steps=["profile", "guidelines"])
+        docs = await call(client, "documents")
+        assert "window seats" in str(docs["profile"]) and docs["guidelines"]["events"] > 0
 
     run(build_server(mem, Defaults(user_id="maya")), body)
