@@ -1167,7 +1167,11 @@ class Memory:
         changes["updated_at"] = now
         old = {k: (rec.to_dict().get(k)) for k in changes if k not in ("embedding", "updated_at")}
         self._apply(rec, changes, "updated", reason or "user edit", actor="update", data={"before": old})
-        return self._require(rec.id)
+        updated = self._require(rec.id)
+        if self.settings.write.policy.telemetry:  # an edit is a write decision too: update_note, by hand
+            self.store.log_actions(verbatim_actions([updated], [AddResult(updated.id, Action.UPDATE, (updated.id,))],
+                                                    now))
+        return updated
 
     def _apply(self, rec: MemoryRecord, changes: dict[str, Any], event: str, reason: str, *,
                actor: str, data: dict[str, Any] | None = None) -> None:

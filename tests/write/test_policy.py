@@ -111,11 +111,16 @@ def test_every_write_decision_is_recorded_as_action_telemetry(make_memory, clock
         m.action_telemetry(user_id="maya", limit=0)
 
 
-def test_telemetry_can_be_switched_off_and_keeps_no_words(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_telemetry_can_be_switched_off_and_keeps_no_words(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
     on: Memory = make_memory()
-    on.add("My locker code is 4711", user_id="u")
+    mid = on.add("My locker code is 4711", user_id="u").id
     (event,) = on.action_telemetry(user_id="u")
     assert "4711" not in repr(event) and "locker" not in repr(event)
+    clock.advance(minutes=1)
+    on.update(mid, "My locker code is 4712")  # an edit by hand is an update_note
+    edit = on.action_telemetry(user_id="u")[0]
+    assert (edit["action"], edit["outcome"], edit["source"], edit["memory_id"]) == ("update_note", "UPDATE", "manual",
+                                                                                    mid)
     off: Memory = make_memory(write={"policy": {"telemetry": False}})
     off.add("Another fact entirely", user_id="v")
     assert off.action_telemetry(user_id="v") == []

@@ -652,8 +652,9 @@ def action_events(result: AddResult, cand: Candidate, rec: MemoryRecord | None, 
 
 
 def verbatim_actions(records: Sequence[MemoryRecord], results: Sequence[AddResult], now: datetime) -> list[ActionEvent]:
-    """The action telemetry of ``add(infer=False)``: each item stored as given (``store_episode`` or
-    ``store_note`` by its kind) or skipped because its id was stored before (``discard``)."""
+    """The action telemetry of writes outside the write gate: ``add(infer=False)`` — each item stored as given
+    (``store_episode`` or ``store_note`` by its kind) or skipped because its id was stored before (``discard``)
+    — and ``update`` (``update_note``)."""
     events: list[ActionEvent] = []
     for rec, result in zip(records, results, strict=True):
         action = policy.action_for(result.action, rec.memory_kind.value)
