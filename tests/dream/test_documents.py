@@ -209,3 +209,30 @@ def test_documents_command(tmp_path: Path, monkeypatch) -> None:  # type: ignore
     assert "Compression guidelines" in res.output and "recent write decisions" in res.output
     empty = runner.invoke(app, ["documents", "--db", db, "-u", "nobody"])
     assert empty.exit_code == 0 and "no documents yet" in empty.output
+
+
+def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
+                                                              chat_server) -> None:
+    import json
+
+    condensed = "Ask one clarifying question first; keep lists and paragraphs short."
+    chat_server.script = lambda req: (200, json.dumps({"summary": condensed}), 0.0)
+    m: Memory = make_memory(llm={"base_url": chat_server.url, "timeout_s": 2, "retries": 0},
+                            dream={"documents": {"reflections": {"max_bytes": 300}}})
+    for text in [*REFLECTIONS, *DISTINCT]:
+        clock.advance(minutes=5)
+        m.add(text, user_id="ada", metadata={"reflection": True}, infer=False)
+    m.dream(user_id="ada", steps=["reflections"])
+    doc = m.documents(user_id="ada")["reflections"]
+    assert doc["consolidated"] and doc["condensed_by_llm"] >= 1 and doc["folded_out"] == []
+    line = doc["lines"][-1]
+    assert line["text"] == "Earlier reflections, condensed: " + condensed and doc["bytes_after"] <= 300
+    assert {i for ln in doc["lines"] for i in ln["ids"]} == {r.id for r in m.list(user_id="ada", limit=100)}
+    assert any("older reflections" in r["messages"][0]["content"] for r in chat_server.requests)
+    # an answer that invents a number is not grounded: the heuristic folding stays
+    chat_server.script = lambda req: (200, json.dumps({"summary": "Ask 7 questions first."}), 0.0)
+    clock.advance(minutes=5)
+    m.add("Short answers work best before 9 am", user_id="ada", metadata={"reflection": True}, infer=False)
+    m.dream(user_id="ada", steps=["reflections"])
+    doc = m.documents(user_id="ada")["reflections"]
+    assert doc["condensed_by_llm"] == 0 and doc["folded_out"]

@@ -71,13 +71,20 @@ class ReflectionSettings(Section):
         default=8192, ge=256, le=10_000_000,
         description="When the document grows past this size (8 KB, as an IDENTITY file's auto-consolidation), it "
         "is consolidated: near-identical reflections fold into the newest one, then the least important, oldest "
-        "ones are folded out (listed by id) until it fits.",
+        "ones are folded out (listed by id) until it fits — or, with an LLM, condensed into one line.",
     )
     fold_similarity: float = Field(
         default=0.6, ge=0, le=1, description="Reflections sharing at least this share of their words (lexical "
         "Jaccard overlap, not cosine) are near-identical and fold into one line.",
     )
     max_reflections: int = Field(default=2000, ge=1, description="Reflections read per user.")
+    use_llm: bool = Field(
+        default=True,
+        description="With an LLM configured, the reflections that would fold out are condensed by it into one line "
+        "instead (kept only when the answer keeps every name, date and number and the page still fits).",
+    )
+    condensed_max_chars: int = Field(default=1000, ge=40, description="The LLM's condensed line is at most this "
+                                      "long.")
 
 
 class DocumentSettings(Section):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,10 @@ KINDS = (PROFILE, ENTITIES, REFLECTIONS, GUIDELINES)
 _HEADINGS = {"preference": "Preferences", "decision": "Decisions", "commitment": "Commitments",
              "principle": "Principles", "plan": "Plans", "skill": "Skills", "pattern": "Behavioural patterns",
              "procedural": "Know-how"}
-_SUMMARY_STEPS = ("consolidate", "merge", "themes", "abstraction")
+#: the LLM's instruction when older reflections must leave the page
+_CONDENSE = ("These are older reflections an assistant wrote about a user and about how to help them. Condense them "
+             "into as few short sentences as possible, keeping every distinct lesson, name, date and number. "
+             'Answer as JSON: {"summary": "..."}')
 
 
 def state_key(kind: str, user_id: str | None) -> str:
@@ -202,12 +205,14 @@ def _size(lines: Iterable[dict[str, Any]]) -> int:
     return sum(len(("- " + ln["text"] + "\n").encode("utf-8")) for ln in lines)
 
 
-def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold_similarity: float
+def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold_similarity: float,
+                            condense: Callable[[list[str]], str | None] | None = None,
                             ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """Fit reflection lines (newest first, each with ``text``, ``ids``, ``importance``, ``at``) into ``max_bytes``:
     near-identical lines fold into the newest of them, then the least important, least repeated, oldest lines
-    fold out.
-    Returns the kept lines, the ids folded out, and what was done."""
+    fold out — or, with ``condense`` (the LLM: texts → one text, ``None`` when it has no acceptable answer),
+    become one condensed line naming all their memories, when the page then fits (at most three tries, each
+    condensing more lines). Returns the kept lines, the ids folded out, and what was done."""
     before = _size(lines)
     if before <= max_bytes:
         return lines, [], {"consolidated": False, "bytes_before": before, "bytes_after": before}
@@ -230,6 +235,9 @@ def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold
         if ln["times"] > 1:
             ln["text"] = f"{ln['text']} (×{ln['times']})"
     out: list[str] = []
+    dropped: list[dict[str, Any]] = []
+    line: dict[str, Any] = {}
+    condensed = 0
     if _size(kept) > max_bytes:
         # the least important go first; among equals, a reflection seen fewer times, then the oldest
         order = sorted(range(len(kept)), key=lambda i: (kept[i]["importance"], kept[i]["times"], kept[i]["at"]))
@@ -240,16 +248,44 @@ def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold
                 break
             drop.add(i)
             size -= _size([kept[i]])
-        out = [mid for i in sorted(drop) for mid in kept[i]["ids"]]
-        kept = [ln for i, ln in enumerate(kept) if i not in drop]
+        rest = [i for i in order if i not in drop]  # the next to go, first
+        dropped = [kept[i] for i in sorted(drop)]
+        kept_ix = [i for i in range(len(kept)) if i not in drop]
+        text = condense([ln["text"] for ln in dropped]) if condense is not None and dropped else None
+        for _ in range(3):  # the LLM condenses what would fold out into one line, kept if the page fits
+            if not text:
+                break
+            line = {"text": "Earlier reflections, condensed: " + " ".join(text.split()),
+                    "ids": [mid for ln in dropped for mid in ln["ids"]],
+                    "importance": max(ln["importance"] for ln in dropped), "at": max(ln["at"] for ln in dropped),
+                    "agent_id": None, "pattern": False, "condensed": len(dropped)}
+            room = max_bytes - _size([line])
+            if _size(kept[i] for i in kept_ix) <= room:
+                kept_ix.append(-1)
+                condensed = len(dropped)
+                break
+            while rest and _size(kept[i] for i in kept_ix) > room:  # make room: more lines go into the condensing
+                nxt = rest.pop(0)
+                kept_ix.remove(nxt)
+                dropped.append(kept[nxt])
+            if _size(kept[i] for i in kept_ix) > room:
+                break
+            text = condense([ln["text"] for ln in dropped])
+        if condensed:
+            kept, out = [*(kept[i] for i in kept_ix if i >= 0), line], []
+        else:
+            dropped = [kept[i] for i in sorted(drop)]
+            out = [mid for ln in dropped for mid in ln["ids"]]
+            kept = [ln for i, ln in enumerate(kept) if i not in drop]
     for ln in kept:
         ln.pop("times", None)
     return kept, out, {"consolidated": True, "bytes_before": before, "bytes_after": _size(kept),
-                       "folded_similar": folded_similar, "folded_out_lines": len(out)}
+                       "folded_similar": folded_similar, "folded_out_lines": len(dropped) if out else 0,
+                       "condensed_by_llm": condensed}
 
 
 def build_reflections(store: Store, user_id: str | None, *, max_bytes: int, fold_similarity: float, limit: int,
-                      now: datetime) -> dict[str, Any]:
+                      now: datetime, condense: Callable[[list[str]], str | None] | None = None) -> dict[str, Any]:
     """The reflections document of one user (see the module docs)."""
     from reverie.dream.consolidate import META
 
@@ -261,7 +297,8 @@ def build_reflections(store: Store, user_id: str | None, *, max_bytes: int, fold
     recs = sorted(found.values(), key=lambda r: (-r.created_at.timestamp(), r.id))[:limit]
     lines = [{**_line(r), "importance": r.importance, "at": r.created_at.isoformat(),
               "agent_id": r.agent_id, "pattern": isinstance(r.metadata.get(META), dict)} for r in recs]
-    kept, folded, how = consolidate_reflections(lines, max_bytes=max_bytes, fold_similarity=fold_similarity)
+    kept, folded, how = consolidate_reflections(lines, max_bytes=max_bytes, fold_similarity=fold_similarity,
+                                                condense=condense)
     return {"kind": REFLECTIONS, "user_id": user_id, "updated_at": now.isoformat(), "title": "Reflections",
             "lines": kept, "folded_out": folded, "max_bytes": max_bytes, **how}
 
@@ -273,9 +310,18 @@ def step_reflections(ctx: DreamContext) -> StepReport:
     rc = ctx.settings.dream.documents.reflections
     users = _users(ctx, ctx.settings.dream.documents.profile.max_users)
     changed = consolidated = lines = 0
+    llm = ctx.llm if rc.use_llm else None
+
+    def condense(texts: list[str]) -> str | None:
+        from reverie.dream.summarize import summarize
+
+        s = summarize(texts, llm=llm, purpose="reflections", instruction=_CONDENSE, max_chars=rc.condensed_max_chars,
+                      op="dream.reflections")
+        return s.text if s.method == "llm" else None
+
     for user in users:
         doc = build_reflections(ctx.store, user, max_bytes=rc.max_bytes, fold_similarity=rc.fold_similarity,
-                                limit=rc.max_reflections, now=ctx.now)
+                                limit=rc.max_reflections, now=ctx.now, condense=condense if llm is not None else None)
         if not doc["lines"] and ctx.store.get_state(state_key(REFLECTIONS, user)) is None:
             continue
         changed += _put(ctx.store, REFLECTIONS, user, doc)
