@@ -205,20 +205,11 @@ def _size(lines: Iterable[dict[str, Any]]) -> int:
     return sum(len(("- " + ln["text"] + "\n").encode("utf-8")) for ln in lines)
 
 
-def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold_similarity: float,
-                            condense: Callable[[list[str]], str | None] | None = None,
-                            ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
-    """Fit reflection lines (newest first, each with ``text``, ``ids``, ``importance``, ``at``) into ``max_bytes``:
-    near-identical lines fold into the newest of them, then the least important, least repeated, oldest lines
-    fold out — or, with ``condense`` (the LLM: texts → one text, ``None`` when it has no acceptable answer),
-    become one condensed line naming all their memories, when the page then fits (at most three tries, each
-    condensing more lines). Returns the kept lines, the ids folded out, and what was done."""
-    before = _size(lines)
-    if before <= max_bytes:
-        return lines, [], {"consolidated": False, "bytes_before": before, "bytes_after": before}
+def _fold_similar(lines: list[dict[str, Any]], fold_similarity: float) -> tuple[list[dict[str, Any]], int]:
+    """Near-identical lines fold into the first (newest) of them, which counts how many it holds."""
     kept: list[dict[str, Any]] = []
     words: list[set[str]] = []
-    folded_similar = 0
+    folded = 0
     for ln in lines:
         w = content_words(ln["text"])
         match = next((i for i, other in enumerate(words) if _jaccard(w, other) >= fold_similarity), None)
@@ -230,14 +221,55 @@ def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold
         target["ids"].extend(ln["ids"])
         target["times"] += 1
         target["importance"] = max(target["importance"], ln["importance"])
-        folded_similar += 1
+        folded += 1
     for ln in kept:
         if ln["times"] > 1:
             ln["text"] = f"{ln['text']} (×{ln['times']})"
+    return kept, folded
+
+
+def _condensed(kept: list[dict[str, Any]], order: list[int], drop: set[int], max_bytes: int,
+               condense: Callable[[list[str]], str | None]) -> list[dict[str, Any]] | None:
+    """The page with the lines ``drop`` names (and more, in ``order``, if needed) condensed into one line by
+    the LLM; ``None`` when it has no acceptable answer or the page does not fit (at most three tries)."""
+    rest = [i for i in order if i not in drop]  # the next to go, first
+    keep = [i for i in range(len(kept)) if i not in drop]
+    dropped = [kept[i] for i in sorted(drop)]
+    text = condense([ln["text"] for ln in dropped])
+    for _ in range(3):
+        if not text:
+            return None
+        line = {"text": "Earlier reflections, condensed: " + " ".join(text.split()),
+                "ids": [mid for ln in dropped for mid in ln["ids"]],
+                "importance": max(ln["importance"] for ln in dropped), "at": max(ln["at"] for ln in dropped),
+                "agent_id": None, "pattern": False, "condensed": len(dropped)}
+        room = max_bytes - _size([line])
+        while rest and _size(kept[i] for i in keep) > room:  # make room: more lines go into the condensing
+            nxt = rest.pop(0)
+            keep.remove(nxt)
+            dropped.append(kept[nxt])
+        if _size(kept[i] for i in keep) > room:
+            return None
+        if line["condensed"] == len(dropped):
+            return [*(kept[i] for i in keep), line]
+        text = condense([ln["text"] for ln in dropped])
+    return None
+
+
+def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold_similarity: float,
+                            condense: Callable[[list[str]], str | None] | None = None,
+                            ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    """Fit reflection lines (newest first, each with ``text``, ``ids``, ``importance``, ``at``) into ``max_bytes``:
+    near-identical lines fold into the newest of them, then the least important, least repeated, oldest lines
+    fold out — or, with ``condense`` (the LLM: texts → one text, ``None`` when it has no acceptable answer),
+    become one condensed line naming all their memories, when the page then fits (at most three tries, each
+    condensing more lines). Returns the kept lines, the ids folded out, and what was done."""
+    before = _size(lines)
+    if before <= max_bytes:
+        return lines, [], {"consolidated": False, "bytes_before": before, "bytes_after": before}
+    kept, folded_similar = _fold_similar(lines, fold_similarity)
     out: list[str] = []
-    dropped: list[dict[str, Any]] = []
-    line: dict[str, Any] = {}
-    condensed = 0
+    dropped = condensed = 0
     if _size(kept) > max_bytes:
         # the least important go first; among equals, a reflection seen fewer times, then the oldest
         order = sorted(range(len(kept)), key=lambda i: (kept[i]["importance"], kept[i]["times"], kept[i]["at"]))
@@ -248,40 +280,18 @@ def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold
                 break
             drop.add(i)
             size -= _size([kept[i]])
-        rest = [i for i in order if i not in drop]  # the next to go, first
-        dropped = [kept[i] for i in sorted(drop)]
-        kept_ix = [i for i in range(len(kept)) if i not in drop]
-        text = condense([ln["text"] for ln in dropped]) if condense is not None and dropped else None
-        for _ in range(3):  # the LLM condenses what would fold out into one line, kept if the page fits
-            if not text:
-                break
-            line = {"text": "Earlier reflections, condensed: " + " ".join(text.split()),
-                    "ids": [mid for ln in dropped for mid in ln["ids"]],
-                    "importance": max(ln["importance"] for ln in dropped), "at": max(ln["at"] for ln in dropped),
-                    "agent_id": None, "pattern": False, "condensed": len(dropped)}
-            room = max_bytes - _size([line])
-            if _size(kept[i] for i in kept_ix) <= room:
-                kept_ix.append(-1)
-                condensed = len(dropped)
-                break
-            while rest and _size(kept[i] for i in kept_ix) > room:  # make room: more lines go into the condensing
-                nxt = rest.pop(0)
-                kept_ix.remove(nxt)
-                dropped.append(kept[nxt])
-            if _size(kept[i] for i in kept_ix) > room:
-                break
-            text = condense([ln["text"] for ln in dropped])
-        if condensed:
-            kept, out = [*(kept[i] for i in kept_ix if i >= 0), line], []
+        page = _condensed(kept, order, drop, max_bytes, condense) if condense is not None else None
+        if page is not None:
+            condensed = int(page[-1]["condensed"])
+            kept = page
         else:
-            dropped = [kept[i] for i in sorted(drop)]
-            out = [mid for ln in dropped for mid in ln["ids"]]
+            out = [mid for i in sorted(drop) for mid in kept[i]["ids"]]
+            dropped = len(drop)
             kept = [ln for i, ln in enumerate(kept) if i not in drop]
     for ln in kept:
         ln.pop("times", None)
     return kept, out, {"consolidated": True, "bytes_before": before, "bytes_after": _size(kept),
-                       "folded_similar": folded_similar, "folded_out_lines": len(dropped) if out else 0,
-                       "condensed_by_llm": condensed}
+                       "folded_similar": folded_similar, "folded_out_lines": dropped, "condensed_by_llm": condensed}
 
 
 def build_reflections(store: Store, user_id: str | None, *, max_bytes: int, fold_similarity: float, limit: int,
