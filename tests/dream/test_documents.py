@@ -236,3 +236,31 @@ def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock
     m.dream(user_id="ada", steps=["reflections"])
     doc = m.documents(user_id="ada")["reflections"]
     assert doc["condensed_by_llm"] == 0 and doc["folded_out"]
+
+
+def test_documents_and_telemetry_stay_in_a_credentials_scope(make_memory) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from reverie import PermissionDeniedError, ScopedMemory
+    from reverie.auth import Credential
+
+    m: Memory = make_memory()
+    m.add("I prefer tea", user_id="maya", agent_id="travel")
+    m.add("I prefer coffee", user_id="maya", agent_id="food")
+    m.add("Tom's secret fact", user_id="tom")
+    m.dream(steps=["profile", "guidelines"])
+    maya = ScopedMemory(m, Credential.scoped("maya"))
+    assert maya.documents()["guidelines"]["events"] == 2
+    assert {e["agent_id"] for e in maya.action_telemetry()} == {"travel", "food"}
+    with pytest.raises(PermissionDeniedError):
+        maya.documents(user_id="tom")
+    with pytest.raises(PermissionDeniedError):
+        maya.action_telemetry(user_id="tom")
+    travel = ScopedMemory(m, Credential.scoped("maya", "travel"))
+    assert {e["agent_id"] for e in travel.action_telemetry()} == {"travel"}  # only its own agent's decisions
+    with pytest.raises(PermissionDeniedError):
+        travel.documents()  # made from every agent's memories of the user
+    with pytest.raises(PermissionDeniedError):
+        maya.compact()
+    with pytest.raises(PermissionDeniedError):
+        maya.maintain()
