@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from reverie.config.dynamics import DynamicsSettings
 from reverie.dynamics import promotion
 from reverie.model import Layer, MemoryRecord, Status
@@ -162,3 +165,17 @@ def test_procedural_rule_applies_at_promotion_and_to_semantic_memories(cfg: Dyna
     assert promotion.eligible_transition(semantic.copy(immutable=True), now=T0, cfg=cfg) is None
     assert promotion.eligible_transition(howto.copy(layer=Layer.WORKING, access_count=2), now=T0,
                                          cfg=cfg) == (Layer.EPISODIC, "seed002_accesses")
+
+
+_PIECES = ["how to ", "How To ", "step 3 ", "the way to fix it is ", "to deploy the app, ", "first run ", "Always ",
+           "NEVER ", "use ", "make sure to ", "check ", "nasıl yapılır", "NASIL KURULUR", "adım adım", "3. ADIM",
+           "her zaman ", "HER ZAMAN LİNT ", "çalıştır", "önce ", "sonra ", "kur ", "İlk ", ". ", ", ", "tea ", "x"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8).map("".join))
+def test_the_cheap_howto_test_never_rejects_a_text_the_pattern_matches(text: str) -> None:
+    from reverie.dynamics.promotion import _HOWTO, _may_be_howto
+
+    if _HOWTO.search(text):
+        assert _may_be_howto(text), text
