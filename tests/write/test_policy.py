@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reverie import InvalidInputError, Memory, SettableClock
 from reverie.results import Action
@@ -54,6 +56,20 @@ def test_eligibility_is_strict_in_validation_and_fails_open_at_run_time(bad: dic
     assert Eligibility(0.0, "candidate", 0.0, "unknown") == DEFAULT_ELIGIBILITY
     assert policy.parse_eligibility("not a mapping") == DEFAULT_ELIGIBILITY
     assert policy.validate_eligibility(GOOD) == Eligibility(0.8, "validated", 0.4, "extraction")
+
+
+_ANY = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=8)
+_PAYLOADS = st.one_of(_ANY, st.fixed_dictionaries({k: _ANY | st.just(v) for k, v in GOOD.items()}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PAYLOADS, _ANY)
+def test_runtime_parsing_never_fails_and_always_gives_a_valid_value(payload: Any, action: Any) -> None:
+    ctx = policy.parse_eligibility(payload)
+    assert policy.validate_eligibility(ctx.to_dict()) == ctx  # whatever came in, a valid context comes out
+    assert policy.parse_action(action) in set(PolicyAction)
 
 
 def test_gate_outcomes_map_to_actions_by_memory_kind() -> None:
