@@ -48,6 +48,13 @@ DISTINCT = {
               "User joined a cycling club on March 28, 2024",
               "User visited the Seattle aquarium on March 30, 2024"],
 }
+#: distinct facts that share a long frame: e5 puts them at 0.933 to their best founder, just below its threshold
+TRIP = ["Maya said the trip to Porto starts on June 3 with her sister Ana",
+        "Maya said the trip to Porto includes a port wine tasting with her sister Ana",
+        "Maya said the trip to Porto hotel is the Pestana by the river with her sister Ana",
+        "Maya said the trip to Porto ends on June 9 with her sister Ana",
+        "Maya said the trip to Porto needs a rental car for her sister Ana",
+        "Maya said the trip to Porto costs 1200 euros for her and her sister Ana"]
 #: near-identical notes for the hash embedder (it only sees shared words)
 NOTES = [f"The staging server for the billing service runs in the Frankfurt region{tail}"
          for tail in ("", " today", " as before", " since May", " on two machines", " for now")]
@@ -116,21 +123,24 @@ def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memor
 
 
 @pytest.mark.model
-@pytest.mark.parametrize(("model", "threshold"), [("minilm", 0.75), ("e5", 0.93)])
+@pytest.mark.parametrize(("model", "threshold"), [("minilm", 0.75), ("e5", 0.937)])
 def test_local_model_merge_threshold_calibration(store_target: str, tmp_path: Path, clock: SettableClock,
                                                  model: str, threshold: float) -> None:
     """The local models at their merge.similarity profile: each set of six paraphrases of one fact becomes one
     summary; six distinct facts on one topic (a pet, a job, the consolidation design's March activities) stay
     apart. Measured: all-MiniLM-L6-v2 (0.75) — paraphrases 0.81–0.96 to their best founder, distinct facts at
-    most 0.60; multilingual-e5-small (0.93, the default) — paraphrases at least 0.94 to their best founder, no
-    five distinct facts above 0.905 to one founder (cosines compressed into [0.8, 1])."""
+    most 0.60; multilingual-e5-small (0.937, the default) — paraphrases at least 0.942 to their best founder, six
+    distinct facts sharing a long frame (a trip) at 0.933, no five other distinct facts above 0.905 to one
+    founder (cosines compressed into [0.8, 1]). MiniLM puts the trip facts among its paraphrases (0.81–0.82):
+    only e5 is asked to keep them apart."""
     from reverie.embed import E5Embedder, MiniLMEmbedder
 
     embedder = MiniLMEmbedder() if model == "minilm" else E5Embedder()
     with Memory(store_target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock,
                 embedder=embedder) as m:
         assert m.embedder.profile == model
-        groups = {**PARAPHRASES, **DISTINCT}
+        distinct = {**DISTINCT, **({"trip": TRIP} if model == "e5" else {})}
+        groups = {**PARAPHRASES, **distinct}
         ids = {k: [r.id for r in m.add_many(v, user_id="u", infer=False)] for k, v in groups.items()}
         _settle(m, [i for v in ids.values() for i in v], clock)
         report = m.dream(steps=["merge"])["steps"][0]
@@ -146,7 +156,7 @@ def test_local_model_merge_threshold_calibration(store_target: str, tmp_path: Pa
             for member in PARAPHRASES[name]:  # no fact lost: every member's words are in the summary
                 words = {w.strip(".,;:'!?") for w in member.casefold().split()}
                 assert all(w in text for w in words if len(w) >= 4), (name, member)
-        for name in DISTINCT:
+        for name in distinct:
             assert all(r.status is Status.ACTIVE for r in m.store.get(ids[name]).values()), name
         hit = m.search("what is Maya allergic to?", user_id="u", k=3)[0]
         assert "penicillin" in hit.memory.content

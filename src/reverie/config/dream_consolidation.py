@@ -259,14 +259,17 @@ class MergeSettings(Section):
     """Clusters of near-identical memories that are still in use merge into one summary (the ``merge`` step)."""
 
     similarity: dict[str, float] = Field(
-        default_factory=lambda: _profiled(0.80, 0.75, 0.60, e5=0.93),
+        default_factory=lambda: _profiled(0.80, 0.75, 0.80, e5=0.937),
         description="How alike memories must be to merge (cosine of each member to the cluster's founder), per "
         "embedder profile: api 0.80 (the layered-memory design's dream step 2: cosine > 0.8); minilm 0.75 — "
         "measured with all-MiniLM-L6-v2: six paraphrases of one fact sit at 0.81–0.96 to their best founder, six "
         "distinct facts on one topic (a pet, a job, the consolidation design's March activities) at 0.22–0.60 "
-        "; e5 0.93 — measured with multilingual-e5-small, whose cosines are compressed: the same paraphrase sets "
-        "sit at 0.94–0.97 to their best founder, and no five of the distinct facts are above 0.905 to one founder "
-        "(tests/dream/test_merge.py); hash 0.60 (the unit-test embedder).",
+        "(six distinct facts sharing a long frame — 'Maya said the trip to Porto … with her sister Ana' — sit at "
+        "0.81–0.82, inside the paraphrases' range: they merge, every member's words kept in the summary); e5 0.937 "
+        "— measured with multilingual-e5-small, whose cosines are compressed: the same paraphrase sets sit at "
+        "0.942–0.967 to their best founder, the six trip facts at 0.933 and no five of the other distinct facts "
+        "above 0.905 (tests/dream/test_merge.py); hash 0.80 (the unit-test embedder: near-identical notes 0.94, "
+        "the trip facts 0.68).",
     )
     group_size: int = Field(default=5, ge=2, description="A cluster needs at least 5 members to merge (the "
                             "layered-memory design: merge clusters of 5+).")

@@ -716,7 +716,7 @@ class PromotionSettings(Section):
     )
     procedural_layer: bool = Field(
         default=True,
-        description="Know-how goes to the procedural layer by itself: a memory that earns its promotion to "
+        description="reverie: know-how goes to the procedural layer by itself — a memory that earns its promotion to "
         "long-term knowledge (episodic → semantic), or is already semantic, moves to the procedural layer instead "
         "when it is an instruction, a decision or a pattern — its category is one of procedural_categories (and it "
         "is a standing note, not a dated episode), or it reads as a how-to or a standing rule ('how to …', 'to "
@@ -726,7 +726,8 @@ class PromotionSettings(Section):
     )
     procedural_categories: tuple[str, ...] = Field(
         default=("decision", "pattern", "procedure", "skill", "howto", "principle"),
-        description="Categories whose long-term memories belong to the procedural layer (see procedural_layer).",
+        description="reverie: categories whose long-term memories belong to the procedural layer (see "
+        "procedural_layer).",
     )
 
 

@@ -620,8 +620,10 @@ def _in_list(column: str, values: frozenset[Any], params: builtins.list[Any]) ->
 
 
 def _metadata_condition(alias: str, key: str, value: Any, params: builtins.list[Any]) -> str:
-    """Equality of one top-level metadata key with a JSON scalar (1 == 1.0, True != 1)."""
-    probe = f"EXISTS (SELECT 1 FROM json_each({alias}.metadata) AS je WHERE je.key = ? AND "
+    """Equality of one top-level metadata key with a JSON scalar (1 == 1.0, True != 1). Stored metadata SQLite
+    cannot parse (nested deeper than its JSON limit) matches no key instead of failing the whole query."""
+    probe = (f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({alias}.metadata) THEN {alias}.metadata "
+             "ELSE '{}' END) AS je WHERE je.key = ? AND ")
     params.append(str(key))
     if value is None:
         return probe + "je.type = 'null')"
