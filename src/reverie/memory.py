@@ -968,7 +968,8 @@ class Memory:
                    if req.session_id else [])
         entries = [inject.Entry(r, "working") for r in working]
         entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]
-        entries += [inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id)) for h in out.hits]
+        entries += [inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id), h.explain.get("superseded"))
+                    for h in out.hits]
         profile = self._reader.profile
         block = inject.build(entries, budget_tokens=budget, cfg=cfg, full=cfg.for_profile("inject_full", profile),
                              abbreviated=cfg.for_profile("inject_abbreviated", profile))

@@ -185,7 +185,8 @@ def test_write_bench_smoke(tmp_path: Path) -> None:
     # every stored memory came from a CREATE or a SUPERSEDE (which creates the new memory)
     outcomes = run["outcomes"]
     assert run["memories_all_statuses"] == outcomes.get("CREATE", 0) + outcomes.get("SUPERSEDE", 0)
-    assert 0 < run["memories_active"] <= run["memories_all_statuses"] <= 60
+    # a turn may state several facts, each its own memory (and its own outcome)
+    assert 0 < run["memories_active"] <= run["memories_all_statuses"] <= sum(outcomes.values())
 
 
 @pytest.mark.model

@@ -225,3 +225,41 @@ def test_mixed_precision_ranking_on_minilm_embeddings(locomo_vectors: tuple[np.n
     for scores in (debiased,):
         direct = quantize.mixed_similarity(q[0], codes)
         np.testing.assert_allclose(np.clip(scores[0, low], -1, 1), direct, atol=1e-5)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["minilm", "e5"])
+def test_query_shrink_table_on_the_local_models(profile: str) -> None:
+    """The read path divides a question's cosine with a quantised memory by ``query_shrink``: the table
+    holds the measured median shrink of each local model (400 LoCoMo turns, 100 questions), and for
+    multilingual-e5-small — whose vectors share a large common direction — it is closer to the truth
+    than the fidelity the blob records."""
+    if not LOCOMO.is_file():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO}")
+    from reverie.config import EmbeddingSettings
+    from reverie.embed import make_provider
+    from reverie.embed.base import embed_queries
+
+    convs = json.loads(LOCOMO.read_text("utf-8"))[2:4]
+    turns = [f"{t['speaker']}: {t['text']}" for c in convs for key, sess in c["conversation"].items()
+             if key.startswith("session_") and isinstance(sess, list) for t in sess][:400]
+    questions = [q["question"] for c in convs for q in c["qa"] if q.get("category") != 5][:100]
+    model = make_provider(EmbeddingSettings(local_model="minilm" if profile == "minilm" else "e5-small"))
+    assert model.profile == profile
+    x = np.asarray(model.embed(turns), dtype=np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    q = np.asarray(embed_queries(model, questions), dtype=np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    truth = q @ x.T
+    for precision in (Precision.INT4, Precision.INT2):
+        codes = quantize.quantize(x, precision)
+        approx = quantize.dequantize(codes, precision)
+        approx /= np.linalg.norm(approx, axis=1, keepdims=True)
+        plain = q @ approx.T
+        shrink = quantize.query_shrink(profile, precision)
+        assert float(np.median(plain / truth)) == pytest.approx(shrink, abs=0.006), precision
+        by_shrink = float(np.abs(plain / shrink - truth).mean())
+        by_fidelity = float(np.abs(plain / float(quantize.fidelity(codes).mean()) - truth).mean())
+        assert by_shrink <= by_fidelity + 1e-4, (precision, by_shrink, by_fidelity)
+    assert quantize.query_shrink("api", Precision.INT2) == quantize.TYPICAL_FIDELITY[Precision.INT2]

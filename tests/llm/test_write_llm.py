@@ -76,13 +76,19 @@ def test_llm_contradiction_verdict_supersedes(
     store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any,
     script_by_prompt: Any,
 ) -> None:
-    chat_server.script = script_by_prompt({"Merge": {"text": "unused"}, "contradict": {"contradicts": True},
-                                    "relation": {"relations": []}})
+    chat_server.script = script_by_prompt({"Merge": {"text": "unused"},
+                                           "contradict": {"contradicts": True, "reason": "the theme changed"},
+                                           "relation": {"relations": []}})
     with _memory(store_target, tmp_path, clock, chat_server) as m:
         old = m.add("User prefers dark mode in the editor", user_id="u")
         new = m.add("User prefers dark mode in the editor, with a high-contrast theme and 14pt font", user_id="u")
-        assert new.action is Action.SUPERSEDE and new.reason.endswith("(llm)")
+        assert new.action is Action.SUPERSEDE and "(llm" in new.reason and "the theme changed" in new.reason
         assert m.store.get([old.id])[old.id].status is Status.SUPERSEDED
+        # the verdict and its reason are in the history of both memories
+        superseded = next(e for e in m.history(old.id) if e.event == "superseded")
+        assert superseded.data["path"] == "llm" and "the theme changed" in superseded.reason
+        created = next(e for e in m.history(new.id) if e.event == "created")
+        assert created.data["llm_verdicts"][0] == {"id": old.id, "updates": True, "reason": "the theme changed"}
 
 
 def test_llm_synthesis_on_update(

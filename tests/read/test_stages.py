@@ -114,9 +114,32 @@ def test_composite_uses_seed_weights() -> None:
     total, explain = scoring.score(rec, scoring.Inputs(similarity=0.7, rrf_norm=1.0),
                                    scoring.QueryContext("general", read.strategies["general"], NOW), read,
                                    settings.dynamics)
-    # seed 004: an 'active' lifecycle state gets the small boost ×1.05
-    assert total == pytest.approx((0.40 * 0.7 + 0.30 * act + 0.15 * 0.8 + 0.15 * 1.0) * 1.05)
+    # relevance = the seed's 0.40 × similarity; the other terms (seed 004's 'active' boost ×1.05 applied) are a
+    # share of their largest possible value, plus the episode and co-activation boosts, within the margin
+    prior = (0.30 * act + 0.15 * 0.8 + 0.15 * 1.0) * 1.05
+    possible = 0.30 + 0.15 + 0.15 + read.episode_boost + settings.dynamics.tagging.coactivation_bonus
+    assert total == pytest.approx(0.40 * 0.7 + read.prior_margin * min(1.0, prior / possible))
     assert explain["weights"] == {"similarity": 0.40, "activation": 0.30, "importance": 0.15, "rrf": 0.15}
+    assert explain["relevance"] == pytest.approx(0.28)
+
+
+def test_relevance_leads_the_prior() -> None:
+    """A memory that is clearly more relevant stays above one with every prior at its maximum."""
+    settings = Settings.load()
+    read = ReadSettings()
+    ctx = scoring.QueryContext("general", read.strategies["general"], NOW, episodes=frozenset({"s1"}))
+    fresh = _rec(importance=0.1, access_count=0, utility=0.0)
+    worn = _rec(importance=1.0, access_count=500, last_accessed_at=NOW, utility=1.0, session_id="s1",
+                sub_tier="personal", category="preference")
+    gap = read.prior_margin / scoring.similarity_weight(ctx, read, settings.dynamics) + 0.01
+    top, _ = scoring.score(fresh, scoring.Inputs(similarity=0.5 + gap, rrf_norm=0.0), ctx, read, settings.dynamics)
+    boosted, explain = scoring.score(worn, scoring.Inputs(similarity=0.5, rrf_norm=1.0, coactivation=0.05), ctx,
+                                     read, settings.dynamics)
+    assert top > boosted
+    assert explain["prior"]["share"] == pytest.approx(1.0)
+    # within the margin, the prior decides
+    close, _ = scoring.score(fresh, scoring.Inputs(similarity=0.51, rrf_norm=0.0), ctx, read, settings.dynamics)
+    assert boosted > close
 
 
 def test_boosts_and_multipliers_have_seed_values() -> None:
@@ -191,15 +214,18 @@ def test_hybrid_similarity_is_the_intent_weighted_convex_combination() -> None:
     assert scoring.hybrid_similarity(0.42, 0.9, vector_weight=0.6, text_weight=0.0) == pytest.approx(0.42)
 
 
-def test_lexical_score_is_bm25_over_the_best_match_of_its_subquery() -> None:
-    r1 = hybrid.ChannelResult([ScoredId("a", 0.9)], [ScoredId("b", 8.0), ScoredId("a", 2.0)])
-    r2 = hybrid.ChannelResult([], [ScoredId("a", 3.0)])
-    one = {c.id: c.lexical for c in hybrid.fuse_channels([r1], weights={}, k=60)}
-    assert one == pytest.approx({"a": 0.25, "b": 1.0})
-    both = {c.id: c.lexical for c in hybrid.fuse_channels([r1, r2], weights={}, k=60)}
-    assert both["a"] == pytest.approx(1.0)  # the best over sub-queries: a is r2's best match
-    assert {c.id: c.lexical for c in hybrid.fuse_channels([hybrid.ChannelResult([ScoredId("v", 0.8)], [])],
-                                                          weights={}, k=60)} == {"v": 0.0}
+def test_lexical_score_is_absolute_query_coverage() -> None:
+    texts = ["Maya: The keys are handed over on April 20th.", "Maya: I joined Northwind Robotics in Lisbon.",
+             "Maya: My cat Pixel hates car rides.", "Maya: Slowly! The nasal vowels are impossible."]
+    got = hybrid.lexical_scores(["Which company did Maya join and where?"], texts)
+    # a word every memory holds ('Maya') weighs little: matching only it stays weak, never 1.0
+    assert got[0] < 0.2 and got[2] < 0.2 and got[3] < 0.2
+    assert got[1] > got[0] + 0.2  # 'joined' holds 'join' (stems compared)
+    assert hybrid.lexical_scores(["cat Pixel"], texts)[2] == pytest.approx(1.0)
+    # the best over sub-queries
+    both = hybrid.lexical_scores(["keys handed", "nasal vowels"], texts)
+    assert both[0] == pytest.approx(1.0) and both[3] == pytest.approx(1.0)
+    assert hybrid.lexical_scores(["the"], texts[:1]) == [1.0] and hybrid.lexical_scores(["zebra"], texts) == [0.0] * 4
 
 
 def test_episode_strengths_are_graded_by_the_best_member() -> None:

@@ -287,7 +287,9 @@ def _decide(new: str, old: str, sim: float, *, importance: float = 0.5, correcti
 def test_pe_gate_actions_seed_thresholds() -> None:
     assert gate.decide("x", [], importance=0.5, correction=False, profile=PROFILE, cfg=GATE).action is Action.CREATE
     assert _decide("User owns a cat", "User likes tea", 0.30).action is Action.CREATE
-    assert _decide("User likes green tea", "User likes tea", 0.72, importance=0.3).action is Action.SKIP
+    # the gap skips a text that adds nothing the nearest memory lacks; one that adds something is kept
+    assert _decide("User really likes tea", "User likes tea", 0.72, importance=0.3).action is Action.SKIP
+    assert _decide("User likes green tea", "User likes tea", 0.72, importance=0.3).action is Action.CREATE
     assert _decide("User likes green tea", "User likes tea", 0.72, importance=0.8).action is Action.CREATE
     elaboration = "User prefers dark mode in the editor, with a high-contrast theme and 14pt font"
     assert _decide(elaboration, "User prefers dark mode in the editor", 0.84).action is Action.UPDATE

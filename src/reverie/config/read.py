@@ -93,8 +93,11 @@ class ReadSettings(Section):
     hybrid_similarity: bool = Field(
         default=True,
         description="the composite's similarity term (SEED-NOTES 9, 0.40) is the hybrid similarity: cosine "
-        "and lexical score (BM25 / best BM25 of the query) weighted by the intent's vector/FTS weights "
-        "(read.scoring.hybrid_similarity); off = the cosine alone (seed 001's 'vector distance').",
+        "and lexical score weighted by the intent's vector/FTS weights (read.scoring.hybrid_similarity). The "
+        "lexical score is on an absolute scale: the share of the query's words (each weighted by how rare it "
+        "is among the candidates) that the memory holds, so a memory matching only a word every memory has "
+        "scores near 0, never 1 (read.hybrid.lexical_scores). Off = the cosine alone (seed 001's 'vector "
+        "distance').",
     )
     time_anchor: bool = Field(
         default=True,
@@ -137,6 +140,18 @@ class ReadSettings(Section):
         "match counts as weak, so the cold store is searched too; per embedder profile.",
     )
 
+    cosine_scale: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: {"e5": (0.753, 0.825)},
+        description="Similarity calibration per embedder profile: (typical cosine of a question and an unrelated "
+        "memory, typical cosine of a question and a memory that answers it). The composite score's weights, its "
+        "prior margin and the read path's 'close score' margins are set on the scale of a model whose cosines "
+        "spread widely (all-MiniLM-L6-v2: 0.12 unrelated, 0.46 relevant, medians over LoCoMo questions); a model "
+        "whose cosines are compressed into a narrow band (multilingual-e5-small: 0.753 and 0.825) is mapped "
+        "linearly onto that scale before the cosine joins the lexical score, so relevance is not drowned by the "
+        "lexical score and the prior. Profiles not listed are used as they are. Raw cosines still drive the "
+        "per-profile thresholds (hot tier, context injection, cold search).",
+    )
+
     # hybrid search
     overlap_embedding: bool = Field(
         default=True,
@@ -145,7 +160,17 @@ class ReadSettings(Section):
         "identical either way).",
     )
     rrf_k: int = Field(default=60, ge=1, description="seed 001: RRF K = 60.")
-    overfetch: int = Field(default=3, ge=1, le=10, description="seed 001: vector over-fetch 3x for the MMR pool.")
+    overfetch: int = Field(
+        default=3, ge=1, le=10,
+        description="seed 001: vector over-fetch 3x for the MMR pool — of the intent's candidate limit, never of "
+        "the number of results asked for (read.candidate_pool).",
+    )
+    candidate_pool: int = Field(
+        default=60, ge=10, le=1000,
+        description="Candidates each channel (vector, full text) contributes to the re-rank, at least (the "
+        "intent's limit × overfetch when larger; k when more results are asked for). The pool does not grow "
+        "with k, so the first n results of a search are the same whether it asks for n or for 50.",
+    )
     strategies: dict[str, IntentStrategy] = Field(
         default_factory=_default_strategies, description="seed 001 retrieval strategy table, per intent."
     )
@@ -165,6 +190,14 @@ class ReadSettings(Section):
 
     # composite (SEED-NOTES 9)
     w_similarity: float = Field(default=0.40, ge=0, description="seed 001 composite: 0.40 × similarity.")
+    prior_margin: float = Field(
+        default=0.04, ge=0, le=1,
+        description="Relevance leads: the composite's other terms (ACT-R activation, importance, RRF, utility, "
+        "episode and co-activation boosts, multipliers) add at most this much to a memory's score, as a "
+        "share of their largest possible value. 0.04 equals 0.1 of hybrid similarity at the 0.40 weight: "
+        "access history and importance reorder memories that are about as relevant, but never lift one "
+        "above a clearly more relevant memory (read.scoring).",
+    )
     w_activation: float = Field(default=0.30, ge=0, description="seed 001 composite: 0.30 × ACT-R activation.")
     w_importance: float = Field(default=0.15, ge=0, description="seed 001 composite: 0.15 × importance.")
     w_rrf: float = Field(
@@ -263,6 +296,26 @@ class ReadSettings(Section):
     pagerank_damping: float = Field(default=0.85, gt=0, lt=1, description="PageRank damping factor 0.85.")
     entity_hub_limit: int = Field(default=10, ge=1, description="reverie: memories per entity-hub lookup.")
 
+    current_first: bool = Field(
+        default=True,
+        description="What is true now comes first: a superseded memory in the results (the temporal intent, "
+        "deep recall) is placed right after the memory that replaced it — fetched when the search did not "
+        "find it — and marked 'superseded' in its explanation and in context(); and of two results that "
+        "state one attribute with different values, the older is placed after the newer when the newer "
+        "updates it (the write path's update reading, reverie.write.updates), so a store written verbatim "
+        "answers with the update too.",
+    )
+    recency_margin: float = Field(
+        default=0.02, ge=0, le=1,
+        description="Time reasoning for questions about now (read.current_first): of two results about one "
+        "thing (as similar to each other as the write gate's change_min) whose scores lie within this margin, "
+        "the newer comes first — what was said last is more likely what holds. 0 = off.",
+    )
+    update_check_top: int = Field(
+        default=10, ge=0, le=50,
+        description="How many of the best candidates are read pairwise for an update of one by another "
+        "(read.current_first); 0 reads none.",
+    )
     hebbian_top: int = Field(
         default=5, ge=0, le=20,
         description="seed 001 Hebbian co-activation after each search: pairs among the 5 best hits (10 pairs) "

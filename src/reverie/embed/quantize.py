@@ -176,6 +176,23 @@ def mixed_similarity(query: npt.ArrayLike, codes: Codes, precision: Precision | 
 TYPICAL_FIDELITY: Final[dict[Precision, float]] = {Precision.FLOAT32: 1.0, Precision.INT8: 0.99998,
                                                     Precision.INT4: 0.9945, Precision.INT2: 0.937}
 
+#: median of cos(q, x̂) / cos(q, x) for questions q and memories x, per embedder profile and precision
+#: (LoCoMo questions against LoCoMo turns, ``tests/embed/test_quantize.py``): how much a question's cosine
+#: with a dequantised memory is shrunk. It differs from the fidelity when the model's vectors share a
+#: large common direction (multilingual-e5-small: every cosine sits near 0.8 and the codec keeps that
+#: direction), so dividing by the fidelity would overrate a quantised memory against a float32 one.
+QUERY_SHRINK: Final[dict[str, dict[Precision, float]]] = {
+    "minilm": {Precision.FLOAT32: 1.0, Precision.INT8: 1.0, Precision.INT4: 0.9946, Precision.INT2: 0.9482},
+    "e5": {Precision.FLOAT32: 1.0, Precision.INT8: 1.0, Precision.INT4: 0.9984, Precision.INT2: 0.9781},
+}
+
+
+def query_shrink(profile: str, precision: Precision) -> float:
+    """The typical shrink of a question's cosine with a memory stored at ``precision``
+    (:data:`QUERY_SHRINK`; the typical fidelity for a profile not measured)."""
+    table = QUERY_SHRINK.get(profile)
+    return table[precision] if table is not None else TYPICAL_FIDELITY[precision]
+
 
 def search_rows(blobs: Sequence[bytes], dim: int) -> F32:
     """:func:`search_vectors` of blobs of any precisions (of dimension ``dim``), in input order."""
@@ -327,6 +344,7 @@ __all__ = [
     "HEADER_DTYPE",
     "MAX_DIM",
     "PRECISION_BITS",
+    "QUERY_SHRINK",
     "TYPICAL_FIDELITY",
     "bits_of",
     "blob_precision",
@@ -338,6 +356,7 @@ __all__ = [
     "fidelity",
     "mixed_similarity",
     "quantize",
+    "query_shrink",
     "search_rows",
     "search_vectors",
     "stored_bytes",

@@ -5,22 +5,30 @@ and is reported in the explanation. Several sub-queries are fused again by RRF o
 lists (seed 001 decomposition), deduplicated by memory id; each memory keeps, per channel, the
 best rank any sub-query gave it.
 
-Besides its RRF score each candidate carries its *lexical* score: BM25 divided by the best BM25 of
-the same sub-query (so 1.0 = the best full-text match, 0.0 = not found by full text), the best over
-sub-queries. The composite re-rank combines it with the cosine (read.scoring "similarity"): rank
-fusion alone throws away how much better the best match is than the rest.
+The composite re-rank combines the cosine with a *lexical* score (read.scoring "similarity"): rank
+fusion alone throws away how much better the best match is than the rest. The lexical score is on an
+absolute scale (:func:`lexical_scores`): the share of the query's words a memory holds, each word
+weighted by how rare it is among the candidates — not BM25 over the query's best BM25, which turns the
+best of a set of weak matches (a name every memory has) into a perfect 1.0.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from reverie.errors import StoreError
 from reverie.model import Vector
 from reverie.read.fusion import rrf
 from reverie.store.base import MemoryFilter, ScoredId, Store
+from reverie.store.textquery import query_terms
+from reverie.write.updates import stem
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass(slots=True)
@@ -32,7 +40,6 @@ class Candidate:
     stage: str = "hybrid"
     channels: dict[str, dict[str, Any]] = field(default_factory=dict)
     graph: dict[str, Any] | None = None
-    lexical: float = 0.0
 
 
 @dataclass(slots=True)
@@ -67,7 +74,6 @@ def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, flo
         fused = rrf({"vector": [h.id for h in res.vector], "text": [h.id for h in res.text]}, k=k, weights=weights)
         sims = {h.id: h.score for h in res.vector}
         bm25 = {h.id: h.score for h in res.text}
-        best = max(bm25.values(), default=0.0)
         cands: list[Candidate] = []
         for f in fused:
             ch: dict[str, dict[str, Any]] = {}
@@ -75,12 +81,37 @@ def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, flo
                 ch["vector"] = {"rank": f.ranks["vector"], "similarity": round(sims[f.id], 6), "subquery": qi}
             if "text" in f.ranks:
                 ch["text"] = {"rank": f.ranks["text"], "bm25": round(bm25[f.id], 6), "subquery": qi}
-            lexical = bm25[f.id] / best if f.id in bm25 and best > 0 else 0.0
-            cands.append(Candidate(f.id, f.score, channels=ch, lexical=min(max(lexical, 0.0), 1.0)))
+            cands.append(Candidate(f.id, f.score, channels=ch))
         per_query.append(cands)
     if len(per_query) == 1:
         return per_query[0]
     return _fuse_subqueries(per_query, k=k)
+
+
+@lru_cache(maxsize=16384)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _WORD.findall(text))
+
+
+def lexical_scores(queries: Sequence[str], texts: Sequence[str]) -> list[float]:
+    """For each text, the best over ``queries`` of the share of the query's words it holds, each word
+    weighted by its rarity among ``texts`` (``ln(1 + n / (df + 0.5))`` over the n candidates): 1.0 holds
+    every word, 0 none. A word no candidate holds weighs most and lowers every score alike; a word every
+    candidate holds (a speaker's name) weighs little. Words are compared by their stems."""
+    docs = [_stems(t) for t in texts]
+    n = len(docs)
+    best = [0.0] * n
+    for query in queries:
+        terms = list(dict.fromkeys(stem(t) for t in query_terms(query)))
+        if not terms or n == 0:
+            continue
+        weights = {t: math.log(1.0 + n / (sum(t in d for d in docs) + 0.5)) for t in terms}
+        total = sum(weights.values())
+        for i, d in enumerate(docs):
+            share = sum(w for t, w in weights.items() if t in d) / total
+            if share > best[i]:
+                best[i] = share
+    return [round(b, 6) for b in best]
 
 
 def _fuse_subqueries(per_query: Sequence[Sequence[Candidate]], *, k: int) -> list[Candidate]:
@@ -89,7 +120,6 @@ def _fuse_subqueries(per_query: Sequence[Sequence[Candidate]], *, k: int) -> lis
     for cands in per_query:
         for c in cands:
             into = merged.setdefault(c.id, Candidate(c.id, 0.0))
-            into.lexical = max(into.lexical, c.lexical)
             for name, info in c.channels.items():
                 if name not in into.channels or info["rank"] < into.channels[name]["rank"]:
                     into.channels[name] = info

@@ -5,6 +5,10 @@ then the retrieved memories gated by confidence — the cosine similarity of the
 query, against per-embedder-profile thresholds (seed 001: >= 0.7 full text with metadata,
 0.4–0.7 abbreviated, < 0.4 skipped and logged; calibrated values for the local model).
 
+A memory that a newer one replaced (the temporal intent, or two results where the newer updates the
+older) is marked "superseded by a newer memory" in its line, right after the memory that replaced it,
+so an agent never reads it as what is true now.
+
 Token estimate: ``ceil(characters / 4)`` (``read.chars_per_token``), the usual rule of thumb for
 English BPE tokenizers; no tokenizer is loaded. The budget is filled greedily: no single item may
 take more than ``item_budget_share`` of it (a large memory is truncated with "…", never allowed to
@@ -41,6 +45,7 @@ class ContextItem:
     text: str
     tokens: int
     truncated: bool = False
+    superseded: bool = False
 
 
 @dataclass(slots=True)
@@ -64,6 +69,7 @@ class Entry:
     record: MemoryRecord
     section: str
     confidence: float | None = None
+    superseded: dict[str, Any] | None = None  # the hit's explain["superseded"]: replaced by a newer memory
 
 
 def style_of(confidence: float | None, *, full: float, abbreviated: float) -> str | None:
@@ -75,14 +81,21 @@ def style_of(confidence: float | None, *, full: float, abbreviated: float) -> st
     return None
 
 
-def render(rec: MemoryRecord, style: str, confidence: float | None, *, abbreviated_chars: int) -> str:
+SUPERSEDED = "superseded by a newer memory"
+
+
+def render(rec: MemoryRecord, style: str, confidence: float | None, *, abbreviated_chars: int,
+           superseded: bool = False) -> str:
+    mark = f" [{SUPERSEDED}]" if superseded else ""
     if style == "abbreviated":
         body = rec.content if len(rec.content) <= abbreviated_chars else rec.content[: abbreviated_chars - 1] + "…"
-        return f"- {body}"
+        return f"- {body}{mark}"
     when = (rec.valid_from or rec.created_at).date().isoformat()
     meta = [rec.category, rec.layer.value, when]
     if confidence is not None:
         meta.append(f"confidence {confidence:.2f}")
+    if superseded:
+        meta.append(SUPERSEDED)
     return f"- {rec.content} [{', '.join(meta)}]"
 
 
@@ -126,7 +139,8 @@ def build(entries: Sequence[Entry], *, budget_tokens: int, cfg: ReadSettings, fu
         if style is None:
             block.skipped.append({"id": e.record.id, "reason": "low confidence", "confidence": e.confidence})
             continue
-        line = render(e.record, style, e.confidence, abbreviated_chars=cfg.abbreviated_chars)
+        line = render(e.record, style, e.confidence, abbreviated_chars=cfg.abbreviated_chars,
+                      superseded=e.superseded is not None)
         header = HEADERS[e.section] if e.section != current else None
         taken = _take_with_header(budget, header, line)
         if taken is None:
@@ -137,7 +151,7 @@ def build(entries: Sequence[Entry], *, budget_tokens: int, cfg: ReadSettings, fu
             current = e.section
         lines.append(taken[0])
         block.items.append(ContextItem(e.record.id, e.section, style, e.confidence, taken[0], taken[1],
-                                       truncated=taken[0] != line))
+                                       truncated=taken[0] != line, superseded=e.superseded is not None))
     block.text = "\n".join(lines)
     block.used_tokens = budget_tokens - budget.left
     return block

@@ -27,14 +27,15 @@ def mmr_select(scores: Sequence[float], vectors: npt.NDArray[np.float32], *, k: 
     sims = (vectors @ vectors.T).astype(np.float64) if len(vectors) else np.zeros((n, n))
     max_sim = np.zeros(n)  # nothing selected yet: no redundancy penalty
     value = lam * rel
+    chosen = np.zeros(n, dtype=bool)
     out: list[tuple[int, float, float]] = []
     for _ in range(min(k, n)):
         i = int(np.argmax(value))
         out.append((i, float(value[i]), float(max_sim[i])))
+        chosen[i] = True
         np.maximum(max_sim, sims[i], out=max_sim)
         value = lam * rel - (1.0 - lam) * max_sim
-        for j, _v, _m in out:
-            value[j] = -np.inf
+        value[chosen] = -np.inf
     return out
 
 

@@ -2,8 +2,17 @@
 
 gate → intent router → decomposition → HyDE (one embed call for all texts, in a worker thread
 while the full-text searches run) → vector search per sub-query → weighted RRF (K = 60) → graph expansion + entity
-hub → bulk fetch → bitemporal check → composite scoring (hybrid similarity, boosts incl. the
-inferred episode context and temporal anchoring, penalties) → MMR (λ = 0.7) → hot-tier merge → top-k.
+hub → bulk fetch → bitemporal check → composite scoring (relevance — the hybrid similarity with an
+absolute lexical score, entity and time boosts — plus a bounded prior: ACT-R, importance, episode context,
+penalties) → MMR (λ = 0.7) over the whole pool → current version first → hot-tier merge → top-k.
+
+The candidate pool never depends on ``k`` (``read.candidate_pool``) and the whole pool is ordered
+before the first ``k`` are taken, so the first n results of ``search(k=n)`` are those of
+``search(k=50)``. Current version first (``read.current_first``, current mode only): a superseded
+memory in the pool (the temporal intent includes them) is placed right after the memory that replaced
+it, which is fetched when the search did not find it; and of two candidates where the newer updates
+the older (:func:`reverie.write.updates.judge`), the newer takes the older's place and the older
+follows it. Both are marked ``superseded`` in the explanation, with the reason.
 
 Store round trips per search: two per sub-query, one ``get`` for the whole pool, one
 ``relations`` per graph hop, one ``coactivations``, one ``text_search`` per entity-hub name, and
@@ -14,9 +23,12 @@ similarity), boost and multiplier, and its MMR step.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +40,7 @@ import numpy.typing as npt
 from reverie.config import Settings
 from reverie.dynamics.lifecycle import filtered_as_stale
 from reverie.embed.base import Embedder
-from reverie.embed.quantize import TYPICAL_FIDELITY
+from reverie.embed.quantize import query_shrink
 from reverie.model import MemoryRecord, Status
 from reverie.read import consolidated, filters, gate, graph, hybrid, hyde, intent, scoring, when
 from reverie.read.decompose import decompose
@@ -188,37 +200,107 @@ class ReadPipeline:
         strat = routed[0].strategy
         flt = filters.widen(req.flt, mode=req.mode, as_of=req.as_of, deep=req.deep,
                             include_superseded=strat.include_superseded)
-        pool = max(strat.limit, req.k) * cfg.overfetch
+        current = self._current_first(req)
+        # current version first: superseded memories are searched too, so that a question worded like the old
+        # statement finds its successor ("Which marathon?" → "… signed up for the Chicago one instead")
+        search = flt
+        if current and flt.statuses == filters.DEFAULT_STATUSES:
+            search = dataclasses.replace(flt, statuses=frozenset({Status.ACTIVE, Status.SUPERSEDED}))
+        pool = max(cfg.candidate_pool, strat.limit * cfg.overfetch, req.k)
         planned = self.plan_async(req.query, routed)
         if ready is not None:
             ready()
-        sparse = [hybrid.text_channel(self.store, flt, text=sub, pool=pool) for sub in routed[1]]
+        sparse = [hybrid.text_channel(self.store, search, text=sub, pool=pool) for sub in routed[1]]
         plan = planned()
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
-        cands = self.expand(self.candidates(plan, flt, pool=pool, sparse=sparse), plan, flt, now, entities)
+        cands = self.expand(self.candidates(plan, search, pool=pool, sparse=sparse), plan, flt, now, entities)
         follow = not consolidated.reaches_cold(flt)
         cold = follow and (cfg.cold_search == "always" or (cfg.cold_search == "when_weak" and self._weak(cands)))
         if cold:
-            extra = self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands))
-            self._on_main_scale(cands, extra)
-            cands = _merged(cands, extra)
+            cands = _merged(cands, self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands)))
         records = self.store.get([c.id for c in cands])
         if cold:
             self._check_cold(cands, records)
-        cands = [c for c in cands
-                 if c.id in records and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
+        proxies = self._proxies(cands, records, search is not flt, lambda c: self._admissible(
+            records[c.id], c, flt, req, now, strat.include_superseded))
+        held = [c for c in cands if c.id in proxies]
+        cands = [c for c in cands if c.id in records and c.id not in proxies
+                 and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
         if cfg.filter_stale:  # the lifecycle design's lifecycleFilterStaleEnabled
-            cands = [c for c in cands if not filtered_as_stale(lifecycle_state=records[c.id].lifecycle_state,
-                                                               heat_score=records[c.id].heat_score)]
+            def stale(c: Any) -> bool:
+                rec = records.get(c.id)
+                return rec is not None and filtered_as_stale(lifecycle_state=rec.lifecycle_state,
+                                                             heat_score=rec.heat_score)
+
+            cands = [c for c in cands if not stale(c)]
+            held = [c for c in held if not stale(c)]
         followed = self._follow_summaries(cands, records, plan, flt, now) if follow and cfg.follow_summaries else 0
+        have = {c.id for c in cands}
+        cands += [c for c in held if c.id not in have]
+        proxies -= have  # a member its summary brought back is itself, not a proxy
+        if current:
+            cands += self._successors(cands, records, flt, now)
         query_info = self._query_info(req, plan, entities, windows)
         if follow:
             query_info["consolidation"] = {"cold_searched": cold, "summaries_followed": followed}
-        if not cands:
+        if not [c for c in cands if c.id not in proxies]:
             return Outcome([], query_info)
-        hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands))
+        hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands),
+                                proxies=proxies)
         return Outcome(hits, query_info, similarities=sims)
+
+    def _current_first(self, req: Request) -> bool:
+        """Current version first: in the current mode, for a question about now — one that asks about
+        the past ("When did Maya live in Berlin?") wants the superseded memory itself."""
+        return (self.settings.read.current_first and req.mode == "current" and req.as_of is None
+                and not asks_about_past(req.query))
+
+    def _proxies(self, cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord], widened: bool,
+                 admissible: Callable[[hybrid.Candidate], bool]) -> set[str]:
+        """Candidates superseded by a newer fact, found by the current-version search (``widened``): they
+        hand their score to what replaced them. A member held by its consolidation summary is no such
+        memory (recall through consolidation brings it back itself)."""
+        if not widened:
+            return set()
+        old = [c for c in cands if c.id in records and records[c.id].status is Status.SUPERSEDED
+               and not admissible(c)]
+        wanted = [records[c.id].superseded_by for c in old if records[c.id].superseded_by not in records]
+        parents = {**records, **(self.store.get([w for w in wanted if w]) if wanted else {})}
+        out: set[str] = set()
+        for c in old:
+            parent = parents.get(records[c.id].superseded_by or "")
+            if parent is None or c.id not in consolidated.members_of(parent):
+                out.add(c.id)
+        return out
+
+    def _successors(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], flt: MemoryFilter,
+                    now: datetime) -> list[hybrid.Candidate]:
+        """The memories that replaced the superseded candidates, when the search did not find them (the
+        current version of what a superseded memory said), following a chain of at most three updates."""
+        have = {c.id for c in cands}
+        added: list[hybrid.Candidate] = []
+        wanted = {records[c.id].superseded_by: c for c in cands
+                  if records[c.id].status is Status.SUPERSEDED and records[c.id].superseded_by}
+        for _ in range(3):
+            missing = {mid: c for mid, c in wanted.items() if mid and mid not in have}
+            if not missing:
+                break
+            found = self.store.get(list(missing))
+            wanted = {}
+            for mid, rec in found.items():
+                origin = missing[mid]
+                if not filters.matches(dataclasses.replace(rec, status=Status.ACTIVE), flt) or \
+                        origin.id in consolidated.members_of(rec):
+                    continue  # out of scope, or the consolidation summary holding it (not a newer fact)
+                records[mid] = rec
+                have.add(mid)
+                if rec.status is Status.SUPERSEDED and rec.superseded_by:
+                    wanted[rec.superseded_by] = origin
+                if rec.status is Status.ACTIVE or rec.superseded_by:
+                    added.append(hybrid.Candidate(mid, origin.rrf, "successor",
+                                                  {"successor": {"of": origin.id, "rank": None}}))
+        return added
 
     # recall through consolidation (read.consolidated) -----------------------------------------
     def _weak(self, cands: Sequence[hybrid.Candidate]) -> bool:
@@ -241,20 +323,6 @@ class ReadPipeline:
             c.stage = stage
             c.channels[stage] = {"rank": rank, **(info or {}).get(c.id, {})}
         return found
-
-    @staticmethod
-    def _on_main_scale(main: Sequence[hybrid.Candidate], extra: Sequence[hybrid.Candidate]) -> None:
-        """Put the lexical scores of a later search (cold store, summary members) on the main search's
-        scale: both are BM25 over the best BM25 of their own search, so a weak match of a small
-        search would otherwise count as a perfect one."""
-        def best(cands: Sequence[hybrid.Candidate]) -> float:
-            return max((float(c.channels["text"]["bm25"]) for c in cands
-                        if c.channels.get("text", {}).get("bm25") is not None), default=0.0)
-
-        own, top = best(extra), max(best(main), best(extra))
-        if own > 0 and top > 0:
-            for c in extra:
-                c.lexical *= own / top
 
     def _check_cold(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord]) -> None:
         """Drop cold-store candidates that are no longer true (superseded by a newer fact, not by the
@@ -290,7 +358,6 @@ class ReadPipeline:
             return 0
         info = {mid: {"summary": sid} for mid, sid in parent.items()}
         found = self._channels(plan, consolidated.member_filter(flt, parent), len(parent), "summary", have, info)
-        self._on_main_scale(cands, found)
         fetched = self.store.get([c.id for c in found])
         summaries = {sid: records[sid] for sid in set(parent.values())}
         for c in found:
@@ -320,30 +387,38 @@ class ReadPipeline:
 
     def _rank(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan, req: Request,
               flt: MemoryFilter, now: datetime, entities: Sequence[str], windows: Sequence[when.Window] = (),
-              text_ok: bool = True) -> tuple[list[Hit], dict[str, float]]:
+              text_ok: bool = True, proxies: set[str] | frozenset[str] = frozenset()) -> tuple[list[Hit],
+                                                                                          dict[str, float]]:
         cfg = self.settings.read
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
-        # a quantised (cold) memory's dequantised vector is shrunk towards noise: cos(q, x̂) ≈ fidelity·cos(q, x)
-        sims = sims / np.asarray([TYPICAL_FIDELITY[records[c.id].embedding_precision] for c in cands],
+        # a quantised (cold) memory's dequantised vector is shrunk towards noise: cos(q, x̂) ≈ shrink·cos(q, x)
+        sims = sims / np.asarray([query_shrink(self.profile, records[c.id].embedding_precision) for c in cands],
                                  dtype=np.float32).reshape(sims.shape) if len(vecs) else sims
         ctx = self._context(req, plan, now, entities, windows)
-        inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries))
+        inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries),
+                              queries=plan.subqueries)
         scored: list[tuple[float, dict[str, Any]]] = []
         for c in cands:
             if cfg.scoring:
                 scored.append(scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics))
             else:
                 scored.append((c.rrf, {}))
-        ids = [c.id for c in cands]
-        covering = sum(1 for i in ids if set(consolidated.members_of(records[i])) & set(ids))
-        order = self._select(cands, scored, vecs, req.k + covering)
-        if covering:
-            order = consolidated.drop_covered(order, ids, records, req.k)
-        hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order]
+        if proxies:
+            cands, scored, vecs, sims = _through_proxies(cands, scored, vecs, sims, records, proxies)
+        order = self._select(cands, scored, vecs, len(cands))
+        order = _members_take_slots(order, [c.id for c in cands], records)
+        if self._current_first(req):
+            order = self._current_version_first(order, cands, records, vecs, [sc for sc, _ in scored])
+        # the whole pool is ordered, the hot tier merged into it, and only then the first k taken: the
+        # first n results do not depend on how many were asked for
+        # merging the hot tier only moves results down: the first k of the order are all it can show
+        hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order[: req.k]]
         sim_by_id = {c.id: float(s) for c, s in zip(cands, sims, strict=True)}
         if cfg.hot_tier:
             hits = self._merge_hot(hits, flt, plan, ctx, req, now)
+        hits = hits[: req.k]
+        _explain_order(hits)
         if req.mode == "timeline":
             hits.sort(key=lambda h: (h.memory.valid_from or h.memory.created_at, h.memory.id))
         for h in hits:
@@ -363,7 +438,8 @@ class ReadPipeline:
                                     source, scoring.detect_mood(req.query), tuple(windows))
 
     def _inputs(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], sims: np.ndarray,
-                ctx: scoring.QueryContext, *, text_ok: bool = True, subqueries: int = 1) -> dict[str, scoring.Inputs]:
+                ctx: scoring.QueryContext, *, text_ok: bool = True, subqueries: int = 1,
+                queries: Sequence[str] = ()) -> dict[str, scoring.Inputs]:
         cfg = self.settings.read
         strat = ctx.strategy
         # largest possible RRF: rank 1 on both channels, or (several sub-queries) rank 1 in every list
@@ -371,17 +447,22 @@ class ReadPipeline:
         rrf_norm = _rrf_scaled([c.rrf for c in cands], cfg.rrf_scale, best_rrf)
         sort_values = _sort_values([records[c.id] for c in cands], strat.sort)
         tw = strat.text_weight if text_ok and cfg.hybrid_similarity else 0.0
-        hyb = [scoring.hybrid_similarity(float(s), c.lexical, vector_weight=strat.vector_weight, text_weight=tw)
-               for c, s in zip(cands, sims, strict=True)]
+        lexical = hybrid.lexical_scores(queries, [records[c.id].content for c in cands]) if tw > 0 \
+            else [0.0] * len(cands)
+        scale = cfg.cosine_scale.get(self.profile)
+        calibrated = [scoring.calibrated_cosine(float(s), scale) for s in sims]
+        hyb = [scoring.hybrid_similarity(c, lx, vector_weight=strat.vector_weight, text_weight=tw)
+               for c, lx in zip(calibrated, lexical, strict=True)]
         strength: dict[str, float] = {}
         if cfg.episode_context and not ctx.episodes:
             strength = scoring.episode_strengths([records[c.id].session_id for c in cands], hyb,
                                                  power=cfg.episode_context_power)
         out: dict[str, scoring.Inputs] = {}
-        for c, s, h, r in zip(cands, sims, hyb, rrf_norm, strict=True):
+        for c, s, cal, h, r, lx in zip(cands, sims, calibrated, hyb, rrf_norm, lexical, strict=True):
             sid = records[c.id].session_id
-            out[c.id] = scoring.Inputs(h, r, sort_values.get(c.id, 0.0), cosine=float(s), lexical=c.lexical,
-                                       text_weight=tw, episode=strength.get(sid, 0.0) if sid is not None else 0.0)
+            out[c.id] = scoring.Inputs(h, r, sort_values.get(c.id, 0.0), cosine=float(s), lexical=lx,
+                                       text_weight=tw, episode=strength.get(sid, 0.0) if sid is not None else 0.0,
+                                       calibrated=cal)
         if cfg.coactivation:
             self._coactivation(out)
         return out
@@ -396,6 +477,68 @@ class ReadPipeline:
                 for me, other in ((pair.a_id, pair.b_id), (pair.b_id, pair.a_id)):
                     inputs[me].coactivation = bonus
                     inputs[me].coactivated_with.append(other)
+
+    def _newer_of_close_answers(self, ranked: list[tuple[int, dict[str, Any]]], cands: list[hybrid.Candidate],
+                                records: dict[str, MemoryRecord], vecs: F32, scores: Sequence[float],
+                                skip: set[str]) -> list[tuple[int, dict[str, Any]]]:
+        """Of two close answers about one thing (similar to each other from the embedder's ``change_min``,
+        scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
+        said last is more likely what holds (read.recency_margin)."""
+        cfg = self.settings.read
+        if cfg.recency_margin <= 0:
+            return ranked
+        close = self.settings.write.gate.profile(self.profile).change_min
+        top = min(len(ranked), cfg.update_check_top)
+        for p in range(top):
+            for q in range(p + 1, top):
+                i, j = ranked[p][0], ranked[q][0]
+                a, b = records[cands[i].id], records[cands[j].id]
+                if a.id in skip or b.id in skip or a.status is not Status.ACTIVE or b.status is not Status.ACTIVE:
+                    continue
+                if (b.valid_from or b.created_at) <= (a.valid_from or a.created_at):
+                    continue
+                if scores[j] < scores[i] - cfg.recency_margin or float(vecs[i] @ vecs[j]) < close:
+                    continue
+                item = ranked.pop(q)
+                ranked.insert(p, (item[0], {**item[1], "newer_first": {
+                    "over": a.id, "note": "the newer of two close answers about one thing comes first"}}))
+                break
+        return ranked
+
+    def _current_version_first(self, order: list[tuple[int, dict[str, Any]]], cands: list[hybrid.Candidate],
+                               records: dict[str, MemoryRecord], vecs: F32,
+                               scores: Sequence[float] = ()) -> list[tuple[int, dict[str, Any]]]:
+        """``order`` with each superseded memory right after the one that replaced it (module docs)."""
+        cfg = self.settings.read
+        index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
+        successor: dict[str, tuple[str, str, str]] = {}  # old id -> (new id, how, reason)
+        for i, _ in order:
+            rec = records[cands[i].id]
+            if rec.status is Status.SUPERSEDED and rec.superseded_by in index and \
+                    cands[i].stage not in ("cold", "summary"):  # a member held by its summary is still true
+                successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
+        top = [i for i, _ in order[: cfg.update_check_top]]
+        floor = self.settings.write.gate.profile(self.profile).update_candidate_min
+        for a, b, verdict in _read_time_updates(top, cands, records, vecs, floor):
+            old, new = cands[a].id, cands[b].id
+            if old not in successor and new not in successor:
+                successor[old] = (new, "read", f"the newer memory updates it: {verdict.reason}")
+        ranked = self._newer_of_close_answers(list(order), cands, records, vecs, scores, set(successor))
+        if not successor:
+            return ranked
+        for old, (new, how, reason) in successor.items():
+            pos_old = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == old)
+            pos_new = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == new)
+            i_old, mmr_old = ranked[pos_old]
+            mark = {**mmr_old, "superseded": {"by": new, "how": how, "reason": reason[:300]}}
+            if pos_new < pos_old:
+                ranked[pos_old] = (i_old, mark)
+                continue
+            # the newer version takes the older one's place; the older follows right after it
+            i_new, mmr_new = ranked.pop(pos_new)
+            ranked.pop(pos_old)
+            ranked[pos_old:pos_old] = [(i_new, {**mmr_new, "current_version_of": old}), (i_old, mark)]
+        return ranked
 
     def _select(self, cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,
                 k: int) -> list[tuple[int, dict[str, Any]]]:
@@ -416,6 +559,13 @@ class ReadPipeline:
         explain: dict[str, Any] = {"stage": cand.stage, "intent": plan.route.intent, "channels": cand.channels,
                                    "rrf": {"k": self.settings.read.rrf_k, "score": cand.rrf, "weights": weights},
                                    **terms}
+        mmr = dict(mmr)
+        for key in ("superseded", "current_version_of", "newer_first", "took_slot_of"):
+            if key in mmr:
+                explain[key] = mmr.pop(key)
+        if rec.status is Status.SUPERSEDED and "superseded" not in explain and cand.stage not in ("cold", "summary"):
+            explain["superseded"] = {"by": rec.superseded_by, "how": "stored",
+                                     "reason": "superseded when the newer memory was written"}
         if mmr:
             explain["mmr"] = mmr
         explain["score"] = score
@@ -433,13 +583,46 @@ class ReadPipeline:
             sim = float((plan.raw @ rec.embedding).max())
             if sim < floor:
                 continue
-            score, terms = scoring.score(rec, scoring.Inputs(sim, 0.0), ctx, cfg, self.settings.dynamics)
+            score, terms = scoring.score(rec, scoring.Inputs(scoring.calibrated_cosine(sim, cfg.cosine_scale.get(
+                self.profile)), 0.0, cosine=sim), ctx, cfg, self.settings.dynamics)
             cand = hybrid.Candidate(rec.id, 0.0, "hot", {"hot": {"rank": len(extra) + 1, "similarity": round(sim, 6)}})
             extra.append(self._hit(cand, rec, (score, terms), {}, plan))
         if not extra:
             return hits
-        merged = sorted(hits + extra, key=lambda h: -h.score) if extra else hits
-        return merged[: req.k]
+        # each hot memory goes before the first result that scores lower; the results keep their order
+        # (MMR, current version first), so the first n of a longer list are the same n
+        merged = list(hits)
+        for h in sorted(extra, key=lambda x: -x.score):
+            at = next((i for i, x in enumerate(merged) if x.score < h.score), len(merged))
+            merged.insert(at, h)
+        return merged
+
+
+def _members_take_slots(order: list[tuple[int, dict[str, Any]]], ids: Sequence[str],
+                        records: Mapping[str, MemoryRecord]) -> list[tuple[int, dict[str, Any]]]:
+    """No consolidation summary appears together with one of its own members: the member is the more
+    specific answer and takes the summary's slot (the best-ranked member moves up to it; one ranked
+    above the summary already holds a slot, and the summary leaves). Decided over the whole ordered
+    pool, so that how many results are asked for does not change which are shown."""
+    position = {ids[i]: p for p, (i, _) in enumerate(order)}
+    if not any(consolidated.members_of(records[ids[i]]) for i, _ in order):
+        return order
+    out = list(order)
+    p = 0
+    while p < len(out):
+        i, _extra = out[p]
+        members = [m for m in consolidated.members_of(records[ids[i]]) if m in position]
+        present = [q for q, (j, _) in enumerate(out) if ids[j] in members]
+        if not present:
+            p += 1
+            continue
+        out.pop(p)  # the summary leaves
+        below = [q - 1 for q in present if q > p]
+        if below and not any(q < p for q in present):
+            j, member_extra = out.pop(below[0])
+            out.insert(p, (j, {**member_extra, "took_slot_of": ids[i]}))
+            p += 1
+    return out
 
 
 def _found(cands: Sequence[hybrid.Candidate]) -> set[str]:
@@ -458,7 +641,7 @@ def _merged(cands: list[hybrid.Candidate], found: Sequence[hybrid.Candidate]) ->
             out.append(f)
             continue
         old.channels.update(f.channels)
-        old.stage, old.rrf, old.lexical = f.stage, max(old.rrf, f.rrf), max(old.lexical, f.lexical)
+        old.stage, old.rrf = f.stage, max(old.rrf, f.rrf)
     return out
 
 
@@ -492,6 +675,96 @@ def _reset_executor() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_executor)
+
+
+_PAST_QUESTION = re.compile(
+    r"\b(did|was|were|had|used to|before|previously|originally|at first|first time|back then|in the past|"
+    r"formerly|earlier)\b", re.IGNORECASE)
+_PAST_QUESTION_TR = re.compile(
+    r"\b(önceden|eskiden|daha önce|ilk)\b|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k|nız|niz)?\s+m[ıiuü]\b|"
+    r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k)?\s*\?", re.IGNORECASE)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether ``query`` asks about how things were ("When did …", "Where did … live before?", "… taşındı
+    mı?"), not about how they are now."""
+    from reverie.write.updates import is_turkish
+
+    if _PAST_QUESTION.search(query):
+        return True
+    return is_turkish(query) and bool(_PAST_QUESTION_TR.search(query))
+
+
+def _explain_order(hits: Sequence[Hit]) -> None:
+    """A result scored higher than the one above it says why it comes later."""
+    for above, hit in itertools.pairwise(hits):
+        if hit.score <= above.score:
+            continue
+        if "superseded" in hit.explain:
+            why = "superseded: placed right after the memory that replaced it (current version first)"
+        elif "current_version_of" in above.explain:
+            why = "placed after the current version of a memory, which took that memory's place"
+        elif "mmr" in hit.explain:
+            why = (f"diversity (MMR): it is similar to a memory above it (max similarity "
+                   f"{hit.explain['mmr'].get('max_similarity', 0):.2f})")
+        elif "hot" in hit.explain.get("channels", {}):
+            why = "a core memory (hot tier), placed before the first result scoring lower than it"
+        else:
+            why = "placed by the hot tier merge"
+        hit.explain["order"] = why
+
+
+def _through_proxies(cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,
+                     sims: np.ndarray, records: dict[str, MemoryRecord], proxies: set[str] | frozenset[str]
+                     ) -> tuple[list[hybrid.Candidate], list[tuple[float, dict[str, Any]]], F32, np.ndarray]:
+    """Superseded memories found by the search hand their score to their current version (following the
+    chain of updates) and leave the results: the question they answer is answered by what replaced them."""
+    index = {c.id: i for i, c in enumerate(cands)}
+    for i, c in enumerate(cands):
+        if c.id not in proxies:
+            continue
+        head, hops = records[c.id].superseded_by, 0
+        while head in index and head in proxies and hops < 5:
+            head, hops = records[head].superseded_by, hops + 1
+        j = index.get(head) if head else None
+        if j is None or cands[j].id in proxies or scored[i][0] <= scored[j][0]:
+            continue
+        score, terms = scored[j]
+        scored[j] = (scored[i][0], {**terms, "found_through": {
+            "id": c.id, "score": round(scored[i][0], 6), "own_score": round(score, 6),
+            "note": "the question matches the memory this one replaced; it answers with the current version"}})
+    keep = [i for i, c in enumerate(cands) if c.id not in proxies]
+    return [cands[i] for i in keep], [scored[i] for i in keep], vecs[keep], sims[keep]
+
+
+def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord],
+                       vecs: F32, floor: float) -> list[tuple[int, int, Any]]:
+    """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
+    older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
+    — and the newer says that something changed: a change or correction word, a value let go, a
+    negation)."""
+    from reverie.write import gate as wgate
+    from reverie.write import updates as wupdates
+
+    out: list[tuple[int, int, Any]] = []
+    when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
+    for a in top:
+        for b in top:
+            if a == b or when[b] <= when[a]:
+                continue
+            old, new = records[cands[a].id], records[cands[b].id]
+            if old.status is not Status.ACTIVE or new.status is not Status.ACTIVE:
+                continue
+            speaker = new.metadata.get("speaker")
+            if wgate.other_speaker(old, speaker if isinstance(speaker, str) else None):
+                continue
+            if float(vecs[a] @ vecs[b]) < floor or not wupdates.says_change(new.content):
+                continue
+            verdict = wupdates.judge(old.content, new.content)
+            if verdict.likely:
+                out.append((a, b, verdict))
+    out.sort(key=lambda t: -t[2].score)
+    return out
 
 
 def plan_text_ok(cands: Sequence[hybrid.Candidate]) -> bool:

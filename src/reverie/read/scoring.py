@@ -1,22 +1,23 @@
-"""Composite re-rank of the candidate pool (SEED-NOTES 9, seed 001, seed 004).
+"""Composite re-rank of the candidate pool (SEED-NOTES 9, seed 001, seed 004): relevance leads.
 
-``score = (base + boosts) × multipliers`` where
+``score = relevance + prior_margin × prior`` where
 
-* ``base = 0.40·similarity + 0.30·ACT-R activation + 0.15·importance + 0.15·RRF``, blended for
-  utility-aware intents with seed 001's ``0.6·sim + 0.2·utility + 0.2·importance`` in the
-  proportion of the intent's utility boost, plus the intent's sort column as a small secondary key.
-  *similarity* is the hybrid similarity (:func:`hybrid_similarity`): the cosine and the lexical
-  score (BM25 over the best BM25 of the query) combined with the intent's vector/FTS weights, so
-  that the re-rank sees both channels the search used, not only the weaker one;
-* ``boosts`` = +0.1 per matching entity (at most 3), +0.15 same episode (the caller's session) or,
-  when no session is named, the inferred episode context (:func:`episode_strengths`), +0.05
-  co-activation (pairs retrieved together >= 3 times), and up to +0.1 when the memory's event time
-  falls into a period the query names (read.when);
-* ``multipliers`` = sub-tier (personal 1.1 … vicarious 0.9), mood-congruent ×1.1, fail-open
-  category filter, seed 004 lifecycle state and confidence-tier weight, disputed penalty, and
-  ×0.5 for source confidence < 0.3.
+* ``relevance`` = the similarity share of the composite (0.40 of seed 001's ``0.40·sim + 0.30·ACT-R +
+  0.15·importance + 0.15·RRF``; for utility-aware intents blended with the 0.6 of its ``0.6·sim +
+  0.2·utility + 0.2·importance``) times the *hybrid similarity* (:func:`hybrid_similarity`: the
+  cosine and the lexical score, a coverage of the query's words on an absolute scale), plus the
+  boosts that measure the query itself: +0.1 per matching entity (at most 3) and up to +0.1 when the
+  memory's event time falls into a period the query names (read.when);
+* ``prior`` in [0, 1] = everything else the seeds weigh, as a share of its largest possible value:
+  ``0.30·ACT-R activation + 0.15·importance + 0.15·RRF`` (and the utility and importance of the
+  0.6/0.2/0.2 score), the intent's sort column, the episode boost (+0.15 the caller's session, or the
+  inferred episode context, :func:`episode_strengths`), +0.05 co-activation — times the multipliers
+  (sub-tier, mood-congruent ×1.1, the fail-open category filter, seed 004 lifecycle state and
+  confidence tier, disputed ×0.8, ×0.5 for source confidence < 0.3).
 
-Every term is returned for the hit's explanation. Pure: no I/O, ``now`` is an argument.
+Access history, importance, ACT-R and episodes thus reorder candidates whose relevance lies within
+``read.prior_margin`` of each other, and never push a clearly more relevant memory below a less
+relevant one. Every term is returned for the hit's explanation. Pure: no I/O, ``now`` is an argument.
 """
 
 from __future__ import annotations
@@ -81,6 +82,23 @@ class Inputs:
     lexical: float | None = None
     text_weight: float | None = None
     episode: float = 0.0
+    calibrated: float | None = None
+
+
+#: the cosine scale the composite's weights and margins are set on: medians of (question, unrelated memory)
+#: and (question, memory that answers it) cosines of all-MiniLM-L6-v2 over LoCoMo questions
+REFERENCE_COSINES = (0.12, 0.46)
+
+
+def calibrated_cosine(cosine: float, scale: tuple[float, float] | None) -> float:
+    """``cosine`` mapped linearly from an embedder's scale ``(unrelated, relevant)`` onto
+    :data:`REFERENCE_COSINES` (``read.cosine_scale``); unchanged without a scale. The map is monotone, so
+    the order of cosines is kept; only their spread against the lexical score and the prior changes."""
+    if scale is None:
+        return cosine
+    lo, hi = scale
+    ref_lo, ref_hi = REFERENCE_COSINES
+    return ref_lo + (cosine - lo) * (ref_hi - ref_lo) / (hi - lo)
 
 
 def hybrid_similarity(cosine: float, lexical: float, *, vector_weight: float, text_weight: float) -> float:
@@ -119,31 +137,43 @@ def activation_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings,
     return b, actr.activation(base_level=b, cfg=cfg.actr)
 
 
+def similarity_weight(ctx: QueryContext, read: ReadSettings, dyn: DynamicsSettings) -> float:
+    """The similarity's share of the composite: seed 001's 0.40, blended for utility-aware intents with
+    the 0.6 of its 0.6/0.2/0.2 utility score in the proportion of the intent's utility boost."""
+    ub = ctx.strategy.utility_boost
+    return (1.0 - ub) * read.w_similarity + ub * dyn.utility.w_semantic
+
+
 def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
-               dyn: DynamicsSettings) -> tuple[float, dict[str, Any]]:
+               dyn: DynamicsSettings) -> tuple[float, float, float, dict[str, Any]]:
+    """``(relevance, prior, largest possible prior, explanation)`` of the composite's terms (module docs)."""
     _, act = activation_of(rec, now=ctx.now, cfg=dyn, min_age_s=read.activation_min_age_s)
     terms = {"similarity": inp.similarity, "activation": act, "importance": rec.importance, "rrf": inp.rrf_norm}
-    composite = (read.w_similarity * inp.similarity + read.w_activation * act
-                 + read.w_importance * rec.importance + read.w_rrf * inp.rrf_norm)
+    ub = ctx.strategy.utility_boost
+    relevance = similarity_weight(ctx, read, dyn) * inp.similarity
+    prior = (1.0 - ub) * (read.w_activation * act + read.w_importance * rec.importance + read.w_rrf * inp.rrf_norm)
+    possible = (1.0 - ub) * (read.w_activation + read.w_importance + read.w_rrf)
     out: dict[str, Any] = {"terms": {k: round(v, 6) for k, v in terms.items()},
                            "weights": {"similarity": read.w_similarity, "activation": read.w_activation,
-                                       "importance": read.w_importance, "rrf": read.w_rrf},
-                           "composite": round(composite, 6)}
+                                       "importance": read.w_importance, "rrf": read.w_rrf}}
     if inp.cosine is not None:
         out["similarity"] = {"cosine": round(inp.cosine, 6), "lexical": round(inp.lexical or 0.0, 6),
                              "vector_weight": ctx.strategy.vector_weight,
                              "text_weight": ctx.strategy.text_weight if inp.text_weight is None else inp.text_weight}
-    ub = ctx.strategy.utility_boost
+        if inp.calibrated is not None and inp.calibrated != inp.cosine:
+            out["similarity"]["calibrated_cosine"] = round(inp.calibrated, 6)  # read.cosine_scale
     if ub > 0:
         util = utility_at(utility=rec.utility, updated_at=rec.utility_updated_at or rec.created_at, now=ctx.now,
                           cfg=dyn.utility)
         rs = retrieval_score(semantic=inp.similarity, utility=util, importance=rec.importance, cfg=dyn.utility)
-        composite = (1.0 - ub) * composite + ub * rs
+        prior += ub * (dyn.utility.w_utility * util + dyn.utility.w_importance * rec.importance)
+        possible += ub * (dyn.utility.w_utility + dyn.utility.w_importance)
         out["utility"] = {"boost": ub, "utility": round(util, 6), "retrieval_score": round(rs, 6)}
     if ctx.strategy.sort != "relevance":
-        composite += read.sort_weight * inp.sort_value
+        prior += read.sort_weight * inp.sort_value
+        possible += read.sort_weight
         out["sort"] = {"by": ctx.strategy.sort, "value": round(inp.sort_value, 6), "weight": read.sort_weight}
-    return composite, out
+    return relevance, prior, possible, out
 
 
 def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings) -> dict[str, float]:
@@ -188,17 +218,30 @@ def multipliers(rec: MemoryRecord, ctx: QueryContext, read: ReadSettings, dyn: D
     return out
 
 
+#: boosts that measure the query itself (relevance); the others are priors
+_RELEVANCE_BOOSTS = ("entity", "time")
+
+
 def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
           dyn: DynamicsSettings) -> tuple[float, dict[str, Any]]:
-    """The final score of one candidate and its explanation."""
-    base, explain = base_terms(rec, inp, ctx, read, dyn)
+    """The final score of one candidate and its explanation (module docs)."""
+    relevance, prior, possible, explain = base_terms(rec, inp, ctx, read, dyn)
     add = boosts(rec, inp, ctx, read)
     mult = multipliers(rec, ctx, read, dyn)
-    total = base + sum(add.values())
-    for factor in mult.values():
-        total *= factor
+    relevance += sum(v for k, v in add.items() if k in _RELEVANCE_BOOSTS)
+    prior += sum(v for k, v in add.items() if k not in _RELEVANCE_BOOSTS)
+    possible += max(read.episode_boost, read.episode_context_boost) + dyn.tagging.coactivation_bonus
+    factor = 1.0
+    for value in mult.values():
+        factor *= value
+    share = min(1.0, max(0.0, prior * factor / possible)) if possible > 0 else 0.0
+    total = relevance + read.prior_margin * share
     explain["boosts"] = {k: round(v, 6) for k, v in add.items()}
     explain["multipliers"] = mult
+    explain["relevance"] = round(relevance, 6)
+    explain["prior"] = {"share": round(share, 6), "margin": read.prior_margin,
+                        "note": "access history, importance, ACT-R, utility, episode and the multipliers reorder "
+                                "memories whose relevance lies within the margin"}
     if "episode" in add or "episode_context" in add:
         explain["episode_source"] = ctx.episode_source
     if inp.coactivated_with:
@@ -207,4 +250,4 @@ def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
 
 
 __all__ = ["Inputs", "QueryContext", "activation_of", "base_terms", "boosts", "detect_mood", "episode_strengths",
-           "hybrid_similarity", "multipliers", "score"]
+           "hybrid_similarity", "multipliers", "score", "similarity_weight"]

@@ -1,28 +1,34 @@
-"""Seed 001 prediction-error gate as resolved in SEED-NOTES 2 (thresholds on similarity).
+"""The prediction-error write gate (thresholds on similarity, as SEED-NOTES 2 resolves them), with
+knowledge updates first.
 
-sim < create_below → CREATE; [create_below, update_min) → CREATE if importance is high else SKIP;
->= update_min → UPDATE, or REINFORCE when the new text adds (almost) nothing; a contradiction →
-SUPERSEDE (checked from ``contradiction_min``, or from ``change_min`` for an explicit change statement
-such as "switched to"). Immutable memories are never updated or superseded: the new memory is created
-instead.
+1. **Update**: the stored memories nearest to the new text (by meaning, and by its words in full
+   text) are read against it (:func:`reverie.write.updates.judge`). One that the new text updates —
+   the same subject and attribute with another value, a value let go, "from X to Y", a preference
+   turned around — is SUPERSEDEd, whatever the similarity (people state a change in other words
+   than the fact they change: "uses Vim" → "switched to Neovim"). An immutable memory, or one that
+   another named speaker said, keeps its place: the new memory is created beside it.
+2. Otherwise, by similarity to the nearest memory: below ``create_below`` → CREATE; in the gap
+   [create_below, update_min) → SKIP when the text adds nothing the nearest memory lacks and its
+   importance is low, else CREATE; from ``update_min`` → REINFORCE when the new text adds (almost)
+   nothing, UPDATE (merge) when it elaborates the memory (keeps what it says and adds detail), and
+   CREATE when it is a different statement at that similarity (two facts are not merged into one).
+
 Thresholds come from the embedder's :class:`~reverie.config.write.SimilarityProfile`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 from reverie.config.write import GateSettings, SimilarityProfile
 from reverie.model import MemoryRecord
 from reverie.results import Action
-from reverie.write.text import WORD, content_words, lexicon, sentences
+from reverie.write import updates
+from reverie.write.text import content_words, sentences
 
-_NEGATION = re.compile(
-    r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|değil|yok|artık|"
-    r"\w+m[ıiuü]yor(?:um|sun|uz|sunuz|lar|du)?|\w+m[ae]d[ıi](?:m|n|k|niz|nız|ler|lar)?)\b",  # TR: kullanmıyor, gitmedi
-    re.I,
-)
+_NUMBER = re.compile(r"\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +38,26 @@ class Neighbour:
 
 
 @dataclass(frozen=True, slots=True)
+class Checked:
+    """One stored memory read against the new text: the verdict and its reason (kept in the history)."""
+
+    id: str
+    similarity: float
+    score: float
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "similarity": round(self.similarity, 4), "score": self.score, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class GateDecision:
     action: Action
     target: MemoryRecord | None
     similarity: float | None
     reason: str
     path: str = "heuristic"
+    checked: tuple[Checked, ...] = field(default=())
 
 
 def new_words(old: str, new: str) -> set[str]:
@@ -45,157 +65,15 @@ def new_words(old: str, new: str) -> set[str]:
     return content_words(new) - content_words(old)
 
 
-_NUMBER_WORDS = lexicon(
-    "zero one two three four five six seven eight nine ten eleven twelve hundred thousand million first second "
-    "third sıfır bir iki üç dört beş altı yedi sekiz dokuz on yüz bin milyon"
-)
-
-
-def _is_value(token: str, position: int) -> bool:
-    return (
-        any(c.isdigit() for c in token)
-        or token.casefold() in _NUMBER_WORDS
-        or (position > 0 and token[:1].isupper())
-    )
-
-
-def _values(text: str) -> set[str]:
-    """Value-like tokens: numbers, number words and capitalised words that are not the first word."""
-    return {t.casefold() for i, t in enumerate(WORD.findall(text)) if _is_value(t, i)}
-
-
-#: English predicates (copulas, auxiliaries, common relational verbs): what makes a line assert a value
-_EN_PREDICATES = lexicon(
-    """
-    is are was were am be been being isn't aren't wasn't weren't has have had hasn't haven't hadn't
-    do does did will would shall should can could may might must costs cost weighs weigh measures lasts
-    lives live lived works work worked uses use used prefers prefer preferred likes like liked loves love
-    loved hates hate hated owns own owned drives drive drove runs run ran starts start started ends ended
-    takes take took plays play played studies study studied wants want wanted needs need needed earns
-    earn earned pays pay paid opens open opened closes close closed leaves leave left arrives arrive
-    arrived meets meet met becomes become became called named speaks speak spoke teaches teach taught
-    visits visit visited reads read writes write wrote drinks drink drank eats eat ate equals means
-    moved move moves switched switch switches changed change migrated replaced
-    """
-)
-#: Turkish predicates: verb and copula endings (SOV: the predicate closes the clause) and var/yok/değil
-_TR_PREDICATE = re.compile(
-    r"^(?:var|yok|değil|oldu|olur|olmalı|\w+(?:[ıiuü]?yor\w*|[dt][ıiuü]r(?:lar|ler)?|mal[ıi]|mel[ıi]|"
-    r"[ae]c[ae][kğ]\w*|m[ıiuü]ş\w*)|\w{3,}[dt][ıiuü](?:m|n|k|nız|niz|lar|ler)?)$"
-)
-
-
-def _asserted_values(text: str) -> set[str]:
-    """Values a line asserts: after an English predicate or before a Turkish one ("User lives in
-    Berlin", "Kullanıcı İzmir'de yaşıyor"). A line without a predicate ("plain line one", "memory 2")
-    is a label, not an assertion, and asserts nothing."""
-    tokens = WORD.findall(text)
-    folded = [t.casefold() for t in tokens]
-    en = [i for i, t in enumerate(folded) if t in _EN_PREDICATES]
-    tr = [i for i, t in enumerate(folded) if _TR_PREDICATE.match(t)]
-    return {
-        folded[i]
-        for i, t in enumerate(tokens)
-        if _is_value(t, i) and ((en and en[0] < i) or (tr and tr[-1] > i))
-    }
-
-
-#: explicit change statements: the new line says that what was true is replaced (seed 001 SUPERSEDE)
-_CHANGE = re.compile(
-    r"\b(switch(?:ed|es|ing)? (?:to|from|over)|mov(?:ed|es|ing) (?:to|from)|chang(?:ed|es|ing) (?:to|from)|"
-    r"migrat(?:ed|es|ing) (?:to|from)|replac(?:ed|es|ing)|swapp?(?:ed|ing)|instead of|stopped|quit|gave up|"
-    r"now (?:uses?|prefers?|likes?|lives?|works?|drives?|has|is|owns?)|any ?more|"
-    r"geçti\w*|geçiyor\w*|geçeceğ\w*|taşındı\w*|değiştirdi\w*|bıraktı\w*|yerine)\b",
-    re.IGNORECASE,
-)
-#: preference polarity (EN + TR): "likes X" → "hates X" is a reversal
-_LIKE = lexicon(
-    "like likes liked love loves loved prefer prefers preferred enjoy enjoys enjoyed adore adores favorite "
-    "favourite sever seviyor seviyorum sevdi bayılıyor bayılır tercih"
-)
-_DISLIKE = lexicon(
-    "hate hates hated dislike dislikes disliked detest detests loathe loathes nefret sevmiyor sevmiyorum sevmez "
-    "sevmedi hoşlanmıyor hoşlanmaz"
-)
-_OVER = re.compile(r"\b(\w+) over (\w+)\b", re.IGNORECASE)
-
-
 def is_change(text: str) -> bool:
     """Whether ``text`` states a change ("switched to", "moved to", "now uses", "geçti", "yerine")."""
-    return _CHANGE.search(text) is not None
-
-
-def _stems(words: set[str]) -> set[str]:
-    """First five letters of each word: Turkish case suffixes ("kahveyi", "kahveden") meet."""
-    return {w[:5] for w in words}
-
-
-def _polarity(words: set[str]) -> int:
-    return (1 if words & _LIKE else 0) - (1 if words & _DISLIKE else 0)
-
-
-def _same_subject(old: str, new: str, o: set[str], n: set[str]) -> bool:
-    first_old, first_new = WORD.findall(old)[:1], WORD.findall(new)[:1]
-    same_first = bool(first_old and first_new and first_old[0].casefold() == first_new[0].casefold())
-    return same_first or bool(o & n)
-
-
-def _change_contradicts(old: str, new: str, o: set[str], n: set[str]) -> bool:
-    """A change statement replaces an older line about the same subject that held another value. Only
-    the sentences of ``new`` that state the change are compared: the rest of a long message says
-    nothing about what changed."""
-    stated = " ".join(s for s in sentences(new) if is_change(s))
-    if not stated:
-        return False
-    new, n = stated, content_words(stated)
-    if not n or not _same_subject(old, new, o, n):
-        return False
-    old_values, new_values = _values(old), _values(new)
-    if old_values - new_values and new_values - old_values:
-        return True
-    only_old, only_new = o - n, n - o
-    return bool(o & n) and 0 < len(only_old) <= 3 and 0 < len(only_new) <= 3
-
-
-def _reversal(old: str, new: str, o: set[str], n: set[str]) -> bool:
-    """Preference reversal: opposite polarity about the same thing, or "A over B" → "B over A"."""
-    po, pn = _polarity({w.casefold() for w in WORD.findall(old)}), _polarity({w.casefold() for w in WORD.findall(new)})
-    objects_old, objects_new = _stems(o - _LIKE - _DISLIKE), _stems(n - _LIKE - _DISLIKE)
-    if po * pn < 0 and objects_old & objects_new:
-        return True
-    a, b = _OVER.search(old), _OVER.search(new)
-    return bool(a and b and a.group(1).casefold() == b.group(2).casefold()
-                and a.group(2).casefold() == b.group(1).casefold())
+    return any(c.change for c in updates.analyse(text).clauses)
 
 
 def contradicts(old: str, new: str, *, correction: bool = False) -> bool:
-    """Heuristic contradiction (seed 001 "key values differ"), any of:
-
-    * a negation flip over mostly shared words ("lives in İzmir" → "artık İzmir'de yaşamıyor");
-    * a preference reversal ("loves X" → "hates X", "sevmiyor", "A over B" → "B over A");
-    * an explicit change statement about the same subject ("uses Vim" → "switched to Neovim");
-    * a small two-sided difference where each side *asserts* a different value (a name, a number
-      after a predicate: "lives in Berlin" → "lives in Munich") — near-template labels without a
-      predicate ("plain line one" / "plain line two") assert nothing and never contradict;
-    * in a correction, any small two-sided difference.
-
-    Questions assert nothing: only the other sentences of each text are compared.
-    """
-    old, new = assertions(old), assertions(new)
-    o, n = content_words(old), content_words(new)
-    if not o or not n:
-        return False
-    shared = len(o & n) / min(len(o), len(n))
-    if bool(_NEGATION.search(old)) != bool(_NEGATION.search(new)) and shared >= 0.5:
-        return True
-    if _reversal(old, new, o, n) or _change_contradicts(old, new, o, n):
-        return True
-    only_old, only_new = o - n, n - o
-    if not only_old or not only_new or len(only_old) > 3 or len(only_new) > 3 or shared < 0.4:
-        return False
-    if correction:
-        return True
-    return bool(only_old & _asserted_values(old)) and bool(only_new & _asserted_values(new))
+    """Whether ``new`` updates (contradicts) ``old``: :func:`reverie.write.updates.judge` at its update
+    score. ``correction``: ``new`` was classified as a correction as a whole."""
+    return updates.judge(old, new, correction=correction).updates
 
 
 def assertions(text: str) -> str:
@@ -212,12 +90,66 @@ def other_speaker(old: MemoryRecord, speaker: str | None) -> bool:
     return theirs.strip().casefold() != speaker.strip().casefold()
 
 
+def _new_values(old: str, new: str) -> list[str]:
+    """Values ``new`` states that ``old`` does not (a name, a number, a date, a day, a time, the object
+    of its verb or of a preposition)."""
+    a, b = updates.analyse(old), updates.analyse(new)
+    olds = [v for c in a.clauses for v in c.values if not v.kind.startswith("family")]
+    news = [v for c in b.clauses for v in c.values if not v.kind.startswith("family")]
+    named = {w.casefold() for w in updates.words(old)}  # a name the old text says anywhere (its subject too)
+    fresh = [v.text for v in news if not v.kind.startswith("obj") and not any(updates.same_value(v, o) for o in olds)
+             and not (v.kind == "name" and set(v.norm.split()) <= named)]
+    return fresh or [n.text for _, n in updates.substitutions(olds, news)]
+
+
 def _reinforces(old: str, new: str, similarity: float, profile: SimilarityProfile, cfg: GateSettings) -> bool:
+    if _new_values(old, new):
+        return False  # "fly to Madrid on Friday" / "fly back from Madrid on Monday": another fact
+    if set(_NUMBER.findall(new)) - set(_NUMBER.findall(old)):
+        return False  # "note 24: …" / "note 3: …", "#24": another item, however alike
     added = new_words(old, new)
     dropped = new_words(new, old)
     if len(added) <= cfg.reinforce_max_new_words and (not dropped or similarity >= profile.reinforce_min):
         return True
     return similarity >= profile.reinforce_min and len(added) <= max(2, len(content_words(new)) // 5)
+
+
+def _elaborates(old: str, new: str, cfg: GateSettings) -> bool:
+    """Whether ``new`` keeps what ``old`` says (at most ``elaboration_max_dropped`` of its informative
+    words missing) and adds to it: an elaboration, merged into the old memory. A number of ``old`` that
+    ``new`` lacks ("note 4" / "note 24", "#4") makes them two items, however alike."""
+    if Counter(_NUMBER.findall(old)) - Counter(_NUMBER.findall(new)):
+        return False
+    return len(new_words(new, old)) <= cfg.elaboration_max_dropped
+
+
+def find_update(
+    text: str,
+    neighbours: list[Neighbour],
+    *,
+    correction: bool,
+    profile: SimilarityProfile,
+    cfg: GateSettings,
+    speaker: str | None = None,
+) -> tuple[Neighbour | None, updates.Verdict | None, tuple[Checked, ...]]:
+    """The stored memory ``text`` updates, if any: the neighbours from ``update_candidate_min`` are read
+    against it; the strongest verdict at the update score wins (ties: the more similar). Returns the
+    winner, its verdict, and every check with its reason."""
+    checked: list[Checked] = []
+    best: tuple[Neighbour, updates.Verdict] | None = None
+    floor = profile.update_candidate_min
+    for n in neighbours:
+        if n.similarity < floor:
+            continue
+        theirs = n.record.metadata.get("speaker")
+        verdict = updates.judge(n.record.content, text, correction=correction,
+                                old_speaker=theirs if isinstance(theirs, str) else None, new_speaker=speaker)
+        checked.append(Checked(n.record.id, n.similarity, verdict.score, verdict.reason))
+        if verdict.updates and (best is None or verdict.score > best[1].score):
+            best = (n, verdict)
+    if best is None:
+        return None, None, tuple(checked)
+    return best[0], best[1], tuple(checked)
 
 
 def decide(
@@ -231,35 +163,50 @@ def decide(
     contradiction: bool = True,
     speaker: str | None = None,
 ) -> GateDecision:
-    """The gate's action for ``text`` given its nearest stored memories (best first); ``contradiction=False``
-    skips the heuristic contradiction check (an LLM has ruled it out). ``speaker`` is who said ``text``
-    (metadata ``speaker``): a contradiction of another named speaker's memory is created beside it,
-    never superseding it (what Sam says about Sam does not invalidate what Evan said)."""
-    # an explicit change statement is worded apart from what it replaces: it is compared from change_min
-    floor = profile.change_min if contradiction and is_change(text) else profile.contradiction_min
-    if not neighbours or neighbours[0].similarity < floor:
-        sim = neighbours[0].similarity if neighbours else None
-        return GateDecision(Action.CREATE, None, sim, f"novel (similarity {_fmt(sim)} < {profile.create_below})")
-    best = neighbours[0]
+    """The gate's action for ``text`` given its nearest stored memories (best first). ``contradiction=False``
+    skips the update check (an LLM has ruled it out). ``speaker`` is who said ``text`` (metadata
+    ``speaker``): an update of another named speaker's memory is created beside it, never superseding it
+    (what Sam says about Sam does not invalidate what Evan said)."""
+    checked: tuple[Checked, ...] = ()
+    if contradiction and neighbours and updates.may_update(text):
+        hit, verdict, checked = find_update(text, neighbours, correction=correction, profile=profile, cfg=cfg,
+                                            speaker=speaker)
+        if hit is not None and verdict is not None:
+            old, sim = hit.record, hit.similarity
+            why = f"updates {old.id} (similarity {sim:.3f}, evidence {verdict.score:.1f}): {verdict.reason}"
+            if old.immutable:
+                return GateDecision(Action.CREATE, old, sim, f"contradicts an immutable memory: created beside it; "
+                                    f"{why}", checked=checked)
+            if other_speaker(old, speaker):
+                return GateDecision(Action.CREATE, old, sim, f"contradicts {old.id}, said by another speaker: "
+                                    f"created beside it; {why}", checked=checked)
+            return GateDecision(Action.SUPERSEDE, old, sim, why, checked=checked)
+    near = sorted(neighbours, key=lambda n: -n.similarity)
+    if not near or near[0].similarity < profile.create_below:
+        nearest = near[0].similarity if near else None
+        return GateDecision(Action.CREATE, None, nearest, f"novel (similarity {_fmt(nearest)} < "
+                            f"{profile.create_below})", checked=checked)
+    best = near[0]
     old, sim = best.record, best.similarity
-    if contradiction and contradicts(old.content, text, correction=correction):
-        if old.immutable:
-            return GateDecision(Action.CREATE, old, sim, "contradicts an immutable memory: created beside it")
-        if other_speaker(old, speaker):
-            return GateDecision(Action.CREATE, old, sim, f"contradicts {old.id}, said by another speaker "
-                                f"(similarity {sim:.3f}): created beside it")
-        return GateDecision(Action.SUPERSEDE, old, sim, f"contradicts {old.id} (similarity {sim:.3f})")
-    if sim < profile.create_below:
-        return GateDecision(Action.CREATE, None, sim, f"novel (similarity {sim:.3f} < {profile.create_below})")
     if sim < profile.update_min:
         if importance >= cfg.gap_importance:
-            return GateDecision(Action.CREATE, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} high")
-        return GateDecision(Action.SKIP, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} low")
+            return GateDecision(Action.CREATE, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} high",
+                                checked=checked)
+        added = new_words(old.content, text)
+        if added:
+            return GateDecision(Action.CREATE, old, sim, f"gap similarity {sim:.3f}: adds what {old.id} lacks "
+                                f"({', '.join(sorted(added)[:4])})", checked=checked)
+        return GateDecision(Action.SKIP, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} low, "
+                            f"nothing {old.id} lacks", checked=checked)
     if _reinforces(old.content, text, sim, profile, cfg):
-        return GateDecision(Action.REINFORCE, old, sim, f"nearly identical to {old.id} (similarity {sim:.3f})")
+        return GateDecision(Action.REINFORCE, old, sim, f"nearly identical to {old.id} (similarity {sim:.3f})",
+                            checked=checked)
+    if not _elaborates(old.content, text, cfg):
+        return GateDecision(Action.CREATE, old, sim, f"similar to {old.id} (similarity {sim:.3f}) but another "
+                            "statement: kept apart", checked=checked)
     if old.immutable:
-        return GateDecision(Action.CREATE, old, sim, "nearest memory is immutable: created beside it")
-    return GateDecision(Action.UPDATE, old, sim, f"adds detail to {old.id} (similarity {sim:.3f})")
+        return GateDecision(Action.CREATE, old, sim, "nearest memory is immutable: created beside it", checked=checked)
+    return GateDecision(Action.UPDATE, old, sim, f"adds detail to {old.id} (similarity {sim:.3f})", checked=checked)
 
 
 def _fmt(sim: float | None) -> str:

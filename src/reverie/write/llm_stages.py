@@ -42,8 +42,13 @@ _MERGE = (
     "contradictions in favour of the new information. Answer JSON: {\"text\": str}"
 )
 _CONTRADICT = (
-    "Do these two statements contradict each other (cannot both be true now)? Answer JSON: "
-    "{\"contradicts\": true|false}"
+    "A memory engine keeps what is true now. OLD is a stored memory, NEW was just said. Does NEW update "
+    "or contradict OLD, so that OLD is no longer true now (the same subject and the same attribute with "
+    "another value: moved, switched, now, instead, no longer, a correction, a changed number or date, "
+    "someone left and another took the role)? Two related facts that can both be true (the same person "
+    "or place, another attribute, another occasion, one more item) are no update. The text may be in any "
+    "language (English, Turkish, ...). Answer JSON: {\"contradicts\": true|false, \"reason\": \"one short "
+    "sentence\"}"
 )
 _CLASSIFY = (
     "Classify one conversation message for a long-term memory. kind: correction (it fixes something said "
@@ -188,11 +193,23 @@ def merge(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> str
 
 
 def contradicts(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> bool | None:
-    """Whether ``new`` contradicts ``old`` according to the LLM, or ``None``."""
-    answer = llm.chat_json(system=_CONTRADICT, user=f"A: {clip(old, limit)}\nB: {clip(new, limit)}",
+    """Whether ``new`` contradicts (updates) ``old`` according to the LLM, or ``None``."""
+    answer = updates(llm, old, new, limit=limit)
+    return None if answer is None else answer[0]
+
+
+def updates(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> tuple[bool, str] | None:
+    """The LLM's verdict on a knowledge update: ``(new updates old, its reason)``, or ``None`` when the
+    answer is missing or invalid (``contradicts`` must be a boolean; the reason is optional text)."""
+    answer = llm.chat_json(system=_CONTRADICT, user=f"OLD: {clip(old, limit)}\nNEW: {clip(new, limit)}",
                            op="contradiction")
-    value = answer.get("contradicts") if answer else None
-    return value if isinstance(value, bool) else None
+    if answer is None:
+        return None
+    value = answer.get("contradicts", answer.get("updates"))
+    if not isinstance(value, bool):
+        return None
+    reason = answer.get("reason")
+    return value, reason.strip()[:500] if isinstance(reason, str) and reason.strip() else "no reason given"
 
 
 def relations(

@@ -33,7 +33,7 @@ from reverie.dynamics.access import initial_values
 from reverie.dynamics.importance import channel_importance, priority_level
 from reverie.dynamics.promotion import eligible_transition
 from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
-from reverie.errors import ConflictError
+from reverie.errors import ConflictError, StoreError
 from reverie.model import (
     ActionEvent,
     HistoryEvent,
@@ -49,7 +49,7 @@ from reverie.model import (
 from reverie.opslog import OpsLog
 from reverie.results import Action, AddResult
 from reverie.store.base import MemoryFilter, Store, SynapticTag
-from reverie.write import gate, llm_stages, policy, relations, synthesis
+from reverie.write import gate, llm_stages, policy, relations, synthesis, updates
 from reverie.write.boxes import BoxBuilder, topic_words
 from reverie.write.classify import category_of, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
@@ -342,13 +342,34 @@ class WritePipeline:
         return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
 
     def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
+        """The gate's neighbours, most similar first: the nearest by meaning, and — when the new text says
+        that something changed — its best full-text matches (a correction often names what it corrects,
+        "Priya left", while other memories sit nearer in meaning), each with its cosine to the new text."""
         assert cand.vector is not None
-        hits = self.store.vector_search(cand.vector, flt, self.cfg.gate.neighbours)
-        records = self.store.get([h.id for h in hits])
+        gcfg = self.cfg.gate
+        hits = self.store.vector_search(cand.vector, flt, max(gcfg.neighbours, gcfg.update_candidates))
+        sims = {h.id: h.score for h in hits}
+        lexical: list[str] = []
+        queries = [cand.text] if updates.says_change(cand.text) else []  # a change names what it changes
+        statement = updates.analyse(cand.text)
+        if queries and statement.turkish:  # full text does not stem Turkish: its stems find "kira" for "kirayı"
+            queries.append(" ".join(sorted({s for c in statement.clauses for s in c.stems | c.subject_words})))
+        try:
+            for query in queries:
+                lexical += [h.id for h in self.store.text_search(query, flt, gcfg.update_candidates)
+                            if h.id not in sims and h.id not in lexical]
+        except StoreError:
+            pass  # full text unavailable: the neighbours by meaning alone
+        records = self.store.get([*sims, *lexical])
+        for mid in lexical:
+            rec = records.get(mid)
+            if rec is not None and rec.embedding is not None and rec.embedding.shape == cand.vector.shape:
+                sims[mid] = float(rec.embedding @ cand.vector)
         # what the dream cycle wrote (summaries, themes, cards) is derived from observations: a new
         # observation is gated against observations, never merged into a derived memory
-        return [gate.Neighbour(records[h.id], h.score) for h in hits
-                if h.id in records and records[h.id].write_source != "dream"]
+        out = [gate.Neighbour(records[mid], sim) for mid, sim in sims.items()
+               if mid in records and records[mid].write_source != "dream"]
+        return sorted(out, key=lambda n: (-n.similarity, n.record.id))
 
     def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
         icfg = self.settings.dynamics.importance
@@ -366,27 +387,56 @@ class WritePipeline:
         decision = gate.decide(cand.text, neighbours, importance=importance,
                                correction=cand.category == "correction", profile=self.profile, cfg=self.cfg.gate,
                                speaker=speaker)
-        target = decision.target
-        if target is None or decision.action in (Action.CREATE, Action.SKIP):
+        if decision.checked:
+            best = max(decision.checked, key=lambda c: (c.score, c.similarity))
+            cand.decisions["update_check"] = {"checked": len(decision.checked), "best": best.to_dict()}
+        if self.llm is None or "contradiction" not in self._stages:
             return decision
-        verdict, _ = self._ask("contradiction", lambda llm: llm_stages.contradicts(
-            llm, target.content, cand.text, limit=self._limit), _fallbacks(cand))
-        if verdict is None:
-            return decision
-        if verdict and not target.immutable and decision.action is not Action.SUPERSEDE:
-            if gate.other_speaker(target, speaker):
-                return gate.GateDecision(Action.CREATE, target, decision.similarity,
-                                         f"contradicts {target.id}, said by another speaker (llm): created beside it",
-                                         "llm")
-            return gate.GateDecision(Action.SUPERSEDE, target, decision.similarity,
-                                     f"contradicts {target.id} (llm)", "llm")
-        if not verdict and decision.action is Action.SUPERSEDE:
+        return self._llm_update(cand, neighbours, importance, decision, speaker)
+
+    def _llm_update(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float,
+                    decision: gate.GateDecision, speaker: str | None) -> gate.GateDecision:
+        """LLM-checked knowledge update: the LLM reads the memory the heuristic would supersede — or, when
+        it found none, the nearest candidates with any evidence — against the new text, and its verdict
+        (with its reason) wins. Without a valid answer the heuristic decision stands."""
+        by_id = {n.record.id: n for n in neighbours}
+        if decision.action is Action.SUPERSEDE and decision.target is not None:
+            order = [by_id[decision.target.id]] if decision.target.id in by_id else []
+        else:
+            ranked = sorted(decision.checked, key=lambda c: (-c.score, -c.similarity))
+            order = [by_id[c.id] for c in ranked if c.id in by_id and
+                     (c.score > 0 or c.similarity >= self.profile.change_min)][: self.cfg.gate.llm_update_candidates]
+        for n in order:
+            target = n.record
+
+            def ask(llm: ChatJSON, old: str = target.content) -> tuple[bool, str] | None:
+                return llm_stages.updates(llm, old, cand.text, limit=self._limit)
+
+            answer, _ = self._ask("contradiction", ask, _fallbacks(cand))
+            if answer is None:
+                return decision  # no valid answer: the heuristic verdict stands
+            updates_it, why = answer
+            cand.decisions.setdefault("llm_verdicts", []).append(
+                {"id": target.id, "updates": updates_it, "reason": why[:300]})
+            if updates_it:
+                reason = f"updates {target.id} (llm, similarity {n.similarity:.3f}): {why}"
+                if target.immutable:
+                    return gate.GateDecision(Action.CREATE, target, n.similarity,
+                                             f"contradicts an immutable memory: created beside it; {reason}", "llm")
+                if gate.other_speaker(target, speaker):
+                    return gate.GateDecision(Action.CREATE, target, n.similarity,
+                                             f"contradicts {target.id}, said by another speaker (llm): created "
+                                             f"beside it; {reason}", "llm")
+                return gate.GateDecision(Action.SUPERSEDE, target, n.similarity, reason, "llm", decision.checked)
+        if decision.action is Action.SUPERSEDE or (decision.action is Action.CREATE and decision.target is not None
+                                                   and "contradicts" in decision.reason):
             # the LLM's verdict wins: decide again on similarity alone
             fallback = gate.decide(cand.text, neighbours, importance=importance, correction=False,
                                    profile=self.profile, cfg=self.cfg.gate, contradiction=False, speaker=speaker)
             return gate.GateDecision(fallback.action, fallback.target, fallback.similarity,
-                                     fallback.reason + " (llm: no contradiction)", "llm")
-        return gate.GateDecision(decision.action, target, decision.similarity, decision.reason, "llm")
+                                     fallback.reason + " (llm: no update)", "llm", decision.checked)
+        return gate.GateDecision(decision.action, decision.target, decision.similarity,
+                                 decision.reason + (" (llm: no update)" if order else ""), "llm", decision.checked)
 
     # LLM-primary stages with their heuristic fallbacks ---------------------------------------
     def _ask(self, stage: str, call: Callable[[ChatJSON], _T | None], fallbacks: list[str]) -> tuple[_T | None, str]:
