@@ -37,6 +37,12 @@ and `reverie serve`) and `REVERIE_API_TOKEN` (the bearer token of `reverie serve
 """
 
 
+def _plain(value: Any) -> Any:
+    """A nested settings model as its fields (e.g. the scheduled jobs); anything else as text."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else str(value)
+
+
 def _default(value: Any) -> str:
     if value is None:
         return "—"
@@ -47,7 +53,7 @@ def _default(value: Any) -> str:
     if isinstance(value, str):
         return f"`{value}`" if value else '`""`'
     if isinstance(value, (dict, list, tuple)):
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=_plain)
         return f"`{text}`"
     return f"`{value}`"
 

@@ -78,7 +78,8 @@ def test_import_export_round_trip(db: str, tmp_path: Path) -> None:
     assert len(out.read_text().splitlines()) == 27
     md = tmp_path / "md"
     run("export", str(md), "--db", db, "--markdown")
-    assert len(list(md.rglob("*.md"))) == 27
+    assert len(list((md / "facts").rglob("*.md"))) == 27  # one file per memory
+    assert (md / "topics.md").is_file() and (md / "state" / "topics.json").is_file()  # boxes: import makes none
     db2 = str(tmp_path / "copy.db")
     assert "restored 27" in run("import", str(md), "--db", db2, "--markdown")
     db3 = str(tmp_path / "copy3.db")

@@ -314,6 +314,39 @@ class AsyncMemory:
     async def tick(self, **kwargs: Any) -> dict[str, Any]:
         return await self._call(self.memory.tick, **kwargs)
 
+    @_mirrors(Memory.maintain)
+    async def maintain(self, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+        return await self._call(self.memory.maintain, **kwargs)
+
+    @_mirrors(Memory.maintenance_status)
+    async def maintenance_status(self, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+        return await self._call(self.memory.maintenance_status, **kwargs)
+
+    @_mirrors(Memory.compact)
+    async def compact(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._call(self.memory.compact, **kwargs)
+
+    @_mirrors(Memory.ingest_code)
+    async def ingest_code(self, path: Any, **kwargs: Any) -> dict[str, Any]:
+        return await self._call(self.memory.ingest_code, path, **kwargs)
+
+    # readable documents ------------------------------------------------------------------
+    @_mirrors(Memory.topic_index)
+    async def topic_index(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._call(self.memory.topic_index, **kwargs)
+
+    @_mirrors(Memory.documents)
+    async def documents(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._call(self.memory.documents, **kwargs)
+
+    @_mirrors(Memory.action_telemetry)
+    async def action_telemetry(self, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+        return await self._call(self.memory.action_telemetry, **kwargs)
+
+    @_mirrors(Memory.export_markdown)
+    async def export_markdown(self, path: Any, **kwargs: Any) -> dict[str, int]:
+        return await self._call(self.memory.export_markdown, path, **kwargs)
+
     @_mirrors(Memory.reembed)
     async def reembed(self, **kwargs: Any) -> dict[str, Any]:
         return await self._call(self.memory.reembed, **kwargs)

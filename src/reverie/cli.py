@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -741,11 +742,18 @@ def dream(
         help="Keep running on a schedule: 30s, 15m, 1h, 1d, 1h30m … Stop with Ctrl-C or SIGTERM "
         "(it finishes the current run; a second signal aborts it, leaving the store consistent).")] = None,
     max_runs: Annotated[int | None, typer.Option("--max-runs", min=1, metavar="N",
-                                                 help="With --every: stop after N runs.")] = None,
+                                                 help="With --every: stop after N full cycles (or N runs of "
+                                                 "--steps).")] = None,
+    no_jobs: Annotated[bool, typer.Option("--no-jobs", help="With --every: only the full cycle, without the "
+                                          "maintenance jobs in between.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the dream cycle (decay, promotion, expiry, consolidation, forgetting …) and print, per step,
-    what it changed. Many processes may dream at once: each claims the memories it works on."""
+    what it changed. Many processes may dream at once: each claims the memories it works on.
+
+    With --every the full cycle runs every DURATION and, in between, each maintenance job on its own
+    interval (setting dream.schedule.jobs: promotion every 10 minutes, decay and clustering every 60);
+    with --steps only those steps run, every DURATION."""
     names = [s.strip() for s in steps.split(",") if s.strip()] if steps else None
     interval = _interval(every, max_runs)
     with _memory(db) as mem:
@@ -757,7 +765,91 @@ def dream(
         if interval is None:
             _print_run_report(once(), as_json=as_json, title="dream cycle")
             return
+        if names is None and not no_jobs and mem.settings.dream.schedule.jobs:
+            _run_jobs(mem, interval, user=user, max_runs=max_runs, as_json=as_json)
+            return
         _run_scheduled(mem, once, interval, max_runs=max_runs, as_json=as_json, title="dream cycle")
+
+
+def _bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(size) < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+@app.command()
+def compact(
+    db: DbOpt = None,
+    user: Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
+                                             help="Deduplicate only this user's memories (the indexes are "
+                                             "optimised for everyone).")] = None,
+    no_dedup: Annotated[bool, typer.Option("--no-dedup", help="Only optimise the store; keep duplicate "
+                                           "memories as they are.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Deduplicate memories and optimise the store, then say what it reclaimed. Identical active memories
+    of one user and agent keep one copy (the others are superseded, kept in cold storage); SQLite:
+    VACUUM, ANALYZE, full-text optimisation, vector index rebuild; PostgreSQL: VACUUM ANALYZE and
+    REINDEX CONCURRENTLY."""
+    with _memory(db) as mem:
+        report = mem.compact(dedup=not no_dedup, user_id=user)
+    if as_json:
+        _print_json(report)
+        return
+    st = report["store"]
+    if "dedup" in report:
+        d = report["dedup"]
+        _say(f"dedup: {d['superseded']} duplicate memories superseded in {d['groups']} group(s)")
+    _say(f"store ({st['backend']}): {_bytes(st['bytes_before'])} → {_bytes(st['bytes_after'])}, reclaimed "
+         f"{_bytes(st['reclaimed_bytes'])} in {st['seconds']:.1f} s")
+    rows = {k: v for k, v in st["rows_removed"].items() if v}
+    if rows or report.get("claims_removed"):
+        rows = {**rows, **({"claims": report["claims_removed"]} if report.get("claims_removed") else {})}
+        _say("rows removed: " + ", ".join(f"{k} {v}" for k, v in rows.items()))
+    removed = {k: v for k, v in st["index_entries_removed"].items() if v}
+    _say("index entries: " + ", ".join(f"{k} {st['index_entries_before'][k]} → {st['index_entries_after'].get(k, 0)}"
+                                       for k in st["index_entries_before"])
+         + (f" ({', '.join(f'{k} −{v}' for k, v in removed.items())})" if removed else ""))
+    _say("done: " + "; ".join(st["actions"]))
+
+
+@app.command()
+def maintain(
+    db: DbOpt = None,
+    user: UserOpt = None,
+    every: Annotated[str | None, typer.Option(
+        "--cycle-every", metavar="DURATION",
+        help="Interval of the full dream cycle (default: the setting dream.schedule.cycle_every_hours).")] = None,
+    status: Annotated[bool, typer.Option("--status", help="Only show each job's last and next run.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the maintenance jobs that are due now (each on its own interval: dream.schedule.jobs, plus the
+    full dream cycle), then exit: for cron or a systemd timer, e.g. once a minute. --status shows the
+    schedule without running anything."""
+    with _memory(db) as mem:
+        if status:
+            rows = mem.maintenance_status(user_id=user, cycle_every=every)
+            if as_json:
+                _print_json(rows)
+                return
+            table = Table("job", "steps", "every", "batch", "last run", "next run", title="maintenance schedule")
+            for r in rows:
+                steps_text = r["steps"] if isinstance(r["steps"], str) else ", ".join(r["steps"])
+                table.add_row(r["name"], escape(steps_text), r["every"], str(r["batch_size"] or "—"),
+                              r["last_run"] or "never", r["next_run"])
+            console.print(table)
+            return
+        reports = mem.maintain(user_id=user, cycle_every=every)
+        if as_json:
+            _print_json(reports)
+            return
+        if not reports:
+            _say("nothing due (reverie maintain --status shows when each job runs next)")
+        for report in reports:
+            _print_run_report(report, as_json=False, title=_job_title(report))
 
 
 @app.command()
@@ -839,6 +931,55 @@ def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_j
     err_console.print(f"stopped after {runs} run(s)")
 
 
+
+
+def _job_title(report: dict[str, Any]) -> str:
+    job = report.get("job") or {}
+    return "dream cycle" if job.get("name") in (None, "cycle") else f"job {job['name']}"
+
+
+def _run_jobs(mem: Any, every: Any, *, user: str | None, max_runs: int | None, as_json: bool) -> None:
+    """``dream --every`` without ``--steps``: the full cycle every ``every`` and each maintenance job on its
+    own interval in between, until SIGINT/SIGTERM (finish the job in progress, then stop) or ``max_runs``
+    full cycles; a second signal aborts the run in progress (exit code 130)."""
+    import signal
+    import threading
+
+    from reverie.dream.schedule import JobSchedule, configured_jobs, format_duration, run_jobs
+
+    if every.total_seconds() < mem.settings.dream.schedule.min_every_s:
+        _fail(InvalidInputError(f"--every must be at least {mem.settings.dream.schedule.min_every_s:g} s "
+                                "(dream.schedule.min_every_s)"))
+    schedule = JobSchedule(mem, configured_jobs(mem, cycle_every=every), user_id=user)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        err_console.print(f"{signal.Signals(signum).name}: stopping after the current run (send it again to abort)")
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, on_signal)
+    jobs = ", ".join(f"{j.name} every {format_duration(j.every)}" for j in schedule.jobs if not j.is_cycle)
+    err_console.print(f"dream cycle every {format_duration(every)}; in between: {jobs}"
+                      + (f"; {max_runs} cycle(s)" if max_runs else "") + " — Ctrl-C or SIGTERM stops")
+    try:
+        runs = run_jobs(schedule, stop=stop, max_cycles=max_runs,
+                        on_report=lambda r: _print_run_report(r, as_json=as_json, title=_job_title(r), compact=True),
+                        on_error=lambda e: err_console.print(f"[red]error[/red] ({type(e).__name__}): {e} — "
+                                                             "trying again at the next slot"))
+    except KeyboardInterrupt:
+        err_console.print("aborted during a run: finished batches are kept, the next run does the rest")
+        raise typer.Exit(130) from None
+    except ReverieError as exc:
+        _fail(exc)
+    finally:
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
+    err_console.print(f"stopped after {runs} run(s)")
 
 
 def _progress() -> Progress:
@@ -1015,6 +1156,101 @@ def conversation_items(conv: Any) -> list[dict[str, Any]]:
             for t in conv.turns]
 
 
+@app.command()
+def topics(
+    db: DbOpt = None,
+    user: UserOpt = None,
+    refresh: Annotated[bool, typer.Option("--refresh", help="Build the index now instead of showing the one the "
+                                          "last dream cycle kept.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, metavar="N", help="Show at most N topics.")] = 30,
+    as_json: JsonOpt = False,
+) -> None:
+    """What a user's memory is about: the topics of its sealed memory boxes and the entities its memories name,
+    with how many memories and boxes mention each and when they were first and last seen."""
+    with _memory(db) as mem:
+        index = mem.topic_index(user_id=user, refresh=refresh)
+    if as_json:
+        _print_json(index)
+        return
+    rows = index.get("topics", [])[:limit]
+    if not rows:
+        _say(f"no topics yet for {user or 'memories without a user'} (they come from sealed memory boxes and the "
+             "entities memories name; the dream cycle keeps the index)")
+        return
+    table = Table("topic", "memories", "boxes", "traces", "first seen", "last seen",
+                  title=f"topics of {user or '(no user)'} — {index.get('updated_at', '?')}")
+    for t in rows:
+        table.add_row(escape(str(t["topic"])) + (" (entity)" if t.get("entity") else ""), str(t["memories"]),
+                      str(t["boxes"]), str(t["traces"]), (t.get("first_seen") or "—")[:10],
+                      (t.get("last_seen") or "—")[:10])
+    console.print(table)
+
+
+@app.command()
+def documents(
+    db: DbOpt = None,
+    user: UserOpt = None,
+    refresh: Annotated[bool, typer.Option("--refresh", help="Build them now instead of showing those the last "
+                                          "dream cycle kept.")] = False,
+    actions: Annotated[int, typer.Option("--actions", min=0, max=10_000, metavar="N",
+                                         help="Also show the N most recent write decisions.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """A user's readable documents: the behavioural profile (with its line cap), entity profiles, reflections
+    and the compression guidelines learned from past write decisions (markdown)."""
+    from reverie.documents import document_markdown
+
+    with _memory(db) as mem:
+        docs = mem.documents(user_id=user, refresh=refresh)
+        recent = mem.action_telemetry(user_id=user, limit=actions) if actions else []
+    if as_json:
+        _print_json({**docs, **({"actions": recent} if actions else {})})
+        return
+    shown = [d for k, d in docs.items() if k != "topics" and isinstance(d, dict)]
+    if not shown:
+        _say(f"no documents yet for {user or 'memories without a user'} (the dream cycle makes them; --refresh "
+             "makes them now)")
+    for doc in shown:
+        console.print(escape(document_markdown(doc)), markup=False, highlight=False)
+    if recent:
+        table = Table("at", "action", "outcome", "confidence", "lifecycle", "importance", "source", "memory",
+                      title="recent write decisions")
+        for e in recent:
+            table.add_row(e["at"][:19], e["action"], e["outcome"], f"{e['confidence']:.2f}", e["lifecycle_state"],
+                          f"{e['importance']:.2f}", e["source"], (e["memory_id"] or "—")[:8])
+        console.print(table)
+
+
+@app.command("ingest-code")
+def ingest_code(
+    path: Annotated[str, typer.Argument(metavar="PATH", help="A source directory (or one file) to remember.")],
+    db: DbOpt = None,
+    user: UserOpt = None,
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember a code base in the codebase layer: its file tree and each Python module's public classes,
+    functions and methods (signature and docstring's first line), with their paths. Run it again after
+    changes: only what changed is updated; what disappeared is invalidated. Files that cannot be read
+    (binary, not UTF-8, a syntax error, too large, symbolic links) are skipped and listed."""
+    with _memory(db, create=True) as mem:
+        report = mem.ingest_code(path, user_id=user, agent_id=agent)
+    if as_json:
+        _print_json(report)
+        return
+    _say(f"ingested {report['root']}: {report['created']} new, {report['updated']} updated"
+         + (f" ({report['reactivated']} back)" if report["reactivated"] else "")
+         + f", {report['invalidated']} invalidated, {report['unchanged']} unchanged "
+         f"({report['files_parsed']} file(s) read, {report['files_unchanged']} unchanged)")
+    if report["changed_files"]:
+        _say("changed: " + ", ".join(report["changed_files"][:20])
+             + (f" and {len(report['changed_files']) - 20} more" if len(report["changed_files"]) > 20 else ""))
+    for rel, why in list(report["skipped"].items())[:50]:
+        _say(f"skipped {rel}: {why}")
+    if len(report["skipped"]) > 50:
+        _say(f"… and {len(report['skipped']) - 50} more skipped (--json lists all)")
+
+
 #: what `export` writes, by the output's extension
 EXPORT_FORMATS = {".jsonl": "JSON Lines (one memory record per line; `reverie import` reads it back)"}
 
@@ -1066,8 +1302,8 @@ def export(
                                         "directory with --markdown.")],
     db: DbOpt = None,
     user: UserOpt = None,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Write a markdown tree (one file per memory).")]
-    = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Write a markdown tree: one file per memory, the "
+                                           "sealed memory boxes and the topic index.")] = False,
     embeddings: Annotated[bool, typer.Option("--embeddings", help="Include vectors (JSONL only).")] = False,
     force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing file.")] = False,
 ) -> None:
@@ -1099,11 +1335,13 @@ def export(
         previous = os.umask(0o077)  # every file and directory written: owner only, like the database
         try:
             if markdown:
-                n = io.export_markdown(records(), out)
-            else:
-                if out.exists():  # --force: replace it, with owner-only permissions
-                    out.unlink()
-                n = io.dump_jsonl(records(), out, with_embedding=embeddings)
+                done = mem.export_markdown(out, user_id=user)
+                _say(f"exported {done['memories']} memories, {done['boxes']} sealed memory boxes and the topic "
+                     f"index to {out}")
+                return
+            if out.exists():  # --force: replace it, with owner-only permissions
+                out.unlink()
+            n = io.dump_jsonl(records(), out, with_embedding=embeddings)
         finally:
             os.umask(previous)
         _say(f"exported {n} memories to {out}")
@@ -1340,7 +1578,9 @@ def serve(
         "server process.")] = None,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs, metrics at /metrics, readiness at /readyz) and the web
-    dashboard (/).
+    dashboard (/). With the setting dream.schedule.server_jobs on, it also runs the maintenance schedule
+    in the background (the jobs of dream.schedule.jobs on their intervals, the full dream cycle every
+    --dream-every or else dream.schedule.cycle_every_hours).
 
     Without REVERIE_API_TOKEN and without API keys the server is single-tenant: whoever reaches it
     (loopback only) has full access. REVERIE_API_TOKEN is an admin token; API keys (`reverie keys
@@ -1357,7 +1597,27 @@ def serve(
                         forwarded_allow_ips=forwarded_allow_ips, root_path=root_path.rstrip("/"),
                         allow_hosts=list(allow_host or []), access_log=access_log, dream_every=every)
     with _memory(db, create=True) as mem:
-        run_server(mem, token=os.environ.get("REVERIE_API_TOKEN") or None, options=opts)
+        background = None
+        if mem.settings.dream.schedule.server_jobs:
+            from reverie.dream.schedule import BackgroundSchedule, JobSchedule, configured_jobs
+
+            cycle = timedelta(seconds=every) if every else _cycle_every(mem)
+            try:
+                schedule = JobSchedule(mem, configured_jobs(mem, cycle_every=cycle))
+            except ReverieError as exc:
+                _fail(exc)
+            background = BackgroundSchedule(schedule).start()
+            opts.dream_every = None  # the schedule runs the full cycle
+            err_console.print("maintenance schedule running in the background (dream.schedule.server_jobs)")
+        try:
+            run_server(mem, token=os.environ.get("REVERIE_API_TOKEN") or None, options=opts)
+        finally:
+            if background is not None:
+                background.stop(timeout=60)
+
+
+def _cycle_every(mem: Any) -> timedelta:
+    return timedelta(hours=mem.settings.dream.schedule.cycle_every_hours)
 
 
 class _Command(typer.core.TyperCommand):

@@ -56,7 +56,7 @@ DEFAULT_TOOLS: tuple[str, ...] = ("remember", "recall", "context", "update", "in
 #: every tool, in the order they are listed; the rest are operator work (maintenance, inspection)
 ALL_TOOLS: tuple[str, ...] = (
     *DEFAULT_TOOLS, "observe", "end_session", "feedback", "get", "history", "pin", "unpin", "promote",
-    "demote", "reactivate", "undo_consolidation", "stats", "dream",
+    "demote", "reactivate", "undo_consolidation", "stats", "dream", "ingest_code", "topics", "documents",
 )
 
 
@@ -91,6 +91,9 @@ HINTS: dict[str, Hints] = {
     "undo_consolidation": Hints(False, False, True),
     "stats": Hints(True, False, True),
     "dream": Hints(False, False, False),
+    "ingest_code": Hints(False, False, True),
+    "topics": Hints(True, False, True),
+    "documents": Hints(True, False, True),
 }
 
 ToolFn = TypeVar("ToolFn", bound=Callable[..., Any])
@@ -352,6 +355,7 @@ def build_server(mem: Memory, defaults: Defaults | None = None, credential: Cred
     _write_tools(tool, sm, d)
     _lifecycle_tools(tool, sm)
     _read_tools(tool, sm, d)
+    _knowledge_tools(tool, sm, d)
     for registered in server._tool_manager.list_tools():
         hidden = HOST_SCOPE_PARAMS if cred.admin else (*HOST_SCOPE_PARAMS, "user_id")
         if registered.name in DEFAULT_TOOLS:  # operator tools keep every parameter
@@ -571,6 +575,41 @@ def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
         """Run the dream cycle now (decay, promotion, expiry, pruning …) and return what each step changed."""
         with _tool_errors():
             return _result(mem.dream(steps=steps))
+
+
+def _knowledge_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
+    @tool
+    def ingest_code(
+        path: Annotated[str, Field(description="A source directory (or one file) on this machine.")],
+        user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
+    ) -> Any:
+        """Remember a code base: its file tree and each Python module's public classes, functions and methods
+        (signature and first docstring line) become codebase-layer memories with their paths, found by recall.
+        Run it again after changes: only what changed is updated, what disappeared is invalidated; unreadable
+        files are skipped with the reason."""
+        with _tool_errors():
+            return _result(mem.ingest_code(path, user_id=d.user(user_id), agent_id=d.agent_id))
+
+    @tool
+    def topics(
+        user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="At most this many topics.")] = 30,
+    ) -> Any:
+        """What the memory is about: the topics of its conversations (sealed memory boxes) and the entities its
+        memories name, each with how many memories mention it and when it was first and last seen."""
+        with _tool_errors():
+            index = mem.topic_index(user_id=d.user(user_id))
+        return _result({**index, "topics": index["topics"][:limit]})
+
+    @tool
+    def documents(
+        user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
+    ) -> Any:
+        """What the memory keeps about the user for reading: the behavioural profile (preferences, decisions,
+        know-how, patterns — with a line cap), entity profiles, reflections, compression guidelines learned from
+        past write decisions, and the topic index."""
+        with _tool_errors():
+            return _result(mem.documents(user_id=d.user(user_id)))
 
 
 def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:

@@ -351,6 +351,32 @@ class AccessEvent:
 
 
 @dataclass(slots=True)
+class ActionEvent:
+    """One write decision as action telemetry (the lifecycle design's memory-action policy): which action of
+    the taxonomy was taken (``store_episode``, ``store_note``, ``update_note``, ``create_artifact``,
+    ``summarize_node``, ``discard``, ``link_graph``), what the engine did (``outcome``: the write gate's
+    CREATE/UPDATE/SUPERSEDE/REINFORCE/SKIP, ``UNDONE`` for an undone summary, ``LINKED`` …), and its
+    eligibility context (confidence, lifecycle state, importance, source). No memory text is kept."""
+
+    action: str
+    outcome: str
+    at: datetime
+    user_id: str | None = None
+    agent_id: str | None = None
+    memory_id: str | None = None
+    confidence: float = 0.0
+    lifecycle_state: str = "candidate"
+    importance: float = 0.0
+    source: str = "unknown"
+    id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "outcome": self.outcome, "at": self.at.isoformat(), "user_id": self.user_id,
+                "agent_id": self.agent_id, "memory_id": self.memory_id, "confidence": self.confidence,
+                "lifecycle_state": self.lifecycle_state, "importance": self.importance, "source": self.source}
+
+
+@dataclass(slots=True)
 class CoActivation:
     """Seed 000 COACTIVATED edge / seed 001 Hebbian pair. ``a_id < b_id`` always."""
 
@@ -363,6 +389,7 @@ class CoActivation:
 
 __all__ = [
     "AccessEvent",
+    "ActionEvent",
     "CoActivation",
     "HistoryEvent",
     "Layer",

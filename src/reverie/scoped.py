@@ -391,6 +391,48 @@ class ScopedMemory:
                                         "a credential not narrowed to agents")
         return self.memory.tick(user_id=self._user(user_id))
 
+    # keeping the memory in shape -------------------------------------------------------------
+    def maintain(self, **options: Any) -> builtins.list[dict[str, Any]]:
+        """Run the maintenance jobs that are due (every user's memories): needs an admin credential."""
+        self.credential.require_admin("the maintenance schedule")
+        return self.memory.maintain(**options)
+
+    def maintenance_status(self, **options: Any) -> builtins.list[dict[str, Any]]:
+        """Each scheduled job's interval, last and next run (times only, no memory): any credential."""
+        return self.memory.maintenance_status(**options)
+
+    def compact(self, *, dedup: bool = True, user_id: str | None = None) -> dict[str, Any]:
+        """Dedup and store optimisation: the store is shared by every user, so it needs an admin credential."""
+        self.credential.require_admin("compaction")
+        return self.memory.compact(dedup=dedup, user_id=clean_scope(user_id, "user_id"))
+
+    def ingest_code(self, path: Any, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
+        """Remember a code base in the credential's scope (the path is on the machine that runs reverie)."""
+        return self.memory.ingest_code(path, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+
+    def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        return self.memory.topic_index(user_id=self._user(user_id), refresh=refresh)
+
+    def documents(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+        """The user's documents. They are made from every agent's memories of the user, so a credential
+        narrowed to agents may not read them."""
+        if not self.credential.admin and self.credential.agents is not None:
+            raise PermissionDeniedError("a user's documents are made from every agent's memories of the user; "
+                                        "they need a credential not narrowed to agents")
+        return self.memory.documents(user_id=self._user(user_id), refresh=refresh)
+
+    def action_telemetry(self, *, user_id: str | None = None, limit: int = 100,
+                         since: Any = None) -> builtins.list[dict[str, Any]]:
+        user = self._user(user_id)
+        events = self.memory.action_telemetry(user_id=user, limit=limit, since=since)
+        if self.credential.agents is None:
+            return events
+        return [e for e in events if e.get("agent_id") in self.credential.agents]
+
+    def export_markdown(self, path: Any, *, user_id: str | None = None) -> dict[str, int]:
+        self.credential.require_admin("export")
+        return self.memory.export_markdown(path, user_id=clean_scope(user_id, "user_id"))
+
     def dream_reports(self) -> builtins.list[dict[str, Any]]:
         self.credential.require_admin("the dream reports")
         return self.memory.dream_reports()

@@ -70,8 +70,12 @@ def test_prune_access_log(mem: Memory, clock: SettableClock) -> None:
     clock.advance(days=200)
     mem.get(mid)
     report = mem.dream(steps=["prune"])
-    assert report["steps"][0]["changed"] == 1
+    details = report["steps"][0]["details"]
+    # the old access, and the add's action telemetry (older than write.policy.telemetry_retention_days, 90)
+    assert (details["access_log_rows"], details["action_telemetry_rows"]) == (1, 1)
+    assert report["steps"][0]["changed"] == 2
     assert len(mem.store.access_times([mid])[mid]) == 1
+    assert mem.action_telemetry(user_id="u") == []
 
 
 def test_claimed_memories_are_skipped_by_another_dreamer(mem: Memory, clock: SettableClock) -> None:

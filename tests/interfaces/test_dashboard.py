@@ -450,3 +450,19 @@ def test_api_keys_created_and_revoked_in_chromium(browser: Any, rich: tuple[str,
         refused = http.get("/v1/memories", params={"user_id": "maya"}, headers={"Authorization": f"Bearer {maya_key}"})
         assert refused.status_code == 401  # at once on this server
     assert not errors
+
+
+def test_topics_and_schedule_pages(mem: Memory) -> None:
+    for text in ("My sister Lena lives in Hamburg with her two dogs.", "Lena works at the <i>Hamburg</i> clinic."):
+        mem.observe(text, user_id="maya", session_id="s1")
+    mem.end_session("s1", user_id="maya")
+    with TestClient(create_app(mem)) as client:
+        users = client.get("/topics").text
+        assert 'href="/topics?user_id=maya"' in users
+        page = client.get("/topics", params={"user_id": "maya"}).text
+        assert 'id="topic-index"' in page and "hamburg" in page and 'id="boxes"' in page
+        assert "<i>Hamburg</i>" not in page  # escaped
+        bad = client.get("/topics", params={"user_id": "x\x00"})
+        assert bad.status_code == 200 and "InvalidInputError" in bad.text
+        dream = client.get("/dream").text
+        assert 'id="schedule"' in dream and "promotion" in dream and "10m" in dream

@@ -21,7 +21,7 @@ from .helpers import LAUNCHER, child_env
 
 EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
                   "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context",
-                  "reactivate", "undo_consolidation"}
+                  "reactivate", "undo_consolidation", "ingest_code", "topics", "documents"}
 DEFAULT_SET = {"remember", "recall", "context", "update", "invalidate", "forget"}
 
 
@@ -82,7 +82,7 @@ def test_every_tool_is_annotated(mem: Memory) -> None:
         destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}  # type: ignore[union-attr]
         read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}  # type: ignore[union-attr]
         assert destructive == {"forget"}
-        assert read_only == {"recall", "context", "get", "history", "stats"}
+        assert read_only == {"recall", "context", "get", "history", "stats", "topics", "documents"}
         assert not tools["remember"].annotations.idempotent_hint  # type: ignore[union-attr]
 
     run(build_server(mem, tools=ALL_TOOLS), body)
@@ -434,3 +434,28 @@ def _hash() -> Any:
     from reverie.embed.testing import HashEmbedder
 
     return HashEmbedder(64)
+
+
+def test_ingest_code_and_topics_tools(mem: Memory, tmp_path: Any) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "rates.py").write_text('def convert(amount: float, rate: float) -> float:\n'
+                                  '    """Convert an amount at an exchange rate."""\n    return amount * rate\n')
+    (pkg / "bad.py").write_text("def oops(:\n")
+
+    async def body(client: Client) -> None:
+        report = await call(client, "ingest_code", path=str(pkg))
+        assert report["created"] == 3 and report["skipped"]["bad.py"].startswith("does not parse")
+        found = await call(client, "recall", query="convert an amount at an exchange rate", k=3)
+        assert found["results"][0]["content"].startswith("function convert(amount: float, rate: float)")
+        assert "NotFoundError" in await call_error(client, "ingest_code", path=str(tmp_path / "missing"))
+        mem.observe("My sister Lena lives in Hamburg with her two dogs.", user_id="maya", session_id="s1")
+        mem.end_session("s1", user_id="maya")
+        index = await call(client, "topics", limit=5)
+        assert index["user_id"] == "maya" and "hamburg" in [t["topic"] for t in index["topics"]]
+        mem.observe("I prefer window seats on long flights.", user_id="maya", session_id="s2", flush=True)
+        mem.dream(user_id="maya", steps=["profile", "guidelines"])
+        docs = await call(client, "documents")
+        assert "window seats" in str(docs["profile"]) and docs["guidelines"]["events"] > 0
+
+    run(build_server(mem, Defaults(user_id="maya"), tools=ALL_TOOLS), body)

@@ -874,6 +874,32 @@ def test_access_log_and_prune(store: Store) -> None:
     assert "n" not in store.access_times(["n"])
 
 
+def test_action_telemetry_round_trips_per_user_newest_first_and_prunes(store: Store, embedder: HashEmbedder) -> None:
+    from reverie.model import ActionEvent
+
+    events = [ActionEvent("store_note", "CREATE", T0 + timedelta(minutes=i), user_id="u", agent_id="a",
+                          memory_id=f"m{i}", confidence=0.9, lifecycle_state="active", importance=0.5,
+                          source="extraction") for i in range(4)]
+    store.log_actions([*events, ActionEvent("discard", "SKIP", T0, user_id=None)])
+    got = store.memory_actions("u")
+    assert [e.memory_id for e in got] == ["m3", "m2", "m1", "m0"]
+    first = got[-1]
+    assert (first.action, first.outcome, first.at, first.user_id, first.agent_id, first.confidence,
+            first.lifecycle_state, first.importance, first.source) == (
+        "store_note", "CREATE", T0, "u", "a", 0.9, "active", 0.5, "extraction")
+    assert [e.memory_id for e in store.memory_actions("u", since=T0 + timedelta(minutes=2))] == ["m3", "m2"]
+    assert len(store.memory_actions("u", limit=1)) == 1
+    assert [(e.action, e.user_id) for e in store.memory_actions(None)] == [("discard", None)]
+    assert store.memory_actions("other") == []
+    assert store.prune_memory_actions(T0 + timedelta(minutes=1)) == 2  # m0 and the no-user event
+    assert [e.memory_id for e in store.memory_actions("u")] == ["m3", "m2", "m1"]
+    rec = _rec(embedder, "a memory whose telemetry goes with it")
+    store.insert([rec])
+    store.log_actions([ActionEvent("store_episode", "CREATE", T0 + timedelta(hours=1), user_id="u", memory_id=rec.id)])
+    store.delete([rec.id])  # a hard delete takes its telemetry rows too
+    assert rec.id not in {e.memory_id for e in store.memory_actions("u")}
+
+
 def test_coactivation_pairs_are_unordered(store: Store) -> None:
     store.bump_coactivations([("b", "a"), ("a", "b"), ("a", "c"), ("a", "a")], T0)
     store.bump_coactivations([("b", "a")], T0 + timedelta(hours=1))
@@ -1403,3 +1429,77 @@ def test_state_items_delete_state_and_partition_rows(store: Store) -> None:
     assert store.clusters("u") == [] and [c.id for c in store.clusters("v")] == ["c2"]
     assert store.delete_partition_rows("u") == {"boxes": 0, "clusters": 0}
     store.reclaim()  # outside a transaction: always allowed
+
+
+# -- compaction and duplicate groups -----------------------------------------------------------------
+
+
+def test_duplicate_groups_share_user_agent_and_content_hash(store: Store) -> None:
+    def rec(mid: str, text: str, at: int, **kw: Any) -> MemoryRecord:
+        return MemoryRecord(text, id=mid, created_at=T0 + timedelta(minutes=at), **kw)
+
+    store.insert([
+        rec("a2", "Tea at noon", 2, user_id="u"), rec("a1", "tea at  noon!", 1, user_id="u"),
+        rec("a3", "Tea at noon", 3, user_id="u"),
+        rec("b1", "Tea at noon", 0, user_id="v"),  # another user: not a duplicate of u's
+        rec("c1", "Tea at noon", 5, user_id="u", agent_id="bot"),  # another agent
+        rec("d1", "coffee at six", 1, user_id="u"), rec("d2", "coffee at six", 1, user_id="u"),
+        rec("e1", "only once", 1, user_id="u"),
+        rec("f1", "Tea at noon", 9, user_id="u", status=Status.INVALIDATED),
+    ])
+    groups = store.duplicate_groups(MemoryFilter.everything(all_users=True, statuses=frozenset({Status.ACTIVE})))
+    assert groups == [["a1", "a2", "a3"], ["d1", "d2"]]  # oldest first, ties by id
+    assert store.duplicate_groups(MemoryFilter(user_id="v", statuses=None, stores=None)) == []
+    every = store.duplicate_groups(MemoryFilter.everything())
+    assert ["a1", "a2", "a3", "f1"] in every
+
+
+def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embedder: HashEmbedder) -> None:
+    # a small exact-search limit: the SQLite backend serves this partition from an HNSW graph
+    st = open_store(StorageSettings(exact_search_max=40, ann_rebuild_delta=100))
+    recs = [_rec(embedder, f"compaction note {i} about harbour{i % 13} and lantern{i % 7} " + "padding " * 20)
+            for i in range(240)]
+    st.insert(recs)
+    st.vector_search(recs[0].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]  # builds the index
+    for r in recs[:60]:  # rewritten contents: old full-text entries and row versions left behind
+        st.update_fields(r.id, {"content": r.content.replace("note", "memo"), "embedding": embedder.embed(
+            [r.content.replace("note", "memo")])[0]})
+    gone = [r.id for r in recs[120:]]
+    assert st.delete(gone) == len(gone)
+    kept = recs[:120]
+    probes = [kept[i].embedding for i in (3, 50, 90)]
+    before_v = [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes]  # type: ignore[arg-type]
+    before_t = {h.id for h in st.text_search("lantern3", MemoryFilter(), 100)}
+
+    report = st.compact()
+
+    assert report.backend == st.backend and report.bytes_before > 0 and report.bytes_after > 0
+    assert report.actions and report.seconds >= 0
+    assert [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes] == before_v  # type: ignore[arg-type]
+    assert {h.id for h in st.text_search("lantern3", MemoryFilter(), 100)} == before_t
+    assert st.count(MemoryFilter.everything()) == len(kept)
+    data = report.to_dict()
+    assert data["reclaimed_bytes"] == report.reclaimed_bytes >= 0
+    if st.backend == "sqlite":
+        assert report.reclaimed_bytes > 0  # 120 rows deleted: VACUUM returns their pages
+        assert report.index_entries_before["vector_deleted_marks"] > 0  # deleted, still in the graph
+        assert report.index_entries_after["vector_deleted_marks"] == 0
+        assert report.index_entries_after["vectors"] == len(kept)
+        assert report.rows_removed["vector_changes"] > 0
+        assert report.index_entries_after["fulltext_segment_rows"] <= report.index_entries_before[
+            "fulltext_segment_rows"]
+    else:
+        assert report.rows_removed["memories"] >= len(gone)  # the deleted rows' dead versions vacuumed
+        assert set(report.index_entries_after) >= {"memories_embedding_hnsw", "memories_tsv_idx"}
+    # writes after a compaction are found as before
+    late = _rec(embedder, "written after the compaction: a lighthouse keeper")
+    st.insert([late])
+    assert st.vector_search(late.embedding, MemoryFilter(), 1)[0].id == late.id  # type: ignore[arg-type]
+    assert late.id in {h.id for h in st.text_search("lighthouse keeper", MemoryFilter(), 5)}
+    again = st.compact()  # idempotent: nothing left to reclaim but it runs
+    assert again.index_entries_after.get("vector_deleted_marks", 0) == 0
+
+
+def test_compact_refuses_to_run_inside_a_transaction(store: Store) -> None:
+    with pytest.raises(InvalidInputError, match="transaction"), store.transaction():
+        store.compact()

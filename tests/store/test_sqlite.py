@@ -365,3 +365,32 @@ def test_sealed_boxes_come_from_the_index_in_order(tmp_path: Path) -> None:
         assert "boxes_sealed" in plan and "TEMP B-TREE" not in plan, plan
     finally:
         store.close()
+
+
+def test_compaction_trims_the_change_log_and_other_connections_reload(tmp_path: Path, embedder: HashEmbedder) -> None:
+    """compact() keeps only the last change-log entry: a second connection (another process) whose index is
+    older than the trimmed log reloads it instead of missing the changes it can no longer replay."""
+    path = tmp_path / "mem.db"
+    a, b = _open(path, ANN), _open(path, ANN)
+    first = _records(embedder, 200)
+    a.insert(first)
+    assert b.vector_search(first[7].embedding, MemoryFilter(), 1)[0].id == first[7].id  # type: ignore[arg-type]
+    later = _records(embedder, 30, prefix="written before compaction")
+    a.insert(later)
+    a.delete([first[9].id])
+    report = a.compact()
+    assert report.rows_removed["vector_changes"] == 200 + 30 + 1 - 1
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 1
+    # b's index predates the trimmed entries: it reloads and sees both the insert and the delete
+    assert b.vector_search(later[4].embedding, MemoryFilter(), 1)[0].id == later[4].id  # type: ignore[arg-type]
+    assert first[9].id not in {h.id for h in b.vector_search(first[9].embedding, MemoryFilter(), 5)}  # type: ignore[arg-type]
+    after = _records(embedder, 5, prefix="written after compaction")
+    a.insert(after)
+    assert b.vector_search(after[2].embedding, MemoryFilter(), 1)[0].id == after[2].id  # type: ignore[arg-type]
+    a.close()
+    b.close()
+    c = _open(path, ANN)  # a fresh process loads the graphs the compaction saved
+    assert c.vector_search(after[1].embedding, MemoryFilter(), 1)[0].id == after[1].id  # type: ignore[arg-type]
+    assert c.vector_search(first[50].embedding, MemoryFilter(), 1)[0].id == first[50].id  # type: ignore[arg-type]
+    c.close()

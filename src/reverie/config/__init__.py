@@ -21,6 +21,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from reverie.config.codebase import CodebaseSettings
 from reverie.config.core import (
     EmbeddingSettings,
     LimitSettings,
@@ -58,6 +59,7 @@ class Settings(BaseSettings):
     dream: DreamSettings = Field(default_factory=DreamSettings)
     write: WriteSettings = Field(default_factory=WriteSettings)
     read: ReadSettings = Field(default_factory=ReadSettings)
+    codebase: CodebaseSettings = Field(default_factory=CodebaseSettings)
 
     @classmethod
     def settings_customise_sources(

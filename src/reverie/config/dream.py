@@ -6,10 +6,24 @@ from pydantic import Field
 
 from reverie.config.core import Section
 from reverie.config.dream_consolidation import ConsolidationSettings
+from reverie.config.dream_documents import DocumentSettings
 from reverie.config.dream_lifecycle import LifecycleStepSettings
 from reverie.config.dream_quantize import QuantizeSettings
 from reverie.config.dream_schedule import ScheduleSettings
 from reverie.config.dream_synthesis import SynthesisSettings
+
+
+class TopicIndexSettings(Section):
+    """The topic index the ``topics`` step keeps per user (what the memory is about, for people)."""
+
+    max_topics: int = Field(default=200, ge=1, description="Topics kept per user, the most mentioned first.")
+    max_boxes: int = Field(
+        default=5000,
+        ge=1,
+        description="Sealed boxes read per user to build the topic index (the most recently sealed first); the "
+        "markdown export writes at most this many boxes per user too.",
+    )
+    max_users: int = Field(default=10_000, ge=1, description="Users whose topic index one dream run refreshes.")
 
 
 class DreamSettings(Section):
@@ -29,6 +43,7 @@ class DreamSettings(Section):
             "forget",
             "cluster",
             "consolidate",
+            "merge",
             "themes",
             "abstraction",
             "category_summaries",
@@ -40,6 +55,11 @@ class DreamSettings(Section):
             "cold_migration",
             "edge_decay",
             "quantize",
+            "topics",
+            "profile",
+            "entity_profiles",
+            "reflections",
+            "guidelines",
             "prune",
         ],
         description="Ordered dream steps to run (SEED-NOTES 10: one ordered list of named steps).",
@@ -48,8 +68,8 @@ class DreamSettings(Section):
         default=500,
         ge=1,
         le=100_000,
-        description="seed 001 (bug B4): memories handled per batch; seed 000 decayBatchSize 100 / "
-        "promotionBatchSize 10 are per-transaction sizes of the Cypher plan.",
+        description="seed 001 (bug B4): memories handled per batch (claimed and written per transaction). The "
+        "scheduled maintenance jobs may set their own (dream.schedule.jobs: promotion 10, decay 100).",
     )
     claim_ttl_s: float = Field(
         default=30.0,
@@ -80,3 +100,5 @@ class DreamSettings(Section):
     synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)
     quantize: QuantizeSettings = Field(default_factory=QuantizeSettings)
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    topics: TopicIndexSettings = Field(default_factory=TopicIndexSettings)
+    documents: DocumentSettings = Field(default_factory=DocumentSettings)

@@ -255,10 +255,76 @@ class AbstractionSettings(Section):
     )
 
 
+class MergeSettings(Section):
+    """Clusters of near-identical memories that are still in use merge into one summary (the ``merge`` step)."""
+
+    similarity: dict[str, float] = Field(
+        default_factory=lambda: _profiled(0.80, 0.75, 0.80, e5=0.937),
+        description="How alike memories must be to merge (cosine of each member to the cluster's founder), per "
+        "embedder profile: api 0.80 (the layered-memory design's dream step 2: cosine > 0.8); minilm 0.75 — "
+        "measured with all-MiniLM-L6-v2: six paraphrases of one fact sit at 0.81–0.96 to their best founder, six "
+        "distinct facts on one topic (a pet, a job, the consolidation design's March activities) at 0.22–0.60 "
+        "(six distinct facts sharing a long frame — 'Maya said the trip to Porto … with her sister Ana' — sit at "
+        "0.81–0.82, inside the paraphrases' range: they merge, every member's words kept in the summary); e5 0.937 "
+        "— measured with multilingual-e5-small, whose cosines are compressed: the same paraphrase sets sit at "
+        "0.942–0.967 to their best founder, the six trip facts at 0.933 and no five of the other distinct facts "
+        "above 0.905 (tests/dream/test_merge.py); hash 0.80 (the unit-test embedder: near-identical notes 0.94, "
+        "the trip facts 0.68).",
+    )
+    group_size: int = Field(default=5, ge=2, description="A cluster needs at least 5 members to merge (the "
+                            "layered-memory design: merge clusters of 5+).")
+    max_group_size: int = Field(default=10, ge=2, description="A merged cluster takes at most this many members.")
+    layers: list[Layer] = Field(
+        default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC],
+        description="Layers whose memories may merge (working memories are still being formed; procedural and "
+        "codebase memories stay individual).",
+    )
+    min_age_days: float = Field(
+        default=1.0,
+        ge=0,
+        description="Only memories at least this old merge, so a conversation in progress keeps its fresh "
+        "memories as they were written.",
+    )
+    summary_max_chars: int = Field(
+        default=1000,
+        ge=40,
+        description="Length budget of a merged summary (it keeps every member's text, so this bounds how many "
+        "members one cluster takes; see consolidate.summary_max_chars).",
+    )
+    max_candidates: int = Field(
+        default=5000,
+        ge=2,
+        description="At most this many memories (the most recent first) are clustered per run; the step finds "
+        "neighbours among them without comparing all pairs (bench/dream.py measures the cost).",
+    )
+    max_groups_per_run: int = Field(default=200, ge=0, description="Clusters merged per dream run at most.")
+    max_llm_calls: int = Field(
+        default=20,
+        ge=0,
+        description="LLM summaries per run (when an LLM is configured and its text keeps every name, date and "
+        "number); further clusters get the extractive summary, which keeps every member's words.",
+    )
+    link_weight: float = Field(default=0.8, ge=0, le=1, description="Weight of the link from the summary to "
+                               "each merged memory (as consolidation's).")
+
+    @field_validator("similarity")
+    @classmethod
+    def _similarity(cls, v: dict[str, float]) -> dict[str, float]:
+        return _check_profiles(v, "similarity")
+
+    @model_validator(mode="after")
+    def _sizes(self) -> MergeSettings:
+        if self.max_group_size < self.group_size:
+            raise ValueError(f"max_group_size {self.max_group_size} < group_size {self.group_size}")
+        return self
+
+
 class ConsolidationSettings(Section):
-    """Consolidation steps: seed 003 consolidate, seed 001 themes and deep abstraction."""
+    """Consolidation steps: seed 003 consolidate, seed 001 themes and deep abstraction, and the merge of
+    near-identical memories still in use."""
 
     consolidate: ConsolidateSettings = Field(default_factory=ConsolidateSettings)
+    merge: MergeSettings = Field(default_factory=MergeSettings)
     themes: ThemeSettings = Field(default_factory=ThemeSettings)
     abstraction: AbstractionSettings = Field(default_factory=AbstractionSettings)
     neighbors: NeighborSettings = Field(default_factory=NeighborSettings)
@@ -268,6 +334,7 @@ __all__ = [
     "AbstractionSettings",
     "ConsolidateSettings",
     "ConsolidationSettings",
+    "MergeSettings",
     "NeighborSettings",
     "ThemeSettings",
     "for_profile",

@@ -117,6 +117,20 @@ class LifecycleStepSettings(Section):
     capacity_target: int = Field(
         default=450, ge=0, description="seed 001 capacity trim: … the lowest-utility ones go dormant down to 450."
     )
+    floating_threshold: bool = Field(
+        default=True,
+        description="Forgetting by disuse spares what is used more than usual: the utility floor makes a memory "
+        "dormant only when its access count is at or below the average access count of its user's active "
+        "memories, and the capacity trim takes those at or below the average first (the memories used more "
+        "than average go only when nothing else is left to trim). The threshold floats with how the memory is "
+        "actually used. (The Cognitive Memory design's pruning threshold = average(access_count), after the "
+        "BCM theory of a sliding modification threshold.)",
+    )
+    forget_exempt_layers: tuple[str, ...] = Field(
+        default=("codebase",),
+        description="Layers strategic forgetting leaves alone (utility floor, redundancy, capacity trim): "
+        "codebase memories mirror files and follow them (re-ingesting and drift detection), not their use.",
+    )
     # drift detection (seed 002 step 6)
     drift_project_root: str | None = Field(
         default=None,

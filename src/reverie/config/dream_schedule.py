@@ -7,6 +7,43 @@ from pydantic import Field, field_validator
 from reverie.config.core import Section
 
 
+class JobSettings(Section):
+    """One maintenance job: some dream steps, run on their own interval."""
+
+    steps: list[str] = Field(
+        min_length=1,
+        description="The dream steps this job runs, in the dream cycle's order (names from the step registry).",
+    )
+    every_minutes: float = Field(gt=0, description="How often the job runs, in minutes of clock time.")
+    batch_size: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="Memories claimed and written per transaction while this job runs (dream.batch_size when "
+        "unset): small batches hold few memories at a time, so a frequent job never blocks other writers for long.",
+    )
+
+    @field_validator("steps")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        names = [v.strip() for v in value]
+        if any(not n for n in names) or len(set(names)) != len(names):
+            raise ValueError(f"job steps must be distinct, non-empty names, got {value}")
+        return names
+
+
+def _default_jobs() -> dict[str, JobSettings]:
+    return {
+        "promotion": JobSettings(steps=["promote"], every_minutes=10, batch_size=10),
+        "decay": JobSettings(steps=["decay", "expire"], every_minutes=60, batch_size=100),
+        "clustering": JobSettings(steps=["cluster"], every_minutes=60),
+    }
+
+
+#: the name of the full dream cycle in a schedule's reports
+CYCLE_JOB = "cycle"
+
+
 class ScheduleSettings(Section):
     """When maintenance runs by itself: tick() every N ingestion cycles (seeds 003/004) and the dream schedule."""
 
@@ -51,6 +88,39 @@ class ScheduleSettings(Section):
         description="Shortest interval `reverie dream --every` accepts, in seconds (guards against a typo such as "
         "'1ms' hammering the store).",
     )
+
+    jobs: dict[str, JobSettings] = Field(
+        default_factory=_default_jobs,
+        description="Maintenance jobs that a long-running scheduler (`reverie dream --every`, or `reverie serve` "
+        "with server_jobs on) runs each on its own interval between full dream cycles: promotion every 10 minutes "
+        "(10 memories per transaction), decay and working-memory expiry every 60 minutes (100 per transaction), "
+        "co-activation clustering every 60 minutes. A job runs when its interval has passed since all of its steps "
+        "last ran, by the job or by a full cycle (the time each step last ran is kept in the store, so restarts "
+        "and other processes count). An empty table leaves only the full cycle. (From the three-tier energy "
+        "design's ConsolidationConfig: promotionIntervalMinutes 10, clusteringIntervalMinutes 60, "
+        "decayIntervalMinutes 60, promotionBatchSize 10, decayBatchSize 100.)",
+    )
+    server_jobs: bool = Field(
+        default=False,
+        description="`reverie serve` also runs the maintenance schedule in the background: the jobs above on "
+        "their intervals and the full dream cycle every cycle_every_hours. Off by default: where several "
+        "processes share one database, one `reverie dream --every` usually does this for all of them.",
+    )
+    cycle_every_hours: float = Field(
+        default=24.0,
+        gt=0,
+        description="Hours between two full dream cycles in the schedule that `reverie serve` (server_jobs) and "
+        "Memory.maintain() run; `reverie dream --every DURATION` sets it on its command line. Daily by default, "
+        "as the dream cycle is meant to run.",
+    )
+
+    @field_validator("jobs")
+    @classmethod
+    def _job_names(cls, value: dict[str, JobSettings]) -> dict[str, JobSettings]:
+        bad = [k for k in value if not k.strip() or k == CYCLE_JOB]
+        if bad:
+            raise ValueError(f"job names must be non-empty and not {CYCLE_JOB!r} (the full cycle), got {bad}")
+        return value
 
     @field_validator("tick_steps")
     @classmethod

@@ -714,6 +714,21 @@ class PromotionSettings(Section):
         default=("correction", "preference", "entity"),
         description="seed 001: categories with permanent minimum retention are never archived.",
     )
+    procedural_layer: bool = Field(
+        default=True,
+        description="reverie: know-how goes to the procedural layer by itself — a memory that earns its promotion to "
+        "long-term knowledge (episodic → semantic), or is already semantic, moves to the procedural layer instead "
+        "when it is an instruction, a decision or a pattern — its category is one of procedural_categories (and it "
+        "is a standing note, not a dated episode), or it reads as a how-to or a standing rule ('how to …', 'to "
+        "deploy, first …', 'always run …', 'never use …', Turkish 'nasıl yapılır', 'her zaman … kullan'). Only "
+        "promotion moves memories there, so a passing remark never does. (The layered-memory design's procedural "
+        "layer: decisions, patterns, how-to.)",
+    )
+    procedural_categories: tuple[str, ...] = Field(
+        default=("decision", "pattern", "procedure", "skill", "howto", "principle"),
+        description="reverie: categories whose long-term memories belong to the procedural layer (see "
+        "procedural_layer).",
+    )
 
 
 class DynamicsSettings(Section):

@@ -270,6 +270,13 @@ class ReadSettings(Section):
         description="seed 004 lifecycle weighting: active/validated small boost, candidate slight penalty, "
         "stale stronger penalty (reverie's numbers; unknown states fail open at 1.0).",
     )
+    filter_stale: bool = Field(
+        default=False,
+        description="Searches leave out memories the lifecycle policy (dream.lifecycle.lifecycle_policy) found "
+        "stale or archived, before the final top k, instead of only ranking them lower (lifecycle_factor). "
+        "Fail-open: memories the policy never scored are never left out. Off by default, as in the lifecycle "
+        "design (lifecycleFilterStaleEnabled).",
+    )
     disputed_factor: float = Field(
         default=0.8, ge=0, le=1, description="seed 004: verificationState=disputed additional penalty (×0.8)."
     )

@@ -249,6 +249,42 @@ class BoxSettings(Section):
     trace_lookback: int = Field(default=50, ge=1, description="reverie: sealed boxes compared when weaving a trace.")
 
 
+class ActionPolicySettings(Section):
+    """The memory-action policy: every write decision recorded as action telemetry, and verbatim artifacts."""
+
+    telemetry: bool = Field(
+        default=True,
+        description="Record every write decision as action telemetry (the lifecycle design's memory-action "
+        "policy: which action — store an episode or a note, update a note, keep a verbatim artifact, summarise, "
+        "discard, link — with its confidence, lifecycle state, importance and source; never the memory's words). "
+        "The dream's guidelines step learns from it.",
+    )
+    telemetry_retention_days: float = Field(
+        default=90.0, gt=0, description="Action telemetry older than this is pruned by the dream's prune step."
+    )
+    artifacts: bool = Field(
+        default=True,
+        description="Keep the exact words a memory was extracted from (a verbatim artifact, the lifecycle "
+        "design's create_artifact action) when the stored memory is a rewording of a message and the memory is "
+        "eligible: one of artifact_categories, extracted with at least artifact_min_confidence and at least "
+        "artifact_min_importance. The words stay with the memory (forgetting it removes them).",
+    )
+    artifact_categories: list[str] = Field(
+        default_factory=lambda: ["decision", "commitment", "correction", "principle", "preference", "plan"],
+        description="Categories whose memories may keep a verbatim artifact (what someone decided, promised, "
+        "corrected or prefers is worth quoting exactly).",
+    )
+    artifact_min_confidence: float = Field(
+        default=0.6, ge=0, le=1, description="Least extraction confidence for a verbatim artifact."
+    )
+    artifact_min_importance: float = Field(
+        default=0.4, ge=0, le=1, description="Least importance for a verbatim artifact."
+    )
+    artifact_max_chars: int = Field(
+        default=2000, ge=50, le=100_000, description="A verbatim artifact keeps at most this many characters."
+    )
+
+
 #: the write stages with an LLM path (``write.llm_stages``)
 LLM_STAGES = ("observer", "formation", "emotion", "synthesis", "contradiction", "relations", "topics")
 
@@ -262,6 +298,7 @@ class WriteSettings(Section):
     gate: GateSettings = Field(default_factory=GateSettings)
     relations: RelationSettings = Field(default_factory=RelationSettings)
     boxes: BoxSettings = Field(default_factory=BoxSettings)
+    policy: ActionPolicySettings = Field(default_factory=ActionPolicySettings)
     use_llm: bool = Field(
         default=True, description="seed 001: LLM-primary stages when an LLM is configured (heuristics otherwise)."
     )

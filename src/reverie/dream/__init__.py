@@ -273,11 +273,15 @@ def run_dream(
     now: datetime | None = None,
     kind: str = "dream",
     reports_kept: int | None = None,
+    batch_size: int | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run the configured (or the named) steps in order; returns the run's report.
 
     ``kind`` names the run ("dream", or "tick" for the maintenance subset): the report is kept under
-    the state keys ``{kind}:last`` and ``{kind}:reports`` (the newest ``reports_kept``)."""
+    the state keys ``{kind}:last`` and ``{kind}:reports`` (the newest ``reports_kept``). ``batch_size``
+    replaces ``dream.batch_size`` for this run (a scheduled job's transaction size). The time each step
+    ran is recorded (:data:`STEP_RUNS_KEY`), so that a schedule knows what a full cycle already did."""
     registry = _registry()
     names = list(steps) if steps is not None else list(mem.settings.dream.steps)
     unknown = [n for n in names if n not in registry]
@@ -285,7 +289,11 @@ def run_dream(
         raise InvalidInputError(f"unknown dream steps {unknown}; known: {', '.join(registry)}")
     if user_id is not None:
         all_users = False
-    ctx = DreamContext(store=mem.store, settings=mem.settings, now=now or mem.now(),
+    settings = mem.settings
+    if batch_size is not None and batch_size != settings.dream.batch_size:
+        settings = settings.model_copy(deep=True)
+        settings.dream.batch_size = batch_size
+    ctx = DreamContext(store=mem.store, settings=settings, now=now or mem.now(),
                        owner=f"{mem.settings.instance_id or 'reverie'}:{uuid.uuid4().hex[:12]}",
                        user_id=user_id, all_users=all_users, ops_log=mem.ops.log, embed=mem._embed,
                        profile=mem.embedder.profile, llm=mem._get_llm())
@@ -306,13 +314,28 @@ def run_dream(
         "steps": [r.to_dict() for r in reports],
         "changed": sum(r.changed for r in reports),
         "seconds": time.perf_counter() - started,
+        **(extra or {}),
     }
     keep = mem.settings.dream.reports_kept if reports_kept is None else reports_kept
+    runs_key = step_runs_key(None if all_users else user_id, all_users=all_users)
     with mem.store.transaction():
         mem.store.set_state(f"{kind}:last", result)
         kept = mem.store.get_state(f"{kind}:reports") or []
         mem.store.set_state(f"{kind}:reports", [result, *kept][:keep])
+        ran = mem.store.get_state(runs_key)
+        ran = dict(ran) if isinstance(ran, dict) else {}
+        ran.update(dict.fromkeys(names, ctx.now.isoformat()))
+        mem.store.set_state(runs_key, ran)
     return result
+
+
+#: state key prefix: when each dream step last ran over a scope (``*`` = every user)
+STEP_RUNS_KEY = "dream:step_runs:"
+
+
+def step_runs_key(user_id: str | None, *, all_users: bool) -> str:
+    """The state key of the step run times of a scope: every user's (``*``) or one user partition's."""
+    return STEP_RUNS_KEY + ("*" if all_users else "u:" + (user_id or ""))
 
 
 _ALL_FIELDS = frozenset(f.name for f in dataclasses.fields(MemoryRecord))
@@ -332,4 +355,5 @@ def cutoff(now: datetime, days: float) -> datetime:
     return now - timedelta(days=days)
 
 
-__all__ = ["DreamContext", "Rejections", "Step", "StepReport", "Write", "cutoff", "omit_except", "run_dream"]
+__all__ = ["STEP_RUNS_KEY", "DreamContext", "Rejections", "Step", "StepReport", "Write", "cutoff", "omit_except",
+           "run_dream", "step_runs_key"]

@@ -50,12 +50,14 @@ import numpy as np
 from reverie.config.dream_consolidation import ConsolidationSettings, ThemeSettings, for_profile
 from reverie.config.dynamics import DynamicsSettings
 from reverie.dream import DreamContext, Rejections, Step, StepReport
+from reverie.dream.documents import threshold_raise
 from reverie.dream.neighbors import knn
 from reverie.dream.summarize import Summary, extractive_summary, summarize
 from reverie.dynamics import retention, strength
 from reverie.dynamics._util import days_between
 from reverie.errors import ConflictError, InvalidInputError, NotFoundError
 from reverie.model import (
+    ActionEvent,
     HistoryEvent,
     Layer,
     MemoryKind,
@@ -66,6 +68,7 @@ from reverie.model import (
     StoreTier,
 )
 from reverie.store.base import Store
+from reverie.write.policy import lifecycle_of
 
 META = "consolidation"
 KIND_SUMMARY, KIND_THEME, KIND_PATTERN = "summary", "theme", "pattern"
@@ -222,11 +225,21 @@ def _write(ctx: DreamContext, rec: MemoryRecord, members: list[MemoryRecord], *,
                     raise ConflictError(f"members of {rec.id} changed since they were read")
             ctx.store.add_relations(links)
             ctx.store.add_history(history)
+            if ctx.settings.write.policy.telemetry:
+                ctx.store.log_actions([_summarized(rec, step, now)])
     except ConflictError:
         return False  # a member changed, or this group was written already: the next run looks again
     if ctx.ops_log is not None:
         ctx.ops_log("dream." + step, id=rec.id, members=len(members), method=rec.metadata[META]["method"])
     return True
+
+
+def _summarized(rec: MemoryRecord, step: str, now: datetime, outcome: str | None = None) -> ActionEvent:
+    """The action telemetry of a summary (``summarize_node``; outcome: the step, or ``UNDONE``)."""
+    return ActionEvent("summarize_node", outcome or step.upper(), now, user_id=rec.user_id, agent_id=rec.agent_id,
+                       memory_id=rec.id, confidence=min(1.0, max(0.0, rec.source_confidence)),
+                       lifecycle_state=lifecycle_of(rec.lifecycle_state),
+                       importance=min(1.0, max(0.0, rec.importance)), source="consolidation")
 
 
 # --- seed 003 consolidate -------------------------------------------------------------------------
@@ -327,7 +340,7 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
         if len(ids) < cc.group_size:
             continue
         kept, vecs = _vectors(ctx.store, ids)
-        groups, how = disjoint_groups(vecs, threshold=threshold, min_size=cc.group_size,
+        groups, how = disjoint_groups(vecs, threshold=threshold + threshold_raise(ctx, key[0]), min_size=cc.group_size,
                                       max_size=cc.max_group_size, ids=kept, cfg=cfg,
                                       fits=_fits([contents[i] for i in kept], cc.summary_max_chars))
         methods[how] += 1
@@ -426,6 +439,81 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
     if rejections is not None:
         rejections.save()
     return out
+
+
+# --- merge: clusters of near-identical memories still in use ---------------------------------------
+
+_MergeKey = tuple[str | None, str | None, str]
+
+
+def _mergeable(ctx: DreamContext, rec: MemoryRecord) -> bool:
+    """Hot, active, in a merge layer, unprotected, old enough — and not fading (fading memories are the
+    ``consolidate`` step's)."""
+    mc = ctx.settings.dream.consolidation.merge
+    cc = ctx.settings.dream.consolidation.consolidate
+    return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in mc.layers
+            and not _protected(rec, flashbulb=True)
+            and days_between(rec.created_at, ctx.now) >= mc.min_age_days
+            and seed003_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold)
+
+
+def step_merge(ctx: DreamContext) -> StepReport:
+    """The layered-memory design's dream step 2: memories still in use (not fading) that say the same thing —
+    clusters of ``merge.group_size`` (5) or more, each member at cosine >= the profile's threshold (0.8 for API
+    embedders) to the cluster's founder — merge into one summary, as consolidation does: the summary keeps every
+    member's words (or is the LLM's text that keeps every name, date and number), links to each member, and the
+    members are superseded into the cold store, where a plain search still reaches them through the summary.
+    Clusters are disjoint, built from each candidate's nearest neighbours (no all-pairs comparison), per user,
+    agent and layer."""
+    report = StepReport("merge")
+    cfg = ctx.settings.dream.consolidation
+    mc = cfg.merge
+    threshold = for_profile(mc.similarity, ctx.profile)
+    report.details.update(threshold=threshold, profile=ctx.profile)
+    if ctx.embed is None:
+        report.details["skipped"] = "no embedder in the dream context"
+        return report
+    found: list[tuple[float, str, _MergeKey, str]] = []
+    flt = ctx.scope(layers=frozenset(mc.layers), pinned=False)
+    for batch in ctx.store.scan(flt, batch_size=max(ctx.settings.dream.batch_size, 1000), omit=_FADING_OMIT):
+        for rec in batch:
+            report.examined += 1
+            if _mergeable(ctx, rec):
+                found.append((-rec.created_at.timestamp(), rec.id, (rec.user_id, rec.agent_id, rec.layer.value),
+                              rec.content))
+    if len(found) > mc.max_candidates:
+        found.sort()
+        found = found[: mc.max_candidates]
+    buckets: dict[_MergeKey, list[str]] = defaultdict(list)
+    contents: dict[str, str] = {}
+    for _, mid, key, text in found:
+        buckets[key].append(mid)
+        contents[mid] = text
+    plans: list[_Plan] = []
+    methods: Counter[str] = Counter()
+    for key in sorted(buckets, key=lambda k: tuple("" if v is None else v for v in k)):
+        ids = sorted(buckets[key])
+        if len(ids) < mc.group_size:
+            continue
+        kept, vecs = _vectors(ctx.store, ids)
+        groups, how = disjoint_groups(vecs, threshold=threshold + threshold_raise(ctx, key[0]),
+                                      min_size=mc.group_size, max_size=mc.max_group_size,
+                                      ids=kept, cfg=cfg, fits=_fits([contents[i] for i in kept], mc.summary_max_chars))
+        methods[how] += 1
+        plans.extend(_Plan(KIND_SUMMARY, [kept[i] for i in g]) for g in groups)
+    report.details.update(candidates=len(found), groups_found=len(plans), neighbours=dict(methods))
+    out = _run_plans(ctx, plans[: mc.max_groups_per_run], step="merge", eligible=lambda r: _mergeable(ctx, r),
+                     make=lambda members, s, v: _new_memory(
+                         ctx, KIND_SUMMARY, members, s, v, importance=max(m.importance for m in members),
+                         layer=members[0].layer,
+                         category=Counter(m.category for m in members).most_common(1)[0][0],
+                         extra={"step": "merge", "threshold": threshold, "profile": ctx.profile}),
+                     purpose="consolidation", max_chars=mc.summary_max_chars, supersede=True,
+                     link_weight=mc.link_weight, llm_budget=mc.max_llm_calls)
+    report.changed = out.changed
+    report.details.update(groups=out.groups, members=out.members, methods=dict(out.methods),
+                          skipped=dict(out.skipped), summaries=out.ids[:50])
+    return report
 
 
 # --- seed 001 clustering (themes, abstraction) ----------------------------------------------------
@@ -644,7 +732,8 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
 
 # --- undo ------------------------------------------------------------------------------------------
 
-def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: str = "") -> dict[str, Any]:
+def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: str = "",
+                       telemetry: bool = True) -> dict[str, Any]:
     """Reverse one consolidation: the originals it superseded go back to hot + active (and are never
     grouped again), the summary / theme / pattern is invalidated (never deleted); history on all sides.
 
@@ -677,12 +766,15 @@ def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: 
                                        "metadata": {**m.metadata, UNDONE: undone}, "updated_at": now},
                                 expected_version=m.version)
         store.add_history(events)
+        if telemetry:
+            store.log_actions([_summarized(rec, str(meta.get("step", meta["kind"])), now, outcome="UNDONE")])
     return {"summary_id": rec.id, "kind": meta["kind"], "restored": sorted(m.id for m in restored),
             "untouched": untouched}
 
 
 STEPS: list[tuple[str, Step]] = [
     ("consolidate", step_consolidate),
+    ("merge", step_merge),
     ("themes", step_themes),
     ("abstraction", step_abstraction),
 ]
@@ -698,6 +790,7 @@ __all__ = [
     "seed003_retention_of",
     "step_abstraction",
     "step_consolidate",
+    "step_merge",
     "step_themes",
     "undo_consolidation",
 ]

@@ -30,13 +30,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from reverie.codebase import code_path
 from reverie.dream import DreamContext, Step, StepReport, Write
 from reverie.dream.consolidate import made_by_dream
 from reverie.dynamics import emotion, lifecycle, promotion, strength, tagging
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics._util import days_between
-from reverie.dynamics.utility import utility_at
-from reverie.model import HistoryEvent, MemoryRecord, RelationType, Status, StoreTier, TemporalType
+from reverie.dynamics.utility import floating_threshold, prunable_by_use, utility_at
+from reverie.model import HistoryEvent, Layer, MemoryRecord, RelationType, Status, StoreTier, TemporalType
 from reverie.store.base import Cluster, MemoryFilter
 
 #: fields the lifecycle steps never read: a pass (and every re-read) leaves them out. A rule that starts
@@ -75,11 +76,19 @@ def anchored(rec: MemoryRecord) -> str | None:
     return None
 
 
+def _forget_exempt(ctx: DreamContext, rec: MemoryRecord) -> bool:
+    """A layer strategic forgetting leaves alone (``forget_exempt_layers``: codebase memories)."""
+    return rec.layer.value in ctx.settings.dream.lifecycle.forget_exempt_layers
+
+
 def _forget_protection(ctx: DreamContext, rec: MemoryRecord) -> str | None:
-    """Anchors, plus seed 001's category minimum retention (corrections, preferences, entities are permanent)."""
+    """Anchors, the exempt layers, and seed 001's category minimum retention (corrections, preferences,
+    entities are permanent)."""
     why = anchored(rec)
     if why is not None:
         return why
+    if _forget_exempt(ctx, rec):
+        return "exempt_layer"
     age = days_between(rec.created_at, ctx.now)
     if retention_mod.within_min_retention(category=rec.category, age_days=age, cfg=ctx.settings.dynamics.retention):
         return "min_retention"
@@ -190,6 +199,9 @@ class _Pass:
     #: per user: (utility, importance, last use, id, record); ids are unique, so records are never compared
     capacity: dict[str | None, list[tuple[float, float, float, str, MemoryRecord]]] = field(default_factory=dict)
     redundancy: list[tuple[str, str | None]] = field(default_factory=list)  # (id, user), id order
+    #: per user: (sum of access counts, count) of its active memories outside the exempt layers (the
+    #: floating pruning threshold is their mean)
+    usage: dict[str | None, list[int]] = field(default_factory=dict)
     drift: list[MemoryRecord] = field(default_factory=list)
     archive: dict[str, list[MemoryRecord]] = field(default_factory=dict)
     lifecycle: list[MemoryRecord] = field(default_factory=list)
@@ -251,9 +263,13 @@ def _visit_early(ctx: DreamContext, p: _Pass, rec: MemoryRecord) -> None:
 
 
 def _visit_forget(ctx: DreamContext, p: _Pass, rec: MemoryRecord) -> None:
-    """Candidates of the utility floor, capacity trim and redundancy (active memories only)."""
-    if rec.status is not Status.ACTIVE:
+    """Candidates of the utility floor, capacity trim and redundancy (active memories outside the layers
+    forgetting leaves alone)."""
+    if rec.status is not Status.ACTIVE or _forget_exempt(ctx, rec):
         return
+    used = p.usage.setdefault(rec.user_id, [0, 0])
+    used[0] += rec.access_count
+    used[1] += 1
     if _below_utility_floor(ctx, rec):
         p.utility_floor.append(rec)
     if rec.store is StoreTier.HOT:
@@ -612,6 +628,20 @@ def _below_utility_floor(ctx: DreamContext, rec: MemoryRecord) -> bool:
             and _idle_days(ctx, rec) >= lc.utility_floor_idle_days and _forget_protection(ctx, rec) is None)
 
 
+def _usage_threshold(ctx: DreamContext, user: str | None) -> float | None:
+    """The floating pruning threshold of a user (the mean access count of its active memories), or None
+    when ``floating_threshold`` is off."""
+    if not ctx.settings.dream.lifecycle.floating_threshold:
+        return None
+    total, count = _pass(ctx).usage.get(user, [0, 0])
+    return floating_threshold(total_accesses=total, count=count)
+
+
+def _used_above_average(ctx: DreamContext, rec: MemoryRecord) -> bool:
+    threshold = _usage_threshold(ctx, rec.user_id)
+    return threshold is not None and not prunable_by_use(access_count=rec.access_count, threshold=threshold)
+
+
 def _forget_contradictions(ctx: DreamContext) -> int:
     """Rule 1: of two active memories joined by a ``contradicts`` relation, the older goes dormant."""
     rels = ctx.store.scope_relations(ctx.scope(statuses=None, stores=None), types=frozenset({RelationType.CONTRADICTS}))
@@ -636,6 +666,11 @@ def _forget_contradictions(ctx: DreamContext) -> int:
     return len(_apply(ctx, sorted(older), "forget", change))
 
 
+def _trimmed_layers(ctx: DreamContext) -> frozenset[Layer]:
+    exempt = ctx.settings.dream.lifecycle.forget_exempt_layers
+    return frozenset(layer for layer in Layer if layer.value not in exempt)
+
+
 def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
     """Rule 5: a user scope with more than 500 active hot memories keeps its 450 highest-utility ones."""
     lc = ctx.settings.dream.lifecycle
@@ -644,11 +679,13 @@ def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
     for user, seen in p.active_hot.items():
         if seen <= lc.capacity_target:
             continue
-        count = ctx.store.count(MemoryFilter(user_id=user, statuses=ACTIVE, stores=HOT))
+        count = ctx.store.count(MemoryFilter(user_id=user, statuses=ACTIVE, stores=HOT, layers=_trimmed_layers(ctx)))
         if count <= lc.capacity_max:
             continue
         excess = count - lc.capacity_target
-        ranked = [c[4] for c in sorted(p.capacity.get(user, []), key=lambda c: c[:4])]
+        # the memories used more than average (the floating threshold) are trimmed last
+        ranked = [c[4] for c in sorted(p.capacity.get(user, []),
+                                       key=lambda c: (_used_above_average(ctx, c[4]), *c[:4]))]
         reason = f"seed 001 capacity trim: {count} active > {lc.capacity_max}, trimmed to {lc.capacity_target}"
 
         def change(rec: MemoryRecord, reason: str = reason) -> Write | None:
@@ -696,14 +733,23 @@ def step_forget(ctx: DreamContext) -> StepReport:
             rules[rule] = len(_apply(ctx, p.foresight.pop("foresight", []), "forget", expired))
         elif rule == "utility_floor":
 
-            def floor(rec: MemoryRecord) -> Write | None:
+            spared: list[str] = []
+
+            def floor(rec: MemoryRecord, spared: list[str] = spared) -> Write | None:
                 if not _below_utility_floor(ctx, rec):
+                    return None
+                if _used_above_average(ctx, rec):
+                    spared.append(rec.id)
                     return None
                 u = _utility_now(ctx, rec)
                 return _dormant(ctx, rec, "utility_floor", f"seed 001 utility floor: utility {u:.3f} < "
-                                f"{lc.utility_floor}, unused {_idle_days(ctx, rec):.0f} days", utility=round(u, 4))
+                                f"{lc.utility_floor}, unused {_idle_days(ctx, rec):.0f} days, used "
+                                f"{rec.access_count} times (average {_usage_threshold(ctx, rec.user_id) or 0:.2f})",
+                                utility=round(u, 4), access_count=rec.access_count)
 
             rules[rule] = len(_apply(ctx, p.utility_floor, "forget", floor))
+            if spared:
+                report.details["spared_above_average_use"] = len(spared)
             p.utility_floor = []
         elif rule == "redundancy":
             rules[rule] = _redundancy(ctx, "redundancy", report.details)
@@ -818,11 +864,15 @@ def named_paths(text: str, project_root: str | None) -> list[str]:
 
 
 def _drift_check(rec: MemoryRecord, root: str | None, max_paths: int) -> tuple[list[str], list[str]] | None:
-    """(paths seen before that are gone now, paths existing now not yet recorded), or None when neither."""
-    paths = named_paths(rec.content, root)[:max_paths]
+    """(paths seen before that are gone now, paths existing now not yet recorded), or None when neither.
+
+    A codebase memory's own file or directory (``Memory.ingest_code``) counts as seen: it existed when it
+    was ingested."""
+    own = code_path(rec)
+    paths = list(dict.fromkeys([*([own] if own else []), *named_paths(rec.content, root)]))[:max_paths]
     if not paths:
         return None
-    seen = set(rec.metadata.get(DRIFT_SEEN) or [])
+    seen = set(rec.metadata.get(DRIFT_SEEN) or []) | ({own} if own else set())
     exists = {p for p in paths if os.path.exists(p)}
     gone = sorted(p for p in paths if p in seen and p not in exists)
     new = sorted(exists - seen)

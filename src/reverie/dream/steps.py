@@ -19,16 +19,17 @@ _DECAY_OMIT = omit_except("layer", "energy", "energy_updated_at", "created_at", 
 _PROMOTE_OMIT = omit_except(
     "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
     "energy", "energy_updated_at", "importance", "utility", "storage_strength", "trust", "pinned", "immutable",
-    "core", "flashbulb", "valid_until",
+    "core", "flashbulb", "valid_until", "memory_kind",
 )
 
 
 def step_decay(ctx: DreamContext) -> StepReport:
     """seed 000 "apply decay to all memories": materialise each active memory's energy and its
     FSRS retrieval strength at ``now`` (lazy values made explicit, never decayed twice)."""
-    report = StepReport("decay")
+    report = StepReport("decay", details={"batches": 0})
     cfg = ctx.settings.dynamics
     for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay", omit=_DECAY_OMIT):
+        report.details["batches"] += 1
         writes: list[Write] = []
         for rec in batch:
             report.examined += 1
@@ -51,33 +52,50 @@ def _entity_counts(ctx: DreamContext) -> dict[tuple[str | None, str], int]:
 
 def step_promote(ctx: DreamContext) -> StepReport:
     """Layer promotion: working → episodic (seed 002 age/accesses, seed 000 energy > 2.0) and
-    episodic → semantic (seed 001's three rules, seed 002's rule, seed 000 energy > 5.0);
-    semantic → dormant demotion (seed 001: idle >= 60 days and utility < 0.2)."""
-    report = StepReport("promote", details={"rules": {}})
+    episodic → semantic (seed 001's three rules, seed 002's rule, seed 000 energy > 5.0) — or to the
+    procedural layer for know-how (``dynamics.promotion.procedural_layer``); semantic → dormant demotion
+    (seed 001: idle >= 60 days and utility < 0.2).
+
+    The scan reads without claiming; only the memories that move are claimed and written, in
+    transactions of ``dream.batch_size`` (the scheduled promotion job: 10). Each write is a
+    compare-and-set on the version scanned, so a memory changed meanwhile is left for the next run."""
+    report = StepReport("promote", details={"rules": {}, "batches": 0})
     rules: Counter[str] = Counter()
     cfg = ctx.settings.dynamics
+    size = ctx.settings.dream.batch_size
     entities = _entity_counts(ctx)
     layers = frozenset({Layer.WORKING, Layer.EPISODIC, Layer.SEMANTIC})
-    for batch in ctx.claimed_batches(ctx.scope(layers=layers), "promote", omit=_PROMOTE_OMIT):
-        writes: list[Write] = []
-        for rec in batch:
+    for page in ctx.store.scan(ctx.scope(layers=layers), batch_size=max(size, 1000), omit=_PROMOTE_OMIT):
+        moves: list[Write] = []
+        for rec in page:
             report.examined += 1
             shared = max((entities.get((rec.user_id, e), 0) for e in set(rec.entities)), default=0)
             move = promotion.eligible_transition(rec, now=ctx.now, cfg=cfg, shared_entity_count=shared)
             if move is not None:
                 target, rule = move
-                writes.append(Write(rec, {"layer": target, "updated_at": ctx.now}, "promoted",
-                                    f"{rec.layer.value} → {target.value} ({rule})",
-                                    {"from": rec.layer.value, "to": target.value, "rule": rule}))
+                moves.append(Write(rec, {"layer": target, "updated_at": ctx.now}, "promoted",
+                                   f"{rec.layer.value} → {target.value} ({rule})",
+                                   {"from": rec.layer.value, "to": target.value, "rule": rule}))
                 continue
             demote = promotion.semantic_demotion(rec, now=ctx.now, cfg=cfg)
             if demote is not None:
-                writes.append(Write(rec, {"status": Status.DORMANT, "updated_at": ctx.now}, "demoted",
-                                    f"semantic → dormant ({demote})", {"rule": demote}))
-        rule_of = {w.rec.id: str((w.data or {}).get("rule", "")) for w in writes}
-        for wid in ctx.write_many(writes):
-            report.changed += 1
-            rules[rule_of[wid]] += 1
+                moves.append(Write(rec, {"status": Status.DORMANT, "updated_at": ctx.now}, "demoted",
+                                   f"semantic → dormant ({demote})", {"rule": demote}))
+        for start in range(0, len(moves), size):
+            chunk = moves[start:start + size]
+            held = set(ctx.store.claim([w.rec.id for w in chunk], owner=ctx.owner, phase="promote", now=ctx.now,
+                                       ttl_seconds=ctx.settings.dream.claim_ttl_s))
+            if not held:
+                continue
+            try:
+                writes = [w for w in chunk if w.rec.id in held]
+                rule_of = {w.rec.id: str((w.data or {}).get("rule", "")) for w in writes}
+                report.details["batches"] += 1
+                for wid in ctx.write_many(writes):
+                    report.changed += 1
+                    rules[rule_of[wid]] += 1
+            finally:
+                ctx.store.release(ctx.owner, sorted(held))
     report.details["rules"] = dict(rules)
     return report
 
@@ -106,22 +124,40 @@ def step_prune(ctx: DreamContext) -> StepReport:
         rows = ctx.store.prune_access_log(cutoff(ctx.now, days))
         claims = ctx.store.prune_claims(ctx.now)
         tags = ctx.store.prune_tags(ctx.now)
-    details = {"access_log_rows": rows, "older_than_days": days, "expired_claims": claims, "expired_tags": tags}
-    return StepReport("prune", changed=rows + claims + tags, details=details)
+        actions = ctx.store.prune_memory_actions(cutoff(ctx.now, ctx.settings.write.policy.telemetry_retention_days))
+    details = {"access_log_rows": rows, "older_than_days": days, "expired_claims": claims, "expired_tags": tags,
+               "action_telemetry_rows": actions}
+    return StepReport("prune", changed=rows + claims + tags + actions, details=details)
+
+
+def step_topics(ctx: DreamContext) -> StepReport:
+    """The lifecycle design's topic index, kept current: per user, the topic words of its sealed boxes and the
+    entities its active memories name, with how many memories and boxes mention each (state
+    ``topics:<user>``; ``Memory.topic_index``, the markdown export's ``state/topics.json`` and ``topics.md``)."""
+    from reverie.documents import refresh_topic_indexes
+
+    tc = ctx.settings.dream.topics
+    users = ([u for u, _ in ctx.store.users(limit=tc.max_users)] if ctx.all_users else [ctx.user_id])
+    indexes = refresh_topic_indexes(ctx.store, users, now=ctx.now, max_topics=tc.max_topics, max_boxes=tc.max_boxes)
+    topics = sum(len(i["topics"]) for i in indexes.values())
+    return StepReport("topics", changed=len(indexes), examined=sum(i["sealed_boxes"] for i in indexes.values()),
+                      details={"users": len(indexes), "topics": topics})
 
 
 def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
-    from reverie.dream import consolidate, lifecycle, quantize, synthesis
+    from reverie.dream import consolidate, documents, lifecycle, quantize, synthesis
 
     return [
         ("decay", step_decay),
         ("promote", step_promote),
         ("expire", step_expire),
         ("prune", step_prune),
+        ("topics", step_topics),
         *lifecycle.STEPS,
         *consolidate.STEPS,
         *synthesis.STEPS,
         *quantize.STEPS,
+        *documents.STEPS,
     ]
 
 

@@ -172,6 +172,17 @@ def speculative_expired(
     return speculative and not confirmed and age_days >= cfg.speculative_ttl_days
 
 
+#: lifecycle states a search may leave out (``read.filter_stale``)
+FILTERED_STATES = frozenset({"stale", "archived"})
+
+
+def filtered_as_stale(*, lifecycle_state: str, heat_score: float | None) -> bool:
+    """Whether the stale filter leaves a memory out of search results: its lifecycle policy scored it
+    (``heat_score`` set) and found it stale or archived. Fail-open: a memory the policy never scored keeps its
+    place whatever its state says."""
+    return heat_score is not None and lifecycle_state in FILTERED_STATES
+
+
 def reinforce_edge(*, confidence: float, cfg: LifecycleSettings) -> float:
     """Seed 004: edge confidence + 0.05 per observation, capped at 1 (never lowered)."""
     return min(1.0, max(confidence, confidence + cfg.edge_reinforce_delta))

@@ -11,6 +11,7 @@ demoted or archived (seed 001 keeps them where they are).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from reverie.config.dynamics import DynamicsSettings
@@ -18,7 +19,7 @@ from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics import strength
 from reverie.dynamics._util import days_between, layer_name, seconds_between
-from reverie.model import Layer, MemoryRecord, Status
+from reverie.model import Layer, MemoryKind, MemoryRecord, Status
 
 
 def _active(record: MemoryRecord) -> bool:
@@ -152,6 +153,54 @@ def archival_eligible(
     )
 
 
+#: how-to instructions and standing rules (EN + TR): the procedural layer's "how-to" and "patterns".
+#: Deliberately narrow: an imperative after a rule word, steps, "the way to" — not any "how" or "always".
+_HOWTO = re.compile(
+    r"(?:(?:^|[.!:;]\s+)how to \w+|\bstep \d+\b|\bthe (?:way|trick) to \w+[^.?!]* is\b"
+    r"|\bto (?:deploy|build|release|install|configure|set up|fix|debug|test|run|restart|reset|migrate|update)\b"
+    r"[^.?!]*?,\s*(?:first\s+)?(?:run|use|set|call|add|open|restart|install|configure|check|edit|type|go)\b"
+    r"|\b(?:always|never|make sure to|remember to|be sure to)\s+(?:use|run|call|set|put|add|check|keep|pass|"
+    r"restart|commit|push|test|write|read|open|close|lock|back up|update)\b"
+    r"|\bnasıl (?:yapılır|kurulur|çalıştırılır|yapılacağı)\b|\badım adım\b|\b\d+\. adım\b"
+    r"|\b(?:her zaman|asla)(?:\s+\w+){1,3}\s+(?:kullan|çalıştır|ekle|kontrol et|yap)\w*"
+    r"|\bönce\b[^.?!]*\bsonra\b[^.?!]*\b(?:çalıştır|kur|kullan|yap)\w*)",
+    re.IGNORECASE,
+)
+
+
+_HOWTO_VERBS = ("deploy", "build", "release", "install", "configure", "set up", "fix", "debug", "test", "run",
+                "restart", "reset", "migrate", "update")
+#: a text :data:`_HOWTO` can match contains one of these (lower case, dotless/dotted i folded to i): a cheap
+#: test first, because the dream checks every semantic memory on every cycle (the full pattern alone took
+#: ~3 s per 100k memories, the test ~0.3 s)
+_HOWTO_KEYS = ("how to", "step ", "way to", "trick to", "always", "never", "make sure", "remember to", "be sure",
+               "nasil", "adim", "her zaman", "asla", "önce", *("to " + v for v in _HOWTO_VERBS))
+
+
+def _may_be_howto(text: str) -> bool:
+    low = text.lower().replace("ı", "i").replace("\u0307", "")
+    return any(key in low for key in _HOWTO_KEYS)
+
+
+def procedural_reason(record: MemoryRecord, *, cfg: DynamicsSettings) -> str | None:
+    """Why a memory is know-how for the procedural layer (``None``: it is not).
+
+    A standing note of a procedural category (a decision, pattern, procedure, skill, how-to or principle
+    that is not a dated episode), or a text that reads as an instruction or a standing rule (EN + TR).
+    A question is never know-how."""
+    p = cfg.promotion
+    if not p.procedural_layer:
+        return None
+    if record.category in p.procedural_categories and record.memory_kind is MemoryKind.NOTE:
+        return f"category {record.category}"
+    text = record.content.strip()
+    if text.endswith("?"):
+        return None
+    if _may_be_howto(text) and _HOWTO.search(text):
+        return "how-to or rule"
+    return None
+
+
 def eligible_transition(
     record: MemoryRecord,
     *,
@@ -168,5 +217,12 @@ def eligible_transition(
         return Layer.EPISODIC, reason
     reason = episodic_to_semantic(record, now=now, cfg=cfg, shared_entity_count=shared_entity_count)
     if reason is not None:
+        why = procedural_reason(record, cfg=cfg)
+        if why is not None:
+            return Layer.PROCEDURAL, f"{reason}; procedural: {why}"
         return Layer.SEMANTIC, reason
+    if layer_name(record.layer) == "semantic" and _active(record) and not record.immutable:
+        why = procedural_reason(record, cfg=cfg)
+        if why is not None:
+            return Layer.PROCEDURAL, f"procedural: {why}"
     return None

@@ -28,3 +28,15 @@ def utility_at(*, utility: float, updated_at: datetime, now: datetime, cfg: Util
 def retrieval_score(*, semantic: float, utility: float, importance: float, cfg: UtilitySettings) -> float:
     """Seed 001: ``0.6·semantic + 0.2·utility + 0.2·importance``."""
     return cfg.w_semantic * semantic + cfg.w_utility * utility + cfg.w_importance * importance
+
+
+def floating_threshold(*, total_accesses: float, count: int) -> float:
+    """The pruning threshold that floats with use (BCM theory's sliding threshold, as the Cognitive Memory
+    design prunes): the average access count of the memories considered (0 when there are none)."""
+    return total_accesses / count if count > 0 else 0.0
+
+
+def prunable_by_use(*, access_count: int, threshold: float) -> bool:
+    """Whether a memory is used at most as much as the average one (``threshold``), so that forgetting by
+    disuse may take it; a memory used more than average is spared."""
+    return access_count <= threshold

@@ -22,8 +22,8 @@ from starlette.concurrency import run_in_threadpool
 
 from reverie import __version__
 from reverie.auth import KeyRing
+from reverie.http import documents, maintenance, problems
 from reverie.http import models as m
-from reverie.http import problems
 from reverie.http.ops import Metrics, Observe, swagger_assets
 from reverie.http.security import Authenticator, Guard, credential_of
 from reverie.model import MemoryRecord
@@ -103,6 +103,8 @@ def build_router() -> APIRouter:
     _session_routes(r)
     _health_routes(r)
     _key_routes(r)
+    maintenance.routes(r)
+    documents.routes(r)
     return r
 
 

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from reverie.config import Settings
+from reverie.dynamics.lifecycle import filtered_as_stale
 from reverie.embed.base import Embedder
 from reverie.embed.quantize import query_shrink
 from reverie.model import MemoryRecord, Status
@@ -226,6 +227,14 @@ class ReadPipeline:
         held = [c for c in cands if c.id in proxies]
         cands = [c for c in cands if c.id in records and c.id not in proxies
                  and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
+        if cfg.filter_stale:  # the lifecycle design's lifecycleFilterStaleEnabled
+            def stale(c: Any) -> bool:
+                rec = records.get(c.id)
+                return rec is not None and filtered_as_stale(lifecycle_state=rec.lifecycle_state,
+                                                             heat_score=rec.heat_score)
+
+            cands = [c for c in cands if not stale(c)]
+            held = [c for c in held if not stale(c)]
         followed = self._follow_summaries(cands, records, plan, flt, now) if follow and cfg.follow_summaries else 0
         have = {c.id for c in cands}
         cands += [c for c in held if c.id not in have]

@@ -38,6 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from reverie.model import (
     AccessEvent,
+    ActionEvent,
     CoActivation,
     HistoryEvent,
     Layer,
@@ -178,6 +179,40 @@ class Cluster:
 
 
 @dataclass(slots=True)
+class CompactReport:
+    """What :meth:`Store.compact` did and reclaimed.
+
+    ``bytes_before``/``bytes_after``: the store's size on disk (SQLite: the database, its write-ahead log
+    and the vector index files; PostgreSQL: reverie's tables with their indexes and TOAST). ``rows_removed``:
+    rows deleted per table (change-log entries no reader needs, dead row versions vacuumed away).
+    ``index_entries_before``/``after``: entries per index (SQLite: vectors in the vector index, deleted
+    marks included, and the full-text index's segment rows; PostgreSQL: the planner's entry count per index
+    of the memories table). ``actions``: what ran, in order."""
+
+    backend: str
+    bytes_before: int
+    bytes_after: int
+    rows_removed: dict[str, int] = field(default_factory=dict)
+    index_entries_before: dict[str, int] = field(default_factory=dict)
+    index_entries_after: dict[str, int] = field(default_factory=dict)
+    actions: builtins.list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def reclaimed_bytes(self) -> int:
+        return max(0, self.bytes_before - self.bytes_after)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "bytes_before": self.bytes_before, "bytes_after": self.bytes_after,
+                "reclaimed_bytes": self.reclaimed_bytes, "rows_removed": dict(self.rows_removed),
+                "index_entries_before": dict(self.index_entries_before),
+                "index_entries_after": dict(self.index_entries_after),
+                "index_entries_removed": {k: max(0, v - self.index_entries_after.get(k, 0))
+                                          for k, v in self.index_entries_before.items()},
+                "actions": list(self.actions), "seconds": round(self.seconds, 3)}
+
+
+@dataclass(slots=True)
 class ApiKey:
     """A stored API key (see :mod:`reverie.auth`): never the key itself, only its SHA-256.
 
@@ -230,6 +265,21 @@ class Store(Protocol):
     def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
         """Copy the live store to ``dest`` consistently (see :mod:`reverie.store.backup`); a backend
         with its own tools for this (PostgreSQL: ``pg_dump``) raises ConfigError saying how."""
+        ...
+
+    def compact(self) -> CompactReport:
+        """Reclaim space and optimise the indexes; changes no memory (what a search finds stays the same).
+
+        SQLite: trims the vector change log to its last entry (a process whose index is older reloads
+        it), optimises the full-text index, rebuilds the vector index without its deleted entries, then
+        VACUUM, ANALYZE and a truncating WAL checkpoint. PostgreSQL: VACUUM (ANALYZE) of every reverie
+        table and REINDEX CONCURRENTLY of the memories table's indexes (readers and writers go on).
+        Not inside a transaction (InvalidInputError)."""
+        ...
+
+    def duplicate_groups(self, flt: MemoryFilter) -> builtins.list[builtins.list[str]]:
+        """Ids of the memories passing ``flt`` that share their user, agent and content hash, one list per
+        group of two or more, each oldest first (ties by id); groups ordered by their first id."""
         ...
 
     # memories --------------------------------------------------------------------------
@@ -423,6 +473,20 @@ class Store(Protocol):
 
     def prune_access_log(self, before: datetime) -> int: ...
 
+    def log_actions(self, events: Sequence[ActionEvent]) -> None:
+        """Append write decisions to the action telemetry (the memory-action policy)."""
+        ...
+
+    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
+                       limit: int = 1000) -> builtins.list[ActionEvent]:
+        """One user's action telemetry (``None``: memories without a user), newest first, at most ``limit``
+        events recorded at or after ``since``."""
+        ...
+
+    def prune_memory_actions(self, before: datetime) -> int:
+        """Delete action telemetry recorded before ``before``. Returns how many events."""
+        ...
+
     def prune_claims(self, before: datetime) -> int:
         """Delete claims that expired before ``before`` (a crashed dreamer's leftovers). Returns how many."""
         ...
@@ -568,6 +632,7 @@ __all__ = [
     "ApiKey",
     "Box",
     "Cluster",
+    "CompactReport",
     "LayerStats",
     "MemoryFilter",
     "ScoredId",

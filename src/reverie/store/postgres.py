@@ -22,6 +22,7 @@ import builtins
 import json
 import math
 import os
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -50,6 +51,7 @@ from reverie.errors import (
 )
 from reverie.model import (
     AccessEvent,
+    ActionEvent,
     CoActivation,
     HistoryEvent,
     Layer,
@@ -83,6 +85,7 @@ from reverie.store.base import (
     ApiKey,
     Box,
     Cluster,
+    CompactReport,
     LayerStats,
     MemoryFilter,
     ScoredId,
@@ -101,6 +104,12 @@ _MIGRATION_LOCK: Final = 0x72657665726965
 #: pg_advisory_lock key serialising concurrent index rebuilds
 _REBUILD_LOCK: Final = 0x72657665726966
 _HNSW_INDEX: Final = "memories_embedding_hnsw"
+#: the tables compact() vacuums (every table reverie creates)
+_COMPACT_TABLES: Final = ("memories", "relations", "coactivations", "history", "access_log", "claims", "state",
+                          "clusters", "cluster_members", "synaptic_tags", "boxes", "working_memory", "dream_runs",
+                          "meta", "schema_migrations", "memory_actions")
+#: VACUUM VERBOSE's summary line: 'finished vacuuming "db.public.t": … tuples: N removed, …'
+_VACUUM_REMOVED: Final = re.compile(r'vacuuming "([^"]+)".*?tuples: (\d+) removed', re.DOTALL)
 
 # ----------------------------------------------------------------------------------------
 # memory columns: (name, kind) in table order; kinds drive encoding and decoding
@@ -410,7 +419,7 @@ CREATE TABLE dream_runs (
 
 #: rows about a memory that go when it is hard-deleted (relations cascade; history goes too)
 _DEPENDENT_TABLES: Final = (
-    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
+    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history", "memory_actions"
 )
 
 
@@ -529,6 +538,19 @@ def _migrate_api_keys(conn: Conn, dim: int, settings: StorageSettings) -> None:
     )
 
 
+def _migrate_memory_actions(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """Action telemetry (the memory-action policy): one row per write decision, no memory text."""
+    conn.execute(
+        "CREATE TABLE memory_actions (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+        "partition text COLLATE \"C\" NOT NULL, agent_id text, memory_id text COLLATE \"C\", "
+        "at timestamptz NOT NULL, action text NOT NULL, outcome text NOT NULL, confidence double precision NOT NULL, "
+        "lifecycle_state text NOT NULL, importance double precision NOT NULL, source text NOT NULL)"
+    )
+    conn.execute("CREATE INDEX memory_actions_partition_at_idx ON memory_actions (partition, at DESC, id DESC)")
+    conn.execute("CREATE INDEX memory_actions_at_idx ON memory_actions (at)")
+    conn.execute("CREATE INDEX memory_actions_memory_idx ON memory_actions (memory_id)")
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
@@ -542,6 +564,7 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0007_read_latency", _migrate_read_latency),
     ("0008_sealed_boxes", _migrate_sealed_boxes),
     ("0009_api_keys", _migrate_api_keys),
+    ("0010_memory_actions", _migrate_memory_actions),
 )
 
 
@@ -970,6 +993,69 @@ class PostgresStore:
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(_HNSW_INDEX)))
         conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(_HNSW_INDEX)))
         conn.execute("ANALYZE memories")
+
+    # compaction --------------------------------------------------------------------------
+
+    def _total_bytes(self, conn: Conn) -> int:
+        row = conn.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relname = ANY(%s) AND c.relnamespace = current_schema()::regnamespace",
+            (list(_COMPACT_TABLES),),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    @staticmethod
+    def _index_entries(conn: Conn) -> dict[str, int]:
+        rows = conn.execute(
+            "SELECT i.relname, i.reltuples FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+            "WHERE x.indrelid = 'memories'::regclass ORDER BY i.relname"
+        ).fetchall()
+        return {str(name): max(0, int(n)) for name, n in rows}
+
+    def compact(self) -> CompactReport:
+        import time as _time
+
+        if getattr(self._local, "conn", None) is not None:
+            raise InvalidInputError("compact() cannot run inside a transaction (VACUUM and REINDEX CONCURRENTLY "
+                                    "run on their own)")
+        started = _time.perf_counter()
+        removed: Counter[str] = Counter()
+
+        def on_notice(diag: psycopg.errors.Diagnostic) -> None:
+            found = _VACUUM_REMOVED.search(diag.message_primary or "")
+            if found:
+                removed[found.group(1).rsplit(".", 1)[-1]] += int(found.group(2))
+
+        with self._conn() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (_REBUILD_LOCK,))
+            conn.add_notice_handler(on_notice)
+            try:
+                report = CompactReport(self.backend, self._total_bytes(conn), 0,
+                                       index_entries_before=self._index_entries(conn))
+                conn.execute("SET maintenance_work_mem = '256MB'")
+                for table in _COMPACT_TABLES:
+                    conn.execute(sql.SQL("VACUUM (ANALYZE, VERBOSE) {}").format(sql.Identifier(table)))
+                report.actions.append(f"VACUUM (ANALYZE) of {len(_COMPACT_TABLES)} tables")
+                conn.execute("REINDEX TABLE CONCURRENTLY memories")
+                conn.execute("ANALYZE memories")
+                report.actions.append("REINDEX TABLE CONCURRENTLY memories (text, vector and column indexes)")
+                report.index_entries_after = self._index_entries(conn)
+                report.bytes_after = self._total_bytes(conn)
+            finally:
+                conn.remove_notice_handler(on_notice)
+                conn.execute("RESET maintenance_work_mem")
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_REBUILD_LOCK,))
+        report.rows_removed = {t: removed.get(t, 0) for t in _COMPACT_TABLES}
+        report.seconds = _time.perf_counter() - started
+        return report
+
+    def duplicate_groups(self, flt: MemoryFilter) -> builtins.list[builtins.list[str]]:
+        where, params = _filter_sql(flt)
+        query = sql.SQL(
+            "SELECT array_agg(id ORDER BY created_at, id) FROM memories WHERE {} "
+            "GROUP BY partition, agent_id, content_hash HAVING count(*) > 1"
+        ).format(where)
+        return sorted(([str(i) for i in r[0]] for r in self._rows(query, params)), key=lambda g: g[0])
 
     # memories ----------------------------------------------------------------------------
 
@@ -1669,6 +1755,38 @@ class PostgresStore:
     def prune_access_log(self, before: datetime) -> int:
         with self._write() as conn:
             return conn.execute("DELETE FROM access_log WHERE at < %s", [_utc(before)]).rowcount
+
+    def log_actions(self, events: Sequence[ActionEvent]) -> None:
+        if not events:
+            return
+        query = (
+            "INSERT INTO memory_actions (partition, agent_id, memory_id, at, action, outcome, confidence, "
+            "lifecycle_state, importance, source) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], "
+            "%s::timestamptz[], %s::text[], %s::text[], %s::float8[], %s::text[], %s::float8[], %s::text[])"
+        )
+        params = [[e.user_id or "" for e in events], [e.agent_id for e in events], [e.memory_id for e in events],
+                  [_utc(e.at) for e in events], [e.action for e in events], [e.outcome for e in events],
+                  [float(e.confidence) for e in events], [e.lifecycle_state for e in events],
+                  [float(e.importance) for e in events], [e.source for e in events]]
+        with self._write() as conn:
+            conn.execute(query, params)
+
+    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
+                       limit: int = 1000) -> builtins.list[ActionEvent]:
+        if limit <= 0:
+            return []
+        start = _utc(since) if since is not None else datetime(1, 1, 2, tzinfo=UTC)
+        rows = self._rows(
+            "SELECT partition, agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, importance, "
+            "source, id FROM memory_actions WHERE partition = %s AND at >= %s ORDER BY at DESC, id DESC LIMIT %s",
+            [user_id or "", start, limit])
+        return [ActionEvent(r[4], r[5], r[3].astimezone(UTC), user_id=r[0] or None, agent_id=r[1], memory_id=r[2],
+                            confidence=r[6], lifecycle_state=r[7], importance=r[8], source=r[9], id=int(r[10]))
+                for r in rows]
+
+    def prune_memory_actions(self, before: datetime) -> int:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM memory_actions WHERE at < %s", [_utc(before)]).rowcount
 
     def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
         counts = Counter((min(a, b), max(a, b)) for a, b in pairs if a != b)

@@ -41,6 +41,7 @@ from reverie.embed import quantize
 from reverie.errors import ConflictError, InvalidInputError, MigrationError, NotFoundError, StoreError
 from reverie.model import (
     AccessEvent,
+    ActionEvent,
     CoActivation,
     HistoryEvent,
     Layer,
@@ -75,6 +76,7 @@ from reverie.store.base import (
     ApiKey,
     Box,
     Cluster,
+    CompactReport,
     LayerStats,
     MemoryFilter,
     ScoredId,
@@ -368,6 +370,26 @@ _M0007_SEALED_BOXES: Final[tuple[str, ...]] = (
     'CREATE INDEX boxes_sealed ON boxes ("partition", sealed_at, id) WHERE sealed_at IS NOT NULL',
 )
 
+#: action telemetry (the memory-action policy): one row per write decision, no memory text
+_M0009_MEMORY_ACTIONS: Final[tuple[str, ...]] = (
+    """CREATE TABLE memory_actions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    "partition" TEXT NOT NULL,
+    agent_id TEXT,
+    memory_id TEXT,
+    at REAL NOT NULL,
+    action TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    lifecycle_state TEXT NOT NULL,
+    importance REAL NOT NULL,
+    source TEXT NOT NULL
+)""",
+    'CREATE INDEX memory_actions_partition_at ON memory_actions ("partition", at)',
+    "CREATE INDEX memory_actions_at ON memory_actions (at)",
+    "CREATE INDEX memory_actions_memory ON memory_actions (memory_id)",
+)
+
 MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0001_core", _M0001_CORE),
     ("0002_engine_tables", _M0002_ENGINE_TABLES),
@@ -377,11 +399,12 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0006_scan_index", _M0006_SCAN_INDEX),
     ("0007_sealed_boxes", _M0007_SEALED_BOXES),
     ("0008_api_keys", _M0008_API_KEYS),
+    ("0009_memory_actions", _M0009_MEMORY_ACTIONS),
 )
 
 #: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
 _DEPENDENT_TABLES: Final = (
-    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history"
+    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history", "memory_actions"
 )
 
 # ----------------------------------------------------------------------------------------
@@ -605,8 +628,10 @@ def _in_list(column: str, values: frozenset[Any], params: builtins.list[Any]) ->
 
 
 def _metadata_condition(alias: str, key: str, value: Any, params: builtins.list[Any]) -> str:
-    """Equality of one top-level metadata key with a JSON scalar (1 == 1.0, True != 1)."""
-    probe = f"EXISTS (SELECT 1 FROM json_each({alias}.metadata) AS je WHERE je.key = ? AND "
+    """Equality of one top-level metadata key with a JSON scalar (1 == 1.0, True != 1). Stored metadata SQLite
+    cannot parse (nested deeper than its JSON limit) matches no key instead of failing the whole query."""
+    probe = (f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({alias}.metadata) THEN {alias}.metadata "
+             "ELSE '{}' END) AS je WHERE je.key = ? AND ")
     params.append(str(key))
     if value is None:
         return probe + "je.type = 'null')"
@@ -934,10 +959,68 @@ class SQLiteStore:
         with self._write("rebuilding the text index"):
             self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
         with self._read("rebuilding the vector index"), _errors("rebuilding the vector index", RuntimeError):
-            self._index.drop_persisted()
-            self._index.reset()
-            self._index.sync(None)
-            self._index.save()
+            self._index.rebuild()
+
+    # -- compaction -------------------------------------------------------------------------
+    def _disk_bytes(self) -> int:
+        """The database file, its write-ahead log and the vector index files, in bytes."""
+        total = 0
+        for path in (self.path, Path(f"{self.path}-wal")):
+            with contextlib.suppress(OSError):
+                total += path.stat().st_size
+        ann = Path(f"{self.path}.ann")
+        if ann.is_dir():
+            for entry in ann.iterdir():
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size
+        return total
+
+    def _index_entries(self) -> dict[str, int]:
+        fts = int(self._conn.execute("SELECT count(*) FROM memories_fts_data").fetchone()[0])
+        return {**self._index.entry_counts(), "fulltext_segment_rows": fts}
+
+    def compact(self) -> CompactReport:
+        started = time.perf_counter()
+        with self._lock:
+            self._check_open()
+            if self._tx.depth:
+                raise InvalidInputError("compact() cannot run inside a transaction")
+            with _errors("compaction failed", RuntimeError, OSError):
+                self._index.sync(None)  # every partition loaded: its entries are counted and rebuilt
+                report = CompactReport(self.backend, self._disk_bytes(), 0,
+                                       index_entries_before=self._index_entries())
+                with self.transaction():
+                    head = self._max_seq()
+                    trimmed = self._conn.execute("DELETE FROM vector_changes WHERE seq < ?", (head,)).rowcount
+                    self._conn.execute("INSERT INTO meta (key, value) VALUES ('vector_log_floor', ?) "
+                                       "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(head),))
+                report.rows_removed["vector_changes"] = int(trimmed)
+                report.actions.append(f"trimmed the vector change log to position {head}")
+                with self.transaction():
+                    self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+                report.actions.append("optimised the full-text index (segments merged)")
+                self._index.rebuild()
+                report.actions.append("rebuilt the vector index from the rows (deleted entries dropped)")
+                self._conn.execute("VACUUM")
+                report.actions.append("VACUUM")
+                self._conn.execute("ANALYZE")
+                report.actions.append("ANALYZE")
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                report.actions.append("WAL checkpoint (truncate)")
+                report.index_entries_after = self._index_entries()
+                report.bytes_after = self._disk_bytes()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def duplicate_groups(self, flt: MemoryFilter) -> builtins.list[builtins.list[str]]:
+        where, params = filter_sql(flt)
+        query = (
+            "SELECT json_group_array(json_array(m.created_at, m.id)) FROM memories m "
+            f'WHERE {where} GROUP BY m."partition", m.agent_id, m.content_hash HAVING count(*) > 1'
+        )
+        with self._read("duplicate_groups"):
+            groups = [[mid for _, mid in sorted(json.loads(r[0]))] for r in self._conn.execute(query, params)]
+        return sorted(groups, key=lambda g: g[0])
 
     # -- vector change log ----------------------------------------------------------------
     def _max_seq(self) -> int:
@@ -1310,14 +1393,15 @@ class SQLiteStore:
             if self._tx.depth:
                 self._tx.synced = True
             searched = names or [n for n in self._index.loaded_partitions() if cold or not is_quantized_partition(n)]
-            hits = self._index_search(query, searched, where, params, k)
+            scoped = flt.ids is None and not flt.all_users
+            hits = self._index_search(query, searched, where, params, k, scoped=scoped)
             if cold:
                 return hits
             # a quantised memory moved back to hot without re-embedding stays findable (exactly)
             return _best(hits + self._scan_search(query, where, params, k, quantised_only=True), k)
 
     def _index_search(
-        self, query: Vector, names: Sequence[str], where: str, params: Sequence[Any], k: int
+        self, query: Vector, names: Sequence[str], where: str, params: Sequence[Any], k: int, *, scoped: bool
     ) -> builtins.list[ScoredId]:
         """Over-fetch from the index, keep what passes the filter, widen until k pass."""
         fetch = max(2 * k, k + 16)
@@ -1330,7 +1414,7 @@ class SQLiteStore:
             rate = len(hits) / max(len(rids), 1)
             need = int(1.5 * k / rate) + 1 if rate > 0 else VectorIndex.max_fetch() + 1
             if need > VectorIndex.max_fetch():
-                return self._scan_search(query, where, params, k)
+                return self._scan_search(query, where, params, k, scoped=scoped)
             fetch = max(need, 2 * fetch)
 
     def _passing(self, rids: Rids, scores: Any, where: str, params: Sequence[Any]) -> builtins.list[ScoredId]:
@@ -1346,17 +1430,28 @@ class SQLiteStore:
         return hits
 
     def _scan_search(
-        self, query: Vector, where: str, params: Sequence[Any], k: int, *, quantised_only: bool = False
+        self, query: Vector, where: str, params: Sequence[Any], k: int, *, quantised_only: bool = False,
+        scoped: bool = False,
     ) -> builtins.list[ScoredId]:
         """Exact search over every row passing the filter (small id sets, selective filters);
-        quantised rows are scored with the mixed-precision similarity (seed 002)."""
+        quantised rows are scored with the mixed-precision similarity (seed 002).
+
+        The index is named where the filter is a user's status/store scope: with ANALYZE statistics
+        (``compact``) the planner took the partition's id index for a selective scope (the cold store of
+        a user whose memories are nearly all hot) and read every row of the partition — a search at 30k
+        took 3x as long."""
         if quantised_only:  # answered from the partial index memories_quantized: a probe, not a scan
-            cond = "m.embedding_codes IS NOT NULL"
+            cond, source = "m.embedding_codes IS NOT NULL", "memories m INDEXED BY memories_quantized"
         else:
             cond = "(m.embedding IS NOT NULL OR m.embedding_codes IS NOT NULL)"
-        rows = self._conn.execute(
-            f"SELECT m.id, m.embedding, m.embedding_codes FROM memories m WHERE {cond} AND {where}", params
-        ).fetchall()
+            source = "memories m INDEXED BY memories_scope" if scoped else "memories m"
+        query_sql = f"SELECT m.id, m.embedding, m.embedding_codes FROM {source} WHERE {cond} AND {where}"
+        try:
+            rows = self._conn.execute(query_sql, params).fetchall()
+        except sqlite3.OperationalError as exc:  # a filter that matches nothing by itself (an empty set)
+            if "no query solution" not in str(exc):
+                raise
+            rows = self._conn.execute(query_sql.replace(source, "memories m", 1), params).fetchall()
         if not rows:
             return []
         qn = float(np.linalg.norm(query)) or 1.0
@@ -1883,6 +1978,33 @@ class SQLiteStore:
         with self._write("prune_access_log"):
             return int(self._conn.execute("DELETE FROM access_log WHERE at < ?", (to_epoch(before),)).rowcount)
 
+    def log_actions(self, events: Sequence[ActionEvent]) -> None:
+        if not events:
+            return
+        rows = [(e.user_id or "", e.agent_id, e.memory_id, to_epoch(e.at), e.action, e.outcome, float(e.confidence),
+                 e.lifecycle_state, float(e.importance), e.source) for e in events]
+        with self._write("log_actions"):
+            self._insert_rows('INSERT INTO memory_actions ("partition", agent_id, memory_id, at, action, outcome, '
+                              "confidence, lifecycle_state, importance, source) VALUES ", rows)
+
+    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
+                       limit: int = 1000) -> builtins.list[ActionEvent]:
+        if limit <= 0:
+            return []
+        start = to_epoch(since) if since is not None else float("-inf")
+        with self._read("memory_actions"):
+            rows = self._conn.execute(
+                "SELECT \"partition\", agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, "
+                'importance, source, id FROM memory_actions WHERE "partition" = ? AND at >= ? '
+                "ORDER BY at DESC, id DESC LIMIT ?", (user_id or "", start, limit)).fetchall()
+        return [ActionEvent(r[4], r[5], from_epoch(r[3]), user_id=r[0] or None, agent_id=r[1], memory_id=r[2],
+                            confidence=r[6], lifecycle_state=r[7], importance=r[8], source=r[9], id=int(r[10]))
+                for r in rows]
+
+    def prune_memory_actions(self, before: datetime) -> int:
+        with self._write("prune_memory_actions"):
+            return int(self._conn.execute("DELETE FROM memory_actions WHERE at < ?", (to_epoch(before),)).rowcount)
+
     def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
         counts: dict[tuple[str, str], int] = {}
         for a, b in pairs:
@@ -2239,6 +2361,10 @@ class _RowSource:
                 vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
             yield rids, vecs
             after = int(rids[-1])
+
+    def log_floor(self) -> int:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'vector_log_floor'").fetchone()
+        return int(row[0]) if row else 0
 
     def partitions(self) -> builtins.list[str]:
         names = [r[0] for r in self._conn.execute('SELECT DISTINCT "partition" FROM memories')]

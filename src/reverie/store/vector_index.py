@@ -96,6 +96,11 @@ class VectorSource(Protocol):
 
     def partitions(self) -> list[str]: ...
 
+    def log_floor(self) -> int:
+        """The oldest log position still complete: changes up to it were trimmed (``compact``), so an
+        index whose watermark is below it cannot catch up from the log and must reload."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class PendingOp:
@@ -347,10 +352,13 @@ class VectorIndex:
         ``None`` means every partition.
         """
         with self.source.snapshot():
+            head = self.source.max_seq()
+            if self._state.initialised and head > self._state.watermark and \
+                    self._state.watermark < self.source.log_floor():
+                self.reset()  # the log was trimmed past this index: start again from the saved graphs or rows
             if not self._state.initialised:
                 self._load_persisted()
                 self._state.initialised = True
-            head = self.source.max_seq()
             if head > self._state.watermark and self._parts:
                 self._catch_up(self.source.changes_since(self._state.watermark))
             self._state.watermark = head
@@ -458,6 +466,26 @@ class VectorIndex:
         rids, scores = _top(np.concatenate(all_rids), np.concatenate(all_scores), n)
         return rids, scores, exhausted
 
+    def entry_counts(self) -> dict[str, int]:
+        """Entries of the loaded partitions: every vector held (graph entries marked deleted included),
+        and the deleted marks alone (a graph keeps a deleted entry until it is rebuilt)."""
+        held = deleted = 0
+        for part in self._parts.values():
+            held += len(part.flat)
+            if part.hnsw is not None:
+                count = int(part.hnsw.get_current_count())
+                held += count
+                deleted += max(0, count - part.hnsw_live)
+        return {"vectors": held, "vector_deleted_marks": deleted}
+
+    def rebuild(self) -> None:
+        """Drop the saved graphs and every loaded partition, load all partitions again from the rows
+        (graphs without deleted entries) and save them."""
+        self.drop_persisted()
+        self.reset()
+        self.sync(None)
+        self.save()
+
     @staticmethod
     def max_fetch() -> int:
         """The widest over-fetch worth asking the index for before scanning rows instead."""
@@ -558,6 +586,8 @@ class VectorIndex:
         watermark = int(manifest["watermark"])
         if watermark > self.source.max_seq():
             return  # the index claims changes the database never saw: not ours
+        if watermark < self.source.log_floor():
+            return  # older than the trimmed change log: it cannot catch up, the partitions load from rows
         self._parts = parts
         self._state.watermark = watermark
         self._state.saved_watermark = watermark

@@ -5,7 +5,10 @@ Pages: ``/`` (health check: counts per layer and status, chart, last dream repor
 ``/memories`` (search, filters, sorting, pages, bulk pin/invalidate/forget, a new memory),
 ``/memories/{id}`` (content and edit, what decides its forgetting in words with its one curve,
 relations graph, recalls, history, buttons), ``/dream`` (reports and the memories each changed),
-``/agents`` (who wrote what), ``/keys`` (API keys). Every link carries the proxy's root path.
+``/agents`` (who wrote what), ``/keys`` (API keys), ``/topics`` (a user's topic index and recent memory
+boxes), ``/documents`` (a user's profile, entity profiles, reflections, compression guidelines, write
+decisions and verbatim artifacts; :mod:`reverie.web.documents`). ``/dream`` also shows the maintenance
+schedule. Every link carries the proxy's root path.
 Looking at a memory does not count as an access; a text search does (it is a real recall).
 """
 
@@ -26,7 +29,7 @@ from starlette.templating import Jinja2Templates
 from reverie import __version__
 from reverie.errors import InvalidInputError, NotFoundError, ReverieError
 from reverie.model import Layer, Status
-from reverie.web import svg
+from reverie.web import documents, svg
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
@@ -257,14 +260,25 @@ def mount_dashboard(app: FastAPI) -> None:
                        accesses=mem.accesses(rec.id, limit=ACCESS_ROWS), access_rows=ACCESS_ROWS,
                        fields=_field_groups(rec), short=mem.short_ids(shown))
 
+    _mount_maintenance(app)
+    documents.mount(app, _render)
+    _mount_login(app)
+
+
+def _mount_maintenance(app: FastAPI) -> None:
     @app.get("/dream", response_class=HTMLResponse, include_in_schema=False)
     def dream_page(request: Request) -> HTMLResponse:
         mem = _mem(request)
+        try:
+            schedule = mem.maintenance_status()
+        except ReverieError as exc:
+            return _error_page(request, exc)
         reports = mem.dream_reports()
         index = _int(request.query_params.get("n"), 0, 0, max(0, len(reports) - 1))
         report = reports[index] if reports else mem.store.get_state("dream:last")
         changes = _dream_changes(mem, report) if report else []
-        return _render(request, "dream.html", report=report, reports=reports, index=index, changes=changes)
+        return _render(request, "dream.html", report=report, reports=reports, index=index, changes=changes,
+                       schedule=schedule)
 
     @app.get("/agents", response_class=HTMLResponse, include_in_schema=False)
     def agents_page(request: Request) -> HTMLResponse:
@@ -275,7 +289,21 @@ def mount_dashboard(app: FastAPI) -> None:
         keys = _mem(request).store.api_keys(include_revoked=True)
         return _render(request, "keys.html", keys=keys)
 
-    _mount_login(app)
+    @app.get("/topics", response_class=HTMLResponse, include_in_schema=False)
+    def topics_page(request: Request) -> HTMLResponse:
+        mem = _mem(request)
+        user_id = request.query_params.get("user_id", "").strip() or None
+        index, boxes, users, error = None, [], [], None
+        try:
+            if user_id is None:
+                users = [(u, n) for u, n in mem.users(limit=200) if u is not None]
+            else:
+                index = mem.topic_index(user_id=user_id)
+                boxes = mem.store.sealed_boxes(user_id, limit=20)
+        except ReverieError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        return _render(request, "topics.html", user_id=user_id, index=index, boxes=boxes, user_counts=users,
+                       error=error, short=mem.short_ids([b.trace_id or b.id for b in boxes]) if boxes else {})
 
 
 #: accesses shown on a memory's page

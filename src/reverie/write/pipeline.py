@@ -35,6 +35,7 @@ from reverie.dynamics.promotion import eligible_transition
 from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
 from reverie.errors import ConflictError, StoreError
 from reverie.model import (
+    ActionEvent,
     HistoryEvent,
     Layer,
     MemoryRecord,
@@ -48,7 +49,7 @@ from reverie.model import (
 from reverie.opslog import OpsLog
 from reverie.results import Action, AddResult
 from reverie.store.base import MemoryFilter, Store, SynapticTag
-from reverie.write import gate, llm_stages, relations, synthesis, updates
+from reverie.write import gate, llm_stages, policy, relations, synthesis, updates
 from reverie.write.boxes import BoxBuilder, topic_words
 from reverie.write.classify import category_of, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
@@ -66,6 +67,8 @@ _T = TypeVar("_T")
 #: how often the gate decides again when a concurrent writer changed its target meanwhile
 _GATE_ATTEMPTS = 3
 _SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
+#: the metadata key of a memory's verbatim artifact: ``{"verbatim": the message's words, "at": ISO time}``
+ARTIFACT = "verbatim_artifact"
 _REWARD = {"correction": 0.8, "decision": 0.7, "preference": 0.7, "plan": 0.6, "entity": 0.5, "fact": 0.5}
 
 
@@ -93,6 +96,10 @@ class Candidate:
     fact_confidence: float = 1.0
     vector: Vector | None = None
     decisions: dict[str, Any] = field(default_factory=dict)
+    #: the exact words the fact was extracted from (a conversation turn), for a verbatim artifact
+    verbatim: str | None = None
+    #: the importance the write path gave it (0 until scored), for the action telemetry
+    importance: float = 0.0
 
 
 class WritePipeline:
@@ -134,6 +141,7 @@ class WritePipeline:
                 reason = f"filtered: {hostile}"
                 self.ops.log("add", action="SKIP", reason=reason, path="heuristic", infer=True)
                 results.append(AddResult(None, Action.SKIP, (), reason))
+                self._discarded(item["user_id"], item["agent_id"], "manual")
                 continue
             candidates = self._form_item(item, vec)
             with self.store.transaction():
@@ -150,12 +158,14 @@ class WritePipeline:
         obs = observe_message(body, subject=speaker, cfg=self.cfg.observer)
         if not obs.keep:
             self.ops.log("observe", action="SKIP", reason=obs.reason, path="heuristic", role=role)
+            self._discarded(user_id, agent_id, "extraction")
             return [AddResult(None, Action.SKIP, (), obs.reason)]
         fallbacks: list[str] = []
         obs, cls_path = self._classify_observation(body, obs, fallbacks)
         signal, why = scan(body, obs)
         turn = Turn(obs.text, role, (when or now).isoformat(), speaker, obs.classification.kind,
-                    obs.classification.confidence, {**metadata, "agent_id": agent_id}, cls_path, fallbacks)
+                    obs.classification.confidence, {**metadata, "agent_id": agent_id}, cls_path, fallbacks,
+                    raw=body if body != obs.text else None)
         key = buffer_key(user_id, None, session_id)
         turns = self.buffer.append(key, turn)
         due = f"high signal: {why}" if signal is Signal.HIGH else self.buffer.due(turns, now)
@@ -241,6 +251,7 @@ class WritePipeline:
             out_llm = [self._candidate(f, cat, conf, item, path="llm") for f, cat, conf in facts]
             for cand, (_, _, conf) in zip(out_llm, facts, strict=True):
                 cand.fact_confidence = conf
+                cand.verbatim = _source_turn(cand.text, turns)
                 # the category is the extraction's: classified by the LLM
                 cand.decisions.update(extracted=reason, classification="llm",
                                       fallbacks=list(dict.fromkeys(fallbacks)))
@@ -255,6 +266,7 @@ class WritePipeline:
             for fact in facts_h:
                 cand = self._candidate(fact, turn.kind, floor + (1 - floor) * turn.confidence, item,
                                        path="heuristic")
+                cand.verbatim = turn.raw or turn.text
                 cand.decisions.update(extracted=reason, classification=turn.classified_by,
                                       fallbacks=list(dict.fromkeys([*turn.fallbacks, *fallbacks])))
                 out.append(cand)
@@ -286,7 +298,8 @@ class WritePipeline:
         flt = MemoryFilter(user_id=cand.user_id, agent_id=cand.agent_id)
         dup = self.store.find_by_hash(flt, content_hash(cand.text))
         if dup is not None:
-            return self._log(AddResult(dup.id, Action.SKIP, (dup.id,), "duplicate content (content hash)"), cand)
+            return self._log(AddResult(dup.id, Action.SKIP, (dup.id,), "duplicate content (content hash)"), cand,
+                             dup)
         emotion, cand.decisions["emotion"] = self._ask("emotion", lambda llm: llm_stages.detect_emotion(
             llm, cand.text, limit=self._limit), _fallbacks(cand))
         if emotion is not None:
@@ -296,18 +309,20 @@ class WritePipeline:
         for attempt in range(_GATE_ATTEMPTS):
             neighbours = self._neighbours(cand, flt)
             importance, channels, surprise = self._importance(cand, neighbours)
+            cand.importance = importance
             decision = self._decide(cand, neighbours, importance)
             cand.decisions.update(gate=decision.path, similarity=decision.similarity, priority=priority_level(
                 importance=importance, cfg=self.settings.dynamics.importance))
             action = decision.action
             if action is Action.SKIP:
                 tid = decision.target.id if decision.target else None
-                return self._log(AddResult(tid, Action.SKIP, (tid,) if tid else (), decision.reason), cand)
+                return self._log(AddResult(tid, Action.SKIP, (tid,) if tid else (), decision.reason), cand,
+                                 decision.target)
             try:
                 if action is Action.REINFORCE and decision.target is not None:
-                    return self._log(self._reinforce(decision.target, decision, cand), cand)
+                    return self._log(self._reinforce(decision.target, decision, cand), cand, decision.target)
                 if action is Action.UPDATE and decision.target is not None:
-                    return self._log(self._update(decision.target, decision, cand), cand)
+                    return self._log(self._update(decision.target, decision, cand), cand, decision.target)
             except ConflictError:
                 # a concurrent writer (a dream step, another process) changed the target after it was
                 # read: gate again against the current state instead of failing or overwriting it
@@ -324,7 +339,7 @@ class WritePipeline:
             self._add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
                                           created_at=rec.created_at, metadata={"path": decision.path})], rec.user_id)
         self._after_create(rec, cand, neighbours)
-        return self._log(AddResult(rec.id, action, ids, decision.reason), cand)
+        return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
 
     def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
         """The gate's neighbours, most similar first: the nearest by meaning, and — when the new text says
@@ -484,6 +499,15 @@ class WritePipeline:
             setattr(rec, key, value)
         if rec.flashbulb:
             rec.metadata = {**rec.metadata, "flashbulb": True}
+        pc = self.cfg.policy
+        if pc.artifacts and policy.artifact_eligible(
+                category=rec.category, confidence=cand.confidence, importance=importance, stored=rec.content,
+                verbatim=cand.verbatim, categories=pc.artifact_categories, min_confidence=pc.artifact_min_confidence,
+                min_importance=pc.artifact_min_importance):
+            assert cand.verbatim is not None
+            rec.metadata = {**rec.metadata, ARTIFACT: {"verbatim": cand.verbatim[:pc.artifact_max_chars],
+                                                         "at": now.isoformat()}}
+            cand.decisions["artifact"] = "verbatim words kept"
         rec.box_id, box_note = self.boxes.assign(
             user_id=rec.user_id, session_id=rec.session_id, now=now, topic=self._topic(rec, cand))
         cand.decisions["box"] = box_note
@@ -590,6 +614,11 @@ class WritePipeline:
         """Store relations, then seed 001's pruning check: only an addition can cross its threshold,
         so the scope's relations are counted after additions, not after every memory."""
         self.store.add_relations(rels)
+        if rels and self.cfg.policy.telemetry:
+            now = self.now()
+            self.store.log_actions([ActionEvent(policy.PolicyAction.LINK_GRAPH.value, "LINKED", now, user_id=user_id,
+                                                memory_id=r.src_id, confidence=float(r.confidence),
+                                                lifecycle_state="active", source="extraction") for r in rels])
         self._prune_relations(user_id)
 
     def _prune_relations(self, user_id: str | None) -> None:
@@ -639,10 +668,62 @@ class WritePipeline:
         self.store.add_history([HistoryEvent(memory_id, event, self.now(), reason=reason, actor="write",
                                              data=payload)])
 
-    def _log(self, result: AddResult, cand: Candidate) -> AddResult:
+    def _discarded(self, user_id: str | None, agent_id: str | None, source: str) -> None:
+        """Telemetry of a message the observer's filter dropped before any fact was formed."""
+        if self.cfg.policy.telemetry:
+            self.store.log_actions([ActionEvent(policy.PolicyAction.DISCARD.value, "SKIP", self.now(),
+                                                user_id=user_id, agent_id=agent_id, source=source)])
+
+    def _log(self, result: AddResult, cand: Candidate, rec: MemoryRecord | None = None) -> AddResult:
         self.ops.log("write", action=result.action.value, id=result.id, reason=result.reason, path=cand.path,
                      decisions=cand.decisions, fallback=bool(cand.decisions.get("fallbacks")))
+        if self.cfg.policy.telemetry:
+            self.store.log_actions(action_events(result, cand, rec, self.now()))
         return result
+
+
+def action_events(result: AddResult, cand: Candidate, rec: MemoryRecord | None, now: datetime) -> list[ActionEvent]:
+    """The action telemetry of one write decision: its policy action with the eligibility context (the
+    memory it stored or acted on: its kind and lifecycle state; the fact's confidence, importance, source),
+    and a ``create_artifact`` beside a new memory that kept its verbatim words."""
+    action = policy.action_for(result.action, rec.memory_kind.value if rec is not None else None)
+    if action is None:
+        return []
+    created = rec is not None and result.action in (Action.CREATE, Action.SUPERSEDE)
+    ctx = policy.eligibility(confidence=cand.confidence,
+                             lifecycle_state=rec.lifecycle_state if rec is not None else "candidate",
+                             importance=cand.importance, write_source=cand.write_source)
+    events = [ActionEvent(action.value, result.action.value, now, user_id=cand.user_id, agent_id=cand.agent_id,
+                          memory_id=result.id, **ctx.to_dict())]
+    if created and rec is not None and cand.decisions.get("artifact"):
+        events.append(ActionEvent(policy.PolicyAction.CREATE_ARTIFACT.value, "KEPT", now, user_id=cand.user_id,
+                                  agent_id=cand.agent_id, memory_id=rec.id, **ctx.to_dict()))
+    return events
+
+
+def verbatim_actions(records: Sequence[MemoryRecord], results: Sequence[AddResult], now: datetime) -> list[ActionEvent]:
+    """The action telemetry of writes outside the write gate: ``add(infer=False)`` — each item stored as given
+    (``store_episode`` or ``store_note`` by its kind) or skipped because its id was stored before (``discard``)
+    — and ``update`` (``update_note``)."""
+    events: list[ActionEvent] = []
+    for rec, result in zip(records, results, strict=True):
+        action = policy.action_for(result.action, rec.memory_kind.value)
+        if action is None:
+            continue
+        ctx = policy.eligibility(confidence=rec.source_confidence, lifecycle_state=rec.lifecycle_state,
+                                 importance=rec.importance, write_source=rec.write_source)
+        events.append(ActionEvent(action.value, result.action.value, now, user_id=rec.user_id, agent_id=rec.agent_id,
+                                  memory_id=rec.id, **ctx.to_dict()))
+    return events
+
+
+def _source_turn(text: str, turns: Sequence[Turn]) -> str | None:
+    """The turn an extracted fact most likely came from: the one sharing the most words with it."""
+    from reverie.write.text import content_words
+
+    words = content_words(text)
+    best = max(turns, key=lambda t: len(words & content_words(t.raw or t.text)), default=None)
+    return (best.raw or best.text) if best is not None else None
 
 
 def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
@@ -677,4 +758,4 @@ def _combine(results: list[AddResult]) -> AddResult:
     return AddResult(main.id, main.action, ids, " | ".join(r.reason for r in results))
 
 
-__all__ = ["Candidate", "WritePipeline"]
+__all__ = ["ARTIFACT", "Candidate", "WritePipeline", "action_events", "verbatim_actions"]

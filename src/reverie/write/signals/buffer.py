@@ -57,6 +57,8 @@ class Turn:
     #: which path classified the turn (``llm`` or ``heuristic``) and the stages that fell back
     classified_by: str = "heuristic"
     fallbacks: list[str] = field(default_factory=list)
+    #: the message's own words before the observer normalised them (a verbatim artifact keeps them)
+    raw: str | None = None
 
     @property
     def when(self) -> datetime:
