@@ -44,10 +44,11 @@ def mount(app: FastAPI, render: Callable[..., HTMLResponse]) -> None:
             if user_id is None:
                 users = [(u, n) for u, n in mem.users(limit=200) if u is not None]
             else:
-                docs = mem.documents(user_id=user_id)
+                docs = found = mem.documents(user_id=user_id)
                 actions = mem.action_telemetry(user_id=user_id, limit=SHOWN)
                 artifacts = _artifacts(mem, user_id)
-                profile = docs.get("profile") if isinstance(docs.get("profile"), dict) else {}
+                raw = found.get("profile")
+                profile: dict[str, Any] = raw if isinstance(raw, dict) else {}
                 shown = [ln["ids"][0] for sec in profile.get("sections", []) for ln in sec.get("lines", [])
                          if ln.get("ids")] + [a["memory_id"] for a in actions if a.get("memory_id")]
         except ReverieError as exc:
