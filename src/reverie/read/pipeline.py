@@ -210,14 +210,18 @@ class ReadPipeline:
         if ready is not None:
             ready()
         sparse = [hybrid.text_channel(self.store, search, text=sub, pool=pool) for sub in routed[1]]
-        plan = planned()
+        follow = not consolidated.reaches_cold(flt)
+        # the full-text searches need no query vector: the cold store's too runs while the query is embedded
+        cold_sparse = [hybrid.text_channel(self.store, consolidated.cold_filter(flt), text=sub, pool=pool)
+                       for sub in routed[1]] if follow and cfg.cold_search == "always" else None
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
+        plan = planned()
         cands = self.expand(self.candidates(plan, search, pool=pool, sparse=sparse), plan, flt, now, entities)
-        follow = not consolidated.reaches_cold(flt)
         cold = follow and (cfg.cold_search == "always" or (cfg.cold_search == "when_weak" and self._weak(cands)))
         if cold:
-            cands = _merged(cands, self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands)))
+            cands = _merged(cands, self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands),
+                                                  sparse=cold_sparse))
         records = self.store.get([c.id for c in cands])
         if cold:
             self._check_cold(cands, records)
@@ -302,12 +306,15 @@ class ReadPipeline:
         return best < floor
 
     def _channels(self, plan: _Plan, flt: MemoryFilter, pool: int, stage: str, have: set[str],
-                  info: dict[str, dict[str, Any]] | None = None) -> list[hybrid.Candidate]:
+                  info: dict[str, dict[str, Any]] | None = None,
+                  sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None) -> list[hybrid.Candidate]:
         """Both channels over ``flt`` for every sub-query, fused as the main search is; the new
-        candidates are marked with the ``stage`` that found them (and ``info`` per id)."""
+        candidates are marked with the ``stage`` that found them (and ``info`` per id). ``sparse``: the
+        full-text results per sub-query, when already run."""
         cfg = self.settings.read
         weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
-        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool)
+        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool,
+                                       sparse=sparse[i] if sparse is not None else None)
                    for i, sub in enumerate(plan.subqueries)]
         found = [c for c in hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool] if c.id not in have]
         for rank, c in enumerate(found, start=1):
