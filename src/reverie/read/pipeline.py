@@ -130,7 +130,18 @@ class ReadPipeline:
         if not self.settings.read.overlap_embedding:
             done = self.plan(query, routed)
             return lambda: done
-        return _executor().submit(self.plan, query, routed).result
+        started = threading.Event()
+
+        def task() -> _Plan:
+            started.set()
+            return self.plan(query, routed)
+
+        future = _executor().submit(task)
+        # the worker takes the interpreter lock first: it tokenises and enters the model, which runs without
+        # the lock, before the caller's Python work (access updates, full-text searches) goes on; otherwise
+        # the worker can wait out the interpreter's switch interval (5 ms) before the model starts
+        started.wait(0.05)
+        return future.result
 
     def candidates(self, plan: _Plan, flt: MemoryFilter, *, pool: int,
                    sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None) -> list[hybrid.Candidate]:
