@@ -307,8 +307,9 @@ def test_common_words_do_not_flood_full_text_search(tmp_path: Path) -> None:
 def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fast path (rank in the FTS index, then filter the best 2k rows) must give exactly what
-    joining every match to its row gives: other users' rows crowding the best matches, ties at the
+    """The fast paths (rank in the FTS index, then filter the best 2k rows; or, for a scope of few
+    rows, list the rows passing the filter and score only the matches among them) must give exactly
+    what joining every match to its row gives: other users' rows crowding the best matches, ties at the
     probe's edge, superseded rows, and filters that keep almost nothing all fall back or agree."""
     import random
 
@@ -329,13 +330,51 @@ def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
                    MemoryFilter(all_users=True)]
         queries = ["apple", "apple river", "quartz violet ember", "maple", "cloud stone", "nothing here"]
         cases = [(q, f, k) for q in queries for f in filters for k in (1, 3, 10, 40)]
+        monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)  # rank first (a large scope)
         fast = [store.text_search(q, f, k) for q, f, k in cases]
         used = sum(store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
                    for q, f, k in cases if query_terms(q))
+        monkeypatch.setattr(store, "_narrow_scope", lambda *a: True)  # filter first (a scope of few rows)
+        narrow = [store.text_search(q, f, k) for q, f, k in cases]
+        monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)
         monkeypatch.setattr(store, "_ranked_then_filtered", lambda *a: None)  # always join
         joined = [store.text_search(q, f, k) for q, f, k in cases]
         assert fast == joined
+        assert narrow == joined
         assert 0 < used < len(cases)  # both paths were exercised
+    finally:
+        store.close()
+
+
+def test_text_search_of_a_small_store_within_a_large_one(tmp_path: Path) -> None:
+    """A scope of few rows (the cold store, one small user) inside a large partition is searched by
+    filtering first; the scope is measured in the index, and the results are the joined ranking's."""
+    import random
+
+    rng = random.Random(11)
+    words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "violet"]
+    store = SQLiteStore(tmp_path / "narrow.db", settings=StorageSettings(fts_common_docs=10_000), dim=64)
+    try:
+        rows = [MemoryRecord(" ".join(rng.choice(words) for _ in range(rng.randint(1, 5))), user_id="u",
+                             store=rng.choice(["hot"] * 9 + ["cold"]),
+                             status=rng.choice(["active", "active", "superseded", "dormant"]))
+                for _ in range(800)]
+        store.insert(rows)
+        cold = MemoryFilter(user_id="u", stores=frozenset({"cold"}),
+                            statuses=frozenset({"active", "superseded", "dormant", "archived"}))
+        hot = MemoryFilter(user_id="u")
+        assert store._narrow_scope(cold, 200) and not store._narrow_scope(hot, 200)
+        assert not store._narrow_scope(MemoryFilter(all_users=True), 10_000)
+        for q in ["apple", "quartz violet", "cloud stone ember", "maple river"]:
+            for flt in (cold, hot, MemoryFilter(user_id="nobody")):
+                where, params = filter_sql(flt)
+                joined = [(r[0], float(r[1])) for r in store._conn.execute(
+                    "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON "
+                    f"m.rid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id "
+                    "LIMIT 25", (store._selective_match(query_terms(q)), *params))]
+                assert [(h.id, h.score) for h in store.text_search(q, flt, 25)] == joined
+                assert [(h.id, h.score) for h in store._filtered_then_ranked(
+                    store._selective_match(query_terms(q)), flt, 25)] == joined
     finally:
         store.close()
 

@@ -85,3 +85,41 @@ def test_analysis_reads_values_subjects_and_change() -> None:
     tr = updates.analyse("Ev sahibi kirayı 18.500 liraya çıkardı.")
     assert tr.turkish and any(v.norm == "#18500@money/try" for c in tr.clauses for v in c.values)
     assert updates.stem("kirayı", True) == updates.stem("Kira", True)
+
+
+def _reads_change(text: str) -> bool:
+    """says_change without its cheap first test: the full reading into clauses."""
+    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity
+               for c in updates.analyse(text).clauses)
+
+
+def test_the_cheap_change_test_never_drops_a_text_that_says_change() -> None:
+    """may_say_change is False only when the full reading finds no change: over every statement of the
+    suite and the filler chat, and over the same texts with a speaker, an abbreviation, a tag and an ISO
+    date note around them (what the reading strips before it cuts clauses)."""
+    texts = [t for s in UPDATES for t in (s["old"], s["new"])] + [t for p in COMPATIBLE for t in (p["a"], p["b"])]
+    texts += [t for lines in SUITE["filler"].values() for t in lines]
+    texts += [f"Maya: {t}" for t in texts] + [f"Dr. Ng says {t} #24 (2024-03-01)" for t in texts]
+    said = [t for t in texts if _reads_change(t)]
+    assert len(said) > 100
+    assert all(updates.may_say_change(t) for t in said), [t for t in said if not updates.may_say_change(t)][:5]
+    assert all(updates.says_change(t) == _reads_change(t) for t in texts)
+    assert not updates.may_say_change("Priya adopted a rabbit named Mochi in March.")  # no cue: never read
+
+
+@pytest.mark.parametrize("item", UPDATES, ids=[s["id"] for s in UPDATES])
+def test_every_update_of_the_suite_passes_the_cheap_test(item: dict[str, str]) -> None:
+    """A correction that reads as an update of its old statement is never skipped by the read path's
+    first, cheap test."""
+    if updates.judge(item["old"], item["new"]).likely and _reads_change(item["new"]):
+        assert updates.may_say_change(item["new"])
+
+
+def test_dotted_numbers_read_as_codes() -> None:
+    """An address or version with several dots ("127.0.0.1", "2.5.1") is a code, not a number, and
+    reading it never fails."""
+    st = updates.analyse("The server moved from 127.0.0.1 to 10.0.0.12, version 2.5.1 now.")
+    codes = {v.norm for c in st.clauses for v in c.values if v.kind == "code"}
+    assert {"127.0.0.1", "2.5.1"} <= codes
+    assert updates.says_change("The server moved from 127.0.0.1 to 10.0.0.12")
+    assert isinstance(updates.judge("The server is at 127.0.0.1.", "The server is at 10.0.0.12 now."), updates.Verdict)

@@ -131,7 +131,18 @@ class ReadPipeline:
         if not self.settings.read.overlap_embedding:
             done = self.plan(query, routed)
             return lambda: done
-        return _executor().submit(self.plan, query, routed).result
+        started = threading.Event()
+
+        def task() -> _Plan:
+            started.set()
+            return self.plan(query, routed)
+
+        future = _executor().submit(task)
+        # the worker takes the interpreter lock first: it tokenises and enters the model, which runs without
+        # the lock, before the caller's Python work (access updates, full-text searches) goes on; otherwise
+        # the worker can wait out the interpreter's switch interval (5 ms) before the model starts
+        started.wait(0.05)
+        return future.result
 
     def candidates(self, plan: _Plan, flt: MemoryFilter, *, pool: int,
                    sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None) -> list[hybrid.Candidate]:
@@ -211,14 +222,18 @@ class ReadPipeline:
         if ready is not None:
             ready()
         sparse = [hybrid.text_channel(self.store, search, text=sub, pool=pool) for sub in routed[1]]
-        plan = planned()
+        follow = not consolidated.reaches_cold(flt)
+        # the full-text searches need no query vector: the cold store's too runs while the query is embedded
+        cold_sparse = [hybrid.text_channel(self.store, consolidated.cold_filter(flt), text=sub, pool=pool)
+                       for sub in routed[1]] if follow and cfg.cold_search == "always" else None
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
+        plan = planned()
         cands = self.expand(self.candidates(plan, search, pool=pool, sparse=sparse), plan, flt, now, entities)
-        follow = not consolidated.reaches_cold(flt)
         cold = follow and (cfg.cold_search == "always" or (cfg.cold_search == "when_weak" and self._weak(cands)))
         if cold:
-            cands = _merged(cands, self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands)))
+            cands = _merged(cands, self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands),
+                                                  sparse=cold_sparse))
         records = self.store.get([c.id for c in cands])
         if cold:
             self._check_cold(cands, records)
@@ -311,12 +326,15 @@ class ReadPipeline:
         return best < floor
 
     def _channels(self, plan: _Plan, flt: MemoryFilter, pool: int, stage: str, have: set[str],
-                  info: dict[str, dict[str, Any]] | None = None) -> list[hybrid.Candidate]:
+                  info: dict[str, dict[str, Any]] | None = None,
+                  sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None) -> list[hybrid.Candidate]:
         """Both channels over ``flt`` for every sub-query, fused as the main search is; the new
-        candidates are marked with the ``stage`` that found them (and ``info`` per id)."""
+        candidates are marked with the ``stage`` that found them (and ``info`` per id). ``sparse``: the
+        full-text results per sub-query, when already run."""
         cfg = self.settings.read
         weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
-        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool)
+        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool,
+                                       sparse=sparse[i] if sparse is not None else None)
                    for i, sub in enumerate(plan.subqueries)]
         found = [c for c in hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool] if c.id not in have]
         for rank, c in enumerate(found, start=1):

@@ -106,6 +106,10 @@ _EXACT_IDS_MAX: Final = 2_000
 #: 4.90 ms at 100k (A/B in one process), and 50 MB less resident in a serving process
 _CACHE_KIB: Final = 16 * 1024
 _TEXT_PROBE: Final = 8  # text search: matches ranked before the filter, per requested hit
+#: text search: a filter whose scope (partition, statuses, stores) holds at most this many rows is applied
+#: before the ranking. 100k memories, ~1,700 matches a query: 0.2 ms with no row in scope, 1.0 ms with
+#: 3,000, 8.5 ms with 30,000, against 7–9 ms for the join and 2–4 ms for ranking the matches alone
+_TEXT_FILTER_FIRST: Final = 5_000
 _WAL_CHECKPOINT_PAGES: Final = 10_000
 
 # ----------------------------------------------------------------------------------------
@@ -1478,6 +1482,8 @@ class SQLiteStore:
             match = self._selective_match(terms)
         where, params = filter_sql(flt)
         with self._read("text search"):
+            if self._narrow_scope(flt, _TEXT_FILTER_FIRST):
+                return self._filtered_then_ranked(match, flt, k)
             hits = self._ranked_then_filtered(match, where, params, k)
             if hits is not None:
                 return hits
@@ -1529,6 +1535,34 @@ class SQLiteStore:
             return hits[:k] if every_match or ranked[-1][1] < kth else None
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k] if every_match else None
+
+    def _narrow_scope(self, flt: MemoryFilter, cap: int) -> bool:
+        """Whether the rows of ``flt``'s partition in its statuses and stores — what the scope index
+        finds without reading a row — number fewer than ``cap`` (counted up to ``cap``, in the index)."""
+        if flt.all_users:
+            return False
+        params: builtins.list[Any] = [flt.partition]
+        conds = ['m."partition" = ?']
+        for column, values in (("status", flt.statuses), ("store", flt.stores)):
+            if values is not None:
+                conds.append(_in_list(f"m.{column}", values, params))
+        row = self._conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {' AND '.join(conds)} LIMIT ?)", (*params, cap),
+        ).fetchone()
+        return int(row[0]) < cap
+
+    def _filtered_then_ranked(self, match: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
+        """The text search over a scope of few rows (:meth:`_narrow_scope`): the rows passing the filter
+        are listed once, and only the matches among them are scored (``+rowid``: the list is checked
+        per match, not searched once per listed row, which would re-run the match for each)."""
+        where, params = filter_sql(flt, alias="s")
+        rows = self._conn.execute(
+            "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.rid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND +memories_fts.rowid IN (SELECT s.rid FROM memories s WHERE {where}) "
+            "ORDER BY score DESC, m.id LIMIT ?",
+            (match, *params, k),
+        ).fetchall()
+        return [ScoredId(r[0], float(r[1])) for r in rows]
 
     def _selective_match(self, terms: builtins.list[str]) -> str:
         """The FTS5 expression for ``terms``: an OR of the selective ones.

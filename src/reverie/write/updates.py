@@ -168,6 +168,7 @@ _LIKE = _lex("like likes liked love loves loved prefer prefers preferred enjoy e
              "favorite favourite sever seviyor seviyorum sevdi bayılıyor bayılır tercih")
 _DISLIKE = _lex("hate hates hated dislike dislikes disliked detest detests loathe loathes nefret sevmiyor "
                 "sevmiyorum sevmez sevmedi hoşlanmıyor hoşlanmaz")
+_POLARITY_WORDS = _LIKE | _DISLIKE
 
 @dataclass(frozen=True, slots=True)
 class Family:
@@ -432,10 +433,9 @@ def is_turkish(text: str) -> bool:
     return bool(_TR_LETTERS.search(text) or _STATEMENT_TR.search(text.casefold()))
 
 
-@lru_cache(maxsize=8192)
-def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) -> Statement:
-    """The clauses of ``text`` with their subject, values and change words (cached by text).
-    ``turkish``: read it as Turkish (or not); by default, as its words suggest."""
+def _body(text: str, speaker: str | None) -> tuple[str | None, str]:
+    """The speaker (named, or read from a "Name: " prefix) and what ``text`` says, as :func:`analyse`
+    reads it: the prefix, tags and ISO date notes removed, abbreviations without their period."""
     body = text
     m = _SPEAKER.match(body)
     if m and not _CORRECTION.search(m.group(1)) and not _CHANGE.search(m.group(1)) and \
@@ -444,6 +444,14 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
         body = body[m.end():]
     body = _TAG.sub(" ", body)
     body = _ABBREV.sub(lambda g: g.group(1), _ISO_NOTE.sub("", body))
+    return speaker, body
+
+
+@lru_cache(maxsize=8192)
+def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) -> Statement:
+    """The clauses of ``text`` with their subject, values and change words (cached by text).
+    ``turkish``: read it as Turkish (or not); by default, as its words suggest."""
+    speaker, body = _body(text, speaker)
     if turkish is None:
         turkish = is_turkish(body)
     body = _ISO_NOTE.sub("", body)
@@ -798,10 +806,11 @@ class _ValueReader:
             self.out.append(Value("code", "".join(group), " ".join(group), anchor))
             return j + 1
         m = re.fullmatch(r"(\d+(?:[.,]\d+)*)['’]?([^\W\d_]*)", w)
-        if m and (not m.group(2) or m.group(2).casefold() in _UNITS or self.turkish):
+        value = _number(m.group(1)) if m else None  # None for "127.0.0.1", "1.2.3": a code, not a number
+        if m and value is not None and (not m.group(2) or m.group(2).casefold() in _UNITS or self.turkish):
             unit = _UNITS.get(m.group(2).casefold()) or _unit_after(raw, i) or \
                 (_UNITS.get(_core(raw[i - 1])) if i > 0 else None) or _age_unit(self.words, i)
-            self.out.append(Value("number", f"#{_number(m.group(1)):g}" + (f"@{unit}" if unit else ""), w, anchor))
+            self.out.append(Value("number", f"#{value:g}" + (f"@{unit}" if unit else ""), w, anchor))
         else:
             self.out.append(Value("code", self.words[i], w, anchor))
         return i + 1
@@ -1304,8 +1313,33 @@ def may_update(text: str) -> bool:
 def says_change(text: str) -> bool:
     """Whether ``text`` itself says that something changed or was wrong (a change or correction word, a
     value let go, "from X", a negation, a preference turned)."""
-    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity
-               for c in analyse(text).clauses)
+    return may_say_change(text) and any(c.change or c.correction or c.dropped or c.moved_from or c.negated
+                                        or c.polarity for c in analyse(text).clauses)
+
+
+#: what each clause feature :func:`says_change` counts is found by (a clause is a piece of the text that
+#: :func:`_body` keeps, cut at spaces and punctuation, so each of these finds in the whole text what it
+#: finds in a clause). Where a pattern is slow to try at every position, a looser one that finds at least
+#: what it finds stands in: the word that ends a value ("… left", "… bıraktı") after a space, and "from "
+#: or a Turkish verb of moving after a space (the only literal parts of the from → to pattern)
+_CHANGE_CUES = (_CHANGE, _CORRECTION, _DROP_BEFORE, _NOT_VALUE, _DROP_AROUND, _NEGATION,
+                re.compile(r"\s" + _DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1],
+                           re.UNICODE | re.IGNORECASE),
+                re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE))
+
+
+@lru_cache(maxsize=65536)
+def may_say_change(text: str) -> bool:
+    """A cheap test run before reading ``text`` into clauses: False only when :func:`says_change` is False
+    (no change or correction word, no word that lets a value go, no "from", no negation, no word of liking
+    or disliking anywhere in it). A few regular expressions over the text instead of a full reading:
+    the read path asks it of every memory among the best candidates on every search."""
+    _, body = _body(text, None)
+    if any(p.search(body) for p in _CHANGE_CUES):
+        return True
+    if is_turkish(body) and _NEGATION_TR.search(body):
+        return True
+    return any(_fold(w) in _POLARITY_WORDS for w in _TOKEN.findall(body))
 
 
 def _same_kind_of_thing(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str],
@@ -1689,4 +1723,5 @@ def substitutions(old_values: list[Value], new_values: list[Value],
 
 
 __all__ = ["LIKELY_SCORE", "UPDATE_SCORE", "Clause", "Family", "Statement", "Value", "Verdict", "analyse",
-           "is_turkish", "judge", "may_update", "same_value", "says_change", "stem", "substitutions", "words"]
+           "is_turkish", "judge", "may_say_change", "may_update", "same_value", "says_change", "stem",
+           "substitutions", "words"]
