@@ -416,12 +416,21 @@ def step_utility_decay(ctx: DreamContext) -> StepReport:
 # ----------------------------------------------------------------------------------------
 
 
+def _retrieval_strength(ctx: DreamContext, rec: MemoryRecord, stability: float) -> float:
+    """FSRS R times the category decay scaled by the tier multiplier (the decay step's value)."""
+    dyn = ctx.settings.dynamics
+    return strength.decayed_retrieval_strength(
+        elapsed_days=_idle_days(ctx, rec), stability=stability, category=rec.category, layer=rec.layer,
+        fsrs_cfg=dyn.fsrs, retention_cfg=dyn.retention, dormant=rec.status is Status.DORMANT)
+
+
 def _endangered(ctx: DreamContext, rec: MemoryRecord) -> float | None:
-    """FSRS R of an active memory below the rehearsal threshold (0.3), unless rehearsed within the interval."""
+    """Retrieval strength of an active memory (FSRS R times its category's decay at its tier's rate) below
+    the rehearsal threshold (0.3), unless rehearsed within the interval."""
     if rec.status is not Status.ACTIVE:
         return None
     fc = ctx.settings.dynamics.fsrs
-    r = strength.retrieval_strength(elapsed_days=_idle_days(ctx, rec), stability=rec.stability, cfg=fc)
+    r = _retrieval_strength(ctx, rec, rec.stability)
     if r >= fc.rehearsal_threshold:
         return None
     last = _parse(rec.metadata.get(REHEARSAL_MARK))
@@ -431,7 +440,8 @@ def _endangered(ctx: DreamContext, rec: MemoryRecord) -> float | None:
 
 
 def step_rehearse(ctx: DreamContext) -> StepReport:
-    """seed 001 testing effect: endangered memories (FSRS R < 0.3), most endangered first, at most 50 per
+    """seed 001 testing effect: endangered memories (retrieval strength < 0.3: FSRS R times the category
+    decay at the tier's rate), most endangered first, at most 50 per
     cycle, get a stability boost ×1.5 (a simulated successful retrieval)."""
     report = StepReport("rehearse")
     fc = ctx.settings.dynamics.fsrs
@@ -444,7 +454,7 @@ def step_rehearse(ctx: DreamContext) -> StepReport:
         if r is None:
             return None
         boosted = rec.stability * fc.rehearsal_boost
-        r_after = strength.retrieval_strength(elapsed_days=_idle_days(ctx, rec), stability=boosted, cfg=fc)
+        r_after = _retrieval_strength(ctx, rec, boosted)
         changes = {"stability": boosted, "retrieval_strength": r_after,
                    "metadata": {**rec.metadata, REHEARSAL_MARK: _iso(ctx.now)}}
         data = {"retrievability_before": r, "retrievability_after": r_after, "stability_before": rec.stability,

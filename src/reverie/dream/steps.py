@@ -13,8 +13,8 @@ from reverie.model import Layer, Status
 
 _EPS = 1e-9
 #: what each step reads (a pass over 100k memories decodes only these columns)
-_DECAY_OMIT = omit_except("layer", "energy", "energy_updated_at", "created_at", "last_accessed_at", "stability",
-                          "retrieval_strength")
+_DECAY_OMIT = omit_except("layer", "status", "category", "energy", "energy_updated_at", "created_at",
+                          "last_accessed_at", "stability", "retrieval_strength")
 #: promotion, demotion and expiry rules (dynamics/promotion.py) and seed 001 rule 3's entities
 _PROMOTE_OMIT = omit_except(
     "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
@@ -25,7 +25,10 @@ _PROMOTE_OMIT = omit_except(
 
 def step_decay(ctx: DreamContext) -> StepReport:
     """seed 000 "apply decay to all memories": materialise each active memory's energy and its
-    FSRS retrieval strength at ``now`` (lazy values made explicit, never decayed twice)."""
+    retrieval strength at ``now`` (lazy values made explicit, never decayed twice). The retrieval strength
+    is FSRS retrievability times the category decay scaled by the tier multiplier
+    (:func:`reverie.dynamics.strength.decayed_retrieval_strength`, the value ``explain_strength`` shows);
+    the rehearsal step picks endangered memories by it."""
     report = StepReport("decay", details={"batches": 0})
     cfg = ctx.settings.dynamics
     for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay", omit=_DECAY_OMIT):
@@ -35,9 +38,10 @@ def step_decay(ctx: DreamContext) -> StepReport:
             report.examined += 1
             e_now = energy_mod.energy_at(energy=rec.energy, updated_at=rec.energy_updated_at or rec.created_at,
                                          now=ctx.now, layer=rec.layer, cfg=cfg.energy)
-            r_now = strength.retrieval_strength(
+            r_now = strength.decayed_retrieval_strength(
                 elapsed_days=days_between(rec.last_accessed_at or rec.created_at, ctx.now),
-                stability=rec.stability, cfg=cfg.fsrs)
+                stability=rec.stability, category=rec.category, layer=rec.layer, fsrs_cfg=cfg.fsrs,
+                retention_cfg=cfg.retention, dormant=rec.status is Status.DORMANT)
             if abs(e_now - rec.energy) < _EPS and abs(r_now - rec.retrieval_strength) < _EPS:
                 continue
             writes.append(Write(rec, {"energy": e_now, "energy_updated_at": ctx.now, "retrieval_strength": r_now}))

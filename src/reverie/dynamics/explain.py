@@ -114,9 +114,18 @@ def explain_strength(
         desired_retention=fc.desired_retention,
     )
     out["difficulty"] = _entry(record.difficulty, "stored FSRS difficulty D ∈ [1, 10]; updated per review")
+    rc0 = cfg.retention
+    dormant0 = record.status == Status.DORMANT
     out["retrieval_strength"] = _entry(
-        r_now,
-        "R since the last access (1.0 right after it)",
+        strength.decayed_retrieval_strength(
+            elapsed_days=since_access_days, stability=record.stability, category=record.category, layer=layer,
+            fsrs_cfg=fc, retention_cfg=rc0, dormant=dormant0,
+        ),
+        "R·exp(-rate·multiplier·days) since the last access (1.0 right after it): FSRS R times the "
+        "category decay at the tier's rate; the decay step stores it and rehearsal reads it",
+        R=r_now,
+        rate=retention.category_decay_rate(category=record.category, cfg=rc0),
+        multiplier=retention.pahf_multiplier(layer=layer, cfg=rc0, dormant=dormant0),
         stored=record.retrieval_strength,
         t=since_access_days,
     )

@@ -9,8 +9,9 @@ retrievals (seed 003) use the smaller associative gain. Storage never decreases.
 
 from __future__ import annotations
 
-from reverie.config.dynamics import FsrsSettings, StrengthSettings
+from reverie.config.dynamics import FsrsSettings, RetentionSettings, StrengthSettings
 from reverie.dynamics import fsrs
+from reverie.dynamics import retention as retention_mod
 
 
 def spacing_factor(*, days_since_last_access: float, cfg: StrengthSettings) -> float:
@@ -53,3 +54,23 @@ def fading_stability(*, storage: float, cfg: StrengthSettings, new: float) -> fl
 def retrieval_strength(*, elapsed_days: float, stability: float, cfg: FsrsSettings) -> float:
     """Retrieval strength = FSRS retrievability since the last access (1.0 right after it)."""
     return fsrs.retrievability(elapsed_days=elapsed_days, stability=stability, cfg=cfg)
+
+
+def decayed_retrieval_strength(
+    *,
+    elapsed_days: float,
+    stability: float,
+    category: str,
+    layer: object,
+    fsrs_cfg: FsrsSettings,
+    retention_cfg: RetentionSettings,
+    dormant: bool = False,
+) -> float:
+    """The retrieval strength the engine applies: FSRS retrievability since the last access times the
+    category decay scaled by the layer's tier multiplier, ``R·exp(-rate(category)·multiplier(layer)·days)``
+    (no decay for preferences, entities and corrections; working ×10, episodic ×3, semantic ×1; a dormant
+    memory's category decay is frozen). 1.0 right after an access."""
+    r = fsrs.retrievability(elapsed_days=elapsed_days, stability=stability, cfg=fsrs_cfg)
+    return r * retention_mod.category_strength(
+        category=category, layer=layer, days=elapsed_days, cfg=retention_cfg, dormant=dormant
+    )
