@@ -10,6 +10,7 @@ from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import promotion, strength
 from reverie.dynamics._util import days_between
 from reverie.model import Layer, Status
+from reverie.write.classify import sub_tier_for
 
 _EPS = 1e-9
 #: what each step reads (a pass over 100k memories decodes only these columns)
@@ -19,7 +20,7 @@ _DECAY_OMIT = omit_except("layer", "status", "category", "energy", "energy_updat
 _PROMOTE_OMIT = omit_except(
     "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
     "energy", "energy_updated_at", "importance", "utility", "storage_strength", "trust", "pinned", "immutable",
-    "core", "flashbulb", "valid_until", "memory_kind",
+    "core", "flashbulb", "valid_until", "memory_kind", "data_source", "write_source", "source",
 )
 
 
@@ -77,7 +78,10 @@ def step_promote(ctx: DreamContext) -> StepReport:
             move = promotion.eligible_transition(rec, now=ctx.now, cfg=cfg, shared_entity_count=shared)
             if move is not None:
                 target, rule = move
-                moves.append(Write(rec, {"layer": target, "updated_at": ctx.now}, "promoted",
+                # knowledge now: its kind decides the sub-tier (episodic: where it came from)
+                changes: dict[str, object] = {"layer": target, "updated_at": ctx.now,
+                                              "sub_tier": sub_tier_for(rec, target)}
+                moves.append(Write(rec, changes, "promoted",
                                    f"{rec.layer.value} → {target.value} ({rule})",
                                    {"from": rec.layer.value, "to": target.value, "rule": rule}))
                 continue

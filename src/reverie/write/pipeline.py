@@ -51,7 +51,7 @@ from reverie.results import Action, AddResult
 from reverie.store.base import MemoryFilter, Store, SynapticTag
 from reverie.write import gate, llm_stages, policy, relations, synthesis, updates
 from reverie.write.boxes import BoxBuilder, topic_words
-from reverie.write.classify import category_of, memory_kind
+from reverie.write.classify import category_of, episodic_sub_tier, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import entity_uris, extract_entities
 from reverie.write.formation import FormedFact, form_facts
@@ -494,6 +494,8 @@ class WritePipeline:
             metadata=cand.metadata, valid_from=cand.when or now, valid_until=cand.valid_until,
             inputs=[_input(cand, "CREATE", now)],
             recorded_at=now, created_at=now, updated_at=now,
+            sub_tier=episodic_sub_tier(data_source=cand.data_source, write_source=cand.write_source,
+                                       source=cand.source),
         )
         for key, value in initial_values(rec, now=now, cfg=self.settings.dynamics).items():
             setattr(rec, key, value)
