@@ -81,3 +81,21 @@ def test_rehearsal_picks_memories_endangered_by_category_decay(make_memory, cloc
     assert step["details"]["rehearsed"] >= 1
     assert "rehearsed" in [e.event for e in mem.history(dec)]
     assert "rehearsed" not in [e.event for e in mem.history(pref)]
+
+
+def test_rehearsal_restarts_category_decay_without_inflating_stability(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+    mem = make_memory()
+    dec = mem.add("We decided to go with Kafka for the event pipeline", user_id="u").id
+    clock.advance(hours=1)
+    mem.dream(steps=["promote"])
+    before = mem.store.get([dec])[dec].stability
+    for _ in range(60):  # two months of daily cycles
+        clock.advance(days=1)
+        mem.dream(steps=["decay", "rehearse"])
+    rec = mem.store.get([dec])[dec]
+    rehearsals = [e for e in mem.history(dec) if e.event == "rehearsed"]
+    # endangered by its category's decay (0.02/day ×3) about every 20 days, not on every cycle
+    assert 1 <= len(rehearsals) <= 4
+    # FSRS R alone stayed above the threshold: the stability is not inflated by the category decay
+    assert rec.stability == pytest.approx(before)
+    assert rec.retrieval_strength == pytest.approx(mem.explain_strength(dec)["retrieval_strength"]["value"])

@@ -55,7 +55,7 @@ HOT = frozenset({StoreTier.HOT})
 # metadata keys the steps keep on a memory (markers that make a step idempotent)
 EMOTIONAL_MARK = "emotional_consolidated_at"
 REPLAY_MARK = "replayed_at"
-REHEARSAL_MARK = "rehearsed_at"
+REHEARSAL_MARK = strength.REHEARSAL_MARK
 DRIFT_SEEN = "drift_seen"
 
 
@@ -418,10 +418,7 @@ def step_utility_decay(ctx: DreamContext) -> StepReport:
 
 def _retrieval_strength(ctx: DreamContext, rec: MemoryRecord, stability: float) -> float:
     """FSRS R times the category decay scaled by the tier multiplier (the decay step's value)."""
-    dyn = ctx.settings.dynamics
-    return strength.decayed_retrieval_strength(
-        elapsed_days=_idle_days(ctx, rec), stability=stability, category=rec.category, layer=rec.layer,
-        fsrs_cfg=dyn.fsrs, retention_cfg=dyn.retention, dormant=rec.status is Status.DORMANT)
+    return strength.retrieval_strength_of(rec, now=ctx.now, cfg=ctx.settings.dynamics, stability=stability)
 
 
 def _endangered(ctx: DreamContext, rec: MemoryRecord) -> float | None:
@@ -453,10 +450,14 @@ def step_rehearse(ctx: DreamContext) -> StepReport:
         r = _endangered(ctx, rec)
         if r is None:
             return None
-        boosted = rec.stability * fc.rehearsal_boost
-        r_after = _retrieval_strength(ctx, rec, boosted)
-        changes = {"stability": boosted, "retrieval_strength": r_after,
-                   "metadata": {**rec.metadata, REHEARSAL_MARK: _iso(ctx.now)}}
+        # the stability boost answers FSRS forgetting; a memory endangered by its category's decay alone keeps
+        # its stability, and the rehearsal (a simulated retrieval) restarts that decay
+        fsrs_r = strength.retrieval_strength(elapsed_days=_idle_days(ctx, rec), stability=rec.stability, cfg=fc)
+        boosted = rec.stability * fc.rehearsal_boost if fsrs_r < fc.rehearsal_threshold else rec.stability
+        marked = {**rec.metadata, REHEARSAL_MARK: _iso(ctx.now)}
+        r_after = strength.retrieval_strength_of(dataclasses.replace(rec, metadata=marked), now=ctx.now,
+                                                 cfg=ctx.settings.dynamics, stability=boosted)
+        changes = {"stability": boosted, "retrieval_strength": r_after, "metadata": marked}
         data = {"retrievability_before": r, "retrievability_after": r_after, "stability_before": rec.stability,
                 "stability_after": boosted}
         return Write(rec, changes, "rehearsed", f"seed 001 testing effect: R {r:.3f} < {fc.rehearsal_threshold}", data)

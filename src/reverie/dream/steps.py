@@ -15,7 +15,7 @@ from reverie.write.classify import sub_tier_for
 _EPS = 1e-9
 #: what each step reads (a pass over 100k memories decodes only these columns)
 _DECAY_OMIT = omit_except("layer", "status", "category", "energy", "energy_updated_at", "created_at",
-                          "last_accessed_at", "stability", "retrieval_strength")
+                          "last_accessed_at", "stability", "retrieval_strength", "metadata")
 #: promotion, demotion and expiry rules (dynamics/promotion.py) and seed 001 rule 3's entities
 _PROMOTE_OMIT = omit_except(
     "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
@@ -39,10 +39,7 @@ def step_decay(ctx: DreamContext) -> StepReport:
             report.examined += 1
             e_now = energy_mod.energy_at(energy=rec.energy, updated_at=rec.energy_updated_at or rec.created_at,
                                          now=ctx.now, layer=rec.layer, cfg=cfg.energy)
-            r_now = strength.decayed_retrieval_strength(
-                elapsed_days=days_between(rec.last_accessed_at or rec.created_at, ctx.now),
-                stability=rec.stability, category=rec.category, layer=rec.layer, fsrs_cfg=cfg.fsrs,
-                retention_cfg=cfg.retention, dormant=rec.status is Status.DORMANT)
+            r_now = strength.retrieval_strength_of(rec, now=ctx.now, cfg=cfg)
             if abs(e_now - rec.energy) < _EPS and abs(r_now - rec.retrieval_strength) < _EPS:
                 continue
             writes.append(Write(rec, {"energy": e_now, "energy_updated_at": ctx.now, "retrieval_strength": r_now}))

@@ -117,12 +117,11 @@ def explain_strength(
     rc0 = cfg.retention
     dormant0 = record.status == Status.DORMANT
     out["retrieval_strength"] = _entry(
-        strength.decayed_retrieval_strength(
-            elapsed_days=since_access_days, stability=record.stability, category=record.category, layer=layer,
-            fsrs_cfg=fc, retention_cfg=rc0, dormant=dormant0,
-        ),
-        "R·exp(-rate·multiplier·days) since the last access (1.0 right after it): FSRS R times the "
-        "category decay at the tier's rate; the decay step stores it and rehearsal reads it",
+        strength.retrieval_strength_of(record, now=now, cfg=cfg),
+        "R·exp(-rate·multiplier·days) (1.0 right after an access): FSRS R since the last access times the "
+        "category decay at the tier's rate since the last access or rehearsal; the decay step stores it and "
+        "rehearsal reads it",
+        rehearsed_at=strength.rehearsed_at(record),
         R=r_now,
         rate=retention.category_decay_rate(category=record.category, cfg=rc0),
         multiplier=retention.pahf_multiplier(layer=layer, cfg=rc0, dormant=dormant0),
