@@ -224,6 +224,15 @@ class ImportanceSettings(Section):
     w_attention: float = Field(default=0.20, ge=0, le=1, description="seed 001: attention channel weight.")
     boost_min: float = Field(default=0.7, gt=0, description="seed 001: encoding boost multiplier lower bound.")
     boost_max: float = Field(default=1.3, gt=0, description="seed 001: encoding boost multiplier upper bound.")
+    boost_emotion_gain: float = Field(
+        default=0.3,
+        ge=0,
+        description="How much the emotion of what is being remembered deepens its encoding: a new memory's "
+        "importance is multiplied by 1 + gain·(the stronger of its arousal and the size of its valence), so an "
+        "emotionally neutral memory keeps its importance (×1.0) and a strongly emotional one gets up to ×1.3; the "
+        "result is kept between the encoding boost bounds. Source: the encoding boost (0.7–1.3) of the "
+        "four-channel importance; that emotion drives it is reverie's choice (emotional enhancement of encoding).",
+    )
     priority_critical: float = Field(default=0.8, description="seed 001: priority 'critical' at importance >= 0.8.")
     priority_high: float = Field(default=0.6, description="seed 001: priority 'high' at importance >= 0.6.")
     priority_normal: float = Field(
@@ -271,9 +280,17 @@ class ImportanceSettings(Section):
     surprise_k: int = Field(default=5, ge=1, description="seed 002: surprise from the k = 5 nearest neighbours.")
     surprise_slope: float = Field(default=10.0, gt=0, description="seed 002: surprise = sigmoid(10·(d - 0.35)).")
     surprise_center: float = Field(
-        default=0.35, description="seed 002: surprise sigmoid centre on mean cosine distance."
+        default=0.35,
+        description="seed 002: surprise sigmoid centre on mean cosine distance, for API embedders. Like every "
+        "similarity threshold it depends on the embedder: the write path moves it by how far the embedder's "
+        "novel-memory threshold (write.gate.profiles.<profile>.create_below) sits from the API embedders' (0.70), "
+        "e.g. to 0.10 for multilingual-e5-small, whose cosines run high.",
     )
-    surprise_scale: float = Field(default=0.6, ge=0, description="seed 002: importance += (surprise - 0.5)·0.6.")
+    surprise_scale: float = Field(
+        default=0.6, ge=0,
+        description="seed 002: importance += (surprise - 0.5)·0.6 at write, after the encoding boost: a memory far "
+        "from what is stored gains up to +0.3, one close to it loses up to 0.3 (clamped to the importance bounds).",
+    )
     surprise_empty_modifier: float = Field(
         default=0.15,
         description="seed 002 source: importance modifier of the very first memory (no neighbours).",

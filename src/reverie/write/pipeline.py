@@ -30,7 +30,7 @@ from reverie.config import Settings
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import surprise as surprise_mod
 from reverie.dynamics.access import initial_values
-from reverie.dynamics.importance import channel_importance, priority_level
+from reverie.dynamics.importance import channel_importance, encoding_boost_of, priority_level
 from reverie.dynamics.promotion import eligible_transition
 from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
 from reverie.errors import ConflictError, StoreError
@@ -373,14 +373,28 @@ class WritePipeline:
 
     def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
         icfg = self.settings.dynamics.importance
-        s = surprise_mod.surprise(neighbour_similarities=[n.similarity for n in neighbours], cfg=icfg)
+        # the surprise centre (a cosine distance set for API embedders, whose novel-memory threshold is 0.70) moves
+        # with this embedder's threshold for a novel memory, as every similarity threshold does
+        shift = self.cfg.gate.profile("api").create_below - self.profile.create_below
+        s = surprise_mod.surprise(neighbour_similarities=[n.similarity for n in neighbours], cfg=icfg,
+                                  center_shift=shift)
         channels = {
             "novelty": round(s.surprise, 6),
             "arousal": cand.emotion.arousal,
             "reward": _REWARD.get(cand.category, 0.5),
             "attention": cand.confidence,
         }
-        return channel_importance(**channels, cfg=icfg), channels, s.surprise
+        # the encoding boost (emotion deepens encoding), then the surprise adjustment: a memory far from what
+        # is stored gains up to +0.3, one close to it loses up to 0.3 (nearest at the duplicate similarity: flagged)
+        boost = encoding_boost_of(arousal=cand.emotion.arousal, valence=cand.emotion.valence, cfg=icfg)
+        encoded = channel_importance(**channels, cfg=icfg, boost=boost)
+        adjusted = surprise_mod.adjust_importance(importance=encoded, modifier=s.modifier, cfg=icfg)
+        cand.decisions["importance"] = {"channels": round(channel_importance(**channels, cfg=icfg), 6),
+                                        "encoding_boost": round(boost, 6),
+                                        "surprise": round(s.surprise, 6), "surprise_adjustment": round(s.modifier, 6),
+                                        "duplicate": s.is_duplicate, "importance": round(adjusted, 6)}
+        return adjusted, {**channels, "encoding_boost": round(boost, 6), "surprise_adjustment": round(s.modifier, 6)}, \
+            s.surprise
 
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
