@@ -149,12 +149,54 @@ def step_topics(ctx: DreamContext) -> StepReport:
                       details={"users": len(indexes), "topics": topics})
 
 
+_CORE_OMIT = omit_except("status", "core", "access_count", "storage_strength")
+
+
+def step_core(ctx: DreamContext) -> StepReport:
+    """The core flag (the consolidation design): an active memory used at least ``promotion.core_accesses`` (10)
+    times, with a normalised storage strength of at least ``promotion.core_stability`` (0.85) and accesses in at
+    least ``promotion.core_sessions`` (3) distinct sessions becomes core — exempt from consolidation, archival and
+    cold migration, its fading retention floored at 0.60. The scan reads four columns; only the memories that pass
+    the counters have their access log read (the newest ``dream.core_access_events`` accesses)."""
+    report = StepReport("core", details={"candidates": 0})
+    cfg = ctx.settings.dynamics
+    p = cfg.promotion
+    floor = p.core_stability * cfg.strength.storage_max
+    writes: list[Write] = []
+    for page in ctx.store.scan(ctx.scope(stores=None), batch_size=max(ctx.settings.dream.batch_size, 1000),
+                               omit=_CORE_OMIT):
+        for rec in page:
+            report.examined += 1
+            if rec.core or rec.access_count < p.core_accesses or rec.storage_strength < floor:
+                continue
+            report.details["candidates"] += 1
+            events = ctx.store.access_events(rec.id, limit=ctx.settings.dream.core_access_events)
+            sessions = len({e.session_id for e in events if e.session_id})
+            if promotion.core_eligible(rec, distinct_sessions=sessions, cfg=cfg):
+                writes.append(Write(rec, {"core": True, "updated_at": ctx.now}, "core",
+                                    f"core: {rec.access_count} accesses in {sessions} sessions, storage "
+                                    f"{rec.storage_strength:.2f}",
+                                    {"sessions": sessions, "access_count": rec.access_count}))
+    size = max(ctx.settings.dream.batch_size, 1)
+    for start in range(0, len(writes), size):  # only the memories that become core are claimed
+        chunk = writes[start:start + size]
+        held = set(ctx.store.claim([w.rec.id for w in chunk], owner=ctx.owner, phase="core", now=ctx.claim_now(),
+                                   ttl_seconds=ctx.settings.dream.claim_ttl_s))
+        try:
+            report.changed += len(ctx.write_many([w for w in chunk if w.rec.id in held]))
+        finally:
+            if held:
+                ctx.store.release(ctx.owner, sorted(held))
+    return report
+
+
 def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
     from reverie.dream import consolidate, documents, lifecycle, quantize, synthesis
 
     return [
         ("decay", step_decay),
         ("promote", step_promote),
+        ("core", step_core),
         ("expire", step_expire),
         ("prune", step_prune),
         ("topics", step_topics),
