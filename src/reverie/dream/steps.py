@@ -8,7 +8,6 @@ from collections.abc import Callable
 from reverie.dream import DreamContext, StepReport, Write, cutoff, omit_except
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import promotion, strength
-from reverie.dynamics._util import days_between
 from reverie.model import Layer, Status
 from reverie.write.classify import sub_tier_for
 
