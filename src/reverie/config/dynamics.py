@@ -395,6 +395,12 @@ def _default_category_decay() -> dict[str, float]:
         "fact": 0.005,
         "decision": 0.02,
         "other": 0.05,
+        # the lifecycle design's further categories, each decaying like its nearest of the six above
+        "principle": 0.0,
+        "relationship": 0.0,
+        "commitment": 0.02,
+        "skill": 0.005,
+        "moment": 0.05,
     }
 
 
@@ -455,7 +461,10 @@ class RetentionSettings(Section):
     category_decay: dict[str, float] = Field(
         default_factory=_default_category_decay,
         description="seed 001: decay per day by category (preference/entity/correction 0, fact 0.005, "
-        "decision 0.02, other 0.05); unknown categories use 'other'.",
+        "decision 0.02, other 0.05); unknown categories use 'other'. reverie adds the lifecycle design's categories, "
+        "each like its nearest: principle and relationship 0 (like a preference, an entity), commitment 0.02 (like a "
+        "decision), skill 0.005 (like a fact), moment 0.05 (like other). Scaled by the tier multiplier, applied by "
+        "the dream's decay step to the retrieval strength (rehearsal reads it).",
     )
     min_retention_days: dict[str, float] = Field(
         default_factory=_default_min_retention,

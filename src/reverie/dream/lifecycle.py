@@ -491,8 +491,8 @@ def _expiry_kind(ctx: DreamContext, rec: MemoryRecord) -> str | None:
         return None
     lc = ctx.settings.dream.lifecycle
     resolved = _commitment_resolved_at(ctx, rec)
-    if resolved is not None and days_between(resolved, ctx.now) >= lc.commitment_decay_days:
-        return "commitment"
+    if resolved is not None:  # a resolved commitment stays until its decay period has passed, then expires
+        return "commitment" if days_between(resolved, ctx.now) >= lc.commitment_decay_days else None
     if rec.temporal_type is TemporalType.TIME_BOUNDED and rec.valid_until is not None and rec.valid_until <= ctx.now:
         return "foresight"
     confirmed = rec.confirmations > 0 or rec.verification_state == "user_confirmed"

@@ -38,11 +38,27 @@ _NOTE_SIGNAL = re.compile(
 _PLAN = re.compile(r"\b(plan(?:s|ning|ned)? to|going to|will|intend|gonna)\b", re.IGNORECASE)
 
 
+#: a promise or obligation the speaker takes on (EN + TR): the lifecycle design's commitment category
+_COMMITMENT = re.compile(
+    r"\b(i (?:promise|promised|swear)|(?:i|we) (?:have )?(?:committed|commit|agreed) to|i owe\b|"
+    r"i(?:'ll| will) make sure|you have my word|söz ver\w*|taahhüt\w*)",
+    re.IGNORECASE,
+)
+#: categories an extraction (the LLM's) may give beside the observer's kinds: the lifecycle design's ten
+EXTRACTED_CATEGORIES = frozenset({"relationship", "principle", "commitment", "moment", "skill", "plan", "entity"})
+
+
 def category_of(kind: str, text: str, *, foresight: bool) -> str:
-    """Seed 001 categories: preference, fact, decision, correction, plan, entity (observer kind first)."""
+    """The category of a fact: the observer's kind (correction, preference, decision) or the extraction's
+    category (relationship, principle, commitment, moment, skill, plan, entity) first; then a promise or
+    obligation (commitment), a plan or intention (plan), entity-rich (entity), else fact."""
     if kind in ("correction", "preference", "decision"):
         return kind
-    if foresight or _PLAN.search(text):
+    if kind in EXTRACTED_CATEGORIES - {"plan", "entity"}:
+        return kind
+    if _COMMITMENT.search(text):
+        return "commitment"
+    if kind == "plan" or foresight or _PLAN.search(text):
         return "plan"
     if kind == "entity":
         return "entity"
