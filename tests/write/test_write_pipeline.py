@@ -83,8 +83,7 @@ def test_formation_fields_on_add(mem: Memory, clock: SettableClock) -> None:
     assert "tomorrow (2025-03-02)" in rec.content
     assert rec.temporal_type is TemporalType.TIME_BOUNDED and rec.valid_until == clock() + timedelta(days=7)
     assert rec.category == "plan" and "entity://tech/postgresql" in rec.entities
-    assert rec.importance_channels.keys() == {"novelty", "arousal", "reward", "attention", "encoding_boost",
-                                              "surprise_adjustment"}
+    assert rec.importance_channels.keys() == {"novelty", "arousal", "reward", "attention", "encoding_boost"}
     assert rec.surprise is not None and rec.layer is Layer.WORKING
     note = mem.store.get([i := mem.add("User always prefers tabs over spaces", user_id="u").id])[i]
     assert note.memory_kind is MemoryKind.NOTE and note.category == "preference"
@@ -215,8 +214,7 @@ def test_hostile_input_through_add(mem: Memory) -> None:
 
 
 def test_synaptic_tagging_and_capture(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
-    # the weak memory is the store's first: no first-memory surprise bonus here (the test is about tagging)
-    m = make_memory(write={"buffer": {"max_turns": 1}}, dynamics={"importance": {"surprise_empty_modifier": 0.0}})
+    m = make_memory(write={"buffer": {"max_turns": 1}})
     weak = m.observe("The cafeteria serves lentil soup on Mondays", user_id="u", session_id="s")[0].id
     assert weak is not None
     weak_rec = m.store.get([weak])[weak]

@@ -286,11 +286,7 @@ class ImportanceSettings(Section):
         "novel-memory threshold (write.gate.profiles.<profile>.create_below) sits from the API embedders' (0.70), "
         "e.g. to 0.10 for multilingual-e5-small, whose cosines run high.",
     )
-    surprise_scale: float = Field(
-        default=0.6, ge=0,
-        description="seed 002: importance += (surprise - 0.5)·0.6 at write, after the encoding boost: a memory far "
-        "from what is stored gains up to +0.3, one close to it loses up to 0.3 (clamped to the importance bounds).",
-    )
+    surprise_scale: float = Field(default=0.6, ge=0, description="seed 002: importance += (surprise - 0.5)·0.6.")
     surprise_empty_modifier: float = Field(
         default=0.15,
         description="seed 002 source: importance modifier of the very first memory (no neighbours).",

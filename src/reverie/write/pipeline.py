@@ -384,17 +384,16 @@ class WritePipeline:
             "reward": _REWARD.get(cand.category, 0.5),
             "attention": cand.confidence,
         }
-        # the encoding boost (emotion deepens encoding), then the surprise adjustment: a memory far from what
-        # is stored gains up to +0.3, one close to it loses up to 0.3 (nearest at the duplicate similarity: flagged)
+        # the encoding boost: emotion deepens encoding (a neutral memory ×1.0, up to ×1.3). The surprise adjustment of
+        # the layered-memory design (±0.3) is recorded with the decision but not applied: measured, it raised novel
+        # but unrelated memories above the answer (docs/architecture.md, design notes)
         boost = encoding_boost_of(arousal=cand.emotion.arousal, valence=cand.emotion.valence, cfg=icfg)
         encoded = channel_importance(**channels, cfg=icfg, boost=boost)
-        adjusted = surprise_mod.adjust_importance(importance=encoded, modifier=s.modifier, cfg=icfg)
         cand.decisions["importance"] = {"channels": round(channel_importance(**channels, cfg=icfg), 6),
-                                        "encoding_boost": round(boost, 6),
-                                        "surprise": round(s.surprise, 6), "surprise_adjustment": round(s.modifier, 6),
-                                        "duplicate": s.is_duplicate, "importance": round(adjusted, 6)}
-        return adjusted, {**channels, "encoding_boost": round(boost, 6), "surprise_adjustment": round(s.modifier, 6)}, \
-            s.surprise
+                                        "encoding_boost": round(boost, 6), "surprise": round(s.surprise, 6),
+                                        "surprise_adjustment_not_applied": round(s.modifier, 6),
+                                        "duplicate": s.is_duplicate, "importance": round(encoded, 6)}
+        return encoded, {**channels, "encoding_boost": round(boost, 6)}, s.surprise
 
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
