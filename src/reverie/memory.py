@@ -1570,7 +1570,10 @@ class Memory:
 
     def _move_layer(self, rec: MemoryRecord, target: Layer, event: str, *, actor: str) -> None:
         reason = f"{rec.layer.value} → {target.value} (manual)"
-        self._apply(rec, {"layer": target, "updated_at": self.now()}, event, reason, actor=actor,
+        from reverie.write.classify import sub_tier_for
+
+        self._apply(rec, {"layer": target, "updated_at": self.now(), "sub_tier": sub_tier_for(rec, target)}, event,
+                    reason, actor=actor,
                     data={"from": rec.layer.value, "to": target.value, "rule": "manual"})
 
 

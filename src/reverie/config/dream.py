@@ -35,6 +35,7 @@ class DreamSettings(Section):
             "emotional",
             "replay",
             "promote",
+            "core",
             "expire",
             "utility_decay",
             "rehearse",
@@ -78,6 +79,13 @@ class DreamSettings(Section):
         "A running dreamer renews its claims every third of this (a heartbeat), so a long run keeps them; "
         "the claims of a dreamer that was killed are taken over by another process at most this long after "
         "it died.",
+    )
+    core_access_events: int = Field(
+        default=200,
+        ge=1,
+        description="The core step counts the distinct sessions among a memory's newest this many accesses (only "
+        "for memories that already reached the access count and storage strength of a core memory). Source: the "
+        "consolidation design's core rule (>= 3 sessions); the bound is reverie's.",
     )
     access_log_retention_days: float = Field(
         default=180.0, gt=0, description="seed 002 step 7: access-log rows older than this are pruned."

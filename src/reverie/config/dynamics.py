@@ -224,6 +224,15 @@ class ImportanceSettings(Section):
     w_attention: float = Field(default=0.20, ge=0, le=1, description="seed 001: attention channel weight.")
     boost_min: float = Field(default=0.7, gt=0, description="seed 001: encoding boost multiplier lower bound.")
     boost_max: float = Field(default=1.3, gt=0, description="seed 001: encoding boost multiplier upper bound.")
+    boost_emotion_gain: float = Field(
+        default=0.3,
+        ge=0,
+        description="How much the emotion of what is being remembered deepens its encoding: a new memory's "
+        "importance is multiplied by 1 + gain·(the stronger of its arousal and the size of its valence), so an "
+        "emotionally neutral memory keeps its importance (×1.0) and a strongly emotional one gets up to ×1.3; the "
+        "result is kept between the encoding boost bounds. Source: the encoding boost (0.7–1.3) of the "
+        "four-channel importance; that emotion drives it is reverie's choice (emotional enhancement of encoding).",
+    )
     priority_critical: float = Field(default=0.8, description="seed 001: priority 'critical' at importance >= 0.8.")
     priority_high: float = Field(default=0.6, description="seed 001: priority 'high' at importance >= 0.6.")
     priority_normal: float = Field(
@@ -271,7 +280,11 @@ class ImportanceSettings(Section):
     surprise_k: int = Field(default=5, ge=1, description="seed 002: surprise from the k = 5 nearest neighbours.")
     surprise_slope: float = Field(default=10.0, gt=0, description="seed 002: surprise = sigmoid(10·(d - 0.35)).")
     surprise_center: float = Field(
-        default=0.35, description="seed 002: surprise sigmoid centre on mean cosine distance."
+        default=0.35,
+        description="seed 002: surprise sigmoid centre on mean cosine distance, for API embedders. Like every "
+        "similarity threshold it depends on the embedder: the write path moves it by how far the embedder's "
+        "novel-memory threshold (write.gate.profiles.<profile>.create_below) sits from the API embedders' (0.70), "
+        "e.g. to 0.10 for multilingual-e5-small, whose cosines run high.",
     )
     surprise_scale: float = Field(default=0.6, ge=0, description="seed 002: importance += (surprise - 0.5)·0.6.")
     surprise_empty_modifier: float = Field(
@@ -378,6 +391,12 @@ def _default_category_decay() -> dict[str, float]:
         "fact": 0.005,
         "decision": 0.02,
         "other": 0.05,
+        # the lifecycle design's further categories, each decaying like its nearest of the six above
+        "principle": 0.0,
+        "relationship": 0.0,
+        "commitment": 0.02,
+        "skill": 0.005,
+        "moment": 0.05,
     }
 
 
@@ -438,7 +457,10 @@ class RetentionSettings(Section):
     category_decay: dict[str, float] = Field(
         default_factory=_default_category_decay,
         description="seed 001: decay per day by category (preference/entity/correction 0, fact 0.005, "
-        "decision 0.02, other 0.05); unknown categories use 'other'.",
+        "decision 0.02, other 0.05); unknown categories use 'other'. reverie adds the lifecycle design's categories, "
+        "each like its nearest: principle and relationship 0 (like a preference, an entity), commitment 0.02 (like a "
+        "decision), skill 0.005 (like a fact), moment 0.05 (like other). Scaled by the tier multiplier, applied by "
+        "the dream's decay step to the retrieval strength (rehearsal reads it).",
     )
     min_retention_days: dict[str, float] = Field(
         default_factory=_default_min_retention,

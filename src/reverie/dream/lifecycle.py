@@ -55,7 +55,7 @@ HOT = frozenset({StoreTier.HOT})
 # metadata keys the steps keep on a memory (markers that make a step idempotent)
 EMOTIONAL_MARK = "emotional_consolidated_at"
 REPLAY_MARK = "replayed_at"
-REHEARSAL_MARK = "rehearsed_at"
+REHEARSAL_MARK = strength.REHEARSAL_MARK
 DRIFT_SEEN = "drift_seen"
 
 
@@ -416,12 +416,18 @@ def step_utility_decay(ctx: DreamContext) -> StepReport:
 # ----------------------------------------------------------------------------------------
 
 
+def _retrieval_strength(ctx: DreamContext, rec: MemoryRecord, stability: float) -> float:
+    """FSRS R times the category decay scaled by the tier multiplier (the decay step's value)."""
+    return strength.retrieval_strength_of(rec, now=ctx.now, cfg=ctx.settings.dynamics, stability=stability)
+
+
 def _endangered(ctx: DreamContext, rec: MemoryRecord) -> float | None:
-    """FSRS R of an active memory below the rehearsal threshold (0.3), unless rehearsed within the interval."""
+    """Retrieval strength of an active memory (FSRS R times its category's decay at its tier's rate) below
+    the rehearsal threshold (0.3), unless rehearsed within the interval."""
     if rec.status is not Status.ACTIVE:
         return None
     fc = ctx.settings.dynamics.fsrs
-    r = strength.retrieval_strength(elapsed_days=_idle_days(ctx, rec), stability=rec.stability, cfg=fc)
+    r = _retrieval_strength(ctx, rec, rec.stability)
     if r >= fc.rehearsal_threshold:
         return None
     last = _parse(rec.metadata.get(REHEARSAL_MARK))
@@ -431,7 +437,8 @@ def _endangered(ctx: DreamContext, rec: MemoryRecord) -> float | None:
 
 
 def step_rehearse(ctx: DreamContext) -> StepReport:
-    """seed 001 testing effect: endangered memories (FSRS R < 0.3), most endangered first, at most 50 per
+    """seed 001 testing effect: endangered memories (retrieval strength < 0.3: FSRS R times the category
+    decay at the tier's rate), most endangered first, at most 50 per
     cycle, get a stability boost ×1.5 (a simulated successful retrieval)."""
     report = StepReport("rehearse")
     fc = ctx.settings.dynamics.fsrs
@@ -443,10 +450,14 @@ def step_rehearse(ctx: DreamContext) -> StepReport:
         r = _endangered(ctx, rec)
         if r is None:
             return None
-        boosted = rec.stability * fc.rehearsal_boost
-        r_after = strength.retrieval_strength(elapsed_days=_idle_days(ctx, rec), stability=boosted, cfg=fc)
-        changes = {"stability": boosted, "retrieval_strength": r_after,
-                   "metadata": {**rec.metadata, REHEARSAL_MARK: _iso(ctx.now)}}
+        # the stability boost answers FSRS forgetting; a memory endangered by its category's decay alone keeps
+        # its stability, and the rehearsal (a simulated retrieval) restarts that decay
+        fsrs_r = strength.retrieval_strength(elapsed_days=_idle_days(ctx, rec), stability=rec.stability, cfg=fc)
+        boosted = rec.stability * fc.rehearsal_boost if fsrs_r < fc.rehearsal_threshold else rec.stability
+        marked = {**rec.metadata, REHEARSAL_MARK: _iso(ctx.now)}
+        r_after = strength.retrieval_strength_of(dataclasses.replace(rec, metadata=marked), now=ctx.now,
+                                                 cfg=ctx.settings.dynamics, stability=boosted)
+        changes = {"stability": boosted, "retrieval_strength": r_after, "metadata": marked}
         data = {"retrievability_before": r, "retrievability_after": r_after, "stability_before": rec.stability,
                 "stability_after": boosted}
         return Write(rec, changes, "rehearsed", f"seed 001 testing effect: R {r:.3f} < {fc.rehearsal_threshold}", data)
@@ -480,8 +491,8 @@ def _expiry_kind(ctx: DreamContext, rec: MemoryRecord) -> str | None:
         return None
     lc = ctx.settings.dream.lifecycle
     resolved = _commitment_resolved_at(ctx, rec)
-    if resolved is not None and days_between(resolved, ctx.now) >= lc.commitment_decay_days:
-        return "commitment"
+    if resolved is not None:  # a resolved commitment stays until its decay period has passed, then expires
+        return "commitment" if days_between(resolved, ctx.now) >= lc.commitment_decay_days else None
     if rec.temporal_type is TemporalType.TIME_BOUNDED and rec.valid_until is not None and rec.valid_until <= ctx.now:
         return "foresight"
     confirmed = rec.confirmations > 0 or rec.verification_state == "user_confirmed"

@@ -8,24 +8,27 @@ from collections.abc import Callable
 from reverie.dream import DreamContext, StepReport, Write, cutoff, omit_except
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import promotion, strength
-from reverie.dynamics._util import days_between
 from reverie.model import Layer, Status
+from reverie.write.classify import sub_tier_for
 
 _EPS = 1e-9
 #: what each step reads (a pass over 100k memories decodes only these columns)
-_DECAY_OMIT = omit_except("layer", "energy", "energy_updated_at", "created_at", "last_accessed_at", "stability",
-                          "retrieval_strength")
+_DECAY_OMIT = omit_except("layer", "status", "category", "energy", "energy_updated_at", "created_at",
+                          "last_accessed_at", "stability", "retrieval_strength", "metadata")
 #: promotion, demotion and expiry rules (dynamics/promotion.py) and seed 001 rule 3's entities
 _PROMOTE_OMIT = omit_except(
     "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
     "energy", "energy_updated_at", "importance", "utility", "storage_strength", "trust", "pinned", "immutable",
-    "core", "flashbulb", "valid_until", "memory_kind",
+    "core", "flashbulb", "valid_until", "memory_kind", "data_source", "write_source", "source",
 )
 
 
 def step_decay(ctx: DreamContext) -> StepReport:
     """seed 000 "apply decay to all memories": materialise each active memory's energy and its
-    FSRS retrieval strength at ``now`` (lazy values made explicit, never decayed twice)."""
+    retrieval strength at ``now`` (lazy values made explicit, never decayed twice). The retrieval strength
+    is FSRS retrievability times the category decay scaled by the tier multiplier
+    (:func:`reverie.dynamics.strength.decayed_retrieval_strength`, the value ``explain_strength`` shows);
+    the rehearsal step picks endangered memories by it."""
     report = StepReport("decay", details={"batches": 0})
     cfg = ctx.settings.dynamics
     for batch in ctx.claimed_batches(ctx.scope(stores=None), "decay", omit=_DECAY_OMIT):
@@ -35,9 +38,7 @@ def step_decay(ctx: DreamContext) -> StepReport:
             report.examined += 1
             e_now = energy_mod.energy_at(energy=rec.energy, updated_at=rec.energy_updated_at or rec.created_at,
                                          now=ctx.now, layer=rec.layer, cfg=cfg.energy)
-            r_now = strength.retrieval_strength(
-                elapsed_days=days_between(rec.last_accessed_at or rec.created_at, ctx.now),
-                stability=rec.stability, cfg=cfg.fsrs)
+            r_now = strength.retrieval_strength_of(rec, now=ctx.now, cfg=cfg)
             if abs(e_now - rec.energy) < _EPS and abs(r_now - rec.retrieval_strength) < _EPS:
                 continue
             writes.append(Write(rec, {"energy": e_now, "energy_updated_at": ctx.now, "retrieval_strength": r_now}))
@@ -73,7 +74,10 @@ def step_promote(ctx: DreamContext) -> StepReport:
             move = promotion.eligible_transition(rec, now=ctx.now, cfg=cfg, shared_entity_count=shared)
             if move is not None:
                 target, rule = move
-                moves.append(Write(rec, {"layer": target, "updated_at": ctx.now}, "promoted",
+                # knowledge now: its kind decides the sub-tier (episodic: where it came from)
+                changes: dict[str, object] = {"layer": target, "updated_at": ctx.now,
+                                              "sub_tier": sub_tier_for(rec, target)}
+                moves.append(Write(rec, changes, "promoted",
                                    f"{rec.layer.value} → {target.value} ({rule})",
                                    {"from": rec.layer.value, "to": target.value, "rule": rule}))
                 continue
@@ -144,12 +148,54 @@ def step_topics(ctx: DreamContext) -> StepReport:
                       details={"users": len(indexes), "topics": topics})
 
 
+_CORE_OMIT = omit_except("status", "core", "access_count", "storage_strength")
+
+
+def step_core(ctx: DreamContext) -> StepReport:
+    """The core flag (the consolidation design): an active memory used at least ``promotion.core_accesses`` (10)
+    times, with a normalised storage strength of at least ``promotion.core_stability`` (0.85) and accesses in at
+    least ``promotion.core_sessions`` (3) distinct sessions becomes core — exempt from consolidation, archival and
+    cold migration, its fading retention floored at 0.60. The scan reads four columns; only the memories that pass
+    the counters have their access log read (the newest ``dream.core_access_events`` accesses)."""
+    report = StepReport("core", details={"candidates": 0})
+    cfg = ctx.settings.dynamics
+    p = cfg.promotion
+    floor = p.core_stability * cfg.strength.storage_max
+    writes: list[Write] = []
+    for page in ctx.store.scan(ctx.scope(stores=None), batch_size=max(ctx.settings.dream.batch_size, 1000),
+                               omit=_CORE_OMIT):
+        for rec in page:
+            report.examined += 1
+            if rec.core or rec.access_count < p.core_accesses or rec.storage_strength < floor:
+                continue
+            report.details["candidates"] += 1
+            events = ctx.store.access_events(rec.id, limit=ctx.settings.dream.core_access_events)
+            sessions = len({e.session_id for e in events if e.session_id})
+            if promotion.core_eligible(rec, distinct_sessions=sessions, cfg=cfg):
+                writes.append(Write(rec, {"core": True, "updated_at": ctx.now}, "core",
+                                    f"core: {rec.access_count} accesses in {sessions} sessions, storage "
+                                    f"{rec.storage_strength:.2f}",
+                                    {"sessions": sessions, "access_count": rec.access_count}))
+    size = max(ctx.settings.dream.batch_size, 1)
+    for start in range(0, len(writes), size):  # only the memories that become core are claimed
+        chunk = writes[start:start + size]
+        held = set(ctx.store.claim([w.rec.id for w in chunk], owner=ctx.owner, phase="core", now=ctx.claim_now(),
+                                   ttl_seconds=ctx.settings.dream.claim_ttl_s))
+        try:
+            report.changed += len(ctx.write_many([w for w in chunk if w.rec.id in held]))
+        finally:
+            if held:
+                ctx.store.release(ctx.owner, sorted(held))
+    return report
+
+
 def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
     from reverie.dream import consolidate, documents, lifecycle, quantize, synthesis
 
     return [
         ("decay", step_decay),
         ("promote", step_promote),
+        ("core", step_core),
         ("expire", step_expire),
         ("prune", step_prune),
         ("topics", step_topics),

@@ -114,9 +114,17 @@ def explain_strength(
         desired_retention=fc.desired_retention,
     )
     out["difficulty"] = _entry(record.difficulty, "stored FSRS difficulty D ∈ [1, 10]; updated per review")
+    rc0 = cfg.retention
+    dormant0 = record.status == Status.DORMANT
     out["retrieval_strength"] = _entry(
-        r_now,
-        "R since the last access (1.0 right after it)",
+        strength.retrieval_strength_of(record, now=now, cfg=cfg),
+        "R·exp(-rate·multiplier·days) (1.0 right after an access): FSRS R since the last access times the "
+        "category decay at the tier's rate since the last access or rehearsal; the decay step stores it and "
+        "rehearsal reads it",
+        rehearsed_at=strength.rehearsed_at(record),
+        R=r_now,
+        rate=retention.category_decay_rate(category=record.category, cfg=rc0),
+        multiplier=retention.pahf_multiplier(layer=layer, cfg=rc0, dormant=dormant0),
         stored=record.retrieval_strength,
         t=since_access_days,
     )

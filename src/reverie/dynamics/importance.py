@@ -19,6 +19,13 @@ def encoding_boost(*, boost: float, cfg: ImportanceSettings) -> float:
     return clamp(boost, cfg.boost_min, cfg.boost_max)
 
 
+def encoding_boost_of(*, arousal: float, valence: float, cfg: ImportanceSettings) -> float:
+    """The encoding boost of a new memory from its emotion: ``1 + gain·max(arousal, |valence|)``, within
+    [0.7, 1.3] (an emotionally neutral memory: 1.0)."""
+    salience = max(clamp(arousal), clamp(abs(valence)))
+    return encoding_boost(boost=1.0 + cfg.boost_emotion_gain * salience, cfg=cfg)
+
+
 def channel_importance(
     *,
     novelty: float,

@@ -9,8 +9,13 @@ retrievals (seed 003) use the smaller associative gain. Storage never decreases.
 
 from __future__ import annotations
 
-from reverie.config.dynamics import FsrsSettings, StrengthSettings
+from datetime import datetime
+
+from reverie.config.dynamics import DynamicsSettings, FsrsSettings, RetentionSettings, StrengthSettings
 from reverie.dynamics import fsrs
+from reverie.dynamics import retention as retention_mod
+from reverie.dynamics._util import days_between
+from reverie.model import MemoryRecord, Status
 
 
 def spacing_factor(*, days_since_last_access: float, cfg: StrengthSettings) -> float:
@@ -53,3 +58,63 @@ def fading_stability(*, storage: float, cfg: StrengthSettings, new: float) -> fl
 def retrieval_strength(*, elapsed_days: float, stability: float, cfg: FsrsSettings) -> float:
     """Retrieval strength = FSRS retrievability since the last access (1.0 right after it)."""
     return fsrs.retrievability(elapsed_days=elapsed_days, stability=stability, cfg=cfg)
+
+
+#: metadata key of a memory's last rehearsal (the dream's testing-effect step): a simulated successful
+#: retrieval, from which its category decay runs again
+REHEARSAL_MARK = "rehearsed_at"
+
+
+def decayed_retrieval_strength(
+    *,
+    elapsed_days: float,
+    stability: float,
+    category: str,
+    layer: object,
+    fsrs_cfg: FsrsSettings,
+    retention_cfg: RetentionSettings,
+    dormant: bool = False,
+    category_days: float | None = None,
+) -> float:
+    """The retrieval strength the engine applies: FSRS retrievability since the last access times the
+    category decay scaled by the layer's tier multiplier, ``R·exp(-rate(category)·multiplier(layer)·days)``
+    (no decay for preferences, entities and corrections; working ×10, episodic ×3, semantic ×1; a dormant
+    memory's category decay is frozen). ``category_days`` (default ``elapsed_days``) is the time since the
+    last access or rehearsal. 1.0 right after an access."""
+    r = fsrs.retrievability(elapsed_days=elapsed_days, stability=stability, cfg=fsrs_cfg)
+    days = elapsed_days if category_days is None else category_days
+    return r * retention_mod.category_strength(
+        category=category, layer=layer, days=days, cfg=retention_cfg, dormant=dormant
+    )
+
+
+def rehearsed_at(record: MemoryRecord) -> datetime | None:
+    """When the dream last rehearsed ``record`` (``None``: never, or an unreadable mark)."""
+    value = record.metadata.get(REHEARSAL_MARK) if isinstance(record.metadata, dict) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def retrieval_strength_of(
+    record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, stability: float | None = None
+) -> float:
+    """:func:`decayed_retrieval_strength` of a record at ``now``: FSRS from the last access (else creation),
+    the category decay from the later of the last access and the last rehearsal."""
+    last = record.last_accessed_at or record.created_at
+    rehearsed = rehearsed_at(record)
+    since = days_between(last, now)
+    category_days = since if rehearsed is None or rehearsed <= last else days_between(rehearsed, now)
+    return decayed_retrieval_strength(
+        elapsed_days=since,
+        stability=record.stability if stability is None else stability,
+        category=record.category,
+        layer=record.layer,
+        fsrs_cfg=cfg.fsrs,
+        retention_cfg=cfg.retention,
+        dormant=record.status == Status.DORMANT,
+        category_days=category_days,
+    )

@@ -21,13 +21,18 @@ class Surprise(NamedTuple):
     modifier: float
 
 
-def surprise(*, neighbour_similarities: Sequence[float], cfg: ImportanceSettings) -> Surprise:
-    """Surprise of a new memory given cosine similarities to stored memories (any order, any count)."""
+def surprise(
+    *, neighbour_similarities: Sequence[float], cfg: ImportanceSettings, center_shift: float = 0.0
+) -> Surprise:
+    """Surprise of a new memory given cosine similarities to stored memories (any order, any count).
+
+    ``center_shift`` moves the sigmoid's centre (distance) for an embedder whose cosines run higher or lower
+    than the API embedders the centre was set for (the write path passes its similarity profile's shift)."""
     if not neighbour_similarities:
         return Surprise(1.0, 1.0, None, False, cfg.surprise_empty_modifier)
     top = sorted(neighbour_similarities, reverse=True)[: cfg.surprise_k]
     mean_distance = sum(1.0 - s for s in top) / len(top)
-    s = sigmoid(cfg.surprise_slope * (mean_distance - cfg.surprise_center))
+    s = sigmoid(cfg.surprise_slope * (mean_distance - (cfg.surprise_center + center_shift)))
     return Surprise(
         surprise=s,
         mean_distance=mean_distance,

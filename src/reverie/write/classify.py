@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reverie.model import MemoryKind
+from reverie.model import Layer, MemoryKind, MemoryRecord
 
 _TEMPORAL_MARKER = re.compile(
     r"\b(yesterday|today|tonight|this morning|last (?:night|week|month|year|monday|tuesday|wednesday|thursday|"
@@ -38,11 +38,27 @@ _NOTE_SIGNAL = re.compile(
 _PLAN = re.compile(r"\b(plan(?:s|ning|ned)? to|going to|will|intend|gonna)\b", re.IGNORECASE)
 
 
+#: a promise or obligation the speaker takes on (EN + TR): the lifecycle design's commitment category
+_COMMITMENT = re.compile(
+    r"\b(i (?:promise|promised|swear)|(?:i|we) (?:have )?(?:committed|commit|agreed) to|i owe\b|"
+    r"i(?:'ll| will) make sure|you have my word|söz ver\w*|taahhüt\w*)",
+    re.IGNORECASE,
+)
+#: categories an extraction (the LLM's) may give beside the observer's kinds: the lifecycle design's ten
+EXTRACTED_CATEGORIES = frozenset({"relationship", "principle", "commitment", "moment", "skill", "plan", "entity"})
+
+
 def category_of(kind: str, text: str, *, foresight: bool) -> str:
-    """Seed 001 categories: preference, fact, decision, correction, plan, entity (observer kind first)."""
+    """The category of a fact: the observer's kind (correction, preference, decision) or the extraction's
+    category (relationship, principle, commitment, moment, skill, plan, entity) first; then a promise or
+    obligation (commitment), a plan or intention (plan), entity-rich (entity), else fact."""
     if kind in ("correction", "preference", "decision"):
         return kind
-    if foresight or _PLAN.search(text):
+    if kind in EXTRACTED_CATEGORIES - {"plan", "entity"}:
+        return kind
+    if _COMMITMENT.search(text):
+        return "commitment"
+    if kind == "plan" or foresight or _PLAN.search(text):
         return "plan"
     if kind == "entity":
         return "entity"
@@ -67,3 +83,48 @@ def memory_kind(text: str, *, category: str, tags: Sequence[str] = ()) -> tuple[
     if _NOTE_SIGNAL.search(text):
         return MemoryKind.NOTE, "note signal"
     return MemoryKind.EPISODE, "default"
+
+
+#: where a memory came from, for its episodic sub-tier: another agent's memory shared with this one
+VICARIOUS_SOURCES = frozenset({"federation"})
+#: what the agent inferred or observed rather than what the user said
+OBSERVED_SOURCES = frozenset({"assistant_message", "system"})
+_SCHEMATIC = re.compile(r"\b(always|never|rule|every time|whenever|her zaman|asla|kural)\b", re.IGNORECASE)
+_PROCEDURAL = re.compile(r"\b(how to|step \d+|steps to|the way to|nasıl|adım)\b", re.IGNORECASE)
+SCHEMATIC_CATEGORIES = frozenset({"pattern", "principle"})
+PROCEDURAL_CATEGORIES = frozenset({"procedure", "skill", "howto"})
+
+
+#: trust sources (the source-trust table) that are not the user's own words
+OBSERVED_TRUST_SOURCES = frozenset({"ai", "ingest", "code_scan", "dream"})
+
+
+def episodic_sub_tier(*, data_source: str, write_source: str, source: str) -> str:
+    """The episodic sub-tier by where a memory came from: ``vicarious`` for another agent's memory
+    (federation), ``observed`` for what the agent said or inferred (assistant messages, system input, AI-written,
+    ingested or scanned text, the dream), ``personal`` for what the user said."""
+    if data_source in VICARIOUS_SOURCES:
+        return "vicarious"
+    if data_source in OBSERVED_SOURCES or write_source == "dream" or source in OBSERVED_TRUST_SOURCES:
+        return "observed"
+    return "personal"
+
+
+def semantic_sub_tier(text: str, *, category: str) -> str:
+    """The semantic sub-tier by the kind of knowledge: ``schematic`` for patterns and standing rules
+    (always / never / rule), ``procedural`` for skills and how-to, ``factual`` otherwise."""
+    if category in SCHEMATIC_CATEGORIES or _SCHEMATIC.search(text):
+        return "schematic"
+    if category in PROCEDURAL_CATEGORIES or _PROCEDURAL.search(text):
+        return "procedural"
+    return "factual"
+
+
+def sub_tier_for(rec: MemoryRecord, layer: Layer) -> str | None:
+    """The sub-tier of ``rec`` in ``layer``: by its source in the episodic (and working) layer, by its kind of
+    knowledge in the semantic and procedural layers; none in the codebase layer."""
+    if layer in (Layer.SEMANTIC, Layer.PROCEDURAL):
+        return semantic_sub_tier(rec.content, category=rec.category)
+    if layer in (Layer.WORKING, Layer.EPISODIC):
+        return episodic_sub_tier(data_source=rec.data_source, write_source=rec.write_source, source=rec.source)
+    return None

@@ -23,7 +23,8 @@ from reverie.write.text import slug
 if TYPE_CHECKING:
     from reverie.llm.client import ChatJSON
 
-CATEGORIES = ("preference", "fact", "decision", "correction", "plan", "entity")
+CATEGORIES = ("preference", "fact", "decision", "correction", "plan", "entity", "relationship", "principle",
+              "commitment", "moment", "skill")
 #: seed 001 observer types (entity = entity-rich) plus "other" (no pattern)
 KINDS = ("correction", "preference", "decision", "entity", "fact", "other")
 #: default character bound of one text in a prompt (``write.llm_input_chars``)
@@ -34,7 +35,9 @@ _EXTRACT = (
     "compound statements into atomic facts, rewrite relative dates as ISO dates using the message time, "
     "and mark plans/intentions as time_bounded with valid_until (ISO). Keep every fact a later question "
     "could ask about; drop greetings and filler. Answer JSON: {\"facts\": [{\"text\": str, \"category\": "
-    "one of " + "|".join(CATEGORIES) + ", \"temporal_type\": \"persistent\"|\"time_bounded\", "
+    "one of " + "|".join(CATEGORIES) + " (relationship: how people relate; principle: a standing rule or belief; "
+    "commitment: a promise or obligation someone took on; moment: a notable experience; skill: something someone "
+    "can do), \"temporal_type\": \"persistent\"|\"time_bounded\", "
     "\"valid_until\": ISO or null, \"entities\": [str], \"confidence\": 0..1}]}"
 )
 _MERGE = (

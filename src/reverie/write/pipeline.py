@@ -30,7 +30,7 @@ from reverie.config import Settings
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import surprise as surprise_mod
 from reverie.dynamics.access import initial_values
-from reverie.dynamics.importance import channel_importance, priority_level
+from reverie.dynamics.importance import channel_importance, encoding_boost_of, priority_level
 from reverie.dynamics.promotion import eligible_transition
 from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
 from reverie.errors import ConflictError, StoreError
@@ -51,7 +51,7 @@ from reverie.results import Action, AddResult
 from reverie.store.base import MemoryFilter, Store, SynapticTag
 from reverie.write import gate, llm_stages, policy, relations, synthesis, updates
 from reverie.write.boxes import BoxBuilder, topic_words
-from reverie.write.classify import category_of, memory_kind
+from reverie.write.classify import category_of, episodic_sub_tier, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import entity_uris, extract_entities
 from reverie.write.formation import FormedFact, form_facts
@@ -373,14 +373,27 @@ class WritePipeline:
 
     def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
         icfg = self.settings.dynamics.importance
-        s = surprise_mod.surprise(neighbour_similarities=[n.similarity for n in neighbours], cfg=icfg)
+        # the surprise centre (a cosine distance set for API embedders, whose novel-memory threshold is 0.70) moves
+        # with this embedder's threshold for a novel memory, as every similarity threshold does
+        shift = self.cfg.gate.profile("api").create_below - self.profile.create_below
+        s = surprise_mod.surprise(neighbour_similarities=[n.similarity for n in neighbours], cfg=icfg,
+                                  center_shift=shift)
         channels = {
             "novelty": round(s.surprise, 6),
             "arousal": cand.emotion.arousal,
             "reward": _REWARD.get(cand.category, 0.5),
             "attention": cand.confidence,
         }
-        return channel_importance(**channels, cfg=icfg), channels, s.surprise
+        # the encoding boost: emotion deepens encoding (a neutral memory ×1.0, up to ×1.3). The surprise adjustment of
+        # the layered-memory design (±0.3) is recorded with the decision but not applied: measured, it raised novel
+        # but unrelated memories above the answer (docs/architecture.md, design notes)
+        boost = encoding_boost_of(arousal=cand.emotion.arousal, valence=cand.emotion.valence, cfg=icfg)
+        encoded = channel_importance(**channels, cfg=icfg, boost=boost)
+        cand.decisions["importance"] = {"channels": round(channel_importance(**channels, cfg=icfg), 6),
+                                        "encoding_boost": round(boost, 6), "surprise": round(s.surprise, 6),
+                                        "surprise_adjustment_not_applied": round(s.modifier, 6),
+                                        "duplicate": s.is_duplicate, "importance": round(encoded, 6)}
+        return encoded, {**channels, "encoding_boost": round(boost, 6)}, s.surprise
 
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
@@ -494,6 +507,8 @@ class WritePipeline:
             metadata=cand.metadata, valid_from=cand.when or now, valid_until=cand.valid_until,
             inputs=[_input(cand, "CREATE", now)],
             recorded_at=now, created_at=now, updated_at=now,
+            sub_tier=episodic_sub_tier(data_source=cand.data_source, write_source=cand.write_source,
+                                       source=cand.source),
         )
         for key, value in initial_values(rec, now=now, cfg=self.settings.dynamics).items():
             setattr(rec, key, value)
