@@ -1210,14 +1210,20 @@ class Memory:
         """Pin a memory: immune to forgetting and demotion (seed 001 truth anchor)."""
         rec = self._require(memory_id)
         if not rec.pinned:
-            self._apply(rec, {"pinned": True, "updated_at": self.now()}, "pinned", "user pin", actor="pin")
+            self._apply(rec, {"pinned": True, "policy_class": "protected", "updated_at": self.now()}, "pinned",
+                        "user pin", actor="pin")
         return self._require(rec.id)
 
     def unpin(self, memory_id: str) -> MemoryRecord:
         """Unpin a memory: forgetting and demotion apply to it again."""
         rec = self._require(memory_id)
         if rec.pinned:
-            self._apply(rec, {"pinned": False, "updated_at": self.now()}, "unpinned", "user unpin", actor="unpin")
+            from reverie.write.pipeline import policy_class
+
+            rec.pinned = False
+            cls = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
+            self._apply(rec, {"pinned": False, "policy_class": cls, "updated_at": self.now()}, "unpinned",
+                        "user unpin", actor="unpin")
         return self._require(rec.id)
 
     def invalidate(self, memory_id: str, reason: str) -> MemoryRecord:

@@ -320,9 +320,13 @@ class WritePipeline:
                                  decision.target)
             try:
                 if action is Action.REINFORCE and decision.target is not None:
-                    return self._log(self._reinforce(decision.target, decision, cand), cand, decision.target)
+                    result = self._reinforce(decision.target, decision, cand)
+                    self._reobserved(decision.target.id, neighbours, cand)
+                    return self._log(result, cand, decision.target)
                 if action is Action.UPDATE and decision.target is not None:
-                    return self._log(self._update(decision.target, decision, cand), cand, decision.target)
+                    result = self._update(decision.target, decision, cand)
+                    self._reobserved(decision.target.id, neighbours, cand)
+                    return self._log(result, cand, decision.target)
             except ConflictError:
                 # a concurrent writer (a dream step, another process) changed the target after it was
                 # read: gate again against the current state instead of failing or overwriting it
@@ -338,6 +342,8 @@ class WritePipeline:
         elif decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
             self._add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
                                           created_at=rec.created_at, metadata={"path": decision.path})], rec.user_id)
+            if decision.target.immutable:  # a truth anchor wins: the statement against it is disputed
+                self._dispute(rec, f"contradicts the immutable memory {decision.target.id}")
         self._after_create(rec, cand, neighbours)
         return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
 
@@ -499,6 +505,8 @@ class WritePipeline:
             setattr(rec, key, value)
         if rec.flashbulb:
             rec.metadata = {**rec.metadata, "flashbulb": True}
+        rec.verification_state = "unverified"  # one observation; confirmed when it is stated again
+        rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
         pc = self.cfg.policy
         if pc.artifacts and policy.artifact_eligible(
                 category=rec.category, confidence=cand.confidence, importance=importance, stored=rec.content,
@@ -520,6 +528,7 @@ class WritePipeline:
         changes = {
             "stability": target.stability * self.cfg.gate.reinforce_stability,
             "confirmations": target.confirmations + 1,
+            "verification_state": confirmed_state(target.verification_state, by_user=_said_by_user(cand)),
             "reinforcement_count": target.reinforcement_count + 1,
             "last_reinforced_at": now,
             "updated_at": now,
@@ -553,6 +562,7 @@ class WritePipeline:
                                           "superseded_by": new.id, "updated_at": now})
         self._add_relations([Relation(new.id, old.id, RelationType.SUPERSEDES, created_at=now,
                                       metadata={"path": decision.path})], new.user_id)
+        self._dispute_edges(old.id)
         self.store.add_history([HistoryEvent(old.id, "superseded", now, reason=decision.reason, actor="write",
                                              data={"by": new.id, "path": decision.path})])
 
@@ -595,20 +605,59 @@ class WritePipeline:
         self.ops.log("synaptic_capture", by=strong.id, captured=list(records))
 
     def _relations(self, rec: MemoryRecord, others: list[MemoryRecord], fallbacks: list[str]) -> None:
+        """Relations from ``rec`` to ``others`` (LLM-primary, heuristic rules as fallback): a new edge is stored
+        (``unverified`` from the rules, ``system_inferred`` from the LLM); an edge stored already (either
+        direction for a symmetric type) is observed again and strengthened (the lifecycle design's edge
+        reinforcement) instead of being dropped as a duplicate."""
         if not others:
             return
         answer, path = self._ask("relations", lambda llm: llm_stages.relations(
             llm, rec.content, [o.content for o in others], limit=self._limit), fallbacks)
         found = None
         if answer is not None:
-            found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=rec.created_at,
-                              metadata={"path": "llm"}) for i, t, c in answer]
+            found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=self.now(),
+                              metadata={"path": "llm", relations.VERIFICATION: relations.INFERRED})
+                     for i, t, c in answer]
         if found is None:
             found = relations.detect(rec, others, self.cfg.relations)
-        fresh = relations.dedup(found, self.store.relations([rec.id], direction="out"))
+            for r in found:
+                r.created_at = self.now()
+                r.metadata[relations.VERIFICATION] = relations.UNVERIFIED
+        fresh, again = relations.split_seen(found, self.store.relations([rec.id], direction="both"))
+        if again:
+            now = self.now()
+            lc = self.settings.dynamics.lifecycle
+            self.store.update_relations([(r.id, relations.reinforced(r, now=now, cfg=lc)) for r in again])
+            self.ops.log("relations_reinforced", id=rec.id, path=path,
+                         reinforced=[(r.src_id, r.dst_id, r.type.value) for r in again])
         if fresh:
             self._add_relations(fresh, rec.user_id)
             self.ops.log("relations", id=rec.id, path=path, added=[(r.dst_id, r.type.value) for r in fresh])
+
+    def _reobserved(self, target_id: str, neighbours: list[gate.Neighbour], cand: Candidate) -> None:
+        """A memory stated again (REINFORCE) or elaborated (UPDATE): its relations to the write's other
+        neighbours are observed again — stored edges are strengthened, new ones added."""
+        current = self.store.get([target_id]).get(target_id)
+        if current is None:
+            return
+        self._relations(current, [n.record for n in neighbours if n.record.id != target_id
+                                  and n.record.status is Status.ACTIVE], _fallbacks(cand))
+
+    def _dispute_edges(self, memory_id: str) -> None:
+        """The prunable edges out of a contradicted memory become ``disputed``: pruned first."""
+        rels = [r for r in self.store.relations([memory_id], direction="out", types=relations.prunable_types(
+            self.cfg.relations)) if relations.verification(r) != relations.DISPUTED]
+        if rels:
+            self.store.update_relations([(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: relations.DISPUTED}})
+                                         for r in rels])
+
+    def _dispute(self, rec: MemoryRecord, reason: str) -> None:
+        """Mark a memory ``disputed`` (its verification state), with a history event."""
+        now = self.now()
+        self.store.update_fields(rec.id, {"verification_state": "disputed", "updated_at": now})
+        self._dispute_edges(rec.id)
+        self.store.add_history([HistoryEvent(rec.id, "disputed", now, reason=reason, actor="write",
+                                             data={"path": "heuristic"})])
 
     def _add_relations(self, rels: list[Relation], user_id: str | None) -> None:
         """Store relations, then seed 001's pruning check: only an addition can cross its threshold,
@@ -735,6 +784,28 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
     if match:
         return match.group(1).strip(), text[match.end():]
     return ("Assistant" if role == "assistant" else "User"), text
+
+
+def _said_by_user(cand: Candidate) -> bool:
+    """Whether the write restates what the user said (their message, or an explicit add by a person)."""
+    return cand.data_source == "user_message" or cand.source == "human"
+
+
+def confirmed_state(state: str, *, by_user: bool) -> str:
+    """The verification state of a memory observed again: ``user_confirmed`` when the user restated it,
+    else ``system_inferred`` (a second observation by the system); a user-confirmed memory stays so, and a
+    disputed one is only cleared by the user restating it."""
+    if by_user:
+        return "user_confirmed"
+    return state if state in ("user_confirmed", "disputed") else "system_inferred"
+
+
+def policy_class(rec: MemoryRecord, protected_categories: Sequence[str]) -> str:
+    """The lifecycle policy class of a new memory: ``protected`` (pinned, immutable, flashbulb, or of a
+    protected category — never archived by the lifecycle policy), else ``durable``."""
+    if rec.pinned or rec.immutable or rec.flashbulb or rec.category in protected_categories:
+        return "protected"
+    return "durable"
 
 
 def _fallbacks(cand: Candidate) -> list[str]:
