@@ -80,7 +80,7 @@ def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:
 
 def test_pruning_removes_disputed_then_unverified_edges_first() -> None:
     cfg = RelationSettings(prune_at=2, prune_to=1)
-    def rel(state: str, conf: float) -> Relation:  # noqa: E306
+    def rel(state: str, conf: float) -> Relation:
         return Relation("a", state, RelationType.SAME_ENTITY, confidence=conf, metadata={relations.VERIFICATION: state})
     inferred, unverified, disputed = rel("system_inferred", 0.4), rel("unverified", 0.9), rel("disputed", 0.95)
     doomed = relations.prune_plan([inferred, unverified, disputed], cfg)
@@ -91,8 +91,8 @@ def test_an_episode_keeps_its_words_a_note_reconsolidates(mem) -> None:  # type:
     ep = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon", user_id="u")
     episode = mem.get(ep.ids[0])
     assert episode.memory_kind is MemoryKind.EPISODE
-    more = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon and found the talks powerful, moving and inspiring",
-                   user_id="u")
+    more = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon and found the talks powerful, "
+                   "moving and inspiring", user_id="u")
     assert more.action is Action.CREATE and more.ids[0] != ep.ids[0], more.reason
     assert mem.get(ep.ids[0]).content == episode.content  # never rewritten
     note = mem.add("Maya always prefers aisle seats on long flights", user_id="u")

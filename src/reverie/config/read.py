@@ -321,6 +321,14 @@ class ReadSettings(Section):
         description="seed 001 Hebbian co-activation after each search: pairs among the 5 best hits (10 pairs) "
         "are bumped and those memories get +2% stability (0 = off).",
     )
+    session_coaccess_max: int = Field(
+        default=20, ge=1, le=500,
+        description="Co-activation counts memories used in the same session (the energy-model consolidation "
+        "design: 'memories accessed in the same session'): a memory a search shows at the top (the "
+        "hebbian_top best) or a get reads is paired with each of the last this-many memories its session used "
+        "before, each pair once per session. Bounds the work of a long session. A call without a session pairs "
+        "only the memories it used together.",
+    )
 
     # MMR and hot tier
     mmr_lambda: float = Field(default=0.7, ge=0, le=1, description="seed 001: MMR λ = 0.7.")

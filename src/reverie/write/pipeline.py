@@ -196,6 +196,7 @@ class WritePipeline:
         candidates = self.working.promotion_candidates(key)
         sealed = self.boxes.seal_open(user_id=user_id, session_id=session_id, now=now)
         promoted = self._session_end_promotion(user_id, session_id, now)
+        promoted += self._promote_candidates([c for c in candidates if c not in promoted], now)
         cleared = self.working.clear(key)
         report = {
             "session_id": session_id,
@@ -335,17 +336,22 @@ class WritePipeline:
                 continue
             break
         rec = self._create(cand, importance, channels, surprise, decision)
-        ids: tuple[str, ...] = (rec.id,)
+        ids = self._against_target(rec, action, decision)
+        self._after_create(rec, cand, neighbours)
+        return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
+
+    def _against_target(self, rec: MemoryRecord, action: Action, decision: gate.GateDecision) -> tuple[str, ...]:
+        """A created memory and the stored one the gate read it against: SUPERSEDE retires it; a contradiction
+        created beside it is linked (and disputed when it contradicts a truth anchor). Returns the ids written."""
         if action is Action.SUPERSEDE and decision.target is not None:
             self._supersede(decision.target, rec, decision)
-            ids = (rec.id, decision.target.id)
-        elif decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
+            return rec.id, decision.target.id
+        if decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
             self._add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
                                           created_at=rec.created_at, metadata={"path": decision.path})], rec.user_id)
             if decision.target.immutable:  # a truth anchor wins: the statement against it is disputed
                 self._dispute(rec, f"contradicts the immutable memory {decision.target.id}")
-        self._after_create(rec, cand, neighbours)
-        return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
+        return (rec.id,)
 
     def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
         """The gate's neighbours, most similar first: the nearest by meaning, and — when the new text says
@@ -383,10 +389,27 @@ class WritePipeline:
         channels = {
             "novelty": round(s.surprise, 6),
             "arousal": cand.emotion.arousal,
-            "reward": _REWARD.get(cand.category, 0.5),
-            "attention": cand.confidence,
+            "reward": round(learned_reward(_REWARD.get(cand.category, 0.5), neighbours[:icfg.surprise_k],
+                                           neutral=self.settings.dynamics.utility.prior), 6),
+            "attention": round(self._attention(cand), 6),
         }
         return channel_importance(**channels, cfg=icfg), channels, s.surprise
+
+    def _attention(self, cand: Candidate) -> float:
+        """The attention channel: how surely the observer read the text (its confidence), raised by its
+        relevance to what the session is working on — the closest of the session's working-memory items, as
+        a share of the way from this embedder's "related" similarity (``retroactive_min``) to identical. A
+        text unrelated to the current context (or outside a session) keeps its confidence."""
+        if cand.session_id is None or cand.vector is None:
+            return cand.confidence
+        ids = [i.memory_id for i in self.working.items(session_key(cand.user_id, cand.session_id))]
+        vectors = list(self.store.embeddings(ids).values()) if ids else []
+        if not vectors:
+            return cand.confidence
+        best = float(np.max(np.stack(vectors) @ np.asarray(cand.vector, dtype=np.float32)))
+        floor = self.profile.retroactive_min
+        relevance = min(1.0, max(0.0, (best - floor) / (1.0 - floor))) if floor < 1.0 else 0.0
+        return cand.confidence + (1.0 - cand.confidence) * relevance
 
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
@@ -648,7 +671,8 @@ class WritePipeline:
         rels = [r for r in self.store.relations([memory_id], direction="out", types=relations.prunable_types(
             self.cfg.relations)) if relations.verification(r) != relations.DISPUTED]
         if rels:
-            self.store.update_relations([(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: relations.DISPUTED}})
+            disputed = relations.DISPUTED
+            self.store.update_relations([(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: disputed}})
                                          for r in rels])
 
     def _dispute(self, rec: MemoryRecord, reason: str) -> None:
@@ -709,6 +733,23 @@ class WritePipeline:
                 self.store.add_history([HistoryEvent(rec.id, "promoted", now, reason=rule, actor="end_session",
                                                      data={"from": rec.layer.value, "to": layer.value})])
                 promoted.append(rec.id)
+        return promoted
+
+    def _promote_candidates(self, ids: list[str], now: datetime) -> list[str]:
+        """Working-memory promotion at session end: the session's candidates (accessed at least
+        ``promote_accesses`` times or of importance >= ``promote_importance``) still in the working layer move
+        to the episodic layer, so what the session used or valued outlives it."""
+        wcfg = self.settings.dynamics.working
+        promoted: list[str] = []
+        for rec in self.store.get(ids).values():
+            if rec.layer is not Layer.WORKING or rec.status is not Status.ACTIVE:
+                continue
+            self.store.update_fields(rec.id, {"layer": Layer.EPISODIC, "updated_at": now})
+            self.store.add_history([HistoryEvent(
+                rec.id, "promoted", now, actor="end_session", reason="working-memory promotion candidate at session "
+                f"end (accessed >= {wcfg.promote_accesses} times or importance >= {wcfg.promote_importance})",
+                data={"from": Layer.WORKING.value, "to": Layer.EPISODIC.value, "path": "heuristic"})])
+            promoted.append(rec.id)
         return promoted
 
     # records -----------------------------------------------------------------------------
@@ -784,6 +825,19 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
     if match:
         return match.group(1).strip(), text[match.end():]
     return ("Assistant" if role == "assistant" else "User"), text
+
+
+def learned_reward(prior: float, neighbours: Sequence[gate.Neighbour], *, neutral: float) -> float:
+    """The reward channel, learned from feedback: the category's prior moved by how useful similar memories
+    turned out — the similarity-weighted utility of the nearest stored memories relative to the neutral
+    utility (feedback raises a memory's utility with "useful" and lowers it with "not useful"; a memory
+    nobody rated sits at the neutral prior and moves nothing)."""
+    rated = [(n.similarity, n.record.utility) for n in neighbours if n.similarity > 0]
+    weight = sum(w for w, _ in rated)
+    if weight <= 0:
+        return prior
+    learned = sum(w * u for w, u in rated) / weight
+    return min(1.0, max(0.0, prior + (learned - neutral)))
 
 
 def _said_by_user(cand: Candidate) -> bool:
