@@ -867,6 +867,7 @@ class Memory:
 
             # queries go through the model's query encoder (e5: "query: "; stored texts are "passage: ")
             pipe = self.__dict__["_read_pipeline"] = ReadPipeline(self.store, query_view(self.embedder), self.settings)
+            pipe.router.llm = self._get_llm()  # the intent router asks the LLM first, when one is configured
         return pipe
 
     def _read_request(self, query: Any, *, user_id: Any, agent_id: Any, session_id: Any, k: Any, filters: Any,

@@ -90,6 +90,17 @@ class ReadSettings(Section):
         "(read.scoring.episode_strengths).",
     )
     coactivation: bool = Field(default=True, description="seed 001 co-activation boost.")
+    llm_router: bool = Field(
+        default=True,
+        description="The intent router asks the LLM first which kind of question a query is (factual, temporal, "
+        "causal, entity profile, preference, general), when an LLM is configured; its keyword rules decide when "
+        "there is none or its answer is unusable (the cognitive-memory design's LLM-primary router).",
+    )
+    llm_router_cache: int = Field(
+        default=256, ge=0, le=100_000,
+        description="How many queries' LLM intents the router remembers (least recently used dropped first), so a "
+        "repeated query asks the LLM once (0 = ask every time).",
+    )
     hybrid_similarity: bool = Field(
         default=True,
         description="the composite's similarity term (SEED-NOTES 9, 0.40) is the hybrid similarity: cosine "
