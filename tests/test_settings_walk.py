@@ -5,8 +5,12 @@ attribute reads of settings sections are recorded while a representative workloa
 ``Memory`` on a real SQLite file (and on PostgreSQL when a server is available) — add, observe, search,
 context, feedback, end_session, tick, the scheduled maintenance, every dream step over simulated weeks,
 compaction, code ingestion, the documents and the markdown export — once without an LLM and once with
-the loopback OpenAI-compatible server answering every stage. A setting read by none of these fails the
-walk, with its name: wire it into the engine or remove it from the settings and the docs.
+the loopback OpenAI-compatible server answering every stage. Settings the workload does not
+reach (a branch it does not take: an OpenAI embedder's token limit, HNSW settings of large candidate sets,
+archival after months) must at least have a live reader in the source: a function outside ``config/`` that
+reads the attribute (or names it as a string, for per-profile tables) and that is itself called somewhere —
+a reader nobody calls (the unwired case) does not count. A setting with neither fails the walk, with its
+name: wire it into the engine or remove it from the settings and the docs.
 
 Reads made while a settings object is built (pydantic validators) are not counted: recording starts
 after the settings are validated.
@@ -14,6 +18,7 @@ after the settings are validated.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -136,6 +141,21 @@ def _workload(target: str, tmp_path: Path, llm_url: str | None, tag: str) -> Non
                 m.feedback(hits[0].memory.id, useful=True)
                 m.get(hits[0].memory.id)
                 m.explain_strength(hits[0].memory.id)
+        # restatements (REINFORCE), related facts seen again (edge reinforcement), an elaborated note (UPDATE)
+        for text in ["Ana Silva and Tom Berg work at Acme Labs in Lisbon",
+                     "Ana Silva phoned Tom Berg about quarterly budget spreadsheets",
+                     "Ana Silva phoned Tom Berg about quarterly budget spreadsheets again",
+                     "I prefer dark roast coffee in the morning!",
+                     "I always prefer dark roast coffee in the morning, with oat milk and no sugar",
+                     "Correction: Tom Berg works at Acme Labs in Porto, not Lisbon."]:
+            m.add(text, user_id="u1", session_id="s9")
+            clock.advance(timedelta(minutes=3))
+        for hit in m.search("Ana Silva", user_id="u1", k=3):
+            m.pin(hit.memory.id)
+            m.unpin(hit.memory.id)
+        for q in ["what did I do last week?", "what happened before March 5?", "what did I do after March 1?"]:
+            m.search(q, user_id="u1")
+        m.search("coffee", all_users=True)
         m.context("plan my weekend outdoors", user_id="u1", session_id="chat")
         m.search("hiking", user_id="u1", deep=True)
         m.working_memory("chat", user_id="u1")
@@ -146,7 +166,9 @@ def _workload(target: str, tmp_path: Path, llm_url: str | None, tag: str) -> Non
             m.maintain()
             m.dream()
             m.search("outdoor activities", user_id="u1")
-        (tmp_path / f"code-{tag}").mkdir()
+        (tmp_path / f"code-{tag}" / "pkg" / "__pycache__").mkdir(parents=True)
+        (tmp_path / f"code-{tag}" / "pkg" / "util.py").write_text("def g() -> None:\n    pass\n")
+        (tmp_path / f"code-{tag}" / "link.py").symlink_to(tmp_path / f"code-{tag}" / "pkg" / "util.py")
         (tmp_path / f"code-{tag}" / "mod.py").write_text('"""A module."""\n\ndef f(x: int) -> int:\n    """Double."""\n'
                                                          "    return 2 * x\n")
         m.ingest_code(tmp_path / f"code-{tag}", user_id="u1")
@@ -155,6 +177,54 @@ def _workload(target: str, tmp_path: Path, llm_url: str | None, tag: str) -> Non
         m.export_markdown(tmp_path / f"export-{tag}", user_id="u1")
         m.compact()
         m.stats()
+
+
+def _other_entry_points(tmp_path: Path) -> None:
+    """Readers outside one Memory's calls: the default database location, and an OpenAI-compatible
+    embedder built from the embedding settings."""
+    from reverie.config.core import EmbeddingSettings
+    from reverie.embed import make_embedder
+    from reverie.memory import default_target
+
+    default_target(Settings.load(storage={"data_dir": str(tmp_path / "data")}))
+    make_embedder(EmbeddingSettings(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", dimensions=8))
+
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "reverie"
+
+
+def _live_readers() -> dict[str, set[str]]:
+    """Attribute names (and string constants) read by live code: {name: {function, ...}}. A function is live
+    when its name is used (called, passed, registered) somewhere in the source, not only defined, imported or
+    listed in ``__all__``. In ``config/`` only the helper methods count (a validator reads every field)."""
+    files = list(SRC.rglob("*.py"))
+    trees = {p: ast.parse(p.read_text()) for p in files}
+    used: set[str] = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+    reads: dict[str, set[str]] = {}
+
+    def visit(node: ast.AST, where: str, in_config: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                validator = any("validator" in ast.unparse(d) for d in child.decorator_list)
+                live = child.name in used or child.name.startswith("__") or bool(child.decorator_list)
+                visit(child, child.name if live and not validator else "<dead>", in_config)
+                continue
+            if where != "<dead>" and not (in_config and where == "<module>"):
+                if isinstance(child, ast.Attribute):
+                    reads.setdefault(child.attr, set()).add(where)
+                elif isinstance(child, ast.Constant) and isinstance(child.value, str):
+                    reads.setdefault(child.value, set()).add(where)
+            visit(child, where, in_config)
+
+    for path, tree in trees.items():
+        visit(tree, "<module>", "config" in path.relative_to(SRC).parts)
+    return reads
 
 
 def test_every_setting_is_read_by_the_engine(
@@ -167,12 +237,16 @@ def test_every_setting_is_read_by_the_engine(
         _workload(str(tmp_path / "llm.db"), tmp_path, server.url, "llm")
     finally:
         server.close()
+    _other_entry_points(tmp_path)
     try:  # the PostgreSQL backend reads its own storage settings
         pg = request.getfixturevalue("pg_url")
     except pytest.skip.Exception:
         pg = None
     if pg is not None:
         _workload(pg, tmp_path, None, "pg")
-    unread = [dotted for dotted, cls, name in _leaves(Settings)
-              if not any((owner, name) in recording for owner in _owners(cls, name))]
-    assert not unread, f"{len(unread)} setting(s) no code path read during the workload:\n  " + "\n  ".join(unread)
+    unreached = [(dotted, name) for dotted, cls, name in _leaves(Settings)
+                 if not any((owner, name) in recording for owner in _owners(cls, name))]
+    live = _live_readers()
+    unread = [dotted for dotted, name in unreached if not live.get(name)]
+    assert not unread, (f"{len(unread)} setting(s) no code path reads (not read during the workload, and no "
+                        "function that is called reads them):\n  " + "\n  ".join(unread))
