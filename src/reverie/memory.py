@@ -39,6 +39,7 @@ from reverie.model import (
     HistoryEvent,
     Layer,
     MemoryRecord,
+    RelationType,
     Status,
     Vector,
     content_hash,
@@ -155,6 +156,8 @@ class Memory:
         #: access updates of searches not written yet (see :meth:`_settle`)
         self._deferred: builtins.list[Callable[[], None]] = []
         self._deferred_lock = threading.Lock()
+        #: what each open session used (co-activation counts memories a session used together)
+        self._sessions = _SessionUse(self.settings.read.session_coaccess_max)
         _OPEN.add(self)  # a script that never closes loses no update (see _settle_open_at_exit)
         self.ops = OpsLog(
             self._opslog_path(),
@@ -864,6 +867,7 @@ class Memory:
 
             # queries go through the model's query encoder (e5: "query: "; stored texts are "passage: ")
             pipe = self.__dict__["_read_pipeline"] = ReadPipeline(self.store, query_view(self.embedder), self.settings)
+            pipe.router.llm = self._get_llm()  # the intent router asks the LLM first, when one is configured
         return pipe
 
     def _read_request(self, query: Any, *, user_id: Any, agent_id: Any, session_id: Any, k: Any, filters: Any,
@@ -1043,7 +1047,7 @@ class Memory:
         if not records:
             return []
         from reverie.dynamics.access import on_access
-        from reverie.dynamics.tagging import hebbian_stability, pair_key
+        from reverie.dynamics.tagging import hebbian_stability
 
         now = self.now()
         cfg = self.settings.dynamics
@@ -1058,8 +1062,11 @@ class Memory:
             batch.append((rec.id, changes))
             updated.append(rec.copy(**changes, version=rec.version + 1))
         events = [AccessEvent(r.id, now, kind, session_id) for r in records]
-        pairs = [pair_key(a, b) for i, a in enumerate(together) for b in together[i + 1:] if a != b]
+        # the memories this access used: a search's best hits (``read.hebbian_top``), a get's memory
+        used = [r.id for r in records[:self.settings.read.hebbian_top]] if hebbian else [r.id for r in records]
+        pairs = self._sessions.co_accessed(records, used, session_id)
         store = self._store
+        spread = cfg.tagging.spreading_boost > 0 and bool(used)
 
         def write() -> None:
             with store.transaction():
@@ -1067,6 +1074,8 @@ class Memory:
                 store.log_access(events)
                 if pairs:
                     store.bump_coactivations(pairs, now)
+                if spread:
+                    _spread_activation(store, used, {r.id for r in records}, cfg.tagging)
 
         if defer:
             with self._deferred_lock:
@@ -1210,14 +1219,20 @@ class Memory:
         """Pin a memory: immune to forgetting and demotion (seed 001 truth anchor)."""
         rec = self._require(memory_id)
         if not rec.pinned:
-            self._apply(rec, {"pinned": True, "updated_at": self.now()}, "pinned", "user pin", actor="pin")
+            self._apply(rec, {"pinned": True, "policy_class": "protected", "updated_at": self.now()}, "pinned",
+                        "user pin", actor="pin")
         return self._require(rec.id)
 
     def unpin(self, memory_id: str) -> MemoryRecord:
         """Unpin a memory: forgetting and demotion apply to it again."""
         rec = self._require(memory_id)
         if rec.pinned:
-            self._apply(rec, {"pinned": False, "updated_at": self.now()}, "unpinned", "user unpin", actor="unpin")
+            from reverie.write.pipeline import policy_class
+
+            rec.pinned = False
+            cls = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
+            self._apply(rec, {"pinned": False, "policy_class": cls, "updated_at": self.now()}, "unpinned",
+                        "user unpin", actor="unpin")
         return self._require(rec.id)
 
     def invalidate(self, memory_id: str, reason: str) -> MemoryRecord:
@@ -1474,6 +1489,15 @@ class Memory:
             raise InvalidInputError("end_session needs a session_id")
         user = clean_scope(user_id, "user_id")
         report = self._write_path().end_session(sid, user_id=user)
+        self._sessions.end(user, sid)
+        from reverie.embed.cache import CachedEmbedder
+
+        # the embedding cache is session-scoped: what a session embedded is not kept past its end
+        cleared = 0
+        if isinstance(self.embedder, CachedEmbedder):
+            cleared = len(self.embedder)
+            self.embedder.clear()
+        report["embedding_cache_cleared"] = cleared
         if report.get("flushed"):  # the buffered turns were extracted now: one ingestion cycle
             self._after_ingest([user])
         return report
@@ -1611,6 +1635,83 @@ __all__ = ["Memory", "default_target"]
 
 
 #: Memory objects not closed yet: one exit handler for all of them, no registration left behind per object
+class _SessionUse:
+    """The memories each open session has used (searched and shown, or read by id), for co-activation
+    counting as the energy-model consolidation design counts it: two memories accessed in the same session
+    are co-activated once for that session (``weight`` = the number of sessions that used both). A call
+    without a session is a session of its own (the memories it used together). Bounded: the last
+    ``per_session`` memories of at most ``_SESSIONS`` sessions are kept; :meth:`end` forgets a session."""
+
+    _SESSIONS = 512
+
+    def __init__(self, per_session: int) -> None:
+        from collections import OrderedDict
+
+        self.per_session = per_session
+        self._used: OrderedDict[tuple[str | None, str], OrderedDict[str, None]] = OrderedDict()
+        self._counted: dict[tuple[str | None, str], set[tuple[str, str]]] = {}
+        self._lock = threading.Lock()
+
+    def co_accessed(self, records: Sequence[MemoryRecord], used: Sequence[str],
+                    session_id: str | None) -> builtins.list[tuple[str, str]]:
+        """The co-activation pairs to count for this access: each used memory with every other memory its
+        session (per user) used, each pair once per session."""
+        from collections import OrderedDict
+
+        from reverie.dynamics.tagging import pair_key
+
+        users = {r.id: r.user_id for r in records}
+        pairs: builtins.list[tuple[str, str]] = []
+        with self._lock:
+            for user in dict.fromkeys(users[i] for i in used if i in users):
+                mine = [i for i in used if users.get(i) == user]
+                if session_id is None:
+                    pairs += [pair_key(a, b) for n, a in enumerate(mine) for b in mine[n + 1:] if a != b]
+                    continue
+                key = (user, session_id)
+                seen = self._used.get(key)
+                if seen is None:
+                    seen = self._used[key] = OrderedDict()
+                    self._counted[key] = set()
+                    while len(self._used) > self._SESSIONS:
+                        old, _ = self._used.popitem(last=False)
+                        self._counted.pop(old, None)
+                self._used.move_to_end(key)
+                counted = self._counted[key]
+                for mid in mine:
+                    for other in seen:
+                        if other != mid:
+                            pair = pair_key(mid, other)
+                            if pair not in counted:
+                                counted.add(pair)
+                                pairs.append(pair)
+                    seen.pop(mid, None)
+                    seen[mid] = None
+                    while len(seen) > self.per_session:
+                        seen.popitem(last=False)
+        return pairs
+
+    def end(self, user_id: str | None, session_id: str) -> None:
+        with self._lock:
+            self._used.pop((user_id, session_id), None)
+            self._counted.pop((user_id, session_id), None)
+
+
+def _spread_activation(store: Store, used: Sequence[str], accessed: set[str], cfg: Any) -> None:
+    """Neighbour evolution (A-MEM spreading activation): the active memories connected by a relation to a
+    memory that was used get ``dynamics.tagging.spreading_boost`` more stability (+2%). Supersedes and
+    contradicts links carry no activation; the accessed memories themselves are not boosted again."""
+    from reverie.dynamics.tagging import spreading_stability
+
+    types = frozenset(RelationType) - {RelationType.SUPERSEDES, RelationType.CONTRADICTS}
+    others = {end for r in store.relations(list(used), types=types) for end in (r.src_id, r.dst_id)} - accessed
+    if not others:
+        return
+    found = store.get(sorted(others))
+    store.update_many([(mid, {"stability": spreading_stability(stability=rec.stability, cfg=cfg)})
+                       for mid, rec in found.items() if rec.status is Status.ACTIVE])
+
+
 _OPEN: weakref.WeakSet[Memory] = weakref.WeakSet()
 
 

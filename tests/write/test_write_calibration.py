@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from reverie.config.write import GateSettings
-from reverie.model import MemoryRecord
+from reverie.model import MemoryKind, MemoryRecord
 from reverie.results import Action
 from reverie.write import gate
 
@@ -70,7 +70,10 @@ def test_minilm_profile_gate(minilm, old: str, new: str, expected: Action) -> No
     cfg = GateSettings()
     vecs = minilm.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
-    decision = gate.decide(new, [gate.Neighbour(MemoryRecord(old), sim)], importance=0.5, correction=False,
+    # the thresholds are those of a note (a standing fact or belief): an episode is never merged (the detail
+    # is created beside it), which tests/write/test_graph_lifecycle.py covers
+    stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)
+    decision = gate.decide(new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False,
                            profile=cfg.profile(minilm.profile), cfg=cfg)
     assert decision.action is expected, f"similarity {sim:.3f}: {decision.reason}"
 
@@ -133,7 +136,8 @@ def test_e5_profile_gate(e5, old: str, new: str, expected: Action) -> None:  # t
     cfg = GateSettings()
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
-    decision = gate.decide(new, [gate.Neighbour(MemoryRecord(old), sim)], importance=0.5, correction=False,
+    stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)  # thresholds of a note, as above
+    decision = gate.decide(new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False,
                            profile=cfg.profile(e5.profile), cfg=cfg)
     assert decision.action is E5_EXPECTED_ELSEWHERE.get(new, expected), f"similarity {sim:.3f}: {decision.reason}"
 
@@ -154,6 +158,7 @@ def test_e5_near_template_lines_not_superseded(e5, old: str, new: str) -> None: 
     cfg = GateSettings()
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
-    decision = gate.decide(new, [gate.Neighbour(MemoryRecord(old), sim)], importance=0.5, correction=False,
+    stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)  # thresholds of a note, as above
+    decision = gate.decide(new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False,
                            profile=cfg.profile(e5.profile), cfg=cfg)
     assert decision.action is not Action.SUPERSEDE, f"similarity {sim:.3f}: {decision.reason}"

@@ -271,6 +271,8 @@ def test_note_tags_win_over_episode_tags() -> None:
 
 
 def _rec(text: str, **kw: object) -> MemoryRecord:
+    """A stored note (the gate's thresholds merge notes; an episode is never merged)."""
+    kw.setdefault("memory_kind", MemoryKind.NOTE)
     return MemoryRecord(text, **kw)  # type: ignore[arg-type]
 
 

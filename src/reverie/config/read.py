@@ -98,6 +98,17 @@ class ReadSettings(Section):
         "(read.scoring.episode_strengths).",
     )
     coactivation: bool = Field(default=True, description="seed 001 co-activation boost.")
+    llm_router: bool = Field(
+        default=True,
+        description="The intent router asks the LLM first which kind of question a query is (factual, temporal, "
+        "causal, entity profile, preference, general), when an LLM is configured; its keyword rules decide when "
+        "there is none or its answer is unusable (the cognitive-memory design's LLM-primary router).",
+    )
+    llm_router_cache: int = Field(
+        default=256, ge=0, le=100_000,
+        description="How many queries' LLM intents the router remembers (least recently used dropped first), so a "
+        "repeated query asks the LLM once (0 = ask every time).",
+    )
     hybrid_similarity: bool = Field(
         default=True,
         description="the composite's similarity term (SEED-NOTES 9, 0.40) is the hybrid similarity: cosine "
@@ -328,6 +339,14 @@ class ReadSettings(Section):
         default=5, ge=0, le=20,
         description="seed 001 Hebbian co-activation after each search: pairs among the 5 best hits (10 pairs) "
         "are bumped and those memories get +2% stability (0 = off).",
+    )
+    session_coaccess_max: int = Field(
+        default=20, ge=1, le=500,
+        description="Co-activation counts memories used in the same session (the energy-model consolidation "
+        "design: 'memories accessed in the same session'): a memory a search shows at the top (the "
+        "hebbian_top best) or a get reads is paired with each of the last this-many memories its session used "
+        "before, each pair once per session. Bounds the work of a long session. A call without a session pairs "
+        "only the memories it used together.",
     )
 
     # MMR and hot tier

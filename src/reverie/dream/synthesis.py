@@ -303,6 +303,8 @@ def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest
         old = ctx.store.get([sid]).get(sid)
         if old is not None and _keep_reason(old, digest, ctx.now, spec.cooldown_s) is not None:
             return None
+        if old is not None and old.memory_kind is MemoryKind.EPISODE:  # an episode is never rewritten
+            return None
         chosen = _inputs(group.members, spec.max_inputs)
         fetched = ctx.store.get([r.id for r in chosen])
         records = sorted((fetched[r.id] for r in chosen if r.id in fetched and fetched[r.id].status is Status.ACTIVE),

@@ -92,6 +92,8 @@ class ReadPipeline:
         self.embedder = embedder
         self.settings = settings
         self.hot = HotTier()
+        #: the intent router (LLM-primary once :meth:`Memory` hands it the LLM, keywords as fallback)
+        self.router = intent.Router(settings.read)
 
     @property
     def profile(self) -> str:
@@ -101,7 +103,7 @@ class ReadPipeline:
     def route(self, query: str) -> tuple[intent.Route, list[str]]:
         """Intent and sub-queries (no embedding yet)."""
         cfg = self.settings.read
-        rt = intent.route(query, cfg)
+        rt = self.router.route(query)
         subs = decompose(query, max_parts=cfg.max_subqueries) if cfg.decompose else [query]
         return rt, subs
 

@@ -12,6 +12,8 @@ knowledge updates first.
    importance is low, else CREATE; from ``update_min`` → REINFORCE when the new text adds (almost)
    nothing, UPDATE (merge) when it elaborates the memory (keeps what it says and adds detail), and
    CREATE when it is a different statement at that similarity (two facts are not merged into one).
+   Only a note (a stable belief, preference or decision) is merged: an episode (a time-specific event)
+   keeps its words as it happened, and the detail is created beside it (episode/note reconsolidation).
 
 Thresholds come from the embedder's :class:`~reverie.config.write.SimilarityProfile`.
 """
@@ -23,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from reverie.config.write import GateSettings, SimilarityProfile
-from reverie.model import MemoryRecord
+from reverie.model import MemoryKind, MemoryRecord
 from reverie.results import Action
 from reverie.write import updates
 from reverie.write.text import content_words, sentences
@@ -206,6 +208,9 @@ def decide(
                             "statement: kept apart", checked=checked)
     if old.immutable:
         return GateDecision(Action.CREATE, old, sim, "nearest memory is immutable: created beside it", checked=checked)
+    if old.memory_kind is MemoryKind.EPISODE:
+        return GateDecision(Action.CREATE, old, sim, f"adds detail to the episode {old.id} (similarity {sim:.3f}): "
+                            "an episode is kept as it happened, the detail created beside it", checked=checked)
     return GateDecision(Action.UPDATE, old, sim, f"adds detail to {old.id} (similarity {sim:.3f})", checked=checked)
 
 

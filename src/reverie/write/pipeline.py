@@ -196,6 +196,7 @@ class WritePipeline:
         candidates = self.working.promotion_candidates(key)
         sealed = self.boxes.seal_open(user_id=user_id, session_id=session_id, now=now)
         promoted = self._session_end_promotion(user_id, session_id, now)
+        promoted += self._promote_candidates([c for c in candidates if c not in promoted], now)
         cleared = self.working.clear(key)
         report = {
             "session_id": session_id,
@@ -320,9 +321,13 @@ class WritePipeline:
                                  decision.target)
             try:
                 if action is Action.REINFORCE and decision.target is not None:
-                    return self._log(self._reinforce(decision.target, decision, cand), cand, decision.target)
+                    result = self._reinforce(decision.target, decision, cand)
+                    self._reobserved(decision.target.id, neighbours, cand)
+                    return self._log(result, cand, decision.target)
                 if action is Action.UPDATE and decision.target is not None:
-                    return self._log(self._update(decision.target, decision, cand), cand, decision.target)
+                    result = self._update(decision.target, decision, cand)
+                    self._reobserved(decision.target.id, neighbours, cand)
+                    return self._log(result, cand, decision.target)
             except ConflictError:
                 # a concurrent writer (a dream step, another process) changed the target after it was
                 # read: gate again against the current state instead of failing or overwriting it
@@ -331,15 +336,22 @@ class WritePipeline:
                 continue
             break
         rec = self._create(cand, importance, channels, surprise, decision)
-        ids: tuple[str, ...] = (rec.id,)
-        if action is Action.SUPERSEDE and decision.target is not None:
-            self._supersede(decision.target, rec, decision)
-            ids = (rec.id, decision.target.id)
-        elif decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
-            self._add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
-                                          created_at=rec.created_at, metadata={"path": decision.path})], rec.user_id)
+        ids = self._against_target(rec, action, decision)
         self._after_create(rec, cand, neighbours)
         return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
+
+    def _against_target(self, rec: MemoryRecord, action: Action, decision: gate.GateDecision) -> tuple[str, ...]:
+        """A created memory and the stored one the gate read it against: SUPERSEDE retires it; a contradiction
+        created beside it is linked (and disputed when it contradicts a truth anchor). Returns the ids written."""
+        if action is Action.SUPERSEDE and decision.target is not None:
+            self._supersede(decision.target, rec, decision)
+            return rec.id, decision.target.id
+        if decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
+            self._add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
+                                          created_at=rec.created_at, metadata={"path": decision.path})], rec.user_id)
+            if decision.target.immutable:  # a truth anchor wins: the statement against it is disputed
+                self._dispute(rec, f"contradicts the immutable memory {decision.target.id}")
+        return (rec.id,)
 
     def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
         """The gate's neighbours, most similar first: the nearest by meaning, and — when the new text says
@@ -381,8 +393,9 @@ class WritePipeline:
         channels = {
             "novelty": round(s.surprise, 6),
             "arousal": cand.emotion.arousal,
-            "reward": _REWARD.get(cand.category, 0.5),
-            "attention": cand.confidence,
+            "reward": round(learned_reward(_REWARD.get(cand.category, 0.5), neighbours[:icfg.surprise_k],
+                                           neutral=self.settings.dynamics.utility.prior), 6),
+            "attention": round(self._attention(cand), 6),
         }
         # the encoding boost: emotion deepens encoding (a neutral memory ×1.0, up to ×1.3). The surprise adjustment of
         # the layered-memory design (±0.3) is recorded with the decision but not applied: measured, it raised novel
@@ -394,6 +407,22 @@ class WritePipeline:
                                         "surprise_adjustment_not_applied": round(s.modifier, 6),
                                         "duplicate": s.is_duplicate, "importance": round(encoded, 6)}
         return encoded, {**channels, "encoding_boost": round(boost, 6)}, s.surprise
+
+    def _attention(self, cand: Candidate) -> float:
+        """The attention channel: how surely the observer read the text (its confidence), raised by its
+        relevance to what the session is working on — the closest of the session's working-memory items, as
+        a share of the way from this embedder's "related" similarity (``retroactive_min``) to identical. A
+        text unrelated to the current context (or outside a session) keeps its confidence."""
+        if cand.session_id is None or cand.vector is None:
+            return cand.confidence
+        ids = [i.memory_id for i in self.working.items(session_key(cand.user_id, cand.session_id))]
+        vectors = list(self.store.embeddings(ids).values()) if ids else []
+        if not vectors:
+            return cand.confidence
+        best = float(np.max(np.stack(vectors) @ np.asarray(cand.vector, dtype=np.float32)))
+        floor = self.profile.retroactive_min
+        relevance = min(1.0, max(0.0, (best - floor) / (1.0 - floor))) if floor < 1.0 else 0.0
+        return cand.confidence + (1.0 - cand.confidence) * relevance
 
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
@@ -514,6 +543,8 @@ class WritePipeline:
             setattr(rec, key, value)
         if rec.flashbulb:
             rec.metadata = {**rec.metadata, "flashbulb": True}
+        rec.verification_state = "unverified"  # one observation; confirmed when it is stated again
+        rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
         pc = self.cfg.policy
         if pc.artifacts and policy.artifact_eligible(
                 category=rec.category, confidence=cand.confidence, importance=importance, stored=rec.content,
@@ -535,6 +566,7 @@ class WritePipeline:
         changes = {
             "stability": target.stability * self.cfg.gate.reinforce_stability,
             "confirmations": target.confirmations + 1,
+            "verification_state": confirmed_state(target.verification_state, by_user=_said_by_user(cand)),
             "reinforcement_count": target.reinforcement_count + 1,
             "last_reinforced_at": now,
             "updated_at": now,
@@ -568,6 +600,7 @@ class WritePipeline:
                                           "superseded_by": new.id, "updated_at": now})
         self._add_relations([Relation(new.id, old.id, RelationType.SUPERSEDES, created_at=now,
                                       metadata={"path": decision.path})], new.user_id)
+        self._dispute_edges(old.id)
         self.store.add_history([HistoryEvent(old.id, "superseded", now, reason=decision.reason, actor="write",
                                              data={"by": new.id, "path": decision.path})])
 
@@ -610,20 +643,60 @@ class WritePipeline:
         self.ops.log("synaptic_capture", by=strong.id, captured=list(records))
 
     def _relations(self, rec: MemoryRecord, others: list[MemoryRecord], fallbacks: list[str]) -> None:
+        """Relations from ``rec`` to ``others`` (LLM-primary, heuristic rules as fallback): a new edge is stored
+        (``unverified`` from the rules, ``system_inferred`` from the LLM); an edge stored already (either
+        direction for a symmetric type) is observed again and strengthened (the lifecycle design's edge
+        reinforcement) instead of being dropped as a duplicate."""
         if not others:
             return
         answer, path = self._ask("relations", lambda llm: llm_stages.relations(
             llm, rec.content, [o.content for o in others], limit=self._limit), fallbacks)
         found = None
         if answer is not None:
-            found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=rec.created_at,
-                              metadata={"path": "llm"}) for i, t, c in answer]
+            found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=self.now(),
+                              metadata={"path": "llm", relations.VERIFICATION: relations.INFERRED})
+                     for i, t, c in answer]
         if found is None:
             found = relations.detect(rec, others, self.cfg.relations)
-        fresh = relations.dedup(found, self.store.relations([rec.id], direction="out"))
+            for r in found:
+                r.created_at = self.now()
+                r.metadata[relations.VERIFICATION] = relations.UNVERIFIED
+        fresh, again = relations.split_seen(found, self.store.relations([rec.id], direction="both"))
+        if again:
+            now = self.now()
+            lc = self.settings.dynamics.lifecycle
+            self.store.update_relations([(r.id, relations.reinforced(r, now=now, cfg=lc)) for r in again])
+            self.ops.log("relations_reinforced", id=rec.id, path=path,
+                         reinforced=[(r.src_id, r.dst_id, r.type.value) for r in again])
         if fresh:
             self._add_relations(fresh, rec.user_id)
             self.ops.log("relations", id=rec.id, path=path, added=[(r.dst_id, r.type.value) for r in fresh])
+
+    def _reobserved(self, target_id: str, neighbours: list[gate.Neighbour], cand: Candidate) -> None:
+        """A memory stated again (REINFORCE) or elaborated (UPDATE): its relations to the write's other
+        neighbours are observed again — stored edges are strengthened, new ones added."""
+        current = self.store.get([target_id]).get(target_id)
+        if current is None:
+            return
+        self._relations(current, [n.record for n in neighbours if n.record.id != target_id
+                                  and n.record.status is Status.ACTIVE], _fallbacks(cand))
+
+    def _dispute_edges(self, memory_id: str) -> None:
+        """The prunable edges out of a contradicted memory become ``disputed``: pruned first."""
+        rels = [r for r in self.store.relations([memory_id], direction="out", types=relations.prunable_types(
+            self.cfg.relations)) if relations.verification(r) != relations.DISPUTED]
+        if rels:
+            disputed = relations.DISPUTED
+            self.store.update_relations([(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: disputed}})
+                                         for r in rels])
+
+    def _dispute(self, rec: MemoryRecord, reason: str) -> None:
+        """Mark a memory ``disputed`` (its verification state), with a history event."""
+        now = self.now()
+        self.store.update_fields(rec.id, {"verification_state": "disputed", "updated_at": now})
+        self._dispute_edges(rec.id)
+        self.store.add_history([HistoryEvent(rec.id, "disputed", now, reason=reason, actor="write",
+                                             data={"path": "heuristic"})])
 
     def _add_relations(self, rels: list[Relation], user_id: str | None) -> None:
         """Store relations, then seed 001's pruning check: only an addition can cross its threshold,
@@ -675,6 +748,23 @@ class WritePipeline:
                 self.store.add_history([HistoryEvent(rec.id, "promoted", now, reason=rule, actor="end_session",
                                                      data={"from": rec.layer.value, "to": layer.value})])
                 promoted.append(rec.id)
+        return promoted
+
+    def _promote_candidates(self, ids: list[str], now: datetime) -> list[str]:
+        """Working-memory promotion at session end: the session's candidates (accessed at least
+        ``promote_accesses`` times or of importance >= ``promote_importance``) still in the working layer move
+        to the episodic layer, so what the session used or valued outlives it."""
+        wcfg = self.settings.dynamics.working
+        promoted: list[str] = []
+        for rec in self.store.get(ids).values():
+            if rec.layer is not Layer.WORKING or rec.status is not Status.ACTIVE:
+                continue
+            self.store.update_fields(rec.id, {"layer": Layer.EPISODIC, "updated_at": now})
+            self.store.add_history([HistoryEvent(
+                rec.id, "promoted", now, actor="end_session", reason="working-memory promotion candidate at session "
+                f"end (accessed >= {wcfg.promote_accesses} times or importance >= {wcfg.promote_importance})",
+                data={"from": Layer.WORKING.value, "to": Layer.EPISODIC.value, "path": "heuristic"})])
+            promoted.append(rec.id)
         return promoted
 
     # records -----------------------------------------------------------------------------
@@ -750,6 +840,41 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
     if match:
         return match.group(1).strip(), text[match.end():]
     return ("Assistant" if role == "assistant" else "User"), text
+
+
+def learned_reward(prior: float, neighbours: Sequence[gate.Neighbour], *, neutral: float) -> float:
+    """The reward channel, learned from feedback: the category's prior moved by how useful similar memories
+    turned out — the similarity-weighted utility of the nearest stored memories relative to the neutral
+    utility (feedback raises a memory's utility with "useful" and lowers it with "not useful"; a memory
+    nobody rated sits at the neutral prior and moves nothing)."""
+    rated = [(n.similarity, n.record.utility) for n in neighbours if n.similarity > 0]
+    weight = sum(w for w, _ in rated)
+    if weight <= 0:
+        return prior
+    learned = sum(w * u for w, u in rated) / weight
+    return min(1.0, max(0.0, prior + (learned - neutral)))
+
+
+def _said_by_user(cand: Candidate) -> bool:
+    """Whether the write restates what the user said (their message, or an explicit add by a person)."""
+    return cand.data_source == "user_message" or cand.source == "human"
+
+
+def confirmed_state(state: str, *, by_user: bool) -> str:
+    """The verification state of a memory observed again: ``user_confirmed`` when the user restated it,
+    else ``system_inferred`` (a second observation by the system); a user-confirmed memory stays so, and a
+    disputed one is only cleared by the user restating it."""
+    if by_user:
+        return "user_confirmed"
+    return state if state in ("user_confirmed", "disputed") else "system_inferred"
+
+
+def policy_class(rec: MemoryRecord, protected_categories: Sequence[str]) -> str:
+    """The lifecycle policy class of a new memory: ``protected`` (pinned, immutable, flashbulb, or of a
+    protected category — never archived by the lifecycle policy), else ``durable``."""
+    if rec.pinned or rec.immutable or rec.flashbulb or rec.category in protected_categories:
+        return "protected"
+    return "durable"
 
 
 def _fallbacks(cand: Candidate) -> list[str]:
