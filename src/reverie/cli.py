@@ -174,7 +174,7 @@ def _result_line(res: Any, short: dict[str, str]) -> str:
 def init(db: DbOpt = None) -> None:
     """Create (or migrate) the memory database and print where it is."""
     with _memory(db, create=True) as mem:
-        info = mem.store.info()
+        info = mem.info()
         _say(f"reverie memory ready: {mem.target} (backend {info.backend}, schema v{info.schema_version}, "
              f"embedder {mem.embedder.name})")
 
@@ -1311,23 +1311,16 @@ def export(
     created readable by you only (0600), like the database; an existing file is not overwritten
     without --force."""
     from reverie import io
-    from reverie.store.base import MemoryFilter
 
     out = None if path == "-" else Path(path).expanduser()
     if out is not None:
         _check_export_path(out, markdown=markdown, force=force)
     with _memory(db) as mem:
-        flt = MemoryFilter.everything(user_id=user, all_users=user is None)
-
-        def records() -> Iterator[Any]:
-            for batch in mem.store.scan(flt):
-                yield from batch
-
         if out is None:
             if markdown:
                 _fail(InvalidInputError("--markdown writes a directory; give its path instead of '-'"))
             n = 0
-            for rec in records():
+            for rec in mem.export(user_id=user):
                 sys.stdout.write(json.dumps(rec.to_dict(with_embedding=embeddings), ensure_ascii=False) + "\n")
                 n += 1
             err_console.print(f"exported {n} memories to standard output")
@@ -1341,7 +1334,7 @@ def export(
                 return
             if out.exists():  # --force: replace it, with owner-only permissions
                 out.unlink()
-            n = io.dump_jsonl(records(), out, with_embedding=embeddings)
+            n = io.dump_jsonl(mem.export(user_id=user), out, with_embedding=embeddings)
         finally:
             os.umask(previous)
         _say(f"exported {n} memories to {out}")
@@ -1452,11 +1445,8 @@ def keys_create(
     as_json: JsonOpt = False,
 ) -> None:
     """Create an API key and print it — the only time it is shown."""
-    from reverie.auth import create_key
-
     with _memory(db, create=True) as mem:
-        key, token = create_key(mem.store, name=name, users=users or (), agents=agents or None, admin=admin,
-                                now=mem.now())
+        key, token = mem.create_api_key(name=name, users=users or (), agents=agents or None, admin=admin)
         if as_json:
             _print_json({**_key_dict(key), "key": token})
             return
@@ -1473,7 +1463,7 @@ def keys_list(
 ) -> None:
     """List the API keys (never the keys themselves): id, name, scope, created, last used."""
     with _memory(db) as mem:
-        keys = mem.store.api_keys(include_revoked=revoked)
+        keys = mem.api_keys(include_revoked=revoked)
         if as_json:
             _print_json([_key_dict(k) for k in keys])
             return
@@ -1488,10 +1478,8 @@ def keys_list(
 def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `reverie keys list`).")],
                 db: DbOpt = None) -> None:
     """Revoke an API key: it stops working within seconds."""
-    from reverie.auth import revoke_key
-
     with _memory(db) as mem:
-        key = revoke_key(mem.store, key_id, now=mem.now())
+        key = mem.revoke_api_key(key_id)
         console.print(f"revoked key {key.id} ({key.name})")
 
 

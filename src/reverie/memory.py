@@ -34,6 +34,7 @@ from reverie.errors import (
     NotFoundError,
     ReverieError,
 )
+from reverie.inspection import Inspection
 from reverie.model import (
     AccessEvent,
     HistoryEvent,
@@ -98,7 +99,7 @@ def _resolve_settings(config: Settings | Mapping[str, Any] | None) -> Settings:
     raise InvalidInputError(f"config must be a Settings object or a mapping, got {type(config).__name__}")
 
 
-class Memory:
+class Memory(Inspection):
     """A long-term memory for agents.
 
     ``target`` is a SQLite file path (default: under the user's data directory) or a

@@ -77,7 +77,7 @@ class ScopedMemory:
         (exactly as for an id that does not exist). A unique prefix of an id is accepted: unique among
         the memories the credential may see, which are the only ones it ever names."""
         mid = self.resolve_id(memory_id)
-        return self.credential.require_visible(self.memory.store.get([mid]).get(mid), mid)
+        return self.credential.require_visible(self.memory.peek_many([mid]).get(mid), mid)
 
     def resolve_id(self, memory_id: Any) -> str:
         """The full id a whole id or a unique id prefix names, among the memories the credential may see."""
@@ -120,7 +120,7 @@ class ScopedMemory:
         if self.credential.admin or self.credential.agents is None:
             return results
         ids = sorted({i for r in results for i in (r.id, *r.ids) if i})
-        visible = {i for i, rec in self.memory.store.get(ids).items() if self.credential.may_see(rec)}
+        visible = {i for i, rec in self.memory.peek_many(ids).items() if self.credential.may_see(rec)}
         out = []
         for r in results:
             kept = tuple(i for i in r.ids if i in visible)
@@ -192,7 +192,7 @@ class ScopedMemory:
                 ids.update(v for v in value if isinstance(v, str))
                 ids.update(i for v in value if isinstance(v, dict) for i in [v.get("id"), *v.get("ids", ())]
                            if isinstance(i, str))
-        visible = {i for i, rec in self.memory.store.get(sorted(ids)).items() if self.credential.may_see(rec)}
+        visible = {i for i, rec in self.memory.peek_many(sorted(ids)).items() if self.credential.may_see(rec)}
         out = dict(report)
         for key, value in report.items():
             if isinstance(value, list):
@@ -289,7 +289,7 @@ class ScopedMemory:
         if self.credential.admin:
             return events
         named = {i for e in events for i in _UUID.findall(e.reason + json.dumps(e.data, default=str))}
-        found = self.memory.store.get(sorted(named)) if named else {}
+        found = self.memory.peek_many(sorted(named)) if named else {}
         foreign = {i for i in named if i not in found or not self.credential.may_see(found[i])}
         if not foreign:
             return events
@@ -305,11 +305,11 @@ class ScopedMemory:
     def relations(self, memory_id: Any) -> builtins.list[Relation]:
         """Relations from and to a memory whose other end the credential may see too."""
         rec = self.peek(memory_id)
-        rels = self.memory.store.relations([rec.id])
+        rels = self.memory.relations(rec.id)
         if self.credential.admin:
             return rels
         others = {r.dst_id if r.src_id == rec.id else r.src_id for r in rels}
-        visible = {i for i, o in self.memory.store.get(sorted(others)).items() if self.credential.may_see(o)}
+        visible = {i for i, o in self.memory.peek_many(sorted(others)).items() if self.credential.may_see(o)}
         visible.add(rec.id)
         return [r for r in rels if r.src_id in visible and r.dst_id in visible]
 
@@ -354,15 +354,7 @@ class ScopedMemory:
     def export(self, *, user_id: str | None = None) -> Iterator[MemoryRecord]:
         """Every memory (of one user, or of all) in every status and store; needs an admin credential."""
         self.credential.require_admin("export")
-        user = clean_scope(user_id, "user_id")
-        flt = MemoryFilter.everything(user_id=user, all_users=user is None)
-        store = self.memory.store
-
-        def records() -> Iterator[MemoryRecord]:
-            for batch in store.scan(flt):
-                yield from batch
-
-        return records()
+        return self.memory.export(user_id=clean_scope(user_id, "user_id"))
 
     # engine ----------------------------------------------------------------------------------------
     def dream(self, **options: Any) -> dict[str, Any]:

@@ -25,7 +25,6 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 from reverie.clock import SettableClock
 from reverie.errors import InvalidInputError, MissingDependencyError
 from reverie.model import Layer, MemoryRecord, RelationType, Status, StoreTier
-from reverie.store.base import MemoryFilter
 
 if TYPE_CHECKING:
     from reverie.embed.base import Embedder
@@ -330,8 +328,7 @@ def simulate(
     settings = {"opslog": {"path": str(out_dir / "ops-log.jsonl")}, **(config or {})}
     started = time.perf_counter()
     with Memory(db, config=settings, clock=clock, embedder=make_sim_embedder(embedder)) as mem:
-        scope = MemoryFilter.everything(user_id=cfg.user_id, all_users=False)
-        if mem.store.count(scope):
+        if mem.count_all(user_id=cfg.user_id):
             raise InvalidInputError(f"the store at {db} already holds memories of {cfg.user_id!r}; use an empty one")
         tally, timeline = _run(mem, clock, cfg, progress)
         summary = _summarise(mem, cfg, tally, timeline, embedder=mem.embedder.name,
@@ -383,16 +380,16 @@ def _run(mem: Memory, clock: SettableClock, cfg: SimulationConfig, progress: Any
 
 
 def _tick_owner(mem: Memory) -> str | None:
-    last = mem.store.get_state("tick:last")
-    return str(last.get("owner")) if isinstance(last, dict) else None
+    last = mem.last_tick()
+    return str(last.get("owner")) if last is not None else None
 
 
 def _collect_tick(mem: Memory, tally: Tally, last_owner: str | None) -> str | None:
     """Count an automatic tick that ran during the last ingestion call (its report is ``tick:last``)."""
     if mem.settings.dream.schedule.tick_every <= 0:
         return last_owner
-    last = mem.store.get_state("tick:last")
-    if isinstance(last, dict) and last.get("owner") != last_owner:
+    last = mem.last_tick()
+    if last is not None and last.get("owner") != last_owner:
         tally.ticks += 1
         tally.add_report(last)
         return str(last.get("owner"))
@@ -407,20 +404,13 @@ def _snapshot(mem: Memory, cfg: SimulationConfig, day: int) -> Snapshot:
         status[row["status"]] += row["count"]
         if row["status"] == Status.ACTIVE.value:
             active[row["layer"]] += row["count"]
-    cold = mem.store.count(MemoryFilter.everything(user_id=cfg.user_id, all_users=False,
-                                                   stores=frozenset({StoreTier.COLD})))
+    cold = mem.count_all(user_id=cfg.user_id, cold_only=True)
     return Snapshot(day, mem.now().isoformat(), active, status, cold, int(stats["total"]))
-
-
-def _records(mem: Memory, flt: MemoryFilter) -> Iterator[MemoryRecord]:
-    for batch in mem.store.scan(flt, batch_size=500):
-        yield from batch
 
 
 def _summarise(mem: Memory, cfg: SimulationConfig, tally: Tally, timeline: list[Snapshot], *, embedder: str,
                seconds: float, target: str) -> dict[str, Any]:
     """What was promoted, consolidated and forgotten — from the reports and from the store itself."""
-    scope = MemoryFilter.everything(user_id=cfg.user_id, all_users=False)
     events: Counter[str] = Counter()
     promoted: Counter[str] = Counter()
     promoted_by: Counter[str] = Counter()
@@ -428,10 +418,10 @@ def _summarise(mem: Memory, cfg: SimulationConfig, tally: Tally, timeline: list[
     forgotten_statuses = {Status.DORMANT, Status.ARCHIVED, Status.EXPIRED, Status.INVALIDATED}
     by_store: Counter[str] = Counter()
     records: dict[str, MemoryRecord] = {}
-    for rec in _records(mem, scope):
+    for rec in mem.export(user_id=cfg.user_id):
         records[rec.id] = rec
         by_store[rec.store.value] += 1
-        for ev in mem.store.history(rec.id):
+        for ev in mem.history(rec.id):
             events[f"{ev.event}:{ev.actor}"] += 1
             if ev.event == "promoted" and isinstance(ev.data, dict) and "to" in ev.data:
                 promoted[f"{ev.data.get('from')}→{ev.data.get('to')}"] += 1
@@ -449,7 +439,7 @@ def _summarise(mem: Memory, cfg: SimulationConfig, tally: Tally, timeline: list[
     for sid in sorted(into, key=lambda i: (-len(into[i]), i))[:5]:
         examples["summaries"].append(f"{records[sid].content[:200]} ({len(into[sid])} originals)")
     written = Counter(_dream_kind(r) for r in records.values() if r.write_source == "dream")
-    links = mem.store.scope_relations(scope, types=frozenset({RelationType.SUMMARIZES}))
+    links = mem.relations_in(user_id=cfg.user_id, types=frozenset({RelationType.SUMMARIZES}))
     ids = list(records)
     final = timeline[-1] if timeline else None
     superseded = final.by_status.get(Status.SUPERSEDED.value, 0) if final else 0

@@ -21,7 +21,6 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from reverie import __version__
-from reverie.auth import KeyRing
 from reverie.http import documents, maintenance, problems
 from reverie.http import models as m
 from reverie.http.ops import Metrics, Observe, swagger_assets
@@ -122,29 +121,23 @@ def _key_routes(r: APIRouter) -> None:
     @r.get("/keys", response_model=m.KeyList, tags=["keys"], summary="The API keys (never the keys themselves)")
     def list_keys(request: Request, include_revoked: bool = False) -> dict[str, Any]:
         credential_of(request.scope).require_admin("managing API keys")
-        keys = get_memory(request).store.api_keys(include_revoked=include_revoked)
+        keys = get_memory(request).api_keys(include_revoked=include_revoked)
         return {"items": [_key_dict(k) for k in keys], "total": len(keys)}
 
     @r.post("/keys", status_code=201, response_model=m.KeyCreated, tags=["keys"],
             summary="Create an API key; the answer holds the key, the only time it is shown")
     def create(request: Request, body: m.KeyRequest) -> dict[str, Any]:
-        from reverie.auth import create_key
-
         credential_of(request.scope).require_admin("managing API keys")
-        mem = get_memory(request)
-        key, token = create_key(mem.store, name=body.name, users=body.users, agents=body.agents or None,
-                                admin=body.admin, now=mem.now())
+        key, token = get_memory(request).create_api_key(name=body.name, users=body.users,
+                                                          agents=body.agents or None, admin=body.admin)
         _auth(request).keys.forget_cache()  # a first key makes credentials required at once
         return {**_key_dict(key), "key": token}
 
     @r.delete("/keys/{key_id}", response_model=m.KeyOut, tags=["keys"],
               summary="Revoke an API key (it stops working at once on this server)")
     def revoke(request: Request, key_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
-        from reverie.auth import revoke_key
-
         credential_of(request.scope).require_admin("managing API keys")
-        mem = get_memory(request)
-        key = revoke_key(mem.store, key_id, now=mem.now())
+        key = get_memory(request).revoke_api_key(key_id)
         _auth(request).keys.forget_cache()
         return _key_dict(key)
 
@@ -426,7 +419,7 @@ def create_app(
     )
     app.state.memory = mem
     app.state.token = token
-    app.state.auth = Authenticator(token=token, keys=KeyRing(lambda: mem.store, clock=mem.now))
+    app.state.auth = Authenticator(token=token, keys=mem.key_ring())
     problems.install(app)
 
     app.state.metrics = Metrics(mem) if with_metrics else None
@@ -459,11 +452,11 @@ def _ops_routes(app: FastAPI) -> None:
         mem = get_memory(request)
         start = time.perf_counter()
         try:
-            mem.store.get_state("reverie:ready")
+            mem.check_ready()
         except Exception as exc:  # any failure to read means: not ready
             return problems.problem(503, "Service Unavailable", f"the store cannot be read: {type(exc).__name__}",
                                     "StoreError")
-        return {"status": "ready", "backend": mem.store.backend,
+        return {"status": "ready", "backend": mem.backend,
                 "store_ms": round((time.perf_counter() - start) * 1000, 3)}
 
     @app.get("/metrics", tags=["health"], summary="Prometheus metrics (text exposition format)",

@@ -116,39 +116,25 @@ class StoreCollector:
     def _read(self) -> list[Metric]:
         from prometheus_client.core import GaugeMetricFamily
 
-        from reverie.store.base import MemoryFilter
-
-        store = self.mem.store
+        mem = self.mem
         memories = GaugeMetricFamily("reverie_memories", "Memories in the store, by status and layer.",
                                      labels=["status", "layer"])
-        for row in store.stats(MemoryFilter.everything()):
+        for row in mem.layer_counts():
             memories.add_metric([row.status.value, row.layer.value], row.count)
         out: list[Metric] = [memories]
-        size = store_size_bytes(self.mem)
+        size = mem.size_bytes()
         if size is not None:
             gauge = GaugeMetricFamily("reverie_store_size_bytes", "Size of the store on disk.")
             gauge.add_metric([], size)
             out.append(gauge)
-        last = store.get_state("dream:last")
-        if isinstance(last, dict) and last.get("steps"):
+        last = mem.last_dream()
+        if last is not None and last.get("steps"):
             steps = GaugeMetricFamily("reverie_last_dream_step_seconds",
                                       "Duration of each step of the last dream cycle (any process).", labels=["step"])
             for step in last["steps"]:
                 steps.add_metric([str(step.get("name"))], float(step.get("seconds") or 0.0))
             out.append(steps)
         return out
-
-
-def store_size_bytes(mem: Memory) -> float | None:
-    """Bytes on disk: the SQLite file with its write-ahead log, or what the backend reports."""
-    details = mem.store.info().details
-    size = details.get("size_bytes")
-    if isinstance(size, int | float):
-        return float(size)
-    path = getattr(mem.store, "path", None)
-    if isinstance(path, Path) and path.exists():
-        return float(sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists()))
-    return None
 
 
 class Observe:
@@ -190,5 +176,4 @@ class Observe:
                               status, elapsed * 1000, getattr(cred, "name", "-"))
 
 
-__all__ = ["ACCESS_LOGGER", "MULTIPROC_ENV", "Metrics", "Observe", "StoreCollector", "store_size_bytes",
-           "swagger_assets"]
+__all__ = ["ACCESS_LOGGER", "MULTIPROC_ENV", "Metrics", "Observe", "StoreCollector", "swagger_assets"]

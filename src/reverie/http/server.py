@@ -71,7 +71,7 @@ def check_workers(mem: Memory, workers: int) -> None:
     """Several worker processes need PostgreSQL (see the module docs)."""
     if workers < 1:
         raise ConfigError("--workers must be at least 1")
-    if workers > 1 and mem.store.backend != "postgres":
+    if workers > 1 and mem.backend != "postgres":
         raise ConfigError(f"--workers {workers} needs PostgreSQL: a SQLite file takes one writer at a time, so "
                           "more server processes would only wait for each other. Serve SQLite with one worker, or "
                           "move the memory to PostgreSQL (reverie export, then reverie import into "
@@ -82,7 +82,7 @@ def build(mem: Memory, *, host: str, token: str | None, max_body: int | None = N
           allow_hosts: Sequence[str] = (), access_log: bool = False) -> FastAPI:
     from reverie.http.app import DEFAULT_MAX_BODY, create_app
 
-    check_binding(host, token, keys_active=not is_loopback(host) and bool(mem.store.api_keys()))
+    check_binding(host, token, keys_active=not is_loopback(host) and bool(mem.api_keys()))
     allowed = loopback_hosts(allow_hosts) if is_loopback(host) else None
     return create_app(mem, token=token, allowed_hosts=allowed, max_body=max_body or DEFAULT_MAX_BODY,
                       access_log=access_log)

@@ -93,7 +93,7 @@ def forgetting_view(mem: Memory, rec: MemoryRecord, strengths: dict[str, Any]) -
 
     pc = mem.settings.dynamics.promotion
     now = mem.now()
-    access_times = mem.store.access_times([rec.id]).get(rec.id, [])
+    access_times = mem.access_times(rec.id)
     xs: list[float] = []
     ys: list[float] = []
     for i in range(CURVE_POINTS):
@@ -124,9 +124,9 @@ def _value(data: dict[str, Any], name: str) -> Any:
 
 
 def relations_view(mem: Memory, rec: MemoryRecord, root: str = "") -> dict[str, Any]:
-    rels = mem.store.relations([rec.id])
+    rels = mem.relations(rec.id)
     other_ids = sorted({r.dst_id if r.src_id == rec.id else r.src_id for r in rels} - {rec.id})
-    others = mem.store.get(other_ids) if other_ids else {}
+    others = mem.peek_many(other_ids)
     nodes = [svg.Node(i, others[i].content if i in others else i[:8], f"{root}/memories/{i}") for i in other_ids]
     edges = [svg.Edge(r.src_id, r.dst_id, r.type.value.replace("_", " ")) for r in rels]
     centre = svg.Node(rec.id, rec.content, f"{root}/memories/{rec.id}")
@@ -193,7 +193,7 @@ def mount_dashboard(app: FastAPI) -> None:
             table.setdefault(row["layer"], {})[row["status"]] = row["count"]
         return _render(request, "overview.html", stats=stats, table=table, statuses=STATUSES,
                        chart=Markup(svg.layer_status_chart(stats["rows"])),
-                       last_dream=mem.store.get_state("dream:last"))
+                       last_dream=mem.last_dream())
 
     @app.get("/memories", response_class=HTMLResponse, include_in_schema=False)
     def memories(request: Request) -> HTMLResponse:
@@ -275,18 +275,18 @@ def _mount_maintenance(app: FastAPI) -> None:
             return _error_page(request, exc)
         reports = mem.dream_reports()
         index = _int(request.query_params.get("n"), 0, 0, max(0, len(reports) - 1))
-        report = reports[index] if reports else mem.store.get_state("dream:last")
+        report = reports[index] if reports else mem.last_dream()
         changes = _dream_changes(mem, report) if report else []
         return _render(request, "dream.html", report=report, reports=reports, index=index, changes=changes,
                        schedule=schedule)
 
     @app.get("/agents", response_class=HTMLResponse, include_in_schema=False)
     def agents_page(request: Request) -> HTMLResponse:
-        return _render(request, "agents.html", scopes=_mem(request).store.scope_counts(limit=500))
+        return _render(request, "agents.html", scopes=_mem(request).scopes(limit=500))
 
     @app.get("/keys", response_class=HTMLResponse, include_in_schema=False)
     def keys_page(request: Request) -> HTMLResponse:
-        keys = _mem(request).store.api_keys(include_revoked=True)
+        keys = _mem(request).api_keys(include_revoked=True)
         return _render(request, "keys.html", keys=keys)
 
     @app.get("/topics", response_class=HTMLResponse, include_in_schema=False)
@@ -299,7 +299,7 @@ def _mount_maintenance(app: FastAPI) -> None:
                 users = [(u, n) for u, n in mem.users(limit=200) if u is not None]
             else:
                 index = mem.topic_index(user_id=user_id)
-                boxes = mem.store.sealed_boxes(user_id, limit=20)
+                boxes = mem.sealed_boxes(user_id=user_id, limit=20)
         except ReverieError as exc:
             error = f"{type(exc).__name__}: {exc}"
         return _render(request, "topics.html", user_id=user_id, index=index, boxes=boxes, user_counts=users,
@@ -328,11 +328,11 @@ def _dream_changes(mem: Memory, report: dict[str, Any]) -> list[dict[str, Any]]:
         at = datetime.fromisoformat(str(report.get("at")))
     except ValueError:
         return []
-    events = mem.store.history_at(at, actor="dream", limit=DREAM_CHANGES_SHOWN)
+    events = mem.dream_changes(at, limit=DREAM_CHANGES_SHOWN)
     made = [i for s in report.get("steps", []) for i in (s.get("details") or {}).get("summaries", [])
             if isinstance(i, str)]
     order = list(dict.fromkeys([*made, *(e.memory_id for e in events)]))
-    records = mem.store.get(order)
+    records = mem.peek_many(order)
     short = mem.short_ids([i for i in order if i in records])
     by_id: dict[str, list[Any]] = {}
     for e in events:

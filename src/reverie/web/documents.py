@@ -19,16 +19,6 @@ if TYPE_CHECKING:
 SHOWN = 50
 
 
-def _artifacts(mem: Memory, user_id: str) -> list[dict[str, Any]]:
-    from reverie.store.base import MemoryFilter
-    from reverie.write.pipeline import ARTIFACT
-
-    recs = mem.store.list(MemoryFilter(user_id=user_id, categories=frozenset(
-        mem.settings.write.policy.artifact_categories)), limit=SHOWN * 4, order_by="created_at")
-    return [{"id": r.id, "content": r.content, "verbatim": r.metadata[ARTIFACT].get("verbatim", ""),
-             "at": r.metadata[ARTIFACT].get("at")} for r in recs if isinstance(r.metadata.get(ARTIFACT), dict)][:SHOWN]
-
-
 def mount(app: FastAPI, render: Callable[..., HTMLResponse]) -> None:
     @app.get("/documents", response_class=HTMLResponse, include_in_schema=False)
     def documents_page(request: Request) -> HTMLResponse:
@@ -46,7 +36,7 @@ def mount(app: FastAPI, render: Callable[..., HTMLResponse]) -> None:
             else:
                 docs = found = mem.documents(user_id=user_id)
                 actions = mem.action_telemetry(user_id=user_id, limit=SHOWN)
-                artifacts = _artifacts(mem, user_id)
+                artifacts = mem.verbatim_artifacts(user_id=user_id, limit=SHOWN)
                 raw = found.get("profile")
                 profile: dict[str, Any] = raw if isinstance(raw, dict) else {}
                 shown = [ln["ids"][0] for sec in profile.get("sections", []) for ln in sec.get("lines", [])
