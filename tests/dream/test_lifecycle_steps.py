@@ -404,6 +404,26 @@ def test_archival_by_seed_002_rule_with_exemptions(mem: Memory, clock: SettableC
     assert step(mem.dream(steps=["archive"]), "archive")["changed"] == 0
 
 
+def test_archival_by_the_nine_factor_importance(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+    """With ``archive_importance_measure = "nine_factor"`` the rule's importance is the layered-memory design's
+    nine-factor one, whose base is the importance at write moved by the write-time surprise: two memories alike
+    but for their surprise part ways, and the archived one's history carries the importance it was judged by."""
+    m = quiet(make_memory, dynamics={"promotion": {"archive_importance_measure": "nine_factor"}})
+    common = {"created_at": clock() - timedelta(days=100), "layer": Layer.EPISODIC, "importance": 0.9,
+              "confirmations": 2, "importance_channels": {}}
+    novel = put(m, "a faded novel episode", surprise=0.95, **common)
+    redundant = put(m, "a faded redundant episode", surprise=0.05, **common)
+    report = step(m.dream(steps=["archive"]), "archive")
+    assert report["details"]["seed002"] == 1
+    got = m.store.get([novel, redundant])
+    assert got[novel].status is Status.ACTIVE
+    assert (got[redundant].status, got[redundant].store) == (Status.ARCHIVED, StoreTier.COLD)
+    judged = events(m, redundant, "archived")[0].data["importance"]
+    assert judged < 0.3 and judged != 0.9
+    shown = m.explain_strength(novel)["importance_9factor"]["value"]
+    assert shown >= 0.3
+
+
 def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
     m = quiet(make_memory, dream={"lifecycle": {"fact_archival": True, "lifecycle_policy": True}})
     old = clock() - timedelta(days=100)

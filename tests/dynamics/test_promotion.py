@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reverie.config.dynamics import DynamicsSettings
-from reverie.dynamics import promotion
+from reverie.dynamics import importance, promotion
 from reverie.model import Layer, MemoryRecord, Status
 
 from .conftest import T0
@@ -95,6 +96,37 @@ def test_archival(cfg: DynamicsSettings) -> None:
     ):
         assert not promotion.archival_eligible(r.copy(**exempt), now=T0 + timedelta(days=91), cfg=cfg)
     assert not promotion.archival_eligible(r, now=T0 + timedelta(days=91), cfg=cfg, retention=0.2)
+
+
+def test_archival_decides_with_the_nine_factor_importance_and_surprise(cfg: DynamicsSettings) -> None:
+    """With the ``nine_factor`` measure the archival rule's importance is the nine-factor one, whose base is moved by
+    the write-time surprise: two memories alike but for their surprise part ways; with the default ``stored``
+    measure, both keep their importance at write."""
+    now = T0 + timedelta(days=100)
+    stored = cfg
+    assert cfg.promotion.archive_importance_measure == "stored"
+    cfg = cfg.model_copy(update={"promotion": cfg.promotion.model_copy(update={
+        "archive_importance_measure": "nine_factor"})})
+    alike = {"layer": Layer.EPISODIC, "importance": 0.9, "category": "fact", "trust": 1.0, "confirmations": 2}
+    novel, redundant = rec(surprise=0.95, **alike), rec(surprise=0.05, **alike)
+    nine_novel = importance.layered_importance(novel, now=now, cfg=cfg)[0]
+    nine_redundant = importance.layered_importance(redundant, now=now, cfg=cfg)[0]
+    assert nine_redundant < cfg.promotion.archive_importance <= nine_novel
+    assert promotion.archival_importance(novel, now=now, cfg=cfg) == nine_novel
+    assert promotion.archival_eligible(redundant, now=now, cfg=cfg)
+    assert not promotion.archival_eligible(novel, now=now, cfg=cfg)
+    # the base factor is the importance at write moved by (surprise - 0.5)·scale, within [floor, ceiling]
+    ic = cfg.importance
+    assert importance.surprise_adjusted_base(redundant, cfg=ic) == pytest.approx(0.9 + (0.05 - 0.5) * ic.surprise_scale)
+    assert importance.surprise_adjusted_base(novel, cfg=ic) == ic.importance_ceiling
+    assert importance.surprise_adjusted_base(novel.copy(surprise=None), cfg=ic) == 0.9
+    # the weights decide: with the base factor alone, a 0.9 importance is never archived
+    only_base = cfg.model_copy(update={"importance": ic.model_copy(update={
+        "f_access": 0.0, "f_recency": 0.0, "f_emotion": 0.0, "f_stability": 0.0, "f_layer": 0.0, "f_trust": 0.0,
+        "f_confirmations": 0.0, "f_actr": 0.0})})
+    assert not promotion.archival_eligible(redundant, now=now, cfg=only_base)
+    assert promotion.archival_importance(redundant, now=now, cfg=stored) == 0.9
+    assert not promotion.archival_eligible(redundant, now=now, cfg=stored)
 
 
 def test_eligible_transition(cfg: DynamicsSettings) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from reverie import Memory, SettableClock
 from reverie.dream.consolidate import seed003_retention_of
-from reverie.dynamics.importance import channel_importance
+from reverie.dynamics.importance import channel_importance, surprise_adjusted_base
 
 
 def test_encoding_boost_sets_the_stored_importance(mem: Memory) -> None:
@@ -25,9 +25,16 @@ def test_encoding_boost_sets_the_stored_importance(mem: Memory) -> None:
     assert 1.0 < boost <= icfg.boost_max
     assert boost == pytest.approx(1.0 + icfg.boost_emotion_gain * max(recs[moved].emotion_arousal,
                                                                       abs(recs[moved].emotion_valence)))
-    # the decision records the surprise and what its adjustment would have been (not applied)
-    data = mem.history(moved)[0].data
-    assert "surprise_adjustment_not_applied" in str(data)
+    # the decision records the surprise and its adjustment, which the archival rule's nine-factor importance applies
+    decision = mem.history(moved)[0].data["importance"]
+    assert decision["surprise"] == pytest.approx(recs[moved].surprise, abs=1e-6)
+    adjustment = (recs[moved].surprise - 0.5) * icfg.surprise_scale
+    assert decision["surprise_adjustment"] == pytest.approx(adjustment, abs=1e-5)
+    assert recs[moved].importance_channels["surprise_adjustment"] == decision["surprise_adjustment"]
+    # the first memory of a scope has no neighbours: its adjustment is the configured one
+    assert recs[calm].importance_channels["surprise_adjustment"] == pytest.approx(icfg.surprise_empty_modifier)
+    assert surprise_adjusted_base(recs[calm], cfg=icfg) == pytest.approx(
+        min(icfg.importance_ceiling, recs[calm].importance + icfg.surprise_empty_modifier))
 
 
 def test_importance_at_write_feeds_the_fading_retention(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]

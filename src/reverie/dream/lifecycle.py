@@ -44,9 +44,9 @@ from reverie.store.base import Cluster, MemoryFilter
 #: reading one of them must take it out of here (tests/dream/test_lifecycle_steps.py checks every rule
 #: gives the same verdict on a light and on a full record).
 LIGHT_OMIT = frozenset({
-    "embedding", "inputs", "importance_channels", "entities", "embedding_precision", "surprise", "energy",
+    "embedding", "inputs", "entities", "embedding_precision", "energy",
     "energy_updated_at", "difficulty", "retrieval_strength", "reinforcement_count", "last_reinforced_at",
-    "emotion_valence", "source", "source_confidence", "write_source", "data_source", "valid_from", "recorded_at",
+    "source", "source_confidence", "write_source", "data_source", "valid_from", "recorded_at",
     "superseded_by", "box_id", "agent_id", "session_id", "instance_id", "sub_tier", "memory_kind",
 })
 ACTIVE = frozenset({Status.ACTIVE})
@@ -1001,7 +1001,9 @@ def step_archive(ctx: DreamContext) -> StepReport:
                       f"importance < {pc.archive_importance:g}, < {pc.archive_accesses} accesses"
                       if rule == "seed002" else "seed 004 fact archival: old, unimportant, rarely used")
             return Write(rec, changes, "archived", reason,
-                         {"rule": rule, "retention": round(kept, 4), "importance": rec.importance,
+                         {"rule": rule, "retention": round(kept, 4),
+                          "importance": round(promotion.archival_importance(rec, now=ctx.now, cfg=dyn), 4)
+                          if rule == "seed002" else rec.importance,
                           "access_count": rec.access_count})
 
         report.details[rule] = len(_apply(ctx, p.archive.pop(rule, []), "archive", change))

@@ -274,25 +274,11 @@ def explain_strength(
         "critical >= 0.8, high >= 0.6, normal >= 0.4, else low",
         importance=record.importance,
     )
-    hl_imp = ic.recency_half_life_days
-    if ic.recency_trust_weighted:
-        hl_imp = retention.trust_half_life(half_life_days=hl_imp, trust=record.trust, cfg=rc)
-    factors = importance.nine_factors(
-        base=record.importance_channels.get("base", record.importance),
-        access_count=record.access_count,
-        age_days=since_access_days,
-        valence=record.emotion_valence,
-        span_days=days_between(record.created_at, last),
-        layer=layer,
-        trust=record.trust,
-        confirmations=record.confirmations,
-        actr_activation=act_full,
-        cfg=ic,
-        half_life_days=hl_imp,
-    )
+    nine, factors = importance.layered_importance(record, now=now, cfg=cfg, access_times=access_times)
     out["importance_9factor"] = _entry(
-        importance.nine_factor_importance(factors=factors, cfg=ic),
-        "Σ w_i·f_i over 9 renormalised weights",
+        nine,
+        "Σ w_i·f_i over 9 renormalised weights; base = importance + (surprise - 0.5)·scale (the archival rule's "
+        "importance when promotion.archive_importance_measure is nine_factor)",
         factors=factors,
         weights=ic.nine_factor_weights,
     )

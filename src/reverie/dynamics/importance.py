@@ -7,9 +7,13 @@ open"); its ACT-R factor, which the source omits, is added and the nine weights 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from datetime import datetime
 
-from reverie.config.dynamics import ImportanceSettings
-from reverie.dynamics._util import LN2, clamp, layer_name
+from reverie.config.dynamics import DynamicsSettings, ImportanceSettings
+from reverie.dynamics import actr, retention
+from reverie.dynamics._util import LN2, clamp, days_between, layer_name, seconds_between
+from reverie.model import MemoryRecord
 
 PRIORITY_LEVELS = ("critical", "high", "normal", "low")
 
@@ -102,3 +106,53 @@ def nine_factor_importance(*, factors: dict[str, float], cfg: ImportanceSettings
     """``Σ w_i·f_i`` with the renormalised nine weights, clamped to [0, 1]."""
     weights = cfg.nine_factor_weights
     return clamp(math.fsum(weights[k] * factors[k] for k in weights))
+
+
+def surprise_adjusted_base(record: MemoryRecord, *, cfg: ImportanceSettings) -> float:
+    """The layered-memory design's base importance: the importance set at creation, moved by the memory's
+    write-time surprise (``importance + (surprise - 0.5)·scale``, clamped to [floor, ceiling]) — a novel memory
+    counts for more, a redundant one for less. The adjustment recorded at write is used when there is one (it
+    holds ``surprise_empty_modifier`` for a memory written into an empty scope); a memory written before surprise
+    was recorded keeps its importance."""
+    base = record.importance_channels.get("base", record.importance)
+    modifier = record.importance_channels.get("surprise_adjustment")
+    if modifier is None:
+        if record.surprise is None:
+            return clamp(base)
+        modifier = (record.surprise - 0.5) * cfg.surprise_scale
+    return clamp(base + modifier, cfg.importance_floor, cfg.importance_ceiling)
+
+
+def layered_importance(
+    record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, access_times: Sequence[datetime] = ()
+) -> tuple[float, dict[str, float]]:
+    """The nine-factor importance of a stored memory at ``now`` and its factor values.
+
+    The base factor is :func:`surprise_adjusted_base`; recency uses the trust-weighted half-life when
+    ``importance.recency_trust_weighted`` is on; the ACT-R factor is the full base-level activation over
+    ``access_times`` (the access log), the accesses not in it approximated over the memory's lifetime — with no
+    log given, from the access count and the last access alone. The archival rule decides with this value.
+    """
+    ic = cfg.importance
+    last = record.last_accessed_at or record.created_at
+    hl = ic.recency_half_life_days
+    if ic.recency_trust_weighted:
+        hl = retention.trust_half_life(half_life_days=hl, trust=record.trust, cfg=cfg.retention)
+    ages = (actr.ages_seconds(access_times=access_times, now=now) if access_times
+            else [seconds_between(record.last_accessed_at, now)] if record.last_accessed_at is not None else [])
+    base_level = actr.base_level_full(ages_seconds=ages, cfg=cfg.actr, total_accesses=record.access_count,
+                                      lifetime_seconds=seconds_between(record.created_at, now))
+    factors = nine_factors(
+        base=surprise_adjusted_base(record, cfg=ic),
+        access_count=record.access_count,
+        age_days=days_between(last, now),
+        valence=record.emotion_valence,
+        span_days=days_between(record.created_at, last),
+        layer=record.layer,
+        trust=record.trust,
+        confirmations=record.confirmations,
+        actr_activation=actr.activation(base_level=base_level, cfg=cfg.actr),
+        cfg=ic,
+        half_life_days=hl,
+    )
+    return nine_factor_importance(factors=factors, cfg=ic), factors

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from reverie.config.dynamics import DynamicsSettings
 from reverie.dynamics import energy as energy_mod
+from reverie.dynamics import importance as importance_mod
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics import strength
 from reverie.dynamics._util import days_between, layer_name, seconds_between
@@ -145,12 +146,16 @@ def archival_eligible(
             access_count=record.access_count,
             cfg=cfg.retention,
         )
-    return (
-        age > p.archive_age_days
-        and retention < p.archive_retention
-        and record.importance < p.archive_importance
-        and record.access_count < p.archive_accesses
-    )
+    if not (age > p.archive_age_days and retention < p.archive_retention and record.access_count < p.archive_accesses):
+        return False
+    return archival_importance(record, now=now, cfg=cfg) < p.archive_importance
+
+
+def archival_importance(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> float:
+    """The importance the archival rule compares with its threshold (``promotion.archive_importance_measure``)."""
+    if cfg.promotion.archive_importance_measure == "stored":
+        return record.importance
+    return importance_mod.layered_importance(record, now=now, cfg=cfg)[0]
 
 
 #: how-to instructions and standing rules (EN + TR): the procedural layer's "how-to" and "patterns".

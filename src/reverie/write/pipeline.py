@@ -397,16 +397,18 @@ class WritePipeline:
                                            neutral=self.settings.dynamics.utility.prior), 6),
             "attention": round(self._attention(cand), 6),
         }
-        # the encoding boost: emotion deepens encoding (a neutral memory ×1.0, up to ×1.3). The surprise adjustment of
-        # the layered-memory design (±0.3) is recorded with the decision but not applied: measured, it raised novel
-        # but unrelated memories above the answer (docs/architecture.md, design notes)
+        # the encoding boost: emotion deepens encoding (a neutral memory ×1.0, up to ×1.3). The layered-memory
+        # design's surprise adjustment (±0.3) does not move the stored importance, which ranks searches (measured, it
+        # raised novel but unrelated memories above the answer); the surprise is stored with the memory and the
+        # archival rule's nine-factor importance applies the adjustment to its base (dynamics.importance)
         boost = encoding_boost_of(arousal=cand.emotion.arousal, valence=cand.emotion.valence, cfg=icfg)
         encoded = channel_importance(**channels, cfg=icfg, boost=boost)
         cand.decisions["importance"] = {"channels": round(channel_importance(**channels, cfg=icfg), 6),
                                         "encoding_boost": round(boost, 6), "surprise": round(s.surprise, 6),
-                                        "surprise_adjustment_not_applied": round(s.modifier, 6),
+                                        "surprise_adjustment": round(s.modifier, 6),
                                         "duplicate": s.is_duplicate, "importance": round(encoded, 6)}
-        return encoded, {**channels, "encoding_boost": round(boost, 6)}, s.surprise
+        return encoded, {**channels, "encoding_boost": round(boost, 6), "surprise_adjustment": round(s.modifier, 6)}, \
+            s.surprise
 
     def _attention(self, cand: Candidate) -> float:
         """The attention channel: how surely the observer read the text (its confidence), raised by its
