@@ -40,7 +40,16 @@ from reverie.model import (
     Status,
     StoreTier,
 )
-from reverie.results import Action, AddResult, Hit
+from reverie.results import (
+    Action,
+    AddResult,
+    DreamReport,
+    DreamStepReport,
+    Hit,
+    SessionEndReport,
+    Stats,
+    UndoneConsolidation,
+)
 from reverie.scoped import ScopedMemory
 
 __version__ = "0.1.0"
@@ -54,6 +63,8 @@ __all__ = [
     "ConflictError",
     "ContentTooLargeError",
     "Credential",
+    "DreamReport",
+    "DreamStepReport",
     "EmbedderMismatchError",
     "EmbeddingError",
     "HistoryEvent",
@@ -73,10 +84,13 @@ __all__ = [
     "RelationType",
     "ReverieError",
     "ScopedMemory",
+    "SessionEndReport",
     "SettableClock",
     "Settings",
+    "Stats",
     "Status",
     "StoreError",
     "StoreTier",
+    "UndoneConsolidation",
     "__version__",
 ]

@@ -22,7 +22,7 @@ import asyncio
 import builtins
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from reverie._context import CALLER_LOOP
 from reverie.memory import Memory
 from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
-from reverie.results import AddResult, Hit
+from reverie.results import AddResult, DreamReport, Hit, SessionEndReport, Stats, UndoneConsolidation
 
 if TYPE_CHECKING:
     from reverie.config import Settings
@@ -184,7 +184,7 @@ class AsyncMemory:
         return await self._call(self.memory.buffered, **kwargs)
 
     @_mirrors(Memory.end_session)
-    async def end_session(self, session_id: str, **kwargs: Any) -> dict[str, Any]:
+    async def end_session(self, session_id: str, **kwargs: Any) -> SessionEndReport:
         return await self._call(self.memory.end_session, session_id, **kwargs)
 
     @_mirrors(Memory.restore)
@@ -233,7 +233,7 @@ class AsyncMemory:
         return await self._call(self.memory.history, memory_id)
 
     @_mirrors(Memory.stats)
-    async def stats(self, **kwargs: Any) -> dict[str, Any]:
+    async def stats(self, **kwargs: Any) -> Stats:
         return await self._call(self.memory.stats, **kwargs)
 
     @_mirrors(Memory.working_memory)
@@ -298,24 +298,24 @@ class AsyncMemory:
         return await self._call(self.memory.demote, memory_id)
 
     @_mirrors(Memory.undo_consolidation)
-    async def undo_consolidation(self, summary_id: str, **kwargs: Any) -> dict[str, Any]:
+    async def undo_consolidation(self, summary_id: str, **kwargs: Any) -> UndoneConsolidation:
         return await self._call(self.memory.undo_consolidation, summary_id, **kwargs)
 
     # maintenance -------------------------------------------------------------------------
     @_mirrors(Memory.dream)
-    async def dream(self, **options: Any) -> dict[str, Any]:
-        return await self._call(self.memory.dream, **options)
+    async def dream(self, *, steps: Sequence[str] | None = None, user_id: str | None = None) -> DreamReport:
+        return await self._call(self.memory.dream, steps=steps, user_id=user_id)
 
     @_mirrors(Memory.dream_reports)
     async def dream_reports(self) -> builtins.list[dict[str, Any]]:
         return await self._call(self.memory.dream_reports)
 
     @_mirrors(Memory.tick)
-    async def tick(self, **kwargs: Any) -> dict[str, Any]:
+    async def tick(self, **kwargs: Any) -> DreamReport:
         return await self._call(self.memory.tick, **kwargs)
 
     @_mirrors(Memory.maintain)
-    async def maintain(self, **kwargs: Any) -> builtins.list[dict[str, Any]]:
+    async def maintain(self, **kwargs: Any) -> builtins.list[DreamReport]:
         return await self._call(self.memory.maintain, **kwargs)
 
     @_mirrors(Memory.maintenance_status)

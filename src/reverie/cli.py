@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -875,7 +875,7 @@ def _interval(every: str | None, max_runs: int | None) -> Any:
     return None  # pragma: no cover - _fail raises
 
 
-def _print_run_report(report: dict[str, Any], *, as_json: bool, title: str, compact: bool = False) -> None:
+def _print_run_report(report: Mapping[str, Any], *, as_json: bool, title: str, compact: bool = False) -> None:
     """A dream or tick report: per step what it changed and examined, its details and its time."""
     if as_json:
         if compact:  # one JSON object per line while running on a schedule (JSON Lines)
@@ -933,7 +933,7 @@ def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_j
 
 
 
-def _job_title(report: dict[str, Any]) -> str:
+def _job_title(report: Mapping[str, Any]) -> str:
     job = report.get("job") or {}
     return "dream cycle" if job.get("name") in (None, "cycle") else f"job {job['name']}"
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
@@ -232,7 +232,7 @@ def compact_hits(hits: list[Any], short: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _result(data: dict[str, Any], text: str | None = None) -> Any:
+def _result(data: Mapping[str, Any], text: str | None = None) -> Any:
     """A tool answer: ``text`` (default: compact JSON) for the model, ``data`` as structured content."""
     import json
 
@@ -653,7 +653,7 @@ def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
                      description="Health check: counts and energy per layer and status.")
     def stats_resource() -> dict[str, Any]:
         with _resource_errors():
-            return mem.stats(user_id=d.user_id)
+            return dict(mem.stats(user_id=d.user_id))
 
 
 def run_stdio(server: MCPServer) -> None:

@@ -46,7 +46,15 @@ from reverie.model import (
     content_hash,
 )
 from reverie.opslog import OpsLog
-from reverie.results import Action, AddResult, Hit
+from reverie.results import (
+    Action,
+    AddResult,
+    DreamReport,
+    Hit,
+    SessionEndReport,
+    Stats,
+    UndoneConsolidation,
+)
 from reverie.store import open_store
 from reverie.store.base import LayerStats, MemoryFilter, Store
 from reverie.validation import (
@@ -73,6 +81,7 @@ from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
     from reverie.dream.schedule import JobSchedule
+    from reverie.llm.client import ChatJSON
     from reverie.read.inject import ContextBlock
     from reverie.read.pipeline import ReadPipeline
     from reverie.read.pipeline import Request as ReadRequest
@@ -134,7 +143,7 @@ class Memory(Inspection):
         from reverie.llm.official import as_llm
 
         #: the LLM (``None`` until built from ``llm.base_url`` on first use, or none configured)
-        self.llm: Any | None = as_llm(llm, self.settings.llm, on_call=self._log_llm_call)
+        self.llm: ChatJSON | None = as_llm(llm, self.settings.llm, on_call=self._log_llm_call)
         self._owns_llm = self.llm is not None and self.llm is not llm  # built here: closed here
         resolved = default_target(self.settings) if target is None else target
         if not isinstance(resolved, str | Path):
@@ -493,7 +502,7 @@ class Memory(Inspection):
 
             note_ingestion(self, users)
 
-    def tick(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+    def tick(self, *, user_id: str | None = None, all_users: bool = True) -> DreamReport:
         """Run the cheap maintenance subset of the dream cycle now (seed 003 ``tick()``: cold
         migration, TTL expiry, consolidation — ``dream.schedule.tick_steps``); returns its report.
         It also runs by itself every ``dream.schedule.tick_every`` ingestion cycles."""
@@ -503,7 +512,7 @@ class Memory(Inspection):
             all_users = False
         return run_tick(self, user_id=clean_scope(user_id, "user_id"), all_users=bool(all_users))
 
-    def maintain(self, *, user_id: str | None = None, cycle_every: Any = None) -> builtins.list[dict[str, Any]]:
+    def maintain(self, *, user_id: str | None = None, cycle_every: Any = None) -> builtins.list[DreamReport]:
         """Run the maintenance jobs that are due now and return their reports (``[]``: nothing due).
 
         The jobs of ``dream.schedule.jobs`` each run on their own interval (promotion every 10
@@ -1142,7 +1151,7 @@ class Memory(Inspection):
             self._check_scope(flt.user_id)
         return self.store.count(flt)
 
-    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
         """seed 000's health check: count and energy avg/min/max per layer and status."""
         if user_id is not None:
             all_users = False
@@ -1392,7 +1401,7 @@ class Memory(Inspection):
     def _log_llm_call(self, event: dict[str, Any]) -> None:
         self.ops.log(str(event.get("op", "llm")), **{k: v for k, v in event.items() if k != "op"})
 
-    def _get_llm(self) -> Any | None:
+    def _get_llm(self) -> ChatJSON | None:
         """The LLM client (built from settings on first use; ``None`` when none is configured)."""
         if self.llm is None and not getattr(self, "_llm_built", False):
             from reverie.llm import make_llm
@@ -1482,7 +1491,7 @@ class Memory(Inspection):
         return [{"text": t.text, "role": t.role, "at": t.at, "kind": t.kind}
                 for t in self._write_path().buffer.turns(key)]
 
-    def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+    def end_session(self, session_id: str, *, user_id: str | None = None) -> SessionEndReport:
         """End a session: store everything still buffered, seal its memory box, run seed 000's
         session-end promotion and clear its working memory. Returns a report."""
         sid = clean_scope(session_id, "session_id")
@@ -1511,7 +1520,7 @@ class Memory(Inspection):
         if ids:
             restore_precision(self.store, self._embed, ids, self.now(), actor=actor)
 
-    def undo_consolidation(self, summary_id: str, *, reason: str = "") -> dict[str, Any]:
+    def undo_consolidation(self, summary_id: str, *, reason: str = "") -> UndoneConsolidation:
         """Undo a dream consolidation (seed 003 "consolidation can be undone"): the originals a summary,
         theme or pattern replaced go back to the hot store as active memories (and are not grouped
         again), the summary is invalidated — never deleted — and every side gets a history event.
@@ -1531,20 +1540,18 @@ class Memory(Inspection):
         reports = self.store.get_state("dream:reports")
         return list(reports) if isinstance(reports, list) else []
 
-    def dream(self, **options: Any) -> dict[str, Any]:
+    def dream(self, *, steps: Sequence[str] | None = None, user_id: str | None = None) -> DreamReport:
         """Run the dream cycle (see :mod:`reverie.dream`); returns its report. ``steps`` names the steps
-        to run (default: every enabled one), ``user_id`` limits the run to one user."""
+        to run (default: every enabled one, ``dream.steps``), ``user_id`` limits the run to one user."""
         from reverie.dream import run_dream
 
-        steps = options.get("steps")
+        names = None
         if steps is not None:
             if isinstance(steps, str) or not isinstance(steps, list | tuple) or not all(
                     isinstance(s, str) for s in steps):
                 raise InvalidInputError("steps must be a list of step names")
-            options["steps"] = [clean_label(s, "step name") for s in steps]
-        if "user_id" in options:
-            options["user_id"] = clean_scope(options["user_id"], "user_id")
-        return run_dream(self, **options)
+            names = [clean_label(s, "step name") for s in steps]
+        return run_dream(self, steps=names, user_id=clean_scope(user_id, "user_id"))
 
     # manual layer moves (seed 002 "promote/demote MCP tools or web UI buttons") -------------
     def promote(self, memory_id: str, layer: Layer | str | None = None) -> MemoryRecord:

@@ -24,14 +24,14 @@ import builtins
 import dataclasses
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation
-from reverie.results import AddResult
+from reverie.results import AddResult, DreamReport, SessionEndReport, Stats, UndoneConsolidation
 from reverie.store.base import MemoryFilter
 from reverie.validation import clean_id, clean_scope, printable
 
@@ -166,7 +166,7 @@ class ScopedMemory:
                                         "credential not narrowed to agents")
         return self.memory.buffered(user_id=self._user(user_id), session_id=session_id)
 
-    def end_session(self, session_id: str, *, user_id: str | None = None) -> dict[str, Any]:
+    def end_session(self, session_id: str, *, user_id: str | None = None) -> SessionEndReport:
         """End a session. Ending it promotes and clears the working memory of every agent in it, so a
         credential narrowed to agents may end only a session whose working memory is all its own."""
         user = self._user(user_id)
@@ -183,7 +183,7 @@ class ScopedMemory:
             return self._only_visible(self.memory.end_session(session_id, user_id=user))
         return self.memory.end_session(session_id, user_id=user)
 
-    def _only_visible(self, report: dict[str, Any]) -> dict[str, Any]:
+    def _only_visible(self, report: SessionEndReport) -> SessionEndReport:
         """A session report without the ids of memories the credential may not see (the turns other
         agents had buffered in the session are stored in their own scopes when it ends)."""
         ids: set[str] = set()
@@ -193,12 +193,12 @@ class ScopedMemory:
                 ids.update(i for v in value if isinstance(v, dict) for i in [v.get("id"), *v.get("ids", ())]
                            if isinstance(i, str))
         visible = {i for i, rec in self.memory.peek_many(sorted(ids)).items() if self.credential.may_see(rec)}
-        out = dict(report)
+        out: dict[str, Any] = dict(report)
         for key, value in report.items():
             if isinstance(value, list):
                 out[key] = [v for v in value if not (isinstance(v, str) and v in ids and v not in visible)
                             and not (isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in visible)]
-        return out
+        return cast(SessionEndReport, out)
 
     def restore(self, records: Iterable[Any], **options: Any) -> dict[str, Any]:
         """Import exported records; a scoped credential's records must lie in its scope (the others
@@ -313,7 +313,7 @@ class ScopedMemory:
         visible.add(rec.id)
         return [r for r in rels if r.src_id in visible and r.dst_id in visible]
 
-    def undo_consolidation(self, summary_id: Any, *, reason: str = "") -> dict[str, Any]:
+    def undo_consolidation(self, summary_id: Any, *, reason: str = "") -> UndoneConsolidation:
         rec = self.peek(summary_id)
         if self.credential.agents is not None and not self.credential.admin:
             raise PermissionDeniedError("undoing a consolidation changes memories of every agent of the user; "
@@ -344,7 +344,7 @@ class ScopedMemory:
                                     all_users=True, **options)
         return self.memory.list(user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
 
-    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
         """Health check. Over every user (``user_id`` omitted) it needs an admin credential; a scoped
         credential gets its user's counts."""
         if self.credential.admin:
@@ -357,25 +357,25 @@ class ScopedMemory:
         return self.memory.export(user_id=clean_scope(user_id, "user_id"))
 
     # engine ----------------------------------------------------------------------------------------
-    def dream(self, **options: Any) -> dict[str, Any]:
+    def dream(self, *, steps: Sequence[str] | None = None, user_id: str | None = None) -> DreamReport:
         """Run the dream cycle: over every user with an admin credential, else over the credential's
-        users only (one run each; the last report is returned). The cycle works on every agent's
-        memories of a user, so a credential narrowed to agents may not run it."""
+        users only (one run each; the last report is returned — a run that changed nothing when the
+        credential sees no user yet). The cycle works on every agent's memories of a user, so a credential
+        narrowed to agents may not run it."""
         if self.credential.admin:
-            return self.memory.dream(**options)
+            return self.memory.dream(steps=steps, user_id=user_id)
         if self.credential.agents is not None:
             raise PermissionDeniedError("the dream cycle changes every agent's memories of a user; it needs a "
                                         "credential not narrowed to agents")
-        options.pop("all_users", None)
-        requested = options.pop("user_id", None)
-        users = ([self._user(requested)] if requested is not None or len(self.credential.users) == 1
+        users = ([self._user(user_id)] if user_id is not None or len(self.credential.users) == 1
                  else self._visible_users())
-        report: dict[str, Any] = {}
+        report: DreamReport = {"kind": "dream", "owner": "", "at": self.memory.now().isoformat(), "steps": [],
+                               "changed": 0, "seconds": 0.0}
         for user in users:
-            report = self.memory.dream(user_id=user, **options)
+            report = self.memory.dream(steps=steps, user_id=user)
         return report
 
-    def tick(self, *, user_id: str | None = None) -> dict[str, Any]:
+    def tick(self, *, user_id: str | None = None) -> DreamReport:
         if self.credential.admin:
             return self.memory.tick(user_id=clean_scope(user_id, "user_id"))
         if self.credential.agents is not None:
@@ -384,7 +384,7 @@ class ScopedMemory:
         return self.memory.tick(user_id=self._user(user_id))
 
     # keeping the memory in shape -------------------------------------------------------------
-    def maintain(self, **options: Any) -> builtins.list[dict[str, Any]]:
+    def maintain(self, **options: Any) -> builtins.list[DreamReport]:
         """Run the maintenance jobs that are due (every user's memories): needs an admin credential."""
         self.credential.require_admin("the maintenance schedule")
         return self.memory.maintain(**options)

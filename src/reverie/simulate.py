@@ -25,6 +25,7 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -253,7 +254,7 @@ class Tally:
     actions: Counter[str] = field(default_factory=Counter)
     steps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def add_report(self, report: dict[str, Any]) -> None:
+    def add_report(self, report: Mapping[str, Any]) -> None:
         for step in report.get("steps", []):
             agg = self.steps.setdefault(step["name"], {"changed": 0, "examined": 0, "runs": 0, "seconds": 0.0,
                                                        "details": {}})
@@ -367,8 +368,8 @@ def _run(mem: Memory, clock: SettableClock, cfg: SimulationConfig, progress: Any
                     tally.actions[res.action.value] += 1
                 last_tick = _collect_tick(mem, tally, last_tick)
             clock.advance(minutes=5)
-            for res in mem.end_session(session.id, user_id=cfg.user_id).get("flushed", []):
-                tally.actions[str(res.get("action"))] += 1
+            for stored in mem.end_session(session.id, user_id=cfg.user_id)["flushed"]:
+                tally.actions[str(stored.get("action"))] += 1
             last_tick = _collect_tick(mem, tally, last_tick)
         clock.set(cfg.start + timedelta(days=day + 1, hours=cfg.dream_hour))
         tally.add_report(mem.dream())

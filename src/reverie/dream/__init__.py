@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from reverie.errors import ConflictError, InvalidInputError, ReverieError
 from reverie.model import HistoryEvent, MemoryRecord
+from reverie.results import DreamReport, DreamStepReport, ScheduledJob
 from reverie.store._common import SCAN_ALWAYS_READ
 from reverie.store.base import MemoryFilter, Store
 
@@ -40,7 +41,7 @@ class StepReport:
     details: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DreamStepReport:
         return {"name": self.name, "changed": self.changed, "examined": self.examined,
                 "details": self.details, "seconds": round(self.seconds, 4)}
 
@@ -274,14 +275,15 @@ def run_dream(
     kind: str = "dream",
     reports_kept: int | None = None,
     batch_size: int | None = None,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    job: ScheduledJob | None = None,
+) -> DreamReport:
     """Run the configured (or the named) steps in order; returns the run's report.
 
     ``kind`` names the run ("dream", or "tick" for the maintenance subset): the report is kept under
     the state keys ``{kind}:last`` and ``{kind}:reports`` (the newest ``reports_kept``). ``batch_size``
     replaces ``dream.batch_size`` for this run (a scheduled job's transaction size). The time each step
-    ran is recorded (:data:`STEP_RUNS_KEY`), so that a schedule knows what a full cycle already did."""
+    ran is recorded (:data:`STEP_RUNS_KEY`), so that a schedule knows what a full cycle already did. ``job``
+    names the scheduled job the run belongs to (kept in the report)."""
     registry = _registry()
     names = list(steps) if steps is not None else list(mem.settings.dream.steps)
     unknown = [n for n in names if n not in registry]
@@ -307,15 +309,16 @@ def run_dream(
             reports.append(report)
             mem.ops.log("dream.step", step=name, changed=report.changed, examined=report.examined,
                         latencyMs=round(report.seconds * 1000, 2))
-    result = {
+    result: DreamReport = {
         "kind": kind,
         "owner": ctx.owner,
         "at": ctx.now.isoformat(),
         "steps": [r.to_dict() for r in reports],
         "changed": sum(r.changed for r in reports),
         "seconds": time.perf_counter() - started,
-        **(extra or {}),
     }
+    if job is not None:
+        result["job"] = job
     keep = mem.settings.dream.reports_kept if reports_kept is None else reports_kept
     runs_key = step_runs_key(None if all_users else user_id, all_users=all_users)
     with mem.store.transaction():

@@ -67,6 +67,7 @@ from reverie.model import (
     Status,
     StoreTier,
 )
+from reverie.results import UndoneConsolidation
 from reverie.store.base import Store
 from reverie.write.policy import lifecycle_of
 
@@ -733,7 +734,7 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
 # --- undo ------------------------------------------------------------------------------------------
 
 def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: str = "",
-                       telemetry: bool = True) -> dict[str, Any]:
+                       telemetry: bool = True) -> UndoneConsolidation:
     """Reverse one consolidation: the originals it superseded go back to hot + active (and are never
     grouped again), the summary / theme / pattern is invalidated (never deleted); history on all sides.
 

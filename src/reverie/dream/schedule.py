@@ -30,13 +30,14 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from reverie.config.dream_schedule import CYCLE_JOB
 from reverie.errors import EmbeddingError, InvalidInputError, LLMError, StoreError
+from reverie.results import DreamReport, ScheduledJob
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
@@ -100,7 +101,7 @@ def format_duration(delta: timedelta) -> str:
 # the tick -------------------------------------------------------------------------------------
 
 
-def run_tick(mem: Memory, *, user_id: str | None = None, all_users: bool = True) -> dict[str, Any]:
+def run_tick(mem: Memory, *, user_id: str | None = None, all_users: bool = True) -> DreamReport:
     """Run ``dream.schedule.tick_steps`` in order (one user's partition, or every user's)."""
     from reverie.dream import run_dream
 
@@ -142,14 +143,14 @@ def _interval_elapsed(mem: Memory, user_id: str | None) -> bool:
     return True
 
 
-def note_ingestion(mem: Memory, users: Iterable[str | None]) -> list[dict[str, Any]]:
+def note_ingestion(mem: Memory, users: Iterable[str | None]) -> list[DreamReport]:
     """Count one ingestion cycle for each user partition in ``users``; run the tick where it is due.
 
     Never raises: a failing tick (or counter) is logged and the ingestion call goes on."""
     every = mem.settings.dream.schedule.tick_every
     if every <= 0:
         return []
-    reports: list[dict[str, Any]] = []
+    reports: list[DreamReport] = []
     for user in sorted(set(users), key=lambda u: (u is not None, u or "")):
         try:
             count = _bump(mem, user)
@@ -174,12 +175,12 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (StoreError, EmbeddingError, LLM
 
 
 def run_every(
-    run: Callable[[], dict[str, Any]],
+    run: Callable[[], Mapping[str, Any]],
     every: timedelta,
     *,
     stop: threading.Event,
     max_runs: int | None = None,
-    on_report: Callable[[dict[str, Any]], None] | None = None,
+    on_report: Callable[[Mapping[str, Any]], None] | None = None,
     on_error: Callable[[Exception], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
@@ -325,18 +326,18 @@ class JobSchedule:
         waits = [0.0 if (at := self.next_at(j, runs)) is None else (at - now).total_seconds() for j in self.jobs]
         return max(0.0, min(waits))
 
-    def run(self, job: Job) -> dict[str, Any]:
+    def run(self, job: Job) -> DreamReport:
         """Run one job now; the report names the job (``report["job"]``) and its interval."""
         from reverie.dream import run_dream
 
         cfg = self.mem.settings.dream.schedule
         kind = "dream" if job.is_cycle else f"job:{job.name}"
-        info = {"name": job.name, "every": format_duration(job.every), "batch_size": job.batch_size}
+        info: ScheduledJob = {"name": job.name, "every": format_duration(job.every), "batch_size": job.batch_size}
         try:
             report = run_dream(self.mem, steps=list(job.steps) if job.steps is not None else None,
                                user_id=self.user_id, all_users=self.user_id is None, kind=kind,
                                reports_kept=None if job.is_cycle else cfg.tick_reports_kept,
-                               batch_size=job.batch_size, extra={"job": info})
+                               batch_size=job.batch_size, job=info)
         except TRANSIENT_ERRORS:
             self._retry_at[job.name] = self.mem.now() + job.every
             raise
@@ -345,7 +346,7 @@ class JobSchedule:
                          latencyMs=round(report["seconds"] * 1000, 2))
         return report
 
-    def run_due(self) -> list[dict[str, Any]]:
+    def run_due(self) -> list[DreamReport]:
         """Run every job due now, in order; returns their reports."""
         return [self.run(job) for job in self.due()]
 
@@ -368,7 +369,7 @@ def run_jobs(
     stop: threading.Event,
     wait: Callable[[float], Any] | None = None,
     max_cycles: int | None = None,
-    on_report: Callable[[dict[str, Any]], None] | None = None,
+    on_report: Callable[[Mapping[str, Any]], None] | None = None,
     on_error: Callable[[Exception], None] | None = None,
 ) -> int:
     """Run the schedule until ``stop`` is set (or ``max_cycles`` full cycles ran): each due job now, then

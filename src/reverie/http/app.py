@@ -243,7 +243,7 @@ def _lifecycle_routes(r: APIRouter) -> None:
     @r.post("/memories/{memory_id}/undo-consolidation", tags=["lifecycle"],
             summary="Undo a dream consolidation (originals back to hot, summary invalidated)")
     def undo_consolidation(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
-        return scoped(request).undo_consolidation(memory_id)
+        return dict(scoped(request).undo_consolidation(memory_id))
 
     @r.post("/memories/{memory_id}/promote", response_model=m.MemoryOut, tags=["lifecycle"],
             summary="Move up a layer (or to the given one)")
@@ -330,7 +330,7 @@ def _session_routes(r: APIRouter) -> None:
             summary="End a session: flush, promote, clear its working memory")
     def end_session(request: Request, session_id: Annotated[str, Path(max_length=256)],
                     body: Annotated[m.EndSessionRequest | None, Body()] = None) -> dict[str, Any]:
-        return scoped(request).end_session(session_id, user_id=body.user_id if body is not None else None)
+        return dict(scoped(request).end_session(session_id, user_id=body.user_id if body is not None else None))
 
 
 def _health_routes(r: APIRouter) -> None:
@@ -340,7 +340,7 @@ def _health_routes(r: APIRouter) -> None:
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
         data = scoped(request).stats(user_id=user_id)
         data["target"] = redact_target(data["target"])
-        return data
+        return dict(data)
 
     @r.post("/dream", response_model=m.DreamReport, tags=["dream"], summary="Run the dream cycle now")
     def dream(request: Request, body: Annotated[m.DreamRequest | None, Body()] = None) -> dict[str, Any]:
@@ -348,7 +348,7 @@ def _health_routes(r: APIRouter) -> None:
         report = scoped(request).dream(steps=steps)
         if (counter := metrics(request)) is not None:
             counter.dreamed(report)
-        return report
+        return dict(report)
 
     @r.get("/dream/reports", response_model=m.DreamReports, tags=["dream"],
            summary="Reports of past dream cycles, newest first")

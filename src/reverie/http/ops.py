@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,7 +77,7 @@ class Metrics:
         for action in actions:
             self.adds.labels(action=action).inc()
 
-    def dreamed(self, report: dict[str, Any]) -> None:
+    def dreamed(self, report: Mapping[str, Any]) -> None:
         for step in report.get("steps", []):
             self.dream_steps.labels(step=str(step.get("name"))).observe(float(step.get("seconds") or 0.0))
 

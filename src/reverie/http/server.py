@@ -21,7 +21,7 @@ import socket
 import sys
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -179,7 +179,7 @@ def _start_dreamer(mem: Memory, opts: ServeOptions, app: FastAPI, stop: threadin
 
     metrics = getattr(app.state, "metrics", None)
 
-    def report(result: dict[str, Any]) -> None:
+    def report(result: Mapping[str, Any]) -> None:
         if metrics is not None:
             metrics.dreamed(result)
 

@@ -47,7 +47,7 @@ from reverie.model import (
     content_hash,
 )
 from reverie.opslog import OpsLog
-from reverie.results import Action, AddResult
+from reverie.results import Action, AddResult, SessionEndReport
 from reverie.store.base import MemoryFilter, Store, SynapticTag
 from reverie.write import gate, llm_stages, policy, relations, synthesis, updates
 from reverie.write.boxes import BoxBuilder, topic_words
@@ -188,7 +188,7 @@ class WritePipeline:
             self.buffer.drain(key)
         return results
 
-    def end_session(self, session_id: str, *, user_id: str | None) -> dict[str, Any]:
+    def end_session(self, session_id: str, *, user_id: str | None) -> SessionEndReport:
         """Flush the buffer, seal the open box, promote per seed 000, clear working memory."""
         flushed = self.flush(user_id=user_id, session_id=session_id, reason="session end")
         now = self.now()
@@ -198,7 +198,7 @@ class WritePipeline:
         promoted = self._session_end_promotion(user_id, session_id, now)
         promoted += self._promote_candidates([c for c in candidates if c not in promoted], now)
         cleared = self.working.clear(key)
-        report = {
+        report: SessionEndReport = {
             "session_id": session_id,
             "flushed": [r.to_dict() for r in flushed],
             "promoted": promoted,
