@@ -76,6 +76,7 @@ from reverie.validation import (
     parse_filters,
     printable,
 )
+from reverie.write.items import PreparedItem
 from reverie.write.pipeline import WritePipeline, verbatim_actions
 from reverie.write.signals.buffer import buffer_key
 
@@ -478,20 +479,20 @@ class Memory(Inspection):
                     for item in items_list(items)]
         if not prepared:
             return []
-        if infer and any("id" in p for p in prepared):
+        if infer and any(p.id is not None for p in prepared):
             raise InvalidInputError("an item 'id' is accepted only with infer=False (the write path chooses ids)")
         given = self._check_vectors(vectors, len(prepared))
         results: list[AddResult] = []
         for start in range(0, len(prepared), batch_size):
             chunk = prepared[start:start + batch_size]
             chunk_vecs = given[start:start + batch_size] if given is not None else self._embed(
-                [p["content"] for p in chunk]
+                [p.content for p in chunk]
             )
             if infer:
                 results.extend(self._write_path().add_items(chunk, chunk_vecs))
             else:
                 results.extend(self._write_verbatim(chunk, chunk_vecs))
-        self._after_ingest({p["user_id"] for p in prepared})
+        self._after_ingest({p.user_id for p in prepared})
         return results
 
     def _after_ingest(self, users: Iterable[str | None]) -> None:
@@ -705,7 +706,7 @@ class Memory(Inspection):
         metadata: Any,
         when: Any,
         source: Any,
-    ) -> dict[str, Any]:
+    ) -> PreparedItem:
         fields = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id,
                   "metadata": metadata, "when": when, "source": source}
         item_id = None
@@ -729,19 +730,17 @@ class Memory(Inspection):
                 item_id = clean_id(item["id"], "item id")
             item = item["content"]
         limits = self.settings.limits
-        out = {
-            "content": clean_content(item, max_bytes=limits.max_content_bytes),
-            "user_id": clean_scope(fields["user_id"], "user_id"),
-            "agent_id": clean_scope(fields["agent_id"], "agent_id"),
-            "session_id": clean_scope(fields["session_id"], "session_id"),
-            "metadata": clean_metadata(fields["metadata"], max_bytes=limits.max_metadata_bytes,
-                                       max_depth=limits.max_metadata_depth),
-            "when": clean_when(fields["when"]),
-            "source": clean_source(fields["source"]),
-        }
-        if item_id is not None:
-            out["id"] = item_id
-        return out
+        return PreparedItem(
+            content=clean_content(item, max_bytes=limits.max_content_bytes),
+            user_id=clean_scope(fields["user_id"], "user_id"),
+            agent_id=clean_scope(fields["agent_id"], "agent_id"),
+            session_id=clean_scope(fields["session_id"], "session_id"),
+            metadata=clean_metadata(fields["metadata"], max_bytes=limits.max_metadata_bytes,
+                                    max_depth=limits.max_metadata_depth),
+            when=clean_when(fields["when"]),
+            source=clean_source(fields["source"]),
+            id=item_id,
+        )
 
     def _check_vectors(self, vectors: Any, n: int) -> np.ndarray | None:
         if vectors is None:
@@ -760,24 +759,24 @@ class Memory(Inspection):
         normalised: np.ndarray = (arr / norms).astype(np.float32)
         return normalised
 
-    def _write_verbatim(self, chunk: list[dict[str, Any]], vecs: np.ndarray) -> list[AddResult]:
+    def _write_verbatim(self, chunk: Sequence[PreparedItem], vecs: np.ndarray) -> list[AddResult]:
         """``infer=False``: each item becomes one memory exactly as given, in one transaction."""
         now = self.now()
         records = [
             self._new_record(
-                item["content"], vector=vec, user_id=item["user_id"], agent_id=item["agent_id"],
-                session_id=item["session_id"], metadata=item["metadata"], when=item["when"],
-                source=item["source"], now=now, write_source="manual",
+                item.content, vector=vec, user_id=item.user_id, agent_id=item.agent_id,
+                session_id=item.session_id, metadata=item.metadata, when=item.when,
+                source=item.source, now=now, write_source="manual",
             )
             for item, vec in zip(chunk, vecs, strict=True)
         ]
         for item, rec in zip(chunk, records, strict=True):
-            if "id" in item:
-                rec.id = item["id"]
+            if item.id is not None:
+                rec.id = item.id
         reason = "stored verbatim (infer=False)"
         skip_reason = "already stored (an item with this id was added before)"
         with self.store.transaction():
-            given = [r.id for item, r in zip(chunk, records, strict=True) if "id" in item]
+            given = [r.id for item, r in zip(chunk, records, strict=True) if item.id is not None]
             seen = set(self.store.get(given)) if given else set()
             fresh: list[MemoryRecord] = []
             results: list[AddResult] = []

@@ -55,6 +55,7 @@ from reverie.write.classify import category_of, episodic_sub_tier, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import entity_uris, extract_entities
 from reverie.write.formation import FormedFact, form_facts
+from reverie.write.items import PreparedItem
 from reverie.write.observer import Classification, Observation, classify, hostile_reason, observe_message
 from reverie.write.signals.buffer import Signal, SmartBuffer, Turn, buffer_key, scan
 from reverie.write.working_memory import WorkingMemory, session_key
@@ -131,17 +132,17 @@ class WritePipeline:
         self.working = WorkingMemory(store, settings.dynamics.working)
 
     # entry points ------------------------------------------------------------------------
-    def add_items(self, items: Sequence[dict[str, Any]], vectors: np.ndarray) -> list[AddResult]:
+    def add_items(self, items: Sequence[PreparedItem], vectors: np.ndarray) -> list[AddResult]:
         """``add(infer=True)``: form each item into facts, then write them (one transaction per item). Hostile
         items (binary content, system content, prompt injection) are filtered: a SKIP with the reason."""
         results: list[AddResult] = []
         for item, vec in zip(items, vectors, strict=True):
-            hostile = hostile_reason(item["content"], self.cfg.observer)
+            hostile = hostile_reason(item.content, self.cfg.observer)
             if hostile is not None:
                 reason = f"filtered: {hostile}"
                 self.ops.log("add", action="SKIP", reason=reason, path="heuristic", infer=True)
                 results.append(AddResult(None, Action.SKIP, (), reason))
-                self._discarded(item["user_id"], item["agent_id"], "manual")
+                self._discarded(item.user_id, item.agent_id, "manual")
                 continue
             candidates = self._form_item(item, vec)
             with self.store.transaction():
@@ -211,30 +212,30 @@ class WritePipeline:
         return report
 
     # formation ---------------------------------------------------------------------------
-    def _form_item(self, item: dict[str, Any], vec: Vector) -> list[Candidate]:
-        at = item["when"] or self.now()
+    def _form_item(self, item: PreparedItem, vec: Vector) -> list[Candidate]:
+        at = item.when or self.now()
         # an explicit add is one memory: no atomic split (observe() splits raw turns)
-        facts, _ = form_facts(item["content"], now=at, cfg=self.cfg.formation, split=False)
-        entities = extract_entities(item["content"], limit=self.cfg.observer.max_entities)
+        facts, _ = form_facts(item.content, now=at, cfg=self.cfg.formation, split=False)
+        entities = extract_entities(item.content, limit=self.cfg.observer.max_entities)
         fallbacks: list[str] = []
-        kind, cls_path = self._classify(item["content"], classify(item["content"], entities, self.cfg.observer),
+        kind, cls_path = self._classify(item.content, classify(item.content, entities, self.cfg.observer),
                                         fallbacks)
         out = []
         for fact in facts:
             cand = self._candidate(fact, kind.kind, 1.0, item, path="heuristic")
             cand.decisions.update(classification=cls_path, fallbacks=list(fallbacks))
             cand.write_source = "manual"
-            if len(facts) == 1 and fact.text == item["content"]:
+            if len(facts) == 1 and fact.text == item.content:
                 cand.vector = vec
             out.append(cand)
         return out
 
-    def _candidate(self, fact: FormedFact, kind: str, confidence: float, item: dict[str, Any], *,
+    def _candidate(self, fact: FormedFact, kind: str, confidence: float, item: PreparedItem, *,
                    path: str) -> Candidate:
         category = category_of(kind, fact.text, foresight=fact.foresight)
         return Candidate(
-            text=fact.text, user_id=item["user_id"], agent_id=item["agent_id"], session_id=item["session_id"],
-            metadata=dict(item["metadata"]), when=item["when"], source=item["source"] or "interaction",
+            text=fact.text, user_id=item.user_id, agent_id=item.agent_id, session_id=item.session_id,
+            metadata=dict(item.metadata), when=item.when, source=item.source or "interaction",
             category=category, confidence=confidence, emotion=detect_emotion(fact.text),
             entities=fact.entities or entity_uris(fact.text, limit=self.cfg.observer.max_entities),
             temporal_type=fact.temporal_type, valid_until=fact.valid_until, path=path,
@@ -274,12 +275,13 @@ class WritePipeline:
         return out
 
     @staticmethod
-    def _turn_item(turn: Turn, user_id: str | None, session_id: str | None) -> dict[str, Any]:
+    def _turn_item(turn: Turn, user_id: str | None, session_id: str | None) -> PreparedItem:
         meta = {k: v for k, v in turn.metadata.items() if k != "agent_id"}
         meta.setdefault("role", turn.role)
-        return {"user_id": user_id, "agent_id": turn.metadata.get("agent_id"), "session_id": session_id,
-                "metadata": meta, "when": turn.when, "source": "ai" if turn.role == "assistant" else "interaction",
-                "role": turn.role}
+        agent = turn.metadata.get("agent_id")
+        return PreparedItem(content=turn.text, user_id=user_id, agent_id=agent if isinstance(agent, str) else None,
+                            session_id=session_id, metadata=meta, when=turn.when,
+                            source="ai" if turn.role == "assistant" else "interaction")
 
     # the gate and the writes -------------------------------------------------------------
     def write(self, candidates: Sequence[Candidate]) -> list[AddResult]:
