@@ -83,7 +83,8 @@ def test_formation_fields_on_add(mem: Memory, clock: SettableClock) -> None:
     assert "tomorrow (2025-03-02)" in rec.content
     assert rec.temporal_type is TemporalType.TIME_BOUNDED and rec.valid_until == clock() + timedelta(days=7)
     assert rec.category == "plan" and "entity://tech/postgresql" in rec.entities
-    assert rec.importance_channels.keys() == {"novelty", "arousal", "reward", "attention", "encoding_boost"}
+    assert rec.importance_channels.keys() == {"novelty", "arousal", "reward", "attention", "encoding_boost",
+                                              "surprise_adjustment"}
     assert rec.surprise is not None and rec.layer is Layer.WORKING
     note = mem.store.get([i := mem.add("User always prefers tabs over spaces", user_id="u").id])[i]
     assert note.memory_kind is MemoryKind.NOTE and note.category == "preference"
