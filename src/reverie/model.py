@@ -24,6 +24,8 @@ import numpy as np
 import numpy.typing as npt
 import uuid6
 
+from reverie.legacy import current_event_data, current_reason
+
 Vector = npt.NDArray[np.float32]
 
 
@@ -338,6 +340,11 @@ class HistoryEvent:
     actor: str = "engine"
     data: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
+
+    def __post_init__(self) -> None:
+        # history written before the dream's rule ids were renamed reads in the current vocabulary
+        self.reason = current_reason(self.reason)
+        self.data = current_event_data(self.data)
 
 
 @dataclass(slots=True)

@@ -89,14 +89,14 @@ _CLUSTER_OMIT = _FADING_OMIT - frozenset({"utility", "access_count", "entities",
 
 # --- shared helpers ------------------------------------------------------------------------------
 
-def seed003_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> float:
+def fading_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> float:
     """Seed 003 retention of a memory at ``now`` (the clock runs from its last access, else its
     creation; S = storage strength on seed 003's 0–1 scale; β per layer, core when flagged)."""
     days = days_between(rec.last_accessed_at or rec.created_at, now)
     s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength,
                                   new=cfg.retention.fading_stability_new)
-    beta = retention.seed003_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
-    return retention.seed003_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
+    beta = retention.fading_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
+    return retention.fading_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
                                        core=rec.core, cfg=cfg.retention)
 
 
@@ -261,7 +261,7 @@ def _fading(ctx: DreamContext, report: StepReport) -> tuple[dict[_Key, list[str]
             report.examined += 1
             if _protected(rec, flashbulb=cc.exempt_flashbulb):
                 continue
-            r = seed003_retention_of(rec, now=ctx.now, cfg=dyn)
+            r = fading_retention_of(rec, now=ctx.now, cfg=dyn)
             if r < cc.retention_threshold:
                 found.append((r, rec.id, (rec.user_id, rec.agent_id, rec.layer.value, rec.category)))
                 contents[rec.id] = rec.content
@@ -373,7 +373,7 @@ def _still_fading(ctx: DreamContext, rec: MemoryRecord) -> bool:
     cc = ctx.settings.dream.consolidation.consolidate
     return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in cc.layers
             and not _protected(rec, flashbulb=cc.exempt_flashbulb)
-            and seed003_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) < cc.retention_threshold)
+            and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) < cc.retention_threshold)
 
 
 def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible: Any, make: Any, purpose: str,
@@ -454,7 +454,7 @@ def _mergeable(ctx: DreamContext, rec: MemoryRecord) -> bool:
     return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in mc.layers
             and not _protected(rec, flashbulb=True)
             and days_between(rec.created_at, ctx.now) >= mc.min_age_days
-            and seed003_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold)
+            and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold)
 
 
 def step_merge(ctx: DreamContext) -> StepReport:
@@ -527,7 +527,7 @@ class _Cluster:
         return (-len(self.members), -sum(m.importance for m in self.members), self.members[0].id)
 
 
-def seed001_clusters(records: Sequence[MemoryRecord], vectors: dict[str, np.ndarray], *, tc: ThemeSettings,
+def theme_clusters(records: Sequence[MemoryRecord], vectors: dict[str, np.ndarray], *, tc: ThemeSettings,
                      min_size: int, max_size: int, similarity: float,
                      cfg: ConsolidationSettings) -> list[_Cluster]:
     """Seed 001 clustering into disjoint clusters of ``min_size``..``max_size`` members.
@@ -645,7 +645,7 @@ def step_themes(ctx: DreamContext) -> StepReport:
         recs = sorted(scopes[scope], key=lambda r: (-_idle_days(r, ctx.now), r.id))[: tc.max_candidates]
         kept, mat = _vectors(ctx.store, [r.id for r in recs])
         vectors = dict(zip(kept, mat, strict=True))
-        clusters.extend(seed001_clusters(recs, vectors, tc=tc, min_size=tc.min_cluster, max_size=tc.max_cluster,
+        clusters.extend(theme_clusters(recs, vectors, tc=tc, min_size=tc.min_cluster, max_size=tc.max_cluster,
                                          similarity=similarity, cfg=cfg))
     clusters.sort(key=_Cluster.rank)
     rejections = Rejections(ctx, "themes")
@@ -705,7 +705,7 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
         recs = sorted(scopes[scope], key=lambda r: (r.last_accessed_at or r.created_at, r.id),
                       reverse=True)[: ac.max_candidates]
         kept, mat = _vectors(ctx.store, [r.id for r in recs])
-        for c in seed001_clusters(recs, dict(zip(kept, mat, strict=True)), tc=tc, min_size=ac.min_cluster,
+        for c in theme_clusters(recs, dict(zip(kept, mat, strict=True)), tc=tc, min_size=ac.min_cluster,
                                   max_size=ac.max_evidence, similarity=similarity, cfg=cfg):
             if rejections.seen(_summary_id(KIND_PATTERN, [m.id for m in c.members])):
                 before += 1
@@ -786,8 +786,8 @@ __all__ = [
     "UNDONE",
     "disjoint_groups",
     "made_by_dream",
-    "seed001_clusters",
-    "seed003_retention_of",
+    "theme_clusters",
+    "fading_retention_of",
     "step_abstraction",
     "step_consolidate",
     "step_merge",

@@ -946,9 +946,9 @@ def _fact_archival(ctx: DreamContext, rec: MemoryRecord) -> bool:
 
 def _archive_rule(ctx: DreamContext, rec: MemoryRecord) -> str | None:
     if promotion.archival_eligible(rec, now=ctx.now, cfg=ctx.settings.dynamics):
-        return "seed002"
+        return "faded"
     if _fact_archival(ctx, rec):
-        return "seed004_fact"
+        return "stale_fact"
     return None
 
 
@@ -982,10 +982,10 @@ def step_archive(ctx: DreamContext) -> StepReport:
     004's heat/decay scores and lifecycle state (candidate → validated/active → stale → archived)."""
     lc = ctx.settings.dream.lifecycle
     dyn = ctx.settings.dynamics
-    report = StepReport("archive", details={"seed002": 0, "seed004_fact": 0, "lifecycle": {}})
+    report = StepReport("archive", details={"faded": 0, "stale_fact": 0, "lifecycle": {}})
     p = _pass(ctx)
     report.examined = p.examined
-    for rule in ("seed002", "seed004_fact"):
+    for rule in ("faded", "stale_fact"):
 
         def change(rec: MemoryRecord, rule: str = rule) -> Write | None:
             if _archive_rule(ctx, rec) != rule:
@@ -999,7 +999,7 @@ def step_archive(ctx: DreamContext) -> StepReport:
             pc = dyn.promotion
             reason = (f"seed 002 archival: > {pc.archive_age_days:g} days, retention < {pc.archive_retention:g}, "
                       f"importance < {pc.archive_importance:g}, < {pc.archive_accesses} accesses"
-                      if rule == "seed002" else "seed 004 fact archival: old, unimportant, rarely used")
+                      if rule == "faded" else "seed 004 fact archival: old, unimportant, rarely used")
             return Write(rec, changes, "archived", reason,
                          {"rule": rule, "retention": round(kept, 4), "importance": rec.importance,
                           "access_count": rec.access_count})
@@ -1022,7 +1022,7 @@ def step_archive(ctx: DreamContext) -> StepReport:
     rescored = len(_apply(ctx, p.lifecycle, "archive", policy))
     p.lifecycle = []
     report.details["lifecycle"] = {"rescored": rescored, "transitions": dict(states)}
-    report.changed = report.details["seed002"] + report.details["seed004_fact"] + sum(states.values())
+    report.changed = report.details["faded"] + report.details["stale_fact"] + sum(states.values())
     return report
 
 
@@ -1042,10 +1042,10 @@ def _at_floor_long_enough(ctx: DreamContext, rec: MemoryRecord) -> bool:
     dyn = ctx.settings.dynamics
     stability = strength.fading_stability(storage=rec.storage_strength, cfg=dyn.strength,
                                           new=dyn.retention.fading_stability_new)
-    value = retention_mod.seed003_retention(
+    value = retention_mod.fading_retention(
         days=then, stability=stability, importance=rec.importance,
-        beta_days=retention_mod.seed003_beta(layer=rec.layer, core=rec.core, cfg=r), core=rec.core, cfg=r)
-    return value - retention_mod.seed003_floor(core=rec.core, cfg=r) < lc.cold_floor_tolerance
+        beta_days=retention_mod.fading_beta(layer=rec.layer, core=rec.core, cfg=r), core=rec.core, cfg=r)
+    return value - retention_mod.fading_floor(core=rec.core, cfg=r) < lc.cold_floor_tolerance
 
 
 def _tier_route(ctx: DreamContext, rec: MemoryRecord) -> str:
@@ -1060,16 +1060,16 @@ def _tier_route(ctx: DreamContext, rec: MemoryRecord) -> str:
 
 
 def _cold_rule(ctx: DreamContext, rec: MemoryRecord) -> str | None:
-    """Which rule moves an active memory between stores now: 'seed003_floor', 'seed004_value' (hot → cold)
-    or 'seed004_warm' (cold → hot), or None."""
+    """Which rule moves an active memory between stores now: 'retention_floor', 'low_value' (hot → cold)
+    or 'high_value' (cold → hot), or None."""
     if rec.status is not Status.ACTIVE or rec.core or anchored(rec) is not None:
         return None
     if rec.store is StoreTier.HOT and _at_floor_long_enough(ctx, rec):
-        return "seed003_floor"
+        return "retention_floor"
     if ctx.settings.dream.lifecycle.tier_routing:
         target = _tier_route(ctx, rec)
         if target != rec.store.value:
-            return "seed004_value" if target == StoreTier.COLD.value else "seed004_warm"
+            return "low_value" if target == StoreTier.COLD.value else "high_value"
     return None
 
 
@@ -1078,8 +1078,8 @@ def step_cold_migration(ctx: DreamContext) -> StepReport:
     cold store at once; an active memory whose seed 003 retention has sat at its floor for 7 days follows
     (core, pinned, immutable and flashbulb memories stay). Optional seed 004 value routing both ways."""
     lc = ctx.settings.dream.lifecycle
-    report = StepReport("cold_migration", details={"status": 0, "seed003_floor": 0, "seed004_value": 0,
-                                                   "seed004_warm": 0})
+    report = StepReport("cold_migration", details={"status": 0, "retention_floor": 0, "low_value": 0,
+                                                   "high_value": 0})
     statuses = frozenset(Status(s) for s in lc.cold_statuses)
     stale: list[str] = []
     for batch in ctx.store.scan(ctx.scope(statuses=statuses, stores=HOT), batch_size=ctx.settings.dream.batch_size,
@@ -1097,16 +1097,16 @@ def step_cold_migration(ctx: DreamContext) -> StepReport:
     p = _pass(ctx)
     report.examined = p.examined + len(stale)
     reasons = {
-        "seed003_floor": f"seed 003: retention at its floor for {lc.cold_migration_days:g} days",
-        "seed004_value": "seed 004 tier routing: value <= demotion threshold after the minimum age",
-        "seed004_warm": "seed 004 tier routing: value >= promotion threshold",
+        "retention_floor": f"seed 003: retention at its floor for {lc.cold_migration_days:g} days",
+        "low_value": "seed 004 tier routing: value <= demotion threshold after the minimum age",
+        "high_value": "seed 004 tier routing: value >= promotion threshold",
     }
     for rule, reason in reasons.items():
 
         def move(rec: MemoryRecord, rule: str = rule, reason: str = reason) -> Write | None:
             if _cold_rule(ctx, rec) != rule:
                 return None
-            target = StoreTier.HOT if rule == "seed004_warm" else StoreTier.COLD
+            target = StoreTier.HOT if rule == "high_value" else StoreTier.COLD
             event = "hot_migrated" if target is StoreTier.HOT else "cold_migrated"
             return Write(rec, {"store": target, "updated_at": ctx.now}, event, reason, {"rule": rule})
 

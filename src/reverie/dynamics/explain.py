@@ -103,9 +103,9 @@ def explain_strength(
             "(1 + t/(9·S))^(-1/0.5)",
             t=since_access_days,
             S=record.stability,
-            factor=fc.seed001_factor,
-            exponent=fc.seed001_exponent,
-            curve="seed001",
+            factor=fc.simple_power_factor,
+            exponent=fc.simple_power_exponent,
+            curve="simple_power",
         )
     out["stability"] = _entry(
         record.stability,
@@ -169,8 +169,8 @@ def explain_strength(
         r_mode, f"retention_{rc.mode} (configured mode)", mode=rc.mode, trust_factor="1/(1 + 2·(1 - trust))"
     )
     s003 = strength.fading_stability(storage=record.storage_strength, cfg=sc, new=rc.fading_stability_new)
-    beta = retention.seed003_beta(layer=layer, core=record.core, cfg=rc)
-    r003 = retention.seed003_retention(
+    beta = retention.fading_beta(layer=layer, core=record.core, cfg=rc)
+    r003 = retention.fading_retention(
         days=since_access_days,
         stability=s003,
         importance=record.importance,
@@ -178,16 +178,16 @@ def explain_strength(
         core=record.core,
         cfg=rc,
     )
-    out["retention_seed003"] = _entry(
+    out["fading_retention"] = _entry(
         r003,
         f"max(floor, exp(-Δt/(S·B·β))), S = {rc.fading_stability_new:g} + {1 - rc.fading_stability_new:g}·(storage - "
-        f"{sc.storage_min:g})/({sc.storage_max:g} - {sc.storage_min:g}), B = min({rc.seed003_boost_cap:g}, 1 + "
-        f"{rc.seed003_importance_boost:g}·importance)",
+        f"{sc.storage_min:g})/({sc.storage_max:g} - {sc.storage_min:g}), B = min({rc.fading_boost_cap:g}, 1 + "
+        f"{rc.fading_importance_boost:g}·importance)",
         dt=since_access_days,
         S=s003,
-        B=retention.seed003_boost(importance=record.importance, cfg=rc),
+        B=retention.fading_boost(importance=record.importance, cfg=rc),
         beta=beta,
-        floor=retention.seed003_floor(core=record.core, cfg=rc),
+        floor=retention.fading_floor(core=record.core, cfg=rc),
         core=record.core,
     )
     dormant = record.status == Status.DORMANT

@@ -42,11 +42,11 @@ def working_to_episodic(record: MemoryRecord, *, now: datetime, cfg: DynamicsSet
         return None
     p = cfg.promotion
     if record.access_count >= p.working_accesses:
-        return "seed002_accesses"
+        return "working_accesses"
     if seconds_between(record.created_at, now) / 60.0 > p.working_after_minutes:
-        return "seed002_age"
+        return "working_age"
     if p.working_use_energy and _energy_now(record, now, cfg) > cfg.energy.promote_working:
-        return "seed000_energy"
+        return "high_energy"
     return None
 
 
@@ -55,7 +55,7 @@ def session_end_promotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsS
     if layer_name(record.layer) != "working" or not _active(record) or record.immutable:
         return None
     if _energy_now(record, now, cfg) > cfg.energy.session_end_threshold:
-        return "seed000_session_end"
+        return "session_end_energy"
     return None
 
 
@@ -77,18 +77,18 @@ def episodic_to_semantic(
         return None
     p = cfg.promotion
     if record.access_count >= p.episodic_accesses:
-        return "seed001_access_frequency"
+        return "access_frequency"
     if (
         record.utility >= p.episodic_utility
         and days_between(record.created_at, now) >= p.episodic_utility_age_days
     ):
-        return "seed001_sustained_utility"
+        return "sustained_utility"
     if shared_entity_count >= p.episodic_entity_count:
-        return "seed001_entity_cooccurrence"
+        return "entity_cooccurrence"
     if record.importance >= p.episodic_importance and record.access_count >= p.episodic_importance_accesses:
-        return "seed002_importance_accesses"
+        return "importance_and_accesses"
     if p.episodic_use_energy and _energy_now(record, now, cfg) > cfg.energy.promote_episodic:
-        return "seed000_energy"
+        return "high_energy"
     return None
 
 
@@ -116,7 +116,7 @@ def semantic_demotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSetti
     p = cfg.promotion
     idle = days_between(record.last_accessed_at or record.created_at, now)
     if idle >= p.demote_idle_days and record.utility < p.demote_utility:
-        return "seed001_idle_low_utility"
+        return "idle_low_utility"
     return None
 
 

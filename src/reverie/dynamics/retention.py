@@ -138,31 +138,31 @@ def within_min_retention(*, category: str, age_days: float, cfg: RetentionSettin
     return age_days < min_retention_days(category=category, cfg=cfg)
 
 
-def seed003_beta(*, layer: object, core: bool, cfg: RetentionSettings) -> float:
+def fading_beta(*, layer: object, core: bool, cfg: RetentionSettings) -> float:
     """Seed 003 β (days): ``core`` when the core flag is set, else the layer's."""
     key = "core" if core else layer_name(layer)
     return cfg.beta_days.get(key, cfg.beta_days.get("episodic", 45.0))
 
 
-def seed003_boost(*, importance: float, cfg: RetentionSettings) -> float:
+def fading_boost(*, importance: float, cfg: RetentionSettings) -> float:
     """Seed 003 ``B = min(3, 1 + 2·importance)``."""
-    return min(cfg.seed003_boost_cap, 1.0 + cfg.seed003_importance_boost * clamp(importance))
+    return min(cfg.fading_boost_cap, 1.0 + cfg.fading_importance_boost * clamp(importance))
 
 
-def seed003_floor(*, core: bool, cfg: RetentionSettings) -> float:
+def fading_floor(*, core: bool, cfg: RetentionSettings) -> float:
     """Seed 003 floor: 0.60 for core memories, 0.02 otherwise."""
     return cfg.core_floor if core else cfg.regular_floor
 
 
-def seed003_retention(
+def fading_retention(
     *, days: float, stability: float, importance: float, beta_days: float, core: bool, cfg: RetentionSettings
 ) -> float:
     """``max(floor, exp(-Δt/(S·B·β)))``; ``stability`` on seed 003's 0–1 scale."""
-    floor = seed003_floor(core=core, cfg=cfg)
+    floor = fading_floor(core=core, cfg=cfg)
     if not math.isfinite(beta_days):
         return 1.0
-    s = max(stability, cfg.seed003_min_stability)
-    rate = s * seed003_boost(importance=importance, cfg=cfg) * beta_days
+    s = max(stability, cfg.fading_min_stability)
+    rate = s * fading_boost(importance=importance, cfg=cfg) * beta_days
     return max(floor, math.exp(-max(0.0, days) / rate))
 
 
