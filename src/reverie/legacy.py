@@ -45,15 +45,8 @@ RENAMED_RULES: dict[str, str] = {
     "seed004_warm": "high_value",
 }
 
-#: Former leading words of history reasons written by the dream cycle.
-_REASON_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("seed 002 archival: ", "archival: "),
-    ("seed 004 fact archival: ", "fact archival: "),
-    ("seed 004 lifecycle: ", "lifecycle: "),
-    ("seed 004 tier routing: ", "tier routing: "),
-    ("seed 003: retention at its floor", "retention at its floor"),
-    ("seed 000 co-activation cluster", "co-activation cluster"),
-)
+#: Former leading words of history reasons written by the engine (the design a rule came from).
+_REASON_PREFIX = re.compile(r"\bseed 00[0-4]:? ")
 _RULE_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, RENAMED_RULES), key=len, reverse=True)) + r")\b")
 
 
@@ -64,11 +57,7 @@ def current_rule(rule: str) -> str:
 
 def current_reason(reason: str) -> str:
     """A history reason with former rule ids and former leading words replaced by the current ones."""
-    for old, new in _REASON_PREFIXES:
-        if reason.startswith(old):
-            reason = new + reason[len(old):]
-            break
-    reason = reason.replace(" (seed 000)", "")
+    reason = _REASON_PREFIX.sub("", reason).replace(" (seed 000)", "")
     return _RULE_WORD.sub(lambda m: RENAMED_RULES[m.group(1)], reason)
 
 

@@ -1,6 +1,6 @@
 """k-nearest neighbours inside a candidate set, without comparing all pairs at scale.
 
-Dream steps that group memories (seed 003 consolidation, seed 001 themes and abstraction) need, for
+Dream steps that group memories (consolidation, themes and abstraction) need, for
 each candidate, its most similar other candidates. :func:`knn` answers that for a matrix of
 L2-normalised vectors:
 

@@ -1,4 +1,4 @@
-"""Seed 001 ACT-R base-level activation, sigmoid-squashed.
+"""ACT-R base-level activation, sigmoid-squashed.
 
 * single-access form (the seed's): ``B = ln(max(n, 1)) - d·ln(age_seconds)``
 * full form over the access log: ``B = ln(Σ_j t_j^(-d))`` — the ``k`` most recent accesses exactly,
@@ -19,7 +19,7 @@ from reverie.dynamics._util import seconds_between, sigmoid
 
 
 def base_level_single(*, access_count: int, age_seconds: float, cfg: ActrSettings) -> float:
-    """Seed 001: ``ln(max(n, 1)) - d·ln(age)``, age = seconds since the last access."""
+    """``ln(max(n, 1)) - d·ln(age)``, age = seconds since the last access."""
     age = max(age_seconds, cfg.min_age_seconds)
     return math.log(max(access_count, 1)) - cfg.decay * math.log(age)
 

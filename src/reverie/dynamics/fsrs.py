@@ -1,4 +1,4 @@
-"""FSRS-6 (seed 001, canonical per SEED-NOTES 1), checked against py-fsrs in the tests.
+"""FSRS-6 in its canonical form, checked against py-fsrs in the tests.
 
 Forgetting curve ``R = (1 + f·t/S)^(-w20)`` with ``f = 0.9^(-1/w20) - 1`` (R = 0.9 at t = S); the
 seed's own ``(1 + t/(9S))^(-1/0.5)`` (R = 0.81 at t = S) is available as ``curve = "simple_power"``.
@@ -51,7 +51,7 @@ def retrievability_fsrs6(*, elapsed_days: float, stability: float, w20: float) -
 def retrievability_simple_power(
     *, elapsed_days: float, stability: float, factor: float = 9.0, exponent: float = 2.0
 ) -> float:
-    """Seed 001's curve ``(1 + t/(9S))^(-1/0.5)``."""
+    """The Cognitive Memory design's curve ``(1 + t/(9S))^(-1/0.5)``."""
     return float((1.0 + max(0.0, elapsed_days) / (factor * stability)) ** (-exponent))
 
 

@@ -1,12 +1,12 @@
-"""Pure layer-transition predicates (seed 000 energy rules, SEED-NOTES 6 rule sets).
+"""Pure layer-transition predicates (energy rules and the designs' promotion rule sets).
 
 Each predicate returns the *reason* (a rule name) when the record is eligible, else ``None``.
 The dream cycle applies them; nothing here changes a record.
 
-Exemptions (SEED-NOTES 6 and 7): only ``active`` memories move. Pinned (and flashbulb) memories
-are protected from forgetting, demotion and archival but may still be promoted (SEED-NOTES 7 —
-this overrides seed 001's "pinned are never promoted"); immutable memories are never promoted,
-demoted or archived (seed 001 keeps them where they are).
+Exemptions: only ``active`` memories move. Pinned (and flashbulb) memories
+are protected from forgetting, demotion and archival but may still be promoted (this
+overrides the Cognitive Memory design's "pinned are never promoted"); immutable memories are never promoted,
+demoted or archived (truth anchors stay where they are).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _energy_now(record: MemoryRecord, now: datetime, cfg: DynamicsSettings) -> f
 
 
 def working_to_episodic(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
-    """seed 002: after 30 min or 2 accesses; seed 000: energy > 2.0."""
+    """After 30 min or 2 accesses, or energy > 2.0."""
     if layer_name(record.layer) != "working" or not _active(record) or record.immutable:
         return None
     p = cfg.promotion
@@ -51,7 +51,7 @@ def working_to_episodic(record: MemoryRecord, *, now: datetime, cfg: DynamicsSet
 
 
 def session_end_promotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
-    """seed 000: at session end a working memory with energy > 1.5 is promoted."""
+    """At session end a working memory with energy > 1.5 is promoted."""
     if layer_name(record.layer) != "working" or not _active(record) or record.immutable:
         return None
     if _energy_now(record, now, cfg) > cfg.energy.session_end_threshold:
@@ -60,7 +60,7 @@ def session_end_promotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsS
 
 
 def working_expired(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> bool:
-    """seed 000: a working memory whose energy fell below 0.1 expires (pinned ones do not)."""
+    """A working memory whose energy fell below 0.1 expires (pinned ones do not)."""
     if layer_name(record.layer) != "working" or not _active(record) or record.pinned:
         return False
     return energy_mod.is_working_expired(energy=_energy_now(record, now, cfg), cfg=cfg.energy)
@@ -69,7 +69,8 @@ def working_expired(record: MemoryRecord, *, now: datetime, cfg: DynamicsSetting
 def episodic_to_semantic(
     record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, shared_entity_count: int = 0
 ) -> str | None:
-    """Any of seed 001's three rules, seed 002's rule, or seed 000's energy > 5.0.
+    """Frequent use, sustained utility or a shared entity (the Cognitive Memory design's three rules),
+    importance with accesses (the layered-memory design's rule), or energy > 5.0.
 
     ``shared_entity_count`` = how many episodic memories (this one included) share an entity with it.
     """
@@ -93,7 +94,7 @@ def episodic_to_semantic(
 
 
 def core_eligible(record: MemoryRecord, *, distinct_sessions: int, cfg: DynamicsSettings) -> bool:
-    """seed 003: access_count >= 10, normalised storage strength >= 0.85, >= 3 distinct sessions."""
+    """``access_count`` >= 10, normalised storage strength >= 0.85, >= 3 distinct sessions."""
     if record.core or not _active(record):
         return False
     p = cfg.promotion
@@ -106,7 +107,7 @@ def core_eligible(record: MemoryRecord, *, distinct_sessions: int, cfg: Dynamics
 
 
 def semantic_demotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
-    """seed 001: semantic → dormant when idle >= 60 days AND utility < 0.2.
+    """Semantic → dormant when idle >= 60 days AND utility < 0.2.
 
     Pinned, immutable and flashbulb memories are exempt."""
     if layer_name(record.layer) != "semantic" or not _active(record):
@@ -123,11 +124,11 @@ def semantic_demotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSetti
 def archival_eligible(
     record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, retention: float | None = None
 ) -> bool:
-    """seed 002: age > 90 days, retention < 0.15, importance < 0.3, access_count < 3.
+    """Age > 90 days, retention < 0.15, importance < 0.3, access_count < 3.
 
     Exempt: semantic/procedural/codebase layers, pinned, immutable, flashbulb, core, protected
-    categories and memories still within seed 001's minimum retention. ``retention`` defaults to
-    the seed 002 retention of the configured mode.
+    categories and memories still within the Cognitive Memory design's minimum retention. ``retention`` defaults to
+    the retention of the configured mode.
     """
     if not _active(record) or record.pinned or record.immutable or record.flashbulb or record.core:
         return False

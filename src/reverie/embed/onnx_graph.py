@@ -1,11 +1,11 @@
 """all-MiniLM-L6-v2's encoder as an ONNX graph, built from the safetensors weights (no torch).
 
-No package ships an ONNX export of the model (FACTS.md) and exporting one needs torch, so the
+No package ships an ONNX export of the model and exporting one needs torch, so the
 graph is written here with ``onnx.helper`` from the same weights the numpy forward pass uses
 (:func:`reverie.embed.minilm._load_weights`): the same operations in the same order — embeddings
 + LayerNorm, six layers of masked multi-head self-attention and an exact (erf) GELU feed-forward,
 each followed by a residual LayerNorm — then mean pooling over the attention mask and L2
-normalisation. onnxruntime then runs it with its fused kernels (FACTS.md: 4.4 ms for one
+normalisation. onnxruntime then runs it with its fused kernels (4.4 ms for one
 sentence against 7–9 ms for numpy).
 
 Inputs: ``inputs_embeds`` (float32, batch × tokens × 384: the tokens' rows of the word-embedding

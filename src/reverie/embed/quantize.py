@@ -1,4 +1,5 @@
-"""Embedding quantisation codecs (seed 002 "embedding compression") and the mixed-precision similarity.
+"""Embedding quantisation codecs (the layered-memory design's "embedding compression") and the mixed-precision
+similarity.
 
 Each vector is quantised on its own (per-vector scalar quantisation): ``x ≈ lo + step·c`` with
 integer codes ``c`` in ``[0, 2^bits - 1]``. int8 keeps one code per byte, int4 two (high nibble
@@ -19,7 +20,7 @@ with the smallest squared error (coordinates outside it are clipped). Measured o
 vectors of LoCoMo turns (``tests/embed/test_quantize.py``): mean cosine fidelity int8 0.99998,
 int4 0.9945, int2 0.937.
 
-Mixed-precision similarity (seed 002 "FRQAD for mixed-precision comparison"). A float32 query is
+Mixed-precision similarity (the layered-memory design's "FRQAD for mixed-precision comparison"). A float32 query is
 compared with stored codes through the dequantised vector. Quantisation noise is (nearly)
 orthogonal to any query, so ``cos(q, x̂) ≈ fidelity · cos(q, x)``: quantised memories score too
 low and lose to float32 memories of equal true similarity. :func:`mixed_similarity` divides by
