@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reverie import Memory
+from reverie.config import SOURCES
 from reverie.legacy import RENAMED_RULES, current_reason
 from reverie.model import HistoryEvent
 
@@ -57,3 +58,10 @@ def test_every_former_rule_id_has_a_plain_current_name() -> None:
     for old, new in RENAMED_RULES.items():
         assert not CITATION.search(new) and not new.startswith("seed"), new
         assert current_reason(f"semantic → dormant ({old})") == f"semantic → dormant ({new})"
+
+
+def test_every_setting_source_is_explained_in_the_design_notes() -> None:
+    notes = (SRC.parents[1] / "docs" / "design-notes.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^### (.+)$", notes, re.MULTILINE))
+    assert set(SOURCES) <= headings, sorted(set(SOURCES) - headings)
+    assert not CITATION.search(notes)

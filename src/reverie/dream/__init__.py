@@ -139,7 +139,7 @@ class DreamContext:
     def log_events(self, events: Sequence[HistoryEvent]) -> None:
         """One ops-log line per kind of event in a batch (its ids and the count of each reason), not one
         per memory: a first cycle over 100k memories makes ~360k changes, which per-memory lines
-        overflowed the log's queue with (and cost ~13 s of the cycle). Each memory's own record of the
+        overflowed the log's queue with (and slowed the cycle). Each memory's own record of the
         transition is its history row."""
         if self.ops_log is None or not events:
             return
