@@ -1,7 +1,7 @@
 """FSRS-6 in its canonical form, checked against py-fsrs in the tests.
 
 Forgetting curve ``R = (1 + f·t/S)^(-w20)`` with ``f = 0.9^(-1/w20) - 1`` (R = 0.9 at t = S); the
-seed's own ``(1 + t/(9S))^(-1/0.5)`` (R = 0.81 at t = S) is available as ``curve = "simple_power"``.
+Cognitive Memory design's ``(1 + t/(9S))^(-1/0.5)`` (R = 0.81 at t = S) is available as ``curve = "simple_power"``.
 Stability/difficulty updates follow the reference scheduler (py-fsrs 6) formula by formula; time
 is continuous (fractional days) where the reference floors to whole days.
 """
