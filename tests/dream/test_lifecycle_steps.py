@@ -400,7 +400,7 @@ def test_archival_by_seed_002_rule_with_exemptions(mem: Memory, clock: SettableC
     assert all(got[i].status is Status.ACTIVE for i in (semantic, pinned, important, accessed, preference, young))
     ev = events(mem, faded, "archived")[0]
     assert ev.data["rule"] == "faded" and ev.data["retention"] < 0.15
-    assert ev.reason == "seed 002 archival: > 90 days, retention < 0.15, importance < 0.3, < 3 accesses"
+    assert ev.reason == "archival: > 90 days, retention < 0.15, importance < 0.3, < 3 accesses"
     assert step(mem.dream(steps=["archive"]), "archive")["changed"] == 0
 
 
