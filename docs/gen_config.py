@@ -3,13 +3,15 @@
     python docs/gen_config.py            # rewrite docs/configuration.md
     python docs/gen_config.py --check    # exit 1 if the committed file is stale
 
-Every row comes from ``reverie.config.iter_settings()``: the dotted name, the default and the
-description (which names the seed the value comes from). Nothing is written by hand.
+Every row comes from ``reverie.config.iter_settings()``: the dotted name, the default, the
+description and the source (the public idea the value comes from, linked to its entry in
+docs/design-notes.md). Nothing is written by hand.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -31,7 +33,9 @@ One settings object (`reverie.Settings`) holds every threshold. Precedence, high
    section (`[dynamics.energy]` then `decay_working = 0.4`);
 4. the defaults below.
 
-Invalid values raise `reverie.ConfigError` listing every bad value at once. Server-only
+Invalid values raise `reverie.ConfigError` listing every bad value at once. The source column names
+the public idea each setting comes from; [design notes](design-notes.md) says where each idea comes
+from. Server-only
 environment variables (not settings): `REVERIE_TARGET` (the database for the CLI, `reverie mcp`
 and `reverie serve`) and `REVERIE_API_TOKEN` (the bearer token of `reverie serve`).
 """
@@ -62,22 +66,33 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _anchor(heading: str) -> str:
+    """The anchor a Markdown renderer gives a heading (GitHub's rule)."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def _source(name: str) -> str:
+    return f"[{name}](design-notes.md#{_anchor(name)})" if name else "—"
+
+
 def render() -> str:
     from reverie.config import iter_settings
 
     rows = iter_settings()
-    sections: dict[str, list[tuple[str, Any, str]]] = {}
-    for name, default, description in rows:
+    sections: dict[str, list[tuple[str, Any, str, str]]] = {}
+    for name, default, description, source in rows:
         section = name.rsplit(".", 1)[0] if "." in name else "(top level)"
-        sections.setdefault(section, []).append((name, default, description))
+        sections.setdefault(section, []).append((name, default, description, source))
     lines = [HEADER, f"{len(rows)} settings in {len(sections)} sections.\n"]
     for section, items in sections.items():
         lines.append(f"## `{section}`\n")
-        lines.append("| setting | environment variable | default | description |")
-        lines.append("|---|---|---|---|")
-        for name, default, description in items:
+        lines.append("| setting | environment variable | default | description | source |")
+        lines.append("|---|---|---|---|---|")
+        for name, default, description, source in items:
             env = "REVERIE_" + name.upper().replace(".", "__")
-            lines.append(f"| `{name}` | `{env}` | {_cell(_default(default))} | {_cell(description) or '—'} |")
+            lines.append(
+                f"| `{name}` | `{env}` | {_cell(_default(default))} | {_cell(description) or '—'} | {_source(source)} |"
+            )
         lines.append("")
     return "\n".join(lines)
 

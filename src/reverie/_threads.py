@@ -1,10 +1,10 @@
 """One BLAS thread for query-sized numeric work.
 
-On small machines (FACTS.md: 2 cores) a multi-threaded BLAS makes the small matrix products of a
-single search slower, not faster: the threads contend (8–16 ms instead of < 1 ms). The search
+On small machines (2 cores) a multi-threaded BLAS makes the small matrix products of a
+single search slower, not faster: the threads contend. The search
 path and the embedding of a handful of texts run under :func:`single_blas_thread`; batch work
-(bulk embedding, index builds) keeps the library's default. The controller is built once: a
-limit then costs about 10 µs.
+(bulk embedding, index builds) keeps the library's default. The controller is built once, so
+setting a limit is cheap.
 """
 
 from __future__ import annotations

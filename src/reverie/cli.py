@@ -488,7 +488,7 @@ def _forgetting_lines(mem: Any, rec: Any, data: dict[str, Any]) -> list[str]:
          f"{mode} curve (the configured one): archived to cold storage when idle > {pc.archive_age_days:g} days "
          f"with retention < {pc.archive_retention:g}, importance < {pc.archive_importance:g} and "
          f"< {pc.archive_accesses} accesses"),
-        ("consolidation", _value(data, "retention_seed003"),
+        ("consolidation", _value(data, "fading_retention"),
          f"fading curve of consolidation: at its floor for {lc.cold_migration_days:g} days → cold storage; "
          "fading memories are merged into summaries (undo-consolidation restores them)"),
         ("retrievability", _value(data, "retrievability"),

@@ -1,4 +1,4 @@
-"""Time is an input (DESIGN.md): the engine reads ``now`` from an injected clock."""
+"""Time is an input: the engine reads ``now`` from an injected clock."""
 
 from __future__ import annotations
 

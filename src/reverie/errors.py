@@ -63,7 +63,7 @@ class PermissionDeniedError(ReverieError):
 
 
 class ImmutableMemoryError(ReverieError):
-    """The memory is flagged immutable (seed 001 truth anchor) and cannot be edited."""
+    """The memory is flagged immutable (a truth anchor) and cannot be edited."""
 
 
 class ConflictError(ReverieError):

@@ -1,4 +1,4 @@
-"""Import and export formats: JSONL records, conversation JSON, and seed 004's markdown tree.
+"""Import and export formats: JSONL records, conversation JSON, and the lifecycle design's markdown tree.
 
 Readers never trust a file: they read regular files only (a FIFO or a device named ``*.md`` would
 block an import forever), bound what they read, refuse YAML aliases and anchors (a 325-byte file
@@ -284,7 +284,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         yield entry.data
 
 
-# markdown (seed 004: facts/YYYY-MM-DD/<category>-<timestamp>-<hash>.md) ---------------------
+# markdown (facts/YYYY-MM-DD/<category>-<timestamp>-<hash>.md) ---------------------
 
 _SLUG = re.compile(r"[^a-z0-9_]+")
 
@@ -296,7 +296,7 @@ def slug(text: str, *, default: str = "fact", max_len: int = 40) -> str:
 
 
 def markdown_path(rec: MemoryRecord) -> Path:
-    """Relative path of a memory in seed 004's layout; never absolute, never with '..'.
+    """Relative path of a memory in the lifecycle design's layout; never absolute, never with '..'.
 
     ``<hash>`` is the first 12 hex digits of sha256(id, content hash): built from hex digits only
     (nothing from the record reaches the path unsanitised) and unique per memory, so two memories

@@ -1,12 +1,12 @@
 """The memory record and its companion record types.
 
-One record carries every field the five seeds need (SEED-NOTES "One data model"): three
+One record carries every field the five designs need (see "One data model" in docs/design-notes.md): three
 orthogonal fields — ``layer`` (what kind of memory), ``store`` (hot or cold) and ``status``
 (lifecycle) — instead of one overloaded "tier", plus strengths, provenance, emotion,
 bitemporal validity and scope.
 
 All datetimes are timezone-aware UTC. Embeddings are float32 numpy vectors (L2-normalised by
-the embedder); ``embedding_precision`` records how the stored copy is quantised (seed 002).
+the embedder); ``embedding_precision`` records how the stored copy is quantised.
 """
 
 from __future__ import annotations
@@ -24,11 +24,14 @@ import numpy as np
 import numpy.typing as npt
 import uuid6
 
+from reverie.legacy import current_event_data, current_reason
+
 Vector = npt.NDArray[np.float32]
 
 
 class Layer(StrEnum):
-    """What kind of memory (seed 002's layers; seed 000 shortTerm = episodic, longTerm = semantic)."""
+    """What kind of memory (the layered-memory design's layers; the energy model's short-term = episodic, long-term =
+    semantic)."""
 
     WORKING = "working"
     EPISODIC = "episodic"
@@ -38,14 +41,14 @@ class Layer(StrEnum):
 
 
 class StoreTier(StrEnum):
-    """Where a memory lives: hot is searched by default, cold by deep recall (seed 003)."""
+    """Where a memory lives: hot is searched by default, cold by deep recall."""
 
     HOT = "hot"
     COLD = "cold"
 
 
 class Status(StrEnum):
-    """Lifecycle status. Never delete — invalidate (seed 001)."""
+    """Lifecycle status. Never delete — invalidate."""
 
     ACTIVE = "active"
     SUPERSEDED = "superseded"
@@ -56,21 +59,21 @@ class Status(StrEnum):
 
 
 class MemoryKind(StrEnum):
-    """Seed 004's episode/note classification."""
+    """The lifecycle design's episode/note classification."""
 
     EPISODE = "episode"
     NOTE = "note"
 
 
 class TemporalType(StrEnum):
-    """Seed 001 bitemporal facts: persistent or time-bounded."""
+    """Bitemporal facts: persistent or time-bounded."""
 
     PERSISTENT = "persistent"
     TIME_BOUNDED = "time_bounded"
 
 
 class Precision(StrEnum):
-    """Seed 002 embedding quantisation tiers."""
+    """Embedding quantisation tiers."""
 
     FLOAT32 = "float32"
     INT8 = "int8"
@@ -79,7 +82,7 @@ class Precision(StrEnum):
 
 
 class RelationType(StrEnum):
-    """Seed 001's six relation types, plus links made by the engine itself."""
+    """The Cognitive Memory design's six relation types, plus links made by the engine itself."""
 
     SUPERSEDES = "supersedes"
     CONTRADICTS = "contradicts"
@@ -87,8 +90,8 @@ class RelationType(StrEnum):
     ELABORATES = "elaborates"
     SAME_ENTITY = "same_entity"
     RELATED_TO = "related_to"
-    REINFORCES = "reinforces"  # seed 000 retroactive strengthening
-    SUMMARIZES = "summarizes"  # seed 003 consolidation links (weight 0.8)
+    REINFORCES = "reinforces"  # Retroactive strengthening
+    SUMMARIZES = "summarizes"  # Consolidation links (weight 0.8)
 
 
 def utcnow() -> datetime:
@@ -106,14 +109,14 @@ _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 
 
 def normalize_content(text: str) -> str:
-    """Seed 004 normalisation for content-hash dedup: lowercase, strip punctuation, collapse spaces."""
+    """Normalisation for content-hash dedup: lowercase, strip punctuation, collapse spaces."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _PUNCT.sub(" ", text)
     return _WS.sub(" ", text).strip()
 
 
 def content_hash(text: str) -> str:
-    """SHA-256 of the normalised content (seed 004 content-hash dedup)."""
+    """SHA-256 of the normalised content (content-hash deduplication)."""
     return hashlib.sha256(normalize_content(text).encode("utf-8")).hexdigest()
 
 
@@ -133,7 +136,8 @@ class Scope:
 
 @dataclass(slots=True)
 class MemoryRecord:
-    """One memory. Field groups follow SEED-NOTES "One data model"."""
+    """One memory: what kind (layer), where (store), lifecycle (status), strengths, provenance, emotion, validity,
+    scope."""
 
     content: str
     id: str = field(default_factory=new_id)
@@ -171,19 +175,19 @@ class MemoryRecord:
     reinforcement_count: int = 0
     last_reinforced_at: datetime | None = None
     confirmations: int = 0
-    # emotion (seed 001)
+    # emotion
     emotion_valence: float = 0.0
     emotion_arousal: float = 0.0
     emotion_label: str | None = None
     flashbulb: bool = False
-    # provenance (seeds 001, 002)
+    # provenance
     source: str = "interaction"
     trust: float = 0.6
     source_confidence: float = 1.0
     write_source: str = "manual"
     data_source: str = "user_message"
     inputs: list[dict[str, Any]] = field(default_factory=list)
-    # bitemporal (seed 001)
+    # bitemporal
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     recorded_at: datetime = field(default_factory=utcnow)
@@ -192,11 +196,11 @@ class MemoryRecord:
     # access
     access_count: int = 0
     last_accessed_at: datetime | None = None
-    # truth anchors (seed 001) and flags
+    # truth anchors and flags
     pinned: bool = False
     immutable: bool = False
     core: bool = False
-    # seed 004 lifecycle policy
+    # Lifecycle policy
     lifecycle_state: str = "active"
     verification_state: str = "unverified"
     policy_class: str = "durable"
@@ -314,7 +318,7 @@ def _copy_json(value: Any) -> Any:
 
 @dataclass(slots=True)
 class Relation:
-    """A typed, weighted edge between two memories (seed 001 relations, seed 004 edge confidence)."""
+    """A typed, weighted edge between two memories (typed relations with a confidence that decays and is reinforced)."""
 
     src_id: str
     dst_id: str
@@ -339,10 +343,15 @@ class HistoryEvent:
     data: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
 
+    def __post_init__(self) -> None:
+        # history written before the dream's rule ids were renamed reads in the current vocabulary
+        self.reason = current_reason(self.reason)
+        self.data = current_event_data(self.data)
+
 
 @dataclass(slots=True)
 class AccessEvent:
-    """One access of a memory (seed 000: "run on every memory access"; ACT-R access log)."""
+    """One access of a memory ("run on every memory access"; ACT-R access log)."""
 
     memory_id: str
     at: datetime
@@ -378,7 +387,7 @@ class ActionEvent:
 
 @dataclass(slots=True)
 class CoActivation:
-    """Seed 000 COACTIVATED edge / seed 001 Hebbian pair. ``a_id < b_id`` always."""
+    """COACTIVATED edge / Hebbian pair. ``a_id < b_id`` always."""
 
     a_id: str
     b_id: str

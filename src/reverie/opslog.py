@@ -1,4 +1,4 @@
-"""seed 001 ops log: fire-and-forget JSONL telemetry of every decision.
+"""Ops log: fire-and-forget JSONL telemetry of every decision.
 
 Events are queued and written by one background thread, so logging never blocks or fails
 the operation that logged: a full queue drops the event (and counts it), a write error is

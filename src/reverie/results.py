@@ -12,7 +12,7 @@ from reverie.model import MemoryRecord
 
 
 class Action(StrEnum):
-    """What a write did (seed 001 prediction-error gate vocabulary)."""
+    """What a write did (the prediction-error gate's vocabulary)."""
 
     CREATE = "CREATE"
     UPDATE = "UPDATE"

@@ -431,7 +431,7 @@ def _summarise(mem: Memory, cfg: SimulationConfig, tally: Tally, timeline: list[
             examples["semantic"].append(rec.content[:160])
         if (rec.status in forgotten_statuses or rec.store is StoreTier.COLD) and len(examples["forgotten"]) < 5:
             examples["forgotten"].append(f"[{rec.status.value}/{rec.store.value}] {rec.content[:140]}")
-    # consolidation (seed 003): originals superseded by a memory the dream cycle wrote
+    # consolidation: originals superseded by a memory the dream cycle wrote
     into: dict[str, list[str]] = {}
     for rec in records.values():
         newer = records.get(rec.superseded_by or "")

@@ -15,7 +15,7 @@ def test_a_default_search_finds_an_archived_memory(mem: Memory, clock: SettableC
     other = mem.add("The weekly team lunch is on Thursdays at noon", user_id="u", infer=False).id
     mem.store.update_fields(mid, {"created_at": old, "importance": 0.2, "layer": Layer.EPISODIC})
     report = mem.dream(steps=["archive"])
-    assert next(s for s in report["steps"] if s["name"] == "archive")["details"]["seed002"] == 1
+    assert next(s for s in report["steps"] if s["name"] == "archive")["details"]["faded"] == 1
     rec = mem.store.get([mid])[mid]
     assert (rec.status, rec.store) == (Status.ARCHIVED, StoreTier.COLD)
     hits = mem.search("where is the spare key to the bike shed", user_id="u")

@@ -14,7 +14,7 @@ import pytest
 from reverie import Memory, SettableClock
 from reverie.config import Settings
 from reverie.config.dream_consolidation import ConsolidationSettings, NeighborSettings, for_profile
-from reverie.dream.consolidate import META, UNDONE, disjoint_groups, seed003_retention_of
+from reverie.dream.consolidate import META, UNDONE, disjoint_groups, fading_retention_of
 from reverie.dream.neighbors import knn
 from reverie.dream.summarize import extractive_summary, grounding_problem
 from reverie.embed.testing import HashEmbedder
@@ -39,7 +39,7 @@ def fade_days(settings: Settings | Memory, *, importance: float = 0.5, retention
     (well below the 0.20 consolidation threshold for the default 0.1) under the settings in force."""
     dyn = (settings.settings if isinstance(settings, Memory) else settings).dynamics
     rc = dyn.retention
-    b = min(rc.seed003_boost_cap, 1.0 + rc.seed003_importance_boost * importance)
+    b = min(rc.fading_boost_cap, 1.0 + rc.fading_importance_boost * importance)
     return float(rc.fading_stability_new * b * rc.beta_days[layer] * np.log(1.0 / retention))
 
 
@@ -84,7 +84,7 @@ def test_seed003_example_becomes_one_summary(mem: Memory, clock: SettableClock) 
         mem.store.update_fields(originals[i], {"importance": imp, "access_count": acc, "stability": stab})
     clock.advance(days=fade_days(mem, importance=0.5))
     before = mem.store.get(originals)
-    assert all(seed003_retention_of(r, now=clock(), cfg=mem.settings.dynamics) < 0.2 for r in before.values())
+    assert all(fading_retention_of(r, now=clock(), cfg=mem.settings.dynamics) < 0.2 for r in before.values())
     report = mem.dream(steps=CONSOLIDATE)
     step = _step(report, "consolidate")
     assert step["details"]["groups"] == 1 and step["details"]["members"] == 5 and step["changed"] == 6
@@ -736,7 +736,7 @@ def test_knn_graph_finds_planted_neighbours() -> None:
 
 
 @pytest.mark.model
-def test_minilm_calibration_seed003_example(tmp_path: Path, clock: SettableClock) -> None:
+def test_minilm_calibration_march_activities(tmp_path: Path, clock: SettableClock) -> None:
     """The ``minilm`` threshold (0.45): seed 003's five March activities form one group, unrelated
     memories stay out. Measured: the five sit at 0.41–0.60 pairwise, 0.47 (worst) to the best founder,
     the unrelated ones at -0.08–0.22 to them."""

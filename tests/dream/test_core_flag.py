@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from reverie import Memory, SettableClock
-from reverie.dream.consolidate import seed003_retention_of
+from reverie.dream.consolidate import fading_retention_of
 
 
 def _use(mem: Memory, query: str, sessions: list[str], clock: SettableClock) -> None:
@@ -35,5 +35,5 @@ def test_dream_marks_core_and_floors_its_retention(mem: Memory, clock: SettableC
     # retention floor 0.60 for core memories, a year without use
     clock.advance(days=365)
     cfg = mem.settings.dynamics
-    assert seed003_retention_of(mem.store.get([core])[core], now=mem.now(), cfg=cfg) == pytest.approx(0.60)
-    assert seed003_retention_of(mem.store.get([one])[one], now=mem.now(), cfg=cfg) < 0.60
+    assert fading_retention_of(mem.store.get([core])[core], now=mem.now(), cfg=cfg) == pytest.approx(0.60)
+    assert fading_retention_of(mem.store.get([one])[one], now=mem.now(), cfg=cfg) < 0.60

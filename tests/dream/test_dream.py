@@ -17,11 +17,11 @@ def test_working_memories_promote_after_30_minutes(mem: Memory, clock: SettableC
     young = mem.add("a fresh working memory", user_id="u").id
     report = mem.dream()
     promote = next(s for s in report["steps"] if s["name"] == "promote")
-    assert promote["changed"] == 1 and promote["details"]["rules"] == {"seed002_age": 1}
+    assert promote["changed"] == 1 and promote["details"]["rules"] == {"working_age": 1}
     recs = mem.store.get([old, young])
     assert recs[old].layer is Layer.EPISODIC and recs[young].layer is Layer.WORKING
     ev = [e for e in mem.history(old) if e.event == "promoted"]
-    assert ev and ev[0].data == {"from": "working", "to": "episodic", "rule": "seed002_age"}
+    assert ev and ev[0].data == {"from": "working", "to": "episodic", "rule": "working_age"}
     again = mem.dream()  # idempotent: nothing left to promote
     assert next(s for s in again["steps"] if s["name"] == "promote")["changed"] == 0
 

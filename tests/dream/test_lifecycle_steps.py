@@ -394,13 +394,13 @@ def test_archival_by_seed_002_rule_with_exemptions(mem: Memory, clock: SettableC
     preference = put(mem, "a faded preference", category="preference", **common)
     young = put(mem, "a young episode", **{**common, "created_at": clock() - timedelta(days=80)})
     report = step(mem.dream(steps=["archive"]), "archive")
-    assert report["details"]["seed002"] == 1 and report["changed"] == 1
+    assert report["details"]["faded"] == 1 and report["changed"] == 1
     got = mem.store.get([faded, semantic, pinned, important, accessed, preference, young])
     assert (got[faded].status, got[faded].store) == (Status.ARCHIVED, StoreTier.COLD)
     assert all(got[i].status is Status.ACTIVE for i in (semantic, pinned, important, accessed, preference, young))
     ev = events(mem, faded, "archived")[0]
-    assert ev.data["rule"] == "seed002" and ev.data["retention"] < 0.15
-    assert ev.reason == "seed 002 archival: > 90 days, retention < 0.15, importance < 0.3, < 3 accesses"
+    assert ev.data["rule"] == "faded" and ev.data["retention"] < 0.15
+    assert ev.reason == "archival: > 90 days, retention < 0.15, importance < 0.3, < 3 accesses"
     assert step(mem.dream(steps=["archive"]), "archive")["changed"] == 0
 
 
@@ -414,7 +414,7 @@ def test_archival_by_the_nine_factor_importance(make_memory, clock: SettableCloc
     novel = put(m, "a faded novel episode", surprise=0.95, **common)
     redundant = put(m, "a faded redundant episode", surprise=0.05, **common)
     report = step(m.dream(steps=["archive"]), "archive")
-    assert report["details"]["seed002"] == 1
+    assert report["details"]["faded"] == 1
     got = m.store.get([novel, redundant])
     assert got[novel].status is Status.ACTIVE
     assert (got[redundant].status, got[redundant].store) == (Status.ARCHIVED, StoreTier.COLD)
@@ -434,7 +434,7 @@ def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: Settabl
     fresh = put(m, "a fresh, used fact", layer=Layer.SEMANTIC, importance=0.9, access_count=20,
                 last_accessed_at=clock(), verification_state="user_confirmed")
     report = step(m.dream(steps=["archive"]), "archive")
-    assert report["details"]["seed004_fact"] == 1
+    assert report["details"]["stale_fact"] == 1
     got = m.store.get([fact, decision, stale, fresh])
     assert got[fact].status is Status.ARCHIVED and got[decision].status is Status.ACTIVE
     lc = m.settings.dynamics.lifecycle
@@ -460,7 +460,7 @@ def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None
     # floor (+0.001) at 174 days
     s_new = cfg.retention.fading_stability_new
     reach = -(s_new * 2.0 * 45.0) * math.log(0.02 + 0.001)
-    assert retention_dyn.seed003_retention(days=reach + 0.01, stability=s_new, importance=0.5, beta_days=45.0,
+    assert retention_dyn.fading_retention(days=reach + 0.01, stability=s_new, importance=0.5, beta_days=45.0,
                                            core=False, cfg=cfg.retention) < 0.021
     common = {"layer": Layer.EPISODIC, "importance": 0.5, "storage_strength": 1.0}
     gone = put(mem, "long untouched episode", last_accessed_at=now - timedelta(days=reach + 7.1), **common)
@@ -469,15 +469,15 @@ def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None
     pinned = put(mem, "untouched pinned memory", pinned=True, last_accessed_at=now - timedelta(days=300), **common)
     dormant = put(mem, "dormant but still hot", status=Status.DORMANT)
     report = step(mem.dream(steps=["cold_migration"]), "cold_migration")
-    assert report["details"] == {"status": 1, "seed003_floor": 1, "seed004_value": 0, "seed004_warm": 0}
+    assert report["details"] == {"status": 1, "retention_floor": 1, "low_value": 0, "high_value": 0}
     got = mem.store.get([gone, waiting, core, pinned, dormant])
     assert got[gone].store is StoreTier.COLD and got[gone].status is Status.ACTIVE
     assert got[dormant].store is StoreTier.COLD
     assert all(got[i].store is StoreTier.HOT for i in (waiting, core, pinned))
-    assert events(mem, gone, "cold_migrated")[0].data == {"rule": "seed003_floor"}
+    assert events(mem, gone, "cold_migrated")[0].data == {"rule": "retention_floor"}
     assert step(mem.dream(steps=["cold_migration"]), "cold_migration")["changed"] == 0
     clock.advance(hours=6)
-    assert step(mem.dream(steps=["cold_migration"]), "cold_migration")["details"]["seed003_floor"] == 1
+    assert step(mem.dream(steps=["cold_migration"]), "cold_migration")["details"]["retention_floor"] == 1
 
 
 def test_seed_004_tier_routing_is_opt_in(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
@@ -488,9 +488,9 @@ def test_seed_004_tier_routing_is_opt_in(make_memory, clock: SettableClock) -> N
     high = put(m, "a valuable cold memory", store=StoreTier.COLD, importance=1.0, access_count=20,
                utility=1.0, last_accessed_at=clock())
     report = step(m.dream(steps=["cold_migration"]), "cold_migration")
-    assert (report["details"]["seed004_value"], report["details"]["seed004_warm"]) == (1, 1)
+    assert (report["details"]["low_value"], report["details"]["high_value"]) == (1, 1)
     assert rec(m, low).store is StoreTier.COLD and rec(m, high).store is StoreTier.HOT
-    assert events(m, high, "hot_migrated")[0].data == {"rule": "seed004_warm"}
+    assert events(m, high, "hot_migrated")[0].data == {"rule": "high_value"}
 
 
 # -- graph-edge confidence decay (seed 004) and relation pruning (seed 001) ---------------------------------------

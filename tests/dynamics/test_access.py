@@ -73,7 +73,7 @@ def test_explain_is_json_and_complete(cfg: DynamicsSettings) -> None:
     json.dumps(ex, allow_nan=False)
     expected_keys = {
         "energy", "retrievability", "retrieval_strength", "storage_strength", "stability", "difficulty",
-        "retention", "retention_l2", "retention_huber", "retention_elastic", "retention_seed003",
+        "retention", "retention_l2", "retention_huber", "retention_elastic", "fading_retention",
         "category_strength", "min_retention", "precision", "actr_single", "actr_full", "utility",
         "importance", "priority_level", "importance_9factor", "heat", "decay_score", "tier_value",
         "confidence_tier", "lifecycle_state", "working_eviction_score", "promotion", "at",

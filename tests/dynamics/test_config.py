@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from reverie.config import Settings, iter_settings
+from reverie.config import SOURCES, Settings, iter_settings
 from reverie.config.dynamics import (
     FSRS6_DEFAULT_W,
     DynamicsSettings,
@@ -12,6 +12,7 @@ from reverie.config.dynamics import (
     LifecycleSettings,
     UtilitySettings,
 )
+from reverie.legacy import RENAMED_CURVES, RENAMED_SETTINGS
 
 
 def test_defaults_validate() -> None:
@@ -27,15 +28,12 @@ def test_fsrs_defaults_are_the_reference_schedulers() -> None:
     assert FsrsSettings().w == tuple(DEFAULT_PARAMETERS)
 
 
-def test_every_dynamics_setting_names_its_source() -> None:
-    rows = [r for r in iter_settings(Settings) if r[0].startswith("dynamics.")]
-    assert len(rows) > 100
-    missing = [
-        name
-        for name, _, desc in rows
-        if not any(tag in desc for tag in ("seed 00", "SEED-NOTES", "FSRS", "ACT-R", "reverie"))
-    ]
-    assert missing == []
+def test_every_setting_names_a_known_source() -> None:
+    rows = iter_settings(Settings)
+    assert len([r for r in rows if r[0].startswith("dynamics.")]) > 100
+    unknown = [(name, src) for name, _, _, src in rows if src not in SOURCES]
+    assert unknown == []
+    assert dict((name, src) for name, _, _, src in rows)["dynamics.fsrs.w"] == "FSRS-6"
 
 
 def test_channel_weights_must_sum_to_one() -> None:
@@ -81,8 +79,22 @@ def test_sections_reject_unknown_keys() -> None:
 
 
 def test_environment_override(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("REVERIE_DYNAMICS__FSRS__CURVE", "seed001")
-    assert Settings.load().dynamics.fsrs.curve == "seed001"
+    monkeypatch.setenv("REVERIE_DYNAMICS__FSRS__CURVE", "simple_power")
+    assert Settings.load().dynamics.fsrs.curve == "simple_power"
+
+
+def test_former_names_still_set_their_settings_for_one_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    for section, renamed in RENAMED_SETTINGS.items():
+        for old, new in renamed.items():
+            path = "RETENTION" if section == "RetentionSettings" else "FSRS"
+            monkeypatch.setenv(f"REVERIE_DYNAMICS__{path}__{old.upper()}", "2.5")
+            with pytest.warns(DeprecationWarning, match=new):
+                loaded = Settings.load()
+            assert getattr(getattr(loaded.dynamics, path.lower()), new) == 2.5
+            monkeypatch.delenv(f"REVERIE_DYNAMICS__{path}__{old.upper()}")
+    for old, new in RENAMED_CURVES.items():
+        with pytest.warns(DeprecationWarning, match=new):
+            assert Settings.load(dynamics={"fsrs": {"curve": old}}).dynamics.fsrs.curve == new
 
 
 def test_sections_are_models() -> None:

@@ -27,9 +27,9 @@ def test_canonical_r_at_stability_is_0_9(cfg: DynamicsSettings) -> None:
 
 
 def test_seed_001_curve_named_option() -> None:
-    seed = FsrsSettings(curve="seed001")
+    seed = FsrsSettings(curve="simple_power")
     assert fsrs.retrievability(elapsed_days=4.0, stability=4.0, cfg=seed) == pytest.approx(0.81)
-    assert fsrs.retrievability_seed001(elapsed_days=9.0, stability=1.0) == pytest.approx(0.25)
+    assert fsrs.retrievability_simple_power(elapsed_days=9.0, stability=1.0) == pytest.approx(0.25)
 
 
 STATES = [(2.3065, 2.118), (5.0, 5.0), (10.0, 7.5), (40.0, 3.0), (0.8, 9.5)]

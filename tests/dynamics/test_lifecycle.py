@@ -91,13 +91,13 @@ def test_burst_was_energy_eligible_then_faded(runs: dict[str, Any]) -> None:
     rec, _, _ = runs["burst"]
     now = BURST[-1]
     assert rec.energy > CFG.energy.promote_episodic  # five accesses within 25 minutes
-    assert promotion.episodic_to_semantic(rec, now=now, cfg=CFG) in {"seed001_access_frequency", "seed000_energy"}
+    assert promotion.episodic_to_semantic(rec, now=now, cfg=CFG) in {"access_frequency", "high_energy"}
 
 
 def test_layer_eligibility_at_day_180(runs: dict[str, Any]) -> None:
     elig = {k: promotion.eligible_transition(v[0], now=END, cfg=CFG) for k, v in runs.items()}
-    assert elig["daily"] == (Layer.SEMANTIC, "seed001_access_frequency")
-    assert elig["weekly"] == (Layer.SEMANTIC, "seed001_access_frequency")
+    assert elig["daily"] == (Layer.SEMANTIC, "access_frequency")
+    assert elig["weekly"] == (Layer.SEMANTIC, "access_frequency")
     assert elig["once"] is None and elig["never"] is None
     assert elig["semantic_weekly"] is None  # already semantic
 
@@ -124,13 +124,13 @@ def test_seed_004_heat_and_seed_003_retention(runs: dict[str, Any]) -> None:
     v = {k: x[1] for k, x in runs.items()}
     assert v["daily"]["heat"] > v["weekly"]["heat"] > v["never"]["heat"]
     assert v["never"]["decay_score"] > v["daily"]["decay_score"]
-    assert v["never"]["retention_seed003"] == CFG.retention.regular_floor
-    assert v["daily"]["retention_seed003"] > 0.9
+    assert v["never"]["fading_retention"] == CFG.retention.regular_floor
+    assert v["daily"]["fading_retention"] > 0.9
 
 
 def test_working_memory_lifecycle() -> None:
     promoted, _, _ = simulate(Layer.WORKING, [T0 + timedelta(minutes=10), T0 + timedelta(minutes=20)])
-    assert promotion.working_to_episodic(promoted, now=T0 + timedelta(minutes=20), cfg=CFG) == "seed002_accesses"
+    assert promotion.working_to_episodic(promoted, now=T0 + timedelta(minutes=20), cfg=CFG) == "working_accesses"
     assert promoted.energy > CFG.energy.promote_working  # seed 000's rule agrees
     idle, _, _ = simulate(Layer.WORKING, [])
     assert not promotion.working_expired(idle, now=T0 + timedelta(hours=4), cfg=CFG)

@@ -22,17 +22,17 @@ def rec(**kw: object) -> MemoryRecord:
 def test_working_to_episodic_rules(cfg: DynamicsSettings) -> None:
     w = rec(layer=Layer.WORKING)
     assert promotion.working_to_episodic(w, now=T0 + timedelta(minutes=10), cfg=cfg) is None
-    assert promotion.working_to_episodic(w, now=T0 + timedelta(minutes=31), cfg=cfg) == "seed002_age"
-    assert promotion.working_to_episodic(w.copy(access_count=2), now=T0, cfg=cfg) == "seed002_accesses"
+    assert promotion.working_to_episodic(w, now=T0 + timedelta(minutes=31), cfg=cfg) == "working_age"
+    assert promotion.working_to_episodic(w.copy(access_count=2), now=T0, cfg=cfg) == "working_accesses"
     hot = w.copy(energy=2.5)
-    assert promotion.working_to_episodic(hot, now=T0 + timedelta(minutes=1), cfg=cfg) == "seed000_energy"
+    assert promotion.working_to_episodic(hot, now=T0 + timedelta(minutes=1), cfg=cfg) == "high_energy"
     assert promotion.working_to_episodic(hot.copy(immutable=True), now=T0, cfg=cfg) is None
     assert promotion.working_to_episodic(hot.copy(status=Status.EXPIRED), now=T0, cfg=cfg) is None
 
 
 def test_session_end_and_expiry(cfg: DynamicsSettings) -> None:
     w = rec(layer=Layer.WORKING, energy=1.6)
-    assert promotion.session_end_promotion(w, now=T0, cfg=cfg) == "seed000_session_end"
+    assert promotion.session_end_promotion(w, now=T0, cfg=cfg) == "session_end_energy"
     assert promotion.session_end_promotion(w, now=T0 + timedelta(hours=1), cfg=cfg) is None  # 1.6·e^-0.5 < 1.5
     fresh = rec(layer=Layer.WORKING)
     assert not promotion.working_expired(fresh, now=T0 + timedelta(hours=4.6), cfg=cfg)
@@ -44,13 +44,13 @@ def test_episodic_to_semantic_rules(cfg: DynamicsSettings) -> None:
     e = rec(layer=Layer.EPISODIC)
     now = T0 + timedelta(days=1)
     assert promotion.episodic_to_semantic(e, now=now, cfg=cfg) is None
-    assert promotion.episodic_to_semantic(e.copy(access_count=3), now=now, cfg=cfg) == "seed001_access_frequency"
+    assert promotion.episodic_to_semantic(e.copy(access_count=3), now=now, cfg=cfg) == "access_frequency"
     useful = e.copy(utility=0.7)
     assert promotion.episodic_to_semantic(useful, now=now, cfg=cfg) is None
-    assert promotion.episodic_to_semantic(useful, now=T0 + timedelta(days=7), cfg=cfg) == "seed001_sustained_utility"
+    assert promotion.episodic_to_semantic(useful, now=T0 + timedelta(days=7), cfg=cfg) == "sustained_utility"
     got = promotion.episodic_to_semantic(e, now=now, cfg=cfg, shared_entity_count=3)
-    assert got == "seed001_entity_cooccurrence"
-    assert promotion.episodic_to_semantic(e.copy(energy=6.0), now=T0, cfg=cfg) == "seed000_energy"
+    assert got == "entity_cooccurrence"
+    assert promotion.episodic_to_semantic(e.copy(energy=6.0), now=T0, cfg=cfg) == "high_energy"
     # SEED-NOTES 7: pinned/flashbulb may be promoted; immutable is not (seed 001)
     assert promotion.episodic_to_semantic(e.copy(access_count=3, pinned=True, flashbulb=True), now=now, cfg=cfg)
     assert promotion.episodic_to_semantic(e.copy(access_count=3, immutable=True), now=now, cfg=cfg) is None
@@ -60,7 +60,7 @@ def test_seed_002_rule_reachable_with_seed_001_rule_off(cfg: DynamicsSettings) -
     c = cfg.model_copy(deep=True)
     c.promotion.episodic_accesses = 100
     e = rec(layer=Layer.EPISODIC, importance=0.7, access_count=5)
-    assert promotion.episodic_to_semantic(e, now=T0, cfg=c) == "seed002_importance_accesses"
+    assert promotion.episodic_to_semantic(e, now=T0, cfg=c) == "importance_and_accesses"
     assert promotion.episodic_to_semantic(e.copy(importance=0.69), now=T0, cfg=c) is None
 
 
@@ -75,7 +75,7 @@ def test_core(cfg: DynamicsSettings) -> None:
 def test_semantic_demotion(cfg: DynamicsSettings) -> None:
     s = rec(layer=Layer.SEMANTIC, utility=0.1, last_accessed_at=T0)
     assert promotion.semantic_demotion(s, now=T0 + timedelta(days=59), cfg=cfg) is None
-    assert promotion.semantic_demotion(s, now=T0 + timedelta(days=60), cfg=cfg) == "seed001_idle_low_utility"
+    assert promotion.semantic_demotion(s, now=T0 + timedelta(days=60), cfg=cfg) == "idle_low_utility"
     for exempt in ({"pinned": True}, {"immutable": True}, {"flashbulb": True}, {"utility": 0.2}):
         assert promotion.semantic_demotion(s.copy(**exempt), now=T0 + timedelta(days=99), cfg=cfg) is None
 
@@ -132,18 +132,18 @@ def test_archival_decides_with_the_nine_factor_importance_and_surprise(cfg: Dyna
 def test_eligible_transition(cfg: DynamicsSettings) -> None:
     assert promotion.eligible_transition(rec(layer=Layer.WORKING, access_count=2), now=T0, cfg=cfg) == (
         Layer.EPISODIC,
-        "seed002_accesses",
+        "working_accesses",
     )
     assert promotion.eligible_transition(rec(layer=Layer.EPISODIC, access_count=3), now=T0, cfg=cfg) == (
         Layer.SEMANTIC,
-        "seed001_access_frequency",
+        "access_frequency",
     )
     assert promotion.eligible_transition(rec(layer=Layer.SEMANTIC), now=T0, cfg=cfg) is None
     w = rec(layer=Layer.WORKING, energy=1.6)
     assert promotion.eligible_transition(w, now=T0, cfg=cfg) is None
     assert promotion.eligible_transition(w, now=T0, cfg=cfg, session_end=True) == (
         Layer.EPISODIC,
-        "seed000_session_end",
+        "session_end_energy",
     )
 
 
@@ -186,9 +186,9 @@ def test_procedural_rule_takes_know_how_only(cfg: DynamicsSettings) -> None:
 def test_procedural_rule_applies_at_promotion_and_to_semantic_memories(cfg: DynamicsSettings) -> None:
     howto = rec(content="Always run the migrations before the tests", layer=Layer.EPISODIC, access_count=3)
     assert promotion.eligible_transition(howto, now=T0, cfg=cfg) == (
-        Layer.PROCEDURAL, "seed001_access_frequency; procedural: how-to or rule")
+        Layer.PROCEDURAL, "access_frequency; procedural: how-to or rule")
     fact = howto.copy(content="Maya moved to Lisbon in 2023")
-    assert promotion.eligible_transition(fact, now=T0, cfg=cfg) == (Layer.SEMANTIC, "seed001_access_frequency")
+    assert promotion.eligible_transition(fact, now=T0, cfg=cfg) == (Layer.SEMANTIC, "access_frequency")
     # not yet earned: an episodic how-to that no promotion rule lets through stays where it is
     assert promotion.eligible_transition(howto.copy(access_count=0, energy=0.5), now=T0, cfg=cfg) is None
     semantic = howto.copy(layer=Layer.SEMANTIC)  # promoted before the rule, or written by the dream
@@ -196,7 +196,7 @@ def test_procedural_rule_applies_at_promotion_and_to_semantic_memories(cfg: Dyna
                                                                         "procedural: how-to or rule")
     assert promotion.eligible_transition(semantic.copy(immutable=True), now=T0, cfg=cfg) is None
     assert promotion.eligible_transition(howto.copy(layer=Layer.WORKING, access_count=2), now=T0,
-                                         cfg=cfg) == (Layer.EPISODIC, "seed002_accesses")
+                                         cfg=cfg) == (Layer.EPISODIC, "working_accesses")
 
 
 _PIECES = ["how to ", "How To ", "step 3 ", "the way to fix it is ", "to deploy the app, ", "first run ", "Always ",

@@ -28,7 +28,7 @@ from reverie.model import Layer, MemoryRecord
 from .conftest import T0
 
 CFG = DynamicsSettings()
-SEED_CFG = FsrsSettings(curve="seed001")
+SEED_CFG = FsrsSettings(curve="simple_power")
 unit = st.floats(0.0, 1.0)
 days = st.floats(0.0, 2000.0)
 hours = st.floats(0.0, 5000.0)
@@ -55,7 +55,7 @@ def test_retention_never_rises_without_access(t: float, dt: float, s: float, hl:
         b = retention.retention(age_days=t + dt, half_life_days=h, access_count=n, cfg=CFG.retention, mode=mode)
         assert 0.0 <= b <= a <= 1.0
     kw = {"stability": min(s, 1.0), "importance": trust, "beta_days": hl, "core": n % 2 == 0, "cfg": CFG.retention}
-    assert retention.seed003_retention(days=t + dt, **kw) <= retention.seed003_retention(days=t, **kw) <= 1.0
+    assert retention.fading_retention(days=t + dt, **kw) <= retention.fading_retention(days=t, **kw) <= 1.0
     for cat in ("fact", "decision", "other", "preference"):
         c1 = retention.category_strength(category=cat, layer="episodic", days=t, cfg=CFG.retention)
         c2 = retention.category_strength(category=cat, layer="episodic", days=t + dt, cfg=CFG.retention)
@@ -147,7 +147,7 @@ def test_access_never_lowers_storage_and_keeps_bounds(rec: MemoryRecord, later: 
     if success is not None:
         assert 0.0 <= upd["utility"] <= 1.0
     vals = current_values(rec.copy(**upd), now=now + timedelta(days=1), cfg=CFG)
-    for key in ("retrievability", "retention", "retention_seed003", "heat", "decay_score", "tier_value",
+    for key in ("retrievability", "retention", "fading_retention", "heat", "decay_score", "tier_value",
                 "actr_single", "actr_full", "utility", "importance_9factor"):  # fmt: skip
         assert 0.0 <= vals[key] <= 1.0, key
 

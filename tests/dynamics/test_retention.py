@@ -88,18 +88,18 @@ def test_min_retention(cfg: DynamicsSettings, category: str, days: float, protec
 def test_seed_003_worked_example(cfg: DynamicsSettings) -> None:
     """Seed 003's docs: S 0.3, importance 0.7, semantic β 120 → 0.707 at 30 days, 0.124 at 180, core 0.60."""
     c = cfg.retention
-    beta = rt.seed003_beta(layer="semantic", core=False, cfg=c)
+    beta = rt.fading_beta(layer="semantic", core=False, cfg=c)
     assert beta == 120.0
-    assert rt.seed003_boost(importance=0.7, cfg=c) == pytest.approx(2.4)
-    r30 = rt.seed003_retention(days=30, stability=0.3, importance=0.7, beta_days=beta, core=False, cfg=c)
+    assert rt.fading_boost(importance=0.7, cfg=c) == pytest.approx(2.4)
+    r30 = rt.fading_retention(days=30, stability=0.3, importance=0.7, beta_days=beta, core=False, cfg=c)
     assert r30 == pytest.approx(0.707, abs=5e-4)
-    r180 = rt.seed003_retention(days=180, stability=0.3, importance=0.7, beta_days=beta, core=False, cfg=c)
+    r180 = rt.fading_retention(days=180, stability=0.3, importance=0.7, beta_days=beta, core=False, cfg=c)
     assert r180 == pytest.approx(0.124, abs=1e-3)  # the seed rounds exp(-2.083)
-    core_beta = rt.seed003_beta(layer="semantic", core=True, cfg=c)
-    assert rt.seed003_retention(days=180, stability=0.3, importance=0.7, beta_days=core_beta, core=True, cfg=c) == 0.6
-    assert rt.seed003_retention(days=1e5, stability=0.3, importance=0.7, beta_days=beta, core=False, cfg=c) == 0.02
-    procedural = rt.seed003_beta(layer="procedural", core=False, cfg=c)
-    assert rt.seed003_retention(days=1e5, stability=0.1, importance=0, beta_days=procedural, core=False, cfg=c) == 1.0
+    core_beta = rt.fading_beta(layer="semantic", core=True, cfg=c)
+    assert rt.fading_retention(days=180, stability=0.3, importance=0.7, beta_days=core_beta, core=True, cfg=c) == 0.6
+    assert rt.fading_retention(days=1e5, stability=0.3, importance=0.7, beta_days=beta, core=False, cfg=c) == 0.02
+    procedural = rt.fading_beta(layer="procedural", core=False, cfg=c)
+    assert rt.fading_retention(days=1e5, stability=0.1, importance=0, beta_days=procedural, core=False, cfg=c) == 1.0
 
 
 @pytest.mark.parametrize(

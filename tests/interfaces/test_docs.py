@@ -26,7 +26,7 @@ def test_configuration_reference_is_current() -> None:
 
 def test_every_setting_is_documented_with_its_environment_variable() -> None:
     text = (DOCS / "configuration.md").read_text(encoding="utf-8")
-    for name, _default, _description in iter_settings():
+    for name, _default, _description, _source in iter_settings():
         assert f"| `{name}` | `REVERIE_{name.upper().replace('.', '__')}` |" in text, name
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reverie import Memory, SettableClock
-from reverie.dream.consolidate import seed003_retention_of
+from reverie.dream.consolidate import fading_retention_of
 from reverie.dynamics.importance import channel_importance, surprise_adjusted_base
 
 
@@ -46,4 +46,4 @@ def test_importance_at_write_feeds_the_fading_retention(make_memory, clock: Sett
     cfg = mem.settings.dynamics
     assert recs[a].importance > recs[b].importance
     # the fading retention's boost B = min(3, 1 + 2·importance): the more important memory fades slower
-    assert seed003_retention_of(recs[a], now=mem.now(), cfg=cfg) > seed003_retention_of(recs[b], now=mem.now(), cfg=cfg)
+    assert fading_retention_of(recs[a], now=mem.now(), cfg=cfg) > fading_retention_of(recs[b], now=mem.now(), cfg=cfg)

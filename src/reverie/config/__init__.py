@@ -1,4 +1,4 @@
-"""One settings object carrying every threshold, each with the seed it comes from.
+"""One settings object carrying every threshold, each with the public idea it comes from (its ``source``).
 
 Precedence (highest first): arguments to :class:`Settings` › environment variables
 (``REVERIE_`` prefix, ``__`` between nested names, e.g. ``REVERIE_DYNAMICS__ENERGY__DECAY_WORKING``)
@@ -33,6 +33,7 @@ from reverie.config.core import (
 from reverie.config.dream import DreamSettings
 from reverie.config.dynamics import DynamicsSettings
 from reverie.config.read import ReadSettings
+from reverie.config.sources import ENERGY, SOURCES, source
 from reverie.config.write import WriteSettings
 from reverie.errors import ConfigError
 
@@ -48,7 +49,9 @@ class Settings(BaseSettings):
     )
 
     instance_id: str | None = Field(
-        default=None, description="seed 000: name of this engine instance (recorded on memories and claims)."
+        default=None,
+        description="Name of this engine instance (recorded on memories and claims).",
+        json_schema_extra=source(ENERGY),
     )
     storage: StorageSettings = Field(default_factory=StorageSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
@@ -93,9 +96,13 @@ def _format_errors(exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def iter_settings(model: type[Section] | type[BaseSettings] = Settings, prefix: str = "") -> list[tuple[str, Any, str]]:
-    """(dotted name, default, description) of every leaf setting — for the generated docs."""
-    rows: list[tuple[str, Any, str]] = []
+def iter_settings(
+    model: type[Section] | type[BaseSettings] = Settings, prefix: str = ""
+) -> list[tuple[str, Any, str, str]]:
+    """(dotted name, default, description, source) of every leaf setting — for the generated docs.
+
+    ``source`` names the public idea the setting comes from (see :mod:`reverie.config.sources`)."""
+    rows: list[tuple[str, Any, str, str]] = []
     for name, info in model.model_fields.items():
         ann = info.annotation
         dotted = f"{prefix}{name}"
@@ -103,8 +110,9 @@ def iter_settings(model: type[Section] | type[BaseSettings] = Settings, prefix: 
             rows.extend(iter_settings(ann, dotted + "."))
         else:
             default = info.get_default(call_default_factory=True)
-            rows.append((dotted, default, info.description or ""))
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            rows.append((dotted, default, info.description or "", str(extra.get("source", ""))))
     return rows
 
 
-__all__ = ["ConfigError", "Settings", "iter_settings"]
+__all__ = ["SOURCES", "ConfigError", "Settings", "iter_settings"]

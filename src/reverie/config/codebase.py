@@ -5,11 +5,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from reverie.config.core import Section
+from reverie.config.sources import LAYERED
 
 
 class CodebaseSettings(Section):
     """How a source tree becomes codebase-layer memories (the layered-memory design's "compressed code
     knowledge: file trees, function signatures")."""
+
+    SOURCE = LAYERED
 
     max_file_bytes: int = Field(
         default=1_000_000,

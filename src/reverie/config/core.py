@@ -2,15 +2,53 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from reverie.config.sources import COGNITIVE_MEMORY, REVERIE, source
 
 
 class Section(BaseModel):
-    """Base of every settings section: unknown keys are errors, values are validated."""
+    """Base of every settings section: unknown keys are errors, values are validated.
+
+    ``SOURCE`` names the public idea most of a section's settings come from; a setting whose own
+    field metadata names no ``source`` gets it. ``RENAMED`` maps a setting's former name to its
+    current one: the former name is still accepted for one release, with a ``DeprecationWarning``.
+    """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    SOURCE: ClassVar[str] = REVERIE
+    RENAMED: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        missing = False
+        for info in cls.model_fields.values():
+            extra = info.json_schema_extra
+            if not isinstance(extra, dict) or "source" not in extra:
+                info.json_schema_extra = {**(extra if isinstance(extra, dict) else {}), **source(cls.SOURCE)}
+                missing = True
+        if missing:
+            cls.model_rebuild(force=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_names(cls, data: Any) -> Any:
+        if not cls.RENAMED or not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in cls.RENAMED.items():
+            if old in data:
+                warnings.warn(f"setting {old!r} is now {new!r}; the old name goes away in the next release",
+                              DeprecationWarning, stacklevel=2)
+                value = data.pop(old)
+                data.setdefault(new, value)
+        return data
 
 
 class StorageSettings(Section):
@@ -67,8 +105,8 @@ class StorageSettings(Section):
         le=100,
         description="PostgreSQL: fill factor (%) of the memories table, set by its schema migration (pages "
         "written later are filled up to it). The free space lets the access updates of a search be HOT "
-        "updates (no new entry in the HNSW, GIN and other indexes): at 100k the access update of one "
-        "search's hits took ~30 ms with full pages, ~3 ms with 10% free (bench/scale.py).",
+        "updates (no new entry in the HNSW, GIN and other indexes), which bench/scale.py measured as about "
+        "ten times faster than with full pages at 100k memories.",
     )
 
 
@@ -107,8 +145,13 @@ class EmbeddingSettings(Section):
     dimensions: int | None = Field(default=None, ge=1, description="Requested output dimensions (endpoint permitting).")
     timeout_s: float = Field(default=30.0, gt=0, description="HTTP timeout of the embedding endpoint.")
     batch_size: int = Field(default=64, ge=1, le=2048, description="Texts per embedding batch.")
-    cache_size: int = Field(default=200, ge=0, description="seed 001 embedding cache: max entries (LRU).")
-    cache_ttl_s: float = Field(default=1800.0, ge=0, description="seed 001 embedding cache: TTL, 30 minutes.")
+    cache_size: int = Field(
+        default=200, ge=0, description="Embedding cache: max entries (LRU).", json_schema_extra=source(COGNITIVE_MEMORY)
+    )
+    cache_ttl_s: float = Field(
+        default=1800.0, ge=0, description="Embedding cache: TTL, 30 minutes.",
+        json_schema_extra=source(COGNITIVE_MEMORY),
+    )
     max_tokens: int = Field(
         default=256, ge=16, le=512, description="all-MiniLM-L6-v2: tokens per text (longer text is truncated). "
         "e5-small reads a long text in windows of 510 tokens and averages them."
@@ -156,12 +199,14 @@ class LimitSettings(Section):
 
 
 class OpsLogSettings(Section):
-    """seed 001 ops log: JSONL telemetry of every decision, async, never blocking."""
+    """The ops log: JSONL telemetry of every decision, async, never blocking."""
+
+    SOURCE = COGNITIVE_MEMORY
 
     enabled: bool = Field(default=True, description="Write the ops log (local file only; nothing leaves the machine).")
     path: Path | None = Field(default=None, description="Ops log file (default: ops-log.jsonl beside the database).")
     rotate_bytes: int = Field(
-        default=10 * 1024 * 1024, ge=1024, description="seed 001: rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
+        default=10 * 1024 * 1024, ge=1024, description="Rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
     )
     queue_size: int = Field(
         default=10_000, ge=1, description="Events buffered before new ones are dropped (never blocks)."
@@ -180,7 +225,10 @@ class LLMSettings(Section):
     base_url: str | None = Field(
         default=None, description="Base URL, e.g. http://127.0.0.1:11434/v1. None = no LLM (heuristics)."
     )
-    model: str = Field(default="gpt-4o-mini", description="seed 001's model for extraction, merging and consolidation.")
+    model: str = Field(
+        default="gpt-4o-mini", description="Chat model for extraction, merging and consolidation.",
+        json_schema_extra=source(COGNITIVE_MEMORY),
+    )
     api_key: SecretStr | None = Field(default=None, description="API key of the chat endpoint.")
     timeout_s: float = Field(default=20.0, gt=0, description="Per-request timeout.")
     retries: int = Field(default=2, ge=0, le=10, description="Retries on timeouts and 5xx answers.")

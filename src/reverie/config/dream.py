@@ -1,4 +1,4 @@
-"""Settings of the dream cycle (seed 000 jobs, seed 001 dream cycle, seeds 002–004 passes)."""
+"""Settings of the dream cycle: which steps run, how much each takes on, and the per-step sections."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from reverie.config.dream_lifecycle import LifecycleStepSettings
 from reverie.config.dream_quantize import QuantizeSettings
 from reverie.config.dream_schedule import ScheduleSettings
 from reverie.config.dream_synthesis import SynthesisSettings
+from reverie.config.sources import COGNITIVE_MEMORY, CONSOLIDATION, ENERGY, LAYERED, REVERIE, source
 
 
 class TopicIndexSettings(Section):
@@ -28,6 +29,8 @@ class TopicIndexSettings(Section):
 
 class DreamSettings(Section):
     """Which dream steps run, and how much each may take on in one run."""
+
+    SOURCE = COGNITIVE_MEMORY
 
     steps: list[str] = Field(
         default_factory=lambda: [
@@ -63,22 +66,23 @@ class DreamSettings(Section):
             "guidelines",
             "prune",
         ],
-        description="Ordered dream steps to run (SEED-NOTES 10: one ordered list of named steps).",
+        description="Ordered dream steps to run (one ordered list of named steps, each switchable).",
     )
     batch_size: int = Field(
         default=500,
         ge=1,
         le=100_000,
-        description="seed 001 (bug B4): memories handled per batch (claimed and written per transaction). The "
+        description="Memories handled per batch (claimed and written per transaction). The "
         "scheduled maintenance jobs may set their own (dream.schedule.jobs: promotion 10, decay 100).",
     )
     claim_ttl_s: float = Field(
         default=30.0,
         gt=0,
-        description="seed 000 consolidation attempts: seconds a claim on a memory holds without a heartbeat. "
+        description="Consolidation attempts: seconds a claim on a memory holds without a heartbeat. "
         "A running dreamer renews its claims every third of this (a heartbeat), so a long run keeps them; "
         "the claims of a dreamer that was killed are taken over by another process at most this long after "
         "it died.",
+        json_schema_extra=source(ENERGY),
     )
     core_access_events: int = Field(
         default=200,
@@ -86,9 +90,13 @@ class DreamSettings(Section):
         description="The core step counts the distinct sessions among a memory's newest this many accesses (only "
         "for memories that already reached the access count and storage strength of a core memory). Source: the "
         "consolidation design's core rule (>= 3 sessions); the bound is reverie's.",
+        json_schema_extra=source(CONSOLIDATION),
     )
     access_log_retention_days: float = Field(
-        default=180.0, gt=0, description="seed 002 step 7: access-log rows older than this are pruned."
+        default=180.0,
+        gt=0,
+        description="Access-log rows older than this are pruned (the layered-memory design's dream step 7).",
+        json_schema_extra=source(LAYERED),
     )
     reports_kept: int = Field(
         default=20,
@@ -99,9 +107,10 @@ class DreamSettings(Section):
     llm_rejections_kept: int = Field(
         default=10_000,
         ge=0,
-        description="reverie: groups whose LLM-written text a dream step rejected (themes, patterns, category "
+        description="Groups whose LLM-written text a dream step rejected (themes, patterns, category "
         "summaries, entity cards: the text left out or invented a name, date or number) are remembered, up to "
         "this many per step, and not sent to the LLM again until their members change; 0 remembers none.",
+        json_schema_extra=source(REVERIE),
     )
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     lifecycle: LifecycleStepSettings = Field(default_factory=LifecycleStepSettings)

@@ -1,10 +1,10 @@
-"""Settings: consolidation steps — seed 003 consolidation of fading memories, seed 001 themes (clustering +
-LLM consolidation) and deep abstraction, and the neighbour search they share.
+"""Settings: consolidation steps — consolidation of fading memories (the consolidation design), themes
+(clustering + LLM consolidation) and deep abstraction, and the neighbour search they share.
 
-Cosine thresholds are a property of the embedder (SEED-NOTES "Similarity thresholds depend on the
-embedding model"): each is a table keyed by the embedder profile — ``api`` (the seeds' values, also the
-fallback for unknown profiles), ``minilm`` (measured with all-MiniLM-L6-v2; evidence in
-``tests/dream/test_consolidate.py::test_minilm_calibration_seed003_example``) and ``hash`` (the unit-test
+Cosine thresholds are a property of the embedder (see "Similarity thresholds depend on the embedding
+model" in docs/design-notes.md): each is a table keyed by the embedder profile — ``api`` (the designs'
+values, also the fallback for unknown profiles), ``minilm`` (measured with all-MiniLM-L6-v2; evidence in
+``tests/dream/test_consolidate.py::test_minilm_calibration_march_activities``) and ``hash`` (the unit-test
 embedder).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from reverie.config.core import Section
+from reverie.config.sources import COGNITIVE_MEMORY, CONSOLIDATION, EMOTION, LAYERED, REVERIE, source
 from reverie.model import Layer
 
 
@@ -40,104 +41,112 @@ class NeighborSettings(Section):
     exact_max: int = Field(
         default=4000,
         ge=2,
-        description="reverie: candidate sets up to this size get exact neighbours (numpy, in blocks); larger "
-        "sets an HNSW graph (hnswlib). Measured crossover: exact 4k×384 0.6 s = graph 0.6 s; 8k 1.7 s vs 1.2 s.",
+        description="Candidate sets up to this size get exact neighbours (numpy, in blocks); larger "
+        "sets an HNSW graph (hnswlib); 4000 is where the two took the same time when measured (384 dimensions).",
     )
-    block_rows: int = Field(default=1024, ge=16, description="reverie: rows per exact similarity block.")
+    block_rows: int = Field(default=1024, ge=16, description="Rows per exact similarity block.")
     ann_dims: int = Field(
         default=48,
         ge=8,
-        description="reverie: the HNSW graph is built on a PCA projection of the vectors to this many "
-        "dimensions; its candidates are then re-scored with the full vectors. Measured at 100k×384: building "
-        "a full-dimension graph alone took 27–48 s, the whole 48-dimension search 6–30 s (data-dependent).",
+        description="The HNSW graph is built on a PCA projection of the vectors to this many "
+        "dimensions; its candidates are then re-scored with the full vectors. Measured at 100k×384, the whole "
+        "48-dimension search took less time than building a full-dimension graph alone.",
     )
-    pca_sample: int = Field(default=5000, ge=100, description="reverie: rows sampled to fit the PCA projection.")
+    pca_sample: int = Field(default=5000, ge=100, description="Rows sampled to fit the PCA projection.")
     pool: int = Field(
         default=2,
         ge=1,
         le=20,
-        description="reverie: the graph proposes pool·k candidates per row for re-scoring (measured at 100k "
+        description="The graph proposes pool·k candidates per row for re-scoring (measured at 100k "
         "planted: pool 2 finds 96% of the planted pairs, pool 3 97% at 1.25x the time).",
     )
-    hnsw_m: int = Field(default=12, ge=4, le=64, description="reverie: HNSW degree M of the neighbour graph.")
-    hnsw_ef_construction: int = Field(default=40, ge=8, description="reverie: HNSW efConstruction.")
-    ef_extra: int = Field(default=8, ge=0, description="reverie: HNSW query ef = candidates asked + this.")
-    seed: int = Field(default=1234, description="reverie: random seed (PCA sample, graph) — runs are reproducible.")
+    hnsw_m: int = Field(default=12, ge=4, le=64, description="HNSW degree M of the neighbour graph.")
+    hnsw_ef_construction: int = Field(default=40, ge=8, description="HNSW efConstruction.")
+    ef_extra: int = Field(default=8, ge=0, description="HNSW query ef = candidates asked + this.")
+    seed: int = Field(default=1234, description="Random seed (PCA sample, graph) — runs are reproducible.")
 
 
 class ConsolidateSettings(Section):
-    """seed 003 consolidation: disjoint groups of fading, similar memories become one summary."""
+    """Consolidation: disjoint groups of fading, similar memories become one summary."""
+
+    SOURCE = CONSOLIDATION
 
     retention_threshold: float = Field(
         default=0.20,
         ge=0,
         le=1,
-        description="seed 003 consolidation_retention_threshold: memories whose seed-003 retention "
+        description="Consolidation retention threshold: memories whose fading retention "
         "max(floor, exp(-Δt/(S·B·β))) is below this are candidates.",
     )
     group_size: int = Field(
-        default=5, ge=2, description="seed 003 consolidation_group_size: a group needs at least 5 members."
+        default=5, ge=2, description="consolidation_group_size: a group needs at least 5 members."
     )
     max_group_size: int = Field(
         default=10,
         ge=2,
-        description="reverie: a group grows up to this many members (seed 003's loop stops at group_size; "
+        description="A group grows up to this many members (the consolidation design's loop stops at group_size; "
         "letting 6–10 near-duplicates form one group avoids a summary plus leftovers that never group).",
+        json_schema_extra=source(REVERIE),
     )
     similarity: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.70, 0.45, 0.40, e5=0.89),
-        description="seed 003 consolidation_similarity_threshold (cosine of each member to the group's "
-        "centre), per embedder profile: api 0.70 (seed); minilm 0.45 — seed 003's five March activities sit "
+        description="Consolidation similarity threshold (cosine of each member to the group's "
+        "centre), per embedder profile: api 0.70 (the design's); minilm 0.45 — the design's five March activities sit "
         "at 0.41–0.60 pairwise and 0.47–0.60 to their best centre, unrelated memories at -0.08–0.22; e5 0.89 — "
         "multilingual-e5-small's cosines are compressed: the five sit at 0.89–0.92 pairwise (Turkish 0.92–0.94) "
         "and 0.90 (worst) to their best centre, unrelated memories at 0.80–0.82 (Turkish up to 0.89); hash 0.40.",
     )
     layers: list[Layer] = Field(
         default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC],
-        description="seed 003: episodic consolidates with episodic, semantic with semantic (its categories are "
+        description="Episodic consolidates with episodic, semantic with semantic (its categories are "
         "reverie's layers); working memories are left to promotion and expiry, procedural/codebase never fade.",
     )
     exempt_flashbulb: bool = Field(
         default=True,
-        description="seed 001: flashbulb memories are pinned against forgetting; reverie keeps them out of "
+        description="Flashbulb memories are pinned against forgetting; reverie keeps them out of "
         "consolidation too, so they stay individually in the hot store.",
+        json_schema_extra=source(EMOTION),
     )
     link_weight: float = Field(
         default=0.8, ge=0, le=1,
-        description="seed 003: the summary has association links of weight 0.8 to each original.",
+        description="The summary has association links of weight 0.8 to each original.",
     )
     summary_max_chars: int = Field(
         default=1000,
         ge=40,
-        description="reverie: length budget of a summary text, in characters. A summary keeps every member's "
+        description="Length budget of a summary text, in characters. A summary keeps every member's "
         "text, so this bounds how many memories one group takes (a group stops growing when its summary would "
         "be longer; a group that cannot reach group_size within it is not formed). A summary is embedded as one "
         "text, and the default local model (all-MiniLM-L6-v2) reads 256 word pieces, about 1,000 characters of "
         "conversation (measured on LoCoMo turns: 3.9 characters per word piece); 1,000 holds a typical group of 5 "
         "turns (LoCoMo turns: mean 149 characters, p90 261; 91% of random 5-turn groups fit, and 99.9% of those "
         "stay within 256 word pieces).",
+        json_schema_extra=source(REVERIE),
     )
     max_llm_calls: int = Field(
         default=50,
         ge=0,
-        description="seed 001 'prevent LLM call storms', applied to seed 003: LLM summaries per run; further "
+        description="LLM summaries per run (no LLM call storms); further "
         "groups get the extractive summary.",
+        json_schema_extra=source(COGNITIVE_MEMORY),
     )
     max_candidates: int = Field(
         default=20_000,
         ge=2,
-        description="seed 001 B4 (batch caps against OOM), applied to seed 003: fading memories clustered per "
+        description="Batch cap against running out of memory: fading memories clustered per "
         "run, the most faded first; the rest wait for the next run (a cut through memories of equal retention "
-        "can split groups). Measured (bench/consolidate.py, shared 2-core machine): finding the groups among "
-        "10k fading memories takes 1.5–2.5 s, among 100k 25–55 s. A run writes at most max_groups_per_run "
+        "can split groups). Finding the groups grows faster than linearly with the candidates "
+        "(bench/consolidate.py). A run writes at most max_groups_per_run "
         "groups (500 × >= 5 members), so clustering more than 20k candidates per run mostly finds groups that "
         "would wait for a later run anyway.",
+        json_schema_extra=source(COGNITIVE_MEMORY),
     )
     max_groups_per_run: int = Field(
         default=500,
         ge=0,
-        description="seed 001 B4 (batch caps against OOM): groups consolidated per dream run; the rest wait for "
-        "the next run (each group is one transaction and one embedding: 5–18 ms per group measured).",
+        description="Batch cap against running out of memory: groups consolidated per dream run; the rest wait "
+        "for the next run (each group is one transaction and one embedding).",
+        json_schema_extra=source(COGNITIVE_MEMORY),
     )
 
     @field_validator("similarity")
@@ -153,62 +162,74 @@ class ConsolidateSettings(Section):
 
 
 class ThemeSettings(Section):
-    """seed 001 clustering + LLM consolidation: theme memories replace clusters of idle memories."""
+    """Clustering + LLM consolidation: theme memories replace clusters of idle memories."""
 
-    min_cluster: int = Field(default=3, ge=2, description="seed 001: min 3 memories per cluster.")
+    SOURCE = COGNITIVE_MEMORY
+
+    min_cluster: int = Field(default=3, ge=2, description="min 3 memories per cluster.")
     max_cluster: int = Field(
-        default=8, ge=2, description="reverie: at most 8 members per theme (one LLM call stays small and specific)."
+        default=8, ge=2, description="At most 8 members per theme (one LLM call stays small and specific).",
+        json_schema_extra=source(REVERIE),
     )
-    entity_overlap: int = Field(default=1, ge=1, description="seed 001: cluster by entity overlap (>= 1 shared).")
+    entity_overlap: int = Field(default=1, ge=1, description="Cluster by entity overlap (>= 1 shared).")
     importance_proximity: float = Field(
-        default=0.3, gt=0, le=1, description="seed 001: or by category match + importance proximity (< 0.3)."
+        default=0.3, gt=0, le=1, description="Or by category match + importance proximity (< 0.3)."
     )
     category_similarity: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.60, 0.40, 0.35, e5=0.87),
-        description="reverie: members of a category cluster must also be this similar (cosine) to its first "
-        "member — seed 001's category + importance rule alone would put unrelated facts into one theme. "
-        "Per embedder profile (api 0.60; minilm 0.40 measured on seed 001's 'API routing' cluster; e5 0.87, above "
+        description="Members of a category cluster must also be this similar (cosine) to its first "
+        "member — the category + importance rule alone would put unrelated facts into one theme. "
+        "Per embedder profile (api 0.60; minilm 0.40 measured on the design's 'API routing' cluster; e5 0.87, above "
         "unrelated facts' 0.77–0.86 and below related ones' 0.89+; hash 0.35).",
+        json_schema_extra=source(REVERIE),
     )
     max_llm_calls: int = Field(
         default=5,
         ge=0,
-        description="seed 001: merge clusters via the LLM, max 5 calls per cycle. Themes are written only by the "
+        description="Merge clusters via the LLM, max 5 calls per cycle. Themes are written only by the "
         "LLM (and only when its text keeps every name, date and number of the members): without one, no themes.",
     )
-    importance: float = Field(default=0.8, ge=0, le=1, description="seed 001: theme-level memories at importance 0.8.")
+    importance: float = Field(default=0.8, ge=0, le=1, description="Theme-level memories at importance 0.8.")
     min_idle_days: float = Field(
         default=30.0,
         ge=0,
         description="reverie (recall guard): only memories not accessed (or, never accessed, not created) for this "
-        "many days join a theme — memories in use stay individually searchable; 30 days is seed 001's hot-tier "
+        "many days join a theme — memories in use stay individually searchable; 30 days is the hot tier's "
         "age limit.",
+        json_schema_extra=source(REVERIE),
     )
     max_utility: float = Field(
         default=0.8,
         ge=0,
         le=1,
-        description="reverie (recall guard): memories with utility >= seed 001's hot-tier 0.8 (proven useful) are "
+        description="reverie (recall guard): memories with utility >= the hot tier's 0.8 (proven useful) are "
         "never folded into a theme.",
+        json_schema_extra=source(REVERIE),
     )
     max_access_count: int = Field(
         default=10,
         ge=0,
-        description="reverie (recall guard): memories accessed >= seed 001's hot-tier 10 times stay individual.",
+        description="reverie (recall guard): memories accessed >= the hot tier's 10 times stay individual.",
+        json_schema_extra=source(REVERIE),
     )
     layers: list[Layer] = Field(
         default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC],
-        description="reverie: layers whose memories may join a theme (working ones are still being formed).",
+        description="Layers whose memories may join a theme (working ones are still being formed).",
+        json_schema_extra=source(REVERIE),
     )
     max_candidates: int = Field(
         default=5000,
         ge=3,
-        description="seed 001 B4: at most this many eligible memories (longest idle first) per scope are "
+        description="Batch cap: at most this many eligible memories (longest idle first) per scope are "
         "clustered in one cycle.",
     )
-    summary_max_chars: int = Field(default=800, ge=40, description="reverie: length budget of a theme text.")
+    summary_max_chars: int = Field(
+        default=800, ge=40, description="Length budget of a theme text.",
+        json_schema_extra=source(REVERIE),
+    )
     link_weight: float = Field(
-        default=0.8, ge=0, le=1, description="seed 003 link weight, reused: a theme links to each original (0.8)."
+        default=0.8, ge=0, le=1, description="Link weight, reused: a theme links to each original (0.8).",
+        json_schema_extra=source(CONSOLIDATION),
     )
 
     @field_validator("category_similarity")
@@ -224,39 +245,49 @@ class ThemeSettings(Section):
 
 
 class AbstractionSettings(Section):
-    """seed 001 deep abstraction: behavioural patterns from the top clusters (originals stay)."""
+    """Deep abstraction: behavioural patterns from the top clusters (originals stay)."""
+
+    SOURCE = COGNITIVE_MEMORY
 
     top_clusters: int = Field(
         default=3,
         ge=0,
-        description="seed 001: patterns from the top 3 clusters per cycle. Patterns are written only by the LLM "
+        description="Patterns from the top 3 clusters per cycle. Patterns are written only by the LLM "
         "(and only when its text keeps the evidence's names, dates and numbers): without one, no patterns.",
     )
-    min_cluster: int = Field(default=3, ge=2, description="seed 001: clusters have at least 3 memories.")
+    min_cluster: int = Field(default=3, ge=2, description="Clusters have at least 3 memories.")
     max_evidence: int = Field(
-        default=12, ge=2, description="reverie: at most 12 memories of a cluster are given as evidence and linked."
+        default=12, ge=2, description="At most 12 memories of a cluster are given as evidence and linked.",
+        json_schema_extra=source(REVERIE),
     )
-    importance: float = Field(default=0.85, ge=0, le=1, description="seed 001: pattern-level memories at 0.85.")
+    importance: float = Field(default=0.85, ge=0, le=1, description="Pattern-level memories at 0.85.")
     covered_share: float = Field(
         default=0.5,
         gt=0,
         le=1,
         description="reverie (idempotency): a cluster of which an active pattern already links at least this "
         "share is not abstracted again.",
+        json_schema_extra=source(REVERIE),
     )
     max_candidates: int = Field(
         default=5000,
         ge=3,
-        description="seed 001 B4: at most this many memories (most recently used first) per scope are clustered.",
+        description="Batch cap: at most this many memories (most recently used first) per scope are clustered.",
     )
-    summary_max_chars: int = Field(default=600, ge=40, description="reverie: length budget of a pattern text.")
+    summary_max_chars: int = Field(
+        default=600, ge=40, description="Length budget of a pattern text.",
+        json_schema_extra=source(REVERIE),
+    )
     link_weight: float = Field(
-        default=0.8, ge=0, le=1, description="seed 003 link weight, reused: a pattern links to its evidence (0.8)."
+        default=0.8, ge=0, le=1, description="Link weight, reused: a pattern links to its evidence (0.8).",
+        json_schema_extra=source(CONSOLIDATION),
     )
 
 
 class MergeSettings(Section):
     """Clusters of near-identical memories that are still in use merge into one summary (the ``merge`` step)."""
+
+    SOURCE = LAYERED
 
     similarity: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.80, 0.75, 0.80, e5=0.937),
@@ -320,7 +351,7 @@ class MergeSettings(Section):
 
 
 class ConsolidationSettings(Section):
-    """Consolidation steps: seed 003 consolidate, seed 001 themes and deep abstraction, and the merge of
+    """Consolidation steps: consolidation of fading memories, themes and deep abstraction, and the merge of
     near-identical memories still in use."""
 
     consolidate: ConsolidateSettings = Field(default_factory=ConsolidateSettings)

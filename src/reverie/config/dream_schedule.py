@@ -1,10 +1,11 @@
-"""Settings: when maintenance runs by itself — tick() every N ingestion cycles (seeds 003/004), the dream schedule."""
+"""Settings: when maintenance runs by itself — tick() every N ingestion cycles, the dream schedule."""
 
 from __future__ import annotations
 
 from pydantic import Field, field_validator
 
 from reverie.config.core import Section
+from reverie.config.sources import CONSOLIDATION, LIFECYCLE, source
 
 
 class JobSettings(Section):
@@ -45,17 +46,18 @@ CYCLE_JOB = "cycle"
 
 
 class ScheduleSettings(Section):
-    """When maintenance runs by itself: tick() every N ingestion cycles (seeds 003/004) and the dream schedule."""
+    """When maintenance runs by itself: tick() every N ingestion cycles and the dream schedule."""
 
     tick_every: int = Field(
         default=5,
         ge=0,
         le=1_000_000,
-        description="seed 003: the maintenance tick() runs by itself every 5 ingestion cycles (seed 004 runs its "
-        "consolidation pass every consolidateEveryN = 3 extractions). An ingestion cycle is one add()/add_many() "
+        description="The maintenance tick() runs by itself every 5 ingestion cycles (the lifecycle design "
+        "runs its consolidation pass every 3 extractions). An ingestion cycle is one add()/add_many() "
         "call, or one observe() call that extracted (a buffered or filtered turn does not count). Counted per "
         "user partition in the store, so the count survives restarts and is shared by every process. 0 disables "
         "the automatic tick (Memory.tick() and `reverie tick` still work).",
+        json_schema_extra=source(LIFECYCLE),
     )
     tick_min_interval_s: float = Field(
         default=300.0,
@@ -67,13 +69,14 @@ class ScheduleSettings(Section):
     )
     tick_steps: list[str] = Field(
         default_factory=lambda: ["promote", "expire", "foresight", "consolidate", "cold_migration"],
-        description="Ordered dream steps the cheap maintenance tick runs: seed 003's tick() = cold migration, TTL "
-        "expiry and consolidation (seed 000's working-memory expiry and seed 001's foresight expiry are the TTL "
-        "expiries here), in the dream cycle's order: seed 000's promotion before the working-memory expiry (without it "
+        description="Ordered dream steps the cheap maintenance tick runs: the consolidation design's tick() = cold "
+        "migration, TTL expiry and consolidation (the working-memory expiry and the foresight expiry are the TTL "
+        "expiries here), in the dream cycle's order: promotion by energy before the working-memory expiry (without it "
         "every working memory older than ~4.6 h would expire before it could become episodic), consolidation before "
         "cold migration, which would otherwise "
-        "move the fading memories seed 003 consolidates out of the hot store first. Names come from the dream "
-        "step registry; an unknown name is refused with the list of known ones.",
+        "move the fading memories that consolidation groups out of the hot store first. Names come from the "
+        "dream step registry; an unknown name is refused with the list of known ones.",
+        json_schema_extra=source(CONSOLIDATION),
     )
     tick_reports_kept: int = Field(
         default=20,

@@ -1,11 +1,11 @@
-"""Settings: synthesis steps — seed 001 category summaries, seed 002 peer/entity cards, cross-domain bridges and
-belief probing.
+"""Settings: synthesis steps — category summaries, peer/entity cards, cross-domain bridges and belief probing.
 
-Seed 002's source (raya-ac/engram) gives the numbers the seed leaves open: peer cards from 5 memories (up to
-50 facts, 50 entities per cycle), bridges between entities of 3+ memories (top 100 entities, 5 bridges per
-cycle, centroid cosine 0.75–0.90, bridge importance 0.6), belief probing of semantic/procedural memories idle
-14 days (importance × 0.7, floor 0.1). The centroid band is a property of the embedder (SEED-NOTES
-"Similarity thresholds depend on the embedding model"); evidence in ``tests/dream/test_synthesis.py``.
+The layered-memory design's source (raya-ac/engram) gives the numbers the design leaves open: peer cards from
+5 memories (up to 50 facts, 50 entities per cycle), bridges between entities of 3+ memories (top 100 entities,
+5 bridges per cycle, centroid cosine 0.75–0.90, bridge importance 0.6), belief probing of semantic/procedural
+memories idle 14 days (importance × 0.7, floor 0.1). The centroid band is a property of the embedder (see
+"Similarity thresholds depend on the embedding model" in docs/design-notes.md); evidence in
+``tests/dream/test_synthesis.py``.
 """
 
 from __future__ import annotations
@@ -13,74 +13,85 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from reverie.config.core import Section
+from reverie.config.sources import COGNITIVE_MEMORY, LAYERED, REVERIE, source
 from reverie.model import Layer
 
 
 class CategorySummarySettings(Section):
-    """seed 001 Category Summary System: one maintained summary memory per category."""
+    """Category summaries: one maintained summary memory per category."""
+
+    SOURCE = COGNITIVE_MEMORY
 
     min_members: int = Field(
         default=10,
         ge=2,
-        description="seed 001: a category with 10+ active memories gets a summary memory — written by the LLM "
+        description="A category with 10+ active memories gets a summary memory — written by the LLM "
         "(keeping every name, date and number of the members it was given), never without one.",
     )
     importance: float = Field(
-        default=0.8, ge=0, le=1, description="seed 001: the summary is a semantic memory with importance 0.8."
+        default=0.8, ge=0, le=1, description="The summary is a semantic memory with importance 0.8."
     )
     cooldown_s: float = Field(
         default=60.0,
         ge=0,
-        description="seed 001: debounced, 60-second cooldown per category (a changed category is re-summarised "
+        description="Debounced, 60-second cooldown per category (a changed category is re-summarised "
         "at most once per cooldown; an unchanged one never).",
     )
     max_inputs: int = Field(
         default=30,
         ge=2,
         le=500,
-        description="reverie: the most important members (ties: newest) given to the summarizer and linked "
-        "(seed 001 'all memories of the category' is bounded so that one LLM call stays small).",
+        description="The most important members (ties: newest) given to the summarizer and linked "
+        "(the design's 'all memories of the category' is bounded so that one LLM call stays small).",
+        json_schema_extra=source(REVERIE),
     )
-    max_chars: int = Field(default=800, ge=40, description="reverie: the summary text is at most this long.")
+    max_chars: int = Field(
+        default=800, ge=40, description="The summary text is at most this long.",
+        json_schema_extra=source(REVERIE),
+    )
     max_per_run: int = Field(
         default=20,
         ge=0,
-        description="seed 001 'prevent LLM call storms': summaries created or refreshed per dream run; the "
+        description="'prevent LLM call storms': summaries created or refreshed per dream run; the "
         "rest wait for the next run.",
     )
 
 
 class EntityCardSettings(Section):
-    """seed 002 peer cards: one maintained card memory per entity with enough data."""
+    """Peer cards: one maintained card memory per entity with enough data."""
+
+    SOURCE = LAYERED
 
     min_members: int = Field(
         default=5,
         ge=2,
-        description="seed 002 (engram): a card for each entity with >= 5 memories about it — written by the LLM "
+        description="A card for each entity with >= 5 memories about it — written by the LLM "
         "(keeping every name, date and number of the memories it was given), never without one.",
     )
-    importance: float = Field(default=0.8, ge=0, le=1, description="seed 002 (engram): peer cards at importance 0.8.")
+    importance: float = Field(default=0.8, ge=0, le=1, description="Peer cards at importance 0.8.")
     cooldown_s: float = Field(
-        default=60.0, ge=0, description="seed 001 debounce, applied to cards: a changed entity is re-carded at most "
-        "once per 60 s."
+        default=60.0, ge=0, description="Debounce, applied to cards: a changed entity is re-carded at most "
+        "once per 60 s.", json_schema_extra=source(COGNITIVE_MEMORY)
     )
     max_inputs: int = Field(
-        default=50, ge=2, le=500, description="seed 002 (engram): at most 50 facts of the entity feed its card."
+        default=50, ge=2, le=500, description="At most 50 facts of the entity feed its card."
     )
     max_chars: int = Field(
-        default=1500, ge=40, description="seed 002 (engram): a structured summary of 200–400 words (≈1,500 chars)."
+        default=1500, ge=40, description="A structured summary of 200–400 words (≈1,500 chars)."
     )
     max_per_run: int = Field(
-        default=50, ge=0, description="seed 002 (engram): cards generated per cycle (50 entities)."
+        default=50, ge=0, description="Cards generated per cycle (50 entities)."
     )
 
 
 class BridgeBand(Section):
-    """The entity-centroid cosine band of one embedder profile (seed 002 cross-domain synthesis)."""
+    """The entity-centroid cosine band of one embedder profile (cross-domain synthesis)."""
 
-    min_similarity: float = Field(description="seed 002 (engram): centroids at least this similar may bridge (0.75).")
+    SOURCE = LAYERED
+
+    min_similarity: float = Field(description="Centroids at least this similar may bridge (0.75).")
     max_similarity: float = Field(
-        description="seed 002 (engram): above this the entities are one domain already, not a bridge (0.90)."
+        description="Above this the entities are one domain already, not a bridge (0.90)."
     )
 
     @model_validator(mode="after")
@@ -110,24 +121,26 @@ def _bands() -> dict[str, BridgeBand]:
 
 
 class BridgeSettings(Section):
-    """seed 002 cross-domain synthesis: entity pairs in different contexts, LLM-confirmed bridges."""
+    """Cross-domain synthesis: entity pairs in different contexts, LLM-confirmed bridges."""
+
+    SOURCE = LAYERED
 
     min_members: int = Field(
-        default=3, ge=1, description="seed 002 (engram): entities with >= 3 memories take part in bridging."
+        default=3, ge=1, description="Entities with >= 3 memories take part in bridging."
     )
     max_entities: int = Field(
         default=100,
         ge=2,
         le=2_000,
-        description="seed 002 (engram): the 100 entities with most memories (per user) are compared pairwise "
+        description="The 100 entities with most memories (per user) are compared pairwise "
         "by centroid — bounded, never all pairs of memories.",
     )
     sample: int = Field(
-        default=50, ge=1, le=500, description="seed 002 (engram): up to 50 memories per entity form its centroid."
+        default=50, ge=1, le=500, description="Up to 50 memories per entity form its centroid."
     )
     bands: dict[str, BridgeBand] = Field(
         default_factory=_bands,
-        description="seed 002 (engram 0.75–0.90 for api) per embedder profile (minilm, hash measured): "
+        description="(engram 0.75–0.90 for api) per embedder profile (minilm, hash measured): "
         "centroid cosine of a bridge candidate.",
     )
     default_band: str = Field(default="api", description="Band used when the embedder's profile is not listed.")
@@ -135,27 +148,30 @@ class BridgeSettings(Section):
         default=0.1,
         ge=0,
         le=1,
-        description="seed 002 'entity pairs in different contexts': Jaccard overlap of the two entities' "
+        description="'entity pairs in different contexts': Jaccard overlap of the two entities' "
         "contexts (box, else session, else category) at most this (0.1: at most one shared context in ten; "
         "pairs mentioned together in one memory never qualify).",
     )
-    max_per_run: int = Field(default=5, ge=0, description="seed 002 (engram): at most 5 bridges judged per cycle.")
+    max_per_run: int = Field(default=5, ge=0, description="At most 5 bridges judged per cycle.")
     importance: float = Field(
-        default=0.6, ge=0, le=1, description="seed 002 (engram): an LLM-confirmed bridge memory has importance 0.6."
+        default=0.6, ge=0, le=1, description="An LLM-confirmed bridge memory has importance 0.6."
     )
     llm_confidence: float = Field(
-        default=0.8, ge=0, le=1, description="reverie: confidence of the related_to edge of an LLM-confirmed bridge."
+        default=0.8, ge=0, le=1, description="Confidence of the related_to edge of an LLM-confirmed bridge.",
+        json_schema_extra=source(REVERIE),
     )
     heuristic_confidence: float = Field(
         default=0.4,
         ge=0,
         le=1,
-        description="seed 001 related_to confidence 0.4: a bridge found by the rule alone (no LLM) is only an edge.",
+        description="related_to confidence 0.4: a bridge found by the rule alone (no LLM) is only an edge.",
+        json_schema_extra=source(COGNITIVE_MEMORY),
     )
     judged_kept: int = Field(
         default=10_000,
         ge=1,
-        description="reverie: judged entity pairs remembered per user (so a rejected pair is not asked again).",
+        description="Judged entity pairs remembered per user (so a rejected pair is not asked again).",
+        json_schema_extra=source(REVERIE),
     )
 
     def band(self, profile: str) -> BridgeBand:
@@ -163,46 +179,53 @@ class BridgeSettings(Section):
 
 
 class ProbeSettings(Section):
-    """seed 002 adversarial belief probing: challenge old beliefs with newer memories."""
+    """Adversarial belief probing: challenge old beliefs with newer memories."""
+
+    SOURCE = LAYERED
 
     layers: list[Layer] = Field(
         default_factory=lambda: [Layer.SEMANTIC, Layer.PROCEDURAL],
-        description="seed 002 (engram): beliefs are semantic and procedural memories.",
+        description="Beliefs are semantic and procedural memories.",
     )
     min_idle_days: float = Field(
-        default=14.0, ge=0, description="seed 002 (engram): a belief is probed once not accessed for 14 days."
+        default=14.0, ge=0, description="A belief is probed once not accessed for 14 days."
     )
     max_per_run: int = Field(
         default=100,
         ge=0,
-        description="reverie: beliefs probed per dream run, round-robin over runs (engram samples 5 per cycle "
+        description="Beliefs probed per dream run, round-robin over runs (engram samples 5 per cycle "
         "with the LLM; the heuristic check is cheap).",
+        json_schema_extra=source(REVERIE),
     )
     max_llm_calls: int = Field(
-        default=20, ge=0, description="reverie: LLM contradiction judgements per run (the heuristic decides the rest)."
+        default=20, ge=0, description="LLM contradiction judgements per run (the heuristic decides the rest).",
+        json_schema_extra=source(REVERIE),
     )
     neighbours: int = Field(
-        default=5, ge=1, le=100, description="seed 002: a belief is compared with its k = 5 nearest newer memories."
+        default=5, ge=1, le=100, description="A belief is compared with its k = 5 nearest newer memories."
     )
     importance_factor: float = Field(
-        default=0.7, ge=0, le=1, description="seed 002 (engram): a disputed belief's importance is multiplied by 0.7 …"
+        default=0.7, ge=0, le=1, description="A disputed belief's importance is multiplied by 0.7 …"
     )
-    importance_floor: float = Field(default=0.1, ge=0, le=1, description="seed 002 (engram): … but not below 0.1.")
+    importance_floor: float = Field(default=0.1, ge=0, le=1, description="… but not below 0.1.")
 
 
 class SynthesisSettings(Section):
-    """Synthesis steps: seed 001 category summaries, seed 002 peer/entity cards, bridges and belief probing."""
+    """Synthesis steps: category summaries, peer/entity cards, bridges and belief probing."""
+
+    SOURCE = LAYERED
 
     member_layers: list[Layer] = Field(
         default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC, Layer.PROCEDURAL, Layer.CODEBASE],
-        description="seed 002: working memories are ephemeral (auto-promote after 30 min) and are not "
+        description="Working memories are ephemeral (auto-promote after 30 min) and are not "
         "summarised, carded or bridged until they are promoted.",
     )
     use_llm: bool = Field(
         default=True,
-        description="seed 001: LLM synthesis when an LLM is configured. Off (or no LLM): no category summaries, "
+        description="LLM synthesis when an LLM is configured. Off (or no LLM): no category summaries, "
         "entity cards or bridge texts are written; bridges are then related_to edges found by the rule alone, and "
         "belief probing uses the heuristic contradiction check.",
+        json_schema_extra=source(COGNITIVE_MEMORY),
     )
     category: CategorySummarySettings = Field(default_factory=CategorySummarySettings)
     cards: EntityCardSettings = Field(default_factory=EntityCardSettings)

@@ -1,15 +1,15 @@
-"""Settings of the read path (issue 5). Every constant names its seed.
+"""Settings of the read path. Every setting names the public idea it comes from (``source``).
 
-Thresholds that are cosine similarities depend on the embedding model (SEED-NOTES "Similarity
-thresholds depend on the embedding model"): they are dicts keyed by the embedder's ``profile``
-(``"api"`` = the seeds' values for large API models, ``"e5"`` = the default local model
+Thresholds that are cosine similarities depend on the embedding model (see "Similarity thresholds
+depend on the embedding model" in docs/design-notes.md): they are dicts keyed by the embedder's ``profile``
+(``"api"`` = the designs' values for large API models, ``"e5"`` = the default local model
 multilingual-e5-small, mapped from the ``minilm`` values by the share of LoCoMo question/evidence
 cosines they let through (hot tier 0.80 ≈ 85%, full injection 0.835 ≈ 45%, abbreviated 0.78 ≈ 96%),
 ``"minilm"`` = all-MiniLM-L6-v2,
 ``"hash"`` = the unit-test embedder); :meth:`ReadSettings.for_profile` picks one, falling back to
 ``"api"`` for an unknown profile.
 
-Constants the seeds describe only qualitatively (seed 004's "small boost", "slight penalty",
+Constants the designs describe only qualitatively (the lifecycle policy's "small boost", "slight penalty",
 "stronger penalty") carry reverie's chosen numbers and say so.
 """
 
@@ -20,39 +20,48 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from reverie.config.core import Section
+from reverie.config.sources import ACTR, COGNITIVE_MEMORY, HYDE, LIFECYCLE, MMR, REVERIE, RRF, source
 
 INTENTS = ("factual", "temporal", "causal", "entity_profile", "preference", "general")
 
 
 class IntentStrategy(Section):
-    """One row of seed 001's retrieval strategy table."""
+    """One row of the retrieval strategy table (one per query intent)."""
 
-    vector_weight: float = Field(ge=0, description="seed 001: RRF weight of the vector channel.")
-    text_weight: float = Field(ge=0, description="seed 001: RRF weight of the full-text channel.")
-    limit: int = Field(ge=1, le=200, description="seed 001: candidate limit of the intent (before the 3x over-fetch).")
+    SOURCE = COGNITIVE_MEMORY
+
+    vector_weight: float = Field(
+        ge=0, description="RRF weight of the vector channel.",
+        json_schema_extra=source(RRF),
+    )
+    text_weight: float = Field(
+        ge=0, description="RRF weight of the full-text channel.",
+        json_schema_extra=source(RRF),
+    )
+    limit: int = Field(ge=1, le=200, description="Candidate limit of the intent (before the 3x over-fetch).")
     sort: str = Field(
         default="relevance",
         pattern=r"^(relevance|valid_from|utility)$",
-        description="seed 001 sort column; 'valid_from' and 'utility' are applied as a secondary key "
+        description="Sort column; 'valid_from' and 'utility' are applied as a secondary key "
         "(a bounded tie-break term, see read.scoring) so that relevance still decides the top-k.",
     )
     utility_boost: float = Field(
         default=0.0, ge=0, le=1,
-        description="seed 001 utility boost: share of the 0.6/0.2/0.2 utility score in the final score "
-        "(SEED-NOTES 9: used inside utility-aware intents).",
+        description="Utility boost: share of the 0.6/0.2/0.2 utility score in the final score "
+        "(used inside utility-aware intents).",
     )
     categories: list[str] = Field(
         default_factory=list,
-        description="seed 001 category filter (preference: preference, correction); applied fail-open "
+        description="Category filter (preference: preference, correction); applied fail-open "
         "as a boost, see read.scoring.",
     )
-    include_superseded: bool = Field(default=False, description="seed 001: temporal intent includes superseded facts.")
-    graph_hops: int = Field(default=1, ge=0, le=4, description="seed 001: BFS hops of the graph expansion (causal: 2).")
+    include_superseded: bool = Field(default=False, description="Temporal intent includes superseded facts.")
+    graph_hops: int = Field(default=1, ge=0, le=4, description="BFS hops of the graph expansion (causal: 2).")
     graph_types: list[str] = Field(
         default_factory=lambda: ["supersedes", "elaborates", "same_entity", "related_to", "summarizes", "reinforces"],
-        description="seed 001: relation types followed (causal: causes, elaborates).",
+        description="Relation types followed (causal: causes, elaborates).",
     )
-    entity_hub: bool = Field(default=False, description="seed 001: entity_profile queries the entity hub.")
+    entity_hub: bool = Field(default=False, description="entity_profile queries the entity hub.")
 
 
 def _default_strategies() -> dict[str, IntentStrategy]:
@@ -75,29 +84,32 @@ def _profiled(api: float, minilm: float, hash_: float, *, e5: float) -> dict[str
 
 
 class ReadSettings(Section):
-    """seed 001 read path, seed 003 deep recall, seed 004 lifecycle-aware retrieval."""
+    """The read path: hybrid search, deep recall into the cold store, lifecycle-aware retrieval."""
+
+    SOURCE = COGNITIVE_MEMORY
 
     # stage switches (every stage LLM-optional; switching one off is the ablation of bench/locomo_ablation.py)
-    gate: bool = Field(default=True, description="seed 001 pre-retrieval gate (skip trivial messages).")
-    intent: bool = Field(default=True, description="seed 001 intent router; off = every query is 'general'.")
-    decompose: bool = Field(default=True, description="seed 001 multi-query decomposition.")
+    gate: bool = Field(default=True, description="Pre-retrieval gate (skip trivial messages).")
+    intent: bool = Field(default=True, description="Intent router; off = every query is 'general'.")
+    decompose: bool = Field(default=True, description="Multi-query decomposition.")
     hyde: bool = Field(
         default=False,
         description="HyDE-style template expansion (zero LLM cost): the query's embedding call also embeds a "
         "hypothetical answer built from templates, and the vector search uses their centroid. Off by default: "
         "it made no recall difference on LoCoMo with either local model (multilingual-e5-small R@10 0.678 on, "
-        "0.680 off; MiniLM 0.669 / 0.668, bench/locomo_ablation.py) and the second text costs ~3.5 ms of "
-        "every search (a batch of two texts: 8.7 ms against 5.3 ms for the query alone). Turn it on for "
+        "0.680 off; MiniLM 0.669 / 0.668, bench/locomo_ablation.py) and the second text makes every "
+        "search's embedding call a batch of two. Turn it on for "
         "short keyword queries against long documents, where the expansion has more to add.",
+        json_schema_extra=source(HYDE),
     )
-    graph: bool = Field(default=True, description="seed 001 graph expansion / seed 004 edge-confidence weighting.")
+    graph: bool = Field(default=True, description="Graph expansion, weighted by edge confidence.")
     episode_context: bool = Field(
         default=True,
-        description="seed 001 episode boost, inferred when the caller names no session: every episode in "
+        description="Episode boost, inferred when the caller names no session: every episode in "
         "the candidate pool is boosted in proportion to how well its best memory matches the query "
         "(read.scoring.episode_strengths).",
     )
-    coactivation: bool = Field(default=True, description="seed 001 co-activation boost.")
+    coactivation: bool = Field(default=True, description="Co-activation boost.")
     llm_router: bool = Field(
         default=True,
         description="The intent router asks the LLM first which kind of question a query is (factual, temporal, "
@@ -111,22 +123,26 @@ class ReadSettings(Section):
     )
     hybrid_similarity: bool = Field(
         default=True,
-        description="the composite's similarity term (SEED-NOTES 9, 0.40) is the hybrid similarity: cosine "
+        description="The composite's similarity term (0.40) is the hybrid similarity: cosine "
         "and lexical score weighted by the intent's vector/FTS weights (read.scoring.hybrid_similarity). The "
         "lexical score is on an absolute scale: the share of the query's words (each weighted by how rare it "
         "is among the candidates) that the memory holds, so a memory matching only a word every memory has "
-        "scores near 0, never 1 (read.hybrid.lexical_scores). Off = the cosine alone (seed 001's 'vector "
+        "scores near 0, never 1 (read.hybrid.lexical_scores). Off = the cosine alone (the design's 'vector "
         "distance').",
     )
     time_anchor: bool = Field(
         default=True,
-        description="reverie temporal anchoring (on seed 001's bitemporal validFrom): a query that names a "
+        description="Temporal anchoring (on the bitemporal valid_from): a query that names a "
         "time ('in December 2023', 'last week', 'dün') boosts memories whose event time falls into it "
         "(read.when).",
+        json_schema_extra=source(REVERIE),
     )
-    scoring: bool = Field(default=True, description="SEED-NOTES 9 composite re-rank; off = RRF order.")
-    mmr: bool = Field(default=True, description="seed 001 MMR diversity re-rank.")
-    hot_tier: bool = Field(default=True, description="seed 001 hot tier merged into results.")
+    scoring: bool = Field(
+        default=True, description="Composite re-rank; off = RRF order.",
+        json_schema_extra=source(RRF),
+    )
+    mmr: bool = Field(default=True, description="MMR diversity re-rank.", json_schema_extra=source(MMR))
+    hot_tier: bool = Field(default=True, description="Hot tier merged into results.")
     follow_summaries: bool = Field(
         default=True,
         description="Recall through consolidation: when consolidation summaries are among the best candidates "
@@ -177,12 +193,14 @@ class ReadSettings(Section):
         description="reverie latency: the full-text channel needs no query vector, so the query and its "
         "HyDE variants are embedded in a worker thread while the full-text searches run (results are "
         "identical either way).",
+        json_schema_extra=source(REVERIE),
     )
-    rrf_k: int = Field(default=60, ge=1, description="seed 001: RRF K = 60.")
+    rrf_k: int = Field(default=60, ge=1, description="RRF K = 60.", json_schema_extra=source(RRF))
     overfetch: int = Field(
         default=3, ge=1, le=10,
-        description="seed 001: vector over-fetch 3x for the MMR pool — of the intent's candidate limit, never of "
+        description="Vector over-fetch 3x for the MMR pool — of the intent's candidate limit, never of "
         "the number of results asked for (read.candidate_pool).",
+        json_schema_extra=source(MMR),
     )
     candidate_pool: int = Field(
         default=60, ge=10, le=1000,
@@ -191,24 +209,26 @@ class ReadSettings(Section):
         "with k, so the first n results of a search are the same whether it asks for n or for 50.",
     )
     strategies: dict[str, IntentStrategy] = Field(
-        default_factory=_default_strategies, description="seed 001 retrieval strategy table, per intent."
+        default_factory=_default_strategies, description="Retrieval strategy table, per intent."
     )
-    max_subqueries: int = Field(default=4, ge=2, le=8, description="seed 001: compound queries → 2–4 sub-queries.")
+    max_subqueries: int = Field(default=4, ge=2, le=8, description="Compound queries → 2–4 sub-queries.")
     hyde_variants: int = Field(
         default=1, ge=0, le=3,
-        description="seed 001: 2–3 hypothetical documents per intent; reverie embeds 1 by default. Each "
-        "variant is one more text in the query's embedding call (~3–6 ms each with the local model on a "
-        "2-core CPU), and on LoCoMo 0, 1 and 2 variants gave the same recall (R@10 0.676 / 0.675 / 0.674, "
-        "bench/locomo_ablation.py); 2–3 restores the seed's expansion.",
+        description="2–3 hypothetical documents per intent; reverie embeds 1 by default. Each "
+        "variant is one more text in the query's embedding call, and on LoCoMo 0, 1 and 2 variants gave the "
+        "same recall (R@10 0.676 / 0.675 / 0.674, "
+        "bench/locomo_ablation.py); 2–3 restores HyDE's expansion.",
+        json_schema_extra=source(HYDE),
     )
     hyde_query_weight: float = Field(
         default=2.0, gt=0,
-        description="weight of the query itself in seed 001's centroid of query + variants (reverie: the "
+        description="Weight of the query itself in the centroid of query + variants (reverie: the "
         "query counts twice so the templates widen recall without drowning the question).",
+        json_schema_extra=source(HYDE),
     )
 
-    # composite (SEED-NOTES 9)
-    w_similarity: float = Field(default=0.40, ge=0, description="seed 001 composite: 0.40 × similarity.")
+    # composite re-rank
+    w_similarity: float = Field(default=0.40, ge=0, description="Composite: 0.40 × similarity.")
     prior_margin: float = Field(
         default=0.04, ge=0, le=1,
         description="Relevance leads: the composite's other terms (ACT-R activation, importance, RRF, utility, "
@@ -216,78 +236,96 @@ class ReadSettings(Section):
         "share of their largest possible value. 0.04 equals 0.1 of hybrid similarity at the 0.40 weight: "
         "access history and importance reorder memories that are about as relevant, but never lift one "
         "above a clearly more relevant memory (read.scoring).",
+        json_schema_extra=source(RRF),
     )
-    w_activation: float = Field(default=0.30, ge=0, description="seed 001 composite: 0.30 × ACT-R activation.")
-    w_importance: float = Field(default=0.15, ge=0, description="seed 001 composite: 0.15 × importance.")
+    w_activation: float = Field(
+        default=0.30, ge=0, description="Composite: 0.30 × ACT-R activation.",
+        json_schema_extra=source(ACTR),
+    )
+    w_importance: float = Field(default=0.15, ge=0, description="Composite: 0.15 × importance.")
     w_rrf: float = Field(
         default=0.15, ge=0,
-        description="seed 001 composite: 0.15 × RRF score (scaled as read.rrf_scale says).",
+        description="Composite: 0.15 × RRF score (scaled as read.rrf_scale says).",
+        json_schema_extra=source(RRF),
     )
     rrf_scale: str = Field(
         default="raw", pattern=r"^(raw|possible|minmax)$",
-        description="how the RRF score enters seed 001's composite: 'raw' = Σ w/(K + rank) as the seed "
+        description="How the RRF score enters the composite: 'raw' = Σ w/(K + rank) as the design "
         "writes it (at most 2/61 with K = 60, so 0.15 × RRF breaks ties: the hybrid similarity already "
         "carries both channels); 'possible' = divided by its largest possible value (rank 1 on every "
         "channel = 1.0); 'minmax' = min-max over the candidate pool. Rescaled, the rank term counts the "
         "weaker channel a second time: LoCoMo R@10 −2.0 points for 'possible', −0.4 for 'minmax' "
         "(bench/locomo_ablation.py).",
+        json_schema_extra=source(RRF),
     )
     activation_min_age_s: float = Field(
         default=86400.0, ge=1,
-        description="reverie calibration of seed 001's ACT-R term in the composite: an access less than a "
+        description="Calibration of the ACT-R term in the composite: an access less than a "
         "day ago counts as one day old, so the term measures availability over days (frequency and "
         "spacing), not which memories the previous question returned. With the dynamics' 1-second floor a "
         "memory returned seconds ago has activation >= 0.5 against ~0.003 for one untouched for a day, and "
         "the 0.30 weight lets earlier results crowd out later, unrelated queries (LoCoMo, conversation 1, "
         "R@10: 0.36 with a 1-second floor, 0.56 with one hour, 0.58 with one day, 0.58 without the term; "
         "bench/locomo_ablation.py).",
+        json_schema_extra=source(REVERIE),
     )
-    entity_boost: float = Field(default=0.1, ge=0, description="seed 001: +0.1 per matching entity.")
-    entity_boost_max: int = Field(default=3, ge=1, description="reverie: at most 3 entity matches count.")
-    episode_boost: float = Field(default=0.15, ge=0, description="seed 001: +0.15 for the same session episode.")
+    entity_boost: float = Field(default=0.1, ge=0, description="+0.1 per matching entity.")
+    entity_boost_max: int = Field(
+        default=3, ge=1, description="At most 3 entity matches count.",
+        json_schema_extra=source(REVERIE),
+    )
+    episode_boost: float = Field(default=0.15, ge=0, description="+0.15 for the same session episode.")
     episode_context_boost: float = Field(
         default=0.05, ge=0,
-        description="reverie: the inferred episode context (no session named) adds up to +0.05 — a third "
-        "of seed 001's +0.15 for a known session, since the episode is a guess — times the episode's "
+        description="The inferred episode context (no session named) adds up to +0.05 — a third "
+        "of the +0.15 for a known session, since the episode is a guess — times the episode's "
         "strength (read.scoring.episode_strengths).",
+        json_schema_extra=source(REVERIE),
     )
     time_anchor_boost: float = Field(
         default=0.1, ge=0,
-        description="reverie: up to +0.1 (the scale of seed 001's entity boost) for a memory whose event "
+        description="Up to +0.1 (the scale of the entity boost) for a memory whose event "
         "time (valid_from, else created_at) lies in a period the query names.",
+        json_schema_extra=source(REVERIE),
     )
     time_anchor_after_days: float = Field(
         default=30.0, ge=0,
-        description="reverie: the time boost fades to 0 over 30 days after the named period (events are "
+        description="The time boost fades to 0 over 30 days after the named period (events are "
         "often recorded some days after they happen: 'last week I …').",
+        json_schema_extra=source(REVERIE),
     )
     time_anchor_before_days: float = Field(
-        default=7.0, ge=0, description="reverie: the time boost fades to 0 over 7 days before the named period."
+        default=7.0, ge=0, description="The time boost fades to 0 over 7 days before the named period.",
+        json_schema_extra=source(REVERIE),
     )
     episode_context_power: float = Field(
         default=1.0, ge=0,
-        description="reverie: exponent of the episode strength (best similarity in the episode / best "
+        description="Exponent of the episode strength (best similarity in the episode / best "
         "overall); 1 = proportional, larger = only episodes close to the best one count.",
+        json_schema_extra=source(REVERIE),
     )
     sub_tier_boost: dict[str, float] = Field(
         default_factory=lambda: {"personal": 1.1, "observed": 1.0, "vicarious": 0.9, "schematic": 1.1,
                                  "procedural": 1.05, "factual": 1.0},
-        description="seed 001 sub-tier retrieval boosts.",
+        description="Sub-tier retrieval boosts.",
     )
     category_boost: float = Field(
-        default=1.25, ge=1, description="reverie: seed 001's category filter, fail-open, as ×1.25."
+        default=1.25, ge=1, description="The intent's category filter, fail-open, as ×1.25.",
+        json_schema_extra=source(REVERIE),
     )
     low_source_confidence: float = Field(
-        default=0.3, ge=0, le=1, description="seed 001: memories with source confidence < 0.3 are deprioritised."
+        default=0.3, ge=0, le=1, description="Memories with source confidence < 0.3 are deprioritised."
     )
     low_source_confidence_factor: float = Field(
-        default=0.5, ge=0, le=1, description="reverie: deprioritised = score ×0.5."
+        default=0.5, ge=0, le=1, description="Deprioritised = score ×0.5.",
+        json_schema_extra=source(REVERIE),
     )
     lifecycle_factor: dict[str, float] = Field(
         default_factory=lambda: {"active": 1.05, "validated": 1.05, "candidate": 0.95, "stale": 0.8,
                                  "archived": 0.8},
-        description="seed 004 lifecycle weighting: active/validated small boost, candidate slight penalty, "
+        description="Lifecycle weighting: active/validated small boost, candidate slight penalty, "
         "stale stronger penalty (reverie's numbers; unknown states fail open at 1.0).",
+        json_schema_extra=source(LIFECYCLE),
     )
     filter_stale: bool = Field(
         default=False,
@@ -297,23 +335,37 @@ class ReadSettings(Section):
         "design (lifecycleFilterStaleEnabled).",
     )
     disputed_factor: float = Field(
-        default=0.8, ge=0, le=1, description="seed 004: verificationState=disputed additional penalty (×0.8)."
+        default=0.8, ge=0, le=1, description="verificationState=disputed additional penalty (×0.8).",
+        json_schema_extra=source(LIFECYCLE),
     )
     sort_weight: float = Field(
         default=0.05, ge=0, le=1,
-        description="reverie: weight of an intent's sort column (valid_from recency or utility) as a "
+        description="Weight of an intent's sort column (valid_from recency or utility) as a "
         "secondary key.",
+        json_schema_extra=source(REVERIE),
     )
 
-    # graph (seed 001 BFS, seed 004 edge lifecycle)
-    graph_seeds: int = Field(default=10, ge=1, description="reverie: BFS starts from the 10 best fused hits.")
-    graph_hop_decay: float = Field(default=0.5, gt=0, le=1, description="reverie: score ×0.5 per hop.")
-    graph_max_added: int = Field(default=20, ge=0, description="reverie: at most 20 memories admitted by the graph.")
+    # graph expansion (breadth-first, weighted by edge confidence)
+    graph_seeds: int = Field(
+        default=10, ge=1, description="BFS starts from the 10 best fused hits.",
+        json_schema_extra=source(REVERIE),
+    )
+    graph_hop_decay: float = Field(
+        default=0.5, gt=0, le=1, description="Score ×0.5 per hop.",
+        json_schema_extra=source(REVERIE),
+    )
+    graph_max_added: int = Field(
+        default=20, ge=0, description="At most 20 memories admitted by the graph.",
+        json_schema_extra=source(REVERIE),
+    )
     pagerank_iterations: int = Field(
-        default=8, ge=0, description="seed 004: graphTraversalPageRankIterations = 8."
+        default=8, ge=0, description="graphTraversalPageRankIterations = 8.", json_schema_extra=source(LIFECYCLE)
     )
     pagerank_damping: float = Field(default=0.85, gt=0, lt=1, description="PageRank damping factor 0.85.")
-    entity_hub_limit: int = Field(default=10, ge=1, description="reverie: memories per entity-hub lookup.")
+    entity_hub_limit: int = Field(
+        default=10, ge=1, description="Memories per entity-hub lookup.",
+        json_schema_extra=source(REVERIE),
+    )
 
     current_first: bool = Field(
         default=True,
@@ -337,7 +389,7 @@ class ReadSettings(Section):
     )
     hebbian_top: int = Field(
         default=5, ge=0, le=20,
-        description="seed 001 Hebbian co-activation after each search: pairs among the 5 best hits (10 pairs) "
+        description="Hebbian co-activation after each search: pairs among the 5 best hits (10 pairs) "
         "are bumped and those memories get +2% stability (0 = off).",
     )
     session_coaccess_max: int = Field(
@@ -350,36 +402,47 @@ class ReadSettings(Section):
     )
 
     # MMR and hot tier
-    mmr_lambda: float = Field(default=0.7, ge=0, le=1, description="seed 001: MMR λ = 0.7.")
-    hot_min_utility: float = Field(default=0.8, description="seed 001 hot tier: utility >= 0.8.")
-    hot_min_accesses: int = Field(default=10, description="seed 001 hot tier: >= 10 accesses.")
-    hot_max_age_days: float = Field(default=30.0, description="seed 001 hot tier: age < 30 days.")
-    hot_max_items: int = Field(default=15, ge=0, description="seed 001 hot tier: max 15 items.")
-    hot_ttl_s: float = Field(default=300.0, ge=0, description="seed 001 hot tier: TTL cache 5 minutes.")
+    mmr_lambda: float = Field(
+        default=0.7, ge=0, le=1, description="MMR λ = 0.7.",
+        json_schema_extra=source(MMR),
+    )
+    hot_min_utility: float = Field(default=0.8, description="Hot tier: utility >= 0.8.")
+    hot_min_accesses: int = Field(default=10, description="Hot tier: >= 10 accesses.")
+    hot_max_age_days: float = Field(default=30.0, description="Hot tier: age < 30 days.")
+    hot_max_items: int = Field(default=15, ge=0, description="Hot tier: max 15 items.")
+    hot_ttl_s: float = Field(default=300.0, ge=0, description="Hot tier: TTL cache 5 minutes.")
     hot_min_similarity: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.5, 0.35, 0.3, e5=0.80),
         description="cosine a hot-tier memory needs to the query to be merged into search results "
         "(context() always includes the hot tier); per embedder profile.",
     )
 
-    # confidence-gated injection (seed 001)
+    # confidence-gated injection
     inject_full: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.7, 0.5, 0.45, e5=0.835),
-        description="seed 001: confidence >= 0.7 → full injection with metadata (cosine; calibrated per profile).",
+        description="Confidence >= 0.7 → full injection with metadata (cosine; calibrated per profile).",
     )
     inject_abbreviated: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.4, 0.25, 0.2, e5=0.78),
-        description="seed 001: 0.4–0.7 → abbreviated; below → skipped and logged (cosine, per profile).",
+        description="0.4–0.7 → abbreviated; below → skipped and logged (cosine, per profile).",
     )
-    context_budget_tokens: int = Field(default=800, ge=16, description="reverie: default context() budget.")
+    context_budget_tokens: int = Field(
+        default=800, ge=16, description="Default context() budget.",
+        json_schema_extra=source(REVERIE),
+    )
     chars_per_token: float = Field(
-        default=4.0, gt=0, description="reverie token estimate: ceil(characters / 4) (no tokenizer needed)."
+        default=4.0, gt=0, description="reverie token estimate: ceil(characters / 4) (no tokenizer needed).",
+        json_schema_extra=source(REVERIE),
     )
-    abbreviated_chars: int = Field(default=160, ge=20, description="reverie: abbreviated injection keeps 160 chars.")
+    abbreviated_chars: int = Field(
+        default=160, ge=20, description="Abbreviated injection keeps 160 chars.",
+        json_schema_extra=source(REVERIE),
+    )
     item_budget_share: float = Field(
         default=0.34, gt=0, le=1,
-        description="reverie: one item may use at most 34% of the budget (a large memory is truncated, "
+        description="One item may use at most 34% of the budget (a large memory is truncated, "
         "never allowed to crowd out everything else).",
+        json_schema_extra=source(REVERIE),
     )
 
     @model_validator(mode="after")

@@ -1,8 +1,8 @@
-"""Write-path settings: observer, buffer, formation, PE gate, relations, boxes (seeds 000, 001, 004).
+"""Write-path settings: observer, buffer, formation, prediction-error gate, relations, boxes.
 
-Similarity thresholds are a property of the embedder (SEED-NOTES "Similarity thresholds depend
-on the embedding model"): :class:`SimilarityProfile` carries one set per embedder profile —
-the seeds' values for API embedders (``api``), values measured with multilingual-e5-small (``e5``,
+Similarity thresholds are a property of the embedder (see "Similarity thresholds depend
+on the embedding model" in docs/design-notes.md): :class:`SimilarityProfile` carries one set per embedder profile —
+the designs' values for API embedders (``api``), values measured with multilingual-e5-small (``e5``,
 the local default) and all-MiniLM-L6-v2 (``minilm``; evidence in ``tests/write/test_write_calibration.py``)
 and values for the unit-test
 ``HashEmbedder`` (``hash``).
@@ -13,27 +13,31 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from reverie.config.core import Section
+from reverie.config.sources import COGNITIVE_MEMORY, ENERGY, LAYERED, LIFECYCLE, PE_GATE, REVERIE, source
 
 
 class SimilarityProfile(Section):
-    """The cosine thresholds of one embedder profile (SEED-NOTES 2 PE gate, seed 000, seed 001)."""
+    """The cosine thresholds of one embedder profile (prediction-error gate, retroactive strengthening)."""
+
+    SOURCE = PE_GATE
 
     contradiction_min: float = Field(
-        description="SEED-NOTES 2: from this similarity a contradiction SUPERSEDEs (seed 001 applies its 0.70)."
+        description="From this similarity a contradiction SUPERSEDEs (the design applies its 0.70)."
     )
-    create_below: float = Field(description="SEED-NOTES 2: similarity below this → CREATE (seed 001: 0.70).")
+    create_below: float = Field(description="Similarity below this → CREATE (the design's 0.70).")
     update_min: float = Field(
-        description="SEED-NOTES 2: [create_below, update_min) is the gap (CREATE if important, else SKIP); "
-        "from here UPDATE (seed 001: 0.75)."
+        description="[create_below, update_min) is the gap (CREATE if important, else SKIP); "
+        "from here UPDATE (the design's 0.75)."
     )
-    reinforce_min: float = Field(description="SEED-NOTES 2: similarity >= this → REINFORCE (seed 001: 0.92).")
+    reinforce_min: float = Field(description="Similarity >= this → REINFORCE (the design's 0.92).")
     retroactive_min: float = Field(
-        description="seed 000: older memories with similarity > this are strengthened retroactively (0.7)."
+        description="Older memories with similarity > this are strengthened retroactively (0.7).",
+        json_schema_extra=source(ENERGY),
     )
     change_min: float = Field(
-        description="seed 001 SUPERSEDE for explicit change statements ('uses Vim' → 'switched to Neovim', "
+        description="SUPERSEDE for explicit change statements ('uses Vim' → 'switched to Neovim', "
         "'geçti'): worded apart from what they replace, they are checked for contradiction from this "
-        "similarity (<= contradiction_min; the seed's 0.70 for API embedders)."
+        "similarity (<= contradiction_min; the design's 0.70 for API embedders)."
     )
     update_candidate_min: float = Field(
         default=0.0,
@@ -60,7 +64,7 @@ class SimilarityProfile(Section):
 
 def _profiles() -> dict[str, SimilarityProfile]:
     return {
-        # seed 001 / SEED-NOTES 2 values, set for large API embedders
+        # the prediction-error gate's values, set for large API embedders
         "api": SimilarityProfile(contradiction_min=0.70, create_below=0.70, update_min=0.75, reinforce_min=0.92,
                                  retroactive_min=0.70, change_min=0.70, update_candidate_min=0.40),
         # measured with all-MiniLM-L6-v2 (tests/write/test_write_calibration.py): paraphrases 0.89–0.97,
@@ -82,7 +86,7 @@ def _profiles() -> dict[str, SimilarityProfile]:
         "e5": SimilarityProfile(contradiction_min=0.89, create_below=0.95, update_min=0.95, reinforce_min=0.965,
                                 retroactive_min=0.88, change_min=0.86, update_candidate_min=0.80),
         # HashEmbedder (unit tests only): near-identical short texts ("memory 0"/"memory 1", "alpha fact"/
-        # "beta fact") sit at 0.52–0.63 and stay distinct; the seed examples used by tests/write (paraphrase
+        # "beta fact") sit at 0.52–0.63 and stay distinct; the designs' examples used by tests/write (paraphrase
         # 0.79, elaboration 0.67, contradictions 0.75–0.83) sit above; change statements 0.54–0.61 when they
         # share a clause ("… for the API")
         "hash": SimilarityProfile(contradiction_min=0.64, create_below=0.64, update_min=0.66, reinforce_min=0.78,
@@ -91,23 +95,26 @@ def _profiles() -> dict[str, SimilarityProfile]:
 
 
 class ObserverSettings(Section):
-    """seed 001 observer: the 7-layer filter, classification, density gate."""
+    """The observer: the 7-layer filter, classification, density gate."""
 
-    min_chars: int = Field(default=10, ge=0, description="seed 001 length gate: 10 < length …")
-    max_chars: int = Field(default=5000, ge=1, description="seed 001 length gate: … < 5000.")
-    markdown_lines: int = Field(default=5, ge=1, description="seed 001: markdown-heavy at 5+ bullet/bold lines.")
-    code_ratio: float = Field(default=0.5, ge=0, le=1, description="seed 001: code-heavy when > 50% is code blocks.")
-    max_emoji: int = Field(default=3, ge=0, description="seed 001: emoji-heavy at > 3 emoji.")
+    SOURCE = COGNITIVE_MEMORY
+
+    min_chars: int = Field(default=10, ge=0, description="Length gate: 10 < length …")
+    max_chars: int = Field(default=5000, ge=1, description="Length gate: … < 5000.")
+    markdown_lines: int = Field(default=5, ge=1, description="Markdown-heavy at 5+ bullet/bold lines.")
+    code_ratio: float = Field(default=0.5, ge=0, le=1, description="Code-heavy when > 50% is code blocks.")
+    max_emoji: int = Field(default=3, ge=0, description="Emoji-heavy at > 3 emoji.")
     binary_ratio: float = Field(
-        default=0.1, ge=0, le=1, description="reverie hostile-input guard (issue 4): text with more than this "
+        default=0.1, ge=0, le=1, description="Hostile-input guard: text with more than this "
         "share of control, unassigned or private-use characters is binary content, filtered in observe() and "
-        "add(infer=True)."
+        "add(infer=True).",
+        json_schema_extra=source(REVERIE),
     )
     min_density: int = Field(
-        default=2, ge=0, description="seed 001 information density: messages with density < 2 are skipped."
+        default=2, ge=0, description="Information density: messages with density < 2 are skipped."
     )
-    max_entities: int = Field(default=8, ge=1, description="seed 001: at most 8 entities per observation.")
-    max_rewrite_chars: int = Field(default=500, ge=20, description="seed 001 standalone rewriting: max 500 chars.")
+    max_entities: int = Field(default=8, ge=1, description="At most 8 entities per observation.")
+    max_rewrite_chars: int = Field(default=500, ge=20, description="Standalone rewriting: max 500 chars.")
     base_confidence: dict[str, float] = Field(
         default_factory=lambda: {
             "correction": 0.4,
@@ -116,58 +123,70 @@ class ObserverSettings(Section):
             "entity": 0.3,
             "fact": 0.25,
         },
-        description="seed 001 classification base confidences (correction 0.4, preference 0.3, decision 0.35, "
+        description="Classification base confidences (correction 0.4, preference 0.3, decision 0.35, "
         "entity-rich 0.3, fact 0.25).",
     )
     match_bonus: float = Field(
-        default=0.15, ge=0, le=1, description="reverie: confidence added per extra matching trigger (capped at 1)."
+        default=0.15, ge=0, le=1, description="Confidence added per extra matching trigger (capped at 1).",
+        json_schema_extra=source(REVERIE),
     )
     source_confidence_floor: float = Field(
         default=0.5,
         ge=0,
         le=1,
-        description="seed 001 B3: a message that passed every observer filter is stored with source confidence "
-        "floor + (1 - floor)·classification confidence (0.2 → 0.6, 0.4 → 0.7), above seed 001's < 0.3 "
+        description="A message that passed every observer filter is stored with source confidence "
+        "floor + (1 - floor)·classification confidence (0.2 → 0.6, 0.4 → 0.7), above the read path's < 0.3 "
         "'low confidence' read penalty, which is meant for unreliable sources, not for untyped facts.",
     )
     default_confidence: float = Field(
-        default=0.2, ge=0, le=1, description="reverie: source confidence of an observation no pattern matched."
+        default=0.2, ge=0, le=1, description="Source confidence of an observation no pattern matched.",
+        json_schema_extra=source(REVERIE),
     )
 
 
 class BufferSettings(Section):
-    """seed 004 smart buffer: HIGH signal extracts now, otherwise buffer N turns or T minutes."""
+    """Smart buffer: HIGH signal extracts now, otherwise buffer N turns or T minutes."""
 
-    max_turns: int = Field(default=5, ge=1, description="seed 004: extract a batch when the buffer holds N turns.")
+    SOURCE = LIFECYCLE
+
+    max_turns: int = Field(default=5, ge=1, description="Extract a batch when the buffer holds N turns.")
     max_minutes: float = Field(
-        default=15.0, gt=0, description="seed 004: extract a batch when the oldest buffered turn is T minutes old."
+        default=15.0, gt=0, description="Extract a batch when the oldest buffered turn is T minutes old."
     )
 
 
 class FormationSettings(Section):
-    """seed 001 formation: foresight and splitting."""
+    """Formation: foresight and splitting."""
+
+    SOURCE = COGNITIVE_MEMORY
 
     foresight_days: float = Field(
-        default=7.0, gt=0, description="seed 001: plan/will/going to → validUntil = +7 days by default."
+        default=7.0, gt=0, description="plan/will/going to → validUntil = +7 days by default."
     )
     min_split_words: int = Field(
-        default=3, ge=1, description="reverie: each side of an atomic split keeps at least 3 words."
+        default=3, ge=1, description="Each side of an atomic split keeps at least 3 words.",
+        json_schema_extra=source(REVERIE),
     )
 
 
 class GateSettings(Section):
-    """seed 001 PE gate (SEED-NOTES 2) with per-embedder similarity thresholds."""
+    """The prediction-error gate with per-embedder similarity thresholds."""
+
+    SOURCE = PE_GATE
 
     profiles: dict[str, SimilarityProfile] = Field(
         default_factory=_profiles,
-        description="SEED-NOTES: similarity thresholds per embedder profile (api = seed values; minilm, hash "
+        description="Similarity thresholds per embedder profile (api = the design's values; minilm, hash "
         "calibrated by measurement).",
     )
     default_profile: str = Field(default="api", description="Profile used when the embedder's is not listed.")
     gap_importance: float = Field(
-        default=0.6, ge=0, le=1, description="seed 001: in the gap, CREATE if importance is high (>= 0.6), else SKIP."
+        default=0.6, ge=0, le=1, description="In the gap, CREATE if importance is high (>= 0.6), else SKIP."
     )
-    neighbours: int = Field(default=5, ge=1, description="seed 002: compare with the k = 5 nearest memories.")
+    neighbours: int = Field(
+        default=5, ge=1, description="Compare with the k = 5 nearest memories.",
+        json_schema_extra=source(LAYERED),
+    )
     update_candidates: int = Field(
         default=8, ge=1, le=50,
         description="Knowledge updates: how many stored memories a new statement is read against for an "
@@ -183,18 +202,20 @@ class GateSettings(Section):
     elaboration_max_dropped: int = Field(
         default=1, ge=0,
         description="From update_min, a new text that keeps what the nearest memory says (at most this many "
-        "of its informative words missing) and adds detail is merged into it (seed 001 UPDATE, 'overlaps but "
+        "of its informative words missing) and adds detail is merged into it (the gate's UPDATE, 'overlaps but "
         "adds detail'); a different statement at that similarity is created beside it, so that two facts "
         "are never merged into one.",
     )
     reinforce_max_new_words: int = Field(
         default=1,
         ge=0,
-        description="reverie: a near-duplicate that adds at most this many new content words REINFORCEs; one "
-        "that adds more UPDATEs (seed 001 'overlaps but adds detail').",
+        description="A near-duplicate that adds at most this many new content words REINFORCEs; one "
+        "that adds more UPDATEs (the gate's 'overlaps but adds detail').",
+        json_schema_extra=source(REVERIE),
     )
     reinforce_stability: float = Field(
-        default=1.2, ge=1, description="reverie: REINFORCE multiplies stability by 1.2 (seed 001 'boost stability')."
+        default=1.2, ge=1, description="REINFORCE multiplies stability by 1.2 (the gate's 'boost stability').",
+        json_schema_extra=source(REVERIE),
     )
 
     def profile(self, name: str) -> SimilarityProfile:
@@ -202,25 +223,27 @@ class GateSettings(Section):
 
 
 class RelationSettings(Section):
-    """seed 001 relations: heuristic rules and pruning."""
+    """Relations: heuristic rules and pruning."""
 
-    same_entity_overlap: int = Field(default=2, ge=1, description="seed 001: entity overlap >= 2 → same_entity.")
-    same_entity_confidence: float = Field(default=0.7, ge=0, le=1, description="seed 001: same_entity confidence 0.7.")
+    SOURCE = COGNITIVE_MEMORY
+
+    same_entity_overlap: int = Field(default=2, ge=1, description="Entity overlap >= 2 → same_entity.")
+    same_entity_confidence: float = Field(default=0.7, ge=0, le=1, description="same_entity confidence 0.7.")
     elaborates_word_overlap: float = Field(
-        default=0.30, ge=0, le=1, description="seed 001: word overlap > 30% + entity >= 1 → elaborates."
+        default=0.30, ge=0, le=1, description="Word overlap > 30% + entity >= 1 → elaborates."
     )
-    elaborates_confidence: float = Field(default=0.5, ge=0, le=1, description="seed 001: elaborates confidence 0.5.")
+    elaborates_confidence: float = Field(default=0.5, ge=0, le=1, description="Elaborates confidence 0.5.")
     related_word_overlap: float = Field(
-        default=0.15, ge=0, le=1, description="seed 001: same category + word overlap > 15% → related_to."
+        default=0.15, ge=0, le=1, description="Same category + word overlap > 15% → related_to."
     )
-    related_confidence: float = Field(default=0.4, ge=0, le=1, description="seed 001: related_to confidence 0.4.")
-    prune_at: int = Field(default=1000, ge=1, description="seed 001: pruning triggers at 1000 prunable relations "
+    related_confidence: float = Field(default=0.4, ge=0, le=1, description="related_to confidence 0.4.")
+    prune_at: int = Field(default=1000, ge=1, description="Pruning triggers at 1000 prunable relations "
                          "of a user (supersedes, contradicts and causes are kept for good and not counted) …")
-    prune_to: int = Field(default=900, ge=0, description="seed 001: … and trims to 900.")
+    prune_to: int = Field(default=900, ge=0, description="… and trims to 900.")
     type_priority: dict[str, int] = Field(
         default_factory=lambda: {"related_to": 0, "same_entity": 1, "elaborates": 2, "reinforces": 3},
-        description="seed 001: prunable types, lowest priority pruned first (related_to 0, same_entity 1, "
-        "elaborates 2; reverie adds seed 000's reinforces at 3). supersedes/contradicts/causes never pruned.",
+        description="Prunable types, lowest priority pruned first (related_to 0, same_entity 1, "
+        "elaborates 2; reverie adds the energy model's reinforces at 3). supersedes/contradicts/causes never pruned.",
     )
 
     @model_validator(mode="after")
@@ -229,28 +252,38 @@ class RelationSettings(Section):
             raise ValueError(f"prune_to {self.prune_to} must be <= prune_at {self.prune_at}")
         protected = {"supersedes", "contradicts", "causes"} & set(self.type_priority)
         if protected:
-            raise ValueError(f"seed 001 never prunes {sorted(protected)}")
+            raise ValueError(f"relations of types {sorted(protected)} are never pruned")
         return self
 
 
 class BoxSettings(Section):
-    """seed 004 memory boxes and trace weaving."""
+    """Memory boxes and trace weaving."""
+
+    SOURCE = LIFECYCLE
 
     topic_shift: float = Field(
-        default=0.35, ge=0, le=1, description="seed 004: seal the box when topic overlap drops below 0.35."
+        default=0.35, ge=0, le=1, description="Seal the box when topic overlap drops below 0.35."
     )
-    time_gap_minutes: float = Field(default=30.0, gt=0, description="seed 004: seal after 30 minutes of inactivity.")
-    max_memories: int = Field(default=50, ge=1, description="seed 004: seal when the box exceeds 50 memories.")
-    max_topics: int = Field(default=12, ge=1, description="reverie: topic words kept per box.")
+    time_gap_minutes: float = Field(default=30.0, gt=0, description="Seal after 30 minutes of inactivity.")
+    max_memories: int = Field(default=50, ge=1, description="Seal when the box exceeds 50 memories.")
+    max_topics: int = Field(
+        default=12, ge=1, description="Topic words kept per box.",
+        json_schema_extra=source(REVERIE),
+    )
     trace_overlap: float = Field(
-        default=0.35, ge=0, le=1, description="seed 004 trace weaver: sealed boxes with overlapping topics share a "
+        default=0.35, ge=0, le=1, description="Trace weaver: sealed boxes with overlapping topics share a "
         "trace (same overlap measure as the topic shift)."
     )
-    trace_lookback: int = Field(default=50, ge=1, description="reverie: sealed boxes compared when weaving a trace.")
+    trace_lookback: int = Field(
+        default=50, ge=1, description="Sealed boxes compared when weaving a trace.",
+        json_schema_extra=source(REVERIE),
+    )
 
 
 class ActionPolicySettings(Section):
     """The memory-action policy: every write decision recorded as action telemetry, and verbatim artifacts."""
+
+    SOURCE = LIFECYCLE
 
     telemetry: bool = Field(
         default=True,
@@ -290,7 +323,9 @@ LLM_STAGES = ("observer", "formation", "emotion", "synthesis", "contradiction", 
 
 
 class WriteSettings(Section):
-    """The write path (DESIGN.md): observer → buffer → formation → gate → score → store."""
+    """The write path: observer → buffer → formation → gate → score → store."""
+
+    SOURCE = COGNITIVE_MEMORY
 
     observer: ObserverSettings = Field(default_factory=ObserverSettings)
     buffer: BufferSettings = Field(default_factory=BufferSettings)
@@ -300,16 +335,17 @@ class WriteSettings(Section):
     boxes: BoxSettings = Field(default_factory=BoxSettings)
     policy: ActionPolicySettings = Field(default_factory=ActionPolicySettings)
     use_llm: bool = Field(
-        default=True, description="seed 001: LLM-primary stages when an LLM is configured (heuristics otherwise)."
+        default=True, description="LLM-primary stages when an LLM is configured (heuristics otherwise)."
     )
     llm_stages: list[str] = Field(
         default_factory=lambda: list(LLM_STAGES),
-        description="seed 001: the write stages that ask the LLM first (observer classification, formation, "
+        description="The write stages that ask the LLM first (observer classification, formation, "
         "emotion, synthesis, contradiction, relations, box topics); the others use their heuristic only.",
     )
     llm_input_chars: int = Field(
-        default=4000, ge=200, description="reverie: bounded prompts — at most this many characters of one text "
-        "are sent to the LLM (seed 001's observer already caps messages at 5000)."
+        default=4000, ge=200, description="Bounded prompts — at most this many characters of one text "
+        "are sent to the LLM (the observer already caps messages at 5000).",
+        json_schema_extra=source(REVERIE),
     )
 
     @model_validator(mode="after")

@@ -1,7 +1,7 @@
-"""The dream cycle: an ordered list of named, switchable, idempotent steps (SEED-NOTES 10).
+"""The dream cycle: an ordered list of named, switchable, idempotent steps.
 
 Each step is ``step(ctx) -> StepReport``. Steps read and write only through the store
-contract, claim the memories they work on before changing them (seed 000's consolidation
+contract, claim the memories they work on before changing them (the energy model's consolidation
 attempts: the earlier claim wins, the later dreamer skips them this run), write with
 optimistic versions, and record every transition in the memory's history. A run that is
 killed midway leaves every finished batch committed and the rest for the next run.
@@ -140,7 +140,7 @@ class DreamContext:
     def log_events(self, events: Sequence[HistoryEvent]) -> None:
         """One ops-log line per kind of event in a batch (its ids and the count of each reason), not one
         per memory: a first cycle over 100k memories makes ~360k changes, which per-memory lines
-        overflowed the log's queue with (and cost ~13 s of the cycle). Each memory's own record of the
+        overflowed the log's queue with (and slowed the cycle). Each memory's own record of the
         transition is its history row."""
         if self.ops_log is None or not events:
             return
@@ -228,7 +228,7 @@ Step = Callable[[DreamContext], StepReport]
 
 class ClaimHeartbeat:
     """While a run lasts, a background thread renews the run's claims every third of ``ttl`` seconds
-    (seed 000's consolidation attempts with a heartbeat): a live dreamer keeps what it claimed however
+    (the energy model's consolidation attempts with a heartbeat): a live dreamer keeps what it claimed however
     long it works, and a killed one stops renewing, so its claims lapse and another process takes the
     work over at most ``ttl`` seconds later. At the end every claim the run still holds is released."""
 

@@ -1,10 +1,10 @@
-"""Consolidation dream steps: seed 003 consolidation, seed 001 themes (clustering + LLM consolidation)
-and seed 001 deep abstraction — plus :func:`undo_consolidation`.
+"""Consolidation dream steps: consolidation of fading memories, themes (clustering + LLM consolidation)
+and deep abstraction — plus :func:`undo_consolidation`.
 
-* ``consolidate`` (seed 003): hot, active memories whose seed-003 retention ``max(floor,
+* ``consolidate``: hot, active memories whose fading retention ``max(floor,
   exp(-Δt/(S·B·β)))`` fell below 0.20 — not core, pinned, immutable or flashbulb, not made by the
-  dream — are grouped by scope (user, agent), layer (seed 003's "category": episodic with episodic) and
-  category, and clustered into DISJOINT groups (SEED-NOTES 8: seed 003's pseudocode compares a memory
+  dream — are grouped by scope (user, agent), layer (the consolidation design's "category": episodic with episodic) and
+  category, and clustered into DISJOINT groups (the consolidation design's pseudocode compares a memory
   with itself and reuses members): each candidate's neighbours above the cosine threshold come from
   :func:`reverie.dream.neighbors.knn` (no all-pairs comparison at scale); the candidate with the most
   free neighbours founds a group with up to ``max_group_size - 1`` of them, nearest first, each only
@@ -16,12 +16,12 @@ and seed 001 deep abstraction — plus :func:`undo_consolidation`.
   ``summarizes`` links of weight 0.8 to each original); the originals become ``superseded``, move to
   the cold store and point to the summary (``superseded_by``). One store transaction per group; every
   member is claimed first.
-* ``themes`` (seed 001 clustering + LLM consolidation): clusters of >= 3 memories sharing an entity,
+* ``themes`` (clustering + LLM consolidation): clusters of >= 3 memories sharing an entity,
   or of one category with importance within 0.3 (and, reverie's guard, cosine-similar), become
   theme memories (importance 0.8; at most 5 LLM calls per cycle); the originals are superseded as
   above. Only idle memories are eligible (see ``ThemeSettings``): a memory in use stays individually
   searchable.
-* ``abstraction`` (seed 001 deep abstraction): the top 3 clusters of the scope give pattern memories
+* ``abstraction`` (deep abstraction): the top 3 clusters of the scope give pattern memories
   (importance 0.85) that link to their evidence; the originals stay as they are.
 
 Themes and patterns are written by the LLM or not at all: member texts glued together are neither a
@@ -84,20 +84,20 @@ _FADING_FIELDS = frozenset({"id", "version", "content", "content_hash", "user_id
                             "store", "category", "pinned", "immutable", "core", "flashbulb", "metadata",
                             "last_accessed_at", "created_at", "storage_strength", "importance"})
 _FADING_OMIT = frozenset(f.name for f in dataclasses.fields(MemoryRecord)) - _FADING_FIELDS
-#: what the themes / abstraction scans read (eligibility and seed 001 clustering)
+#: what the themes / abstraction scans read (eligibility and clustering)
 _CLUSTER_OMIT = _FADING_OMIT - frozenset({"utility", "access_count", "entities", "valid_from"})
 
 
 # --- shared helpers ------------------------------------------------------------------------------
 
-def seed003_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> float:
-    """Seed 003 retention of a memory at ``now`` (the clock runs from its last access, else its
-    creation; S = storage strength on seed 003's 0–1 scale; β per layer, core when flagged)."""
+def fading_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> float:
+    """Retention of a memory at ``now`` (the clock runs from its last access, else its
+    creation; S = storage strength on the consolidation design's 0–1 scale; β per layer, core when flagged)."""
     days = days_between(rec.last_accessed_at or rec.created_at, now)
     s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength,
                                   new=cfg.retention.fading_stability_new)
-    beta = retention.seed003_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
-    return retention.seed003_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
+    beta = retention.fading_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
+    return retention.fading_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
                                        core=rec.core, cfg=cfg.retention)
 
 
@@ -107,7 +107,7 @@ def made_by_dream(rec: MemoryRecord) -> bool:
 
 
 def _protected(rec: MemoryRecord, *, flashbulb: bool) -> bool:
-    """Never merged: pinned, immutable (SEED-NOTES 8), core (seed 003), flashbulb (seed 001, optional),
+    """Never merged: pinned, immutable, core, flashbulb (optional),
     made by the dream, or restored by an undo."""
     return (rec.pinned or rec.immutable or rec.core or (flashbulb and rec.flashbulb) or made_by_dream(rec)
             or UNDONE in rec.metadata)
@@ -163,7 +163,7 @@ class _Outcome:
 
 def _new_memory(ctx: DreamContext, kind: str, members: list[MemoryRecord], summary: Summary, vector: Any, *,
                 importance: float, layer: Layer, category: str, extra: dict[str, Any]) -> MemoryRecord:
-    """The summary / theme / pattern record (seed 003: max importance, mean stability, max accesses)."""
+    """The summary / theme / pattern record (max importance, mean stability, max accesses)."""
     from reverie.dynamics.access import initial_values
 
     now = ctx.now
@@ -185,11 +185,11 @@ def _new_memory(ctx: DreamContext, kind: str, members: list[MemoryRecord], summa
     for key, value in initial_values(rec, now=now, cfg=ctx.settings.dynamics).items():
         setattr(rec, key, value)
     if kind != KIND_PATTERN:
-        # the members' own facts, compressed: as trustworthy as the least trusted member, not seed 002's
-        # 0.4 for dream-invented content (patterns keep that: they are inferences)
+        # the members' own facts, compressed: as trustworthy as the least trusted member, not the
+        # layered-memory design's 0.4 for dream-invented content (patterns keep that: they are inferences)
         rec.trust = min(m.trust for m in members)
         rec.source_confidence = min(m.source_confidence for m in members)
-    if kind == KIND_SUMMARY:  # seed 003
+    if kind == KIND_SUMMARY:  # a consolidation summary
         rec.stability = float(np.mean([m.stability for m in members]))
         rec.storage_strength = float(np.mean([m.storage_strength for m in members]))
         rec.difficulty = float(np.mean([m.difficulty for m in members]))
@@ -243,7 +243,7 @@ def _summarized(rec: MemoryRecord, step: str, now: datetime, outcome: str | None
                        importance=min(1.0, max(0.0, rec.importance)), source="consolidation")
 
 
-# --- seed 003 consolidate -------------------------------------------------------------------------
+# --- consolidate fading memories -------------------------------------------------------------------
 
 _Key = tuple[str | None, str | None, str, str]
 
@@ -262,7 +262,7 @@ def _fading(ctx: DreamContext, report: StepReport) -> tuple[dict[_Key, list[str]
             report.examined += 1
             if _protected(rec, flashbulb=cc.exempt_flashbulb):
                 continue
-            r = seed003_retention_of(rec, now=ctx.now, cfg=dyn)
+            r = fading_retention_of(rec, now=ctx.now, cfg=dyn)
             if r < cc.retention_threshold:
                 found.append((r, rec.id, (rec.user_id, rec.agent_id, rec.layer.value, rec.category)))
                 contents[rec.id] = rec.content
@@ -279,7 +279,7 @@ def _fading(ctx: DreamContext, report: StepReport) -> tuple[dict[_Key, list[str]
 def disjoint_groups(vectors: np.ndarray, *, threshold: float, min_size: int, max_size: int,
                     ids: Sequence[str], cfg: ConsolidationSettings,
                     fits: Callable[[Sequence[int]], bool] | None = None) -> tuple[list[list[int]], str]:
-    """Disjoint star groups (SEED-NOTES 8): every member's cosine to the group's founder is >= ``threshold``.
+    """Disjoint star groups: every member's cosine to the group's founder is >= ``threshold``.
 
     Founders are taken densest first (mean cosine of their ``min_size - 1`` nearest; ties: more
     neighbours, then id), so the cores of dense regions group before memories that merely bridge two
@@ -322,7 +322,7 @@ def disjoint_groups(vectors: np.ndarray, *, threshold: float, min_size: int, max
 
 
 def step_consolidate(ctx: DreamContext) -> StepReport:
-    """seed 003 consolidation of fading memories into summaries (see the module docs)."""
+    """Consolidation of fading memories into summaries (see the module docs)."""
     report = StepReport("consolidate")
     cfg = ctx.settings.dream.consolidation
     cc = cfg.consolidate
@@ -374,7 +374,7 @@ def _still_fading(ctx: DreamContext, rec: MemoryRecord) -> bool:
     cc = ctx.settings.dream.consolidation.consolidate
     return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in cc.layers
             and not _protected(rec, flashbulb=cc.exempt_flashbulb)
-            and seed003_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) < cc.retention_threshold)
+            and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) < cc.retention_threshold)
 
 
 def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible: Any, make: Any, purpose: str,
@@ -455,7 +455,7 @@ def _mergeable(ctx: DreamContext, rec: MemoryRecord) -> bool:
     return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in mc.layers
             and not _protected(rec, flashbulb=True)
             and days_between(rec.created_at, ctx.now) >= mc.min_age_days
-            and seed003_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold)
+            and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold)
 
 
 def step_merge(ctx: DreamContext) -> StepReport:
@@ -517,7 +517,7 @@ def step_merge(ctx: DreamContext) -> StepReport:
     return report
 
 
-# --- seed 001 clustering (themes, abstraction) ----------------------------------------------------
+# --- clustering (themes, abstraction) -------------------------------------------------------------
 
 @dataclass(slots=True)
 class _Cluster:
@@ -528,10 +528,10 @@ class _Cluster:
         return (-len(self.members), -sum(m.importance for m in self.members), self.members[0].id)
 
 
-def seed001_clusters(records: Sequence[MemoryRecord], vectors: dict[str, np.ndarray], *, tc: ThemeSettings,
+def theme_clusters(records: Sequence[MemoryRecord], vectors: dict[str, np.ndarray], *, tc: ThemeSettings,
                      min_size: int, max_size: int, similarity: float,
                      cfg: ConsolidationSettings) -> list[_Cluster]:
-    """Seed 001 clustering into disjoint clusters of ``min_size``..``max_size`` members.
+    """Clustering into disjoint clusters of ``min_size``..``max_size`` members.
 
     1. entity overlap: memories sharing >= ``entity_overlap`` entities with the cluster's first member
        (entities taken by how many free memories mention them, ties by name);
@@ -624,7 +624,7 @@ def _untried(plans: list[_Plan], rejections: Rejections) -> tuple[list[_Plan], i
 
 
 def step_themes(ctx: DreamContext) -> StepReport:
-    """seed 001 clustering + LLM consolidation into theme memories (see the module docs)."""
+    """Clustering + LLM consolidation into theme memories (see the module docs)."""
     report = StepReport("themes")
     cfg = ctx.settings.dream.consolidation
     tc = cfg.themes
@@ -646,7 +646,7 @@ def step_themes(ctx: DreamContext) -> StepReport:
         recs = sorted(scopes[scope], key=lambda r: (-_idle_days(r, ctx.now), r.id))[: tc.max_candidates]
         kept, mat = _vectors(ctx.store, [r.id for r in recs])
         vectors = dict(zip(kept, mat, strict=True))
-        clusters.extend(seed001_clusters(recs, vectors, tc=tc, min_size=tc.min_cluster, max_size=tc.max_cluster,
+        clusters.extend(theme_clusters(recs, vectors, tc=tc, min_size=tc.min_cluster, max_size=tc.max_cluster,
                                          similarity=similarity, cfg=cfg))
     clusters.sort(key=_Cluster.rank)
     rejections = Rejections(ctx, "themes")
@@ -666,7 +666,7 @@ def step_themes(ctx: DreamContext) -> StepReport:
     return report
 
 
-# --- seed 001 deep abstraction -------------------------------------------------------------------
+# --- deep abstraction ----------------------------------------------------------------------------
 
 def _covered(store: Store, cluster: _Cluster, share: float) -> bool:
     """Whether an active pattern already links at least ``share`` of the cluster's members."""
@@ -683,7 +683,7 @@ def _covered(store: Store, cluster: _Cluster, share: float) -> bool:
 
 
 def step_abstraction(ctx: DreamContext) -> StepReport:
-    """seed 001 deep abstraction: pattern memories from the top clusters (see the module docs)."""
+    """Deep abstraction: pattern memories from the top clusters (see the module docs)."""
     report = StepReport("abstraction")
     cfg = ctx.settings.dream.consolidation
     ac, tc = cfg.abstraction, cfg.themes
@@ -706,7 +706,7 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
         recs = sorted(scopes[scope], key=lambda r: (r.last_accessed_at or r.created_at, r.id),
                       reverse=True)[: ac.max_candidates]
         kept, mat = _vectors(ctx.store, [r.id for r in recs])
-        for c in seed001_clusters(recs, dict(zip(kept, mat, strict=True)), tc=tc, min_size=ac.min_cluster,
+        for c in theme_clusters(recs, dict(zip(kept, mat, strict=True)), tc=tc, min_size=ac.min_cluster,
                                   max_size=ac.max_evidence, similarity=similarity, cfg=cfg):
             if rejections.seen(_summary_id(KIND_PATTERN, [m.id for m in c.members])):
                 before += 1
@@ -786,12 +786,12 @@ __all__ = [
     "STEPS",
     "UNDONE",
     "disjoint_groups",
+    "fading_retention_of",
     "made_by_dream",
-    "seed001_clusters",
-    "seed003_retention_of",
     "step_abstraction",
     "step_consolidate",
     "step_merge",
     "step_themes",
+    "theme_clusters",
     "undo_consolidation",
 ]

@@ -10,7 +10,7 @@ the pass read (re-reading the few that changed), re-checks its rule and writes i
 history for every transition). A memory that became eligible after the pass is handled by the next run.
 No step compares pairs: redundancy asks the vector index, a bounded number of times per cycle.
 
-Every rule's numbers come from ``settings.dynamics`` (the shared seed constants) and
+Every rule's numbers come from ``settings.dynamics`` (the constants the engine shares) and
 ``settings.dream.lifecycle``; the math is :mod:`reverie.dynamics`. Pinned, immutable and flashbulb
 memories are never forgotten, archived or moved cold; nothing is deleted (dormant memories move to the
 cold store and ``Memory.reactivate`` brings them back).
@@ -65,8 +65,8 @@ DRIFT_SEEN = "drift_seen"
 
 
 def anchored(rec: MemoryRecord) -> str | None:
-    """Why a memory may never be forgotten, archived or moved cold (seed 001 truth anchors,
-    SEED-NOTES 7 flashbulb), or ``None``."""
+    """Why a memory may never be forgotten, archived or moved cold (truth anchors: pinned, immutable;
+    flashbulb memories), or ``None``."""
     if rec.pinned:
         return "pinned"
     if rec.immutable:
@@ -82,7 +82,8 @@ def _forget_exempt(ctx: DreamContext, rec: MemoryRecord) -> bool:
 
 
 def _forget_protection(ctx: DreamContext, rec: MemoryRecord) -> str | None:
-    """Anchors, the exempt layers, and seed 001's category minimum retention (corrections, preferences,
+    """Anchors, the exempt layers, and the Cognitive Memory design's category minimum retention (corrections,
+    preferences,
     entities are permanent)."""
     why = anchored(rec)
     if why is not None:
@@ -177,7 +178,7 @@ def _idle_days(ctx: DreamContext, rec: MemoryRecord) -> float:
 
 
 def _dormant(ctx: DreamContext, rec: MemoryRecord, rule: str, reason: str, **data: Any) -> Write:
-    """seed 001: forgotten = dormant, in the cold store, reactivatable (never deleted)."""
+    """Forgotten = dormant, in the cold store, reactivatable (never deleted)."""
     changes = {"status": Status.DORMANT, "store": StoreTier.COLD, "updated_at": ctx.now}
     return Write(rec, changes, "forgotten", reason,
                  {"rule": rule, "from_status": rec.status.value, "from_store": rec.store.value, **data})
@@ -296,7 +297,7 @@ def _visit_late(ctx: DreamContext, p: _Pass, rec: MemoryRecord) -> None:
 
 
 # ----------------------------------------------------------------------------------------
-# emotional consolidation (seed 001 dream phase 2)
+# emotional consolidation
 # ----------------------------------------------------------------------------------------
 
 
@@ -307,7 +308,7 @@ def _wants_emotional(ctx: DreamContext, rec: MemoryRecord) -> bool:
 
 
 def step_emotional(ctx: DreamContext) -> StepReport:
-    """seed 001 dream phase 2: each flashbulb memory gets its consolidation stability boost (×1.5) once,
+    """Dream phase 2: each flashbulb memory gets its consolidation stability boost (×1.5) once,
     marked in its metadata; a memory with flashbulb-level arousal (>= 0.8) that was stored without the
     flashbulb tags (imported, restored) is tagged first — flashbulb, pinned, importance >= 0.9."""
     report = StepReport("emotional", details={"boosted": 0, "tagged": 0})
@@ -332,7 +333,7 @@ def step_emotional(ctx: DreamContext) -> StepReport:
             tagged.add(rec.id)
         data = {"stability_before": rec.stability, "stability_after": boosted, "tagged": tag,
                 "arousal": rec.emotion_arousal, "label": rec.emotion_label}
-        return Write(rec, changes, "emotional_consolidation", "seed 001 flashbulb consolidation boost", data)
+        return Write(rec, changes, "emotional_consolidation", "flashbulb consolidation boost", data)
 
     done = _apply(ctx, p.emotional, "emotional", change)
     p.emotional = []  # consumed: the pass holds no records it no longer needs
@@ -342,12 +343,12 @@ def step_emotional(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# synaptic replay (seed 001 dream phase 3)
+# synaptic replay
 # ----------------------------------------------------------------------------------------
 
 
 def step_replay(ctx: DreamContext) -> StepReport:
-    """seed 001 dream phase 3: memories of co-activated pairs (co-retrieved >= 3 times) get the Hebbian
+    """Dream phase 3: memories of co-activated pairs (co-retrieved >= 3 times) get the Hebbian
     stability boost (+2%) once per new co-activation (a marker records the replay); expired synaptic
     tags (TTL 4 h) are cleaned up."""
     report = StepReport("replay", details={"pairs": 0, "strengthened": 0, "tags_removed": 0})
@@ -372,7 +373,7 @@ def step_replay(ctx: DreamContext) -> StepReport:
         boosted = tagging.hebbian_stability(stability=rec.stability, cfg=tag_cfg)
         changes = {"stability": boosted, "metadata": {**rec.metadata, REPLAY_MARK: _iso(ctx.now)}}
         data = {"pairs": partners[rec.id], "stability_before": rec.stability, "stability_after": boosted}
-        return Write(rec, changes, "replayed", "seed 001 synaptic replay of co-activated pairs", data)
+        return Write(rec, changes, "replayed", "synaptic replay of co-activated pairs", data)
 
     done = _apply(ctx, [i for i, r in in_scope.items() if due(r)], "replay", change)
     report.details["tags_removed"] = ctx.store.prune_tags(ctx.now)
@@ -382,7 +383,7 @@ def step_replay(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# utility decay (seed 001 step 1, SEED-NOTES 5)
+# utility decay
 # ----------------------------------------------------------------------------------------
 
 
@@ -394,8 +395,8 @@ def _utility_change(ctx: DreamContext, rec: MemoryRecord) -> float | None:
 
 
 def step_utility_decay(ctx: DreamContext) -> StepReport:
-    """seed 001 step 1: utility drifts toward the 0.5 prior, ``u + (0.5 - u)·(1 - exp(-0.01·days))``
-    (SEED-NOTES 5), materialised from ``utility_updated_at`` (lazy: re-running never compounds)."""
+    """Utility drifts toward the 0.5 prior, ``u + (0.5 - u)·(1 - exp(-0.01·days))``
+   , materialised from ``utility_updated_at`` (lazy: re-running never compounds)."""
     report = StepReport("utility_decay")
     p = _pass(ctx)
     report.examined = p.examined
@@ -412,7 +413,7 @@ def step_utility_decay(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# rehearsal (seed 001 testing effect)
+# rehearsal (the testing effect)
 # ----------------------------------------------------------------------------------------
 
 
@@ -437,7 +438,7 @@ def _endangered(ctx: DreamContext, rec: MemoryRecord) -> float | None:
 
 
 def step_rehearse(ctx: DreamContext) -> StepReport:
-    """seed 001 testing effect: endangered memories (retrieval strength < 0.3: FSRS R times the category
+    """Testing effect: endangered memories (retrieval strength < 0.3: FSRS R times the category
     decay at the tier's rate), most endangered first, at most 50 per
     cycle, get a stability boost ×1.5 (a simulated successful retrieval)."""
     report = StepReport("rehearse")
@@ -460,7 +461,7 @@ def step_rehearse(ctx: DreamContext) -> StepReport:
         changes = {"stability": boosted, "retrieval_strength": r_after, "metadata": marked}
         data = {"retrievability_before": r, "retrievability_after": r_after, "stability_before": rec.stability,
                 "stability_after": boosted}
-        return Write(rec, changes, "rehearsed", f"seed 001 testing effect: R {r:.3f} < {fc.rehearsal_threshold}", data)
+        return Write(rec, changes, "rehearsed", f"testing effect: R {r:.3f} < {fc.rehearsal_threshold}", data)
 
     done = _apply(ctx, order, "rehearse", change, limit=ctx.settings.dream.lifecycle.rehearse_max)
     p.rehearse = []
@@ -470,7 +471,7 @@ def step_rehearse(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# foresight expiry (seed 001 step 3) and seed 004 expiry rules
+# foresight expiry and the lifecycle policy's expiry rules
 # ----------------------------------------------------------------------------------------
 
 
@@ -505,16 +506,16 @@ def _expiry_kind(ctx: DreamContext, rec: MemoryRecord) -> str | None:
 
 
 _EXPIRY_REASONS = {
-    "foresight": "seed 001 foresight expiry: time-bounded and past valid_until",
-    "speculative": "seed 004: unconfirmed speculative memory past its 30-day TTL",
-    "commitment": "seed 004 commitment decay: resolved commitment past commitmentDecayDays",
+    "foresight": "foresight expiry: time-bounded and past valid_until",
+    "speculative": "unconfirmed speculative memory past its 30-day TTL",
+    "commitment": "commitment decay: resolved commitment past its decay days",
 }
 
 
 def step_foresight(ctx: DreamContext) -> StepReport:
-    """seed 001 step 3: time-bounded memories past ``valid_until`` → superseded; seed 004: unconfirmed
-    speculative memories after 30 days and resolved commitments after 90 days → expired (the seed
-    deletes them; reverie keeps them). Pinned, immutable and flashbulb memories are left alone."""
+    """Time-bounded memories past ``valid_until`` → superseded; unconfirmed speculative memories
+    after 30 days and resolved commitments after 90 days → expired (the lifecycle design deletes
+    them; reverie keeps them). Pinned, immutable and flashbulb memories are left alone."""
     report = StepReport("foresight")
     p = _pass(ctx)
     report.examined = p.examined
@@ -535,14 +536,14 @@ def step_foresight(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# redundancy (seed 001 step 7) — also strategic forgetting rule 4
+# redundancy — also strategic forgetting rule 4
 # ----------------------------------------------------------------------------------------
 
 
 def redundant(kept: str, other: str, *, similarity: float, threshold: float, max_new_words: int) -> bool:
-    """seed 001 redundancy: cosine above the profile's threshold, and ``other`` is a duplicate of ``kept``
+    """Redundancy: cosine above the profile's threshold, and ``other`` is a duplicate of ``kept``
     rather than an elaboration (at most ``max_new_words`` content words ``kept`` lacks, none of them a
-    number) or a contradiction (a changed value, a reversal: seed 001's contradiction heuristics)."""
+    number) or a contradiction (a changed value, a reversal: the Cognitive Memory design's contradiction heuristics)."""
     from reverie.write.gate import contradicts, new_words
 
     if similarity <= threshold:
@@ -560,7 +561,7 @@ def _budget(ctx: DreamContext) -> int:
 
 
 def _keep_order(ctx: DreamContext, rec: MemoryRecord) -> tuple[float, float, int, float, str]:
-    """seed 001: keep the higher-utility memory (ties: importance, accesses, then the older one)."""
+    """Keep the higher-utility memory (ties: importance, accesses, then the older one)."""
     return (_utility_now(ctx, rec), rec.importance, rec.access_count, -rec.created_at.timestamp(), rec.id)
 
 
@@ -606,7 +607,7 @@ def _redundancy(ctx: DreamContext, rule: str, details: dict[str, Any]) -> int:
                              max_new_words=lc.redundancy_max_new_words):
                 details["not_duplicates"] = details.get("not_duplicates", 0) + 1
                 continue
-            reason = f"seed 001 redundancy: cosine {other.score:.3f} > {threshold} with {kept.id}, lower utility"
+            reason = f"redundancy: cosine {other.score:.3f} > {threshold} with {kept.id}, lower utility"
             w = _dormant(ctx, loser, rule, reason, kept=kept.id, similarity=round(other.score, 4))
             w.changes["metadata"] = {**loser.metadata, "redundant_with": kept.id}
             if ctx.write_many([w]):
@@ -619,7 +620,7 @@ def _redundancy(ctx: DreamContext, rule: str, details: dict[str, Any]) -> int:
 
 
 def step_redundancy(ctx: DreamContext) -> StepReport:
-    """seed 001 step 7: cosine > 0.9 (per embedder profile) → keep the higher-utility memory, the other
+    """Cosine > 0.9 (per embedder profile) → keep the higher-utility memory, the other
     goes dormant; at most 50 comparisons per cycle, resuming where the last cycle stopped."""
     report = StepReport("redundancy", details={"compared": 0})
     report.changed = _redundancy(ctx, "redundancy", report.details)
@@ -629,7 +630,7 @@ def step_redundancy(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# strategic forgetting (seed 001, five ordered rules)
+# strategic forgetting (five ordered rules)
 # ----------------------------------------------------------------------------------------
 
 
@@ -671,7 +672,7 @@ def _forget_contradictions(ctx: DreamContext) -> int:
         if rec.status is not Status.ACTIVE or _forget_protection(ctx, rec) is not None:
             return None
         newer = older[rec.id]
-        return _dormant(ctx, rec, "contradiction", f"seed 001 contradiction cleanup: older side of {newer}",
+        return _dormant(ctx, rec, "contradiction", f"contradiction cleanup: older side of {newer}",
                         newer=newer)
 
     return len(_apply(ctx, sorted(older), "forget", change))
@@ -697,7 +698,7 @@ def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
         # the memories used more than average (the floating threshold) are trimmed last
         ranked = [c[4] for c in sorted(p.capacity.get(user, []),
                                        key=lambda c: (_used_above_average(ctx, c[4]), *c[:4]))]
-        reason = f"seed 001 capacity trim: {count} active > {lc.capacity_max}, trimmed to {lc.capacity_target}"
+        reason = f"capacity trim: {count} active > {lc.capacity_max}, trimmed to {lc.capacity_target}"
 
         def change(rec: MemoryRecord, reason: str = reason) -> Write | None:
             if rec.status is not Status.ACTIVE or rec.store is not StoreTier.HOT:
@@ -722,9 +723,10 @@ def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
 
 
 def step_forget(ctx: DreamContext) -> StepReport:
-    """seed 001 strategic forgetting, its rules in order: contradiction cleanup, foresight expiry, utility
+    """Strategic forgetting, its rules in order: contradiction cleanup, foresight expiry, utility
     floor (< 0.15 and 30+ days unused), redundancy, capacity trim (> 500 active → 450). Forgotten memories
-    go dormant in the cold store (reactivatable); pinned, immutable, flashbulb memories and seed 001's
+    go dormant in the cold store (reactivatable); pinned, immutable, flashbulb memories and the Cognitive Memory
+    design's
     permanent categories are never forgotten."""
     lc = ctx.settings.dream.lifecycle
     report = StepReport("forget", details={"rules": {}})
@@ -753,7 +755,7 @@ def step_forget(ctx: DreamContext) -> StepReport:
                     spared.append(rec.id)
                     return None
                 u = _utility_now(ctx, rec)
-                return _dormant(ctx, rec, "utility_floor", f"seed 001 utility floor: utility {u:.3f} < "
+                return _dormant(ctx, rec, "utility_floor", f"utility floor: utility {u:.3f} < "
                                 f"{lc.utility_floor}, unused {_idle_days(ctx, rec):.0f} days, used "
                                 f"{rec.access_count} times (average {_usage_threshold(ctx, rec.user_id) or 0:.2f})",
                                 utility=round(u, 4), access_count=rec.access_count)
@@ -772,14 +774,14 @@ def step_forget(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# co-activation clusters (seed 000)
+# co-activation clusters
 # ----------------------------------------------------------------------------------------
 
 CLUSTER_KIND = "coactivation"
 
 
 def step_cluster(ctx: DreamContext) -> StepReport:
-    """seed 000 "form clusters when weight exceeds threshold": memories joined by co-activation edges of
+    """The energy model's "form clusters when weight exceeds threshold": memories joined by co-activation edges of
     weight > 3 (exclusive, configurable) form semantic clusters — connected groups, disjoint, stored in
     the clusters tables and kept up to date (a grown group keeps its cluster id)."""
     report = StepReport("cluster", details={"clusters": 0, "created": 0, "updated": 0, "merged": 0})
@@ -808,7 +810,7 @@ def step_cluster(ctx: DreamContext) -> StepReport:
     groups: dict[str, dict[str, float]] = {}
     for mid in weight:
         groups.setdefault(root(mid), {})[mid] = weight[mid]
-    rule = f"seed 000 co-activation weight {'>' if tag_cfg.cluster_exclusive else '>='} {tag_cfg.cluster_weight}"
+    rule = f"co-activation weight {'>' if tag_cfg.cluster_exclusive else '>='} {tag_cfg.cluster_weight}"
     existing = ctx.store.clusters(ctx.user_id, all_users=ctx.all_users, kind=CLUSTER_KIND)
     owner_of = {mid: c for c in existing for mid in c.members}
     puts: list[Cluster] = []
@@ -835,7 +837,7 @@ def step_cluster(ctx: DreamContext) -> StepReport:
     with ctx.store.transaction():
         ctx.store.put_clusters(puts)
         ctx.store.delete_clusters(drop)
-        ctx.store.add_history([HistoryEvent(m, "clustered", ctx.now, reason="seed 000 co-activation cluster",
+        ctx.store.add_history([HistoryEvent(m, "clustered", ctx.now, reason="co-activation cluster",
                                             actor="dream", data={"cluster": cid}) for m, cid in joined])
     report.details["clusters"] = len(groups)
     report.changed = len(puts) + len(drop)
@@ -843,7 +845,7 @@ def step_cluster(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# drift detection (seed 002 step 6)
+# drift detection
 # ----------------------------------------------------------------------------------------
 
 #: an absolute (or ~) path of at least two components; not inside a URL, a fraction or "and/or"
@@ -891,7 +893,7 @@ def _drift_check(rec: MemoryRecord, root: str | None, max_paths: int) -> tuple[l
 
 
 def step_drift(ctx: DreamContext) -> StepReport:
-    """seed 002 step 6 drift detection: a memory naming a file or directory that existed at an earlier
+    """Drift detection: a memory naming a file or directory that existed at an earlier
     dream and no longer does is invalidated (never deleted). Conservative: only absolute/~ paths (and
     relative ones under ``drift_project_root``), and only paths this engine has seen exist — a path of
     another machine is never taken for a dead reference. Pinned and immutable memories are reported only."""
@@ -914,7 +916,7 @@ def step_drift(ctx: DreamContext) -> StepReport:
             meta = {**rec.metadata, DRIFT_SEEN: seen, "drift_missing": gone}
             changes = {"status": Status.INVALIDATED, "valid_until": rec.valid_until or ctx.now, "updated_at": ctx.now,
                        "metadata": meta}
-            reason = f"seed 002 drift: {', '.join(gone[:3])} no longer exist{'s' if len(gone) == 1 else ''}"
+            reason = f"drift: {', '.join(gone[:3])} no longer exist{'s' if len(gone) == 1 else ''}"
             invalid.add(rec.id)
             return Write(rec, changes, "invalidated", reason, {"rule": "drift", "missing": gone})
         if not new:
@@ -930,12 +932,12 @@ def step_drift(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# archival (seed 002, seed 004) and the seed 004 lifecycle policy
+# archival and the lifecycle policy
 # ----------------------------------------------------------------------------------------
 
 
 def _fact_archival(ctx: DreamContext, rec: MemoryRecord) -> bool:
-    """seed 004 fact archival: > 90 days old, importance < 0.3, accessed at most twice, not protected."""
+    """Fact archival: > 90 days old, importance < 0.3, accessed at most twice, not protected."""
     lc = ctx.settings.dream.lifecycle
     return (lc.fact_archival and rec.status is Status.ACTIVE and anchored(rec) is None and not rec.core
             and rec.category not in lc.fact_archival_protected_categories
@@ -946,14 +948,14 @@ def _fact_archival(ctx: DreamContext, rec: MemoryRecord) -> bool:
 
 def _archive_rule(ctx: DreamContext, rec: MemoryRecord) -> str | None:
     if promotion.archival_eligible(rec, now=ctx.now, cfg=ctx.settings.dynamics):
-        return "seed002"
+        return "faded"
     if _fact_archival(ctx, rec):
-        return "seed004_fact"
+        return "stale_fact"
     return None
 
 
 def _lifecycle_change(ctx: DreamContext, rec: MemoryRecord) -> dict[str, Any] | None:
-    """seed 004 lifecycle policy: fresh heat/decay scores and the state they lead to (None: nothing to write)."""
+    """Lifecycle policy: fresh heat/decay scores and the state they lead to (None: nothing to write)."""
     if rec.status is not Status.ACTIVE:
         return None
     lc = ctx.settings.dynamics.lifecycle
@@ -976,16 +978,16 @@ def _lifecycle_change(ctx: DreamContext, rec: MemoryRecord) -> dict[str, Any] | 
 
 
 def step_archive(ctx: DreamContext) -> StepReport:
-    """seed 002 archival: > 90 days old, retention < 0.15, importance < 0.3, fewer than 3 accesses →
+    """Archival: > 90 days old, retention < 0.15, importance < 0.3, fewer than 3 accesses →
     archived (semantic, procedural, codebase, pinned, immutable, flashbulb, core and permanent categories
-    exempt), into the cold store; seed 004 fact archival (opt-in). With ``lifecycle_policy`` on, also seed
-    004's heat/decay scores and lifecycle state (candidate → validated/active → stale → archived)."""
+    exempt), into the cold store; fact archival (opt-in). With ``lifecycle_policy`` on, also the
+    lifecycle policy's heat/decay scores and lifecycle state (candidate → validated/active → stale → archived)."""
     lc = ctx.settings.dream.lifecycle
     dyn = ctx.settings.dynamics
-    report = StepReport("archive", details={"seed002": 0, "seed004_fact": 0, "lifecycle": {}})
+    report = StepReport("archive", details={"faded": 0, "stale_fact": 0, "lifecycle": {}})
     p = _pass(ctx)
     report.examined = p.examined
-    for rule in ("seed002", "seed004_fact"):
+    for rule in ("faded", "stale_fact"):
 
         def change(rec: MemoryRecord, rule: str = rule) -> Write | None:
             if _archive_rule(ctx, rec) != rule:
@@ -997,13 +999,13 @@ def step_archive(ctx: DreamContext) -> StepReport:
             kept = retention_mod.retention(age_days=_idle_days(ctx, rec), half_life_days=hl,
                                            access_count=rec.access_count, cfg=dyn.retention)
             pc = dyn.promotion
-            reason = (f"seed 002 archival: > {pc.archive_age_days:g} days, retention < {pc.archive_retention:g}, "
+            reason = (f"archival: > {pc.archive_age_days:g} days, retention < {pc.archive_retention:g}, "
                       f"importance < {pc.archive_importance:g}, < {pc.archive_accesses} accesses"
-                      if rule == "seed002" else "seed 004 fact archival: old, unimportant, rarely used")
+                      if rule == "faded" else "fact archival: old, unimportant, rarely used")
             return Write(rec, changes, "archived", reason,
                          {"rule": rule, "retention": round(kept, 4),
                           "importance": round(promotion.archival_importance(rec, now=ctx.now, cfg=dyn), 4)
-                          if rule == "seed002" else rec.importance,
+                          if rule == "faded" else rec.importance,
                           "access_count": rec.access_count})
 
         report.details[rule] = len(_apply(ctx, p.archive.pop(rule, []), "archive", change))
@@ -1019,22 +1021,22 @@ def step_archive(ctx: DreamContext) -> StepReport:
         to = found["lifecycle_state"]
         states[to] += 1
         data = {"from": rec.lifecycle_state, "to": to, "heat": found["heat_score"], "decay": found["decay_score"]}
-        return Write(rec, found, "lifecycle", f"seed 004 lifecycle: {rec.lifecycle_state} → {to} ({why})", data)
+        return Write(rec, found, "lifecycle", f"lifecycle: {rec.lifecycle_state} → {to} ({why})", data)
 
     rescored = len(_apply(ctx, p.lifecycle, "archive", policy))
     p.lifecycle = []
     report.details["lifecycle"] = {"rescored": rescored, "transitions": dict(states)}
-    report.changed = report.details["seed002"] + report.details["seed004_fact"] + sum(states.values())
+    report.changed = report.details["faded"] + report.details["stale_fact"] + sum(states.values())
     return report
 
 
 # ----------------------------------------------------------------------------------------
-# cold migration (seed 003, SEED-NOTES 11; seed 004 tier routing)
+# cold migration (and the lifecycle policy's tier routing)
 # ----------------------------------------------------------------------------------------
 
 
 def _at_floor_long_enough(ctx: DreamContext, rec: MemoryRecord) -> bool:
-    """seed 003: retention has sat at its floor (within 0.001) for ``cold_migration_days``: it already was
+    """Retention has sat at its floor (within 0.001) for ``cold_migration_days``: it already was
     at the floor that many days ago (retention never rises without an access)."""
     lc = ctx.settings.dream.lifecycle
     r = ctx.settings.dynamics.retention
@@ -1044,10 +1046,10 @@ def _at_floor_long_enough(ctx: DreamContext, rec: MemoryRecord) -> bool:
     dyn = ctx.settings.dynamics
     stability = strength.fading_stability(storage=rec.storage_strength, cfg=dyn.strength,
                                           new=dyn.retention.fading_stability_new)
-    value = retention_mod.seed003_retention(
+    value = retention_mod.fading_retention(
         days=then, stability=stability, importance=rec.importance,
-        beta_days=retention_mod.seed003_beta(layer=rec.layer, core=rec.core, cfg=r), core=rec.core, cfg=r)
-    return value - retention_mod.seed003_floor(core=rec.core, cfg=r) < lc.cold_floor_tolerance
+        beta_days=retention_mod.fading_beta(layer=rec.layer, core=rec.core, cfg=r), core=rec.core, cfg=r)
+    return value - retention_mod.fading_floor(core=rec.core, cfg=r) < lc.cold_floor_tolerance
 
 
 def _tier_route(ctx: DreamContext, rec: MemoryRecord) -> str:
@@ -1062,26 +1064,26 @@ def _tier_route(ctx: DreamContext, rec: MemoryRecord) -> str:
 
 
 def _cold_rule(ctx: DreamContext, rec: MemoryRecord) -> str | None:
-    """Which rule moves an active memory between stores now: 'seed003_floor', 'seed004_value' (hot → cold)
-    or 'seed004_warm' (cold → hot), or None."""
+    """Which rule moves an active memory between stores now: 'retention_floor', 'low_value' (hot → cold)
+    or 'high_value' (cold → hot), or None."""
     if rec.status is not Status.ACTIVE or rec.core or anchored(rec) is not None:
         return None
     if rec.store is StoreTier.HOT and _at_floor_long_enough(ctx, rec):
-        return "seed003_floor"
+        return "retention_floor"
     if ctx.settings.dream.lifecycle.tier_routing:
         target = _tier_route(ctx, rec)
         if target != rec.store.value:
-            return "seed004_value" if target == StoreTier.COLD.value else "seed004_warm"
+            return "low_value" if target == StoreTier.COLD.value else "high_value"
     return None
 
 
 def step_cold_migration(ctx: DreamContext) -> StepReport:
-    """seed 003 hot → cold migration by timestamps (SEED-NOTES 11): dormant and archived memories go to the
-    cold store at once; an active memory whose seed 003 retention has sat at its floor for 7 days follows
-    (core, pinned, immutable and flashbulb memories stay). Optional seed 004 value routing both ways."""
+    """Hot → cold migration by timestamps: dormant and archived memories go to the
+    cold store at once; an active memory whose fading retention has sat at its floor for 7 days follows
+    (core, pinned, immutable and flashbulb memories stay). Optional tier routing by value both ways."""
     lc = ctx.settings.dream.lifecycle
-    report = StepReport("cold_migration", details={"status": 0, "seed003_floor": 0, "seed004_value": 0,
-                                                   "seed004_warm": 0})
+    report = StepReport("cold_migration", details={"status": 0, "retention_floor": 0, "low_value": 0,
+                                                   "high_value": 0})
     statuses = frozenset(Status(s) for s in lc.cold_statuses)
     stale: list[str] = []
     for batch in ctx.store.scan(ctx.scope(statuses=statuses, stores=HOT), batch_size=ctx.settings.dream.batch_size,
@@ -1099,16 +1101,16 @@ def step_cold_migration(ctx: DreamContext) -> StepReport:
     p = _pass(ctx)
     report.examined = p.examined + len(stale)
     reasons = {
-        "seed003_floor": f"seed 003: retention at its floor for {lc.cold_migration_days:g} days",
-        "seed004_value": "seed 004 tier routing: value <= demotion threshold after the minimum age",
-        "seed004_warm": "seed 004 tier routing: value >= promotion threshold",
+        "retention_floor": f"retention at its floor for {lc.cold_migration_days:g} days",
+        "low_value": "tier routing: value <= demotion threshold after the minimum age",
+        "high_value": "tier routing: value >= promotion threshold",
     }
     for rule, reason in reasons.items():
 
         def move(rec: MemoryRecord, rule: str = rule, reason: str = reason) -> Write | None:
             if _cold_rule(ctx, rec) != rule:
                 return None
-            target = StoreTier.HOT if rule == "seed004_warm" else StoreTier.COLD
+            target = StoreTier.HOT if rule == "high_value" else StoreTier.COLD
             event = "hot_migrated" if target is StoreTier.HOT else "cold_migrated"
             return Write(rec, {"store": target, "updated_at": ctx.now}, event, reason, {"rule": rule})
 
@@ -1118,12 +1120,12 @@ def step_cold_migration(ctx: DreamContext) -> StepReport:
 
 
 # ----------------------------------------------------------------------------------------
-# graph-edge confidence decay (seed 004) and seed 001 relation pruning
+# graph-edge confidence decay and relation pruning
 # ----------------------------------------------------------------------------------------
 
 
 def _decayed_edge(ctx: DreamContext, confidence: float, anchor: datetime) -> tuple[float, datetime] | None:
-    """The materialised form of seed 004's lazy edge decay: (confidence now, new anchor) such that
+    """The materialised form of the lifecycle design's lazy edge decay: (confidence now, new anchor) such that
     ``edge_confidence_at`` from the new pair gives, at every later time, what it gives from the old one
     (the anchor moves on by the whole windows already applied; at the floor it moves to now)."""
     lc = ctx.settings.dynamics.lifecycle
@@ -1137,9 +1139,9 @@ def _decayed_edge(ctx: DreamContext, confidence: float, anchor: datetime) -> tup
 
 
 def step_edge_decay(ctx: DreamContext) -> StepReport:
-    """seed 004 graph-edge confidence decay, materialised: after the 90-day grace, −0.1 per window, floor
+    """Graph-edge confidence decay, materialised: after the 90-day grace, −0.1 per window, floor
     0.1 (:func:`~reverie.dynamics.lifecycle.edge_confidence_at`; readers decaying lazily see the same
-    value before and after). Then seed 001 pruning per user: over 1,000 relations, the lowest-confidence
+    value before and after). Then relation pruning per user: over 1,000 relations, the lowest-confidence
     prunable ones go down to 900 — supersedes, contradicts and causes are never pruned."""
     from reverie.write.relations import prune_scope
 

@@ -1,6 +1,6 @@
 """k-nearest neighbours inside a candidate set, without comparing all pairs at scale.
 
-Dream steps that group memories (seed 003 consolidation, seed 001 themes and abstraction) need, for
+Dream steps that group memories (consolidation, themes and abstraction) need, for
 each candidate, its most similar other candidates. :func:`knn` answers that for a matrix of
 L2-normalised vectors:
 
@@ -10,11 +10,12 @@ L2-normalised vectors:
   similarity returned is exact and only the candidate *recall* is approximate (on 100k rows with
   planted groups, 96% of the planted pairs are found with ``pool = 2``). Cost grows as n·log n.
 
-Measured on the shared 2-core machine (load 4–7, so noisy): exact 4k×384 0.6 s, 8k 1.7 s, the graph
-0.6 s / 1.2 s; 100k×384 (half planted groups, half structureless random vectors — the worst case
-for any neighbour graph) 25–55 s, of which the graph build and its queries are about 40% each. A
-graph on all 384 dimensions took 27–48 s to build alone. BLAS runs single-threaded here: threaded
-BLAS on a busy 2-core machine made the projection 40x and the exact blocks 1.4x slower.
+Exact search and the graph cost the same at about 4k rows of 384 dimensions, and the graph wins
+above (``bench/consolidate.py`` measures both). At 100k rows (half planted groups, half
+structureless random vectors — the worst case for any neighbour graph) the graph build and its
+queries take about 40% of the time each; a graph on all 384 dimensions costs more to build alone
+than the whole projected search. BLAS runs single-threaded here: threaded BLAS on a busy small
+machine made the projection and the exact blocks slower.
 """
 
 from __future__ import annotations

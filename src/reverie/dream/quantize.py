@@ -1,8 +1,8 @@
-"""Embedding quantization of cold memories (seed 002): precision chosen by retention.
+"""Embedding quantization of cold memories: precision chosen by retention.
 
 The ``quantize`` step walks the cold store once without the heavy columns, picks the memories whose
-embedding precision should drop — seed 002's tiers by retention (R > 0.8 float32, > 0.5 int8,
-> 0.2 int4, else int2; :func:`reverie.dynamics.retention.precision_for_retention` over the seed 002
+embedding precision should drop — the layered-memory design's tiers by retention (R > 0.8 float32, > 0.5 int8,
+> 0.2 int4, else int2; :func:`reverie.dynamics.retention.precision_for_retention` over the
 retention of the configured mode, the one archival uses) — claims only those and re-encodes them a
 batch at a time (``Store.set_embedding_precision``: one compare-and-set per memory against the
 version the pass read, vectors quantised together; :mod:`reverie.embed.quantize` is the codec).
@@ -36,14 +36,14 @@ from reverie.store.base import Store
 if TYPE_CHECKING:
     from reverie.config import Settings
 
-#: what the pass reads: the store, the anchors, seed 002 retention's inputs and the current precision
+#: what the pass reads: the store, the anchors, the retention's inputs and the current precision
 _PASS_OMIT = omit_except("store", "pinned", "immutable", "flashbulb", "layer", "trust", "last_accessed_at",
                          "created_at", "access_count", "embedding_precision")
 _COLD = frozenset({StoreTier.COLD})
 
 
 def memory_retention(rec: MemoryRecord, *, now: datetime, settings: Settings) -> float:
-    """Seed 002 retention of a memory at ``now`` (configured mode, trust-weighted layer half-life,
+    """Retention of a memory at ``now`` (configured mode, trust-weighted layer half-life,
     access reinforcement) — the value archival uses too."""
     cfg = settings.dynamics.retention
     hl = retention_mod.layer_half_life(layer=rec.layer, trust=rec.trust, cfg=cfg)
@@ -70,7 +70,7 @@ def target_precision(rec: MemoryRecord, *, now: datetime, settings: Settings) ->
 
 
 def step_quantize(ctx: DreamContext) -> StepReport:
-    """seed 002 embedding compression: re-encode cold memories whose retention fell below their tier."""
+    """Embedding compression: re-encode cold memories whose retention fell below their tier."""
     report = StepReport("quantize")
     tally = _Tally(dim=int(ctx.store.info().details.get("dim", 0)))
     scope = ctx.scope(stores=_COLD, statuses=None)
@@ -138,7 +138,7 @@ def restore_precision(
     actor: str = "engine",
 ) -> list[str]:
     """Give memories stored at a quantised precision a float32 embedding again, re-embedded from
-    their content (seed 002 in reverse: a memory back in the hot store must be in its float32 ANN).
+    their content (quantization in reverse: a memory back in the hot store must be in its float32 ANN).
 
     Call it whenever memories return to the hot store (reactivation, undoing a consolidation).
     Memories already at float32, or unknown, are skipped. Each write is a compare-and-set with a

@@ -1,11 +1,11 @@
-"""When maintenance runs by itself: seed 003's ``tick()`` and ``reverie dream --every``.
+"""When maintenance runs by itself: the consolidation design's ``tick()`` and ``reverie dream --every``.
 
 * :func:`run_tick` runs the cheap maintenance subset of the dream steps
-  (``dream.schedule.tick_steps``; seed 003: cold migration, TTL expiry, consolidation) through the
+  (``dream.schedule.tick_steps``: cold migration, TTL expiry, consolidation) through the
   same runner as the dream cycle, so the steps keep their claims, optimistic writes and history.
 * :func:`note_ingestion` counts ingestion cycles and runs the tick every
-  ``dream.schedule.tick_every`` of them (seed 003: every 5 ingestion cycles; seed 004: every N
-  extractions). The count lives in the store, one counter per user partition: it survives
+  ``dream.schedule.tick_every`` of them (every 5 ingestion cycles; the lifecycle design
+  consolidates every N extractions). The count lives in the store, one counter per user partition: it survives
   restarts, short-lived processes (one ``reverie add`` per process) still reach N, and many
   processes on one database share it, so maintenance follows the store's ingestion rate rather
   than each process's. The tick runs in that user's partition only, so its cost is the size of

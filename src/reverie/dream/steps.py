@@ -15,7 +15,7 @@ _EPS = 1e-9
 #: what each step reads (a pass over 100k memories decodes only these columns)
 _DECAY_OMIT = omit_except("layer", "status", "category", "energy", "energy_updated_at", "created_at",
                           "last_accessed_at", "stability", "retrieval_strength", "metadata")
-#: promotion, demotion and expiry rules (dynamics/promotion.py) and seed 001 rule 3's entities
+#: promotion, demotion and expiry rules (dynamics/promotion.py) and the shared-entity rule's entities
 _PROMOTE_OMIT = omit_except(
     "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
     "energy", "energy_updated_at", "importance", "utility", "storage_strength", "trust", "pinned", "immutable",
@@ -24,7 +24,7 @@ _PROMOTE_OMIT = omit_except(
 
 
 def step_decay(ctx: DreamContext) -> StepReport:
-    """seed 000 "apply decay to all memories": materialise each active memory's energy and its
+    """The energy model's "apply decay to all memories": materialise each active memory's energy and its
     retrieval strength at ``now`` (lazy values made explicit, never decayed twice). The retrieval strength
     is FSRS retrievability times the category decay scaled by the tier multiplier
     (:func:`reverie.dynamics.strength.decayed_retrieval_strength`, the value ``explain_strength`` shows);
@@ -47,15 +47,15 @@ def step_decay(ctx: DreamContext) -> StepReport:
 
 
 def _entity_counts(ctx: DreamContext) -> dict[tuple[str | None, str], int]:
-    """How many active episodic memories of each user mention each entity (seed 001 rule 3)."""
+    """How many active episodic memories of each user mention each entity."""
     return ctx.store.entity_counts(ctx.scope(layers=frozenset({Layer.EPISODIC})))
 
 
 def step_promote(ctx: DreamContext) -> StepReport:
-    """Layer promotion: working → episodic (seed 002 age/accesses, seed 000 energy > 2.0) and
-    episodic → semantic (seed 001's three rules, seed 002's rule, seed 000 energy > 5.0) — or to the
+    """Layer promotion: working → episodic (age or accesses, energy > 2.0) and episodic → semantic
+    (frequent use, sustained utility, a shared entity, importance with accesses, energy > 5.0) — or to the
     procedural layer for know-how (``dynamics.promotion.procedural_layer``); semantic → dormant demotion
-    (seed 001: idle >= 60 days and utility < 0.2).
+    (idle >= 60 days and utility < 0.2).
 
     The scan reads without claiming; only the memories that move are claimed and written, in
     transactions of ``dream.batch_size`` (the scheduled promotion job: 10). Each write is a
@@ -105,13 +105,13 @@ def step_promote(ctx: DreamContext) -> StepReport:
 
 
 def step_expire(ctx: DreamContext) -> StepReport:
-    """seed 000: working memories whose energy fell below 0.1 expire (kept, status expired)."""
+    """Working memories whose energy fell below 0.1 expire (kept, status expired)."""
     report = StepReport("expire")
     cfg = ctx.settings.dynamics
     for batch in ctx.claimed_batches(ctx.scope(layers=frozenset({Layer.WORKING})), "expire", omit=_PROMOTE_OMIT):
         writes = [
             Write(rec, {"status": Status.EXPIRED, "valid_until": rec.valid_until or ctx.now, "updated_at": ctx.now},
-                  "expired", "working energy below the expiry threshold (seed 000)")
+                  "expired", "working energy below the expiry threshold")
             for rec in batch if promotion.working_expired(rec, now=ctx.now, cfg=cfg)
         ]
         report.examined += len(batch)
@@ -120,8 +120,8 @@ def step_expire(ctx: DreamContext) -> StepReport:
 
 
 def step_prune(ctx: DreamContext) -> StepReport:
-    """seed 002 step 7 "prune old access logs and events": access-log rows older than the retention
-    window, expired claims (a crashed dreamer's leftovers) and synaptic tags past their TTL (seed 001).
+    """The layered-memory design's "prune old access logs and events": access-log rows older than the retention
+    window, expired claims (a crashed dreamer's leftovers) and synaptic tags past their TTL.
     History is never pruned: it is the record of every transition."""
     days = ctx.settings.dream.access_log_retention_days
     with ctx.store.transaction():

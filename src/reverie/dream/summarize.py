@@ -1,19 +1,19 @@
 """Summaries of groups of memories: LLM-primary, with a deterministic extractive fallback.
 
-Used by the dream cycle wherever several memories become one (seed 003 consolidation, seed 001
-themes, deep abstraction and category summaries, seed 002 cards). Public API::
+Used by the dream cycle wherever several memories become one (consolidation,
+themes, deep abstraction and category summaries, entity cards). Public API::
 
     summarize(texts, llm=client_or_None, purpose="consolidation", max_chars=1000) -> Summary
 
-* LLM path (seed 001 "LLM-primary"): one ``llm.chat_json`` call with the purpose's instruction
-  (seed 003's consolidation prompt for ``"consolidation"``), answered as ``{"summary": str}``.
+* LLM path (LLM-primary): one ``llm.chat_json`` call with the purpose's instruction
+  (the consolidation design's consolidation prompt for ``"consolidation"``), answered as ``{"summary": str}``.
   The answer is accepted only when it is grounded in the inputs (:func:`grounding_problem`): it
   states no number, date or name that no input states (an invented date, count or person), and it
   keeps every number, date and proper name the inputs state (names of speakers included — "Jon:
   I opened my studio on Jan 20" needs "Jon", "Jan 20"). Otherwise the extractive path is used, and
   ``Summary.method`` says so: steps whose memories must come from the LLM (themes, patterns,
   category summaries, entity cards) then write nothing.
-* Extractive path (seed 003's fallback, improved): every input is kept verbatim — names, dates,
+* Extractive path (the consolidation design's fallback, improved): every input is kept verbatim — names, dates,
   numbers and who said it — but what the inputs share is said once. A leading subject shared by all
   ("User", "User went") is factored out, a shared month/year becomes a header ("In March 2024, …")
   with each item's own day in brackets, items are put in date order and exact repeats merged::
@@ -22,7 +22,7 @@ themes, deep abstraction and category summaries, seed 002 cards). Public API::
       (Mar 15), ran a 5K in Fremont (Mar 20), went rock climbing at Stone Gardens (Mar 25), and
       joined a cycling club (Mar 28).
 
-  instead of seed 003's ``"Summary: a | b | c"``. The extractive text is never cut and never drops
+  instead of the consolidation design's ``"Summary: a | b | c"``. The extractive text is never cut and never drops
   an input: a caller bounds its length by summarising fewer inputs (consolidation stops adding
   members to a group when the group's extractive summary would exceed the length budget).
 """
@@ -44,23 +44,23 @@ Method = Literal["llm", "extractive"]
 
 #: the built-in instructions per purpose (callers may pass their own with ``instruction=``)
 INSTRUCTIONS: dict[str, str] = {
-    # seed 003's consolidation prompt, verbatim apart from the JSON answer format
+    # the consolidation design's consolidation prompt, verbatim apart from the JSON answer format
     "consolidation": (
         "Compress these related memories into a single concise summary that preserves all key facts. "
         "Write one clear paragraph. Preserve specific names, dates, numbers, and preferences."
     ),
-    # seed 001 LLM consolidation: "extract themes, create theme-level memories"
+    # LLM consolidation: "extract themes, create theme-level memories"
     "theme": (
         "These memories belong together. Write one theme-level memory that states their common theme "
         "and keeps every specific fact (names, dates, numbers, preferences). Write one clear paragraph."
     ),
-    # seed 001 deep abstraction: "extract behavioral patterns"
+    # Deep abstraction: "extract behavioral patterns"
     "pattern": (
         "These memories describe one person's behaviour. State the recurring behavioural pattern they "
         "show (habits, preferences, tendencies) in one or two sentences, citing the evidence briefly with "
         "every name, date and number it mentions. Do not invent facts that the memories do not support."
     ),
-    # seed 001 category summary system
+    # Category summary system
     "category": (
         "Summarise all of these memories of one category in one concise paragraph. Preserve specific "
         "names, dates, numbers, and preferences."

@@ -1,23 +1,23 @@
-"""Synthesis dream steps: seed 001 category summaries, seed 002 peer/entity cards, cross-domain
+"""Synthesis dream steps: category summaries, peer/entity cards, cross-domain
 bridges and adversarial belief probing.
 
-* ``category_summaries`` (seed 001 Category Summary System): a category of a user with 10+ active
+* ``category_summaries`` (the category summary system): a category of a user with 10+ active
   memories gets ONE summary memory (semantic, importance 0.8). It is refreshed in place, with the
   previous text in its history, when the category's members change — at most once per cooldown —
   and never duplicated: its id is derived from (user, category), so two dreamers cannot both create it.
-* ``entity_cards`` (seed 002 peer cards): the same for each entity with >= 5 memories about it.
+* ``entity_cards`` (peer cards): the same for each entity with >= 5 memories about it.
 
   Summaries and cards are written by the LLM or not at all: member texts glued together are no
   summary and no card, and they outranked the members themselves in unrelated searches. Without an
   LLM (or with ``synthesis.use_llm`` off) both steps report ``"skipped": "needs an LLM"``; an answer
   that drops or invents a name, date or number (:func:`reverie.dream.summarize.grounding_problem`)
   is not used, and that group is not asked again until its members change.
-* ``bridges`` (seed 002 cross-domain synthesis): entity pairs whose memories come from different
+* ``bridges`` (cross-domain synthesis): entity pairs whose memories come from different
   contexts, never mention each other, and whose centroids lie in the "related, not the same domain"
   band. An LLM confirms a bridge (a bridge memory plus a related_to edge); without one (or when it
   fails, or its text states a name or number the facts do not) the rule alone gives a low-confidence
   related_to edge and no text.
-* ``probe`` (seed 002 adversarial belief probing): old semantic/procedural beliefs are challenged by
+* ``probe`` (adversarial belief probing): old semantic/procedural beliefs are challenged by
   their nearest newer memories with the write path's own contradiction check (LLM or heuristic);
   a contradicted belief gets a contradicts edge, ``verification_state = "disputed"`` and a lower
   importance, with history. Pinned and immutable beliefs are never touched. Probing writes no text.
@@ -113,7 +113,7 @@ class _Row:
 
 
 def _context(rec: MemoryRecord) -> str:
-    """The episode a memory came from: its seed 004 box, else its session, else its category."""
+    """The episode a memory came from: its memory box, else its session, else its category."""
     if rec.box_id:
         return "box:" + rec.box_id
     if rec.session_id:
@@ -122,7 +122,7 @@ def _context(rec: MemoryRecord) -> str:
 
 
 def _derived(rec: MemoryRecord) -> bool:
-    """Made by synthesis, or a seed 001 deep-abstraction pattern: it restates memories that stay active,
+    """Made by synthesis, or a deep-abstraction pattern: it restates memories that stay active,
     so counting it as a member would count their facts twice (consolidation summaries and themes,
     which replace their members, do count)."""
     consolidation = rec.metadata.get("consolidation")
@@ -194,7 +194,7 @@ class _Spec:
     max_chars: int
     max_per_run: int
     importance: float
-    seed: str
+    what: str
     render: Callable[[_Group, list[str], DreamContext], tuple[str, str, str | None]]
     category: Callable[[_Group], str]
     entities: Callable[[_Group], list[str]]
@@ -322,7 +322,7 @@ def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest
         metadata = {SYNTHESIS_KEY: spec.kind, "key": group.key, "members": len(group.members),
                     "member_digest": digest, "method": summary.method, "refreshed_at": ctx.now.isoformat()}
         data = {"method": summary.method, "why": summary.reason, "members": len(group.members),
-                "inputs": [r.id for r in records], "seed": spec.seed}
+                "inputs": [r.id for r in records], "what": spec.what}
         links = [Relation(sid, r.id, RelationType.SUMMARIZES, weight=0.8, created_at=ctx.now,
                           metadata={"path": summary.method, "by": "dream." + spec.step}) for r in records]
         if old is None:
@@ -339,7 +339,7 @@ def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest
                    "inputs": [*old.inputs, _input(summary.method, len(group.members), ctx.now)]}
         with ctx.store.transaction():
             if not ctx.write(old, changes, "resynthesized", f"{spec.kind} refreshed: {len(group.members)} members "
-                             f"({spec.seed})", {**data, "previous": old.content}):
+                             f"({spec.what})", {**data, "previous": old.content}):
                 return None
             ctx.store.add_relations(links)
         return "refreshed", summary.method
@@ -360,7 +360,7 @@ def _create(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, content: st
         with ctx.store.transaction():
             ctx.store.insert([rec])
             ctx.store.add_history([HistoryEvent(sid, "created", ctx.now, reason=f"{spec.kind} of "
-                                                f"{len(group.members)} memories ({spec.seed})", actor="dream",
+                                                f"{len(group.members)} memories ({spec.what})", actor="dream",
                                                 data={**data, "layer": rec.layer.value})])
             ctx.store.add_relations(links)
     except ConflictError:
@@ -372,7 +372,7 @@ def _create(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, content: st
 
 def _new_record(ctx: DreamContext, sid: str, user_id: str | None, content: str, vector: Any, *, category: str,
                 entities: list[str], importance: float, metadata: dict[str, Any]) -> MemoryRecord:
-    """A semantic note written by the dream (seed 001 writeSource "dream"; SEED-NOTES 12 trust 0.4)."""
+    """A semantic note written by the dream (source "dream", trust 0.4)."""
     now = ctx.now
     rec = MemoryRecord(
         content=content, id=sid, user_id=user_id, instance_id=ctx.settings.instance_id, layer=Layer.SEMANTIC,
@@ -424,19 +424,19 @@ def _render_card(group: _Group, texts: list[str], ctx: DreamContext) -> tuple[st
 
 
 def step_category_summaries(ctx: DreamContext) -> StepReport:
-    """seed 001 Category Summary System (see module docs)."""
+    """Category Summary System (see module docs)."""
     cfg = ctx.settings.dream.synthesis.category
     spec = _Spec(KIND_CATEGORY, "category_summaries", cfg.min_members, cfg.cooldown_s, cfg.max_inputs,
-                 cfg.max_chars, cfg.max_per_run, cfg.importance, "seed 001 category summary",
+                 cfg.max_chars, cfg.max_per_run, cfg.importance, "category summary",
                  _render_category, lambda g: g.key, lambda g: [])
     return _maintain(ctx, _groups(_snapshot(ctx), lambda r: (r.category,)), spec)
 
 
 def step_entity_cards(ctx: DreamContext) -> StepReport:
-    """seed 002 peer cards (see module docs)."""
+    """Peer cards (see module docs)."""
     cfg = ctx.settings.dream.synthesis.cards
     spec = _Spec(KIND_CARD, "entity_cards", cfg.min_members, cfg.cooldown_s, cfg.max_inputs, cfg.max_chars,
-                 cfg.max_per_run, cfg.importance, "seed 002 peer card", _render_card, lambda g: "entity",
+                 cfg.max_per_run, cfg.importance, "peer card", _render_card, lambda g: "entity",
                  lambda g: [g.key])
     return _maintain(ctx, _groups(_snapshot(ctx), lambda r: r.entities), spec)
 
@@ -563,7 +563,7 @@ def _ask_bridge(llm: Any, a: str, b: str, facts_a: list[str], facts_b: list[str]
 
 
 def step_bridges(ctx: DreamContext) -> StepReport:
-    """seed 002 cross-domain synthesis (see module docs)."""
+    """Cross-domain synthesis (see module docs)."""
     cfg = ctx.settings.dream.synthesis
     bcfg = cfg.bridges
     report = StepReport("bridges")
@@ -649,7 +649,7 @@ def _record_bridge(ctx: DreamContext, cand: _Candidate, verdict: str, text: str,
         if not ctx.store.get([sid]):
             ctx.store.insert([rec])
             ctx.store.add_history([HistoryEvent(sid, "created", ctx.now, reason="cross-domain bridge confirmed by "
-                                                "the LLM (seed 002)", actor="dream",
+                                                "the LLM", actor="dream",
                                                 data={"entities": [cand.a, cand.b], "similarity": cand.similarity,
                                                       "members": [cand.rep_a, cand.rep_b]})])
             ctx.store.add_relations([Relation(sid, m, RelationType.SUMMARIZES, weight=0.8, created_at=ctx.now,
@@ -687,7 +687,7 @@ def _beliefs(ctx: DreamContext) -> list[_Row]:
 
 
 def step_probe(ctx: DreamContext) -> StepReport:
-    """seed 002 adversarial belief probing (see module docs)."""
+    """Adversarial belief probing (see module docs)."""
     pcfg = ctx.settings.dream.synthesis.probe
     report = StepReport("probe")
     paths: Counter[str] = Counter()
@@ -761,7 +761,7 @@ def _dispute(ctx: DreamContext, belief: MemoryRecord, found: list[tuple[MemoryRe
     by = [o.id for o, _, _ in found]
     changes = {"importance": new_importance, "verification_state": "disputed", "updated_at": ctx.now}
     data = {"from": belief.importance, "to": new_importance, "by": by,
-            "paths": sorted({p for _, _, p in found}), "seed": "seed 002 adversarial belief probing"}
+            "paths": sorted({p for _, _, p in found}), "what": "adversarial belief probing"}
     edges = [Relation(o.id, belief.id, RelationType.CONTRADICTS, confidence=1.0, created_at=ctx.now,
                       metadata={"path": p, "similarity": round(s, 4), "by": "dream.probe"}) for o, s, p in found]
     with ctx.store.transaction():

@@ -1,13 +1,13 @@
 """The math layer: pure functions of (record fields, ``now``, config).
 
-No I/O, no clock reads, no globals (DESIGN.md "Dynamics"). Every constant comes from
-:class:`reverie.config.dynamics.DynamicsSettings`, whose field descriptions name the seed.
+No I/O, no clock reads, no globals. Every constant comes from
+:class:`reverie.config.dynamics.DynamicsSettings`, whose fields name the idea they come from (``source``).
 
-Modules: :mod:`energy` (seed 000), :mod:`fsrs` and :mod:`strength` (seed 001 FSRS-6, dual strength),
-:mod:`actr` (seed 001 ACT-R), :mod:`importance` and :mod:`surprise` (seeds 001, 002, 004),
-:mod:`utility` (seed 001), :mod:`retention` (seeds 001, 002, 003), :mod:`lifecycle` (seed 004),
-:mod:`working`, :mod:`tagging`, :mod:`emotion` (seed 001), :mod:`promotion` (seeds 000–003,
-SEED-NOTES 6), :mod:`access` (per-access field updates) and :mod:`explain` (``explain_strength``).
+Modules: :mod:`energy`, :mod:`fsrs` and :mod:`strength` (FSRS-6, dual strength),
+:mod:`actr` (ACT-R), :mod:`importance` and :mod:`surprise`,
+:mod:`utility`, :mod:`retention`, :mod:`lifecycle`,
+:mod:`working`, :mod:`tagging`, :mod:`emotion`, :mod:`promotion` (layer
+transitions), :mod:`access` (per-access field updates) and :mod:`explain` (``explain_strength``).
 """
 
 from __future__ import annotations

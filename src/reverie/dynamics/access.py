@@ -1,6 +1,6 @@
 """Per-access and per-feedback field updates, and the current derived values of a record.
 
-``on_access`` is called for every ``get`` and every returned search hit (seed 000 "run on every
+``on_access`` is called for every ``get`` and every returned search hit (the energy model's "run on every
 memory access"); the integrator writes the returned fields in one transaction together with the
 access-log row. Decisions documented here:
 
@@ -106,10 +106,10 @@ def apply(record: MemoryRecord, updates: dict[str, Any]) -> MemoryRecord:
 def initial_values(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> dict[str, Any]:
     """Dynamic fields of a memory being created at ``now``.
 
-    Energy ``initial`` (seed 000, 1.0); FSRS state after the encoding review rated Good (S0 = w2,
-    D0(Good)); storage strength at its minimum, retrieval 1.0 (seed 001); utility at the prior
-    (seed 001 "Utility (init 0.5)"); trust from the source table (SEED-NOTES 12); flashbulb
-    encoding when arousal >= 0.8 (seed 001). ``access_count`` stays 0: creation is not an access.
+    Energy ``initial`` (1.0); FSRS state after the encoding review rated Good (S0 = w2,
+    D0(Good)); storage strength at its minimum, retrieval 1.0; utility at the prior
+    ("Utility (init 0.5)"); trust from the source table; flashbulb
+    encoding when arousal >= 0.8. ``access_count`` stays 0: creation is not an access.
     """
     first = fsrs.first_review(rating=fsrs.Rating.GOOD, cfg=cfg.fsrs)
     values: dict[str, Any] = {

@@ -1,6 +1,6 @@
-"""Seed 001 ACT-R base-level activation, sigmoid-squashed.
+"""ACT-R base-level activation, sigmoid-squashed.
 
-* single-access form (the seed's): ``B = ln(max(n, 1)) - d·ln(age_seconds)``
+* single-access form (the Cognitive Memory design's): ``B = ln(max(n, 1)) - d·ln(age_seconds)``
 * full form over the access log: ``B = ln(Σ_j t_j^(-d))`` — the ``k`` most recent accesses exactly,
   older ones (and accesses beyond the log) by Petrov's (2006) hybrid approximation
   ``(n - k)·(t_n^(1-d) - t_k^(1-d)) / ((1 - d)·(t_n - t_k))`` with ``t_n`` the memory's lifetime.
@@ -19,7 +19,7 @@ from reverie.dynamics._util import seconds_between, sigmoid
 
 
 def base_level_single(*, access_count: int, age_seconds: float, cfg: ActrSettings) -> float:
-    """Seed 001: ``ln(max(n, 1)) - d·ln(age)``, age = seconds since the last access."""
+    """``ln(max(n, 1)) - d·ln(age)``, age = seconds since the last access."""
     age = max(age_seconds, cfg.min_age_seconds)
     return math.log(max(access_count, 1)) - cfg.decay * math.log(age)
 
@@ -44,7 +44,7 @@ def base_level_full(
 
     ``total_accesses`` may exceed the log (a pruned log); the missing accesses are approximated
     over the lifetime. With no access at all, the creation counts as the one presentation (as the
-    seed's ``max(n, 1)``).
+    design's ``max(n, 1)``).
     """
     floor = cfg.min_age_seconds
     ages = sorted(max(a, floor) for a in ages_seconds)

@@ -1,4 +1,4 @@
-"""Seed 001 emotional memory: flashbulb memories and mood-congruent retrieval."""
+"""Emotional memory: flashbulb memories and mood-congruent retrieval."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def same_valence(a: float, b: float) -> bool:
 
 
 def mood_multiplier(*, current_mood: float | None, memory_valence: float, cfg: EmotionSettings) -> float:
-    """Seed 001: ×1.1 for mood-congruent memories, else ×1."""
+    """×1.1 for mood-congruent memories, else ×1."""
     if current_mood is None or not same_valence(current_mood, memory_valence):
         return 1.0
     return cfg.mood_congruence

@@ -1,6 +1,6 @@
-"""Seed 000 energy: ``E(t) = E0·exp(-λ·h)``, +1.0 per access, retroactive strengthening.
+"""Energy: ``E(t) = E0·exp(-λ·h)``, +1.0 per access, retroactive strengthening.
 
-SEED-NOTES 3: decay multiplies, λ per hour per layer, ``h`` in fractional hours, computed lazily
+Decay multiplies, λ per hour per layer, ``h`` in fractional hours, computed lazily
 from the time of the last update — a stored energy is never decayed twice (no compounding).
 """
 
@@ -15,7 +15,7 @@ from reverie.dynamics._util import hours_between, layer_name
 
 
 def decay_rate(*, layer: object, cfg: EnergySettings) -> float:
-    """λ per hour of a layer (seed 000: working 0.5, shortTerm/episodic 0.05, longTerm/semantic 0.001)."""
+    """λ per hour of a layer (working 0.5, shortTerm/episodic 0.05, longTerm/semantic 0.001)."""
     name = layer_name(layer)
     rates = {
         "working": cfg.decay_working,
@@ -46,12 +46,12 @@ def energy_at(
 def energy_after_access(
     *, energy: float, updated_at: datetime, now: datetime, layer: object, cfg: EnergySettings
 ) -> float:
-    """Seed 000 "run on every memory access": decay to ``now``, then ``+ access_boost`` (1.0)."""
+    """The energy model's "run on every memory access": decay to ``now``, then ``+ access_boost`` (1.0)."""
     return energy_at(energy=energy, updated_at=updated_at, now=now, layer=layer, cfg=cfg) + cfg.access_boost
 
 
 def retroactive_boost(*, similarity: float, cfg: EnergySettings) -> float:
-    """Seed 000: ``0.5·similarity`` when similarity > 0.7 (exclusive), else 0."""
+    """``0.5·similarity`` when similarity > 0.7 (exclusive), else 0."""
     if similarity > cfg.reinforce_similarity:
         return cfg.reinforce_factor * similarity
     return 0.0
@@ -67,7 +67,7 @@ def retroactive_update(
     reinforcement_count: int,
     cfg: EnergySettings,
 ) -> dict[str, Any]:
-    """Field updates for an older memory strengthened by a new similar one (seed 000).
+    """Field updates for an older memory strengthened by a new similar one.
 
     Only episodic/semantic (and the durable layers) qualify; the result is empty when the memory
     does not qualify. The energy is decayed to ``now`` first (lazy form), then raised; the
@@ -96,5 +96,5 @@ def hours_until(*, energy: float, threshold: float, layer: object, cfg: EnergySe
 
 
 def is_working_expired(*, energy: float, cfg: EnergySettings) -> bool:
-    """Seed 000: a working memory with energy < 0.1 expires."""
+    """A working memory with energy < 0.1 expires."""
     return energy < cfg.working_expiry

@@ -5,10 +5,11 @@ Each entry is ``{"value": …, "formula": "…", "terms": {…}}``; the whole re
 
 Clocks used (documented choices):
 * "since the last access" = ``last_accessed_at`` or, never accessed, ``created_at`` (the encoding
-  counts as the first review) — FSRS R, retrieval strength, seed 002/003 retention, ACT-R single
-  form, category decay, seed 004 recency/stale access;
+  counts as the first review) — FSRS R, retrieval strength, retention and fading retention, ACT-R
+  single form, category decay, the lifecycle policy's recency/stale access;
 * energy decays from ``energy_updated_at`` (or ``created_at``), utility drifts from
-  ``utility_updated_at`` (or ``created_at``); seed 004 age and archival age from ``created_at``.
+  ``utility_updated_at`` (or ``created_at``); the lifecycle policy's age and archival age from
+  ``created_at``.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def explain_strength(
         now, "the memory's clock time of this evaluation", created_at=record.created_at, last_access=last
     )
 
-    # seed 000 energy
+    # Energy
     e_ref = record.energy_updated_at or record.created_at
     lam = energy.decay_rate(layer=layer, cfg=cfg.energy)
     hours = seconds_between(e_ref, now) / 3600.0
@@ -84,7 +85,7 @@ def explain_strength(
         e_now, "E0·exp(-λ·h)", E0=record.energy, **{"lambda": lam}, hours=hours, updated_at=e_ref, layer=layer
     )
 
-    # seed 001 FSRS
+    # FSRS
     fc = cfg.fsrs
     r_now = fsrs.retrievability(elapsed_days=since_access_days, stability=record.stability, cfg=fc)
     if fc.curve == "fsrs6":
@@ -103,9 +104,9 @@ def explain_strength(
             "(1 + t/(9·S))^(-1/0.5)",
             t=since_access_days,
             S=record.stability,
-            factor=fc.seed001_factor,
-            exponent=fc.seed001_exponent,
-            curve="seed001",
+            factor=fc.simple_power_factor,
+            exponent=fc.simple_power_exponent,
+            curve="simple_power",
         )
     out["stability"] = _entry(
         record.stability,
@@ -140,7 +141,7 @@ def explain_strength(
         next_gain_now=strength.storage_gain(days_since_last_access=since_access_days, cfg=sc),
     )
 
-    # seed 002 retention
+    # Retention
     rc = cfg.retention
     hl_base = rc.layer_half_life_days.get(layer, rc.base_half_life_days)
     hl = retention.layer_half_life(layer=layer, trust=record.trust, cfg=rc)
@@ -169,8 +170,8 @@ def explain_strength(
         r_mode, f"retention_{rc.mode} (configured mode)", mode=rc.mode, trust_factor="1/(1 + 2·(1 - trust))"
     )
     s003 = strength.fading_stability(storage=record.storage_strength, cfg=sc, new=rc.fading_stability_new)
-    beta = retention.seed003_beta(layer=layer, core=record.core, cfg=rc)
-    r003 = retention.seed003_retention(
+    beta = retention.fading_beta(layer=layer, core=record.core, cfg=rc)
+    r003 = retention.fading_retention(
         days=since_access_days,
         stability=s003,
         importance=record.importance,
@@ -178,16 +179,16 @@ def explain_strength(
         core=record.core,
         cfg=rc,
     )
-    out["retention_seed003"] = _entry(
+    out["fading_retention"] = _entry(
         r003,
         f"max(floor, exp(-Δt/(S·B·β))), S = {rc.fading_stability_new:g} + {1 - rc.fading_stability_new:g}·(storage - "
-        f"{sc.storage_min:g})/({sc.storage_max:g} - {sc.storage_min:g}), B = min({rc.seed003_boost_cap:g}, 1 + "
-        f"{rc.seed003_importance_boost:g}·importance)",
+        f"{sc.storage_min:g})/({sc.storage_max:g} - {sc.storage_min:g}), B = min({rc.fading_boost_cap:g}, 1 + "
+        f"{rc.fading_importance_boost:g}·importance)",
         dt=since_access_days,
         S=s003,
-        B=retention.seed003_boost(importance=record.importance, cfg=rc),
+        B=retention.fading_boost(importance=record.importance, cfg=rc),
         beta=beta,
-        floor=retention.seed003_floor(core=record.core, cfg=rc),
+        floor=retention.fading_floor(core=record.core, cfg=rc),
         core=record.core,
     )
     dormant = record.status == Status.DORMANT
@@ -219,7 +220,7 @@ def explain_strength(
         tiers=rc.precision_tiers,
     )
 
-    # seed 001 ACT-R
+    # ACT-R
     ac = cfg.actr
     b1 = actr.base_level_single(access_count=record.access_count, age_seconds=since_access_s, cfg=ac)
     out["actr_single"] = _entry(
@@ -247,7 +248,7 @@ def explain_strength(
         d=ac.decay,
     )
 
-    # seed 001 utility
+    # Utility
     uc = cfg.utility
     u_ref = record.utility_updated_at or record.created_at
     u_days = days_between(u_ref, now)
@@ -262,7 +263,7 @@ def explain_strength(
         updated_at=u_ref,
     )
 
-    # importance (seeds 001, 002)
+    # importance
     ic = cfg.importance
     out["importance"] = _entry(
         record.importance,
@@ -283,7 +284,7 @@ def explain_strength(
         weights=ic.nine_factor_weights,
     )
 
-    # seed 004 lifecycle
+    # Lifecycle
     lc = cfg.lifecycle
     feedback = 2.0 * u_now - 1.0
     disputed = record.verification_state == "disputed"
@@ -367,10 +368,10 @@ def explain_strength(
         cfg=lc,
     )
     out["lifecycle_state"] = _entry(
-        nxt, "seed 004 lifecycle transition from heat/decay", current=record.lifecycle_state, reason=why
+        nxt, "lifecycle transition from heat/decay", current=record.lifecycle_state, reason=why
     )
 
-    # seed 001 working memory; seeds 000–003 promotion
+    # working memory; layer promotion
     out["working_eviction_score"] = _entry(
         working_mod.eviction_score(
             importance=record.importance,
@@ -387,7 +388,7 @@ def explain_strength(
     move = promotion.eligible_transition(record, now=now, cfg=cfg)
     out["promotion"] = _entry(
         None if move is None else move[0],
-        "first eligible layer transition (SEED-NOTES 6)",
+        "first eligible layer transition",
         reason=None if move is None else move[1],
         layer=layer,
     )

@@ -1,7 +1,7 @@
-"""FSRS-6 (seed 001, canonical per SEED-NOTES 1), checked against py-fsrs in the tests.
+"""FSRS-6 in its canonical form, checked against py-fsrs in the tests.
 
 Forgetting curve ``R = (1 + f·t/S)^(-w20)`` with ``f = 0.9^(-1/w20) - 1`` (R = 0.9 at t = S); the
-seed's own ``(1 + t/(9S))^(-1/0.5)`` (R = 0.81 at t = S) is available as ``curve = "seed001"``.
+Cognitive Memory design's ``(1 + t/(9S))^(-1/0.5)`` (R = 0.81 at t = S) is available as ``curve = "simple_power"``.
 Stability/difficulty updates follow the reference scheduler (py-fsrs 6) formula by formula; time
 is continuous (fractional days) where the reference floors to whole days.
 """
@@ -48,22 +48,22 @@ def retrievability_fsrs6(*, elapsed_days: float, stability: float, w20: float) -
     return float((1.0 + factor * max(0.0, elapsed_days) / stability) ** (-w20))
 
 
-def retrievability_seed001(
+def retrievability_simple_power(
     *, elapsed_days: float, stability: float, factor: float = 9.0, exponent: float = 2.0
 ) -> float:
-    """Seed 001's curve ``(1 + t/(9S))^(-1/0.5)``."""
+    """The Cognitive Memory design's curve ``(1 + t/(9S))^(-1/0.5)``."""
     return float((1.0 + max(0.0, elapsed_days) / (factor * stability)) ** (-exponent))
 
 
 def retrievability(*, elapsed_days: float, stability: float, cfg: FsrsSettings) -> float:
     """R after ``elapsed_days`` at ``stability``, on the configured curve."""
     stability = max(stability, cfg.stability_min)
-    if cfg.curve == "seed001":
-        return retrievability_seed001(
+    if cfg.curve == "simple_power":
+        return retrievability_simple_power(
             elapsed_days=elapsed_days,
             stability=stability,
-            factor=cfg.seed001_factor,
-            exponent=cfg.seed001_exponent,
+            factor=cfg.simple_power_factor,
+            exponent=cfg.simple_power_exponent,
         )
     return retrievability_fsrs6(elapsed_days=elapsed_days, stability=stability, w20=curve_decay(cfg=cfg))
 
@@ -166,9 +166,9 @@ def first_review(*, rating: Rating, cfg: FsrsSettings) -> FsrsState:
 
 def next_interval_days(*, stability: float, cfg: FsrsSettings) -> float:
     """Days until R falls to ``desired_retention`` (unrounded; the reference rounds to >= 1 day)."""
-    if cfg.curve == "seed001":
+    if cfg.curve == "simple_power":
         return float(
-            cfg.seed001_factor * stability * (cfg.desired_retention ** (-1.0 / cfg.seed001_exponent) - 1)
+            cfg.simple_power_factor * stability * (cfg.desired_retention ** (-1.0 / cfg.simple_power_exponent) - 1)
         )
     decay = -curve_decay(cfg=cfg)
     return float((stability / curve_factor(cfg=cfg)) * (cfg.desired_retention ** (1.0 / decay) - 1.0))

@@ -1,7 +1,7 @@
-"""Importance: seed 001 four channels, seed 002 nine factors, seed 004 heuristic levels.
+"""Importance: four channels, nine factors (engram) and heuristic levels.
 
-Seed 002's factor formulas are taken from its public source (SEED-NOTES "Formulas the seeds leave
-open"); its ACT-R factor, which the source omits, is added and the nine weights renormalised.
+The nine-factor formulas are taken from the layered-memory design's public source (engram); its ACT-R factor, which
+the source omits, is added and the nine weights renormalised.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ PRIORITY_LEVELS = ("critical", "high", "normal", "low")
 
 
 def encoding_boost(*, boost: float, cfg: ImportanceSettings) -> float:
-    """Seed 001: the encoding boost multiplier limited to [0.7, 1.3]."""
+    """The encoding boost multiplier limited to [0.7, 1.3]."""
     return clamp(boost, cfg.boost_min, cfg.boost_max)
 
 
@@ -39,7 +39,7 @@ def channel_importance(
     cfg: ImportanceSettings,
     boost: float = 1.0,
 ) -> float:
-    """Seed 001: ``(0.25·novelty + 0.30·arousal + 0.25·reward + 0.20·attention)·boost``, in [0, 1]."""
+    """``(0.25·novelty + 0.30·arousal + 0.25·reward + 0.20·attention)·boost``, in [0, 1]."""
     raw = (
         cfg.w_novelty * clamp(novelty)
         + cfg.w_arousal * clamp(arousal)
@@ -50,7 +50,7 @@ def channel_importance(
 
 
 def priority_level(*, importance: float, cfg: ImportanceSettings) -> str:
-    """Seed 001: critical >= 0.8, high >= 0.6, normal >= 0.4, else low."""
+    """Critical >= 0.8, high >= 0.6, normal >= 0.4, else low."""
     if importance >= cfg.priority_critical:
         return "critical"
     if importance >= cfg.priority_high:
@@ -61,7 +61,7 @@ def priority_level(*, importance: float, cfg: ImportanceSettings) -> str:
 
 
 def level_importance(*, level: str, cfg: ImportanceSettings) -> float:
-    """Seed 004 heuristic: the importance score of a named level."""
+    """Heuristic: the importance score of a named level."""
     try:
         return cfg.levels[level]
     except KeyError:
@@ -82,7 +82,7 @@ def nine_factors(
     cfg: ImportanceSettings,
     half_life_days: float | None = None,
 ) -> dict[str, float]:
-    """The nine unweighted factor values of seed 002 (each in [0, 1]).
+    """The nine unweighted importance factor values (each in [0, 1]).
 
     ``age_days`` = days since the last access; ``span_days`` = days between creation and the last
     access (floored at 1 day as in the source); ``half_life_days`` overrides the recency half-life.

@@ -1,9 +1,9 @@
-"""Seed 004 lifecycle policy: heat, decay score, tier value score, confidence tiers, edge confidence.
+"""Lifecycle policy: heat, decay score, tier value score, confidence tiers, edge confidence.
 
-Inputs (seed 004's ``computeLifecycleValueInputs``): confidence → tier weight, access
+Inputs (the lifecycle design's ``computeLifecycleValueInputs``): confidence → tier weight, access
 ``ln(1+n)/ln(21)``, recency ``max(0, 1 - age_days/90)``, importance, feedback ``(f + 1)/2`` with
 ``f ∈ [-1, 1]`` (reverie derives ``f = 2·utility - 1``, so the feedback weight equals utility),
-disputed penalty 0.2. Heat adds SEED-NOTES' ``0.05·causal``.
+disputed penalty 0.2. Heat adds reverie's ``0.05·causal``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ CONFIDENCE_TIERS = ("explicit", "implied", "inferred", "speculative")
 
 
 def confidence_tier(*, confidence: float, cfg: LifecycleSettings) -> str:
-    """explicit >= 0.95, implied >= 0.70, inferred >= 0.40, else speculative (seed 004: < 0.40)."""
+    """explicit >= 0.95, implied >= 0.70, inferred >= 0.40, else speculative (< 0.40)."""
     for tier in ("explicit", "implied", "inferred"):
         if confidence >= cfg.confidence_tiers[tier]:
             return tier
@@ -26,7 +26,7 @@ def confidence_tier(*, confidence: float, cfg: LifecycleSettings) -> str:
 
 
 def confidence_weight(*, confidence: float, cfg: LifecycleSettings) -> float:
-    """Seed 004: explicit 1.0, implied 0.8, inferred 0.6, speculative 0.35."""
+    """Explicit 1.0, implied 0.8, inferred 0.6, speculative 0.35."""
     return cfg.confidence_tier_weight[confidence_tier(confidence=confidence, cfg=cfg)]
 
 
@@ -59,7 +59,7 @@ def heat(
     disputed: bool = False,
     archived: bool = False,
 ) -> float:
-    """Seed 004 heat in [0, 1] (0 for archived memories)."""
+    """Heat in [0, 1] (0 for archived memories)."""
     if archived:
         return 0.0
     score = (
@@ -84,7 +84,7 @@ def decay_score(
     feedback: float = 0.0,
     archived: bool = False,
 ) -> float:
-    """Seed 004 decay score in [0, 1] (1 for archived memories).
+    """Decay score in [0, 1] (1 for archived memories).
 
     ``0.30·age/180 + 0.25·stale/120 + 0.20·(1 - confidence) + 0.10·(1 - f)/2 + 0.15·(1 - heat)``.
     """
@@ -111,7 +111,7 @@ def tier_value(
     category: str = "",
     verification_state: str = "unverified",
 ) -> float:
-    """Seed 004 tier value score in [0, 1] (hot/cold routing)."""
+    """Tier value score in [0, 1] (hot/cold routing)."""
     disputed = verification_state == "disputed"
     score = (
         cfg.value_confidence * confidence_weight(confidence=confidence, cfg=cfg)
@@ -136,7 +136,7 @@ def lifecycle_transition(
     policy_class: str,
     cfg: LifecycleSettings,
 ) -> tuple[str, str]:
-    """Seed 004 ``decideLifecycleTransition``: (next state, reason)."""
+    """``decideLifecycleTransition``: (next state, reason)."""
     if current_state == "archived":
         return "archived", "archived_is_terminal"
     if verification_state == "disputed":
@@ -155,7 +155,7 @@ def lifecycle_transition(
 def tier_transition(
     *, current_store: str, value: float, age_days: float, cfg: LifecycleSettings
 ) -> tuple[str, str]:
-    """Seed 004 ``decideTierTransition``: hot → cold at age >= 14 days and value <= 0.35;
+    """``decideTierTransition``: hot → cold at age >= 14 days and value <= 0.35;
     cold → hot at value >= 0.7."""
     if current_store == "hot" and age_days >= cfg.demotion_min_age_days and value <= cfg.demotion_value:
         return "cold", "value_below_demotion_threshold"
@@ -167,7 +167,7 @@ def tier_transition(
 def speculative_expired(
     *, confidence: float, age_days: float, confirmed: bool, cfg: LifecycleSettings
 ) -> bool:
-    """Seed 004: unconfirmed speculative memories (confidence < 0.40) expire after 30 days."""
+    """Unconfirmed speculative memories (confidence < 0.40) expire after 30 days."""
     speculative = confidence_tier(confidence=confidence, cfg=cfg) == "speculative"
     return speculative and not confirmed and age_days >= cfg.speculative_ttl_days
 
@@ -184,14 +184,14 @@ def filtered_as_stale(*, lifecycle_state: str, heat_score: float | None) -> bool
 
 
 def reinforce_edge(*, confidence: float, cfg: LifecycleSettings) -> float:
-    """Seed 004: edge confidence + 0.05 per observation, capped at 1 (never lowered)."""
+    """Edge confidence + 0.05 per observation, capped at 1 (never lowered)."""
     return min(1.0, max(confidence, confidence + cfg.edge_reinforce_delta))
 
 
 def edge_confidence_at(
     *, confidence: float, last_reinforced_at: datetime, now: datetime, cfg: LifecycleSettings
 ) -> float:
-    """Seed 004 edge decay, computed lazily from the last reinforcement.
+    """Edge decay, computed lazily from the last reinforcement.
 
     Inside the 90-day grace window: unchanged. Then −0.1 per started window
     (``ceil((age - window)/window)``), never below the 0.1 floor (nor raised up to it).
@@ -206,5 +206,5 @@ def edge_confidence_at(
 
 
 def edge_traversable(*, confidence: float, cfg: LifecycleSettings) -> bool:
-    """Seed 004: edges below confidence 0.2 are pruned from graph traversal."""
+    """Edges below confidence 0.2 are pruned from graph traversal."""
     return confidence >= cfg.edge_traversal_floor

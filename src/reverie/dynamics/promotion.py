@@ -1,12 +1,12 @@
-"""Pure layer-transition predicates (seed 000 energy rules, SEED-NOTES 6 rule sets).
+"""Pure layer-transition predicates (energy rules and the designs' promotion rule sets).
 
 Each predicate returns the *reason* (a rule name) when the record is eligible, else ``None``.
 The dream cycle applies them; nothing here changes a record.
 
-Exemptions (SEED-NOTES 6 and 7): only ``active`` memories move. Pinned (and flashbulb) memories
-are protected from forgetting, demotion and archival but may still be promoted (SEED-NOTES 7 —
-this overrides seed 001's "pinned are never promoted"); immutable memories are never promoted,
-demoted or archived (seed 001 keeps them where they are).
+Exemptions: only ``active`` memories move. Pinned (and flashbulb) memories
+are protected from forgetting, demotion and archival but may still be promoted (this
+overrides the Cognitive Memory design's "pinned are never promoted"); immutable memories are never promoted,
+demoted or archived (truth anchors stay where they are).
 """
 
 from __future__ import annotations
@@ -38,30 +38,30 @@ def _energy_now(record: MemoryRecord, now: datetime, cfg: DynamicsSettings) -> f
 
 
 def working_to_episodic(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
-    """seed 002: after 30 min or 2 accesses; seed 000: energy > 2.0."""
+    """After 30 min or 2 accesses, or energy > 2.0."""
     if layer_name(record.layer) != "working" or not _active(record) or record.immutable:
         return None
     p = cfg.promotion
     if record.access_count >= p.working_accesses:
-        return "seed002_accesses"
+        return "working_accesses"
     if seconds_between(record.created_at, now) / 60.0 > p.working_after_minutes:
-        return "seed002_age"
+        return "working_age"
     if p.working_use_energy and _energy_now(record, now, cfg) > cfg.energy.promote_working:
-        return "seed000_energy"
+        return "high_energy"
     return None
 
 
 def session_end_promotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
-    """seed 000: at session end a working memory with energy > 1.5 is promoted."""
+    """At session end a working memory with energy > 1.5 is promoted."""
     if layer_name(record.layer) != "working" or not _active(record) or record.immutable:
         return None
     if _energy_now(record, now, cfg) > cfg.energy.session_end_threshold:
-        return "seed000_session_end"
+        return "session_end_energy"
     return None
 
 
 def working_expired(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> bool:
-    """seed 000: a working memory whose energy fell below 0.1 expires (pinned ones do not)."""
+    """A working memory whose energy fell below 0.1 expires (pinned ones do not)."""
     if layer_name(record.layer) != "working" or not _active(record) or record.pinned:
         return False
     return energy_mod.is_working_expired(energy=_energy_now(record, now, cfg), cfg=cfg.energy)
@@ -70,7 +70,8 @@ def working_expired(record: MemoryRecord, *, now: datetime, cfg: DynamicsSetting
 def episodic_to_semantic(
     record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, shared_entity_count: int = 0
 ) -> str | None:
-    """Any of seed 001's three rules, seed 002's rule, or seed 000's energy > 5.0.
+    """Frequent use, sustained utility or a shared entity (the Cognitive Memory design's three rules),
+    importance with accesses (the layered-memory design's rule), or energy > 5.0.
 
     ``shared_entity_count`` = how many episodic memories (this one included) share an entity with it.
     """
@@ -78,23 +79,23 @@ def episodic_to_semantic(
         return None
     p = cfg.promotion
     if record.access_count >= p.episodic_accesses:
-        return "seed001_access_frequency"
+        return "access_frequency"
     if (
         record.utility >= p.episodic_utility
         and days_between(record.created_at, now) >= p.episodic_utility_age_days
     ):
-        return "seed001_sustained_utility"
+        return "sustained_utility"
     if shared_entity_count >= p.episodic_entity_count:
-        return "seed001_entity_cooccurrence"
+        return "entity_cooccurrence"
     if record.importance >= p.episodic_importance and record.access_count >= p.episodic_importance_accesses:
-        return "seed002_importance_accesses"
+        return "importance_and_accesses"
     if p.episodic_use_energy and _energy_now(record, now, cfg) > cfg.energy.promote_episodic:
-        return "seed000_energy"
+        return "high_energy"
     return None
 
 
 def core_eligible(record: MemoryRecord, *, distinct_sessions: int, cfg: DynamicsSettings) -> bool:
-    """seed 003: access_count >= 10, normalised storage strength >= 0.85, >= 3 distinct sessions."""
+    """``access_count`` >= 10, normalised storage strength >= 0.85, >= 3 distinct sessions."""
     if record.core or not _active(record):
         return False
     p = cfg.promotion
@@ -107,7 +108,7 @@ def core_eligible(record: MemoryRecord, *, distinct_sessions: int, cfg: Dynamics
 
 
 def semantic_demotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
-    """seed 001: semantic → dormant when idle >= 60 days AND utility < 0.2.
+    """Semantic → dormant when idle >= 60 days AND utility < 0.2.
 
     Pinned, immutable and flashbulb memories are exempt."""
     if layer_name(record.layer) != "semantic" or not _active(record):
@@ -117,18 +118,18 @@ def semantic_demotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSetti
     p = cfg.promotion
     idle = days_between(record.last_accessed_at or record.created_at, now)
     if idle >= p.demote_idle_days and record.utility < p.demote_utility:
-        return "seed001_idle_low_utility"
+        return "idle_low_utility"
     return None
 
 
 def archival_eligible(
     record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, retention: float | None = None
 ) -> bool:
-    """seed 002: age > 90 days, retention < 0.15, importance < 0.3, access_count < 3.
+    """Age > 90 days, retention < 0.15, importance < 0.3, access_count < 3.
 
     Exempt: semantic/procedural/codebase layers, pinned, immutable, flashbulb, core, protected
-    categories and memories still within seed 001's minimum retention. ``retention`` defaults to
-    the seed 002 retention of the configured mode.
+    categories and memories still within the Cognitive Memory design's minimum retention. ``retention`` defaults to
+    the retention of the configured mode.
     """
     if not _active(record) or record.pinned or record.immutable or record.flashbulb or record.core:
         return False
@@ -176,8 +177,8 @@ _HOWTO = re.compile(
 _HOWTO_VERBS = ("deploy", "build", "release", "install", "configure", "set up", "fix", "debug", "test", "run",
                 "restart", "reset", "migrate", "update")
 #: a text :data:`_HOWTO` can match contains one of these (lower case, dotless/dotted i folded to i): a cheap
-#: test first, because the dream checks every semantic memory on every cycle (the full pattern alone took
-#: ~3 s per 100k memories, the test ~0.3 s)
+#: test first, because the dream checks every semantic memory on every cycle (the full pattern is about ten
+#: times slower than the test)
 _HOWTO_KEYS = ("how to", "step ", "way to", "trick to", "always", "never", "make sure", "remember to", "be sure",
                "nasil", "adim", "her zaman", "asla", "önce", *("to " + v for v in _HOWTO_VERBS))
 

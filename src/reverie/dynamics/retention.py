@@ -1,17 +1,18 @@
 """Retention models.
 
-* seed 002: retention modes over a half-life ``hl`` — l2 ``exp(-ln2·t/hl)``; huber = l2 up to
+* retention modes (engram) over a half-life ``hl`` — l2 ``exp(-ln2·t/hl)``; huber = l2 up to
   ``t = 0.5·hl`` then linear with the matching slope; elastic ``0.3·max(0, 1 - t/(2hl)) + 0.7·l2`` —
   plus an access reinforcement ``min(0.3, 0.05·ln(1+n))``, clamped to [0, 1]. The half-life is the
   layer's (episodic 30 days, durable layers ∞) scaled by trust: ``hl·1/(1 + 2·(1 - trust))``.
-* seed 001: category decay per day and minimum retention; PAHF layer multipliers 10x/3x/1x/frozen.
-  The per-day rate is applied multiplicatively (SEED-NOTES 3 "decay multiplies"):
+* category decay per day and minimum retention; PAHF layer multipliers 10x/3x/1x/frozen.
+  The per-day rate is applied multiplicatively (decay multiplies):
   ``strength = exp(-rate·multiplier·days)``.
-* seed 003: ``R = max(floor, exp(-Δt/(S·B·β)))`` with ``S`` = storage strength on seed 003's 0–1
-  scale (storage/10), ``B = min(3, 1 + 2·importance)``, ``β`` per layer (episodic 45 days, semantic
+* fading retention (the consolidation design): ``R = max(floor, exp(-Δt/(S·B·β)))`` with ``S`` =
+  storage strength on that design's 0–1 scale (storage/10), ``B = min(3, 1 + 2·importance)``, ``β`` per layer
+  (episodic 45 days, semantic
   120, procedural/codebase ∞, core 120 — the core flag selects β_core) and the floor 0.60 for core
   memories, 0.02 otherwise.
-* seed 002 precision tier by retention: R > 0.8 float32, > 0.5 int8, > 0.2 int4, else int2.
+* precision tier by retention: R > 0.8 float32, > 0.5 int8, > 0.2 int4, else int2.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ MODES = ("l2", "huber", "elastic")
 
 
 def source_trust(*, source: str, cfg: RetentionSettings) -> float:
-    """SEED-NOTES 12 trust table (unknown sources: ``default_trust``)."""
+    """Trust table (unknown sources: ``default_trust``)."""
     return cfg.trust.get(source, cfg.default_trust)
 
 
 def trust_half_life(*, half_life_days: float, trust: float, cfg: RetentionSettings) -> float:
-    """SEED-NOTES 12: ``hl / (1 + 2·(1 - trust))`` (human 1.0 keeps the full half-life)."""
+    """``hl / (1 + 2·(1 - trust))`` (human 1.0 keeps the full half-life)."""
     return half_life_days / (1.0 + cfg.trust_slope * (1.0 - clamp(trust)))
 
 
@@ -73,7 +74,7 @@ def elastic_retention(
 
 
 def access_reinforcement(*, access_count: int, cfg: RetentionSettings) -> float:
-    """Seed 002: ``min(0.3, 0.05·ln(1 + n))``."""
+    """``min(0.3, 0.05·ln(1 + n))``."""
     return min(cfg.reinforcement_cap, cfg.reinforcement_scale * math.log1p(max(0, access_count)))
 
 
@@ -101,18 +102,18 @@ def retention(
     cfg: RetentionSettings,
     mode: str | None = None,
 ) -> float:
-    """Seed 002 retention in [0, 1]: curve of ``mode`` (default ``cfg.mode``) + access reinforcement."""
+    """Retention in [0, 1]: curve of ``mode`` (default ``cfg.mode``) + access reinforcement."""
     curve = base_retention(age_days=age_days, half_life_days=half_life_days, mode=mode or cfg.mode, cfg=cfg)
     return clamp(curve + access_reinforcement(access_count=access_count, cfg=cfg))
 
 
 def category_decay_rate(*, category: str, cfg: RetentionSettings) -> float:
-    """Seed 001 decay per day of a category (unknown categories decay as 'other')."""
+    """Decay per day of a category (unknown categories decay as 'other')."""
     return cfg.category_decay.get(category, cfg.category_decay["other"])
 
 
 def pahf_multiplier(*, layer: object, cfg: RetentionSettings, dormant: bool = False) -> float:
-    """Seed 001 PAHF multiplier: working 10, episodic 3, semantic 1, dormant 0 (frozen)."""
+    """PAHF multiplier: working 10, episodic 3, semantic 1, dormant 0 (frozen)."""
     if dormant:
         return cfg.pahf_multiplier.get("dormant", 0.0)
     return cfg.pahf_multiplier.get(layer_name(layer), 1.0)
@@ -129,7 +130,7 @@ def category_strength(
 
 
 def min_retention_days(*, category: str, cfg: RetentionSettings) -> float:
-    """Seed 001 minimum retention of a category in days (∞ = permanent)."""
+    """Minimum retention of a category in days (∞ = permanent)."""
     return cfg.min_retention_days.get(category, cfg.min_retention_days["other"])
 
 
@@ -138,36 +139,36 @@ def within_min_retention(*, category: str, age_days: float, cfg: RetentionSettin
     return age_days < min_retention_days(category=category, cfg=cfg)
 
 
-def seed003_beta(*, layer: object, core: bool, cfg: RetentionSettings) -> float:
-    """Seed 003 β (days): ``core`` when the core flag is set, else the layer's."""
+def fading_beta(*, layer: object, core: bool, cfg: RetentionSettings) -> float:
+    """β (days): ``core`` when the core flag is set, else the layer's."""
     key = "core" if core else layer_name(layer)
     return cfg.beta_days.get(key, cfg.beta_days.get("episodic", 45.0))
 
 
-def seed003_boost(*, importance: float, cfg: RetentionSettings) -> float:
-    """Seed 003 ``B = min(3, 1 + 2·importance)``."""
-    return min(cfg.seed003_boost_cap, 1.0 + cfg.seed003_importance_boost * clamp(importance))
+def fading_boost(*, importance: float, cfg: RetentionSettings) -> float:
+    """``B = min(3, 1 + 2·importance)``."""
+    return min(cfg.fading_boost_cap, 1.0 + cfg.fading_importance_boost * clamp(importance))
 
 
-def seed003_floor(*, core: bool, cfg: RetentionSettings) -> float:
-    """Seed 003 floor: 0.60 for core memories, 0.02 otherwise."""
+def fading_floor(*, core: bool, cfg: RetentionSettings) -> float:
+    """Floor: 0.60 for core memories, 0.02 otherwise."""
     return cfg.core_floor if core else cfg.regular_floor
 
 
-def seed003_retention(
+def fading_retention(
     *, days: float, stability: float, importance: float, beta_days: float, core: bool, cfg: RetentionSettings
 ) -> float:
-    """``max(floor, exp(-Δt/(S·B·β)))``; ``stability`` on seed 003's 0–1 scale."""
-    floor = seed003_floor(core=core, cfg=cfg)
+    """``max(floor, exp(-Δt/(S·B·β)))``; ``stability`` on the consolidation design's 0–1 scale."""
+    floor = fading_floor(core=core, cfg=cfg)
     if not math.isfinite(beta_days):
         return 1.0
-    s = max(stability, cfg.seed003_min_stability)
-    rate = s * seed003_boost(importance=importance, cfg=cfg) * beta_days
+    s = max(stability, cfg.fading_min_stability)
+    rate = s * fading_boost(importance=importance, cfg=cfg) * beta_days
     return max(floor, math.exp(-max(0.0, days) / rate))
 
 
 def precision_for_retention(*, retention: float, cfg: RetentionSettings) -> Precision:
-    """Seed 002: R > 0.8 float32, > 0.5 int8, > 0.2 int4, else int2."""
+    """R > 0.8 float32, > 0.5 int8, > 0.2 int4, else int2."""
     tiers = cfg.precision_tiers
     if retention > tiers["float32"]:
         return Precision.FLOAT32

@@ -1,10 +1,10 @@
-"""Seed 001 dual strength: storage 1–10 (never decays), retrieval 0–1 (follows FSRS).
+"""Dual strength: storage 1–10 (never decays), retrieval 0–1 (follows FSRS).
 
 Storage increment per successful retrieval (reverie's design, documented in the settings):
-``gain = base + spaced_gain·min(cap, days_since_last_access / 7)`` — seed 003's spaced-repetition
+``gain = base + spaced_gain·min(cap, days_since_last_access / 7)`` — the consolidation design's spaced-repetition
 boost (0.1·min(2, days/7) on its 0–1 stability scale, i.e. 1.0 on the 1–10 scale) plus a small base
-gain so that every retrieval grows storage (seed 001), capped at ``storage_max`` (10). Associative
-retrievals (seed 003) use the smaller associative gain. Storage never decreases.
+gain so that every retrieval grows storage, capped at ``storage_max`` (10). Associative
+retrievals use the smaller associative gain. Storage never decreases.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from reverie.model import MemoryRecord, Status
 
 
 def spacing_factor(*, days_since_last_access: float, cfg: StrengthSettings) -> float:
-    """Seed 003: ``min(2, days/7)``."""
+    """``min(2, days/7)``."""
     return min(cfg.spacing_cap, max(0.0, days_since_last_access) / cfg.spacing_interval_days)
 
 

@@ -1,4 +1,4 @@
-"""Seed 002 surprise: mean cosine distance to the k = 5 nearest neighbours.
+"""Surprise: mean cosine distance to the k = 5 nearest neighbours.
 
 ``surprise = sigmoid(10·(d - 0.35))``; ``importance += (surprise - 0.5)·0.6`` clamped to [0.05, 1];
 nearest similarity >= 0.92 flags a duplicate. Takes neighbour similarities, not a store.

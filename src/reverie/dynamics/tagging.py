@@ -1,4 +1,4 @@
-"""Seed 001 synaptic tagging & capture, Hebbian co-activation; seed 000 co-activation clusters."""
+"""Synaptic tagging & capture, Hebbian co-activation; co-activation clusters."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def spreading_stability(*, stability: float, cfg: TaggingSettings) -> float:
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
-    """The canonical (smaller, larger) id pair of a co-activation edge (seed 000 ``m1.id < m2.id``)."""
+    """The canonical (smaller, larger) id pair of a co-activation edge (``m1.id < m2.id``)."""
     if a == b:
         raise ValueError("a memory cannot be co-activated with itself")
     return (a, b) if a < b else (b, a)
@@ -71,5 +71,5 @@ def coactivation_bonus(*, count: int, cfg: TaggingSettings) -> float:
 
 
 def forms_cluster(*, weight: int, cfg: TaggingSettings) -> bool:
-    """Seed 000: a co-activation edge forms a cluster when weight > 3 (exclusive; configurable)."""
+    """A co-activation edge forms a cluster when weight > 3 (exclusive; configurable)."""
     return weight > cfg.cluster_weight if cfg.cluster_exclusive else weight >= cfg.cluster_weight

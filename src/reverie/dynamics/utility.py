@@ -1,4 +1,4 @@
-"""Seed 001 utility: update on use, drift to the 0.5 prior (SEED-NOTES 5), weighted score."""
+"""Utility: update on use, drift to the 0.5 prior, weighted score."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def utility_after_use(*, utility: float, success: bool, cfg: UtilitySettings) ->
 
 
 def drifted_utility(*, utility: float, days: float, cfg: UtilitySettings) -> float:
-    """SEED-NOTES 5: ``u + (0.5 - u)·(1 - exp(-0.01·days))`` (never overshoots the prior)."""
+    """``u + (0.5 - u)·(1 - exp(-0.01·days))`` (never overshoots the prior)."""
     return utility + (cfg.prior - utility) * (1.0 - math.exp(-cfg.drift_rate * max(0.0, days)))
 
 
@@ -26,7 +26,7 @@ def utility_at(*, utility: float, updated_at: datetime, now: datetime, cfg: Util
 
 
 def retrieval_score(*, semantic: float, utility: float, importance: float, cfg: UtilitySettings) -> float:
-    """Seed 001: ``0.6·semantic + 0.2·utility + 0.2·importance``."""
+    """``0.6·semantic + 0.2·utility + 0.2·importance``."""
     return cfg.w_semantic * semantic + cfg.w_utility * utility + cfg.w_importance * importance
 
 

@@ -1,6 +1,6 @@
-"""Seed 001 working memory: eviction score, capacity 9, promotion candidates.
+"""Working memory: eviction score, capacity 9, promotion candidates.
 
-Recency per SEED-NOTES 4: ``exp(-ln2·age_min/30)`` (a true 30-minute half-life).
+Recency: ``exp(-ln2·age_min/30)`` (a true 30-minute half-life).
 """
 
 from __future__ import annotations
@@ -41,5 +41,5 @@ def evictions(*, scores: Mapping[str, float], cfg: WorkingMemorySettings) -> lis
 
 
 def is_promotion_candidate(*, access_count: int, importance: float, cfg: WorkingMemorySettings) -> bool:
-    """Seed 001: accessCount >= 2 OR importance >= 0.6."""
+    """AccessCount >= 2 OR importance >= 0.6."""
     return access_count >= cfg.promote_accesses or importance >= cfg.promote_importance

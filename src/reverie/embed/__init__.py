@@ -2,7 +2,7 @@
 
 ``make_embedder(settings, clock=...)`` builds the configured provider (``local`` = multilingual-e5-small
 (default) or all-MiniLM-L6-v2 run offline with onnxruntime; ``openai`` = an OpenAI-compatible endpoint)
-wrapped in seed 001's embedding cache. The model and HTTP modules are imported only when first used.
+wrapped in the Cognitive Memory design's embedding cache. The model and HTTP modules are imported only when first used.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""seed 001's embedding cache: LRU, 200 entries, 30-minute TTL, keyed by SHA-256 of the text.
+"""The Cognitive Memory design's embedding cache: LRU, 200 entries, 30-minute TTL, keyed by SHA-256 of the text.
 
 :class:`CachedEmbedder` wraps any :class:`~reverie.embed.base.Embedder` and has its name, dim,
 profile, identity and (when the wrapped model has one) query encoder. Only the texts not in the
 cache (each once, in one batch) reach the wrapped embedder. The key also holds the model name (and
 whether the text was embedded as a query), so two models never share vectors. Time comes from the
-injected ``clock`` (DESIGN.md "Time is an input"), which makes the TTL testable.
+injected ``clock`` (time is an input), which makes the TTL testable.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from reverie.errors import EmbeddingError, InvalidInputError
 
 F32 = npt.NDArray[np.float32]
 
-DEFAULT_MAX_ENTRIES = 200  # seed 001
-DEFAULT_TTL_S = 30 * 60.0  # seed 001: 30 minutes
+DEFAULT_MAX_ENTRIES = 200  # the Cognitive Memory design's cache size
+DEFAULT_TTL_S = 30 * 60.0  # 30 minutes
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class CachedEmbedder:
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
 
     def clear(self) -> None:
-        """Forget every cached vector (seed 001: the cache is session-scoped)."""
+        """Forget every cached vector (the cache is session-scoped)."""
         with self._lock:
             self._entries.clear()
 

@@ -500,7 +500,7 @@ class MiniLMEmbedder:
             return onnx_graph.run_session(self._session, self._word, ids, mask)
         assert self._weights is not None
         # a few short texts (a query and its variants) run faster on one BLAS thread: two threads
-        # on this kind of 2-core machine contend (FACTS.md); batches keep the default
+        # on this kind of 2-core machine contend; batches keep the default
         with self._lock, single_blas_thread() if small else nullcontext():
             return encode_batch(self._weights, ids, mask)
 

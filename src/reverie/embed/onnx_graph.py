@@ -1,12 +1,11 @@
 """all-MiniLM-L6-v2's encoder as an ONNX graph, built from the safetensors weights (no torch).
 
-No package ships an ONNX export of the model (FACTS.md) and exporting one needs torch, so the
+No package ships an ONNX export of the model and exporting one needs torch, so the
 graph is written here with ``onnx.helper`` from the same weights the numpy forward pass uses
 (:func:`reverie.embed.minilm._load_weights`): the same operations in the same order — embeddings
 + LayerNorm, six layers of masked multi-head self-attention and an exact (erf) GELU feed-forward,
 each followed by a residual LayerNorm — then mean pooling over the attention mask and L2
-normalisation. onnxruntime then runs it with its fused kernels (FACTS.md: 4.4 ms for one
-sentence against 7–9 ms for numpy).
+normalisation. onnxruntime then runs it with its fused kernels, faster than numpy.
 
 Inputs: ``inputs_embeds`` (float32, batch × tokens × 384: the tokens' rows of the word-embedding
 table, which stays memory-mapped outside the graph — a text touches a few of its 30,522 rows) and
@@ -157,8 +156,8 @@ def cached_model(cache_dir: Path, key: str, weights: Callable[[], _Weights], *, 
     path of its ``model.onnx``; the weights lie beside it in ``model.data``.
 
     Loaded from a file, onnxruntime maps the weights file instead of copying the graph's bytes
-    into the process a second time (measured: 55 MiB resident against 97 MiB, and 0.06 s to load
-    against 0.9 s to build). ``key`` names the weights (their sha256); :data:`GRAPH_VERSION`
+    into the process a second time (about half the resident memory, and loading is much faster
+    than building). ``key`` names the weights (their sha256); :data:`GRAPH_VERSION`
     names this builder, so a changed graph gets a new directory. Several processes may build at
     once: each writes a private directory and renames it into place; the first rename wins.
     Raises OSError when the directory cannot be written.

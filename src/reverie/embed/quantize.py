@@ -1,4 +1,5 @@
-"""Embedding quantisation codecs (seed 002 "embedding compression") and the mixed-precision similarity.
+"""Embedding quantisation codecs (the layered-memory design's "embedding compression") and the mixed-precision
+similarity.
 
 Each vector is quantised on its own (per-vector scalar quantisation): ``x ≈ lo + step·c`` with
 integer codes ``c`` in ``[0, 2^bits - 1]``. int8 keeps one code per byte, int4 two (high nibble
@@ -11,19 +12,19 @@ encoding time so that the dequantised vector has the original vector's norm (a u
 comes back as a unit vector); ``fidelity`` is the cosine between the original and the
 dequantised vector, measured when the vector was encoded.
 
-Choice of the range. The seed's source maps ``[min, max]`` of the vector onto the code range and
-truncates; that reproduces the seed's fidelity table (int4 0.97, int2 0.59) but wastes most of
+Choice of the range. The layered-memory design's source maps ``[min, max]`` of the vector onto the code range and
+truncates; that reproduces its fidelity table (int4 0.97, int2 0.59) but wastes most of
 the int2 levels on the two extreme coordinates. Here the codes are rounded and the range is the
 one, among ``[mean + t·(min - mean), mean + t·(max - mean)]`` for ``t`` in :data:`CLIP_GRID`,
 with the smallest squared error (coordinates outside it are clipped). Measured on all-MiniLM-L6-v2
 vectors of LoCoMo turns (``tests/embed/test_quantize.py``): mean cosine fidelity int8 0.99998,
 int4 0.9945, int2 0.937.
 
-Mixed-precision similarity (seed 002 "FRQAD for mixed-precision comparison"). A float32 query is
+Mixed-precision similarity (the layered-memory design's "FRQAD for mixed-precision comparison"). A float32 query is
 compared with stored codes through the dequantised vector. Quantisation noise is (nearly)
 orthogonal to any query, so ``cos(q, x̂) ≈ fidelity · cos(q, x)``: quantised memories score too
 low and lose to float32 memories of equal true similarity. :func:`mixed_similarity` divides by
-the recorded fidelity, which removes that bias. The seed's source does the opposite (it divides
+the recorded fidelity, which removes that bias. That source does the opposite (it divides
 by a penalty that grows as precision falls); measured on MiniLM/LoCoMo that pushes quantised
 memories out of the results (recall@10 against the float32 ranking 0.51 with half the memories at
 int2, against 0.90 for the debiased similarity) — see the tests for the numbers.

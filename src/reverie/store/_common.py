@@ -130,7 +130,7 @@ def grouped_plain_changes(
     return groups
 
 
-# -- quantised embeddings (seed 002) ------------------------------------------------------
+# -- quantised embeddings ------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ Conventions every backend follows:
   (``raise StoreError(...) from exc``).
 * Vector similarity is cosine similarity in [-1, 1] (vectors are L2-normalised), higher first.
   Text scores are "higher is better" (BM25 negated on SQLite, ``ts_rank`` on PostgreSQL).
-* Seed 002 quantised embeddings: a memory's ``embedding_precision`` says how its embedding is
+* Quantised embeddings: a memory's ``embedding_precision`` says how its embedding is
   stored — float32, or codes of :mod:`reverie.embed.quantize` (int8/int4/int2). Records and
   :meth:`Store.embeddings` always carry float32 (dequantised) vectors. A write of ``embedding``
   stores it at the memory's (or the written) precision; a write of ``embedding_precision`` alone
@@ -76,7 +76,7 @@ class MemoryFilter:
     recorded_before: datetime | None = None
     #: equality on top-level metadata keys (JSON scalars)
     metadata: Mapping[str, Any] | None = None
-    #: memories naming any of these entity URIs (exact, e.g. ``entity://tech/react``; seed 001 entity hub)
+    #: memories naming any of these entity URIs (exact, e.g. ``entity://tech/react``; the entity hub)
     entities: frozenset[str] | None = None
 
     @property
@@ -94,7 +94,7 @@ class MemoryFilter:
 
 @dataclass(frozen=True, slots=True)
 class LayerStats:
-    """Seed 000's health check row: count and energy aggregate per layer and status."""
+    """The energy model's health check row: count and energy aggregate per layer and status."""
 
     layer: Layer
     status: Status
@@ -124,7 +124,7 @@ class StoreInfo:
 
 @dataclass(slots=True)
 class WorkingItem:
-    """One entry of a session's working memory (seed 001, max 9 per session)."""
+    """One entry of a session's working memory (max 9 per session)."""
 
     session_id: str
     memory_id: str
@@ -136,7 +136,7 @@ class WorkingItem:
 
 @dataclass(slots=True)
 class SynapticTag:
-    """Seed 001 synaptic tag: a weak memory waiting, for its TTL, to be captured by a strong one."""
+    """Synaptic tag: a weak memory waiting, for its TTL, to be captured by a strong one."""
 
     memory_id: str
     session_id: str
@@ -147,7 +147,7 @@ class SynapticTag:
 
 @dataclass(slots=True)
 class Box:
-    """Seed 004 memory box: memories of one topic episode; sealed boxes are woven into traces."""
+    """Memory box: memories of one topic episode; sealed boxes are woven into traces."""
 
     id: str
     user_id: str | None
@@ -162,7 +162,7 @@ class Box:
 
 @dataclass(slots=True)
 class Cluster:
-    """A group of memories (seed 000 SemanticCluster): ``members`` maps memory id → weight.
+    """A group of memories (a semantic cluster of the energy model): ``members`` maps memory id → weight.
 
     ``user_id`` is the partition the cluster belongs to; ``kind`` says which rule formed it
     (e.g. ``"coactivation"``).
@@ -321,7 +321,7 @@ class Store(Protocol):
         ...
 
     def set_embedding_precision(self, changes: Sequence[tuple[str, Precision, int | None]]) -> builtins.list[str]:
-        """Re-encode the stored embeddings of many memories (seed 002 quantisation) in one round trip.
+        """Re-encode the stored embeddings of many memories (quantisation) in one round trip.
 
         ``(id, precision, expected_version)`` triples, each a compare-and-set of its own (a version
         mismatch or an unknown id is skipped, not raised); memories without an embedding or already
@@ -385,19 +385,19 @@ class Store(Protocol):
 
     def entity_counts(self, flt: MemoryFilter) -> dict[tuple[str | None, str], int]:
         """How many matching memories name each entity, per user: ``(user_id, entity) -> count``
-        (a memory naming an entity twice counts once; seed 001 promotion rule 3)."""
+        (a memory naming an entity twice counts once; the shared-entity promotion rule)."""
         ...
 
     def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]: ...
 
     def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
-        """The newest matching memory with this normalised-content hash (seed 004 dedup)."""
+        """The newest matching memory with this normalised-content hash (deduplication)."""
         ...
 
     # search ----------------------------------------------------------------------------
     def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         """The ``k`` most cosine-similar memories that pass ``flt``, best first (quantised memories
-        scored with the mixed-precision similarity, seed 002)."""
+        scored with the mixed-precision similarity)."""
         ...
 
     def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
@@ -435,7 +435,7 @@ class Store(Protocol):
     def delete_relations(self, relation_ids: Sequence[str]) -> int: ...
 
     def count_relations(self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None) -> int:
-        """Relations whose source memory passes ``flt`` (optionally of these types; seed 001 pruning at 1,000)."""
+        """Relations whose source memory passes ``flt`` (optionally of these types; relation pruning at 1,000)."""
         ...
 
     def scope_relations(
@@ -499,7 +499,7 @@ class Store(Protocol):
         self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
     ) -> builtins.list[CoActivation]: ...
 
-    # concurrency (seed 000 consolidation attempts) --------------------------------------
+    # concurrency (claims on memories, optimistic writes) ----------------------------------
     def claim(
         self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
     ) -> builtins.list[str]:
@@ -517,7 +517,7 @@ class Store(Protocol):
         Returns how many were renewed."""
         ...
 
-    # working memory (seed 001) -------------------------------------------------------------
+    # working memory -------------------------------------------------------------
     def put_working(self, items: Sequence[WorkingItem]) -> None:
         """Insert or replace entries by (session_id, memory_id): a duplicate id updates in place."""
         ...
@@ -530,7 +530,7 @@ class Store(Protocol):
         """Remove entries of a session (all of them when ``memory_ids`` is None). Returns how many."""
         ...
 
-    # synaptic tags (seed 001) ----------------------------------------------------------------
+    # synaptic tags ----------------------------------------------------------------
     def put_tags(self, tags: Sequence[SynapticTag]) -> None:
         """Insert or replace tags by (memory_id, session_id)."""
         ...
@@ -547,7 +547,7 @@ class Store(Protocol):
         """Delete synaptic tags whose TTL ended before ``before`` (captured or not). Returns how many."""
         ...
 
-    # clusters (seed 000 semantic clusters) -------------------------------------------------------
+    # clusters (semantic clusters of co-activated memories) ---------------------------------------
     def put_clusters(self, clusters: Sequence[Cluster]) -> None:
         """Insert or replace clusters by id, each with exactly its ``members`` (old members go)."""
         ...
@@ -562,7 +562,7 @@ class Store(Protocol):
         """Delete clusters with their memberships (the memories stay). Returns how many."""
         ...
 
-    # memory boxes and traces (seed 004) -------------------------------------------------------
+    # memory boxes and traces -------------------------------------------------------
     def put_box(self, box: Box) -> None:
         """Insert or replace a box by id."""
         ...

@@ -14,7 +14,7 @@ TERM = re.compile(r"[^\W_]+", re.UNICODE)
 MAX_TERM_CHARS = 100
 MAX_QUERY_TERMS = 64
 
-# English and Turkish function words (seed 001 supports EN + TR)
+# English and Turkish function words (the engine supports EN + TR)
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have

@@ -122,7 +122,7 @@ def normalise(vectors: Matrix) -> Matrix:
     return out
 
 
-#: Quantised memories (seed 002) live in a partition of their own per user: the user's partition
+#: Quantised memories live in a partition of their own per user: the user's partition
 #: name followed by this suffix (NUL never appears in a user id: the API refuses it). The hot
 #: partition's graph never holds them, and a search that excludes the cold store skips them.
 QUANTIZED_SUFFIX = "\x00q"

@@ -27,7 +27,7 @@ def _fmt(v: float) -> str:
 
 
 def layer_status_chart(rows: Sequence[Mapping[str, object]], *, width: int = 640) -> str:
-    """Horizontal stacked bars: one bar per layer, one segment per status (seed 000 health check)."""
+    """Horizontal stacked bars: one bar per layer, one segment per status (the energy model's health check)."""
     counts: dict[str, dict[str, int]] = {}
     for row in rows:
         layer, status, count = str(row["layer"]), str(row["status"]), row["count"]

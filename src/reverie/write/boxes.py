@@ -1,4 +1,4 @@
-"""Seed 004 memory boxes and trace weaving.
+"""Memory boxes and trace weaving.
 
 A memory joins the open box of its user and session; the box is sealed first when the topic
 overlap drops below 0.35, when it has been inactive for 30 minutes, or when it already holds 50

@@ -1,6 +1,6 @@
-"""Category (seed 001) and episode/note classification (seed 004, in its priority order).
+"""Category and episode/note classification (in its priority order).
 
-Seed 004 priority: 1. true temporal markers → episode; 2. extraction category (note categories
+Priority (the lifecycle design's): 1. true temporal markers → episode; 2. extraction category (note categories
 vs episode categories); 3. tag signals (note tags win); 4. past-tense action verbs → episode;
 5. note-signal keywords → note; 6. default → episode.
 """
@@ -66,7 +66,7 @@ def category_of(kind: str, text: str, *, foresight: bool) -> str:
 
 
 def memory_kind(text: str, *, category: str, tags: Sequence[str] = ()) -> tuple[MemoryKind, str]:
-    """Episode or note, and the rule of seed 004's priority list that decided it."""
+    """Episode or note, and the rule of the lifecycle design's priority list that decided it."""
     if _TEMPORAL_MARKER.search(text):
         return MemoryKind.EPISODE, "temporal marker"
     if category in NOTE_CATEGORIES:

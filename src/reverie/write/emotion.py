@@ -1,4 +1,4 @@
-"""Seed 001 emotion detection: valence, arousal and an Ekman label from EN + TR lexicons (no LLM cost).
+"""Emotion detection: valence, arousal and an Ekman label from EN + TR lexicons (no LLM cost).
 
 Valence: (positive − negative) keyword hits, squashed to [-1, 1]. Arousal: exclamation marks,
 upper-case words, urgency words and profanity, each adding a capped share, in [0, 1]. Label:

@@ -1,4 +1,4 @@
-"""Seed 001 regex entity extraction: tech and org names, max 8, ``entity://{kind}/{slug}`` URIs.
+"""Regex entity extraction: tech and org names, max 8, ``entity://{kind}/{slug}`` URIs.
 
 Known tech and org names come from small lexicons; other capitalised names in the middle of a
 sentence (people, places, products) are kept as ``entity://name/{slug}`` so that coreference and

@@ -1,4 +1,4 @@
-"""Seed 001 formation (heuristic path): coreference, atomic facts, temporal normalisation, foresight.
+"""Formation (heuristic path): coreference, atomic facts, temporal normalisation, foresight.
 
 * coreference: singular third-person pronouns → the last named entity seen (EN + TR);
 * atomic split: " and " / " ve " when each side names different entities;
@@ -95,7 +95,7 @@ def resolve_coreference(text: str, last_entity: str | None) -> tuple[str, str | 
 
 
 def atomic_split(text: str, *, min_words: int) -> list[str]:
-    """Split at " and " / " ve " when the two sides name different entities (seed 001)."""
+    """Split at " and " / " ve " when the two sides name different entities."""
     parts = _SPLIT.split(text)
     if len(parts) < 2:
         return [text]
@@ -172,7 +172,7 @@ def _count(word: str) -> int:
 
 
 def is_plan(text: str) -> bool:
-    """Whether ``text`` states a plan or intention (seed 001 foresight: plan to, will, going to, -ecek),
+    """Whether ``text`` states a plan or intention (foresight: plan to, will, going to, -ecek),
     leaving out "will" that predicts or lasts rather than plans ("it will be fun", "will always")."""
     for m in _FORESIGHT.finditer(text):
         if m.group(0).casefold() in ("will", "won't") and (
@@ -183,7 +183,7 @@ def is_plan(text: str) -> bool:
 
 
 def foresight(text: str, now: datetime, cfg: FormationSettings, *, dates: list[str] | None = None) -> datetime | None:
-    """Seed 001: a plan or intention is time-bounded: ``valid_until`` = now + 7 days by default, or the
+    """A plan or intention is time-bounded: ``valid_until`` = now + 7 days by default, or the
     day after the latest of ``dates`` (ISO dates the plan names) when that is later."""
     if not is_plan(text):
         return None

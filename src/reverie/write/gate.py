@@ -1,4 +1,4 @@
-"""The prediction-error write gate (thresholds on similarity, as SEED-NOTES 2 resolves them), with
+"""The prediction-error write gate (thresholds on similarity, not on 1 - similarity), with
 knowledge updates first.
 
 1. **Update**: the stored memories nearest to the new text (by meaning, and by its words in full

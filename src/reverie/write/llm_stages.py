@@ -1,4 +1,4 @@
-"""The LLM-primary versions of the write stages (seed 001). Each returns ``None`` when the model is
+"""The LLM-primary versions of the write stages. Each returns ``None`` when the model is
 unavailable or its answer does not validate, and the caller falls back to the heuristic path.
 
 Prompts are bounded: every text is clipped to ``limit`` characters before it is sent. Answers of
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 CATEGORIES = ("preference", "fact", "decision", "correction", "plan", "entity", "relationship", "principle",
               "commitment", "moment", "skill")
-#: seed 001 observer types (entity = entity-rich) plus "other" (no pattern)
+#: Observer types (entity = entity-rich) plus "other" (no pattern)
 KINDS = ("correction", "preference", "decision", "entity", "fact", "other")
 #: default character bound of one text in a prompt (``write.llm_input_chars``)
 INPUT_CHARS = 4000
@@ -92,7 +92,7 @@ def _number(value: Any, low: float, high: float) -> float | None:
 
 
 def classify_message(llm: ChatJSON, text: str, *, limit: int = INPUT_CHARS) -> tuple[str, float] | None:
-    """Seed 001 observer classification by the LLM: ``(kind, confidence)``, or ``None``."""
+    """Observer classification by the LLM: ``(kind, confidence)``, or ``None``."""
     answer = llm.chat_json(system=_CLASSIFY, user=clip(text, limit), op="classification")
     if answer is None:
         return None
@@ -103,7 +103,7 @@ def classify_message(llm: ChatJSON, text: str, *, limit: int = INPUT_CHARS) -> t
 
 
 def detect_emotion(llm: ChatJSON, text: str, *, limit: int = INPUT_CHARS) -> Emotion | None:
-    """Seed 001 emotion by the LLM: valence in [-1, 1], arousal in [0, 1], an Ekman label or null."""
+    """Emotion by the LLM: valence in [-1, 1], arousal in [0, 1], an Ekman label or null."""
     answer = llm.chat_json(system=_EMOTION, user=clip(text, limit), op="emotion")
     if answer is None or "label" not in answer:
         return None
@@ -118,7 +118,7 @@ _TOPIC_WORD = re.compile(r"^[^\W_][\w'’.+#-]{0,39}$")
 
 
 def box_topics(llm: ChatJSON, text: str, *, max_topics: int, limit: int = INPUT_CHARS) -> list[str] | None:
-    """Seed 004 box topic by the LLM: 1..``max_topics`` distinct single lower-case words, or ``None``."""
+    """Box topic by the LLM: 1..``max_topics`` distinct single lower-case words, or ``None``."""
     answer = llm.chat_json(system=_TOPICS.format(n=max_topics), user=clip(text, limit), op="topics")
     topics = answer.get("topics") if answer else None
     if not isinstance(topics, list) or not 1 <= len(topics) <= max_topics:
@@ -188,7 +188,7 @@ def _datetime(value: Any) -> datetime | None:
 
 
 def merge(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> str | None:
-    """Seed 001 write-time synthesis by the LLM: one text holding both, or ``None``."""
+    """Write-time synthesis by the LLM: one text holding both, or ``None``."""
     answer = llm.chat_json(system=_MERGE, user=f"EXISTING: {clip(old, limit)}\nNEW: {clip(new, limit)}",
                            op="synthesis")
     text = answer.get("text") if answer else None
@@ -218,7 +218,7 @@ def updates(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> t
 def relations(
     llm: ChatJSON, new: str, candidates: Sequence[str], *, limit: int = INPUT_CHARS
 ) -> list[tuple[int, RelationType, float]] | None:
-    """Seed 001 relations by the LLM: ``(candidate index, type, confidence)``, or ``None``."""
+    """Relations by the LLM: ``(candidate index, type, confidence)``, or ``None``."""
     each = max(200, limit // max(1, len(candidates)))
     listing = "\n".join(f"{i}. {clip(c, each)}" for i, c in enumerate(candidates))
     answer = llm.chat_json(system=_RELATE, user=f"NEW: {clip(new, limit)}\nCANDIDATES:\n{listing}", op="relations")

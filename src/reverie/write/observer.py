@@ -1,4 +1,4 @@
-"""Seed 001 observer: the 7-layer filter, pattern classification, trivial-message skip, information
+"""Observer: the 7-layer filter, pattern classification, trivial-message skip, information
 density and standalone (third-person) rewriting, in English and Turkish.
 
 Each function is pure and answers one question; :func:`observe_message` composes them into an
@@ -53,7 +53,7 @@ def binary_share(text: str) -> float:
 
 def hostile_reason(text: str, cfg: ObserverSettings) -> str | None:
     """The hostile-input layers that guard every write path, ``add(infer=True)`` included: binary content
-    (reverie), system content and prompt injection (seed 001). ``None`` = not hostile."""
+    (reverie), system content and prompt injection. ``None`` = not hostile."""
     stripped = text.strip()
     if binary_share(stripped) > cfg.binary_ratio:
         return "binary content"
@@ -65,7 +65,7 @@ def hostile_reason(text: str, cfg: ObserverSettings) -> str | None:
 
 
 def filter_reason(text: str, cfg: ObserverSettings) -> str | None:
-    """The first of seed 001's seven filter layers that rejects ``text`` (``None`` = it passes), with
+    """The first of the Cognitive Memory design's seven filter layers that rejects ``text`` (``None`` = it passes), with
     reverie's binary-content guard beside system content."""
     stripped = text.strip()
     if not cfg.min_chars < len(stripped) < cfg.max_chars:
@@ -94,7 +94,7 @@ def _code_ratio(text: str) -> float:
     return code / len(text) if text else 0.0
 
 
-# -- trivial messages (seed 001 pre-retrieval gate patterns) ---------------------------------------
+# -- trivial messages (pre-retrieval gate patterns) ------------------------------------------------
 
 _TRIVIAL = re.compile(
     r"^(hi|hello|hey|yo|merhaba|selam|günaydın|ok|okay|k|sure|yes|yep|no|nope|thanks|thank you|thx|"
@@ -145,7 +145,7 @@ class Classification:
 
 
 def classify(text: str, entities: list[Entity], cfg: ObserverSettings) -> Classification:
-    """Seed 001 pattern scoring: the matching type with the highest base confidence wins."""
+    """Pattern scoring: the matching type with the highest base confidence wins."""
     matches = {kind: len(p.findall(text)) for kind, p in PATTERNS.items()}
     if len(entities) >= 2:
         matches["entity"] = len(entities) - 1
@@ -172,14 +172,14 @@ _FACT_KINDS = ("preference", "decision", "fact")
 
 
 def fact_count(text: str, classification: Classification) -> int:
-    """Seed 001 'unique facts': one per two distinct informative words (rounded up), plus one per
+    """'unique facts': one per two distinct informative words (rounded up), plus one per
     matched preference/decision/fact pattern."""
     informative = len(content_words(text))
     return -(-informative // 2) + sum(kind in classification.matches for kind in _FACT_KINDS)
 
 
 def density(text: str, entities: list[Entity], classification: Classification) -> int:
-    """Seed 001: ``unique_entities + unique_facts + temporal_signals + correction_signals``."""
+    """``unique_entities + unique_facts + temporal_signals + correction_signals``."""
     temporal = len({m.group(0).casefold() for m in TEMPORAL.finditer(text)})
     corrections = classification.matches.get("correction", 0)
     return len(entities) + fact_count(text, classification) + temporal + corrections
@@ -240,7 +240,7 @@ def _third_person(match: re.Match[str], subject: str) -> str:
 
 
 def standalone(text: str, *, subject: str, max_chars: int) -> str:
-    """Seed 001: first person → third person ("I prefer X" → "User prefers X"), fillers removed. A
+    """First person → third person ("I prefer X" → "User prefers X"), fillers removed. A
     message that names neither its speaker nor itself in the first person ("We made pizza!") is
     attributed: ``"Maya: We made pizza!"`` — a memory says whose words it holds."""
     out = _FILLER.sub("", text).strip()

@@ -1,4 +1,4 @@
-"""The write pipeline: composes the stages and records every decision (DESIGN.md write path).
+"""The write pipeline: composes the stages and records every decision (the write path).
 
 ``observe`` (raw turns): observer → signal scan / smart buffer → formation → :meth:`write`.
 ``add(infer=True)``: formation → :meth:`write`. :meth:`write` runs, per fact: content-hash dedup
@@ -93,7 +93,7 @@ class Candidate:
     write_source: str = "formation"
     data_source: str = "user_message"
     path: str = "heuristic"
-    #: seed 004 extraction confidence of the fact itself (the speaker's own words are explicit: 1.0)
+    #: Extraction confidence of the fact itself (the speaker's own words are explicit: 1.0)
     fact_confidence: float = 1.0
     vector: Vector | None = None
     decisions: dict[str, Any] = field(default_factory=dict)
@@ -190,7 +190,7 @@ class WritePipeline:
         return results
 
     def end_session(self, session_id: str, *, user_id: str | None) -> SessionEndReport:
-        """Flush the buffer, seal the open box, promote per seed 000, clear working memory."""
+        """Flush the buffer, seal the open box, promote by energy, clear working memory."""
         flushed = self.flush(user_id=user_id, session_id=session_id, reason="session end")
         now = self.now()
         key = session_key(user_id, session_id)
@@ -486,7 +486,7 @@ class WritePipeline:
 
     # LLM-primary stages with their heuristic fallbacks ---------------------------------------
     def _ask(self, stage: str, call: Callable[[ChatJSON], _T | None], fallbacks: list[str]) -> tuple[_T | None, str]:
-        """Ask the LLM for one stage (seed 001 LLM-primary): ``(answer, "llm")``; ``(None, "heuristic")`` when
+        """Ask the LLM for one stage (LLM-primary): ``(answer, "llm")``; ``(None, "heuristic")`` when
         no LLM serves the stage, or when it gave no valid answer (breaker open, timeout, invalid JSON, wrong
         types or ranges) — then ``stage`` joins ``fallbacks`` and the ops log records the fallback."""
         if self.llm is None or stage not in self._stages:
@@ -499,7 +499,7 @@ class WritePipeline:
         return answer, "llm"
 
     def _classify(self, text: str, heuristic: Classification, fallbacks: list[str]) -> tuple[Classification, str]:
-        """Seed 001 observer classification: the LLM's type and confidence, else the pattern scoring."""
+        """Observer classification: the LLM's type and confidence, else the pattern scoring."""
         answer, path = self._ask("observer", lambda llm: llm_stages.classify_message(llm, text, limit=self._limit),
                                  fallbacks)
         if answer is None:
@@ -514,7 +514,7 @@ class WritePipeline:
         return dataclasses.replace(obs, classification=cls, reason=f"{cls.kind} (llm; density {obs.density})"), path
 
     def _topic(self, rec: MemoryRecord, cand: Candidate) -> list[str]:
-        """Seed 004 box topic: entity names plus the LLM's topic words, else the longest informative words."""
+        """Box topic: entity names plus the LLM's topic words, else the longest informative words."""
         limit = self.cfg.boxes.max_topics
         words, cand.decisions["box_topics"] = self._ask("topics", lambda llm: llm_stages.box_topics(
             llm, rec.content, max_topics=limit, limit=self._limit), _fallbacks(cand))
@@ -703,7 +703,7 @@ class WritePipeline:
                                              data={"path": "heuristic"})])
 
     def _add_relations(self, rels: list[Relation], user_id: str | None) -> None:
-        """Store relations, then seed 001's pruning check: only an addition can cross its threshold,
+        """Store relations, then the Cognitive Memory design's pruning check: only an addition can cross its threshold,
         so the scope's relations are counted after additions, not after every memory."""
         self.store.add_relations(rels)
         if rels and self.cfg.policy.telemetry:
@@ -735,7 +735,7 @@ class WritePipeline:
                                           weight=n.similarity, created_at=now, metadata={"path": "heuristic"})],
                                 rec.user_id)
             self.store.add_history([HistoryEvent(old.id, "reinforced", now, actor="write",
-                                                 reason=f"seed 000 retroactive strengthening by {rec.id}",
+                                                 reason=f"retroactive strengthening by {rec.id}",
                                                  data={"similarity": round(n.similarity, 6), "path": "heuristic"})])
 
     # session end ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Seed 001 relations: heuristic detection rules and capacity pruning (1,000 → 900).
+"""Relations: heuristic detection rules and capacity pruning (1,000 → 900).
 
 Rules (fallback of the LLM path): entity overlap >= 2 → same_entity (0.7); word overlap > 30% and
 entity overlap >= 1 → elaborates (0.5); same category and word overlap > 15% → related_to (0.4).
@@ -28,7 +28,7 @@ from reverie.store.base import MemoryFilter, Store
 from reverie.write.text import content_words, overlap
 
 PROTECTED = frozenset({RelationType.SUPERSEDES, RelationType.CONTRADICTS, RelationType.CAUSES})
-#: the relations seed 001's 1,000 → 900 pruning counts: every type but the dream's ``summarizes``
+#: the relations the Cognitive Memory design's 1,000 → 900 pruning counts: every type but the dream's ``summarizes``
 #: links (a summary or card links each member; those links are the dream's, never counted or pruned)
 PRUNE_COUNTED = frozenset(RelationType) - {RelationType.SUMMARIZES}
 #: relation types without a direction: A same_entity B is the edge B same_entity A
@@ -76,7 +76,7 @@ def detect(new: MemoryRecord, others: Sequence[MemoryRecord], cfg: RelationSetti
 
 
 def dedup(relations: Sequence[Relation], existing: Sequence[Relation]) -> list[Relation]:
-    """Seed 001 B5: drop relations whose edge exists already or repeats in the batch."""
+    """B5: drop relations whose edge exists already or repeats in the batch."""
     return split_seen(relations, existing)[0]
 
 
@@ -117,7 +117,8 @@ def prunable_types(cfg: RelationSettings) -> frozenset[RelationType]:
 
 
 def prune_scope(store: Store, user_id: str | None, cfg: RelationSettings) -> int:
-    """Seed 001's relation pruning for one user partition: once more than ``prune_at`` prunable relations
+    """The Cognitive Memory design's relation pruning for one user partition: once more than ``prune_at`` prunable
+    relations
     exist, delete by :func:`prune_plan` down to ``prune_to``. Returns how many were deleted.
 
     Only relations pruning may delete are counted: a user's supersedes / contradicts / causes history

@@ -1,4 +1,4 @@
-"""Seed 001 working memory: per session, at most 9 items, evicted by ``importance·recency·(1+0.1·n)``.
+"""Working memory: per session, at most 9 items, evicted by ``importance·recency·(1+0.1·n)``.
 
 The math is :mod:`reverie.dynamics.working`; this module keeps the per-session entries in the
 store (so several processes share them) and answers which entries are promotion candidates.
@@ -14,7 +14,7 @@ from reverie.store.base import Store, WorkingItem
 
 
 def session_key(user_id: str | None, session_id: str) -> str:
-    """Sessions are per user (seed 001 B1: no cross-agent leaks)."""
+    """Sessions are per user (no leaks across agents)."""
     return f"{user_id or ''}\x1f{session_id}"
 
 
@@ -55,7 +55,7 @@ class WorkingMemory:
         return self.store.working(key)
 
     def promotion_candidates(self, key: str) -> list[str]:
-        """Seed 001: accessCount >= 2 OR importance >= 0.6."""
+        """AccessCount >= 2 OR importance >= 0.6."""
         return [
             i.memory_id
             for i in self.store.working(key)

@@ -1,1 +1,1 @@
-"""Seed 004 signal scan and smart buffer."""
+"""Signal scan and smart buffer."""

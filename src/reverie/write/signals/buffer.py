@@ -1,4 +1,4 @@
-"""Seed 004 signal scan (local regex, no API call) and smart buffer.
+"""Signal scan (local regex, no API call) and smart buffer.
 
 HIGH signal (correction, decision, preference, an explicit "remember", a flashbulb-level arousal)
 extracts now, together with whatever is buffered; otherwise the turn is buffered until the buffer
@@ -71,7 +71,7 @@ def buffer_key(user_id: str | None, agent_id: str | None, session_id: str | None
 
 
 class SmartBuffer:
-    """Seed 004's smart buffer over the store's key/value state."""
+    """The lifecycle design's smart buffer over the store's key/value state."""
 
     def __init__(self, store: Store, cfg: BufferSettings) -> None:
         self.store = store
