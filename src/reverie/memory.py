@@ -367,7 +367,7 @@ class Memory(Inspection):
             agent_id=agent_id,
             session_id=session_id,
             instance_id=self.settings.instance_id,
-            layer=Layer.WORKING,  # seed 000: every new memory starts in the working tier
+            layer=Layer.WORKING,  # the energy model: every new memory starts in the working tier
             embedding=vector,
             source=source,
             write_source=write_source,
@@ -496,7 +496,7 @@ class Memory(Inspection):
         return results
 
     def _after_ingest(self, users: Iterable[str | None]) -> None:
-        """One ingestion cycle happened for these user partitions: run seed 003's tick when it is
+        """One ingestion cycle happened for these user partitions: run the maintenance tick when it is
         due (``dream.schedule.tick_every``). Never raises (see :mod:`reverie.dream.schedule`)."""
         if self.settings.dream.schedule.tick_every > 0:
             from reverie.dream.schedule import note_ingestion
@@ -504,7 +504,7 @@ class Memory(Inspection):
             note_ingestion(self, users)
 
     def tick(self, *, user_id: str | None = None, all_users: bool = True) -> DreamReport:
-        """Run the cheap maintenance subset of the dream cycle now (seed 003 ``tick()``: cold
+        """Run the cheap maintenance subset of the dream cycle now (the consolidation design's ``tick()``: cold
         migration, TTL expiry, consolidation — ``dream.schedule.tick_steps``); returns its report.
         It also runs by itself every ``dream.schedule.tick_every`` ingestion cycles."""
         from reverie.dream.schedule import run_tick
@@ -916,11 +916,11 @@ class Memory(Inspection):
         users have memories, it raises :class:`InvalidInputError` naming them rather than answer an
         empty list. ``all_users=True`` searches every user's partition and merges them by score.
 
-        ``session_id`` names the current session (its memories get seed 001's episode boost); to
+        ``session_id`` names the current session (its memories get the episode boost); to
         restrict results to one session use ``filters={"session_id": ...}``. ``mode="current"``
         (default) sees what is true now, ``mode="timeline"`` every version in time order, and
         ``as_of=`` what was true and known at that instant; ``deep=True`` searches cold storage
-        too (seed 003 deep recall). Trivial messages ("ok", "/help") return no hits (seed 001 gate).
+        too (deep recall). Trivial messages ("ok", "/help") return no hits (the retrieval gate).
         Every returned hit counts as an access; the best hits are co-activated (Hebbian).
         """
         if not isinstance(all_users, bool):
@@ -960,7 +960,7 @@ class Memory(Inspection):
         k: int = 10,
         filters: Mapping[str, Any] | None = None,
     ) -> ContextBlock:
-        """The memory block an agent puts in its prompt (seed 001 confidence-gated injection).
+        """The memory block an agent puts in its prompt (confidence-gated injection).
 
         Always the session's working memory and the hot tier, then the retrieved memories by
         confidence (full with metadata / abbreviated / skipped and logged), within
@@ -1020,7 +1020,7 @@ class Memory(Inspection):
 
     def working_memory(self, session_id: str, *, user_id: str | None = None,
                        agent_id: str | None = None) -> builtins.list[MemoryRecord]:
-        """A session's working memory (seed 001: at most 9 items), most recently used first; with
+        """A session's working memory (at most 9 items), most recently used first; with
         ``agent_id``, only that agent's memories. No access is counted."""
         from reverie.write.working_memory import session_key
 
@@ -1035,7 +1035,7 @@ class Memory(Inspection):
                 and records[i.memory_id].user_id == user and (agent is None or records[i.memory_id].agent_id == agent)]
 
     def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
-        """seed 001's hot tier: the scope's proven memories (utility >= 0.8, >= 10 accesses, younger
+        """The hot tier: the scope's proven memories (utility >= 0.8, >= 10 accesses, younger
         than 30 days, active; at most 15) that are always injected. Cached 5 minutes; no access counted."""
         flt = self._scope_filter(user_id, agent_id, None)
         return self._reader.hot.get(self.store, flt, now=self.now(), cfg=self.settings.read)
@@ -1048,8 +1048,8 @@ class Memory(Inspection):
 
     def _touch(self, records: Sequence[MemoryRecord], *, kind: str, session_id: str | None,
                hebbian: bool = False, defer: bool = False) -> list[MemoryRecord]:
-        """seed 000 "run on every memory access": update energy, FSRS, dual strength, counts and
-        the access log of each record, in one transaction. ``hebbian``: seed 001 Hebbian
+        """What runs on every memory access: update energy, FSRS, dual strength, counts and
+        the access log of each record, in one transaction. ``hebbian``: Hebbian
         co-activation — the best ``read.hebbian_top`` records are co-activated pairwise and get
         +2% stability on top of the access update. ``defer``: written by the next use of the store
         (:meth:`_settle`) instead of now."""
@@ -1151,7 +1151,7 @@ class Memory(Inspection):
         return self.store.count(flt)
 
     def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
-        """seed 000's health check: count and energy avg/min/max per layer and status."""
+        """The health check: count and energy avg/min/max per layer and status."""
         if user_id is not None:
             all_users = False
         flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
@@ -1194,7 +1194,7 @@ class Memory(Inspection):
         reason = clean_reason(reason)
         rec = self._require(memory_id)
         if rec.immutable:
-            raise ImmutableMemoryError(f"memory {rec.id} is immutable (seed 001 truth anchor)")
+            raise ImmutableMemoryError(f"memory {rec.id} is immutable (a truth anchor)")
         now = self.now()
         changes: dict[str, Any] = {}
         if text is not None and text != rec.content:
@@ -1225,7 +1225,7 @@ class Memory(Inspection):
         self.ops.log(event, id=rec.id, reason=reason, actor=actor)
 
     def pin(self, memory_id: str) -> MemoryRecord:
-        """Pin a memory: immune to forgetting and demotion (seed 001 truth anchor)."""
+        """Pin a memory: immune to forgetting and demotion (a truth anchor)."""
         rec = self._require(memory_id)
         if not rec.pinned:
             self._apply(rec, {"pinned": True, "policy_class": "protected", "updated_at": self.now()}, "pinned",
@@ -1245,7 +1245,7 @@ class Memory(Inspection):
         return self._require(rec.id)
 
     def invalidate(self, memory_id: str, reason: str) -> MemoryRecord:
-        """Mark a memory no longer true (never deleted: seed 001 "invalidate, don't delete")."""
+        """Mark a memory no longer true (never deleted: "invalidate, don't delete")."""
         reason = clean_reason(reason, required=True)
         rec = self._require(memory_id)
         if rec.status is Status.INVALIDATED:
@@ -1257,8 +1257,8 @@ class Memory(Inspection):
         return self._require(rec.id)
 
     def reactivate(self, memory_id: str, *, reason: str = "") -> MemoryRecord:
-        """Bring a forgotten memory back: dormant or archived → active, cold store → hot (seed 001
-        "dormant memories … can be reactivated", seed 003 cold → hot). Counts as an access, so it
+        """Bring a forgotten memory back: dormant or archived → active, cold store → hot
+        (dormant memories can be reactivated; cold ones come back to the hot store). Counts as an access, so it
         starts decaying afresh. Superseded, expired and invalidated memories refuse (they were
         replaced or stopped being true); an active memory in the hot store is returned unchanged."""
         from reverie.model import StoreTier
@@ -1373,7 +1373,7 @@ class Memory(Inspection):
 
     # dynamics ----------------------------------------------------------------------------
     def feedback(self, memory_id: str, *, useful: bool) -> MemoryRecord:
-        """Tell reverie whether a memory helped (seed 001 utility update, α = 0.1)."""
+        """Tell reverie whether a memory helped (the utility update, α = 0.1)."""
         if not isinstance(useful, bool):
             raise InvalidInputError("useful must be true or false")
         from reverie.dynamics.access import on_feedback
@@ -1410,7 +1410,7 @@ class Memory(Inspection):
             self._owns_llm = self.llm is not None
         return self.llm
 
-    # write path (issue 4) ----------------------------------------------------------------
+    # write path ------------------------------------------------------------------------
     def _write_path(self) -> WritePipeline:
         """The write pipeline (built on first use; the LLM is optional). Searches' pending access
         updates are written first: the pipeline holds the store itself."""
@@ -1467,7 +1467,7 @@ class Memory(Inspection):
                                      "the buffer fills, at end_session(), or now with flush()")]
             if flush and now_waiting:
                 return self.flush(user_id=user, session_id=sid)
-            # seed 004 counts extractions: a buffered or filtered turn is no cycle
+            # the lifecycle policy counts extractions: a buffered or filtered turn is no cycle
             return results
         self._after_ingest([user])
         return results
@@ -1491,7 +1491,7 @@ class Memory(Inspection):
                 for t in self._write_path().buffer.turns(key)]
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> SessionEndReport:
-        """End a session: store everything still buffered, seal its memory box, run seed 000's
+        """End a session: store everything still buffered, seal its memory box, run the energy model's
         session-end promotion and clear its working memory. Returns a report."""
         sid = clean_scope(session_id, "session_id")
         if sid is None:
@@ -1513,14 +1513,14 @@ class Memory(Inspection):
 
     def _restore_precision(self, ids: Sequence[str], *, actor: str) -> None:
         """Memories back in the hot store get a float32 embedding again (re-embedded from their
-        content) if the dream cycle quantised them while they were cold (seed 002)."""
+        content) if the dream cycle quantised them while they were cold (embedding quantization)."""
         from reverie.dream.quantize import restore_precision
 
         if ids:
             restore_precision(self.store, self._embed, ids, self.now(), actor=actor)
 
     def undo_consolidation(self, summary_id: str, *, reason: str = "") -> UndoneConsolidation:
-        """Undo a dream consolidation (seed 003 "consolidation can be undone"): the originals a summary,
+        """Undo a dream consolidation ("consolidation can be undone"): the originals a summary,
         theme or pattern replaced go back to the hot store as active memories (and are not grouped
         again), the summary is invalidated — never deleted — and every side gets a history event.
         Returns ``{"summary_id", "kind", "restored", "untouched"}``; an id that is not a consolidation
@@ -1552,16 +1552,17 @@ class Memory(Inspection):
             names = [clean_label(s, "step name") for s in steps]
         return run_dream(self, steps=names, user_id=clean_scope(user_id, "user_id"))
 
-    # manual layer moves (seed 002 "promote/demote MCP tools or web UI buttons") -------------
+    # manual layer moves (promote/demote from MCP tools or the dashboard) -------------
     def promote(self, memory_id: str, layer: Layer | str | None = None) -> MemoryRecord:
         """Move an active memory up one layer (working → episodic → semantic) or to ``layer``,
         which must rank above its current one (procedural and codebase rank with semantic).
 
-        Pinned and flashbulb memories may be promoted (SEED-NOTES 7); immutable ones refuse
-        (:class:`ImmutableMemoryError`). The id stays; a ``promoted`` history event records it."""
+        Pinned and flashbulb memories may be promoted (pinning protects from forgetting, not from
+        promotion); immutable ones refuse (:class:`ImmutableMemoryError`). The id stays; a ``promoted``
+        history event records it."""
         rec = self._require(memory_id)
         if rec.immutable:
-            raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (seed 001 truth anchor)")
+            raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (a truth anchor)")
         _require_active(rec, "promoted")
         current = _LAYER_RANK[rec.layer]
         if layer is None:
@@ -1580,13 +1581,13 @@ class Memory(Inspection):
     def demote(self, memory_id: str) -> MemoryRecord:
         """Move an active memory down one layer: semantic (or procedural, codebase) → episodic →
         working. Documented choice: a manual demotion changes the *layer*; the dream cycle's
-        "semantic → dormant" (seed 001) changes the *status* and stays automatic.
+        "semantic → dormant" changes the *status* and stays automatic.
 
-        Pinned, flashbulb and immutable memories refuse demotion (SEED-NOTES 6/7 exemptions);
+        Pinned, flashbulb and immutable memories refuse demotion (the forgetting exemptions);
         a working memory has no lower layer (invalidate or forget it instead)."""
         rec = self._require(memory_id)
         if rec.immutable:
-            raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (seed 001 truth anchor)")
+            raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (a truth anchor)")
         if rec.pinned or rec.flashbulb:
             why = "pinned" if rec.pinned else "a flashbulb memory"
             raise InvalidInputError(f"memory {rec.id} is {why} and protected from demotion"
