@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ def test_the_ten_line_recipe_is_ten_lines_and_runs(tmp_path: Path, monkeypatch: 
     assert len([line for line in code.splitlines() if line.strip()]) <= 10
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
-    namespace: dict[str, object] = {}
+    namespace: dict[str, Any] = {}
     exec(compile(code, "guide.md", "exec"), namespace)
-    namespace["mem"].close()  # type: ignore[attr-defined]
+    namespace["mem"].close()
     assert "penicillin" in capsys.readouterr().out

@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from tests.llm.conftest import ChatServer
 
 from reverie import Memory, SettableClock
 from reverie.config import Settings
 from reverie.config.core import Section
+from tests.support.llm_server import ChatServer
 
 
 def _leaves(model: type[BaseModel], prefix: str = "") -> list[tuple[str, type[BaseModel], str]]:

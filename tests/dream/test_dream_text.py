@@ -21,6 +21,7 @@ LLM_ONLY = ("themes", "abstraction", "category_summaries", "entity_cards")
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 def test_sixty_nightly_dreams_on_the_demo_write_no_glued_text(store_target: str, tmp_path: Any) -> None:
     from reverie.embed import MiniLMEmbedder
 

@@ -17,7 +17,7 @@ def _old(clock: SettableClock, text: str, *, accesses: int, utility: float, user
                         last_accessed_at=now - timedelta(days=40), recorded_at=now - timedelta(days=90))
 
 
-def test_the_utility_floor_spares_memories_used_more_than_average(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_the_utility_floor_spares_memories_used_more_than_average(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     used = _old(clock, "The build server is called hopper", accesses=10, utility=0.05)
     idle = [_old(clock, f"A passing remark number {i} about the weather", accesses=0, utility=0.05) for i in range(2)]
@@ -32,7 +32,7 @@ def test_the_utility_floor_spares_memories_used_more_than_average(make_memory, c
     assert "average 3.33" in why.reason
 
 
-def test_without_the_floating_threshold_the_utility_floor_takes_all(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_without_the_floating_threshold_the_utility_floor_takes_all(make_memory, clock: SettableClock) -> None:
     m = make_memory(dream={"lifecycle": {"floating_threshold": False}})
     used = _old(clock, "The build server is called hopper", accesses=10, utility=0.05)
     idle = _old(clock, "A passing remark about the weather", accesses=0, utility=0.05)
@@ -41,7 +41,7 @@ def test_without_the_floating_threshold_the_utility_floor_takes_all(make_memory,
     assert m.store.get([used.id])[used.id].status is Status.DORMANT
 
 
-def test_capacity_trim_takes_memories_used_at_most_average_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_capacity_trim_takes_memories_used_at_most_average_first(make_memory, clock: SettableClock) -> None:
     m = make_memory(dream={"lifecycle": {"capacity_max": 4, "capacity_target": 3}})
     favourite = _old(clock, "Maya's favourite tea is genmaicha", accesses=30, utility=0.3)  # lowest utility
     rest = [_old(clock, f"Ordinary note {i} on topic {i}", accesses=i % 2, utility=0.4 + i / 100) for i in range(5)]

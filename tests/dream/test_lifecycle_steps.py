@@ -28,14 +28,14 @@ NO_TICK = {"schedule": {"tick_every": 0}}
 
 
 @pytest.fixture
-def mem(make_memory) -> Memory:  # type: ignore[no-untyped-def]
+def mem(make_memory) -> Memory:
     """A memory whose automatic maintenance tick (seed 003) is off: it would run some of these steps in put()."""
     return quiet(make_memory)
 
 
-def quiet(make_memory, **config: Any) -> Memory:  # type: ignore[no-untyped-def]
+def quiet(make_memory, **config: Any) -> Memory:
     dream = {**NO_TICK, **config.pop("dream", {})}
-    return make_memory(dream=dream, **config)  # type: ignore[no-any-return]
+    return make_memory(dream=dream, **config)
 
 
 def put(mem: Memory, text: str, *, user: str = "u", **fields: Any) -> str:
@@ -125,7 +125,7 @@ def test_utility_drifts_to_the_prior_without_compounding(mem: Memory, clock: Set
 # -- rehearsal (seed 001 testing effect) ---------------------------------------------------------------
 
 
-def test_rehearsal_boosts_the_most_endangered_within_the_cap(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_rehearsal_boosts_the_most_endangered_within_the_cap(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"rehearse_max": 2}})
     past = clock() - timedelta(days=100)
     ids = {s: put(m, f"fading fact number {i}", stability=s, last_accessed_at=past)
@@ -181,7 +181,7 @@ def test_foresight_speculative_and_commitment_expiry(mem: Memory, clock: Settabl
 # -- redundancy (seed 001 step 7) -------------------------------------------------------------------------
 
 
-def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory)
     clock.advance(days=-20)  # written 20 days ago: past seed 001's 14-day minimum retention of facts
     keep = put(m, "Deployed v2.1 on March 28", user="a", utility=0.8, utility_updated_at=clock())
@@ -209,7 +209,7 @@ def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: Setta
     assert step(m.dream(steps=["redundancy"]), "redundancy")["changed"] == 0
 
 
-def test_redundancy_comparisons_are_capped_per_cycle_and_resume(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_redundancy_comparisons_are_capped_per_cycle_and_resume(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"redundancy_max_comparisons": 2}})
     clock.advance(days=-20)
     for user in "abc":
@@ -260,7 +260,7 @@ def test_forget_rules_contradiction_foresight_and_utility_floor(mem: Memory, clo
     assert step(mem.dream(steps=["forget"]), "forget")["changed"] == 0
 
 
-def test_capacity_trim_per_user_scope(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_capacity_trim_per_user_scope(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"capacity_max": 5, "capacity_target": 3}})
     clock.advance(days=-20)
     ids = [put(m, f"memory {i} of a busy user", user="busy", utility=i / 10, utility_updated_at=clock())
@@ -351,7 +351,7 @@ def test_named_paths_are_conservative(tmp_path: Path) -> None:
     assert named_paths("no paths here", str(tmp_path)) == []
 
 
-def test_drift_invalidates_memories_whose_files_disappeared(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
+def test_drift_invalidates_memories_whose_files_disappeared(make_memory, clock: SettableClock,
                                                             tmp_path: Path) -> None:
     root = tmp_path / "project"
     (root / "conf").mkdir(parents=True)
@@ -385,7 +385,7 @@ def test_drift_invalidates_memories_whose_files_disappeared(make_memory, clock: 
 
 def test_archival_by_seed_002_rule_with_exemptions(mem: Memory, clock: SettableClock) -> None:
     old = clock() - timedelta(days=100)
-    common = {"created_at": old, "importance": 0.2, "layer": Layer.EPISODIC}
+    common: dict[str, Any] = {"created_at": old, "importance": 0.2, "layer": Layer.EPISODIC}
     faded = put(mem, "a faded episode", **common)
     semantic = put(mem, "a faded semantic fact", **{**common, "layer": Layer.SEMANTIC})
     pinned = put(mem, "a faded pinned episode", pinned=True, **common)
@@ -404,7 +404,7 @@ def test_archival_by_seed_002_rule_with_exemptions(mem: Memory, clock: SettableC
     assert step(mem.dream(steps=["archive"]), "archive")["changed"] == 0
 
 
-def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"fact_archival": True, "lifecycle_policy": True}})
     old = clock() - timedelta(days=100)
     fact = put(m, "an old semantic fact", layer=Layer.SEMANTIC, created_at=old, importance=0.2, access_count=2)
@@ -442,7 +442,7 @@ def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None
     reach = -(s_new * 2.0 * 45.0) * math.log(0.02 + 0.001)
     assert retention_dyn.seed003_retention(days=reach + 0.01, stability=s_new, importance=0.5, beta_days=45.0,
                                            core=False, cfg=cfg.retention) < 0.021
-    common = {"layer": Layer.EPISODIC, "importance": 0.5, "storage_strength": 1.0}
+    common: dict[str, Any] = {"layer": Layer.EPISODIC, "importance": 0.5, "storage_strength": 1.0}
     gone = put(mem, "long untouched episode", last_accessed_at=now - timedelta(days=reach + 7.1), **common)
     waiting = put(mem, "recently floored episode", last_accessed_at=now - timedelta(days=reach + 6.9), **common)
     core = put(mem, "untouched core memory", core=True, last_accessed_at=now - timedelta(days=300), **common)
@@ -460,7 +460,7 @@ def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None
     assert step(mem.dream(steps=["cold_migration"]), "cold_migration")["details"]["seed003_floor"] == 1
 
 
-def test_seed_004_tier_routing_is_opt_in(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_seed_004_tier_routing_is_opt_in(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"tier_routing": True}},
                     dynamics={"retention": {"beta_days": {"episodic": float("inf")}}})
     low = put(m, "a low value memory", layer=Layer.EPISODIC, importance=0.0, confidence=0.3, utility=0.0,
@@ -503,7 +503,7 @@ def test_edge_decay_is_materialised_without_compounding(mem: Memory, clock: Sett
     assert mem.store.relations([a])[0].metadata["observed_at"] == start.isoformat()
 
 
-def test_relation_pruning_never_touches_structural_types(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_relation_pruning_never_touches_structural_types(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, write={"relations": {"prune_at": 1, "prune_to": 1}})
     ids = [put(m, f"node {i}") for i in range(5)]
     rels = [Relation(ids[0], ids[1], RelationType.SUPERSEDES, confidence=0.1),
@@ -536,7 +536,7 @@ def test_prune_removes_expired_claims_and_tags_but_never_history(mem: Memory, cl
 # -- the pass reads light records: every rule must give the same verdict on them ----------------------------------
 
 
-def test_every_rule_gives_the_same_verdict_on_light_records(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
+def test_every_rule_gives_the_same_verdict_on_light_records(make_memory, clock: SettableClock,
                                                             tmp_path: Path) -> None:
     import random
 
@@ -641,6 +641,7 @@ NOT_REDUNDANT = [
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_minilm_redundancy_threshold_calibration() -> None:
     """Measured with all-MiniLM-L6-v2: paraphrases 0.91–0.98, elaborations 0.85–0.94, changed values 0.78–0.92
@@ -649,10 +650,7 @@ def test_minilm_redundancy_threshold_calibration() -> None:
     from reverie.config.dream_lifecycle import LifecycleStepSettings
     from reverie.embed import MiniLMEmbedder
 
-    try:
-        model = MiniLMEmbedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    model = MiniLMEmbedder()
     cfg = LifecycleStepSettings()
     threshold = cfg.redundancy_threshold(model.profile)
 
@@ -693,10 +691,7 @@ def test_e5_redundancy_threshold_calibration() -> None:
     from reverie.config.dream_lifecycle import LifecycleStepSettings
     from reverie.embed import E5Embedder
 
-    try:
-        model = E5Embedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    model = E5Embedder()
     cfg = LifecycleStepSettings()
     threshold = cfg.redundancy_threshold(model.profile)
 

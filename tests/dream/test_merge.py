@@ -69,7 +69,7 @@ def _settle(m: Memory, ids: list[str], clock: SettableClock) -> None:
         m.get(mid)  # in use
 
 
-def test_near_identical_memories_in_use_merge_into_one_summary(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_near_identical_memories_in_use_merge_into_one_summary(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     ids = [r.id for r in m.add_many(NOTES, user_id="u", infer=False)]
     other = [r.id for r in m.add_many(["Lena lives in Hamburg with her two dogs",
@@ -96,7 +96,7 @@ def test_near_identical_memories_in_use_merge_into_one_summary(make_memory, cloc
     assert sorted(undone["restored"]) == sorted(ids)
 
 
-def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     fresh = [r.id for r in m.add_many(NOTES, user_id="fresh", infer=False)]
     clock.advance(hours=1)
@@ -123,7 +123,8 @@ def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memor
 
 
 @pytest.mark.model
-@pytest.mark.parametrize(("model", "threshold"), [("minilm", 0.75), ("e5", 0.937)])
+@pytest.mark.parametrize(("model", "threshold"),
+                         [pytest.param("minilm", 0.75, marks=pytest.mark.minilm), ("e5", 0.937)])
 def test_local_model_merge_threshold_calibration(store_target: str, tmp_path: Path, clock: SettableClock,
                                                  model: str, threshold: float) -> None:
     """The local models at their merge.similarity profile: each set of six paraphrases of one fact becomes one

@@ -52,7 +52,7 @@ def test_default_jobs_are_the_three_tier_design(mem: Memory) -> None:
     assert configured_jobs(mem, cycle_every=timedelta(days=1))[0].is_cycle
 
 
-def test_each_job_runs_on_its_own_interval(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_each_job_runs_on_its_own_interval(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     schedule = JobSchedule(m, configured_jobs(m, cycle_every=None))
     t0 = clock()
@@ -79,7 +79,7 @@ def test_each_job_runs_on_its_own_interval(make_memory, clock: SettableClock) ->
     assert len(m.store.get_state("job:promotion:reports")) == 2 + 13  # kept apart from the dream reports
 
 
-def test_the_full_cycle_covers_the_jobs_it_ran(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_the_full_cycle_covers_the_jobs_it_ran(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     schedule = JobSchedule(m, configured_jobs(m, cycle_every=timedelta(minutes=30)))
     reports = _simulate(schedule, clock, hours=1)
@@ -92,7 +92,7 @@ def test_the_full_cycle_covers_the_jobs_it_ran(make_memory, clock: SettableClock
     assert m.dream_reports()[0]["job"]["name"] == "cycle"
 
 
-def test_any_run_counts_for_the_schedule_even_in_another_process(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_any_run_counts_for_the_schedule_even_in_another_process(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     m.dream(steps=["decay", "expire"])  # e.g. a manual run, or another process
     status = {s["name"]: s for s in m.maintenance_status(cycle_every="1d")}
@@ -110,7 +110,7 @@ def test_any_run_counts_for_the_schedule_even_in_another_process(make_memory, cl
     assert "promotion" in [j.name for j in JobSchedule(m, configured_jobs(m, cycle_every=None)).due()]
 
 
-def test_memory_maintain_runs_what_is_due(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_memory_maintain_runs_what_is_due(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     first = m.maintain(cycle_every="1d")
     assert [r["job"]["name"] for r in first] == ["cycle"]
@@ -127,7 +127,7 @@ def test_memory_maintain_runs_what_is_due(make_memory, clock: SettableClock) -> 
         m.maintain(cycle_every=5)
 
 
-def test_the_promotion_job_writes_in_transactions_of_ten(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_the_promotion_job_writes_in_transactions_of_ten(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     ids = [r.id for r in m.add_many([f"note number {i} about topic {i}" for i in range(25)], user_id="u",
                                     infer=False)]
@@ -143,7 +143,7 @@ def test_the_promotion_job_writes_in_transactions_of_ten(make_memory, clock: Set
     assert full["steps"][0]["details"]["batches"] == 1
 
 
-def test_job_settings_are_validated(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_job_settings_are_validated(make_memory) -> None:
     with pytest.raises(ConfigError, match="every_minutes"):
         make_memory(dream={"schedule": {"jobs": {"x": {"steps": ["promote"], "every_minutes": 0}}}})
     with pytest.raises(ConfigError, match="distinct"):
@@ -214,7 +214,7 @@ def test_dream_every_no_jobs_keeps_the_plain_loop(tmp_path: Path, monkeypatch: p
     assert "job" not in line and line["kind"] == "dream"
 
 
-def test_expiry_follows_the_decay_job(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_expiry_follows_the_decay_job(make_memory, clock: SettableClock) -> None:
     """A working memory left alone expires at the first decay job after its energy fell below 0.1 (seed 000
     decay + expiry), without any full cycle."""
     m = make_memory(dream={"schedule": {"jobs": {"decay": {"steps": ["decay", "expire"], "every_minutes": 60,
@@ -228,7 +228,7 @@ def test_expiry_follows_the_decay_job(make_memory, clock: SettableClock) -> None
     assert m.store.get([rid])[rid].status is Status.EXPIRED
 
 
-def test_know_how_lands_in_the_procedural_layer_by_itself(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_know_how_lands_in_the_procedural_layer_by_itself(make_memory, clock: SettableClock) -> None:
     """Through Memory, on both backends: the dream's promotion puts an instruction, a decision and a rule
     into the procedural layer, a plain fact into the semantic one; the history says why."""
     m = make_memory()

@@ -64,7 +64,7 @@ PREFS = [f"User prefers {tea} tea on March {i + 1}, 2024" for i, tea in enumerat
 
 def _llm_memory(make_memory: Any, server: Any, **config: Any) -> Memory:
     return make_memory(llm={"base_url": server.url, "timeout_s": 0.5, "retries": 0, "breaker_failures": 100},
-                       **config)  # type: ignore[no-any-return]
+                       **config)
 
 
 @pytest.fixture
@@ -522,6 +522,7 @@ NEW_YORK = ["User lives in New York since 2021", "User rents an apartment in Bro
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 def test_minilm_bridge_band(tmp_path: Any, clock: SettableClock) -> None:
     """Related entities from different parts of a life fall inside the MiniLM band, unrelated ones below
     it and two names of one place above it — and the step bridges exactly the related pairs."""

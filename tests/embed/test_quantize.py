@@ -179,6 +179,7 @@ def locomo_vectors() -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_fidelity_on_minilm_embeddings_against_the_seed_table(locomo_vectors: tuple[np.ndarray, np.ndarray]) -> None:
     x, _ = locomo_vectors
@@ -197,6 +198,7 @@ def test_fidelity_on_minilm_embeddings_against_the_seed_table(locomo_vectors: tu
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_mixed_precision_ranking_on_minilm_embeddings(locomo_vectors: tuple[np.ndarray, np.ndarray]) -> None:
     """Half the memories at int2 (the rest float32): how well does each comparison recover the
@@ -229,7 +231,7 @@ def test_mixed_precision_ranking_on_minilm_embeddings(locomo_vectors: tuple[np.n
 
 @pytest.mark.model
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", ["minilm", "e5"])
+@pytest.mark.parametrize("profile", [pytest.param("minilm", marks=pytest.mark.minilm), "e5"])
 def test_query_shrink_table_on_the_local_models(profile: str) -> None:
     """The read path divides a question's cosine with a quantised memory by ``query_shrink``: the table
     holds the measured median shrink of each local model (400 LoCoMo turns, 100 questions), and for
@@ -237,7 +239,7 @@ def test_query_shrink_table_on_the_local_models(profile: str) -> None:
     than the fidelity the blob records."""
     if not LOCOMO.is_file():
         pytest.skip(f"LoCoMo data not found at {LOCOMO}")
-    from reverie.config import EmbeddingSettings
+    from reverie.config.core import EmbeddingSettings
     from reverie.embed import make_provider
     from reverie.embed.base import embed_queries
 

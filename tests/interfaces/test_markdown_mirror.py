@@ -14,7 +14,7 @@ T = datetime(2025, 3, 3, 9, 15, 7, 123456, tzinfo=UTC)
 
 
 def export_all(mem: Memory, root: Path) -> int:
-    def records():  # type: ignore[no-untyped-def]
+    def records():
         for batch in mem.store.scan(MemoryFilter.everything()):
             yield from batch
 

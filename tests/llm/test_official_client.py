@@ -19,7 +19,7 @@ from reverie.results import Action
 
 openai = pytest.importorskip("openai")
 
-ANSWERS = {
+ANSWERS: dict[str, Any] = {
     "standalone": {"facts": [
         {"text": "Maya signed a lease for a flat in Graça", "category": "decision", "temporal_type": "persistent",
          "valid_until": None, "entities": ["Maya", "Graça"], "confidence": 0.9},

@@ -8,10 +8,10 @@ import itertools
 from datetime import timedelta
 
 from reverie import Memory, SettableClock
-from reverie.results import Action
+from reverie.results import Action, Hit
 
 
-def _ids(hits: list) -> list[str]:  # type: ignore[type-arg]
+def _ids(hits: list[Hit]) -> list[str]:
     return [h.memory.id for h in hits]
 
 
@@ -59,7 +59,7 @@ def test_a_question_worded_like_the_old_statement_gets_the_current_version(mem: 
     assert old.id not in _ids(hits)  # factual intent: the superseded memory itself stays out
 
 
-def test_verbatim_store_answers_with_the_update_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_verbatim_store_answers_with_the_update_first(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     old = mem.add("My manager is Priya Nair, she runs the data platform team.", user_id="u", infer=False)
     clock.advance(timedelta(days=40))
@@ -83,7 +83,7 @@ def test_compatible_facts_are_both_kept_and_found(mem: Memory, clock: SettableCl
     assert all(not h.explain.get("superseded") for h in mem.search("Ana tea coffee", user_id="u", k=5))
 
 
-def test_past_questions_keep_the_old_version_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_past_questions_keep_the_old_version_first(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     old = mem.add("Maya lives in Berlin.", user_id="u")
     clock.advance(timedelta(days=30))
@@ -94,7 +94,7 @@ def test_past_questions_keep_the_old_version_first(make_memory, clock: SettableC
     assert _ids(mem.search("When did Maya live in Berlin?", user_id="u"))[0] == old.id
 
 
-def test_scores_come_in_rank_order_or_say_why(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_scores_come_in_rank_order_or_say_why(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     texts = [f"Maya's note {i}: the garden needs {w}" for i, w in enumerate(
         ["water", "water and sun", "sun", "compost", "water", "weeding", "water daily", "a fence"])]

@@ -45,22 +45,20 @@ def _check(mem: Memory, clock: SettableClock, questions: list[str]) -> None:
             assert top == full[:n], f"k={n} changes the ranking of {q!r}"
 
 
-def test_k_does_not_change_the_ranking(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_k_does_not_change_the_ranking(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     _check(mem, clock, _fill(mem, clock, infer=True)[:20])
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 @pytest.mark.parametrize("infer", [True, False])
 def test_k_does_not_change_the_ranking_with_the_local_model(tmp_path: Path, clock: SettableClock,
                                                               infer: bool) -> None:
-    try:
-        from reverie.embed import MiniLMEmbedder
+    from reverie.embed import MiniLMEmbedder
 
-        embedder = MiniLMEmbedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    embedder = MiniLMEmbedder()
     with Memory(tmp_path / "m.db", clock=clock, embedder=embedder,
                 config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}) as mem:
         _check(mem, clock, _fill(mem, clock, infer=infer))

@@ -40,7 +40,7 @@ def row_counts(mem: Memory) -> dict[str, int]:
             tables = [r[0] for r in conn.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
                 "AND table_type = 'BASE TABLE'")]
-            return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}  # type: ignore[index]
+            return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
     import sqlite3
 
     with sqlite3.connect(target) as conn:
@@ -217,6 +217,7 @@ def test_mcp_in_process_answers_every_bad_input(seeded: tuple[Memory, str]) -> N
     from mcp import Client
 
     from reverie.mcp_server import build_server, parse_tools
+    from tests.support.mcp_text import text_of
 
     mem, mid = seeded
     before = row_counts(mem)
@@ -241,9 +242,9 @@ def test_mcp_in_process_answers_every_bad_input(seeded: tuple[Memory, str]) -> N
                     continue
                 if not res.is_error and case.op != "observe":
                     problems.append(f"{case.name}: accepted")
-                if res.is_error and "Error executing tool" in res.content[0].text and ":" not in \
-                        res.content[0].text.split("Error executing tool", 1)[1]:  # type: ignore[union-attr]
-                    problems.append(f"{case.name}: untyped error {res.content[0].text[:200]}")  # type: ignore[union-attr]
+                said = text_of(res) if res.is_error else ""
+                if "Error executing tool" in said and ":" not in said.split("Error executing tool", 1)[1]:
+                    problems.append(f"{case.name}: untyped error {said[:200]}")
 
     anyio.run(main)
     assert not problems, "\n".join(problems)

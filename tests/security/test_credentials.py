@@ -50,9 +50,11 @@ def test_keys_are_stored_only_as_hashes(mem: Memory) -> None:
     assert authenticate(mem.store, token) is None
     with pytest.raises(NotFoundError):
         revoke_key(mem.store, key.id, now=mem.now())
-    for bad in ({"users": []}, {"users": ["alice"], "admin": True}, {"users": [""]}, {"users": ["\ud800"]}):
+    bad_keys: list[dict[str, Any]] = [{"users": []}, {"users": ["alice"], "admin": True}, {"users": [""]},
+                                      {"users": ["\ud800"]}]
+    for bad in bad_keys:
         with pytest.raises(InvalidInputError):
-            new_key(name="x", now=mem.now(), **bad)  # type: ignore[arg-type]
+            new_key(name="x", now=mem.now(), **bad)
     if isinstance(mem.target, Path):  # the key is nowhere in the file
         mem.store.rebuild_indexes()
         data = b"".join(p.read_bytes() for p in mem.target.parent.glob("mem.db*") if p.is_file())

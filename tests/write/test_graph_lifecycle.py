@@ -20,7 +20,7 @@ def _edges(mem: Any, memory_id: str) -> list[Relation]:
     return [r for r in mem.store.relations([memory_id]) if r.type is RelationType.SAME_ENTITY]
 
 
-def test_a_relation_observed_again_strengthens_the_stored_edge(mem, clock) -> None:  # type: ignore[no-untyped-def]
+def test_a_relation_observed_again_strengthens_the_stored_edge(mem, clock) -> None:
     a = mem.add(A, user_id="u")
     b = mem.add(B, user_id="u")
     assert (a.action, b.action) == (Action.CREATE, Action.CREATE)
@@ -38,7 +38,7 @@ def test_a_relation_observed_again_strengthens_the_stored_edge(mem, clock) -> No
     assert after.metadata["observations"] == 2 and relations.verification(after) == "system_inferred"
 
 
-def test_edge_reinforcement_follows_its_setting(make_memory, clock) -> None:  # type: ignore[no-untyped-def]
+def test_edge_reinforcement_follows_its_setting(make_memory, clock) -> None:
     mem = make_memory(dynamics={"lifecycle": {"edge_reinforce_delta": 0.2}})
     mem.add(A, user_id="u")
     b = mem.add(B, user_id="u")
@@ -47,7 +47,7 @@ def test_edge_reinforcement_follows_its_setting(make_memory, clock) -> None:  # 
     assert abs(edge.confidence - 0.9) < 1e-9
 
 
-def test_memory_verification_state_and_policy_class(mem) -> None:  # type: ignore[no-untyped-def]
+def test_memory_verification_state_and_policy_class(mem) -> None:
     b = mem.add(B, user_id="u")
     rec = mem.get(b.ids[0])
     assert rec.verification_state == "unverified" and rec.policy_class == "durable"
@@ -59,7 +59,7 @@ def test_memory_verification_state_and_policy_class(mem) -> None:  # type: ignor
     assert mem.unpin(b.ids[0]).policy_class == "durable"
 
 
-def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:  # type: ignore[no-untyped-def]
+def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:
     a = mem.add("Ana Silva works at Acme Labs in Lisbon", user_id="u")
     b = mem.add("Ana Silva met Tom Berg from Acme Labs in Porto", user_id="u")
     assert b.action is Action.CREATE
@@ -87,7 +87,7 @@ def test_pruning_removes_disputed_then_unverified_edges_first() -> None:
     assert doomed == [disputed.id, unverified.id]  # the inferred edge stays, though its confidence is lowest
 
 
-def test_an_episode_keeps_its_words_a_note_reconsolidates(mem) -> None:  # type: ignore[no-untyped-def]
+def test_an_episode_keeps_its_words_a_note_reconsolidates(mem) -> None:
     ep = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon", user_id="u")
     episode = mem.get(ep.ids[0])
     assert episode.memory_kind is MemoryKind.EPISODE

@@ -30,7 +30,7 @@ def test_encoding_boost_sets_the_stored_importance(mem: Memory) -> None:
     assert "surprise_adjustment_not_applied" in str(data)
 
 
-def test_importance_at_write_feeds_the_fading_retention(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_importance_at_write_feeds_the_fading_retention(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     a = mem.add("We won the regional final and I am thrilled, best day ever!", user_id="u").id
     b = mem.add("The printer paper is stored in the second cabinet drawer", user_id="u").id

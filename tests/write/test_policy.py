@@ -93,7 +93,7 @@ def _decisions(m: Memory) -> list[dict[str, Any]]:
             if e["action"] not in ("link_graph", "create_artifact")]
 
 
-def test_every_write_decision_is_recorded_as_action_telemetry(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_every_write_decision_is_recorded_as_action_telemetry(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     results = []
     for text in TURNS:
@@ -110,7 +110,7 @@ def test_every_write_decision_is_recorded_as_action_telemetry(make_memory, clock
     for event, result in zip(events, results, strict=True):
         rec = m.store.get([result.id]).get(result.id) if result.id else None
         kind = rec.memory_kind.value if rec is not None else None
-        assert event["action"] == policy.action_for(result.action, kind).value, (event, result)  # type: ignore[union-attr]
+        assert event["action"] == policy.action_for(result.action, kind).value, (event, result)
         assert event["outcome"] == result.action.value and event["memory_id"] == result.id
         policy.validate_eligibility({k: event[k] for k in ("confidence", "lifecycle_state", "importance", "source")})
         assert event["at"] and event["user_id"] == "maya"
@@ -127,7 +127,7 @@ def test_every_write_decision_is_recorded_as_action_telemetry(make_memory, clock
         m.action_telemetry(user_id="maya", limit=0)
 
 
-def test_telemetry_can_be_switched_off_and_keeps_no_words(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_telemetry_can_be_switched_off_and_keeps_no_words(make_memory, clock: SettableClock) -> None:
     on: Memory = make_memory()
     mid = on.add("My locker code is 4711", user_id="u").id
     (event,) = on.action_telemetry(user_id="u")
@@ -143,7 +143,7 @@ def test_telemetry_can_be_switched_off_and_keeps_no_words(make_memory, clock: Se
 
 
 def test_verbatim_artifacts_keep_the_exact_words_of_eligible_memories(make_memory, clock: SettableClock,
-                                                                      tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+                                                                      tmp_path: Path) -> None:
     m: Memory = make_memory()
     for text in TURNS:
         m.observe(text, user_id="maya", session_id="s1")

@@ -56,17 +56,15 @@ NOT_SUPERSEDED = [("plain line one", "plain line two"), ("memory 0", "memory 1")
 
 
 @pytest.fixture(scope="module")
-def minilm():  # type: ignore[no-untyped-def]
+def minilm():
     from reverie.embed import MiniLMEmbedder
 
-    try:
-        return MiniLMEmbedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    return MiniLMEmbedder()
 
 
+@pytest.mark.minilm
 @pytest.mark.parametrize(("old", "new", "expected"), CASES)
-def test_minilm_profile_gate(minilm, old: str, new: str, expected: Action) -> None:  # type: ignore[no-untyped-def]
+def test_minilm_profile_gate(minilm, old: str, new: str, expected: Action) -> None:
     cfg = GateSettings()
     vecs = minilm.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
@@ -78,7 +76,8 @@ def test_minilm_profile_gate(minilm, old: str, new: str, expected: Action) -> No
     assert decision.action is expected, f"similarity {sim:.3f}: {decision.reason}"
 
 
-def test_seed_profile_would_not_fit_minilm_gap(minilm) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.minilm
+def test_seed_profile_would_not_fit_minilm_gap(minilm) -> None:
     """Distinct facts of one conversation sit near 0.62–0.71 with MiniLM: below the minilm CREATE bound."""
     cfg = GateSettings()
     vecs = minilm.embed(["Maya signed the lease for a flat in Graça, not Alfama. It's 1350 euros.",
@@ -86,8 +85,9 @@ def test_seed_profile_would_not_fit_minilm_gap(minilm) -> None:  # type: ignore[
     assert float(vecs[0] @ vecs[1]) < cfg.profile("minilm").create_below
 
 
+@pytest.mark.minilm
 @pytest.mark.parametrize(("old", "new"), NOT_SUPERSEDED)
-def test_minilm_near_template_lines_not_superseded(minilm, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+def test_minilm_near_template_lines_not_superseded(minilm, old: str, new: str) -> None:
     cfg = GateSettings()
     vecs = minilm.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
@@ -122,17 +122,14 @@ CASES_TR = [
 
 
 @pytest.fixture(scope="module")
-def e5():  # type: ignore[no-untyped-def]
+def e5():
     from reverie.embed import E5Embedder
 
-    try:
-        return E5Embedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    return E5Embedder()
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), CASES + CASES_TR)
-def test_e5_profile_gate(e5, old: str, new: str, expected: Action) -> None:  # type: ignore[no-untyped-def]
+def test_e5_profile_gate(e5, old: str, new: str, expected: Action) -> None:
     cfg = GateSettings()
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
@@ -142,7 +139,7 @@ def test_e5_profile_gate(e5, old: str, new: str, expected: Action) -> None:  # t
     assert decision.action is E5_EXPECTED_ELSEWHERE.get(new, expected), f"similarity {sim:.3f}: {decision.reason}"
 
 
-def test_e5_distinct_facts_and_unrelated_fall_below_the_create_bound(e5) -> None:  # type: ignore[no-untyped-def]
+def test_e5_distinct_facts_and_unrelated_fall_below_the_create_bound(e5) -> None:
     """Distinct facts of one conversation (0.85) and unrelated facts (0.77–0.86) are created; the seeds' API
     profile (create below 0.70) would have merged or skipped them all with this model."""
     cfg = GateSettings().profile("e5")
@@ -154,7 +151,7 @@ def test_e5_distinct_facts_and_unrelated_fall_below_the_create_bound(e5) -> None
 
 
 @pytest.mark.parametrize(("old", "new"), NOT_SUPERSEDED)
-def test_e5_near_template_lines_not_superseded(e5, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+def test_e5_near_template_lines_not_superseded(e5, old: str, new: str) -> None:
     cfg = GateSettings()
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])

@@ -124,7 +124,7 @@ def test_observe_high_signal_extracts_now(mem: Memory) -> None:
     assert hist.data["path"] == "heuristic" and "high signal" in hist.data["extracted"]
 
 
-def test_observe_buffer_flushes_after_n_turns_or_t_minutes(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_observe_buffer_flushes_after_n_turns_or_t_minutes(make_memory, clock: SettableClock) -> None:
     m = make_memory(write={"buffer": {"max_turns": 2, "max_minutes": 10}})
     assert m.observe("The cafeteria serves lentil soup on Mondays", user_id="u")[0].action is Action.BUFFERED
     done = m.observe("The gym on the third floor opens at seven", user_id="u")
@@ -213,7 +213,7 @@ def test_hostile_input_through_add(mem: Memory) -> None:
     assert [r.content for r in mem.list(user_id="u")] == ["User's heartbeat was 140 bpm after the run"]
 
 
-def test_synaptic_tagging_and_capture(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_synaptic_tagging_and_capture(make_memory, clock: SettableClock) -> None:
     m = make_memory(write={"buffer": {"max_turns": 1}})
     weak = m.observe("The cafeteria serves lentil soup on Mondays", user_id="u", session_id="s")[0].id
     assert weak is not None
@@ -228,7 +228,7 @@ def test_synaptic_tagging_and_capture(make_memory, clock: SettableClock) -> None
     assert "captured" in [e.event for e in m.history(weak)]
 
 
-def test_working_memory_capacity_and_session_end_promotion(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_working_memory_capacity_and_session_end_promotion(make_memory, clock: SettableClock) -> None:
     m = make_memory(write={"buffer": {"max_turns": 1}})
     facts = ["The cafeteria serves lentil soup on Mondays", "Gym hours moved to six in the morning",
              "Parking permits renew every January", "The library lends laptops for two weeks",
@@ -236,7 +236,7 @@ def test_working_memory_capacity_and_session_end_promotion(make_memory, clock: S
              "Coffee beans come from a Kenyan roaster", "Badge access fails after midnight",
              "Fire drills happen each quarter", "Holidays follow the Portuguese calendar",
              "Meeting rooms need booking through Outlook"]
-    ids = []
+    ids: list[str] = []
     for text in facts:
         res = m.observe(text, user_id="u", session_id="s")
         ids.extend(r.id for r in res if r.action is Action.CREATE)
@@ -261,7 +261,7 @@ def test_relations_and_retroactive_strengthening(mem: Memory, clock: SettableClo
         assert old.reinforcement_count == 1 and old.energy > 1.0 * 0.95
 
 
-def test_every_decision_in_ops_log(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_decision_in_ops_log(make_memory, tmp_path: Path) -> None:
     m = make_memory()
     m.add("User prefers dark mode in the editor", user_id="u")
     m.observe("ok", user_id="u")
@@ -272,7 +272,7 @@ def test_every_decision_in_ops_log(make_memory, tmp_path: Path) -> None:  # type
     assert any(e["op"] == "observe" and e["reason"].startswith("filtered") for e in events)
 
 
-def test_boxes_seal_on_time_gap_and_weave_traces(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_boxes_seal_on_time_gap_and_weave_traces(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     a = m.add("Lisbon flat lease signed in Graça", user_id="u", session_id="s").id
     clock.advance(minutes=45)
@@ -283,7 +283,7 @@ def test_boxes_seal_on_time_gap_and_weave_traces(make_memory, clock: SettableClo
     assert [x.id for x in sealed] == [recs[a].box_id] and sealed[0].trace_id is not None
 
 
-def test_summary_links_do_not_trigger_relation_pruning(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_summary_links_do_not_trigger_relation_pruning(make_memory) -> None:
     """The dream's ``summarizes`` links are not part of seed 001's relation budget (1,000 → 900)."""
     from reverie.model import Relation
 
@@ -304,7 +304,7 @@ def test_summary_links_do_not_trigger_relation_pruning(make_memory) -> None:  # 
     assert [r.type for r in left if r.type is not RelationType.SUMMARIZES] == [RelationType.SAME_ENTITY]
 
 
-def test_relations_are_counted_for_pruning_after_additions_only(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_relations_are_counted_for_pruning_after_additions_only(make_memory, clock: SettableClock) -> None:
     """Seed 001's 1,000 → 900 check counts the scope's relations: it runs when the write path adds
     relations (the only way to cross the threshold), not after every memory."""
     from reverie.store.base import MemoryFilter
@@ -315,11 +315,11 @@ def test_relations_are_counted_for_pruning_after_additions_only(make_memory, clo
     counts: list[int] = []
     real = m.store.count_relations
 
-    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting(*args, **kwargs):
         counts.append(1)
         return real(*args, **kwargs)
 
-    m.store.count_relations = counting  # type: ignore[method-assign]
+    m.store.count_relations = counting
     texts = ["Ada deployed React on Docker for the billing team", "Docker and React run the billing dashboards",
              "The cafeteria serves lentil soup on Fridays", "React and Docker images are rebuilt nightly",
              "A violin concerto by Sibelius was played", "Docker runs React for the billing team again"]
@@ -346,7 +346,7 @@ def test_gate_decides_again_when_a_concurrent_writer_changed_the_target(mem: Mem
     real = WritePipeline._neighbours
     calls: list[int] = []
 
-    def racing(self: WritePipeline, cand, flt):  # type: ignore[no-untyped-def]
+    def racing(self: WritePipeline, cand, flt):
         found = real(self, cand, flt)
         if not calls:  # the first read: a concurrent writer changes the target right after it
             mem.store.update_fields(base.id, {"utility": 0.9})

@@ -1,4 +1,7 @@
-"""A small OpenAI-compatible chat server on 127.0.0.1 with scripted answers (real HTTP)."""
+"""A small OpenAI-compatible chat server on 127.0.0.1 with scripted answers (real HTTP).
+
+The LLM paths of every test run against it; its fixtures (``chat_server``, ``script_by_prompt``) are
+registered for the whole suite by ``tests/conftest.py``."""
 
 from __future__ import annotations
 
