@@ -23,13 +23,13 @@ AGES = {"fresh": 5, "warm": 20, "cold": 35, "archive": 60}
 EXPECTED = {"fresh": Precision.FLOAT32, "warm": Precision.INT8, "cold": Precision.INT4, "archive": Precision.INT2}
 
 
-def _cold(mem: Memory, name: str, days_idle: float, **kw: object) -> str:
+def _cold(mem: Memory, name: str, days_idle: float, **kw: Any) -> str:
     now = mem.now()
     rec = MemoryRecord(f"the {name} memory about sailing boats and harbours", id=name, user_id="u",
-                       layer=kw.pop("layer", Layer.EPISODIC), store=kw.pop("store", StoreTier.COLD),  # type: ignore[arg-type]
+                       layer=kw.pop("layer", Layer.EPISODIC), store=kw.pop("store", StoreTier.COLD),
                        status=Status.DORMANT, source="human", trust=1.0,
                        created_at=now - timedelta(days=days_idle), last_accessed_at=now - timedelta(days=days_idle),
-                       **kw)  # type: ignore[arg-type]
+                       **kw)
     rec.embedding = mem._embed([rec.content])[0]
     mem.store.insert([rec])
     return rec.id

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,10 +13,10 @@ from reverie.model import Layer, MemoryRecord, Status
 from .conftest import T0
 
 
-def rec(**kw: object) -> MemoryRecord:
-    base: dict[str, object] = {"content": "x", "created_at": T0, "energy_updated_at": T0, "utility_updated_at": T0}
+def rec(**kw: Any) -> MemoryRecord:
+    base: dict[str, Any] = {"content": "x", "created_at": T0, "energy_updated_at": T0, "utility_updated_at": T0}
     base.update(kw)
-    return MemoryRecord(**base)  # type: ignore[arg-type]
+    return MemoryRecord(**base)
 
 
 def test_working_to_episodic_rules(cfg: DynamicsSettings) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -94,14 +95,14 @@ def test_subquery_fusion_dedups_and_keeps_best_rank() -> None:
     assert b.channels["vector"]["rank"] == 1 and b.channels["vector"]["subquery"] == 1
 
 
-def _rec(**kw: object) -> MemoryRecord:
-    base: dict[str, object] = {"content": "x", "created_at": NOW - timedelta(days=1), "importance": 0.5}
+def _rec(**kw: Any) -> MemoryRecord:
+    base: dict[str, Any] = {"content": "x", "created_at": NOW - timedelta(days=1), "importance": 0.5}
     base.update(kw)
-    return MemoryRecord(**base)  # type: ignore[arg-type]
+    return MemoryRecord(**base)
 
 
-def _ctx(name: str = "general", **kw: object) -> scoring.QueryContext:
-    return scoring.QueryContext(name, ReadSettings().strategies[name], NOW, **kw)  # type: ignore[arg-type]
+def _ctx(name: str = "general", **kw: Any) -> scoring.QueryContext:
+    return scoring.QueryContext(name, ReadSettings().strategies[name], NOW, **kw)
 
 
 def test_composite_uses_seed_weights() -> None:

@@ -171,8 +171,9 @@ def _rest_phase(world: World, rng: random.Random, n: int) -> None:
             _rest_op(world, rng, client, who, scope, headers, op)
 
 
-def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Scope,  # noqa: C901 - one branch per route
-             headers: dict[str, str], op: str) -> None:
+def _rest_op(  # noqa: C901 - one branch per route
+    world: World, rng: random.Random, client: Any, who: str, scope: Scope, headers: dict[str, str], op: str
+) -> None:
     args = _pick_scope_args(rng, scope)
     query = f"{rng.choice(WORDS)} note {rng.randrange(8)} and the {rng.choice(WORDS)}"
     if op in ("search", "context"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -270,10 +271,10 @@ def test_note_tags_win_over_episode_tags() -> None:
     assert memory_kind("The office has a blue door", category="fact", tags=["note", "event"])[1] == "note tag"
 
 
-def _rec(text: str, **kw: object) -> MemoryRecord:
+def _rec(text: str, **kw: Any) -> MemoryRecord:
     """A stored note (the gate's thresholds merge notes; an episode is never merged)."""
     kw.setdefault("memory_kind", MemoryKind.NOTE)
-    return MemoryRecord(text, **kw)  # type: ignore[arg-type]
+    return MemoryRecord(text, **kw)
 
 
 GATE = GateSettings()
