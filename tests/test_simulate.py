@@ -53,8 +53,7 @@ def test_summary_agrees_with_the_store(run: tuple[Path, dict[str, object]]) -> N
     timeline = json.loads((out / "timeline.json").read_text(encoding="utf-8"))
     assert [t["day"] for t in timeline] == list(range(1, 22))
     final = saved["final"]
-    with Memory(out / "simulation.db", embedder=HashEmbedder(384),
-                config={"opslog": {"enabled": False}}) as mem:
+    with Memory(out / "simulation.db", embedder=HashEmbedder(384), config={"opslog": {"enabled": False}}) as mem:
         stats = mem.stats(user_id="sim-user")
         assert final["total"] == stats["total"] == timeline[-1]["total"] > 0
         assert {k: v for k, v in final["by_status"].items() if v} == stats["by_status"]
@@ -66,14 +65,21 @@ def test_summary_agrees_with_the_store(run: tuple[Path, dict[str, object]]) -> N
         assert sum(final["by_store"].values()) == len(records)
         assert final["by_store"].get("cold", 0) == saved["forgotten"]["cold"] == timeline[-1]["cold"]
         # what the promote step reported equals what the history recorded, event for event
-        dream_moves = sum(1 for r in records for e in mem.store.history(r.id)
-                          if e.actor == "dream" and e.event in ("promoted", "demoted"))
+        dream_moves = sum(
+            1
+            for r in records
+            for e in mem.store.history(r.id)
+            if e.actor == "dream" and e.event in ("promoted", "demoted")
+        )
         assert saved["steps"]["promote"]["changed"] == dream_moves
         assert saved["promoted_by"].get("dream", 0) <= dream_moves
         assert sum(saved["promoted"].values()) == sum(saved["promoted_by"].values()) > 0
         links = mem.store.scope_relations(scope, types=frozenset({RelationType.SUMMARIZES}))
-        assert saved["summarizes_links"] == {"summaries": len({r.src_id for r in links}),
-                                             "members": len({r.dst_id for r in links}), "links": len(links)}
+        assert saved["summarizes_links"] == {
+            "summaries": len({r.src_id for r in links}),
+            "members": len({r.dst_id for r in links}),
+            "links": len(links),
+        }
         by_id = {r.id: r for r in records}
         originals = [r for r in records if r.superseded_by in by_id and by_id[r.superseded_by].write_source == "dream"]
         assert saved["consolidated"]["originals"] == len(originals)

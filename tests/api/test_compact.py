@@ -18,8 +18,10 @@ def test_compact_keeps_one_copy_of_each_fact_and_loses_no_answer(make_memory, cl
     m: Memory = make_memory()
     first = m.add("Maya is allergic to penicillin", user_id="maya", infer=False).id
     clock.advance(minutes=5)
-    copies = [m.add(text, user_id="maya", infer=False).id
-              for text in ("maya is allergic to penicillin.", "Maya is  allergic to penicillin")]
+    copies = [
+        m.add(text, user_id="maya", infer=False).id
+        for text in ("maya is allergic to penicillin.", "Maya is  allergic to penicillin")
+    ]
     used = copies[1]
     m.get(used)  # the most used copy survives (both hot, none pinned)
     other_user = m.add("Maya is allergic to penicillin", user_id="bob", infer=False).id

@@ -184,7 +184,8 @@ def test_access_updates_on_get_and_search(mem: Memory, clock: SettableClock) -> 
 
 
 def test_search_access_update_is_written_before_the_store_is_used_again(
-        make_memory, store_target: str, tmp_path: Path) -> None:
+    make_memory, store_target: str, tmp_path: Path
+) -> None:
     mem = make_memory()
     mid = mem.add("the staging server restarts nightly", user_id="u").id
     mem.search("staging server", user_id="u")
@@ -216,14 +217,16 @@ def test_script_that_never_closes_keeps_its_last_search_access(tmp_path: Path) -
         "print(mid)\n"  # no close(): the interpreter exits with the access update pending
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    mid = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, env=env,
-                         cwd=tmp_path).stdout.strip()
+    mid = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True, env=env, cwd=tmp_path
+    ).stdout.strip()
     with Memory(str(db), embedder=HashEmbedder(64)) as mem:
         assert mem.store.get([mid])[mid].access_count == 1
 
 
-def test_failed_deferred_access_update_is_logged_not_raised(mem: Memory, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_deferred_access_update_is_logged_not_raised(
+    mem: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from reverie.errors import StoreError
 
     mid = mem.add("the deploy window is friday", user_id="u", infer=False).id
@@ -287,8 +290,9 @@ def test_restore_round_trip(mem: Memory, make_memory, tmp_path: Path) -> None:
     ids = [r.id for r in mem.add_many(["alpha fact", "beta fact"], user_id="u")]
     mem.pin(ids[0])
     records = [mem.store.get([i])[i].to_dict() for i in ids]
-    other = Memory(tmp_path / "copy.db", config={"opslog": {"enabled": False}},
-                   embedder=mem.embedder, clock=mem._clock_fn)
+    other = Memory(
+        tmp_path / "copy.db", config={"opslog": {"enabled": False}}, embedder=mem.embedder, clock=mem._clock_fn
+    )
     try:
         assert other.restore(records) == {"restored": 2, "skipped": 0, "rejected": 0, "errors": []}
         assert other.restore(records) == {"restored": 0, "skipped": 2, "rejected": 0, "errors": []}
@@ -314,8 +318,15 @@ def test_sqlite_file_is_owner_only(tmp_path: Path) -> None:
 def test_clock_must_be_aware(tmp_path: Path) -> None:
     from reverie.embed.testing import HashEmbedder
 
-    with Memory(tmp_path / "m.db", embedder=HashEmbedder(64), clock=lambda: datetime(2025, 1, 1),
-                config={"opslog": {"enabled": False}}) as m, pytest.raises(InvalidInputError):
+    with (
+        Memory(
+            tmp_path / "m.db",
+            embedder=HashEmbedder(64),
+            clock=lambda: datetime(2025, 1, 1),
+            config={"opslog": {"enabled": False}},
+        ) as m,
+        pytest.raises(InvalidInputError),
+    ):
         m.add("naive clock", user_id="u")
 
 

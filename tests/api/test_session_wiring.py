@@ -57,9 +57,12 @@ def test_end_session_clears_the_embedding_cache_and_promotes_candidates(tmp_path
         mem.working_memory("s", user_id="u")
         assert len(embedder) > 0
         items = {i.memory_id: i for i in mem.store.working("u\x1fs")}
-        candidates = [i for i, it in items.items()
-                      if it.access_count >= mem.settings.dynamics.working.promote_accesses
-                      or it.importance >= mem.settings.dynamics.working.promote_importance]
+        candidates = [
+            i
+            for i, it in items.items()
+            if it.access_count >= mem.settings.dynamics.working.promote_accesses
+            or it.importance >= mem.settings.dynamics.working.promote_importance
+        ]
         report = mem.end_session("s", user_id="u")
         assert report["embedding_cache_cleared"] > 0 and len(embedder) == 0
         assert set(report["promotion_candidates"]) == set(candidates)
@@ -84,8 +87,9 @@ def test_reward_learns_from_feedback_on_similar_memories(mem) -> None:
 
 def test_attention_rises_with_relevance_to_the_session_context(mem) -> None:
     for user in ("a", "b"):
-        mem.observe("Ana Silva phoned Tom Berg about quarterly budget spreadsheets", user_id=user, session_id="s",
-                    flush=True)
+        mem.observe(
+            "Ana Silva phoned Tom Berg about quarterly budget spreadsheets", user_id=user, session_id="s", flush=True
+        )
     mem.end_session("s", user_id="b")  # b's session is over: nothing in its working memory
     text = "The quarterly budget spreadsheets from Ana Silva are late"
     [in_context] = [r for r in mem.observe(text, user_id="a", session_id="s", flush=True) if r.id]

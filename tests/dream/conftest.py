@@ -33,8 +33,9 @@ def answering(answers: dict[str, Any]) -> Callable[[dict[str, Any]], tuple[int, 
 
 def faithful(lead: str) -> Callable[[list[str]], dict[str, str]]:
     """A test LLM's summary that keeps every memory it was given: ``lead`` and the memories in turn."""
-    return lambda texts: {"summary": lead + " " + " ".join(t if t.endswith((".", "!", "?")) else t + "."
-                                                           for t in texts)}
+    return lambda texts: {
+        "summary": lead + " " + " ".join(t if t.endswith((".", "!", "?")) else t + "." for t in texts)
+    }
 
 
 @pytest.fixture

@@ -55,11 +55,15 @@ def test_semantic_tier_decays_slower_than_episodic(make_memory, clock: SettableC
     recs = mem.store.get([a, b])
     assert recs[a].layer is Layer.SEMANTIC and recs[b].layer is Layer.EPISODIC
     ratio_a = recs[a].retrieval_strength / fsrs.retrievability(
-        elapsed_days=(mem.now() - recs[a].created_at).total_seconds() / 86400, stability=recs[a].stability,
-        cfg=mem.settings.dynamics.fsrs)
+        elapsed_days=(mem.now() - recs[a].created_at).total_seconds() / 86400,
+        stability=recs[a].stability,
+        cfg=mem.settings.dynamics.fsrs,
+    )
     ratio_b = recs[b].retrieval_strength / fsrs.retrievability(
-        elapsed_days=(mem.now() - recs[b].created_at).total_seconds() / 86400, stability=recs[b].stability,
-        cfg=mem.settings.dynamics.fsrs)
+        elapsed_days=(mem.now() - recs[b].created_at).total_seconds() / 86400,
+        stability=recs[b].stability,
+        cfg=mem.settings.dynamics.fsrs,
+    )
     # category decay ×1 for semantic, ×3 for episodic (both facts: 0.005/day)
     assert ratio_a == pytest.approx(math.exp(-0.005 * 1 * 20 - 0.005 / 24), rel=1e-3)
     assert ratio_b == pytest.approx(math.exp(-0.005 * 3 * 20 - 0.015 / 24), rel=1e-3)

@@ -145,8 +145,9 @@ def _varied_records(user: str, now: datetime, n: int = 240) -> list[MemoryRecord
     return out
 
 
-def test_narrow_step_scans_decide_as_full_records(mem: Memory, clock: SettableClock,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_narrow_step_scans_decide_as_full_records(
+    mem: Memory, clock: SettableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """decay, promote and expire read only their columns; with every column read they change the same."""
     from reverie.dream import steps
 
@@ -157,21 +158,30 @@ def test_narrow_step_scans_decide_as_full_records(mem: Memory, clock: SettableCl
     monkeypatch.setattr(steps, "_DECAY_OMIT", frozenset())
     monkeypatch.setattr(steps, "_PROMOTE_OMIT", frozenset())
     full = mem.dream(steps=names, user_id="full")
-    assert [(s["name"], s["changed"], s["details"]) for s in narrow["steps"]] == \
-        [(s["name"], s["changed"], s["details"]) for s in full["steps"]]
+    assert [(s["name"], s["changed"], s["details"]) for s in narrow["steps"]] == [
+        (s["name"], s["changed"], s["details"]) for s in full["steps"]
+    ]
     assert sum(s["changed"] for s in narrow["steps"]) > 100  # the records give every rule work
 
     def state(user: str) -> list[tuple[object, ...]]:
-        recs = sorted(mem.list(user_id=user, filters={"status": list(Status), "store": ["hot", "cold"]},
-                               limit=1000, order_by="created_at"), key=lambda r: r.id)
-        return [(r.id.split("-")[1], r.layer, r.status, r.energy, r.retrieval_strength, r.valid_until, r.version)
-                for r in recs]
+        recs = sorted(
+            mem.list(
+                user_id=user,
+                filters={"status": list(Status), "store": ["hot", "cold"]},
+                limit=1000,
+                order_by="created_at",
+            ),
+            key=lambda r: r.id,
+        )
+        return [
+            (r.id.split("-")[1], r.layer, r.status, r.energy, r.retrieval_strength, r.valid_until, r.version)
+            for r in recs
+        ]
 
     assert state("narrow") == state("full")
 
 
-def test_ops_log_has_one_line_per_event_kind_and_batch(make_memory, clock: SettableClock,
-                                                       tmp_path) -> None:
+def test_ops_log_has_one_line_per_event_kind_and_batch(make_memory, clock: SettableClock, tmp_path) -> None:
     import json
 
     mem = make_memory(dream={"batch_size": 50})

@@ -25,11 +25,19 @@ EXPECTED = {"fresh": Precision.FLOAT32, "warm": Precision.INT8, "cold": Precisio
 
 def _cold(mem: Memory, name: str, days_idle: float, **kw: Any) -> str:
     now = mem.now()
-    rec = MemoryRecord(f"the {name} memory about sailing boats and harbours", id=name, user_id="u",
-                       layer=kw.pop("layer", Layer.EPISODIC), store=kw.pop("store", StoreTier.COLD),
-                       status=Status.DORMANT, source="human", trust=1.0,
-                       created_at=now - timedelta(days=days_idle), last_accessed_at=now - timedelta(days=days_idle),
-                       **kw)
+    rec = MemoryRecord(
+        f"the {name} memory about sailing boats and harbours",
+        id=name,
+        user_id="u",
+        layer=kw.pop("layer", Layer.EPISODIC),
+        store=kw.pop("store", StoreTier.COLD),
+        status=Status.DORMANT,
+        source="human",
+        trust=1.0,
+        created_at=now - timedelta(days=days_idle),
+        last_accessed_at=now - timedelta(days=days_idle),
+        **kw,
+    )
     rec.embedding = mem._embed([rec.content])[0]
     mem.store.insert([rec])
     return rec.id
@@ -90,13 +98,15 @@ def test_protected_durable_and_embeddingless_memories_keep_float32(make_memory) 
     _cold(mem, "pinned", 60, pinned=True)
     _cold(mem, "flashbulb", 60, flashbulb=True)
     _cold(mem, "semantic", 400, layer=Layer.SEMANTIC)  # infinite half-life: R = 1
-    plain = MemoryRecord("no vector", id="novec", store=StoreTier.COLD, user_id="u",
-                         created_at=mem.now() - timedelta(days=90))
+    plain = MemoryRecord(
+        "no vector", id="novec", store=StoreTier.COLD, user_id="u", created_at=mem.now() - timedelta(days=90)
+    )
     mem.store.insert([plain])
     step = _step(mem.dream(steps=["quantize"]))
     assert step["changed"] == 0 and step["examined"] == 4
-    assert {r.embedding_precision for r in mem.store.get(["pinned", "flashbulb", "semantic", "novec"]).values()} \
-        == {Precision.FLOAT32}
+    assert {r.embedding_precision for r in mem.store.get(["pinned", "flashbulb", "semantic", "novec"]).values()} == {
+        Precision.FLOAT32
+    }
     loose = make_memory(dream={"quantize": {"protect_anchored": False, "lowest_precision": "int4"}})
     step = _step(loose.dream(steps=["quantize"]))
     assert step["changed"] == 2  # pinned and flashbulb, floored at int4

@@ -29,17 +29,29 @@ NO_PROMOTION = {"promotion": {"working_after_minutes": 10_000, "working_use_ener
 
 
 def _tick_config(every: int, steps: list[str] | None = None) -> dict[str, Any]:
-    return {"dream": {"schedule": {"tick_every": every, "tick_steps": steps or ["expire"]}},
-            "dynamics": NO_PROMOTION}
+    return {"dream": {"schedule": {"tick_every": every, "tick_steps": steps or ["expire"]}}, "dynamics": NO_PROMOTION}
 
 
 # durations -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "seconds"), [
-    ("30s", 30), ("15m", 900), ("1h", 3600), ("1d", 86400), ("1w", 604800), ("1h30m", 5400),
-    ("1.5h", 5400), ("2 days", 172800), ("500ms", 0.5), (" 45 min ", 2700), ("1H", 3600), ("1d2h3m4s", 93784),
-])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("30s", 30),
+        ("15m", 900),
+        ("1h", 3600),
+        ("1d", 86400),
+        ("1w", 604800),
+        ("1h30m", 5400),
+        ("1.5h", 5400),
+        ("2 days", 172800),
+        ("500ms", 0.5),
+        (" 45 min ", 2700),
+        ("1H", 3600),
+        ("1d2h3m4s", 93784),
+    ],
+)
 def test_parse_duration(text: str, seconds: float) -> None:
     assert parse_duration(text).total_seconds() == pytest.approx(seconds)
 
@@ -96,8 +108,7 @@ def test_run_every_is_fixed_rate_and_skips_missed_slots() -> None:
         return {"n": len(starts)}
 
     reports: list[dict[str, Any]] = []
-    done = run_every(run, timedelta(seconds=100), stop=ft.event, max_runs=5, on_report=reports.append,
-                     clock=ft.clock)
+    done = run_every(run, timedelta(seconds=100), stop=ft.event, max_runs=5, on_report=reports.append, clock=ft.clock)
     assert done == 5 and [r["n"] for r in reports] == [1, 2, 3, 4, 5]
     # runs start at 0, 100, 200 (overruns to 450) → next free slot 500, then 600
     assert [s - 1000.0 for s in starts] == [0, 100, 200, 500, 600]
@@ -130,8 +141,7 @@ def test_run_every_survives_transient_errors_and_propagates_others() -> None:
             raise out
         return dict(out)
 
-    assert run_every(run, timedelta(seconds=5), stop=ft.event, max_runs=2, on_error=errors.append,
-                     clock=ft.clock) == 1
+    assert run_every(run, timedelta(seconds=5), stop=ft.event, max_runs=2, on_error=errors.append, clock=ft.clock) == 1
     assert len(errors) == 1 and isinstance(errors[0], StoreError)
 
     def broken() -> dict[str, Any]:
@@ -302,8 +312,7 @@ def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: Setta
     assert m.store.get_state(COUNTER_KEY + "u") is None
     m.observe("Remember that my passport expires in May 2027.", user_id="u", session_id="s")  # HIGH: extracts
     assert m.store.get_state(COUNTER_KEY + "u")["count"] == 1
-    buffered = m.observe("Yesterday we walked through the botanical garden near the river", user_id="u",
-                         session_id="s")
+    buffered = m.observe("Yesterday we walked through the botanical garden near the river", user_id="u", session_id="s")
     assert buffered[0].id is None and "buffered" in buffered[0].reason  # seed 004 smart buffer: no cycle
     assert m.store.get_state(COUNTER_KEY + "u")["count"] == 1
     m.end_session("s", user_id="u")  # flushes the buffered turn: an extraction
@@ -311,8 +320,9 @@ def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: Setta
     assert m.store.get_state("tick:last") is not None
 
 
-def test_a_failing_tick_never_fails_the_ingestion(make_memory, clock: SettableClock,
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_tick_never_fails_the_ingestion(
+    make_memory, clock: SettableClock, caplog: pytest.LogCaptureFixture
+) -> None:
     m = make_memory(**_tick_config(1, ["expire", "no-such-step"]))
     with caplog.at_level(logging.WARNING, logger="reverie.schedule"):
         res = m.add("still stored", user_id="u")
@@ -356,8 +366,9 @@ def test_cli_help_lists_the_schedule_commands() -> None:
 
 
 def test_cli_dream_every_runs_on_schedule_as_json_lines(cli_env: str) -> None:
-    res = runner.invoke(app, ["dream", "--db", cli_env, "--every", "1s", "--max-runs", "2", "--steps", "decay,prune",
-                              "--json"])
+    res = runner.invoke(
+        app, ["dream", "--db", cli_env, "--every", "1s", "--max-runs", "2", "--steps", "decay,prune", "--json"]
+    )
     assert res.exit_code == 0, res.output
     lines = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 2
@@ -367,8 +378,12 @@ def test_cli_dream_every_runs_on_schedule_as_json_lines(cli_env: str) -> None:
 
 
 def test_cli_dream_every_refuses_bad_input(cli_env: str) -> None:
-    for args, needle in ((["--every", "10"], "add a unit"), (["--every", "5 fortnights"], "unknown unit"),
-                         (["--max-runs", "2"], "--max-runs needs --every"), (["--every", "100ms"], "at least")):
+    for args, needle in (
+        (["--every", "10"], "add a unit"),
+        (["--every", "5 fortnights"], "unknown unit"),
+        (["--max-runs", "2"], "--max-runs needs --every"),
+        (["--every", "100ms"], "at least"),
+    ):
         res = runner.invoke(app, ["dream", "--db", cli_env, *args])
         assert res.exit_code == 1, (args, res.output)
         assert needle in res.output, (args, res.output)
@@ -386,11 +401,31 @@ def test_cli_tick_prints_its_report(cli_env: str) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_cli_dream_every_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.Signals) -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC), "REVERIE_OPSLOG__PATH": str(tmp_path / "ops.jsonl")}
-    subprocess.run([sys.executable, "-m", "reverie.cli", "init", "--db", str(tmp_path / "d.db")], env=env,
-                   check=True, capture_output=True)  # dream never creates a store
-    proc = subprocess.Popen([sys.executable, "-m", "reverie.cli", "dream", "--db", str(tmp_path / "d.db"),
-                             "--every", "1h", "--steps", "decay", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "reverie.cli", "init", "--db", str(tmp_path / "d.db")],
+        env=env,
+        check=True,
+        capture_output=True,
+    )  # dream never creates a store
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reverie.cli",
+            "dream",
+            "--db",
+            str(tmp_path / "d.db"),
+            "--every",
+            "1h",
+            "--steps",
+            "decay",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()  # the first run's report: the loop now waits an hour

@@ -143,8 +143,9 @@ def test_procedural_rule_takes_know_how_only(cfg: DynamicsSettings) -> None:
         assert promotion.procedural_reason(rec(content=text), cfg=cfg) == "how-to or rule", text
     for text in plain:
         assert promotion.procedural_reason(rec(content=text), cfg=cfg) is None, text
-    decision = rec(content="We chose PostgreSQL for the shared memory", category="decision",
-                   memory_kind=MemoryKind.NOTE)
+    decision = rec(
+        content="We chose PostgreSQL for the shared memory", category="decision", memory_kind=MemoryKind.NOTE
+    )
     assert promotion.procedural_reason(decision, cfg=cfg) == "category decision"
     dated = decision.copy(memory_kind=MemoryKind.EPISODE)  # "today we chose …": an event, stays semantic
     assert promotion.procedural_reason(dated, cfg=cfg) is None
@@ -155,22 +156,50 @@ def test_procedural_rule_takes_know_how_only(cfg: DynamicsSettings) -> None:
 def test_procedural_rule_applies_at_promotion_and_to_semantic_memories(cfg: DynamicsSettings) -> None:
     howto = rec(content="Always run the migrations before the tests", layer=Layer.EPISODIC, access_count=3)
     assert promotion.eligible_transition(howto, now=T0, cfg=cfg) == (
-        Layer.PROCEDURAL, "seed001_access_frequency; procedural: how-to or rule")
+        Layer.PROCEDURAL,
+        "seed001_access_frequency; procedural: how-to or rule",
+    )
     fact = howto.copy(content="Maya moved to Lisbon in 2023")
     assert promotion.eligible_transition(fact, now=T0, cfg=cfg) == (Layer.SEMANTIC, "seed001_access_frequency")
     # not yet earned: an episodic how-to that no promotion rule lets through stays where it is
     assert promotion.eligible_transition(howto.copy(access_count=0, energy=0.5), now=T0, cfg=cfg) is None
     semantic = howto.copy(layer=Layer.SEMANTIC)  # promoted before the rule, or written by the dream
-    assert promotion.eligible_transition(semantic, now=T0, cfg=cfg) == (Layer.PROCEDURAL,
-                                                                        "procedural: how-to or rule")
+    assert promotion.eligible_transition(semantic, now=T0, cfg=cfg) == (Layer.PROCEDURAL, "procedural: how-to or rule")
     assert promotion.eligible_transition(semantic.copy(immutable=True), now=T0, cfg=cfg) is None
-    assert promotion.eligible_transition(howto.copy(layer=Layer.WORKING, access_count=2), now=T0,
-                                         cfg=cfg) == (Layer.EPISODIC, "seed002_accesses")
+    assert promotion.eligible_transition(howto.copy(layer=Layer.WORKING, access_count=2), now=T0, cfg=cfg) == (
+        Layer.EPISODIC,
+        "seed002_accesses",
+    )
 
 
-_PIECES = ["how to ", "How To ", "step 3 ", "the way to fix it is ", "to deploy the app, ", "first run ", "Always ",
-           "NEVER ", "use ", "make sure to ", "check ", "nasıl yapılır", "NASIL KURULUR", "adım adım", "3. ADIM",
-           "her zaman ", "HER ZAMAN LİNT ", "çalıştır", "önce ", "sonra ", "kur ", "İlk ", ". ", ", ", "tea ", "x"]
+_PIECES = [
+    "how to ",
+    "How To ",
+    "step 3 ",
+    "the way to fix it is ",
+    "to deploy the app, ",
+    "first run ",
+    "Always ",
+    "NEVER ",
+    "use ",
+    "make sure to ",
+    "check ",
+    "nasıl yapılır",
+    "NASIL KURULUR",
+    "adım adım",
+    "3. ADIM",
+    "her zaman ",
+    "HER ZAMAN LİNT ",
+    "çalıştır",
+    "önce ",
+    "sonra ",
+    "kur ",
+    "İlk ",
+    ". ",
+    ", ",
+    "tea ",
+    "x",
+]
 
 
 @settings(max_examples=400, deadline=None)

@@ -51,8 +51,13 @@ class FailsAfter(OtherModel):
 
 
 def _open(target: str, tmp_path: Path, embedder: Any, **kw: Any) -> Memory:
-    return Memory(target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, embedder=embedder,
-                  clock=SettableClock(datetime(2025, 3, 1, tzinfo=UTC)), **kw)
+    return Memory(
+        target,
+        config={"opslog": {"path": str(tmp_path / "ops.jsonl")}},
+        embedder=embedder,
+        clock=SettableClock(datetime(2025, 3, 1, tzinfo=UTC)),
+        **kw,
+    )
 
 
 def _fill(target: str, tmp_path: Path) -> list[str]:

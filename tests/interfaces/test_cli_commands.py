@@ -13,8 +13,10 @@ runner = CliRunner()
 
 
 def test_help_of_the_interface_commands() -> None:
-    for cmd, words in (("mcp", ("--http", "--user", "--agent", "--session", "--port")),
-                       ("serve", ("--host", "--port", "REVERIE_API_TOKEN"))):
+    for cmd, words in (
+        ("mcp", ("--http", "--user", "--agent", "--session", "--port")),
+        ("serve", ("--host", "--port", "REVERIE_API_TOKEN")),
+    ):
         res = runner.invoke(app, [cmd, "--help"])
         assert res.exit_code == 0, res.output
         for word in words:

@@ -44,8 +44,15 @@ def test_export_writes_sealed_boxes_and_the_topic_index(make_memory, clock: Sett
     out = tmp_path / "tree"
     done = m.export_markdown(out)
     # no dream has made the consolidation pass's documents yet; the write decisions are exported as telemetry
-    assert done == {"memories": 4, "boxes": 2, "topic_indexes": 1, "documents": 0, "entity_profiles": 0,
-                    "action_events": 6, "artifacts": 0}
+    assert done == {
+        "memories": 4,
+        "boxes": 2,
+        "topic_indexes": 1,
+        "documents": 0,
+        "entity_profiles": 0,
+        "action_events": 6,
+        "artifacts": 0,
+    }
     files = sorted(p.relative_to(out).as_posix() for p in (out / "boxes").rglob("*.md"))
     assert files == sorted(f"boxes/2025-03-01/box-{b.id}.md" for b in boxes)
     text = (out / files[0]).read_text()

@@ -43,8 +43,7 @@ def test_superseded_memory_comes_after_its_successor_and_is_marked(mem: Memory, 
     assert old.id in then and new.id not in then
 
 
-def test_a_question_worded_like_the_old_statement_gets_the_current_version(mem: Memory,
-                                                                           clock: SettableClock) -> None:
+def test_a_question_worded_like_the_old_statement_gets_the_current_version(mem: Memory, clock: SettableClock) -> None:
     old = mem.add("I'm training for the Berlin marathon in September.", user_id="u")
     for line in ("The tomatoes on the balcony finally turned red.", "We played board games until midnight."):
         clock.advance(timedelta(days=3))
@@ -96,8 +95,12 @@ def test_past_questions_keep_the_old_version_first(make_memory, clock: SettableC
 
 def test_scores_come_in_rank_order_or_say_why(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
-    texts = [f"Maya's note {i}: the garden needs {w}" for i, w in enumerate(
-        ["water", "water and sun", "sun", "compost", "water", "weeding", "water daily", "a fence"])]
+    texts = [
+        f"Maya's note {i}: the garden needs {w}"
+        for i, w in enumerate(
+            ["water", "water and sun", "sun", "compost", "water", "weeding", "water daily", "a fence"]
+        )
+    ]
     mem.add_many(texts, user_id="u", infer=False)
     hits = mem.search("what does the garden need? water", user_id="u", k=8)
     for above, hit in itertools.pairwise(hits):

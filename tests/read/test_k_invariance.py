@@ -18,8 +18,9 @@ from reverie import Memory, SettableClock
 from reverie.read.pipeline import Request
 from reverie.store.base import MemoryFilter
 
-SUITE = json.loads((Path(__file__).resolve().parents[1] / "write" / "data" / "knowledge_updates.json")
-                   .read_text(encoding="utf-8"))
+SUITE = json.loads(
+    (Path(__file__).resolve().parents[1] / "write" / "data" / "knowledge_updates.json").read_text(encoding="utf-8")
+)
 
 
 def _fill(mem: Memory, clock: SettableClock, *, infer: bool) -> list[str]:
@@ -27,7 +28,7 @@ def _fill(mem: Memory, clock: SettableClock, *, infer: bool) -> list[str]:
     texts = [s["old"] for s in SUITE["updates"][:30]] + [p["a"] for p in SUITE["compatible"][:40]]
     texts += SUITE["filler"]["en"] + [s["new"] for s in SUITE["updates"][:30]]
     for i in range(0, len(texts), 10):
-        mem.add_many(texts[i:i + 10], user_id="u", infer=infer)
+        mem.add_many(texts[i : i + 10], user_id="u", infer=infer)
         clock.advance(timedelta(days=1))
     questions = [s["question"] for s in SUITE["updates"][:30]] + [p["qa"] for p in SUITE["compatible"][:40]]
     for q in questions[::3]:  # access history: earlier searches touched some memories
@@ -54,11 +55,11 @@ def test_k_does_not_change_the_ranking(make_memory, clock: SettableClock) -> Non
 @pytest.mark.minilm
 @pytest.mark.slow
 @pytest.mark.parametrize("infer", [True, False])
-def test_k_does_not_change_the_ranking_with_the_local_model(tmp_path: Path, clock: SettableClock,
-                                                              infer: bool) -> None:
+def test_k_does_not_change_the_ranking_with_the_local_model(tmp_path: Path, clock: SettableClock, infer: bool) -> None:
     from reverie.embed import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
-    with Memory(tmp_path / "m.db", clock=clock, embedder=embedder,
-                config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}) as mem:
+    with Memory(
+        tmp_path / "m.db", clock=clock, embedder=embedder, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}
+    ) as mem:
         _check(mem, clock, _fill(mem, clock, infer=infer))

@@ -51,9 +51,18 @@ def test_item_ids_make_verbatim_adds_idempotent(mem: Memory) -> None:
     assert stable_id("a", when=datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))))  # no overflow
 
 
-@pytest.mark.parametrize("when", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00",
-                                  datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))), "0999-12-31T00:00:00+00:00",
-                                  "9000-01-01T00:00:00+00:00", "2024-01-01T00:00:00", datetime(2024, 1, 1)])
+@pytest.mark.parametrize(
+    "when",
+    [
+        "0001-01-01T00:00:00+14:00",
+        "9999-12-31T23:59:59-14:00",
+        datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))),
+        "0999-12-31T00:00:00+00:00",
+        "9000-01-01T00:00:00+00:00",
+        "2024-01-01T00:00:00",
+        datetime(2024, 1, 1),
+    ],
+)
 def test_datetimes_outside_the_range_are_refused(when: object) -> None:
     with pytest.raises(InvalidInputError):
         clean_when(when)
@@ -61,8 +70,7 @@ def test_datetimes_outside_the_range_are_refused(when: object) -> None:
 
 def test_metadata_depth_is_limited_without_recursion() -> None:
     assert clean_metadata(deep_dict(DEFAULT_METADATA_DEPTH), max_bytes=10_000) is not None
-    for deep in (deep_dict(DEFAULT_METADATA_DEPTH + 1), {"l": deep_list(DEFAULT_METADATA_DEPTH)},
-                 deep_dict(100_000)):
+    for deep in (deep_dict(DEFAULT_METADATA_DEPTH + 1), {"l": deep_list(DEFAULT_METADATA_DEPTH)}, deep_dict(100_000)):
         with pytest.raises(InvalidInputError, match="nested deeper"):
             clean_metadata(deep, max_bytes=10_000)
     assert clean_metadata({"t": (1, 2)}, max_bytes=100) == {"t": [1, 2]}

@@ -321,19 +321,33 @@ def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
         for _ in range(600):
             text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
             user = rng.choice(["ana", "ana", "ben", "ben", "ben", "ben", "ben", "cy", None])
-            rows.append(MemoryRecord(text, user_id=user, session_id=rng.choice(["s1", "s2"]),
-                                     status=rng.choice([Status.ACTIVE] * 3 + [Status.SUPERSEDED])))
+            rows.append(
+                MemoryRecord(
+                    text,
+                    user_id=user,
+                    session_id=rng.choice(["s1", "s2"]),
+                    status=rng.choice([Status.ACTIVE] * 3 + [Status.SUPERSEDED]),
+                )
+            )
         rows += [MemoryRecord("apple river", user_id="ana") for _ in range(30)]  # exact ties
         store.insert(rows)
-        filters = [MemoryFilter(), MemoryFilter(user_id="ana"), MemoryFilter(user_id="cy"),
-                   MemoryFilter(user_id="ben", session_id="s2"), MemoryFilter(statuses=frozenset({Status.SUPERSEDED})),
-                   MemoryFilter(all_users=True)]
+        filters = [
+            MemoryFilter(),
+            MemoryFilter(user_id="ana"),
+            MemoryFilter(user_id="cy"),
+            MemoryFilter(user_id="ben", session_id="s2"),
+            MemoryFilter(statuses=frozenset({Status.SUPERSEDED})),
+            MemoryFilter(all_users=True),
+        ]
         queries = ["apple", "apple river", "quartz violet ember", "maple", "cloud stone", "nothing here"]
         cases = [(q, f, k) for q in queries for f in filters for k in (1, 3, 10, 40)]
         monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)  # rank first (a large scope)
         fast = [store.text_search(q, f, k) for q, f, k in cases]
-        used = sum(store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
-                   for q, f, k in cases if query_terms(q))
+        used = sum(
+            store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
+            for q, f, k in cases
+            if query_terms(q)
+        )
         monkeypatch.setattr(store, "_narrow_scope", lambda *a: True)  # filter first (a scope of few rows)
         narrow = [store.text_search(q, f, k) for q, f, k in cases]
         monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)
@@ -355,26 +369,41 @@ def test_text_search_of_a_small_store_within_a_large_one(tmp_path: Path) -> None
     words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "violet"]
     store = SQLiteStore(tmp_path / "narrow.db", settings=StorageSettings(fts_common_docs=10_000), dim=64)
     try:
-        rows = [MemoryRecord(" ".join(rng.choice(words) for _ in range(rng.randint(1, 5))), user_id="u",
-                             store=rng.choice([StoreTier.HOT] * 9 + [StoreTier.COLD]),
-                             status=rng.choice([Status.ACTIVE, Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT]))
-                for _ in range(800)]
+        rows = [
+            MemoryRecord(
+                " ".join(rng.choice(words) for _ in range(rng.randint(1, 5))),
+                user_id="u",
+                store=rng.choice([StoreTier.HOT] * 9 + [StoreTier.COLD]),
+                status=rng.choice([Status.ACTIVE, Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT]),
+            )
+            for _ in range(800)
+        ]
         store.insert(rows)
-        cold = MemoryFilter(user_id="u", stores=frozenset({StoreTier.COLD}),
-                            statuses=frozenset({Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT, Status.ARCHIVED}))
+        cold = MemoryFilter(
+            user_id="u",
+            stores=frozenset({StoreTier.COLD}),
+            statuses=frozenset({Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT, Status.ARCHIVED}),
+        )
         hot = MemoryFilter(user_id="u")
         assert store._narrow_scope(cold, 200) and not store._narrow_scope(hot, 200)
         assert not store._narrow_scope(MemoryFilter(all_users=True), 10_000)
         for q in ["apple", "quartz violet", "cloud stone ember", "maple river"]:
             for flt in (cold, hot, MemoryFilter(user_id="nobody")):
                 where, params = filter_sql(flt)
-                joined = [(r[0], float(r[1])) for r in store._conn.execute(
-                    "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON "
-                    f"m.rid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id "
-                    "LIMIT 25", (store._selective_match(query_terms(q)), *params))]
+                joined = [
+                    (r[0], float(r[1]))
+                    for r in store._conn.execute(
+                        "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON "
+                        f"m.rid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id "
+                        "LIMIT 25",
+                        (store._selective_match(query_terms(q)), *params),
+                    )
+                ]
                 assert [(h.id, h.score) for h in store.text_search(q, flt, 25)] == joined
-                assert [(h.id, h.score) for h in store._filtered_then_ranked(
-                    store._selective_match(query_terms(q)), flt, 25)] == joined
+                assert [
+                    (h.id, h.score)
+                    for h in store._filtered_then_ranked(store._selective_match(query_terms(q)), flt, 25)
+                ] == joined
     finally:
         store.close()
 

@@ -34,11 +34,21 @@ class ChatServer:
                 time.sleep(delay)
                 # a dict is a whole assistant message (tool calls); a string is its text content
                 message = content if isinstance(content, dict) else {"role": "assistant", "content": content}
-                payload = json.dumps({"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                                      "created": 0, "model": body.get("model", ""),
-                                      "choices": [{"index": 0, "message": message,
-                                                   "finish_reason": "tool_calls" if message.get("tool_calls")
-                                                   else "stop"}]})
+                payload = json.dumps(
+                    {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", ""),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": message,
+                                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                            }
+                        ],
+                    }
+                )
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")

@@ -65,12 +65,16 @@ def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:
     assert b.action is Action.CREATE
     before = [r for r in mem.store.relations([b.ids[0]], direction="out") if r.type is not RelationType.REINFORCES]
     assert before, "the rules relate the two memories"
-    new = mem.add("Ana Silva met Tom Berg from Acme Labs in Porto. Correction: it was in Madrid, not Porto",
-                  user_id="u")
+    new = mem.add(
+        "Ana Silva met Tom Berg from Acme Labs in Porto. Correction: it was in Madrid, not Porto", user_id="u"
+    )
     if new.action is Action.SUPERSEDE and b.ids[0] in new.ids:
         assert mem.get(b.ids[0]).status is Status.SUPERSEDED
-        out = [r for r in mem.store.relations([b.ids[0]], direction="out") if r.type in
-               relations.prunable_types(mem.settings.write.relations)]
+        out = [
+            r
+            for r in mem.store.relations([b.ids[0]], direction="out")
+            if r.type in relations.prunable_types(mem.settings.write.relations)
+        ]
         assert out and all(relations.verification(r) == "disputed" for r in out)
     else:  # the gate may read the correction against the other memory: then that one's edges are disputed
         assert new.action is Action.SUPERSEDE, new.reason
@@ -80,8 +84,10 @@ def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:
 
 def test_pruning_removes_disputed_then_unverified_edges_first() -> None:
     cfg = RelationSettings(prune_at=2, prune_to=1)
+
     def rel(state: str, conf: float) -> Relation:
         return Relation("a", state, RelationType.SAME_ENTITY, confidence=conf, metadata={relations.VERIFICATION: state})
+
     inferred, unverified, disputed = rel("system_inferred", 0.4), rel("unverified", 0.9), rel("disputed", 0.95)
     doomed = relations.prune_plan([inferred, unverified, disputed], cfg)
     assert doomed == [disputed.id, unverified.id]  # the inferred edge stays, though its confidence is lowest
@@ -91,8 +97,11 @@ def test_an_episode_keeps_its_words_a_note_reconsolidates(mem) -> None:
     ep = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon", user_id="u")
     episode = mem.get(ep.ids[0])
     assert episode.memory_kind is MemoryKind.EPISODE
-    more = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon and found the talks powerful, "
-                   "moving and inspiring", user_id="u")
+    more = mem.add(
+        "Yesterday Caroline went to the LGBTQ support group in Lisbon and found the talks powerful, "
+        "moving and inspiring",
+        user_id="u",
+    )
     assert more.action is Action.CREATE and more.ids[0] != ep.ids[0], more.reason
     assert mem.get(ep.ids[0]).content == episode.content  # never rewritten
     note = mem.add("Maya always prefers aisle seats on long flights", user_id="u")

@@ -17,14 +17,16 @@ def test_encoding_boost_sets_the_stored_importance(mem: Memory) -> None:
     recs = mem.store.get([calm, moved])
     for rec in recs.values():
         ch = rec.importance_channels
-        raw = channel_importance(novelty=ch["novelty"], arousal=ch["arousal"], reward=ch["reward"],
-                                 attention=ch["attention"], cfg=icfg)
+        raw = channel_importance(
+            novelty=ch["novelty"], arousal=ch["arousal"], reward=ch["reward"], attention=ch["attention"], cfg=icfg
+        )
         assert rec.importance == pytest.approx(min(1.0, raw * ch["encoding_boost"]), abs=1e-6)
     assert recs[calm].importance_channels["encoding_boost"] == pytest.approx(1.0)
     boost = recs[moved].importance_channels["encoding_boost"]
     assert 1.0 < boost <= icfg.boost_max
-    assert boost == pytest.approx(1.0 + icfg.boost_emotion_gain * max(recs[moved].emotion_arousal,
-                                                                      abs(recs[moved].emotion_valence)))
+    assert boost == pytest.approx(
+        1.0 + icfg.boost_emotion_gain * max(recs[moved].emotion_arousal, abs(recs[moved].emotion_valence))
+    )
     # the decision records the surprise and what its adjustment would have been (not applied)
     data = mem.history(moved)[0].data
     assert "surprise_adjustment_not_applied" in str(data)

@@ -36,8 +36,10 @@ def embedder() -> Any:
 
 def _unsealed(bench: ModuleType) -> dict[str, Any]:
     suite = bench.load_suite()
-    keep = {key: [x for i, x in enumerate(suite[key]) if bench.split_of(i, x) != "sealed"]
-            for key in ("updates", "compatible")}
+    keep = {
+        key: [x for i, x in enumerate(suite[key]) if bench.split_of(i, x) != "sealed"]
+        for key in ("updates", "compatible")
+    }
     return {**suite, **keep}
 
 
