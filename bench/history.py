@@ -52,8 +52,18 @@ NAMES = ["Maya", "Omar", "Lena", "Ravi", "Ines", "Tomas", "Yuki", "Ada", "Noor",
 PLACES = ["museum", "harbour", "library", "bakery", "stadium", "garden", "market", "cinema", "gallery", "lake"]
 VERBS = ["visited", "photographed", "described", "painted", "recommended", "reviewed"]
 FRIENDS = ["Bruno", "Clara", "Dmitri", "Esme", "Goran", "Hana", "Ivo", "Jana", "Kofi", "Lior", "Mira", "Nils"]
-ACTIVITIES = ["sketching birds", "eating ramen", "arguing about chess", "planning a wedding", "fixing a bicycle",
-              "learning Portuguese", "training for a marathon", "reading poetry", "repairing a drone", "baking bread"]
+ACTIVITIES = [
+    "sketching birds",
+    "eating ramen",
+    "arguing about chess",
+    "planning a wedding",
+    "fixing a bicycle",
+    "learning Portuguese",
+    "training for a marathon",
+    "reading poetry",
+    "repairing a drone",
+    "baking bread",
+]
 SEASONS = ["spring", "summer", "autumn", "winter"]
 
 
@@ -61,8 +71,11 @@ def texts(n: int, seed: int) -> list[str]:
     """Distinct facts that share words with each other: with the local model most adds CREATE a memory
     and store relations to earlier ones (the path whose cost the relation-pruning check adds to)."""
     rng = random.Random(seed)
-    return [f"{rng.choice(NAMES)} {rng.choice(VERBS)} the {rng.choice(PLACES)} with {rng.choice(FRIENDS)} while "
-            f"{rng.choice(ACTIVITIES)} in {rng.choice(SEASONS)} {rng.randrange(1990, 2025)}" for _ in range(n)]
+    return [
+        f"{rng.choice(NAMES)} {rng.choice(VERBS)} the {rng.choice(PLACES)} with {rng.choice(FRIENDS)} while "
+        f"{rng.choice(ACTIVITIES)} in {rng.choice(SEASONS)} {rng.randrange(1990, 2025)}"
+        for _ in range(n)
+    ]
 
 
 def _memory(target: str, workdir: Path, embedder: Any) -> Any:
@@ -86,15 +99,19 @@ def add_latency(target: str, workdir: Path, embedder: Any, *, relations: int, ad
             mem.store.update_many([(mid, {"status": "superseded"}) for mid in ids[:-1]])
             rels = [Relation(ids[i + 1], ids[i], RelationType.SUPERSEDES) for i in range(relations)]
             for start in range(0, len(rels), 1000):
-                mem.store.add_relations(rels[start:start + 1000])
+                mem.store.add_relations(rels[start : start + 1000])
         lat = []
         before = mem.stats(user_id="u")["relations"]
         for text in texts(adds, 3):
             with Timer() as t:
                 mem.add(text, user_id="u")
             lat.append(t.seconds)
-        return {"relations_before": relations, "memories_before": len(base) + (relations + 1 if relations else 0),
-                "relations_added": mem.stats(user_id="u")["relations"] - before, "add_ms": latency_stats(lat)}
+        return {
+            "relations_before": relations,
+            "memories_before": len(base) + (relations + 1 if relations else 0),
+            "relations_added": mem.stats(user_id="u")["relations"] - before,
+            "add_ms": latency_stats(lat),
+        }
 
 
 def forget_latency(target: str, workdir: Path, embedder: Any, *, size: int, runs: int = 5) -> dict[str, Any]:
@@ -105,10 +122,9 @@ def forget_latency(target: str, workdir: Path, embedder: Any, *, size: int, runs
         pool = texts(size, 4)
         with Timer() as load:
             for start in range(0, size, 10_000):
-                chunk = pool[start:start + 10_000]
+                chunk = pool[start : start + 10_000]
                 vecs = rng.standard_normal((len(chunk), embedder.dim)).astype(np.float32)
-                mem.add_many([{"content": c, "id": new_id()} for c in chunk], user_id="u", infer=False,
-                             vectors=vecs)
+                mem.add_many([{"content": c, "id": new_id()} for c in chunk], user_id="u", infer=False, vectors=vecs)
         victims = [r.id for r in mem.list(user_id="u", limit=runs)]
         lat = []
         for mid in victims:
@@ -130,8 +146,9 @@ def secure_delete_ab(workdir: Path, dim: int, *, n: int = 50_000, rounds: int = 
     for r in range(rounds):
         for mode in ("on", "off"):
             path = workdir / f"sd-{mode}-{r}.db"
-            with Memory(path, embedder=HashEmbedder(dim),
-                        config=memory_config(workdir, dream={"schedule": {"tick_every": 0}})) as mem:
+            with Memory(
+                path, embedder=HashEmbedder(dim), config=memory_config(workdir, dream={"schedule": {"tick_every": 0}})
+            ) as mem:
                 if mode == "off":
                     mem.store._conn.execute("PRAGMA secure_delete = OFF")
                 with Timer() as t:
@@ -142,8 +159,11 @@ def secure_delete_ab(workdir: Path, dim: int, *, n: int = 50_000, rounds: int = 
                         mem.store.update_many([(rec.id, {"energy": 0.5}) for rec in batch])
             rates[mode].append(n / t.seconds)
             rates[f"{mode}_update"] = [*rates.get(f"{mode}_update", []), n / u.seconds]
-    return {"memories": n, "sqlite": sqlite3.sqlite_version,
-            **{k: {"median": float(np.median(v)), "runs": [round(x) for x in v]} for k, v in rates.items()}}
+    return {
+        "memories": n,
+        "sqlite": sqlite3.sqlite_version,
+        **{k: {"median": float(np.median(v)), "runs": [round(x) for x in v]} for k, v in rates.items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -159,23 +179,34 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     embedder = make_bench_embedder(args.embedder)
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
-    doc: dict[str, Any] = {"at": now_iso(), "machine": machine_info(), "load_average": load_average(),
-                           "embedder": args.embedder, "results": {}}
+    doc: dict[str, Any] = {
+        "at": now_iso(),
+        "machine": machine_info(),
+        "load_average": load_average(),
+        "embedder": args.embedder,
+        "results": {},
+    }
     with ExitStack() as stack:
         pg = PgServer() if "postgres" in backends else None
         for backend in backends:
             out: dict[str, Any] = {}
             for label, rels in (("empty", 0), ("history", args.relations)):
                 workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="reverie-hist-")))
-                target = (stack.enter_context(pg.database()) if backend == "postgres" and pg is not None
-                          else str(workdir / "m.db"))
+                target = (
+                    stack.enter_context(pg.database())
+                    if backend == "postgres" and pg is not None
+                    else str(workdir / "m.db")
+                )
                 out[label] = add_latency(target, workdir, embedder, relations=rels, adds=args.adds)
             out["ratio_p50"] = out["history"]["add_ms"]["p50_ms"] / out["empty"]["add_ms"]["p50_ms"]
             out["ratio_mean"] = out["history"]["add_ms"]["mean_ms"] / out["empty"]["add_ms"]["mean_ms"]
             if args.forget_size:
                 workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="reverie-forget-")))
-                target = (stack.enter_context(pg.database()) if backend == "postgres" and pg is not None
-                          else str(workdir / "m.db"))
+                target = (
+                    stack.enter_context(pg.database())
+                    if backend == "postgres" and pg is not None
+                    else str(workdir / "m.db")
+                )
                 out["forget"] = forget_latency(target, workdir, embedder, size=args.forget_size)
             doc["results"][backend] = out
         if not args.no_ab and "sqlite" in backends:
@@ -188,27 +219,46 @@ def show(doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"add latency vs a user's relations ({doc['embedder']} embedder)")
-    for col in ("backend", "store", "relations", "memories", "added", "add p50 ms", "p95 ms", "mean ms",
-                "ratio p50", "ratio mean"):
+    for col in (
+        "backend",
+        "store",
+        "relations",
+        "memories",
+        "added",
+        "add p50 ms",
+        "p95 ms",
+        "mean ms",
+        "ratio p50",
+        "ratio mean",
+    ):
         table.add_column(col)
     for backend, res in doc["results"].items():
         for label in ("empty", "history"):
             r = res[label]
             hist = label == "history"
-            table.add_row(backend, label, str(r["relations_before"]), str(r["memories_before"]),
-                          str(r["relations_added"]), fmt(r["add_ms"]["p50_ms"], 2), fmt(r["add_ms"]["p95_ms"], 2),
-                          fmt(r["add_ms"]["mean_ms"], 2), fmt(res["ratio_p50"], 2) if hist else "",
-                          fmt(res["ratio_mean"], 2) if hist else "")
+            table.add_row(
+                backend,
+                label,
+                str(r["relations_before"]),
+                str(r["memories_before"]),
+                str(r["relations_added"]),
+                fmt(r["add_ms"]["p50_ms"], 2),
+                fmt(r["add_ms"]["p95_ms"], 2),
+                fmt(r["add_ms"]["mean_ms"], 2),
+                fmt(res["ratio_p50"], 2) if hist else "",
+                fmt(res["ratio_mean"], 2) if hist else "",
+            )
         if "forget" in res:
             f = res["forget"]
-            console().print(f"{backend}: forget p50 {fmt(f['forget_ms']['p50_ms'], 1)} ms at "
-                            f"{f['memories']} memories")
+            console().print(f"{backend}: forget p50 {fmt(f['forget_ms']['p50_ms'], 1)} ms at {f['memories']} memories")
     console().print(table)
     ab = doc.get("secure_delete_ab")
     if ab:
-        console().print(f"secure_delete A/B, add_many with vectors ({ab['memories']} memories): on "
-                        f"{ab['on']['median']:.0f}/s, off {ab['off']['median']:.0f}/s; update_many on "
-                        f"{ab['on_update']['median']:.0f}/s, off {ab['off_update']['median']:.0f}/s")
+        console().print(
+            f"secure_delete A/B, add_many with vectors ({ab['memories']} memories): on "
+            f"{ab['on']['median']:.0f}/s, off {ab['off']['median']:.0f}/s; update_many on "
+            f"{ab['on_update']['median']:.0f}/s, off {ab['off_update']['median']:.0f}/s"
+        )
 
 
 if __name__ == "__main__":

@@ -197,7 +197,7 @@ class DiskEmbedCache:
         keys = [cache_key(model, t) for t in texts]
         found: dict[str, Any] = {}
         for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
+            chunk = keys[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for key, blob in self._db.execute(f"select key, vec from emb where key in ({marks})", chunk):
                 found[key] = np.frombuffer(blob, dtype=np.float32)
@@ -326,8 +326,7 @@ def aggregate(rows: Sequence[tuple[int, dict[str, float]]]) -> dict[str, Any]:
 
     by_cat: dict[str, Any] = {}
     for cat in sorted({c for c, _ in rows}):
-        by_cat[str(cat)] = {"name": CATEGORY_NAMES.get(cat, "unknown"),
-                            **mean([r for c, r in rows if c == cat])}
+        by_cat[str(cat)] = {"name": CATEGORY_NAMES.get(cat, "unknown"), **mean([r for c, r in rows if c == cat])}
     return {
         "headline_1_4": mean([r for c, r in rows if c in HEADLINE_CATEGORIES]),
         "adversarial_5": mean([r for c, r in rows if c == 5]),
@@ -371,9 +370,15 @@ def ingest(mem: Any, clock: Any, sample: Sample, *, infer: bool, result: RunResu
     for number, when, turns in sample.sessions:
         if when is not None:
             clock.set(when)
-        items = [{"content": io.turn_content(t), "when": t.when, "session_id": t.session_id,
-                  "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, "session": number}}
-                 for t in turns]
+        items = [
+            {
+                "content": io.turn_content(t),
+                "when": t.when,
+                "session_id": t.session_id,
+                "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, "session": number},
+            }
+            for t in turns
+        ]
         with Timer() as t_add:
             results = mem.add_many(items, user_id=sample.sample_id, infer=infer)
         result.ingest_s += t_add.seconds
@@ -395,8 +400,9 @@ def _dream(mem: Any, clock: Any, day: Any, result: RunResult) -> None:
     result.dreams += 1
 
 
-def ingest_turns(mem: Any, clock: Any, sample: Sample, *, infer: bool, lifecycle: str,
-                 result: RunResult) -> dict[str, list[str]]:
+def ingest_turns(
+    mem: Any, clock: Any, sample: Sample, *, infer: bool, lifecycle: str, result: RunResult
+) -> dict[str, list[str]]:
     """Add the conversation turn by turn on its own clock (each turn ``TURN_GAP`` after the previous
     one from its session's start) as a user's agent would; with a lifecycle, a ``dream()`` runs at
     each day boundary the clock passes between sessions, and in the agent loop ``context()`` is asked
@@ -417,8 +423,14 @@ def ingest_turns(mem: Any, clock: Any, sample: Sample, *, infer: bool, lifecycle
                 if lifecycle == "agent":
                     mem.context(content, user_id=sample.sample_id, session_id=turn.session_id)
                     result.context_calls += 1
-                res = mem.add(content, user_id=sample.sample_id, session_id=turn.session_id, when=at, infer=infer,
-                              metadata={"turn_id": turn.turn_id, "speaker": turn.speaker, "session": number})
+                res = mem.add(
+                    content,
+                    user_id=sample.sample_id,
+                    session_id=turn.session_id,
+                    when=at,
+                    infer=infer,
+                    metadata={"turn_id": turn.turn_id, "speaker": turn.speaker, "session": number},
+                )
             result.ingest_s += t_add.seconds
             for mid in res.ids or ((res.id,) if res.id is not None else ()):
                 held[mid].append(turn.turn_id)
@@ -480,9 +492,16 @@ class TurnCredit:
         return out
 
 
-def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: RunResult, *,
-               rows: list[tuple[int, dict[str, float]]] | None = None, ks: Sequence[int] = KS,
-               questions: list[dict[str, Any]] | None = None) -> None:
+def ask_memory(
+    mem: Any,
+    sample: Sample,
+    held: dict[str, list[str]],
+    result: RunResult,
+    *,
+    rows: list[tuple[int, dict[str, float]]] | None = None,
+    ks: Sequence[int] = KS,
+    questions: list[dict[str, Any]] | None = None,
+) -> None:
     """Ask every question once per k with ``search(k=k)`` (a search asks for exactly what it shows)."""
     credit = TurnCredit(mem, held)
     out_rows = result.rows if rows is None else rows
@@ -496,8 +515,9 @@ def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: Run
                 result.latencies.append(t_q.seconds)
                 if rows is None:
                     wanted = set(q.evidence)
-                    junk = sum(1 for h in hits[:10] if _made_by_dream(h.memory)
-                               and not (set(credit.turns(h.memory)) & wanted))
+                    junk = sum(
+                        1 for h in hits[:10] if _made_by_dream(h.memory) and not (set(credit.turns(h.memory)) & wanted)
+                    )
                     result.dream_slots.append(junk / 10)
                     result.summary_hits.append(sum(1 for h in hits[:10] if _consolidated_kind(h.memory)) / 10)
             result.search_s += t_q.seconds
@@ -514,8 +534,9 @@ def ask_memory(mem: Any, sample: Sample, held: dict[str, list[str]], result: Run
         result.per_conversation[sample.sample_id] = aggregate(mine)["headline_1_4"]
 
 
-def ask_baseline(store: Any, embedder: Any, sample: Sample, held: dict[str, list[str]],
-                 result: RunResult, *, pool: int) -> None:
+def ask_baseline(
+    store: Any, embedder: Any, sample: Sample, held: dict[str, list[str]], result: RunResult, *, pool: int
+) -> None:
     """Plain hybrid: BM25 + dense, RRF K=60, nothing else; straight through the store."""
     from reverie.embed import embed_queries
     from reverie.read.fusion import rrf
@@ -575,23 +596,29 @@ def composition(mem: Any, sample: Sample, held: dict[str, list[str]], now: datet
             rec, hops = records.get(rec.superseded_by), hops + 1
         if hops and rec is not None and rec.status.value == "active" and _consolidated_kind(rec) is not None:
             compressed += 1
-    return {"memories": len(records), **dict(sorted(counts.items())), "turns_older_than_60d": len(old),
-            "old_turns_consolidated": compressed,
-            "old_turns_consolidated_share": round(compressed / len(old), 4) if old else None}
+    return {
+        "memories": len(records),
+        **dict(sorted(counts.items())),
+        "turns_older_than_60d": len(old),
+        "old_turns_consolidated": compressed,
+        "old_turns_consolidated_share": round(compressed / len(old), 4) if old else None,
+    }
 
 
 def summarise(result: RunResult, **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = dict(extra)
-    out.update({
-        "turns": result.turns,
-        "memories": result.memories,
-        "questions": len(result.rows),
-        "recall": aggregate(result.rows),
-        "per_conversation_headline": result.per_conversation,
-        "hits_by_channel": dict(result.channels),
-        "search_s": round(result.search_s, 3),
-        "search_latency": latency_stats(result.latencies),
-    })
+    out.update(
+        {
+            "turns": result.turns,
+            "memories": result.memories,
+            "questions": len(result.rows),
+            "recall": aggregate(result.rows),
+            "per_conversation_headline": result.per_conversation,
+            "hits_by_channel": dict(result.channels),
+            "search_s": round(result.search_s, 3),
+            "search_latency": latency_stats(result.latencies),
+        }
+    )
     if result.ingest_s:
         out["ingest_s"] = round(result.ingest_s, 3)
         out["ingest_items_per_s"] = round(result.turns / result.ingest_s, 1)
@@ -644,8 +671,13 @@ def run(
     from reverie.store.base import MemoryFilter
 
     stats = EvidenceStats()
-    samples = load_samples(data, limit_conversations=limit_conversations, limit_sessions=limit_sessions,
-                           limit_questions=limit_questions, stats=stats)
+    samples = load_samples(
+        data,
+        limit_conversations=limit_conversations,
+        limit_sessions=limit_sessions,
+        limit_questions=limit_questions,
+        stats=stats,
+    )
     doc: dict[str, Any] = {
         "benchmark": "locomo-retrieval",
         "date": now_iso(),
@@ -683,45 +715,76 @@ def run(
             clock = SettableClock()
             emb = bench_embedder(embedder, hash_dim=hash_dim, disk_cache=embed_cache)
             extra = NO_LIFECYCLE if lifecycle == "off" else {}
-            mem = stack.enter_context(Memory(target, config=memory_config(workdir / name.replace(":", "-"), **extra),
-                                             clock=clock, embedder=emb))
+            mem = stack.enter_context(
+                Memory(
+                    target, config=memory_config(workdir / name.replace(":", "-"), **extra), clock=clock, embedder=emb
+                )
+            )
             doc["embedder"] = mem.embedder.name
             want_base = baseline and mode == modes[0] and lifecycle == base_lc
-            base_emb = (bench_embedder(embedder, hash_dim=hash_dim, engine_cache=False, disk_cache=embed_cache)
-                        if want_base else None)
+            base_emb = (
+                bench_embedder(embedder, hash_dim=hash_dim, engine_cache=False, disk_cache=embed_cache)
+                if want_base
+                else None
+            )
             res, base = RunResult(), RunResult()
             question_rows: list[dict[str, Any]] = []
             for sample in samples:
                 if mem.store.count(MemoryFilter.everything(user_id=sample.sample_id, all_users=False)):
                     raise SystemExit(f"{target} already holds memories of {sample.sample_id}: use a fresh --db")
-                run_sample(mem, clock, sample, infer=infer, lifecycle=lifecycle, result=res, base=base,
-                           base_emb=base_emb, baseline_pool=baseline_pool, questions=question_rows,
-                           copy_to=(workdir / f"{name.replace(':', '-')}-{sample.sample_id}-extra.db"
-                                    if extra_dream and lifecycle != "off" and pg is None
-                                    and not str(target).startswith("postgres") else None),
-                           reopen=lambda path, extra=extra, emb=emb, clock=clock, name=name: Memory(
-                               str(path), config=memory_config(workdir / name.replace(":", "-"), **extra),
-                               clock=clock, embedder=emb))
+                run_sample(
+                    mem,
+                    clock,
+                    sample,
+                    infer=infer,
+                    lifecycle=lifecycle,
+                    result=res,
+                    base=base,
+                    base_emb=base_emb,
+                    baseline_pool=baseline_pool,
+                    questions=question_rows,
+                    copy_to=(
+                        workdir / f"{name.replace(':', '-')}-{sample.sample_id}-extra.db"
+                        if extra_dream and lifecycle != "off" and pg is None and not str(target).startswith("postgres")
+                        else None
+                    ),
+                    reopen=lambda path, extra=extra, emb=emb, clock=clock, name=name: Memory(
+                        str(path),
+                        config=memory_config(workdir / name.replace(":", "-"), **extra),
+                        clock=clock,
+                        embedder=emb,
+                    ),
+                )
                 if not quiet:
-                    log.print(f"[dim]{name}: {sample.sample_id}: {sample.turns} turns, "
-                              f"{len(sample.questions)} questions, headline r@10 "
-                              f"{fmt(res.per_conversation[sample.sample_id].get('r@10'))}[/dim]")
+                    log.print(
+                        f"[dim]{name}: {sample.sample_id}: {sample.turns} turns, "
+                        f"{len(sample.questions)} questions, headline r@10 "
+                        f"{fmt(res.per_conversation[sample.sample_id].get('r@10'))}[/dim]"
+                    )
             doc["runs"][name] = summarise(
-                res, mode=mode, lifecycle=lifecycle,
+                res,
+                mode=mode,
+                lifecycle=lifecycle,
                 method=f"Memory.search (k = 5, 10, 20 asked separately), add(infer={infer}) turn by turn, "
-                       + {"default": "default settings (automatic tick) + a dream() at each day boundary",
-                          "agent": "default settings + nightly dream + context() before each turn is stored",
-                          "off": "ABLATION: automatic tick off, no dream"}[lifecycle])
+                + {
+                    "default": "default settings (automatic tick) + a dream() at each day boundary",
+                    "agent": "default settings + nightly dream + context() before each turn is stored",
+                    "off": "ABLATION: automatic tick off, no dream",
+                }[lifecycle],
+            )
             if questions_out is not None:
                 questions_out.mkdir(parents=True, exist_ok=True)
                 (questions_out / f"{name.replace(':', '-')}.jsonl").write_text(
-                    "".join(json.dumps(r) + "\n" for r in question_rows), encoding="utf-8")
+                    "".join(json.dumps(r) + "\n" for r in question_rows), encoding="utf-8"
+                )
             if base_emb is not None:
                 base.turns, base.memories = res.turns, res.memories
                 doc["runs"]["baseline"] = summarise(
-                    base, method=f"store.vector_search + store.text_search (pool {baseline_pool} each), "
-                                 "RRF K=60, nothing else; query embeddings batched per conversation",
-                    store_of_run=name)
+                    base,
+                    method=f"store.vector_search + store.text_search (pool {baseline_pool} each), "
+                    "RRF K=60, nothing else; query embeddings batched per conversation",
+                    store_of_run=name,
+                )
     doc["peak_rss_mb"] = peak_rss_mb()
     if "baseline" in doc["runs"]:
         doc["comparison"] = compare(doc["runs"])
@@ -730,9 +793,21 @@ def run(
     return doc
 
 
-def run_sample(mem: Any, clock: Any, sample: Sample, *, infer: bool, lifecycle: str, result: RunResult,
-               base: RunResult, base_emb: Any, baseline_pool: int, questions: list[dict[str, Any]],
-               copy_to: Path | None, reopen: Any) -> None:
+def run_sample(
+    mem: Any,
+    clock: Any,
+    sample: Sample,
+    *,
+    infer: bool,
+    lifecycle: str,
+    result: RunResult,
+    base: RunResult,
+    base_emb: Any,
+    baseline_pool: int,
+    questions: list[dict[str, Any]],
+    copy_to: Path | None,
+    reopen: Any,
+) -> None:
     """One conversation: add it turn by turn, move the clock to the day after (a nightly dream in the
     lifecycle modes), record the store's composition, ask the baseline and the questions, and — with
     ``copy_to`` — ask again on a copy of the store after one more full dream."""
@@ -811,11 +886,13 @@ def print_tables(doc: dict[str, Any]) -> None:
 
     log = console()
     ev = doc["evidence"]
-    log.print(f"LoCoMo retrieval — {len(doc['conversations'])} conversations, backend {doc['backend']}, "
-              f"embedder {doc['embedder']}; evidence ids: {ev['ids']} used, {ev['normalised']} entries "
-              f"normalised, {ev['skipped_unparseable']} unparseable skipped, "
-              f"{ev['not_in_conversation']} not in the conversation; "
-              f"{ev['questions_without_evidence']} questions without evidence")
+    log.print(
+        f"LoCoMo retrieval — {len(doc['conversations'])} conversations, backend {doc['backend']}, "
+        f"embedder {doc['embedder']}; evidence ids: {ev['ids']} used, {ev['normalised']} entries "
+        f"normalised, {ev['skipped_unparseable']} unparseable skipped, "
+        f"{ev['not_in_conversation']} not in the conversation; "
+        f"{ev['questions_without_evidence']} questions without evidence"
+    )
     for name, r in doc["runs"].items():
         table = Table(title=f"{name}: {r.get('method', '')}")
         table.add_column("category")
@@ -827,8 +904,12 @@ def print_tables(doc: dict[str, Any]) -> None:
         rec = r["recall"]
 
         def add(label: str, row: dict[str, Any], table: Any = table) -> None:
-            table.add_row(label, str(row.get("n", 0)), *[fmt(row.get(f"r@{k}")) for k in KS],
-                          *[fmt(row.get(f"s@{k}")) for k in KS])
+            table.add_row(
+                label,
+                str(row.get("n", 0)),
+                *[fmt(row.get(f"r@{k}")) for k in KS],
+                *[fmt(row.get(f"s@{k}")) for k in KS],
+            )
 
         for cat, row in rec["by_category"].items():
             add(f"{cat} {row['name']}", row)
@@ -837,53 +918,86 @@ def print_tables(doc: dict[str, Any]) -> None:
         add("all", rec["all"])
         log.print(table)
         lat = r["search_latency"]
-        extra = (f"; ingest {r['ingest_s']} s ({r['ingest_items_per_s']} turns/s), {r['memories']} memories"
-                 if "ingest_s" in r else "")
+        extra = (
+            f"; ingest {r['ingest_s']} s ({r['ingest_items_per_s']} turns/s), {r['memories']} memories"
+            if "ingest_s" in r
+            else ""
+        )
         log.print(f"  search(k=10) p50 {fmt(lat.get('p50_ms'), 2)} ms, p95 {fmt(lat.get('p95_ms'), 2)} ms{extra}")
         if "dreams" in r:
             log.print(f"  dreams: {r['dreams']['runs']} runs, {r['dreams']['seconds']} s")
         if "composition" in r:
             log.print(f"  store at question time: {json.dumps(r['composition']['total'])}")
         if "dream_made_top10_share_without_evidence" in r:
-            log.print(f"  top-10 slots held by dream-made memories without evidence: "
-                      f"{fmt(r['dream_made_top10_share_without_evidence'])}")
+            log.print(
+                f"  top-10 slots held by dream-made memories without evidence: "
+                f"{fmt(r['dream_made_top10_share_without_evidence'])}"
+            )
         if "after_extra_dream" in r:
             log.print(f"  R@10 (1–4) after one more dream(): {fmt(r['after_extra_dream']['headline_1_4'].get('r@10'))}")
     if "comparison" in doc:
         log.print(f"headline recall minus baseline: {json.dumps(doc['comparison'])}")
     if doc.get("lifecycle_vs_off"):
-        log.print(f"R@10 minus the no-lifecycle ablation (headline and per category): "
-                  f"{json.dumps(doc['lifecycle_vs_off'])}")
+        log.print(
+            f"R@10 minus the no-lifecycle ablation (headline and per category): {json.dumps(doc['lifecycle_vs_off'])}"
+        )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON (default: %(default)s)")
-    p.add_argument("--mode", choices=["verbatim", "infer", "both"], default="verbatim",
-                   help="verbatim = add(infer=False); infer = the write path (add(infer=True))")
-    p.add_argument("--lifecycle", default=",".join(LIFECYCLES),
-                   help="comma-separated: default (the default settings, automatic tick, a dream at each day "
-                        "boundary), agent (default + context() before each turn), off (ABLATION: no tick, no "
-                        "dream); default: %(default)s")
-    p.add_argument("--no-extra-dream", dest="extra_dream", action="store_false",
-                   help="skip the extra dream() on a copy of the final store (SQLite) and the R@10 measured after it")
-    p.add_argument("--questions-out", type=Path, default=None,
-                   help="directory for one JSONL file per run with every question's recall (for per-question diffs)")
+    p.add_argument(
+        "--mode",
+        choices=["verbatim", "infer", "both"],
+        default="verbatim",
+        help="verbatim = add(infer=False); infer = the write path (add(infer=True))",
+    )
+    p.add_argument(
+        "--lifecycle",
+        default=",".join(LIFECYCLES),
+        help="comma-separated: default (the default settings, automatic tick, a dream at each day "
+        "boundary), agent (default + context() before each turn), off (ABLATION: no tick, no "
+        "dream); default: %(default)s",
+    )
+    p.add_argument(
+        "--no-extra-dream",
+        dest="extra_dream",
+        action="store_false",
+        help="skip the extra dream() on a copy of the final store (SQLite) and the R@10 measured after it",
+    )
+    p.add_argument(
+        "--questions-out",
+        type=Path,
+        default=None,
+        help="directory for one JSONL file per run with every question's recall (for per-question diffs)",
+    )
     p.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
-    p.add_argument("--embedder", choices=["local", "hash"], default="local",
-                   help="local = all-MiniLM-L6-v2 (default engine embedder); hash = test embedder")
+    p.add_argument(
+        "--embedder",
+        choices=["local", "hash"],
+        default="local",
+        help="local = all-MiniLM-L6-v2 (default engine embedder); hash = test embedder",
+    )
     p.add_argument("--hash-dim", type=int, default=384)
     p.add_argument("--limit-conversations", type=int, default=None)
-    p.add_argument("--limit-sessions", type=int, default=None,
-                   help="only the first N sessions of each conversation (questions about later ones dropped)")
+    p.add_argument(
+        "--limit-sessions",
+        type=int,
+        default=None,
+        help="only the first N sessions of each conversation (questions about later ones dropped)",
+    )
     p.add_argument("--limit-questions", type=int, default=None, help="at most N questions per conversation")
     p.add_argument("--baseline", action="store_true", help="also measure the plain BM25+dense RRF baseline")
     p.add_argument("--baseline-pool", type=int, default=3 * K_MAX, help="hits per channel before fusion")
     p.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: a temp dir)")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo.json")
     p.add_argument("--quiet", action="store_true")
-    p.add_argument("--no-embed-cache", dest="embed_cache", action="store_false",
-                   help="embed every text with the model (default: reuse vectors kept in bench/results/cache)")
+    p.add_argument(
+        "--no-embed-cache",
+        dest="embed_cache",
+        action="store_false",
+        help="embed every text with the model (default: reuse vectors kept in bench/results/cache)",
+    )
     return p.parse_args(argv)
 
 
@@ -896,11 +1010,24 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     unknown = [x for x in lifecycles if x not in LIFECYCLES]
     if unknown or not lifecycles:
         raise SystemExit(f"--lifecycle: unknown {unknown}; choose from {', '.join(LIFECYCLES)}")
-    doc = run(data=args.data, modes=modes, lifecycles=lifecycles, backend=args.backend, embedder=args.embedder,
-              hash_dim=args.hash_dim, limit_conversations=args.limit_conversations,
-              limit_sessions=args.limit_sessions, limit_questions=args.limit_questions, baseline=args.baseline,
-              baseline_pool=args.baseline_pool, db=args.db, quiet=args.quiet, embed_cache=args.embed_cache,
-              extra_dream=args.extra_dream, questions_out=args.questions_out)
+    doc = run(
+        data=args.data,
+        modes=modes,
+        lifecycles=lifecycles,
+        backend=args.backend,
+        embedder=args.embedder,
+        hash_dim=args.hash_dim,
+        limit_conversations=args.limit_conversations,
+        limit_sessions=args.limit_sessions,
+        limit_questions=args.limit_questions,
+        baseline=args.baseline,
+        baseline_pool=args.baseline_pool,
+        db=args.db,
+        quiet=args.quiet,
+        embed_cache=args.embed_cache,
+        extra_dream=args.extra_dream,
+        questions_out=args.questions_out,
+    )
     return finish(doc, args.out, quiet=args.quiet, show=print_tables)
 
 

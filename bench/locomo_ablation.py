@@ -48,8 +48,20 @@ from locomo import (
     summarise,
 )
 
-STAGES = ("gate", "intent", "decompose", "hyde", "graph", "hybrid_similarity", "episode_context", "time_anchor",
-          "coactivation", "scoring", "mmr", "hot_tier")
+STAGES = (
+    "gate",
+    "intent",
+    "decompose",
+    "hyde",
+    "graph",
+    "hybrid_similarity",
+    "episode_context",
+    "time_anchor",
+    "coactivation",
+    "scoring",
+    "mmr",
+    "hot_tier",
+)
 #: single-setting variants of the full pipeline: the choices issue 5's tuning made, each undone alone
 EXTRA: dict[str, dict[str, Any]] = {
     "rrf-possible": {"rrf_scale": "possible"},  # RRF term over its largest possible value
@@ -72,8 +84,9 @@ def configurations(only: Sequence[str] | None) -> dict[str, dict[str, Any]]:
     return configs
 
 
-def build_master(target: Path, workdir: Path, samples: Sequence[Sample], embedder: str,
-                 hash_dim: int) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any], RunResult]:
+def build_master(
+    target: Path, workdir: Path, samples: Sequence[Sample], embedder: str, hash_dim: int
+) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any], RunResult]:
     """Ingest every sample once; returns memory → dia_ids per sample and the clock after each."""
     from reverie import Memory, SettableClock
 
@@ -90,8 +103,9 @@ def build_master(target: Path, workdir: Path, samples: Sequence[Sample], embedde
     return held_all, ends, res
 
 
-def run_baseline(target: Path, samples: Sequence[Sample], held: dict[str, dict[str, list[str]]], embedder: str,
-                 hash_dim: int) -> dict[str, Any]:
+def run_baseline(
+    target: Path, samples: Sequence[Sample], held: dict[str, dict[str, list[str]]], embedder: str, hash_dim: int
+) -> dict[str, Any]:
     from reverie.config.core import StorageSettings
     from reverie.store import open_store
 
@@ -106,9 +120,17 @@ def run_baseline(target: Path, samples: Sequence[Sample], held: dict[str, dict[s
     return summarise(res, method="BM25 + dense (same embedder), RRF K=60, pool 60 per channel, nothing else")
 
 
-def run_config(name: str, read: dict[str, Any], master: Path, workdir: Path, samples: Sequence[Sample],
-               held: dict[str, dict[str, list[str]]], ends: dict[str, Any], embedder: str,
-               hash_dim: int) -> dict[str, Any]:
+def run_config(
+    name: str,
+    read: dict[str, Any],
+    master: Path,
+    workdir: Path,
+    samples: Sequence[Sample],
+    held: dict[str, dict[str, list[str]]],
+    ends: dict[str, Any],
+    embedder: str,
+    hash_dim: int,
+) -> dict[str, Any]:
     from reverie import Memory, SettableClock
 
     db = workdir / f"{name}.db"
@@ -116,8 +138,7 @@ def run_config(name: str, read: dict[str, Any], master: Path, workdir: Path, sam
     res = RunResult()
     clock = SettableClock()
     emb = bench_embedder(embedder, hash_dim=hash_dim)
-    with Memory(str(db), config=memory_config(workdir, read=read, **NO_LIFECYCLE), clock=clock,
-                embedder=emb) as mem:
+    with Memory(str(db), config=memory_config(workdir, read=read, **NO_LIFECYCLE), clock=clock, embedder=emb) as mem:
         for sample in samples:
             clock.set(ends[sample.sample_id])
             ask_memory(mem, sample, held[sample.sample_id], res)
@@ -136,14 +157,29 @@ def delta(run: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run(*, data: Path, embedder: str, hash_dim: int, only: Sequence[str] | None,
-        limit_conversations: int | None, quiet: bool) -> dict[str, Any]:
+def run(
+    *,
+    data: Path,
+    embedder: str,
+    hash_dim: int,
+    only: Sequence[str] | None,
+    limit_conversations: int | None,
+    quiet: bool,
+) -> dict[str, Any]:
     stats = EvidenceStats()
-    samples = load_samples(data, limit_conversations=limit_conversations, limit_sessions=None,
-                           limit_questions=None, stats=stats)
+    samples = load_samples(
+        data, limit_conversations=limit_conversations, limit_sessions=None, limit_questions=None, stats=stats
+    )
     log = console()
-    doc: dict[str, Any] = {"benchmark": "locomo-read-ablation", "date": now_iso(), "machine": machine_info(),
-                           "data": str(data), "embedder": embedder, "ks": list(KS), "runs": {}}
+    doc: dict[str, Any] = {
+        "benchmark": "locomo-read-ablation",
+        "date": now_iso(),
+        "machine": machine_info(),
+        "data": str(data),
+        "embedder": embedder,
+        "ks": list(KS),
+        "runs": {},
+    }
     with tempfile.TemporaryDirectory(prefix="reverie-ablation-") as tmp:
         workdir = Path(tmp)
         master = workdir / "master.db"
@@ -166,18 +202,28 @@ def print_tables(doc: dict[str, Any]) -> None:
     log = console()
     runs = doc["runs"]
     table = Table(title=f"LoCoMo headline (categories 1–4), embedder {doc['embedder']}")
-    cols = ("run", *[f"R@{k}" for k in KS], *[f"S@{k}" for k in KS], "Δ R@10",
-            *[f"R@10 c{c}" for c in HEADLINE_CATEGORIES], "p50 ms")
+    cols = (
+        "run",
+        *[f"R@{k}" for k in KS],
+        *[f"S@{k}" for k in KS],
+        "Δ R@10",
+        *[f"R@10 c{c}" for c in HEADLINE_CATEGORIES],
+        "p50 ms",
+    )
     for col in cols:
         table.add_column(col, justify="right")
     for name, r in runs.items():
         head = r["recall"]["headline_1_4"]
         d = doc["vs_baseline"].get(name, {}).get("headline", {}).get("r@10")
         cats = r["recall"]["by_category"]
-        table.add_row(name, *[fmt(head.get(f"r@{k}")) for k in KS], *[fmt(head.get(f"s@{k}")) for k in KS],
-                      fmt(d) if d is not None else "", *[fmt(cats.get(str(c), {}).get("r@10"))
-                                                         for c in HEADLINE_CATEGORIES],
-                      fmt(r["search_latency"].get("p50_ms"), 2))
+        table.add_row(
+            name,
+            *[fmt(head.get(f"r@{k}")) for k in KS],
+            *[fmt(head.get(f"s@{k}")) for k in KS],
+            fmt(d) if d is not None else "",
+            *[fmt(cats.get(str(c), {}).get("r@10")) for c in HEADLINE_CATEGORIES],
+            fmt(r["search_latency"].get("p50_ms"), 2),
+        )
     log.print(table)
     if "full" not in runs:
         return
@@ -186,9 +232,12 @@ def print_tables(doc: dict[str, Any]) -> None:
         cats_t.add_column(col, justify="right")
     for cat, row in runs["baseline"]["recall"]["by_category"].items():
         full = runs["full"]["recall"]["by_category"][cat]
-        cats_t.add_row(f"{cat} {row['name']}", str(row["n"]),
-                       *[f"{fmt(row[f'r@{k}'])} → {fmt(full[f'r@{k}'])}" for k in KS],
-                       *[f"{fmt(row[f's@{k}'])} → {fmt(full[f's@{k}'])}" for k in KS])
+        cats_t.add_row(
+            f"{cat} {row['name']}",
+            str(row["n"]),
+            *[f"{fmt(row[f'r@{k}'])} → {fmt(full[f'r@{k}'])}" for k in KS],
+            *[f"{fmt(row[f's@{k}'])} → {fmt(full[f's@{k}'])}" for k in KS],
+        )
     log.print(cats_t)
 
 
@@ -202,8 +251,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo_ablation.json")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
-    doc = run(data=args.data, embedder=args.embedder, hash_dim=args.hash_dim, only=args.only,
-              limit_conversations=args.limit_conversations, quiet=args.quiet)
+    doc = run(
+        data=args.data,
+        embedder=args.embedder,
+        hash_dim=args.hash_dim,
+        only=args.only,
+        limit_conversations=args.limit_conversations,
+        quiet=args.quiet,
+    )
     return finish(doc, args.out, quiet=args.quiet, show=print_tables)
 
 

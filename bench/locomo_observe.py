@@ -60,8 +60,11 @@ def reach(sample: Any, held: dict[str, list[str]], active: dict[str, bool]) -> d
     in_active = {t for mid, ts in held.items() if active.get(mid, True) for t in ts}
     in_any = {t for ts in held.values() for t in ts}
     evidence = {e for q in sample.questions for e in q.evidence}
-    return {"evidence_turns": len(evidence), "unreachable": len(evidence - in_any),
-            "only_unsearchable": len((evidence & in_any) - in_active)}
+    return {
+        "evidence_turns": len(evidence),
+        "unreachable": len(evidence - in_any),
+        "only_unsearchable": len((evidence & in_any) - in_active),
+    }
 
 
 def ingest_observe(mem: Any, clock: Any, sample: Any) -> tuple[int, float]:
@@ -72,8 +75,13 @@ def ingest_observe(mem: Any, clock: Any, sample: Any) -> tuple[int, float]:
             clock.set(when)
         sid = session_turns[0].session_id if session_turns else f"s{number}"
         for t in session_turns:
-            mem.observe(t.text, user_id=sample.sample_id, session_id=sid, when=t.when,
-                        metadata={"turn_id": t.turn_id, "speaker": t.speaker, "session": number})
+            mem.observe(
+                t.text,
+                user_id=sample.sample_id,
+                session_id=sid,
+                when=t.when,
+                metadata={"turn_id": t.turn_id, "speaker": t.speaker, "session": number},
+            )
             turns += 1
         mem.end_session(sid, user_id=sample.sample_id)
     return turns, time.perf_counter() - start
@@ -86,10 +94,19 @@ def ask(mem: Any, sample: Any, held: dict[str, list[str]], res: Any, out: list[d
         ranked = [held.get(h.memory.id) or [str(h.memory.metadata.get("turn_id", ""))] for h in hits]
         score = locomo.score_question(q, ranked)
         res.rows.append((q.category, score))
-        out.append({"sample": sample.sample_id, "q": q.index, "question": q.text, "category": q.category,
-                    "evidence": q.evidence, "r@10": score["r@10"],
-                    "top10": [{"turns": t, "text": h.memory.content[:160]}
-                              for t, h in zip(ranked[:10], hits[:10], strict=True)]})
+        out.append(
+            {
+                "sample": sample.sample_id,
+                "q": q.index,
+                "question": q.text,
+                "category": q.category,
+                "evidence": q.evidence,
+                "r@10": score["r@10"],
+                "top10": [
+                    {"turns": t, "text": h.memory.content[:160]} for t, h in zip(ranked[:10], hits[:10], strict=True)
+                ],
+            }
+        )
 
 
 def parse_value(raw: str) -> Any:
@@ -102,17 +119,28 @@ def parse_value(raw: str) -> Any:
         return raw
 
 
-def run(data: Path, conversations: int | None, embedder: str, read: dict[str, Any],
-        modes: tuple[str, ...] = ("verbatim", "observe")) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+def run(
+    data: Path,
+    conversations: int | None,
+    embedder: str,
+    read: dict[str, Any],
+    modes: tuple[str, ...] = ("verbatim", "observe"),
+) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     from reverie import Memory, SettableClock
     from reverie.store.base import MemoryFilter
 
     stats = locomo.EvidenceStats()
-    samples = locomo.load_samples(data, limit_conversations=conversations, limit_sessions=None,
-                                  limit_questions=None, stats=stats)
-    doc: dict[str, Any] = {"benchmark": "locomo-observe", "data": str(data), "embedder": embedder,
-                           "read_overrides": read, "load_average_before": [round(x, 2) for x in os.getloadavg()],
-                           "runs": {}}
+    samples = locomo.load_samples(
+        data, limit_conversations=conversations, limit_sessions=None, limit_questions=None, stats=stats
+    )
+    doc: dict[str, Any] = {
+        "benchmark": "locomo-observe",
+        "data": str(data),
+        "embedder": embedder,
+        "read_overrides": read,
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+        "runs": {},
+    }
     questions: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="reverie-locomo-observe-") as tmp:
         for mode in modes:
@@ -124,8 +152,9 @@ def run(data: Path, conversations: int | None, embedder: str, read: dict[str, An
             cfg = memory_config(Path(tmp) / mode, **extra)
             rows: list[dict[str, Any]] = []
             reached: dict[str, int] = defaultdict(int)
-            with Memory(str(Path(tmp) / f"{mode}.db"), config=cfg, clock=clock,
-                        embedder=locomo.bench_embedder(embedder)) as mem:
+            with Memory(
+                str(Path(tmp) / f"{mode}.db"), config=cfg, clock=clock, embedder=locomo.bench_embedder(embedder)
+            ) as mem:
                 seconds, turns = 0.0, 0
                 for sample in samples:
                     if mode == "verbatim":
@@ -144,11 +173,16 @@ def run(data: Path, conversations: int | None, embedder: str, read: dict[str, An
                     res.memories += mem.store.count(MemoryFilter(user_id=sample.sample_id))
                     ask(mem, sample, held, res, rows)
             agg = locomo.aggregate(res.rows)
-            doc["runs"][mode] = {"recall": agg["headline_1_4"],
-                                 "by_category": {c: {"name": v["name"], "n": v["n"], "r@10": v.get("r@10")}
-                                                 for c, v in agg["by_category"].items()},
-                                 "memories_active": res.memories, "turns": turns, "evidence": dict(reached),
-                                 "messages_per_s": round(turns / seconds, 1) if seconds else None}
+            doc["runs"][mode] = {
+                "recall": agg["headline_1_4"],
+                "by_category": {
+                    c: {"name": v["name"], "n": v["n"], "r@10": v.get("r@10")} for c, v in agg["by_category"].items()
+                },
+                "memories_active": res.memories,
+                "turns": turns,
+                "evidence": dict(reached),
+                "messages_per_s": round(turns / seconds, 1) if seconds else None,
+            }
             questions[mode] = rows
     doc["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     if len(modes) == 2:
@@ -156,7 +190,9 @@ def run(data: Path, conversations: int | None, embedder: str, read: dict[str, An
         doc["delta_r@10_points"] = round(100 * (o["recall"].get("r@10", 0) - v["recall"].get("r@10", 0)), 2)
         doc["delta_r@10_points_by_category"] = {
             c: round(100 * (o["by_category"][c]["r@10"] - v["by_category"][c]["r@10"]), 2)
-            for c in v["by_category"] if c in o["by_category"]}
+            for c in v["by_category"]
+            if c in o["by_category"]
+        }
     return doc, questions
 
 
@@ -165,8 +201,13 @@ def main() -> None:
     p.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA)
     p.add_argument("--conversations", type=int, default=None)
     p.add_argument("--embedder", default="local")
-    p.add_argument("--read", action="append", default=[], metavar="KEY=VALUE",
-                   help="read setting override for both modes (repeatable)")
+    p.add_argument(
+        "--read",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="read setting override for both modes (repeatable)",
+    )
     p.add_argument("--mode", choices=["both", "verbatim", "observe"], default="both")
     p.add_argument("--questions", type=Path, default=None, help="write per-question rows (JSON lines) here")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo_observe.json")

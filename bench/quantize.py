@@ -129,11 +129,22 @@ def records(vectors: np.ndarray, precision: Precision, *, hot_every: int = 0, of
     for i, vec in enumerate(vectors, start=offset):
         hot = hot_every > 0 and i % hot_every == 0
         seen = NOW - timedelta(days=90.0 * i / max(n - 1, 1))
-        out.append(MemoryRecord(f"memory {i}", id=f"m{i:06d}", user_id="u", layer=Layer.EPISODIC,
-                                store=StoreTier.HOT if hot else StoreTier.COLD,
-                                status=Status.ACTIVE if hot else Status.DORMANT, source="human", trust=1.0,
-                                embedding=vec, embedding_precision=Precision.FLOAT32 if hot else precision,
-                                created_at=seen, last_accessed_at=seen))
+        out.append(
+            MemoryRecord(
+                f"memory {i}",
+                id=f"m{i:06d}",
+                user_id="u",
+                layer=Layer.EPISODIC,
+                store=StoreTier.HOT if hot else StoreTier.COLD,
+                status=Status.ACTIVE if hot else Status.DORMANT,
+                source="human",
+                trust=1.0,
+                embedding=vec,
+                embedding_precision=Precision.FLOAT32 if hot else precision,
+                created_at=seen,
+                last_accessed_at=seen,
+            )
+        )
     return out
 
 
@@ -148,8 +159,9 @@ def searches(st: Store, queries: np.ndarray, flt: MemoryFilter, k: int = 10) -> 
     return tops, times
 
 
-def run_variant(backend: str, variant: str, vectors: np.ndarray, queries: np.ndarray, workdir: Path,
-                pg: PgServer | None) -> dict[str, Any]:
+def run_variant(
+    backend: str, variant: str, vectors: np.ndarray, queries: np.ndarray, workdir: Path, pg: PgServer | None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"variant": variant}
     precision = Precision.FLOAT32 if variant in ("float32", "tiers") else Precision(variant)
     with open_target(backend, workdir, pg, f"{variant}-deep") as target:
@@ -183,19 +195,21 @@ def run_variant(backend: str, variant: str, vectors: np.ndarray, queries: np.nda
     return out
 
 
-def scale_run(backend: str, n: int, vectors: np.ndarray, queries: np.ndarray, workdir: Path,
-              pg: PgServer | None) -> dict[str, Any]:
+def scale_run(
+    backend: str, n: int, vectors: np.ndarray, queries: np.ndarray, workdir: Path, pg: PgServer | None
+) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     reps = -(-n // len(vectors))
-    tiled = np.concatenate([vectors + 0.05 * rng.standard_normal(vectors.shape).astype(np.float32)
-                            for _ in range(reps)])[:n]
+    tiled = np.concatenate(
+        [vectors + 0.05 * rng.standard_normal(vectors.shape).astype(np.float32) for _ in range(reps)]
+    )[:n]
     tiled /= np.linalg.norm(tiled, axis=1, keepdims=True)
     out: dict[str, Any] = {"n": n}
     for precision in (Precision.FLOAT32, Precision.INT4):
         with open_target(backend, workdir, pg, f"scale-{precision.value}") as target:
             st = open_store(target)
             for start in range(0, n, 5000):
-                st.insert(records(tiled[start:start + 5000], precision, offset=start))
+                st.insert(records(tiled[start : start + 5000], precision, offset=start))
             _, times = searches(st, queries[:200], DEEP)
             out[precision.value] = latency_stats(times)
             st.close()
@@ -207,21 +221,24 @@ def summarise(results: dict[str, Any], evidence: list[list[int]]) -> None:
     for backend, variants in results["backends"].items():
         ref = {v["variant"]: v for v in variants["variants"]}["float32"]["deep_top10"]
         con.print(f"\n[bold]{backend}[/bold]")
-        con.print(f"{'variant':8} {'bytes/emb':>9} {'overlap@10':>10} {'evidence R@10':>13} "
-                  f"{'deep p50 ms':>11} {'deep p95 ms':>11} {'hot p50 ms':>10}")
+        con.print(
+            f"{'variant':8} {'bytes/emb':>9} {'overlap@10':>10} {'evidence R@10':>13} "
+            f"{'deep p50 ms':>11} {'deep p95 ms':>11} {'hot p50 ms':>10}"
+        )
         for v in variants["variants"]:
             tops = v["deep_top10"]
             overlap = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ref, tops, strict=True)]))
             recall = float(np.mean([len(set(e) & set(t)) / len(e) for e, t in zip(evidence, tops, strict=True)]))
             v["overlap_at_10"], v["evidence_recall_at_10"] = round(overlap, 4), round(recall, 4)
             n = sum(v["precisions"].values())
-            con.print(f"{v['variant']:8} {v['embedding_bytes'] / n:9.0f} {overlap:10.3f} {recall:13.3f} "
-                      f"{fmt(v['deep_latency']['p50_ms'])!s:>11} {fmt(v['deep_latency']['p95_ms'])!s:>11} "
-                      f"{fmt(v['hot_latency']['p50_ms'])!s:>10}")
+            con.print(
+                f"{v['variant']:8} {v['embedding_bytes'] / n:9.0f} {overlap:10.3f} {recall:13.3f} "
+                f"{fmt(v['deep_latency']['p50_ms'])!s:>11} {fmt(v['deep_latency']['p95_ms'])!s:>11} "
+                f"{fmt(v['hot_latency']['p50_ms'])!s:>10}"
+            )
             del v["deep_top10"]
         tiers = {v["variant"]: v for v in variants["variants"]}["tiers"]
-        con.print(f"tiers: {tiers['precisions']}, quantize step {tiers['step_seconds']} s, "
-                  f"{tiers['step']['details']}")
+        con.print(f"tiers: {tiers['precisions']}, quantize step {tiers['step_seconds']} s, {tiers['step']['details']}")
         if "scale" in variants:
             con.print(f"scale: {variants['scale']}")
 
@@ -242,8 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         queries, evidence = queries[keep], [evidence[i] for i in keep]
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     pg = PgServer() if "postgres" in backends else None
-    results: dict[str, Any] = {"at": now_iso(), "machine": machine_info(), "turns": len(vectors),
-                               "questions": len(queries), "backends": {}}
+    results: dict[str, Any] = {
+        "at": now_iso(),
+        "machine": machine_info(),
+        "turns": len(vectors),
+        "questions": len(queries),
+        "backends": {},
+    }
     with tempfile.TemporaryDirectory(prefix="reverie-bench-quantize-") as tmp:
         for backend in backends:
             variants = [run_variant(backend, v, vectors, queries, Path(tmp), pg) for v in VARIANTS]

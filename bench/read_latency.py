@@ -60,8 +60,14 @@ def run(db: Path, configs: dict[str, dict[str, Any]], *, queries: int, rounds: i
     settings = Settings.load()
     mem = Memory(str(db), config=memory_config(db.parent), embedder=make_provider(settings.embedding))
     try:
-        pipes = {name: ReadPipeline(mem.store, mem.embedder, mem.settings.model_copy(
-            update={"read": mem.settings.read.model_copy(update=read)})) for name, read in configs.items()}
+        pipes = {
+            name: ReadPipeline(
+                mem.store,
+                mem.embedder,
+                mem.settings.model_copy(update={"read": mem.settings.read.model_copy(update=read)}),
+            )
+            for name, read in configs.items()
+        }
         texts = scale.make_queries(queries + 5, seed=11)
         for q in texts[:5]:
             mem.search(q, user_id=scale.SCOPE, k=k)
@@ -70,7 +76,7 @@ def run(db: Path, configs: dict[str, dict[str, Any]], *, queries: int, rounds: i
         for r in range(rounds):
             for i, q in enumerate(texts[5:]):
                 names = list(pipes)
-                names = names[i % len(names):] + names[:i % len(names)]
+                names = names[i % len(names) :] + names[: i % len(names)]
                 for j, name in enumerate(names):
                     mem.__dict__["_read_pipeline"] = pipes[name]  # the Memory's read pipeline, swapped
                     query = f"{q}{' ' * (r + 1)}{'.' * j}"  # distinct text: never an embedding-cache hit
@@ -93,8 +99,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "read_latency.json")
     args = p.parse_args(argv)
-    doc: dict[str, Any] = {"benchmark": "read-latency", "date": now_iso(), "machine": machine_info(),
-                           "size": args.size, "k": args.k, "configs": json.loads(args.configs)}
+    doc: dict[str, Any] = {
+        "benchmark": "read-latency",
+        "date": now_iso(),
+        "machine": machine_info(),
+        "size": args.size,
+        "k": args.k,
+        "configs": json.loads(args.configs),
+    }
     if not args.db.exists():
         doc["build_s"] = round(build(args.db, args.size, args.db.parent), 1)
     doc.update(run(args.db, doc["configs"], queries=args.queries, rounds=args.rounds, k=args.k))

@@ -72,84 +72,100 @@ NOISE_NORM = 0.35  # expected norm of the Gaussian noise added to a bulk vector
 
 # word lists and templates -------------------------------------------------------------------
 
+
 def _words(text: str, sep: str | None = None) -> list[str]:
     return text.split(sep)
 
 
 W: dict[str, list[str]] = {
-    "name": _words("Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Mallory Niaj Olivia Peggy Rupert Sybil "
-                   "Trent Victor Walter Yusuf Zara Amir Bea Chen Dmitri Elena Farah Gustavo Hana Igor Jamal Kenji "
-                   "Lena Mateo Nadia Omar Priya Quinn Rosa Sven Tariq Uma Vera Wen Ximena Yara Zeynep Ayşe Mehmet "
-                   "Lucía Pierre Ingrid Kofi Aiko Bruno Chloe Diego Emma Felix"),
-    "city": _words("Paris Berlin Lisbon Tokyo Osaka Nairobi Lagos Toronto Denver Austin Seattle Boston Madrid Rome "
-                   "Vienna Prague Oslo Helsinki Dublin Edinburgh Istanbul Ankara Izmir Cairo Lima Quito Bogotá "
-                   "Santiago Sydney Perth Auckland Hanoi Seoul Taipei Mumbai Pune Delhi Dubai Doha Warsaw"),
-    "food": _words("sushi ramen tacos pho lasagna falafel paella curry dumplings risotto kimchi pierogi hummus "
-                   "burritos croissants gnocchi bibimbap shakshuka moussaka ceviche baklava pancakes oatmeal "
-                   "salmon tofu lentil-soup pad-thai biryani empanadas goulash"),
+    "name": _words(
+        "Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Mallory Niaj Olivia Peggy Rupert Sybil "
+        "Trent Victor Walter Yusuf Zara Amir Bea Chen Dmitri Elena Farah Gustavo Hana Igor Jamal Kenji "
+        "Lena Mateo Nadia Omar Priya Quinn Rosa Sven Tariq Uma Vera Wen Ximena Yara Zeynep Ayşe Mehmet "
+        "Lucía Pierre Ingrid Kofi Aiko Bruno Chloe Diego Emma Felix"
+    ),
+    "city": _words(
+        "Paris Berlin Lisbon Tokyo Osaka Nairobi Lagos Toronto Denver Austin Seattle Boston Madrid Rome "
+        "Vienna Prague Oslo Helsinki Dublin Edinburgh Istanbul Ankara Izmir Cairo Lima Quito Bogotá "
+        "Santiago Sydney Perth Auckland Hanoi Seoul Taipei Mumbai Pune Delhi Dubai Doha Warsaw"
+    ),
+    "food": _words(
+        "sushi ramen tacos pho lasagna falafel paella curry dumplings risotto kimchi pierogi hummus "
+        "burritos croissants gnocchi bibimbap shakshuka moussaka ceviche baklava pancakes oatmeal "
+        "salmon tofu lentil-soup pad-thai biryani empanadas goulash"
+    ),
     "drink": _words("green-tea espresso oat-milk-latte matcha black-coffee kombucha chai sparkling-water cocoa"),
-    "activity": _words("running swimming cycling climbing yoga pottery painting chess guitar piano baking hiking "
-                       "gardening knitting photography kayaking surfing boxing dancing birdwatching woodworking "
-                       "calligraphy fencing skiing archery"),
-    "project": _words("Atlas Borealis Cobalt Delta Ember Falcon Granite Helix Iris Juniper Kestrel Lumen Meridian "
-                      "Nimbus Orion Pulsar Quartz Raven Sierra Tundra Umbra Vertex Willow Xenon Zephyr"),
-    "tool": _words("Postgres Redis Kafka Terraform Kubernetes Docker Grafana Airflow Spark React Django FastAPI "
-                   "Rust Go TypeScript Jenkins GitHub-Actions Sentry Nginx Elasticsearch"),
+    "activity": _words(
+        "running swimming cycling climbing yoga pottery painting chess guitar piano baking hiking "
+        "gardening knitting photography kayaking surfing boxing dancing birdwatching woodworking "
+        "calligraphy fencing skiing archery"
+    ),
+    "project": _words(
+        "Atlas Borealis Cobalt Delta Ember Falcon Granite Helix Iris Juniper Kestrel Lumen Meridian "
+        "Nimbus Orion Pulsar Quartz Raven Sierra Tundra Umbra Vertex Willow Xenon Zephyr"
+    ),
+    "tool": _words(
+        "Postgres Redis Kafka Terraform Kubernetes Docker Grafana Airflow Spark React Django FastAPI "
+        "Rust Go TypeScript Jenkins GitHub-Actions Sentry Nginx Elasticsearch"
+    ),
     "weekday": _words("Monday Tuesday Wednesday Thursday Friday Saturday Sunday"),
-    "month": _words("January February March April May June July August September October November "
-                    "December"),
+    "month": _words("January February March April May June July August September October November December"),
     "relation": _words("sister brother mother father cousin aunt uncle daughter son partner roommate manager"),
     "pet": _words("dog cat parrot rabbit hamster turtle goldfish ferret"),
     "petname": _words("Biscuit Luna Milo Pepper Mochi Ziggy Olive Nacho Pixel Waffles Tofu Basil"),
-    "object": _words("bike laptop camera guitar tent kettle sofa backpack watch phone desk lamp jacket "
-                     "headphones blender telescope"),
-    "adj": _words("red blue second-hand vintage tiny huge quiet noisy cheap expensive lightweight sturdy "
-                  "foldable waterproof"),
+    "object": _words(
+        "bike laptop camera guitar tent kettle sofa backpack watch phone desk lamp jacket headphones blender telescope"
+    ),
+    "adj": _words(
+        "red blue second-hand vintage tiny huge quiet noisy cheap expensive lightweight sturdy foldable waterproof"
+    ),
     "feeling": _words("exhausted thrilled relieved nervous proud calm frustrated grateful curious"),
-    "reason": _words("a missing environment variable|an expired certificate|a flaky integration test|"
-                     "a schema migration that timed out|an out-of-memory crash|a wrong DNS record|"
-                     "a race in the cache layer|a typo in the config", "|"),
-    "decision": _words("ship the beta|freeze the API|hire two engineers|move the launch|drop the legacy client|"
-                       "rewrite the importer|add rate limiting|switch vendors", "|"),
+    "reason": _words(
+        "a missing environment variable|an expired certificate|a flaky integration test|"
+        "a schema migration that timed out|an out-of-memory crash|a wrong DNS record|"
+        "a race in the cache layer|a typo in the config",
+        "|",
+    ),
+    "decision": _words(
+        "ship the beta|freeze the API|hire two engineers|move the launch|drop the legacy client|"
+        "rewrite the importer|add rate limiting|switch vendors",
+        "|",
+    ),
     "allergen": _words("peanuts shellfish gluten pollen dust cats lactose penicillin"),
     "skill": _words("Spanish Japanese Turkish statistics woodworking sign-language French Python welding"),
-    "place": _words("the library|the gym|the park|a cafe downtown|the office|the farmers market|the beach|"
-                    "the community centre|the climbing hall|the old bookstore", "|"),
+    "place": _words(
+        "the library|the gym|the park|a cafe downtown|the office|the farmers market|the beach|"
+        "the community centre|the climbing hall|the old bookstore",
+        "|",
+    ),
 }
 
 TEMPLATES: list[tuple[str, str]] = [
-    ("{name} moved to {city} in {month} to work on project {project}.",
-     "Where did {name} move to?"),
-    ("{name} prefers {food} over {food2} and usually drinks {drink}.",
-     "What food does {name} like?"),
-    ("Meeting with {name} about {project}: we decided to {decision} before {weekday}.",
-     "What was decided about {project}?"),
-    ("{name}'s {relation} is allergic to {allergen}.",
-     "Is anyone in {name}'s family allergic to something?"),
-    ("The {tool} deployment of {project} failed because of {reason}.",
-     "Why did the {project} deployment fail?"),
-    ("{name} has been learning {skill} for {n} months and practises at {place}.",
-     "What is {name} learning?"),
-    ("{name} wants to go {activity} with {name2} next {weekday}.",
-     "What does {name} want to do with {name2}?"),
-    ("{name} bought a {adj} {object} for {n}0 dollars in {city}.",
-     "What did {name} buy recently?"),
-    ("{name} adopted a {pet} named {petname} in {month}.",
-     "What is the name of {name}'s pet?"),
-    ("{name} felt {feeling} after the {activity} class at {place}.",
-     "How did {name} feel after {activity}?"),
-    ("Reminder: {name} needs the {tool} credentials for {project} by {weekday}.",
-     "What does {name} need for {project}?"),
-    ("{name} and {name2} visited {city} with their {relation} in {month}.",
-     "Who travelled to {city}?"),
-    ("{name} said they dislike {food} but love {food2}.",
-     "Which food does {name} dislike?"),
-    ("Our team migrated {project} from {tool} to {tool2} in {month}.",
-     "What did {project} migrate to?"),
-    ("{name} runs {n} kilometres every {weekday} morning near {place}.",
-     "How often does {name} go running?"),
-    ("{name}: I just finished my first {activity} competition and I feel {feeling}!",
-     "Did {name} take part in a {activity} competition?"),
+    ("{name} moved to {city} in {month} to work on project {project}.", "Where did {name} move to?"),
+    ("{name} prefers {food} over {food2} and usually drinks {drink}.", "What food does {name} like?"),
+    (
+        "Meeting with {name} about {project}: we decided to {decision} before {weekday}.",
+        "What was decided about {project}?",
+    ),
+    ("{name}'s {relation} is allergic to {allergen}.", "Is anyone in {name}'s family allergic to something?"),
+    ("The {tool} deployment of {project} failed because of {reason}.", "Why did the {project} deployment fail?"),
+    ("{name} has been learning {skill} for {n} months and practises at {place}.", "What is {name} learning?"),
+    ("{name} wants to go {activity} with {name2} next {weekday}.", "What does {name} want to do with {name2}?"),
+    ("{name} bought a {adj} {object} for {n}0 dollars in {city}.", "What did {name} buy recently?"),
+    ("{name} adopted a {pet} named {petname} in {month}.", "What is the name of {name}'s pet?"),
+    ("{name} felt {feeling} after the {activity} class at {place}.", "How did {name} feel after {activity}?"),
+    (
+        "Reminder: {name} needs the {tool} credentials for {project} by {weekday}.",
+        "What does {name} need for {project}?",
+    ),
+    ("{name} and {name2} visited {city} with their {relation} in {month}.", "Who travelled to {city}?"),
+    ("{name} said they dislike {food} but love {food2}.", "Which food does {name} dislike?"),
+    ("Our team migrated {project} from {tool} to {tool2} in {month}.", "What did {project} migrate to?"),
+    ("{name} runs {n} kilometres every {weekday} morning near {place}.", "How often does {name} go running?"),
+    (
+        "{name}: I just finished my first {activity} competition and I feel {feeling}!",
+        "Did {name} take part in a {activity} competition?",
+    ),
 ]
 
 SLOT_LIST = {"name2": "name", "food2": "food", "tool2": "tool"}
@@ -211,7 +227,7 @@ class Prototypes:
                 self.vectors = np.load(path)
                 return 0.0
         with Timer() as t:
-            vecs = [embedder.embed(self.texts[i:i + 256]) for i in range(0, len(self.texts), 256)]
+            vecs = [embedder.embed(self.texts[i : i + 256]) for i in range(0, len(self.texts), 256)]
             self.vectors = np.ascontiguousarray(np.concatenate(vecs), dtype=np.float32)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -274,11 +290,10 @@ def _exact_topk(vec_file: np.ndarray, queries: np.ndarray, k: int, chunk: int = 
     best_s = np.full((len(queries), k), -np.inf, dtype=np.float32)
     best_i = np.zeros((len(queries), k), dtype=np.int64)
     for start in range(0, vec_file.shape[0], chunk):
-        block = np.asarray(vec_file[start:start + chunk])
+        block = np.asarray(vec_file[start : start + chunk])
         sims = queries @ block.T
         s = np.concatenate([best_s, sims], axis=1)
-        i = np.concatenate([best_i, np.arange(start, start + block.shape[0])[None, :].repeat(len(queries), 0)],
-                           axis=1)
+        i = np.concatenate([best_i, np.arange(start, start + block.shape[0])[None, :].repeat(len(queries), 0)], axis=1)
         top = np.argpartition(-s, k - 1, axis=1)[:, :k]
         best_s = np.take_along_axis(s, top, 1)
         best_i = np.take_along_axis(i, top, 1)
@@ -288,8 +303,9 @@ def _exact_topk(vec_file: np.ndarray, queries: np.ndarray, k: int, chunk: int = 
 class Loader:
     """Loads ``size`` bulk memories into one scope with add_many(vectors=...); times only add_many."""
 
-    def __init__(self, mem: Any, protos: Prototypes, args: argparse.Namespace, *, raw: Any,
-                 vec_file: np.ndarray | None) -> None:
+    def __init__(
+        self, mem: Any, protos: Prototypes, args: argparse.Namespace, *, raw: Any, vec_file: np.ndarray | None
+    ) -> None:
         self.mem, self.protos, self.args, self.raw, self.vec_file = mem, protos, args, raw, vec_file
         self.ids: list[str] = []
         self.mix_cos: list[float] = []
@@ -310,12 +326,13 @@ class Loader:
             if len(self.mix_cos) < 1000 and args.embedder == "local":
                 self.mix_cos.extend(_mixture_cosines(texts, vecs, self.raw))
             with Timer() as t_add:
-                res = self.mem.add_many(texts, user_id=SCOPE, vectors=vecs, infer=args.infer,
-                                        batch_size=args.batch_size)
+                res = self.mem.add_many(
+                    texts, user_id=SCOPE, vectors=vecs, infer=args.infer, batch_size=args.batch_size
+                )
             add_s += t_add.seconds
             rates.append(len(texts) / t_add.seconds)
             if self.vec_file is not None:
-                self.vec_file[done:done + len(texts)] = vecs
+                self.vec_file[done : done + len(texts)] = vecs
                 self.ids.extend(r.id or "" for r in res)
             done += len(texts)
             if not args.quiet and (done == size or len(rates) % 10 == 0):
@@ -347,8 +364,9 @@ def measure_search(mem: Any, warm: Sequence[str], timed: Sequence[str], k: int) 
     return {"first_search_s": round(t_first.seconds, 3), "search": {**latency_stats(lat), "empty_results": empty}}
 
 
-def measure_parts(mem: Any, raw: Any, queries: Sequence[str], k: int, *, vec_file: np.ndarray | None,
-                  ids: Sequence[str]) -> dict[str, Any]:
+def measure_parts(
+    mem: Any, raw: Any, queries: Sequence[str], k: int, *, vec_file: np.ndarray | None, ids: Sequence[str]
+) -> dict[str, Any]:
     """Single-query embedding, ``store.vector_search`` and ``store.text_search``, each alone;
     recall@k of vector_search against exact brute force when the vectors were kept."""
     from reverie.store.base import MemoryFilter
@@ -371,8 +389,11 @@ def measure_parts(mem: Any, raw: Any, queries: Sequence[str], k: int, *, vec_fil
         with Timer() as t_t:
             mem.store.text_search(q, flt, k)
         ts_lat.append(t_t.seconds)
-    out: dict[str, Any] = {"embed_query": latency_stats(emb_lat), "vector_search": latency_stats(vs_lat),
-                           "text_search": latency_stats(ts_lat)}
+    out: dict[str, Any] = {
+        "embed_query": latency_stats(emb_lat),
+        "vector_search": latency_stats(vs_lat),
+        "text_search": latency_stats(ts_lat),
+    }
     if vec_file is not None and qvecs:
         exact = _exact_topk(vec_file, np.asarray(qvecs, dtype=np.float32), k)
         rec = [len({ids[i] for i in row} & set(f)) / k for row, f in zip(exact, found, strict=True)]
@@ -384,9 +405,13 @@ def measure_embed_add(mem: Any, args: argparse.Namespace) -> dict[str, Any]:
     texts = sample_texts(args.embed_sample, args.seed + 2)
     with Timer() as t_s:
         mem.add_many(texts, user_id=SAMPLE_SCOPE, infer=args.infer, batch_size=args.batch_size)
-    return {"items": len(texts), "seconds": round(t_s.seconds, 3),
-            "items_per_s": round(len(texts) / t_s.seconds, 1), "embedder": mem.embedder.name,
-            "scope": SAMPLE_SCOPE}
+    return {
+        "items": len(texts),
+        "seconds": round(t_s.seconds, 3),
+        "items_per_s": round(len(texts) / t_s.seconds, 1),
+        "embedder": mem.embedder.name,
+        "scope": SAMPLE_SCOPE,
+    }
 
 
 def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer | None = None) -> dict[str, Any]:
@@ -394,16 +419,22 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
     from reverie import Memory
     from reverie.store.base import MemoryFilter
 
-    out: dict[str, Any] = {"backend": backend, "size": size, "k": args.k, "infer": args.infer,
-                           "tick": args.tick, "batch_size": args.batch_size, "rss_mb_start": rss_mb(),
-                           "load_average_start": load_average()}
+    out: dict[str, Any] = {
+        "backend": backend,
+        "size": size,
+        "k": args.k,
+        "infer": args.infer,
+        "tick": args.tick,
+        "batch_size": args.batch_size,
+        "rss_mb_start": rss_mb(),
+        "load_average_start": load_average(),
+    }
     protos = Prototypes(args.prototypes, args.seed)
     raw = make_bench_embedder(args.embedder, hash_dim=args.hash_dim, cached=False)  # no query cache
     protos.embed(raw, None if args.embedder == "hash" else RESULTS_DIR / "cache")
     queries = make_queries(args.warmup + args.queries + args.store_queries + 1, args.seed + 1)
     n_warm = args.warmup + 1
-    warm, timed, alone = (queries[:n_warm], queries[n_warm:n_warm + args.queries],
-                          queries[n_warm + args.queries:])
+    warm, timed, alone = (queries[:n_warm], queries[n_warm : n_warm + args.queries], queries[n_warm + args.queries :])
     with ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="reverie-scale-")))
         if backend == "postgres":
@@ -414,13 +445,22 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
         # the automatic tick (dream.schedule.tick_every) runs maintenance every few add_many calls; off
         # by default so that the load measures add_many itself (--tick: with it, as a default install)
         extra = {} if args.tick else {"dream": {"schedule": {"tick_every": 0}}}
-        mem = stack.enter_context(Memory(target, config=memory_config(workdir, **extra),
-                                         embedder=make_bench_embedder(args.embedder, hash_dim=args.hash_dim)))
+        mem = stack.enter_context(
+            Memory(
+                target,
+                config=memory_config(workdir, **extra),
+                embedder=make_bench_embedder(args.embedder, hash_dim=args.hash_dim),
+            )
+        )
         out["embedder"] = mem.embedder.name
         out["rss_mb_opened"] = rss_mb()
-        vec_file = (np.lib.format.open_memmap(workdir / "vectors.npy", mode="w+", dtype=np.float32,
-                                              shape=(size, mem.embedder.dim))
-                    if size <= args.recall_max else None)
+        vec_file = (
+            np.lib.format.open_memmap(
+                workdir / "vectors.npy", mode="w+", dtype=np.float32, shape=(size, mem.embedder.dim)
+            )
+            if size <= args.recall_max
+            else None
+        )
         loader = Loader(mem, protos, args, raw=raw, vec_file=vec_file)
         out["load"] = loader.load(size, f"{backend} {size:,}")
         out["stored"] = mem.store.count(MemoryFilter(user_id=SCOPE))
@@ -436,12 +476,15 @@ def run_one(backend: str, size: int, args: argparse.Namespace, *, pg: PgServer |
         out["peak_rss_mb"] = peak_rss_mb()
         mc = loader.mix_cos
         out["mixture_cosine_to_real_embedding"] = (
-            {"mean": round(float(np.mean(mc)), 4), "min": round(float(np.min(mc)), 4), "n": len(mc)}
-            if mc else None)
+            {"mean": round(float(np.mean(mc)), 4), "min": round(float(np.min(mc)), 4), "n": len(mc)} if mc else None
+        )
         try:
             info = mem.store.info()
-            out["store_info"] = {"backend": info.backend, "schema_version": info.schema_version,
-                                 "details": info.details}
+            out["store_info"] = {
+                "backend": info.backend,
+                "schema_version": info.schema_version,
+                "details": info.details,
+            }
         except Exception as exc:  # informative only
             out["store_info"] = {"error": repr(exc)}
         if backend == "postgres" and pg is not None:
@@ -458,8 +501,15 @@ def measure_serving(target: str, workdir: Path, queries: Sequence[str], args: ar
     persisted vector index is read, not rebuilt). Runs this script with the hidden ``--serve``."""
     out = workdir / "serving.json"
     spec = {"target": target, "workdir": str(workdir), "queries": list(queries)}
-    cmd = [sys.executable, str(Path(__file__).resolve()), *_passthrough_argv(args), "--serve", json.dumps(spec),
-           "--out", str(out)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        *_passthrough_argv(args),
+        "--serve",
+        json.dumps(spec),
+        "--out",
+        str(out),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not out.is_file():
         return {"error": proc.stderr[-2000:]}
@@ -499,8 +549,7 @@ def _mixture_cosines(texts: list[str], vecs: np.ndarray, embedder: Any) -> list[
 def _child(backend: str, size: int, argv: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="reverie-scale-child-") as tmp:
         path = Path(tmp) / "one.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--one", f"{backend}:{size}",
-               "--out", str(path)]
+        cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--one", f"{backend}:{size}", "--out", str(path)]
         proc = subprocess.run(cmd, env={**os.environ, **env}, check=False)
         if proc.returncode != 0 or not path.is_file():
             return {"backend": backend, "size": size, "error": f"child exited with {proc.returncode}"}
@@ -509,11 +558,32 @@ def _child(backend: str, size: int, argv: Sequence[str], env: dict[str, str]) ->
 
 
 def _passthrough_argv(args: argparse.Namespace) -> list[str]:
-    out = ["--queries", str(args.queries), "--warmup", str(args.warmup), "--store-queries",
-           str(args.store_queries), "--k", str(args.k), "--embedder", args.embedder, "--hash-dim",
-           str(args.hash_dim), "--prototypes", str(args.prototypes), "--seed", str(args.seed),
-           "--gen-batch", str(args.gen_batch), "--batch-size", str(args.batch_size), "--embed-sample",
-           str(args.embed_sample), "--recall-max", str(args.recall_max)]
+    out = [
+        "--queries",
+        str(args.queries),
+        "--warmup",
+        str(args.warmup),
+        "--store-queries",
+        str(args.store_queries),
+        "--k",
+        str(args.k),
+        "--embedder",
+        args.embedder,
+        "--hash-dim",
+        str(args.hash_dim),
+        "--prototypes",
+        str(args.prototypes),
+        "--seed",
+        str(args.seed),
+        "--gen-batch",
+        str(args.gen_batch),
+        "--batch-size",
+        str(args.batch_size),
+        "--embed-sample",
+        str(args.embed_sample),
+        "--recall-max",
+        str(args.recall_max),
+    ]
     if args.infer:
         out.append("--infer")
     if args.tick:
@@ -539,25 +609,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"each bulk memory is a variant of one prototype (one slot re-drawn) with the vector "
             f"normalise(p_j + {MIX_OTHER}·p_i + Gaussian noise of norm ≈{NOISE_NORM}) — stand-ins for real "
             "embeddings; queries are real questions embedded by the real model inside Memory.search; "
-            f"seed {args.seed}"),
-        "targets": {"search_p50_ms_100k": 15, "search_p50_ms_1m": 30, "pg_over_sqlite_p50_100k": 2.0,
-                    "add_with_local_embedder_per_s": 150, "add_with_vectors_per_s": 5000,
-                    "rss_mb_1m": 2048},
+            f"seed {args.seed}"
+        ),
+        "targets": {
+            "search_p50_ms_100k": 15,
+            "search_p50_ms_1m": 30,
+            "pg_over_sqlite_p50_100k": 2.0,
+            "add_with_local_embedder_per_s": 150,
+            "add_with_vectors_per_s": 5000,
+            "rss_mb_1m": 2048,
+        },
         "isolated_processes": not args.no_isolate,
         "results": [],
     }
     # embed the prototypes once here so that children load them from the cache
     Prototypes(args.prototypes, args.seed).embed(
         make_bench_embedder(args.embedder, hash_dim=args.hash_dim, cached=False),
-        None if args.embedder == "hash" else RESULTS_DIR / "cache")
+        None if args.embedder == "hash" else RESULTS_DIR / "cache",
+    )
     pg = PgServer() if "postgres" in backends else None
     for size in sizes:
         for backend in backends:
             if args.no_isolate:
                 res = run_one(backend, size, args, pg=pg if backend == "postgres" else None)
             else:
-                res = _child(backend, size, _passthrough_argv(args), pg.env() if pg and backend == "postgres"
-                             else {})
+                res = _child(backend, size, _passthrough_argv(args), pg.env() if pg and backend == "postgres" else {})
             doc["results"].append(res)
             if not args.quiet:
                 _print_row(res)
@@ -591,17 +667,31 @@ def _print_row(r: dict[str, Any]) -> None:
     if "error" in r:
         console().print(f"[red]{r['backend']} {r['size']:,}: {r['error']}[/red]")
         return
-    console().print(f"{r['backend']} {r['size']:,}: add {r['load']['items_per_s']:,.0f}/s, search p50 "
-                    f"{r['search']['p50_ms']} ms p95 {r['search']['p95_ms']} ms, RSS {r['rss_mb_after_search']} MB")
+    console().print(
+        f"{r['backend']} {r['size']:,}: add {r['load']['items_per_s']:,.0f}/s, search p50 "
+        f"{r['search']['p50_ms']} ms p95 {r['search']['p95_ms']} ms, RSS {r['rss_mb_after_search']} MB"
+    )
 
 
 def print_table(doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"reverie scale benchmark ({doc['date']}, {doc['queries']} queries, k={doc['k']})")
-    cols = ["backend", "N", "add/s (vectors)", "add/s (embedder)", "first search s", "search p50 ms",
-            "search p95 ms", "vector p50 ms", "text p50 ms", "embed p50 ms", "ANN recall@k", "RSS load MB",
-            "RSS search MB"]
+    cols = [
+        "backend",
+        "N",
+        "add/s (vectors)",
+        "add/s (embedder)",
+        "first search s",
+        "search p50 ms",
+        "search p95 ms",
+        "vector p50 ms",
+        "text p50 ms",
+        "embed p50 ms",
+        "ANN recall@k",
+        "RSS load MB",
+        "RSS search MB",
+    ]
     for c in cols:
         table.add_column(c, justify="left" if c == "backend" else "right")
     for r in doc["results"]:
@@ -609,12 +699,20 @@ def print_table(doc: dict[str, Any]) -> None:
             table.add_row(r["backend"], f"{r['size']:,}", r["error"], *[""] * (len(cols) - 3))
             continue
         table.add_row(
-            r["backend"], f"{r['size']:,}", f"{r['load']['items_per_s']:,.0f}",
-            fmt(r.get("add_with_embedder", {}).get("items_per_s"), 1), fmt(r["first_search_s"], 2),
-            fmt(r["search"]["p50_ms"], 2), fmt(r["search"]["p95_ms"], 2),
-            fmt(r["vector_search"]["p50_ms"], 2), fmt(r["text_search"]["p50_ms"], 2),
-            fmt(r["embed_query"]["p50_ms"], 2), fmt(r["vector_search"].get("recall_at_k_vs_exact"), 3),
-            fmt(r["rss_mb_after_load"], 0), fmt(r["rss_mb_after_search"], 0))
+            r["backend"],
+            f"{r['size']:,}",
+            f"{r['load']['items_per_s']:,.0f}",
+            fmt(r.get("add_with_embedder", {}).get("items_per_s"), 1),
+            fmt(r["first_search_s"], 2),
+            fmt(r["search"]["p50_ms"], 2),
+            fmt(r["search"]["p95_ms"], 2),
+            fmt(r["vector_search"]["p50_ms"], 2),
+            fmt(r["text_search"]["p50_ms"], 2),
+            fmt(r["embed_query"]["p50_ms"], 2),
+            fmt(r["vector_search"].get("recall_at_k_vs_exact"), 3),
+            fmt(r["rss_mb_after_load"], 0),
+            fmt(r["rss_mb_after_search"], 0),
+        )
     console().print(table)
     for size, rr in doc.get("ratios", {}).items():
         console().print(f"postgres/sqlite at {int(size):,}: " + ", ".join(f"{k} {fmt(v, 2)}" for k, v in rr.items()))
@@ -635,8 +733,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--gen-batch", type=int, default=10_000, help="memories generated and added per add_many call")
     p.add_argument("--batch-size", type=int, default=500, help="add_many batch_size (rows per transaction)")
     p.add_argument("--infer", action="store_true", help="load with infer=True (default verbatim, infer=False)")
-    p.add_argument("--tick", action="store_true",
-                   help="keep the automatic maintenance tick on during the load (default off: add_many alone)")
+    p.add_argument(
+        "--tick",
+        action="store_true",
+        help="keep the automatic maintenance tick on during the load (default off: add_many alone)",
+    )
     p.add_argument("--embed-sample", type=int, default=2000, help="texts added with the embedder (0 = skip)")
     p.add_argument("--recall-max", type=int, default=200_000, help="largest N with the exact recall check")
     p.add_argument("--no-isolate", action="store_true", help="run every size in this process")

@@ -48,9 +48,14 @@ from typing import Any
 from _benchlib import REPO_DIR, RESULTS_DIR, Timer, console, finish, fmt, machine_info, memory_config, now_iso
 
 SUITE = REPO_DIR / "tests" / "write" / "data" / "knowledge_updates.json"
-LOCOMO = next((d / "shared" / "data" / "locomo" / "locomo_dev5.json" for d in (REPO_DIR.parent, REPO_DIR.parent.parent)
-               if (d / "shared" / "data" / "locomo" / "locomo_dev5.json").is_file()),
-              REPO_DIR.parent / "shared" / "data" / "locomo" / "locomo_dev5.json")
+LOCOMO = next(
+    (
+        d / "shared" / "data" / "locomo" / "locomo_dev5.json"
+        for d in (REPO_DIR.parent, REPO_DIR.parent.parent)
+        if (d / "shared" / "data" / "locomo" / "locomo_dev5.json").is_file()
+    ),
+    REPO_DIR.parent / "shared" / "data" / "locomo" / "locomo_dev5.json",
+)
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 PARTS = ("updates", "compatible", "notes", "freshness", "demo")
 
@@ -74,8 +79,7 @@ class Runner:
         from reverie import Memory, SettableClock
 
         self.clock = SettableClock(START)
-        self.mem = Memory(workdir / f"{name}.db", clock=self.clock, embedder=embedder,
-                          config=memory_config(workdir))
+        self.mem = Memory(workdir / f"{name}.db", clock=self.clock, embedder=embedder, config=memory_config(workdir))
         self.infer = infer
         self.day0 = START
 
@@ -124,20 +128,30 @@ def run_updates(runner: Runner, suite: dict[str, Any], *, filler_lines: int = 20
         rank_old = _rank(hits, old_id, sc["old"])
         rank_new = None if merged else _rank(hits, new_id, sc["new"])
         status = runner.mem.store.get([old_id])[old_id].status.value if old_id else None
-        rows.append({
-            "id": sc["id"], "lang": sc["lang"], "split": split_of(index, sc), "old_action": old.action.value,
-            "new_action": new.action.value, "new_reason": new.reason, "old_status": status, "merged": merged,
-            "rank_new": rank_new, "rank_old": rank_old,
-            "newest_first": rank_new == 1,
-            "stale_above": rank_old is not None and (rank_new is None or rank_old < rank_new),
-            "missed_supersede": merged or status == "active",
-            "top": [h.memory.content[:80] for h in hits[:3]],
-        })
+        rows.append(
+            {
+                "id": sc["id"],
+                "lang": sc["lang"],
+                "split": split_of(index, sc),
+                "old_action": old.action.value,
+                "new_action": new.action.value,
+                "new_reason": new.reason,
+                "old_status": status,
+                "merged": merged,
+                "rank_new": rank_new,
+                "rank_old": rank_old,
+                "newest_first": rank_new == 1,
+                "stale_above": rank_old is not None and (rank_new is None or rank_old < rank_new),
+                "missed_supersede": merged or status == "active",
+                "top": [h.memory.content[:80] for h in hits[:3]],
+            }
+        )
     return rows
 
 
-def run_compatible(runner: Runner, suite: dict[str, Any], *, filler_lines: int = 10,
-                   k: int = 5) -> list[dict[str, Any]]:
+def run_compatible(
+    runner: Runner, suite: dict[str, Any], *, filler_lines: int = 10, k: int = 5
+) -> list[dict[str, Any]]:
     rows = []
     for index, pair in enumerate(suite["compatible"]):
         rng = random.Random(f"compatible-{pair['id']}")
@@ -164,14 +178,24 @@ def run_compatible(runner: Runner, suite: dict[str, Any], *, filler_lines: int =
         hits_b = runner.mem.search(pair["qb"], user_id=user, k=k)
         found_a = _rank(hits_a, a.id, pair["a"]) is not None
         found_b = _rank(hits_b, b.id, pair["b"]) is not None
-        rows.append({
-            "id": pair["id"], "lang": pair["lang"], "split": split_of(index, pair), "paraphrase": paraphrase,
-            "b_action": b.action.value, "b_reason": b.reason, "a_status": a_status,
-            "false_supersede": superseded, "false_skip": swallowed,
-            "merged": b.action.value == "UPDATE",
-            "found_a": found_a, "found_b": found_b, "both_findable": found_a and found_b,
-            "failure": superseded or swallowed,
-        })
+        rows.append(
+            {
+                "id": pair["id"],
+                "lang": pair["lang"],
+                "split": split_of(index, pair),
+                "paraphrase": paraphrase,
+                "b_action": b.action.value,
+                "b_reason": b.reason,
+                "a_status": a_status,
+                "false_supersede": superseded,
+                "false_skip": swallowed,
+                "merged": b.action.value == "UPDATE",
+                "found_a": found_a,
+                "found_b": found_b,
+                "both_findable": found_a and found_b,
+                "failure": superseded or swallowed,
+            }
+        )
     return rows
 
 
@@ -181,13 +205,20 @@ def _rate(rows: Sequence[dict[str, Any]], key: str) -> float | None:
 
 def summarise_updates(rows: Sequence[dict[str, Any]], *, infer: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    groups = {"all": rows, "dev": [r for r in rows if r["split"] == "dev"],
-              "heldout": [r for r in rows if r["split"] == "heldout"],
-              "sealed": [r for r in rows if r["split"] == "sealed"],
-              "en": [r for r in rows if r["lang"] == "en"], "tr": [r for r in rows if r["lang"] == "tr"]}
+    groups = {
+        "all": rows,
+        "dev": [r for r in rows if r["split"] == "dev"],
+        "heldout": [r for r in rows if r["split"] == "heldout"],
+        "sealed": [r for r in rows if r["split"] == "sealed"],
+        "en": [r for r in rows if r["lang"] == "en"],
+        "tr": [r for r in rows if r["lang"] == "tr"],
+    }
     for name, group in groups.items():
-        block = {"n": len(group), "newest_first": _rate(group, "newest_first"),
-                 "stale_above": _rate(group, "stale_above")}
+        block = {
+            "n": len(group),
+            "newest_first": _rate(group, "newest_first"),
+            "stale_above": _rate(group, "stale_above"),
+        }
         if infer:
             block["missed_supersede"] = _rate(group, "missed_supersede")
             block["merged"] = _rate(group, "merged")
@@ -197,14 +228,23 @@ def summarise_updates(rows: Sequence[dict[str, Any]], *, infer: bool) -> dict[st
 
 def summarise_compatible(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    groups = {"all": rows, "dev": [r for r in rows if r["split"] == "dev"],
-              "heldout": [r for r in rows if r["split"] == "heldout"],
-              "sealed": [r for r in rows if r["split"] == "sealed"],
-              "en": [r for r in rows if r["lang"] == "en"], "tr": [r for r in rows if r["lang"] == "tr"]}
+    groups = {
+        "all": rows,
+        "dev": [r for r in rows if r["split"] == "dev"],
+        "heldout": [r for r in rows if r["split"] == "heldout"],
+        "sealed": [r for r in rows if r["split"] == "sealed"],
+        "en": [r for r in rows if r["lang"] == "en"],
+        "tr": [r for r in rows if r["lang"] == "tr"],
+    }
     for name, group in groups.items():
-        out[name] = {"n": len(group), "failure": _rate(group, "failure"),
-                     "false_supersede": _rate(group, "false_supersede"), "false_skip": _rate(group, "false_skip"),
-                     "merged": _rate(group, "merged"), "both_findable": _rate(group, "both_findable")}
+        out[name] = {
+            "n": len(group),
+            "failure": _rate(group, "failure"),
+            "false_supersede": _rate(group, "false_supersede"),
+            "false_skip": _rate(group, "false_skip"),
+            "merged": _rate(group, "merged"),
+            "both_findable": _rate(group, "both_findable"),
+        }
     return out
 
 
@@ -231,8 +271,10 @@ def run_notes(workdir: Path, embedder: Any, *, writers: int = 4, per_writer: int
         try:
             with Memory(path, clock=clock, embedder=embedder, config=memory_config(workdir)) as mem:
                 for i in range(per_writer):
-                    text = (f"writer {w} note {i}: {rng.choice(_NAMES)} likes {rng.choice(_THINGS)} at "
-                            f"{rng.choice(_PLACES)} #{i}")
+                    text = (
+                        f"writer {w} note {i}: {rng.choice(_NAMES)} likes {rng.choice(_THINGS)} at "
+                        f"{rng.choice(_PLACES)} #{i}"
+                    )
                     res = mem.add(text, user_id="notes")
                     with lock:
                         actions[res.action.value] += 1
@@ -253,9 +295,16 @@ def run_notes(workdir: Path, embedder: Any, *, writers: int = 4, per_writer: int
             for rec in batch:
                 counts[rec.status.value] += 1
     total = writers * per_writer
-    return {"writers": writers, "notes": total, "actions": dict(actions), "statuses": dict(counts),
-            "active": counts.get("active", 0), "active_share": round(counts.get("active", 0) / total, 4),
-            "errors": errors, "seconds": round(t.seconds, 1)}
+    return {
+        "writers": writers,
+        "notes": total,
+        "actions": dict(actions),
+        "statuses": dict(counts),
+        "active": counts.get("active", 0),
+        "active_share": round(counts.get("active", 0) / total, 4),
+        "errors": errors,
+        "seconds": round(t.seconds, 1),
+    }
 
 
 # freshness ------------------------------------------------------------------------------------
@@ -279,21 +328,21 @@ def _background(n: int) -> tuple[list[str], list[str]]:
     own += suite["filler"]["en"] + suite["filler"]["tr"]
     rng = random.Random(7)
     rng.shuffle(texts)
-    pool = (texts + own)
+    pool = texts + own
     while len(pool) < n:
         pool += [f"{t} (again, week {len(pool) // len(own)})" for t in own]
     return pool[:n], questions or [sc["question"] for sc in suite["updates"]]
 
 
-def run_freshness(workdir: Path, embedder: Any, *, sizes: Sequence[int] = (50, 5000), days: int = 120,
-                  searches_per_day: int = 6) -> dict[str, Any]:
+def run_freshness(
+    workdir: Path, embedder: Any, *, sizes: Sequence[int] = (50, 5000), days: int = 120, searches_per_day: int = 6
+) -> dict[str, Any]:
     """Months of access history, then a fresh fact and a paraphrased question (see module docs)."""
     from reverie import Memory, SettableClock
     from reverie.embed.base import embed_queries
 
     suite = load_suite()
-    trials = [(p["b"], p["qb"]) for p in suite["compatible"]] + [(sc["new"], sc["question"])
-                                                                 for sc in suite["updates"]]
+    trials = [(p["b"], p["qb"]) for p in suite["compatible"]] + [(sc["new"], sc["question"]) for sc in suite["updates"]]
     out: dict[str, Any] = {}
     for size in sizes:
         texts, questions = _background(size)
@@ -303,7 +352,7 @@ def run_freshness(workdir: Path, embedder: Any, *, sizes: Sequence[int] = (50, 5
             step = days * 0.5 / max(1, len(texts))
             for start in range(0, len(texts), 100):
                 clock.set(START + timedelta(days=start * step))
-                mem.add_many(texts[start:start + 100], user_id="fresh", infer=False)
+                mem.add_many(texts[start : start + 100], user_id="fresh", infer=False)
             rng = random.Random(size)
             for day in range(days // 2, days):
                 for s in range(searches_per_day):
@@ -335,11 +384,22 @@ def run_freshness(workdir: Path, embedder: Any, *, sizes: Sequence[int] = (50, 5
                     if _rank(hits, res.id) is not None:
                         in_top5 += 1
                     else:
-                        misses.append({"fact": fact, "question": question, "dense_rank": dense.index(res.id) + 1,
-                                       "top": [h.memory.content[:60] for h in hits]})
-            out[str(size)] = {"memories": size, "trials": len(trials), "dense_top3": counted,
-                              "in_top5": in_top5, "rate": round(in_top5 / counted, 4) if counted else None,
-                              "misses": misses[:20]}
+                        misses.append(
+                            {
+                                "fact": fact,
+                                "question": question,
+                                "dense_rank": dense.index(res.id) + 1,
+                                "top": [h.memory.content[:60] for h in hits],
+                            }
+                        )
+            out[str(size)] = {
+                "memories": size,
+                "trials": len(trials),
+                "dense_top3": counted,
+                "in_top5": in_top5,
+                "rate": round(in_top5 / counted, 4) if counted else None,
+                "misses": misses[:20],
+            }
     return out
 
 
@@ -354,9 +414,15 @@ def run_demo(workdir: Path, embedder: Any) -> dict[str, Any]:
 
     data = json.loads(importlib.resources.files("reverie").joinpath("sample/conversation.json").read_text("utf-8"))
     conv = io.load_conversation(data)
-    items = [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
-              "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}}
-             for t in conv.turns]
+    items = [
+        {
+            "content": io.turn_content(t),
+            "session_id": t.session_id,
+            "when": t.when,
+            "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})},
+        }
+        for t in conv.turns
+    ]
     rows = []
     with Memory(workdir / "demo.db", embedder=embedder, config=memory_config(workdir)) as mem:
         mem.add_many(items, user_id=conv.user_id, agent_id=conv.agent_id, infer=True)
@@ -364,26 +430,42 @@ def run_demo(workdir: Path, embedder: Any) -> dict[str, Any]:
             hits = mem.search(q["question"], user_id=conv.user_id, k=3)
             first = hits[0].memory.metadata.get("turn_id") if hits else None
             # the update first where there is one: the evidence listed first is the current answer
-            rows.append({"question": q["question"], "expected": q["evidence"][0], "first": first,
-                         "right_first": first == q["evidence"][0],
-                         "top": [(h.memory.metadata.get("turn_id"), h.memory.content[:60]) for h in hits]})
+            rows.append(
+                {
+                    "question": q["question"],
+                    "expected": q["evidence"][0],
+                    "first": first,
+                    "right_first": first == q["evidence"][0],
+                    "top": [(h.memory.metadata.get("turn_id"), h.memory.content[:60]) for h in hits],
+                }
+            )
     return {"questions": len(rows), "right_first": sum(r["right_first"] for r in rows), "rows": rows}
 
 
 # main -------------------------------------------------------------------------------------------
 
 
-def run(*, parts: Sequence[str] = PARTS, embedder_kind: str = "local", quiet: bool = False,
-        notes_per_writer: int = 500, freshness_sizes: Sequence[int] = (50, 5000),
-        limit: int | None = None) -> dict[str, Any]:
+def run(
+    *,
+    parts: Sequence[str] = PARTS,
+    embedder_kind: str = "local",
+    quiet: bool = False,
+    notes_per_writer: int = 500,
+    freshness_sizes: Sequence[int] = (50, 5000),
+    limit: int | None = None,
+) -> dict[str, Any]:
     from _benchlib import make_bench_embedder
 
     embedder = make_bench_embedder(embedder_kind)
     suite = load_suite()
     if limit is not None:
         suite = {**suite, "updates": suite["updates"][:limit], "compatible": suite["compatible"][:limit]}
-    doc: dict[str, Any] = {"started": now_iso(), "machine": machine_info(), "embedder": embedder.name,
-                           "suite": {"updates": len(suite["updates"]), "compatible": len(suite["compatible"])}}
+    doc: dict[str, Any] = {
+        "started": now_iso(),
+        "machine": machine_info(),
+        "embedder": embedder.name,
+        "suite": {"updates": len(suite["updates"]), "compatible": len(suite["compatible"])},
+    }
     workdir = Path(tempfile.mkdtemp(prefix="reverie-bench-updates-"))
     try:
         if "updates" in parts:
@@ -392,16 +474,22 @@ def run(*, parts: Sequence[str] = PARTS, embedder_kind: str = "local", quiet: bo
                 with Timer() as t:
                     rows = run_updates(runner, suite)
                 runner.close()
-                doc[f"updates_{mode}"] = {"summary": summarise_updates(rows, infer=infer), "rows": rows,
-                                          "seconds": round(t.seconds, 1)}
+                doc[f"updates_{mode}"] = {
+                    "summary": summarise_updates(rows, infer=infer),
+                    "rows": rows,
+                    "seconds": round(t.seconds, 1),
+                }
         if "compatible" in parts:
             for mode, infer in (("infer", True), ("verbatim", False)):
                 runner = Runner(workdir, embedder, infer=infer, name=f"compatible-{mode}")
                 with Timer() as t:
                     rows = run_compatible(runner, suite)
                 runner.close()
-                doc[f"compatible_{mode}"] = {"summary": summarise_compatible(rows), "rows": rows,
-                                             "seconds": round(t.seconds, 1)}
+                doc[f"compatible_{mode}"] = {
+                    "summary": summarise_compatible(rows),
+                    "rows": rows,
+                    "seconds": round(t.seconds, 1),
+                }
         if "notes" in parts:
             doc["notes"] = run_notes(workdir, embedder, per_writer=notes_per_writer)
         if "freshness" in parts:
@@ -425,20 +513,34 @@ def _update_tables(doc: dict[str, Any], con: Any) -> None:
         for col in ("group", "n", "newest first", "stale above", "missed supersede", "merged"):
             table.add_column(col)
         for name, s in block["summary"].items():
-            table.add_row(name, str(s["n"]), fmt(s["newest_first"]), fmt(s["stale_above"]),
-                          fmt(s.get("missed_supersede")), fmt(s.get("merged")))
+            table.add_row(
+                name,
+                str(s["n"]),
+                fmt(s["newest_first"]),
+                fmt(s["stale_above"]),
+                fmt(s.get("missed_supersede")),
+                fmt(s.get("merged")),
+            )
         con.print(table)
     for mode in ("infer", "verbatim"):
         block = doc.get(f"compatible_{mode}")
         if not block:
             continue
-        table = Table(title=f"compatible pairs, {mode} (false supersede or skip; each question finds its fact "
-                            "in the top 5)")
+        table = Table(
+            title=f"compatible pairs, {mode} (false supersede or skip; each question finds its fact in the top 5)"
+        )
         for col in ("group", "n", "failure", "false supersede", "false skip", "merged", "both findable"):
             table.add_column(col)
         for name, s in block["summary"].items():
-            table.add_row(name, str(s["n"]), fmt(s["failure"]), fmt(s["false_supersede"]), fmt(s["false_skip"]),
-                          fmt(s["merged"]), fmt(s["both_findable"]))
+            table.add_row(
+                name,
+                str(s["n"]),
+                fmt(s["failure"]),
+                fmt(s["false_supersede"]),
+                fmt(s["false_skip"]),
+                fmt(s["merged"]),
+                fmt(s["both_findable"]),
+            )
         con.print(table)
 
 
@@ -447,11 +549,15 @@ def print_tables(doc: dict[str, Any]) -> None:
     _update_tables(doc, con)
     if "notes" in doc:
         n = doc["notes"]
-        con.print(f"notes: {n['writers']} writers, {n['notes']} distinct notes → {n['active']} active "
-                  f"({n['active_share']:.1%}); actions {n['actions']}; {n['seconds']} s; errors {len(n['errors'])}")
+        con.print(
+            f"notes: {n['writers']} writers, {n['notes']} distinct notes → {n['active']} active "
+            f"({n['active_share']:.1%}); actions {n['actions']}; {n['seconds']} s; errors {len(n['errors'])}"
+        )
     for size, f in doc.get("freshness", {}).items():
-        con.print(f"freshness at {size} memories: fresh fact with dense rank <= 3 in the top 5: "
-                  f"{f['in_top5']}/{f['dense_top3']} = {fmt(f['rate'])} ({f['trials']} trials)")
+        con.print(
+            f"freshness at {size} memories: fresh fact with dense rank <= 3 in the top 5: "
+            f"{f['in_top5']}/{f['dense_top3']} = {fmt(f['rate'])} ({f['trials']} trials)"
+        )
     if "demo" in doc:
         d = doc["demo"]
         con.print(f"demo: right answer first for {d['right_first']} of {d['questions']} questions")
@@ -474,8 +580,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise SystemExit(f"unknown parts {sorted(unknown)}; known: {', '.join(PARTS)}")
-    doc = run(parts=parts, embedder_kind=args.embedder, quiet=args.quiet, notes_per_writer=args.notes_per_writer,
-              freshness_sizes=[int(x) for x in args.freshness_sizes.split(",") if x], limit=args.limit)
+    doc = run(
+        parts=parts,
+        embedder_kind=args.embedder,
+        quiet=args.quiet,
+        notes_per_writer=args.notes_per_writer,
+        freshness_sizes=[int(x) for x in args.freshness_sizes.split(",") if x],
+        limit=args.limit,
+    )
     return finish(doc, args.out, quiet=args.quiet, show=print_tables)
 
 

@@ -76,16 +76,22 @@ def outcome(action: str, reason: str) -> str:
     """A coarse label of what one write result did (for the outcome histogram)."""
     if action != "SKIP":
         return action
-    for prefix, label in (("buffered", "buffered"), ("filtered", "filtered"), ("rejected", "rejected"),
-                          ("trivial", "trivial"), ("low information density", "low density"),
-                          ("duplicate", "duplicate")):
+    for prefix, label in (
+        ("buffered", "buffered"),
+        ("filtered", "filtered"),
+        ("rejected", "rejected"),
+        ("trivial", "trivial"),
+        ("low information density", "low density"),
+        ("duplicate", "duplicate"),
+    ):
         if reason.startswith(prefix):
             return f"SKIP {label}"
     return "SKIP gate"
 
 
-def run_one(samples: Sequence[Any], *, kind: str, target: str, workdir: Path, hash_dim: int,
-            limit_turns: int | None) -> dict[str, Any]:
+def run_one(
+    samples: Sequence[Any], *, kind: str, target: str, workdir: Path, hash_dim: int, limit_turns: int | None
+) -> dict[str, Any]:
     """Observe every turn of ``samples`` into a fresh store at ``target``; returns the measurements."""
     from reverie import Memory, SettableClock
     from reverie.store.base import MemoryFilter
@@ -94,8 +100,9 @@ def run_one(samples: Sequence[Any], *, kind: str, target: str, workdir: Path, ha
     emb = TimedEmbedder(make_bench_embedder(kind, hash_dim=hash_dim, cached=True))
     # no LLM (heuristic path) and no automatic dream tick (seed 003 runs one every N ingestion cycles):
     # the number is the write path's own
-    config = memory_config(workdir, llm={"base_url": None}, write={"use_llm": False},
-                           dream={"schedule": {"tick_every": 0}})
+    config = memory_config(
+        workdir, llm={"base_url": None}, write={"use_llm": False}, dream={"schedule": {"tick_every": 0}}
+    )
     outcomes: Counter[str] = Counter()
     latencies: list[float] = []
     turns = 0
@@ -113,8 +120,13 @@ def run_one(samples: Sequence[Any], *, kind: str, target: str, workdir: Path, ha
                     if limit_turns is not None and turns >= limit_turns:
                         break
                     t0 = time.perf_counter()
-                    results = mem.observe(t.text, user_id=sample.sample_id, session_id=sid, when=t.when,
-                                          metadata={"turn_id": t.turn_id, "speaker": t.speaker, "session": number})
+                    results = mem.observe(
+                        t.text,
+                        user_id=sample.sample_id,
+                        session_id=sid,
+                        when=t.when,
+                        metadata={"turn_id": t.turn_id, "speaker": t.speaker, "session": number},
+                    )
                     latencies.append(time.perf_counter() - t0)
                     outcomes.update(outcome(r.action.value, r.reason) for r in results)
                     turns += 1
@@ -133,7 +145,8 @@ def run_one(samples: Sequence[Any], *, kind: str, target: str, workdir: Path, ha
         "embed_s": round(emb.seconds, 3),
         "embedded_texts": emb.texts,
         "pipeline_s": round(seconds - emb.seconds, 3),
-        "messages_per_s_without_embedding": round(turns / (seconds - emb.seconds), 1) if seconds > emb.seconds
+        "messages_per_s_without_embedding": round(turns / (seconds - emb.seconds), 1)
+        if seconds > emb.seconds
         else None,
         "observe_latency": latency_stats(latencies),
         "memories_active": active,
@@ -144,11 +157,20 @@ def run_one(samples: Sequence[Any], *, kind: str, target: str, workdir: Path, ha
     }
 
 
-def run(*, data: Path, embedders: Sequence[str], conversations: int | None, limit_turns: int | None,
-        backend: str, hash_dim: int, quiet: bool) -> dict[str, Any]:
+def run(
+    *,
+    data: Path,
+    embedders: Sequence[str],
+    conversations: int | None,
+    limit_turns: int | None,
+    backend: str,
+    hash_dim: int,
+    quiet: bool,
+) -> dict[str, Any]:
     stats = locomo.EvidenceStats()
-    samples = locomo.load_samples(data, limit_conversations=conversations, limit_sessions=None,
-                                  limit_questions=None, stats=stats)
+    samples = locomo.load_samples(
+        data, limit_conversations=conversations, limit_sessions=None, limit_questions=None, stats=stats
+    )
     doc: dict[str, Any] = {
         "benchmark": "write-path-throughput",
         "date": now_iso(),
@@ -166,8 +188,9 @@ def run(*, data: Path, embedders: Sequence[str], conversations: int | None, limi
         pg = PgServer() if backend == "postgres" else None
         for kind in embedders:
             target = stack.enter_context(pg.database()) if pg is not None else str(workdir / f"write-{kind}.db")
-            res = run_one(samples, kind=kind, target=target, workdir=workdir / kind, hash_dim=hash_dim,
-                          limit_turns=limit_turns)
+            res = run_one(
+                samples, kind=kind, target=target, workdir=workdir / kind, hash_dim=hash_dim, limit_turns=limit_turns
+            )
             doc["runs"][kind] = res
             if not quiet:
                 log.print(f"[dim]{kind}: {res['turns']} turns in {res['seconds']} s[/dim]")
@@ -179,15 +202,29 @@ def print_table(doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"observe() throughput, heuristic path ({doc['backend']})")
-    for col in ("embedder", "turns", "msg/s", "msg/s w/o embed", "observe p50 ms", "p95 ms", "embed s",
-                "memories (active / all)"):
+    for col in (
+        "embedder",
+        "turns",
+        "msg/s",
+        "msg/s w/o embed",
+        "observe p50 ms",
+        "p95 ms",
+        "embed s",
+        "memories (active / all)",
+    ):
         table.add_column(col, justify="right")
     for run in doc["runs"].values():
         lat = run["observe_latency"]
-        table.add_row(run["embedder"], str(run["turns"]), fmt(run["messages_per_s"], 1),
-                      fmt(run["messages_per_s_without_embedding"], 1), fmt(lat.get("p50_ms"), 2),
-                      fmt(lat.get("p95_ms"), 2), fmt(run["embed_s"], 1),
-                      f"{run['memories_active']} / {run['memories_all_statuses']}")
+        table.add_row(
+            run["embedder"],
+            str(run["turns"]),
+            fmt(run["messages_per_s"], 1),
+            fmt(run["messages_per_s_without_embedding"], 1),
+            fmt(lat.get("p50_ms"), 2),
+            fmt(lat.get("p95_ms"), 2),
+            fmt(run["embed_s"], 1),
+            f"{run['memories_active']} / {run['memories_all_statuses']}",
+        )
     console().print(table)
 
 
@@ -209,8 +246,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if not args.data.is_file():
         raise SystemExit(f"LoCoMo data not found: {args.data} (see --data)")
     embedders = ("hash", "local") if args.embedder == "both" else (args.embedder,)
-    doc = run(data=args.data, embedders=embedders, conversations=args.conversations, limit_turns=args.limit_turns,
-              backend=args.backend, hash_dim=args.hash_dim, quiet=args.quiet)
+    doc = run(
+        data=args.data,
+        embedders=embedders,
+        conversations=args.conversations,
+        limit_turns=args.limit_turns,
+        backend=args.backend,
+        hash_dim=args.hash_dim,
+        quiet=args.quiet,
+    )
     return finish(doc, args.out, quiet=args.quiet, show=print_table)
 
 

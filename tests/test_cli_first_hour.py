@@ -40,8 +40,7 @@ def _add(db: str, text: str, *extra: str) -> str:
     return str(json.loads(run("add", text, "--db", db, "--json", *extra))["id"])
 
 
-FACTS = ["Maya prefers window seats on long flights", "Maya is allergic to penicillin",
-         "Maya's cat is called Pixel"]
+FACTS = ["Maya prefers window seats on long flights", "Maya is allergic to penicillin", "Maya's cat is called Pixel"]
 
 
 def test_ids_short_forms_are_unique_and_any_unique_prefix_is_accepted(db: str) -> None:
@@ -69,8 +68,15 @@ def test_a_search_without_a_user_names_the_users(db: str) -> None:
 
 def test_read_commands_never_create_a_store(tmp_path: Path, db: str) -> None:
     missing_dir = tmp_path / "nonexistent" / "dir" / "x.db"
-    for cmd in (["search", "x"], ["list"], ["stats"], ["get", "abc"], ["export", str(tmp_path / "o.jsonl")],
-                ["dream"], ["history", "abc"]):
+    for cmd in (
+        ["search", "x"],
+        ["list"],
+        ["stats"],
+        ["get", "abc"],
+        ["export", str(tmp_path / "o.jsonl")],
+        ["dream"],
+        ["history", "abc"],
+    ):
         out = fails(*cmd, "--db", str(missing_dir))
         assert "no memory database" in out
         assert not (tmp_path / "nonexistent").exists()
@@ -116,13 +122,13 @@ def test_the_missing_commands(db: str) -> None:
     assert "episodic → working" in run("demote", mid, "--db", db)
     block = run("context", "what is Maya allergic to", "--db", db, "-u", "maya")
     assert "latex" in block and "tokens" in block
-    observed = run("observe", "My sister Lena lives in Seattle near the lake", "--db", db, "-u", "maya",
-                   "-s", "s1")
+    observed = run("observe", "My sister Lena lives in Seattle near the lake", "--db", db, "-u", "maya", "-s", "s1")
     assert observed.startswith("BUFFERED") and "not stored yet" in observed
     assert "CREATE" in run("flush", "--db", db, "-u", "maya", "-s", "s1")
     assert "Lena" in run("search", "where does Lena live", "--db", db, "-u", "maya")
     assert run("search", "where does Lena live", "--db", db, "-u", "maya", "--layer", "semantic").startswith(
-        "no memory matches")  # the filters list has
+        "no memory matches"
+    )  # the filters list has
     assert "maya" in run("users", "--db", db)
 
 

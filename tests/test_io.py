@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,14 +47,21 @@ def test_bad_conversations(bad: object) -> None:
         io.load_conversation(bad)
 
 
-def _record(**kw: object) -> MemoryRecord:
-    base = dict(content="Maya prefers window seats\n---\nwith a second paragraph", user_id="maya",
-                category="preference", layer=Layer.SEMANTIC, status=Status.SUPERSEDED, entities=["entity://x/y"],
-                metadata={"turn": "S1:8", "nested": {"a": [1, 2.5, None]}}, importance=0.83,
-                created_at=datetime(2025, 3, 3, 9, 15, 7, 123456, tzinfo=UTC),
-                valid_until=datetime(2025, 4, 1, tzinfo=UTC))
+def _record(**kw: Any) -> MemoryRecord:
+    base: dict[str, Any] = dict(
+        content="Maya prefers window seats\n---\nwith a second paragraph",
+        user_id="maya",
+        category="preference",
+        layer=Layer.SEMANTIC,
+        status=Status.SUPERSEDED,
+        entities=["entity://x/y"],
+        metadata={"turn": "S1:8", "nested": {"a": [1, 2.5, None]}},
+        importance=0.83,
+        created_at=datetime(2025, 3, 3, 9, 15, 7, 123456, tzinfo=UTC),
+        valid_until=datetime(2025, 4, 1, tzinfo=UTC),
+    )
     base.update(kw)
-    return MemoryRecord(**base)  # type: ignore[arg-type]
+    return MemoryRecord(**base)
 
 
 def test_markdown_round_trip_loses_nothing(tmp_path: Path) -> None:

@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from tests.llm.conftest import ChatServer
 
 from reverie import Memory, SettableClock
 from reverie.config import Settings
 from reverie.config.core import Section
+from tests.support.llm_server import ChatServer
 
 
 def _leaves(model: type[BaseModel], prefix: str = "") -> list[tuple[str, type[BaseModel], str]]:
@@ -99,8 +99,12 @@ _FACTS = [
 ]
 
 _QUERIES = [
-    "what coffee do I like?", "where does Ana live?", "why did we choose PostgreSQL?",
-    "when did I go hiking?", "tell me about Tom", "what outdoor activities did I do?",
+    "what coffee do I like?",
+    "where does Ana live?",
+    "why did we choose PostgreSQL?",
+    "when did I go hiking?",
+    "tell me about Tom",
+    "what outdoor activities did I do?",
     "which editor do I use?",
 ]
 
@@ -130,9 +134,15 @@ def _workload(target: str, tmp_path: Path, llm_url: str | None, tag: str) -> Non
         for i, fact in enumerate(_FACTS):
             m.add(fact, user_id="u1", session_id=f"s{i % 3}")
             clock.advance(timedelta(minutes=7))
-        for i, turn in enumerate(["Hi! I moved to Berlin last month.", "ok", "thanks!",
-                                  "My favourite band is Radiohead and I love their album OK Computer.",
-                                  "Can you remind me what I said about coffee?"]):
+        for i, turn in enumerate(
+            [
+                "Hi! I moved to Berlin last month.",
+                "ok",
+                "thanks!",
+                "My favourite band is Radiohead and I love their album OK Computer.",
+                "Can you remind me what I said about coffee?",
+            ]
+        ):
             m.observe(turn, role="user" if i % 2 == 0 else "assistant", user_id="u1", session_id="chat")
         m.flush(user_id="u1", session_id="chat")
         for q in _QUERIES:
@@ -142,12 +152,14 @@ def _workload(target: str, tmp_path: Path, llm_url: str | None, tag: str) -> Non
                 m.get(hits[0].memory.id)
                 m.explain_strength(hits[0].memory.id)
         # restatements (REINFORCE), related facts seen again (edge reinforcement), an elaborated note (UPDATE)
-        for text in ["Ana Silva and Tom Berg work at Acme Labs in Lisbon",
-                     "Ana Silva phoned Tom Berg about quarterly budget spreadsheets",
-                     "Ana Silva phoned Tom Berg about quarterly budget spreadsheets again",
-                     "I prefer dark roast coffee in the morning!",
-                     "I always prefer dark roast coffee in the morning, with oat milk and no sugar",
-                     "Correction: Tom Berg works at Acme Labs in Porto, not Lisbon."]:
+        for text in [
+            "Ana Silva and Tom Berg work at Acme Labs in Lisbon",
+            "Ana Silva phoned Tom Berg about quarterly budget spreadsheets",
+            "Ana Silva phoned Tom Berg about quarterly budget spreadsheets again",
+            "I prefer dark roast coffee in the morning!",
+            "I always prefer dark roast coffee in the morning, with oat milk and no sugar",
+            "Correction: Tom Berg works at Acme Labs in Porto, not Lisbon.",
+        ]:
             m.add(text, user_id="u1", session_id="s9")
             clock.advance(timedelta(minutes=3))
         for hit in m.search("Ana Silva", user_id="u1", k=3):
@@ -169,8 +181,9 @@ def _workload(target: str, tmp_path: Path, llm_url: str | None, tag: str) -> Non
         (tmp_path / f"code-{tag}" / "pkg" / "__pycache__").mkdir(parents=True)
         (tmp_path / f"code-{tag}" / "pkg" / "util.py").write_text("def g() -> None:\n    pass\n")
         (tmp_path / f"code-{tag}" / "link.py").symlink_to(tmp_path / f"code-{tag}" / "pkg" / "util.py")
-        (tmp_path / f"code-{tag}" / "mod.py").write_text('"""A module."""\n\ndef f(x: int) -> int:\n    """Double."""\n'
-                                                         "    return 2 * x\n")
+        (tmp_path / f"code-{tag}" / "mod.py").write_text(
+            '"""A module."""\n\ndef f(x: int) -> int:\n    """Double."""\n    return 2 * x\n'
+        )
         m.ingest_code(tmp_path / f"code-{tag}", user_id="u1")
         m.documents(user_id="u1", refresh=True)
         m.topic_index(user_id="u1", refresh=True)
@@ -244,9 +257,14 @@ def test_every_setting_is_read_by_the_engine(
         pg = None
     if pg is not None:
         _workload(pg, tmp_path, None, "pg")
-    unreached = [(dotted, name) for dotted, cls, name in _leaves(Settings)
-                 if not any((owner, name) in recording for owner in _owners(cls, name))]
+    unreached = [
+        (dotted, name)
+        for dotted, cls, name in _leaves(Settings)
+        if not any((owner, name) in recording for owner in _owners(cls, name))
+    ]
     live = _live_readers()
     unread = [dotted for dotted, name in unreached if not live.get(name)]
-    assert not unread, (f"{len(unread)} setting(s) no code path reads (not read during the workload, and no "
-                        "function that is called reads them):\n  " + "\n  ".join(unread))
+    assert not unread, (
+        f"{len(unread)} setting(s) no code path reads (not read during the workload, and no "
+        "function that is called reads them):\n  " + "\n  ".join(unread)
+    )

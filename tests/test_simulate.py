@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -27,10 +28,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, objec
     return out, summary
 
 
-def test_png_is_a_real_plot(run: tuple[Path, dict[str, object]]) -> None:
+@pytest.mark.plot
+def test_png_is_a_real_plot(run: tuple[Path, dict[str, Any]]) -> None:
     out, summary = run
     png = out / "simulation.png"
-    assert summary["files"]["plot"] == str(png)  # type: ignore[index]
+    assert summary["files"]["plot"] == str(png)
     data = png.read_bytes()
     assert data[:8] == PNG_MAGIC and len(data) > 20_000
     from PIL import Image
@@ -43,6 +45,7 @@ def test_png_is_a_real_plot(run: tuple[Path, dict[str, object]]) -> None:
         assert colours is not None and len(colours) > 50  # areas, lines, text — not a blank canvas
 
 
+@pytest.mark.plot
 def test_summary_agrees_with_the_store(run: tuple[Path, dict[str, object]]) -> None:
     out, summary = run
     saved = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -50,8 +53,7 @@ def test_summary_agrees_with_the_store(run: tuple[Path, dict[str, object]]) -> N
     timeline = json.loads((out / "timeline.json").read_text(encoding="utf-8"))
     assert [t["day"] for t in timeline] == list(range(1, 22))
     final = saved["final"]
-    with Memory(out / "simulation.db", embedder=HashEmbedder(384),
-                config={"opslog": {"enabled": False}}) as mem:
+    with Memory(out / "simulation.db", embedder=HashEmbedder(384), config={"opslog": {"enabled": False}}) as mem:
         stats = mem.stats(user_id="sim-user")
         assert final["total"] == stats["total"] == timeline[-1]["total"] > 0
         assert {k: v for k, v in final["by_status"].items() if v} == stats["by_status"]
@@ -63,14 +65,21 @@ def test_summary_agrees_with_the_store(run: tuple[Path, dict[str, object]]) -> N
         assert sum(final["by_store"].values()) == len(records)
         assert final["by_store"].get("cold", 0) == saved["forgotten"]["cold"] == timeline[-1]["cold"]
         # what the promote step reported equals what the history recorded, event for event
-        dream_moves = sum(1 for r in records for e in mem.store.history(r.id)
-                          if e.actor == "dream" and e.event in ("promoted", "demoted"))
+        dream_moves = sum(
+            1
+            for r in records
+            for e in mem.store.history(r.id)
+            if e.actor == "dream" and e.event in ("promoted", "demoted")
+        )
         assert saved["steps"]["promote"]["changed"] == dream_moves
         assert saved["promoted_by"].get("dream", 0) <= dream_moves
         assert sum(saved["promoted"].values()) == sum(saved["promoted_by"].values()) > 0
         links = mem.store.scope_relations(scope, types=frozenset({RelationType.SUMMARIZES}))
-        assert saved["summarizes_links"] == {"summaries": len({r.src_id for r in links}),
-                                             "members": len({r.dst_id for r in links}), "links": len(links)}
+        assert saved["summarizes_links"] == {
+            "summaries": len({r.src_id for r in links}),
+            "members": len({r.dst_id for r in links}),
+            "links": len(links),
+        }
         by_id = {r.id: r for r in records}
         originals = [r for r in records if r.superseded_by in by_id and by_id[r.superseded_by].write_source == "dream"]
         assert saved["consolidated"]["originals"] == len(originals)
@@ -100,6 +109,7 @@ def test_the_workload_is_deterministic_for_a_seed() -> None:
     assert {"activity", "core", "plan", "small_talk", "assistant", "search", "correction"} <= kinds
 
 
+@pytest.mark.plot
 def test_two_runs_with_one_seed_do_the_same(tmp_path: Path) -> None:
     cfg = SimulationConfig(days=5, seed=11)
     a = simulate(tmp_path / "a", cfg=cfg)
@@ -108,6 +118,7 @@ def test_two_runs_with_one_seed_do_the_same(tmp_path: Path) -> None:
     assert a["final"] == b["final"]
 
 
+@pytest.mark.plot
 def test_bad_input_is_refused(run: tuple[Path, dict[str, object]], tmp_path: Path) -> None:
     out, _ = run
     with pytest.raises(InvalidInputError, match="exists"):
@@ -127,6 +138,7 @@ def test_missing_matplotlib_names_the_extra(tmp_path: Path, monkeypatch: pytest.
     assert res.exit_code == 1 and PLOT_INSTALL_HINT in res.output
 
 
+@pytest.mark.plot
 def test_cli_simulate(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["simulate", "--days", "3", "--seed", "2", "--out", str(tmp_path / "cli")])
     assert res.exit_code == 0, res.output

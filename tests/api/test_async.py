@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import inspect
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ class ThreadRecordingEmbedder(HashEmbedder):
         super().__init__(dim)
         self.threads: set[str] = set()
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.threads.add(threading.current_thread().name)
         return super().embed(texts)
 
@@ -44,8 +45,9 @@ def _fact(n: int) -> str:
 
 
 def _open(store_target: str, tmp_path: Path, clock: SettableClock, embedder: HashEmbedder) -> AsyncMemory:
-    return AsyncMemory(store_target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock,
-                       embedder=embedder)
+    return AsyncMemory(
+        store_target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock, embedder=embedder
+    )
 
 
 def test_async_memory_has_every_public_method_of_memory() -> None:
@@ -57,8 +59,7 @@ def test_async_memory_has_every_public_method_of_memory() -> None:
         assert (getattr(Memory, name).__doc__ or "").split("\n")[0].strip() in getattr(AsyncMemory, name).__doc__
 
 
-def test_fifty_tasks_adding_and_searching_one_store(store_target: str, tmp_path: Path,
-                                                    clock: SettableClock) -> None:
+def test_fifty_tasks_adding_and_searching_one_store(store_target: str, tmp_path: Path, clock: SettableClock) -> None:
     embedder = ThreadRecordingEmbedder(64)
     acknowledged: list[tuple[str, str, Any]] = []  # (user, content, result)
     searches: list[int] = []
@@ -108,8 +109,11 @@ def test_same_semantics_and_errors_as_memory(store_target: str, tmp_path: Path, 
             assert "maya (1)" in str(err.value)
             with pytest.raises(NotFoundError):
                 await mem.get("ffffffff")
-            chat = await mem.add([{"role": "user", "content": "My sister Lena lives in Seattle near the lake"}],
-                                 user_id="maya", session_id="s")
+            chat = await mem.add(
+                [{"role": "user", "content": "My sister Lena lives in Seattle near the lake"}],
+                user_id="maya",
+                session_id="s",
+            )
             assert chat.id is not None
             assert (await mem.history(res.id))[0].event == "created"
             report = await mem.dream()
@@ -127,8 +131,9 @@ def test_same_semantics_and_errors_as_memory(store_target: str, tmp_path: Path, 
 
 def test_wrapping_an_open_memory_and_opening_off_the_loop(tmp_path: Path) -> None:
     async def main() -> None:
-        mem = await AsyncMemory.open(tmp_path / "a.db", embedder=HashEmbedder(64),
-                                     config={"opslog": {"enabled": False}})
+        mem = await AsyncMemory.open(
+            tmp_path / "a.db", embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}
+        )
         await mem.add("one fact", user_id="u")
         await mem.close()
         sync = Memory(tmp_path / "a.db", embedder=HashEmbedder(64), config={"opslog": {"enabled": False}})

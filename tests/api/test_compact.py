@@ -14,12 +14,14 @@ from reverie.errors import InvalidInputError
 from reverie.model import Status, StoreTier
 
 
-def test_compact_keeps_one_copy_of_each_fact_and_loses_no_answer(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_compact_keeps_one_copy_of_each_fact_and_loses_no_answer(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     first = m.add("Maya is allergic to penicillin", user_id="maya", infer=False).id
     clock.advance(minutes=5)
-    copies = [m.add(text, user_id="maya", infer=False).id
-              for text in ("maya is allergic to penicillin.", "Maya is  allergic to penicillin")]
+    copies = [
+        m.add(text, user_id="maya", infer=False).id
+        for text in ("maya is allergic to penicillin.", "Maya is  allergic to penicillin")
+    ]
     used = copies[1]
     m.get(used)  # the most used copy survives (both hot, none pinned)
     other_user = m.add("Maya is allergic to penicillin", user_id="bob", infer=False).id
@@ -48,7 +50,7 @@ def test_compact_keeps_one_copy_of_each_fact_and_loses_no_answer(make_memory, cl
     assert m.compact()["dedup"]["superseded"] == 0  # idempotent
 
 
-def test_compact_leaves_immutable_and_pinned_copies_their_place(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_compact_leaves_immutable_and_pinned_copies_their_place(make_memory) -> None:
     m: Memory = make_memory()
     a = m.add("The vault code changes every Monday", user_id="u", infer=False).id
     b = m.add("The vault code changes every Monday", user_id="u", infer=False).id

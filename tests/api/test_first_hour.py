@@ -18,8 +18,12 @@ from reverie.errors import AmbiguousIdError, InvalidInputError, NotFoundError
 from reverie.http import create_app
 from reverie.ids import short_ids
 
-FACTS = ["Maya prefers window seats on long flights", "Maya is allergic to penicillin",
-         "Tom collects vintage cameras", "Tom's sister lives in Porto"]
+FACTS = [
+    "Maya prefers window seats on long flights",
+    "Maya is allergic to penicillin",
+    "Tom collects vintage cameras",
+    "Tom's sister lives in Porto",
+]
 
 
 def _fill(mem: Memory) -> list[str]:
@@ -94,8 +98,7 @@ def test_a_search_without_a_user_names_the_users_instead_of_answering_nothing(me
         assert "maya (2)" in message and "tom (2)" in message and "user_id" in message
     hits = mem.search("window seats", all_users=True, k=3)
     assert hits[0].memory.content == FACTS[0]
-    assert {h.memory.user_id for h in mem.search("vintage cameras and window seats", all_users=True)} == {"maya",
-                                                                                                         "tom"}
+    assert {h.memory.user_id for h in mem.search("vintage cameras and window seats", all_users=True)} == {"maya", "tom"}
     assert len(mem.list(all_users=True)) == 4
     assert mem.users() == [("maya", 2), ("tom", 2)]
     with pytest.raises(InvalidInputError):

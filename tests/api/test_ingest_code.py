@@ -80,27 +80,41 @@ def make_tree(root: Path) -> Path:
 
 
 def code(m: Memory, user: str = "dev", *, statuses: Any = frozenset({Status.ACTIVE})) -> dict[tuple[str, str], Any]:
-    recs = [r for b in m.store.scan(MemoryFilter(user_id=user, layers=frozenset({Layer.CODEBASE}), statuses=statuses,
-                                                 stores=None)) for r in b]
+    recs = [
+        r
+        for b in m.store.scan(
+            MemoryFilter(user_id=user, layers=frozenset({Layer.CODEBASE}), statuses=statuses, stores=None)
+        )
+        for r in b
+    ]
     return {(r.metadata["path"], r.metadata["qualname"] or r.metadata["kind"]): r for r in recs}
 
 
-def test_ingest_makes_codebase_memories_with_paths(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_makes_codebase_memories_with_paths(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory()
     pkg = make_tree(tmp_path)
     report = m.ingest_code(pkg, user_id="dev")
     mems = code(m)
     assert set(mems) == {
-        (".", "directory"), ("io", "directory"),
-        ("__init__.py", "module"), ("math_utils.py", "module"), ("io/csvfile.py", "module"),
-        ("math_utils.py", "multiply_amounts"), ("math_utils.py", "Invoice"), ("math_utils.py", "Invoice.total"),
-        ("math_utils.py", "Invoice.is_paid"), ("io/csvfile.py", "parse_csv_row"), ("io/csvfile.py", "fetch_rates"),
+        (".", "directory"),
+        ("io", "directory"),
+        ("__init__.py", "module"),
+        ("math_utils.py", "module"),
+        ("io/csvfile.py", "module"),
+        ("math_utils.py", "multiply_amounts"),
+        ("math_utils.py", "Invoice"),
+        ("math_utils.py", "Invoice.total"),
+        ("math_utils.py", "Invoice.is_paid"),
+        ("io/csvfile.py", "parse_csv_row"),
+        ("io/csvfile.py", "fetch_rates"),
     }
     assert report["created"] == len(mems) and report["files_parsed"] == 3
     fn = mems[("math_utils.py", "multiply_amounts")]
     assert fn.layer is Layer.CODEBASE and fn.source == "code_scan" and fn.trust == pytest.approx(0.5)
-    assert fn.content.startswith("function multiply_amounts(a: Decimal, b: Decimal, *, rounding: str='half-even') "
-                                 "-> Decimal — Multiply two money amounts and round the product.")
+    assert fn.content.startswith(
+        "function multiply_amounts(a: Decimal, b: Decimal, *, rounding: str='half-even') "
+        "-> Decimal — Multiply two money amounts and round the product."
+    )
     assert fn.metadata["kind"] == "function" and fn.metadata["line"] == 6
     assert fn.metadata["code_root"] == str(pkg.resolve()) and len(fn.metadata["file_hash"]) == 64
     assert "class Invoice(customer: str, currency: str='EUR')" in mems[("math_utils.py", "Invoice")].content
@@ -124,7 +138,7 @@ def test_ingest_makes_codebase_memories_with_paths(make_memory, tmp_path: Path) 
     assert {r.metadata["qualname"] for r in only} == {"", "parse_csv_row", "fetch_rates"}
 
 
-def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, clock: SettableClock) -> None:
     m: Memory = make_memory()
     pkg = make_tree(tmp_path)
     m.ingest_code(pkg, user_id="dev")
@@ -135,10 +149,13 @@ def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, cloc
     assert {k: r.version for k, r in code(m).items()} == {k: r.version for k, r in before.items()}
 
     clock.advance(days=1)
-    changed = MATH.replace("rounding: str = \"half-even\"", "rounding: str = \"up\"").replace(
-        '    def total(self) -> Decimal:\n        """Sum of every line item."""\n        return Decimal(0)\n\n', "")
-    changed += '\n\ndef add_tax(amount: Decimal, rate: Decimal) -> Decimal:\n    """Add VAT to an amount."""\n' \
-               "    return amount\n"
+    changed = MATH.replace('rounding: str = "half-even"', 'rounding: str = "up"').replace(
+        '    def total(self) -> Decimal:\n        """Sum of every line item."""\n        return Decimal(0)\n\n', ""
+    )
+    changed += (
+        '\n\ndef add_tax(amount: Decimal, rate: Decimal) -> Decimal:\n    """Add VAT to an amount."""\n'
+        "    return amount\n"
+    )
     (pkg / "math_utils.py").write_text(changed)
     report = m.ingest_code(pkg, user_id="dev")
     assert report["changed_files"] == ["math_utils.py"]
@@ -146,8 +163,12 @@ def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, cloc
     assert report["created"] == 1 and ("math_utils.py", "add_tax") in after
     assert report["invalidated"] == 1 and ("math_utils.py", "Invoice.total") not in after
     updated = {k for k in before if k in after and after[k].version != before[k].version}
-    assert updated == {("math_utils.py", "multiply_amounts"), ("math_utils.py", "Invoice"),
-                       ("math_utils.py", "module"), ("math_utils.py", "Invoice.is_paid")}
+    assert updated == {
+        ("math_utils.py", "multiply_amounts"),
+        ("math_utils.py", "Invoice"),
+        ("math_utils.py", "module"),
+        ("math_utils.py", "Invoice.is_paid"),
+    }
     # the property only moved up a few lines: same text, so no re-embedding, only its line and file hash
     assert after[("math_utils.py", "Invoice.is_paid")].content == before[("math_utils.py", "Invoice.is_paid")].content
     assert report["updated"] == 3
@@ -177,7 +198,7 @@ def test_reingest_updates_exactly_what_changed(make_memory, tmp_path: Path, cloc
     assert code(m)[("io/csvfile.py", "parse_csv_row")].id == before[("io/csvfile.py", "parse_csv_row")].id
 
 
-def test_drift_detection_invalidates_memories_of_deleted_files(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_drift_detection_invalidates_memories_of_deleted_files(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory()
     pkg = make_tree(tmp_path)
     m.ingest_code(pkg, user_id="dev")
@@ -189,7 +210,7 @@ def test_drift_detection_invalidates_memories_of_deleted_files(make_memory, tmp_
     assert m.history(code(m, statuses=None)[("io/csvfile.py", "parse_csv_row")].id)[-1].event == "invalidated"
 
 
-def test_forgetting_leaves_code_memories_alone(make_memory, tmp_path: Path, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_forgetting_leaves_code_memories_alone(make_memory, tmp_path: Path, clock: SettableClock) -> None:
     m: Memory = make_memory(dream={"lifecycle": {"capacity_max": 2, "capacity_target": 1}})
     m.ingest_code(make_tree(tmp_path), user_id="dev")
     clock.advance(days=200)
@@ -198,7 +219,7 @@ def test_forgetting_leaves_code_memories_alone(make_memory, tmp_path: Path, cloc
     assert len(code(m)) == 11
 
 
-def test_bad_input(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory(codebase={"max_files": 3, "max_file_bytes": 200})
     with pytest.raises(NotFoundError, match="no such file"):
         m.ingest_code(tmp_path / "nope")
@@ -217,7 +238,7 @@ def test_bad_input(make_memory, tmp_path: Path) -> None:  # type: ignore[no-unty
     assert m.ingest_code(small)["created"] == 2  # its module and function, no directory listing
 
 
-def test_following_links_stays_inside_the_tree(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_following_links_stays_inside_the_tree(make_memory, tmp_path: Path) -> None:
     m: Memory = make_memory(codebase={"follow_symlinks": True})
     pkg = make_tree(tmp_path)
     outside = tmp_path / "elsewhere.py"
@@ -262,8 +283,11 @@ def test_reveries_own_source_with_the_local_model(tmp_path: Path) -> None:
         assert top.content.startswith("function retrievability")
         before = {r.id: r for b in m.store.scan(MemoryFilter(user_id="dev")) for r in b}
         fsrs = tree / "dynamics" / "fsrs.py"
-        fsrs.write_text(fsrs.read_text().replace('"""Canonical FSRS-6 retrievability."""',
-                                                 '"""Canonical FSRS-6 retrievability R(t) of a memory."""'))
+        fsrs.write_text(
+            fsrs.read_text().replace(
+                '"""Canonical FSRS-6 retrievability."""', '"""Canonical FSRS-6 retrievability R(t) of a memory."""'
+            )
+        )
         second = m.ingest_code(tree, user_id="dev")
         assert second["changed_files"] == ["dynamics/fsrs.py"]
         assert (second["created"], second["updated"], second["invalidated"]) == (0, 1, 0)

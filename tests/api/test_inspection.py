@@ -17,15 +17,24 @@ from reverie.errors import InvalidInputError, NotFoundError
 from reverie.model import Relation, RelationType
 
 SRC = Path(reverie.__file__).parent
-INTERFACES = [SRC / "cli.py", SRC / "mcp_server.py", SRC / "simulate.py",
-              *sorted((SRC / "http").glob("*.py")), *sorted((SRC / "web").glob("*.py"))]
+INTERFACES = [
+    SRC / "cli.py",
+    SRC / "mcp_server.py",
+    SRC / "simulate.py",
+    *sorted((SRC / "http").glob("*.py")),
+    *sorted((SRC / "web").glob("*.py")),
+]
 #: a Memory object's store reached from an interface (``rec.store`` — a record's storage tier — is fine)
 REACH_IN = re.compile(r"\b(mem|memory|self\.mem|self\.memory|get_memory\(request\)|_mem\(request\))\.store\b")
 
 
 def test_interfaces_do_not_reach_into_the_store() -> None:
-    found = [f"{p.relative_to(SRC)}:{n}: {line.strip()}" for p in INTERFACES
-             for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if REACH_IN.search(line)]
+    found = [
+        f"{p.relative_to(SRC)}:{n}: {line.strip()}"
+        for p in INTERFACES
+        for n, line in enumerate(p.read_text("utf-8").splitlines(), 1)
+        if REACH_IN.search(line)
+    ]
     assert found == []
 
 

@@ -75,11 +75,11 @@ def test_agent_filter_and_session_filter(mem: Memory) -> None:
 )
 def test_bad_content_is_rejected(mem: Memory, bad: object) -> None:
     with pytest.raises(InvalidInputError):
-        mem.add(bad, user_id="u")  # type: ignore[arg-type]
+        mem.add(bad, user_id="u")
     assert mem.list(user_id="u") == []
 
 
-def test_content_size_limit(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_content_size_limit(make_memory) -> None:
     m = make_memory(limits={"max_content_bytes": 1000})
     m.add("x" * 1000, user_id="u")
     with pytest.raises(ContentTooLargeError):
@@ -121,7 +121,7 @@ def test_bad_arguments(mem: Memory) -> None:
     with pytest.raises(InvalidInputError):
         mem.search("q", user_id="u", filters={"layer": "attic"})
     with pytest.raises(InvalidInputError):
-        mem.add("x", user_id="u", metadata={"f": object()})  # type: ignore[dict-item]
+        mem.add("x", user_id="u", metadata={"f": object()})
     with pytest.raises(InvalidInputError):
         mem.add("x", user_id="u", when=datetime(2025, 1, 1))  # naive
     with pytest.raises(InvalidInputError):
@@ -184,7 +184,8 @@ def test_access_updates_on_get_and_search(mem: Memory, clock: SettableClock) -> 
 
 
 def test_search_access_update_is_written_before_the_store_is_used_again(
-        make_memory, store_target: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    make_memory, store_target: str, tmp_path: Path
+) -> None:
     mem = make_memory()
     mid = mem.add("the staging server restarts nightly", user_id="u").id
     mem.search("staging server", user_id="u")
@@ -216,14 +217,16 @@ def test_script_that_never_closes_keeps_its_last_search_access(tmp_path: Path) -
         "print(mid)\n"  # no close(): the interpreter exits with the access update pending
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    mid = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, env=env,
-                         cwd=tmp_path).stdout.strip()
+    mid = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True, env=env, cwd=tmp_path
+    ).stdout.strip()
     with Memory(str(db), embedder=HashEmbedder(64)) as mem:
         assert mem.store.get([mid])[mid].access_count == 1
 
 
-def test_failed_deferred_access_update_is_logged_not_raised(mem: Memory, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_deferred_access_update_is_logged_not_raised(
+    mem: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from reverie.errors import StoreError
 
     mid = mem.add("the deploy window is friday", user_id="u", infer=False).id
@@ -245,7 +248,7 @@ def test_failed_deferred_access_update_is_logged_not_raised(mem: Memory, tmp_pat
     assert any(e["op"] == "search.access_failed" and "disk I/O error" in e["error"] for e in ops)
 
 
-def test_verbatim_batch_is_one_ops_log_line_naming_every_memory(make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_verbatim_batch_is_one_ops_log_line_naming_every_memory(make_memory, tmp_path: Path) -> None:
     mem = make_memory()
     added = mem.add_many([f"plain note {i}" for i in range(7)], user_id="u", infer=False, batch_size=3)
     mem.ops.flush()
@@ -283,12 +286,13 @@ def test_explain_strength(mem: Memory) -> None:
     json.dumps(data)  # JSON-serialisable
 
 
-def test_restore_round_trip(mem: Memory, make_memory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_restore_round_trip(mem: Memory, make_memory, tmp_path: Path) -> None:
     ids = [r.id for r in mem.add_many(["alpha fact", "beta fact"], user_id="u")]
     mem.pin(ids[0])
     records = [mem.store.get([i])[i].to_dict() for i in ids]
-    other = Memory(tmp_path / "copy.db", config={"opslog": {"enabled": False}},
-                   embedder=mem.embedder, clock=mem._clock_fn)
+    other = Memory(
+        tmp_path / "copy.db", config={"opslog": {"enabled": False}}, embedder=mem.embedder, clock=mem._clock_fn
+    )
     try:
         assert other.restore(records) == {"restored": 2, "skipped": 0, "rejected": 0, "errors": []}
         assert other.restore(records) == {"restored": 0, "skipped": 2, "rejected": 0, "errors": []}
@@ -314,8 +318,15 @@ def test_sqlite_file_is_owner_only(tmp_path: Path) -> None:
 def test_clock_must_be_aware(tmp_path: Path) -> None:
     from reverie.embed.testing import HashEmbedder
 
-    with Memory(tmp_path / "m.db", embedder=HashEmbedder(64), clock=lambda: datetime(2025, 1, 1),
-                config={"opslog": {"enabled": False}}) as m, pytest.raises(InvalidInputError):
+    with (
+        Memory(
+            tmp_path / "m.db",
+            embedder=HashEmbedder(64),
+            clock=lambda: datetime(2025, 1, 1),
+            config={"opslog": {"enabled": False}},
+        ) as m,
+        pytest.raises(InvalidInputError),
+    ):
         m.add("naive clock", user_id="u")
 
 

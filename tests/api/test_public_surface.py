@@ -10,12 +10,43 @@ import reverie
 from reverie import Memory
 
 PUBLIC = [
-    "Action", "AddResult", "AmbiguousIdError", "AsyncMemory", "ConfigError", "ConflictError",
-    "ContentTooLargeError", "Credential", "DreamReport", "DreamStepReport", "EmbedderMismatchError",
-    "EmbeddingError", "HistoryEvent", "Hit", "ImmutableMemoryError", "InvalidInputError", "LLMError", "Layer",
-    "Memory", "MemoryKind", "MemoryRecord", "MigrationError", "MissingDependencyError", "NotFoundError",
-    "PermissionDeniedError", "Relation", "RelationType", "ReverieError", "ScopedMemory", "SessionEndReport",
-    "SettableClock", "Settings", "Stats", "Status", "StoreError", "StoreTier", "UndoneConsolidation",
+    "Action",
+    "AddResult",
+    "AmbiguousIdError",
+    "AsyncMemory",
+    "ConfigError",
+    "ConflictError",
+    "ContentTooLargeError",
+    "Credential",
+    "DreamReport",
+    "DreamStepReport",
+    "EmbedderMismatchError",
+    "EmbeddingError",
+    "HistoryEvent",
+    "Hit",
+    "ImmutableMemoryError",
+    "InvalidInputError",
+    "LLMError",
+    "Layer",
+    "Memory",
+    "MemoryKind",
+    "MemoryRecord",
+    "MigrationError",
+    "MissingDependencyError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "Relation",
+    "RelationType",
+    "ReverieError",
+    "ScopedMemory",
+    "SessionEndReport",
+    "SettableClock",
+    "Settings",
+    "Stats",
+    "Status",
+    "StoreError",
+    "StoreTier",
+    "UndoneConsolidation",
     "__version__",
 ]
 
@@ -26,14 +57,23 @@ def test_the_public_names_are_pinned() -> None:
 
 
 def test_engine_operations_return_typed_results() -> None:
-    hints = {name: typing.get_type_hints(getattr(Memory, name))["return"]
-             for name in ("dream", "tick", "stats", "end_session", "undo_consolidation")}
-    assert hints == {"dream": reverie.DreamReport, "tick": reverie.DreamReport, "stats": reverie.Stats,
-                     "end_session": reverie.SessionEndReport, "undo_consolidation": reverie.UndoneConsolidation}
+    hints = {
+        name: typing.get_type_hints(getattr(Memory, name))["return"]
+        for name in ("dream", "tick", "stats", "end_session", "undo_consolidation")
+    }
+    assert hints == {
+        "dream": reverie.DreamReport,
+        "tick": reverie.DreamReport,
+        "stats": reverie.Stats,
+        "end_session": reverie.SessionEndReport,
+        "undo_consolidation": reverie.UndoneConsolidation,
+    }
     # the dream takes named options, not a bag of keywords
     params = inspect.signature(Memory.dream).parameters
     assert [(p.name, p.kind) for p in params.values()][1:] == [
-        ("steps", inspect.Parameter.KEYWORD_ONLY), ("user_id", inspect.Parameter.KEYWORD_ONLY)]
+        ("steps", inspect.Parameter.KEYWORD_ONLY),
+        ("user_id", inspect.Parameter.KEYWORD_ONLY),
+    ]
 
 
 def test_a_report_has_the_keys_its_type_names(mem: Memory) -> None:
@@ -47,4 +87,5 @@ def test_a_report_has_the_keys_its_type_names(mem: Memory) -> None:
     ended = mem.end_session("s1", user_id="u")
     assert set(reverie.SessionEndReport.__required_keys__) <= set(ended)
     assert set(ended) <= set(reverie.SessionEndReport.__required_keys__) | set(
-        reverie.SessionEndReport.__optional_keys__)
+        reverie.SessionEndReport.__optional_keys__
+    )

@@ -10,12 +10,12 @@ from reverie.embed.cache import CachedEmbedder
 from reverie.model import Layer, RelationType
 
 
-def _weight(mem, a: str, b: str) -> int:  # type: ignore[no-untyped-def]
+def _weight(mem, a: str, b: str) -> int:
     pairs = {(p.a_id, p.b_id): p.weight for p in mem.store.coactivations([a, b], min_weight=1)}
     return pairs.get((min(a, b), max(a, b)), 0)
 
 
-def test_coactivation_counts_memories_a_session_used_together(mem) -> None:  # type: ignore[no-untyped-def]
+def test_coactivation_counts_memories_a_session_used_together(mem) -> None:
     a = mem.add("The staging server runs Ubuntu 22.04", user_id="u", infer=False).ids[0]
     b = mem.add("Grandma's apple pie recipe needs cinnamon", user_id="u", infer=False).ids[0]
     mem.get(a)  # reads without a session co-activate nothing
@@ -31,7 +31,7 @@ def test_coactivation_counts_memories_a_session_used_together(mem) -> None:  # t
     assert _weight(mem, a, b) == 2
 
 
-def test_neighbour_evolution_strengthens_connected_memories(mem) -> None:  # type: ignore[no-untyped-def]
+def test_neighbour_evolution_strengthens_connected_memories(mem) -> None:
     a = mem.add("Ana Silva and Tom Berg work at Acme Labs in Lisbon", user_id="u").ids[0]
     b = mem.add("Ana Silva phoned Tom Berg about quarterly budget spreadsheets", user_id="u").ids[0]
     c = mem.add("The staging server runs Ubuntu 22.04", user_id="u").ids[0]
@@ -43,7 +43,7 @@ def test_neighbour_evolution_strengthens_connected_memories(mem) -> None:  # typ
     assert mem.peek(c).stability == before_c  # not connected: unchanged
 
 
-def test_end_session_clears_the_embedding_cache_and_promotes_candidates(tmp_path, clock) -> None:  # type: ignore[no-untyped-def]
+def test_end_session_clears_the_embedding_cache_and_promotes_candidates(tmp_path, clock) -> None:
     from reverie import Memory
     from reverie.embed.testing import HashEmbedder
 
@@ -57,9 +57,12 @@ def test_end_session_clears_the_embedding_cache_and_promotes_candidates(tmp_path
         mem.working_memory("s", user_id="u")
         assert len(embedder) > 0
         items = {i.memory_id: i for i in mem.store.working("u\x1fs")}
-        candidates = [i for i, it in items.items()
-                      if it.access_count >= mem.settings.dynamics.working.promote_accesses
-                      or it.importance >= mem.settings.dynamics.working.promote_importance]
+        candidates = [
+            i
+            for i, it in items.items()
+            if it.access_count >= mem.settings.dynamics.working.promote_accesses
+            or it.importance >= mem.settings.dynamics.working.promote_importance
+        ]
         report = mem.end_session("s", user_id="u")
         assert report["embedding_cache_cleared"] > 0 and len(embedder) == 0
         assert set(report["promotion_candidates"]) == set(candidates)
@@ -69,7 +72,7 @@ def test_end_session_clears_the_embedding_cache_and_promotes_candidates(tmp_path
         assert other not in report["promotion_candidates"] or mem.peek(other).layer is not Layer.WORKING
 
 
-def test_reward_learns_from_feedback_on_similar_memories(mem) -> None:  # type: ignore[no-untyped-def]
+def test_reward_learns_from_feedback_on_similar_memories(mem) -> None:
     for user in ("plain", "rated"):
         mem.add("The deploy script lives in tools/deploy.sh", user_id=user)
     for hit in mem.search("deploy script", user_id="rated"):
@@ -82,10 +85,11 @@ def test_reward_learns_from_feedback_on_similar_memories(mem) -> None:  # type: 
     assert r_rated > r_plain + 0.1
 
 
-def test_attention_rises_with_relevance_to_the_session_context(mem) -> None:  # type: ignore[no-untyped-def]
+def test_attention_rises_with_relevance_to_the_session_context(mem) -> None:
     for user in ("a", "b"):
-        mem.observe("Ana Silva phoned Tom Berg about quarterly budget spreadsheets", user_id=user, session_id="s",
-                    flush=True)
+        mem.observe(
+            "Ana Silva phoned Tom Berg about quarterly budget spreadsheets", user_id=user, session_id="s", flush=True
+        )
     mem.end_session("s", user_id="b")  # b's session is over: nothing in its working memory
     text = "The quarterly budget spreadsheets from Ana Silva are late"
     [in_context] = [r for r in mem.observe(text, user_id="a", session_id="s", flush=True) if r.id]

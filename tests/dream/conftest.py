@@ -1,38 +1,12 @@
-"""Fixtures of the dream tests: the loopback OpenAI-compatible chat server of ``tests/llm``.
-
-The server lives in ``tests/llm/conftest.py``; it is loaded here under its own module name (test
-directories are not packages) so that the LLM paths of dream steps run against real HTTP too.
-"""
+"""Fixtures of the dream tests: scripts for the loopback chat server (``tests.support.llm_server``)
+that answer with what a dream step sent."""
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-_LLM_CONFTEST = Path(__file__).parent.parent / "llm" / "conftest.py"
-_spec = importlib.util.spec_from_file_location("_reverie_llm_fixtures", _LLM_CONFTEST)
-assert _spec is not None and _spec.loader is not None
-_llm = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_llm)
-
-ChatServer = _llm.ChatServer
-by_prompt: Callable[..., Any] = _llm.by_prompt
-
-
-@pytest.fixture
-def chat_server() -> Iterator[Any]:
-    server = ChatServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def script_by_prompt() -> Callable[..., Any]:
-    return by_prompt
 
 
 def memories_in(request: dict[str, Any]) -> list[str]:
@@ -59,8 +33,9 @@ def answering(answers: dict[str, Any]) -> Callable[[dict[str, Any]], tuple[int, 
 
 def faithful(lead: str) -> Callable[[list[str]], dict[str, str]]:
     """A test LLM's summary that keeps every memory it was given: ``lead`` and the memories in turn."""
-    return lambda texts: {"summary": lead + " " + " ".join(t if t.endswith((".", "!", "?")) else t + "."
-                                                           for t in texts)}
+    return lambda texts: {
+        "summary": lead + " " + " ".join(t if t.endswith((".", "!", "?")) else t + "." for t in texts)
+    }
 
 
 @pytest.fixture

@@ -60,9 +60,18 @@ def _worker(args: dict[str, Any]) -> None:
             report = mem.dream(steps=["consolidate"])
             step = report["steps"][0]
             with open(args["log"], "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"event": "run", "t0": started, "t": time.time(),
-                                     "groups": step["details"]["groups"],
-                                     "skipped": step["details"]["skipped"]}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "event": "run",
+                            "t0": started,
+                            "t": time.time(),
+                            "groups": step["details"]["groups"],
+                            "skipped": step["details"]["skipped"],
+                        }
+                    )
+                    + "\n"
+                )
             if time.time() > until:
                 return
             time.sleep(0.3)
@@ -70,8 +79,13 @@ def _worker(args: dict[str, Any]) -> None:
 
 def _spawn(args: dict[str, Any]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), json.dumps(args)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), json.dumps(args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
@@ -100,8 +114,9 @@ def _summaries(target: str) -> dict[str, set[str]]:
     from reverie.store.base import MemoryFilter
 
     with Memory(target, config=_config(), embedder=HashEmbedder(DIM)) as mem:
-        rels = mem.store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False),
-                                         types=frozenset({RelationType.SUMMARIZES}))
+        rels = mem.store.scope_relations(
+            MemoryFilter.everything(user_id="u", all_users=False), types=frozenset({RelationType.SUMMARIZES})
+        )
     out: dict[str, set[str]] = {}
     for r in rels:
         out.setdefault(r.src_id, set()).add(r.dst_id)
@@ -130,8 +145,7 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 120) -> None:
 
 
 @pytest.mark.slow
-def test_a_killed_dreamers_claims_are_taken_over_within_the_claim_lifetime(store_target: str,
-                                                                           tmp_path: Path) -> None:
+def test_a_killed_dreamers_claims_are_taken_over_within_the_claim_lifetime(store_target: str, tmp_path: Path) -> None:
     _seed(store_target)
     slow_log, fast_log = tmp_path / "slow.jsonl", tmp_path / "fast.jsonl"
     victim = _spawn({"target": store_target, "log": str(slow_log), "slow": True, "for_s": 600})
@@ -150,9 +164,11 @@ def test_a_killed_dreamers_claims_are_taken_over_within_the_claim_lifetime(store
     assert runs[0]["t0"] - killed_at < TTL_S and claimed > 0
     # ... and another process did all of that work within the claim lifetime after the kill (plus one retry)
     assert sum(e["groups"] for e in runs) == claimed and not runs[-1]["skipped"]
-    assert done[0]["t"] - killed_at <= TTL_S + 1.5, (done[0]["t"] - killed_at)
-    print(f"claims of the killed dreamer taken over and its {claimed} groups consolidated "
-          f"{done[0]['t'] - killed_at:.2f} s after the kill (claim lifetime {TTL_S} s)")
+    assert done[0]["t"] - killed_at <= TTL_S + 1.5, done[0]["t"] - killed_at
+    print(
+        f"claims of the killed dreamer taken over and its {claimed} groups consolidated "
+        f"{done[0]['t'] - killed_at:.2f} s after the kill (claim lifetime {TTL_S} s)"
+    )
     summaries = _summaries(store_target)
     members = [m for ms in summaries.values() for m in ms]
     assert len(summaries) == claimed and len(members) == len(set(members))  # each consolidated once

@@ -43,13 +43,30 @@ GROUPS = 40
 MEMBERS = 6
 WRITES_PER_WRITER = 40
 
-PLACES = ["Mount Rainier", "Lake Washington", "Green Lake", "Discovery Park", "Alki Beach", "Cougar Mountain",
-          "Snoqualmie Falls", "Tiger Mountain", "Golden Gardens", "Carkeek Park"]
-TOPICS = [("hiking", "trail boots backpack summit"), ("kayaking", "paddle river kayak current"),
-          ("cooking", "recipe oven garlic pasta"), ("chess", "opening gambit endgame tournament"),
-          ("gardening", "tomatoes compost seedlings soil"), ("pottery", "clay wheel glaze kiln"),
-          ("cycling", "bike gears helmet climb"), ("baking", "sourdough starter flour crust"),
-          ("guitar", "chords strings capo riff"), ("birdwatching", "binoculars heron warbler nest")]
+PLACES = [
+    "Mount Rainier",
+    "Lake Washington",
+    "Green Lake",
+    "Discovery Park",
+    "Alki Beach",
+    "Cougar Mountain",
+    "Snoqualmie Falls",
+    "Tiger Mountain",
+    "Golden Gardens",
+    "Carkeek Park",
+]
+TOPICS = [
+    ("hiking", "trail boots backpack summit"),
+    ("kayaking", "paddle river kayak current"),
+    ("cooking", "recipe oven garlic pasta"),
+    ("chess", "opening gambit endgame tournament"),
+    ("gardening", "tomatoes compost seedlings soil"),
+    ("pottery", "clay wheel glaze kiln"),
+    ("cycling", "bike gears helmet climb"),
+    ("baking", "sourdough starter flour crust"),
+    ("guitar", "chords strings capo riff"),
+    ("birdwatching", "binoculars heron warbler nest"),
+]
 
 
 def group_texts(g: int, members: int = MEMBERS) -> list[str]:
@@ -57,14 +74,16 @@ def group_texts(g: int, members: int = MEMBERS) -> list[str]:
     "User went hiking at Mount Rainier on March 12" kind of fading episodic group."""
     topic, words = TOPICS[g % len(TOPICS)]
     place = PLACES[(g // len(TOPICS)) % len(PLACES)]
-    return [f"User went {topic} at {place} group {g} with {words} on March {day + 1}"
-            for day in range(members)]
+    return [f"User went {topic} at {place} group {g} with {words} on March {day + 1}" for day in range(members)]
 
 
 def settings(*, tick_every: int, name: str = "test") -> dict[str, Any]:
     """Default steps (cycle and tick); small batches so that the processes interleave more."""
-    return {"opslog": {"enabled": False}, "instance_id": name,
-            "dream": {"batch_size": 40, "claim_ttl_s": CLAIM_TTL_S, "schedule": {"tick_every": tick_every}}}
+    return {
+        "opslog": {"enabled": False},
+        "instance_id": name,
+        "dream": {"batch_size": 40, "claim_ttl_s": CLAIM_TTL_S, "schedule": {"tick_every": tick_every}},
+    }
 
 
 # the worker program --------------------------------------------------------------------------
@@ -75,9 +94,12 @@ def _open(args: dict[str, Any], at: datetime, *, tick_every: int) -> Any:
     from reverie.embed.testing import HashEmbedder
 
     clock = SettableClock(at)
-    mem = Memory(args["target"], config=settings(tick_every=tick_every, name=args["name"]),
-                 clock=clock,
-                 embedder=HashEmbedder(DIM))
+    mem = Memory(
+        args["target"],
+        config=settings(tick_every=tick_every, name=args["name"]),
+        clock=clock,
+        embedder=HashEmbedder(DIM),
+    )
     return mem, clock
 
 
@@ -95,10 +117,18 @@ def worker_dreamer(args: dict[str, Any]) -> None:
     while args["runs"] == 0 or run < args["runs"]:
         _emit(args["log"], event="start", run=run, pid=os.getpid())
         report = mem.dream()
-        _emit(args["log"], event="end", run=run, changed=report["changed"],
-              steps={s["name"]: s["changed"] for s in report["steps"]},
-              skipped={s["name"]: s["details"]["skipped"] for s in report["steps"]
-                       if isinstance(s["details"].get("skipped"), dict) and s["details"]["skipped"]})
+        _emit(
+            args["log"],
+            event="end",
+            run=run,
+            changed=report["changed"],
+            steps={s["name"]: s["changed"] for s in report["steps"]},
+            skipped={
+                s["name"]: s["details"]["skipped"]
+                for s in report["steps"]
+                if isinstance(s["details"].get("skipped"), dict) and s["details"]["skipped"]
+            },
+        )
         clock.advance(seconds=1)
         run += 1
     mem.close()
@@ -140,8 +170,13 @@ def _main() -> None:
 
 def _spawn(role: str, args: dict[str, Any]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), role, json.dumps(args)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), role, json.dumps(args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
@@ -207,8 +242,9 @@ def _summaries(store: Any, flt: Any) -> dict[str, set[str]]:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_concurrent_dreamers_writers_and_a_killed_dreamer(backend: str, tmp_path: Path,
-                                                          request: pytest.FixtureRequest) -> None:
+def test_concurrent_dreamers_writers_and_a_killed_dreamer(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     from reverie import Memory, SettableClock
     from reverie.embed.testing import HashEmbedder
     from reverie.model import Status
@@ -222,8 +258,20 @@ def test_concurrent_dreamers_writers_and_a_killed_dreamer(backend: str, tmp_path
     logs = {name: tmp_path / f"{name}.jsonl" for name in ("d0", "d1", "d2", "victim", "w0", "w1")}
     victim = _spawn("dreamer", {**base, "runs": 0, "log": str(logs["victim"]), "name": "victim"})
     procs = [_spawn("dreamer", {**base, "runs": 2, "log": str(logs[f"d{i}"]), "name": f"d{i}"}) for i in range(3)]
-    procs += [_spawn("writer", {**base, "seed": i, "writes": WRITES_PER_WRITER, "infer": i == 1,
-                                "log": str(logs[f"w{i}"]), "name": f"w{i}"}) for i in range(2)]
+    procs += [
+        _spawn(
+            "writer",
+            {
+                **base,
+                "seed": i,
+                "writes": WRITES_PER_WRITER,
+                "infer": i == 1,
+                "log": str(logs[f"w{i}"]),
+                "name": f"w{i}",
+            },
+        )
+        for i in range(2)
+    ]
     try:
         _kill_mid_cycle(victim, logs["victim"])
         finished = _wait(procs, timeout=600)
@@ -273,8 +321,11 @@ def test_concurrent_dreamers_writers_and_a_killed_dreamer(backend: str, tmp_path
         doubled = {m: s for m, s in owners.items() if len(s) > 1}
         assert not doubled, doubled
         for m in owners:
-            referring = Counter(e.event for e in mem.store.history(m) if e.actor == "dream"
-                                and any(sid in json.dumps(e.data, default=str) for sid in merged))
+            referring = Counter(
+                e.event
+                for e in mem.store.history(m)
+                if e.actor == "dream" and any(sid in json.dumps(e.data, default=str) for sid in merged)
+            )
             assert all(n == 1 for n in referring.values()), (m, referring)
 
         # 3. consistency: links and supersession point at memories that exist; nothing stays claimed
@@ -295,8 +346,10 @@ def test_concurrent_dreamers_writers_and_a_killed_dreamer(backend: str, tmp_path
         consolidated = {m for originals in merged.values() for m in originals}
         fate = Counter(f"{records[i].status.value}/{records[i].store.value}" for i in seeded)
         assert len(consolidated & set(seeded)) >= 5, fate  # at least one group of seed 003's size
-        print(f"{backend}: seeded memories now {dict(fate)}; {len(merged)} consolidation summaries; "
-              f"{conflicts} add() calls refused with ConflictError and retried")
+        print(
+            f"{backend}: seeded memories now {dict(fate)}; {len(merged)} consolidation summaries; "
+            f"{conflicts} add() calls refused with ConflictError and retried"
+        )
         assert again["kind"] == recovery["kind"] == "dream"
 
 

@@ -18,8 +18,7 @@ def _use(mem: Memory, query: str, sessions: list[str], clock: SettableClock) -> 
 
 
 def test_dream_marks_core_and_floors_its_retention(mem: Memory, clock: SettableClock) -> None:
-    core = mem.add("The production database password rotates on the first of every month", user_id="u",
-                   infer=False).id
+    core = mem.add("The production database password rotates on the first of every month", user_id="u", infer=False).id
     one = mem.add("The team retro board lives in the shared Miro workspace", user_id="u", infer=False).id
     _use(mem, "when does the production database password rotate", ["s1", "s2", "s3"], clock)
     _use(mem, "where does the retro board live", ["s9"], clock)  # used as often, in one session only

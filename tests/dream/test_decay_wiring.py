@@ -43,7 +43,7 @@ def test_decay_step_applies_category_rate_times_tier_multiplier(mem: Memory, clo
         assert shown["value"] == pytest.approx(recs[mid].retrieval_strength, rel=1e-6)
 
 
-def test_semantic_tier_decays_slower_than_episodic(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_semantic_tier_decays_slower_than_episodic(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     a = mem.add("The staging database runs PostgreSQL version fifteen", user_id="u").id
     b = mem.add("The office printer on floor two needs a new toner cartridge", user_id="u").id
@@ -55,17 +55,21 @@ def test_semantic_tier_decays_slower_than_episodic(make_memory, clock: SettableC
     recs = mem.store.get([a, b])
     assert recs[a].layer is Layer.SEMANTIC and recs[b].layer is Layer.EPISODIC
     ratio_a = recs[a].retrieval_strength / fsrs.retrievability(
-        elapsed_days=(mem.now() - recs[a].created_at).total_seconds() / 86400, stability=recs[a].stability,
-        cfg=mem.settings.dynamics.fsrs)
+        elapsed_days=(mem.now() - recs[a].created_at).total_seconds() / 86400,
+        stability=recs[a].stability,
+        cfg=mem.settings.dynamics.fsrs,
+    )
     ratio_b = recs[b].retrieval_strength / fsrs.retrievability(
-        elapsed_days=(mem.now() - recs[b].created_at).total_seconds() / 86400, stability=recs[b].stability,
-        cfg=mem.settings.dynamics.fsrs)
+        elapsed_days=(mem.now() - recs[b].created_at).total_seconds() / 86400,
+        stability=recs[b].stability,
+        cfg=mem.settings.dynamics.fsrs,
+    )
     # category decay ×1 for semantic, ×3 for episodic (both facts: 0.005/day)
     assert ratio_a == pytest.approx(math.exp(-0.005 * 1 * 20 - 0.005 / 24), rel=1e-3)
     assert ratio_b == pytest.approx(math.exp(-0.005 * 3 * 20 - 0.015 / 24), rel=1e-3)
 
 
-def test_rehearsal_picks_memories_endangered_by_category_decay(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_rehearsal_picks_memories_endangered_by_category_decay(make_memory, clock: SettableClock) -> None:
     # a decision decays at 0.02/day ×3 (episodic): after 20 days its category factor is exp(-1.2) ≈ 0.30,
     # and with FSRS R below 1 the memory is endangered; a preference of the same age is not
     mem = make_memory()
@@ -83,7 +87,7 @@ def test_rehearsal_picks_memories_endangered_by_category_decay(make_memory, cloc
     assert "rehearsed" not in [e.event for e in mem.history(pref)]
 
 
-def test_rehearsal_restarts_category_decay_without_inflating_stability(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_rehearsal_restarts_category_decay_without_inflating_stability(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     dec = mem.add("We decided to go with Kafka for the event pipeline", user_id="u").id
     clock.advance(hours=1)

@@ -6,6 +6,7 @@ over REST, MCP-free paths and in the dashboard; forgetting a memory takes its li
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from fastapi.testclient import TestClient
@@ -15,17 +16,23 @@ from reverie.embed.testing import HashEmbedder
 from reverie.http import create_app
 from reverie.model import Layer, Status
 
-PREFERENCES = ["I like my coffee black without sugar", "Window seats on long flights, please",
-               "Send reports as PDF, never as Word files", "Meetings before 10 am are not welcome",
-               "Use metric units in every answer", "Replies in German for family matters",
-               "Vegetarian restaurants for team dinners", "Dark mode in every editor"]
+PREFERENCES = [
+    "I like my coffee black without sugar",
+    "Window seats on long flights, please",
+    "Send reports as PDF, never as Word files",
+    "Meetings before 10 am are not welcome",
+    "Use metric units in every answer",
+    "Replies in German for family matters",
+    "Vegetarian restaurants for team dinners",
+    "Dark mode in every editor",
+]
 
 
-def _lines(doc: dict) -> list[str]:  # type: ignore[type-arg]
+def _lines(doc: dict[str, Any]) -> list[str]:
     return [ln["text"] for s in doc["sections"] for ln in s["lines"]]
 
 
-def test_behavioural_profile_has_a_line_cap_and_loses_forgotten_lines(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_behavioural_profile_has_a_line_cap_and_loses_forgotten_lines(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory(dream={"documents": {"profile": {"max_lines": 5}}})
     ids = [r.id for r in m.add_many(PREFERENCES, user_id="maya", infer=False)]
     for i, mid in enumerate(ids):  # importance 0.9 down to 0.55
@@ -49,10 +56,13 @@ def test_behavioural_profile_has_a_line_cap_and_loses_forgotten_lines(make_memor
     assert m.dream(user_id="maya", steps=["profile"])["steps"][0]["changed"] == 0  # unchanged: not rewritten
 
 
-def test_entity_profiles_are_kept_current(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_entity_profiles_are_kept_current(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
-    facts = ["Lena moved to Hamburg in 2019", "Lena works as a chemist at Siemens",
-             "Lena has two dogs named Ole and Pit"]
+    facts = [
+        "Lena moved to Hamburg in 2019",
+        "Lena works as a chemist at Siemens",
+        "Lena has two dogs named Ole and Pit",
+    ]
     ids = [m.add(text, user_id="maya").id for text in facts]
     m.add("Tom likes sailing", user_id="maya")  # named once: no profile
     first = m.dream(user_id="maya", steps=["entity_profiles"])["steps"][0]
@@ -77,16 +87,20 @@ def test_entity_profiles_are_kept_current(make_memory, clock: SettableClock) -> 
     assert "Lena works as a chemist at Siemens" not in {f["text"] for f in lena["facts"]}
 
 
-REFLECTIONS = [f"When {topic} comes up, I should ask one clarifying question before answering"
-               for topic in ("travel", "money", "health", "family", "work", "code", "music", "food")]
-DISTINCT = ["The user reads answers on a phone: short paragraphs work best",
-            "Long lists overwhelm the user; three options at most",
-            "The user trusts sources more when links come first",
-            "Humour is welcome in casual chats but not in work threads",
-            "The user often returns to unfinished plans after a week"]
+REFLECTIONS = [
+    f"When {topic} comes up, I should ask one clarifying question before answering"
+    for topic in ("travel", "money", "health", "family", "work", "code", "music", "food")
+]
+DISTINCT = [
+    "The user reads answers on a phone: short paragraphs work best",
+    "Long lists overwhelm the user; three options at most",
+    "The user trusts sources more when links come first",
+    "Humour is welcome in casual chats but not in work threads",
+    "The user often returns to unfinished plans after a week",
+]
 
 
-def test_reflections_are_consolidated_past_their_size_limit(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_reflections_are_consolidated_past_their_size_limit(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory(dream={"documents": {"reflections": {"max_bytes": 300}}})
     small = m.add(DISTINCT[0], user_id="ada", agent_id="helper", metadata={"reflection": True}, infer=False).id
     m.dream(user_id="ada", steps=["reflections"])
@@ -106,10 +120,14 @@ def test_reflections_are_consolidated_past_their_size_limit(make_memory, clock: 
     assert doc["folded_out"] and not kept & set(doc["folded_out"])
 
 
-NOTES_A = [f"The staging server for the billing service runs in the Frankfurt region{tail}"
-           for tail in ("", " today", " as before", " since May", " on two machines", " for now")]
-NOTES_B = [f"The backup job for the payroll database runs every night at two{tail}"
-           for tail in ("", " still", " as planned", " since June", " on the old cluster", " by default")]
+NOTES_A = [
+    f"The staging server for the billing service runs in the Frankfurt region{tail}"
+    for tail in ("", " today", " as before", " since May", " on two machines", " for now")
+]
+NOTES_B = [
+    f"The backup job for the payroll database runs every night at two{tail}"
+    for tail in ("", " still", " as planned", " since June", " on the old cluster", " by default")
+]
 
 
 def _settle(m: Memory, ids: list[str], clock: SettableClock) -> None:
@@ -120,14 +138,17 @@ def _settle(m: Memory, ids: list[str], clock: SettableClock) -> None:
         m.get(mid)
 
 
-def test_compression_guidelines_make_later_consolidation_more_conservative(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_compression_guidelines_make_later_consolidation_more_conservative(make_memory, clock: SettableClock) -> None:
     vecs = HashEmbedder(64).embed(NOTES_B)
     sims = vecs @ vecs.T
     low, high = float(sims[~np.eye(6, dtype=bool)].min()), float(sims.max(initial=0, where=~np.eye(6, dtype=bool)))
     gap = round(high - low + 0.02, 3)
-    m: Memory = make_memory(dream={
-        "consolidation": {"merge": {"similarity": {"api": 0.8, "hash": round(low - 0.01, 3)}}},
-        "documents": {"guidelines": {"min_summaries": 1, "raise_step": gap, "max_raise": gap}}})
+    m: Memory = make_memory(
+        dream={
+            "consolidation": {"merge": {"similarity": {"api": 0.8, "hash": round(low - 0.01, 3)}}},
+            "documents": {"guidelines": {"min_summaries": 1, "raise_step": gap, "max_raise": gap}},
+        }
+    )
     first = [r.id for r in m.add_many(NOTES_A, user_id="a", infer=False)]
     _settle(m, first, clock)
     assert m.dream(steps=["merge"])["steps"][0]["details"]["groups"] == 1
@@ -154,10 +175,15 @@ def test_compression_guidelines_make_later_consolidation_more_conservative(make_
     assert "keeps its thresholds" in b["guidance"][0]
 
 
-def test_documents_over_rest_dashboard_and_export(make_memory, clock: SettableClock, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_documents_over_rest_dashboard_and_export(make_memory, clock: SettableClock, tmp_path: Path) -> None:
     m: Memory = make_memory()
-    for text in ["I prefer window seats on long flights.", "We decided to move the launch to March 3rd.",
-                 "Lena moved to Hamburg in 2019", "Lena works as a chemist", "Lena has two dogs"]:
+    for text in [
+        "I prefer window seats on long flights.",
+        "We decided to move the launch to March 3rd.",
+        "Lena moved to Hamburg in 2019",
+        "Lena works as a chemist",
+        "Lena has two dogs",
+    ]:
         m.observe(text, user_id="maya", session_id="s1")
     m.end_session("s1", user_id="maya")
     m.add("Keep answers short for maya", user_id="maya", metadata={"reflection": True}, infer=False)
@@ -168,13 +194,27 @@ def test_documents_over_rest_dashboard_and_export(make_memory, clock: SettableCl
         body = c.get("/v1/documents", params={"user_id": "maya"}).json()
         assert body["profile"] == docs["profile"] and body["guidelines"]["actions"] == docs["guidelines"]["actions"]
         actions = c.get("/v1/actions", params={"user_id": "maya", "limit": 5}).json()["actions"]
-        assert len(actions) == 5 and {"action", "outcome", "confidence", "lifecycle_state", "importance",
-                                      "source"} <= set(actions[0])
+        assert len(actions) == 5 and {
+            "action",
+            "outcome",
+            "confidence",
+            "lifecycle_state",
+            "importance",
+            "source",
+        } <= set(actions[0])
         assert c.get("/v1/actions", params={"limit": 0}).status_code == 422
         page = c.get("/documents", params={"user_id": "maya"})
         assert page.status_code == 200
-        for needle in ("Behavioural profile", "window seats", "Entity profiles", "Reflections",
-                       "Keep answers short for maya", "Compression guidelines", "store_note", "I prefer window seats"):
+        for needle in (
+            "Behavioural profile",
+            "window seats",
+            "Entity profiles",
+            "Reflections",
+            "Keep answers short for maya",
+            "Compression guidelines",
+            "store_note",
+            "I prefer window seats",
+        ):
             assert needle in page.text, needle
         assert 'href="/documents?user_id=maya"' in c.get("/documents").text
     out = m.export_markdown(tmp_path / "md", user_id="maya")
@@ -185,7 +225,7 @@ def test_documents_over_rest_dashboard_and_export(make_memory, clock: SettableCl
     assert (tmp_path / "md" / "state" / "memory-actions.jsonl").read_text().count("\n") == out["action_events"]
 
 
-def test_layers_of_the_profile_are_a_setting(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_layers_of_the_profile_are_a_setting(make_memory) -> None:
     m: Memory = make_memory(dream={"documents": {"profile_layers": [], "profile": {"categories": []}}})
     mid = m.add("To deploy, tag the release", user_id="u", infer=False).id
     m.promote(mid, Layer.PROCEDURAL)
@@ -193,7 +233,7 @@ def test_layers_of_the_profile_are_a_setting(make_memory) -> None:  # type: igno
     assert m.documents(user_id="u")["profile"]["lines"] == 0
 
 
-def test_documents_command(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_documents_command(tmp_path: Path, monkeypatch) -> None:
     from typer.testing import CliRunner
 
     from reverie.cli import app
@@ -211,14 +251,15 @@ def test_documents_command(tmp_path: Path, monkeypatch) -> None:  # type: ignore
     assert empty.exit_code == 0 and "no documents yet" in empty.output
 
 
-def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
-                                                              chat_server) -> None:
+def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock: SettableClock, chat_server) -> None:
     import json
 
     condensed = "Ask one clarifying question first; keep lists and paragraphs short."
     chat_server.script = lambda req: (200, json.dumps({"summary": condensed}), 0.0)
-    m: Memory = make_memory(llm={"base_url": chat_server.url, "timeout_s": 2, "retries": 0},
-                            dream={"documents": {"reflections": {"max_bytes": 300}}})
+    m: Memory = make_memory(
+        llm={"base_url": chat_server.url, "timeout_s": 2, "retries": 0},
+        dream={"documents": {"reflections": {"max_bytes": 300}}},
+    )
     for text in [*REFLECTIONS, *DISTINCT]:
         clock.advance(minutes=5)
         m.add(text, user_id="ada", metadata={"reflection": True}, infer=False)
@@ -238,7 +279,7 @@ def test_an_llm_condenses_the_reflections_that_would_fold_out(make_memory, clock
     assert doc["condensed_by_llm"] == 0 and doc["folded_out"]
 
 
-def test_documents_and_telemetry_stay_in_a_credentials_scope(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_documents_and_telemetry_stay_in_a_credentials_scope(make_memory) -> None:
     import pytest
 
     from reverie import PermissionDeniedError, ScopedMemory

@@ -50,7 +50,7 @@ def test_decay_materialises_energy(mem: Memory, clock: SettableClock) -> None:
     assert mem.store.get([mid])[mid].energy == pytest.approx(rec.energy)
 
 
-def test_expiry_of_faded_working_memories(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_expiry_of_faded_working_memories(make_memory, clock: SettableClock) -> None:
     # promotion by age switched off so that the seed 000 expiry rule is observable
     m = make_memory(dynamics={"promotion": {"working_after_minutes": 10_000, "working_use_energy": False}})
     mid = m.add("ephemeral", user_id="u").id
@@ -111,7 +111,7 @@ def test_user_scoped_dream_leaves_others(mem: Memory, clock: SettableClock) -> N
     assert recs[a].layer is Layer.EPISODIC and recs[b].layer is Layer.WORKING
 
 
-def test_dream_reports_are_kept_newest_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_dream_reports_are_kept_newest_first(make_memory, clock: SettableClock) -> None:
     m = make_memory(dream={"reports_kept": 2})
     assert m.dream_reports() == []
     first = m.dream(steps=["prune"])
@@ -145,8 +145,9 @@ def _varied_records(user: str, now: datetime, n: int = 240) -> list[MemoryRecord
     return out
 
 
-def test_narrow_step_scans_decide_as_full_records(mem: Memory, clock: SettableClock,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_narrow_step_scans_decide_as_full_records(
+    mem: Memory, clock: SettableClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """decay, promote and expire read only their columns; with every column read they change the same."""
     from reverie.dream import steps
 
@@ -157,21 +158,30 @@ def test_narrow_step_scans_decide_as_full_records(mem: Memory, clock: SettableCl
     monkeypatch.setattr(steps, "_DECAY_OMIT", frozenset())
     monkeypatch.setattr(steps, "_PROMOTE_OMIT", frozenset())
     full = mem.dream(steps=names, user_id="full")
-    assert [(s["name"], s["changed"], s["details"]) for s in narrow["steps"]] == \
-        [(s["name"], s["changed"], s["details"]) for s in full["steps"]]
+    assert [(s["name"], s["changed"], s["details"]) for s in narrow["steps"]] == [
+        (s["name"], s["changed"], s["details"]) for s in full["steps"]
+    ]
     assert sum(s["changed"] for s in narrow["steps"]) > 100  # the records give every rule work
 
     def state(user: str) -> list[tuple[object, ...]]:
-        recs = sorted(mem.list(user_id=user, filters={"status": list(Status), "store": ["hot", "cold"]},
-                               limit=1000, order_by="created_at"), key=lambda r: r.id)
-        return [(r.id.split("-")[1], r.layer, r.status, r.energy, r.retrieval_strength, r.valid_until, r.version)
-                for r in recs]
+        recs = sorted(
+            mem.list(
+                user_id=user,
+                filters={"status": list(Status), "store": ["hot", "cold"]},
+                limit=1000,
+                order_by="created_at",
+            ),
+            key=lambda r: r.id,
+        )
+        return [
+            (r.id.split("-")[1], r.layer, r.status, r.energy, r.retrieval_strength, r.valid_until, r.version)
+            for r in recs
+        ]
 
     assert state("narrow") == state("full")
 
 
-def test_ops_log_has_one_line_per_event_kind_and_batch(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
-                                                       tmp_path) -> None:
+def test_ops_log_has_one_line_per_event_kind_and_batch(make_memory, clock: SettableClock, tmp_path) -> None:
     import json
 
     mem = make_memory(dream={"batch_size": 50})

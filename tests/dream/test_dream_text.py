@@ -21,6 +21,7 @@ LLM_ONLY = ("themes", "abstraction", "category_summaries", "entity_cards")
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 def test_sixty_nightly_dreams_on_the_demo_write_no_glued_text(store_target: str, tmp_path: Any) -> None:
     from reverie.embed import MiniLMEmbedder
 
@@ -29,8 +30,15 @@ def test_sixty_nightly_dreams_on_the_demo_write_no_glued_text(store_target: str,
     user = conv.user_id
     last = max(t.when for t in conv.turns if t.when is not None)
     clock = SettableClock(last)
-    items = [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
-              "metadata": {"turn_id": t.turn_id, "speaker": t.speaker}} for t in conv.turns]
+    items = [
+        {
+            "content": io.turn_content(t),
+            "session_id": t.session_id,
+            "when": t.when,
+            "metadata": {"turn_id": t.turn_id, "speaker": t.speaker},
+        }
+        for t in conv.turns
+    ]
     with Memory(store_target, config={"opslog": {"enabled": False}}, clock=clock, embedder=MiniLMEmbedder()) as mem:
         mem.add_many(items, user_id=user, agent_id=conv.agent_id)
         skipped: dict[str, set[str]] = {name: set() for name in LLM_ONLY}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,14 +29,14 @@ NO_TICK = {"schedule": {"tick_every": 0}}
 
 
 @pytest.fixture
-def mem(make_memory) -> Memory:  # type: ignore[no-untyped-def]
+def mem(make_memory) -> Memory:
     """A memory whose automatic maintenance tick (seed 003) is off: it would run some of these steps in put()."""
     return quiet(make_memory)
 
 
-def quiet(make_memory, **config: Any) -> Memory:  # type: ignore[no-untyped-def]
+def quiet(make_memory, **config: Any) -> Memory:
     dream = {**NO_TICK, **config.pop("dream", {})}
-    return make_memory(dream=dream, **config)  # type: ignore[no-any-return]
+    return make_memory(dream=dream, **config)
 
 
 def put(mem: Memory, text: str, *, user: str = "u", **fields: Any) -> str:
@@ -51,7 +52,7 @@ def rec(mem: Memory, mid: str) -> Any:
     return mem.store.get([mid])[mid]
 
 
-def step(report: dict[str, Any], name: str) -> dict[str, Any]:
+def step(report: Mapping[str, Any], name: str) -> dict[str, Any]:
     return next(s for s in report["steps"] if s["name"] == name)
 
 
@@ -63,10 +64,16 @@ def events(mem: Memory, mid: str, name: str) -> list[Any]:
 
 
 def test_flashbulb_memories_get_their_consolidation_boost_once(mem: Memory, clock: SettableClock) -> None:
-    encoded = put(mem, "the server caught fire during the launch", flashbulb=True, pinned=True,
-                  emotion_arousal=0.9, importance=0.95, stability=3.0)
-    untagged = put(mem, "restored: the day the database was lost", emotion_arousal=0.85, importance=0.4,
-                   stability=2.0)
+    encoded = put(
+        mem,
+        "the server caught fire during the launch",
+        flashbulb=True,
+        pinned=True,
+        emotion_arousal=0.9,
+        importance=0.95,
+        stability=3.0,
+    )
+    untagged = put(mem, "restored: the day the database was lost", emotion_arousal=0.85, importance=0.4, stability=2.0)
     calm = put(mem, "a quiet afternoon of reading", emotion_arousal=0.2, stability=2.0)
     report = step(mem.dream(steps=["emotional"]), "emotional")
     assert report["changed"] == 2 and report["details"] == {"boosted": 2, "tagged": 1}
@@ -89,8 +96,9 @@ def test_replay_strengthens_coactivated_pairs_once_per_coactivation(mem: Memory,
     c, d = put(mem, "lunch menu", stability=2.0), put(mem, "parking rules", stability=2.0)
     mem.store.bump_coactivations([(a, b)] * 3 + [(c, d)] * 2, clock())
     ttl = timedelta(hours=4)
-    mem.store.put_tags([SynapticTag(c, "s1", clock() - 2 * ttl, clock() - ttl),
-                        SynapticTag(d, "s1", clock(), clock() + ttl)])
+    mem.store.put_tags(
+        [SynapticTag(c, "s1", clock() - 2 * ttl, clock() - ttl), SynapticTag(d, "s1", clock(), clock() + ttl)]
+    )
     report = step(mem.dream(steps=["replay"]), "replay")
     assert report["details"] == {"pairs": 1, "strengthened": 2, "tags_removed": 1}
     assert rec(mem, a).stability == pytest.approx(2.0 * 1.02) and rec(mem, b).stability == pytest.approx(4.0 * 1.02)
@@ -125,11 +133,13 @@ def test_utility_drifts_to_the_prior_without_compounding(mem: Memory, clock: Set
 # -- rehearsal (seed 001 testing effect) ---------------------------------------------------------------
 
 
-def test_rehearsal_boosts_the_most_endangered_within_the_cap(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_rehearsal_boosts_the_most_endangered_within_the_cap(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"rehearse_max": 2}})
     past = clock() - timedelta(days=100)
-    ids = {s: put(m, f"fading fact number {i}", stability=s, last_accessed_at=past)
-           for i, s in enumerate((0.01, 0.02, 0.03))}
+    ids = {
+        s: put(m, f"fading fact number {i}", stability=s, last_accessed_at=past)
+        for i, s in enumerate((0.01, 0.02, 0.03))
+    }
     safe = put(m, "a well learned fact", stability=30.0, last_accessed_at=past)
     fsrs = m.settings.dynamics.fsrs
     r = {s: strength.retrieval_strength(elapsed_days=100, stability=s, cfg=fsrs) for s in ids}
@@ -156,17 +166,34 @@ def test_rehearsal_boosts_the_most_endangered_within_the_cap(make_memory, clock:
 
 def test_foresight_speculative_and_commitment_expiry(mem: Memory, clock: SettableClock) -> None:
     now = clock()
-    plan = put(mem, "user plans to visit Lisbon next week", temporal_type=TemporalType.TIME_BOUNDED,
-               valid_until=now - timedelta(hours=1))
-    future = put(mem, "user will move offices in June", temporal_type=TemporalType.TIME_BOUNDED,
-                 valid_until=now + timedelta(days=30))
-    pinned_plan = put(mem, "pinned plan that ended", temporal_type=TemporalType.TIME_BOUNDED,
-                      valid_until=now - timedelta(days=1), pinned=True)
+    plan = put(
+        mem,
+        "user plans to visit Lisbon next week",
+        temporal_type=TemporalType.TIME_BOUNDED,
+        valid_until=now - timedelta(hours=1),
+    )
+    future = put(
+        mem,
+        "user will move offices in June",
+        temporal_type=TemporalType.TIME_BOUNDED,
+        valid_until=now + timedelta(days=30),
+    )
+    pinned_plan = put(
+        mem,
+        "pinned plan that ended",
+        temporal_type=TemporalType.TIME_BOUNDED,
+        valid_until=now - timedelta(days=1),
+        pinned=True,
+    )
     guess = put(mem, "user might like jazz", confidence=0.3, created_at=now - timedelta(days=31))
     young_guess = put(mem, "user might like opera", confidence=0.3, created_at=now - timedelta(days=29))
     confirmed = put(mem, "user might like blues", confidence=0.3, confirmations=1, created_at=now - timedelta(days=40))
-    done = put(mem, "promised to send the report", category="commitment",
-               metadata={"commitment_state": "fulfilled", "resolved_at": (now - timedelta(days=91)).isoformat()})
+    done = put(
+        mem,
+        "promised to send the report",
+        category="commitment",
+        metadata={"commitment_state": "fulfilled", "resolved_at": (now - timedelta(days=91)).isoformat()},
+    )
     open_ = put(mem, "promised to review the PR", category="commitment", created_at=now - timedelta(days=200))
     report = step(mem.dream(steps=["foresight"]), "foresight")
     assert report["details"] == {"foresight": 1, "speculative": 1, "commitment": 1, "protected": 1}
@@ -181,7 +208,7 @@ def test_foresight_speculative_and_commitment_expiry(mem: Memory, clock: Settabl
 # -- redundancy (seed 001 step 7) -------------------------------------------------------------------------
 
 
-def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory)
     clock.advance(days=-20)  # written 20 days ago: past seed 001's 14-day minimum retention of facts
     keep = put(m, "Deployed v2.1 on March 28", user="a", utility=0.8, utility_updated_at=clock())
@@ -189,8 +216,12 @@ def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: Setta
     old = put(m, "User's favorite database is PostgreSQL", user="b", utility=0.3, utility_updated_at=clock())
     put(m, "User's favorite database is MySQL", user="b", utility=0.8, utility_updated_at=clock())
     short = put(m, "Caroline went to the LGBTQ support group on 7 May 2023", user="c", utility=0.8)
-    longer = put(m, "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful and inspiring",
-                 user="c", utility=0.3)
+    longer = put(
+        m,
+        "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful and inspiring",
+        user="c",
+        utility=0.3,
+    )
     pinned = put(m, "v2.1 was deployed on March 28", user="d", utility=0.1, pinned=True)
     put(m, "Deployed v2.1 on March 28", user="d", utility=0.9)
     young = put(m, "Deployed v2.1 on March 28", user="e", utility=0.9, created_at=clock() + timedelta(days=10))
@@ -209,7 +240,7 @@ def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: Setta
     assert step(m.dream(steps=["redundancy"]), "redundancy")["changed"] == 0
 
 
-def test_redundancy_comparisons_are_capped_per_cycle_and_resume(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_redundancy_comparisons_are_capped_per_cycle_and_resume(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"redundancy_max_comparisons": 2}})
     clock.advance(days=-20)
     for user in "abc":
@@ -235,21 +266,56 @@ def test_forget_rules_contradiction_foresight_and_utility_floor(mem: Memory, clo
     newer = put(mem, "the office is in Munich", created_at=now - timedelta(days=2))
     anchored_old = put(mem, "the team lead is Ana", pinned=True, created_at=now - timedelta(days=20))
     other_new = put(mem, "the team lead is Bo", created_at=now - timedelta(days=1))
-    mem.store.add_relations([Relation(newer, older, RelationType.CONTRADICTS),
-                             Relation(other_new, anchored_old, RelationType.CONTRADICTS)])
-    ended = put(mem, "trip to Porto this weekend", temporal_type=TemporalType.TIME_BOUNDED,
-                valid_until=now - timedelta(days=1), created_at=now - timedelta(days=15))
-    idle = put(mem, "an unused fact", utility=0.0, utility_updated_at=now - timedelta(days=31),
-               last_accessed_at=now - timedelta(days=31), created_at=now - timedelta(days=31))
-    recent = put(mem, "a recently unused fact", utility=0.0, utility_updated_at=now - timedelta(days=29),
-                 last_accessed_at=now - timedelta(days=29), created_at=now - timedelta(days=40))
-    permanent = put(mem, "user prefers tea", category="preference", utility=0.0,
-                    utility_updated_at=now - timedelta(days=90), created_at=now - timedelta(days=90))
-    flash = put(mem, "the outage that took everything down", flashbulb=True, utility=0.0,
-                utility_updated_at=now - timedelta(days=90), created_at=now - timedelta(days=90))
+    mem.store.add_relations(
+        [Relation(newer, older, RelationType.CONTRADICTS), Relation(other_new, anchored_old, RelationType.CONTRADICTS)]
+    )
+    ended = put(
+        mem,
+        "trip to Porto this weekend",
+        temporal_type=TemporalType.TIME_BOUNDED,
+        valid_until=now - timedelta(days=1),
+        created_at=now - timedelta(days=15),
+    )
+    idle = put(
+        mem,
+        "an unused fact",
+        utility=0.0,
+        utility_updated_at=now - timedelta(days=31),
+        last_accessed_at=now - timedelta(days=31),
+        created_at=now - timedelta(days=31),
+    )
+    recent = put(
+        mem,
+        "a recently unused fact",
+        utility=0.0,
+        utility_updated_at=now - timedelta(days=29),
+        last_accessed_at=now - timedelta(days=29),
+        created_at=now - timedelta(days=40),
+    )
+    permanent = put(
+        mem,
+        "user prefers tea",
+        category="preference",
+        utility=0.0,
+        utility_updated_at=now - timedelta(days=90),
+        created_at=now - timedelta(days=90),
+    )
+    flash = put(
+        mem,
+        "the outage that took everything down",
+        flashbulb=True,
+        utility=0.0,
+        utility_updated_at=now - timedelta(days=90),
+        created_at=now - timedelta(days=90),
+    )
     report = step(mem.dream(steps=["forget"]), "forget")
-    assert report["details"]["rules"] == {"contradiction": 1, "foresight": 1, "utility_floor": 1, "redundancy": 0,
-                                          "capacity": 0}
+    assert report["details"]["rules"] == {
+        "contradiction": 1,
+        "foresight": 1,
+        "utility_floor": 1,
+        "redundancy": 0,
+        "capacity": 0,
+    }
     got = mem.store.get([older, newer, anchored_old, ended, idle, recent, permanent, flash])
     for mid in (older, ended, idle):
         assert (got[mid].status, got[mid].store) == (Status.DORMANT, StoreTier.COLD)
@@ -260,11 +326,12 @@ def test_forget_rules_contradiction_foresight_and_utility_floor(mem: Memory, clo
     assert step(mem.dream(steps=["forget"]), "forget")["changed"] == 0
 
 
-def test_capacity_trim_per_user_scope(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_capacity_trim_per_user_scope(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"capacity_max": 5, "capacity_target": 3}})
     clock.advance(days=-20)
-    ids = [put(m, f"memory {i} of a busy user", user="busy", utility=i / 10, utility_updated_at=clock())
-           for i in range(7)]
+    ids = [
+        put(m, f"memory {i} of a busy user", user="busy", utility=i / 10, utility_updated_at=clock()) for i in range(7)
+    ]
     anchor = put(m, "a pinned memory of a busy user", user="busy", utility=0.0, pinned=True)
     calm = [put(m, f"memory {i} of a calm user", user="calm", utility=0.0) for i in range(4)]
     clock.advance(days=20)
@@ -278,8 +345,13 @@ def test_capacity_trim_per_user_scope(make_memory, clock: SettableClock) -> None
 
 
 def test_forgotten_memories_can_be_reactivated(mem: Memory, clock: SettableClock) -> None:
-    idle = put(mem, "an unused fact", utility=0.0, utility_updated_at=clock() - timedelta(days=31),
-               created_at=clock() - timedelta(days=40))
+    idle = put(
+        mem,
+        "an unused fact",
+        utility=0.0,
+        utility_updated_at=clock() - timedelta(days=31),
+        created_at=clock() - timedelta(days=40),
+    )
     mem.dream(steps=["forget"])
     assert rec(mem, idle).status is Status.DORMANT
     # cold, yet never unreachable: with nothing in the hot store that matches, search looks in the cold store
@@ -299,10 +371,20 @@ def test_forgotten_memories_can_be_reactivated(mem: Memory, clock: SettableClock
 
 
 def test_claimed_memories_are_left_to_the_other_dreamer(mem: Memory, clock: SettableClock) -> None:
-    a = put(mem, "unused fact one", utility=0.0, created_at=clock() - timedelta(days=40),
-            utility_updated_at=clock() - timedelta(days=31))
-    b = put(mem, "unused fact two", utility=0.0, created_at=clock() - timedelta(days=40),
-            utility_updated_at=clock() - timedelta(days=31))
+    a = put(
+        mem,
+        "unused fact one",
+        utility=0.0,
+        created_at=clock() - timedelta(days=40),
+        utility_updated_at=clock() - timedelta(days=31),
+    )
+    b = put(
+        mem,
+        "unused fact two",
+        utility=0.0,
+        created_at=clock() - timedelta(days=40),
+        utility_updated_at=clock() - timedelta(days=31),
+    )
     assert mem.store.claim([a], owner="other-process", phase="forget", now=clock(), ttl_seconds=600) == [a]
     mem.dream(steps=["forget"])
     assert rec(mem, a).status is Status.ACTIVE and rec(mem, b).status is Status.DORMANT
@@ -341,8 +423,10 @@ def test_coactivation_clusters_form_grow_and_merge(mem: Memory, clock: SettableC
 
 
 def test_named_paths_are_conservative(tmp_path: Path) -> None:
-    text = ("see https://example.com/docs/a.html and/or 3/4/2024, run /help, the file /etc/app/config.yaml. "
-            "Also src/app/main.py and ~/notes/todo.md")
+    text = (
+        "see https://example.com/docs/a.html and/or 3/4/2024, run /help, the file /etc/app/config.yaml. "
+        "Also src/app/main.py and ~/notes/todo.md"
+    )
     found = named_paths(text, None)
     assert "/etc/app/config.yaml" in found and not any("example.com" in p or p == "/help" for p in found)
     assert not any(p.endswith("main.py") for p in found) and any(p.endswith("notes/todo.md") for p in found)
@@ -351,8 +435,11 @@ def test_named_paths_are_conservative(tmp_path: Path) -> None:
     assert named_paths("no paths here", str(tmp_path)) == []
 
 
-def test_drift_invalidates_memories_whose_files_disappeared(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
-                                                            tmp_path: Path) -> None:
+def test_drift_invalidates_memories_whose_files_disappeared(
+    make_memory,
+    clock: SettableClock,
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "project"
     (root / "conf").mkdir(parents=True)
     config = root / "conf" / "app.yaml"
@@ -385,7 +472,7 @@ def test_drift_invalidates_memories_whose_files_disappeared(make_memory, clock: 
 
 def test_archival_by_seed_002_rule_with_exemptions(mem: Memory, clock: SettableClock) -> None:
     old = clock() - timedelta(days=100)
-    common = {"created_at": old, "importance": 0.2, "layer": Layer.EPISODIC}
+    common: dict[str, Any] = {"created_at": old, "importance": 0.2, "layer": Layer.EPISODIC}
     faded = put(mem, "a faded episode", **common)
     semantic = put(mem, "a faded semantic fact", **{**common, "layer": Layer.SEMANTIC})
     pinned = put(mem, "a faded pinned episode", pinned=True, **common)
@@ -404,13 +491,18 @@ def test_archival_by_seed_002_rule_with_exemptions(mem: Memory, clock: SettableC
     assert step(mem.dream(steps=["archive"]), "archive")["changed"] == 0
 
 
-def test_archival_by_the_nine_factor_importance(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_archival_by_the_nine_factor_importance(make_memory, clock: SettableClock) -> None:
     """With ``archive_importance_measure = "nine_factor"`` the rule's importance is the layered-memory design's
     nine-factor one, whose base is the importance at write moved by the write-time surprise: two memories alike
     but for their surprise part ways, and the archived one's history carries the importance it was judged by."""
     m = quiet(make_memory, dynamics={"promotion": {"archive_importance_measure": "nine_factor"}})
-    common = {"created_at": clock() - timedelta(days=100), "layer": Layer.EPISODIC, "importance": 0.9,
-              "confirmations": 2, "importance_channels": {}}
+    common: dict[str, Any] = {
+        "created_at": clock() - timedelta(days=100),
+        "layer": Layer.EPISODIC,
+        "importance": 0.9,
+        "confirmations": 2,
+        "importance_channels": {},
+    }
     novel = put(m, "a faded novel episode", surprise=0.95, **common)
     redundant = put(m, "a faded redundant episode", surprise=0.05, **common)
     report = step(m.dream(steps=["archive"]), "archive")
@@ -424,15 +516,28 @@ def test_archival_by_the_nine_factor_importance(make_memory, clock: SettableCloc
     assert shown >= 0.3
 
 
-def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, dream={"lifecycle": {"fact_archival": True, "lifecycle_policy": True}})
     old = clock() - timedelta(days=100)
     fact = put(m, "an old semantic fact", layer=Layer.SEMANTIC, created_at=old, importance=0.2, access_count=2)
     decision = put(m, "an old decision", layer=Layer.SEMANTIC, category="decision", created_at=old, importance=0.2)
-    stale = put(m, "an old unused fact", layer=Layer.SEMANTIC, created_at=clock() - timedelta(days=200),
-                importance=0.5, confidence=0.5)
-    fresh = put(m, "a fresh, used fact", layer=Layer.SEMANTIC, importance=0.9, access_count=20,
-                last_accessed_at=clock(), verification_state="user_confirmed")
+    stale = put(
+        m,
+        "an old unused fact",
+        layer=Layer.SEMANTIC,
+        created_at=clock() - timedelta(days=200),
+        importance=0.5,
+        confidence=0.5,
+    )
+    fresh = put(
+        m,
+        "a fresh, used fact",
+        layer=Layer.SEMANTIC,
+        importance=0.9,
+        access_count=20,
+        last_accessed_at=clock(),
+        verification_state="user_confirmed",
+    )
     report = step(m.dream(steps=["archive"]), "archive")
     assert report["details"]["stale_fact"] == 1
     got = m.store.get([fact, decision, stale, fresh])
@@ -442,9 +547,19 @@ def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: Settabl
     heat = lifecycle_dyn.heat(confidence=0.5, access_count=0, age_days=200, importance=0.5, cfg=lc)
     decay = lifecycle_dyn.decay_score(age_days=200, stale_access_days=200, confidence=0.5, heat_score=heat, cfg=lc)
     assert s.heat_score == pytest.approx(heat) and s.decay_score == pytest.approx(decay)
-    assert s.lifecycle_state == lifecycle_dyn.lifecycle_transition(
-        current_state="active", heat_score=heat, decay=decay, verification_state="unverified", category="fact",
-        policy_class="durable", cfg=lc)[0] == "stale"
+    assert (
+        s.lifecycle_state
+        == lifecycle_dyn.lifecycle_transition(
+            current_state="active",
+            heat_score=heat,
+            decay=decay,
+            verification_state="unverified",
+            category="fact",
+            policy_class="durable",
+            cfg=lc,
+        )[0]
+        == "stale"
+    )
     assert got[fresh].lifecycle_state == "active" and got[fresh].heat_score is not None
     assert events(m, stale, "lifecycle")[0].data["to"] == "stale"
     assert step(m.dream(steps=["archive"]), "archive")["changed"] == 0
@@ -460,9 +575,13 @@ def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None
     # floor (+0.001) at 174 days
     s_new = cfg.retention.fading_stability_new
     reach = -(s_new * 2.0 * 45.0) * math.log(0.02 + 0.001)
-    assert retention_dyn.fading_retention(days=reach + 0.01, stability=s_new, importance=0.5, beta_days=45.0,
-                                           core=False, cfg=cfg.retention) < 0.021
-    common = {"layer": Layer.EPISODIC, "importance": 0.5, "storage_strength": 1.0}
+    assert (
+        retention_dyn.fading_retention(
+            days=reach + 0.01, stability=s_new, importance=0.5, beta_days=45.0, core=False, cfg=cfg.retention
+        )
+        < 0.021
+    )
+    common: dict[str, Any] = {"layer": Layer.EPISODIC, "importance": 0.5, "storage_strength": 1.0}
     gone = put(mem, "long untouched episode", last_accessed_at=now - timedelta(days=reach + 7.1), **common)
     waiting = put(mem, "recently floored episode", last_accessed_at=now - timedelta(days=reach + 6.9), **common)
     core = put(mem, "untouched core memory", core=True, last_accessed_at=now - timedelta(days=300), **common)
@@ -480,13 +599,31 @@ def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None
     assert step(mem.dream(steps=["cold_migration"]), "cold_migration")["details"]["retention_floor"] == 1
 
 
-def test_seed_004_tier_routing_is_opt_in(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
-    m = quiet(make_memory, dream={"lifecycle": {"tier_routing": True}},
-                    dynamics={"retention": {"beta_days": {"episodic": float("inf")}}})
-    low = put(m, "a low value memory", layer=Layer.EPISODIC, importance=0.0, confidence=0.3, utility=0.0,
-              created_at=clock() - timedelta(days=20), last_accessed_at=clock() - timedelta(days=20))
-    high = put(m, "a valuable cold memory", store=StoreTier.COLD, importance=1.0, access_count=20,
-               utility=1.0, last_accessed_at=clock())
+def test_seed_004_tier_routing_is_opt_in(make_memory, clock: SettableClock) -> None:
+    m = quiet(
+        make_memory,
+        dream={"lifecycle": {"tier_routing": True}},
+        dynamics={"retention": {"beta_days": {"episodic": float("inf")}}},
+    )
+    low = put(
+        m,
+        "a low value memory",
+        layer=Layer.EPISODIC,
+        importance=0.0,
+        confidence=0.3,
+        utility=0.0,
+        created_at=clock() - timedelta(days=20),
+        last_accessed_at=clock() - timedelta(days=20),
+    )
+    high = put(
+        m,
+        "a valuable cold memory",
+        store=StoreTier.COLD,
+        importance=1.0,
+        access_count=20,
+        utility=1.0,
+        last_accessed_at=clock(),
+    )
     report = step(m.dream(steps=["cold_migration"]), "cold_migration")
     assert (report["details"]["low_value"], report["details"]["high_value"]) == (1, 1)
     assert rec(m, low).store is StoreTier.COLD and rec(m, high).store is StoreTier.HOT
@@ -523,13 +660,15 @@ def test_edge_decay_is_materialised_without_compounding(mem: Memory, clock: Sett
     assert mem.store.relations([a])[0].metadata["observed_at"] == start.isoformat()
 
 
-def test_relation_pruning_never_touches_structural_types(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_relation_pruning_never_touches_structural_types(make_memory, clock: SettableClock) -> None:
     m = quiet(make_memory, write={"relations": {"prune_at": 1, "prune_to": 1}})
     ids = [put(m, f"node {i}") for i in range(5)]
-    rels = [Relation(ids[0], ids[1], RelationType.SUPERSEDES, confidence=0.1),
-            Relation(ids[1], ids[2], RelationType.CAUSES, confidence=0.1),
-            Relation(ids[2], ids[3], RelationType.RELATED_TO, confidence=0.4),
-            Relation(ids[3], ids[4], RelationType.SAME_ENTITY, confidence=0.7)]
+    rels = [
+        Relation(ids[0], ids[1], RelationType.SUPERSEDES, confidence=0.1),
+        Relation(ids[1], ids[2], RelationType.CAUSES, confidence=0.1),
+        Relation(ids[2], ids[3], RelationType.RELATED_TO, confidence=0.4),
+        Relation(ids[3], ids[4], RelationType.SAME_ENTITY, confidence=0.7),
+    ]
     m.store.add_relations(rels)
     report = step(m.dream(steps=["edge_decay"]), "edge_decay")
     # only prunable relations count: 2 > 1, down to 1 (the lowest priority, related_to, goes); supersedes
@@ -556,8 +695,11 @@ def test_prune_removes_expired_claims_and_tags_but_never_history(mem: Memory, cl
 # -- the pass reads light records: every rule must give the same verdict on them ----------------------------------
 
 
-def test_every_rule_gives_the_same_verdict_on_light_records(make_memory, clock: SettableClock,  # type: ignore[no-untyped-def]
-                                                            tmp_path: Path) -> None:
+def test_every_rule_gives_the_same_verdict_on_light_records(
+    make_memory,
+    clock: SettableClock,
+    tmp_path: Path,
+) -> None:
     import random
 
     from reverie.dream import DreamContext
@@ -565,43 +707,86 @@ def test_every_rule_gives_the_same_verdict_on_light_records(make_memory, clock: 
     from reverie.model import Layer as L
     from reverie.model import MemoryRecord
 
-    m = quiet(make_memory, dream={"lifecycle": {"fact_archival": True, "lifecycle_policy": True,
-                                                "tier_routing": True, "drift_project_root": str(tmp_path)}})
+    m = quiet(
+        make_memory,
+        dream={
+            "lifecycle": {
+                "fact_archival": True,
+                "lifecycle_policy": True,
+                "tier_routing": True,
+                "drift_project_root": str(tmp_path),
+            }
+        },
+    )
     (tmp_path / "a.txt").write_text("x")
     rng = random.Random(5)
     now = clock()
     records = []
     for i in range(300):
         created = now - timedelta(days=rng.uniform(0, 300))
-        records.append(MemoryRecord(
-            f"memory {i} about {rng.choice(['/etc/hosts', str(tmp_path / 'a.txt'), 'src/x.py', 'tea'])}",
-            layer=rng.choice(list(L)), status=rng.choice(list(Status)), store=rng.choice(list(StoreTier)),
-            category=rng.choice(["fact", "preference", "commitment", "decision", "other", "correction"]),
-            temporal_type=rng.choice(list(TemporalType)),
-            valid_until=rng.choice([None, now + timedelta(days=rng.uniform(-9, 9))]),
-            confidence=rng.choice([0.3, 0.6, 1.0]), confirmations=rng.choice([0, 1]),
-            utility=rng.choice([0.0, rng.random()]), utility_updated_at=rng.choice([None, created, now]),
-            stability=rng.choice([0.01, 0.02, 1.0, 40.0]), importance=rng.random(),
-            storage_strength=rng.uniform(1, 10), emotion_arousal=rng.random(), flashbulb=rng.random() < 0.2,
-            pinned=rng.random() < 0.1, immutable=rng.random() < 0.1, core=rng.random() < 0.1,
-            access_count=rng.choice([0, 1, 2, 5, 20]), created_at=created, updated_at=created,
-            last_accessed_at=rng.choice([None, created + timedelta(days=rng.uniform(0, 5))]),
-            verification_state=rng.choice(["unverified", "user_confirmed", "disputed"]),
-            heat_score=rng.choice([None, 0.5]), decay_score=rng.choice([None, 0.5]),
-            lifecycle_state=rng.choice(["active", "candidate", "stale"]), trust=rng.choice([0.4, 0.6, 1.0]),
-            metadata=rng.choice([{}, {"commitment_state": "fulfilled"}, {lc.REHEARSAL_MARK: now.isoformat()},
-                                 {lc.DRIFT_SEEN: ["/gone/for/good"]}]),
-            embedding=m.embedder.embed([f"memory {i}"])[0]))
+        records.append(
+            MemoryRecord(
+                f"memory {i} about {rng.choice(['/etc/hosts', str(tmp_path / 'a.txt'), 'src/x.py', 'tea'])}",
+                layer=rng.choice(list(L)),
+                status=rng.choice(list(Status)),
+                store=rng.choice(list(StoreTier)),
+                category=rng.choice(["fact", "preference", "commitment", "decision", "other", "correction"]),
+                temporal_type=rng.choice(list(TemporalType)),
+                valid_until=rng.choice([None, now + timedelta(days=rng.uniform(-9, 9))]),
+                confidence=rng.choice([0.3, 0.6, 1.0]),
+                confirmations=rng.choice([0, 1]),
+                utility=rng.choice([0.0, rng.random()]),
+                utility_updated_at=rng.choice([None, created, now]),
+                stability=rng.choice([0.01, 0.02, 1.0, 40.0]),
+                importance=rng.random(),
+                storage_strength=rng.uniform(1, 10),
+                emotion_arousal=rng.random(),
+                flashbulb=rng.random() < 0.2,
+                pinned=rng.random() < 0.1,
+                immutable=rng.random() < 0.1,
+                core=rng.random() < 0.1,
+                access_count=rng.choice([0, 1, 2, 5, 20]),
+                created_at=created,
+                updated_at=created,
+                last_accessed_at=rng.choice([None, created + timedelta(days=rng.uniform(0, 5))]),
+                verification_state=rng.choice(["unverified", "user_confirmed", "disputed"]),
+                heat_score=rng.choice([None, 0.5]),
+                decay_score=rng.choice([None, 0.5]),
+                lifecycle_state=rng.choice(["active", "candidate", "stale"]),
+                trust=rng.choice([0.4, 0.6, 1.0]),
+                metadata=rng.choice(
+                    [
+                        {},
+                        {"commitment_state": "fulfilled"},
+                        {lc.REHEARSAL_MARK: now.isoformat()},
+                        {lc.DRIFT_SEEN: ["/gone/for/good"]},
+                    ]
+                ),
+                embedding=m.embedder.embed([f"memory {i}"])[0],
+            )
+        )
     old = now - timedelta(days=100)
-    records += [MemoryRecord("an unused fact", utility=0.0, utility_updated_at=now, created_at=old),
-                MemoryRecord("a faded episode", layer=L.EPISODIC, importance=0.1, created_at=old),
-                MemoryRecord("a floored episode", layer=L.EPISODIC, created_at=old, utility=0.9)]
+    records += [
+        MemoryRecord("an unused fact", utility=0.0, utility_updated_at=now, created_at=old),
+        MemoryRecord("a faded episode", layer=L.EPISODIC, importance=0.1, created_at=old),
+        MemoryRecord("a floored episode", layer=L.EPISODIC, created_at=old, utility=0.9),
+    ]
     m.store.insert(records)
     ctx = DreamContext(store=m.store, settings=m.settings, now=now, owner="verdicts", profile="hash")
     full = {r.id: r for b in m.store.scan(EVERYTHING) for r in b}
     light = {r.id: r for b in m.store.scan(EVERYTHING, omit=lc.LIGHT_OMIT) for r in b}
-    rules = [lc._wants_emotional, lc._utility_change, lc._endangered, lc._expiry_kind, lc._below_utility_floor,
-             lc._archive_rule, lc._lifecycle_change, lc._cold_rule, lc._forget_protection, lc._keep_order]
+    rules = [
+        lc._wants_emotional,
+        lc._utility_change,
+        lc._endangered,
+        lc._expiry_kind,
+        lc._below_utility_floor,
+        lc._archive_rule,
+        lc._lifecycle_change,
+        lc._cold_rule,
+        lc._forget_protection,
+        lc._keep_order,
+    ]
     verdicts: Counter[str] = Counter()
     for mid, record in full.items():
         for rule in rules:
@@ -616,14 +801,31 @@ def test_every_rule_gives_the_same_verdict_on_light_records(make_memory, clock: 
 
 
 def test_default_cycle_runs_every_lifecycle_step_idempotently(mem: Memory, clock: SettableClock) -> None:
-    names = ["emotional", "replay", "utility_decay", "rehearse", "foresight", "redundancy", "forget", "cluster",
-             "drift", "archive", "cold_migration", "edge_decay"]
+    names = [
+        "emotional",
+        "replay",
+        "utility_decay",
+        "rehearse",
+        "foresight",
+        "redundancy",
+        "forget",
+        "cluster",
+        "drift",
+        "archive",
+        "cold_migration",
+        "edge_decay",
+    ]
     steps = mem.settings.dream.steps
     assert [n for n in steps if n in names] == names
     assert steps.index("emotional") < steps.index("promote") < steps.index("utility_decay")
     put(mem, "a flashbulb memory", flashbulb=True, emotion_arousal=0.9)
-    put(mem, "an unused memory", utility=0.0, created_at=clock() - timedelta(days=60),
-        utility_updated_at=clock() - timedelta(days=60))
+    put(
+        mem,
+        "an unused memory",
+        utility=0.0,
+        created_at=clock() - timedelta(days=60),
+        utility_updated_at=clock() - timedelta(days=60),
+    )
     put(mem, "an ended plan", temporal_type=TemporalType.TIME_BOUNDED, valid_until=clock() - timedelta(days=1))
     first = mem.dream()
     assert sum(step(first, n)["changed"] for n in names) >= 3
@@ -637,8 +839,10 @@ PARAPHRASES = [
     ("User prefers dark mode in the editor", "The user likes dark mode in their editor"),
     ("Maya is allergic to penicillin", "Maya has an allergy to penicillin"),
     ("User's favorite database is PostgreSQL", "The user's favourite database is PostgreSQL"),
-    ("Caroline went to the LGBTQ support group on 7 May 2023",
-     "On 7 May 2023 Caroline attended an LGBTQ support group"),
+    (
+        "Caroline went to the LGBTQ support group on 7 May 2023",
+        "On 7 May 2023 Caroline attended an LGBTQ support group",
+    ),
     ("The API uses JWT tokens", "JWT tokens are used by the API"),
     ("Always use a real database for integration tests", "Integration tests should always use a real database"),
     ("Deployed v2.1 on March 28", "v2.1 was deployed on March 28"),
@@ -647,8 +851,10 @@ NOT_REDUNDANT = [
     # elaborations: the lower-utility side adds detail
     ("User prefers dark mode in the editor", "User prefers dark mode in the editor, with a high-contrast theme"),
     ("Maya is allergic to penicillin", "Maya is allergic to penicillin and gets hives from amoxicillin too"),
-    ("Caroline went to the LGBTQ support group on 7 May 2023",
-     "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful and inspiring"),
+    (
+        "Caroline went to the LGBTQ support group on 7 May 2023",
+        "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful and inspiring",
+    ),
     # changed values (seed 001 contradictions)
     ("User's favorite database is PostgreSQL", "User's favorite database is MySQL"),
     ("User lives in Berlin", "User lives in Munich"),
@@ -683,11 +889,15 @@ def test_minilm_redundancy_threshold_calibration() -> None:
     for kept, other in PARAPHRASES:
         s = sim(kept, other)
         assert redundant(kept, other, similarity=s, threshold=threshold, max_new_words=cfg.redundancy_max_new_words), (
-            kept, other, s)
+            kept,
+            other,
+            s,
+        )
     for kept, other in NOT_REDUNDANT:
         s = sim(kept, other)
-        assert not redundant(kept, other, similarity=s, threshold=threshold,
-                             max_new_words=cfg.redundancy_max_new_words), (kept, other, s)
+        assert not redundant(
+            kept, other, similarity=s, threshold=threshold, max_new_words=cfg.redundancy_max_new_words
+        ), (kept, other, s)
     assert max(sim(a, b) for a, b in NOT_REDUNDANT) > threshold  # cosine alone would merge some of them
 
 
@@ -699,8 +909,10 @@ PARAPHRASES_TR = [
 ]
 NOT_REDUNDANT_TR = [
     ("Kullanıcı Berlin'de yaşıyor", "Kullanıcı Münih'te yaşıyor"),
-    ("Kullanıcı 12 Mart 2024'te Mount Rainier'de yürüyüşe çıktı",
-     "Kullanıcı 15 Mart 2024'te Washington Gölü'nde kano yaptı"),
+    (
+        "Kullanıcı 12 Mart 2024'te Mount Rainier'de yürüyüşe çıktı",
+        "Kullanıcı 15 Mart 2024'te Washington Gölü'nde kano yaptı",
+    ),
 ]
 
 
@@ -727,9 +939,13 @@ def test_e5_redundancy_threshold_calibration() -> None:
     for kept, other in PARAPHRASES + PARAPHRASES_TR:
         s = sim(kept, other)
         assert redundant(kept, other, similarity=s, threshold=threshold, max_new_words=cfg.redundancy_max_new_words), (
-            kept, other, s)
+            kept,
+            other,
+            s,
+        )
     for kept, other in NOT_REDUNDANT + NOT_REDUNDANT_TR:
         s = sim(kept, other)
-        assert not redundant(kept, other, similarity=s, threshold=threshold,
-                             max_new_words=cfg.redundancy_max_new_words), (kept, other, s)
+        assert not redundant(
+            kept, other, similarity=s, threshold=threshold, max_new_words=cfg.redundancy_max_new_words
+        ), (kept, other, s)
     assert max(sim(a, b) for a, b in NOT_REDUNDANT) > threshold  # cosine alone would merge some of them

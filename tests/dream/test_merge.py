@@ -14,50 +14,71 @@ from reverie.dream.consolidate import META
 from reverie.model import Layer, Status, StoreTier
 
 PARAPHRASES = {
-    "flight": ["My flight to Berlin leaves at 7 am on Friday.",
-               "The Berlin flight departs Friday at 7 in the morning.",
-               "I fly to Berlin on Friday, the plane leaves at 7am.",
-               "Friday at 7 am my plane to Berlin takes off.",
-               "My plane for Berlin is scheduled to leave Friday at seven am.",
-               "I'm flying out to Berlin this Friday at 7 am."],
-    "allergy": ["Maya is allergic to penicillin.",
-                "Maya has a penicillin allergy.",
-                "Penicillin gives Maya an allergic reaction.",
-                "Maya can't take penicillin because she is allergic to it.",
-                "Maya reacts badly to penicillin, she's allergic.",
-                "Maya's allergy: penicillin."],
-    "tea": ["I prefer green tea over coffee in the morning.",
-            "In the mornings I'd rather drink green tea than coffee.",
-            "Green tea, not coffee, is what I like to drink in the morning.",
-            "My morning drink of choice is green tea instead of coffee.",
-            "I like green tea better than coffee for breakfast.",
-            "Mornings are for green tea; I don't care for coffee then."],
+    "flight": [
+        "My flight to Berlin leaves at 7 am on Friday.",
+        "The Berlin flight departs Friday at 7 in the morning.",
+        "I fly to Berlin on Friday, the plane leaves at 7am.",
+        "Friday at 7 am my plane to Berlin takes off.",
+        "My plane for Berlin is scheduled to leave Friday at seven am.",
+        "I'm flying out to Berlin this Friday at 7 am.",
+    ],
+    "allergy": [
+        "Maya is allergic to penicillin.",
+        "Maya has a penicillin allergy.",
+        "Penicillin gives Maya an allergic reaction.",
+        "Maya can't take penicillin because she is allergic to it.",
+        "Maya reacts badly to penicillin, she's allergic.",
+        "Maya's allergy: penicillin.",
+    ],
+    "tea": [
+        "I prefer green tea over coffee in the morning.",
+        "In the mornings I'd rather drink green tea than coffee.",
+        "Green tea, not coffee, is what I like to drink in the morning.",
+        "My morning drink of choice is green tea instead of coffee.",
+        "I like green tea better than coffee for breakfast.",
+        "Mornings are for green tea; I don't care for coffee then.",
+    ],
 }
 DISTINCT = {
-    "cat": ["My cat Luna is four years old.", "Luna sleeps on the windowsill every afternoon.",
-            "I bought Luna a new scratching post last week.", "Luna hates the vacuum cleaner.",
-            "The vet said Luna needs a vaccine booster in May.", "Luna was adopted from a shelter in Lyon."],
-    "work": ["I started a new job at a robotics startup in March.", "My manager at the startup is called Priya.",
-             "The robotics team ships a new firmware every two weeks.", "I commute to the startup office by bike.",
-             "Our startup raised a seed round of two million euros.",
-             "I give a demo of the robot arm to investors on Monday."],
-    "march": ["User went hiking at Mount Rainier on March 12, 2024",
-              "User went kayaking at Lake Washington on March 15, 2024",
-              "User ran a 5K in Fremont on March 20, 2024",
-              "User went rock climbing at Stone Gardens on March 25, 2024",
-              "User joined a cycling club on March 28, 2024",
-              "User visited the Seattle aquarium on March 30, 2024"],
+    "cat": [
+        "My cat Luna is four years old.",
+        "Luna sleeps on the windowsill every afternoon.",
+        "I bought Luna a new scratching post last week.",
+        "Luna hates the vacuum cleaner.",
+        "The vet said Luna needs a vaccine booster in May.",
+        "Luna was adopted from a shelter in Lyon.",
+    ],
+    "work": [
+        "I started a new job at a robotics startup in March.",
+        "My manager at the startup is called Priya.",
+        "The robotics team ships a new firmware every two weeks.",
+        "I commute to the startup office by bike.",
+        "Our startup raised a seed round of two million euros.",
+        "I give a demo of the robot arm to investors on Monday.",
+    ],
+    "march": [
+        "User went hiking at Mount Rainier on March 12, 2024",
+        "User went kayaking at Lake Washington on March 15, 2024",
+        "User ran a 5K in Fremont on March 20, 2024",
+        "User went rock climbing at Stone Gardens on March 25, 2024",
+        "User joined a cycling club on March 28, 2024",
+        "User visited the Seattle aquarium on March 30, 2024",
+    ],
 }
 #: distinct facts that share a long frame: e5 puts them at 0.933 to their best founder, just below its threshold
-TRIP = ["Maya said the trip to Porto starts on June 3 with her sister Ana",
-        "Maya said the trip to Porto includes a port wine tasting with her sister Ana",
-        "Maya said the trip to Porto hotel is the Pestana by the river with her sister Ana",
-        "Maya said the trip to Porto ends on June 9 with her sister Ana",
-        "Maya said the trip to Porto needs a rental car for her sister Ana",
-        "Maya said the trip to Porto costs 1200 euros for her and her sister Ana"]
+TRIP = [
+    "Maya said the trip to Porto starts on June 3 with her sister Ana",
+    "Maya said the trip to Porto includes a port wine tasting with her sister Ana",
+    "Maya said the trip to Porto hotel is the Pestana by the river with her sister Ana",
+    "Maya said the trip to Porto ends on June 9 with her sister Ana",
+    "Maya said the trip to Porto needs a rental car for her sister Ana",
+    "Maya said the trip to Porto costs 1200 euros for her and her sister Ana",
+]
 #: near-identical notes for the hash embedder (it only sees shared words)
-NOTES = [f"The staging server for the billing service runs in the Frankfurt region{tail}"
-         for tail in ("", " today", " as before", " since May", " on two machines", " for now")]
+NOTES = [
+    f"The staging server for the billing service runs in the Frankfurt region{tail}"
+    for tail in ("", " today", " as before", " since May", " on two machines", " for now")
+]
 
 
 def _settle(m: Memory, ids: list[str], clock: SettableClock) -> None:
@@ -69,11 +90,17 @@ def _settle(m: Memory, ids: list[str], clock: SettableClock) -> None:
         m.get(mid)  # in use
 
 
-def test_near_identical_memories_in_use_merge_into_one_summary(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_near_identical_memories_in_use_merge_into_one_summary(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     ids = [r.id for r in m.add_many(NOTES, user_id="u", infer=False)]
-    other = [r.id for r in m.add_many(["Lena lives in Hamburg with her two dogs",
-                                       "The quarterly report is due on the 14th"], user_id="u", infer=False)]
+    other = [
+        r.id
+        for r in m.add_many(
+            ["Lena lives in Hamburg with her two dogs", "The quarterly report is due on the 14th"],
+            user_id="u",
+            infer=False,
+        )
+    ]
     _settle(m, ids + other, clock)
     report = m.dream(steps=["merge"])["steps"][0]
     assert report["details"]["groups"] == 1 and report["details"]["members"] == 6
@@ -96,7 +123,7 @@ def test_near_identical_memories_in_use_merge_into_one_summary(make_memory, cloc
     assert sorted(undone["restored"]) == sorted(ids)
 
 
-def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     fresh = [r.id for r in m.add_many(NOTES, user_id="fresh", infer=False)]
     clock.advance(hours=1)
@@ -123,9 +150,12 @@ def test_merge_leaves_fresh_fading_pinned_and_distinct_memories_alone(make_memor
 
 
 @pytest.mark.model
-@pytest.mark.parametrize(("model", "threshold"), [("minilm", 0.75), ("e5", 0.937)])
-def test_local_model_merge_threshold_calibration(store_target: str, tmp_path: Path, clock: SettableClock,
-                                                 model: str, threshold: float) -> None:
+@pytest.mark.parametrize(
+    ("model", "threshold"), [pytest.param("minilm", 0.75, marks=pytest.mark.minilm), ("e5", 0.937)]
+)
+def test_local_model_merge_threshold_calibration(
+    store_target: str, tmp_path: Path, clock: SettableClock, model: str, threshold: float
+) -> None:
     """The local models at their merge.similarity profile: each set of six paraphrases of one fact becomes one
     summary; six distinct facts on one topic (a pet, a job, the consolidation design's March activities) stay
     apart. Measured: all-MiniLM-L6-v2 (0.75) — paraphrases 0.81–0.96 to their best founder, distinct facts at
@@ -136,8 +166,9 @@ def test_local_model_merge_threshold_calibration(store_target: str, tmp_path: Pa
     from reverie.embed import E5Embedder, MiniLMEmbedder
 
     embedder = MiniLMEmbedder() if model == "minilm" else E5Embedder()
-    with Memory(store_target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock,
-                embedder=embedder) as m:
+    with Memory(
+        store_target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock, embedder=embedder
+    ) as m:
         assert m.embedder.profile == model
         distinct = {**DISTINCT, **({"trip": TRIP} if model == "e5" else {})}
         groups = {**PARAPHRASES, **distinct}
@@ -149,7 +180,8 @@ def test_local_model_merge_threshold_calibration(store_target: str, tmp_path: Pa
         for name in PARAPHRASES:
             recs = m.store.get(ids[name])
             assert len({r.superseded_by for r in recs.values()}) == 1 and None not in {
-                r.superseded_by for r in recs.values()}, name
+                r.superseded_by for r in recs.values()
+            }, name
             sid = next(iter(recs.values())).superseded_by
             assert sid is not None
             text = m.store.get([sid])[sid].content.casefold()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,19 +23,27 @@ AGES = {"fresh": 5, "warm": 20, "cold": 35, "archive": 60}
 EXPECTED = {"fresh": Precision.FLOAT32, "warm": Precision.INT8, "cold": Precision.INT4, "archive": Precision.INT2}
 
 
-def _cold(mem: Memory, name: str, days_idle: float, **kw: object) -> str:
+def _cold(mem: Memory, name: str, days_idle: float, **kw: Any) -> str:
     now = mem.now()
-    rec = MemoryRecord(f"the {name} memory about sailing boats and harbours", id=name, user_id="u",
-                       layer=kw.pop("layer", Layer.EPISODIC), store=kw.pop("store", StoreTier.COLD),  # type: ignore[arg-type]
-                       status=Status.DORMANT, source="human", trust=1.0,
-                       created_at=now - timedelta(days=days_idle), last_accessed_at=now - timedelta(days=days_idle),
-                       **kw)  # type: ignore[arg-type]
+    rec = MemoryRecord(
+        f"the {name} memory about sailing boats and harbours",
+        id=name,
+        user_id="u",
+        layer=kw.pop("layer", Layer.EPISODIC),
+        store=kw.pop("store", StoreTier.COLD),
+        status=Status.DORMANT,
+        source="human",
+        trust=1.0,
+        created_at=now - timedelta(days=days_idle),
+        last_accessed_at=now - timedelta(days=days_idle),
+        **kw,
+    )
     rec.embedding = mem._embed([rec.content])[0]
     mem.store.insert([rec])
     return rec.id
 
 
-def _step(report: dict[str, object]) -> dict[str, object]:
+def _step(report: Mapping[str, Any]) -> dict[str, Any]:
     steps = report["steps"]
     assert isinstance(steps, list)
     return next(s for s in steps if s["name"] == "quantize")
@@ -80,22 +89,24 @@ def test_precision_only_goes_down_and_continues_as_retention_falls(mem: Memory, 
     assert mem.store.get(["warm"])["warm"].embedding_precision is Precision.INT8
     clock.advance(days=80)  # retention falls to the archive tier: int8 → int2
     step = _step(mem.dream(steps=["quantize"]))
-    assert step["changed"] == 1 and step["details"]["transitions"] == {"int8→int2": 1}  # type: ignore[index]
+    assert step["changed"] == 1 and step["details"]["transitions"] == {"int8→int2": 1}
     assert [e.data["to"] for e in mem.history("warm") if e.event == "quantized"] == ["int8", "int2"]
 
 
-def test_protected_durable_and_embeddingless_memories_keep_float32(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_protected_durable_and_embeddingless_memories_keep_float32(make_memory) -> None:
     mem = make_memory()
     _cold(mem, "pinned", 60, pinned=True)
     _cold(mem, "flashbulb", 60, flashbulb=True)
     _cold(mem, "semantic", 400, layer=Layer.SEMANTIC)  # infinite half-life: R = 1
-    plain = MemoryRecord("no vector", id="novec", store=StoreTier.COLD, user_id="u",
-                         created_at=mem.now() - timedelta(days=90))
+    plain = MemoryRecord(
+        "no vector", id="novec", store=StoreTier.COLD, user_id="u", created_at=mem.now() - timedelta(days=90)
+    )
     mem.store.insert([plain])
     step = _step(mem.dream(steps=["quantize"]))
     assert step["changed"] == 0 and step["examined"] == 4
-    assert {r.embedding_precision for r in mem.store.get(["pinned", "flashbulb", "semantic", "novec"]).values()} \
-        == {Precision.FLOAT32}
+    assert {r.embedding_precision for r in mem.store.get(["pinned", "flashbulb", "semantic", "novec"]).values()} == {
+        Precision.FLOAT32
+    }
     loose = make_memory(dream={"quantize": {"protect_anchored": False, "lowest_precision": "int4"}})
     step = _step(loose.dream(steps=["quantize"]))
     assert step["changed"] == 2  # pinned and flashbulb, floored at int4
@@ -140,11 +151,11 @@ def test_restore_precision_re_embeds_from_content(mem: Memory) -> None:
     assert sorted(calls[0]) == sorted(mem.store.get(["archive", "cold"])[i].content for i in ("archive", "cold"))
     rec = mem.store.get(["archive"])["archive"]
     assert rec.embedding_precision is Precision.FLOAT32
-    np.testing.assert_array_equal(rec.embedding, mem._embed([rec.content])[0])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(rec.embedding, mem._embed([rec.content])[0])
     ev = [e for e in mem.history("archive") if e.event == "precision_restored"]
     assert ev and ev[0].data == {"from": "int2", "to": "float32"}
     assert restore_precision(mem.store, embed, ["archive"], mem.now()) == []  # idempotent
-    hot = mem.store.vector_search(rec.embedding, MemoryFilter(user_id="u"), 1)  # type: ignore[arg-type]
+    hot = mem.store.vector_search(rec.embedding, MemoryFilter(user_id="u"), 1)
     assert hot[0].id == "archive" and hot[0].score == pytest.approx(1.0, abs=1e-5)
 
 
@@ -162,13 +173,14 @@ def test_restore_precision_retries_after_a_concurrent_write(mem: Memory) -> None
     assert restore_precision(mem.store, embed, ["archive"], mem.now()) == ["archive"]
     rec = mem.store.get(["archive"])["archive"]
     assert rec.embedding_precision is Precision.FLOAT32
-    np.testing.assert_array_equal(rec.embedding, mem._embed(["the archive memory, corrected: dinghies"])[0])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(rec.embedding, mem._embed(["the archive memory, corrected: dinghies"])[0])
 
 
 def test_target_precision_rules(mem: Memory) -> None:
     now = mem.now()
     rec = MemoryRecord("x", store=StoreTier.COLD, created_at=now - timedelta(days=60), source="human", trust=1.0)
-    assert target_precision(rec, now=now, settings=mem.settings) == (Precision.INT2, pytest.approx(0.0))
+    target = target_precision(rec, now=now, settings=mem.settings)
+    assert target is not None and target[0] == Precision.INT2 and target[1] == pytest.approx(0.0)
     rec.embedding_precision = Precision.INT2
     assert target_precision(rec, now=now, settings=mem.settings) is None
     rec.store, rec.embedding_precision = StoreTier.HOT, Precision.FLOAT32

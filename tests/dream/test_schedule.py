@@ -43,16 +43,22 @@ def test_default_jobs_are_the_three_tier_design(mem: Memory) -> None:
     jobs = {j.name: j for j in configured_jobs(mem, cycle_every=None)}
     assert set(jobs) == {"promotion", "decay", "clustering"}
     assert (jobs["promotion"].steps, jobs["promotion"].every, jobs["promotion"].batch_size) == (
-        ("promote",), timedelta(minutes=10), 10)
+        ("promote",),
+        timedelta(minutes=10),
+        10,
+    )
     assert (jobs["decay"].steps, jobs["decay"].every, jobs["decay"].batch_size) == (
-        ("decay", "expire"), timedelta(minutes=60), 100)
+        ("decay", "expire"),
+        timedelta(minutes=60),
+        100,
+    )
     assert (jobs["clustering"].steps, jobs["clustering"].every) == (("cluster",), timedelta(minutes=60))
     # run order: the dream cycle's order of their steps
     assert [j.name for j in configured_jobs(mem, cycle_every=None)] == ["decay", "promotion", "clustering"]
     assert configured_jobs(mem, cycle_every=timedelta(days=1))[0].is_cycle
 
 
-def test_each_job_runs_on_its_own_interval(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_each_job_runs_on_its_own_interval(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     schedule = JobSchedule(m, configured_jobs(m, cycle_every=None))
     t0 = clock()
@@ -79,20 +85,26 @@ def test_each_job_runs_on_its_own_interval(make_memory, clock: SettableClock) ->
     assert len(m.store.get_state("job:promotion:reports")) == 2 + 13  # kept apart from the dream reports
 
 
-def test_the_full_cycle_covers_the_jobs_it_ran(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_the_full_cycle_covers_the_jobs_it_ran(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     schedule = JobSchedule(m, configured_jobs(m, cycle_every=timedelta(minutes=30)))
     reports = _simulate(schedule, clock, hours=1)
     # cycle at 0, 30, 60; promotion between them at 10, 20, 40, 50; decay and clustering never alone
     assert [(r["job"]["name"], int((r["t"] - reports[0]["t"]).total_seconds() // 60)) for r in reports] == [
-        ("cycle", 0), ("promotion", 10), ("promotion", 20), ("cycle", 30), ("promotion", 40), ("promotion", 50),
-        ("cycle", 60)]
+        ("cycle", 0),
+        ("promotion", 10),
+        ("promotion", 20),
+        ("cycle", 30),
+        ("promotion", 40),
+        ("promotion", 50),
+        ("cycle", 60),
+    ]
     cycle = reports[0]
     assert cycle["kind"] == "dream" and [s["name"] for s in cycle["steps"]] == list(m.settings.dream.steps)
     assert m.dream_reports()[0]["job"]["name"] == "cycle"
 
 
-def test_any_run_counts_for_the_schedule_even_in_another_process(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_any_run_counts_for_the_schedule_even_in_another_process(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     m.dream(steps=["decay", "expire"])  # e.g. a manual run, or another process
     status = {s["name"]: s for s in m.maintenance_status(cycle_every="1d")}
@@ -105,12 +117,11 @@ def test_any_run_counts_for_the_schedule_even_in_another_process(make_memory, cl
     assert [j.name for j in due] == ["promotion", "clustering"]
     # a run for one user counts for that user's schedule, not for every user's
     m.dream(steps=["promote"], user_id="u")
-    assert [j.name for j in JobSchedule(m, configured_jobs(m, cycle_every=None), user_id="u").due()] == [
-        "clustering"]
+    assert [j.name for j in JobSchedule(m, configured_jobs(m, cycle_every=None), user_id="u").due()] == ["clustering"]
     assert "promotion" in [j.name for j in JobSchedule(m, configured_jobs(m, cycle_every=None)).due()]
 
 
-def test_memory_maintain_runs_what_is_due(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_memory_maintain_runs_what_is_due(make_memory, clock: SettableClock) -> None:
     m = make_memory()
     first = m.maintain(cycle_every="1d")
     assert [r["job"]["name"] for r in first] == ["cycle"]
@@ -127,10 +138,9 @@ def test_memory_maintain_runs_what_is_due(make_memory, clock: SettableClock) -> 
         m.maintain(cycle_every=5)
 
 
-def test_the_promotion_job_writes_in_transactions_of_ten(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_the_promotion_job_writes_in_transactions_of_ten(make_memory, clock: SettableClock) -> None:
     m = make_memory()
-    ids = [r.id for r in m.add_many([f"note number {i} about topic {i}" for i in range(25)], user_id="u",
-                                    infer=False)]
+    ids = [r.id for r in m.add_many([f"note number {i} about topic {i}" for i in range(25)], user_id="u", infer=False)]
     clock.advance(hours=1)  # working → episodic after 30 minutes
     schedule = JobSchedule(m, configured_jobs(m, cycle_every=None))
     (promo,) = [schedule.run(j) for j in schedule.jobs if j.name == "promotion"]
@@ -143,7 +153,7 @@ def test_the_promotion_job_writes_in_transactions_of_ten(make_memory, clock: Set
     assert full["steps"][0]["details"]["batches"] == 1
 
 
-def test_job_settings_are_validated(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_job_settings_are_validated(make_memory) -> None:
     with pytest.raises(ConfigError, match="every_minutes"):
         make_memory(dream={"schedule": {"jobs": {"x": {"steps": ["promote"], "every_minutes": 0}}}})
     with pytest.raises(ConfigError, match="distinct"):
@@ -162,9 +172,16 @@ def test_job_settings_are_validated(make_memory) -> None:  # type: ignore[no-unt
 def test_the_server_schedule_runs_in_the_background_and_stops(tmp_path: Path) -> None:
     from reverie.embed.testing import HashEmbedder
 
-    cfg = {"opslog": {"enabled": False},
-           "dream": {"schedule": {"jobs": {"promotion": {"steps": ["promote"], "every_minutes": 0.004}},
-                                  "min_every_s": 0.05, "server_jobs": True}}}
+    cfg = {
+        "opslog": {"enabled": False},
+        "dream": {
+            "schedule": {
+                "jobs": {"promotion": {"steps": ["promote"], "every_minutes": 0.004}},
+                "min_every_s": 0.05,
+                "server_jobs": True,
+            }
+        },
+    }
     with Memory(tmp_path / "bg.db", config=cfg, embedder=HashEmbedder(64)) as m:
         m.add("a working memory", user_id="u", infer=False)
         schedule = JobSchedule(m, configured_jobs(m, cycle_every=timedelta(hours=1)))
@@ -214,11 +231,12 @@ def test_dream_every_no_jobs_keeps_the_plain_loop(tmp_path: Path, monkeypatch: p
     assert "job" not in line and line["kind"] == "dream"
 
 
-def test_expiry_follows_the_decay_job(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_expiry_follows_the_decay_job(make_memory, clock: SettableClock) -> None:
     """A working memory left alone expires at the first decay job after its energy fell below 0.1 (seed 000
     decay + expiry), without any full cycle."""
-    m = make_memory(dream={"schedule": {"jobs": {"decay": {"steps": ["decay", "expire"], "every_minutes": 60,
-                                                            "batch_size": 100}}}})
+    m = make_memory(
+        dream={"schedule": {"jobs": {"decay": {"steps": ["decay", "expire"], "every_minutes": 60, "batch_size": 100}}}}
+    )
     rid = m.add("a passing thought", user_id="u", infer=False).id
     schedule = JobSchedule(m, configured_jobs(m, cycle_every=None))
     reports = _simulate(schedule, clock, hours=6)
@@ -228,13 +246,15 @@ def test_expiry_follows_the_decay_job(make_memory, clock: SettableClock) -> None
     assert m.store.get([rid])[rid].status is Status.EXPIRED
 
 
-def test_know_how_lands_in_the_procedural_layer_by_itself(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_know_how_lands_in_the_procedural_layer_by_itself(make_memory, clock: SettableClock) -> None:
     """Through Memory, on both backends: the dream's promotion puts an instruction, a decision and a rule
     into the procedural layer, a plain fact into the semantic one; the history says why."""
     m = make_memory()
-    texts = {"howto": "To release the app, first run make dist and upload the wheel",
-             "rule": "Never use the production database for integration tests",
-             "fact": "The staging server runs in the Frankfurt region"}
+    texts = {
+        "howto": "To release the app, first run make dist and upload the wheel",
+        "rule": "Never use the production database for integration tests",
+        "fact": "The staging server runs in the Frankfurt region",
+    }
     ids = {k: m.add(v, user_id="u", infer=False).id for k, v in texts.items()}
     decision = m.add("We decided to keep SQLite as the default store", user_id="u").id  # the write path
     assert m.store.get([decision])[decision].category == "decision"

@@ -23,9 +23,11 @@ SEED003 = [
     "User joined a cycling club on March 28, 2024",
 ]
 #: seed 003's example summary (written by its LLM)
-SEED003_SUMMARY = ("In March 2024, User was very active outdoors: hiked at Mount Rainier (Mar 12), kayaked at "
-                   "Lake Washington (Mar 15), ran a 5K in Fremont (Mar 20), rock climbed at Stone Gardens (Mar 25), "
-                   "and joined a cycling club (Mar 28).")
+SEED003_SUMMARY = (
+    "In March 2024, User was very active outdoors: hiked at Mount Rainier (Mar 12), kayaked at "
+    "Lake Washington (Mar 15), ran a 5K in Fremont (Mar 20), rock climbed at Stone Gardens (Mar 25), "
+    "and joined a cycling club (Mar 28)."
+)
 
 
 def _client(server: Any) -> tuple[LLMClient, list[dict[str, Any]]]:
@@ -35,13 +37,26 @@ def _client(server: Any) -> tuple[LLMClient, list[dict[str, Any]]]:
 
 def test_seed003_example_comes_out_like_the_seeds_summary() -> None:
     text = extractive_summary(SEED003)
-    assert text == ("In March 2024, User went hiking at Mount Rainier (Mar 12), went kayaking at Lake Washington "
-                    "(Mar 15), ran a 5K in Fremont (Mar 20), went rock climbing at Stone Gardens (Mar 25), and "
-                    "joined a cycling club (Mar 28).")
+    assert text == (
+        "In March 2024, User went hiking at Mount Rainier (Mar 12), went kayaking at Lake Washington "
+        "(Mar 15), ran a 5K in Fremont (Mar 20), went rock climbing at Stone Gardens (Mar 25), and "
+        "joined a cycling club (Mar 28)."
+    )
     # the seed's structure: shared month/year once, shared subject once, each item's own day in brackets
     assert text.startswith("In March 2024, User ") and text.count("2024") == 1 and text.count("User") == 1
-    for detail in ["(Mar 12)", "(Mar 15)", "(Mar 20)", "(Mar 25)", "(Mar 28)", "Mount Rainier",
-                   "Lake Washington", "5K", "Fremont", "Stone Gardens", "cycling club"]:
+    for detail in [
+        "(Mar 12)",
+        "(Mar 15)",
+        "(Mar 20)",
+        "(Mar 25)",
+        "(Mar 28)",
+        "Mount Rainier",
+        "Lake Washington",
+        "5K",
+        "Fremont",
+        "Stone Gardens",
+        "cycling club",
+    ]:
         assert detail in text and detail in SEED003_SUMMARY
     concatenation = "Summary: " + " | ".join(SEED003)  # seed 003's fallback
     assert len(text) < len(concatenation) and abs(len(text) - len(SEED003_SUMMARY)) < 30
@@ -55,33 +70,49 @@ def test_items_are_put_in_date_order_whatever_the_input_order() -> None:
         assert extractive_summary(shuffled) == expected
 
 
-@pytest.mark.parametrize(("texts", "expected"), [
-    (["User prefers dark mode.", "User prefers vim keybindings."], "User prefers dark mode and vim keybindings."),
-    # different months of one year: the year is the header, each item keeps month and day
-    (["User went to the gym on 2024-05-01", "User went to the park on 2024-06-02"],
-     "In 2024, User went to the gym (May 1) and the park (Jun 2)."),
-    # one shared date
-    (["Team standup on March 3 about the budget", "Team standup on March 3 about hiring"],
-     "On March 3, Team standup about the budget and hiring."),
-    # nothing shared: sentences stay whole and apart
-    (["Alice moved to Berlin in 2021.", "Bob works at Google.", "The deploy uses Docker"],
-     "Alice moved to Berlin in 2021; Bob works at Google; The deploy uses Docker."),
-    # years differ: dates stay where they are
-    (["User visited Rome on May 2, 2019", "User visited Oslo on May 2, 2023"],
-     "User visited Rome on May 2, 2019 and Oslo on May 2, 2023."),
-    # one undated item: no header that would misdate it
-    (["User flew to Lima on April 2, 2024", "User flew to Quito"],
-     "User flew to Lima on April 2, 2024 and Quito."),
-    # a shared article alone is not a subject
-    (["The cat sleeps on the sofa", "The dog barks at 7 am"], "The cat sleeps on the sofa; The dog barks at 7 am."),
-])
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (["User prefers dark mode.", "User prefers vim keybindings."], "User prefers dark mode and vim keybindings."),
+        # different months of one year: the year is the header, each item keeps month and day
+        (
+            ["User went to the gym on 2024-05-01", "User went to the park on 2024-06-02"],
+            "In 2024, User went to the gym (May 1) and the park (Jun 2).",
+        ),
+        # one shared date
+        (
+            ["Team standup on March 3 about the budget", "Team standup on March 3 about hiring"],
+            "On March 3, Team standup about the budget and hiring.",
+        ),
+        # nothing shared: sentences stay whole and apart
+        (
+            ["Alice moved to Berlin in 2021.", "Bob works at Google.", "The deploy uses Docker"],
+            "Alice moved to Berlin in 2021; Bob works at Google; The deploy uses Docker.",
+        ),
+        # years differ: dates stay where they are
+        (
+            ["User visited Rome on May 2, 2019", "User visited Oslo on May 2, 2023"],
+            "User visited Rome on May 2, 2019 and Oslo on May 2, 2023.",
+        ),
+        # one undated item: no header that would misdate it
+        (["User flew to Lima on April 2, 2024", "User flew to Quito"], "User flew to Lima on April 2, 2024 and Quito."),
+        # a shared article alone is not a subject
+        (["The cat sleeps on the sofa", "The dog barks at 7 am"], "The cat sleeps on the sofa; The dog barks at 7 am."),
+    ],
+)
 def test_extractive_factoring(texts: list[str], expected: str) -> None:
     assert extractive_summary(texts) == expected
 
 
 def test_repeats_merge_and_keep_every_date() -> None:
-    text = extractive_summary(["User swam at Green Lake on July 3, 2024", "User swam at Green Lake on July 9, 2024",
-                               "user swam at green lake on July 9, 2024", "User ran at Green Lake on July 5, 2024"])
+    text = extractive_summary(
+        [
+            "User swam at Green Lake on July 3, 2024",
+            "User swam at Green Lake on July 9, 2024",
+            "user swam at green lake on July 9, 2024",
+            "User ran at Green Lake on July 5, 2024",
+        ]
+    )
     assert text == "In July 2024, User swam at Green Lake (Jul 3, Jul 9) and ran at Green Lake (Jul 5)."
 
 
@@ -111,14 +142,17 @@ def test_extractive_keeps_every_item_whatever_its_length() -> None:
     assert len(text) >= sum(len(t) for t in TURNS)  # ~950 characters, all of them the turns' own
     assert grounding_problem(text, TURNS) is None  # every name, date and number is there
     assert not re.search(r"\band \d+ more\b", text)
-    long = [f"User really enjoyed a very long concert number {i} at the Paramount Theatre on June {i + 1}, 2024"
-            for i in range(8)]
+    long = [
+        f"User really enjoyed a very long concert number {i} at the Paramount Theatre on June {i + 1}, 2024"
+        for i in range(8)
+    ]
     full = extractive_summary(long)
     assert full.startswith("In June 2024, User really enjoyed a very long concert number 0 at the Paramount")
     assert re.findall(r"\(Jun (\d+)\)", full) == [str(i + 1) for i in range(8)] and "really" in full
 
 
 # --- grounding: what an LLM text must keep and must not add -------------------------------------------
+
 
 def test_facts_of_a_turn() -> None:
     f = facts("Jon: I opened my studio on Jan 20, 2024; rent is 2,300 dollars. My coach Marisol flies in.")
@@ -129,15 +163,18 @@ def test_facts_of_a_turn() -> None:
         assert facts(f"Lena started school on {written}").numbers == {"9/2", "month:9", "2024"}
 
 
-@pytest.mark.parametrize(("summary", "problem"), [
-    # faithful rewordings pass: other date format, thousands separator, speaker named differently placed
-    ("On Jan 20 Jon opened a studio (rent: 2300 dollars); Gina met Ana on the 3rd of March.", None),
-    ("Jon opened a studio on January 20; his rent is 2,300 dollars. Gina met Ana on March 3.", None),
-    ("Jon opened a studio; his rent is 2,300 dollars. Gina met Ana on March 3.", "leaves out numbers or dates"),
-    ("Jon opened a studio on Jan 20; rent 2,300 dollars. His friend met Ana on March 3.", "leaves out names"),
-    ("Jon opened a studio on Jan 20 with Pedro; rent 2,300 dollars. Gina met Ana on March 3.", "names found in no"),
-    ("Jon opened a studio on Jan 21; rent 2,300 dollars. Gina met Ana on March 3.", "numbers found in no"),
-])
+@pytest.mark.parametrize(
+    ("summary", "problem"),
+    [
+        # faithful rewordings pass: other date format, thousands separator, speaker named differently placed
+        ("On Jan 20 Jon opened a studio (rent: 2300 dollars); Gina met Ana on the 3rd of March.", None),
+        ("Jon opened a studio on January 20; his rent is 2,300 dollars. Gina met Ana on March 3.", None),
+        ("Jon opened a studio; his rent is 2,300 dollars. Gina met Ana on March 3.", "leaves out numbers or dates"),
+        ("Jon opened a studio on Jan 20; rent 2,300 dollars. His friend met Ana on March 3.", "leaves out names"),
+        ("Jon opened a studio on Jan 20 with Pedro; rent 2,300 dollars. Gina met Ana on March 3.", "names found in no"),
+        ("Jon opened a studio on Jan 21; rent 2,300 dollars. Gina met Ana on March 3.", "numbers found in no"),
+    ],
+)
 def test_grounding_problem(summary: str, problem: str | None) -> None:
     sources = ["Jon: I opened my studio on Jan 20. The rent is 2,300 dollars.", "Gina: I met Ana on March 3!"]
     found = grounding_problem(summary, sources)
@@ -178,15 +215,21 @@ def test_llm_path_uses_seed003_prompt(chat_server: Any) -> None:
     assert len(user.splitlines()) == 6 and calls[0]["op"] == "consolidation" and calls[0]["success"]
 
 
-@pytest.mark.parametrize(("status", "content", "why"), [
-    (500, "{}", "no answer"),
-    (200, "this is not json", "no answer"),
-    (200, json.dumps({"summary": "   "}), "no 'summary'"),
-    (200, json.dumps({"other": "x"}), "no 'summary'"),
-    # an invented date (March 30) and count (6) are rejected: the summary must not state what no memory says
-    (200, json.dumps({"summary": "User did 6 outdoor activities in March 2024, ending on March 30."}),
-     "numbers found in no memory"),
-])
+@pytest.mark.parametrize(
+    ("status", "content", "why"),
+    [
+        (500, "{}", "no answer"),
+        (200, "this is not json", "no answer"),
+        (200, json.dumps({"summary": "   "}), "no 'summary'"),
+        (200, json.dumps({"other": "x"}), "no 'summary'"),
+        # an invented date (March 30) and count (6) are rejected: the summary must not state what no memory says
+        (
+            200,
+            json.dumps({"summary": "User did 6 outdoor activities in March 2024, ending on March 30."}),
+            "numbers found in no memory",
+        ),
+    ],
+)
 def test_llm_failures_fall_back_to_extractive(chat_server: Any, status: int, content: str, why: str) -> None:
     chat_server.script = lambda req: (status, content, 0.0)
     client, _ = _client(chat_server)
@@ -208,11 +251,11 @@ def test_llm_answer_that_loses_a_fact_falls_back(chat_server: Any) -> None:
     """The LLM must keep every member's names and numbers (who said it included), or its text is not used."""
     answers = {
         "drops the speaker": "Opened a dance studio on Jan 20 on Harbor Street with 14 students from Riverside "
-                             "(flyers at the library).",
+        "(flyers at the library).",
         "drops the number": "Jon opened his dance studio on Harbor Street on Jan 20; students from Riverside "
-                            "signed up after seeing flyers at the library.",
+        "signed up after seeing flyers at the library.",
         "cut by the budget": "Jon opened his dance studio on Harbor Street on Jan 20. Students from Riverside saw "
-                             "the flyers at the library, and 14 of them signed up in the first week.",
+        "the flyers at the library, and 14 of them signed up in the first week.",
     }
     client, _ = _client(chat_server)
     for case, text in answers.items():

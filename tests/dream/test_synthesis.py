@@ -5,7 +5,7 @@ server and their fallbacks, and the MiniLM calibration of the bridge band."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,8 +32,19 @@ def _put(m: Memory, texts: Sequence[str], *, user_id: str = "u", **fields: Any) 
     now = m.now()
     vecs = m._embed(list(texts))
     fields.setdefault("layer", Layer.EPISODIC)
-    recs = [MemoryRecord(content=t, embedding=v, user_id=user_id, created_at=now, recorded_at=now, updated_at=now,
-                         valid_from=now, **fields) for t, v in zip(texts, vecs, strict=True)]
+    recs = [
+        MemoryRecord(
+            content=t,
+            embedding=v,
+            user_id=user_id,
+            created_at=now,
+            recorded_at=now,
+            updated_at=now,
+            valid_from=now,
+            **fields,
+        )
+        for t, v in zip(texts, vecs, strict=True)
+    ]
     with m.store.transaction():
         m.store.insert(recs)
         m.store.add_history([HistoryEvent(r.id, "created", now, actor="test") for r in recs])
@@ -46,7 +57,7 @@ def _synth(m: Memory, kind: str | None = None, *, user_id: str = "u") -> list[Me
     return [r for r in out if kind is None or r.metadata[SYNTHESIS_KEY] == kind]
 
 
-def _step(report: dict[str, Any], name: str) -> dict[str, Any]:
+def _step(report: Mapping[str, Any], name: str) -> dict[str, Any]:
     return next(s for s in report["steps"] if s["name"] == name)
 
 
@@ -54,8 +65,20 @@ def _snapshot(m: Memory, ids: Sequence[str]) -> dict[str, tuple[int, str, float]
     return {i: (r.version, r.content, r.importance) for i, r in m.store.get(list(ids)).items()}
 
 
-TEAS = ["green", "black", "jasmine", "mint", "chai", "matcha", "earl grey", "sencha", "hojicha", "assam", "darjeeling",
-        "lapsang"]
+TEAS = [
+    "green",
+    "black",
+    "jasmine",
+    "mint",
+    "chai",
+    "matcha",
+    "earl grey",
+    "sencha",
+    "hojicha",
+    "assam",
+    "darjeeling",
+    "lapsang",
+]
 PREFS = [f"User prefers {tea} tea on March {i + 1}, 2024" for i, tea in enumerate(TEAS)]
 
 
@@ -63,15 +86,15 @@ PREFS = [f"User prefers {tea} tea on March {i + 1}, 2024" for i, tea in enumerat
 
 
 def _llm_memory(make_memory: Any, server: Any, **config: Any) -> Memory:
-    return make_memory(llm={"base_url": server.url, "timeout_s": 0.5, "retries": 0, "breaker_failures": 100},
-                       **config)  # type: ignore[no-any-return]
+    return make_memory(llm={"base_url": server.url, "timeout_s": 0.5, "retries": 0, "breaker_failures": 100}, **config)
 
 
 @pytest.fixture
 def writer(make_memory: Any, chat_server: Any, llm_answers: Any, faithful_summary: Any) -> Memory:
     """A Memory whose LLM writes faithful category summaries and entity cards (every memory kept)."""
-    chat_server.script = llm_answers({"one category": faithful_summary("These memories say:"),
-                                      "Write its card": faithful_summary("Facts:")})
+    chat_server.script = llm_answers(
+        {"one category": faithful_summary("These memories say:"), "Write its card": faithful_summary("Facts:")}
+    )
     return _llm_memory(make_memory, chat_server)
 
 
@@ -79,8 +102,17 @@ def test_no_summaries_or_cards_without_an_llm(mem: Memory, make_memory: Any) -> 
     """Glued member texts are no summary and no card: without an LLM (or with synthesis.use_llm off) nothing
     is written and the step says why; bridges and probes write no text either."""
     _put(mem, PREFS, category="preference")
-    _put(mem, ["Lena started school on 2024-09-02", "Lena loves drawing cats", "Lena turned 7 in May",
-               "Lena's best friend is Ana", "Lena learns to swim on Saturdays"], entities=[LENA])
+    _put(
+        mem,
+        [
+            "Lena started school on 2024-09-02",
+            "Lena loves drawing cats",
+            "Lena turned 7 in May",
+            "Lena's best friend is Ana",
+            "Lena learns to swim on Saturdays",
+        ],
+        entities=[LENA],
+    )
     _bridge_world(mem)
     report = mem.dream(steps=SYNTH)
     for name in ("category_summaries", "entity_cards"):
@@ -93,8 +125,7 @@ def test_no_summaries_or_cards_without_an_llm(mem: Memory, make_memory: Any) -> 
     assert step["details"]["skipped"] == "needs an LLM (synthesis.use_llm is off)" and _synth(off, user_id="w") == []
 
 
-def test_category_summary_created_linked_and_idempotent(writer: Memory, clock: SettableClock,
-                                                        chat_server: Any) -> None:
+def test_category_summary_created_linked_and_idempotent(writer: Memory, clock: SettableClock, chat_server: Any) -> None:
     mem = writer
     prefs = _put(mem, PREFS, category="preference")
     facts = _put(mem, [f"small fact {i}" for i in range(3)], category="fact")  # below the 10+ threshold
@@ -108,8 +139,9 @@ def test_category_summary_created_linked_and_idempotent(writer: Memory, clock: S
     assert summary.category == "preference" and summary.layer is Layer.SEMANTIC
     assert summary.importance == pytest.approx(0.8) and summary.write_source == "dream" and summary.source == "dream"
     assert summary.metadata["members"] == 12 and summary.metadata["method"] == "llm"
-    assert summary.content.startswith("Summary of preference memories: These memories say: User prefers green tea "
-                                      "on March 1, 2024.")
+    assert summary.content.startswith(
+        "Summary of preference memories: These memories say: User prefers green tea on March 1, 2024."
+    )
     assert all(tea in summary.content for tea in TEAS) and "lapsang tea on March 12, 2024" in summary.content
     assert summary.embedding is not None and np.allclose(summary.embedding, mem._embed([summary.content])[0])
     links = mem.store.relations([summary.id], types=frozenset({RelationType.SUMMARIZES}), direction="out")
@@ -179,8 +211,9 @@ def test_pinned_and_immutable_members_are_only_linked(writer: Memory) -> None:
     assert {r.dst_id for r in mem.store.relations([summary.id], direction="out")} == set(ids + pinned + frozen)
 
 
-def test_per_run_bound_defers_and_other_users_are_separate(make_memory: Any, chat_server: Any, llm_answers: Any,
-                                                           faithful_summary: Any) -> None:
+def test_per_run_bound_defers_and_other_users_are_separate(
+    make_memory: Any, chat_server: Any, llm_answers: Any, faithful_summary: Any
+) -> None:
     chat_server.script = llm_answers({"one category": faithful_summary("These memories say:")})
     m = _llm_memory(make_memory, chat_server, dream={"synthesis": {"category": {"max_per_run": 1}}})
     _put(m, PREFS, category="preference")
@@ -212,14 +245,22 @@ def test_a_group_claimed_by_another_dreamer_is_skipped(writer: Memory, clock: Se
 LENA = "entity://name/lena"
 
 
-LENA_FACTS = ["Lena started school on 2024-09-02", "Lena loves drawing cats", "Lena turned 7 in May",
-              "Lena's best friend is Ana", "Lena learns to swim on Saturdays"]
-LENA_CARD = ("Lena is a child who started school on September 2, 2024 and turned 7 in May; she loves drawing cats, "
-             "learns to swim on Saturdays, and her best friend is Ana.")
+LENA_FACTS = [
+    "Lena started school on 2024-09-02",
+    "Lena loves drawing cats",
+    "Lena turned 7 in May",
+    "Lena's best friend is Ana",
+    "Lena learns to swim on Saturdays",
+]
+LENA_CARD = (
+    "Lena is a child who started school on September 2, 2024 and turned 7 in May; she loves drawing cats, "
+    "learns to swim on Saturdays, and her best friend is Ana."
+)
 
 
-def test_entity_cards_for_entities_with_five_memories(make_memory: Any, clock: SettableClock, chat_server: Any,
-                                                      llm_answers: Any) -> None:
+def test_entity_cards_for_entities_with_five_memories(
+    make_memory: Any, clock: SettableClock, chat_server: Any, llm_answers: Any
+) -> None:
     answers: dict[str, Any] = {"Write its card": {"summary": LENA_CARD}}
     chat_server.script = llm_answers(answers)
     mem = _llm_memory(make_memory, chat_server)
@@ -251,8 +292,9 @@ def test_entity_cards_for_entities_with_five_memories(make_memory: Any, clock: S
     assert len(chat_server.requests) == asked
     clock.advance(minutes=2)
     _put(mem, ["Lena's teacher is Mr. Okafor"], entities=[LENA])  # new members: a new question
-    answers["Write its card"] = {"summary": LENA_CARD + " She moved to the blue class, where her teacher is "
-                                 "Mr. Okafor."}
+    answers["Write its card"] = {
+        "summary": LENA_CARD + " She moved to the blue class, where her teacher is Mr. Okafor."
+    }
     assert _step(mem.dream(steps=["entity_cards"]), "entity_cards")["details"]["outcome"] == {"refreshed": 1}
     [card] = _synth(mem, KIND_CARD)
     assert card.content.startswith("Entity card: Lena is a child")
@@ -277,20 +319,27 @@ def test_entity_name_uses_the_memories_spelling() -> None:
 # --- bridges (seed 002) ---------------------------------------------------------------------------------
 
 
-MARATHON = ["User trains for the Berlin marathon with heart rate zones",
-            "User tracks heart rate zones on long marathon runs",
-            "User's marathon plan uses heart rate data every week"]
-PULSE = ["PulseApp analyses heart rate data from wearables", "PulseApp shows heart rate zones to its users",
-         "The PulseApp team ships heart rate alerts next sprint"]
+MARATHON = [
+    "User trains for the Berlin marathon with heart rate zones",
+    "User tracks heart rate zones on long marathon runs",
+    "User's marathon plan uses heart rate data every week",
+]
+PULSE = [
+    "PulseApp analyses heart rate data from wearables",
+    "PulseApp shows heart rate zones to its users",
+    "The PulseApp team ships heart rate alerts next sprint",
+]
 CHILD = ["Lena starts school in September", "Lena loves drawing cats", "Lena's birthday party is at the park"]
 E_MARATHON, E_PULSE = "entity://name/marathon", "entity://name/pulseapp"
 
 
 def _bridge_world(m: Memory, *, pulse_sessions: Sequence[str] = ("w1", "w2", "w3")) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for key, texts, sessions, ent in (("marathon", MARATHON, ("p1", "p2", "p3"), E_MARATHON),
-                                      ("pulse", PULSE, pulse_sessions, E_PULSE),
-                                      ("lena", CHILD, ("f1", "f2", "f3"), LENA)):
+    for key, texts, sessions, ent in (
+        ("marathon", MARATHON, ("p1", "p2", "p3"), E_MARATHON),
+        ("pulse", PULSE, pulse_sessions, E_PULSE),
+        ("lena", CHILD, ("f1", "f2", "f3"), LENA),
+    ):
         out[key] = [i for t, s in zip(texts, sessions, strict=True) for i in _put(m, [t], entities=[ent], session_id=s)]
     return out
 
@@ -330,14 +379,19 @@ def test_no_bridge_within_one_context(mem: Memory, shared: str) -> None:
 # --- LLM paths (loopback server) ----------------------------------------------------------------------------
 
 
-def test_llm_summaries_cards_and_bridge(make_memory: Any, chat_server: Any, llm_answers: Any,
-                                       faithful_summary: Any) -> None:
-    chat_server.script = llm_answers({
-        "one category": faithful_summary("These memories say:"),
-        "Write its card": faithful_summary("Facts:"),
-        "different contexts": {"connected": True,
-                               "synthesis": "User's marathon training relies on the heart rate zones PulseApp shows."},
-    })
+def test_llm_summaries_cards_and_bridge(
+    make_memory: Any, chat_server: Any, llm_answers: Any, faithful_summary: Any
+) -> None:
+    chat_server.script = llm_answers(
+        {
+            "one category": faithful_summary("These memories say:"),
+            "Write its card": faithful_summary("Facts:"),
+            "different contexts": {
+                "connected": True,
+                "synthesis": "User's marathon training relies on the heart rate zones PulseApp shows.",
+            },
+        }
+    )
     m = _llm_memory(make_memory, chat_server)
     _put(m, PREFS, category="preference")
     world = _bridge_world(m)
@@ -376,8 +430,14 @@ def test_llm_rejected_bridge_is_not_asked_again(make_memory: Any, chat_server: A
 def test_a_bridge_text_that_invents_is_not_written(make_memory: Any, chat_server: Any, script_by_prompt: Any) -> None:
     """The LLM confirms the bridge but its text names a coach and a number no fact states: the edge is kept
     at the rule's confidence, and no bridge memory is written."""
-    chat_server.script = script_by_prompt({"different contexts": {
-        "connected": True, "synthesis": "User's coach Dana uses PulseApp to keep the marathon pace under 150 bpm."}})
+    chat_server.script = script_by_prompt(
+        {
+            "different contexts": {
+                "connected": True,
+                "synthesis": "User's coach Dana uses PulseApp to keep the marathon pace under 150 bpm.",
+            }
+        }
+    )
     m = _llm_memory(make_memory, chat_server)
     world = _bridge_world(m)
     report = m.dream(steps=["bridges"])
@@ -441,8 +501,15 @@ def test_probe_never_touches_pinned_immutable_recent_or_episodic(mem: Memory, cl
     clock.advance(days=30)
     recent = _put(mem, ["The backup bucket is bucket7"], layer=Layer.SEMANTIC)[0]
     clock.advance(days=1)
-    _put(mem, ["The deploy window is Tuesday at 10", "The office is in building 5", "The VPN gateway is vpn2",
-               "The backup bucket is bucket8"])
+    _put(
+        mem,
+        [
+            "The deploy window is Tuesday at 10",
+            "The office is in building 5",
+            "The VPN gateway is vpn2",
+            "The backup bucket is bucket8",
+        ],
+    )
     before = _snapshot(mem, [pinned, frozen, episodic, recent])
     report = mem.dream(steps=["probe"])
     assert report["changed"] == 0 and _step(report, "probe")["examined"] == 0
@@ -460,8 +527,9 @@ def test_probe_is_bounded_and_round_robin(make_memory: Any, clock: SettableClock
     assert m.dream(steps=["probe"])["changed"] == 0
 
 
-def test_probe_asks_the_llm_and_falls_back(make_memory: Any, clock: SettableClock, chat_server: Any,
-                                           script_by_prompt: Any) -> None:
+def test_probe_asks_the_llm_and_falls_back(
+    make_memory: Any, clock: SettableClock, chat_server: Any, script_by_prompt: Any
+) -> None:
     answers: dict[str, Any] = {"contradict": {"contradicts": False}}
     chat_server.script = script_by_prompt(answers)
     m = _llm_memory(make_memory, chat_server)
@@ -476,8 +544,9 @@ def test_probe_asks_the_llm_and_falls_back(make_memory: Any, clock: SettableCloc
     assert m.store.get([belief])[belief].verification_state == "disputed"
 
 
-def test_probe_llm_confirms_what_the_heuristic_misses(make_memory: Any, clock: SettableClock, chat_server: Any,
-                                                     script_by_prompt: Any) -> None:
+def test_probe_llm_confirms_what_the_heuristic_misses(
+    make_memory: Any, clock: SettableClock, chat_server: Any, script_by_prompt: Any
+) -> None:
     chat_server.script = script_by_prompt({"contradict": {"contradicts": True}})
     m = _llm_memory(make_memory, chat_server)
     old = "User lives in Lisbon near the old river market"
@@ -498,8 +567,13 @@ def test_probe_llm_confirms_what_the_heuristic_misses(make_memory: Any, clock: S
 def test_default_cycle_runs_the_synthesis_steps(writer: Memory, clock: SettableClock) -> None:
     mem = writer
     names = list(mem.settings.dream.steps)
-    assert names.index("category_summaries") < names.index("entity_cards") < names.index("bridges") \
-        < names.index("probe") < names.index("prune")
+    assert (
+        names.index("category_summaries")
+        < names.index("entity_cards")
+        < names.index("bridges")
+        < names.index("probe")
+        < names.index("prune")
+    )
     _put(mem, PREFS, category="preference")
     report = mem.dream()
     assert _step(report, "category_summaries")["changed"] == 1
@@ -510,34 +584,56 @@ def test_default_cycle_runs_the_synthesis_steps(writer: Memory, clock: SettableC
 # --- MiniLM calibration of the bridge band ---------------------------------------------------------------
 
 
-SOURDOUGH = ["User bakes sourdough bread every Sunday", "User feeds the sourdough starter with rye flour",
-             "User's sourdough needs a long cold fermentation"]
-YEASTLAB = ["YeastLab sells fermentation monitoring sensors", "YeastLab measures the rise of dough and beer",
-            "User interviews at YeastLab about fermentation data"]
-KAFKA = ["Kafka streams the order events of the shop", "Kafka consumer lag alarms fire at night",
-         "Kafka keeps order events for seven days"]
+SOURDOUGH = [
+    "User bakes sourdough bread every Sunday",
+    "User feeds the sourdough starter with rye flour",
+    "User's sourdough needs a long cold fermentation",
+]
+YEASTLAB = [
+    "YeastLab sells fermentation monitoring sensors",
+    "YeastLab measures the rise of dough and beer",
+    "User interviews at YeastLab about fermentation data",
+]
+KAFKA = [
+    "Kafka streams the order events of the shop",
+    "Kafka consumer lag alarms fire at night",
+    "Kafka keeps order events for seven days",
+]
 NYC = ["User moved to NYC in 2021", "User's flat in NYC is in Brooklyn", "User likes the subway in NYC"]
-NEW_YORK = ["User lives in New York since 2021", "User rents an apartment in Brooklyn, New York",
-            "User takes the New York subway to work"]
+NEW_YORK = [
+    "User lives in New York since 2021",
+    "User rents an apartment in Brooklyn, New York",
+    "User takes the New York subway to work",
+]
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 def test_minilm_bridge_band(tmp_path: Any, clock: SettableClock) -> None:
     """Related entities from different parts of a life fall inside the MiniLM band, unrelated ones below
     it and two names of one place above it — and the step bridges exactly the related pairs."""
     from reverie.embed import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
-    groups = {"marathon": MARATHON, "pulseapp": PULSE, "sourdough": SOURDOUGH, "yeastlab": YEASTLAB, "lena": CHILD,
-              "kafka": KAFKA, "nyc": NYC, "new-york": NEW_YORK}
+    groups = {
+        "marathon": MARATHON,
+        "pulseapp": PULSE,
+        "sourdough": SOURDOUGH,
+        "yeastlab": YEASTLAB,
+        "lena": CHILD,
+        "kafka": KAFKA,
+        "nyc": NYC,
+        "new-york": NEW_YORK,
+    }
     cents = {k: (v := np.asarray(emb.embed(t)).mean(axis=0)) / np.linalg.norm(v) for k, t in groups.items()}
-    m = Memory(str(tmp_path / "m.db"), config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock,
-               embedder=emb)
+    m = Memory(
+        str(tmp_path / "m.db"), config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock, embedder=emb
+    )
     band = m.settings.dream.synthesis.bridges.band("minilm")
     related = {("marathon", "pulseapp"), ("sourdough", "yeastlab")}
     names = list(groups)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             sim = float(cents[a] @ cents[b])
             if (a, b) in related:
                 assert band.min_similarity <= sim <= band.max_similarity, (a, b, sim)  # measured 0.47–0.65
@@ -550,10 +646,12 @@ def test_minilm_bridge_band(tmp_path: Any, clock: SettableClock) -> None:
             _put(m, [text], entities=[f"entity://name/{key}"], session_id=f"s{n}-{j}")
     report = m.dream(steps=["bridges"])
     assert _step(report, "bridges")["details"]["outcome"] == {"heuristic": 2}
-    edges = m.store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False),
-                                    types=frozenset({RelationType.RELATED_TO}))
-    assert {tuple(e.metadata["bridge"]) for e in edges} == {(f"entity://name/{a}", f"entity://name/{b}")
-                                                          for a, b in related}
+    edges = m.store.scope_relations(
+        MemoryFilter.everything(user_id="u", all_users=False), types=frozenset({RelationType.RELATED_TO})
+    )
+    assert {tuple(e.metadata["bridge"]) for e in edges} == {
+        (f"entity://name/{a}", f"entity://name/{b}") for a, b in related
+    }
     m.close()
 
 
@@ -566,16 +664,25 @@ def test_e5_bridge_band(tmp_path: Any, clock: SettableClock) -> None:
     from reverie.embed import E5Embedder
 
     emb = E5Embedder()
-    groups = {"marathon": MARATHON, "pulseapp": PULSE, "sourdough": SOURDOUGH, "yeastlab": YEASTLAB, "lena": CHILD,
-              "kafka": KAFKA, "nyc": NYC, "new-york": NEW_YORK}
+    groups = {
+        "marathon": MARATHON,
+        "pulseapp": PULSE,
+        "sourdough": SOURDOUGH,
+        "yeastlab": YEASTLAB,
+        "lena": CHILD,
+        "kafka": KAFKA,
+        "nyc": NYC,
+        "new-york": NEW_YORK,
+    }
     cents = {k: (v := np.asarray(emb.embed(t)).mean(axis=0)) / np.linalg.norm(v) for k, t in groups.items()}
-    m = Memory(str(tmp_path / "m.db"), config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock,
-               embedder=emb)
+    m = Memory(
+        str(tmp_path / "m.db"), config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, clock=clock, embedder=emb
+    )
     band = m.settings.dream.synthesis.bridges.band("e5")
     inside = {("marathon", "pulseapp")}
     names = list(groups)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             sim = float(cents[a] @ cents[b])
             if (a, b) in inside:
                 assert band.min_similarity <= sim <= band.max_similarity, (a, b, sim)
@@ -588,8 +695,10 @@ def test_e5_bridge_band(tmp_path: Any, clock: SettableClock) -> None:
             _put(m, [text], entities=[f"entity://name/{key}"], session_id=f"s{n}-{j}")
     report = m.dream(steps=["bridges"])
     assert _step(report, "bridges")["details"]["outcome"] == {"heuristic": 1}
-    edges = m.store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False),
-                                    types=frozenset({RelationType.RELATED_TO}))
-    assert {tuple(e.metadata["bridge"]) for e in edges} == {(f"entity://name/{a}", f"entity://name/{b}")
-                                                          for a, b in inside}
+    edges = m.store.scope_relations(
+        MemoryFilter.everything(user_id="u", all_users=False), types=frozenset({RelationType.RELATED_TO})
+    )
+    assert {tuple(e.metadata["bridge"]) for e in edges} == {
+        (f"entity://name/{a}", f"entity://name/{b}") for a, b in inside
+    }
     m.close()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,17 +30,29 @@ NO_PROMOTION = {"promotion": {"working_after_minutes": 10_000, "working_use_ener
 
 
 def _tick_config(every: int, steps: list[str] | None = None) -> dict[str, Any]:
-    return {"dream": {"schedule": {"tick_every": every, "tick_steps": steps or ["expire"]}},
-            "dynamics": NO_PROMOTION}
+    return {"dream": {"schedule": {"tick_every": every, "tick_steps": steps or ["expire"]}}, "dynamics": NO_PROMOTION}
 
 
 # durations -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "seconds"), [
-    ("30s", 30), ("15m", 900), ("1h", 3600), ("1d", 86400), ("1w", 604800), ("1h30m", 5400),
-    ("1.5h", 5400), ("2 days", 172800), ("500ms", 0.5), (" 45 min ", 2700), ("1H", 3600), ("1d2h3m4s", 93784),
-])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("30s", 30),
+        ("15m", 900),
+        ("1h", 3600),
+        ("1d", 86400),
+        ("1w", 604800),
+        ("1h30m", 5400),
+        ("1.5h", 5400),
+        ("2 days", 172800),
+        ("500ms", 0.5),
+        (" 45 min ", 2700),
+        ("1H", 3600),
+        ("1d2h3m4s", 93784),
+    ],
+)
 def test_parse_duration(text: str, seconds: float) -> None:
     assert parse_duration(text).total_seconds() == pytest.approx(seconds)
 
@@ -95,9 +108,8 @@ def test_run_every_is_fixed_rate_and_skips_missed_slots() -> None:
         ft.t += next(durations)
         return {"n": len(starts)}
 
-    reports: list[dict[str, Any]] = []
-    done = run_every(run, timedelta(seconds=100), stop=ft.event, max_runs=5, on_report=reports.append,
-                     clock=ft.clock)
+    reports: list[Mapping[str, Any]] = []
+    done = run_every(run, timedelta(seconds=100), stop=ft.event, max_runs=5, on_report=reports.append, clock=ft.clock)
     assert done == 5 and [r["n"] for r in reports] == [1, 2, 3, 4, 5]
     # runs start at 0, 100, 200 (overruns to 450) → next free slot 500, then 600
     assert [s - 1000.0 for s in starts] == [0, 100, 200, 500, 600]
@@ -130,8 +142,7 @@ def test_run_every_survives_transient_errors_and_propagates_others() -> None:
             raise out
         return dict(out)
 
-    assert run_every(run, timedelta(seconds=5), stop=ft.event, max_runs=2, on_error=errors.append,
-                     clock=ft.clock) == 1
+    assert run_every(run, timedelta(seconds=5), stop=ft.event, max_runs=2, on_error=errors.append, clock=ft.clock) == 1
     assert len(errors) == 1 and isinstance(errors[0], StoreError)
 
     def broken() -> dict[str, Any]:
@@ -154,7 +165,7 @@ def test_run_every_really_waits_and_wakes_on_stop() -> None:
 # settings ------------------------------------------------------------------------------------
 
 
-def test_schedule_settings_are_validated(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_schedule_settings_are_validated(make_memory) -> None:
     with pytest.raises(ConfigError, match="tick_every"):
         make_memory(dream={"schedule": {"tick_every": -1}})
     with pytest.raises(ConfigError, match="listed twice"):
@@ -172,7 +183,7 @@ def test_default_tick_steps_are_registered_and_part_of_the_cycle(mem: Memory) ->
     assert mem.settings.dream.schedule.tick_every == 5  # seed 003: every 5 ingestion cycles
 
 
-def test_default_tick_consolidates_a_fading_group(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_default_tick_consolidates_a_fading_group(make_memory, clock: SettableClock) -> None:
     """seed 003's example: alike memories that faded are consolidated by the tick into one hot summary
     (the originals go cold, superseded) — cold migration must not take them out of the hot store first."""
     m = make_memory()
@@ -197,7 +208,7 @@ def test_default_tick_consolidates_a_fading_group(make_memory, clock: SettableCl
 # Memory.tick() and the automatic tick ---------------------------------------------------------
 
 
-def test_tick_runs_the_configured_subset_and_keeps_its_own_reports(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_runs_the_configured_subset_and_keeps_its_own_reports(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(0, ["decay", "expire"]))
     faded = m.add("a passing thought", user_id="u").id
     clock.advance(hours=5)  # working energy 1.0·exp(-0.5·5) = 0.082 < 0.1 (seed 000)
@@ -212,13 +223,13 @@ def test_tick_runs_the_configured_subset_and_keeps_its_own_reports(make_memory, 
     assert len(m.dream_reports()) == 1 and m.dream_reports()[0]["kind"] == "dream"
 
 
-def test_tick_rejects_unknown_steps(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_tick_rejects_unknown_steps(make_memory) -> None:
     m = make_memory(**_tick_config(0, ["expire", "teleport"]))
     with pytest.raises(InvalidInputError, match="teleport"):
         m.tick()
 
 
-def test_automatic_tick_every_n_ingestion_cycles(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_automatic_tick_every_n_ingestion_cycles(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(3))
     faded = m.add("an idea that fades", user_id="u").id  # cycle 1
     clock.advance(hours=5)
@@ -234,7 +245,7 @@ def test_automatic_tick_every_n_ingestion_cycles(make_memory, clock: SettableClo
     assert len(events) == 1 and events[0].actor == "dream"
 
 
-def test_automatic_tick_runs_at_most_once_per_min_interval(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_automatic_tick_runs_at_most_once_per_min_interval(make_memory, clock: SettableClock) -> None:
     """A bulk load does not pay a pass over the user's memories every N calls: one tick per interval."""
     cfg = _tick_config(1)
     cfg["dream"]["schedule"]["tick_min_interval_s"] = 300
@@ -254,7 +265,7 @@ def test_automatic_tick_runs_at_most_once_per_min_interval(make_memory, clock: S
     assert len(m.store.get_state("tick:reports")) == 3
 
 
-def test_automatic_tick_counts_per_user_and_runs_in_that_partition(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_automatic_tick_counts_per_user_and_runs_in_that_partition(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(2))
     a = m.add("alpha fades", user_id="a").id
     b = m.add("beta fades", user_id="b").id
@@ -274,7 +285,7 @@ def test_automatic_tick_counts_per_user_and_runs_in_that_partition(make_memory, 
     assert m.store.get_state(COUNTER_KEY + "a")["count"] == 3
 
 
-def test_tick_counter_is_durable_across_memory_objects(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_counter_is_durable_across_memory_objects(make_memory, clock: SettableClock) -> None:
     first = make_memory(**_tick_config(3))
     faded = first.add("an old note", user_id="u").id
     first.add("another note", user_id="u")
@@ -285,7 +296,7 @@ def test_tick_counter_is_durable_across_memory_objects(make_memory, clock: Setta
     assert second.store.get([faded])[faded].status is Status.EXPIRED
 
 
-def test_tick_every_zero_disables_the_automatic_tick(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_every_zero_disables_the_automatic_tick(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(0))
     faded = m.add("never ticked", user_id="u").id
     clock.advance(hours=5)
@@ -296,14 +307,13 @@ def test_tick_every_zero_disables_the_automatic_tick(make_memory, clock: Settabl
     assert m.tick(user_id="u")["steps"][0]["changed"] == 1  # the explicit tick still works
 
 
-def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(2))
     m.observe("ok", user_id="u", session_id="s")  # filtered as trivial: no cycle
     assert m.store.get_state(COUNTER_KEY + "u") is None
     m.observe("Remember that my passport expires in May 2027.", user_id="u", session_id="s")  # HIGH: extracts
     assert m.store.get_state(COUNTER_KEY + "u")["count"] == 1
-    buffered = m.observe("Yesterday we walked through the botanical garden near the river", user_id="u",
-                         session_id="s")
+    buffered = m.observe("Yesterday we walked through the botanical garden near the river", user_id="u", session_id="s")
     assert buffered[0].id is None and "buffered" in buffered[0].reason  # seed 004 smart buffer: no cycle
     assert m.store.get_state(COUNTER_KEY + "u")["count"] == 1
     m.end_session("s", user_id="u")  # flushes the buffered turn: an extraction
@@ -311,8 +321,9 @@ def test_observe_counts_extractions_not_buffered_turns(make_memory, clock: Setta
     assert m.store.get_state("tick:last") is not None
 
 
-def test_a_failing_tick_never_fails_the_ingestion(make_memory, clock: SettableClock,
-                                                  caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_tick_never_fails_the_ingestion(
+    make_memory, clock: SettableClock, caplog: pytest.LogCaptureFixture
+) -> None:
     m = make_memory(**_tick_config(1, ["expire", "no-such-step"]))
     with caplog.at_level(logging.WARNING, logger="reverie.schedule"):
         res = m.add("still stored", user_id="u")
@@ -321,7 +332,7 @@ def test_a_failing_tick_never_fails_the_ingestion(make_memory, clock: SettableCl
     assert m.store.get_state(COUNTER_KEY + "u")["count"] == 1
 
 
-def test_tick_of_one_user_and_of_all(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_tick_of_one_user_and_of_all(make_memory, clock: SettableClock) -> None:
     m = make_memory(**_tick_config(0))
     a = m.add("alpha", user_id="a").id
     b = m.add("beta", user_id="b").id
@@ -356,8 +367,9 @@ def test_cli_help_lists_the_schedule_commands() -> None:
 
 
 def test_cli_dream_every_runs_on_schedule_as_json_lines(cli_env: str) -> None:
-    res = runner.invoke(app, ["dream", "--db", cli_env, "--every", "1s", "--max-runs", "2", "--steps", "decay,prune",
-                              "--json"])
+    res = runner.invoke(
+        app, ["dream", "--db", cli_env, "--every", "1s", "--max-runs", "2", "--steps", "decay,prune", "--json"]
+    )
     assert res.exit_code == 0, res.output
     lines = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 2
@@ -367,8 +379,12 @@ def test_cli_dream_every_runs_on_schedule_as_json_lines(cli_env: str) -> None:
 
 
 def test_cli_dream_every_refuses_bad_input(cli_env: str) -> None:
-    for args, needle in ((["--every", "10"], "add a unit"), (["--every", "5 fortnights"], "unknown unit"),
-                         (["--max-runs", "2"], "--max-runs needs --every"), (["--every", "100ms"], "at least")):
+    for args, needle in (
+        (["--every", "10"], "add a unit"),
+        (["--every", "5 fortnights"], "unknown unit"),
+        (["--max-runs", "2"], "--max-runs needs --every"),
+        (["--every", "100ms"], "at least"),
+    ):
         res = runner.invoke(app, ["dream", "--db", cli_env, *args])
         assert res.exit_code == 1, (args, res.output)
         assert needle in res.output, (args, res.output)
@@ -386,11 +402,31 @@ def test_cli_tick_prints_its_report(cli_env: str) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_cli_dream_every_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.Signals) -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC), "REVERIE_OPSLOG__PATH": str(tmp_path / "ops.jsonl")}
-    subprocess.run([sys.executable, "-m", "reverie.cli", "init", "--db", str(tmp_path / "d.db")], env=env,
-                   check=True, capture_output=True)  # dream never creates a store
-    proc = subprocess.Popen([sys.executable, "-m", "reverie.cli", "dream", "--db", str(tmp_path / "d.db"),
-                             "--every", "1h", "--steps", "decay", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "reverie.cli", "init", "--db", str(tmp_path / "d.db")],
+        env=env,
+        check=True,
+        capture_output=True,
+    )  # dream never creates a store
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reverie.cli",
+            "dream",
+            "--db",
+            str(tmp_path / "d.db"),
+            "--every",
+            "1h",
+            "--steps",
+            "decay",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()  # the first run's report: the loop now waits an hour
@@ -406,7 +442,7 @@ def test_cli_dream_every_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.S
     assert out.strip() == ""
 
 
-def test_default_tick_promotes_before_it_expires(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_default_tick_promotes_before_it_expires(make_memory, clock: SettableClock) -> None:
     """A working memory that waited through a long gap becomes episodic, it does not expire (seed 000 order)."""
     m = make_memory(dream={"schedule": {"tick_every": 1}})
     first = m.add("the kickoff meeting is on the 3rd floor", user_id="u").id

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -13,8 +14,8 @@ from reverie.model import Layer, MemoryRecord
 from .conftest import T0
 
 
-def new(cfg: DynamicsSettings, **kw: object) -> MemoryRecord:
-    r = MemoryRecord(content="the API uses JWT tokens", created_at=T0, **kw)  # type: ignore[arg-type]
+def new(cfg: DynamicsSettings, **kw: Any) -> MemoryRecord:
+    r = MemoryRecord(content="the API uses JWT tokens", created_at=T0, **kw)
     return r.copy(**access.initial_values(r, now=T0, cfg=cfg))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_tier_value_golden(cfg: DynamicsSettings) -> None:
 
 def test_lifecycle_and_tier_transitions(cfg: DynamicsSettings) -> None:
     c = cfg.lifecycle
-    kw = {"verification_state": "unverified", "category": "fact", "policy_class": "durable", "cfg": c}
+    kw: dict[str, Any] = {"verification_state": "unverified", "category": "fact", "policy_class": "durable", "cfg": c}
     assert lc.lifecycle_transition(current_state="active", heat_score=0.1, decay=0.9, **kw)[0] == "archived"
     assert lc.lifecycle_transition(current_state="active", heat_score=0.1, decay=0.7, **kw)[0] == "stale"
     assert lc.lifecycle_transition(current_state="candidate", heat_score=0.6, decay=0.1, **kw)[0] == "validated"

@@ -105,8 +105,9 @@ def test_archival_decides_with_the_nine_factor_importance_and_surprise(cfg: Dyna
     now = T0 + timedelta(days=100)
     stored = cfg
     assert cfg.promotion.archive_importance_measure == "stored"
-    cfg = cfg.model_copy(update={"promotion": cfg.promotion.model_copy(update={
-        "archive_importance_measure": "nine_factor"})})
+    cfg = cfg.model_copy(
+        update={"promotion": cfg.promotion.model_copy(update={"archive_importance_measure": "nine_factor"})}
+    )
     alike = {"layer": Layer.EPISODIC, "importance": 0.9, "category": "fact", "trust": 1.0, "confirmations": 2}
     novel, redundant = rec(surprise=0.95, **alike), rec(surprise=0.05, **alike)
     nine_novel = importance.layered_importance(novel, now=now, cfg=cfg)[0]
@@ -121,9 +122,22 @@ def test_archival_decides_with_the_nine_factor_importance_and_surprise(cfg: Dyna
     assert importance.surprise_adjusted_base(novel, cfg=ic) == ic.importance_ceiling
     assert importance.surprise_adjusted_base(novel.copy(surprise=None), cfg=ic) == 0.9
     # the weights decide: with the base factor alone, a 0.9 importance is never archived
-    only_base = cfg.model_copy(update={"importance": ic.model_copy(update={
-        "f_access": 0.0, "f_recency": 0.0, "f_emotion": 0.0, "f_stability": 0.0, "f_layer": 0.0, "f_trust": 0.0,
-        "f_confirmations": 0.0, "f_actr": 0.0})})
+    only_base = cfg.model_copy(
+        update={
+            "importance": ic.model_copy(
+                update={
+                    "f_access": 0.0,
+                    "f_recency": 0.0,
+                    "f_emotion": 0.0,
+                    "f_stability": 0.0,
+                    "f_layer": 0.0,
+                    "f_trust": 0.0,
+                    "f_confirmations": 0.0,
+                    "f_actr": 0.0,
+                }
+            )
+        }
+    )
     assert not promotion.archival_eligible(redundant, now=now, cfg=only_base)
     assert promotion.archival_importance(redundant, now=now, cfg=stored) == 0.9
     assert not promotion.archival_eligible(redundant, now=now, cfg=stored)
@@ -174,8 +188,9 @@ def test_procedural_rule_takes_know_how_only(cfg: DynamicsSettings) -> None:
         assert promotion.procedural_reason(rec(content=text), cfg=cfg) == "how-to or rule", text
     for text in plain:
         assert promotion.procedural_reason(rec(content=text), cfg=cfg) is None, text
-    decision = rec(content="We chose PostgreSQL for the shared memory", category="decision",
-                   memory_kind=MemoryKind.NOTE)
+    decision = rec(
+        content="We chose PostgreSQL for the shared memory", category="decision", memory_kind=MemoryKind.NOTE
+    )
     assert promotion.procedural_reason(decision, cfg=cfg) == "category decision"
     dated = decision.copy(memory_kind=MemoryKind.EPISODE)  # "today we chose …": an event, stays semantic
     assert promotion.procedural_reason(dated, cfg=cfg) is None
@@ -186,22 +201,50 @@ def test_procedural_rule_takes_know_how_only(cfg: DynamicsSettings) -> None:
 def test_procedural_rule_applies_at_promotion_and_to_semantic_memories(cfg: DynamicsSettings) -> None:
     howto = rec(content="Always run the migrations before the tests", layer=Layer.EPISODIC, access_count=3)
     assert promotion.eligible_transition(howto, now=T0, cfg=cfg) == (
-        Layer.PROCEDURAL, "access_frequency; procedural: how-to or rule")
+        Layer.PROCEDURAL,
+        "access_frequency; procedural: how-to or rule",
+    )
     fact = howto.copy(content="Maya moved to Lisbon in 2023")
     assert promotion.eligible_transition(fact, now=T0, cfg=cfg) == (Layer.SEMANTIC, "access_frequency")
     # not yet earned: an episodic how-to that no promotion rule lets through stays where it is
     assert promotion.eligible_transition(howto.copy(access_count=0, energy=0.5), now=T0, cfg=cfg) is None
     semantic = howto.copy(layer=Layer.SEMANTIC)  # promoted before the rule, or written by the dream
-    assert promotion.eligible_transition(semantic, now=T0, cfg=cfg) == (Layer.PROCEDURAL,
-                                                                        "procedural: how-to or rule")
+    assert promotion.eligible_transition(semantic, now=T0, cfg=cfg) == (Layer.PROCEDURAL, "procedural: how-to or rule")
     assert promotion.eligible_transition(semantic.copy(immutable=True), now=T0, cfg=cfg) is None
-    assert promotion.eligible_transition(howto.copy(layer=Layer.WORKING, access_count=2), now=T0,
-                                         cfg=cfg) == (Layer.EPISODIC, "working_accesses")
+    assert promotion.eligible_transition(howto.copy(layer=Layer.WORKING, access_count=2), now=T0, cfg=cfg) == (
+        Layer.EPISODIC,
+        "working_accesses",
+    )
 
 
-_PIECES = ["how to ", "How To ", "step 3 ", "the way to fix it is ", "to deploy the app, ", "first run ", "Always ",
-           "NEVER ", "use ", "make sure to ", "check ", "nasıl yapılır", "NASIL KURULUR", "adım adım", "3. ADIM",
-           "her zaman ", "HER ZAMAN LİNT ", "çalıştır", "önce ", "sonra ", "kur ", "İlk ", ". ", ", ", "tea ", "x"]
+_PIECES = [
+    "how to ",
+    "How To ",
+    "step 3 ",
+    "the way to fix it is ",
+    "to deploy the app, ",
+    "first run ",
+    "Always ",
+    "NEVER ",
+    "use ",
+    "make sure to ",
+    "check ",
+    "nasıl yapılır",
+    "NASIL KURULUR",
+    "adım adım",
+    "3. ADIM",
+    "her zaman ",
+    "HER ZAMAN LİNT ",
+    "çalıştır",
+    "önce ",
+    "sonra ",
+    "kur ",
+    "İlk ",
+    ". ",
+    ", ",
+    "tea ",
+    "x",
+]
 
 
 @settings(max_examples=400, deadline=None)

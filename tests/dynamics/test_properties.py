@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,7 +55,13 @@ def test_retention_never_rises_without_access(t: float, dt: float, s: float, hl:
         a = retention.retention(age_days=t, half_life_days=h, access_count=n, cfg=CFG.retention, mode=mode)
         b = retention.retention(age_days=t + dt, half_life_days=h, access_count=n, cfg=CFG.retention, mode=mode)
         assert 0.0 <= b <= a <= 1.0
-    kw = {"stability": min(s, 1.0), "importance": trust, "beta_days": hl, "core": n % 2 == 0, "cfg": CFG.retention}
+    kw: dict[str, Any] = {
+        "stability": min(s, 1.0),
+        "importance": trust,
+        "beta_days": hl,
+        "core": n % 2 == 0,
+        "cfg": CFG.retention,
+    }
     assert retention.fading_retention(days=t + dt, **kw) <= retention.fading_retention(days=t, **kw) <= 1.0
     for cat in ("fact", "decision", "other", "preference"):
         c1 = retention.category_strength(category=cat, layer="episodic", days=t, cfg=CFG.retention)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ def test_tag_and_capture(cfg: DynamicsSettings) -> None:
     c = cfg.tagging
     assert tagging.should_tag(importance=0.49, cfg=c) and not tagging.should_tag(importance=0.5, cfg=c)
     assert tagging.tag_expires_at(tagged_at=T0, cfg=c) == T0 + timedelta(hours=4)
-    kw = {"tagged_at": T0, "strong_importance": 0.7, "same_session": True, "cfg": c}
+    kw: dict[str, Any] = {"tagged_at": T0, "strong_importance": 0.7, "same_session": True, "cfg": c}
     assert tagging.captures(strong_at=T0 + timedelta(hours=4), **kw)
     assert not tagging.captures(strong_at=T0 + timedelta(hours=4, seconds=1), **kw)
     assert not tagging.captures(strong_at=T0 + timedelta(hours=1), **{**kw, "same_session": False})

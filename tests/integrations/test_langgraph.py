@@ -22,12 +22,18 @@ from langgraph.store.memory import InMemoryStore
 
 from reverie.integrations.langgraph import ReverieStore
 
-ITEMS = [
-    (("memories", "maya"), "seat", {"content": "Maya prefers window seats on long flights", "kind": "preference",
-                                    "weight": 3}),
+ITEMS: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
+    (
+        ("memories", "maya"),
+        "seat",
+        {"content": "Maya prefers window seats on long flights", "kind": "preference", "weight": 3},
+    ),
     (("memories", "maya"), "allergy", {"content": "Maya is allergic to penicillin", "kind": "health", "weight": 5}),
-    (("memories", "maya", "travel"), "flight", {"content": "Maya booked TP 571 to Lisbon", "kind": "plan",
-                                                "weight": 1}),
+    (
+        ("memories", "maya", "travel"),
+        "flight",
+        {"content": "Maya booked TP 571 to Lisbon", "kind": "plan", "weight": 1},
+    ),
     (("memories", "tom"), "cat", {"content": "Tom's cat is called Pixel", "kind": "fact", "weight": 2}),
     (("profiles", "tom"), "city", {"text": "Tom lives in Porto", "kind": "fact", "nested": {"lang": "pt"}}),
 ]
@@ -122,7 +128,8 @@ def test_semantic_search_ranks_by_meaning_within_the_namespace(store: ReverieSto
     assert everyone[0].key == "cat" and everyone[0].namespace == ("memories", "tom")
     assert [h.key for h in store.search(("memories",), query="cat", filter={"kind": "fact"})] == ["cat"]
     assert store.search(("profiles",), query="Maya window seats") == [] or all(
-        h.namespace[0] == "profiles" for h in store.search(("profiles",), query="Maya window seats"))
+        h.namespace[0] == "profiles" for h in store.search(("profiles",), query="Maya window seats")
+    )
 
 
 def test_the_async_api(mem: Memory) -> None:
@@ -132,8 +139,9 @@ def test_the_async_api(mem: Memory) -> None:
         await store.aput(("memories", "maya"), "seat", {"content": "Maya prefers window seats"})
         got = await store.aget(("memories", "maya"), "seat")
         assert got is not None and got.value["content"] == "Maya prefers window seats"
-        found, spaces = await asyncio.gather(store.asearch(("memories", "maya"), query="seat"),
-                                             store.alist_namespaces())
+        found, spaces = await asyncio.gather(
+            store.asearch(("memories", "maya"), query="seat"), store.alist_namespaces()
+        )
         assert found[0].key == "seat" and spaces == [("memories", "maya")]
         store.put(("memories", "maya"), "cat", {"content": "Maya's cat is Pixel"})  # sync and async together
         await store.adelete(("memories", "maya"), "seat")
@@ -203,16 +211,21 @@ def test_create_react_agent_tools_reach_reverie_through_the_store(mem: Memory) -
         """Search what is remembered about the user."""
         return "\n".join(h.value["content"] for h in get_store().search(("memories", "maya"), query=query))
 
-    script = iter([
-        AIMessage(content="", tool_calls=[{"name": "save_memory", "args": {"text": "Maya loves jazz"}, "id": "c1"}]),
-        AIMessage(content="Saved."),
-        AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "music"}, "id": "c2"}]),
-        AIMessage(content="You love jazz."),
-    ])
+    script = iter(
+        [
+            AIMessage(
+                content="", tool_calls=[{"name": "save_memory", "args": {"text": "Maya loves jazz"}, "id": "c1"}]
+            ),
+            AIMessage(content="Saved."),
+            AIMessage(content="", tool_calls=[{"name": "search_memory", "args": {"query": "music"}, "id": "c2"}]),
+            AIMessage(content="You love jazz."),
+        ]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        agent = create_react_agent(ToolCallingModel(messages=script), [save_memory, search_memory],
-                                   store=ReverieStore(mem))
+        agent = create_react_agent(
+            ToolCallingModel(messages=script), [save_memory, search_memory], store=ReverieStore(mem)
+        )
     agent.invoke({"messages": [("user", "Remember that I love jazz")]})
     out = agent.invoke({"messages": [("user", "What music do I like?")]})
     assert out["messages"][-2].content == "Maya loves jazz"  # the tool's answer, read back from reverie

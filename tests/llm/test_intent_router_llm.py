@@ -11,8 +11,11 @@ from reverie.embed.testing import HashEmbedder
 
 
 def _memory(tmp_path: Path, clock: SettableClock, server: Any, **read: object) -> Memory:
-    cfg: dict[str, Any] = {"opslog": {"path": str(tmp_path / "ops.jsonl")}, "read": read,
-                           "llm": {"base_url": server.url, "timeout_s": 0.5, "retries": 0}}
+    cfg: dict[str, Any] = {
+        "opslog": {"path": str(tmp_path / "ops.jsonl")},
+        "read": read,
+        "llm": {"base_url": server.url, "timeout_s": 0.5, "retries": 0},
+    }
     return Memory(tmp_path / "m.db", config=cfg, clock=clock, embedder=HashEmbedder(64))
 
 
@@ -29,8 +32,11 @@ def _route_requests(server: Any) -> list[dict[str, Any]]:
 
 def test_the_llm_names_the_intent_first(tmp_path: Path, clock: SettableClock, chat_server: Any) -> None:
     # "what" makes the keywords say factual; the LLM reads it as a question about causes
-    chat_server.script = lambda req: (200, json.dumps({"intent": "causal"} if "route a question" in
-                                                      req["messages"][0]["content"] else {}), 0.0)
+    chat_server.script = lambda req: (
+        200,
+        json.dumps({"intent": "causal"} if "route a question" in req["messages"][0]["content"] else {}),
+        0.0,
+    )
     with _memory(tmp_path, clock, chat_server) as mem:
         mem.add("The build broke because the cache key ignored the lockfile", user_id="u", infer=False)
         intent, matched = _intent(mem, "what made the build break")
@@ -40,8 +46,7 @@ def test_the_llm_names_the_intent_first(tmp_path: Path, clock: SettableClock, ch
         assert len(_route_requests(chat_server)) == asked
 
 
-def test_an_unusable_answer_falls_back_to_the_keywords(tmp_path: Path, clock: SettableClock,
-                                                       chat_server: Any) -> None:
+def test_an_unusable_answer_falls_back_to_the_keywords(tmp_path: Path, clock: SettableClock, chat_server: Any) -> None:
     chat_server.script = lambda req: (200, json.dumps({"intent": "astrology"}), 0.0)
     with _memory(tmp_path, clock, chat_server) as mem:
         mem.add("The build broke because the cache key ignored the lockfile", user_id="u", infer=False)

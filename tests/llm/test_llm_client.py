@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import SecretStr
+
 from reverie.config.core import LLMSettings
 from reverie.llm import LLMClient, make_llm
 
 
 def _client(server: Any, **kw: Any) -> tuple[LLMClient, list[dict[str, Any]]]:
     calls: list[dict[str, Any]] = []
-    settings = LLMSettings(base_url=server.url, api_key="sk-test", timeout_s=0.5, retries=1, **kw)
+    settings = LLMSettings(base_url=server.url, api_key=SecretStr("sk-test"), timeout_s=0.5, retries=1, **kw)
     return LLMClient(settings, on_call=calls.append), calls
 
 

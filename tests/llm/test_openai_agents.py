@@ -18,8 +18,13 @@ from reverie.integrations.openai_agents import memory_tools  # noqa: E402
 
 
 def _call(name: str, args: dict[str, Any], n: int) -> dict[str, Any]:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        ],
+    }
 
 
 def _model(server: Any) -> Any:
@@ -29,12 +34,14 @@ def _model(server: Any) -> Any:
 
 def test_an_agent_remembers_and_recalls_through_the_tools(mem: Memory, chat_server: Any) -> None:
     agents.set_tracing_disabled(True)
-    turns = iter([
-        _call("remember", {"fact": "Maya is allergic to penicillin"}, 1),
-        "Noted.",
-        _call("recall", {"query": "what is Maya allergic to"}, 2),
-        "You are allergic to penicillin.",
-    ])
+    turns = iter(
+        [
+            _call("remember", {"fact": "Maya is allergic to penicillin"}, 1),
+            "Noted.",
+            _call("recall", {"query": "what is Maya allergic to"}, 2),
+            "You are allergic to penicillin.",
+        ]
+    )
     seen: list[dict[str, Any]] = []
 
     def script(req: dict[str, Any]) -> tuple[int, Any, float]:
@@ -45,8 +52,9 @@ def test_an_agent_remembers_and_recalls_through_the_tools(mem: Memory, chat_serv
 
     async def main() -> tuple[str, str]:
         model, client = _model(chat_server)
-        agent = agents.Agent(name="assistant", instructions="Use your memory.", model=model,
-                             tools=memory_tools(AsyncMemory(memory=mem)))
+        agent = agents.Agent(
+            name="assistant", instructions="Use your memory.", model=model, tools=memory_tools(AsyncMemory(memory=mem))
+        )
         first = await agents.Runner.run(agent, "I'm allergic to penicillin", context={"user_id": "maya"})
         second = await agents.Runner.run(agent, "What am I allergic to?", context={"user_id": "maya"})
         await client.close()
@@ -70,8 +78,9 @@ def test_tools_keep_users_apart_and_report_errors_to_the_model(mem: Memory) -> N
     remember, recall, outdated = memory_tools(mem)
 
     def ctx(user: str | None, name: str, args: dict[str, Any]) -> Any:
-        return ToolContext(context={"user_id": user} if user else {}, tool_name=name, tool_call_id="c",
-                           tool_arguments=json.dumps(args))
+        return ToolContext(
+            context={"user_id": user} if user else {}, tool_name=name, tool_call_id="c", tool_arguments=json.dumps(args)
+        )
 
     async def invoke(tool: Any, user: str | None, **args: Any) -> str:
         return str(await tool.on_invoke_tool(ctx(user, tool.name, args), json.dumps(args)))

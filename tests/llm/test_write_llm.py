@@ -20,8 +20,10 @@ from reverie.write.emotion import Emotion
 
 
 def _memory(store_target: str, tmp_path: Path, clock: SettableClock, server: Any, **llm: object) -> Memory:
-    cfg = {"opslog": {"path": str(tmp_path / "ops.jsonl")},
-           "llm": {"base_url": server.url, "timeout_s": 0.5, "retries": 0, **llm}}
+    cfg = {
+        "opslog": {"path": str(tmp_path / "ops.jsonl")},
+        "llm": {"base_url": server.url, "timeout_s": 0.5, "retries": 0, **llm},
+    }
     return Memory(store_target, config=cfg, clock=clock, embedder=HashEmbedder(64))
 
 
@@ -30,22 +32,43 @@ def _client(server: Any) -> LLMClient:
 
 
 def test_llm_extraction_merge_contradiction_relations(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
     script_by_prompt: Any,
 ) -> None:
-    chat_server.script = script_by_prompt({
-        "standalone": {"facts": [
-            {"text": "Maya signed a lease for a flat in Graça on 2025-03-01", "category": "decision",
-             "temporal_type": "persistent", "valid_until": None, "entities": ["Maya", "Graça"], "confidence": 0.9},
-            {"text": "Maya plans to take Lena to Sintra", "category": "plan", "temporal_type": "time_bounded",
-             "valid_until": "2025-03-08T00:00:00+00:00", "entities": ["Lena"], "confidence": 0.8}]},
-        "Merge": {"text": "merged by llm"},
-        "contradict": {"contradicts": False},
-        "relation": {"relations": []},
-    })
+    chat_server.script = script_by_prompt(
+        {
+            "standalone": {
+                "facts": [
+                    {
+                        "text": "Maya signed a lease for a flat in Graça on 2025-03-01",
+                        "category": "decision",
+                        "temporal_type": "persistent",
+                        "valid_until": None,
+                        "entities": ["Maya", "Graça"],
+                        "confidence": 0.9,
+                    },
+                    {
+                        "text": "Maya plans to take Lena to Sintra",
+                        "category": "plan",
+                        "temporal_type": "time_bounded",
+                        "valid_until": "2025-03-08T00:00:00+00:00",
+                        "entities": ["Lena"],
+                        "confidence": 0.8,
+                    },
+                ]
+            },
+            "Merge": {"text": "merged by llm"},
+            "contradict": {"contradicts": False},
+            "relation": {"relations": []},
+        }
+    )
     with _memory(store_target, tmp_path, clock, chat_server) as m:
-        res = m.observe("We decided to sign the lease in Graça, and I want to take Lena to Sintra.", user_id="u",
-                        session_id="s")
+        res = m.observe(
+            "We decided to sign the lease in Graça, and I want to take Lena to Sintra.", user_id="u", session_id="s"
+        )
         assert [r.action for r in res] == [Action.CREATE, Action.CREATE]
         recs = m.store.get([r.id for r in res if r.id])
         plan = next(r for r in recs.values() if r.category == "plan")
@@ -55,7 +78,10 @@ def test_llm_extraction_merge_contradiction_relations(
 
 
 def test_llm_failures_fall_back_to_heuristics_nothing_lost(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
     script_by_prompt: Any,
 ) -> None:
     chat_server.script = lambda req: (200, "this is not json", 0.0)
@@ -73,12 +99,19 @@ def test_llm_failures_fall_back_to_heuristics_nothing_lost(
 
 
 def test_llm_contradiction_verdict_supersedes(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
     script_by_prompt: Any,
 ) -> None:
-    chat_server.script = script_by_prompt({"Merge": {"text": "unused"},
-                                           "contradict": {"contradicts": True, "reason": "the theme changed"},
-                                           "relation": {"relations": []}})
+    chat_server.script = script_by_prompt(
+        {
+            "Merge": {"text": "unused"},
+            "contradict": {"contradicts": True, "reason": "the theme changed"},
+            "relation": {"relations": []},
+        }
+    )
     with _memory(store_target, tmp_path, clock, chat_server) as m:
         old = m.add("User prefers dark mode in the editor", user_id="u")
         new = m.add("User prefers dark mode in the editor, with a high-contrast theme and 14pt font", user_id="u")
@@ -92,12 +125,19 @@ def test_llm_contradiction_verdict_supersedes(
 
 
 def test_llm_synthesis_on_update(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
     script_by_prompt: Any,
 ) -> None:
-    chat_server.script = script_by_prompt({"Merge": {"text": "User prefers dark mode with a high-contrast theme"},
-                                    "contradict": {"contradicts": False},
-                                    "relation": {"relations": []}})
+    chat_server.script = script_by_prompt(
+        {
+            "Merge": {"text": "User prefers dark mode with a high-contrast theme"},
+            "contradict": {"contradicts": False},
+            "relation": {"relations": []},
+        }
+    )
     with _memory(store_target, tmp_path, clock, chat_server) as m:
         base = m.add("User prefers dark mode in the editor", user_id="u")
         up = m.add("User prefers dark mode in the editor, with a high-contrast theme and 14pt font", user_id="u")
@@ -109,9 +149,18 @@ def test_llm_synthesis_on_update(
 
 # -- observer classification, emotion and box topics: LLM-primary, strictly validated ---------------
 
-EXTRACTED = {"facts": [{"text": "User's flat in Graça has a balcony facing the river", "category": "fact",
-                        "temporal_type": "persistent", "valid_until": None, "entities": ["Graça"],
-                        "confidence": 0.9}]}
+EXTRACTED = {
+    "facts": [
+        {
+            "text": "User's flat in Graça has a balcony facing the river",
+            "category": "fact",
+            "temporal_type": "persistent",
+            "valid_until": None,
+            "entities": ["Graça"],
+            "confidence": 0.9,
+        }
+    ]
+}
 GOOD = {
     "Classify one": {"kind": "decision", "confidence": 0.9},
     "Rate the emotion": {"valence": 0.8, "arousal": 0.9, "label": "joy"},
@@ -130,7 +179,11 @@ def _ops(m: Memory, tmp_path: Path) -> list[dict[str, Any]]:
 
 
 def test_llm_observer_emotion_and_topics(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any, script_by_prompt: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
+    script_by_prompt: Any,
 ) -> None:
     chat_server.script = script_by_prompt(GOOD)
     with _memory(store_target, tmp_path, clock, chat_server) as m:
@@ -155,7 +208,11 @@ def test_llm_observer_emotion_and_topics(
 
 
 def test_llm_classification_on_add_and_heuristic_formation(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any, script_by_prompt: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
+    script_by_prompt: Any,
 ) -> None:
     chat_server.script = script_by_prompt({**GOOD, "Classify one": {"kind": "preference", "confidence": 0.7}})
     with _memory(store_target, tmp_path, clock, chat_server) as m:
@@ -165,15 +222,33 @@ def test_llm_classification_on_add_and_heuristic_formation(
         assert m.history(rec.id)[0].data["classification"] == "llm"
 
 
-BAD_CLASSIFY = [{"kind": "opinion", "confidence": 0.5}, {"kind": "decision", "confidence": 1.5},
-                {"kind": "decision", "confidence": True}, {"kind": "decision", "confidence": "0.9"},
-                {"kind": ["decision"], "confidence": 0.5}, {"confidence": 0.5}, {"kind": "decision"}]
-BAD_EMOTION = [{"valence": 2, "arousal": 0.5, "label": "joy"}, {"valence": 0.5, "arousal": -0.1, "label": "joy"},
-               {"valence": 0.5, "arousal": 0.5, "label": "happy"}, {"valence": 0.5, "arousal": 0.5},
-               {"valence": "high", "arousal": 0.5, "label": None}, {"valence": 0.5, "arousal": False, "label": None},
-               {"valence": float("nan"), "arousal": 0.5, "label": None}]
-BAD_TOPICS = [{"topics": "balcony"}, {"topics": []}, {"topics": [1, 2]}, {"topics": ["two words"]},
-              {"topics": [f"w{i}" for i in range(13)]}, {"topics": [""]}, {"topic": ["balcony"]}]
+BAD_CLASSIFY = [
+    {"kind": "opinion", "confidence": 0.5},
+    {"kind": "decision", "confidence": 1.5},
+    {"kind": "decision", "confidence": True},
+    {"kind": "decision", "confidence": "0.9"},
+    {"kind": ["decision"], "confidence": 0.5},
+    {"confidence": 0.5},
+    {"kind": "decision"},
+]
+BAD_EMOTION = [
+    {"valence": 2, "arousal": 0.5, "label": "joy"},
+    {"valence": 0.5, "arousal": -0.1, "label": "joy"},
+    {"valence": 0.5, "arousal": 0.5, "label": "happy"},
+    {"valence": 0.5, "arousal": 0.5},
+    {"valence": "high", "arousal": 0.5, "label": None},
+    {"valence": 0.5, "arousal": False, "label": None},
+    {"valence": float("nan"), "arousal": 0.5, "label": None},
+]
+BAD_TOPICS = [
+    {"topics": "balcony"},
+    {"topics": []},
+    {"topics": [1, 2]},
+    {"topics": ["two words"]},
+    {"topics": [f"w{i}" for i in range(13)]},
+    {"topics": [""]},
+    {"topic": ["balcony"]},
+]
 
 
 @pytest.mark.parametrize("answer", BAD_CLASSIFY)
@@ -195,9 +270,13 @@ def test_topics_answer_validated_strictly(chat_server: Any, answer: dict[str, An
 
 
 def test_valid_stage_answers_and_bounded_prompts(chat_server: Any, script_by_prompt: Any) -> None:
-    chat_server.script = script_by_prompt({"Classify one": {"kind": "fact", "confidence": 1},
-                                     "Rate the emotion": {"valence": -1, "arousal": 0, "label": None},
-                                     "topic keywords": {"topics": ["Balcony", "river", "river"]}})
+    chat_server.script = script_by_prompt(
+        {
+            "Classify one": {"kind": "fact", "confidence": 1},
+            "Rate the emotion": {"valence": -1, "arousal": 0, "label": None},
+            "topic keywords": {"topics": ["Balcony", "river", "river"]},
+        }
+    )
     client = _client(chat_server)
     assert llm_stages.classify_message(client, "x" * 10_000, limit=300) == ("fact", 1.0)
     assert llm_stages.detect_emotion(client, "Kahvemi döktüm", limit=300) == Emotion(-1.0, 0.0, None)
@@ -207,9 +286,11 @@ def test_valid_stage_answers_and_bounded_prompts(chat_server: Any, script_by_pro
 
 def _stored_after_failures(m: Memory) -> list[Any]:
     """Observe a session of turns and end it: every kept turn must be stored (nothing lost)."""
-    turns = ["Actually the staging port should be 5433, I was wrong",
-             BALCONY,
-             "My sister Lena lives in Seattle near the lake"]
+    turns = [
+        "Actually the staging port should be 5433, I was wrong",
+        BALCONY,
+        "My sister Lena lives in Seattle near the lake",
+    ]
     for text in turns:
         m.observe(text, user_id="u", session_id="s")
     m.end_session("s", user_id="u")
@@ -221,13 +302,25 @@ def _stored_after_failures(m: Memory) -> list[Any]:
 
 @pytest.mark.parametrize("failure", ["wrong types", "invalid json", "timeout"])
 def test_stage_failures_fall_back_to_heuristics_nothing_lost(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any, script_by_prompt: Any, failure: str,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
+    script_by_prompt: Any,
+    failure: str,
 ) -> None:
     if failure == "wrong types":
-        chat_server.script = script_by_prompt({
-            "Classify one": {"kind": "opinion", "confidence": 2}, "Rate the emotion": {"valence": "very"},
-            "topic keywords": {"topics": "all"}, "standalone": {"facts": "none"}, "Merge": {"text": 3},
-            "contradict": {"contradicts": "maybe"}, "relation": {"relations": [{"index": True, "type": "x"}]}})
+        chat_server.script = script_by_prompt(
+            {
+                "Classify one": {"kind": "opinion", "confidence": 2},
+                "Rate the emotion": {"valence": "very"},
+                "topic keywords": {"topics": "all"},
+                "standalone": {"facts": "none"},
+                "Merge": {"text": 3},
+                "contradict": {"contradicts": "maybe"},
+                "relation": {"relations": [{"index": True, "type": "x"}]},
+            }
+        )
     elif failure == "invalid json":
         chat_server.script = lambda req: (200, "{'kind': decision", 0.0)
     else:
@@ -237,8 +330,9 @@ def test_stage_failures_fall_back_to_heuristics_nothing_lost(
         for rec in stored:
             created = next(e for e in m.history(rec.id) if e.event == "created")
             assert created.data["path"] == "heuristic"
-            assert created.data["classification"] == created.data["emotion"] == created.data["box_topics"] == (
-                "heuristic")
+            assert (
+                created.data["classification"] == created.data["emotion"] == created.data["box_topics"] == ("heuristic")
+            )
             assert {"observer", "formation", "emotion", "topics"} <= set(created.data["fallbacks"])
         ops = _ops(m, tmp_path)
         fell = {e["stage"] for e in ops if e["op"] == "llm_fallback"}
@@ -248,7 +342,10 @@ def test_stage_failures_fall_back_to_heuristics_nothing_lost(
 
 
 def test_circuit_breaker_open_falls_back_without_calls(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
 ) -> None:
     chat_server.script = lambda req: (500, "{}", 0.0)
     with _memory(store_target, tmp_path, clock, chat_server, breaker_failures=2, breaker_cooldown_s=3600) as m:
@@ -260,11 +357,18 @@ def test_circuit_breaker_open_falls_back_without_calls(
 
 
 def test_llm_stages_setting_limits_what_is_asked(
-    store_target: str, tmp_path: Path, clock: SettableClock, chat_server: Any, script_by_prompt: Any,
+    store_target: str,
+    tmp_path: Path,
+    clock: SettableClock,
+    chat_server: Any,
+    script_by_prompt: Any,
 ) -> None:
     chat_server.script = script_by_prompt(GOOD)
-    cfg = {"opslog": {"path": str(tmp_path / "ops.jsonl")}, "llm": {"base_url": chat_server.url, "retries": 0},
-           "write": {"llm_stages": ["formation"]}}
+    cfg = {
+        "opslog": {"path": str(tmp_path / "ops.jsonl")},
+        "llm": {"base_url": chat_server.url, "retries": 0},
+        "write": {"llm_stages": ["formation"]},
+    }
     with Memory(store_target, config=cfg, clock=clock, embedder=HashEmbedder(64)) as m:
         m.add("The flat in Graça has a balcony facing the river", user_id="u")
         assert chat_server.requests == []  # add() forms heuristically; only "formation" may ask

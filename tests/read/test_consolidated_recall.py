@@ -38,8 +38,7 @@ def _nightly(mem: Memory, clock: SettableClock, days: int, *, adds: list[str] | 
 
 
 def _every(mem: Memory) -> dict[str, Any]:
-    rows = mem.list(user_id="maya", limit=1000, filters={"status": [s.value for s in Status],
-                                                          "store": ["hot", "cold"]})
+    rows = mem.list(user_id="maya", limit=1000, filters={"status": [s.value for s in Status], "store": ["hot", "cold"]})
     return {r.id: r for r in rows}
 
 
@@ -64,8 +63,9 @@ def test_fact_told_once_on_day_1_is_found_on_day_180(make_memory: Any, clock: Se
     assert summary.id not in {h.memory.id for h in hits}
     # the same through the summary's links alone (the cold store itself not searched)
     mem.settings.read.cold_search = "never"
-    linked = [h for h in mem.search("Does the Porto trip need a rental car?", user_id="maya", k=5)
-              if h.memory.id == rental]
+    linked = [
+        h for h in mem.search("Does the Porto trip need a rental car?", user_id="maya", k=5) if h.memory.id == rental
+    ]
     assert linked and linked[0].explain["stage"] == "summary"
     assert linked[0].explain["channels"]["summary"]["summary"] == summary.id
 
@@ -80,8 +80,7 @@ def test_cold_store_is_searched_with_the_hot_store(make_memory: Any, clock: Sett
     assert hits[0].explain["stage"] == "cold"
 
 
-def test_when_weak_searches_the_cold_store_only_after_a_weak_hot_match(make_memory: Any,
-                                                                        clock: SettableClock) -> None:
+def test_when_weak_searches_the_cold_store_only_after_a_weak_hot_match(make_memory: Any, clock: SettableClock) -> None:
     mem = make_memory(read={"cold_search": "when_weak"})
     kept = mem.add("The spare house key is under the blue flower pot", user_id="maya", infer=False).id
     mem.add("Maya likes jazz records", user_id="maya", infer=False)
@@ -114,8 +113,12 @@ def test_drop_covered_gives_the_summary_slot_to_its_member() -> None:
     from reverie.model import MemoryRecord
 
     summary = MemoryRecord(content="s", metadata={"consolidation": {"kind": "summary", "members": ["m1", "m2"]}})
-    records = {"s": summary, "m1": MemoryRecord(content="m1"), "x": MemoryRecord(content="x"),
-               "y": MemoryRecord(content="y")}
+    records = {
+        "s": summary,
+        "m1": MemoryRecord(content="m1"),
+        "x": MemoryRecord(content="x"),
+        "y": MemoryRecord(content="y"),
+    }
     ids = ["s", "x", "m1", "y"]
     order = [(0, None), (1, None), (2, None), (3, None)]
     assert [ids[i] for i, _ in consolidated.drop_covered(order, ids, records, 3)] == ["x", "m1", "y"]

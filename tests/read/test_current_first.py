@@ -8,10 +8,10 @@ import itertools
 from datetime import timedelta
 
 from reverie import Memory, SettableClock
-from reverie.results import Action
+from reverie.results import Action, Hit
 
 
-def _ids(hits: list) -> list[str]:  # type: ignore[type-arg]
+def _ids(hits: list[Hit]) -> list[str]:
     return [h.memory.id for h in hits]
 
 
@@ -43,8 +43,7 @@ def test_superseded_memory_comes_after_its_successor_and_is_marked(mem: Memory, 
     assert old.id in then and new.id not in then
 
 
-def test_a_question_worded_like_the_old_statement_gets_the_current_version(mem: Memory,
-                                                                           clock: SettableClock) -> None:
+def test_a_question_worded_like_the_old_statement_gets_the_current_version(mem: Memory, clock: SettableClock) -> None:
     old = mem.add("I'm training for the Berlin marathon in September.", user_id="u")
     for line in ("The tomatoes on the balcony finally turned red.", "We played board games until midnight."):
         clock.advance(timedelta(days=3))
@@ -59,7 +58,7 @@ def test_a_question_worded_like_the_old_statement_gets_the_current_version(mem: 
     assert old.id not in _ids(hits)  # factual intent: the superseded memory itself stays out
 
 
-def test_verbatim_store_answers_with_the_update_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_verbatim_store_answers_with_the_update_first(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     old = mem.add("My manager is Priya Nair, she runs the data platform team.", user_id="u", infer=False)
     clock.advance(timedelta(days=40))
@@ -83,7 +82,7 @@ def test_compatible_facts_are_both_kept_and_found(mem: Memory, clock: SettableCl
     assert all(not h.explain.get("superseded") for h in mem.search("Ana tea coffee", user_id="u", k=5))
 
 
-def test_past_questions_keep_the_old_version_first(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_past_questions_keep_the_old_version_first(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     old = mem.add("Maya lives in Berlin.", user_id="u")
     clock.advance(timedelta(days=30))
@@ -94,10 +93,14 @@ def test_past_questions_keep_the_old_version_first(make_memory, clock: SettableC
     assert _ids(mem.search("When did Maya live in Berlin?", user_id="u"))[0] == old.id
 
 
-def test_scores_come_in_rank_order_or_say_why(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_scores_come_in_rank_order_or_say_why(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
-    texts = [f"Maya's note {i}: the garden needs {w}" for i, w in enumerate(
-        ["water", "water and sun", "sun", "compost", "water", "weeding", "water daily", "a fence"])]
+    texts = [
+        f"Maya's note {i}: the garden needs {w}"
+        for i, w in enumerate(
+            ["water", "water and sun", "sun", "compost", "water", "weeding", "water daily", "a fence"]
+        )
+    ]
     mem.add_many(texts, user_id="u", infer=False)
     hits = mem.search("what does the garden need? water", user_id="u", k=8)
     for above, hit in itertools.pairwise(hits):

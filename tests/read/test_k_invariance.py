@@ -18,8 +18,9 @@ from reverie import Memory, SettableClock
 from reverie.read.pipeline import Request
 from reverie.store.base import MemoryFilter
 
-SUITE = json.loads((Path(__file__).resolve().parents[1] / "write" / "data" / "knowledge_updates.json")
-                   .read_text(encoding="utf-8"))
+SUITE = json.loads(
+    (Path(__file__).resolve().parents[1] / "write" / "data" / "knowledge_updates.json").read_text(encoding="utf-8")
+)
 
 
 def _fill(mem: Memory, clock: SettableClock, *, infer: bool) -> list[str]:
@@ -27,7 +28,7 @@ def _fill(mem: Memory, clock: SettableClock, *, infer: bool) -> list[str]:
     texts = [s["old"] for s in SUITE["updates"][:30]] + [p["a"] for p in SUITE["compatible"][:40]]
     texts += SUITE["filler"]["en"] + [s["new"] for s in SUITE["updates"][:30]]
     for i in range(0, len(texts), 10):
-        mem.add_many(texts[i:i + 10], user_id="u", infer=infer)
+        mem.add_many(texts[i : i + 10], user_id="u", infer=infer)
         clock.advance(timedelta(days=1))
     questions = [s["question"] for s in SUITE["updates"][:30]] + [p["qa"] for p in SUITE["compatible"][:40]]
     for q in questions[::3]:  # access history: earlier searches touched some memories
@@ -45,22 +46,20 @@ def _check(mem: Memory, clock: SettableClock, questions: list[str]) -> None:
             assert top == full[:n], f"k={n} changes the ranking of {q!r}"
 
 
-def test_k_does_not_change_the_ranking(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_k_does_not_change_the_ranking(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     _check(mem, clock, _fill(mem, clock, infer=True)[:20])
 
 
 @pytest.mark.model
+@pytest.mark.minilm
 @pytest.mark.slow
 @pytest.mark.parametrize("infer", [True, False])
-def test_k_does_not_change_the_ranking_with_the_local_model(tmp_path: Path, clock: SettableClock,
-                                                              infer: bool) -> None:
-    try:
-        from reverie.embed import MiniLMEmbedder
+def test_k_does_not_change_the_ranking_with_the_local_model(tmp_path: Path, clock: SettableClock, infer: bool) -> None:
+    from reverie.embed import MiniLMEmbedder
 
-        embedder = MiniLMEmbedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
-    with Memory(tmp_path / "m.db", clock=clock, embedder=embedder,
-                config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}) as mem:
+    embedder = MiniLMEmbedder()
+    with Memory(
+        tmp_path / "m.db", clock=clock, embedder=embedder, config={"opslog": {"path": str(tmp_path / "ops.jsonl")}}
+    ) as mem:
         _check(mem, clock, _fill(mem, clock, infer=infer))

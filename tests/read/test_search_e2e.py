@@ -88,8 +88,11 @@ def test_deep_recall_reaches_cold_storage(mem: Memory) -> None:
 
 
 def test_mmr_removes_near_duplicates(mem: Memory) -> None:
-    dupes = ["the build server build-02 disk is full", "the build server build-02 disk is full!",
-             "the build server build-02 disk is full again"]
+    dupes = [
+        "the build server build-02 disk is full",
+        "the build server build-02 disk is full!",
+        "the build server build-02 disk is full again",
+    ]
     other = "build server disk usage on build-03 is fine"
     ids = [r.id for r in mem.add_many([*dupes, other], user_id="u", infer=False)]
     hits = mem.search("build server disk", user_id="u", k=4)
@@ -104,8 +107,12 @@ def test_graph_expansion_follows_confident_edges(mem: Memory) -> None:
     cause = mem.add("Log rotation was disabled on build-02 in January", user_id="u", infer=False).id
     weak = mem.add("Quarterly budget review moved to Thursday", user_id="u", infer=False).id
     assert cause is not None and weak is not None
-    mem.store.add_relations([Relation(cause, ids[FACTS[2]], RelationType.CAUSES, confidence=0.9),
-                             Relation(weak, ids[FACTS[2]], RelationType.CAUSES, confidence=0.1)])
+    mem.store.add_relations(
+        [
+            Relation(cause, ids[FACTS[2]], RelationType.CAUSES, confidence=0.9),
+            Relation(weak, ids[FACTS[2]], RelationType.CAUSES, confidence=0.1),
+        ]
+    )
     hits = mem.search("Why did the staging deploy fail?", user_id="u", k=10)
     by_id = {h.memory.id: h for h in hits}
     assert cause in by_id and "graph" in by_id[cause].explain["channels"]
@@ -141,8 +148,7 @@ def test_same_session_episode_boost(mem: Memory) -> None:
 def test_context_block_is_gated_and_budgeted(mem: Memory) -> None:
     _load(mem)
     big = mem.add("Runbook: " + "restart the worker, check the queue, " * 200, user_id="u", infer=False).id
-    block = mem.context("What is Maya allergic to and what does the runbook say?", user_id="u",
-                        budget_tokens=120)
+    block = mem.context("What is Maya allergic to and what does the runbook say?", user_id="u", budget_tokens=120)
     assert block.used_tokens <= 120
     assert "penicillin" in block.text
     assert str(block) == block.text
@@ -162,28 +168,44 @@ def test_hybrid_similarity_explained(mem: Memory) -> None:
 
 def test_time_anchor_prefers_memories_from_the_named_period(make_memory: Callable[..., Memory]) -> None:
     mem = make_memory()
-    may = mem.add("We had dinner at the harbour restaurant with Lena", user_id="u", infer=False,
-                  when=datetime(2023, 5, 12, tzinfo=UTC)).id
-    aug = mem.add("We had dinner at the harbour restaurant with Omar", user_id="u", infer=False,
-                  when=datetime(2023, 8, 20, tzinfo=UTC)).id
+    may = mem.add(
+        "We had dinner at the harbour restaurant with Lena",
+        user_id="u",
+        infer=False,
+        when=datetime(2023, 5, 12, tzinfo=UTC),
+    ).id
+    aug = mem.add(
+        "We had dinner at the harbour restaurant with Omar",
+        user_id="u",
+        infer=False,
+        when=datetime(2023, 8, 20, tzinfo=UTC),
+    ).id
     for month, want, other in (("August", aug, may), ("May", may, aug)):
         hits = mem.search(f"Who did we have dinner with in {month} 2023?", user_id="u", k=2)
         assert [h.memory.id for h in hits] == [want, other], month
         assert hits[0].explain["boosts"]["time"] == pytest.approx(0.1)
         assert "time" not in hits[1].explain["boosts"]
     off = make_memory(read={"time_anchor": False})
-    assert all("time" not in h.explain["boosts"]
-               for h in off.search("Who did we have dinner with in May 2023?", user_id="u", k=2))
+    assert all(
+        "time" not in h.explain["boosts"]
+        for h in off.search("Who did we have dinner with in May 2023?", user_id="u", k=2)
+    )
 
 
 def test_inferred_episode_context_is_graded(mem: Memory) -> None:
-    trip = ["We planned the Kyoto trip for April", "The ryokan is booked for three nights",
-            "Train tickets from Tokyo are in the shared folder"]
+    trip = [
+        "We planned the Kyoto trip for April",
+        "The ryokan is booked for three nights",
+        "Train tickets from Tokyo are in the shared folder",
+    ]
     other = ["The dentist appointment is booked for Tuesday", "Car service is booked for the weekend"]
-    ids = {t: r.id for t, r in zip(trip, mem.add_many(trip, user_id="u", session_id="trip", infer=False),
-                                   strict=True)}
-    ids.update({t: r.id for t, r in zip(other, mem.add_many(other, user_id="u", session_id="errands",
-                                                             infer=False), strict=True)})
+    ids = {t: r.id for t, r in zip(trip, mem.add_many(trip, user_id="u", session_id="trip", infer=False), strict=True)}
+    ids.update(
+        {
+            t: r.id
+            for t, r in zip(other, mem.add_many(other, user_id="u", session_id="errands", infer=False), strict=True)
+        }
+    )
     hits = mem.search("what is booked for the Kyoto trip", user_id="u", k=5)
     by_id = {h.memory.id: h for h in hits}
     assert hits[0].memory.id == ids[trip[0]]
@@ -199,7 +221,8 @@ def test_inferred_episode_context_is_graded(mem: Memory) -> None:
 def test_overlapped_embedding_gives_the_same_hits(mem: Memory, clock: SettableClock) -> None:
     _load(mem)
     serial_settings = mem.settings.model_copy(
-        update={"read": mem.settings.read.model_copy(update={"overlap_embedding": False})})
+        update={"read": mem.settings.read.model_copy(update={"overlap_embedding": False})}
+    )
     overlapped = ReadPipeline(mem.store, mem.embedder, mem.settings)
     serial = ReadPipeline(mem.store, mem.embedder, serial_settings)
     for query in ("What is Maya allergic to?", "Why did the staging deploy fail?", "Maya's brother"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,8 +18,9 @@ from reverie.store.base import ScoredId
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("text", ["hi", "Hello!", "merhaba", "selam", "ok", "tamam", "evet", "thanks!",
-                                  "sağol", "/help", "/dream now", "👍"])
+@pytest.mark.parametrize(
+    "text", ["hi", "Hello!", "merhaba", "selam", "ok", "tamam", "evet", "thanks!", "sağol", "/help", "/dream now", "👍"]
+)
 def test_gate_skips_trivial_messages(text: str) -> None:
     assert gate.check(text).skip
 
@@ -30,10 +32,16 @@ def test_gate_passes_real_queries(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("Why did the deploy fail?", "causal"), ("When did Maya move to Lisbon?", "temporal"),
-     ("What food does Maya prefer?", "preference"), ("Who is Maya?", "entity_profile"),
-     ("What is the vault code?", "factual"), ("vault code", "general"), ("Maya neden taşındı?", "causal"),
-     ("Ne zaman taşındı?", "temporal")],
+    [
+        ("Why did the deploy fail?", "causal"),
+        ("When did Maya move to Lisbon?", "temporal"),
+        ("What food does Maya prefer?", "preference"),
+        ("Who is Maya?", "entity_profile"),
+        ("What is the vault code?", "factual"),
+        ("vault code", "general"),
+        ("Maya neden taşındı?", "causal"),
+        ("Ne zaman taşındı?", "temporal"),
+    ],
 )
 def test_intent_router(text: str, expected: str) -> None:
     assert intent.classify(text)[0] == expected
@@ -53,10 +61,14 @@ def test_strategy_table_has_seed_numbers() -> None:
 
 
 def test_decomposition_splits_compound_queries() -> None:
-    assert decompose.decompose("Where does Maya live? What is her job?") == ["Where does Maya live?",
-                                                                             "What is her job?"]
+    assert decompose.decompose("Where does Maya live? What is her job?") == [
+        "Where does Maya live?",
+        "What is her job?",
+    ]
     assert decompose.decompose("Maya's favourite food and also her brother's name") == [
-        "Maya's favourite food", "her brother's name"]
+        "Maya's favourite food",
+        "her brother's name",
+    ]
     assert decompose.decompose("salt and pepper") == ["salt and pepper"]
     five = "a1 b? c1 d? e1 f? g1 h? i1 j?"
     parts = decompose.decompose(five, max_parts=4)
@@ -94,26 +106,33 @@ def test_subquery_fusion_dedups_and_keeps_best_rank() -> None:
     assert b.channels["vector"]["rank"] == 1 and b.channels["vector"]["subquery"] == 1
 
 
-def _rec(**kw: object) -> MemoryRecord:
-    base: dict[str, object] = {"content": "x", "created_at": NOW - timedelta(days=1), "importance": 0.5}
+def _rec(**kw: Any) -> MemoryRecord:
+    base: dict[str, Any] = {"content": "x", "created_at": NOW - timedelta(days=1), "importance": 0.5}
     base.update(kw)
-    return MemoryRecord(**base)  # type: ignore[arg-type]
+    return MemoryRecord(**base)
 
 
-def _ctx(name: str = "general", **kw: object) -> scoring.QueryContext:
-    return scoring.QueryContext(name, ReadSettings().strategies[name], NOW, **kw)  # type: ignore[arg-type]
+def _ctx(name: str = "general", **kw: Any) -> scoring.QueryContext:
+    return scoring.QueryContext(name, ReadSettings().strategies[name], NOW, **kw)
 
 
 def test_composite_uses_seed_weights() -> None:
     settings = Settings.load()
-    read = ReadSettings(strategies={**ReadSettings().strategies,
-                                    "general": ReadSettings().strategies["general"].model_copy(
-                                        update={"utility_boost": 0.0})})
+    read = ReadSettings(
+        strategies={
+            **ReadSettings().strategies,
+            "general": ReadSettings().strategies["general"].model_copy(update={"utility_boost": 0.0}),
+        }
+    )
     rec = _rec(importance=0.8)
     _, act = scoring.activation_of(rec, now=NOW, cfg=settings.dynamics, min_age_s=read.activation_min_age_s)
-    total, explain = scoring.score(rec, scoring.Inputs(similarity=0.7, rrf_norm=1.0),
-                                   scoring.QueryContext("general", read.strategies["general"], NOW), read,
-                                   settings.dynamics)
+    total, explain = scoring.score(
+        rec,
+        scoring.Inputs(similarity=0.7, rrf_norm=1.0),
+        scoring.QueryContext("general", read.strategies["general"], NOW),
+        read,
+        settings.dynamics,
+    )
     # relevance = the seed's 0.40 × similarity; the other terms (seed 004's 'active' boost ×1.05 applied) are a
     # share of their largest possible value, plus the episode and co-activation boosts, within the margin
     prior = (0.30 * act + 0.15 * 0.8 + 0.15 * 1.0) * 1.05
@@ -129,12 +148,20 @@ def test_relevance_leads_the_prior() -> None:
     read = ReadSettings()
     ctx = scoring.QueryContext("general", read.strategies["general"], NOW, episodes=frozenset({"s1"}))
     fresh = _rec(importance=0.1, access_count=0, utility=0.0)
-    worn = _rec(importance=1.0, access_count=500, last_accessed_at=NOW, utility=1.0, session_id="s1",
-                sub_tier="personal", category="preference")
+    worn = _rec(
+        importance=1.0,
+        access_count=500,
+        last_accessed_at=NOW,
+        utility=1.0,
+        session_id="s1",
+        sub_tier="personal",
+        category="preference",
+    )
     gap = read.prior_margin / scoring.similarity_weight(ctx, read, settings.dynamics) + 0.01
     top, _ = scoring.score(fresh, scoring.Inputs(similarity=0.5 + gap, rrf_norm=0.0), ctx, read, settings.dynamics)
-    boosted, explain = scoring.score(worn, scoring.Inputs(similarity=0.5, rrf_norm=1.0, coactivation=0.05), ctx,
-                                     read, settings.dynamics)
+    boosted, explain = scoring.score(
+        worn, scoring.Inputs(similarity=0.5, rrf_norm=1.0, coactivation=0.05), ctx, read, settings.dynamics
+    )
     assert top > boosted
     assert explain["prior"]["share"] == pytest.approx(1.0)
     # within the margin, the prior decides
@@ -179,8 +206,11 @@ def test_mmr_demotes_near_duplicates() -> None:
 
 
 def test_graph_floor_and_pagerank() -> None:
-    edges = [graph.Edge("s", "a", 1.0, 0.9, "causes"), graph.Edge("s", "b", 1.0, 0.3, "causes"),
-             graph.Edge("a", "b", 1.0, 0.9, "causes")]
+    edges = [
+        graph.Edge("s", "a", 1.0, 0.9, "causes"),
+        graph.Edge("s", "b", 1.0, 0.3, "causes"),
+        graph.Edge("a", "b", 1.0, 0.9, "causes"),
+    ]
     pr = graph.pagerank(["s", "a", "b"], edges, {"s": 1.0}, iterations=8, damping=0.85)
     assert sum(pr.values()) == pytest.approx(1.0, abs=1e-6)
     assert pr["a"] > pr["b"]
@@ -196,8 +226,11 @@ def test_injection_gating_and_budget() -> None:
     assert inject.estimate_tokens("abcdefgh") == 2 and inject.estimate_tokens("abcdefghi") == 3
     huge = _rec(content="long " * 2000, id="huge")
     small = [_rec(content=f"small fact {i}", id=f"s{i}") for i in range(3)]
-    entries = [inject.Entry(huge, "hot"), *[inject.Entry(r, "retrieved", 0.9) for r in small],
-               inject.Entry(_rec(content="weak", id="weak"), "retrieved", 0.1)]
+    entries = [
+        inject.Entry(huge, "hot"),
+        *[inject.Entry(r, "retrieved", 0.9) for r in small],
+        inject.Entry(_rec(content="weak", id="weak"), "retrieved", 0.1),
+    ]
     block = inject.build(entries, budget_tokens=200, cfg=cfg, full=0.7, abbreviated=0.4)
     assert block.used_tokens <= 200
     assert [i.id for i in block.items] == ["huge", "s0", "s1", "s2"]
@@ -215,8 +248,12 @@ def test_hybrid_similarity_is_the_intent_weighted_convex_combination() -> None:
 
 
 def test_lexical_score_is_absolute_query_coverage() -> None:
-    texts = ["Maya: The keys are handed over on April 20th.", "Maya: I joined Northwind Robotics in Lisbon.",
-             "Maya: My cat Pixel hates car rides.", "Maya: Slowly! The nasal vowels are impossible."]
+    texts = [
+        "Maya: The keys are handed over on April 20th.",
+        "Maya: I joined Northwind Robotics in Lisbon.",
+        "Maya: My cat Pixel hates car rides.",
+        "Maya: Slowly! The nasal vowels are impossible.",
+    ]
     got = hybrid.lexical_scores(["Which company did Maya join and where?"], texts)
     # a word every memory holds ('Maya') weighs little: matching only it stays weak, never 1.0
     assert got[0] < 0.2 and got[2] < 0.2 and got[3] < 0.2
@@ -237,8 +274,9 @@ def test_episode_strengths_are_graded_by_the_best_member() -> None:
     add = scoring.boosts(_rec(session_id="s2"), scoring.Inputs(0.4, 0.0, episode=0.5), _ctx(), read)
     assert add == pytest.approx({"episode_context": read.episode_context_boost * 0.5})
     # a named session gets seed 001's full +0.15 instead of the inferred boost
-    named = scoring.boosts(_rec(session_id="s2"), scoring.Inputs(0.4, 0.0, episode=0.5),
-                           _ctx(episodes=frozenset({"s2"})), read)
+    named = scoring.boosts(
+        _rec(session_id="s2"), scoring.Inputs(0.4, 0.0, episode=0.5), _ctx(episodes=frozenset({"s2"})), read
+    )
     assert named == pytest.approx({"episode": 0.15})
 
 
@@ -274,15 +312,16 @@ def test_time_fit_fades_after_and_before_the_period() -> None:
     ctx = _ctx(windows=(dec,))
     inside = scoring.boosts(_rec(valid_from=datetime(2023, 12, 2, tzinfo=UTC)), scoring.Inputs(0.5, 0.0), ctx, read)
     assert inside == pytest.approx({"time": 0.1})
-    assert scoring.boosts(_rec(created_at=datetime(2023, 5, 1, tzinfo=UTC)), scoring.Inputs(0.5, 0.0), ctx,
-                          read) == {}
+    assert scoring.boosts(_rec(created_at=datetime(2023, 5, 1, tzinfo=UTC)), scoring.Inputs(0.5, 0.0), ctx, read) == {}
 
 
 def test_decomposition_splits_and_only_before_a_question_word() -> None:
     assert decompose.decompose("Where does Maya live and where does she work?") == [
-        "Where does Maya live", "where does she work?"]
+        "Where does Maya live",
+        "where does she work?",
+    ]
     assert decompose.decompose("What kind of pot did Mel and her kids make with clay?") == [
-        "What kind of pot did Mel and her kids make with clay?"]
+        "What kind of pot did Mel and her kids make with clay?"
+    ]
     assert decompose.decompose("Did she buy the black and white bowl?") == ["Did she buy the black and white bowl?"]
     assert decompose.decompose("Maya nerede yaşıyor ve ne iş yapıyor?") == ["Maya nerede yaşıyor", "ne iş yapıyor?"]
-

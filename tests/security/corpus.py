@@ -76,21 +76,69 @@ def _json_ok(args: Any) -> bool:
 BAD_TEXT = [SURR, SURR_MID, NUL, "", "   \n\t ", 5, 1.5, True, [], {}, ["list"], b"\xff\xfe", _Opaque()]
 BAD_SCOPE = [SURR, SURR_MID, NUL, "", "  ", "u" * 257, 5, 2.5, False, ["alice"], {"user": "alice"}, b"alice"]
 BAD_ID = [SURR, NUL, "", "x" * 200, "no-such-id", 5, None, ["id"], {"id": 1}, "../../etc/passwd"]
-BAD_WHEN = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "not a date", "2024-13-45T00:00:00+00:00",
-            "2024-01-01T00:00:00", SURR, "2024-01-01T00:00:00+00:00" + "0" * 100, 12345, 1.5, True, ["2024"],
-            datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))), datetime(2024, 1, 1)]
-BAD_METADATA = [deep_dict(40), deep_dict(600), {"l": deep_list(600)}, {"a": math.nan}, {"a": math.inf},
-                {"a": -math.inf}, {"k": SURR}, {SURR: 1}, {"k": NUL}, {"k": "x" * 70_000}, [1, 2], "meta", 5,
-                {"n": 10**30}, {1: "int key"}, {"s": {1, 2}}, {"o": _Opaque()}, {"b": b"bytes"},
-                {"t": datetime(2024, 1, 1)}]
+BAD_WHEN = [
+    "0001-01-01T00:00:00+14:00",
+    "9999-12-31T23:59:59-14:00",
+    "not a date",
+    "2024-13-45T00:00:00+00:00",
+    "2024-01-01T00:00:00",
+    SURR,
+    "2024-01-01T00:00:00+00:00" + "0" * 100,
+    12345,
+    1.5,
+    True,
+    ["2024"],
+    datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))),
+    datetime(2024, 1, 1),
+]
+BAD_METADATA = [
+    deep_dict(40),
+    deep_dict(600),
+    {"l": deep_list(600)},
+    {"a": math.nan},
+    {"a": math.inf},
+    {"a": -math.inf},
+    {"k": SURR},
+    {SURR: 1},
+    {"k": NUL},
+    {"k": "x" * 70_000},
+    [1, 2],
+    "meta",
+    5,
+    {"n": 10**30},
+    {1: "int key"},
+    {"s": {1, 2}},
+    {"o": _Opaque()},
+    {"b": b"bytes"},
+    {"t": datetime(2024, 1, 1)},
+]
 BAD_NUMBER = [math.nan, math.inf, -math.inf, -0.5, 1.5, 10**400, "0.5", True, None, [0.5]]
 BAD_K = [0, -1, 10**6, 1.5, "5", True, None, math.nan]
-BAD_FILTERS = [{"layer": "attic"}, {"status": 5}, {"store": ["hot", "lukewarm"]}, {"unknown": 1}, {SURR: 1},
-               {"category": [SURR]}, {"category": [5]}, {"category": []}, {"ids": [1]}, {"ids": [SURR]},
-               {"ids": ["x" * 300]}, {"metadata": {"k": math.nan}}, {"metadata": {"k": [1]}},
-               {"metadata": {SURR: 1}}, {"metadata": {"k": SURR}}, {"metadata": "k"},
-               {"valid_at": "0001-01-01T00:00:00+14:00"}, {"recorded_before": "yesterday"}, {"pinned": "yes"},
-               {"session_id": SURR}, {"session_id": 5}, "not a mapping", [("layer", "working")]]
+BAD_FILTERS = [
+    {"layer": "attic"},
+    {"status": 5},
+    {"store": ["hot", "lukewarm"]},
+    {"unknown": 1},
+    {SURR: 1},
+    {"category": [SURR]},
+    {"category": [5]},
+    {"category": []},
+    {"ids": [1]},
+    {"ids": [SURR]},
+    {"ids": ["x" * 300]},
+    {"metadata": {"k": math.nan}},
+    {"metadata": {"k": [1]}},
+    {"metadata": {SURR: 1}},
+    {"metadata": {"k": SURR}},
+    {"metadata": "k"},
+    {"valid_at": "0001-01-01T00:00:00+14:00"},
+    {"recorded_before": "yesterday"},
+    {"pinned": "yes"},
+    {"session_id": SURR},
+    {"session_id": 5},
+    "not a mapping",
+    [("layer", "working")],
+]
 BAD_SOURCE = ["rumour", SURR, 5, "", ["human"]]
 BAD_LAYER = ["attic", SURR, 5, "", ["semantic"]]
 BAD_STEPS = [["nap"], [SURR], [5], "decay", [["decay"]]]
@@ -126,8 +174,17 @@ def _cases() -> list[Case]:
     add("observe", {"message": "I moved to Lisbon", "user_id": "alice"}, "when", BAD_WHEN[:6])
     add("observe", {"message": "I moved to Lisbon", "user_id": "alice"}, "metadata", BAD_METADATA[:9])
     add("observe", {"user_id": "alice"}, "message", [SURR, NUL, "", 5])
-    for op in ("get", "forget", "pin", "unpin", "reactivate", "demote", "history", "explain_strength",
-               "undo_consolidation"):
+    for op in (
+        "get",
+        "forget",
+        "pin",
+        "unpin",
+        "reactivate",
+        "demote",
+        "history",
+        "explain_strength",
+        "undo_consolidation",
+    ):
         key = "summary_id" if op == "undo_consolidation" else "memory_id"
         add(op, {}, key, BAD_ID)
     upd = {"memory_id": ID}
@@ -149,11 +206,27 @@ def _cases() -> list[Case]:
     add("dream", {}, "steps", BAD_STEPS)
     add("end_session", {"user_id": "alice"}, "session_id", [SURR, NUL, "", 5, None])
     add("working_memory", {"user_id": "alice"}, "session_id", [SURR, NUL, "", 5])
-    add("add_many", {"user_id": "alice", "infer": False}, "items",
-        ["abc", b"abc", {"content": "x"}, 5, None, [{"content": "x", "user_id": "bob"}], [{"nocontent": 1}],
-         [{"content": "x", "bogus": 1}], [None], [{"content": SURR}],
-         [{"content": "x", "when": "0001-01-01T00:00:00+14:00"}],
-         [{"content": "x", "metadata": deep_dict(100)}], [{"content": "x", "id": SURR}], [["nested list"]]])
+    add(
+        "add_many",
+        {"user_id": "alice", "infer": False},
+        "items",
+        [
+            "abc",
+            b"abc",
+            {"content": "x"},
+            5,
+            None,
+            [{"content": "x", "user_id": "bob"}],
+            [{"nocontent": 1}],
+            [{"content": "x", "bogus": 1}],
+            [None],
+            [{"content": SURR}],
+            [{"content": "x", "when": "0001-01-01T00:00:00+14:00"}],
+            [{"content": "x", "metadata": deep_dict(100)}],
+            [{"content": "x", "id": SURR}],
+            [["nested list"]],
+        ],
+    )
     add("add_many", {"user_id": "alice", "infer": True}, "items", [[{"content": "x", "id": "fixed-id"}]])
     return out
 
@@ -163,9 +236,16 @@ CASES: list[Case] = _cases()
 
 # the same calls over REST and MCP ------------------------------------------------------------------
 
-BY_ID_POST = {"pin": "pin", "unpin": "unpin", "reactivate": "reactivate", "demote": "demote",
-              "undo_consolidation": "undo-consolidation", "promote": "promote", "invalidate": "invalidate",
-              "feedback": "feedback"}
+BY_ID_POST = {
+    "pin": "pin",
+    "unpin": "unpin",
+    "reactivate": "reactivate",
+    "demote": "demote",
+    "undo_consolidation": "undo-consolidation",
+    "promote": "promote",
+    "invalidate": "invalidate",
+    "feedback": "feedback",
+}
 
 
 def _path_id(value: Any) -> str:
@@ -198,8 +278,9 @@ def http_request(case: Case, memory_id: str) -> tuple[str, str, Any, dict[str, A
         return "PATCH", f"/v1/memories/{_path_id(mid)}", body, {}
     if op in BY_ID_POST:
         return "POST", f"/v1/memories/{_path_id(mid)}/{BY_ID_POST[op]}", body or None, {}
-    if op in ("list", "stats", "end_session") and not all(_url_bad(v) for k, v in a.items() if k in (
-            "user_id" if op != "end_session" else "session_id",)):
+    if op in ("list", "stats", "end_session") and not all(
+        _url_bad(v) for k, v in a.items() if k in ("user_id" if op != "end_session" else "session_id",)
+    ):
         return None  # a URL carries text only: 5 arrives as "5", a lone surrogate as U+FFFD — valid scopes
     if op == "list":
         if set(a) - {"user_id", "limit", "offset"} or any(isinstance(v, str) and v.isdigit() for v in a.values()):
@@ -215,11 +296,27 @@ def http_request(case: Case, memory_id: str) -> tuple[str, str, Any, dict[str, A
     return None
 
 
-MCP_TOOLS = {"add": "remember", "search": "recall", "get": "get", "forget": "forget", "pin": "pin",
-             "unpin": "unpin", "reactivate": "reactivate", "demote": "demote", "promote": "promote",
-             "invalidate": "invalidate", "feedback": "feedback", "history": "history", "update": "update",
-             "stats": "stats", "dream": "dream", "context": "context", "observe": "observe",
-             "end_session": "end_session", "undo_consolidation": "undo_consolidation"}
+MCP_TOOLS = {
+    "add": "remember",
+    "search": "recall",
+    "get": "get",
+    "forget": "forget",
+    "pin": "pin",
+    "unpin": "unpin",
+    "reactivate": "reactivate",
+    "demote": "demote",
+    "promote": "promote",
+    "invalidate": "invalidate",
+    "feedback": "feedback",
+    "history": "history",
+    "update": "update",
+    "stats": "stats",
+    "dream": "dream",
+    "context": "context",
+    "observe": "observe",
+    "end_session": "end_session",
+    "undo_consolidation": "undo_consolidation",
+}
 
 
 def mcp_call(case: Case, memory_id: str) -> tuple[str, dict[str, Any]] | None:

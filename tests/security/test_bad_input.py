@@ -37,10 +37,14 @@ def row_counts(mem: Memory) -> dict[str, int]:
         import psycopg
 
         with psycopg.connect(target) as conn:
-            tables = [r[0] for r in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
-                "AND table_type = 'BASE TABLE'")]
-            return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}  # type: ignore[index]
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+                    "AND table_type = 'BASE TABLE'"
+                )
+            ]
+            return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
     import sqlite3
 
     with sqlite3.connect(target) as conn:
@@ -90,8 +94,10 @@ def test_python_api_refuses_every_bad_input(seeded: tuple[Memory, str]) -> None:
         mem.store  # noqa: B018 - settle deferred access updates before comparing
     assert not foreign, "\n".join(foreign)
     assert row_counts(mem) == before
-    print(f"python api: {len(CASES)} bad inputs, {refused} reverie errors, "
-          f"{len(CASES) - refused} SKIPs, 0 other exceptions, rows unchanged")
+    print(
+        f"python api: {len(CASES)} bad inputs, {refused} reverie errors, "
+        f"{len(CASES) - refused} SKIPs, 0 other exceptions, rows unchanged"
+    )
 
 
 # REST over one kept-alive connection ------------------------------------------------------------------
@@ -143,6 +149,7 @@ def served(seeded: tuple[Memory, str]) -> Iterator[tuple[Memory, str, _Server, s
 
 def _query(params: dict[str, Any]) -> str:
     """A query string; a lone surrogate is sent as its (invalid) UTF-8-style bytes, percent-encoded."""
+
     def enc(value: Any) -> str:
         text = value if isinstance(value, str) else json.dumps(value)
         return quote(text.encode("utf-8", "surrogatepass"), safe="")
@@ -186,12 +193,20 @@ def test_rest_answers_every_bad_input_without_5xx_on_one_connection(served: Any)
             errors.append(f"{case.name}: accepted with {status}: {payload[:200]!r}")
         assert conn.sock is sock, f"{case.name}: the server closed the kept-alive connection"
     # raw bodies no JSON encoder makes: deeper than any parser's recursion limit, broken UTF-8, not JSON
-    raw = [b'{"content": "x", "metadata": ' + b'{"k": ' * 5000 + b"1" + b"}" * 5000 + b"}",
-           b'{"content": "\xff\xfe bad utf-8"}', b"{not json", b"[" * 10000 + b"]" * 10000,
-           json.dumps({"content": "x", "user_id": SURR}).encode()]
+    raw = [
+        b'{"content": "x", "metadata": ' + b'{"k": ' * 5000 + b"1" + b"}" * 5000 + b"}",
+        b'{"content": "\xff\xfe bad utf-8"}',
+        b"{not json",
+        b"[" * 10000 + b"]" * 10000,
+        json.dumps({"content": "x", "user_id": SURR}).encode(),
+    ]
     for body in raw:
-        conn.request("POST", "/v1/memories", body=body, headers={"Authorization": f"Bearer {key}",
-                                                                 "Content-Type": "application/json"})
+        conn.request(
+            "POST",
+            "/v1/memories",
+            body=body,
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        )
         response = conn.getresponse()
         response.read()
         sent += 1
@@ -206,8 +221,10 @@ def test_rest_answers_every_bad_input_without_5xx_on_one_connection(served: Any)
     conn.close()
     assert not errors, "\n".join(errors)
     assert row_counts(mem) == before
-    print(f"rest: {sent} bad requests on one kept-alive connection, statuses {dict(sorted(statuses.items()))}, "
-          "0 5xx, rows unchanged")
+    print(
+        f"rest: {sent} bad requests on one kept-alive connection, statuses {dict(sorted(statuses.items()))}, "
+        "0 5xx, rows unchanged"
+    )
 
 
 # MCP ----------------------------------------------------------------------------------------------------
@@ -217,13 +234,17 @@ def test_mcp_in_process_answers_every_bad_input(seeded: tuple[Memory, str]) -> N
     from mcp import Client
 
     from reverie.mcp_server import build_server, parse_tools
+    from tests.support.mcp_text import text_of
 
     mem, mid = seeded
     before = row_counts(mem)
     # NaN and infinity cannot cross the SDK's in-process client (its JSON mode turns them into null, a
     # valid "not given"): the stdio test sends them as raw JSON
-    calls = [(case, *call) for case in CASES if case.json_ok and not _non_finite(case.args)
-             and (call := mcp_call(case, mid)) is not None]
+    calls = [
+        (case, *call)
+        for case in CASES
+        if case.json_ok and not _non_finite(case.args) and (call := mcp_call(case, mid)) is not None
+    ]
     problems: list[str] = []
 
     unsendable = 0
@@ -241,15 +262,17 @@ def test_mcp_in_process_answers_every_bad_input(seeded: tuple[Memory, str]) -> N
                     continue
                 if not res.is_error and case.op != "observe":
                     problems.append(f"{case.name}: accepted")
-                if res.is_error and "Error executing tool" in res.content[0].text and ":" not in \
-                        res.content[0].text.split("Error executing tool", 1)[1]:  # type: ignore[union-attr]
-                    problems.append(f"{case.name}: untyped error {res.content[0].text[:200]}")  # type: ignore[union-attr]
+                said = text_of(res) if res.is_error else ""
+                if "Error executing tool" in said and ":" not in said.split("Error executing tool", 1)[1]:
+                    problems.append(f"{case.name}: untyped error {said[:200]}")
 
     anyio.run(main)
     assert not problems, "\n".join(problems)
     assert row_counts(mem) == before
-    print(f"mcp in process: {len(calls) - unsendable} bad calls answered ({unsendable} the client cannot send), "
-          "rows unchanged")
+    print(
+        f"mcp in process: {len(calls) - unsendable} bad calls answered ({unsendable} the client cannot send), "
+        "rows unchanged"
+    )
 
 
 def _non_finite(value: Any) -> bool:
@@ -268,8 +291,13 @@ def _non_finite(value: Any) -> bool:
 def _stdio_server(target: str, *extra: str) -> subprocess.Popen[bytes]:
     launcher = Path(__file__).resolve().parents[1] / "interfaces" / "_hash_server.py"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, str(launcher), "mcp", target, *extra], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    return subprocess.Popen(
+        [sys.executable, str(launcher), "mcp", target, *extra],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
 
 
 def test_mcp_over_stdio_answers_every_request(seeded: tuple[Memory, str], tmp_path: Path) -> None:
@@ -281,10 +309,13 @@ def test_mcp_over_stdio_answers_every_request(seeded: tuple[Memory, str], tmp_pa
     before = row_counts(mem)
     calls = [(case.name, *call) for case in CASES if case.json_ok and (call := mcp_call(case, mid)) is not None]
     # requests whose envelope itself carries lone surrogates, or that no tool schema allows
-    calls += [("tool name", SURR, {}), ("unknown tool", "no_such_tool", {"x": 1}),
-              ("argument key", "recall", {SURR: "x", "query": "q"}),
-              ("deep arguments", "remember", {"content": "x", "metadata": deep_dict(300)}),
-              ("deeper than the parser", "remember", {"content": "x", "metadata": deep_dict(900)})]
+    calls += [
+        ("tool name", SURR, {}),
+        ("unknown tool", "no_such_tool", {"x": 1}),
+        ("argument key", "recall", {SURR: "x", "query": "q"}),
+        ("deep arguments", "remember", {"content": "x", "metadata": deep_dict(300)}),
+        ("deeper than the parser", "remember", {"content": "x", "metadata": deep_dict(900)}),
+    ]
     proc = _stdio_server(str(mem.target), "--user", "alice")
     answers: dict[int, dict[str, Any]] = {}
     lines: list[bytes] = []
@@ -314,9 +345,18 @@ def test_mcp_over_stdio_answers_every_request(seeded: tuple[Memory, str], tmp_pa
             time.sleep(0.02)
 
     try:
-        send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-              "params": {"protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION, "capabilities": {},
-                         "clientInfo": {"name": "corpus", "version": "1"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": mcp.types.LATEST_PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "corpus", "version": "1"},
+                },
+            }
+        )
         wait_for({0}, 60)
         assert 0 in answers, b"".join(lines)[-2000:]
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -325,10 +365,11 @@ def test_mcp_over_stdio_answers_every_request(seeded: tuple[Memory, str], tmp_pa
             send({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": tool, "arguments": args}})
             ids.add(n)
         # requests that are not tool calls: a surrogate in the method and in a resource uri
-        extra = {len(calls) + 1: {"method": SURR, "params": {}},
-                 len(calls) + 2: {"method": "resources/read", "params": {"uri": f"reverie://memories/{SURR}"}},
-                 len(calls) + 3: {"method": "resources/read",
-                                  "params": {"uri": f"reverie://users/{SURR}/hot"}}}
+        extra = {
+            len(calls) + 1: {"method": SURR, "params": {}},
+            len(calls) + 2: {"method": "resources/read", "params": {"uri": f"reverie://memories/{SURR}"}},
+            len(calls) + 3: {"method": "resources/read", "params": {"uri": f"reverie://users/{SURR}/hot"}},
+        }
         for n, body in extra.items():
             send({"jsonrpc": "2.0", "id": n, **body})
             ids.add(n)
@@ -350,8 +391,11 @@ def test_mcp_over_stdio_answers_every_request(seeded: tuple[Memory, str], tmp_pa
             proc.stdout.close()
     names = {n: c[0] for n, c in enumerate(calls, start=1)}
     assert not unanswered, [names.get(n, n) for n in unanswered]
-    accepted = [names[n] for n in range(1, len(calls) + 1) if "error" not in answers[n]
-                and not answers[n]["result"].get("isError") and not names[n].startswith("observe.")]
+    accepted = [
+        names[n]
+        for n in range(1, len(calls) + 1)
+        if "error" not in answers[n] and not answers[n]["result"].get("isError") and not names[n].startswith("observe.")
+    ]
     assert not accepted, accepted
     assert row_counts(mem) == before
     print(f"mcp stdio: {len(ids)} requests, {len(ids) - len(unanswered)} answered, rows unchanged")

@@ -50,9 +50,15 @@ def test_keys_are_stored_only_as_hashes(mem: Memory) -> None:
     assert authenticate(mem.store, token) is None
     with pytest.raises(NotFoundError):
         revoke_key(mem.store, key.id, now=mem.now())
-    for bad in ({"users": []}, {"users": ["alice"], "admin": True}, {"users": [""]}, {"users": ["\ud800"]}):
+    bad_keys: list[dict[str, Any]] = [
+        {"users": []},
+        {"users": ["alice"], "admin": True},
+        {"users": [""]},
+        {"users": ["\ud800"]},
+    ]
+    for bad in bad_keys:
         with pytest.raises(InvalidInputError):
-            new_key(name="x", now=mem.now(), **bad)  # type: ignore[arg-type]
+            new_key(name="x", now=mem.now(), **bad)
     if isinstance(mem.target, Path):  # the key is nowhere in the file
         mem.store.rebuild_indexes()
         data = b"".join(p.read_bytes() for p in mem.target.parent.glob("mem.db*") if p.is_file())
@@ -77,22 +83,36 @@ def test_rest_with_keys(mem: Memory) -> None:
         # one active key: every request needs a credential now
         assert client.get("/v1/memories", params={"user_id": "alice"}).status_code == 401
         a = {"Authorization": f"Bearer {alice}"}
-        assert client.get("/v1/me", headers=a).json() == {"name": "alice", "key_id": key_id_of(alice),
-                                                          "admin": False, "users": ["alice"], "agents": None}
+        assert client.get("/v1/me", headers=a).json() == {
+            "name": "alice",
+            "key_id": key_id_of(alice),
+            "admin": False,
+            "users": ["alice"],
+            "agents": None,
+        }
         assert client.get(f"/v1/memories/{alice_id}", headers=a).status_code == 200
-        for method, path in (("GET", f"/v1/memories/{bob_id}"), ("DELETE", f"/v1/memories/{bob_id}"),
-                             ("PATCH", f"/v1/memories/{bob_id}"), ("POST", f"/v1/memories/{bob_id}/pin"),
-                             ("GET", f"/v1/memories/{bob_id}/history"), ("GET", f"/v1/memories/{bob_id}/relations")):
+        for method, path in (
+            ("GET", f"/v1/memories/{bob_id}"),
+            ("DELETE", f"/v1/memories/{bob_id}"),
+            ("PATCH", f"/v1/memories/{bob_id}"),
+            ("POST", f"/v1/memories/{bob_id}/pin"),
+            ("GET", f"/v1/memories/{bob_id}/history"),
+            ("GET", f"/v1/memories/{bob_id}/relations"),
+        ):
             res = client.request(method, path, headers=a, json={"category": "x"} if method == "PATCH" else None)
             assert res.status_code == 404, (method, path, res.status_code)
             assert res.json()["detail"] == f"no memory with id {bob_id}"  # the same answer as for no memory
         assert mem.store.get([bob_id])[bob_id].version == 1
         hits = client.post("/v1/search", json={"query": "secret recipe"}, headers=a).json()["results"]
         assert [h["memory"]["id"] for h in hits] == [alice_id]
-        for method, path, body in (("POST", "/v1/search", {"query": "recipe", "user_id": "bob"}),
-                                   ("GET", "/v1/memories?all_users=true", None), ("GET", "/v1/export", None),
-                                   ("GET", "/v1/stats?user_id=bob", None), ("GET", "/v1/dream/reports", None),
-                                   ("POST", "/v1/memories", {"content": "x", "user_id": "bob"})):
+        for method, path, body in (
+            ("POST", "/v1/search", {"query": "recipe", "user_id": "bob"}),
+            ("GET", "/v1/memories?all_users=true", None),
+            ("GET", "/v1/export", None),
+            ("GET", "/v1/stats?user_id=bob", None),
+            ("GET", "/v1/dream/reports", None),
+            ("POST", "/v1/memories", {"content": "x", "user_id": "bob"}),
+        ):
             assert client.request(method, path, json=body, headers=a).status_code == 403, path
         assert client.get("/v1/stats", headers=a).json()["total"] == 1  # its own user's counts
         adm = {"Authorization": f"Bearer {admin}"}
@@ -155,8 +175,9 @@ def test_keys_cli_create_list_revoke(store_target: str, tmp_path: Path, monkeypa
 
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     runner = CliRunner()
-    made = runner.invoke(app, ["keys", "create", "--name", "alice's bot", "-u", "alice", "-a", "bot", "--db",
-                               store_target, "--json"])
+    made = runner.invoke(
+        app, ["keys", "create", "--name", "alice's bot", "-u", "alice", "-a", "bot", "--db", store_target, "--json"]
+    )
     assert made.exit_code == 0, made.output
     created = json.loads(made.output)
     assert created["users"] == ["alice"] and created["agents"] == ["bot"] and created["key"].startswith("rvk_")

@@ -12,6 +12,7 @@ import pytest
 
 from reverie import Memory, SettableClock
 from reverie.model import Status, StoreTier
+from reverie.store.sqlite import SQLiteStore
 
 SECRET = "zqxvkplm7731"
 SEED003 = [
@@ -44,15 +45,18 @@ def _pg_rows_with(url: str, needle: str) -> list[tuple[str, str]]:
 
     found = []
     with psycopg.connect(url) as conn:
-        cols = conn.execute("SELECT table_name, column_name FROM information_schema.columns "
-                            "WHERE table_schema = 'public'").fetchall()
+        cols = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+        ).fetchall()
         for table, col in cols:
-            n = conn.execute(f'SELECT count(*) FROM "{table}" WHERE lower("{col}"::text) LIKE %s',
-                             [f"%{needle}%"]).fetchone()[0]
+            n = conn.execute(
+                f'SELECT count(*) FROM "{table}" WHERE lower("{col}"::text) LIKE %s', [f"%{needle}%"]
+            ).fetchone()[0]
             if n:
                 found.append((table, col))
-        terms = conn.execute("SELECT word FROM ts_stat('SELECT tsv FROM memories') WHERE word LIKE %s",
-                             [f"%{needle}%"]).fetchall()
+        terms = conn.execute(
+            "SELECT word FROM ts_stat('SELECT tsv FROM memories') WHERE word LIKE %s", [f"%{needle}%"]
+        ).fetchall()
         found += [("memories", f"tsv:{t[0]}") for t in terms]
     return found
 
@@ -68,8 +72,9 @@ def _file_bytes(target: str) -> bytes:
     return b"".join(p.read_bytes() for p in (path, Path(f"{target}-wal")) if p.exists())
 
 
-def test_forget_leaves_no_copy_of_the_words(make_memory: Any, clock: SettableClock, store_target: str,
-                                            tmp_path: Path) -> None:
+def test_forget_leaves_no_copy_of_the_words(
+    make_memory: Any, clock: SettableClock, store_target: str, tmp_path: Path
+) -> None:
     mem: Memory = make_memory()
     # the secret goes through the write path (entities, a memory box, relations) ...
     first = mem.add(SEED003[0], user_id="u", session_id="s1")
@@ -84,7 +89,7 @@ def test_forget_leaves_no_copy_of_the_words(make_memory: Any, clock: SettableClo
     summary_id = step["details"]["summaries"][0]
     assert SECRET in mem.store.get([summary_id])[summary_id].content
     rec = mem.store.get([first.id])[first.id]
-    assert rec.box_id is not None and SECRET in mem.store.box(rec.box_id).topic  # type: ignore[union-attr]
+    assert rec.box_id is not None and SECRET in mem.store.box(rec.box_id).topic
     before = _traces(mem, store_target)
     assert {t for t, _ in before} >= {"memories", "boxes"}  # the checks below would see a leftover
     if not store_target.startswith("postgresql://"):
@@ -123,8 +128,12 @@ def test_the_ops_log_keeps_text_only_when_told(make_memory: Any, tmp_path: Path)
 def test_synchronous_setting_reaches_sqlite(tmp_path: Path, synchronous: str) -> None:
     from reverie.embed.testing import HashEmbedder
 
-    with Memory(tmp_path / "m.db", embedder=HashEmbedder(64),
-                config={"opslog": {"enabled": False}, "storage": {"synchronous": synchronous}}) as mem:
-        level = mem.store._conn.execute("PRAGMA synchronous").fetchone()[0]  # type: ignore[attr-defined]
+    with Memory(
+        tmp_path / "m.db",
+        embedder=HashEmbedder(64),
+        config={"opslog": {"enabled": False}, "storage": {"synchronous": synchronous}},
+    ) as mem:
+        assert isinstance(mem.store, SQLiteStore)
+        level = mem.store._conn.execute("PRAGMA synchronous").fetchone()[0]
         assert level == {"NORMAL": 1, "FULL": 2}[synchronous]
-        assert mem.store._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1  # type: ignore[attr-defined]
+        assert mem.store._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1

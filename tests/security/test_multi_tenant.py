@@ -55,7 +55,7 @@ class World:
         self.violations: list[str] = []
         self.id_mentions: list[str] = []
         self.ops: Counter[str] = Counter()
-        self.refused: Counter[str] = Counter()
+        self.refused: Counter[int | str] = Counter()
 
     def learn(self, ids: list[str]) -> None:
         unknown = [i for i in ids if i not in self.owner]
@@ -104,8 +104,10 @@ def _seed(mem: Memory) -> list[str]:
     ids = []
     for user in USERS:
         for agent in AGENTS:
-            texts = [f"{tag(user, agent)} note {i}: the {WORDS[i % len(WORDS)]} and the {WORDS[(i * 3) % len(WORDS)]}"
-                     for i in range(8)]
+            texts = [
+                f"{tag(user, agent)} note {i}: the {WORDS[i % len(WORDS)]} and the {WORDS[(i * 3) % len(WORDS)]}"
+                for i in range(8)
+            ]
             notes = [r.id for r in mem.add_many(texts, user_id=user, agent_id=agent, session_id="s1", infer=False)]
             mem.store.update_fields(notes[0], {"utility": 0.95, "access_count": 15})  # the hot tier
             ids += notes
@@ -132,8 +134,9 @@ def _pick_scope_args(rng: random.Random, scope: Scope) -> dict[str, Any]:
     return {"user_id": user, "agent_id": agent}
 
 
-def _by_id_unchanged(world: World, who: str, scope: Scope, op: str, mid: str, before: MemoryRecord | None,
-                     ok: bool) -> None:
+def _by_id_unchanged(
+    world: World, who: str, scope: Scope, op: str, mid: str, before: MemoryRecord | None, ok: bool
+) -> None:
     owner = world.owner.get(mid)
     if owner is None or scope.covers(*owner):
         return
@@ -153,8 +156,13 @@ def _rest_phase(world: World, rng: random.Random, n: int) -> None:
     from reverie.http import create_app
 
     mem = world.mem
-    specs = {"alice": (["alice"], None), "alice-a1": (["alice"], ["a1"]), "bob-a2": (["bob"], ["a2"]),
-             "carol": (["carol"], None), "alice+bob": (["alice", "bob"], None)}
+    specs = {
+        "alice": (["alice"], None),
+        "alice-a1": (["alice"], ["a1"]),
+        "bob-a2": (["bob"], ["a2"]),
+        "carol": (["carol"], None),
+        "alice+bob": (["alice", "bob"], None),
+    }
     keys = {}
     for name, (users, agents) in specs.items():
         keys[name] = create_key(mem.store, name=name, users=users, agents=agents, now=mem.now())[1]
@@ -164,15 +172,39 @@ def _rest_phase(world: World, rng: random.Random, n: int) -> None:
             who = rng.choice(sorted(keys))
             scope = scopes[who]
             headers = {"Authorization": f"Bearer {keys[who]}"}
-            op = rng.choice(["search", "context", "list", "add", "observe", "get", "patch", "delete", "pin",
-                             "history", "strength", "relations", "feedback", "invalidate", "promote", "stats",
-                             "export", "import", "end_session", "get", "search", "context"])
+            op = rng.choice(
+                [
+                    "search",
+                    "context",
+                    "list",
+                    "add",
+                    "observe",
+                    "get",
+                    "patch",
+                    "delete",
+                    "pin",
+                    "history",
+                    "strength",
+                    "relations",
+                    "feedback",
+                    "invalidate",
+                    "promote",
+                    "stats",
+                    "export",
+                    "import",
+                    "end_session",
+                    "get",
+                    "search",
+                    "context",
+                ]
+            )
             world.ops[f"rest {op}"] += 1
             _rest_op(world, rng, client, who, scope, headers, op)
 
 
-def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Scope,  # noqa: C901 - one branch per route
-             headers: dict[str, str], op: str) -> None:
+def _rest_op(  # noqa: C901 - one branch per route
+    world: World, rng: random.Random, client: Any, who: str, scope: Scope, headers: dict[str, str], op: str
+) -> None:
     args = _pick_scope_args(rng, scope)
     query = f"{rng.choice(WORDS)} note {rng.randrange(8)} and the {rng.choice(WORDS)}"
     if op in ("search", "context"):
@@ -184,8 +216,11 @@ def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Sco
         res = client.get("/v1/memories", params={k: v for k, v in args.items() if v is not None}, headers=headers)
     elif op in ("add", "observe"):
         text = f"{tag(*_landing(scope, args))} new fact about the {rng.choice(WORDS)} #{rng.randrange(10**6)}"
-        body = {("content" if op == "add" else "message"): text, "session_id": "s1",
-                **{k: v for k, v in args.items() if v is not None}}
+        body = {
+            ("content" if op == "add" else "message"): text,
+            "session_id": "s1",
+            **{k: v for k, v in args.items() if v is not None},
+        }
         if op == "add":
             body["infer"] = rng.random() < 0.5
         res = client.post("/v1/memories" if op == "add" else "/v1/observe", json=body, headers=headers)
@@ -205,29 +240,33 @@ def _rest_op(world: World, rng: random.Random, client: Any, who: str, scope: Sco
         if op == "export" and res.status_code == 200:
             world.violations.append(f"{who} export: allowed without admin")
     elif op == "import":
-        owner = rng.choice(USERS)
-        rec = MemoryRecord(content=f"{tag(owner, None)} imported", user_id=owner).to_dict()
+        user = rng.choice(USERS)
+        rec = MemoryRecord(content=f"{tag(user, None)} imported", user_id=user).to_dict()
         res = client.post("/v1/import", content=json.dumps(rec), headers=headers)
-        if res.status_code == 200 and res.json()["restored"] and not scope.covers(owner, None):
-            world.violations.append(f"{who} import: stored a record of {owner}")
+        if res.status_code == 200 and res.json()["restored"] and not scope.covers(user, None):
+            world.violations.append(f"{who} import: stored a record of {user}")
         if res.status_code == 200 and res.json()["restored"]:
-            world.owner[rec["id"]] = (owner, None)
+            world.owner[rec["id"]] = (user, None)
     elif op == "end_session":
-        res = client.post("/v1/sessions/s1/end", json={"user_id": args["user_id"]} if args["user_id"] else None,
-                          headers=headers)
+        res = client.post(
+            "/v1/sessions/s1/end", json={"user_id": args["user_id"]} if args["user_id"] else None, headers=headers
+        )
     else:
         mid = _targets(world, rng)
         before = world.mem.store.get([mid]).get(mid)
-        method, path, body = {
-            "get": ("GET", f"/v1/memories/{mid}", None), "patch": ("PATCH", f"/v1/memories/{mid}",
-                                                                   {"category": "edited"}),
-            "delete": ("DELETE", f"/v1/memories/{mid}", None), "pin": ("POST", f"/v1/memories/{mid}/pin", None),
+        routes: dict[str, tuple[str, str, dict[str, Any] | None]] = {
+            "get": ("GET", f"/v1/memories/{mid}", None),
+            "patch": ("PATCH", f"/v1/memories/{mid}", {"category": "edited"}),
+            "delete": ("DELETE", f"/v1/memories/{mid}", None),
+            "pin": ("POST", f"/v1/memories/{mid}/pin", None),
             "history": ("GET", f"/v1/memories/{mid}/history", None),
             "strength": ("GET", f"/v1/memories/{mid}/strength", None),
             "relations": ("GET", f"/v1/memories/{mid}/relations", None),
             "feedback": ("POST", f"/v1/memories/{mid}/feedback", {"useful": True}),
             "invalidate": ("POST", f"/v1/memories/{mid}/invalidate", {"reason": "test"}),
-            "promote": ("POST", f"/v1/memories/{mid}/promote", None)}[op]
+            "promote": ("POST", f"/v1/memories/{mid}/promote", None),
+        }
+        method, path, body = routes[op]
         if op == "delete" and rng.random() < 0.8:
             method, path = "GET", f"/v1/memories/{mid}"  # keep most memories around
         res = client.request(method, path, json=body, headers=headers)
@@ -259,11 +298,15 @@ def _mcp_phase(world: World, rng: random.Random, n: int) -> None:
 
     async def main() -> None:
         clients = {}
+
         def server(user: str, agent: str | None = None) -> Any:
             return build_server(world.mem, Defaults(user_id=user, agent_id=agent, session_id="s1"), tools=every)
 
-        async with Client(server("alice")) as c1, Client(server("alice", "a1")) as c2, \
-                Client(server("bob", "a2")) as c3:
+        async with (
+            Client(server("alice")) as c1,
+            Client(server("alice", "a1")) as c2,
+            Client(server("bob", "a2")) as c3,
+        ):
             clients = {"mcp alice": c1, "mcp alice/a1": c2, "mcp bob/a2": c3}
             for _ in range(n):
                 who = rng.choice(sorted(clients))
@@ -275,8 +318,27 @@ def _mcp_phase(world: World, rng: random.Random, n: int) -> None:
 
 
 async def _mcp_op(world: World, rng: random.Random, client: Any, who: str, scope: Scope) -> None:
-    op = rng.choice(["recall", "context", "remember", "observe", "get", "update", "forget", "pin", "history",
-                     "feedback", "stats", "hot", "working", "memory", "recall", "context", "get"])
+    op = rng.choice(
+        [
+            "recall",
+            "context",
+            "remember",
+            "observe",
+            "get",
+            "update",
+            "forget",
+            "pin",
+            "history",
+            "feedback",
+            "stats",
+            "hot",
+            "working",
+            "memory",
+            "recall",
+            "context",
+            "get",
+        ]
+    )
     world.ops[f"mcp {op}"] += 1
     args = {k: v for k, v in _pick_scope_args(rng, scope).items() if v is not None and rng.random() < 0.5}
     query = f"{rng.choice(WORDS)} note {rng.randrange(8)} and the {rng.choice(WORDS)}"
@@ -285,8 +347,11 @@ async def _mcp_op(world: World, rng: random.Random, client: Any, who: str, scope
     payload: Any = None
     if op in ("hot", "working", "memory"):
         user = args.get("user_id", next(iter(scope.users)))
-        uri = {"hot": f"reverie://users/{user}/hot", "working": f"reverie://users/{user}/sessions/s1/working",
-               "memory": f"reverie://memories/{mid}"}[op]
+        uri = {
+            "hot": f"reverie://users/{user}/hot",
+            "working": f"reverie://users/{user}/sessions/s1/working",
+            "memory": f"reverie://memories/{mid}",
+        }[op]
         try:
             res = await client.read_resource(uri)
             payload = json.loads(res.contents[0].text)
@@ -299,18 +364,25 @@ async def _mcp_op(world: World, rng: random.Random, client: Any, who: str, scope
             _by_id_unchanged(world, who, scope, op, mid, before, ok)
     else:
         call: dict[str, Any] = {
-            "recall": {"query": query, **args}, "context": {"query": query, **args},
+            "recall": {"query": query, **args},
+            "context": {"query": query, **args},
             "remember": {"content": f"{tag(*_landing(scope, args))} told by {who} #{rng.randrange(10**6)}", **args},
-            "observe": {"message": f"{tag(*_landing(scope, args))} I booked the {rng.choice(WORDS)} "
-                                   f"#{rng.randrange(10**6)}", **args},
-            "get": {"memory_id": mid}, "update": {"memory_id": mid, "reason": "edited"},
-            "forget": {"memory_id": mid}, "pin": {"memory_id": mid}, "history": {"memory_id": mid},
-            "feedback": {"memory_id": mid, "useful": False}, "stats": {k: v for k, v in args.items()
-                                                                      if k == "user_id"}}[op]
+            "observe": {
+                "message": f"{tag(*_landing(scope, args))} I booked the {rng.choice(WORDS)} #{rng.randrange(10**6)}",
+                **args,
+            },
+            "get": {"memory_id": mid},
+            "update": {"memory_id": mid, "reason": "edited"},
+            "forget": {"memory_id": mid},
+            "pin": {"memory_id": mid},
+            "history": {"memory_id": mid},
+            "feedback": {"memory_id": mid, "useful": False},
+            "stats": {k: v for k, v in args.items() if k == "user_id"},
+        }[op]
         if op == "forget" and rng.random() < 0.8:
             op, call = "get", {"memory_id": mid}
         res = await client.call_tool(op, call)
-        text = res.content[0].text if res.content else ""  # type: ignore[union-attr]
+        text = res.content[0].text if res.content else ""
         if res.is_error:
             assert any(t in text for t in ("NotFoundError", "PermissionDeniedError", "InvalidInputError")), text
             world.refused["mcp error"] += 1
@@ -352,9 +424,11 @@ def test_randomized_multi_tenant_run_leaks_nothing(make_memory: Any) -> None:
                     world.violations.append(f"{rec.user_id}/{rec.agent_id} memory holds words of {user}/{agent}")
     assert not world.violations, "\n".join(world.violations[:50])
     # every memory in the store is where its writer was allowed to write (nothing moved scope)
-    print(f"multi-tenant: {total} operations ({REST_OPS} REST, {MCP_OPS} MCP), refused {dict(world.refused)}, "
-          f"0 cross-scope reads or writes; foreign ids named in answers: {len(world.id_mentions)} "
-          f"{world.id_mentions[:10]}")
+    print(
+        f"multi-tenant: {total} operations ({REST_OPS} REST, {MCP_OPS} MCP), refused {dict(world.refused)}, "
+        f"0 cross-scope reads or writes; foreign ids named in answers: {len(world.id_mentions)} "
+        f"{world.id_mentions[:10]}"
+    )
     assert world.refused[404] > 100 and world.refused[403] > 100 and world.refused["mcp error"] > 100
     assert not world.id_mentions  # not even an id of a memory outside the scope is named
 
@@ -404,8 +478,18 @@ def test_a_history_never_names_a_memory_of_another_scope(make_memory: Any) -> No
     theirs = mem.add("bob's agent a1 wrote that", user_id="bob", agent_id="a1", infer=False).id
     also_mine = mem.add("another of a2", user_id="bob", agent_id="a2", infer=False).id
     assert mine and theirs and also_mine
-    mem.store.add_history([HistoryEvent(mine, "superseded", mem.now(), reason=f"superseded by {theirs}",
-                                        actor="write", data={"by": theirs, "near": [also_mine, theirs]})])
+    mem.store.add_history(
+        [
+            HistoryEvent(
+                mine,
+                "superseded",
+                mem.now(),
+                reason=f"superseded by {theirs}",
+                actor="write",
+                data={"by": theirs, "near": [also_mine, theirs]},
+            )
+        ]
+    )
     scoped = ScopedMemory(mem, Credential.scoped("bob", "a2"))
     event = scoped.history(mine)[-1]
     assert event.reason == f"superseded by {FOREIGN_ID}"

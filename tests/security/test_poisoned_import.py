@@ -30,24 +30,46 @@ def good(n: int, user: str = "alice") -> dict[str, Any]:
 
 #: (name, field, value): one poisoned field each, in an otherwise exported record
 POISON: list[tuple[str, str, Any]] = [
-    ("energy as text", "energy", "lots"), ("metadata as a list", "metadata", [1, 2]),
-    ("infinite importance", "importance", math.inf), ("NaN importance", "importance", math.nan),
-    ("NaN utility", "utility", math.nan), ("negative energy", "energy", -1.0), ("zero stability", "stability", 0),
-    ("difficulty 99", "difficulty", 99), ("negative count", "access_count", -5),
+    ("energy as text", "energy", "lots"),
+    ("metadata as a list", "metadata", [1, 2]),
+    ("infinite importance", "importance", math.inf),
+    ("NaN importance", "importance", math.nan),
+    ("NaN utility", "utility", math.nan),
+    ("negative energy", "energy", -1.0),
+    ("zero stability", "stability", 0),
+    ("difficulty 99", "difficulty", 99),
+    ("negative count", "access_count", -5),
     ("fractional count", "access_count", 1.5),
-    ("pinned as text", "pinned", "yes"), ("unknown layer", "layer", "attic"), ("status as number", "status", 5),
-    ("datetime overflow", "created_at", "0001-01-01T00:00:00+14:00"), ("bad date", "valid_until", "not a date"),
-    ("year 9999", "valid_from", "9999-12-31T23:59:59-14:00"), ("empty content", "content", ""),
-    ("NUL in content", "content", NUL), ("lone surrogate content", "content", SURR),
-    ("lone surrogate user", "user_id", SURR), ("id as number", "id", 5), ("long id", "id", "x" * 300),
-    ("NaN in embedding", "embedding", [math.nan] * 384), ("embedding as text", "embedding", "abc"),
-    ("zero embedding", "embedding", [0.0] * 384), ("entities as text", "entities", "abc"),
-    ("entity as number", "entities", [1]), ("channel as text", "importance_channels", {"a": "b"}),
-    ("inputs not objects", "inputs", [1]), ("deep inputs", "inputs", [deep_dict(300)]),
-    ("deep metadata", "metadata", deep_dict(600)), ("5 MB metadata", "metadata", {"blob": "x" * 5_000_000}),
-    ("surrogate in metadata", "metadata", {"k": SURR}), ("unknown source", "source", "rumour"),
-    ("valence 5", "emotion_valence", 5), ("version 0", "version", 0), ("superseded_by number", "superseded_by", 5),
-    ("empty category", "category", ""), ("null layer", "layer", None), ("unknown field", "colour", "red"),
+    ("pinned as text", "pinned", "yes"),
+    ("unknown layer", "layer", "attic"),
+    ("status as number", "status", 5),
+    ("datetime overflow", "created_at", "0001-01-01T00:00:00+14:00"),
+    ("bad date", "valid_until", "not a date"),
+    ("year 9999", "valid_from", "9999-12-31T23:59:59-14:00"),
+    ("empty content", "content", ""),
+    ("NUL in content", "content", NUL),
+    ("lone surrogate content", "content", SURR),
+    ("lone surrogate user", "user_id", SURR),
+    ("id as number", "id", 5),
+    ("long id", "id", "x" * 300),
+    ("NaN in embedding", "embedding", [math.nan] * 384),
+    ("embedding as text", "embedding", "abc"),
+    ("zero embedding", "embedding", [0.0] * 384),
+    ("entities as text", "entities", "abc"),
+    ("entity as number", "entities", [1]),
+    ("channel as text", "importance_channels", {"a": "b"}),
+    ("inputs not objects", "inputs", [1]),
+    ("deep inputs", "inputs", [deep_dict(300)]),
+    ("deep metadata", "metadata", deep_dict(600)),
+    ("5 MB metadata", "metadata", {"blob": "x" * 5_000_000}),
+    ("surrogate in metadata", "metadata", {"k": SURR}),
+    ("unknown source", "source", "rumour"),
+    ("valence 5", "emotion_valence", 5),
+    ("version 0", "version", 0),
+    ("superseded_by number", "superseded_by", 5),
+    ("empty category", "category", ""),
+    ("null layer", "layer", None),
+    ("unknown field", "colour", "red"),
 ]
 
 
@@ -80,8 +102,11 @@ def test_restore_rejects_each_poisoned_record_alone(mem: Memory) -> None:
     report = mem.restore(records)
     assert report["restored"] == len(POISON) and report["rejected"] == len(POISON), report["errors"][:5]
     assert [e["where"] for e in report["errors"]] == [f"record {2 * i + 2}" for i in range(len(POISON))]
-    named = {name: e["error"] for (name, field, _), e in zip(POISON, report["errors"], strict=True)
-             if field not in e["error"] and field != "colour"}
+    named = {
+        name: e["error"]
+        for (name, field, _), e in zip(POISON, report["errors"], strict=True)
+        if field not in e["error"] and field != "colour"
+    }
     assert not named, named  # every error names the bad field
     assert mem.stats()["total"] == before + len(POISON)
     _reads_still_work(mem)
@@ -91,8 +116,14 @@ def test_restore_of_records_objects_and_entries(mem: Memory) -> None:
     from reverie.io import Entry
 
     rec = MemoryRecord(content="Alice collects stamps", user_id="alice", importance=math.inf)
-    report = mem.restore([rec, Entry("file.jsonl:7", error="malformed JSON"), "not a record",
-                          MemoryRecord(content="Alice collects coins", user_id="alice")])
+    report = mem.restore(
+        [
+            rec,
+            Entry("file.jsonl:7", error="malformed JSON"),
+            "not a record",
+            MemoryRecord(content="Alice collects coins", user_id="alice"),
+        ]
+    )
     assert report["restored"] == 1 and report["rejected"] == 3
     assert [e["where"] for e in report["errors"]] == ["record 1", "file.jsonl:7", "record 3"]
     with pytest.raises(Exception, match="list"):
@@ -113,8 +144,11 @@ def test_rest_import_rejects_poisoned_lines(mem: Memory) -> None:
     lines += ["{not json", "[1, 2]", json.dumps(good(999, user="bob"))]  # bob's record: outside alice's key
     body = "\n".join(lines).encode("utf-8", "surrogatepass")
     with TestClient(create_app(mem, dashboard=False, max_body=64 * 2**20)) as client:
-        res = client.post("/v1/import", content=body, headers={"Authorization": f"Bearer {alice}",
-                                                               "Content-Type": "application/x-ndjson"})
+        res = client.post(
+            "/v1/import",
+            content=body,
+            headers={"Authorization": f"Bearer {alice}", "Content-Type": "application/x-ndjson"},
+        )
         assert res.status_code == 200, res.text
         report = res.json()
         assert report["restored"] == len(POISON) and report["rejected"] == len(POISON) + 3
@@ -155,7 +189,7 @@ def _count(db: str) -> int:
 
         with psycopg.connect(db) as conn:
             try:
-                return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])  # type: ignore[index]
+                return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
             except psycopg.errors.UndefinedTable:
                 return 0
     import sqlite3
@@ -177,8 +211,13 @@ def test_cli_jsonl_import_rejects_poisoned_lines_and_keeps_the_rest(cli_db: str,
         rec = good(2 * i)
         rec.pop("embedding", None)
         lines += [json.dumps(rec), json.dumps(poisoned(field, value, i), allow_nan=True)]
-    lines += ['{"content": "a plain line to add"}', '{"content": "' + "\\ud800" + '"}', "{broken", "",
-              '{"content": "x", "user_id": "bob"}']
+    lines += [
+        '{"content": "a plain line to add"}',
+        '{"content": "' + "\\ud800" + '"}',
+        "{broken",
+        "",
+        '{"content": "x", "user_id": "bob"}',
+    ]
     path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
     res = _import(str(path), "--db", cli_db, "--verbatim")
     assert res.exit_code == 1
@@ -205,11 +244,13 @@ def test_cli_markdown_import_rejects_bad_files_alone(cli_db: str, tmp_path: Path
         meta = poisoned(field, value, i)
         content = meta.pop("content")
         front = yaml.safe_dump(meta, allow_unicode=False)
-        (day / f"poison-{i:02d}.md").write_text(f"---\n{front}---\n{content if isinstance(content, str) else ''}",
-                                                 encoding="utf-8", errors="surrogatepass")
-    bomb = "---\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n" + "".join(
-        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdefgh", "bcdefghi",
-                                                                                       strict=True))
+        (day / f"poison-{i:02d}.md").write_text(
+            f"---\n{front}---\n{content if isinstance(content, str) else ''}", encoding="utf-8", errors="surrogatepass"
+        )
+    bomb = '---\na: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    )
     (day / "bomb.md").write_text(bomb + "content: x\n---\nboom", encoding="utf-8")
     (day / "huge.md").write_text("---\nuser_id: alice\n---\n" + "x" * 200_000, encoding="utf-8")
     (day / "latin1.md").write_bytes(b"---\nuser_id: alice\n---\ncaf\xe9")
@@ -228,14 +269,23 @@ def test_cli_markdown_import_rejects_bad_files_alone(cli_db: str, tmp_path: Path
 
 @pytest.mark.model
 def test_cli_conversation_import_rejects_bad_turns_alone(cli_db: str, tmp_path: Path) -> None:
-    conv = {"user_id": "alice", "sessions": [
-        {"id": 1, "date": "2025-03-01T09:00:00+00:00", "turns": [
-            {"speaker": "Alice", "text": "I water the ferns on Sundays"},
-            {"speaker": "Alice", "text": "bad \x00 byte"},
-            {"speaker": "Alice", "text": SURR},
-            {"speaker": "Alice", "text": "y" * 150_000},
-            {"speaker": "Alice", "text": "I also repot the cactus in spring"}]},
-        {"id": 2, "date": "0001-01-01T00:00:00+14:00", "turns": [{"speaker": "Alice", "text": "lost in time"}]}]}
+    conv = {
+        "user_id": "alice",
+        "sessions": [
+            {
+                "id": 1,
+                "date": "2025-03-01T09:00:00+00:00",
+                "turns": [
+                    {"speaker": "Alice", "text": "I water the ferns on Sundays"},
+                    {"speaker": "Alice", "text": "bad \x00 byte"},
+                    {"speaker": "Alice", "text": SURR},
+                    {"speaker": "Alice", "text": "y" * 150_000},
+                    {"speaker": "Alice", "text": "I also repot the cactus in spring"},
+                ],
+            },
+            {"id": 2, "date": "0001-01-01T00:00:00+14:00", "turns": [{"speaker": "Alice", "text": "lost in time"}]},
+        ],
+    }
     path = tmp_path / "conv.json"
     path.write_bytes(json.dumps(conv).encode())
     res = _import(str(path), "--db", cli_db, "--verbatim")
@@ -262,8 +312,13 @@ def test_a_killed_verbatim_import_resumes_without_duplicates(cli_db: str, tmp_pa
 
     path = tmp_path / "lines.jsonl"
     n = 3000
-    path.write_text("".join(json.dumps({"content": f"line {i}: Alice noted detail {i}", "session_id": "s",
-                                        "when": T0}) + "\n" for i in range(n)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"content": f"line {i}: Alice noted detail {i}", "session_id": "s", "when": T0}) + "\n"
+            for i in range(n)
+        ),
+        encoding="utf-8",
+    )
     src = Path(__file__).resolve().parents[2] / "src"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "reverie.cli", "import", str(path), "--db", cli_db, "--verbatim", "-u", "alice"]

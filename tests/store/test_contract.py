@@ -149,7 +149,7 @@ def test_reopen_keeps_data_and_search(open_store: Opener, embedder: HashEmbedder
     st.close()
     st2 = open_store()
     assert st2.count(MemoryFilter()) == 20
-    hits = st2.vector_search(recs[5].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]
+    hits = st2.vector_search(recs[5].embedding, MemoryFilter(), 1)
     assert hits[0].id == recs[5].id
     assert {h.id for h in st2.text_search("roses", MemoryFilter(), 50)} == {r.id for r in recs}
 
@@ -204,7 +204,7 @@ def test_embeddings_returns_float32(store: Store, embedder: HashEmbedder) -> Non
     embs = store.embeddings([a.id, b.id, "missing"])
     assert set(embs) == {a.id}
     assert embs[a.id].dtype == np.float32
-    np.testing.assert_array_equal(embs[a.id], a.embedding)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(embs[a.id], a.embedding)
 
 
 # -- insert -----------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_insert_batch_is_atomic(store: Store, embedder: HashEmbedder) -> None:
     with pytest.raises(ConflictError):
         store.insert(batch)
     assert store.count(MemoryFilter.everything()) == 0
-    assert store.vector_search(batch[0].embedding, MemoryFilter(), 5) == []  # type: ignore[arg-type]
+    assert store.vector_search(batch[0].embedding, MemoryFilter(), 5) == []
     assert store.text_search("batch", MemoryFilter(), 5) == []
 
 
@@ -333,7 +333,7 @@ def test_delete_removes_row_and_dependents(store: Store, embedder: HashEmbedder)
     assert [r.type for r in store.relations([a.id, b.id, c.id])] == [RelationType.ELABORATES]
     assert store.access_times([a.id, b.id]).keys() == {b.id}
     assert [(x.a_id, x.b_id) for x in store.coactivations()] == [tuple(sorted((b.id, c.id)))]
-    assert store.vector_search(a.embedding, MemoryFilter(), 3)[0].id != a.id  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(), 3)[0].id != a.id
     assert a.id not in {h.id for h in store.text_search("target", MemoryFilter(), 10)}
     # the claim went with the memory: another owner may claim the id at once
     assert store.claim([a.id], owner="w2", phase="p", now=T0, ttl_seconds=60) == [a.id]
@@ -364,7 +364,7 @@ def test_exception_rolls_back_everything(store: Store, embedder: HashEmbedder) -
         raise RuntimeError("boom")
     assert store.get([a.id, b.id]) == {}
     assert store.history(b.id) == []
-    assert store.vector_search(a.embedding, MemoryFilter(), 2) == []  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(), 2) == []
 
 
 def test_failed_inner_block_is_undone_outer_continues(store: Store, embedder: HashEmbedder) -> None:
@@ -377,19 +377,19 @@ def test_failed_inner_block_is_undone_outer_continues(store: Store, embedder: Ha
                 store.insert([_rec(embedder, "dup", id=a.id)])
         store.insert([c])
     assert set(store.get([a.id, b.id, c.id])) == {a.id, c.id}
-    assert {h.id for h in store.vector_search(b.embedding, MemoryFilter(), 5)} == {a.id, c.id}  # type: ignore[arg-type]
+    assert {h.id for h in store.vector_search(b.embedding, MemoryFilter(), 5)} == {a.id, c.id}
 
 
 def test_search_inside_transaction_sees_own_writes(store: Store, embedder: HashEmbedder) -> None:
     a = _rec(embedder, "searchable inside the transaction")
     with pytest.raises(RuntimeError), store.transaction():
         store.insert([a])
-        assert store.vector_search(a.embedding, MemoryFilter(), 1)[0].id == a.id  # type: ignore[arg-type]
+        assert store.vector_search(a.embedding, MemoryFilter(), 1)[0].id == a.id
         raise RuntimeError("roll back")
-    assert store.vector_search(a.embedding, MemoryFilter(), 1) == []  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(), 1) == []
     b = _rec(embedder, "after the rollback")
     store.insert([b])
-    assert store.vector_search(b.embedding, MemoryFilter(), 1)[0].id == b.id  # type: ignore[arg-type]
+    assert store.vector_search(b.embedding, MemoryFilter(), 1)[0].id == b.id
 
 
 def test_transactions_are_thread_safe(store: Store, embedder: HashEmbedder) -> None:
@@ -442,10 +442,10 @@ def test_users_are_isolated(store: Store, embedder: HashEmbedder) -> None:
 def test_user_change_moves_partition(store: Store, embedder: HashEmbedder) -> None:
     a = _rec(embedder, "moving memory", user_id="alice")
     store.insert([a])
-    store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1)  # type: ignore[arg-type]
+    store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1)
     store.update_fields(a.id, {"user_id": "bob"})
-    assert store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1) == []  # type: ignore[arg-type]
-    assert [h.id for h in store.vector_search(a.embedding, MemoryFilter(user_id="bob"), 1)] == [a.id]  # type: ignore[arg-type]
+    assert store.vector_search(a.embedding, MemoryFilter(user_id="alice"), 1) == []
+    assert [h.id for h in store.vector_search(a.embedding, MemoryFilter(user_id="bob"), 1)] == [a.id]
 
 
 # -- filters ----------------------------------------------------------------------------
@@ -537,14 +537,16 @@ REACT, DOCKER, ADA = "entity://tech/react", "entity://tech/docker", "entity://na
 def test_entities_filter_any_of_follows_writes(store: Store, embedder: HashEmbedder) -> None:
     """``MemoryFilter.entities``: memories naming any of the URIs (exact), in every read, kept current
     through inserts, field updates, whole-record updates and deletes."""
-    store.insert([
-        _rec(embedder, "Ada deployed the entity app", id="e1", entities=[REACT, DOCKER, ADA]),
-        _rec(embedder, "Bob ships the entity app", id="e2", entities=[DOCKER]),
-        _rec(embedder, "Tea time entity", id="e3"),
-        _rec(embedder, "Old entity app", id="e4", entities=[REACT], status=Status.SUPERSEDED),
-        _rec(embedder, "Other user entity app", id="e5", user_id="other", entities=[REACT]),
-        _rec(embedder, "Lookalike entity app", id="e6", entities=["entity://tech/react-native", "react"]),
-    ])
+    store.insert(
+        [
+            _rec(embedder, "Ada deployed the entity app", id="e1", entities=[REACT, DOCKER, ADA]),
+            _rec(embedder, "Bob ships the entity app", id="e2", entities=[DOCKER]),
+            _rec(embedder, "Tea time entity", id="e3"),
+            _rec(embedder, "Old entity app", id="e4", entities=[REACT], status=Status.SUPERSEDED),
+            _rec(embedder, "Other user entity app", id="e5", user_id="other", entities=[REACT]),
+            _rec(embedder, "Lookalike entity app", id="e6", entities=["entity://tech/react-native", "react"]),
+        ]
+    )
     vec = embedder.embed(["entity app"])[0]
 
     def ids(entities: set[str], **kw: Any) -> set[str]:
@@ -822,9 +824,14 @@ def test_entity_counts_per_user_each_memory_once(store: Store) -> None:
     ])  # fmt: skip
     episodic = frozenset({Layer.EPISODIC})
     assert store.entity_counts(MemoryFilter(user_id="u", layers=episodic)) == {
-        ("u", "entity://person/ada"): 2, ("u", "entity://tech/react"): 1}
+        ("u", "entity://person/ada"): 2,
+        ("u", "entity://tech/react"): 1,
+    }
     assert store.entity_counts(MemoryFilter.everything(layers=episodic)) == {
-        ("u", "entity://person/ada"): 3, ("u", "entity://tech/react"): 1, ("v", "entity://person/ada"): 1}
+        ("u", "entity://person/ada"): 3,
+        ("u", "entity://tech/react"): 1,
+        ("v", "entity://person/ada"): 1,
+    }
     assert store.entity_counts(MemoryFilter(user_id="nobody")) == {}
 
 
@@ -877,16 +884,36 @@ def test_access_log_and_prune(store: Store) -> None:
 def test_action_telemetry_round_trips_per_user_newest_first_and_prunes(store: Store, embedder: HashEmbedder) -> None:
     from reverie.model import ActionEvent
 
-    events = [ActionEvent("store_note", "CREATE", T0 + timedelta(minutes=i), user_id="u", agent_id="a",
-                          memory_id=f"m{i}", confidence=0.9, lifecycle_state="active", importance=0.5,
-                          source="extraction") for i in range(4)]
+    events = [
+        ActionEvent(
+            "store_note",
+            "CREATE",
+            T0 + timedelta(minutes=i),
+            user_id="u",
+            agent_id="a",
+            memory_id=f"m{i}",
+            confidence=0.9,
+            lifecycle_state="active",
+            importance=0.5,
+            source="extraction",
+        )
+        for i in range(4)
+    ]
     store.log_actions([*events, ActionEvent("discard", "SKIP", T0, user_id=None)])
     got = store.memory_actions("u")
     assert [e.memory_id for e in got] == ["m3", "m2", "m1", "m0"]
     first = got[-1]
-    assert (first.action, first.outcome, first.at, first.user_id, first.agent_id, first.confidence,
-            first.lifecycle_state, first.importance, first.source) == (
-        "store_note", "CREATE", T0, "u", "a", 0.9, "active", 0.5, "extraction")
+    assert (
+        first.action,
+        first.outcome,
+        first.at,
+        first.user_id,
+        first.agent_id,
+        first.confidence,
+        first.lifecycle_state,
+        first.importance,
+        first.source,
+    ) == ("store_note", "CREATE", T0, "u", "a", 0.9, "active", 0.5, "extraction")
     assert [e.memory_id for e in store.memory_actions("u", since=T0 + timedelta(minutes=2))] == ["m3", "m2"]
     assert len(store.memory_actions("u", limit=1)) == 1
     assert [(e.action, e.user_id) for e in store.memory_actions(None)] == [("discard", None)]
@@ -947,10 +974,17 @@ def test_api_keys_are_stored_listed_revoked_and_touched(store: Store) -> None:
     from reverie.store.base import ApiKey
 
     admin = ApiKey(id="k1", name="ops", key_hash="h" * 64, created_at=T0, admin=True)
-    scoped = ApiKey(id="k2", name="alice's agent", key_hash="g" * 64, created_at=T0 + timedelta(seconds=1),
-                    user_ids=("alice", "ali ce ü"), agent_ids=("bot",))
-    open_agents = ApiKey(id="k3", name="bob", key_hash="f" * 64, created_at=T0 + timedelta(seconds=2),
-                         user_ids=("bob",))
+    scoped = ApiKey(
+        id="k2",
+        name="alice's agent",
+        key_hash="g" * 64,
+        created_at=T0 + timedelta(seconds=1),
+        user_ids=("alice", "ali ce ü"),
+        agent_ids=("bot",),
+    )
+    open_agents = ApiKey(
+        id="k3", name="bob", key_hash="f" * 64, created_at=T0 + timedelta(seconds=2), user_ids=("bob",)
+    )
     for key in (admin, scoped, open_agents):
         store.put_api_key(key)
     with pytest.raises(ConflictError):
@@ -961,10 +995,10 @@ def test_api_keys_are_stored_listed_revoked_and_touched(store: Store) -> None:
     assert store.revoke_api_key("k2", T0 + timedelta(minutes=2)) is False
     assert [k.id for k in store.api_keys()] == ["k1", "k3"]
     assert [k.id for k in store.api_keys(include_revoked=True)] == ["k1", "k2", "k3"]
-    assert store.api_key("k2").revoked_at == T0 + timedelta(minutes=1)  # type: ignore[union-attr]
+    assert store.api_key("k2").revoked_at == T0 + timedelta(minutes=1)
     store.touch_api_key("k3", T0 + timedelta(hours=1))
     store.touch_api_key("missing", T0)
-    assert store.api_key("k3").last_used_at == T0 + timedelta(hours=1)  # type: ignore[union-attr]
+    assert store.api_key("k3").last_used_at == T0 + timedelta(hours=1)
 
 
 # -- state ------------------------------------------------------------------------------
@@ -987,11 +1021,11 @@ def test_state_key_values(store: Store) -> None:
 def test_rebuild_indexes_keeps_results(store: Store, embedder: HashEmbedder) -> None:
     recs = [_rec(embedder, f"rebuild check {i} lighthouse") for i in range(30)]
     store.insert(recs)
-    before_v = store.vector_search(recs[3].embedding, MemoryFilter(), 5)  # type: ignore[arg-type]
+    before_v = store.vector_search(recs[3].embedding, MemoryFilter(), 5)
     before_t = store.text_search("lighthouse", MemoryFilter(), 50)
     store.rebuild_indexes()
     store.rebuild_indexes()
-    assert [h.id for h in store.vector_search(recs[3].embedding, MemoryFilter(), 5)] == [h.id for h in before_v]  # type: ignore[arg-type]
+    assert [h.id for h in store.vector_search(recs[3].embedding, MemoryFilter(), 5)] == [h.id for h in before_v]
     assert {h.id for h in store.text_search("lighthouse", MemoryFilter(), 50)} == {h.id for h in before_t}
 
 
@@ -1000,7 +1034,7 @@ def test_small_ann_settings_still_exact_enough(open_store: Opener, embedder: Has
     recs = [_rec(embedder, f"ann item {i} word{i % 17} other{i % 5}") for i in range(150)]
     st.insert(recs)
     for r in recs[:10]:
-        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]
+        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id
 
 
 # -- write path tables (issue 4): working memory, synaptic tags, boxes, scope relations ----------------
@@ -1010,8 +1044,13 @@ def test_working_memory_per_session(store: Store) -> None:
     from reverie.store.base import WorkingItem
 
     later = T0 + timedelta(minutes=5)
-    store.put_working([WorkingItem("s1", "m1", 0.4, T0, T0), WorkingItem("s1", "m2", 0.9, later, later),
-                       WorkingItem("s2", "m1", 0.1, T0, T0)])
+    store.put_working(
+        [
+            WorkingItem("s1", "m1", 0.4, T0, T0),
+            WorkingItem("s1", "m2", 0.9, later, later),
+            WorkingItem("s2", "m1", 0.1, T0, T0),
+        ]
+    )
     store.put_working([WorkingItem("s1", "m1", 0.7, T0, later, access_count=2)])  # duplicate id: in place
     items = store.working("s1")
     assert [(i.memory_id, i.importance, i.access_count) for i in items] == [("m1", 0.7, 2), ("m2", 0.9, 0)]
@@ -1025,9 +1064,13 @@ def test_synaptic_tags_alive_and_captured(store: Store) -> None:
     from reverie.store.base import SynapticTag
 
     ttl = timedelta(hours=4)
-    store.put_tags([SynapticTag("a", "s", T0, T0 + ttl), SynapticTag("b", "s", T0 + timedelta(hours=1),
-                                                                      T0 + timedelta(hours=1) + ttl),
-                    SynapticTag("c", "other", T0, T0 + ttl)])
+    store.put_tags(
+        [
+            SynapticTag("a", "s", T0, T0 + ttl),
+            SynapticTag("b", "s", T0 + timedelta(hours=1), T0 + timedelta(hours=1) + ttl),
+            SynapticTag("c", "other", T0, T0 + ttl),
+        ]
+    )
     alive = store.active_tags("s", T0 + timedelta(hours=2))
     assert [t.memory_id for t in alive] == ["a", "b"] and alive[0].expires_at == T0 + ttl
     assert [t.memory_id for t in store.active_tags("s", T0 + timedelta(hours=4, minutes=30))] == ["b"]
@@ -1058,17 +1101,22 @@ def test_scope_relations(store: Store, embedder: HashEmbedder) -> None:
     a, b, c = (_rec(embedder, t, user_id="u") for t in ("alpha", "beta", "gamma"))
     other = _rec(embedder, "delta", user_id="v")
     store.insert([a, b, c, other])
-    store.add_relations([Relation(a.id, b.id, RelationType.RELATED_TO, created_at=T0),
-                         Relation(b.id, c.id, RelationType.SUPERSEDES, created_at=T0 + timedelta(seconds=1)),
-                         Relation(other.id, a.id, RelationType.RELATED_TO, created_at=T0)])
+    store.add_relations(
+        [
+            Relation(a.id, b.id, RelationType.RELATED_TO, created_at=T0),
+            Relation(b.id, c.id, RelationType.SUPERSEDES, created_at=T0 + timedelta(seconds=1)),
+            Relation(other.id, a.id, RelationType.RELATED_TO, created_at=T0),
+        ]
+    )
     mine = store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False))
     assert [(r.src_id, r.type) for r in mine] == [(a.id, RelationType.RELATED_TO), (b.id, RelationType.SUPERSEDES)]
-    only = store.scope_relations(MemoryFilter.everything(user_id="u", all_users=False),
-                                 types=frozenset({RelationType.SUPERSEDES}))
+    only = store.scope_relations(
+        MemoryFilter.everything(user_id="u", all_users=False), types=frozenset({RelationType.SUPERSEDES})
+    )
     assert [r.dst_id for r in only] == [c.id]
 
 
-def test_common_words_do_not_flood_full_text_search(open_store) -> None:  # type: ignore[no-untyped-def]
+def test_common_words_do_not_flood_full_text_search(open_store) -> None:
     store = open_store(StorageSettings(fts_common_docs=5))
     rows = [MemoryRecord(f"Maya talked about topic{i} with the cat", id=f"r{i:02d}") for i in range(20)]
     rows.append(MemoryRecord("Maya says her cat is called Pixel", id="pixel"))
@@ -1082,9 +1130,13 @@ def test_common_words_do_not_flood_full_text_search(open_store) -> None:  # type
 def test_update_many_writes_plain_fields_in_one_call(store: Store, embedder: HashEmbedder) -> None:
     a, b = _rec(embedder, "many a"), _rec(embedder, "many b")
     store.insert([a, b])
-    store.update_many([(a.id, {"access_count": 3, "energy": 2.5, "last_accessed_at": T0}),
-                       (b.id, {"access_count": 7, "energy": 1.5, "last_accessed_at": T0}),
-                       (b.id + "-missing", {"access_count": 1})])
+    store.update_many(
+        [
+            (a.id, {"access_count": 3, "energy": 2.5, "last_accessed_at": T0}),
+            (b.id, {"access_count": 7, "energy": 1.5, "last_accessed_at": T0}),
+            (b.id + "-missing", {"access_count": 1}),
+        ]
+    )
     got = store.get([a.id, b.id])
     assert (got[a.id].access_count, got[a.id].energy, got[a.id].last_accessed_at) == (3, 2.5, T0)
     assert (got[b.id].access_count, got[b.id].energy, got[b.id].version) == (7, 1.5, b.version + 1)
@@ -1118,10 +1170,14 @@ def test_update_fields_many_is_a_compare_and_set_per_memory(store: Store, embedd
     a, b, c = (_rec(embedder, f"cas {x}") for x in "abc")
     store.insert([a, b, c])
     store.update_fields(b.id, {"utility": 0.9})  # b moves to version 2: the batch's write to it is stale
-    written = store.update_fields_many([(a.id, {"utility": 0.1, "status": Status.DORMANT}, 1),
-                                        (b.id, {"utility": 0.2}, 1),
-                                        (c.id, {"energy": 0.5}, None),
-                                        ("missing", {"utility": 0.3}, 1)])
+    written = store.update_fields_many(
+        [
+            (a.id, {"utility": 0.1, "status": Status.DORMANT}, 1),
+            (b.id, {"utility": 0.2}, 1),
+            (c.id, {"energy": 0.5}, None),
+            ("missing", {"utility": 0.3}, 1),
+        ]
+    )
     assert written == [a.id, c.id]
     got = store.get([a.id, b.id, c.id])
     assert (got[a.id].utility, got[a.id].status, got[a.id].version) == (0.1, Status.DORMANT, 2)
@@ -1141,8 +1197,13 @@ def test_update_relations_in_bulk(store: Store, embedder: HashEmbedder) -> None:
     r1, r2 = Relation(a.id, b.id, RelationType.RELATED_TO), Relation(b.id, c.id, RelationType.CAUSES)
     store.add_relations([r1, r2])
     later = T0 + timedelta(days=3)
-    n = store.update_relations([(r1.id, {"confidence": 0.3, "last_reinforced_at": later, "metadata": {"k": 1}}),
-                                (r2.id, {"confidence": 0.6}), ("missing", {"confidence": 0.1})])
+    n = store.update_relations(
+        [
+            (r1.id, {"confidence": 0.3, "last_reinforced_at": later, "metadata": {"k": 1}}),
+            (r2.id, {"confidence": 0.6}),
+            ("missing", {"confidence": 0.1}),
+        ]
+    )
     assert n == 2
     got = {r.id: r for r in store.relations([a.id, c.id])}
     assert (got[r1.id].confidence, got[r1.id].last_reinforced_at, got[r1.id].metadata) == (0.3, later, {"k": 1})
@@ -1183,7 +1244,9 @@ def test_clusters_round_trip_and_replace_members(store: Store) -> None:
     store.put_clusters([c1, c2, c3])
     got = store.clusters("u")
     assert [(c.id, c.user_id, c.kind, c.members) for c in got] == [
-        ("c1", "u", "coactivation", {"m1": 4.0, "m2": 5.0}), ("c3", "u", "theme", {})]
+        ("c1", "u", "coactivation", {"m1": 4.0, "m2": 5.0}),
+        ("c3", "u", "theme", {}),
+    ]
     assert got[0].metadata == {"strength": 5} and got[0].created_at == T0
     assert [(c.id, c.user_id, c.label) for c in store.clusters(None)] == [("c2", None, "misc")]
     assert [c.id for c in store.clusters(None, all_users=True, kind="coactivation")] == ["c1", "c2"]
@@ -1214,8 +1277,9 @@ def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> Non
     from reverie.embed import quantize
 
     vecs = _unit_vectors(2)
-    rec = MemoryRecord("cold fact", id="q1", store=StoreTier.COLD, embedding=vecs[0],
-                       embedding_precision=Precision.INT4)
+    rec = MemoryRecord(
+        "cold fact", id="q1", store=StoreTier.COLD, embedding=vecs[0], embedding_precision=Precision.INT4
+    )
     store.insert([rec])
     got = store.get(["q1"])["q1"]
     assert got.embedding_precision is Precision.INT4 and got.embedding is not None
@@ -1233,11 +1297,11 @@ def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> Non
     # a new vector is stored at the memory's precision; float32 with a vector stores it exactly
     store.update_fields("q1", {"embedding": vecs[1]})
     again = store.get(["q1"])["q1"]
-    assert again.embedding_precision is Precision.INT2 and _cos(again.embedding, vecs[1]) > 0.8  # type: ignore[arg-type]
+    assert again.embedding_precision is Precision.INT2 and _cos(again.embedding, vecs[1]) > 0.8
     store.update_fields("q1", {"embedding": vecs[1], "embedding_precision": Precision.FLOAT32})
     exact = store.get(["q1"])["q1"]
     assert exact.embedding_precision is Precision.FLOAT32
-    np.testing.assert_array_equal(exact.embedding, vecs[1])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(exact.embedding, vecs[1])
     with pytest.raises(InvalidInputError):
         store.update_fields("q1", {"embedding_precision": "int3"})
     with pytest.raises(InvalidInputError):  # re-encoding goes through update_fields
@@ -1250,18 +1314,25 @@ def test_deep_search_ranks_quantized_memories_with_the_mixed_precision_similarit
 
     vecs = _unit_vectors(60)
     precisions = [Precision.FLOAT32, Precision.INT8, Precision.INT4, Precision.INT2]
-    recs = [MemoryRecord(f"memory {i}", id=f"m{i:02d}", store=StoreTier.HOT if i < 10 else StoreTier.COLD,
-                         embedding=vecs[i], embedding_precision=precisions[i % 4] if i >= 10 else Precision.FLOAT32)
-            for i in range(60)]
+    recs = [
+        MemoryRecord(
+            f"memory {i}",
+            id=f"m{i:02d}",
+            store=StoreTier.HOT if i < 10 else StoreTier.COLD,
+            embedding=vecs[i],
+            embedding_precision=precisions[i % 4] if i >= 10 else Precision.FLOAT32,
+        )
+        for i in range(60)
+    ]
     store.insert(recs)
     query = vecs[13] + 0.3 * vecs[40]
     unit = query / np.linalg.norm(query)
     expected: dict[str, float] = {}
     for r in recs:
         if r.embedding_precision is Precision.FLOAT32:
-            expected[r.id] = _cos(unit, r.embedding)  # type: ignore[arg-type]
+            expected[r.id] = _cos(unit, r.embedding)
         else:
-            codes = [quantize.encode(r.embedding, r.embedding_precision)]  # type: ignore[arg-type]
+            codes = [quantize.encode(r.embedding, r.embedding_precision)]
             expected[r.id] = float(quantize.mixed_similarity(query, codes)[0])
     deep = store.vector_search(query, MemoryFilter(stores=None), 60)
     assert [h.id for h in deep] == sorted(expected, key=lambda i: (-expected[i], i))
@@ -1276,9 +1347,14 @@ def test_deep_search_ranks_quantized_memories_with_the_mixed_precision_similarit
 
 def test_quantized_memory_moved_back_to_hot_is_still_found(store: Store) -> None:
     vecs = _unit_vectors(3, seed=11)
-    store.insert([MemoryRecord("back home", id="h1", store=StoreTier.COLD, embedding=vecs[0],
-                               embedding_precision=Precision.INT8),
-                  MemoryRecord("hot one", id="h2", embedding=vecs[1])])
+    store.insert(
+        [
+            MemoryRecord(
+                "back home", id="h1", store=StoreTier.COLD, embedding=vecs[0], embedding_precision=Precision.INT8
+            ),
+            MemoryRecord("hot one", id="h2", embedding=vecs[1]),
+        ]
+    )
     assert [h.id for h in store.vector_search(vecs[0], MemoryFilter(), 5)] == ["h2"]
     store.update_fields("h1", {"store": StoreTier.HOT})
     hits = store.vector_search(vecs[0], MemoryFilter(), 5)
@@ -1288,8 +1364,19 @@ def test_quantized_memory_moved_back_to_hot_is_still_found(store: Store) -> None
 def test_quantized_memories_survive_reopen_rebuild_user_move_and_delete(open_store: Opener) -> None:
     vecs = _unit_vectors(30, seed=3)
     st = open_store()
-    st.insert([MemoryRecord(f"cold {i}", id=f"c{i:02d}", user_id="ann", store=StoreTier.COLD, embedding=vecs[i],
-                            embedding_precision=Precision.INT4 if i % 2 else Precision.FLOAT32) for i in range(30)])
+    st.insert(
+        [
+            MemoryRecord(
+                f"cold {i}",
+                id=f"c{i:02d}",
+                user_id="ann",
+                store=StoreTier.COLD,
+                embedding=vecs[i],
+                embedding_precision=Precision.INT4 if i % 2 else Precision.FLOAT32,
+            )
+            for i in range(30)
+        ]
+    )
     deep = MemoryFilter(user_id="ann", stores=None)
     before = st.vector_search(vecs[5], deep, 10)
     assert before[0].id == "c05"
@@ -1311,8 +1398,19 @@ def test_deep_search_over_many_quantized_memories_matches_exact_ranking(store: S
     from reverie.embed import quantize
 
     vecs = _unit_vectors(900, seed=21)
-    store.insert([MemoryRecord(f"old {i}", id=f"z{i:03d}", store=StoreTier.COLD, status=Status.DORMANT,
-                               embedding=vecs[i], embedding_precision=Precision.INT4) for i in range(900)])
+    store.insert(
+        [
+            MemoryRecord(
+                f"old {i}",
+                id=f"z{i:03d}",
+                store=StoreTier.COLD,
+                status=Status.DORMANT,
+                embedding=vecs[i],
+                embedding_precision=Precision.INT4,
+            )
+            for i in range(900)
+        ]
+    )
     codes = [quantize.encode(v, Precision.INT4) for v in vecs]
     deep = MemoryFilter(stores=None, statuses=None)
     overlaps = []
@@ -1329,18 +1427,27 @@ def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Stor
     from reverie.embed import quantize
 
     vecs = _unit_vectors(6, seed=5)
-    store.insert([MemoryRecord(f"cold {i}", id=f"p{i}", store=StoreTier.COLD, embedding=vecs[i]) for i in range(5)]
-                 + [MemoryRecord("no vector", id="p5", store=StoreTier.COLD)])
+    store.insert(
+        [MemoryRecord(f"cold {i}", id=f"p{i}", store=StoreTier.COLD, embedding=vecs[i]) for i in range(5)]
+        + [MemoryRecord("no vector", id="p5", store=StoreTier.COLD)]
+    )
     store.update_fields("p3", {"energy": 0.5})  # now at version 2
-    written = store.set_embedding_precision([
-        ("p0", Precision.INT8, 1), ("p1", Precision.INT4, None), ("p2", Precision.INT2, 1),
-        ("p3", Precision.INT4, 1), ("p4", Precision.FLOAT32, 1), ("p5", Precision.INT4, 1), ("nope", Precision.INT8, 1),
-    ])
+    written = store.set_embedding_precision(
+        [
+            ("p0", Precision.INT8, 1),
+            ("p1", Precision.INT4, None),
+            ("p2", Precision.INT2, 1),
+            ("p3", Precision.INT4, 1),
+            ("p4", Precision.FLOAT32, 1),
+            ("p5", Precision.INT4, 1),
+            ("nope", Precision.INT8, 1),
+        ]
+    )
     assert written == ["p0", "p1", "p2"]  # p3 changed meanwhile, p4 is float32 already, p5 has no vector
     got = store.get([f"p{i}" for i in range(6)])
     for i, p in enumerate([Precision.INT8, Precision.INT4, Precision.INT2]):
         assert got[f"p{i}"].embedding_precision is p and got[f"p{i}"].version == 2
-        np.testing.assert_array_equal(got[f"p{i}"].embedding, quantize.decode(quantize.encode(vecs[i], p)))  # type: ignore[arg-type]
+        np.testing.assert_array_equal(got[f"p{i}"].embedding, quantize.decode(quantize.encode(vecs[i], p)))
     assert (got["p3"].embedding_precision, got["p3"].version) == (Precision.FLOAT32, 2)
     assert (got["p4"].version, got["p5"].version, got["p5"].embedding) == (1, 1, None)
     deep = MemoryFilter(stores=None)
@@ -1349,7 +1456,7 @@ def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Stor
     assert store.set_embedding_precision([("p0", Precision.INT2, 2), ("p1", Precision.FLOAT32, 2)]) == ["p0", "p1"]
     got = store.get(["p0", "p1"])
     assert got["p0"].embedding_precision is Precision.INT2 and got["p1"].embedding_precision is Precision.FLOAT32
-    assert _cos(got["p0"].embedding, vecs[0]) > 0.8  # type: ignore[arg-type]
+    assert _cos(got["p0"].embedding, vecs[0]) > 0.8
     assert store.vector_search(vecs[1], MemoryFilter(stores=None), 1)[0].id == "p1"
     assert store.set_embedding_precision([]) == []
     with pytest.raises(InvalidInputError):
@@ -1360,12 +1467,25 @@ def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Stor
 
 
 def test_ids_with_prefix_and_users(store: Store, embedder: HashEmbedder) -> None:
-    ids = ["0199aa00-0000-7000-8000-000000000001", "0199aa00-0000-7000-8000-000000000002",
-           "0199ab00-0000-7000-8000-000000000003", "0199aa%_-literal"]
-    store.insert([_rec(embedder, f"fact {i}", id=mid, user_id=user, status=status)
-                  for i, (mid, user, status) in enumerate(zip(ids, ["maya", "maya", "tom", None],
-                                                                [Status.ACTIVE, Status.INVALIDATED,
-                                                                 Status.ACTIVE, Status.ACTIVE], strict=True))])
+    ids = [
+        "0199aa00-0000-7000-8000-000000000001",
+        "0199aa00-0000-7000-8000-000000000002",
+        "0199ab00-0000-7000-8000-000000000003",
+        "0199aa%_-literal",
+    ]
+    store.insert(
+        [
+            _rec(embedder, f"fact {i}", id=mid, user_id=user, status=status)
+            for i, (mid, user, status) in enumerate(
+                zip(
+                    ids,
+                    ["maya", "maya", "tom", None],
+                    [Status.ACTIVE, Status.INVALIDATED, Status.ACTIVE, Status.ACTIVE],
+                    strict=True,
+                )
+            )
+        ]
+    )
     # any user and status; id order; exact characters (no LIKE wildcards)
     assert store.ids_with_prefix("0199aa00") == ids[:2]
     assert store.ids_with_prefix("0199a", limit=2) == [ids[3], ids[0]]  # "%" sorts before "0"
@@ -1377,33 +1497,50 @@ def test_ids_with_prefix_and_users(store: Store, embedder: HashEmbedder) -> None
 
 
 def test_access_events_newest_first_with_kind_and_session(store: Store) -> None:
-    store.log_access([AccessEvent("m", T0 + timedelta(minutes=i), kind=k, session_id=s)
-                      for i, (k, s) in enumerate([("search", "s1"), ("get", None), ("rehearsal", "s2")])])
+    store.log_access(
+        [
+            AccessEvent("m", T0 + timedelta(minutes=i), kind=k, session_id=s)
+            for i, (k, s) in enumerate([("search", "s1"), ("get", None), ("rehearsal", "s2")])
+        ]
+    )
     store.log_access([AccessEvent("other", T0)])
     got = store.access_events("m")
     assert [(e.kind, e.session_id, e.at) for e in got] == [
-        ("rehearsal", "s2", T0 + timedelta(minutes=2)), ("get", None, T0 + timedelta(minutes=1)),
-        ("search", "s1", T0)]
+        ("rehearsal", "s2", T0 + timedelta(minutes=2)),
+        ("get", None, T0 + timedelta(minutes=1)),
+        ("search", "s1", T0),
+    ]
     assert [e.kind for e in store.access_events("m", limit=1)] == ["rehearsal"]
     assert store.access_events("nobody") == []
 
 
 def test_history_at_one_instant_by_one_actor(store: Store) -> None:
     run = T0 + timedelta(hours=1)
-    store.add_history([HistoryEvent("a", "promoted", run, actor="dream"),
-                       HistoryEvent("b", "archived", run, actor="dream"),
-                       HistoryEvent("c", "updated", run, actor="user"),
-                       HistoryEvent("d", "promoted", run + timedelta(microseconds=1), actor="dream")])
-    assert [(e.memory_id, e.event) for e in store.history_at(run, actor="dream")] == [("a", "promoted"),
-                                                                                     ("b", "archived")]
+    store.add_history(
+        [
+            HistoryEvent("a", "promoted", run, actor="dream"),
+            HistoryEvent("b", "archived", run, actor="dream"),
+            HistoryEvent("c", "updated", run, actor="user"),
+            HistoryEvent("d", "promoted", run + timedelta(microseconds=1), actor="dream"),
+        ]
+    )
+    assert [(e.memory_id, e.event) for e in store.history_at(run, actor="dream")] == [
+        ("a", "promoted"),
+        ("b", "archived"),
+    ]
     assert len(store.history_at(run, actor="dream", limit=1)) == 1
     assert store.history_at(T0, actor="dream") == []
 
 
 def test_scope_counts_per_user_and_agent(store: Store, embedder: HashEmbedder) -> None:
-    store.insert([_rec(embedder, "a1", user_id="u", agent_id="x", access_count=2),
-                  _rec(embedder, "a2", user_id="u", agent_id="x", access_count=3, status=Status.INVALIDATED),
-                  _rec(embedder, "a3", user_id="u"), _rec(embedder, "a4", user_id=None, agent_id="y")])
+    store.insert(
+        [
+            _rec(embedder, "a1", user_id="u", agent_id="x", access_count=2),
+            _rec(embedder, "a2", user_id="u", agent_id="x", access_count=3, status=Status.INVALIDATED),
+            _rec(embedder, "a3", user_id="u"),
+            _rec(embedder, "a4", user_id=None, agent_id="y"),
+        ]
+    )
     rows = {(r["user_id"], r["agent_id"]): r for r in store.scope_counts()}
     assert set(rows) == {("u", "x"), ("u", None), (None, "y")}
     assert rows[("u", "x")]["memories"] == 2 and rows[("u", "x")]["accesses"] == 5
@@ -1420,8 +1557,12 @@ def test_state_items_delete_state_and_partition_rows(store: Store) -> None:
     assert store.delete_state(["k:a", "missing"]) == 1 and store.state_items() == [("k:b", [1, 2])]
     store.put_box(Box("b1", "u", "s", T0, T0, topic=["tea"]))
     store.put_box(Box("b2", "v", "s", T0, T0, topic=["coffee"]))
-    store.put_clusters([Cluster("c1", "u", "coactivation", T0, T0, members={"m1": 1.0}),
-                        Cluster("c2", "v", "coactivation", T0, T0, members={"m2": 1.0})])
+    store.put_clusters(
+        [
+            Cluster("c1", "u", "coactivation", T0, T0, members={"m1": 1.0}),
+            Cluster("c2", "v", "coactivation", T0, T0, members={"m2": 1.0}),
+        ]
+    )
     assert store.delete_partition_rows("u", dry_run=True) == {"boxes": 1, "clusters": 1}
     assert store.box("b1") is not None  # a dry run changes nothing
     assert store.delete_partition_rows("u") == {"boxes": 1, "clusters": 1}
@@ -1438,15 +1579,19 @@ def test_duplicate_groups_share_user_agent_and_content_hash(store: Store) -> Non
     def rec(mid: str, text: str, at: int, **kw: Any) -> MemoryRecord:
         return MemoryRecord(text, id=mid, created_at=T0 + timedelta(minutes=at), **kw)
 
-    store.insert([
-        rec("a2", "Tea at noon", 2, user_id="u"), rec("a1", "tea at  noon!", 1, user_id="u"),
-        rec("a3", "Tea at noon", 3, user_id="u"),
-        rec("b1", "Tea at noon", 0, user_id="v"),  # another user: not a duplicate of u's
-        rec("c1", "Tea at noon", 5, user_id="u", agent_id="bot"),  # another agent
-        rec("d1", "coffee at six", 1, user_id="u"), rec("d2", "coffee at six", 1, user_id="u"),
-        rec("e1", "only once", 1, user_id="u"),
-        rec("f1", "Tea at noon", 9, user_id="u", status=Status.INVALIDATED),
-    ])
+    store.insert(
+        [
+            rec("a2", "Tea at noon", 2, user_id="u"),
+            rec("a1", "tea at  noon!", 1, user_id="u"),
+            rec("a3", "Tea at noon", 3, user_id="u"),
+            rec("b1", "Tea at noon", 0, user_id="v"),  # another user: not a duplicate of u's
+            rec("c1", "Tea at noon", 5, user_id="u", agent_id="bot"),  # another agent
+            rec("d1", "coffee at six", 1, user_id="u"),
+            rec("d2", "coffee at six", 1, user_id="u"),
+            rec("e1", "only once", 1, user_id="u"),
+            rec("f1", "Tea at noon", 9, user_id="u", status=Status.INVALIDATED),
+        ]
+    )
     groups = store.duplicate_groups(MemoryFilter.everything(all_users=True, statuses=frozenset({Status.ACTIVE})))
     assert groups == [["a1", "a2", "a3"], ["d1", "d2"]]  # oldest first, ties by id
     assert store.duplicate_groups(MemoryFilter(user_id="v", statuses=None, stores=None)) == []
@@ -1457,25 +1602,32 @@ def test_duplicate_groups_share_user_agent_and_content_hash(store: Store) -> Non
 def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embedder: HashEmbedder) -> None:
     # a small exact-search limit: the SQLite backend serves this partition from an HNSW graph
     st = open_store(StorageSettings(exact_search_max=40, ann_rebuild_delta=100))
-    recs = [_rec(embedder, f"compaction note {i} about harbour{i % 13} and lantern{i % 7} " + "padding " * 20)
-            for i in range(240)]
+    recs = [
+        _rec(embedder, f"compaction note {i} about harbour{i % 13} and lantern{i % 7} " + "padding " * 20)
+        for i in range(240)
+    ]
     st.insert(recs)
-    st.vector_search(recs[0].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]  # builds the index
+    st.vector_search(recs[0].embedding, MemoryFilter(), 1)  # builds the index
     for r in recs[:60]:  # rewritten contents: old full-text entries and row versions left behind
-        st.update_fields(r.id, {"content": r.content.replace("note", "memo"), "embedding": embedder.embed(
-            [r.content.replace("note", "memo")])[0]})
+        st.update_fields(
+            r.id,
+            {
+                "content": r.content.replace("note", "memo"),
+                "embedding": embedder.embed([r.content.replace("note", "memo")])[0],
+            },
+        )
     gone = [r.id for r in recs[120:]]
     assert st.delete(gone) == len(gone)
     kept = recs[:120]
     probes = [kept[i].embedding for i in (3, 50, 90)]
-    before_v = [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes]  # type: ignore[arg-type]
+    before_v = [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes]
     before_t = {h.id for h in st.text_search("lantern3", MemoryFilter(), 100)}
 
     report = st.compact()
 
     assert report.backend == st.backend and report.bytes_before > 0 and report.bytes_after > 0
     assert report.actions and report.seconds >= 0
-    assert [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes] == before_v  # type: ignore[arg-type]
+    assert [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes] == before_v
     assert {h.id for h in st.text_search("lantern3", MemoryFilter(), 100)} == before_t
     assert st.count(MemoryFilter.everything()) == len(kept)
     data = report.to_dict()
@@ -1486,15 +1638,16 @@ def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embed
         assert report.index_entries_after["vector_deleted_marks"] == 0
         assert report.index_entries_after["vectors"] == len(kept)
         assert report.rows_removed["vector_changes"] > 0
-        assert report.index_entries_after["fulltext_segment_rows"] <= report.index_entries_before[
-            "fulltext_segment_rows"]
+        assert (
+            report.index_entries_after["fulltext_segment_rows"] <= report.index_entries_before["fulltext_segment_rows"]
+        )
     else:
         assert report.rows_removed["memories"] >= len(gone)  # the deleted rows' dead versions vacuumed
         assert set(report.index_entries_after) >= {"memories_embedding_hnsw", "memories_tsv_idx"}
     # writes after a compaction are found as before
     late = _rec(embedder, "written after the compaction: a lighthouse keeper")
     st.insert([late])
-    assert st.vector_search(late.embedding, MemoryFilter(), 1)[0].id == late.id  # type: ignore[arg-type]
+    assert st.vector_search(late.embedding, MemoryFilter(), 1)[0].id == late.id
     assert late.id in {h.id for h in st.text_search("lighthouse keeper", MemoryFilter(), 5)}
     again = st.compact()  # idempotent: nothing left to reclaim but it runs
     assert again.index_entries_after.get("vector_deleted_marks", 0) == 0

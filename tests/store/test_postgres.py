@@ -48,7 +48,7 @@ def pg(pg_url: str) -> Iterator[PostgresStore]:
 
 def _scalar(url: str, query: str) -> object:
     with psycopg.connect(url) as conn:
-        row = conn.execute(query).fetchone()  # type: ignore[arg-type]
+        row = conn.execute(query).fetchone()
         assert row is not None
         return row[0]
 
@@ -153,7 +153,7 @@ def test_processes_open_and_claim_the_same_ids_without_overlap(pg_url: str) -> N
     assert not a & b, "a memory was claimed by two owners"
     assert a | b == set(ids)
     with psycopg.connect(pg_url) as conn:
-        rows = dict(conn.execute("SELECT memory_id, owner FROM claims").fetchall())
+        rows: dict[str, str] = dict(conn.execute("SELECT memory_id, owner FROM claims").fetchall())
     assert {k for k, v in rows.items() if v == "worker-a"} == a
     assert _scalar(pg_url, "SELECT count(*) FROM schema_migrations") == len(MIGRATIONS)
 
@@ -232,7 +232,7 @@ def _filtered_population(pg: PostgresStore, pg_url: str) -> tuple[list[MemoryRec
 
 def _brute_force(records: list[MemoryRecord], query: np.ndarray, k: int) -> list[str]:
     rare = [r for r in records if r.category == "rare"]
-    sims = np.array([float(r.embedding @ query) for r in rare])  # type: ignore[operator]
+    sims = np.array([float(r.embedding @ query) for r in rare])
     return [rare[i].id for i in np.argsort(-sims)[:k]]
 
 
@@ -241,7 +241,7 @@ def test_rebuild_inside_a_transaction_locks_but_works(pg: PostgresStore) -> None
     pg.insert([rec])
     with pg.transaction():
         pg.rebuild_indexes()
-        assert pg.vector_search(rec.embedding, MemoryFilter(), 1)[0].id == rec.id  # type: ignore[arg-type]
+        assert pg.vector_search(rec.embedding, MemoryFilter(), 1)[0].id == rec.id
     assert [h.id for h in pg.text_search("lighthouse", MemoryFilter(), 5)] == [rec.id]
 
 

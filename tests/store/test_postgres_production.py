@@ -90,8 +90,9 @@ def test_reverie_runs_as_a_database_owner_that_is_no_superuser(fresh_db: tuple[s
         _open(_with(admin_url, user="reverie_app_test", database=bare))
 
 
-def test_pg_dump_restore_drill_while_a_writer_adds(pg_url: str, fresh_db: tuple[str, list[str]],
-                                                   tmp_path: Path) -> None:
+def test_pg_dump_restore_drill_while_a_writer_adds(
+    pg_url: str, fresh_db: tuple[str, list[str]], tmp_path: Path
+) -> None:
     import psycopg
 
     admin_url, made = fresh_db
@@ -122,8 +123,9 @@ def test_pg_dump_restore_drill_while_a_writer_adds(pg_url: str, fresh_db: tuple[
         with lock:
             before = list(acked)
         dump = tmp_path / "reverie.dump"
-        subprocess.run([_bin("pg_dump"), "--format=custom", f"--file={dump}", pg_url], check=True,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [_bin("pg_dump"), "--format=custom", f"--file={dump}", pg_url], check=True, capture_output=True, timeout=120
+        )
         time.sleep(0.2)
         stop.set()
         thread.join(timeout=60)
@@ -136,8 +138,12 @@ def test_pg_dump_restore_drill_while_a_writer_adds(pg_url: str, fresh_db: tuple[
     restored_url = _with(admin_url, database=restored_name)
     with psycopg.connect(restored_url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    subprocess.run([_bin("pg_restore"), "--no-owner", f"--dbname={restored_url}", str(dump)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [_bin("pg_restore"), "--no-owner", f"--dbname={restored_url}", str(dump)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     with _open(restored_url) as restored:
         assert sorted(restored.store.get(before)) == sorted(before)  # every write acknowledged before the dump
         assert len(restored.list(user_id="u", limit=1000)) == 500

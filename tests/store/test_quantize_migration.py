@@ -29,7 +29,7 @@ def _check_upgraded(st: Store, vecs: np.ndarray) -> None:
     recs = st.get(["o0", "o1"])
     # a pre-migration label said int8 but the row held float32: the float32 copy is the truth
     assert recs["o1"].embedding_precision is Precision.FLOAT32
-    np.testing.assert_array_equal(recs["o1"].embedding, vecs[1])  # type: ignore[arg-type]
+    np.testing.assert_array_equal(recs["o1"].embedding, vecs[1])
     st.update_fields("o0", {"embedding_precision": Precision.INT4})
     deep = MemoryFilter(stores=None)
     assert st.vector_search(vecs[0], deep, 1)[0].id == "o0"
@@ -73,11 +73,14 @@ def test_postgres_database_from_before_quantization_is_upgraded(pg_url: str) -> 
     with PostgresStore(pg_url, settings=StorageSettings(), dim=DIM) as st:
         _check_upgraded(st, vecs)
     with psycopg.connect(pg_url, autocommit=True) as raw:
-        assert raw.execute("SELECT count(*) FROM schema_migrations WHERE name = '0004_quantized_embeddings'"
-                           ).fetchone() == (1,)
+        assert raw.execute(
+            "SELECT count(*) FROM schema_migrations WHERE name = '0004_quantized_embeddings'"
+        ).fetchone() == (1,)
         raw.execute("SET enable_seqscan = off")  # four rows: show that the partial index serves the probe
-        plan = raw.execute("EXPLAIN SELECT id FROM memories WHERE embedding_codes IS NOT NULL "
-                           "AND partition = '' AND status = 'active' AND store = 'hot'").fetchall()
+        plan = raw.execute(
+            "EXPLAIN SELECT id FROM memories WHERE embedding_codes IS NOT NULL "
+            "AND partition = '' AND status = 'active' AND store = 'hot'"
+        ).fetchall()
         assert "memories_quantized_idx" in " ".join(r[0] for r in plan)
 
 
@@ -85,8 +88,12 @@ def test_sqlite_hot_search_probes_quantized_rows_through_the_partial_index(tmp_p
     from reverie.store.sqlite import SQLiteStore, filter_sql
 
     with SQLiteStore(tmp_path / "m.db", settings=StorageSettings(), dim=DIM) as st:
-        for flt in (MemoryFilter(), MemoryFilter(user_id="u"), MemoryFilter(user_id="u", statuses=None),
-                    MemoryFilter(all_users=True, statuses=None)):
+        for flt in (
+            MemoryFilter(),
+            MemoryFilter(user_id="u"),
+            MemoryFilter(user_id="u", statuses=None),
+            MemoryFilter(all_users=True, statuses=None),
+        ):
             where, params = filter_sql(flt)
             plan = st._conn.execute(
                 "EXPLAIN QUERY PLAN SELECT m.id FROM memories m WHERE m.embedding_codes IS NOT NULL AND " + where,
@@ -101,8 +108,18 @@ def test_sqlite_quantized_partition_grows_an_hnsw_graph(tmp_path: Path) -> None:
     vecs = _vectors(400)
     settings = StorageSettings(exact_search_max=50)
     with SQLiteStore(tmp_path / "m.db", settings=settings, dim=DIM) as st:
-        st.insert([MemoryRecord(f"cold {i}", id=f"c{i:03d}", store=StoreTier.COLD, embedding=vecs[i],
-                                embedding_precision=Precision.INT4) for i in range(300)])
+        st.insert(
+            [
+                MemoryRecord(
+                    f"cold {i}",
+                    id=f"c{i:03d}",
+                    store=StoreTier.COLD,
+                    embedding=vecs[i],
+                    embedding_precision=Precision.INT4,
+                )
+                for i in range(300)
+            ]
+        )
         st.insert([MemoryRecord(f"hot {i}", id=f"h{i:03d}", embedding=vecs[i]) for i in range(300, 400)])
         deep = MemoryFilter(stores=None)
         for i in (0, 123, 299):

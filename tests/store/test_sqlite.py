@@ -20,7 +20,7 @@ import pytest
 from reverie.config.core import StorageSettings
 from reverie.embed.testing import HashEmbedder
 from reverie.errors import MigrationError, StoreError
-from reverie.model import MemoryRecord
+from reverie.model import MemoryRecord, Status, StoreTier
 from reverie.store.base import MemoryFilter
 from reverie.store.sqlite import MIGRATIONS, SQLiteStore, filter_sql
 from reverie.store.textquery import query_terms
@@ -142,15 +142,15 @@ def test_ann_recall_and_delta(tmp_path: Path, embedder: HashEmbedder) -> None:
     delta = _records(embedder, 30, prefix="fresh delta row")
     st.insert(delta)
     for r in delta:
-        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]
+        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id
     # beyond ann_rebuild_delta the delta is folded into the graph, and still found
     more = _records(embedder, 300, prefix="second wave")
     st.insert(more)
     for r in more[::30]:
-        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id  # type: ignore[arg-type]
+        assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id
     # deletions and embedding changes inside the graph are honoured
     st.delete([recs[0].id])
-    assert recs[0].id not in {h.id for h in st.vector_search(recs[0].embedding, MemoryFilter(), 5)}  # type: ignore[arg-type]
+    assert recs[0].id not in {h.id for h in st.vector_search(recs[0].embedding, MemoryFilter(), 5)}
     st.update_fields(recs[1].id, {"embedding": embedder.embed(["zebra quantum"])[0]})
     top = st.vector_search(embedder.embed(["zebra quantum"])[0], MemoryFilter(), 1)
     assert top[0].id == recs[1].id
@@ -163,27 +163,27 @@ def test_ann_index_is_persisted_and_rebuilt(tmp_path: Path, embedder: HashEmbedd
     recs = _records(embedder, 400)
     st.insert(recs)
     probe = [r.embedding for r in recs[::40]]
-    before = [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe]  # type: ignore[arg-type]
+    before = [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe]
     st.close()
     manifest = Path(f"{path}.ann") / "manifest.json"
     assert json.loads(manifest.read_text())["partitions"]
     # reopened: served from the saved graph plus the log
     st = _open(path, ANN)
-    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before
     st.close()
     # the index directory is gone: rebuilt from the rows
     shutil.rmtree(Path(f"{path}.ann"))
     st = _open(path, ANN)
-    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before
     st.close()
     # a damaged manifest or graph file: ignored and rebuilt
     for p in Path(f"{path}.ann").iterdir():
         if p.suffix == ".hnsw":
             p.write_bytes(b"garbage")
     st = _open(path, ANN)
-    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before
     st.rebuild_indexes()
-    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before  # type: ignore[arg-type]
+    assert [[h.id for h in st.vector_search(q, MemoryFilter(), 5)] for q in probe] == before
     st.close()
 
 
@@ -192,7 +192,7 @@ def test_saved_index_catches_up_with_later_writes(tmp_path: Path, embedder: Hash
     st = _open(path, ANN)
     recs = _records(embedder, 300)
     st.insert(recs)
-    st.vector_search(recs[0].embedding, MemoryFilter(), 1)  # type: ignore[arg-type]
+    st.vector_search(recs[0].embedding, MemoryFilter(), 1)
     st.close()
     # another writer (the index is not loaded) changes rows after the save
     other = _open(path, ANN)
@@ -203,9 +203,9 @@ def test_saved_index_catches_up_with_later_writes(tmp_path: Path, embedder: Hash
     other.insert(added)
     other.close()
     st = _open(path, ANN)
-    assert recs[0].id not in {h.id for h in st.vector_search(recs[0].embedding, MemoryFilter(), 5)}  # type: ignore[arg-type]
+    assert recs[0].id not in {h.id for h in st.vector_search(recs[0].embedding, MemoryFilter(), 5)}
     assert st.vector_search(new_vec, MemoryFilter(), 1)[0].id == recs[1].id
-    assert st.vector_search(added[2].embedding, MemoryFilter(), 1)[0].id == added[2].id  # type: ignore[arg-type]
+    assert st.vector_search(added[2].embedding, MemoryFilter(), 1)[0].id == added[2].id
     st.close()
 
 
@@ -214,12 +214,12 @@ def test_two_connections_see_each_others_vectors(tmp_path: Path, embedder: HashE
     a, b = _open(path, ANN), _open(path, ANN)
     first = _records(embedder, 200)
     a.insert(first)
-    assert b.vector_search(first[7].embedding, MemoryFilter(), 1)[0].id == first[7].id  # type: ignore[arg-type]
+    assert b.vector_search(first[7].embedding, MemoryFilter(), 1)[0].id == first[7].id
     second = _records(embedder, 20, prefix="written by b")
     b.insert(second)
-    assert a.vector_search(second[3].embedding, MemoryFilter(), 1)[0].id == second[3].id  # type: ignore[arg-type]
+    assert a.vector_search(second[3].embedding, MemoryFilter(), 1)[0].id == second[3].id
     b.delete([first[7].id])
-    assert first[7].id not in {h.id for h in a.vector_search(first[7].embedding, MemoryFilter(), 3)}  # type: ignore[arg-type]
+    assert first[7].id not in {h.id for h in a.vector_search(first[7].embedding, MemoryFilter(), 3)}
     a.close()
     b.close()
 
@@ -321,19 +321,33 @@ def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
         for _ in range(600):
             text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
             user = rng.choice(["ana", "ana", "ben", "ben", "ben", "ben", "ben", "cy", None])
-            rows.append(MemoryRecord(text, user_id=user, session_id=rng.choice(["s1", "s2"]),
-                                     status=rng.choice(["active", "active", "active", "superseded"])))
+            rows.append(
+                MemoryRecord(
+                    text,
+                    user_id=user,
+                    session_id=rng.choice(["s1", "s2"]),
+                    status=rng.choice([Status.ACTIVE] * 3 + [Status.SUPERSEDED]),
+                )
+            )
         rows += [MemoryRecord("apple river", user_id="ana") for _ in range(30)]  # exact ties
         store.insert(rows)
-        filters = [MemoryFilter(), MemoryFilter(user_id="ana"), MemoryFilter(user_id="cy"),
-                   MemoryFilter(user_id="ben", session_id="s2"), MemoryFilter(statuses=frozenset({"superseded"})),
-                   MemoryFilter(all_users=True)]
+        filters = [
+            MemoryFilter(),
+            MemoryFilter(user_id="ana"),
+            MemoryFilter(user_id="cy"),
+            MemoryFilter(user_id="ben", session_id="s2"),
+            MemoryFilter(statuses=frozenset({Status.SUPERSEDED})),
+            MemoryFilter(all_users=True),
+        ]
         queries = ["apple", "apple river", "quartz violet ember", "maple", "cloud stone", "nothing here"]
         cases = [(q, f, k) for q in queries for f in filters for k in (1, 3, 10, 40)]
         monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)  # rank first (a large scope)
         fast = [store.text_search(q, f, k) for q, f, k in cases]
-        used = sum(store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
-                   for q, f, k in cases if query_terms(q))
+        used = sum(
+            store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
+            for q, f, k in cases
+            if query_terms(q)
+        )
         monkeypatch.setattr(store, "_narrow_scope", lambda *a: True)  # filter first (a scope of few rows)
         narrow = [store.text_search(q, f, k) for q, f, k in cases]
         monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)
@@ -355,26 +369,41 @@ def test_text_search_of_a_small_store_within_a_large_one(tmp_path: Path) -> None
     words = ["apple", "river", "stone", "cloud", "ember", "maple", "quartz", "violet"]
     store = SQLiteStore(tmp_path / "narrow.db", settings=StorageSettings(fts_common_docs=10_000), dim=64)
     try:
-        rows = [MemoryRecord(" ".join(rng.choice(words) for _ in range(rng.randint(1, 5))), user_id="u",
-                             store=rng.choice(["hot"] * 9 + ["cold"]),
-                             status=rng.choice(["active", "active", "superseded", "dormant"]))
-                for _ in range(800)]
+        rows = [
+            MemoryRecord(
+                " ".join(rng.choice(words) for _ in range(rng.randint(1, 5))),
+                user_id="u",
+                store=rng.choice([StoreTier.HOT] * 9 + [StoreTier.COLD]),
+                status=rng.choice([Status.ACTIVE, Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT]),
+            )
+            for _ in range(800)
+        ]
         store.insert(rows)
-        cold = MemoryFilter(user_id="u", stores=frozenset({"cold"}),
-                            statuses=frozenset({"active", "superseded", "dormant", "archived"}))
+        cold = MemoryFilter(
+            user_id="u",
+            stores=frozenset({StoreTier.COLD}),
+            statuses=frozenset({Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT, Status.ARCHIVED}),
+        )
         hot = MemoryFilter(user_id="u")
         assert store._narrow_scope(cold, 200) and not store._narrow_scope(hot, 200)
         assert not store._narrow_scope(MemoryFilter(all_users=True), 10_000)
         for q in ["apple", "quartz violet", "cloud stone ember", "maple river"]:
             for flt in (cold, hot, MemoryFilter(user_id="nobody")):
                 where, params = filter_sql(flt)
-                joined = [(r[0], float(r[1])) for r in store._conn.execute(
-                    "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON "
-                    f"m.rid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id "
-                    "LIMIT 25", (store._selective_match(query_terms(q)), *params))]
+                joined = [
+                    (r[0], float(r[1]))
+                    for r in store._conn.execute(
+                        "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON "
+                        f"m.rid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id "
+                        "LIMIT 25",
+                        (store._selective_match(query_terms(q)), *params),
+                    )
+                ]
                 assert [(h.id, h.score) for h in store.text_search(q, flt, 25)] == joined
-                assert [(h.id, h.score) for h in store._filtered_then_ranked(
-                    store._selective_match(query_terms(q)), flt, 25)] == joined
+                assert [
+                    (h.id, h.score)
+                    for h in store._filtered_then_ranked(store._selective_match(query_terms(q)), flt, 25)
+                ] == joined
     finally:
         store.close()
 
@@ -413,7 +442,7 @@ def test_compaction_trims_the_change_log_and_other_connections_reload(tmp_path: 
     a, b = _open(path, ANN), _open(path, ANN)
     first = _records(embedder, 200)
     a.insert(first)
-    assert b.vector_search(first[7].embedding, MemoryFilter(), 1)[0].id == first[7].id  # type: ignore[arg-type]
+    assert b.vector_search(first[7].embedding, MemoryFilter(), 1)[0].id == first[7].id
     later = _records(embedder, 30, prefix="written before compaction")
     a.insert(later)
     a.delete([first[9].id])
@@ -422,14 +451,14 @@ def test_compaction_trims_the_change_log_and_other_connections_reload(tmp_path: 
     with sqlite3.connect(path) as raw:
         assert raw.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 1
     # b's index predates the trimmed entries: it reloads and sees both the insert and the delete
-    assert b.vector_search(later[4].embedding, MemoryFilter(), 1)[0].id == later[4].id  # type: ignore[arg-type]
-    assert first[9].id not in {h.id for h in b.vector_search(first[9].embedding, MemoryFilter(), 5)}  # type: ignore[arg-type]
+    assert b.vector_search(later[4].embedding, MemoryFilter(), 1)[0].id == later[4].id
+    assert first[9].id not in {h.id for h in b.vector_search(first[9].embedding, MemoryFilter(), 5)}
     after = _records(embedder, 5, prefix="written after compaction")
     a.insert(after)
-    assert b.vector_search(after[2].embedding, MemoryFilter(), 1)[0].id == after[2].id  # type: ignore[arg-type]
+    assert b.vector_search(after[2].embedding, MemoryFilter(), 1)[0].id == after[2].id
     a.close()
     b.close()
     c = _open(path, ANN)  # a fresh process loads the graphs the compaction saved
-    assert c.vector_search(after[1].embedding, MemoryFilter(), 1)[0].id == after[1].id  # type: ignore[arg-type]
-    assert c.vector_search(first[50].embedding, MemoryFilter(), 1)[0].id == first[50].id  # type: ignore[arg-type]
+    assert c.vector_search(after[1].embedding, MemoryFilter(), 1)[0].id == after[1].id
+    assert c.vector_search(first[50].embedding, MemoryFilter(), 1)[0].id == first[50].id
     c.close()

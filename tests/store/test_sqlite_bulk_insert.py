@@ -101,8 +101,9 @@ def test_history_batches_keep_consecutive_ids(tmp_path: Path, embedder: HashEmbe
     records = _records(embedder, 3, "h")
     st.insert(records)
     at = datetime(2026, 1, 2, tzinfo=UTC)
-    events = [HistoryEvent(records[i % 3].id, "created", at, reason=f"r{i}", actor="test", data={"i": i})
-              for i in range(100)]  # 100 rows of 6 values: four statements under the low limit
+    events = [
+        HistoryEvent(records[i % 3].id, "created", at, reason=f"r{i}", actor="test", data={"i": i}) for i in range(100)
+    ]  # 100 rows of 6 values: four statements under the low limit
     st.add_history(events)
     ids = [e.id for e in events]
     assert ids == list(range(ids[0], ids[0] + 100))

@@ -13,8 +13,9 @@ from reverie.write.classify import category_of
 
 def test_the_classifier_finds_commitments() -> None:
     assert category_of("fact", "I promise to send Maria the signed contract next week", foresight=True) == "commitment"
-    assert category_of("other", "We agreed to review the budget together every quarter", foresight=False) == \
-        "commitment"
+    assert (
+        category_of("other", "We agreed to review the budget together every quarter", foresight=False) == "commitment"
+    )
     assert category_of("fact", "Ana söz verdi, raporu yarın gönderecek", foresight=False) == "commitment"
     assert category_of("fact", "I will visit Lisbon next week", foresight=True) == "plan"
     # the LLM's categories are kept

@@ -20,7 +20,7 @@ def _edges(mem: Any, memory_id: str) -> list[Relation]:
     return [r for r in mem.store.relations([memory_id]) if r.type is RelationType.SAME_ENTITY]
 
 
-def test_a_relation_observed_again_strengthens_the_stored_edge(mem, clock) -> None:  # type: ignore[no-untyped-def]
+def test_a_relation_observed_again_strengthens_the_stored_edge(mem, clock) -> None:
     a = mem.add(A, user_id="u")
     b = mem.add(B, user_id="u")
     assert (a.action, b.action) == (Action.CREATE, Action.CREATE)
@@ -38,7 +38,7 @@ def test_a_relation_observed_again_strengthens_the_stored_edge(mem, clock) -> No
     assert after.metadata["observations"] == 2 and relations.verification(after) == "system_inferred"
 
 
-def test_edge_reinforcement_follows_its_setting(make_memory, clock) -> None:  # type: ignore[no-untyped-def]
+def test_edge_reinforcement_follows_its_setting(make_memory, clock) -> None:
     mem = make_memory(dynamics={"lifecycle": {"edge_reinforce_delta": 0.2}})
     mem.add(A, user_id="u")
     b = mem.add(B, user_id="u")
@@ -47,7 +47,7 @@ def test_edge_reinforcement_follows_its_setting(make_memory, clock) -> None:  # 
     assert abs(edge.confidence - 0.9) < 1e-9
 
 
-def test_memory_verification_state_and_policy_class(mem) -> None:  # type: ignore[no-untyped-def]
+def test_memory_verification_state_and_policy_class(mem) -> None:
     b = mem.add(B, user_id="u")
     rec = mem.get(b.ids[0])
     assert rec.verification_state == "unverified" and rec.policy_class == "durable"
@@ -59,18 +59,22 @@ def test_memory_verification_state_and_policy_class(mem) -> None:  # type: ignor
     assert mem.unpin(b.ids[0]).policy_class == "durable"
 
 
-def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:  # type: ignore[no-untyped-def]
+def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:
     a = mem.add("Ana Silva works at Acme Labs in Lisbon", user_id="u")
     b = mem.add("Ana Silva met Tom Berg from Acme Labs in Porto", user_id="u")
     assert b.action is Action.CREATE
     before = [r for r in mem.store.relations([b.ids[0]], direction="out") if r.type is not RelationType.REINFORCES]
     assert before, "the rules relate the two memories"
-    new = mem.add("Ana Silva met Tom Berg from Acme Labs in Porto. Correction: it was in Madrid, not Porto",
-                  user_id="u")
+    new = mem.add(
+        "Ana Silva met Tom Berg from Acme Labs in Porto. Correction: it was in Madrid, not Porto", user_id="u"
+    )
     if new.action is Action.SUPERSEDE and b.ids[0] in new.ids:
         assert mem.get(b.ids[0]).status is Status.SUPERSEDED
-        out = [r for r in mem.store.relations([b.ids[0]], direction="out") if r.type in
-               relations.prunable_types(mem.settings.write.relations)]
+        out = [
+            r
+            for r in mem.store.relations([b.ids[0]], direction="out")
+            if r.type in relations.prunable_types(mem.settings.write.relations)
+        ]
         assert out and all(relations.verification(r) == "disputed" for r in out)
     else:  # the gate may read the correction against the other memory: then that one's edges are disputed
         assert new.action is Action.SUPERSEDE, new.reason
@@ -80,19 +84,24 @@ def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:
 
 def test_pruning_removes_disputed_then_unverified_edges_first() -> None:
     cfg = RelationSettings(prune_at=2, prune_to=1)
+
     def rel(state: str, conf: float) -> Relation:
         return Relation("a", state, RelationType.SAME_ENTITY, confidence=conf, metadata={relations.VERIFICATION: state})
+
     inferred, unverified, disputed = rel("system_inferred", 0.4), rel("unverified", 0.9), rel("disputed", 0.95)
     doomed = relations.prune_plan([inferred, unverified, disputed], cfg)
     assert doomed == [disputed.id, unverified.id]  # the inferred edge stays, though its confidence is lowest
 
 
-def test_an_episode_keeps_its_words_a_note_reconsolidates(mem) -> None:  # type: ignore[no-untyped-def]
+def test_an_episode_keeps_its_words_a_note_reconsolidates(mem) -> None:
     ep = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon", user_id="u")
     episode = mem.get(ep.ids[0])
     assert episode.memory_kind is MemoryKind.EPISODE
-    more = mem.add("Yesterday Caroline went to the LGBTQ support group in Lisbon and found the talks powerful, "
-                   "moving and inspiring", user_id="u")
+    more = mem.add(
+        "Yesterday Caroline went to the LGBTQ support group in Lisbon and found the talks powerful, "
+        "moving and inspiring",
+        user_id="u",
+    )
     assert more.action is Action.CREATE and more.ids[0] != ep.ids[0], more.reason
     assert mem.get(ep.ids[0]).content == episode.content  # never rewritten
     note = mem.add("Maya always prefers aisle seats on long flights", user_id="u")

@@ -17,14 +17,16 @@ def test_encoding_boost_sets_the_stored_importance(mem: Memory) -> None:
     recs = mem.store.get([calm, moved])
     for rec in recs.values():
         ch = rec.importance_channels
-        raw = channel_importance(novelty=ch["novelty"], arousal=ch["arousal"], reward=ch["reward"],
-                                 attention=ch["attention"], cfg=icfg)
+        raw = channel_importance(
+            novelty=ch["novelty"], arousal=ch["arousal"], reward=ch["reward"], attention=ch["attention"], cfg=icfg
+        )
         assert rec.importance == pytest.approx(min(1.0, raw * ch["encoding_boost"]), abs=1e-6)
     assert recs[calm].importance_channels["encoding_boost"] == pytest.approx(1.0)
     boost = recs[moved].importance_channels["encoding_boost"]
     assert 1.0 < boost <= icfg.boost_max
-    assert boost == pytest.approx(1.0 + icfg.boost_emotion_gain * max(recs[moved].emotion_arousal,
-                                                                      abs(recs[moved].emotion_valence)))
+    assert boost == pytest.approx(
+        1.0 + icfg.boost_emotion_gain * max(recs[moved].emotion_arousal, abs(recs[moved].emotion_valence))
+    )
     # the decision records the surprise and its adjustment, which the archival rule's nine-factor importance applies
     decision = mem.history(moved)[0].data["importance"]
     assert decision["surprise"] == pytest.approx(recs[moved].surprise, abs=1e-6)
@@ -34,10 +36,11 @@ def test_encoding_boost_sets_the_stored_importance(mem: Memory) -> None:
     # the first memory of a scope has no neighbours: its adjustment is the configured one
     assert recs[calm].importance_channels["surprise_adjustment"] == pytest.approx(icfg.surprise_empty_modifier)
     assert surprise_adjusted_base(recs[calm], cfg=icfg) == pytest.approx(
-        min(icfg.importance_ceiling, recs[calm].importance + icfg.surprise_empty_modifier))
+        min(icfg.importance_ceiling, recs[calm].importance + icfg.surprise_empty_modifier)
+    )
 
 
-def test_importance_at_write_feeds_the_fading_retention(make_memory, clock: SettableClock) -> None:  # type: ignore[no-untyped-def]
+def test_importance_at_write_feeds_the_fading_retention(make_memory, clock: SettableClock) -> None:
     mem = make_memory()
     a = mem.add("We won the regional final and I am thrilled, best day ever!", user_id="u").id
     b = mem.add("The printer paper is stored in the second cabinet drawer", user_id="u").id

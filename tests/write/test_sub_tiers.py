@@ -14,9 +14,13 @@ def _rec(mem: Memory, mid: str) -> MemoryRecord:
 
 def test_episodic_sub_tier_follows_the_source(mem: Memory) -> None:
     said = mem.add("I always run the linter before I push to main", user_id="u").id
-    conv = mem.add([{"role": "user", "content": "My sister Ana lives in Porto and works as a nurse"},
-                    {"role": "assistant", "content": "Your sister Ana is a nurse who lives in Porto, good to know"}],
-                   user_id="u")
+    conv = mem.add(
+        [
+            {"role": "user", "content": "My sister Ana lives in Porto and works as a nurse"},
+            {"role": "assistant", "content": "Your sister Ana is a nurse who lives in Porto, good to know"},
+        ],
+        user_id="u",
+    )
     by_text = {_rec(mem, i).content: _rec(mem, i) for i in conv.ids}
     assert _rec(mem, said).sub_tier == "personal"
     assert [r.sub_tier for t, r in by_text.items() if "sister Ana lives" in t] == ["personal"]

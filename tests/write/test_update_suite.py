@@ -28,19 +28,18 @@ def _bench() -> ModuleType:
 @pytest.fixture(scope="module")
 def embedder() -> Any:
     """The default local model, as a user gets it."""
-    try:
-        from reverie.config import EmbeddingSettings
-        from reverie.embed import make_provider
+    from reverie.config.core import EmbeddingSettings
+    from reverie.embed import make_provider
 
-        return make_provider(EmbeddingSettings())
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    return make_provider(EmbeddingSettings())
 
 
 def _unsealed(bench: ModuleType) -> dict[str, Any]:
     suite = bench.load_suite()
-    keep = {key: [x for i, x in enumerate(suite[key]) if bench.split_of(i, x) != "sealed"]
-            for key in ("updates", "compatible")}
+    keep = {
+        key: [x for i, x in enumerate(suite[key]) if bench.split_of(i, x) != "sealed"]
+        for key in ("updates", "compatible")
+    }
     return {**suite, **keep}
 
 
@@ -78,7 +77,7 @@ def test_distinct_notes_of_several_writers_all_stay(tmp_path: Path, embedder: An
     assert got["active"] == got["notes"], got
 
 
-@pytest.mark.parametrize("model", ["e5-small", "minilm"])
+@pytest.mark.parametrize("model", ["e5-small", pytest.param("minilm", marks=pytest.mark.minilm)])
 def test_the_demo_puts_the_right_answer_first(tmp_path: Path, model: str) -> None:
     """The demo's nine questions with each local model. all-MiniLM-L6-v2 puts every right answer first.
     multilingual-e5-small (the default) misses one, measured and left as it is: for "Which company did
@@ -86,7 +85,7 @@ def test_the_demo_puts_the_right_answer_first(tmp_path: Path, model: str) -> Non
     than "I finally accepted the job offer from Northwind Robotics in Lisbon" (0.811) in every wording
     tried, and no word of the question is in the answer; the answer is second. Every other answer,
     the updates included, is first."""
-    from reverie.config import EmbeddingSettings
+    from reverie.config.core import EmbeddingSettings
     from reverie.embed import make_provider
 
     got = _bench().run_demo(tmp_path, make_provider(EmbeddingSettings(local_model=model)))

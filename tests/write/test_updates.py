@@ -30,47 +30,58 @@ def test_suite_size() -> None:
 
 
 def test_corrections_read_as_updates() -> None:
-    missed = [(s["id"], updates.judge(s["old"], s["new"]).reason) for s in UPDATES
-              if not updates.judge(s["old"], s["new"]).updates]
+    missed = [
+        (s["id"], updates.judge(s["old"], s["new"]).reason)
+        for s in UPDATES
+        if not updates.judge(s["old"], s["new"]).updates
+    ]
     assert len(missed) <= 0.02 * len(UPDATES), missed
 
 
 def test_compatible_facts_never_read_as_updates() -> None:
-    false = [(p["id"], updates.judge(p["a"], p["b"]).reason) for p in COMPATIBLE
-             if updates.judge(p["a"], p["b"]).updates]
+    false = [
+        (p["id"], updates.judge(p["a"], p["b"]).reason) for p in COMPATIBLE if updates.judge(p["a"], p["b"]).updates
+    ]
     assert false == []
 
 
 def test_unrelated_chat_updates_no_fact() -> None:
     facts = [(s["lang"], s["old"]) for s in UPDATES] + [(p["lang"], t) for p in COMPATIBLE for t in (p["a"], p["b"])]
-    false = [(fact, line) for lang, fact in facts for line in SUITE["filler"][lang]
-             if updates.judge(fact, line).updates]
+    false = [
+        (fact, line) for lang, fact in facts for line in SUITE["filler"][lang] if updates.judge(fact, line).updates
+    ]
     assert false == []
 
 
-@pytest.mark.parametrize(("old", "new", "why"), [
-    ("My manager is Priya Nair.", "Priya left last week, so I report to Daniel Okafor now.", "lets go of"),
-    ("I use Vim for everything.", "I switched from Vim to Neovim last month.", "lets go of 'Vim'"),
-    ("Our weekly sync is on Mondays at 10am.", "The weekly sync got moved to Wednesdays at 2pm.", "another value"),
-    ("Football practice is at 5pm.", "Correction: football practice is at 4:30, not 5.", "a correction"),
-    ("Kod yazarken VS Code kullanıyorum.", "VS Code'u bıraktım, artık Neovim kullanıyorum.", "lets go of"),
-    ("Kardeşim Emre Berlin'de yaşıyor.", "Emre geçen bahar Amsterdam'a taşındı.", "another value"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("My manager is Priya Nair.", "Priya left last week, so I report to Daniel Okafor now.", "lets go of"),
+        ("I use Vim for everything.", "I switched from Vim to Neovim last month.", "lets go of 'Vim'"),
+        ("Our weekly sync is on Mondays at 10am.", "The weekly sync got moved to Wednesdays at 2pm.", "another value"),
+        ("Football practice is at 5pm.", "Correction: football practice is at 4:30, not 5.", "a correction"),
+        ("Kod yazarken VS Code kullanıyorum.", "VS Code'u bıraktım, artık Neovim kullanıyorum.", "lets go of"),
+        ("Kardeşim Emre Berlin'de yaşıyor.", "Emre geçen bahar Amsterdam'a taşındı.", "another value"),
+    ],
+)
 def test_verdicts_say_why(old: str, new: str, why: str) -> None:
     verdict = updates.judge(old, new)
     assert verdict.updates and why in verdict.reason
     assert any(e.startswith("+") for e in verdict.evidence)
 
 
-@pytest.mark.parametrize(("old", "new", "against"), [
-    ("Maya works at Google in Zurich as a data engineer.", "Maya moved from Lisbon to Zurich in June 2023.", ""),
-    ("Ana likes tea at home.", "Ana likes coffee at work.", "several values"),
-    ("My brother is 30.", "My sister is 27.", "different subjects"),
-    ("I lived in Berlin for five years before this.", "Now I live in Lisbon.", "how things were"),
-    ("I speak Spanish.", "I speak German fluently as well.", "adds rather than replaces"),
-    ("The office is on the third floor.", "The office is on floor three.", ""),
-    ("writer 1 note 5: Ana likes tea at home #5", "writer 2 note 9: Ana likes coffee at work #9", ""),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "against"),
+    [
+        ("Maya works at Google in Zurich as a data engineer.", "Maya moved from Lisbon to Zurich in June 2023.", ""),
+        ("Ana likes tea at home.", "Ana likes coffee at work.", "several values"),
+        ("My brother is 30.", "My sister is 27.", "different subjects"),
+        ("I lived in Berlin for five years before this.", "Now I live in Lisbon.", "how things were"),
+        ("I speak Spanish.", "I speak German fluently as well.", "adds rather than replaces"),
+        ("The office is on the third floor.", "The office is on floor three.", ""),
+        ("writer 1 note 5: Ana likes tea at home #5", "writer 2 note 9: Ana likes coffee at work #9", ""),
+    ],
+)
 def test_compatible_statements_say_why_not(old: str, new: str, against: str) -> None:
     verdict = updates.judge(old, new)
     assert not verdict.updates, verdict.reason
@@ -89,8 +100,10 @@ def test_analysis_reads_values_subjects_and_change() -> None:
 
 def _reads_change(text: str) -> bool:
     """says_change without its cheap first test: the full reading into clauses."""
-    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity
-               for c in updates.analyse(text).clauses)
+    return any(
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity
+        for c in updates.analyse(text).clauses
+    )
 
 
 def test_the_cheap_change_test_never_drops_a_text_that_says_change() -> None:

@@ -17,8 +17,21 @@ def test_updates_bench_smoke(tmp_path: Path) -> None:
         sys.path.insert(0, str(BENCH))
     bench = importlib.import_module("updates")
     out = tmp_path / "updates.json"
-    bench.main(["--parts", "updates,compatible,notes,demo", "--embedder", "hash", "--limit", "3",
-                "--notes-per-writer", "5", "--out", str(out), "--quiet"])
+    bench.main(
+        [
+            "--parts",
+            "updates,compatible,notes,demo",
+            "--embedder",
+            "hash",
+            "--limit",
+            "3",
+            "--notes-per-writer",
+            "5",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     doc = json.loads(out.read_text(encoding="utf-8"))
     for mode in ("infer", "verbatim"):
         summary = doc[f"updates_{mode}"]["summary"]["all"]

@@ -24,15 +24,27 @@ CASES = [
     ("User prefers dark mode in the editor", "The user likes dark mode in their editor", Action.REINFORCE),
     ("Maya is allergic to penicillin", "Maya has an allergy to penicillin", Action.REINFORCE),
     ("User's favorite database is PostgreSQL", "The user's favourite database is PostgreSQL", Action.REINFORCE),
-    ("Caroline went to the LGBTQ support group on 7 May 2023",
-     "On 7 May 2023 Caroline attended an LGBTQ support group", Action.REINFORCE),
+    (
+        "Caroline went to the LGBTQ support group on 7 May 2023",
+        "On 7 May 2023 Caroline attended an LGBTQ support group",
+        Action.REINFORCE,
+    ),
     ("Kullanıcı koyu temayı tercih ediyor", "Kullanıcı koyu tema tercih eder", Action.REINFORCE),
-    ("User prefers dark mode in the editor",
-     "User prefers dark mode in the editor, with a high-contrast theme and 14pt font", Action.UPDATE),
-    ("Maya is allergic to penicillin", "Maya is allergic to penicillin and gets hives from amoxicillin too",
-     Action.UPDATE),
-    ("Caroline went to the LGBTQ support group on 7 May 2023",
-     "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful and inspiring", Action.UPDATE),
+    (
+        "User prefers dark mode in the editor",
+        "User prefers dark mode in the editor, with a high-contrast theme and 14pt font",
+        Action.UPDATE,
+    ),
+    (
+        "Maya is allergic to penicillin",
+        "Maya is allergic to penicillin and gets hives from amoxicillin too",
+        Action.UPDATE,
+    ),
+    (
+        "Caroline went to the LGBTQ support group on 7 May 2023",
+        "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful and inspiring",
+        Action.UPDATE,
+    ),
     ("User's favorite database is PostgreSQL", "User's favorite database is MySQL", Action.SUPERSEDE),
     ("User lives in Berlin", "User lives in Munich", Action.SUPERSEDE),
     # seed 001 "contradiction → SUPERSEDE": change statements and preference reversals, EN and TR
@@ -45,54 +57,76 @@ CASES = [
     ("Kullanıcı İzmir'de yaşıyor", "Kullanıcı Ankara'ya taşındı", Action.SUPERSEDE),
     ("User prefers dark mode in the editor", "The deploy pipeline runs on GitHub Actions", Action.CREATE),
     ("Maya is allergic to penicillin", "The office moves to Berlin next spring", Action.CREATE),
-    ("Maya signed the lease for a flat in Alfama", "Maya wants to take Lena to Sintra, she loves old palaces",
-     Action.CREATE),
+    (
+        "Maya signed the lease for a flat in Alfama",
+        "Maya wants to take Lena to Sintra, she loves old palaces",
+        Action.CREATE,
+    ),
 ]
 
 
 #: near-template labels sit close (0.87) but assert nothing: never a SUPERSEDE
-NOT_SUPERSEDED = [("plain line one", "plain line two"), ("memory 0", "memory 1"),
-                  ("Step one of the recipe", "Step two of the recipe")]
+NOT_SUPERSEDED = [
+    ("plain line one", "plain line two"),
+    ("memory 0", "memory 1"),
+    ("Step one of the recipe", "Step two of the recipe"),
+]
 
 
 @pytest.fixture(scope="module")
-def minilm():  # type: ignore[no-untyped-def]
+def minilm():
     from reverie.embed import MiniLMEmbedder
 
-    try:
-        return MiniLMEmbedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    return MiniLMEmbedder()
 
 
+@pytest.mark.minilm
 @pytest.mark.parametrize(("old", "new", "expected"), CASES)
-def test_minilm_profile_gate(minilm, old: str, new: str, expected: Action) -> None:  # type: ignore[no-untyped-def]
+def test_minilm_profile_gate(minilm, old: str, new: str, expected: Action) -> None:
     cfg = GateSettings()
     vecs = minilm.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
     # the thresholds are those of a note (a standing fact or belief): an episode is never merged (the detail
     # is created beside it), which tests/write/test_graph_lifecycle.py covers
     stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)
-    decision = gate.decide(new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False,
-                           profile=cfg.profile(minilm.profile), cfg=cfg)
+    decision = gate.decide(
+        new,
+        [gate.Neighbour(stored, sim)],
+        importance=0.5,
+        correction=False,
+        profile=cfg.profile(minilm.profile),
+        cfg=cfg,
+    )
     assert decision.action is expected, f"similarity {sim:.3f}: {decision.reason}"
 
 
-def test_seed_profile_would_not_fit_minilm_gap(minilm) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.minilm
+def test_seed_profile_would_not_fit_minilm_gap(minilm) -> None:
     """Distinct facts of one conversation sit near 0.62–0.71 with MiniLM: below the minilm CREATE bound."""
     cfg = GateSettings()
-    vecs = minilm.embed(["Maya signed the lease for a flat in Graça, not Alfama. It's 1350 euros.",
-                         "Maya wants to take Lena to Sintra, she loves old palaces."])
+    vecs = minilm.embed(
+        [
+            "Maya signed the lease for a flat in Graça, not Alfama. It's 1350 euros.",
+            "Maya wants to take Lena to Sintra, she loves old palaces.",
+        ]
+    )
     assert float(vecs[0] @ vecs[1]) < cfg.profile("minilm").create_below
 
 
+@pytest.mark.minilm
 @pytest.mark.parametrize(("old", "new"), NOT_SUPERSEDED)
-def test_minilm_near_template_lines_not_superseded(minilm, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+def test_minilm_near_template_lines_not_superseded(minilm, old: str, new: str) -> None:
     cfg = GateSettings()
     vecs = minilm.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
-    decision = gate.decide(new, [gate.Neighbour(MemoryRecord(old), sim)], importance=0.5, correction=False,
-                           profile=cfg.profile(minilm.profile), cfg=cfg)
+    decision = gate.decide(
+        new,
+        [gate.Neighbour(MemoryRecord(old), sim)],
+        importance=0.5,
+        correction=False,
+        profile=cfg.profile(minilm.profile),
+        cfg=cfg,
+    )
     assert decision.action is not Action.SUPERSEDE, f"similarity {sim:.3f}: {decision.reason}"
 
 
@@ -122,43 +156,46 @@ CASES_TR = [
 
 
 @pytest.fixture(scope="module")
-def e5():  # type: ignore[no-untyped-def]
+def e5():
     from reverie.embed import E5Embedder
 
-    try:
-        return E5Embedder()
-    except Exception as exc:  # pragma: no cover - weights missing
-        pytest.skip(f"local model unavailable: {exc}")
+    return E5Embedder()
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), CASES + CASES_TR)
-def test_e5_profile_gate(e5, old: str, new: str, expected: Action) -> None:  # type: ignore[no-untyped-def]
+def test_e5_profile_gate(e5, old: str, new: str, expected: Action) -> None:
     cfg = GateSettings()
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
     stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)  # thresholds of a note, as above
-    decision = gate.decide(new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False,
-                           profile=cfg.profile(e5.profile), cfg=cfg)
+    decision = gate.decide(
+        new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False, profile=cfg.profile(e5.profile), cfg=cfg
+    )
     assert decision.action is E5_EXPECTED_ELSEWHERE.get(new, expected), f"similarity {sim:.3f}: {decision.reason}"
 
 
-def test_e5_distinct_facts_and_unrelated_fall_below_the_create_bound(e5) -> None:  # type: ignore[no-untyped-def]
+def test_e5_distinct_facts_and_unrelated_fall_below_the_create_bound(e5) -> None:
     """Distinct facts of one conversation (0.85) and unrelated facts (0.77–0.86) are created; the seeds' API
     profile (create below 0.70) would have merged or skipped them all with this model."""
     cfg = GateSettings().profile("e5")
-    vecs = e5.embed(["Maya signed the lease for a flat in Graça, not Alfama. It's 1350 euros.",
-                     "Maya wants to take Lena to Sintra, she loves old palaces.",
-                     "The deploy pipeline runs on GitHub Actions"])
+    vecs = e5.embed(
+        [
+            "Maya signed the lease for a flat in Graça, not Alfama. It's 1350 euros.",
+            "Maya wants to take Lena to Sintra, she loves old palaces.",
+            "The deploy pipeline runs on GitHub Actions",
+        ]
+    )
     sims = [float(vecs[0] @ vecs[1]), float(vecs[0] @ vecs[2])]
     assert all(GateSettings().profile("api").create_below < s < cfg.contradiction_min for s in sims), sims
 
 
 @pytest.mark.parametrize(("old", "new"), NOT_SUPERSEDED)
-def test_e5_near_template_lines_not_superseded(e5, old: str, new: str) -> None:  # type: ignore[no-untyped-def]
+def test_e5_near_template_lines_not_superseded(e5, old: str, new: str) -> None:
     cfg = GateSettings()
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
     stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)  # thresholds of a note, as above
-    decision = gate.decide(new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False,
-                           profile=cfg.profile(e5.profile), cfg=cfg)
+    decision = gate.decide(
+        new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False, profile=cfg.profile(e5.profile), cfg=cfg
+    )
     assert decision.action is not Action.SUPERSEDE, f"similarity {sim:.3f}: {decision.reason}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -122,15 +123,19 @@ def test_standalone_third_person_verb_forms(text: str, rewritten: str) -> None:
 
 def test_standalone_attributes_messages_that_do_not_name_their_speaker() -> None:
     assert standalone("We made pizza! It was so much fun.", subject="John", max_chars=500) == (
-        "John: We made pizza! It was so much fun.")
+        "John: We made pizza! It was so much fun."
+    )
     assert standalone("Thanks, Maria! That means a lot.", subject="John", max_chars=500) == (
-        "John: Thanks, Maria! That means a lot.")
+        "John: Thanks, Maria! That means a lot."
+    )
     # the speaker is named (first person rewritten, or by name): no prefix
     assert standalone("I made pizza", subject="John", max_chars=500) == "John made pizza"
     assert standalone("John here, back from the lake", subject="John", max_chars=500) == (
-        "John here, back from the lake")
+        "John here, back from the lake"
+    )
     assert observe_message("We rented an apartment near the park", subject="James", cfg=OBS).text == (
-        "James: We rented an apartment near the park")
+        "James: We rented an apartment near the park"
+    )
 
 
 def test_density_gate_skips_filler_keeps_facts() -> None:
@@ -156,7 +161,9 @@ def test_coreference_atomic_split_en_tr() -> None:
     assert atomic_split("Ada uses React and Bob uses Docker", min_words=3) == ["Ada uses React", "Bob uses Docker"]
     assert atomic_split("Ada likes tea and coffee", min_words=3) == ["Ada likes tea and coffee"]
     assert atomic_split("Ayşe React kullanıyor ve Mehmet Docker kullanıyor", min_words=3) == [
-        "Ayşe React kullanıyor", "Mehmet Docker kullanıyor"]
+        "Ayşe React kullanıyor",
+        "Mehmet Docker kullanıyor",
+    ]
 
 
 def test_coreference_leaves_plural_pronouns_and_contractions_alone() -> None:
@@ -167,10 +174,11 @@ def test_coreference_leaves_plural_pronouns_and_contractions_alone() -> None:
 
 
 def test_atomic_split_ignores_the_ve_of_english_contractions() -> None:
-    assert atomic_split("Must've been an amazing trip for Tim", min_words=3) == [
-        "Must've been an amazing trip for Tim"]
+    assert atomic_split("Must've been an amazing trip for Tim", min_words=3) == ["Must've been an amazing trip for Tim"]
     assert atomic_split("Tim must've loved Paris and Ada went home early", min_words=3) == [
-        "Tim must've loved Paris", "Ada went home early"]
+        "Tim must've loved Paris",
+        "Ada went home early",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -225,8 +233,9 @@ def test_foresight_marks_plans_not_predictions(text: str, plan: bool) -> None:
 
 def test_foresight_lasts_until_the_day_after_a_later_date_the_plan_names() -> None:
     cfg = FormationSettings()
-    assert foresight("Maya will fly to Lisbon", NOW, cfg, dates=["2025-04-10"]) == datetime(2025, 4, 11, 9, 0,
-                                                                                              tzinfo=UTC)
+    assert foresight("Maya will fly to Lisbon", NOW, cfg, dates=["2025-04-10"]) == datetime(
+        2025, 4, 11, 9, 0, tzinfo=UTC
+    )
     assert foresight("Maya will fly to Lisbon", NOW, cfg, dates=["2025-03-02"]) == NOW + timedelta(days=7)
     facts, _ = form_facts("Maya is going to Lisbon next month", now=NOW, cfg=cfg)
     assert facts[0].dates == ["2025-03-31"]  # next month = +30 days
@@ -236,8 +245,10 @@ def test_foresight_lasts_until_the_day_after_a_later_date_the_plan_names() -> No
 def test_only_the_plan_of_a_message_is_time_bounded() -> None:
     cfg = FormationSettings()
     text = "Melanie: Thanks for the tip, Caroline. Doing research makes sense. Melanie will call the agency."
-    assert plan_apart(text) == ["Melanie: Thanks for the tip, Caroline. Doing research makes sense.",
-                                "Melanie will call the agency."]
+    assert plan_apart(text) == [
+        "Melanie: Thanks for the tip, Caroline. Doing research makes sense.",
+        "Melanie will call the agency.",
+    ]
     facts, _ = form_facts(text, now=NOW, cfg=cfg, subject="Melanie")
     assert [f.temporal_type for f in facts] == [TemporalType.PERSISTENT, TemporalType.TIME_BOUNDED]
     assert facts[0].valid_until is None and facts[1].valid_until == NOW + timedelta(days=7)
@@ -247,7 +258,8 @@ def test_only_the_plan_of_a_message_is_time_bounded() -> None:
     # an explicit add (no split) stays one memory; a message that is all plan stays one fact
     assert len(form_facts(text, now=NOW, cfg=cfg, split=False)[0]) == 1
     assert plan_apart("Maya will fly on Monday. Maya plans to stay a week.") == [
-        "Maya will fly on Monday. Maya plans to stay a week."]
+        "Maya will fly on Monday. Maya plans to stay a week."
+    ]
 
 
 @pytest.mark.parametrize(
@@ -270,20 +282,27 @@ def test_note_tags_win_over_episode_tags() -> None:
     assert memory_kind("The office has a blue door", category="fact", tags=["note", "event"])[1] == "note tag"
 
 
-def _rec(text: str, **kw: object) -> MemoryRecord:
+def _rec(text: str, **kw: Any) -> MemoryRecord:
     """A stored note (the gate's thresholds merge notes; an episode is never merged)."""
     kw.setdefault("memory_kind", MemoryKind.NOTE)
-    return MemoryRecord(text, **kw)  # type: ignore[arg-type]
+    return MemoryRecord(text, **kw)
 
 
 GATE = GateSettings()
 PROFILE = GATE.profile("api")
 
 
-def _decide(new: str, old: str, sim: float, *, importance: float = 0.5, correction: bool = False,
-            immutable: bool = False) -> gate.GateDecision:
-    return gate.decide(new, [gate.Neighbour(_rec(old, immutable=immutable), sim)], importance=importance,
-                       correction=correction, profile=PROFILE, cfg=GATE)
+def _decide(
+    new: str, old: str, sim: float, *, importance: float = 0.5, correction: bool = False, immutable: bool = False
+) -> gate.GateDecision:
+    return gate.decide(
+        new,
+        [gate.Neighbour(_rec(old, immutable=immutable), sim)],
+        importance=importance,
+        correction=correction,
+        profile=PROFILE,
+        cfg=GATE,
+    )
 
 
 def test_pe_gate_actions_seed_thresholds() -> None:
@@ -295,20 +314,20 @@ def test_pe_gate_actions_seed_thresholds() -> None:
     assert _decide("User likes green tea", "User likes tea", 0.72, importance=0.8).action is Action.CREATE
     elaboration = "User prefers dark mode in the editor, with a high-contrast theme and 14pt font"
     assert _decide(elaboration, "User prefers dark mode in the editor", 0.84).action is Action.UPDATE
-    assert _decide("The user prefers dark mode in the editor", "User prefers dark mode in the editor",
-                   0.95).action is Action.REINFORCE
+    assert (
+        _decide("The user prefers dark mode in the editor", "User prefers dark mode in the editor", 0.95).action
+        is Action.REINFORCE
+    )
     sup = _decide("User's favorite database is MySQL", "User's favorite database is PostgreSQL", 0.85)
     assert sup.action is Action.SUPERSEDE
-    assert _decide("Kullanıcı artık İzmir'de yaşamıyor", "Kullanıcı İzmir'de yaşıyor",
-                   0.8).action is Action.SUPERSEDE
+    assert _decide("Kullanıcı artık İzmir'de yaşamıyor", "Kullanıcı İzmir'de yaşıyor", 0.8).action is Action.SUPERSEDE
 
 
 def test_pe_gate_never_updates_immutable() -> None:
     elaboration = "User prefers dark mode in the editor, with a high-contrast theme and 14pt font"
     got = _decide(elaboration, "User prefers dark mode in the editor", 0.84, immutable=True)
     assert got.action is Action.CREATE and "immutable" in got.reason
-    got = _decide("User's favorite database is MySQL", "User's favorite database is PostgreSQL", 0.85,
-                  immutable=True)
+    got = _decide("User's favorite database is MySQL", "User's favorite database is PostgreSQL", 0.85, immutable=True)
     assert got.action is Action.CREATE and "immutable" in got.reason
 
 
@@ -365,12 +384,15 @@ def test_near_template_and_unrelated_lines_are_not_contradictions(old: str, new:
 
 def test_questions_and_unrelated_sentences_do_not_contradict() -> None:
     # a question asserts nothing
-    assert not gate.contradicts("Caroline: Wow Mel, that painting is amazing! The colors are so bold.",
-                                "Caroline: Wow, Mel! Any more paintings coming up?")
+    assert not gate.contradicts(
+        "Caroline: Wow Mel, that painting is amazing! The colors are so bold.",
+        "Caroline: Wow, Mel! Any more paintings coming up?",
+    )
     # a change word in another sentence of a long message is no change of the old line's value
     assert not gate.contradicts(
         "John is stuck on the level. It's frustrating because John hates being stuck.",
-        "John won the match in Chicago. John won't quit. Gonna keep going.")
+        "John won the match in Chicago. John won't quit. Gonna keep going.",
+    )
     # the change statement itself still supersedes, inside a longer message too
     assert gate.contradicts("User uses Vim for coding", "Big week at work. User switched to Neovim for coding.")
 
@@ -378,40 +400,86 @@ def test_questions_and_unrelated_sentences_do_not_contradict() -> None:
 def test_another_speakers_contradiction_is_created_beside_it() -> None:
     old = _rec("Evan took the family on a road trip to Jasper", metadata={"speaker": "Evan"})
     new = "Sam switched to a road trip to Banff"
-    got = gate.decide(new, [gate.Neighbour(old, 0.86)], importance=0.5, correction=False,
-                      profile=GATE.profile("minilm"), cfg=GATE, speaker="Sam")
+    got = gate.decide(
+        new,
+        [gate.Neighbour(old, 0.86)],
+        importance=0.5,
+        correction=False,
+        profile=GATE.profile("minilm"),
+        cfg=GATE,
+        speaker="Sam",
+    )
     assert got.action is Action.CREATE and got.target is old and "another speaker" in got.reason
-    same = gate.decide("Evan switched to a road trip to Banff", [gate.Neighbour(old, 0.86)], importance=0.5,
-                       correction=False, profile=GATE.profile("minilm"), cfg=GATE, speaker="Evan")
+    same = gate.decide(
+        "Evan switched to a road trip to Banff",
+        [gate.Neighbour(old, 0.86)],
+        importance=0.5,
+        correction=False,
+        profile=GATE.profile("minilm"),
+        cfg=GATE,
+        speaker="Evan",
+    )
     assert same.action is Action.SUPERSEDE
-    corrected = gate.decide(new, [gate.Neighbour(old, 0.86)], importance=0.5, correction=True,
-                            profile=GATE.profile("minilm"), cfg=GATE, speaker="Sam")
+    corrected = gate.decide(
+        new,
+        [gate.Neighbour(old, 0.86)],
+        importance=0.5,
+        correction=True,
+        profile=GATE.profile("minilm"),
+        cfg=GATE,
+        speaker="Sam",
+    )
     assert corrected.action is Action.CREATE  # "actually …" by Sam corrects Sam, not Evan
     # no named speakers (a user and an assistant by role): the contradiction supersedes as before
-    unnamed = gate.decide(new, [gate.Neighbour(_rec(old.content), 0.86)], importance=0.5, correction=False,
-                          profile=GATE.profile("minilm"), cfg=GATE, speaker=None)
+    unnamed = gate.decide(
+        new,
+        [gate.Neighbour(_rec(old.content), 0.86)],
+        importance=0.5,
+        correction=False,
+        profile=GATE.profile("minilm"),
+        cfg=GATE,
+        speaker=None,
+    )
     assert unnamed.action is Action.SUPERSEDE
 
 
 def test_change_statement_is_checked_below_the_contradiction_floor() -> None:
     """'switched to' sits at 0.54–0.67 (MiniLM) from what it replaces: the gate checks it from change_min."""
     minilm = GATE.profile("minilm")
-    got = gate.decide("User switched to Neovim for coding",
-                      [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)], importance=0.5, correction=False,
-                      profile=minilm, cfg=GATE)
+    got = gate.decide(
+        "User switched to Neovim for coding",
+        [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)],
+        importance=0.5,
+        correction=False,
+        profile=minilm,
+        cfg=GATE,
+    )
     assert got.action is Action.SUPERSEDE
     # a plain line at the same similarity is novel, not a contradiction
-    got = gate.decide("User uses Neovim for coding", [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)],
-                      importance=0.5, correction=False, profile=minilm, cfg=GATE)
+    got = gate.decide(
+        "User uses Neovim for coding",
+        [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)],
+        importance=0.5,
+        correction=False,
+        profile=minilm,
+        cfg=GATE,
+    )
     assert got.action is Action.CREATE
-    got = gate.decide("plain line two", [gate.Neighbour(_rec("plain line one"), 0.867)], importance=0.5,
-                      correction=False, profile=minilm, cfg=GATE)
+    got = gate.decide(
+        "plain line two",
+        [gate.Neighbour(_rec("plain line one"), 0.867)],
+        importance=0.5,
+        correction=False,
+        profile=minilm,
+        cfg=GATE,
+    )
     assert got.action is not Action.SUPERSEDE
 
 
 def test_write_time_synthesis_heuristic() -> None:
     assert heuristic_merge("User likes tea.", "User likes tea. User drinks it at 8am.") == (
-        "User likes tea. User drinks it at 8am.")
+        "User likes tea. User drinks it at 8am."
+    )
     assert heuristic_merge("User likes tea.", "User drinks it at 8am.") == "User likes tea.; User drinks it at 8am."
     assert heuristic_merge("User likes tea.", "user likes tea") == "User likes tea."
 
@@ -424,8 +492,11 @@ def test_relation_rules_dedup_and_pruning() -> None:
     rel = _rec("Ada deployed the billing service", category="fact")
     none = _rec("The cafeteria serves soup")
     found = {r.dst_id: (r.type, r.confidence) for r in relations.detect(new, [same, elab, rel, none], cfg)}
-    assert found == {same.id: (RelationType.SAME_ENTITY, 0.7), elab.id: (RelationType.ELABORATES, 0.5),
-                     rel.id: (RelationType.RELATED_TO, 0.4)}
+    assert found == {
+        same.id: (RelationType.SAME_ENTITY, 0.7),
+        elab.id: (RelationType.ELABORATES, 0.5),
+        rel.id: (RelationType.RELATED_TO, 0.4),
+    }
     existing = [Relation(new.id, same.id, RelationType.SAME_ENTITY)]
     fresh = relations.dedup(relations.detect(new, [same, elab], cfg) * 2, existing)
     assert [(r.dst_id, r.type) for r in fresh] == [(elab.id, RelationType.ELABORATES)]

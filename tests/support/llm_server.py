@@ -1,4 +1,7 @@
-"""A small OpenAI-compatible chat server on 127.0.0.1 with scripted answers (real HTTP)."""
+"""A small OpenAI-compatible chat server on 127.0.0.1 with scripted answers (real HTTP).
+
+The LLM paths of every test run against it; its fixtures (``chat_server``, ``script_by_prompt``) are
+registered for the whole suite by ``tests/conftest.py``."""
 
 from __future__ import annotations
 
@@ -31,11 +34,21 @@ class ChatServer:
                 time.sleep(delay)
                 # a dict is a whole assistant message (tool calls); a string is its text content
                 message = content if isinstance(content, dict) else {"role": "assistant", "content": content}
-                payload = json.dumps({"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                                      "created": 0, "model": body.get("model", ""),
-                                      "choices": [{"index": 0, "message": message,
-                                                   "finish_reason": "tool_calls" if message.get("tool_calls")
-                                                   else "stop"}]})
+                payload = json.dumps(
+                    {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", ""),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": message,
+                                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                            }
+                        ],
+                    }
+                )
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
