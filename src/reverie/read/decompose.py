@@ -1,4 +1,4 @@
-"""Seed 001 multi-query decomposition: a compound query becomes 2–4 independent sub-queries.
+"""Multi-query decomposition: a compound query becomes 2–4 independent sub-queries.
 
 Compound = several question marks, "and also"/"as well as"/"ayrıca"/"bir de", or " and "/" ve "
 followed by a question word ("… and where does she work?"), joining two clauses that each carry

@@ -1,13 +1,13 @@
-"""Bitemporal query modes (seed 001) and deep recall (seed 003) as store filters, plus an
+"""Bitemporal query modes and deep recall as store filters, plus an
 in-memory check of a record against a filter (for memories admitted by the graph, the entity
 hub or the hot tier, which did not come through a filtered search).
 
 * ``current`` (default): active memories whose validity has not ended (``valid_until`` unset or
-  after now); the temporal intent also sees superseded facts (seed 001 strategy table).
+  after now); the temporal intent also sees superseded facts (strategy table).
 * ``timeline``: every version — active, superseded, expired, invalidated — chronological.
 * ``as_of=t``: what was valid at ``t`` and recorded by ``t``, in any of those statuses.
 * ``deep=True``: cold storage too, with the dormant, archived and superseded originals that
-  seed 003's consolidation moved there.
+  the consolidation moved there.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def widen(flt: MemoryFilter, *, mode: str, as_of: datetime | None, deep: bool,
 
 
 def currently_valid(rec: MemoryRecord, now: datetime) -> bool:
-    """Seed 001 current state: validity not ended (``valid_until`` unset or later than now)."""
+    """Current state: validity not ended (``valid_until`` unset or later than now)."""
     return rec.valid_until is None or rec.valid_until > now
 
 

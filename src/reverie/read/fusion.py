@@ -1,4 +1,4 @@
-"""Reciprocal Rank Fusion (Cormack et al. 2009; seed 001: score = 1 / (K + rank), K = 60)."""
+"""Reciprocal Rank Fusion (Cormack et al. 2009; score = 1 / (K + rank), K = 60)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def rrf(
     k: int = RRF_K,
     weights: Mapping[str, float] | None = None,
 ) -> list[Fused]:
-    """Fuse ranked id lists. ``weights`` scale each channel's contribution (seed 001 per-intent
+    """Fuse ranked id lists. ``weights`` scale each channel's contribution (per-intent
     vector/FTS weights); a missing weight is 1.0. Ties break by id so the result does not depend
     on the order of the channels."""
     fused: dict[str, Fused] = {}

@@ -1,4 +1,4 @@
-"""Seed 001 pre-retrieval gate: skip trivial messages before any embedding is computed.
+"""Pre-retrieval gate: skip trivial messages before any embedding is computed.
 
 Greetings ("hi", "merhaba"), confirmations ("ok", "tamam", "evet"), slash commands ("/help") and
 single-word acknowledgements ("thanks", "sağol") short-circuit the read path. A single word that
@@ -42,7 +42,7 @@ def _normalise(text: str) -> str:
 
 
 def check(text: str) -> GateDecision:
-    """Seed 001's pattern-based skip logic (EN + TR)."""
+    """The pattern-based skip logic (EN + TR)."""
     stripped = text.strip()
     if _SLASH.match(stripped):
         return GateDecision(True, "slash command")

@@ -1,14 +1,14 @@
-"""Graph expansion: seed 001 BFS over relations and entity hubs, seed 004 edge confidence.
+"""Graph expansion: BFS over relations and entity hubs, edge confidence.
 
 From the best fused hits, a breadth-first walk follows the intent's relation types for the
 intent's number of hops (one ``store.relations`` call per hop, never one per memory). Each edge's
-confidence is decayed lazily (seed 004 :func:`~reverie.dynamics.lifecycle.edge_confidence_at`),
+confidence is decayed lazily (:func:`~reverie.dynamics.lifecycle.edge_confidence_at`),
 edges below the traversal floor (0.2) are pruned, and a reached memory scores
 ``parent · confidence · weight · hop_decay``. A personalised PageRank over the walked subgraph
-(seed 004: 8 iterations) then refines that score: ``score · (0.5 + 0.5 · pr / max pr)``, so
+(8 iterations) then refines that score: ``score · (0.5 + 0.5 · pr / max pr)``, so
 memories reachable along many confident paths rank above those hanging off one weak edge.
 
-Entity hubs (seed 001 "find all memories mentioning a specific entity") go through the existing
+Entity hubs ("find all memories mentioning a specific entity") go through the existing
 store contract: one full-text search per query entity. A dedicated ``store.entity_hub(name)``
 over an entities index would be exact and cheaper; noted for the storage owner.
 """
@@ -111,7 +111,7 @@ def walk(store: Store, seeds: Mapping[str, float], *, types: Sequence[str], hops
 
 def pagerank(nodes: Sequence[str], edges: Sequence[Edge], personal: Mapping[str, float], *,
              iterations: int, damping: float) -> dict[str, float]:
-    """Personalised PageRank over an undirected, confidence-weighted subgraph (seed 004 refinement)."""
+    """Personalised PageRank over an undirected, confidence-weighted subgraph (the refinement of the graph score)."""
     if not nodes:
         return {}
     total_p = sum(personal.values()) or 1.0

@@ -1,8 +1,8 @@
-"""Seed 001 hot tier: the memories always at hand, TTL-cached.
+"""Hot tier: the memories always at hand, TTL-cached.
 
 Selection: active, utility >= 0.8, >= 10 accesses, younger than 30 days, at most 15, utility
-descending. The selection is cached per scope for 5 minutes of the injected clock (DESIGN.md
-"Time is an input"), so a burst of searches costs one query. Age is measured from ``created_at``.
+descending. The selection is cached per scope for 5 minutes of the injected clock (time is an
+input), so a burst of searches costs one query. Age is measured from ``created_at``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ ScopeKey = tuple[str | None, str | None, bool]
 
 
 def qualifies(rec: MemoryRecord, *, now: datetime, cfg: ReadSettings) -> bool:
-    """Seed 001's hot-tier filters."""
+    """The hot-tier filters."""
     age_days = (now - rec.created_at).total_seconds() / 86400.0
     return (rec.status is Status.ACTIVE and rec.utility >= cfg.hot_min_utility
             and rec.access_count >= cfg.hot_min_accesses and age_days < cfg.hot_max_age_days)

@@ -1,8 +1,8 @@
-"""Seed 001 hybrid search: vector (over-fetched 3x) + full text, fused by weighted RRF (K = 60).
+"""Hybrid search: vector (over-fetched 3x) + full text, fused by weighted RRF (K = 60).
 
 Full text degrades gracefully: a store error in ``text_search`` leaves the vector channel alone
 and is reported in the explanation. Several sub-queries are fused again by RRF over their fused
-lists (seed 001 decomposition), deduplicated by memory id; each memory keeps, per channel, the
+lists (decomposition), deduplicated by memory id; each memory keeps, per channel, the
 best rank any sub-query gave it.
 
 The composite re-rank combines the cosine with a *lexical* score (read.scoring "similarity"): rank

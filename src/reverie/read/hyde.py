@@ -1,4 +1,4 @@
-"""Seed 001 HyDE-style expansion: hypothetical documents from templates, zero LLM cost.
+"""HyDE-style expansion: hypothetical documents from templates, zero LLM cost.
 
 Seven HyDE intents (definition, howto, reasoning, lookup, technical, preference, general), each
 with three EN and three TR templates. The variants of a query are embedded together with the

@@ -1,8 +1,8 @@
-"""Seed 001 confidence-gated context injection within a token budget.
+"""Confidence-gated context injection within a token budget.
 
 Sections, in priority order: the session's working memory, the hot tier (both always included),
 then the retrieved memories gated by confidence — the cosine similarity of the memory to the
-query, against per-embedder-profile thresholds (seed 001: >= 0.7 full text with metadata,
+query, against per-embedder-profile thresholds (>= 0.7 full text with metadata,
 0.4–0.7 abbreviated, < 0.4 skipped and logged; calibrated values for the local model).
 
 A memory that a newer one replaced (the temporal intent, or two results where the newer updates the
@@ -73,7 +73,7 @@ class Entry:
 
 
 def style_of(confidence: float | None, *, full: float, abbreviated: float) -> str | None:
-    """Seed 001 gating: 'full', 'abbreviated', or None (skip). Always-included entries have no confidence."""
+    """Gating: 'full', 'abbreviated', or None (skip). Always-included entries have no confidence."""
     if confidence is None or confidence >= full:
         return "full"
     if confidence >= abbreviated:

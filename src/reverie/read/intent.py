@@ -1,4 +1,4 @@
-"""Seed 001 intent router: the intent of a query → its row of the retrieval strategy table.
+"""Intent router: the intent of a query → its row of the retrieval strategy table.
 
 LLM-primary with the keyword heuristic as fallback, like every other LLM stage: with an LLM configured
 (and ``read.llm_router`` on) the LLM names the intent (one of :data:`~reverie.config.read.INTENTS`);
@@ -113,7 +113,7 @@ class Router:
 
 
 def route(text: str, cfg: ReadSettings) -> Route:
-    """Seed 001 strategy selection by the keyword heuristic. With the router off every query is 'general'."""
+    """Strategy selection by the keyword heuristic. With the router off every query is 'general'."""
     if not cfg.intent:
         return Route("general", cfg.strategies["general"], "router off")
     intent, matched = classify(text)

@@ -1,4 +1,4 @@
-"""Seed 001 Maximal Marginal Relevance (Carbonell & Goldstein 1998), λ = 0.7.
+"""Maximal Marginal Relevance (Carbonell & Goldstein 1998), λ = 0.7.
 
 ``MMR(d) = λ·relevance(d) - (1 - λ)·max_{s ∈ selected} sim(d, s)``, selected greedily. Relevance
 is the candidate's score scaled to [0, 1] by the best score of the pool; similarity is the cosine

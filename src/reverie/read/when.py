@@ -2,8 +2,8 @@
 
 "What did Maria donate in December 2023?", "Who did she have dinner with on May 3, 2023?", "what
 did we decide last week?": the time in the question is evidence about *which* memories answer it,
-just as its words are. Seed 001 stores every memory bitemporally (``validFrom`` = when it became
-true) and normalises time expressions on the write path (bugün → today, dün → yesterday); this
+just as its words are. Every memory is stored bitemporally (``validFrom`` = when it became
+true), and the write path normalises time expressions (bugün → today, dün → yesterday); this
 module does the same for the query: it finds the periods the query names and scores how well a
 memory's event time (``valid_from``, else ``created_at``) falls into them.
 

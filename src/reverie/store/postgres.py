@@ -194,7 +194,7 @@ _COPY_TYPES: Final = {
     "ts": "timestamptz",
 }
 #: nearest neighbours through the HNSW index (iterative scan, relaxed order: re-sorted outside),
-#: plus (seed 002) quantised rows passing the filter. pgvector has no int4/int2 type: codes live in
+#: plus quantised rows passing the filter. pgvector has no int4/int2 type: codes live in
 #: ``embedding_codes`` and are scored with the mixed-precision similarity in numpy. When the
 #: filter excludes the cold store that part is a probe of the partial index memories_quantized_idx
 #: (normally no row); when it reaches the cold store, the server ranks the quantised rows by the
@@ -457,7 +457,7 @@ def _migrate_write_path(conn: Conn, dim: int, settings: StorageSettings) -> None
     conn.execute(_M0003_WRITE_PATH)
 
 
-#: seed 002 quantised embeddings: a quantised memory keeps its code blob in ``embedding_codes`` and
+#: quantised embeddings: a quantised memory keeps its code blob in ``embedding_codes`` and
 #: NULL in ``embedding`` (so the HNSW index holds float32 rows only); before this migration nothing
 #: was quantised, so every stored vector is float32
 _M0004_QUANTIZED_EMBEDDINGS: Final[LiteralString] = """
@@ -487,7 +487,7 @@ def _batch_bits(codes: Sequence[bytes | None], dim: int) -> builtins.list[Bit | 
     return [next(bits) if c is not None else None for c in codes]
 
 
-#: seed 001 entity hub: MemoryFilter.entities (any-of) is ``entities ?| array`` over this GIN index
+#: entity hub: MemoryFilter.entities (any-of) is ``entities ?| array`` over this GIN index
 _M0005_ENTITY_INDEX: Final[LiteralString] = "CREATE INDEX memories_entities_idx ON memories USING gin (entities)"
 
 
@@ -1063,7 +1063,7 @@ class PostgresStore:
         if not records:
             return
         rows = [_encode_record(r, self.dim) for r in records]
-        for row in rows:  # seed 002: a record at a quantised precision is stored as codes (+ sign bits)
+        for row in rows:  # a record at a quantised precision is stored as codes (+ sign bits)
             stored = stored_vector(row[_EMBEDDING], precision_value(row[_PRECISION]))
             row[_EMBEDDING] = stored.vector
             row += [stored.codes, _sign_bits([stored.codes], self.dim)[0] if stored.codes else None]
@@ -1121,7 +1121,7 @@ class PostgresStore:
         raise ConflictError(f"memory {memory_id!r} is at version {current[0]}, not the expected {expected_version}")
 
     def _stored_embedding(self, conn: Conn, memory_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """The embedding columns a write of ``embedding``/``embedding_precision`` stores (seed 002:
+        """The embedding columns a write of ``embedding``/``embedding_precision`` stores (embedding quantization:
         float32 in ``embedding``, or codes in ``embedding_codes``), from the locked current row."""
         row = conn.execute(
             "SELECT embedding, embedding_codes, embedding_precision FROM memories WHERE id = %s FOR UPDATE",
@@ -1330,7 +1330,7 @@ class PostgresStore:
             rows = self._rows(_EXACT_QUERY.format(where), [query_vec, *params, k])
         hits = [ScoredId(row[0], _cosine(row[1])) for row in rows]
         coded = [row for row in found if row[2] is not None]
-        if coded:  # seed 002: quantised rows, scored exactly with the mixed-precision similarity
+        if coded:  # quantised rows, scored exactly with the mixed-precision similarity
             unit = query_vec / (float(np.linalg.norm(query_vec)) or 1.0)
             scores = np.einsum("ij,j->i", quantize.search_rows([row[2] for row in coded], self.dim), unit)
             hits += [ScoredId(row[0], min(1.0, max(-1.0, float(s)))) for row, s in zip(coded, scores, strict=True)]
@@ -1384,7 +1384,7 @@ class PostgresStore:
         )
         out = {row[0]: _decode_value("embedding", "vector", row[1]) for row in rows if row[1] is not None}
         quantised = [row for row in rows if row[1] is None]
-        if quantised:  # seed 002: dequantised
+        if quantised:  # dequantised
             vecs = quantize.decode_rows([bytes(row[2]) for row in quantised], self.dim)
             out.update({row[0]: vec for row, vec in zip(quantised, vecs, strict=True)})
         return out
