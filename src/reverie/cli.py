@@ -494,7 +494,8 @@ def _forgetting_lines(mem: Any, rec: Any, data: dict[str, Any]) -> list[str]:
         ("retrievability", _value(data, "retrievability"),
          f"FSRS-6 recall probability: rehearsed by the dream cycle below {fc.rehearsal_threshold:g}"),
         ("utility", _value(data, "utility"),
-         f"helpfulness (feedback): dormant below {lc.utility_floor:g} after {lc.utility_floor_idle_days:g} idle days"),
+         f"helpfulness (feedback): dormant below {lc.utility_floor:g} "
+         f"after {lc.utility_floor_idle_days:g} idle days"),
         ("importance", _value(data, "importance"), "raises every threshold above; stored when written"),
     ]
     for name, value, rule in rows:

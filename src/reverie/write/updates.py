@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -705,7 +706,7 @@ _NP_SKIP = frozenset(["the", "a", "an", "my", "our", "his", "her", "their", "you
 
 
 def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: bool,
-            names: set[str] = frozenset()) -> list[Value]:  # type: ignore[assignment]
+            names: AbstractSet[str] = frozenset()) -> list[Value]:
     """The values a clause states (see :class:`Value`); the subject's own ``names`` are none."""
     return _ValueReader(text, raw, words, lead, turkish, names).read()
 
@@ -714,7 +715,7 @@ class _ValueReader:
     """Reads the values of one clause: times and dates first, then token by token."""
 
     def __init__(self, text: str, raw: list[str], words: list[str], lead: int, turkish: bool,
-                 names: set[str]) -> None:
+                 names: AbstractSet[str]) -> None:
         self.text, self.raw, self.words, self.lead, self.turkish = text, raw, words, lead, turkish
         self.out: list[Value] = []
         self.taken: set[int] = {i for i, w in enumerate(raw) if w[:1].isupper() and (
@@ -1263,7 +1264,7 @@ def _compatible_kinds(x: Value, y: Value) -> bool:
     return False
 
 
-def _held(v: Value, terms: set[str]) -> bool:
+def _held(v: Value, terms: AbstractSet[str]) -> bool:
     """Whether ``v`` is among the terms a change lets go of."""
     if v.norm in terms:
         return True
@@ -1703,7 +1704,7 @@ _QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})
 
 
 def substitutions(old_values: list[Value], new_values: list[Value],
-                   targets: set[str] = frozenset(),  # type: ignore[assignment]
+                   targets: AbstractSet[str] = frozenset(),
                    fits: Callable[[Value, Value], bool] | None = None) -> list[tuple[Value, Value]]:
     """(old value, new value) pairs of one kind: the new clause no longer holds the old value and the
     old clause does not hold the new one. Where a change goes ("switched to tea", ``targets``) may
