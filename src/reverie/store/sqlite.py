@@ -1424,12 +1424,15 @@ class SQLiteStore:
     def _passing(self, rids: Rids, scores: Any, where: str, params: Sequence[Any]) -> builtins.list[ScoredId]:
         if len(rids) == 0:
             return []
-        rows = self._conn.execute(
-            f"SELECT m.rid, m.id FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?)) AND {where}",
-            (json.dumps(rids.tolist()), *params),
+        listed = rids.tolist()  # Python ints and floats: the loop below is per hit
+        rows = self._conn.execute(  # NOT INDEXED: by rowid, not through the scope index with a rowid probe
+            f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
+            f"AND {where}",
+            (json.dumps(listed), *params),
         ).fetchall()
-        ids = {int(r[0]): r[1] for r in rows}
-        hits = [ScoredId(ids[int(rid)], _cosine(s)) for rid, s in zip(rids, scores, strict=True) if int(rid) in ids]
+        ids = dict(rows)
+        hits = [ScoredId(ids[rid], min(1.0, max(-1.0, s)))  # clipped as _cosine clips
+                for rid, s in zip(listed, np.asarray(scores, dtype=np.float64).tolist(), strict=True) if rid in ids]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
