@@ -773,17 +773,20 @@ def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], re
 
     out: list[tuple[int, int, Any]] = []
     when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
-    for a in top:
-        for b in top:
+    active = [i for i in top if records[cands[i].id].status is Status.ACTIVE]
+    # a newer memory that says no change updates nothing: read once per memory, not once per pair
+    changes = [i for i in active if wupdates.says_change(records[cands[i].id].content)]
+    if not changes:
+        return out
+    for a in active:
+        for b in changes:
             if a == b or when[b] <= when[a]:
                 continue
             old, new = records[cands[a].id], records[cands[b].id]
-            if old.status is not Status.ACTIVE or new.status is not Status.ACTIVE:
-                continue
             speaker = new.metadata.get("speaker")
             if wgate.other_speaker(old, speaker if isinstance(speaker, str) else None):
                 continue
-            if float(vecs[a] @ vecs[b]) < floor or not wupdates.says_change(new.content):
+            if float(vecs[a] @ vecs[b]) < floor:
                 continue
             verdict = wupdates.judge(old.content, new.content)
             if verdict.likely:
