@@ -304,6 +304,39 @@ def test_common_words_do_not_flood_full_text_search(tmp_path: Path) -> None:
         store.close()
 
 
+def test_remembered_word_counts_follow_every_change_of_the_text_index(tmp_path: Path) -> None:
+    """How common a query word is, is remembered between searches only while the full-text index is
+    unchanged: words that become common (or rare again) through inserts, deletes, edits — by this
+    connection or another one — rank as a fresh count would have them rank."""
+    path = tmp_path / "memo.db"
+    store = SQLiteStore(path, settings=StorageSettings(fts_common_docs=3), dim=64)
+    other = SQLiteStore(path, settings=StorageSettings(fts_common_docs=3), dim=64)
+    try:
+        pixel = MemoryRecord("my cat is called Pixel")
+        store.insert([pixel, MemoryRecord("the cat sleeps all day")])
+
+        def found(query: str) -> set[str]:
+            return {h.id for h in store.text_search(query, MemoryFilter(), 10)}
+
+        assert len(found("cat pixel")) == 2  # "cat" in 2 rows: rare, OR-ed with "pixel"
+        extra = [MemoryRecord(f"a cat story number {i}") for i in range(2)]
+        store.insert(extra)
+        assert found("cat pixel") == {pixel.id}  # "cat" in 4 rows now: common, left out
+        store.delete([r.id for r in extra])
+        assert len(found("cat pixel")) == 2  # rare again
+        other.insert([MemoryRecord(f"another cat tale {i}") for i in range(3)])  # another connection
+        assert found("cat pixel") == {pixel.id}
+        with store.transaction():  # inside this connection's transaction: counted afresh, pending rows included
+            store.update_fields(pixel.id, {"content": "my dog is called Pixel"})
+            assert found("dog pixel") == {pixel.id}
+        store.update_fields(pixel.id, {"content": "my cat is called Pixel"})
+        assert found("cat pixel") == {pixel.id}
+        assert found("dog") == set()
+    finally:
+        other.close()
+        store.close()
+
+
 def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -418,12 +418,10 @@ class ReadPipeline:
         ctx = self._context(req, plan, now, entities, windows)
         inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries),
                               queries=plan.subqueries)
-        scored: list[tuple[float, dict[str, Any]]] = []
-        for c in cands:
-            if cfg.scoring:
-                scored.append(scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics))
-            else:
-                scored.append((c.rrf, {}))
+        # the scores of the whole pool; each explanation is written only for a memory that is returned
+        scored: list[tuple[float, dict[str, Any]]] = [
+            (scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics, explain=False)[0], {})
+            if cfg.scoring else (c.rrf, {}) for c in cands]
         if proxies:
             cands, scored, vecs, sims = _through_proxies(cands, scored, vecs, sims, records, proxies)
         order = self._select(cands, scored, vecs, len(cands))
@@ -433,7 +431,14 @@ class ReadPipeline:
         # the whole pool is ordered, the hot tier merged into it, and only then the first k taken: the
         # first n results do not depend on how many were asked for
         # merging the hot tier only moves results down: the first k of the order are all it can show
-        hits = [self._hit(cands[i], records[cands[i].id], scored[i], mmr, plan) for i, mmr in order[: req.k]]
+        def explained(i: int) -> tuple[float, dict[str, Any]]:
+            total, extra = scored[i]
+            if not cfg.scoring:
+                return total, extra
+            _, terms = scoring.score(records[cands[i].id], inputs[cands[i].id], ctx, cfg, self.settings.dynamics)
+            return total, {**terms, **extra}
+
+        hits = [self._hit(cands[i], records[cands[i].id], explained(i), mmr, plan) for i, mmr in order[: req.k]]
         sim_by_id = {c.id: float(s) for c, s in zip(cands, sims, strict=True)}
         if cfg.hot_tier:
             hits = self._merge_hot(hits, flt, plan, ctx, req, now)
@@ -768,17 +773,20 @@ def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], re
 
     out: list[tuple[int, int, Any]] = []
     when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
-    for a in top:
-        for b in top:
+    active = [i for i in top if records[cands[i].id].status is Status.ACTIVE]
+    # a newer memory that says no change updates nothing: read once per memory, not once per pair
+    changes = [i for i in active if wupdates.says_change(records[cands[i].id].content)]
+    if not changes:
+        return out
+    for a in active:
+        for b in changes:
             if a == b or when[b] <= when[a]:
                 continue
             old, new = records[cands[a].id], records[cands[b].id]
-            if old.status is not Status.ACTIVE or new.status is not Status.ACTIVE:
-                continue
             speaker = new.metadata.get("speaker")
             if wgate.other_speaker(old, speaker if isinstance(speaker, str) else None):
                 continue
-            if float(vecs[a] @ vecs[b]) < floor or not wupdates.says_change(new.content):
+            if float(vecs[a] @ vecs[b]) < floor:
                 continue
             verdict = wupdates.judge(old.content, new.content)
             if verdict.likely:

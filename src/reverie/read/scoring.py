@@ -145,18 +145,21 @@ def similarity_weight(ctx: QueryContext, read: ReadSettings, dyn: DynamicsSettin
 
 
 def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
-               dyn: DynamicsSettings) -> tuple[float, float, float, dict[str, Any]]:
-    """``(relevance, prior, largest possible prior, explanation)`` of the composite's terms (module docs)."""
+               dyn: DynamicsSettings, *, explain: bool = True) -> tuple[float, float, float, dict[str, Any]]:
+    """``(relevance, prior, largest possible prior, explanation)`` of the composite's terms (module docs);
+    ``explain=False`` leaves the explanation empty (the numbers are the same)."""
     _, act = activation_of(rec, now=ctx.now, cfg=dyn, min_age_s=read.activation_min_age_s)
-    terms = {"similarity": inp.similarity, "activation": act, "importance": rec.importance, "rrf": inp.rrf_norm}
     ub = ctx.strategy.utility_boost
     relevance = similarity_weight(ctx, read, dyn) * inp.similarity
     prior = (1.0 - ub) * (read.w_activation * act + read.w_importance * rec.importance + read.w_rrf * inp.rrf_norm)
     possible = (1.0 - ub) * (read.w_activation + read.w_importance + read.w_rrf)
-    out: dict[str, Any] = {"terms": {k: round(v, 6) for k, v in terms.items()},
-                           "weights": {"similarity": read.w_similarity, "activation": read.w_activation,
-                                       "importance": read.w_importance, "rrf": read.w_rrf}}
-    if inp.cosine is not None:
+    out: dict[str, Any] = {}
+    if explain:
+        terms = {"similarity": inp.similarity, "activation": act, "importance": rec.importance, "rrf": inp.rrf_norm}
+        out["terms"] = {k: round(v, 6) for k, v in terms.items()}
+        out["weights"] = {"similarity": read.w_similarity, "activation": read.w_activation,
+                          "importance": read.w_importance, "rrf": read.w_rrf}
+    if explain and inp.cosine is not None:
         out["similarity"] = {"cosine": round(inp.cosine, 6), "lexical": round(inp.lexical or 0.0, 6),
                              "vector_weight": ctx.strategy.vector_weight,
                              "text_weight": ctx.strategy.text_weight if inp.text_weight is None else inp.text_weight}
@@ -165,14 +168,16 @@ def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSett
     if ub > 0:
         util = utility_at(utility=rec.utility, updated_at=rec.utility_updated_at or rec.created_at, now=ctx.now,
                           cfg=dyn.utility)
-        rs = retrieval_score(semantic=inp.similarity, utility=util, importance=rec.importance, cfg=dyn.utility)
         prior += ub * (dyn.utility.w_utility * util + dyn.utility.w_importance * rec.importance)
         possible += ub * (dyn.utility.w_utility + dyn.utility.w_importance)
-        out["utility"] = {"boost": ub, "utility": round(util, 6), "retrieval_score": round(rs, 6)}
+        if explain:
+            rs = retrieval_score(semantic=inp.similarity, utility=util, importance=rec.importance, cfg=dyn.utility)
+            out["utility"] = {"boost": ub, "utility": round(util, 6), "retrieval_score": round(rs, 6)}
     if ctx.strategy.sort != "relevance":
         prior += read.sort_weight * inp.sort_value
         possible += read.sort_weight
-        out["sort"] = {"by": ctx.strategy.sort, "value": round(inp.sort_value, 6), "weight": read.sort_weight}
+        if explain:
+            out["sort"] = {"by": ctx.strategy.sort, "value": round(inp.sort_value, 6), "weight": read.sort_weight}
     return relevance, prior, possible, out
 
 
@@ -223,9 +228,10 @@ _RELEVANCE_BOOSTS = ("entity", "time")
 
 
 def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
-          dyn: DynamicsSettings) -> tuple[float, dict[str, Any]]:
-    """The final score of one candidate and its explanation (module docs)."""
-    relevance, prior, possible, explain = base_terms(rec, inp, ctx, read, dyn)
+          dyn: DynamicsSettings, *, explain: bool = True) -> tuple[float, dict[str, Any]]:
+    """The final score of one candidate and its explanation (module docs). ``explain=False``: the same
+    score with an empty explanation (the pipeline explains only the memories it returns)."""
+    relevance, prior, possible, explanation = base_terms(rec, inp, ctx, read, dyn, explain=explain)
     add = boosts(rec, inp, ctx, read)
     mult = multipliers(rec, ctx, read, dyn)
     relevance += sum(v for k, v in add.items() if k in _RELEVANCE_BOOSTS)
@@ -236,17 +242,19 @@ def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
         factor *= value
     share = min(1.0, max(0.0, prior * factor / possible)) if possible > 0 else 0.0
     total = relevance + read.prior_margin * share
-    explain["boosts"] = {k: round(v, 6) for k, v in add.items()}
-    explain["multipliers"] = mult
-    explain["relevance"] = round(relevance, 6)
-    explain["prior"] = {"share": round(share, 6), "margin": read.prior_margin,
-                        "note": "access history, importance, ACT-R, utility, episode and the multipliers reorder "
-                                "memories whose relevance lies within the margin"}
+    if not explain:
+        return total, explanation
+    explanation["boosts"] = {k: round(v, 6) for k, v in add.items()}
+    explanation["multipliers"] = mult
+    explanation["relevance"] = round(relevance, 6)
+    explanation["prior"] = {"share": round(share, 6), "margin": read.prior_margin,
+                            "note": "access history, importance, ACT-R, utility, episode and the multipliers "
+                                    "reorder memories whose relevance lies within the margin"}
     if "episode" in add or "episode_context" in add:
-        explain["episode_source"] = ctx.episode_source
+        explanation["episode_source"] = ctx.episode_source
     if inp.coactivated_with:
-        explain["coactivated_with"] = inp.coactivated_with
-    return total, explain
+        explanation["coactivated_with"] = inp.coactivated_with
+    return total, explanation
 
 
 __all__ = ["Inputs", "QueryContext", "activation_of", "base_terms", "boosts", "detect_mood", "episode_strengths",
