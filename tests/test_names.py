@@ -13,8 +13,8 @@ from reverie.model import HistoryEvent
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "reverie"
 CITATION = re.compile(r"seed ?00[0-4]|SEED-NOTES|FACTS\.md|DESIGN\.md", re.IGNORECASE)
-# still being renamed elsewhere, and the one module that keeps former names for one release
-NOT_YET = ("read/", "store/sqlite.py", "store/postgres.py", "legacy.py")
+# the one module that keeps former names, for one release
+NOT_YET = ("legacy.py",)
 
 
 def test_source_names_concepts_not_design_documents() -> None:

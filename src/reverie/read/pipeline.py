@@ -1,4 +1,4 @@
-"""The read path, composed (seed 001 order; every stage switchable in ``settings.read``):
+"""The read path, composed (the retrieval design's order; every stage switchable in ``settings.read``):
 
 gate → intent router → decomposition → HyDE (one embed call for all texts, in a worker thread
 while the full-text searches run) → vector search per sub-query → weighted RRF (K = 60) → graph expansion + entity

@@ -1,8 +1,8 @@
-"""Composite re-rank of the candidate pool (SEED-NOTES 9, seed 001, seed 004): relevance leads.
+"""Composite re-rank of the candidate pool: relevance leads.
 
 ``score = relevance + prior_margin × prior`` where
 
-* ``relevance`` = the similarity share of the composite (0.40 of seed 001's ``0.40·sim + 0.30·ACT-R +
+* ``relevance`` = the similarity share of the composite (0.40 of the ``0.40·sim + 0.30·ACT-R +
   0.15·importance + 0.15·RRF``; for utility-aware intents blended with the 0.6 of its ``0.6·sim +
   0.2·utility + 0.2·importance``) times the *hybrid similarity* (:func:`hybrid_similarity`: the
   cosine and the lexical score, a coverage of the query's words on an absolute scale), plus the
@@ -12,7 +12,7 @@
   ``0.30·ACT-R activation + 0.15·importance + 0.15·RRF`` (and the utility and importance of the
   0.6/0.2/0.2 score), the intent's sort column, the episode boost (+0.15 the caller's session, or the
   inferred episode context, :func:`episode_strengths`), +0.05 co-activation — times the multipliers
-  (sub-tier, mood-congruent ×1.1, the fail-open category filter, seed 004 lifecycle state and
+  (sub-tier, mood-congruent ×1.1, the fail-open category filter, lifecycle state and
   confidence tier, disputed ×0.8, ×0.5 for source confidence < 0.3).
 
 Access history, importance, ACT-R and episodes thus reorder candidates whose relevance lies within
@@ -103,7 +103,7 @@ def calibrated_cosine(cosine: float, scale: tuple[float, float] | None) -> float
 
 def hybrid_similarity(cosine: float, lexical: float, *, vector_weight: float, text_weight: float) -> float:
     """``(w_v·cosine + w_t·lexical) / (w_v + w_t)``: the convex combination of the two channels'
-    scores (the intent's seed 001 vector/FTS weights). Score fusion keeps the margins that rank
+    scores (the intent's vector/FTS weights). Score fusion keeps the margins that rank
     fusion drops (Bruch et al. 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"). With
     no text channel (``text_weight`` 0, e.g. full text unavailable) it is the cosine."""
     total = vector_weight + text_weight
@@ -129,7 +129,7 @@ def episode_strengths(sessions: Sequence[str | None], similarities: Sequence[flo
 
 def activation_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings,
                   min_age_s: float = 1.0) -> tuple[float, float]:
-    """(B, activation) by seed 001's single-access ACT-R form from the record's counters; the age
+    """(B, activation) by the single-access ACT-R form from the record's counters; the age
     since the last access is floored at ``min_age_s`` (``read.activation_min_age_s``)."""
     last = rec.last_accessed_at or rec.created_at
     age = max((now - last).total_seconds(), min_age_s)
@@ -138,7 +138,7 @@ def activation_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings,
 
 
 def similarity_weight(ctx: QueryContext, read: ReadSettings, dyn: DynamicsSettings) -> float:
-    """The similarity's share of the composite: seed 001's 0.40, blended for utility-aware intents with
+    """The similarity's share of the composite: 0.40, blended for utility-aware intents with
     the 0.6 of its 0.6/0.2/0.2 utility score in the proportion of the intent's utility boost."""
     ub = ctx.strategy.utility_boost
     return (1.0 - ub) * read.w_similarity + ub * dyn.utility.w_semantic

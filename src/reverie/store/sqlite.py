@@ -328,7 +328,7 @@ _M0003_WRITE_PATH: Final[tuple[str, ...]] = (
     "CREATE INDEX synaptic_tags_alive ON synaptic_tags (session_id, expires_at)",
 )
 
-#: seed 002 quantised embeddings: a quantised memory keeps its code blob here and NULL in
+#: quantised embeddings: a quantised memory keeps its code blob here and NULL in
 #: ``embedding``; before this migration nothing was quantised, so every stored vector is float32
 _M0004_QUANTIZED_EMBEDDINGS: Final[tuple[str, ...]] = (
     "ALTER TABLE memories ADD COLUMN embedding_codes BLOB",
@@ -338,7 +338,7 @@ _M0004_QUANTIZED_EMBEDDINGS: Final[tuple[str, ...]] = (
     'CREATE INDEX memories_quantized ON memories ("partition", store, status) WHERE embedding_codes IS NOT NULL',
 )
 
-#: seed 001 entity hub: an index of every memory's entity URIs, kept by triggers in the same
+#: entity hub: an index of every memory's entity URIs, kept by triggers in the same
 #: transaction as the row (MemoryFilter.entities reads it instead of parsing every row's JSON)
 _ENTITY_ROWS: Final = "SELECT DISTINCT value, NEW.rid FROM json_each(NEW.entities) WHERE type = 'text'"
 _M0005_ENTITY_INDEX: Final[tuple[str, ...]] = (
@@ -1153,7 +1153,7 @@ class SQLiteStore:
             if encoded.get("content") == cur.content:
                 del encoded["content"]  # unchanged text: leave the FTS index alone
             resolved = resolve_embedding(fields, cur.stored(), self.dim)
-            if resolved is not None:  # seed 002: the embedding is stored at its precision
+            if resolved is not None:  # the embedding is stored at its precision
                 encoded["embedding"] = None if resolved.vector is None else resolved.vector.tobytes()
                 encoded["embedding_codes"] = resolved.codes
                 encoded["embedding_precision"] = resolved.precision.value
@@ -1406,7 +1406,7 @@ class SQLiteStore:
                 # a small cold store is scored exactly: the index partitions are per user, so the index
                 # would walk the user's hot memories only for the filter to drop them
                 return self._scan_search(query, where, params, k, scoped=True)
-            # seed 002: quantised memories have index partitions of their own, searched when the
+            # quantised memories have index partitions of their own, searched when the
             # filter reaches the cold store (the only store the dream cycle quantises)
             cold = flt.stores is None or StoreTier.COLD in flt.stores
             names = None if flt.all_users else [flt.partition, *([quantized_partition(flt.partition)] if cold else [])]
@@ -1458,7 +1458,7 @@ class SQLiteStore:
         scoped: bool = False,
     ) -> builtins.list[ScoredId]:
         """Exact search over every row passing the filter (small id sets, selective filters);
-        quantised rows are scored with the mixed-precision similarity (seed 002).
+        quantised rows are scored with the mixed-precision similarity.
 
         The index is named where the filter is a user's status/store scope: with ANALYZE statistics
         (``compact``) the planner took the partition's id index for a selective scope (the cold store of
@@ -1637,7 +1637,7 @@ class SQLiteStore:
             ).fetchall()
         out = {r[0]: np.frombuffer(r[1], dtype=np.float32).copy() for r in rows if r[1] is not None}
         quantised = [r for r in rows if r[1] is None]
-        if quantised:  # seed 002: dequantised
+        if quantised:  # dequantised
             vecs = quantize.decode_rows([r[2] for r in quantised], self.dim)
             out.update({r[0]: vec for r, vec in zip(quantised, vecs, strict=True)})
         return out
@@ -2307,7 +2307,7 @@ def _quantised_codes(record: MemoryRecord, row: builtins.list[Any]) -> bytes | N
 def _index_key(partition: str, blob: bytes | None, codes: bytes | None) -> tuple[str, bytes] | None:
     """The index partition of a row's vector and the stored bytes it comes from (None: not indexed).
 
-    Quantised rows (seed 002) live in the user's quantised partition, never in the hot graph."""
+    Quantised rows live in the user's quantised partition, never in the hot graph."""
     if codes is not None:
         return quantized_partition(partition), codes
     if blob is not None:
@@ -2398,7 +2398,7 @@ class _RowSource:
         ).fetchall()
         out = [(int(r[0]), r[1], np.frombuffer(r[2], dtype=np.float32)) for r in rows if r[2] is not None]
         quantised = [r for r in rows if r[2] is None]
-        if quantised:  # seed 002: quantised rows go to the user's quantised partition as search vectors
+        if quantised:  # quantised rows go to the user's quantised partition as search vectors
             vecs = quantize.search_rows([r[3] for r in quantised], self._store.dim)
             out += [(int(r[0]), quantized_partition(r[1]), vec) for r, vec in zip(quantised, vecs, strict=True)]
         return out
