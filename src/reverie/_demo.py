@@ -68,8 +68,11 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
     evidence = Evidence(conv)
     out: dict[str, Any] = {}
     with Memory(target, clock=clock) as mem:
-        _say(console, f"reverie demo — long-term memory for an AI agent, offline "
-                      f"(store {mem.target}, {mem.store.backend}; embedder {mem.embedder.name})")
+        _say(
+            console,
+            f"reverie demo — long-term memory for an AI agent, offline "
+            f"(store {mem.target}, {mem.store.backend}; embedder {mem.embedder.name})",
+        )
         # 1. remember
         items = conversation_items(conv)
         results = _add_with_progress(mem, items, "remembering", conv.user_id, conv.agent_id, False, progress=False)
@@ -77,8 +80,11 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
         sessions = len({t.session_id for t in conv.turns})
         _say(console)
         _say(console, f"1. Remember: {conv.title}")
-        _say(console, f"   {len(items)} turns in {sessions} sessions → "
-                      + ", ".join(f"{n} {a}" for a, n in actions.most_common()))
+        _say(
+            console,
+            f"   {len(items)} turns in {sessions} sessions → "
+            + ", ".join(f"{n} {a}" for a, n in actions.most_common()),
+        )
         # recall right after the conversation (printed after the lifecycle, beside the answers months later)
         recall: list[str] = []
         now = []
@@ -100,40 +106,73 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
         out["now_found"] = sum(a.found for a in now)
         out["now_first"] = sum(a.rank == 1 for a in now)
         # 2. the lifecycle
-        life = (_lifecycle(mem, clock, conv, evidence, k=k, months=months, console=console, answered=out["now_found"])
-                if months else {})
+        life = (
+            _lifecycle(mem, clock, conv, evidence, k=k, months=months, console=console, answered=out["now_found"])
+            if months
+            else {}
+        )
         out.update(life)
         # 3. the answers
         _say(console)
-        _say(console, f"{3 if months else 2}. Recall right after the conversation: the best result and one line of why "
-                      f"(✓ the answer is in the top {k})")
+        _say(
+            console,
+            f"{3 if months else 2}. Recall right after the conversation: the best result and one line of why "
+            f"(✓ the answer is in the top {k})",
+        )
         for line in recall:
             _say(console, f"   {line}")
         # summary
         _say(console)
         _say(console, "Summary")
-        _say(console, f"   remembered {len(items)} turns of a conversation; "
-                      f"{sum(actions.get(a, 0) for a in ('CREATE', 'SUPERSEDE'))} new memories")
-        _say(console, f"   evidence in the top {k} for {out['now_found']} of {len(now)} questions right after the "
-                      f"conversation ({out['now_first']} with the answer first)")
+        _say(
+            console,
+            f"   remembered {len(items)} turns of a conversation; "
+            f"{sum(actions.get(a, 0) for a in ('CREATE', 'SUPERSEDE'))} new memories",
+        )
+        _say(
+            console,
+            f"   evidence in the top {k} for {out['now_found']} of {len(now)} questions right after the "
+            f"conversation ({out['now_first']} with the answer first)",
+        )
         if months:
-            _say(console, f"   {months} months later: evidence in the top {k} for {life['later_found']} of {len(now)}; "
-                          f"{life['active']} memories active, {life['consolidated']} originals consolidated into "
-                          f"{life['summaries']} summaries, {life['cold']} in cold storage, none deleted")
+            _say(
+                console,
+                f"   {months} months later: evidence in the top {k} for {life['later_found']} of {len(now)}; "
+                f"{life['active']} memories active, {life['consolidated']} originals consolidated into "
+                f"{life['summaries']} summaries, {life['cold']} in cold storage, none deleted",
+            )
         where = f" --db {mem.target}" if keep else " --db FILE (this run's store was temporary)"
-        _say(console, f"   next: reverie search \"where does Lena live\" -u {conv.user_id}{where}; "
-                      "reverie simulate --days 180 draws the lifecycle of a busier agent (pip install 'reverie[plot]')")
+        _say(
+            console,
+            f'   next: reverie search "where does Lena live" -u {conv.user_id}{where}; '
+            "reverie simulate --days 180 draws the lifecycle of a busier agent (pip install 'reverie[plot]')",
+        )
     return out
 
 
-def _lifecycle(mem: Memory, clock: SettableClock, conv: Any, evidence: Evidence, *, k: int, months: int,
-               console: Any, answered: int) -> dict[str, Any]:
+def _lifecycle(
+    mem: Memory,
+    clock: SettableClock,
+    conv: Any,
+    evidence: Evidence,
+    *,
+    k: int,
+    months: int,
+    console: Any,
+    answered: int,
+) -> dict[str, Any]:
     """Live ``months`` months: a dream cycle every night, the questions asked again at each month's end."""
     _say(console)
-    _say(console, f"2. The next {months} months on a simulated clock: a dream cycle every night, the questions "
-                  "asked again at each month's end (active memories per layer; all per status)")
-    _say(console, f"   {'day':>5} {'working':>8} {'episodic':>9} {'semantic':>9} │ {'active':>6} {'superseded':>10} "
-                  f"{'dormant':>8} {'archived':>8} │ {'cold':>4} │ answered")
+    _say(
+        console,
+        f"2. The next {months} months on a simulated clock: a dream cycle every night, the questions "
+        "asked again at each month's end (active memories per layer; all per status)",
+    )
+    _say(
+        console,
+        f"   {'day':>5} {'working':>8} {'episodic':>9} {'semantic':>9} │ {'active':>6} {'superseded':>10} "
+        f"{'dormant':>8} {'archived':>8} │ {'cold':>4} │ answered",
+    )
     total_changed: Counter[str] = Counter()
     later_found = 0
 
@@ -149,9 +188,12 @@ def _lifecycle(mem: Memory, clock: SettableClock, conv: Any, evidence: Evidence,
                     cold += 1
         by = st["by_status"]
         ans = "" if answered is None else f"{answered} of {len(conv.questions)}"
-        _say(console, f"   {day:>5} {layers['working']:>8} {layers['episodic']:>9} {layers['semantic']:>9} │ "
-                      f"{by.get('active', 0):>6} {by.get('superseded', 0):>10} {by.get('dormant', 0):>8} "
-                      f"{by.get('archived', 0):>8} │ {cold:>4} │ {ans}")
+        _say(
+            console,
+            f"   {day:>5} {layers['working']:>8} {layers['episodic']:>9} {layers['semantic']:>9} │ "
+            f"{by.get('active', 0):>6} {by.get('superseded', 0):>10} {by.get('dormant', 0):>8} "
+            f"{by.get('archived', 0):>8} │ {cold:>4} │ {ans}",
+        )
 
     row(0, answered)
     for month in range(1, months + 1):
@@ -160,19 +202,28 @@ def _lifecycle(mem: Memory, clock: SettableClock, conv: Any, evidence: Evidence,
             report = mem.dream()
             for step in report["steps"]:
                 total_changed[step["name"]] += int(step["changed"])
-        later_found = sum(evidence.rank(mem.search(q["question"], user_id=conv.user_id, k=k),
-                                        list(q.get("evidence", []))).found for q in conv.questions)
+        later_found = sum(
+            evidence.rank(mem.search(q["question"], user_id=conv.user_id, k=k), list(q.get("evidence", []))).found
+            for q in conv.questions
+        )
         row(month * DAYS_PER_MONTH, later_found)
     everything = [r for batch in mem.store.scan(_scope(conv.user_id), omit=_LIGHT) for r in batch]
     summaries = [r for r in everything if r.write_source == "dream"]
     consolidated = sum(r.status is Status.SUPERSEDED for r in everything)
     done = {name: n for name, n in total_changed.items() if n and name not in ("decay", "edge_decay")}
     _say(console, "   dream steps that changed something: " + ", ".join(f"{name} {n}" for name, n in done.items()))
-    _say(console, "   nothing is deleted: `reverie history ID` shows every change, `reverie undo-consolidation ID` "
-                  "puts a summary's originals back, `reverie reactivate ID` brings a cold memory back")
-    return {"later_found": later_found, "summaries": len(summaries), "consolidated": consolidated,
-            "active": sum(r.status is Status.ACTIVE for r in everything),
-            "cold": sum(r.store is StoreTier.COLD for r in everything)}
+    _say(
+        console,
+        "   nothing is deleted: `reverie history ID` shows every change, `reverie undo-consolidation ID` "
+        "puts a summary's originals back, `reverie reactivate ID` brings a cold memory back",
+    )
+    return {
+        "later_found": later_found,
+        "summaries": len(summaries),
+        "consolidated": consolidated,
+        "active": sum(r.status is Status.ACTIVE for r in everything),
+        "cold": sum(r.store is StoreTier.COLD for r in everything),
+    }
 
 
 #: heavy columns the lifecycle table does not read

@@ -73,8 +73,9 @@ class AsyncMemory:
         memory: Memory | None = None,
     ) -> None:
         self._worker: int | None = None  # the worker thread's ident, noted when it starts
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reverie-async",
-                                            initializer=self._note_worker)
+        self._executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="reverie-async", initializer=self._note_worker
+        )
         self._closed = False
         if memory is not None:
             if any(v is not None for v in (target, config, clock, embedder, llm)):
@@ -86,7 +87,8 @@ class AsyncMemory:
             return
         try:
             self.memory = self._executor.submit(
-                Memory, target, config=config, clock=clock, embedder=embedder, llm=llm).result()
+                Memory, target, config=config, clock=clock, embedder=embedder, llm=llm
+            ).result()
         except BaseException:
             self._executor.shutdown(wait=False)
             raise
@@ -143,8 +145,9 @@ class AsyncMemory:
     async def __aenter__(self) -> AsyncMemory:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     @property

@@ -63,23 +63,33 @@ class Credential:
         if user is None:
             raise InvalidInputError("a scoped credential needs a user_id")
         agent = clean_scope(agent_id, "agent_id")
-        return cls(name or f"user {user}" + (f", agent {agent}" if agent else ""), users=frozenset({user}),
-                   agents=None if agent is None else frozenset({agent}))
+        return cls(
+            name or f"user {user}" + (f", agent {agent}" if agent else ""),
+            users=frozenset({user}),
+            agents=None if agent is None else frozenset({agent}),
+        )
 
     @classmethod
     def from_key(cls, key: ApiKey) -> Credential:
         if key.admin:
             return cls(key.name, admin=True, key_id=key.id)
-        return cls(key.name, users=frozenset(key.user_ids),
-                   agents=None if key.agent_ids is None else frozenset(key.agent_ids), key_id=key.id)
+        return cls(
+            key.name,
+            users=frozenset(key.user_ids),
+            agents=None if key.agent_ids is None else frozenset(key.agent_ids),
+            key_id=key.id,
+        )
 
     # checks ------------------------------------------------------------------------------
     def may_see(self, rec: MemoryRecord) -> bool:
         """Whether the memory lies in this credential's scope."""
         if self.admin:
             return True
-        return (rec.user_id is not None and rec.user_id in self.users
-                and (self.agents is None or rec.agent_id in self.agents))
+        return (
+            rec.user_id is not None
+            and rec.user_id in self.users
+            and (self.agents is None or rec.agent_id in self.agents)
+        )
 
     def user_id(self, requested: Any) -> str | None:
         """The user a call runs as: ``requested`` if this credential covers it; with none requested, the
@@ -121,9 +131,13 @@ class Credential:
 
     def describe(self) -> dict[str, Any]:
         """The credential as JSON (no secret): name, key id, admin, users, agents."""
-        return {"name": self.name, "key_id": self.key_id, "admin": self.admin,
-                "users": None if self.admin else sorted(self.users),
-                "agents": None if self.admin or self.agents is None else sorted(self.agents)}
+        return {
+            "name": self.name,
+            "key_id": self.key_id,
+            "admin": self.admin,
+            "users": None if self.admin else sorted(self.users),
+            "agents": None if self.admin or self.agents is None else sorted(self.agents),
+        }
 
 
 def _names(values: Iterable[str]) -> str:
@@ -136,6 +150,7 @@ FULL_ACCESS = Credential("full access", admin=True)
 
 # API keys ----------------------------------------------------------------------------------------
 
+
 def hash_key(token: str) -> str:
     """The stored form of a key: SHA-256 hex (keys are 256-bit random, so no slow hash is needed)."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
@@ -145,14 +160,15 @@ def key_id_of(token: str) -> str | None:
     """The id part of an ``rvk_<id>_<secret>`` key, or ``None`` if ``token`` is not shaped like one."""
     if not token.startswith(KEY_PREFIX):
         return None
-    key_id, sep, secret = token[len(KEY_PREFIX):].partition("_")
+    key_id, sep, secret = token[len(KEY_PREFIX) :].partition("_")
     if not sep or len(key_id) != _KEY_ID_HEX or not secret or any(c not in "0123456789abcdef" for c in key_id):
         return None
     return key_id
 
 
-def new_key(*, name: str, users: Sequence[str] = (), agents: Sequence[str] | None = None, admin: bool = False,
-            now: datetime) -> tuple[ApiKey, str]:
+def new_key(
+    *, name: str, users: Sequence[str] = (), agents: Sequence[str] | None = None, admin: bool = False, now: datetime
+) -> tuple[ApiKey, str]:
     """A new key record and the key itself (shown once; only its hash is stored)."""
     label = clean_text(name, "key name", max_chars=64)
     user_ids = tuple(dict.fromkeys(_scope_value(u, "user_id") for u in users))
@@ -165,8 +181,15 @@ def new_key(*, name: str, users: Sequence[str] = (), agents: Sequence[str] | Non
         agent_ids = None
     key_id = secrets.token_hex(_KEY_ID_HEX // 2)
     token = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-    return ApiKey(id=key_id, name=label, key_hash=hash_key(token), created_at=now, admin=admin, user_ids=user_ids,
-                  agent_ids=agent_ids), token
+    return ApiKey(
+        id=key_id,
+        name=label,
+        key_hash=hash_key(token),
+        created_at=now,
+        admin=admin,
+        user_ids=user_ids,
+        agent_ids=agent_ids,
+    ), token
 
 
 def _scope_value(value: Any, name: str) -> str:
@@ -176,8 +199,15 @@ def _scope_value(value: Any, name: str) -> str:
     return cleaned
 
 
-def create_key(store: Store, *, name: str, users: Sequence[str] = (), agents: Sequence[str] | None = None,
-               admin: bool = False, now: datetime) -> tuple[ApiKey, str]:
+def create_key(
+    store: Store,
+    *,
+    name: str,
+    users: Sequence[str] = (),
+    agents: Sequence[str] | None = None,
+    admin: bool = False,
+    now: datetime,
+) -> tuple[ApiKey, str]:
     """Create and store a key; returns the record and the key (the only time it is seen)."""
     key, token = new_key(name=name, users=users, agents=agents, admin=admin, now=now)
     store.put_api_key(key)

@@ -43,20 +43,34 @@ err_console = Console(stderr=True, highlight=False)
 
 DbOpt = Annotated[
     str | None,
-    typer.Option("--db", "-d", envvar="REVERIE_TARGET", metavar="PATH|URL",
-                 help="SQLite file or postgresql:// URL (default: memory.db in the user's data directory)."),
+    typer.Option(
+        "--db",
+        "-d",
+        envvar="REVERIE_TARGET",
+        metavar="PATH|URL",
+        help="SQLite file or postgresql:// URL (default: memory.db in the user's data directory).",
+    ),
 ]
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
-                                             help="The user whose memories these are (the isolation boundary).")]
+UserOpt = Annotated[
+    str | None,
+    typer.Option("--user", "-u", metavar="NAME", help="The user whose memories these are (the isolation boundary)."),
+]
 AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", metavar="NAME", help="Narrow to one agent.")]
 SessionOpt = Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="The conversation session.")]
 AllUsersOpt = Annotated[bool, typer.Option("--all-users", help="Every user's memories.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (every field) instead of text.")]
 IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or any prefix of one that no other id shares.")]
-LayerOpt = Annotated[str | None, typer.Option(
-    metavar="LAYER", help="Only this layer: working, episodic, semantic, procedural, codebase.")]
-StatusOpt = Annotated[str | None, typer.Option(metavar="STATUS", help="Only this status: active (default), "
-                                               "superseded, dormant, archived, expired, invalidated.")]
+LayerOpt = Annotated[
+    str | None,
+    typer.Option(metavar="LAYER", help="Only this layer: working, episodic, semantic, procedural, codebase."),
+]
+StatusOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="STATUS",
+        help="Only this status: active (default), superseded, dormant, archived, expired, invalidated.",
+    ),
+]
 CategoryOpt = Annotated[str | None, typer.Option(metavar="CATEGORY", help="Only this category (fact, preference …).")]
 
 #: write outcomes that store a new memory (a SUPERSEDE stores the new fact and keeps the old one)
@@ -74,8 +88,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """reverie — long-term memory for AI agents: remember, recall, consolidate, forget."""
 
@@ -94,11 +109,14 @@ def _target(db: str | None, *, create: bool) -> str | Path:
         raise InvalidInputError(f"{path} is a directory; --db takes a database file (e.g. {path / 'memory.db'})")
     if not create and not path.exists():
         where = f" --db {path}" if explicit else ""
-        raise NotFoundError(f"no memory database at {path}. `reverie init{where}` creates one "
-                            "(so do add, observe and import)")
+        raise NotFoundError(
+            f"no memory database at {path}. `reverie init{where}` creates one (so do add, observe and import)"
+        )
     if explicit and not path.parent.is_dir():
-        raise InvalidInputError(f"the directory {path.parent} does not exist; reverie does not create it "
-                                "(check the path, or create the directory first)")
+        raise InvalidInputError(
+            f"the directory {path.parent} does not exist; reverie does not create it "
+            "(check the path, or create the directory first)"
+        )
     return path
 
 
@@ -143,10 +161,12 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _filters(layer: str | None = None, status: str | None = None, category: str | None = None,
-             session: str | None = None) -> dict[str, Any] | None:
-    out = {k: v for k, v in (("layer", layer), ("status", status), ("category", category),
-                              ("session_id", session)) if v}
+def _filters(
+    layer: str | None = None, status: str | None = None, category: str | None = None, session: str | None = None
+) -> dict[str, Any] | None:
+    out = {
+        k: v for k, v in (("layer", layer), ("status", status), ("category", category), ("session_id", session)) if v
+    }
     return out or None
 
 
@@ -170,13 +190,16 @@ def _result_line(res: Any, short: dict[str, str]) -> str:
 
 # -- remember -------------------------------------------------------------------------------------
 
+
 @app.command()
 def init(db: DbOpt = None) -> None:
     """Create (or migrate) the memory database and print where it is."""
     with _memory(db, create=True) as mem:
         info = mem.info()
-        _say(f"reverie memory ready: {mem.target} (backend {info.backend}, schema v{info.schema_version}, "
-             f"embedder {mem.embedder.name})")
+        _say(
+            f"reverie memory ready: {mem.target} (backend {info.backend}, schema v{info.schema_version}, "
+            f"embedder {mem.embedder.name})"
+        )
 
 
 @app.command()
@@ -186,11 +209,13 @@ def add(
     user: UserOpt = None,
     agent: AgentOpt = None,
     session: SessionOpt = None,
-    metadata: Annotated[str | None, typer.Option("--metadata", "-m", metavar="JSON",
-                                                 help="JSON object of metadata.")] = None,
+    metadata: Annotated[
+        str | None, typer.Option("--metadata", "-m", metavar="JSON", help="JSON object of metadata.")
+    ] = None,
     when: Annotated[str | None, typer.Option(metavar="TIME", help="ISO 8601 time the content refers to.")] = None,
-    source: Annotated[str | None, typer.Option(metavar="SOURCE",
-                                               help="human, ai, interaction, ingest, code_scan or dream.")] = None,
+    source: Annotated[
+        str | None, typer.Option(metavar="SOURCE", help="human, ai, interaction, ingest, code_scan or dream.")
+    ] = None,
     verbatim: Annotated[bool, typer.Option("--verbatim", help="Store as is, without the write path.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -199,8 +224,16 @@ def add(
     text = sys.stdin.read() if content == "-" else content
     meta = _read_metadata(metadata)
     with _memory(db, create=True) as mem:
-        res = mem.add(text, user_id=user, agent_id=agent, session_id=session, metadata=meta, when=when,
-                      source=source, infer=not verbatim)
+        res = mem.add(
+            text,
+            user_id=user,
+            agent_id=agent,
+            session_id=session,
+            metadata=meta,
+            when=when,
+            source=source,
+            infer=not verbatim,
+        )
         if as_json:
             _print_json(res.to_dict())
         else:
@@ -215,8 +248,9 @@ def observe(
     user: UserOpt = None,
     agent: AgentOpt = None,
     session: SessionOpt = None,
-    flush: Annotated[bool, typer.Option("--flush", help="Store what the conversation's buffer holds now, this "
-                                        "turn included.")] = False,
+    flush: Annotated[
+        bool, typer.Option("--flush", help="Store what the conversation's buffer holds now, this turn included.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Feed one conversation turn to the observer: it keeps what is worth remembering and extracts
@@ -252,8 +286,9 @@ def update(
     memory_id: IdArg,
     content: Annotated[str | None, typer.Argument(metavar="TEXT", help="New content (re-embedded).")] = None,
     db: DbOpt = None,
-    metadata: Annotated[str | None, typer.Option("--metadata", "-m", metavar="JSON",
-                                                 help="Replacement metadata (JSON object).")] = None,
+    metadata: Annotated[
+        str | None, typer.Option("--metadata", "-m", metavar="JSON", help="Replacement metadata (JSON object).")
+    ] = None,
     category: Annotated[str | None, typer.Option(metavar="CATEGORY", help="New category.")] = None,
     importance: Annotated[float | None, typer.Option(metavar="0..1", help="New importance.")] = None,
     reason: Annotated[str, typer.Option(metavar="TEXT", help="Why (kept in the history).")] = "",
@@ -309,8 +344,21 @@ def format_explain(explain: dict[str, Any]) -> list[str]:
         value = explain.get(key)
         if value:
             lines.append(f"{key}: " + " ".join(f"{k}={_fmt(v)}" for k, v in value.items()))
-    known = {"stage", "intent", "channels", "terms", "weights", "utility", "sort", "boosts", "multipliers", "mmr",
-             "score", "composite", "rrf"}
+    known = {
+        "stage",
+        "intent",
+        "channels",
+        "terms",
+        "weights",
+        "utility",
+        "sort",
+        "boosts",
+        "multipliers",
+        "mmr",
+        "score",
+        "composite",
+        "rrf",
+    }
     for key, value in explain.items():
         if key not in known:
             lines.append(f"{key}: {_fmt(value)}")
@@ -321,8 +369,9 @@ def format_explain(explain: dict[str, Any]) -> list[str]:
     return lines
 
 
-def print_hits(hits: list[Any], short: dict[str, str], *, explain: bool, show_user: bool = False,
-               width: int = 160) -> None:
+def print_hits(
+    hits: list[Any], short: dict[str, str], *, explain: bool, show_user: bool = False, width: int = 160
+) -> None:
     """Hits in rank order: the memory, then one line of why (or, with ``explain``, every term)."""
     for i, h in enumerate(hits, start=1):
         _say(f"{i}. {_short(h.memory.content, width)}")
@@ -352,8 +401,9 @@ def search(
     user: UserOpt = None,
     agent: AgentOpt = None,
     all_users: AllUsersOpt = False,
-    session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID",
-                                                help="Only memories of this session.")] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", metavar="ID", help="Only memories of this session.")
+    ] = None,
     layer: LayerOpt = None,
     status: StatusOpt = None,
     category: CategoryOpt = None,
@@ -364,8 +414,15 @@ def search(
 ) -> None:
     """Recall the memories most relevant to QUERY, best first, each with one line of why."""
     with _memory(db) as mem:
-        hits = mem.search(query, user_id=user, agent_id=agent, k=k, deep=deep, all_users=all_users,
-                          filters=_filters(layer, status, category, session))
+        hits = mem.search(
+            query,
+            user_id=user,
+            agent_id=agent,
+            k=k,
+            deep=deep,
+            all_users=all_users,
+            filters=_filters(layer, status, category, session),
+        )
         if as_json:
             _print_json([h.to_dict() for h in hits])
             return
@@ -394,25 +451,48 @@ def context(
     with _memory(db) as mem:
         block = mem.context(query, user_id=user, agent_id=agent, session_id=session, budget_tokens=budget, k=k)
         if as_json:
-            _print_json({"text": block.text, "used_tokens": block.used_tokens, "budget_tokens": block.budget_tokens,
-                         "items": [{"id": i.id, "section": i.section} for i in block.items],
-                         "skipped": block.skipped})
+            _print_json(
+                {
+                    "text": block.text,
+                    "used_tokens": block.used_tokens,
+                    "budget_tokens": block.budget_tokens,
+                    "items": [{"id": i.id, "section": i.section} for i in block.items],
+                    "skipped": block.skipped,
+                }
+            )
             return
         _say(block.text or "(no memory is confident enough to inject)")
-        _say(f"-- {len(block.items)} memories, {block.used_tokens} of {block.budget_tokens} tokens; "
-             f"{len(block.skipped)} left out")
+        _say(
+            f"-- {len(block.items)} memories, {block.used_tokens} of {block.budget_tokens} tokens; "
+            f"{len(block.skipped)} left out"
+        )
 
 
-_GET_FIELDS = ("user_id", "agent_id", "session_id", "layer", "status", "store", "category", "importance", "utility",
-               "access_count", "pinned", "created_at", "valid_from", "valid_until")
+_GET_FIELDS = (
+    "user_id",
+    "agent_id",
+    "session_id",
+    "layer",
+    "status",
+    "store",
+    "category",
+    "importance",
+    "utility",
+    "access_count",
+    "pinned",
+    "created_at",
+    "valid_from",
+    "valid_until",
+)
 
 
 @app.command()
 def get(
     memory_id: IdArg,
     db: DbOpt = None,
-    peek: Annotated[bool, typer.Option("--peek", help="Look without counting a recall (no access is recorded).")]
-    = False,
+    peek: Annotated[
+        bool, typer.Option("--peek", help="Look without counting a recall (no access is recorded).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Print one memory: its content and main fields (--json: every field). Reading it counts as a
@@ -434,16 +514,19 @@ def get(
             _say(f"  {name:<13} {_fmt(value)}")
         if rec.metadata:
             _say(f"  {'metadata':<13} {json.dumps(rec.metadata, ensure_ascii=False)}")
-        _say("(--json for every field; `reverie show ID` for its strengths)"
-             + ("" if peek else "; this read counted as a recall (--peek does not)"))
+        _say(
+            "(--json for every field; `reverie show ID` for its strengths)"
+            + ("" if peek else "; this read counted as a recall (--peek does not)")
+        )
 
 
 @app.command()
 def show(
     memory_id: IdArg,
     db: DbOpt = None,
-    explain: Annotated[bool, typer.Option("--explain", "-e", help="Every strength value with its formula and "
-                                          "terms.")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", "-e", help="Every strength value with its formula and terms.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """A memory's strengths now, and which of them decides its forgetting (no recall is counted)."""
@@ -454,15 +537,21 @@ def show(
             _print_json(data)
             return
         _say(_short(rec.content, 300))
-        _say(f"id {rec.id} · {rec.layer.value} · {rec.status.value} · {rec.store.value} store · "
-             f"accessed {rec.access_count}×" + (" · pinned" if rec.pinned else ""))
+        _say(
+            f"id {rec.id} · {rec.layer.value} · {rec.status.value} · {rec.store.value} store · "
+            f"accessed {rec.access_count}×" + (" · pinned" if rec.pinned else "")
+        )
         if explain:
             table = Table("value", "now", "formula", "terms")
             for name, item in data.items():
                 if isinstance(item, dict) and "value" in item:
                     terms = item.get("terms", {})
-                    table.add_row(name, _fmt(item["value"]), escape(str(item.get("formula", ""))),
-                                  escape(", ".join(f"{k}={_fmt(v)}" for k, v in terms.items())))
+                    table.add_row(
+                        name,
+                        _fmt(item["value"]),
+                        escape(str(item.get("formula", ""))),
+                        escape(", ".join(f"{k}={_fmt(v)}" for k, v in terms.items())),
+                    )
                 else:
                     table.add_row(name, _fmt(item), "", "")
             console.print(table)
@@ -484,18 +573,30 @@ def _forgetting_lines(mem: Any, rec: Any, data: dict[str, Any]) -> list[str]:
     mode = dyn.retention.mode
     lines = ["what decides its forgetting (the dream cycle):"]
     rows = [
-        ("retention", _value(data, "retention"),
-         f"{mode} curve (the configured one): archived to cold storage when idle > {pc.archive_age_days:g} days "
-         f"with retention < {pc.archive_retention:g}, importance < {pc.archive_importance:g} and "
-         f"< {pc.archive_accesses} accesses"),
-        ("consolidation", _value(data, "fading_retention"),
-         f"fading curve of consolidation: at its floor for {lc.cold_migration_days:g} days → cold storage; "
-         "fading memories are merged into summaries (undo-consolidation restores them)"),
-        ("retrievability", _value(data, "retrievability"),
-         f"FSRS-6 recall probability: rehearsed by the dream cycle below {fc.rehearsal_threshold:g}"),
-        ("utility", _value(data, "utility"),
-         f"helpfulness (feedback): dormant below {lc.utility_floor:g} "
-         f"after {lc.utility_floor_idle_days:g} idle days"),
+        (
+            "retention",
+            _value(data, "retention"),
+            f"{mode} curve (the configured one): archived to cold storage when idle > {pc.archive_age_days:g} days "
+            f"with retention < {pc.archive_retention:g}, importance < {pc.archive_importance:g} and "
+            f"< {pc.archive_accesses} accesses",
+        ),
+        (
+            "consolidation",
+            _value(data, "fading_retention"),
+            f"fading curve of consolidation: at its floor for {lc.cold_migration_days:g} days → cold storage; "
+            "fading memories are merged into summaries (undo-consolidation restores them)",
+        ),
+        (
+            "retrievability",
+            _value(data, "retrievability"),
+            f"FSRS-6 recall probability: rehearsed by the dream cycle below {fc.rehearsal_threshold:g}",
+        ),
+        (
+            "utility",
+            _value(data, "utility"),
+            f"helpfulness (feedback): dormant below {lc.utility_floor:g} "
+            f"after {lc.utility_floor_idle_days:g} idle days",
+        ),
         ("importance", _value(data, "importance"), "raises every threshold above; stored when written"),
     ]
     for name, value, rule in rows:
@@ -520,13 +621,20 @@ def list_cmd(
     user: UserOpt = None,
     agent: AgentOpt = None,
     all_users: AllUsersOpt = False,
-    session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID",
-                                                help="Only memories of this session.")] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", metavar="ID", help="Only memories of this session.")
+    ] = None,
     layer: LayerOpt = None,
     status: StatusOpt = None,
     category: CategoryOpt = None,
-    where: Annotated[str, typer.Option("--store", metavar="STORE", help="hot (searched by default), cold "
-                                       "(forgotten and consolidated memories) or all.")] = "hot",
+    where: Annotated[
+        str,
+        typer.Option(
+            "--store",
+            metavar="STORE",
+            help="hot (searched by default), cold (forgotten and consolidated memories) or all.",
+        ),
+    ] = "hot",
     limit: Annotated[int, typer.Option(metavar="N", help="How many.")] = 50,
     as_json: JsonOpt = False,
 ) -> None:
@@ -571,8 +679,12 @@ def history(memory_id: IdArg, db: DbOpt = None, as_json: JsonOpt = False) -> Non
     with _memory(db) as mem:
         events = mem.history(memory_id)
         if as_json:
-            _print_json([{"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor,
-                          "data": e.data} for e in events])
+            _print_json(
+                [
+                    {"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data}
+                    for e in events
+                ]
+            )
             return
         table = Table("at", "event", "actor", "reason")
         for e in events:
@@ -591,12 +703,19 @@ def stats(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> N
         _say(f"{data['total']} memories in {data['target']} ({data['backend']}, {data['embedder']})")
         table = Table("layer", "status", "count", "energy avg", "min", "max")
         for r in data["rows"]:
-            table.add_row(r["layer"], r["status"], str(r["count"]), f"{r['energy_avg']:.3f}",
-                          f"{r['energy_min']:.3f}", f"{r['energy_max']:.3f}")
+            table.add_row(
+                r["layer"],
+                r["status"],
+                str(r["count"]),
+                f"{r['energy_avg']:.3f}",
+                f"{r['energy_min']:.3f}",
+                f"{r['energy_max']:.3f}",
+            )
         console.print(table)
 
 
 # -- change ---------------------------------------------------------------------------------------
+
 
 @app.command()
 def pin(memory_id: IdArg, db: DbOpt = None) -> None:
@@ -618,8 +737,9 @@ def unpin(memory_id: IdArg, db: DbOpt = None) -> None:
 def promote(
     memory_id: IdArg,
     db: DbOpt = None,
-    layer: Annotated[str | None, typer.Option(metavar="LAYER", help="Target layer (default: one up: working → "
-                                              "episodic → semantic).")] = None,
+    layer: Annotated[
+        str | None, typer.Option(metavar="LAYER", help="Target layer (default: one up: working → episodic → semantic).")
+    ] = None,
 ) -> None:
     """Move a memory up a layer (it keeps its id; the move is kept in its history)."""
     with _memory(db) as mem:
@@ -654,8 +774,11 @@ def undo_consolidation(summary_id: IdArg, db: DbOpt = None) -> None:
 
 
 @app.command()
-def invalidate(memory_id: IdArg, reason: Annotated[str, typer.Option(metavar="TEXT", help="Why it is no longer "
-                                                                     "true.")], db: DbOpt = None) -> None:
+def invalidate(
+    memory_id: IdArg,
+    reason: Annotated[str, typer.Option(metavar="TEXT", help="Why it is no longer true.")],
+    db: DbOpt = None,
+) -> None:
     """Mark a memory as no longer true (kept, never deleted)."""
     with _memory(db) as mem:
         rec = mem.invalidate(memory_id, reason)
@@ -691,8 +814,10 @@ def backup(
     if as_json:
         _print_json(report)
         return
-    _say(f"backed up {report['memories']} memories to {report['path']} ({report['bytes']:,} bytes, integrity "
-         f"{report['integrity']}, {report['seconds']} s)")
+    _say(
+        f"backed up {report['memories']} memories to {report['path']} ({report['bytes']:,} bytes, integrity "
+        f"{report['integrity']}, {report['seconds']} s)"
+    )
 
 
 @app.command("forget-user")
@@ -709,21 +834,27 @@ def forget_user(
     with _memory(db) as mem:
         if not dry_run and not yes:
             counted = mem.forget_user(user, dry_run=True)
-            if not typer.confirm(f"Permanently erase {counted['memories']} memories and everything else of user "
-                                 f"{user!r}?"):
+            if not typer.confirm(
+                f"Permanently erase {counted['memories']} memories and everything else of user {user!r}?"
+            ):
                 raise typer.Exit(1)
         report = mem.forget_user(user, dry_run=dry_run)
         if as_json:
             _print_json(report)
             return
         verb = "would erase" if dry_run else "erased"
-        _say(f"{verb} {report['memories']} memories, {report['boxes']} memory boxes, {report['clusters']} clusters "
-             f"and {report['state_entries']} buffers/counters of user {user}")
+        _say(
+            f"{verb} {report['memories']} memories, {report['boxes']} memory boxes, {report['clusters']} clusters "
+            f"and {report['state_entries']} buffers/counters of user {user}"
+        )
 
 
 @app.command()
-def feedback(memory_id: IdArg, useful: Annotated[bool, typer.Option("--useful/--not-useful",
-                                                                    help="Did it help?")], db: DbOpt = None) -> None:
+def feedback(
+    memory_id: IdArg,
+    useful: Annotated[bool, typer.Option("--useful/--not-useful", help="Did it help?")],
+    db: DbOpt = None,
+) -> None:
     """Tell reverie whether a memory helped (updates its utility)."""
     with _memory(db) as mem:
         rec = mem.feedback(memory_id, useful=useful)
@@ -732,21 +863,33 @@ def feedback(memory_id: IdArg, useful: Annotated[bool, typer.Option("--useful/--
 
 # -- maintenance ----------------------------------------------------------------------------------
 
+
 @app.command()
 def dream(
     db: DbOpt = None,
-    steps: Annotated[str | None, typer.Option(metavar="NAMES", help="Comma-separated step names to run "
-                                              "(default: all enabled).")] = None,
+    steps: Annotated[
+        str | None, typer.Option(metavar="NAMES", help="Comma-separated step names to run (default: all enabled).")
+    ] = None,
     user: UserOpt = None,
-    every: Annotated[str | None, typer.Option(
-        "--every", metavar="DURATION",
-        help="Keep running on a schedule: 30s, 15m, 1h, 1d, 1h30m … Stop with Ctrl-C or SIGTERM "
-        "(it finishes the current run; a second signal aborts it, leaving the store consistent).")] = None,
-    max_runs: Annotated[int | None, typer.Option("--max-runs", min=1, metavar="N",
-                                                 help="With --every: stop after N full cycles (or N runs of "
-                                                 "--steps).")] = None,
-    no_jobs: Annotated[bool, typer.Option("--no-jobs", help="With --every: only the full cycle, without the "
-                                          "maintenance jobs in between.")] = False,
+    every: Annotated[
+        str | None,
+        typer.Option(
+            "--every",
+            metavar="DURATION",
+            help="Keep running on a schedule: 30s, 15m, 1h, 1d, 1h30m … Stop with Ctrl-C or SIGTERM "
+            "(it finishes the current run; a second signal aborts it, leaving the store consistent).",
+        ),
+    ] = None,
+    max_runs: Annotated[
+        int | None,
+        typer.Option(
+            "--max-runs", min=1, metavar="N", help="With --every: stop after N full cycles (or N runs of --steps)."
+        ),
+    ] = None,
+    no_jobs: Annotated[
+        bool,
+        typer.Option("--no-jobs", help="With --every: only the full cycle, without the maintenance jobs in between."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the dream cycle (decay, promotion, expiry, consolidation, forgetting …) and print, per step,
@@ -758,9 +901,11 @@ def dream(
     names = [s.strip() for s in steps.split(",") if s.strip()] if steps else None
     interval = _interval(every, max_runs)
     with _memory(db) as mem:
+
         def once() -> dict[str, Any]:
-            report: dict[str, Any] = (mem.dream(steps=names, user_id=user) if user is not None
-                                      else mem.dream(steps=names))
+            report: dict[str, Any] = (
+                mem.dream(steps=names, user_id=user) if user is not None else mem.dream(steps=names)
+            )
             return report
 
         if interval is None:
@@ -784,11 +929,18 @@ def _bytes(n: int) -> str:
 @app.command()
 def compact(
     db: DbOpt = None,
-    user: Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
-                                             help="Deduplicate only this user's memories (the indexes are "
-                                             "optimised for everyone).")] = None,
-    no_dedup: Annotated[bool, typer.Option("--no-dedup", help="Only optimise the store; keep duplicate "
-                                           "memories as they are.")] = False,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            "-u",
+            metavar="NAME",
+            help="Deduplicate only this user's memories (the indexes are optimised for everyone).",
+        ),
+    ] = None,
+    no_dedup: Annotated[
+        bool, typer.Option("--no-dedup", help="Only optimise the store; keep duplicate memories as they are.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Deduplicate memories and optimise the store, then say what it reclaimed. Identical active memories
@@ -804,16 +956,23 @@ def compact(
     if "dedup" in report:
         d = report["dedup"]
         _say(f"dedup: {d['superseded']} duplicate memories superseded in {d['groups']} group(s)")
-    _say(f"store ({st['backend']}): {_bytes(st['bytes_before'])} → {_bytes(st['bytes_after'])}, reclaimed "
-         f"{_bytes(st['reclaimed_bytes'])} in {st['seconds']:.1f} s")
+    _say(
+        f"store ({st['backend']}): {_bytes(st['bytes_before'])} → {_bytes(st['bytes_after'])}, reclaimed "
+        f"{_bytes(st['reclaimed_bytes'])} in {st['seconds']:.1f} s"
+    )
     rows = {k: v for k, v in st["rows_removed"].items() if v}
     if rows or report.get("claims_removed"):
         rows = {**rows, **({"claims": report["claims_removed"]} if report.get("claims_removed") else {})}
         _say("rows removed: " + ", ".join(f"{k} {v}" for k, v in rows.items()))
     removed = {k: v for k, v in st["index_entries_removed"].items() if v}
-    _say("index entries: " + ", ".join(f"{k} {st['index_entries_before'][k]} → {st['index_entries_after'].get(k, 0)}"
-                                       for k in st["index_entries_before"])
-         + (f" ({', '.join(f'{k} −{v}' for k, v in removed.items())})" if removed else ""))
+    _say(
+        "index entries: "
+        + ", ".join(
+            f"{k} {st['index_entries_before'][k]} → {st['index_entries_after'].get(k, 0)}"
+            for k in st["index_entries_before"]
+        )
+        + (f" ({', '.join(f'{k} −{v}' for k, v in removed.items())})" if removed else "")
+    )
     _say("done: " + "; ".join(st["actions"]))
 
 
@@ -821,9 +980,14 @@ def compact(
 def maintain(
     db: DbOpt = None,
     user: UserOpt = None,
-    every: Annotated[str | None, typer.Option(
-        "--cycle-every", metavar="DURATION",
-        help="Interval of the full dream cycle (default: the setting dream.schedule.cycle_every_hours).")] = None,
+    every: Annotated[
+        str | None,
+        typer.Option(
+            "--cycle-every",
+            metavar="DURATION",
+            help="Interval of the full dream cycle (default: the setting dream.schedule.cycle_every_hours).",
+        ),
+    ] = None,
     status: Annotated[bool, typer.Option("--status", help="Only show each job's last and next run.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -839,8 +1003,14 @@ def maintain(
             table = Table("job", "steps", "every", "batch", "last run", "next run", title="maintenance schedule")
             for r in rows:
                 steps_text = r["steps"] if isinstance(r["steps"], str) else ", ".join(r["steps"])
-                table.add_row(r["name"], escape(steps_text), r["every"], str(r["batch_size"] or "—"),
-                              r["last_run"] or "never", r["next_run"])
+                table.add_row(
+                    r["name"],
+                    escape(steps_text),
+                    r["every"],
+                    str(r["batch_size"] or "—"),
+                    r["last_run"] or "never",
+                    r["next_run"],
+                )
             console.print(table)
             return
         reports = mem.maintain(user_id=user, cycle_every=every)
@@ -887,8 +1057,13 @@ def _print_run_report(report: Mapping[str, Any], *, as_json: bool, title: str, c
         return
     table = Table("step", "changed", "examined", "s", "details", title=f"{title} at {report.get('at', '?')}")
     for step in report["steps"]:
-        table.add_row(step["name"], str(step["changed"]), str(step.get("examined", "")),
-                      f"{step.get('seconds', 0.0):.2f}", escape(_short(json.dumps(step.get("details", {})), 90)))
+        table.add_row(
+            step["name"],
+            str(step["changed"]),
+            str(step.get("examined", "")),
+            f"{step.get('seconds', 0.0):.2f}",
+            escape(_short(json.dumps(step.get("details", {})), 90)),
+        )
     console.print(table)
     console.print(f"{title} finished in {report['seconds']:.2f} s: {report['changed']} change(s)")
 
@@ -902,8 +1077,11 @@ def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_j
     from reverie.dream.schedule import format_duration, run_every
 
     if every.total_seconds() < mem.settings.dream.schedule.min_every_s:
-        _fail(InvalidInputError(f"--every must be at least {mem.settings.dream.schedule.min_every_s:g} s "
-                                "(dream.schedule.min_every_s)"))
+        _fail(
+            InvalidInputError(
+                f"--every must be at least {mem.settings.dream.schedule.min_every_s:g} s (dream.schedule.min_every_s)"
+            )
+        )
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -916,13 +1094,22 @@ def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_j
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, on_signal)
-    err_console.print(f"{title} every {format_duration(every)}" + (f", {max_runs} run(s)" if max_runs else "")
-                      + " — Ctrl-C or SIGTERM stops")
+    err_console.print(
+        f"{title} every {format_duration(every)}"
+        + (f", {max_runs} run(s)" if max_runs else "")
+        + " — Ctrl-C or SIGTERM stops"
+    )
     try:
-        runs = run_every(run, every, stop=stop, max_runs=max_runs,
-                         on_report=lambda r: _print_run_report(r, as_json=as_json, title=title, compact=True),
-                         on_error=lambda e: err_console.print(f"[red]error[/red] ({type(e).__name__}): {e} — "
-                                                              "trying again at the next slot"))
+        runs = run_every(
+            run,
+            every,
+            stop=stop,
+            max_runs=max_runs,
+            on_report=lambda r: _print_run_report(r, as_json=as_json, title=title, compact=True),
+            on_error=lambda e: err_console.print(
+                f"[red]error[/red] ({type(e).__name__}): {e} — trying again at the next slot"
+            ),
+        )
     except KeyboardInterrupt:
         err_console.print("aborted during a run: finished batches are kept, the next run does the rest")
         raise typer.Exit(130) from None
@@ -930,8 +1117,6 @@ def _run_scheduled(mem: Any, run: Any, every: Any, *, max_runs: int | None, as_j
         for restored, handler in previous.items():
             signal.signal(restored, handler)
     err_console.print(f"stopped after {runs} run(s)")
-
-
 
 
 def _job_title(report: Mapping[str, Any]) -> str:
@@ -949,8 +1134,11 @@ def _run_jobs(mem: Any, every: Any, *, user: str | None, max_runs: int | None, a
     from reverie.dream.schedule import JobSchedule, configured_jobs, format_duration, run_jobs
 
     if every.total_seconds() < mem.settings.dream.schedule.min_every_s:
-        _fail(InvalidInputError(f"--every must be at least {mem.settings.dream.schedule.min_every_s:g} s "
-                                "(dream.schedule.min_every_s)"))
+        _fail(
+            InvalidInputError(
+                f"--every must be at least {mem.settings.dream.schedule.min_every_s:g} s (dream.schedule.min_every_s)"
+            )
+        )
     schedule = JobSchedule(mem, configured_jobs(mem, cycle_every=every), user_id=user)
     stop = threading.Event()
 
@@ -965,13 +1153,21 @@ def _run_jobs(mem: Any, every: Any, *, user: str | None, max_runs: int | None, a
         for signum in (signal.SIGINT, signal.SIGTERM):
             previous[signum] = signal.signal(signum, on_signal)
     jobs = ", ".join(f"{j.name} every {format_duration(j.every)}" for j in schedule.jobs if not j.is_cycle)
-    err_console.print(f"dream cycle every {format_duration(every)}; in between: {jobs}"
-                      + (f"; {max_runs} cycle(s)" if max_runs else "") + " — Ctrl-C or SIGTERM stops")
+    err_console.print(
+        f"dream cycle every {format_duration(every)}; in between: {jobs}"
+        + (f"; {max_runs} cycle(s)" if max_runs else "")
+        + " — Ctrl-C or SIGTERM stops"
+    )
     try:
-        runs = run_jobs(schedule, stop=stop, max_cycles=max_runs,
-                        on_report=lambda r: _print_run_report(r, as_json=as_json, title=_job_title(r), compact=True),
-                        on_error=lambda e: err_console.print(f"[red]error[/red] ({type(e).__name__}): {e} — "
-                                                             "trying again at the next slot"))
+        runs = run_jobs(
+            schedule,
+            stop=stop,
+            max_cycles=max_runs,
+            on_report=lambda r: _print_run_report(r, as_json=as_json, title=_job_title(r), compact=True),
+            on_error=lambda e: err_console.print(
+                f"[red]error[/red] ({type(e).__name__}): {e} — trying again at the next slot"
+            ),
+        )
     except KeyboardInterrupt:
         err_console.print("aborted during a run: finished batches are kept, the next run does the rest")
         raise typer.Exit(130) from None
@@ -984,22 +1180,29 @@ def _run_jobs(mem: Any, every: Any, *, user: str | None, max_runs: int | None, a
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                    console=err_console)
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=err_console
+    )
 
 
 # -- import and export ----------------------------------------------------------------------------
 
+
 @app.command("import")
 def import_cmd(
-    path: Annotated[Path, typer.Argument(exists=True, metavar="PATH",
-                                         help="A .jsonl file, a conversation .json, or a markdown directory.")],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            exists=True, metavar="PATH", help="A .jsonl file, a conversation .json, or a markdown directory."
+        ),
+    ],
     db: DbOpt = None,
     user: UserOpt = None,
     agent: AgentOpt = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="PATH is a markdown tree (facts/…).")] = False,
-    verbatim: Annotated[bool, typer.Option("--verbatim", help="Store turns as they are, without the write path.")]
-    = False,
+    verbatim: Annotated[
+        bool, typer.Option("--verbatim", help="Store turns as they are, without the write path.")
+    ] = False,
 ) -> None:
     """Import memories: JSONL (exported records or {"content": ...} lines), a conversation JSON
     (reverie's sample format or a LoCoMo conversation), or a markdown tree.
@@ -1066,8 +1269,9 @@ def _import_jsonl(mem: Any, path: Path, user: str | None, agent: str | None, ver
     _report_rejected(rejected, errors)
 
 
-def _with_import_ids(items: list[tuple[str, dict[str, Any]]], user: str | None,
-                     agent: str | None) -> list[tuple[str, dict[str, Any]]]:
+def _with_import_ids(
+    items: list[tuple[str, dict[str, Any]]], user: str | None, agent: str | None
+) -> list[tuple[str, dict[str, Any]]]:
     """Each item with a stable id (scope, session, time, content and the how-many-th such line it is),
     so that a second run of the same import finds its items stored and skips them."""
     from reverie import io
@@ -1076,8 +1280,10 @@ def _with_import_ids(items: list[tuple[str, dict[str, Any]]], user: str | None,
     seen: dict[tuple[Any, ...], int] = {}
     out: list[tuple[str, dict[str, Any]]] = []
     for where, item in items:
-        fields = [json.dumps(item.get(k), sort_keys=True, default=str)
-                  for k in ("content", "session_id", "when", "user_id", "agent_id")]
+        fields = [
+            json.dumps(item.get(k), sort_keys=True, default=str)
+            for k in ("content", "session_id", "when", "user_id", "agent_id")
+        ]
         key = (*fields, user or "", agent or "")
         seen[key] = seen.get(key, 0) + 1
         try:
@@ -1088,8 +1294,15 @@ def _with_import_ids(items: list[tuple[str, dict[str, Any]]], user: str | None,
     return out
 
 
-def _import_items(mem: Any, items: list[tuple[str, Any]], label: str, user: str | None, agent: str | None,
-                  verbatim: bool, chunk_size: int = 100) -> tuple[int, list[dict[str, str]]]:
+def _import_items(
+    mem: Any,
+    items: list[tuple[str, Any]],
+    label: str,
+    user: str | None,
+    agent: str | None,
+    verbatim: bool,
+    chunk_size: int = 100,
+) -> tuple[int, list[dict[str, str]]]:
     """``add_many`` in chunks behind a progress bar. A chunk with a bad item is added item by item, so
     that the bad one is rejected alone. Returns how many items stored a new memory and the rejections."""
     from reverie.validation import describe_error
@@ -1103,7 +1316,7 @@ def _import_items(mem: Any, items: list[tuple[str, Any]], label: str, user: str 
     with _progress() as progress:
         task = progress.add_task(label, total=len(items))
         for start in range(0, len(items), chunk_size):
-            chunk = items[start:start + chunk_size]
+            chunk = items[start : start + chunk_size]
             try:
                 added += count(mem.add_many([i for _, i in chunk], user_id=user, agent_id=agent, infer=not verbatim))
             except InvalidInputError:
@@ -1116,33 +1329,57 @@ def _import_items(mem: Any, items: list[tuple[str, Any]], label: str, user: str 
     return added, rejected
 
 
-def _import_conversation(mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool,
-                         source: str = "conversation") -> None:
+def _import_conversation(
+    mem: Any, conv: Any, user: str | None, agent: str | None, verbatim: bool, source: str = "conversation"
+) -> None:
     from reverie import io
 
     items = [(f"{source} turn {t.turn_id}", item) for t, item in zip(conv.turns, conversation_items(conv), strict=True)]
     if verbatim:
-        items = [(where, {**item, "id": io.stable_id("reverie-turn", user or "", agent or "", item["session_id"],
-                                                      item["metadata"]["turn_id"], item["content"],
-                                                      when=item["when"])})
-                 for where, item in items]
+        items = [
+            (
+                where,
+                {
+                    **item,
+                    "id": io.stable_id(
+                        "reverie-turn",
+                        user or "",
+                        agent or "",
+                        item["session_id"],
+                        item["metadata"]["turn_id"],
+                        item["content"],
+                        when=item["when"],
+                    ),
+                },
+            )
+            for where, item in items
+        ]
     added, rejected = _import_items(mem, items, "importing turns", user, agent, verbatim)
     _say(f"imported {added} of {len(items)} turns for user {user!r}")
     _report_rejected(len(rejected), rejected)
 
 
-def _add_with_progress(mem: Any, items: list[Any], label: str, user: str | None, agent: str | None,
-                       verbatim: bool, chunk_size: int = 100, *, progress: bool = True) -> list[Any]:
+def _add_with_progress(
+    mem: Any,
+    items: list[Any],
+    label: str,
+    user: str | None,
+    agent: str | None,
+    verbatim: bool,
+    chunk_size: int = 100,
+    *,
+    progress: bool = True,
+) -> list[Any]:
     """``add_many`` in chunks behind a progress bar; returns every result."""
     results: list[Any] = []
     if not progress:
         for start in range(0, len(items), chunk_size):
-            results += mem.add_many(items[start:start + chunk_size], user_id=user, agent_id=agent, infer=not verbatim)
+            results += mem.add_many(items[start : start + chunk_size], user_id=user, agent_id=agent, infer=not verbatim)
         return results
     with _progress() as bar:
         task = bar.add_task(label, total=len(items))
         for start in range(0, len(items), chunk_size):
-            chunk = items[start:start + chunk_size]
+            chunk = items[start : start + chunk_size]
             results += mem.add_many(chunk, user_id=user, agent_id=agent, infer=not verbatim)
             bar.advance(task, len(chunk))
     return results
@@ -1152,17 +1389,25 @@ def conversation_items(conv: Any) -> list[dict[str, Any]]:
     """A conversation's turns as ``add_many`` items (session, time and turn id kept)."""
     from reverie import io
 
-    return [{"content": io.turn_content(t), "session_id": t.session_id, "when": t.when,
-             "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})}}
-            for t in conv.turns]
+    return [
+        {
+            "content": io.turn_content(t),
+            "session_id": t.session_id,
+            "when": t.when,
+            "metadata": {"turn_id": t.turn_id, "speaker": t.speaker, **({"role": t.role} if t.role else {})},
+        }
+        for t in conv.turns
+    ]
 
 
 @app.command()
 def topics(
     db: DbOpt = None,
     user: UserOpt = None,
-    refresh: Annotated[bool, typer.Option("--refresh", help="Build the index now instead of showing the one the "
-                                          "last dream cycle kept.")] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option("--refresh", help="Build the index now instead of showing the one the last dream cycle kept."),
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, metavar="N", help="Show at most N topics.")] = 30,
     as_json: JsonOpt = False,
 ) -> None:
@@ -1175,15 +1420,29 @@ def topics(
         return
     rows = index.get("topics", [])[:limit]
     if not rows:
-        _say(f"no topics yet for {user or 'memories without a user'} (they come from sealed memory boxes and the "
-             "entities memories name; the dream cycle keeps the index)")
+        _say(
+            f"no topics yet for {user or 'memories without a user'} (they come from sealed memory boxes and the "
+            "entities memories name; the dream cycle keeps the index)"
+        )
         return
-    table = Table("topic", "memories", "boxes", "traces", "first seen", "last seen",
-                  title=f"topics of {user or '(no user)'} — {index.get('updated_at', '?')}")
+    table = Table(
+        "topic",
+        "memories",
+        "boxes",
+        "traces",
+        "first seen",
+        "last seen",
+        title=f"topics of {user or '(no user)'} — {index.get('updated_at', '?')}",
+    )
     for t in rows:
-        table.add_row(escape(str(t["topic"])) + (" (entity)" if t.get("entity") else ""), str(t["memories"]),
-                      str(t["boxes"]), str(t["traces"]), (t.get("first_seen") or "—")[:10],
-                      (t.get("last_seen") or "—")[:10])
+        table.add_row(
+            escape(str(t["topic"])) + (" (entity)" if t.get("entity") else ""),
+            str(t["memories"]),
+            str(t["boxes"]),
+            str(t["traces"]),
+            (t.get("first_seen") or "—")[:10],
+            (t.get("last_seen") or "—")[:10],
+        )
     console.print(table)
 
 
@@ -1191,10 +1450,13 @@ def topics(
 def documents(
     db: DbOpt = None,
     user: UserOpt = None,
-    refresh: Annotated[bool, typer.Option("--refresh", help="Build them now instead of showing those the last "
-                                          "dream cycle kept.")] = False,
-    actions: Annotated[int, typer.Option("--actions", min=0, max=10_000, metavar="N",
-                                         help="Also show the N most recent write decisions.")] = 0,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Build them now instead of showing those the last dream cycle kept.")
+    ] = False,
+    actions: Annotated[
+        int,
+        typer.Option("--actions", min=0, max=10_000, metavar="N", help="Also show the N most recent write decisions."),
+    ] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """A user's readable documents: the behavioural profile (with its line cap), entity profiles, reflections
@@ -1209,16 +1471,35 @@ def documents(
         return
     shown = [d for k, d in docs.items() if k != "topics" and isinstance(d, dict)]
     if not shown:
-        _say(f"no documents yet for {user or 'memories without a user'} (the dream cycle makes them; --refresh "
-             "makes them now)")
+        _say(
+            f"no documents yet for {user or 'memories without a user'} (the dream cycle makes them; --refresh "
+            "makes them now)"
+        )
     for doc in shown:
         console.print(escape(document_markdown(doc)), markup=False, highlight=False)
     if recent:
-        table = Table("at", "action", "outcome", "confidence", "lifecycle", "importance", "source", "memory",
-                      title="recent write decisions")
+        table = Table(
+            "at",
+            "action",
+            "outcome",
+            "confidence",
+            "lifecycle",
+            "importance",
+            "source",
+            "memory",
+            title="recent write decisions",
+        )
         for e in recent:
-            table.add_row(e["at"][:19], e["action"], e["outcome"], f"{e['confidence']:.2f}", e["lifecycle_state"],
-                          f"{e['importance']:.2f}", e["source"], (e["memory_id"] or "—")[:8])
+            table.add_row(
+                e["at"][:19],
+                e["action"],
+                e["outcome"],
+                f"{e['confidence']:.2f}",
+                e["lifecycle_state"],
+                f"{e['importance']:.2f}",
+                e["source"],
+                (e["memory_id"] or "—")[:8],
+            )
         console.print(table)
 
 
@@ -1239,13 +1520,18 @@ def ingest_code(
     if as_json:
         _print_json(report)
         return
-    _say(f"ingested {report['root']}: {report['created']} new, {report['updated']} updated"
-         + (f" ({report['reactivated']} back)" if report["reactivated"] else "")
-         + f", {report['invalidated']} invalidated, {report['unchanged']} unchanged "
-         f"({report['files_parsed']} file(s) read, {report['files_unchanged']} unchanged)")
+    _say(
+        f"ingested {report['root']}: {report['created']} new, {report['updated']} updated"
+        + (f" ({report['reactivated']} back)" if report["reactivated"] else "")
+        + f", {report['invalidated']} invalidated, {report['unchanged']} unchanged "
+        f"({report['files_parsed']} file(s) read, {report['files_unchanged']} unchanged)"
+    )
     if report["changed_files"]:
-        _say("changed: " + ", ".join(report["changed_files"][:20])
-             + (f" and {len(report['changed_files']) - 20} more" if len(report["changed_files"]) > 20 else ""))
+        _say(
+            "changed: "
+            + ", ".join(report["changed_files"][:20])
+            + (f" and {len(report['changed_files']) - 20} more" if len(report["changed_files"]) > 20 else "")
+        )
     for rel, why in list(report["skipped"].items())[:50]:
         _say(f"skipped {rel}: {why}")
     if len(report["skipped"]) > 50:
@@ -1277,8 +1563,9 @@ def reembed(
     try:
         with _progress() as progress:
             task = progress.add_task(f"re-embedding with {mem.embedder.name}", total=None)
-            report = mem.reembed(batch_size=batch_size,
-                                 progress=lambda done, total: progress.update(task, completed=done, total=total))
+            report = mem.reembed(
+                batch_size=batch_size, progress=lambda done, total: progress.update(task, completed=done, total=total)
+            )
     except KeyboardInterrupt:
         err_console.print("interrupted: finished batches are kept; run `reverie reembed` again to continue")
         raise typer.Exit(130) from None
@@ -1289,22 +1576,34 @@ def reembed(
     if as_json:
         _print_json(report)
     elif report["already_current"]:
-        console.print(f"nothing to do: the store's vectors are already {mem.embedder.name}'s ({report['total']} "
-                      "memories)")
+        console.print(
+            f"nothing to do: the store's vectors are already {mem.embedder.name}'s ({report['total']} memories)"
+        )
     else:
         how = "continued an interrupted run: " if report["resumed"] else ""
-        console.print(f"{how}re-embedded {report['reembedded']} of {report['total']} memories with "
-                      f"{report['target']['model']} (was {(report['source'] or {}).get('model', 'not recorded')})")
+        console.print(
+            f"{how}re-embedded {report['reembedded']} of {report['total']} memories with "
+            f"{report['target']['model']} (was {(report['source'] or {}).get('model', 'not recorded')})"
+        )
 
 
 @app.command()
 def export(
-    path: Annotated[str, typer.Argument(metavar="PATH", help="Output .jsonl file, '-' for standard output, or a "
-                                        "directory with --markdown.")],
+    path: Annotated[
+        str,
+        typer.Argument(
+            metavar="PATH", help="Output .jsonl file, '-' for standard output, or a directory with --markdown."
+        ),
+    ],
     db: DbOpt = None,
     user: UserOpt = None,
-    markdown: Annotated[bool, typer.Option("--markdown", help="Write a markdown tree: one file per memory, the "
-                                           "sealed memory boxes and the topic index.")] = False,
+    markdown: Annotated[
+        bool,
+        typer.Option(
+            "--markdown",
+            help="Write a markdown tree: one file per memory, the sealed memory boxes and the topic index.",
+        ),
+    ] = False,
     embeddings: Annotated[bool, typer.Option("--embeddings", help="Include vectors (JSONL only).")] = False,
     force: Annotated[bool, typer.Option("--force", "-f", help="Overwrite an existing file.")] = False,
 ) -> None:
@@ -1330,8 +1629,10 @@ def export(
         try:
             if markdown:
                 done = mem.export_markdown(out, user_id=user)
-                _say(f"exported {done['memories']} memories, {done['boxes']} sealed memory boxes and the topic "
-                     f"index to {out}")
+                _say(
+                    f"exported {done['memories']} memories, {done['boxes']} sealed memory boxes and the topic "
+                    f"index to {out}"
+                )
                 return
             if out.exists():  # --force: replace it, with owner-only permissions
                 out.unlink()
@@ -1350,23 +1651,29 @@ def _check_export_path(out: Path, *, markdown: bool, force: bool) -> None:
         return
     if out.suffix not in EXPORT_FORMATS:
         known = "; ".join(f"{ext}: {what}" for ext, what in EXPORT_FORMATS.items())
-        _fail(InvalidInputError(f"cannot export to {out.name!r}: the extension says the format ({known}; "
-                                "--markdown DIR: a markdown tree; '-': JSON Lines on standard output)"))
+        _fail(
+            InvalidInputError(
+                f"cannot export to {out.name!r}: the extension says the format ({known}; "
+                "--markdown DIR: a markdown tree; '-': JSON Lines on standard output)"
+            )
+        )
     if out.exists() and not force:
         _fail(InvalidInputError(f"{out} exists; not overwritten (--force replaces it)"))
 
 
 # -- demo and simulation --------------------------------------------------------------------------
 
+
 @app.command()
 def demo(
-    db: Annotated[str | None, typer.Option("--db", "-d", metavar="PATH|URL",
-                                           help="Where to store (default: a temporary file).")] = None,
+    db: Annotated[
+        str | None, typer.Option("--db", "-d", metavar="PATH|URL", help="Where to store (default: a temporary file).")
+    ] = None,
     k: Annotated[int, typer.Option("--k", "-k", metavar="N", help="Results considered per question.")] = 3,
-    months: Annotated[int, typer.Option(min=0, max=24, metavar="N",
-                                        help="Months of simulated life after the conversation.")] = 6,
-    explain: Annotated[bool, typer.Option("--explain", "-e", help="Show how each answer's score was made.")]
-    = False,
+    months: Annotated[
+        int, typer.Option(min=0, max=24, metavar="N", help="Months of simulated life after the conversation.")
+    ] = 6,
+    explain: Annotated[bool, typer.Option("--explain", "-e", help="Show how each answer's score was made.")] = False,
 ) -> None:
     """The main job, end to end: remember a sample conversation shipped with reverie, answer its
     questions, then live six months on a simulated clock (a dream cycle every night) and show what
@@ -1391,15 +1698,28 @@ def demo(
 @app.command()
 def simulate(
     days: Annotated[int, typer.Option(min=1, max=3650, metavar="N", help="Days of agent life to simulate.")] = 180,
-    out: Annotated[Path, typer.Option(metavar="DIR", help="Directory for simulation.png, summary.json, "
-                                      "timeline.json and the store (simulation.db).")] = Path("reverie-simulation"),
-    seed: Annotated[int, typer.Option(metavar="N", help="Seed of the synthetic workload (same seed, same "
-                                      "workload).")] = 0,
-    embedder: Annotated[str, typer.Option(metavar="NAME", help="hash (fast, word overlap) or local "
-                                          "(all-MiniLM-L6-v2).")] = "hash",
-    db: Annotated[str | None, typer.Option("--db", "-d", metavar="PATH|URL",
-                                           help="An empty store to use instead of OUT/simulation.db "
-                                           "(e.g. a postgresql:// URL).")] = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            metavar="DIR",
+            help="Directory for simulation.png, summary.json, timeline.json and the store (simulation.db).",
+        ),
+    ] = Path("reverie-simulation"),
+    seed: Annotated[
+        int, typer.Option(metavar="N", help="Seed of the synthetic workload (same seed, same workload).")
+    ] = 0,
+    embedder: Annotated[
+        str, typer.Option(metavar="NAME", help="hash (fast, word overlap) or local (all-MiniLM-L6-v2).")
+    ] = "hash",
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            "-d",
+            metavar="PATH|URL",
+            help="An empty store to use instead of OUT/simulation.db (e.g. a postgresql:// URL).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Simulate months of a synthetic agent's life on a settable clock (sessions, searches, a nightly
@@ -1411,8 +1731,13 @@ def simulate(
         cfg = sim.SimulationConfig(days=days, seed=seed)
         with _progress() as progress:
             task = progress.add_task(f"simulating {days} days", total=days)
-            summary = sim.simulate(out, cfg=cfg, target=db, embedder=embedder,
-                                   progress=lambda done, _total: progress.update(task, completed=done))
+            summary = sim.simulate(
+                out,
+                cfg=cfg,
+                target=db,
+                embedder=embedder,
+                progress=lambda done, _total: progress.update(task, completed=done),
+            )
     except ReverieError as exc:
         _fail(exc)
     if as_json:
@@ -1437,12 +1762,16 @@ app.add_typer(keys_app)
 def keys_create(
     name: Annotated[str, typer.Option("--name", "-n", help="A label for the key (who or what uses it).")],
     db: DbOpt = None,
-    users: Annotated[list[str] | None, typer.Option("--user", "-u", help="A user the key may read and write "
-                                                    "(repeat for several).")] = None,
-    agents: Annotated[list[str] | None, typer.Option("--agent", "-a", help="Narrow the key to this agent of its "
-                                                     "users (repeat for several).")] = None,
-    admin: Annotated[bool, typer.Option("--admin", help="Every user, the all-users views, export and the "
-                                        "dashboard.")] = False,
+    users: Annotated[
+        list[str] | None, typer.Option("--user", "-u", help="A user the key may read and write (repeat for several).")
+    ] = None,
+    agents: Annotated[
+        list[str] | None,
+        typer.Option("--agent", "-a", help="Narrow the key to this agent of its users (repeat for several)."),
+    ] = None,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="Every user, the all-users views, export and the dashboard.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Create an API key and print it — the only time it is shown."""
@@ -1470,14 +1799,14 @@ def keys_list(
             return
         table = Table("id", "name", "scope", "created", "last used", "revoked")
         for k in keys:
-            table.add_row(k.id, k.name, _key_scope(k), _when(k.created_at), _when(k.last_used_at),
-                          _when(k.revoked_at))
+            table.add_row(k.id, k.name, _key_scope(k), _when(k.created_at), _when(k.last_used_at), _when(k.revoked_at))
         console.print(table if keys else "[dim]no API keys[/dim]")
 
 
 @keys_app.command("revoke")
-def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `reverie keys list`).")],
-                db: DbOpt = None) -> None:
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (from `reverie keys list`).")], db: DbOpt = None
+) -> None:
     """Revoke an API key: it stops working within seconds."""
     with _memory(db) as mem:
         key = mem.revoke_api_key(key_id)
@@ -1485,10 +1814,16 @@ def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `
 
 
 def _key_dict(key: Any) -> dict[str, Any]:
-    return {"id": key.id, "name": key.name, "admin": key.admin, "users": list(key.user_ids),
-            "agents": None if key.agent_ids is None else list(key.agent_ids),
-            "created_at": key.created_at.isoformat(), "revoked_at": _iso(key.revoked_at),
-            "last_used_at": _iso(key.last_used_at)}
+    return {
+        "id": key.id,
+        "name": key.name,
+        "admin": key.admin,
+        "users": list(key.user_ids),
+        "agents": None if key.agent_ids is None else list(key.agent_ids),
+        "created_at": key.created_at.isoformat(),
+        "revoked_at": _iso(key.revoked_at),
+        "last_used_at": _iso(key.last_used_at),
+    }
 
 
 def _key_scope(key: Any) -> str:
@@ -1508,22 +1843,40 @@ def _when(value: Any) -> str:
 
 # -- servers --------------------------------------------------------------------------------------
 
+
 @app.command("mcp")
 def mcp_cmd(
     db: DbOpt = None,
-    user: Annotated[str | None, typer.Option("--user", "-u", metavar="NAME",
-                                             help="Lock the server to this user_id: tool calls act as it, and "
-                                             "naming another user is refused.")] = None,
-    agent: Annotated[str | None, typer.Option("--agent", "-a", metavar="NAME",
-                                              help="With --user: lock to this agent_id too. Without --user: "
-                                              "the default agent_id.")] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            "-u",
+            metavar="NAME",
+            help="Lock the server to this user_id: tool calls act as it, and naming another user is refused.",
+        ),
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            "-a",
+            metavar="NAME",
+            help="With --user: lock to this agent_id too. Without --user: the default agent_id.",
+        ),
+    ] = None,
     session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Default session_id.")] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
     port: Annotated[int, typer.Option(metavar="PORT", help="Port for --http (0 = any free port).")] = 8765,
-    tools: Annotated[str | None, typer.Option(
-        "--tools", metavar="NAMES",
-        help="Which tools to offer: 'default' (remember, recall, context, update, invalidate, forget), 'all', "
-        "or a comma-separated list of names and groups, e.g. default,dream,stats.")] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            "--tools",
+            metavar="NAMES",
+            help="Which tools to offer: 'default' (remember, recall, context, update, invalidate, forget), 'all', "
+            "or a comma-separated list of names and groups, e.g. default,dream,stats.",
+        ),
+    ] = None,
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
@@ -1544,27 +1897,52 @@ def mcp_cmd(
 @app.command()
 def serve(
     db: DbOpt = None,
-    host: Annotated[str, typer.Option(metavar="HOST", help="Bind address; anything but loopback requires "
-                                      "REVERIE_API_TOKEN or an API key.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            metavar="HOST", help="Bind address; anything but loopback requires REVERIE_API_TOKEN or an API key."
+        ),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(metavar="PORT", help="Port (0 = any free port).")] = 8080,
     workers: Annotated[int, typer.Option(metavar="N", help="Server processes on one socket (PostgreSQL only).")] = 1,
-    proxy_headers: Annotated[bool, typer.Option(
-        "--proxy-headers", help="Behind a reverse proxy: take the client address and scheme from "
-        "X-Forwarded-For/-Proto (sent by --forwarded-allow-ips).")] = False,
-    forwarded_allow_ips: Annotated[str, typer.Option(
-        metavar="IPS", help="Comma-separated proxy addresses trusted with --proxy-headers ('*': any).")]
-    = "127.0.0.1",
-    root_path: Annotated[str, typer.Option(metavar="PREFIX", help="The path prefix a proxy serves reverie "
-                                           "under, e.g. /memory.")] = "",
-    allow_host: Annotated[list[str] | None, typer.Option(
-        "--allow-host", metavar="NAME", help="A host name the proxy passes in the Host header (repeat for "
-        "several); a loopback bind refuses other names.")] = None,
-    access_log: Annotated[bool, typer.Option("--access-log/--no-access-log",
-                                             help="One line per request on stderr (never query strings or "
-                                             "bodies).")] = True,
-    dream_every: Annotated[str | None, typer.Option(
-        "--dream-every", metavar="DURATION", help="Also run the dream cycle every DURATION (30m, 1h, 1d) in the "
-        "server process.")] = None,
+    proxy_headers: Annotated[
+        bool,
+        typer.Option(
+            "--proxy-headers",
+            help="Behind a reverse proxy: take the client address and scheme from "
+            "X-Forwarded-For/-Proto (sent by --forwarded-allow-ips).",
+        ),
+    ] = False,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(metavar="IPS", help="Comma-separated proxy addresses trusted with --proxy-headers ('*': any)."),
+    ] = "127.0.0.1",
+    root_path: Annotated[
+        str, typer.Option(metavar="PREFIX", help="The path prefix a proxy serves reverie under, e.g. /memory.")
+    ] = "",
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            metavar="NAME",
+            help="A host name the proxy passes in the Host header (repeat for "
+            "several); a loopback bind refuses other names.",
+        ),
+    ] = None,
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log/--no-access-log", help="One line per request on stderr (never query strings or bodies)."
+        ),
+    ] = True,
+    dream_every: Annotated[
+        str | None,
+        typer.Option(
+            "--dream-every",
+            metavar="DURATION",
+            help="Also run the dream cycle every DURATION (30m, 1h, 1d) in the server process.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs, metrics at /metrics, readiness at /readyz) and the web
     dashboard (/). With the setting dream.schedule.server_jobs on, it also runs the maintenance schedule
@@ -1582,9 +1960,17 @@ def serve(
         every = parse_duration(dream_every).total_seconds() if dream_every else None
     except ReverieError as exc:
         _fail(exc)
-    opts = ServeOptions(host=host, port=port, workers=workers, proxy_headers=proxy_headers,
-                        forwarded_allow_ips=forwarded_allow_ips, root_path=root_path.rstrip("/"),
-                        allow_hosts=list(allow_host or []), access_log=access_log, dream_every=every)
+    opts = ServeOptions(
+        host=host,
+        port=port,
+        workers=workers,
+        proxy_headers=proxy_headers,
+        forwarded_allow_ips=forwarded_allow_ips,
+        root_path=root_path.rstrip("/"),
+        allow_hosts=list(allow_host or []),
+        access_log=access_log,
+        dream_every=every,
+    )
     with _memory(db, create=True) as mem:
         background = None
         if mem.settings.dream.schedule.server_jobs:

@@ -95,11 +95,20 @@ class IngestReport:
     ids: dict[str, list[str]] = field(default_factory=lambda: {"created": [], "updated": [], "invalidated": []})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "files_seen": self.files_seen, "files_parsed": self.files_parsed,
-                "files_unchanged": self.files_unchanged, "created": self.created, "updated": self.updated,
-                "reactivated": self.reactivated, "unchanged": self.unchanged, "invalidated": self.invalidated,
-                "changed_files": sorted(self.changed_files), "skipped": dict(sorted(self.skipped.items())),
-                "ids": {k: v[:1000] for k, v in self.ids.items()}}
+        return {
+            "root": self.root,
+            "files_seen": self.files_seen,
+            "files_parsed": self.files_parsed,
+            "files_unchanged": self.files_unchanged,
+            "created": self.created,
+            "updated": self.updated,
+            "reactivated": self.reactivated,
+            "unchanged": self.unchanged,
+            "invalidated": self.invalidated,
+            "changed_files": sorted(self.changed_files),
+            "skipped": dict(sorted(self.skipped.items())),
+            "ids": {k: v[:1000] for k, v in self.ids.items()},
+        }
 
 
 # --- walking the tree -----------------------------------------------------------------------------
@@ -164,7 +173,8 @@ def walk(root: Path, cfg: Settings) -> Walk:
                 if count > cc.max_files:
                     raise InvalidInputError(
                         f"{root} holds more than codebase.max_files = {cc.max_files} files; ingest a part of it "
-                        "(a subdirectory) or raise the setting")
+                        "(a subdirectory) or raise the setting"
+                    )
                 listing.append(name)
                 if path.suffix in PARSED_SUFFIXES:
                     _take_file(path, child, root, out, cc.max_file_bytes)
@@ -239,8 +249,11 @@ def module_name(rel: str) -> str:
 
 
 def _first_line(node: ast.AST) -> str:
-    doc = ast.get_docstring(node, clean=True) if isinstance(
-        node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
+    doc = (
+        ast.get_docstring(node, clean=True)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        else None
+    )
     if not doc:
         return ""
     para = doc.strip().split("\n\n", 1)[0]
@@ -261,6 +274,7 @@ def _short(node: ast.expr | None, limit: int) -> str | None:
 
 def _params(args: ast.arguments, *, drop_self: bool = False) -> str:
     """The parameter list, with long annotations and defaults shortened."""
+
     def one(arg: ast.arg, default: ast.expr | None = None, star: str = "") -> str:
         note = _short(arg.annotation, _MAX_ANNOTATION)
         text = star + arg.arg + (f": {note}" if note else "")
@@ -325,17 +339,21 @@ def python_units(rel: str, text: str, file_hash: str, *, include_private: bool =
             classes.append(node.name)
             units.extend(_class_units(node, rel, file_hash, include_private))
     doc = _first_line(tree)
-    defines = "; ".join(part for part in (
-        f"classes {', '.join(classes)}" if classes else "", f"functions {', '.join(functions)}" if functions else "",
-    ) if part)
+    defines = "; ".join(
+        part
+        for part in (
+            f"classes {', '.join(classes)}" if classes else "",
+            f"functions {', '.join(functions)}" if functions else "",
+        )
+        if part
+    )
     head = f"Python module {mod} ({rel})" + (f" — {doc.rstrip('.')}" if doc else "")
     tail = f"Defines {defines}." if defines else "Defines no public classes or functions."
     units.insert(0, Unit("module", rel, "", f"{head}. {tail}", 1, file_hash))
     return units
 
 
-def _function_unit(fn: ast.FunctionDef | ast.AsyncFunctionDef, rel: str, file_hash: str, *,
-                   owner: str | None) -> Unit:
+def _function_unit(fn: ast.FunctionDef | ast.AsyncFunctionDef, rel: str, file_hash: str, *, owner: str | None) -> Unit:
     kind = "method" if owner else "function"
     qual = f"{owner}.{fn.name}" if owner else fn.name
     prefix = "async " if isinstance(fn, ast.AsyncFunctionDef) else ""
@@ -353,8 +371,9 @@ def _class_units(cls: ast.ClassDef, rel: str, file_hash: str, include_private: b
     methods = [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     init = next((m for m in methods if m.name == "__init__"), None)
     public = [m for m in methods if _public(m.name, include_private) or m.name == "__init__"]
-    sig = f"{cls.name}({_params(init.args, drop_self=True)})" if init else (
-        f"{cls.name}({bases})" if bases else cls.name)
+    sig = (
+        f"{cls.name}({_params(init.args, drop_self=True)})" if init else (f"{cls.name}({bases})" if bases else cls.name)
+    )
     doc = _first_line(cls)
     deco = _decorators(cls)
     head = f"{deco + ' ' if deco else ''}class {sig}" + (f" (subclass of {bases})" if bases and init else "")
@@ -393,26 +412,36 @@ class _Plan:
     invalidate: list[tuple[MemoryRecord, str]] = field(default_factory=list)
 
 
-def existing(store: Store, root: str, *, user_id: str | None,
-             agent_id: str | None) -> dict[tuple[str, str, str], MemoryRecord]:
+def existing(
+    store: Store, root: str, *, user_id: str | None, agent_id: str | None
+) -> dict[tuple[str, str, str], MemoryRecord]:
     """The codebase memories of ``root`` in this scope, by (kind, path, qualname); an active one wins over
     an invalidated one, the newest over older ones."""
-    flt = MemoryFilter(user_id=user_id, agent_id=agent_id, layers=frozenset({Layer.CODEBASE}), statuses=None,
-                       stores=None, metadata={ROOT: root})
+    flt = MemoryFilter(
+        user_id=user_id,
+        agent_id=agent_id,
+        layers=frozenset({Layer.CODEBASE}),
+        statuses=None,
+        stores=None,
+        metadata={ROOT: root},
+    )
     found: dict[tuple[str, str, str], MemoryRecord] = {}
     for batch in store.scan(flt, omit=frozenset({"embedding", "inputs"})):
         for rec in batch:
             meta = rec.metadata
             key = (str(meta.get(KIND, "")), str(meta.get(PATH, "")), str(meta.get(QUALNAME, "")))
             old = found.get(key)
-            if old is None or (rec.status is Status.ACTIVE, rec.created_at) > (old.status is Status.ACTIVE,
-                                                                                 old.created_at):
+            if old is None or (rec.status is Status.ACTIVE, rec.created_at) > (
+                old.status is Status.ACTIVE,
+                old.created_at,
+            ):
                 found[key] = rec
     return found
 
 
-def _wanted_units(walked: Walk, by_file: dict[str, list[MemoryRecord]], cfg: Settings,
-                  report: IngestReport) -> tuple[dict[tuple[str, str, str], Unit], set[str]]:
+def _wanted_units(
+    walked: Walk, by_file: dict[str, list[MemoryRecord]], cfg: Settings, report: IngestReport
+) -> tuple[dict[tuple[str, str, str], Unit], set[str]]:
     """The memories-to-be of every changed file, and the files whose memories stay as they are (unchanged,
     or unreadable / unparsable now: nothing is lost)."""
     wanted: dict[tuple[str, str, str], Unit] = {}
@@ -436,8 +465,9 @@ def _wanted_units(walked: Walk, by_file: dict[str, list[MemoryRecord]], cfg: Set
     return wanted, kept
 
 
-def plan(walked: Walk, stored: dict[tuple[str, str, str], MemoryRecord], cfg: Settings, *, root: Path,
-         report: IngestReport) -> _Plan:
+def plan(
+    walked: Walk, stored: dict[tuple[str, str, str], MemoryRecord], cfg: Settings, *, root: Path, report: IngestReport
+) -> _Plan:
     """What to insert, update and invalidate so the memories match the tree (unchanged files not parsed)."""
     out = _Plan()
     by_file: dict[str, list[MemoryRecord]] = {}
@@ -471,21 +501,43 @@ def plan(walked: Walk, stored: dict[tuple[str, str, str], MemoryRecord], cfg: Se
         else:
             why = "no longer in the file" if rel in walked.files else "the file no longer exists"
             out.invalidate.append((old, why))
-    report.changed_files = sorted({u.path for u in out.inserts} | {u.path for _, u in out.updates}
-                                  | {str(r.metadata.get(PATH, "")) for r, _ in out.invalidate} - {""})
+    report.changed_files = sorted(
+        {u.path for u in out.inserts}
+        | {u.path for _, u in out.updates}
+        | {str(r.metadata.get(PATH, "")) for r, _ in out.invalidate} - {""}
+    )
     return out
 
 
 def _meta(root: Path, unit: Unit, base: dict[str, Any] | None = None) -> dict[str, Any]:
     meta = dict(base or {})
-    meta.update({ROOT: str(root), PATH: unit.path, KIND: unit.kind, QUALNAME: unit.qualname, LINE: unit.line,
-                 FILE_HASH: unit.file_hash, "language": "python" if unit.kind != "directory" else None,
-                 ROOT_IS_FILE: True if root.is_file() else None})
+    meta.update(
+        {
+            ROOT: str(root),
+            PATH: unit.path,
+            KIND: unit.kind,
+            QUALNAME: unit.qualname,
+            LINE: unit.line,
+            FILE_HASH: unit.file_hash,
+            "language": "python" if unit.kind != "directory" else None,
+            ROOT_IS_FILE: True if root.is_file() else None,
+        }
+    )
     return {k: v for k, v in meta.items() if v is not None or k in (LINE, FILE_HASH)}
 
 
-def apply(store: Store, todo: _Plan, *, root: Path, user_id: str | None, agent_id: str | None, now: datetime,
-          settings: Settings, embed: Callable[[Sequence[str]], np.ndarray], report: IngestReport) -> None:
+def apply(
+    store: Store,
+    todo: _Plan,
+    *,
+    root: Path,
+    user_id: str | None,
+    agent_id: str | None,
+    now: datetime,
+    settings: Settings,
+    embed: Callable[[Sequence[str]], np.ndarray],
+    report: IngestReport,
+) -> None:
     """Write the plan: new memories, changed ones (re-embedded), moved ones, invalidated ones — in batches,
     each batch one transaction with history for every memory it touches."""
     from reverie.dynamics.access import initial_values
@@ -495,20 +547,43 @@ def apply(store: Store, todo: _Plan, *, root: Path, user_id: str | None, agent_i
         vectors = embed([u.content for u in batch])
         records = []
         for unit, vec in zip(batch, vectors, strict=True):
-            rec = MemoryRecord(content=unit.content, user_id=user_id, agent_id=agent_id,
-                               instance_id=settings.instance_id, layer=Layer.CODEBASE, category="code",
-                               memory_kind=MemoryKind.NOTE, embedding=vec, source="code_scan", write_source="ingest",
-                               data_source="code_scan", metadata=_meta(root, unit), valid_from=now, recorded_at=now,
-                               created_at=now, updated_at=now,
-                               inputs=[{"action": "INGEST_CODE", "at": now.isoformat(), "path": unit.path}])
+            rec = MemoryRecord(
+                content=unit.content,
+                user_id=user_id,
+                agent_id=agent_id,
+                instance_id=settings.instance_id,
+                layer=Layer.CODEBASE,
+                category="code",
+                memory_kind=MemoryKind.NOTE,
+                embedding=vec,
+                source="code_scan",
+                write_source="ingest",
+                data_source="code_scan",
+                metadata=_meta(root, unit),
+                valid_from=now,
+                recorded_at=now,
+                created_at=now,
+                updated_at=now,
+                inputs=[{"action": "INGEST_CODE", "at": now.isoformat(), "path": unit.path}],
+            )
             for key, value in initial_values(rec, now=now, cfg=settings.dynamics).items():
                 setattr(rec, key, value)
             records.append(rec)
         with store.transaction():
             store.insert(records)
-            store.add_history([HistoryEvent(r.id, "created", now, reason=f"code ingested from {r.metadata[PATH]}",
-                                            actor="ingest_code", data={"kind": r.metadata[KIND], "layer": "codebase"})
-                               for r in records])
+            store.add_history(
+                [
+                    HistoryEvent(
+                        r.id,
+                        "created",
+                        now,
+                        reason=f"code ingested from {r.metadata[PATH]}",
+                        actor="ingest_code",
+                        data={"kind": r.metadata[KIND], "layer": "codebase"},
+                    )
+                    for r in records
+                ]
+            )
         report.created += len(records)
         report.ids["created"] += [r.id for r in records]
     for batch in _chunks(todo.updates, size):
@@ -516,14 +591,32 @@ def apply(store: Store, todo: _Plan, *, root: Path, user_id: str | None, agent_i
         with store.transaction():
             for (rec, unit), vec in zip(batch, vectors, strict=True):
                 was = rec.status
-                store.update_fields(rec.id, {
-                    "content": unit.content, "content_hash": content_hash(unit.content), "embedding": vec,
-                    "metadata": _meta(root, unit, rec.metadata), "status": Status.ACTIVE, "valid_until": None,
-                    "updated_at": now}, expected_version=rec.version)
+                store.update_fields(
+                    rec.id,
+                    {
+                        "content": unit.content,
+                        "content_hash": content_hash(unit.content),
+                        "embedding": vec,
+                        "metadata": _meta(root, unit, rec.metadata),
+                        "status": Status.ACTIVE,
+                        "valid_until": None,
+                        "updated_at": now,
+                    },
+                    expected_version=rec.version,
+                )
                 event = "reactivated" if was is not Status.ACTIVE else "updated"
-                store.add_history([HistoryEvent(rec.id, event, now, reason=f"code changed in {unit.path}",
-                                                actor="ingest_code", data={"before": rec.content[:500],
-                                                                           "from_status": was.value})])
+                store.add_history(
+                    [
+                        HistoryEvent(
+                            rec.id,
+                            event,
+                            now,
+                            reason=f"code changed in {unit.path}",
+                            actor="ingest_code",
+                            data={"before": rec.content[:500], "from_status": was.value},
+                        )
+                    ]
+                )
                 if event == "reactivated":
                     report.reactivated += 1
                 report.updated += 1
@@ -531,23 +624,40 @@ def apply(store: Store, todo: _Plan, *, root: Path, user_id: str | None, agent_i
     for batch in _chunks(todo.retouch, size * 4):
         with store.transaction():
             for rec, unit in batch:
-                store.update_fields(rec.id, {"metadata": _meta(root, unit, rec.metadata), "updated_at": now},
-                                    expected_version=rec.version)
+                store.update_fields(
+                    rec.id,
+                    {"metadata": _meta(root, unit, rec.metadata), "updated_at": now},
+                    expected_version=rec.version,
+                )
         report.unchanged += len(batch)
     for batch in _chunks(todo.invalidate, size * 4):
         with store.transaction():
             for rec, _ in batch:
-                store.update_fields(rec.id, {"status": Status.INVALIDATED, "valid_until": rec.valid_until or now,
-                                             "updated_at": now}, expected_version=rec.version)
-            store.add_history([HistoryEvent(rec.id, "invalidated", now, reason=f"{why} ({rec.metadata.get(PATH)})",
-                                            actor="ingest_code", data={"rule": "code_gone"}) for rec, why in batch])
+                store.update_fields(
+                    rec.id,
+                    {"status": Status.INVALIDATED, "valid_until": rec.valid_until or now, "updated_at": now},
+                    expected_version=rec.version,
+                )
+            store.add_history(
+                [
+                    HistoryEvent(
+                        rec.id,
+                        "invalidated",
+                        now,
+                        reason=f"{why} ({rec.metadata.get(PATH)})",
+                        actor="ingest_code",
+                        data={"rule": "code_gone"},
+                    )
+                    for rec, why in batch
+                ]
+            )
         report.invalidated += len(batch)
         report.ids["invalidated"] += [rec.id for rec, _ in batch]
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def code_path(rec: MemoryRecord) -> str | None:
@@ -562,5 +672,20 @@ def code_path(rec: MemoryRecord) -> str | None:
     return os.path.join(root, *rel.split("/"))
 
 
-__all__ = ["KINDS", "IngestReport", "SkipFile", "Unit", "Walk", "apply", "code_path", "directory_unit", "existing",
-           "module_name", "plan", "python_units", "read_source", "resolve_root", "walk"]
+__all__ = [
+    "KINDS",
+    "IngestReport",
+    "SkipFile",
+    "Unit",
+    "Walk",
+    "apply",
+    "code_path",
+    "directory_unit",
+    "existing",
+    "module_name",
+    "plan",
+    "python_units",
+    "read_source",
+    "resolve_root",
+    "walk",
+]

@@ -27,8 +27,13 @@ _CHUNK = 500
 
 
 def _survivor_order(rec: MemoryRecord) -> tuple[int, int, int, float, str]:
-    return (0 if rec.store is StoreTier.HOT else 1, 0 if rec.pinned else 1, -rec.access_count,
-            rec.created_at.timestamp(), rec.id)
+    return (
+        0 if rec.store is StoreTier.HOT else 1,
+        0 if rec.pinned else 1,
+        -rec.access_count,
+        rec.created_at.timestamp(),
+        rec.id,
+    )
 
 
 def deduplicate(store: Store, flt: MemoryFilter, *, now: datetime, actor: str = "compact") -> dict[str, Any]:
@@ -37,7 +42,7 @@ def deduplicate(store: Store, flt: MemoryFilter, *, now: datetime, actor: str = 
     superseded: list[str] = []
     skipped = 0
     for start in range(0, len(groups), _CHUNK):
-        chunk: Sequence[list[str]] = groups[start:start + _CHUNK]
+        chunk: Sequence[list[str]] = groups[start : start + _CHUNK]
         records = store.get([i for g in chunk for i in g])
         for group in chunk:
             members = [records[i] for i in group if i in records and records[i].status is Status.ACTIVE]
@@ -54,8 +59,7 @@ def deduplicate(store: Store, flt: MemoryFilter, *, now: datetime, actor: str = 
                 skipped += 1  # changed meanwhile: the next compaction looks again
                 continue
             superseded.extend(m.id for m in copies)
-    return {"groups": len(groups), "superseded": len(superseded), "ids": superseded[:100],
-            "skipped_changed": skipped}
+    return {"groups": len(groups), "superseded": len(superseded), "ids": superseded[:100], "skipped_changed": skipped}
 
 
 def _merge(store: Store, keep: MemoryRecord, copies: list[MemoryRecord], *, now: datetime, actor: str) -> None:
@@ -65,16 +69,47 @@ def _merge(store: Store, keep: MemoryRecord, copies: list[MemoryRecord], *, now:
         written = store.update_fields_many([(m.id, retire, m.version) for m in copies])
         if len(written) != len(copies):
             raise ConflictError("a duplicate changed since it was read")
-        store.update_fields(keep.id, {"confirmations": keep.confirmations + len(copies), "updated_at": now},
-                            expected_version=keep.version)
-        store.add_relations([Relation(keep.id, m.id, RelationType.SUPERSEDES, confidence=1.0, created_at=now,
-                                      metadata={"by": actor, "why": "duplicate"}) for m in copies])
-        store.add_history([HistoryEvent(m.id, "deduplicated", now, reason=why, actor=actor,
-                                        data={"kept": keep.id, "from_store": m.store.value, "to_store": "cold"})
-                           for m in copies]
-                          + [HistoryEvent(keep.id, "confirmed", now, reason=f"{len(copies)} identical copies "
-                                          "superseded by this memory", actor=actor,
-                                          data={"copies": [m.id for m in copies]})])
+        store.update_fields(
+            keep.id,
+            {"confirmations": keep.confirmations + len(copies), "updated_at": now},
+            expected_version=keep.version,
+        )
+        store.add_relations(
+            [
+                Relation(
+                    keep.id,
+                    m.id,
+                    RelationType.SUPERSEDES,
+                    confidence=1.0,
+                    created_at=now,
+                    metadata={"by": actor, "why": "duplicate"},
+                )
+                for m in copies
+            ]
+        )
+        store.add_history(
+            [
+                HistoryEvent(
+                    m.id,
+                    "deduplicated",
+                    now,
+                    reason=why,
+                    actor=actor,
+                    data={"kept": keep.id, "from_store": m.store.value, "to_store": "cold"},
+                )
+                for m in copies
+            ]
+            + [
+                HistoryEvent(
+                    keep.id,
+                    "confirmed",
+                    now,
+                    reason=f"{len(copies)} identical copies superseded by this memory",
+                    actor=actor,
+                    data={"copies": [m.id for m in copies]},
+                )
+            ]
+        )
 
 
 __all__ = ["deduplicate"]

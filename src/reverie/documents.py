@@ -48,12 +48,13 @@ def _entity_topic(uri: str) -> str:
     return uri.rsplit("/", 1)[-1].replace("_", " ").casefold().strip()
 
 
-def build_topic_index(user_id: str | None, boxes: Sequence[Box], entity_counts: Mapping[str, int], *,
-                      now: datetime, max_topics: int) -> dict[str, Any]:
+def build_topic_index(
+    user_id: str | None, boxes: Sequence[Box], entity_counts: Mapping[str, int], *, now: datetime, max_topics: int
+) -> dict[str, Any]:
     """The topic index of one user from its sealed boxes and the entity counts of its active memories."""
-    topics: dict[str, dict[str, Any]] = defaultdict(lambda: {"memories": 0, "boxes": 0, "traces": set(),
-                                                             "first_seen": None, "last_seen": None,
-                                                             "entity": False})
+    topics: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"memories": 0, "boxes": 0, "traces": set(), "first_seen": None, "last_seen": None, "entity": False}
+    )
     for box in boxes:
         for word in dict.fromkeys(w.casefold().strip() for w in box.topic):
             if not word or word in _NOT_TOPICS:
@@ -77,16 +78,24 @@ def build_topic_index(user_id: str | None, boxes: Sequence[Box], entity_counts: 
         "user_id": user_id,
         "updated_at": now.isoformat(),
         "sealed_boxes": len(boxes),
-        "topics": [{"topic": name, "memories": t["memories"], "boxes": t["boxes"], "traces": len(t["traces"]),
-                    "entity": t["entity"],
-                    "first_seen": t["first_seen"].isoformat() if t["first_seen"] else None,
-                    "last_seen": t["last_seen"].isoformat() if t["last_seen"] else None}
-                   for name, t in ranked],
+        "topics": [
+            {
+                "topic": name,
+                "memories": t["memories"],
+                "boxes": t["boxes"],
+                "traces": len(t["traces"]),
+                "entity": t["entity"],
+                "first_seen": t["first_seen"].isoformat() if t["first_seen"] else None,
+                "last_seen": t["last_seen"].isoformat() if t["last_seen"] else None,
+            }
+            for name, t in ranked
+        ],
     }
 
 
-def refresh_topic_indexes(store: Store, users: Iterable[str | None], *, now: datetime, max_topics: int,
-                          max_boxes: int) -> dict[str | None, dict[str, Any]]:
+def refresh_topic_indexes(
+    store: Store, users: Iterable[str | None], *, now: datetime, max_topics: int, max_boxes: int
+) -> dict[str | None, dict[str, Any]]:
     """Build and store (state ``topics:<user>``) the topic index of each user; returns them."""
     wanted = list(dict.fromkeys(users))
     counts: dict[str | None, dict[str, int]] = defaultdict(dict)
@@ -97,8 +106,9 @@ def refresh_topic_indexes(store: Store, users: Iterable[str | None], *, now: dat
             counts[user][entity] = n
     out: dict[str | None, dict[str, Any]] = {}
     for user in wanted:
-        index = build_topic_index(user, store.sealed_boxes(user, limit=max_boxes), counts.get(user, {}), now=now,
-                                  max_topics=max_topics)
+        index = build_topic_index(
+            user, store.sealed_boxes(user, limit=max_boxes), counts.get(user, {}), now=now, max_topics=max_topics
+        )
         store.set_state(topics_key(user), index)
         out[user] = index
     return out
@@ -109,8 +119,12 @@ def topics_markdown(indexes: Mapping[str | None, Mapping[str, Any]]) -> str:
     lines = ["# Topic index", ""]
     for user in sorted(indexes, key=lambda u: u or ""):
         index = indexes[user]
-        lines += [f"## {user or '(no user)'}", "",
-                  f"Updated {index.get('updated_at', '?')} from {index.get('sealed_boxes', 0)} sealed box(es).", ""]
+        lines += [
+            f"## {user or '(no user)'}",
+            "",
+            f"Updated {index.get('updated_at', '?')} from {index.get('sealed_boxes', 0)} sealed box(es).",
+            "",
+        ]
         rows = index.get("topics") or []
         if not rows:
             lines += ["No topics yet.", ""]
@@ -118,8 +132,10 @@ def topics_markdown(indexes: Mapping[str | None, Mapping[str, Any]]) -> str:
         lines += ["| topic | memories | boxes | traces | first seen | last seen |", "|---|---:|---:|---:|---|---|"]
         for t in rows:
             name = str(t["topic"]).replace("|", "\\|") + (" (entity)" if t.get("entity") else "")
-            lines.append(f"| {name} | {t['memories']} | {t['boxes']} | {t['traces']} | "
-                         f"{(t.get('first_seen') or '—')[:10]} | {(t.get('last_seen') or '—')[:10]} |")
+            lines.append(
+                f"| {name} | {t['memories']} | {t['boxes']} | {t['traces']} | "
+                f"{(t.get('first_seen') or '—')[:10]} | {(t.get('last_seen') or '—')[:10]} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -141,16 +157,30 @@ def box_markdown(box: Box, memories: Sequence[MemoryRecord]) -> str:
     its file in the markdown tree."""
     from reverie.io import markdown_path
 
-    front = {"id": box.id, "user_id": box.user_id, "session_id": box.session_id,
-             "opened_at": box.opened_at.isoformat(), "last_at": box.last_at.isoformat(),
-             "sealed_at": box.sealed_at.isoformat() if box.sealed_at else None, "trace_id": box.trace_id,
-             "topic": list(box.topic), "memory_count": box.memory_count}
+    front = {
+        "id": box.id,
+        "user_id": box.user_id,
+        "session_id": box.session_id,
+        "opened_at": box.opened_at.isoformat(),
+        "last_at": box.last_at.isoformat(),
+        "sealed_at": box.sealed_at.isoformat() if box.sealed_at else None,
+        "trace_id": box.trace_id,
+        "topic": list(box.topic),
+        "memory_count": box.memory_count,
+    }
     head = yaml.safe_dump(front, sort_keys=True, allow_unicode=True)
     sealed = box.sealed_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if box.sealed_at else "open"
-    lines = [f"# Memory box {box.id}", "",
-             f"Topic: {', '.join(box.topic) or '—'}", "",
-             f"Sealed {sealed}" + (f" · session {box.session_id}" if box.session_id else "")
-             + (f" · trace {box.trace_id}" if box.trace_id else "") + f" · {box.memory_count} memories", ""]
+    lines = [
+        f"# Memory box {box.id}",
+        "",
+        f"Topic: {', '.join(box.topic) or '—'}",
+        "",
+        f"Sealed {sealed}"
+        + (f" · session {box.session_id}" if box.session_id else "")
+        + (f" · trace {box.trace_id}" if box.trace_id else "")
+        + f" · {box.memory_count} memories",
+        "",
+    ]
     for rec in sorted(memories, key=lambda r: (r.created_at, r.id)):
         text = " ".join(rec.content.split())
         status = "" if rec.status.value == "active" else f" ({rec.status.value})"
@@ -160,8 +190,15 @@ def box_markdown(box: Box, memories: Sequence[MemoryRecord]) -> str:
     return f"---\n{head}---\n" + "\n".join(lines) + "\n"
 
 
-def export_documents(store: Store, records: Iterable[MemoryRecord], root: Path, *, users: Iterable[str | None],
-                     max_boxes: int, topic_indexes: Mapping[str | None, Mapping[str, Any]]) -> dict[str, int]:
+def export_documents(
+    store: Store,
+    records: Iterable[MemoryRecord],
+    root: Path,
+    *,
+    users: Iterable[str | None],
+    max_boxes: int,
+    topic_indexes: Mapping[str | None, Mapping[str, Any]],
+) -> dict[str, int]:
     """Write the sealed boxes of ``users`` (with those of ``records`` that belong to them), ``state/topics.json``
     and ``topics.md`` under ``root``. Returns how many of each were written."""
     root = root.resolve()
@@ -181,8 +218,9 @@ def export_documents(store: Store, records: Iterable[MemoryRecord], root: Path, 
     state = root / "state"
     state.mkdir(parents=True, exist_ok=True)
     payload = {(u or ""): dict(v) for u, v in topic_indexes.items()}
-    (state / "topics.json").write_text(json.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
-                                       encoding="utf-8")
+    (state / "topics.json").write_text(
+        json.dumps(payload, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     (root / "topics.md").write_text(topics_markdown(topic_indexes), encoding="utf-8")
     return {"boxes": written, "topic_indexes": len(payload)}
 
@@ -211,27 +249,47 @@ def document_markdown(doc: Mapping[str, Any]) -> str:
             lines += [f"_{doc['note']}_", ""]
     elif kind == "entities":
         for ent in sorted(doc.get("entities", {}).values(), key=lambda e: (-int(e.get("memories", 0)), e["name"])):
-            lines += [f"## {ent['name']} ({ent['type']})", "",
-                      f"{ent['memories']} memories · first seen {(ent.get('first_seen') or '—')[:10]} · last seen "
-                      f"{(ent.get('last_seen') or '—')[:10]}"
-                      + (f" · named with {', '.join(ent['related'])}" if ent.get("related") else ""), "",
-                      *_bullets(ent.get("facts", [])), ""]
+            lines += [
+                f"## {ent['name']} ({ent['type']})",
+                "",
+                f"{ent['memories']} memories · first seen {(ent.get('first_seen') or '—')[:10]} · last seen "
+                f"{(ent.get('last_seen') or '—')[:10]}"
+                + (f" · named with {', '.join(ent['related'])}" if ent.get("related") else ""),
+                "",
+                *_bullets(ent.get("facts", [])),
+                "",
+            ]
     elif kind == "reflections":
         lines += _bullets(doc.get("lines", []))
         if doc.get("consolidated"):
-            lines += ["", f"_Consolidated past {doc.get('max_bytes')} bytes ({doc.get('bytes_before')} → "
-                      f"{doc.get('bytes_after')}): {doc.get('folded_similar', 0)} near-identical reflection(s) folded "
-                      f"together, {len(doc.get('folded_out', []))} older one(s) folded out._"]
+            lines += [
+                "",
+                f"_Consolidated past {doc.get('max_bytes')} bytes ({doc.get('bytes_before')} → "
+                f"{doc.get('bytes_after')}): {doc.get('folded_similar', 0)} near-identical reflection(s) folded "
+                f"together, {len(doc.get('folded_out', []))} older one(s) folded out._",
+            ]
         lines.append("")
     elif kind == "guidelines":
-        lines += ["## Guidance", "", *[f"- {g}" for g in doc.get("guidance", [])], "",
-                  f"## Write actions in the last {doc.get('window_days')} days ({doc.get('events', 0)} decisions)", "",
-                  "| action | count |", "|---|---:|", *[f"| {a} | {n} |" for a, n in doc.get("actions", {}).items()],
-                  "", "| action:outcome | count |", "|---|---:|",
-                  *[f"| {a} | {n} |" for a, n in doc.get("outcomes", {}).items()], "",
-                  f"Summaries made: {doc.get('summaries', 0)}, undone: {doc.get('undone', 0)} "
-                  f"(rate {doc.get('undo_rate', 0)}); consolidation threshold raised by "
-                  f"{doc.get('consolidation_threshold_raise', 0)}.", ""]
+        lines += [
+            "## Guidance",
+            "",
+            *[f"- {g}" for g in doc.get("guidance", [])],
+            "",
+            f"## Write actions in the last {doc.get('window_days')} days ({doc.get('events', 0)} decisions)",
+            "",
+            "| action | count |",
+            "|---|---:|",
+            *[f"| {a} | {n} |" for a, n in doc.get("actions", {}).items()],
+            "",
+            "| action:outcome | count |",
+            "|---|---:|",
+            *[f"| {a} | {n} |" for a, n in doc.get("outcomes", {}).items()],
+            "",
+            f"Summaries made: {doc.get('summaries', 0)}, undone: {doc.get('undone', 0)} "
+            f"(rate {doc.get('undo_rate', 0)}); consolidation threshold raised by "
+            f"{doc.get('consolidation_threshold_raise', 0)}.",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -245,12 +303,20 @@ def artifact_markdown(rec: MemoryRecord, artifact: Mapping[str, Any]) -> str:
     """A verbatim artifact: the exact words a memory was extracted from, with the memory it became."""
     from reverie.io import markdown_path
 
-    front = {"memory_id": rec.id, "user_id": rec.user_id, "agent_id": rec.agent_id, "category": rec.category,
-             "kept_at": artifact.get("at"), "session_id": rec.session_id}
+    front = {
+        "memory_id": rec.id,
+        "user_id": rec.user_id,
+        "agent_id": rec.agent_id,
+        "category": rec.category,
+        "kept_at": artifact.get("at"),
+        "session_id": rec.session_id,
+    }
     head = yaml.safe_dump(front, sort_keys=True, allow_unicode=True)
     quote = "\n".join("> " + line for line in str(artifact.get("verbatim", "")).splitlines() or [""])
-    return (f"---\n{head}---\n# Verbatim artifact\n\n{quote}\n\nRemembered as: {' '.join(rec.content.split())} "
-            f"— [{rec.id}](../../{markdown_path(rec).as_posix()})\n")
+    return (
+        f"---\n{head}---\n# Verbatim artifact\n\n{quote}\n\nRemembered as: {' '.join(rec.content.split())} "
+        f"— [{rec.id}](../../{markdown_path(rec).as_posix()})\n"
+    )
 
 
 def export_user_documents(store: Store, root: Path, users: Iterable[str | None], *, max_events: int) -> dict[str, int]:
@@ -266,8 +332,11 @@ def export_user_documents(store: Store, root: Path, users: Iterable[str | None],
     with (state / "memory-actions.jsonl").open("w", encoding="utf-8") as log:
         for user in dict.fromkeys(users):
             folder = root / "users" / _safe(user, "_no_user")
-            for kind, name in ((PROFILE, "profile.md"), (REFLECTIONS, "reflections.md"),
-                               (GUIDELINES, "compression-guidelines.md")):
+            for kind, name in (
+                (PROFILE, "profile.md"),
+                (REFLECTIONS, "reflections.md"),
+                (GUIDELINES, "compression-guidelines.md"),
+            ):
                 doc = store.get_state(state_key(kind, user))
                 if isinstance(doc, dict):
                     folder.mkdir(parents=True, exist_ok=True)
@@ -281,7 +350,8 @@ def export_user_documents(store: Store, root: Path, users: Iterable[str | None],
                 for uri, ent in ents["entities"].items():
                     one = {**ents, "entities": {uri: ent}, "title": f"Entity profile: {ent['name']}"}
                     (folder / "entities" / f"{_safe(ent['name'], 'entity')}.md").write_text(
-                        document_markdown(one), encoding="utf-8")
+                        document_markdown(one), encoding="utf-8"
+                    )
                     counts["entity_profiles"] += 1
             for event in reversed(store.memory_actions(user, limit=max_events)):
                 log.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
@@ -289,6 +359,17 @@ def export_user_documents(store: Store, root: Path, users: Iterable[str | None],
     return counts
 
 
-__all__ = ["TOPICS_KEY", "artifact_markdown", "artifact_path", "box_markdown", "box_path", "build_topic_index",
-           "document_markdown", "export_documents", "export_user_documents", "refresh_topic_indexes", "topics_key",
-           "topics_markdown"]
+__all__ = [
+    "TOPICS_KEY",
+    "artifact_markdown",
+    "artifact_path",
+    "box_markdown",
+    "box_path",
+    "build_topic_index",
+    "document_markdown",
+    "export_documents",
+    "export_user_documents",
+    "refresh_topic_indexes",
+    "topics_key",
+    "topics_markdown",
+]

@@ -30,7 +30,7 @@ def short_ids(ids: Iterable[str], *, min_len: int = MIN_SHORT_ID) -> dict[str, s
     for full in unique:
         cut = full[:need]
         if cut.endswith("-") and len(full) > need:
-            cut = full[:need + 1]
+            cut = full[: need + 1]
         out[full] = cut
     return out
 

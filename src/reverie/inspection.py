@@ -105,8 +105,9 @@ class Inspection:
         rec = self._require(memory_id)
         return self.store.relations([rec.id])
 
-    def relations_in(self, *, user_id: str | None,
-                     types: frozenset[RelationType] | None = None) -> builtins.list[Relation]:
+    def relations_in(
+        self, *, user_id: str | None, types: frozenset[RelationType] | None = None
+    ) -> builtins.list[Relation]:
         """The relations whose source is one of ``user_id``'s memories (optionally of these types), oldest
         first."""
         flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=False)
@@ -127,12 +128,21 @@ class Inspection:
         from reverie.write.pipeline import ARTIFACT
 
         most = _limit(limit)
-        flt = MemoryFilter(user_id=clean_scope(user_id, "user_id"),
-                           categories=frozenset(self.settings.write.policy.artifact_categories))
+        flt = MemoryFilter(
+            user_id=clean_scope(user_id, "user_id"),
+            categories=frozenset(self.settings.write.policy.artifact_categories),
+        )
         recs = self.store.list(flt, limit=most * 4, order_by="created_at")
-        return [{"id": r.id, "content": r.content, "verbatim": r.metadata[ARTIFACT].get("verbatim", ""),
-                 "at": r.metadata[ARTIFACT].get("at")} for r in recs
-                if isinstance(r.metadata.get(ARTIFACT), dict)][:most]
+        return [
+            {
+                "id": r.id,
+                "content": r.content,
+                "verbatim": r.metadata[ARTIFACT].get("verbatim", ""),
+                "at": r.metadata[ARTIFACT].get("at"),
+            }
+            for r in recs
+            if isinstance(r.metadata.get(ARTIFACT), dict)
+        ][:most]
 
     # maintenance reports ---------------------------------------------------------------------------
     def last_dream(self) -> dict[str, Any] | None:
@@ -161,8 +171,9 @@ class Inspection:
 
         return KeyRing(lambda: self.store, clock=self.now)
 
-    def create_api_key(self, *, name: str, users: Sequence[str] = (), agents: Sequence[str] | None = None,
-                       admin: bool = False) -> tuple[ApiKey, str]:
+    def create_api_key(
+        self, *, name: str, users: Sequence[str] = (), agents: Sequence[str] | None = None, admin: bool = False
+    ) -> tuple[ApiKey, str]:
         """A new API key for the REST API: its record and the key itself (shown this once only)."""
         from reverie.auth import create_key
 

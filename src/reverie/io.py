@@ -100,9 +100,26 @@ class Conversation:
 
 
 _LOCOMO_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 
 
 def parse_locomo_date(text: str) -> datetime | None:
@@ -163,12 +180,24 @@ def _load_reverie(data: dict[str, Any]) -> Conversation:
                 raise InvalidInputError(f"turn {i} of {sid} needs a 'text' string")
             speaker = _label(t.get("speaker", "user"), "speaker")
             role = roles.get(speaker)
-            turns.append(Turn(_label(t.get("id", f"{sid}:{i + 1}"), "turn id"), speaker, t["text"], when, sid,
-                              role=role if isinstance(role, str) else None))
+            turns.append(
+                Turn(
+                    _label(t.get("id", f"{sid}:{i + 1}"), "turn id"),
+                    speaker,
+                    t["text"],
+                    when,
+                    sid,
+                    role=role if isinstance(role, str) else None,
+                )
+            )
     questions = data.get("questions", [])
-    return Conversation(turns, list(questions) if isinstance(questions, list) else [],
-                        _opt_label(data.get("user_id"), "user_id"), _opt_label(data.get("agent_id"), "agent_id"),
-                        str(data.get("title", ""))[:200])
+    return Conversation(
+        turns,
+        list(questions) if isinstance(questions, list) else [],
+        _opt_label(data.get("user_id"), "user_id"),
+        _opt_label(data.get("agent_id"), "agent_id"),
+        str(data.get("title", ""))[:200],
+    )
 
 
 def _label(value: Any, name: str) -> str:
@@ -203,8 +232,11 @@ def _load_locomo(data: dict[str, Any]) -> Conversation:
             caption = t.get("blip_caption")
             if caption:
                 text = f"{text} [shares a photo: {caption if isinstance(caption, str) else printable(caption)}]"
-            turns.append(Turn(_label(t["dia_id"], "dia_id"), _label(t.get("speaker", "?"), "speaker"), text, when,
-                              f"session-{n}"))
+            turns.append(
+                Turn(
+                    _label(t["dia_id"], "dia_id"), _label(t.get("speaker", "?"), "speaker"), text, when, f"session-{n}"
+                )
+            )
         n += 1
     qa = data.get("qa", [])
     sample = _opt_label(data.get("sample_id"), "sample_id")
@@ -217,6 +249,7 @@ def turn_content(turn: Turn) -> str:
 
 
 # JSONL ---------------------------------------------------------------------------------------
+
 
 def dump_jsonl(records: Iterable[MemoryRecord], path: Path, *, with_embedding: bool = False) -> int:
     n = 0
@@ -350,14 +383,14 @@ def markdown_fields(text: str, *, where: str = "<markdown>") -> dict[str, Any]:
     if end < 0:
         raise InvalidInputError(f"{where}: unterminated YAML front matter")
     try:
-        meta = yaml.load(text[4:end + 1], Loader=_NoAliasLoader) or {}  # a SafeLoader subclass
+        meta = yaml.load(text[4 : end + 1], Loader=_NoAliasLoader) or {}  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"{where}: invalid YAML front matter: {exc}") from exc
     except RecursionError:
         raise InvalidInputError(f"{where}: YAML front matter nested too deep") from None
     if not isinstance(meta, dict):
         raise InvalidInputError(f"{where}: front matter must be a mapping")
-    meta["content"] = text[end + 5:]
+    meta["content"] = text[end + 5 :]
     for key, value in list(meta.items()):
         if isinstance(value, datetime):  # YAML may parse timestamps itself
             meta[key] = value.isoformat()
@@ -410,13 +443,15 @@ def iter_markdown(root: Path) -> Iterator[MemoryRecord]:
 
 # idempotent imports ------------------------------------------------------------------------------
 
+
 def stable_id(*parts: Any, when: datetime | None = None) -> str:
     """A memory id made from what identifies an imported item (its scope, its place in the source and
     its content), so that importing the same file again names the same memories and stores nothing
     twice. A UUIDv7 whose time is ``when`` (ids still sort by time) and whose other bits come from
     SHA-256 of the parts."""
-    digest = bytearray(hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "backslashreplace"))
-                       .digest()[:16])
+    digest = bytearray(
+        hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "backslashreplace")).digest()[:16]
+    )
     ms = 0
     if when is not None:
         try:

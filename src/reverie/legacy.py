@@ -69,5 +69,11 @@ def current_event_data(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-__all__ = ["RENAMED_CURVES", "RENAMED_RULES", "RENAMED_SETTINGS", "current_event_data", "current_reason",
-           "current_rule"]
+__all__ = [
+    "RENAMED_CURVES",
+    "RENAMED_RULES",
+    "RENAMED_SETTINGS",
+    "current_event_data",
+    "current_reason",
+    "current_rule",
+]

@@ -55,8 +55,23 @@ prefix (recall shows short ones).
 DEFAULT_TOOLS: tuple[str, ...] = ("remember", "recall", "context", "update", "invalidate", "forget")
 #: every tool, in the order they are listed; the rest are operator work (maintenance, inspection)
 ALL_TOOLS: tuple[str, ...] = (
-    *DEFAULT_TOOLS, "observe", "end_session", "feedback", "get", "history", "pin", "unpin", "promote",
-    "demote", "reactivate", "undo_consolidation", "stats", "dream", "ingest_code", "topics", "documents",
+    *DEFAULT_TOOLS,
+    "observe",
+    "end_session",
+    "feedback",
+    "get",
+    "history",
+    "pin",
+    "unpin",
+    "promote",
+    "demote",
+    "reactivate",
+    "undo_consolidation",
+    "stats",
+    "dream",
+    "ingest_code",
+    "topics",
+    "documents",
 )
 
 
@@ -208,8 +223,9 @@ def brief(rec: MemoryRecord) -> dict[str, Any]:
 
 
 def history_dicts(events: list[HistoryEvent]) -> list[dict[str, Any]]:
-    return [{"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data}
-            for e in events]
+    return [
+        {"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data} for e in events
+    ]
 
 
 def event_date(rec: MemoryRecord) -> str:
@@ -225,8 +241,9 @@ def compact_hits(hits: list[Any], short: dict[str, str]) -> str:
     lines = [f"{len(hits)} memor{'y' if len(hits) == 1 else 'ies'}, best first (id · date · relevance · text):"]
     for h in hits:
         rec = h.memory
-        marks = [m for m in ("pinned" if rec.pinned else "",
-                             rec.status.value if rec.status.value != "active" else "") if m]
+        marks = [
+            m for m in ("pinned" if rec.pinned else "", rec.status.value if rec.status.value != "active" else "") if m
+        ]
         tail = f" [{', '.join(marks)}]" if marks else ""
         lines.append(f"{short.get(rec.id, rec.id)} · {event_date(rec)} · {h.score:.2f} · {rec.content}{tail}")
     return "\n".join(lines)
@@ -311,8 +328,10 @@ def _make_server() -> Any:
                     for a in unknown:
                         close = difflib.get_close_matches(a, accepted, n=1)
                         hints.append(f"'{a}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
-                    raise ToolError(f"InvalidInputError: {name} has no argument {', '.join(hints)}. "
-                                    f"It takes: {', '.join(accepted)}.")
+                    raise ToolError(
+                        f"InvalidInputError: {name} has no argument {', '.join(hints)}. "
+                        f"It takes: {', '.join(accepted)}."
+                    )
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -324,8 +343,12 @@ def _make_server() -> Any:
     return ReverieMCPServer
 
 
-def build_server(mem: Memory, defaults: Defaults | None = None, credential: Credential | None = None,
-                 tools: tuple[str, ...] | list[str] | None = None) -> MCPServer:
+def build_server(
+    mem: Memory,
+    defaults: Defaults | None = None,
+    credential: Credential | None = None,
+    tools: tuple[str, ...] | list[str] | None = None,
+) -> MCPServer:
     """An ``MCPServer`` whose tools and resources call ``mem`` within ``credential`` (default: see
     :func:`server_credential`). ``tools``: which tools to offer (default :data:`DEFAULT_TOOLS`; see
     :func:`parse_tools`)."""
@@ -338,18 +361,20 @@ def build_server(mem: Memory, defaults: Defaults | None = None, credential: Cred
     d = defaults or Defaults()
     cred = credential if credential is not None else server_credential(d)
     sm = ScopedMemory(mem, cred)
-    server: MCPServer = _make_server()(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
-                                       log_level="WARNING")
+    server: MCPServer = _make_server()(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(fn: ToolFn) -> ToolFn:
         name = fn.__name__
         if name in chosen:
             h = HINTS[name]
-            server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()),
-                            annotations=ToolAnnotations(read_only_hint=h.read_only,
-                                                        destructive_hint=h.destructive,
-                                                        idempotent_hint=h.idempotent),
-                            structured_output=False)
+            server.add_tool(
+                fn,
+                description=" ".join((fn.__doc__ or "").split()),
+                annotations=ToolAnnotations(
+                    read_only_hint=h.read_only, destructive_hint=h.destructive, idempotent_hint=h.idempotent
+                ),
+                structured_output=False,
+            )
         return fn
 
     _write_tools(tool, sm, d)
@@ -379,8 +404,14 @@ def _write_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
         """Store a fact, preference or decision. Answers CREATE, UPDATE, SUPERSEDE (replaced an older
         fact), REINFORCE or SKIP (known)."""
         with _tool_errors():
-            res = mem.add(content, user_id=d.user(user_id), agent_id=d.agent(agent_id),
-                          session_id=d.session(session_id), when=when, source=source)
+            res = mem.add(
+                content,
+                user_id=d.user(user_id),
+                agent_id=d.agent(agent_id),
+                session_id=d.session(session_id),
+                when=when,
+                source=source,
+            )
             short = mem.memory.short_ids([i for i in (res.id, *res.ids) if i])
         data = res.to_dict()
         text = f"{res.action.value} {short.get(res.id, '') if res.id else ''}".strip() + f": {res.reason}"
@@ -395,15 +426,28 @@ def _write_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
         session_id: SessionId = None,
         when: Annotated[str | None, Field(description="ISO 8601 time of the turn (default: now).")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Free-form JSON metadata.")] = None,
-        flush: Annotated[bool, Field(description="Store what the conversation's buffer holds now, this turn "
-                                     "included, so that it can be recalled at once.")] = False,
+        flush: Annotated[
+            bool,
+            Field(
+                description="Store what the conversation's buffer holds now, this turn "
+                "included, so that it can be recalled at once."
+            ),
+        ] = False,
     ) -> Any:
         """Feed one conversation turn to reverie's observer: it decides what (if anything) is worth
         remembering, buffers small talk and extracts facts. Returns what was written now; BUFFERED
         means the turn waits in the buffer and is NOT stored yet (flush=true stores it now)."""
         with _tool_errors():
-            results = mem.observe(message, role=role, user_id=d.user(user_id), agent_id=d.agent(agent_id),
-                                  session_id=d.session(session_id), when=when, metadata=metadata, flush=flush)
+            results = mem.observe(
+                message,
+                role=role,
+                user_id=d.user(user_id),
+                agent_id=d.agent(agent_id),
+                session_id=d.session(session_id),
+                when=when,
+                metadata=metadata,
+                flush=flush,
+            )
         return _result({"results": [r.to_dict() for r in results]})
 
     @tool
@@ -478,8 +522,9 @@ def _lifecycle_tools(tool: ToolDecorator, mem: ScopedMemory) -> None:
     @tool
     def promote(
         memory_id: MemoryId,
-        layer: Annotated[LayerName | None, Field(description="Target layer; default: the next one "
-                                                            "(working → episodic → semantic).")] = None,
+        layer: Annotated[
+            LayerName | None, Field(description="Target layer; default: the next one (working → episodic → semantic).")
+        ] = None,
     ) -> Any:
         """Move a memory up a layer (pinned memories may be promoted; immutable ones may not)."""
         with _tool_errors():
@@ -518,16 +563,31 @@ def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
         if category is not None:
             filters["category"] = category
         with _tool_errors():
-            hits = mem.search(query, user_id=d.user(user_id), agent_id=d.agent(agent_id),
-                              session_id=d.session(session_id), k=k, filters=filters or None)
+            hits = mem.search(
+                query,
+                user_id=d.user(user_id),
+                agent_id=d.agent(agent_id),
+                session_id=d.session(session_id),
+                k=k,
+                filters=filters or None,
+            )
             short = mem.memory.short_ids([h.memory.id for h in hits])
         results = []
         for h in hits:
             rec = h.memory
-            item = {"id": rec.id, "content": rec.content, "score": round(h.score, 3), "when": event_date(rec),
-                    "layer": rec.layer.value, "status": rec.status.value, "category": rec.category,
-                    "pinned": rec.pinned, "user_id": rec.user_id, "agent_id": rec.agent_id,
-                    "session_id": rec.session_id}
+            item = {
+                "id": rec.id,
+                "content": rec.content,
+                "score": round(h.score, 3),
+                "when": event_date(rec),
+                "layer": rec.layer.value,
+                "status": rec.status.value,
+                "category": rec.category,
+                "pinned": rec.pinned,
+                "user_id": rec.user_id,
+                "agent_id": rec.agent_id,
+                "session_id": rec.session_id,
+            }
             results.append(item)
         return _result({"results": results}, compact_hits(hits, short))
 
@@ -541,10 +601,20 @@ def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     ) -> Any:
         """The memories to put in your prompt, as one block within a token budget."""
         with _tool_errors():
-            block = mem.context(query, user_id=d.user(user_id), agent_id=d.agent(agent_id),
-                                session_id=d.session(session_id), budget_tokens=budget_tokens)
-        data = {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items],
-                "skipped": block.skipped, "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
+            block = mem.context(
+                query,
+                user_id=d.user(user_id),
+                agent_id=d.agent(agent_id),
+                session_id=d.session(session_id),
+                budget_tokens=budget_tokens,
+            )
+        data = {
+            "text": block.text,
+            "items": [dataclasses.asdict(i) for i in block.items],
+            "skipped": block.skipped,
+            "budget_tokens": block.budget_tokens,
+            "used_tokens": block.used_tokens,
+        }
         return _result(data, block.text or "no memories relevant enough to include")
 
     @tool
@@ -569,8 +639,10 @@ def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
 
     @tool
     def dream(
-        steps: Annotated[list[str] | None, Field(description="Step names to run (default: every enabled "
-                                                             "step: decay, promote, expire, prune, …).")] = None,
+        steps: Annotated[
+            list[str] | None,
+            Field(description="Step names to run (default: every enabled step: decay, promote, expire, prune, …)."),
+        ] = None,
     ) -> Any:
         """Run the dream cycle now (decay, promotion, expiry, pruning …) and return what each step changed."""
         with _tool_errors():
@@ -623,34 +695,48 @@ def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
             recs = mem.hot_tier(user_id=user_id, agent_id=d.agent_id)
         return {"user_id": user_id, "memories": [brief(r) for r in recs]}
 
-    @server.resource("reverie://hot", mime_type="application/json",
-                     description="The hot tier: proven memories always put in the context (server's default user).")
+    @server.resource(
+        "reverie://hot",
+        mime_type="application/json",
+        description="The hot tier: proven memories always put in the context (server's default user).",
+    )
     def hot_default() -> dict[str, Any]:
         return hot(d.user_id)
 
-    @server.resource("reverie://users/{user_id}/hot", mime_type="application/json",
-                     description="The hot tier of one user.")
+    @server.resource(
+        "reverie://users/{user_id}/hot", mime_type="application/json", description="The hot tier of one user."
+    )
     def hot_user(user_id: str) -> dict[str, Any]:
         return hot(user_id)
 
-    @server.resource("reverie://sessions/{session_id}/working", mime_type="application/json",
-                     description="The working memory of a session (server's default user).")
+    @server.resource(
+        "reverie://sessions/{session_id}/working",
+        mime_type="application/json",
+        description="The working memory of a session (server's default user).",
+    )
     def session_working(session_id: str) -> dict[str, Any]:
         return working(d.user_id, session_id)
 
-    @server.resource("reverie://users/{user_id}/sessions/{session_id}/working", mime_type="application/json",
-                     description="The working memory of one user's session.")
+    @server.resource(
+        "reverie://users/{user_id}/sessions/{session_id}/working",
+        mime_type="application/json",
+        description="The working memory of one user's session.",
+    )
     def user_session_working(user_id: str, session_id: str) -> dict[str, Any]:
         return working(user_id, session_id)
 
-    @server.resource("reverie://memories/{memory_id}", mime_type="application/json",
-                     description="One memory with every field.")
+    @server.resource(
+        "reverie://memories/{memory_id}", mime_type="application/json", description="One memory with every field."
+    )
     def memory_resource(memory_id: str) -> dict[str, Any]:
         with _resource_errors():
             return mem.get(memory_id).to_dict()
 
-    @server.resource("reverie://stats", mime_type="application/json",
-                     description="Health check: counts and energy per layer and status.")
+    @server.resource(
+        "reverie://stats",
+        mime_type="application/json",
+        description="Health check: counts and energy per layer and status.",
+    )
     def stats_resource() -> dict[str, Any]:
         with _resource_errors():
             return dict(mem.stats(user_id=d.user_id))
@@ -784,6 +870,18 @@ def run_http(server: MCPServer, *, port: int = 8765) -> None:
     anyio.run(lambda: userver.serve(sockets=[sock]))
 
 
-__all__ = ["ALL_TOOLS", "DEFAULT_TOOLS", "HINTS", "Defaults", "brief", "build_server", "compact_hits", "history_dicts",
-           "parse_tools", "run_http", "run_stdio", "screen_request",
-           "server_credential"]
+__all__ = [
+    "ALL_TOOLS",
+    "DEFAULT_TOOLS",
+    "HINTS",
+    "Defaults",
+    "brief",
+    "build_server",
+    "compact_hits",
+    "history_dicts",
+    "parse_tools",
+    "run_http",
+    "run_stdio",
+    "screen_request",
+    "server_credential",
+]

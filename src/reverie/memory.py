@@ -249,8 +249,7 @@ class Memory(Inspection):
     def __repr__(self) -> str:
         return f"Memory({str(self.target)!r}, backend={self._store.backend!r}, embedder={self.embedder.name!r})"
 
-    def reembed(self, *, batch_size: int = 128,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    def reembed(self, *, batch_size: int = 128, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Embed every memory again with this Memory's embedder and record it as the store's embedder.
 
         For a store written by another embedder (open it with ``Memory(target, reembed=True)``) or a
@@ -312,11 +311,14 @@ class Memory(Inspection):
                 return found[0]
             if found:
                 records = store.get(found[:shown])
-                listed = "; ".join(f"{i} ({_snippet(records[i].content)})" if i in records else i
-                                   for i in found[:shown])
+                listed = "; ".join(
+                    f"{i} ({_snippet(records[i].content)})" if i in records else i for i in found[:shown]
+                )
                 more = " and more" if len(found) > shown else ""
-                raise AmbiguousIdError(f"id prefix {mid!r} matches several memories: {listed}{more}. "
-                                       "Type more characters of the id.", tuple(found[:shown]))
+                raise AmbiguousIdError(
+                    f"id prefix {mid!r} matches several memories: {listed}{more}. Type more characters of the id.",
+                    tuple(found[:shown]),
+                )
         raise NotFoundError(f"no memory with id {mid}")
 
     def peek(self, memory_id: str) -> MemoryRecord:
@@ -340,9 +342,9 @@ class Memory(Inspection):
                     break
                 common = max(common_prefix_len(full, o) for o in others)
                 length = max(length + 1, common + 1) if len(others) < 49 else max(length + 4, common + 1)
-            if full[length - 1:length] == "-":
+            if full[length - 1 : length] == "-":
                 length += 1
-            out[full] = full[:min(length, len(full))]
+            out[full] = full[: min(length, len(full))]
         return out
 
     def _new_record(
@@ -405,8 +407,16 @@ class Memory(Inspection):
         from reverie.messages import looks_like_messages
 
         if looks_like_messages(content):
-            return self._add_messages(content, user_id=user_id, agent_id=agent_id, session_id=session_id,
-                                      metadata=metadata, when=when, source=source, infer=infer)
+            return self._add_messages(
+                content,
+                user_id=user_id,
+                agent_id=agent_id,
+                session_id=session_id,
+                metadata=metadata,
+                when=when,
+                source=source,
+                infer=infer,
+            )
         results = self.add_many(
             [content],
             user_id=user_id,
@@ -419,8 +429,18 @@ class Memory(Inspection):
         )
         return results[0]
 
-    def _add_messages(self, content: Any, *, user_id: Any, agent_id: Any, session_id: Any, metadata: Any,
-                      when: Any, source: Any, infer: Any) -> AddResult:
+    def _add_messages(
+        self,
+        content: Any,
+        *,
+        user_id: Any,
+        agent_id: Any,
+        session_id: Any,
+        metadata: Any,
+        when: Any,
+        source: Any,
+        infer: Any,
+    ) -> AddResult:
         """``add`` of chat messages (see :meth:`add`)."""
         from reverie.messages import OBSERVED_ROLES, as_messages
 
@@ -430,22 +450,43 @@ class Memory(Inspection):
         results: builtins.list[AddResult] = []
         if not infer:  # each message verbatim, its role in the metadata
             items = [{"content": m.text, "metadata": {**(meta or {}), "role": m.role}} for m in kept]
-            results = self.add_many(items, user_id=user_id, agent_id=agent_id, session_id=session_id, when=when,
-                                    source=source, infer=False) if items else []
+            results = (
+                self.add_many(
+                    items,
+                    user_id=user_id,
+                    agent_id=agent_id,
+                    session_id=session_id,
+                    when=when,
+                    source=source,
+                    infer=False,
+                )
+                if items
+                else []
+            )
         else:
             for m in kept:
                 extra = {"speaker": m.name} if m.name else {}
-                results += [r for r in self.observe(m.text, role=m.role, user_id=user_id, agent_id=agent_id,
-                                                    session_id=session_id, when=when,
-                                                    metadata={**(meta or {}), **extra} if extra else meta)
-                            if r.id is not None]
+                results += [
+                    r
+                    for r in self.observe(
+                        m.text,
+                        role=m.role,
+                        user_id=user_id,
+                        agent_id=agent_id,
+                        session_id=session_id,
+                        when=when,
+                        metadata={**(meta or {}), **extra} if extra else meta,
+                    )
+                    if r.id is not None
+                ]
             results += self.flush(user_id=user_id, session_id=session_id)
         written = [r for r in results if r.id is not None]
         counts: dict[str, int] = {}
         for r in written:
             counts[r.action.value] = counts.get(r.action.value, 0) + 1
-        summary = (f"{len(messages)} message(s), {len(kept)} observed: "
-                   + (", ".join(f"{n} {a}" for a, n in counts.items()) if counts else "nothing worth remembering"))
+        summary = f"{len(messages)} message(s), {len(kept)} observed: " + (
+            ", ".join(f"{n} {a}" for a, n in counts.items()) if counts else "nothing worth remembering"
+        )
         if not written:
             return AddResult(None, Action.SKIP, (), summary)
         main = next((r for r in written if r.action is not Action.SKIP), written[0])
@@ -475,8 +516,10 @@ class Memory(Inspection):
         validated before anything is written; batches of ``batch_size`` commit atomically. A returned
         result means the memory is committed: it survives the crash of any process, and with
         ``storage.synchronous = "FULL"`` (SQLite) also a power loss."""
-        prepared = [self._prepare_item(item, user_id, agent_id, session_id, metadata, when, source)
-                    for item in items_list(items)]
+        prepared = [
+            self._prepare_item(item, user_id, agent_id, session_id, metadata, when, source)
+            for item in items_list(items)
+        ]
         if not prepared:
             return []
         if infer and any(p.id is not None for p in prepared):
@@ -484,9 +527,9 @@ class Memory(Inspection):
         given = self._check_vectors(vectors, len(prepared))
         results: list[AddResult] = []
         for start in range(0, len(prepared), batch_size):
-            chunk = prepared[start:start + batch_size]
-            chunk_vecs = given[start:start + batch_size] if given is not None else self._embed(
-                [p.content for p in chunk]
+            chunk = prepared[start : start + batch_size]
+            chunk_vecs = (
+                given[start : start + batch_size] if given is not None else self._embed([p.content for p in chunk])
             )
             if infer:
                 results.extend(self._write_path().add_items(chunk, chunk_vecs))
@@ -524,8 +567,9 @@ class Memory(Inspection):
         ``reverie serve`` (``dream.schedule.server_jobs``) run the same schedule."""
         return self._schedule(user_id=user_id, cycle_every=cycle_every).run_due()
 
-    def maintenance_status(self, *, user_id: str | None = None,
-                           cycle_every: Any = None) -> builtins.list[dict[str, Any]]:
+    def maintenance_status(
+        self, *, user_id: str | None = None, cycle_every: Any = None
+    ) -> builtins.list[dict[str, Any]]:
         """Each scheduled maintenance job: its steps, interval, batch size, last run and next run."""
         return self._schedule(user_id=user_id, cycle_every=cycle_every).status()
 
@@ -567,12 +611,17 @@ class Memory(Inspection):
             report["dedup"] = deduplicate(store, flt, now=now)
         report["claims_removed"] = store.prune_claims(now)
         report["store"] = store.compact().to_dict()
-        self.ops.log("compact", superseded=report.get("dedup", {}).get("superseded", 0),
-                     reclaimed_bytes=report["store"]["reclaimed_bytes"], seconds=report["store"]["seconds"])
+        self.ops.log(
+            "compact",
+            superseded=report.get("dedup", {}).get("superseded", 0),
+            reclaimed_bytes=report["store"]["reclaimed_bytes"],
+            seconds=report["store"]["seconds"],
+        )
         return report
 
-    def ingest_code(self, path: str | Path, *, user_id: str | None = None,
-                    agent_id: str | None = None) -> dict[str, Any]:
+    def ingest_code(
+        self, path: str | Path, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> dict[str, Any]:
         """Remember a source tree (or one file) in the codebase layer: one memory per directory (its files),
         per Python module (its docstring and what it defines) and per public class, function and method (its
         signature and docstring's first line), each with its path in the metadata (``code_root``, ``path``,
@@ -594,11 +643,26 @@ class Memory(Inspection):
         walked = codebase.walk(root, self.settings)
         stored = codebase.existing(self.store, str(root), user_id=user, agent_id=agent)
         todo = codebase.plan(walked, stored, self.settings, root=root, report=report)
-        codebase.apply(self.store, todo, root=root, user_id=user, agent_id=agent, now=self.now(),
-                       settings=self.settings, embed=self._embed, report=report)
+        codebase.apply(
+            self.store,
+            todo,
+            root=root,
+            user_id=user,
+            agent_id=agent,
+            now=self.now(),
+            settings=self.settings,
+            embed=self._embed,
+            report=report,
+        )
         out = report.to_dict()
-        self.ops.log("ingest_code", root=str(root), created=report.created, updated=report.updated,
-                     invalidated=report.invalidated, skipped=len(report.skipped))
+        self.ops.log(
+            "ingest_code",
+            root=str(root),
+            created=report.created,
+            updated=report.updated,
+            invalidated=report.invalidated,
+            skipped=len(report.skipped),
+        )
         return out
 
     def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
@@ -615,8 +679,9 @@ class Memory(Inspection):
         if isinstance(stored, dict):
             return stored
         tc = self.settings.dream.topics
-        return refresh_topic_indexes(self.store, [user], now=self.now(), max_topics=tc.max_topics,
-                                     max_boxes=tc.max_boxes)[user]
+        return refresh_topic_indexes(
+            self.store, [user], now=self.now(), max_topics=tc.max_topics, max_boxes=tc.max_boxes
+        )[user]
 
     def documents(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
         """The readable documents the consolidation pass keeps for this user: ``profile`` (the behavioural
@@ -636,8 +701,9 @@ class Memory(Inspection):
         docs["topics"] = self.topic_index(user_id=user)
         return docs
 
-    def action_telemetry(self, *, user_id: str | None = None, limit: int = 100,
-                         since: datetime | str | None = None) -> builtins.list[dict[str, Any]]:
+    def action_telemetry(
+        self, *, user_id: str | None = None, limit: int = 100, since: datetime | str | None = None
+    ) -> builtins.list[dict[str, Any]]:
         """This user's recent write decisions as action telemetry, newest first: each ``action`` of the
         memory-action policy (store_episode, store_note, update_note, create_artifact, summarize_node,
         discard, link_graph) with its ``outcome`` and eligibility context (``confidence``,
@@ -684,10 +750,19 @@ class Memory(Inspection):
         written = io.export_markdown(each(), root)
         ordered = sorted(users, key=lambda u: (u is not None, u or ""))
         indexes = {u: self.topic_index(user_id=u) for u in ordered}
-        docs = export_documents(self.store, records, root, users=ordered,
-                                max_boxes=self.settings.dream.topics.max_boxes, topic_indexes=indexes)
-        docs.update(export_user_documents(self.store, root, ordered,
-                                          max_events=self.settings.dream.documents.guidelines.max_events))
+        docs = export_documents(
+            self.store,
+            records,
+            root,
+            users=ordered,
+            max_boxes=self.settings.dream.topics.max_boxes,
+            topic_indexes=indexes,
+        )
+        docs.update(
+            export_user_documents(
+                self.store, root, ordered, max_events=self.settings.dream.documents.guidelines.max_events
+            )
+        )
         docs["artifacts"] = 0
         for rec in artifacts:
             target = root / artifact_path(rec)
@@ -707,8 +782,14 @@ class Memory(Inspection):
         when: Any,
         source: Any,
     ) -> PreparedItem:
-        fields = {"user_id": user_id, "agent_id": agent_id, "session_id": session_id,
-                  "metadata": metadata, "when": when, "source": source}
+        fields = {
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "session_id": session_id,
+            "metadata": metadata,
+            "when": when,
+            "source": source,
+        }
         item_id = None
         if isinstance(item, Mapping):
             unknown = [k for k in item if k not in ("content", "id", *fields)]
@@ -722,8 +803,10 @@ class Memory(Inspection):
                 if key in _SCOPE_KEYS and fields[key] is not None:
                     # scope comes from the arguments (and the caller's credential): an item cannot move itself
                     if value is not None and value != fields[key]:
-                        raise InvalidInputError(f"an item names {key}={printable(value)} but the call is scoped to "
-                                                f"{key}={printable(fields[key])}")
+                        raise InvalidInputError(
+                            f"an item names {key}={printable(value)} but the call is scoped to "
+                            f"{key}={printable(fields[key])}"
+                        )
                     continue
                 fields[key] = value
             if item.get("id") is not None:
@@ -735,8 +818,9 @@ class Memory(Inspection):
             user_id=clean_scope(fields["user_id"], "user_id"),
             agent_id=clean_scope(fields["agent_id"], "agent_id"),
             session_id=clean_scope(fields["session_id"], "session_id"),
-            metadata=clean_metadata(fields["metadata"], max_bytes=limits.max_metadata_bytes,
-                                    max_depth=limits.max_metadata_depth),
+            metadata=clean_metadata(
+                fields["metadata"], max_bytes=limits.max_metadata_bytes, max_depth=limits.max_metadata_depth
+            ),
             when=clean_when(fields["when"]),
             source=clean_source(fields["source"]),
             id=item_id,
@@ -764,9 +848,16 @@ class Memory(Inspection):
         now = self.now()
         records = [
             self._new_record(
-                item.content, vector=vec, user_id=item.user_id, agent_id=item.agent_id,
-                session_id=item.session_id, metadata=item.metadata, when=item.when,
-                source=item.source, now=now, write_source="manual",
+                item.content,
+                vector=vec,
+                user_id=item.user_id,
+                agent_id=item.agent_id,
+                session_id=item.session_id,
+                metadata=item.metadata,
+                when=item.when,
+                source=item.source,
+                now=now,
+                write_source="manual",
             )
             for item, vec in zip(chunk, vecs, strict=True)
         ]
@@ -788,13 +879,26 @@ class Memory(Inspection):
                 fresh.append(rec)
                 results.append(AddResult(rec.id, Action.CREATE, (rec.id,), reason))
             self.store.insert(fresh)
-            self.store.add_history([HistoryEvent(r.id, "created", now, reason=reason, actor="add",
-                                                 data={"layer": r.layer.value, "infer": False}) for r in fresh])
+            self.store.add_history(
+                [
+                    HistoryEvent(
+                        r.id, "created", now, reason=reason, actor="add", data={"layer": r.layer.value, "infer": False}
+                    )
+                    for r in fresh
+                ]
+            )
             if self.settings.write.policy.telemetry:
                 self.store.log_actions(verbatim_actions(records, results, now))
         # one line per batch (its ids), as the dream logs its batches: per-memory lines cost ~6% of a bulk load
-        self.ops.log("add", action=Action.CREATE.value, ids=[r.id for r in fresh], count=len(fresh),
-                     skipped=len(records) - len(fresh), reason=reason, infer=False)
+        self.ops.log(
+            "add",
+            action=Action.CREATE.value,
+            ids=[r.id for r in fresh],
+            count=len(fresh),
+            skipped=len(records) - len(fresh),
+            reason=reason,
+            infer=False,
+        )
         return results
 
     def restore(self, records: Iterable[Any], *, batch_size: int = 500, max_errors: int = 1000) -> dict[str, Any]:
@@ -809,8 +913,9 @@ class Memory(Inspection):
         "errors"}``; ``errors`` lists ``{"where", "error"}`` of the first ``max_errors`` rejections.
         """
         limits = self.settings.limits
-        rlimits = RecordLimits(limits.max_content_bytes, limits.max_metadata_bytes, limits.max_metadata_depth,
-                               self.embedder.dim)
+        rlimits = RecordLimits(
+            limits.max_content_bytes, limits.max_metadata_bytes, limits.max_metadata_depth, self.embedder.dim
+        )
         report: dict[str, Any] = {"restored": 0, "skipped": 0, "rejected": 0, "errors": []}
         batch: list[MemoryRecord] = []
 
@@ -839,8 +944,9 @@ class Memory(Inspection):
             now = self.now()
             with self.store.transaction():
                 self.store.insert(fresh)
-                self.store.add_history([HistoryEvent(r.id, "restored", now, reason="import", actor="restore")
-                                        for r in fresh])
+                self.store.add_history(
+                    [HistoryEvent(r.id, "restored", now, reason="import", actor="restore") for r in fresh]
+                )
             report["restored"] += len(fresh)
 
         if isinstance(records, str | bytes | Mapping | MemoryRecord) or not isinstance(records, Iterable):
@@ -879,8 +985,19 @@ class Memory(Inspection):
             pipe.router.llm = self._get_llm()  # the intent router asks the LLM first, when one is configured
         return pipe
 
-    def _read_request(self, query: Any, *, user_id: Any, agent_id: Any, session_id: Any, k: Any, filters: Any,
-                      as_of: Any = None, mode: Any = "current", deep: Any = False) -> ReadRequest:
+    def _read_request(
+        self,
+        query: Any,
+        *,
+        user_id: Any,
+        agent_id: Any,
+        session_id: Any,
+        k: Any,
+        filters: Any,
+        as_of: Any = None,
+        mode: Any = "current",
+        deep: Any = False,
+    ) -> ReadRequest:
         from reverie.read.filters import MODES
         from reverie.read.pipeline import Request
 
@@ -892,9 +1009,15 @@ class Memory(Inspection):
             raise InvalidInputError(f"mode must be one of {list(MODES)}, got {mode!r}")
         if not isinstance(deep, bool):
             raise InvalidInputError("deep must be true or false")
-        return Request(text, self._scope_filter(user_id, agent_id, filters), clean_k(k, max_k=limits.max_k),
-                       session_id=clean_scope(session_id, "session_id"), mode=mode,
-                       as_of=clean_when(as_of) if as_of is not None else None, deep=deep)
+        return Request(
+            text,
+            self._scope_filter(user_id, agent_id, filters),
+            clean_k(k, max_k=limits.max_k),
+            session_id=clean_scope(session_id, "session_id"),
+            mode=mode,
+            as_of=clean_when(as_of) if as_of is not None else None,
+            deep=deep,
+        )
 
     def search(
         self,
@@ -927,8 +1050,17 @@ class Memory(Inspection):
             raise InvalidInputError("all_users must be true or false")
         if all_users and user_id is not None:
             raise InvalidInputError("pass either user_id or all_users=True, not both")
-        req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
-                                 filters=filters, as_of=as_of, mode=mode, deep=deep)
+        req = self._read_request(
+            query,
+            user_id=user_id,
+            agent_id=agent_id,
+            session_id=session_id,
+            k=k,
+            filters=filters,
+            as_of=as_of,
+            mode=mode,
+            deep=deep,
+        )
         users: builtins.list[str | None] = [req.flt.user_id]
         if all_users:
             users = [u for u, _n in self.store.users(limit=self.settings.limits.max_users_searched)]
@@ -942,11 +1074,17 @@ class Memory(Inspection):
                     if user is not None:
                         each = dataclasses.replace(req, flt=dataclasses.replace(req.flt, user_id=user))
                         hits = hits + self._reader.run(each, now=self.now(), ready=self._settle).hits
-                hits = sorted(hits, key=lambda h: -h.score)[:req.k]
+                hits = sorted(hits, key=lambda h: -h.score)[: req.k]
         self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True, defer=True)
-        self.ops.log("search", query=req.query[:200], results=len(hits), k=req.k, intent=out.query.get("intent"),
-                     gate=out.query.get("gate"),
-                     avgRelevance=(sum(h.score for h in hits) / len(hits)) if hits else 0.0)
+        self.ops.log(
+            "search",
+            query=req.query[:200],
+            results=len(hits),
+            k=req.k,
+            intent=out.query.get("intent"),
+            gate=out.query.get("gate"),
+            avgRelevance=(sum(h.score for h in hits) / len(hits)) if hits else 0.0,
+        )
         return hits
 
     def context(
@@ -972,25 +1110,45 @@ class Memory(Inspection):
         budget = cfg.context_budget_tokens if budget_tokens is None else budget_tokens
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
             raise InvalidInputError("budget_tokens must be a positive integer")
-        req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k,
-                                 filters=filters)
+        req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k, filters=filters)
         self._check_scope(req.flt.user_id)
         with single_blas_thread():
             out = self._reader.run(req, now=self.now(), ready=self._settle)
-        working = (self.working_memory(req.session_id, user_id=req.flt.user_id, agent_id=req.flt.agent_id)
-                   if req.session_id else [])
+        working = (
+            self.working_memory(req.session_id, user_id=req.flt.user_id, agent_id=req.flt.agent_id)
+            if req.session_id
+            else []
+        )
         entries = [inject.Entry(r, "working") for r in working]
         entries += [inject.Entry(r, "hot") for r in self._reader.hot.get(self.store, req.flt, now=self.now(), cfg=cfg)]
-        entries += [inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id), h.explain.get("superseded"))
-                    for h in out.hits]
+        entries += [
+            inject.Entry(h.memory, "retrieved", out.similarities.get(h.memory.id), h.explain.get("superseded"))
+            for h in out.hits
+        ]
         profile = self._reader.profile
-        block = inject.build(entries, budget_tokens=budget, cfg=cfg, full=cfg.for_profile("inject_full", profile),
-                             abbreviated=cfg.for_profile("inject_abbreviated", profile))
+        block = inject.build(
+            entries,
+            budget_tokens=budget,
+            cfg=cfg,
+            full=cfg.for_profile("inject_full", profile),
+            abbreviated=cfg.for_profile("inject_abbreviated", profile),
+        )
         used = {i.id for i in block.items if i.section == "retrieved"}
-        self._touch([h.memory for h in out.hits if h.memory.id in used], kind="search", session_id=req.session_id,
-                    hebbian=True, defer=True)
-        self.ops.log("context", query=req.query[:200], injected=len(block.items), tokens=block.used_tokens,
-                     skipped=block.skipped[:20], gate=out.query.get("gate"))
+        self._touch(
+            [h.memory for h in out.hits if h.memory.id in used],
+            kind="search",
+            session_id=req.session_id,
+            hebbian=True,
+            defer=True,
+        )
+        self.ops.log(
+            "context",
+            query=req.query[:200],
+            injected=len(block.items),
+            tokens=block.used_tokens,
+            skipped=block.skipped[:20],
+            gate=out.query.get("gate"),
+        )
         return block
 
     def _check_scope(self, user_id: str | None) -> None:
@@ -1009,7 +1167,8 @@ class Memory(Inspection):
         raise InvalidInputError(
             f"no memories are stored without a user_id, so this would find nothing. Users with memories "
             f"(count): {names}. Pass user_id=... (CLI: -u NAME), or all_users=True (CLI: --all-users) "
-            "to look at every user's memories.")
+            "to look at every user's memories."
+        )
 
     def users(self, *, limit: int = 1000) -> builtins.list[tuple[str | None, int]]:
         """Each user with memories (``None``: memories stored without a user) and how many, in any
@@ -1018,8 +1177,9 @@ class Memory(Inspection):
             raise InvalidInputError("limit must be a positive integer")
         return self.store.users(limit=limit)
 
-    def working_memory(self, session_id: str, *, user_id: str | None = None,
-                       agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+    def working_memory(
+        self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> builtins.list[MemoryRecord]:
         """A session's working memory (at most 9 items), most recently used first; with
         ``agent_id``, only that agent's memories. No access is counted."""
         from reverie.write.working_memory import session_key
@@ -1031,8 +1191,13 @@ class Memory(Inspection):
         items = self.store.working(session_key(user, sid))
         records = self.store.get([i.memory_id for i in items])
         ordered = sorted(items, key=lambda i: (i.last_accessed, i.memory_id), reverse=True)
-        return [records[i.memory_id] for i in ordered if i.memory_id in records
-                and records[i.memory_id].user_id == user and (agent is None or records[i.memory_id].agent_id == agent)]
+        return [
+            records[i.memory_id]
+            for i in ordered
+            if i.memory_id in records
+            and records[i.memory_id].user_id == user
+            and (agent is None or records[i.memory_id].agent_id == agent)
+        ]
 
     def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
         """The hot tier: the scope's proven memories (utility >= 0.8, >= 10 accesses, younger
@@ -1046,8 +1211,15 @@ class Memory(Inspection):
         touched = self._touch([rec], kind="get", session_id=None)
         return touched[0]
 
-    def _touch(self, records: Sequence[MemoryRecord], *, kind: str, session_id: str | None,
-               hebbian: bool = False, defer: bool = False) -> list[MemoryRecord]:
+    def _touch(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        kind: str,
+        session_id: str | None,
+        hebbian: bool = False,
+        defer: bool = False,
+    ) -> list[MemoryRecord]:
         """What runs on every memory access: update energy, FSRS, dual strength, counts and
         the access log of each record, in one transaction. ``hebbian``: Hebbian
         co-activation — the best ``read.hebbian_top`` records are co-activated pairwise and get
@@ -1072,7 +1244,7 @@ class Memory(Inspection):
             updated.append(rec.copy(**changes, version=rec.version + 1))
         events = [AccessEvent(r.id, now, kind, session_id) for r in records]
         # the memories this access used: a search's best hits (``read.hebbian_top``), a get's memory
-        used = [r.id for r in records[:self.settings.read.hebbian_top]] if hebbian else [r.id for r in records]
+        used = [r.id for r in records[: self.settings.read.hebbian_top]] if hebbian else [r.id for r in records]
         pairs = self._sessions.co_accessed(records, used, session_id)
         store = self._store
         spread = cfg.tagging.spreading_boost > 0 and bool(used)
@@ -1142,8 +1314,14 @@ class Memory(Inspection):
         self.ops.log("backup", path=report.get("path"), bytes=report.get("bytes"), memories=report.get("memories"))
         return report
 
-    def count(self, *, user_id: str | None = None, agent_id: str | None = None,
-              filters: Mapping[str, Any] | None = None, all_users: bool = False) -> int:
+    def count(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        all_users: bool = False,
+    ) -> int:
         """How many memories :meth:`list` with the same scope and filters pages through."""
         flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
         if not flt.all_users:
@@ -1163,8 +1341,14 @@ class Memory(Inspection):
             "embedder": self.embedder.name,
             "total": total,
             "rows": [
-                {"layer": r.layer.value, "status": r.status.value, "count": r.count,
-                 "energy_avg": r.energy_avg, "energy_min": r.energy_min, "energy_max": r.energy_max}
+                {
+                    "layer": r.layer.value,
+                    "status": r.status.value,
+                    "count": r.count,
+                    "energy_avg": r.energy_avg,
+                    "energy_min": r.energy_min,
+                    "energy_max": r.energy_max,
+                }
                 for r in rows
             ],
             "by_layer": _sum_by(rows, "layer"),
@@ -1187,8 +1371,11 @@ class Memory(Inspection):
         """Edit a memory (content is re-embedded). Immutable memories refuse every edit."""
         limits = self.settings.limits
         text = clean_content(content, max_bytes=limits.max_content_bytes) if content is not None else None
-        meta = (clean_metadata(metadata, max_bytes=limits.max_metadata_bytes, max_depth=limits.max_metadata_depth)
-                if metadata is not None else None)
+        meta = (
+            clean_metadata(metadata, max_bytes=limits.max_metadata_bytes, max_depth=limits.max_metadata_depth)
+            if metadata is not None
+            else None
+        )
         cat = clean_label(category, "category") if category is not None else None
         imp = clean_unit(importance, "importance") if importance is not None else None
         reason = clean_reason(reason)
@@ -1212,12 +1399,21 @@ class Memory(Inspection):
         self._apply(rec, changes, "updated", reason or "user edit", actor="update", data={"before": old})
         updated = self._require(rec.id)
         if self.settings.write.policy.telemetry:  # an edit is a write decision too: update_note, by hand
-            self.store.log_actions(verbatim_actions([updated], [AddResult(updated.id, Action.UPDATE, (updated.id,))],
-                                                    now))
+            self.store.log_actions(
+                verbatim_actions([updated], [AddResult(updated.id, Action.UPDATE, (updated.id,))], now)
+            )
         return updated
 
-    def _apply(self, rec: MemoryRecord, changes: dict[str, Any], event: str, reason: str, *,
-               actor: str, data: dict[str, Any] | None = None) -> None:
+    def _apply(
+        self,
+        rec: MemoryRecord,
+        changes: dict[str, Any],
+        event: str,
+        reason: str,
+        *,
+        actor: str,
+        data: dict[str, Any] | None = None,
+    ) -> None:
         now = self.now()
         with self.store.transaction():
             self.store.update_fields(rec.id, changes, expected_version=rec.version)
@@ -1228,8 +1424,13 @@ class Memory(Inspection):
         """Pin a memory: immune to forgetting and demotion (a truth anchor)."""
         rec = self._require(memory_id)
         if not rec.pinned:
-            self._apply(rec, {"pinned": True, "policy_class": "protected", "updated_at": self.now()}, "pinned",
-                        "user pin", actor="pin")
+            self._apply(
+                rec,
+                {"pinned": True, "policy_class": "protected", "updated_at": self.now()},
+                "pinned",
+                "user pin",
+                actor="pin",
+            )
         return self._require(rec.id)
 
     def unpin(self, memory_id: str) -> MemoryRecord:
@@ -1240,8 +1441,13 @@ class Memory(Inspection):
 
             rec.pinned = False
             cls = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
-            self._apply(rec, {"pinned": False, "policy_class": cls, "updated_at": self.now()}, "unpinned",
-                        "user unpin", actor="unpin")
+            self._apply(
+                rec,
+                {"pinned": False, "policy_class": cls, "updated_at": self.now()},
+                "unpinned",
+                "user unpin",
+                actor="unpin",
+            )
         return self._require(rec.id)
 
     def invalidate(self, memory_id: str, reason: str) -> MemoryRecord:
@@ -1252,8 +1458,9 @@ class Memory(Inspection):
             return rec
         now = self.now()
         changes = {"status": Status.INVALIDATED, "valid_until": rec.valid_until or now, "updated_at": now}
-        self._apply(rec, changes, "invalidated", reason[:1000], actor="invalidate",
-                    data={"from_status": rec.status.value})
+        self._apply(
+            rec, changes, "invalidated", reason[:1000], actor="invalidate", data={"from_status": rec.status.value}
+        )
         return self._require(rec.id)
 
     def reactivate(self, memory_id: str, *, reason: str = "") -> MemoryRecord:
@@ -1266,13 +1473,20 @@ class Memory(Inspection):
         reason = clean_reason(reason)
         rec = self._require(memory_id)
         if rec.status in (Status.SUPERSEDED, Status.EXPIRED, Status.INVALIDATED):
-            raise InvalidInputError(f"memory {rec.id} is {rec.status.value}; only dormant, archived or cold "
-                                    "memories can be reactivated")
+            raise InvalidInputError(
+                f"memory {rec.id} is {rec.status.value}; only dormant, archived or cold memories can be reactivated"
+            )
         if rec.status is Status.ACTIVE and rec.store is StoreTier.HOT:
             return rec
         changes = {"status": Status.ACTIVE, "store": StoreTier.HOT, "updated_at": self.now()}
-        self._apply(rec, changes, "reactivated", reason[:1000] or "user reactivation", actor="reactivate",
-                    data={"from_status": rec.status.value, "from_store": rec.store.value})
+        self._apply(
+            rec,
+            changes,
+            "reactivated",
+            reason[:1000] or "user reactivation",
+            actor="reactivate",
+            data={"from_status": rec.status.value, "from_store": rec.store.value},
+        )
         self._restore_precision([rec.id], actor="reactivate")
         return self._touch([self._require(rec.id)], kind="get", session_id=None)[0]
 
@@ -1323,14 +1537,19 @@ class Memory(Inspection):
         keys = [k for k, v in self.store.state_items() if _names_user(k, v, user)]
         report: dict[str, Any] = {"user_id": user, "dry_run": bool(dry_run)}
         if dry_run:
-            report.update({"memories": self.store.count(flt), **self.store.delete_partition_rows(user, dry_run=True),
-                           "state_entries": len(keys)})
+            report.update(
+                {
+                    "memories": self.store.count(flt),
+                    **self.store.delete_partition_rows(user, dry_run=True),
+                    "state_entries": len(keys),
+                }
+            )
             return report
         ids = [r.id for batch in self.store.scan(flt, omit=_ERASE_OMIT) for r in batch]
         deleted = 0
         for start in range(0, len(ids), _ERASE_BATCH):
             with self.store.transaction():
-                deleted += self.store.delete(ids[start:start + _ERASE_BATCH])
+                deleted += self.store.delete(ids[start : start + _ERASE_BATCH])
         with self.store.transaction():
             rows = self.store.delete_partition_rows(user)
             report["state_entries"] = self.store.delete_state(keys)
@@ -1384,8 +1603,18 @@ class Memory(Inspection):
         with self.store.transaction():
             self.store.update_fields(rec.id, changes)
             self.store.log_access([AccessEvent(rec.id, now, "feedback")])
-            self.store.add_history([HistoryEvent(rec.id, "feedback", now, reason="useful" if useful else "not useful",
-                                                 actor="feedback", data={"utility": changes.get("utility")})])
+            self.store.add_history(
+                [
+                    HistoryEvent(
+                        rec.id,
+                        "feedback",
+                        now,
+                        reason="useful" if useful else "not useful",
+                        actor="feedback",
+                        data={"utility": changes.get("utility")},
+                    )
+                ]
+            )
         self.ops.log("feedback", id=rec.id, useful=useful)
         return self._require(rec.id)
 
@@ -1417,8 +1646,15 @@ class Memory(Inspection):
         self._settle()
         pipeline: WritePipeline | None = getattr(self, "_pipeline", None)
         if pipeline is None:
-            pipeline = WritePipeline(store=self.store, settings=self.settings, embed=self._embed,
-                                     profile=self.embedder.profile, clock=self.now, ops=self.ops, llm=self._get_llm())
+            pipeline = WritePipeline(
+                store=self.store,
+                settings=self.settings,
+                embed=self._embed,
+                profile=self.embedder.profile,
+                clock=self.now,
+                ops=self.ops,
+                llm=self._get_llm(),
+            )
             self._pipeline = pipeline
         return pipeline
 
@@ -1456,15 +1692,26 @@ class Memory(Inspection):
         key = buffer_key(user, None, sid)
         waiting = len(pipeline.buffer.turns(key))
         results = pipeline.observe(
-            text, role=role, user_id=user, agent_id=clean_scope(agent_id, "agent_id"),
-            session_id=sid, when=clean_when(when),
+            text,
+            role=role,
+            user_id=user,
+            agent_id=clean_scope(agent_id, "agent_id"),
+            session_id=sid,
+            when=clean_when(when),
             metadata=clean_metadata(metadata, max_bytes=limits.max_metadata_bytes, max_depth=limits.max_metadata_depth),
         )
         if len(results) == 1 and results[0].id is None and results[0].action is Action.SKIP:
             now_waiting = len(pipeline.buffer.turns(key))
             if now_waiting > waiting:  # kept, but waiting in the buffer: say so, not "SKIP"
-                results = [AddResult(None, Action.BUFFERED, (), f"{results[0].reason}; not stored yet — stored when "
-                                     "the buffer fills, at end_session(), or now with flush()")]
+                results = [
+                    AddResult(
+                        None,
+                        Action.BUFFERED,
+                        (),
+                        f"{results[0].reason}; not stored yet — stored when "
+                        "the buffer fills, at end_session(), or now with flush()",
+                    )
+                ]
             if flush and now_waiting:
                 return self.flush(user_id=user, session_id=sid)
             # the lifecycle policy counts extractions: a buffered or filtered turn is no cycle
@@ -1487,8 +1734,9 @@ class Memory(Inspection):
         """The turns :meth:`observe` holds for this conversation, not stored yet (oldest first):
         ``text``, ``role``, ``at``, ``kind``. :meth:`flush` stores them now."""
         key = buffer_key(clean_scope(user_id, "user_id"), None, clean_scope(session_id, "session_id"))
-        return [{"text": t.text, "role": t.role, "at": t.at, "kind": t.kind}
-                for t in self._write_path().buffer.turns(key)]
+        return [
+            {"text": t.text, "role": t.role, "at": t.at, "kind": t.kind} for t in self._write_path().buffer.turns(key)
+        ]
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> SessionEndReport:
         """End a session: store everything still buffered, seal its memory box, run the energy model's
@@ -1528,8 +1776,13 @@ class Memory(Inspection):
         from reverie.dream.consolidate import undo_consolidation
 
         reason = clean_reason(reason)
-        result = undo_consolidation(self.store, self.resolve_id(summary_id), now=self.now(), reason=reason[:1000],
-                                    telemetry=self.settings.write.policy.telemetry)
+        result = undo_consolidation(
+            self.store,
+            self.resolve_id(summary_id),
+            now=self.now(),
+            reason=reason[:1000],
+            telemetry=self.settings.write.policy.telemetry,
+        )
         self._restore_precision(result["restored"], actor="undo_consolidation")
         self.ops.log("consolidation_undone", id=result["summary_id"], restored=len(result["restored"]))
         return result
@@ -1546,8 +1799,11 @@ class Memory(Inspection):
 
         names = None
         if steps is not None:
-            if isinstance(steps, str) or not isinstance(steps, list | tuple) or not all(
-                    isinstance(s, str) for s in steps):
+            if (
+                isinstance(steps, str)
+                or not isinstance(steps, list | tuple)
+                or not all(isinstance(s, str) for s in steps)
+            ):
                 raise InvalidInputError("steps must be a list of step names")
             names = [clean_label(s, "step name") for s in steps]
         return run_dream(self, steps=names, user_id=clean_scope(user_id, "user_id"))
@@ -1574,7 +1830,8 @@ class Memory(Inspection):
             if _LAYER_RANK[target] <= current:
                 raise InvalidInputError(
                     f"cannot promote memory {rec.id} from {rec.layer.value} to {target.value}: "
-                    "the target layer must rank above the current one (use demote to move down)")
+                    "the target layer must rank above the current one (use demote to move down)"
+                )
         self._move_layer(rec, target, "promoted", actor="promote")
         return self._require(rec.id)
 
@@ -1590,13 +1847,15 @@ class Memory(Inspection):
             raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (a truth anchor)")
         if rec.pinned or rec.flashbulb:
             why = "pinned" if rec.pinned else "a flashbulb memory"
-            raise InvalidInputError(f"memory {rec.id} is {why} and protected from demotion"
-                                    + ("; unpin it first" if rec.pinned else ""))
+            raise InvalidInputError(
+                f"memory {rec.id} is {why} and protected from demotion" + ("; unpin it first" if rec.pinned else "")
+            )
         _require_active(rec, "demoted")
         current = _LAYER_RANK[rec.layer]
         if current == 0:
-            raise InvalidInputError(f"memory {rec.id} is already in the lowest layer (working); "
-                                    "invalidate or forget it instead")
+            raise InvalidInputError(
+                f"memory {rec.id} is already in the lowest layer (working); invalidate or forget it instead"
+            )
         self._move_layer(rec, _LAYER_ORDER[current - 1], "demoted", actor="demote")
         return self._require(rec.id)
 
@@ -1604,9 +1863,14 @@ class Memory(Inspection):
         reason = f"{rec.layer.value} → {target.value} (manual)"
         from reverie.write.classify import sub_tier_for
 
-        self._apply(rec, {"layer": target, "updated_at": self.now(), "sub_tier": sub_tier_for(rec, target)}, event,
-                    reason, actor=actor,
-                    data={"from": rec.layer.value, "to": target.value, "rule": "manual"})
+        self._apply(
+            rec,
+            {"layer": target, "updated_at": self.now(), "sub_tier": sub_tier_for(rec, target)},
+            event,
+            reason,
+            actor=actor,
+            data={"from": rec.layer.value, "to": target.value, "rule": "manual"},
+        )
 
 
 _SCOPE_KEYS = ("user_id", "agent_id", "session_id")
@@ -1660,8 +1924,9 @@ class _SessionUse:
         self._counted: dict[tuple[str | None, str], set[tuple[str, str]]] = {}
         self._lock = threading.Lock()
 
-    def co_accessed(self, records: Sequence[MemoryRecord], used: Sequence[str],
-                    session_id: str | None) -> builtins.list[tuple[str, str]]:
+    def co_accessed(
+        self, records: Sequence[MemoryRecord], used: Sequence[str], session_id: str | None
+    ) -> builtins.list[tuple[str, str]]:
         """The co-activation pairs to count for this access: each used memory with every other memory its
         session (per user) used, each pair once per session."""
         from collections import OrderedDict
@@ -1674,7 +1939,7 @@ class _SessionUse:
             for user in dict.fromkeys(users[i] for i in used if i in users):
                 mine = [i for i in used if users.get(i) == user]
                 if session_id is None:
-                    pairs += [pair_key(a, b) for n, a in enumerate(mine) for b in mine[n + 1:] if a != b]
+                    pairs += [pair_key(a, b) for n, a in enumerate(mine) for b in mine[n + 1 :] if a != b]
                     continue
                 key = (user, session_id)
                 seen = self._used.get(key)
@@ -1716,8 +1981,13 @@ def _spread_activation(store: Store, used: Sequence[str], accessed: set[str], cf
     if not others:
         return
     found = store.get(sorted(others))
-    store.update_many([(mid, {"stability": spreading_stability(stability=rec.stability, cfg=cfg)})
-                       for mid, rec in found.items() if rec.status is Status.ACTIVE])
+    store.update_many(
+        [
+            (mid, {"stability": spreading_stability(stability=rec.stability, cfg=cfg)})
+            for mid, rec in found.items()
+            if rec.status is Status.ACTIVE
+        ]
+    )
 
 
 _OPEN: weakref.WeakSet[Memory] = weakref.WeakSet()

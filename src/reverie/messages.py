@@ -45,8 +45,9 @@ def as_messages(value: Any) -> list[Message]:
             raise InvalidInputError(f"message {n} must be a mapping with 'role' and 'content'")
         role = item.get("role")
         if role not in OBSERVED_ROLES | SKIPPED_ROLES:
-            raise InvalidInputError(f"message {n}: role must be one of "
-                                    f"{sorted(OBSERVED_ROLES | SKIPPED_ROLES)}, got {role!r}")
+            raise InvalidInputError(
+                f"message {n}: role must be one of {sorted(OBSERVED_ROLES | SKIPPED_ROLES)}, got {role!r}"
+            )
         if "content" not in item:
             raise InvalidInputError(f"message {n} has no 'content'")
         name = item.get("name")
@@ -67,8 +68,7 @@ def _text(content: Any, n: int) -> str:
             elif isinstance(part, str):
                 parts.append(part)
         return "\n".join(p for p in parts if p)
-    raise InvalidInputError(f"message {n}: content must be text or a list of text parts, "
-                            f"got {type(content).__name__}")
+    raise InvalidInputError(f"message {n}: content must be text or a list of text parts, got {type(content).__name__}")
 
 
 __all__ = ["OBSERVED_ROLES", "SKIPPED_ROLES", "Message", "as_messages", "looks_like_messages"]

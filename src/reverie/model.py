@@ -257,11 +257,7 @@ class MemoryRecord:
         return cls(**kwargs)
 
 
-_DATETIME_FIELDS = {
-    f.name
-    for f in dataclasses.fields(MemoryRecord)
-    if "datetime" in str(f.type)
-}
+_DATETIME_FIELDS = {f.name for f in dataclasses.fields(MemoryRecord) if "datetime" in str(f.type)}
 _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "layer": Layer,
     "store": StoreTier,
@@ -380,9 +376,18 @@ class ActionEvent:
     id: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "outcome": self.outcome, "at": self.at.isoformat(), "user_id": self.user_id,
-                "agent_id": self.agent_id, "memory_id": self.memory_id, "confidence": self.confidence,
-                "lifecycle_state": self.lifecycle_state, "importance": self.importance, "source": self.source}
+        return {
+            "action": self.action,
+            "outcome": self.outcome,
+            "at": self.at.isoformat(),
+            "user_id": self.user_id,
+            "agent_id": self.agent_id,
+            "memory_id": self.memory_id,
+            "confidence": self.confidence,
+            "lifecycle_state": self.lifecycle_state,
+            "importance": self.importance,
+            "source": self.source,
+        }
 
 
 @dataclass(slots=True)

@@ -157,5 +157,17 @@ class UndoneConsolidation(TypedDict):
     untouched: list[str]
 
 
-__all__ = ["Action", "AddResult", "DreamReport", "DreamStepReport", "Hit", "LayerStatusCount", "OpsLogCounts",
-           "ScheduledJob", "SessionEndReport", "Stats", "TickTrigger", "UndoneConsolidation"]
+__all__ = [
+    "Action",
+    "AddResult",
+    "DreamReport",
+    "DreamStepReport",
+    "Hit",
+    "LayerStatusCount",
+    "OpsLogCounts",
+    "ScheduledJob",
+    "SessionEndReport",
+    "Stats",
+    "TickTrigger",
+    "UndoneConsolidation",
+]

@@ -69,7 +69,8 @@ class ScopedMemory:
         if self.credential.admin:
             return self.memory.users(limit=limit)
         mine: builtins.list[tuple[str | None, int]] = [
-            (u, n) for u, n in self.memory.users(limit=100_000) if u in self.credential.users]
+            (u, n) for u, n in self.memory.users(limit=100_000) if u in self.credential.users
+        ]
         return mine[:limit]
 
     def peek(self, memory_id: Any) -> MemoryRecord:
@@ -97,20 +98,39 @@ class ScopedMemory:
             if visible or len(found) >= _PREFIX_SCAN:
                 from reverie.errors import AmbiguousIdError
 
-                raise AmbiguousIdError(f"id prefix {printable(mid)} matches several memories: "
-                                       f"{'; '.join(visible[:5]) or '…'}. Type more characters of the id.",
-                                       tuple(visible[:5]))
+                raise AmbiguousIdError(
+                    f"id prefix {printable(mid)} matches several memories: "
+                    f"{'; '.join(visible[:5]) or '…'}. Type more characters of the id.",
+                    tuple(visible[:5]),
+                )
         raise NotFoundError(f"no memory with id {mid}")
 
     def _visible_users(self) -> list[str]:
         return sorted(self.credential.users)
 
     # write -----------------------------------------------------------------------------------
-    def add(self, content: Any, *, user_id: str | None = None, agent_id: str | None = None,
-            session_id: str | None = None, metadata: Mapping[str, Any] | None = None,
-            when: datetime | str | None = None, source: str | None = None, infer: bool = True) -> AddResult:
-        result = self.memory.add(content, user_id=self._user(user_id), agent_id=self._agent(agent_id),
-                                 session_id=session_id, metadata=metadata, when=when, source=source, infer=infer)
+    def add(
+        self,
+        content: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        when: datetime | str | None = None,
+        source: str | None = None,
+        infer: bool = True,
+    ) -> AddResult:
+        result = self.memory.add(
+            content,
+            user_id=self._user(user_id),
+            agent_id=self._agent(agent_id),
+            session_id=session_id,
+            metadata=metadata,
+            when=when,
+            source=source,
+            infer=infer,
+        )
         return self._visible_result(result)
 
     def _visible_results(self, results: builtins.list[AddResult]) -> builtins.list[AddResult]:
@@ -138,21 +158,39 @@ class ScopedMemory:
 
         return AddResult(None, Action.SKIP, (), "stored what other agents had buffered in this session")
 
-    def add_many(self, items: Iterable[Any], *, user_id: str | None = None, agent_id: str | None = None,
-                 **options: Any) -> builtins.list[AddResult]:
+    def add_many(
+        self, items: Iterable[Any], *, user_id: str | None = None, agent_id: str | None = None, **options: Any
+    ) -> builtins.list[AddResult]:
         user, agent = self._user(user_id), self._agent(agent_id)
         if not self.credential.admin and user is None:  # pragma: no cover - _user never returns None then
             raise PermissionDeniedError("a scoped credential writes only into its users")
         return self.memory.add_many(items, user_id=user, agent_id=agent, **options)
 
-    def observe(self, message: Any, *, role: str = "user", user_id: str | None = None, agent_id: str | None = None,
-                session_id: str | None = None, when: datetime | str | None = None,
-                metadata: Mapping[str, Any] | None = None, flush: bool = False) -> builtins.list[AddResult]:
+    def observe(
+        self,
+        message: Any,
+        *,
+        role: str = "user",
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        when: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        flush: bool = False,
+    ) -> builtins.list[AddResult]:
         """Observe a turn. A session's buffer is shared by the agents of a user (a conversation): when this
         turn makes it due (or ``flush``), the turns other agents buffered are stored too — each in its own
         agent's scope — and only the results the credential may see are returned."""
-        results = self.memory.observe(message, role=role, user_id=self._user(user_id), agent_id=self._agent(agent_id),
-                                      session_id=session_id, when=when, metadata=metadata, flush=flush)
+        results = self.memory.observe(
+            message,
+            role=role,
+            user_id=self._user(user_id),
+            agent_id=self._agent(agent_id),
+            session_id=session_id,
+            when=when,
+            metadata=metadata,
+            flush=flush,
+        )
         return self._visible_results(results)
 
     def flush(self, *, user_id: str | None = None, session_id: str | None = None) -> builtins.list[AddResult]:
@@ -162,8 +200,9 @@ class ScopedMemory:
         """The turns waiting in a session's buffer; a credential narrowed to agents may not read it (the
         buffer holds every agent's turns of the conversation)."""
         if not self.credential.admin and self.credential.agents is not None:
-            raise PermissionDeniedError("a session's buffer holds every agent's turns; reading it needs a "
-                                        "credential not narrowed to agents")
+            raise PermissionDeniedError(
+                "a session's buffer holds every agent's turns; reading it needs a credential not narrowed to agents"
+            )
         return self.memory.buffered(user_id=self._user(user_id), session_id=session_id)
 
     def end_session(self, session_id: str, *, user_id: str | None = None) -> SessionEndReport:
@@ -176,10 +215,13 @@ class ScopedMemory:
                 raise InvalidInputError("end_session needs a session_id")
             flt = MemoryFilter(user_id=user, session_id=sid, layers=frozenset({Layer.WORKING}))
             others = self.memory.working_memory(sid, user_id=user) + [
-                r for batch in self.memory.store.scan(flt, omit=_HEAVY) for r in batch]
+                r for batch in self.memory.store.scan(flt, omit=_HEAVY) for r in batch
+            ]
             if any(not self.credential.may_see(r) for r in others):
-                raise PermissionDeniedError("this session holds working memories of other agents; ending it "
-                                            "needs a credential not narrowed to agents")
+                raise PermissionDeniedError(
+                    "this session holds working memories of other agents; ending it "
+                    "needs a credential not narrowed to agents"
+                )
             return self._only_visible(self.memory.end_session(session_id, user_id=user))
         return self.memory.end_session(session_id, user_id=user)
 
@@ -190,14 +232,23 @@ class ScopedMemory:
         for value in report.values():
             if isinstance(value, list):
                 ids.update(v for v in value if isinstance(v, str))
-                ids.update(i for v in value if isinstance(v, dict) for i in [v.get("id"), *v.get("ids", ())]
-                           if isinstance(i, str))
+                ids.update(
+                    i
+                    for v in value
+                    if isinstance(v, dict)
+                    for i in [v.get("id"), *v.get("ids", ())]
+                    if isinstance(i, str)
+                )
         visible = {i for i, rec in self.memory.peek_many(sorted(ids)).items() if self.credential.may_see(rec)}
         out: dict[str, Any] = dict(report)
         for key, value in report.items():
             if isinstance(value, list):
-                out[key] = [v for v in value if not (isinstance(v, str) and v in ids and v not in visible)
-                            and not (isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in visible)]
+                out[key] = [
+                    v
+                    for v in value
+                    if not (isinstance(v, str) and v in ids and v not in visible)
+                    and not (isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in visible)
+                ]
         return cast(SessionEndReport, out)
 
     def restore(self, records: Iterable[Any], **options: Any) -> dict[str, Any]:
@@ -218,10 +269,16 @@ class ScopedMemory:
                 yield item
                 continue
             data = item if isinstance(item, Mapping | MemoryRecord) else getattr(item, "data", item)
-            user = data.user_id if isinstance(data, MemoryRecord) else (
-                data.get("user_id") if isinstance(data, Mapping) else None)
-            agent = data.agent_id if isinstance(data, MemoryRecord) else (
-                data.get("agent_id") if isinstance(data, Mapping) else None)
+            user = (
+                data.user_id
+                if isinstance(data, MemoryRecord)
+                else (data.get("user_id") if isinstance(data, Mapping) else None)
+            )
+            agent = (
+                data.agent_id
+                if isinstance(data, MemoryRecord)
+                else (data.get("agent_id") if isinstance(data, Mapping) else None)
+            )
             if not isinstance(user, str) or user not in self.credential.users:
                 yield Entry(where, error=f"user_id {printable(user)} is outside this credential's scope")
             elif self.credential.agents is not None and agent not in self.credential.agents:
@@ -245,19 +302,30 @@ class ScopedMemory:
         anonymous partition needs an admin."""
         if not self.credential.admin:
             if self.credential.agents is not None:
-                raise PermissionDeniedError("erasing a user takes every agent's memories of it; it needs a "
-                                            "credential not narrowed to agents")
+                raise PermissionDeniedError(
+                    "erasing a user takes every agent's memories of it; it needs a credential not narrowed to agents"
+                )
             if clean_scope(user_id, "user_id") is None:
                 raise PermissionDeniedError("erasing the memories stored without a user needs an admin credential")
         return self.memory.forget_user(self._user(user_id), dry_run=dry_run)
 
-    def count(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False,
-              filters: Mapping[str, Any] | None = None) -> int:
+    def count(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        all_users: bool = False,
+        filters: Mapping[str, Any] | None = None,
+    ) -> int:
         """How many memories :meth:`list` would page through (same scope rules)."""
         if all_users:
             self.credential.require_admin("counting every user's memories")
-            return self.memory.count(user_id=clean_scope(user_id, "user_id"),
-                                     agent_id=clean_scope(agent_id, "agent_id"), all_users=True, filters=filters)
+            return self.memory.count(
+                user_id=clean_scope(user_id, "user_id"),
+                agent_id=clean_scope(agent_id, "agent_id"),
+                all_users=True,
+                filters=filters,
+            )
         return self.memory.count(user_id=self._user(user_id), agent_id=self._agent(agent_id), filters=filters)
 
     def pin(self, memory_id: Any) -> MemoryRecord:
@@ -293,8 +361,7 @@ class ScopedMemory:
         foreign = {i for i in named if i not in found or not self.credential.may_see(found[i])}
         if not foreign:
             return events
-        return [dataclasses.replace(e, reason=_hide(e.reason, foreign), data=_hide_in(e.data, foreign))
-                for e in events]
+        return [dataclasses.replace(e, reason=_hide(e.reason, foreign), data=_hide_in(e.data, foreign)) for e in events]
 
     def accesses(self, memory_id: Any, *, limit: int = 50) -> builtins.list[AccessEvent]:
         return self.memory.accesses(self.peek(memory_id).id, limit=limit)
@@ -316,32 +383,42 @@ class ScopedMemory:
     def undo_consolidation(self, summary_id: Any, *, reason: str = "") -> UndoneConsolidation:
         rec = self.peek(summary_id)
         if self.credential.agents is not None and not self.credential.admin:
-            raise PermissionDeniedError("undoing a consolidation changes memories of every agent of the user; "
-                                        "it needs a credential not narrowed to agents")
+            raise PermissionDeniedError(
+                "undoing a consolidation changes memories of every agent of the user; "
+                "it needs a credential not narrowed to agents"
+            )
         return self.memory.undo_consolidation(rec.id, reason=reason)
 
     # read ----------------------------------------------------------------------------------------
-    def search(self, query: Any, *, user_id: str | None = None, agent_id: str | None = None,
-               **options: Any) -> builtins.list[Hit]:
+    def search(
+        self, query: Any, *, user_id: str | None = None, agent_id: str | None = None, **options: Any
+    ) -> builtins.list[Hit]:
         return self.memory.search(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
 
-    def context(self, query: Any, *, user_id: str | None = None, agent_id: str | None = None,
-                **options: Any) -> ContextBlock:
+    def context(
+        self, query: Any, *, user_id: str | None = None, agent_id: str | None = None, **options: Any
+    ) -> ContextBlock:
         return self.memory.context(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
 
-    def working_memory(self, session_id: str, *, user_id: str | None = None,
-                       agent_id: str | None = None) -> builtins.list[MemoryRecord]:
+    def working_memory(
+        self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> builtins.list[MemoryRecord]:
         return self.memory.working_memory(session_id, user_id=self._user(user_id), agent_id=self._agent(agent_id))
 
     def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
         return self.memory.hot_tier(user_id=self._user(user_id), agent_id=self._agent(agent_id))
 
-    def list(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False,
-             **options: Any) -> builtins.list[MemoryRecord]:
+    def list(
+        self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False, **options: Any
+    ) -> builtins.list[MemoryRecord]:
         if all_users:
             self.credential.require_admin("listing every user's memories")
-            return self.memory.list(user_id=clean_scope(user_id, "user_id"), agent_id=clean_scope(agent_id, "agent_id"),
-                                    all_users=True, **options)
+            return self.memory.list(
+                user_id=clean_scope(user_id, "user_id"),
+                agent_id=clean_scope(agent_id, "agent_id"),
+                all_users=True,
+                **options,
+            )
         return self.memory.list(user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
 
     def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
@@ -365,12 +442,20 @@ class ScopedMemory:
         if self.credential.admin:
             return self.memory.dream(steps=steps, user_id=user_id)
         if self.credential.agents is not None:
-            raise PermissionDeniedError("the dream cycle changes every agent's memories of a user; it needs a "
-                                        "credential not narrowed to agents")
-        users = ([self._user(user_id)] if user_id is not None or len(self.credential.users) == 1
-                 else self._visible_users())
-        report: DreamReport = {"kind": "dream", "owner": "", "at": self.memory.now().isoformat(), "steps": [],
-                               "changed": 0, "seconds": 0.0}
+            raise PermissionDeniedError(
+                "the dream cycle changes every agent's memories of a user; it needs a credential not narrowed to agents"
+            )
+        users = (
+            [self._user(user_id)] if user_id is not None or len(self.credential.users) == 1 else self._visible_users()
+        )
+        report: DreamReport = {
+            "kind": "dream",
+            "owner": "",
+            "at": self.memory.now().isoformat(),
+            "steps": [],
+            "changed": 0,
+            "seconds": 0.0,
+        }
         for user in users:
             report = self.memory.dream(steps=steps, user_id=user)
         return report
@@ -379,8 +464,10 @@ class ScopedMemory:
         if self.credential.admin:
             return self.memory.tick(user_id=clean_scope(user_id, "user_id"))
         if self.credential.agents is not None:
-            raise PermissionDeniedError("the maintenance tick changes every agent's memories of a user; it needs "
-                                        "a credential not narrowed to agents")
+            raise PermissionDeniedError(
+                "the maintenance tick changes every agent's memories of a user; it needs "
+                "a credential not narrowed to agents"
+            )
         return self.memory.tick(user_id=self._user(user_id))
 
     # keeping the memory in shape -------------------------------------------------------------
@@ -409,12 +496,15 @@ class ScopedMemory:
         """The user's documents. They are made from every agent's memories of the user, so a credential
         narrowed to agents may not read them."""
         if not self.credential.admin and self.credential.agents is not None:
-            raise PermissionDeniedError("a user's documents are made from every agent's memories of the user; "
-                                        "they need a credential not narrowed to agents")
+            raise PermissionDeniedError(
+                "a user's documents are made from every agent's memories of the user; "
+                "they need a credential not narrowed to agents"
+            )
         return self.memory.documents(user_id=self._user(user_id), refresh=refresh)
 
-    def action_telemetry(self, *, user_id: str | None = None, limit: int = 100,
-                         since: Any = None) -> builtins.list[dict[str, Any]]:
+    def action_telemetry(
+        self, *, user_id: str | None = None, limit: int = 100, since: Any = None
+    ) -> builtins.list[dict[str, Any]]:
         user = self._user(user_id)
         events = self.memory.action_telemetry(user_id=user, limit=limit, since=since)
         if self.credential.agents is None:

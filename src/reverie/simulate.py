@@ -45,26 +45,74 @@ PLOT_INSTALL_HINT = "pip install 'reverie[plot]'"
 
 #: lasting facts: (statement variants, question). Variants repeat the fact in other words.
 CORE_FACTS: list[tuple[list[str], str]] = [
-    (["Remember that I am allergic to peanuts.", "I'm allergic to peanuts, so no satay for me.",
-      "Peanuts make me sick, I am allergic to them."], "What am I allergic to?"),
-    (["My sister Ana lives in Lisbon with her two kids.", "Ana, my sister, still lives in Lisbon.",
-      "I visited my sister Ana in Lisbon again."], "Where does my sister Ana live?"),
-    (["I prefer green tea over coffee in the morning.", "Green tea is my morning drink, never coffee.",
-      "I always start the day with green tea."], "What do I drink in the morning?"),
-    (["I work as a data engineer on the Meridian project.", "The Meridian project keeps me busy as a data "
-      "engineer.", "Still the data engineer for Meridian."], "What is my job?"),
-    (["My dog Biscuit is a four year old beagle.", "Biscuit, my beagle, turned four.",
-      "Took Biscuit the beagle to the vet for his checkup."], "What is my dog's name?"),
-    (["I am learning Japanese on Tuesday evenings.", "Japanese class is every Tuesday evening.",
-      "My Japanese lessons on Tuesdays are going well."], "What language am I learning?"),
-    (["Important: my passport expires in November 2026.", "Note that my passport runs out in November 2026."],
-     "When does my passport expire?"),
-    (["I decided to run the Berlin marathon in September.", "Training for the Berlin marathon in September.",
-      "The Berlin marathon in September is my big goal this year."], "Which marathon am I training for?"),
-    (["My manager is Priya and we meet every Monday.", "Weekly one-on-one with Priya, my manager, on Monday."],
-     "Who is my manager?"),
-    (["I prefer window seats on long flights.", "Always book me a window seat on flights."],
-     "Which seat do I like on planes?"),
+    (
+        [
+            "Remember that I am allergic to peanuts.",
+            "I'm allergic to peanuts, so no satay for me.",
+            "Peanuts make me sick, I am allergic to them.",
+        ],
+        "What am I allergic to?",
+    ),
+    (
+        [
+            "My sister Ana lives in Lisbon with her two kids.",
+            "Ana, my sister, still lives in Lisbon.",
+            "I visited my sister Ana in Lisbon again.",
+        ],
+        "Where does my sister Ana live?",
+    ),
+    (
+        [
+            "I prefer green tea over coffee in the morning.",
+            "Green tea is my morning drink, never coffee.",
+            "I always start the day with green tea.",
+        ],
+        "What do I drink in the morning?",
+    ),
+    (
+        [
+            "I work as a data engineer on the Meridian project.",
+            "The Meridian project keeps me busy as a data engineer.",
+            "Still the data engineer for Meridian.",
+        ],
+        "What is my job?",
+    ),
+    (
+        [
+            "My dog Biscuit is a four year old beagle.",
+            "Biscuit, my beagle, turned four.",
+            "Took Biscuit the beagle to the vet for his checkup.",
+        ],
+        "What is my dog's name?",
+    ),
+    (
+        [
+            "I am learning Japanese on Tuesday evenings.",
+            "Japanese class is every Tuesday evening.",
+            "My Japanese lessons on Tuesdays are going well.",
+        ],
+        "What language am I learning?",
+    ),
+    (
+        ["Important: my passport expires in November 2026.", "Note that my passport runs out in November 2026."],
+        "When does my passport expire?",
+    ),
+    (
+        [
+            "I decided to run the Berlin marathon in September.",
+            "Training for the Berlin marathon in September.",
+            "The Berlin marathon in September is my big goal this year.",
+        ],
+        "Which marathon am I training for?",
+    ),
+    (
+        ["My manager is Priya and we meet every Monday.", "Weekly one-on-one with Priya, my manager, on Monday."],
+        "Who is my manager?",
+    ),
+    (
+        ["I prefer window seats on long flights.", "Always book me a window seat on flights."],
+        "Which seat do I like on planes?",
+    ),
 ]
 
 #: corrections: (day offset ratio, message, question): a fact that changes once
@@ -76,27 +124,99 @@ CORRECTIONS: list[tuple[float, str, str]] = [
 
 #: everyday activities: (template, slot options) per category — alike within a category, seldom identical
 ACTIVITIES: dict[str, tuple[str, dict[str, list[str]]]] = {
-    "exercise": ("went {sport} {where}", {
-        "sport": ["running", "swimming", "cycling", "climbing", "hiking", "rowing", "skating"],
-        "where": ["along the river", "at Green Lake", "in Discovery Park", "on Tiger Mountain", "at the community pool",
-                  "downtown", "near the harbour", "on the coast trail"]}),
-    "food": ("{how} {dish}", {
-        "how": ["cooked", "ate", "baked", "ordered", "tried", "shared"],
-        "dish": ["mushroom risotto", "ramen", "sourdough bread", "Ethiopian injera", "pork dumplings",
-                 "margherita pizza", "pad thai", "lentil soup", "tacos al pastor", "shakshuka"]}),
-    "work": ("{task} {thing}", {
-        "task": ["fixed a bug in", "reviewed a pull request for", "wrote tests for", "refactored", "deployed",
-                 "documented", "profiled"],
-        "thing": ["the ingestion pipeline", "the billing service", "the quarterly report", "the data migration",
-                  "the nightly batch job", "the search API", "the auth module", "the dashboard"]}),
-    "errands": ("{errand} at {place}", {
-        "errand": ["picked up a parcel", "bought groceries", "returned books", "got a haircut", "paid a bill",
-                   "dropped off laundry"],
-        "place": ["the post office", "the farmers market", "the library", "the mall", "the corner shop", "the bank"]}),
+    "exercise": (
+        "went {sport} {where}",
+        {
+            "sport": ["running", "swimming", "cycling", "climbing", "hiking", "rowing", "skating"],
+            "where": [
+                "along the river",
+                "at Green Lake",
+                "in Discovery Park",
+                "on Tiger Mountain",
+                "at the community pool",
+                "downtown",
+                "near the harbour",
+                "on the coast trail",
+            ],
+        },
+    ),
+    "food": (
+        "{how} {dish}",
+        {
+            "how": ["cooked", "ate", "baked", "ordered", "tried", "shared"],
+            "dish": [
+                "mushroom risotto",
+                "ramen",
+                "sourdough bread",
+                "Ethiopian injera",
+                "pork dumplings",
+                "margherita pizza",
+                "pad thai",
+                "lentil soup",
+                "tacos al pastor",
+                "shakshuka",
+            ],
+        },
+    ),
+    "work": (
+        "{task} {thing}",
+        {
+            "task": [
+                "fixed a bug in",
+                "reviewed a pull request for",
+                "wrote tests for",
+                "refactored",
+                "deployed",
+                "documented",
+                "profiled",
+            ],
+            "thing": [
+                "the ingestion pipeline",
+                "the billing service",
+                "the quarterly report",
+                "the data migration",
+                "the nightly batch job",
+                "the search API",
+                "the auth module",
+                "the dashboard",
+            ],
+        },
+    ),
+    "errands": (
+        "{errand} at {place}",
+        {
+            "errand": [
+                "picked up a parcel",
+                "bought groceries",
+                "returned books",
+                "got a haircut",
+                "paid a bill",
+                "dropped off laundry",
+            ],
+            "place": [
+                "the post office",
+                "the farmers market",
+                "the library",
+                "the mall",
+                "the corner shop",
+                "the bank",
+            ],
+        },
+    ),
 }
 
-COMPANIONS: list[str] = ["", "", " with Omar", " with Ana", " with Biscuit", " with the team", " alone",
-                         " after work", " in the morning", " in the evening"]
+COMPANIONS: list[str] = [
+    "",
+    "",
+    " with Omar",
+    " with Ana",
+    " with Biscuit",
+    " with the team",
+    " alone",
+    " after work",
+    " in the morning",
+    " in the evening",
+]
 
 EMOTIONAL: list[str] = [
     "I'm so thrilled, I got promoted to lead engineer today!!",
@@ -115,11 +235,19 @@ PLANS: list[str] = [
 
 SMALL_TALK: list[str] = ["ok", "thanks!", "lol", "hmm", "sure", "cool, thanks", "👍", "yes"]
 
-ASSISTANT: list[str] = ["Got it, I'll keep that in mind.", "Noted.", "Thanks for telling me.",
-                        "Understood — anything else?"]
+ASSISTANT: list[str] = [
+    "Got it, I'll keep that in mind.",
+    "Noted.",
+    "Thanks for telling me.",
+    "Understood — anything else?",
+]
 
-ACTIVITY_QUESTIONS: list[str] = ["What did I cook recently?", "What exercise did I do last week?",
-                                 "What did I work on recently?", "What errands did I run?"]
+ACTIVITY_QUESTIONS: list[str] = [
+    "What did I cook recently?",
+    "What exercise did I do last week?",
+    "What did I work on recently?",
+    "What errands did I run?",
+]
 
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
@@ -256,8 +384,9 @@ class Tally:
 
     def add_report(self, report: Mapping[str, Any]) -> None:
         for step in report.get("steps", []):
-            agg = self.steps.setdefault(step["name"], {"changed": 0, "examined": 0, "runs": 0, "seconds": 0.0,
-                                                       "details": {}})
+            agg = self.steps.setdefault(
+                step["name"], {"changed": 0, "examined": 0, "runs": 0, "seconds": 0.0, "details": {}}
+            )
             agg["changed"] += int(step.get("changed", 0))
             agg["examined"] += int(step.get("examined", 0))
             agg["runs"] += 1
@@ -323,8 +452,9 @@ def simulate(
     out_dir.mkdir(parents=True, exist_ok=True)
     db = target if target is not None else out_dir / "simulation.db"
     if isinstance(db, Path) and db.exists():
-        raise InvalidInputError(f"{db} exists: a simulation starts from an empty store "
-                                "(delete it or use another --out)")
+        raise InvalidInputError(
+            f"{db} exists: a simulation starts from an empty store (delete it or use another --out)"
+        )
     clock = SettableClock(cfg.start)
     settings = {"opslog": {"path": str(out_dir / "ops-log.jsonl")}, **(config or {})}
     started = time.perf_counter()
@@ -332,12 +462,17 @@ def simulate(
         if mem.count_all(user_id=cfg.user_id):
             raise InvalidInputError(f"the store at {db} already holds memories of {cfg.user_id!r}; use an empty one")
         tally, timeline = _run(mem, clock, cfg, progress)
-        summary = _summarise(mem, cfg, tally, timeline, embedder=mem.embedder.name,
-                             seconds=time.perf_counter() - started, target=str(db))
+        summary = _summarise(
+            mem, cfg, tally, timeline, embedder=mem.embedder.name, seconds=time.perf_counter() - started, target=str(db)
+        )
     _write_json([asdict(s) for s in timeline], out_dir / "timeline.json")
     plot(timeline, out_dir / "simulation.png", title=f"reverie simulate: {cfg.days} days, seed {cfg.seed}")
-    summary["files"] = {"plot": str(out_dir / "simulation.png"), "timeline": str(out_dir / "timeline.json"),
-                        "summary": str(out_dir / "summary.json"), "store": str(db)}
+    summary["files"] = {
+        "plot": str(out_dir / "simulation.png"),
+        "timeline": str(out_dir / "timeline.json"),
+        "summary": str(out_dir / "summary.json"),
+        "store": str(db),
+    }
     _write_json(summary, out_dir / "summary.json")
     return summary
 
@@ -348,8 +483,9 @@ def _write_json(data: Any, path: Path) -> None:
     tmp.replace(path)
 
 
-def _run(mem: Memory, clock: SettableClock, cfg: SimulationConfig, progress: Any | None
-         ) -> tuple[Tally, list[Snapshot]]:
+def _run(
+    mem: Memory, clock: SettableClock, cfg: SimulationConfig, progress: Any | None
+) -> tuple[Tally, list[Snapshot]]:
     work = Workload(cfg)
     tally = Tally()
     timeline: list[Snapshot] = []
@@ -409,8 +545,16 @@ def _snapshot(mem: Memory, cfg: SimulationConfig, day: int) -> Snapshot:
     return Snapshot(day, mem.now().isoformat(), active, status, cold, int(stats["total"]))
 
 
-def _summarise(mem: Memory, cfg: SimulationConfig, tally: Tally, timeline: list[Snapshot], *, embedder: str,
-               seconds: float, target: str) -> dict[str, Any]:
+def _summarise(
+    mem: Memory,
+    cfg: SimulationConfig,
+    tally: Tally,
+    timeline: list[Snapshot],
+    *,
+    embedder: str,
+    seconds: float,
+    target: str,
+) -> dict[str, Any]:
     """What was promoted, consolidated and forgotten — from the reports and from the store itself."""
     events: Counter[str] = Counter()
     promoted: Counter[str] = Counter()
@@ -452,20 +596,37 @@ def _summarise(mem: Memory, cfg: SimulationConfig, tally: Tally, timeline: list[
         "embedder": embedder,
         "store": target,
         "seconds": round(seconds, 2),
-        "workload": {"sessions": tally.sessions, "messages": tally.messages, "searches": tally.searches,
-                     "dreams": tally.dreams, "ticks": tally.ticks,
-                     "write_actions": dict(sorted(tally.actions.items()))},
+        "workload": {
+            "sessions": tally.sessions,
+            "messages": tally.messages,
+            "searches": tally.searches,
+            "dreams": tally.dreams,
+            "ticks": tally.ticks,
+            "write_actions": dict(sorted(tally.actions.items())),
+        },
         "promoted": dict(sorted(promoted.items())),
         "promoted_by": dict(sorted(promoted_by.items())),
-        "consolidated": {"summaries": len(into), "originals": sum(len(v) for v in into.values()),
-                         "superseded": superseded},
+        "consolidated": {
+            "summaries": len(into),
+            "originals": sum(len(v) for v in into.values()),
+            "superseded": superseded,
+        },
         "dream_written": dict(sorted(written.items())),
-        "summarizes_links": {"summaries": len({r.src_id for r in links}), "members": len({r.dst_id for r in links}),
-                             "links": len(links)},
-        "forgotten": {**{s.value: (final.by_status.get(s.value, 0) if final else 0)
-                         for s in sorted(forgotten_statuses)}, "cold": by_store.get(StoreTier.COLD.value, 0)},
-        "final": {"total": len(ids), "active_by_layer": final.active_by_layer if final else {},
-                  "by_status": final.by_status if final else {}, "by_store": dict(sorted(by_store.items()))},
+        "summarizes_links": {
+            "summaries": len({r.src_id for r in links}),
+            "members": len({r.dst_id for r in links}),
+            "links": len(links),
+        },
+        "forgotten": {
+            **{s.value: (final.by_status.get(s.value, 0) if final else 0) for s in sorted(forgotten_statuses)},
+            "cold": by_store.get(StoreTier.COLD.value, 0),
+        },
+        "final": {
+            "total": len(ids),
+            "active_by_layer": final.active_by_layer if final else {},
+            "by_status": final.by_status if final else {},
+            "by_store": dict(sorted(by_store.items())),
+        },
         "steps": tally.steps,
         "history_events": dict(sorted(events.items())),
         "examples": examples,
@@ -484,10 +645,21 @@ def _dream_kind(rec: MemoryRecord) -> str:
 
 # the plot ------------------------------------------------------------------------------------
 
-_LAYER_COLOURS = {"working": "#f4a261", "episodic": "#2a9d8f", "semantic": "#264653", "procedural": "#8ab17d",
-                  "codebase": "#b5838d"}
-_STATUS_COLOURS = {"active": "#2a9d8f", "superseded": "#e9c46a", "dormant": "#a8dadc", "archived": "#6d6875",
-                   "expired": "#e76f51", "invalidated": "#9d0208"}
+_LAYER_COLOURS = {
+    "working": "#f4a261",
+    "episodic": "#2a9d8f",
+    "semantic": "#264653",
+    "procedural": "#8ab17d",
+    "codebase": "#b5838d",
+}
+_STATUS_COLOURS = {
+    "active": "#2a9d8f",
+    "superseded": "#e9c46a",
+    "dormant": "#a8dadc",
+    "archived": "#6d6875",
+    "expired": "#e76f51",
+    "invalidated": "#9d0208",
+}
 
 
 def plot(timeline: list[Snapshot], path: Path, *, title: str) -> Path:
@@ -503,16 +675,25 @@ def plot(timeline: list[Snapshot], path: Path, *, title: str) -> Path:
     fig = Figure(figsize=(10, 7), dpi=100, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     layers = [k for k in _LAYER_COLOURS if any(s.active_by_layer.get(k, 0) for s in timeline)] or ["episodic"]
-    top.stackplot(days, [[s.active_by_layer.get(k, 0) for s in timeline] for k in layers], labels=layers,
-                  colors=[_LAYER_COLOURS[k] for k in layers], alpha=0.9)
+    top.stackplot(
+        days,
+        [[s.active_by_layer.get(k, 0) for s in timeline] for k in layers],
+        labels=layers,
+        colors=[_LAYER_COLOURS[k] for k in layers],
+        alpha=0.9,
+    )
     top.set_ylabel("active memories")
     top.set_title("active memories per layer")
     top.legend(loc="upper left", fontsize="small")
     statuses = [k for k in _STATUS_COLOURS if any(s.by_status.get(k, 0) for s in timeline)] or ["active"]
-    bottom.stackplot(days, [[s.by_status.get(k, 0) for s in timeline] for k in statuses], labels=statuses,
-                     colors=[_STATUS_COLOURS[k] for k in statuses], alpha=0.9)
-    bottom.plot(days, [s.cold for s in timeline], color="black", linestyle="--", linewidth=1.5,
-                label="in cold store")
+    bottom.stackplot(
+        days,
+        [[s.by_status.get(k, 0) for s in timeline] for k in statuses],
+        labels=statuses,
+        colors=[_STATUS_COLOURS[k] for k in statuses],
+        alpha=0.9,
+    )
+    bottom.plot(days, [s.cold for s in timeline], color="black", linestyle="--", linewidth=1.5, label="in cold store")
     bottom.set_ylabel("memories")
     bottom.set_xlabel("day")
     bottom.set_title("all memories per status")

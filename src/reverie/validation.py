@@ -47,6 +47,7 @@ LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 
 # text -----------------------------------------------------------------------------------------
 
+
 def has_surrogates(text: str) -> bool:
     """Whether ``text`` holds lone surrogates (it then has no UTF-8 form and no database can store it)."""
     try:
@@ -110,10 +111,16 @@ def clean_scope(value: Any, name: str) -> str | None:
 
 
 def clean_id(value: Any, name: str = "memory id") -> str:
-    if (not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS or "\x00" in value
-            or has_surrogates(value)):
-        raise InvalidInputError(f"{name} must be a non-empty string of at most {MAX_ID_CHARS} printable "
-                                f"characters, got {printable(value)}")
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or len(value) > MAX_ID_CHARS
+        or "\x00" in value
+        or has_surrogates(value)
+    ):
+        raise InvalidInputError(
+            f"{name} must be a non-empty string of at most {MAX_ID_CHARS} printable characters, got {printable(value)}"
+        )
     return value
 
 
@@ -129,6 +136,7 @@ def clean_label(value: Any, name: str) -> str:
 
 
 # metadata -------------------------------------------------------------------------------------
+
 
 def json_shape(value: Any, name: str, *, max_depth: int) -> Any:
     """``value`` as plain JSON data (dicts with string keys, lists, strings, finite numbers, booleans,
@@ -188,8 +196,9 @@ def json_size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
-def clean_metadata(metadata: Any, *, max_bytes: int, max_depth: int = DEFAULT_METADATA_DEPTH,
-                   name: str = "metadata") -> dict[str, Any]:
+def clean_metadata(
+    metadata: Any, *, max_bytes: int, max_depth: int = DEFAULT_METADATA_DEPTH, name: str = "metadata"
+) -> dict[str, Any]:
     """A JSON object with string keys and finite numbers, nested at most ``max_depth`` levels and
     at most ``max_bytes`` as JSON."""
     if metadata is None:
@@ -203,6 +212,7 @@ def clean_metadata(metadata: Any, *, max_bytes: int, max_depth: int = DEFAULT_ME
 
 
 # time -----------------------------------------------------------------------------------------
+
 
 def clean_datetime(value: Any, name: str) -> datetime:
     """An aware datetime (or ISO 8601 text with a UTC offset; naive text is taken as UTC) in UTC,
@@ -225,8 +235,9 @@ def clean_datetime(value: Any, name: str) -> datetime:
     except (OverflowError, ValueError) as exc:
         raise InvalidInputError(f"{name}={value.isoformat()} is outside the supported range") from exc
     if not EARLIEST <= utc < LATEST:
-        raise InvalidInputError(f"{name}={value.isoformat()} must lie between the years "
-                                f"{EARLIEST.year} and {LATEST.year}")
+        raise InvalidInputError(
+            f"{name}={value.isoformat()} must lie between the years {EARLIEST.year} and {LATEST.year}"
+        )
     return utc
 
 
@@ -247,6 +258,7 @@ def clean_when(when: Any, name: str = "when") -> datetime | None:
 
 
 # small values ---------------------------------------------------------------------------------
+
 
 def clean_source(source: Any) -> str:
     if source is None:
@@ -310,6 +322,7 @@ def clean_enum(value: Any, enum: type[Any], name: str) -> Any:
 
 # items given to add_many -------------------------------------------------------------------------
 
+
 def items_list(items: Any) -> list[Any]:
     """``add_many``'s items as a list: a sequence or iterable of items, never a single string, bytes
     or mapping (``add_many("abc")`` would otherwise store three memories ``a``, ``b``, ``c``)."""
@@ -324,6 +337,7 @@ def items_list(items: Any) -> list[Any]:
 
 
 # filters ----------------------------------------------------------------------------------------
+
 
 def _enum_set(value: Any, enum: type[Layer] | type[Status] | type[StoreTier], name: str) -> frozenset[Any]:
     values = [value] if isinstance(value, str) else value
@@ -341,8 +355,18 @@ def _str_set(value: Any, name: str, clean: Callable[[Any, str], str]) -> frozens
     return frozenset(clean(v, f"filter {name!r}") for v in values)
 
 
-FILTER_KEYS = ("layer", "status", "store", "category", "pinned", "metadata", "valid_at", "recorded_before",
-               "session_id", "ids")
+FILTER_KEYS = (
+    "layer",
+    "status",
+    "store",
+    "category",
+    "pinned",
+    "metadata",
+    "valid_at",
+    "recorded_before",
+    "session_id",
+    "ids",
+)
 
 
 def parse_filters(filters: Any) -> dict[str, Any]:
@@ -353,15 +377,17 @@ def parse_filters(filters: Any) -> dict[str, Any]:
         raise InvalidInputError(f"filters must be a mapping, got {type(filters).__name__}")
     unknown = [k for k in filters if k not in FILTER_KEYS]
     if unknown:
-        raise InvalidInputError(f"unknown filter keys {printable(sorted(map(str, unknown)), limit=200)}; "
-                                f"allowed: {', '.join(FILTER_KEYS)}")
+        raise InvalidInputError(
+            f"unknown filter keys {printable(sorted(map(str, unknown)), limit=200)}; allowed: {', '.join(FILTER_KEYS)}"
+        )
     out: dict[str, Any] = {}
     for key, (target, enum) in _ENUM_FILTERS.items():
         if key in filters:
             out[target] = _enum_set(filters[key], enum, key)
     if "category" in filters:
-        out["categories"] = _str_set(filters["category"], "category",
-                                     lambda v, n: clean_text(v, n, max_chars=MAX_LABEL_CHARS))
+        out["categories"] = _str_set(
+            filters["category"], "category", lambda v, n: clean_text(v, n, max_chars=MAX_LABEL_CHARS)
+        )
     if "ids" in filters:
         out["ids"] = _str_set(filters["ids"], "ids", clean_id)
     if "pinned" in filters:
@@ -405,6 +431,7 @@ def _metadata_filter(md: Any) -> dict[str, Any]:
 
 # whole records (restore, import) ------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class RecordLimits:
     """The limits a restored record is checked against (from the ``limits`` settings)."""
@@ -415,24 +442,47 @@ class RecordLimits:
     dim: int | None = None
 
 
-_UNIT_FIELDS = ("importance", "utility", "trust", "source_confidence", "confidence", "retrieval_strength",
-                "emotion_arousal")
+_UNIT_FIELDS = (
+    "importance",
+    "utility",
+    "trust",
+    "source_confidence",
+    "confidence",
+    "retrieval_strength",
+    "emotion_arousal",
+)
 _OPT_UNIT_FIELDS = ("surprise",)
-_POSITIVE_FIELDS = {"energy": (0.0, 1e9), "stability": (1e-9, 1e9), "storage_strength": (0.0, 1e9),
-                    "difficulty": (0.0, 10.0), "emotion_valence": (-1.0, 1.0)}
+_POSITIVE_FIELDS = {
+    "energy": (0.0, 1e9),
+    "stability": (1e-9, 1e9),
+    "storage_strength": (0.0, 1e9),
+    "difficulty": (0.0, 10.0),
+    "emotion_valence": (-1.0, 1.0),
+}
 _OPT_SCORE_FIELDS = ("heat_score", "decay_score")
 _COUNT_FIELDS = ("reinforcement_count", "confirmations", "access_count")
 _BOOL_FIELDS = ("flashbulb", "pinned", "immutable", "core")
 _SCOPE_FIELDS = ("user_id", "agent_id", "session_id", "instance_id")
-_LABEL_FIELDS = ("category", "write_source", "data_source", "lifecycle_state", "verification_state",
-                 "policy_class")
+_LABEL_FIELDS = ("category", "write_source", "data_source", "lifecycle_state", "verification_state", "policy_class")
 _OPT_LABEL_FIELDS = ("sub_tier", "emotion_label")
 _OPT_ID_FIELDS = ("superseded_by", "box_id")
-_ENUMS: dict[str, type[Any]] = {"layer": Layer, "store": StoreTier, "status": Status, "memory_kind": MemoryKind,
-                                "temporal_type": TemporalType, "embedding_precision": Precision}
+_ENUMS: dict[str, type[Any]] = {
+    "layer": Layer,
+    "store": StoreTier,
+    "status": Status,
+    "memory_kind": MemoryKind,
+    "temporal_type": TemporalType,
+    "embedding_precision": Precision,
+}
 _REQUIRED_TIMES = ("recorded_at", "created_at", "updated_at")
-_OPT_TIMES = ("utility_updated_at", "energy_updated_at", "last_reinforced_at", "valid_from", "valid_until",
-              "last_accessed_at")
+_OPT_TIMES = (
+    "utility_updated_at",
+    "energy_updated_at",
+    "last_reinforced_at",
+    "valid_from",
+    "valid_until",
+    "last_accessed_at",
+)
 RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(MemoryRecord))
 
 
@@ -471,8 +521,12 @@ def _clean_field(key: str, value: Any, limits: RecordLimits) -> Any:  # noqa: C9
     if key in _REQUIRED_TIMES:
         return clean_datetime(value, key)
     if value is None and key not in _BOOL_FIELDS and key not in _UNIT_FIELDS and key not in _COUNT_FIELDS:
-        if key in _ENUMS or key in _LABEL_FIELDS or key in _POSITIVE_FIELDS or key in (
-                "entities", "importance_channels", "inputs", "metadata", "source", "version"):
+        if (
+            key in _ENUMS
+            or key in _LABEL_FIELDS
+            or key in _POSITIVE_FIELDS
+            or key in ("entities", "importance_channels", "inputs", "metadata", "source", "version")
+        ):
             raise InvalidInputError(f"{key} must not be null")
         return None
     if key in _OPT_TIMES:
@@ -522,8 +576,12 @@ def _clean_entities(value: Any) -> list[str]:
 def _clean_channels(value: Any) -> dict[str, float]:
     if not isinstance(value, Mapping) or len(value) > 64:
         raise InvalidInputError("importance_channels must map at most 64 names to numbers")
-    return {clean_text(k, "importance_channels", max_chars=MAX_LABEL_CHARS):
-            clean_number(v, "importance_channels value", low=-1e9, high=1e9) for k, v in value.items()}
+    return {
+        clean_text(k, "importance_channels", max_chars=MAX_LABEL_CHARS): clean_number(
+            v, "importance_channels value", low=-1e9, high=1e9
+        )
+        for k, v in value.items()
+    }
 
 
 def _clean_inputs(value: Any, limits: RecordLimits) -> list[dict[str, Any]]:
@@ -531,8 +589,9 @@ def _clean_inputs(value: Any, limits: RecordLimits) -> list[dict[str, Any]]:
         raise InvalidInputError("inputs must be a list of JSON objects")
     shaped: list[dict[str, Any]] = json_shape(list(value), "inputs", max_depth=limits.max_metadata_depth)
     if json_size(shaped) > limits.max_metadata_bytes:
-        raise ContentTooLargeError(f"inputs are larger than {limits.max_metadata_bytes} bytes "
-                                   "(limits.max_metadata_bytes)")
+        raise ContentTooLargeError(
+            f"inputs are larger than {limits.max_metadata_bytes} bytes (limits.max_metadata_bytes)"
+        )
     return shaped
 
 

@@ -27,8 +27,7 @@ class CodebaseSettings(Section):
         "error (point ingest-code at the part you need, or raise this).",
     )
     exclude_dirs: list[str] = Field(
-        default_factory=lambda: ["__pycache__", "node_modules", "venv", "site-packages", "build", "dist",
-                                 "htmlcov"],
+        default_factory=lambda: ["__pycache__", "node_modules", "venv", "site-packages", "build", "dist", "htmlcov"],
         description="Directory names never entered (besides hidden ones, see skip_hidden).",
     )
     skip_hidden: bool = Field(

@@ -44,8 +44,11 @@ class Section(BaseModel):
         data = dict(data)
         for old, new in cls.RENAMED.items():
             if old in data:
-                warnings.warn(f"setting {old!r} is now {new!r}; the old name goes away in the next release",
-                              DeprecationWarning, stacklevel=2)
+                warnings.warn(
+                    f"setting {old!r} is now {new!r}; the old name goes away in the next release",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
                 value = data.pop(old)
                 data.setdefault(new, value)
         return data
@@ -149,12 +152,17 @@ class EmbeddingSettings(Section):
         default=200, ge=0, description="Embedding cache: max entries (LRU).", json_schema_extra=source(COGNITIVE_MEMORY)
     )
     cache_ttl_s: float = Field(
-        default=1800.0, ge=0, description="Embedding cache: TTL, 30 minutes.",
+        default=1800.0,
+        ge=0,
+        description="Embedding cache: TTL, 30 minutes.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     max_tokens: int = Field(
-        default=256, ge=16, le=512, description="all-MiniLM-L6-v2: tokens per text (longer text is truncated). "
-        "e5-small reads a long text in windows of 510 tokens and averages them."
+        default=256,
+        ge=16,
+        le=512,
+        description="all-MiniLM-L6-v2: tokens per text (longer text is truncated). "
+        "e5-small reads a long text in windows of 510 tokens and averages them.",
     )
     runtime: str = Field(
         default="auto",
@@ -194,8 +202,11 @@ class LimitSettings(Section):
     max_query_chars: int = Field(default=4_000, ge=1, description="Longest search query accepted.")
     max_k: int = Field(default=1_000, ge=1, description="Largest k accepted by search().")
     max_users_searched: int = Field(
-        default=1_000, ge=1, description="search(all_users=True) (the dashboard's and CLI's every-user search) "
-        "searches at most this many users' memories, the users with most memories first.")
+        default=1_000,
+        ge=1,
+        description="search(all_users=True) (the dashboard's and CLI's every-user search) "
+        "searches at most this many users' memories, the users with most memories first.",
+    )
 
 
 class OpsLogSettings(Section):
@@ -226,7 +237,8 @@ class LLMSettings(Section):
         default=None, description="Base URL, e.g. http://127.0.0.1:11434/v1. None = no LLM (heuristics)."
     )
     model: str = Field(
-        default="gpt-4o-mini", description="Chat model for extraction, merging and consolidation.",
+        default="gpt-4o-mini",
+        description="Chat model for extraction, merging and consolidation.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     api_key: SecretStr | None = Field(default=None, description="API key of the chat endpoint.")

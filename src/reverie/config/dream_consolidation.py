@@ -78,9 +78,7 @@ class ConsolidateSettings(Section):
         description="Consolidation retention threshold: memories whose fading retention "
         "max(floor, exp(-Δt/(S·B·β))) is below this are candidates.",
     )
-    group_size: int = Field(
-        default=5, ge=2, description="consolidation_group_size: a group needs at least 5 members."
-    )
+    group_size: int = Field(default=5, ge=2, description="consolidation_group_size: a group needs at least 5 members.")
     max_group_size: int = Field(
         default=10,
         ge=2,
@@ -108,7 +106,9 @@ class ConsolidateSettings(Section):
         json_schema_extra=source(EMOTION),
     )
     link_weight: float = Field(
-        default=0.8, ge=0, le=1,
+        default=0.8,
+        ge=0,
+        le=1,
         description="The summary has association links of weight 0.8 to each original.",
     )
     summary_max_chars: int = Field(
@@ -126,8 +126,7 @@ class ConsolidateSettings(Section):
     max_llm_calls: int = Field(
         default=50,
         ge=0,
-        description="LLM summaries per run (no LLM call storms); further "
-        "groups get the extractive summary.",
+        description="LLM summaries per run (no LLM call storms); further groups get the extractive summary.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     max_candidates: int = Field(
@@ -168,7 +167,9 @@ class ThemeSettings(Section):
 
     min_cluster: int = Field(default=3, ge=2, description="min 3 memories per cluster.")
     max_cluster: int = Field(
-        default=8, ge=2, description="At most 8 members per theme (one LLM call stays small and specific).",
+        default=8,
+        ge=2,
+        description="At most 8 members per theme (one LLM call stays small and specific).",
         json_schema_extra=source(REVERIE),
     )
     entity_overlap: int = Field(default=1, ge=1, description="Cluster by entity overlap (>= 1 shared).")
@@ -224,11 +225,16 @@ class ThemeSettings(Section):
         "clustered in one cycle.",
     )
     summary_max_chars: int = Field(
-        default=800, ge=40, description="Length budget of a theme text.",
+        default=800,
+        ge=40,
+        description="Length budget of a theme text.",
         json_schema_extra=source(REVERIE),
     )
     link_weight: float = Field(
-        default=0.8, ge=0, le=1, description="Link weight, reused: a theme links to each original (0.8).",
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Link weight, reused: a theme links to each original (0.8).",
         json_schema_extra=source(CONSOLIDATION),
     )
 
@@ -257,7 +263,9 @@ class AbstractionSettings(Section):
     )
     min_cluster: int = Field(default=3, ge=2, description="Clusters have at least 3 memories.")
     max_evidence: int = Field(
-        default=12, ge=2, description="At most 12 memories of a cluster are given as evidence and linked.",
+        default=12,
+        ge=2,
+        description="At most 12 memories of a cluster are given as evidence and linked.",
         json_schema_extra=source(REVERIE),
     )
     importance: float = Field(default=0.85, ge=0, le=1, description="Pattern-level memories at 0.85.")
@@ -275,11 +283,16 @@ class AbstractionSettings(Section):
         description="Batch cap: at most this many memories (most recently used first) per scope are clustered.",
     )
     summary_max_chars: int = Field(
-        default=600, ge=40, description="Length budget of a pattern text.",
+        default=600,
+        ge=40,
+        description="Length budget of a pattern text.",
         json_schema_extra=source(REVERIE),
     )
     link_weight: float = Field(
-        default=0.8, ge=0, le=1, description="Link weight, reused: a pattern links to its evidence (0.8).",
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Link weight, reused: a pattern links to its evidence (0.8).",
         json_schema_extra=source(CONSOLIDATION),
     )
 
@@ -302,8 +315,11 @@ class MergeSettings(Section):
         "above 0.905 (tests/dream/test_merge.py); hash 0.80 (the unit-test embedder: near-identical notes 0.94, "
         "the trip facts 0.68).",
     )
-    group_size: int = Field(default=5, ge=2, description="A cluster needs at least 5 members to merge (the "
-                            "layered-memory design: merge clusters of 5+).")
+    group_size: int = Field(
+        default=5,
+        ge=2,
+        description="A cluster needs at least 5 members to merge (the layered-memory design: merge clusters of 5+).",
+    )
     max_group_size: int = Field(default=10, ge=2, description="A merged cluster takes at most this many members.")
     layers: list[Layer] = Field(
         default_factory=lambda: [Layer.EPISODIC, Layer.SEMANTIC],
@@ -335,8 +351,12 @@ class MergeSettings(Section):
         description="LLM summaries per run (when an LLM is configured and its text keeps every name, date and "
         "number); further clusters get the extractive summary, which keeps every member's words.",
     )
-    link_weight: float = Field(default=0.8, ge=0, le=1, description="Weight of the link from the summary to "
-                               "each merged memory (as consolidation's).")
+    link_weight: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Weight of the link from the summary to each merged memory (as consolidation's).",
+    )
 
     @field_validator("similarity")
     @classmethod

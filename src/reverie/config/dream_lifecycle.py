@@ -66,7 +66,8 @@ class LifecycleStepSettings(Section):
         json_schema_extra=source(LIFECYCLE),
     )
     commitment_categories: tuple[str, ...] = Field(
-        default=("commitment",), description="Categories treated as commitments by commitment decay.",
+        default=("commitment",),
+        description="Categories treated as commitments by commitment decay.",
         json_schema_extra=source(LIFECYCLE),
     )
     commitment_resolved_states: tuple[str, ...] = Field(
@@ -110,17 +111,14 @@ class LifecycleStepSettings(Section):
         description="Strategic forgetting: the rules applied, in this order (contradiction cleanup, "
         "foresight expiry, utility floor, redundancy, capacity trim).",
     )
-    utility_floor: float = Field(
-        default=0.15, ge=0, le=1, description="Forgetting: utility < 0.15 …"
-    )
+    utility_floor: float = Field(default=0.15, ge=0, le=1, description="Forgetting: utility < 0.15 …")
     utility_floor_idle_days: float = Field(
         default=30.0, ge=0, description="Forgetting: … and 30+ days unused → dormant."
     )
     capacity_max: int = Field(
         default=500,
         ge=1,
-        description="Capacity trim: when a user scope holds more than 500 active memories in the hot "
-        "store …",
+        description="Capacity trim: when a user scope holds more than 500 active memories in the hot store …",
     )
     capacity_target: int = Field(
         default=450, ge=0, description="Capacity trim: … the lowest-utility ones go dormant down to 450."
@@ -147,7 +145,9 @@ class LifecycleStepSettings(Section):
         json_schema_extra=source(LAYERED),
     )
     drift_max_paths: int = Field(
-        default=20, ge=1, description="At most this many paths per memory are checked by drift detection.",
+        default=20,
+        ge=1,
+        description="At most this many paths per memory are checked by drift detection.",
         json_schema_extra=source(REVERIE),
     )
     # archival
@@ -158,18 +158,23 @@ class LifecycleStepSettings(Section):
         json_schema_extra=source(LAYERED),
     )
     fact_archival: bool = Field(
-        default=False, description="Fact archival (off by default, as in the lifecycle design): archive old facts …",
+        default=False,
+        description="Fact archival (off by default, as in the lifecycle design): archive old facts …",
         json_schema_extra=source(LIFECYCLE),
     )
     fact_archival_age_days: float = Field(
-        default=90.0, ge=0, description="… older than 90 days …",
+        default=90.0,
+        ge=0,
+        description="… older than 90 days …",
         json_schema_extra=source(LIFECYCLE),
     )
     fact_archival_max_importance: float = Field(
         default=0.3, ge=0, le=1, description="… with importance < 0.3 …", json_schema_extra=source(LIFECYCLE)
     )
     fact_archival_max_access_count: int = Field(
-        default=2, ge=0, description="… accessed at most 2 times …",
+        default=2,
+        ge=0,
+        description="… accessed at most 2 times …",
         json_schema_extra=source(LIFECYCLE),
     )
     fact_archival_protected_categories: tuple[str, ...] = Field(
@@ -205,7 +210,9 @@ class LifecycleStepSettings(Section):
         json_schema_extra=source(CONSOLIDATION),
     )
     cold_floor_tolerance: float = Field(
-        default=0.001, ge=0, description="Retention within 0.001 of the floor counts as 'at floor'.",
+        default=0.001,
+        ge=0,
+        description="Retention within 0.001 of the floor counts as 'at floor'.",
         json_schema_extra=source(CONSOLIDATION),
     )
     tier_routing: bool = Field(

@@ -46,7 +46,9 @@ class CategorySummarySettings(Section):
         json_schema_extra=source(REVERIE),
     )
     max_chars: int = Field(
-        default=800, ge=40, description="The summary text is at most this long.",
+        default=800,
+        ge=40,
+        description="The summary text is at most this long.",
         json_schema_extra=source(REVERIE),
     )
     max_per_run: int = Field(
@@ -70,18 +72,14 @@ class EntityCardSettings(Section):
     )
     importance: float = Field(default=0.8, ge=0, le=1, description="Peer cards at importance 0.8.")
     cooldown_s: float = Field(
-        default=60.0, ge=0, description="Debounce, applied to cards: a changed entity is re-carded at most "
-        "once per 60 s.", json_schema_extra=source(COGNITIVE_MEMORY)
+        default=60.0,
+        ge=0,
+        description="Debounce, applied to cards: a changed entity is re-carded at most once per 60 s.",
+        json_schema_extra=source(COGNITIVE_MEMORY),
     )
-    max_inputs: int = Field(
-        default=50, ge=2, le=500, description="At most 50 facts of the entity feed its card."
-    )
-    max_chars: int = Field(
-        default=1500, ge=40, description="A structured summary of 200–400 words (≈1,500 chars)."
-    )
-    max_per_run: int = Field(
-        default=50, ge=0, description="Cards generated per cycle (50 entities)."
-    )
+    max_inputs: int = Field(default=50, ge=2, le=500, description="At most 50 facts of the entity feed its card.")
+    max_chars: int = Field(default=1500, ge=40, description="A structured summary of 200–400 words (≈1,500 chars).")
+    max_per_run: int = Field(default=50, ge=0, description="Cards generated per cycle (50 entities).")
 
 
 class BridgeBand(Section):
@@ -90,15 +88,14 @@ class BridgeBand(Section):
     SOURCE = LAYERED
 
     min_similarity: float = Field(description="Centroids at least this similar may bridge (0.75).")
-    max_similarity: float = Field(
-        description="Above this the entities are one domain already, not a bridge (0.90)."
-    )
+    max_similarity: float = Field(description="Above this the entities are one domain already, not a bridge (0.90).")
 
     @model_validator(mode="after")
     def _ordered(self) -> BridgeBand:
         if not -1.0 <= self.min_similarity <= self.max_similarity <= 1.0:
-            raise ValueError(f"need -1 <= min_similarity <= max_similarity <= 1, got "
-                             f"{self.min_similarity} / {self.max_similarity}")
+            raise ValueError(
+                f"need -1 <= min_similarity <= max_similarity <= 1, got {self.min_similarity} / {self.max_similarity}"
+            )
         return self
 
 
@@ -125,9 +122,7 @@ class BridgeSettings(Section):
 
     SOURCE = LAYERED
 
-    min_members: int = Field(
-        default=3, ge=1, description="Entities with >= 3 memories take part in bridging."
-    )
+    min_members: int = Field(default=3, ge=1, description="Entities with >= 3 memories take part in bridging.")
     max_entities: int = Field(
         default=100,
         ge=2,
@@ -135,9 +130,7 @@ class BridgeSettings(Section):
         description="The 100 entities with most memories (per user) are compared pairwise "
         "by centroid — bounded, never all pairs of memories.",
     )
-    sample: int = Field(
-        default=50, ge=1, le=500, description="Up to 50 memories per entity form its centroid."
-    )
+    sample: int = Field(default=50, ge=1, le=500, description="Up to 50 memories per entity form its centroid.")
     bands: dict[str, BridgeBand] = Field(
         default_factory=_bands,
         description="(engram 0.75–0.90 for api) per embedder profile (minilm, hash measured): "
@@ -153,11 +146,12 @@ class BridgeSettings(Section):
         "pairs mentioned together in one memory never qualify).",
     )
     max_per_run: int = Field(default=5, ge=0, description="At most 5 bridges judged per cycle.")
-    importance: float = Field(
-        default=0.6, ge=0, le=1, description="An LLM-confirmed bridge memory has importance 0.6."
-    )
+    importance: float = Field(default=0.6, ge=0, le=1, description="An LLM-confirmed bridge memory has importance 0.6.")
     llm_confidence: float = Field(
-        default=0.8, ge=0, le=1, description="Confidence of the related_to edge of an LLM-confirmed bridge.",
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Confidence of the related_to edge of an LLM-confirmed bridge.",
         json_schema_extra=source(REVERIE),
     )
     heuristic_confidence: float = Field(
@@ -187,9 +181,7 @@ class ProbeSettings(Section):
         default_factory=lambda: [Layer.SEMANTIC, Layer.PROCEDURAL],
         description="Beliefs are semantic and procedural memories.",
     )
-    min_idle_days: float = Field(
-        default=14.0, ge=0, description="A belief is probed once not accessed for 14 days."
-    )
+    min_idle_days: float = Field(default=14.0, ge=0, description="A belief is probed once not accessed for 14 days.")
     max_per_run: int = Field(
         default=100,
         ge=0,
@@ -198,7 +190,9 @@ class ProbeSettings(Section):
         json_schema_extra=source(REVERIE),
     )
     max_llm_calls: int = Field(
-        default=20, ge=0, description="LLM contradiction judgements per run (the heuristic decides the rest).",
+        default=20,
+        ge=0,
+        description="LLM contradiction judgements per run (the heuristic decides the rest).",
         json_schema_extra=source(REVERIE),
     )
     neighbours: int = Field(

@@ -90,9 +90,7 @@ class EnergySettings(Section):
     promote_episodic: float = Field(default=5.0, description="Episodic → semantic when energy > 5.0.")
     session_end_threshold: float = Field(default=1.5, description="Session-end promotion threshold.")
     working_expiry: float = Field(default=0.1, description="Working memories below this energy expire.")
-    reinforce_factor: float = Field(
-        default=0.5, ge=0, description="Retroactive strengthening +0.5·similarity."
-    )
+    reinforce_factor: float = Field(default=0.5, ge=0, description="Retroactive strengthening +0.5·similarity.")
     reinforce_similarity: float = Field(
         default=0.7,
         ge=-1,
@@ -124,8 +122,7 @@ class FsrsSettings(Section):
 
     w: tuple[float, ...] = Field(
         default=FSRS6_DEFAULT_W,
-        description="FSRS-6 weights w0…w20, default = the reference scheduler's "
-        "(py-fsrs 6) DEFAULT_PARAMETERS.",
+        description="FSRS-6 weights w0…w20, default = the reference scheduler's (py-fsrs 6) DEFAULT_PARAMETERS.",
     )
     w20: float | None = Field(
         default=None,
@@ -142,11 +139,15 @@ class FsrsSettings(Section):
         "one release (see CHANGELOG.md).",
     )
     simple_power_factor: float = Field(
-        default=9.0, gt=0, description="The 9 in (1 + t/(9S))^(-1/0.5).",
+        default=9.0,
+        gt=0,
+        description="The 9 in (1 + t/(9S))^(-1/0.5).",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     simple_power_exponent: float = Field(
-        default=2.0, gt=0, description="The 1/0.5 = 2 in (1 + t/(9S))^(-1/0.5).",
+        default=2.0,
+        gt=0,
+        description="The 1/0.5 = 2 in (1 + t/(9S))^(-1/0.5).",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     desired_retention: float = Field(
@@ -175,8 +176,12 @@ class FsrsSettings(Section):
     @classmethod
     def _former_curve(cls, value: object) -> object:
         if isinstance(value, str) and value in RENAMED_CURVES:
-            warnings.warn(f"dynamics.fsrs.curve {value!r} is now {RENAMED_CURVES[value]!r}; the old value goes "
-                          "away in the next release", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                f"dynamics.fsrs.curve {value!r} is now {RENAMED_CURVES[value]!r}; the old value goes "
+                "away in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             return RENAMED_CURVES[value]
         return value
 
@@ -212,12 +217,8 @@ class StrengthSettings(Section):
 
     SOURCE = DUAL_STRENGTH
 
-    storage_min: float = Field(
-        default=1.0, description="Storage strength lower bound (a new memory)."
-    )
-    storage_max: float = Field(
-        default=10.0, description="Storage strength upper bound."
-    )
+    storage_min: float = Field(default=1.0, description="Storage strength lower bound (a new memory).")
+    storage_max: float = Field(default=10.0, description="Storage strength upper bound.")
     storage_base_gain: float = Field(
         default=0.05,
         gt=0,
@@ -265,9 +266,7 @@ class ActrSettings(Section):
         "Petrov's (2006) hybrid approximation.",
     )
     sigmoid_offset: float = Field(default=0.0, description="Activation = 1/(1+exp(-(B - offset)/scale)).")
-    sigmoid_scale: float = Field(
-        default=1.0, gt=0, description="Activation = 1/(1+exp(-(B - offset)/scale))."
-    )
+    sigmoid_scale: float = Field(default=1.0, gt=0, description="Activation = 1/(1+exp(-(B - offset)/scale)).")
 
 
 class ImportanceSettings(Section):
@@ -277,27 +276,43 @@ class ImportanceSettings(Section):
 
     # four importance channels
     w_novelty: float = Field(
-        default=0.25, ge=0, le=1, description="Novelty channel weight.",
+        default=0.25,
+        ge=0,
+        le=1,
+        description="Novelty channel weight.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     w_arousal: float = Field(
-        default=0.30, ge=0, le=1, description="Arousal channel weight.",
+        default=0.30,
+        ge=0,
+        le=1,
+        description="Arousal channel weight.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     w_reward: float = Field(
-        default=0.25, ge=0, le=1, description="Reward channel weight.",
+        default=0.25,
+        ge=0,
+        le=1,
+        description="Reward channel weight.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     w_attention: float = Field(
-        default=0.20, ge=0, le=1, description="Attention channel weight.",
+        default=0.20,
+        ge=0,
+        le=1,
+        description="Attention channel weight.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     boost_min: float = Field(
-        default=0.7, gt=0, description="Encoding boost multiplier lower bound.",
+        default=0.7,
+        gt=0,
+        description="Encoding boost multiplier lower bound.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     boost_max: float = Field(
-        default=1.3, gt=0, description="Encoding boost multiplier upper bound.",
+        default=1.3,
+        gt=0,
+        description="Encoding boost multiplier upper bound.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     boost_emotion_gain: float = Field(
@@ -310,15 +325,18 @@ class ImportanceSettings(Section):
         "four-channel importance; that emotion drives it is reverie's choice (emotional enhancement of encoding).",
     )
     priority_critical: float = Field(
-        default=0.8, description="Priority 'critical' at importance >= 0.8.",
+        default=0.8,
+        description="Priority 'critical' at importance >= 0.8.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     priority_high: float = Field(
-        default=0.6, description="Priority 'high' at importance >= 0.6.",
+        default=0.6,
+        description="Priority 'high' at importance >= 0.6.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     priority_normal: float = Field(
-        default=0.4, description="Priority 'normal' at importance >= 0.4, else 'low'.",
+        default=0.4,
+        description="Priority 'normal' at importance >= 0.4, else 'low'.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     # nine importance factors (weights from engram's source)
@@ -329,9 +347,7 @@ class ImportanceSettings(Section):
     f_stability: float = Field(default=0.08, ge=0, description="Weight of stability min(1, n/(span_days+1)).")
     f_layer: float = Field(default=0.15, ge=0, description="Weight of the layer boost.")
     f_trust: float = Field(default=0.10, ge=0, description="Weight of source trust.")
-    f_confirmations: float = Field(
-        default=0.10, ge=0, description="Weight of confirmations min(0.2, 0.05·ln(1+c))."
-    )
+    f_confirmations: float = Field(default=0.10, ge=0, description="Weight of confirmations min(0.2, 0.05·ln(1+c)).")
     f_actr: float = Field(
         default=0.10,
         ge=0,
@@ -375,12 +391,8 @@ class ImportanceSettings(Section):
         default=0.15,
         description="Importance modifier of the very first memory (no neighbours), as engram's source sets it.",
     )
-    importance_floor: float = Field(
-        default=0.05, ge=0, le=1, description="Adjusted importance clamp lower bound."
-    )
-    importance_ceiling: float = Field(
-        default=1.0, ge=0, le=1, description="Adjusted importance clamp upper bound."
-    )
+    importance_floor: float = Field(default=0.05, ge=0, le=1, description="Adjusted importance clamp lower bound.")
+    importance_ceiling: float = Field(default=1.0, ge=0, le=1, description="Adjusted importance clamp upper bound.")
     duplicate_similarity: float = Field(
         default=0.92, ge=-1, le=1, description="Nearest similarity >= 0.92 flags a duplicate."
     )
@@ -449,9 +461,7 @@ class UtilitySettings(Section):
     SOURCE = COGNITIVE_MEMORY
 
     alpha: float = Field(default=0.1, gt=0, le=1, description="Utility += 0.1·(target - utility).")
-    drift_rate: float = Field(
-        default=0.01, ge=0, description="Drift u + (0.5-u)·(1-exp(-0.01·days))."
-    )
+    drift_rate: float = Field(default=0.01, ge=0, description="Drift u + (0.5-u)·(1-exp(-0.01·days)).")
     prior: float = Field(default=0.5, ge=0, le=1, description="Neutral utility prior 0.5.")
     w_semantic: float = Field(default=0.6, ge=0, le=1, description="Score = 0.6·semantic + …")
     w_utility: float = Field(default=0.2, ge=0, le=1, description="… + 0.2·utility + …")
@@ -526,18 +536,13 @@ class RetentionSettings(Section):
         gt=0,
         description="Huber = l2 up to t = 0.5·hl, then linear with the matching slope.",
     )
-    elastic_l1_weight: float = Field(
-        default=0.3, ge=0, le=1, description="Elastic = 0.3·max(0, 1 - t/(2hl)) + 0.7·l2."
-    )
+    elastic_l1_weight: float = Field(default=0.3, ge=0, le=1, description="Elastic = 0.3·max(0, 1 - t/(2hl)) + 0.7·l2.")
     elastic_l1_span: float = Field(default=2.0, gt=0, description="The 2 in max(0, 1 - t/(2hl)).")
     reinforcement_scale: float = Field(default=0.05, ge=0, description="Access reinforcement 0.05·ln(1+n).")
-    reinforcement_cap: float = Field(
-        default=0.3, ge=0, le=1, description="Access reinforcement capped at +0.3."
-    )
+    reinforcement_cap: float = Field(default=0.3, ge=0, le=1, description="Access reinforcement capped at +0.3.")
     trust: dict[str, float] = Field(
         default_factory=_default_trust,
-        description="Source trust human 1.0, ai 0.7, interaction 0.6, ingest 0.5, "
-        "code_scan 0.5, dream 0.4.",
+        description="Source trust human 1.0, ai 0.7, interaction 0.6, ingest 0.5, code_scan 0.5, dream 0.4.",
     )
     default_trust: float = Field(
         default=0.5,
@@ -588,15 +593,21 @@ class RetentionSettings(Section):
         json_schema_extra=source(CONSOLIDATION),
     )
     fading_importance_boost: float = Field(
-        default=2.0, ge=0, description="Fading retention: B = 1 + 2·importance.",
+        default=2.0,
+        ge=0,
+        description="Fading retention: B = 1 + 2·importance.",
         json_schema_extra=source(CONSOLIDATION),
     )
     fading_boost_cap: float = Field(
-        default=3.0, ge=1, description="Fading retention: B capped at 3.",
+        default=3.0,
+        ge=1,
+        description="Fading retention: B capped at 3.",
         json_schema_extra=source(CONSOLIDATION),
     )
     fading_min_stability: float = Field(
-        default=0.01, gt=0, description="Fading retention: S floored at 0.01.",
+        default=0.01,
+        gt=0,
+        description="Fading retention: S floored at 0.01.",
         json_schema_extra=source(CONSOLIDATION),
     )
     fading_stability_new: float = Field(
@@ -612,11 +623,17 @@ class RetentionSettings(Section):
         "(bench/locomo.py) as the judge.",
     )
     core_floor: float = Field(
-        default=0.60, ge=0, le=1, description="Retention floor of core memories.",
+        default=0.60,
+        ge=0,
+        le=1,
+        description="Retention floor of core memories.",
         json_schema_extra=source(CONSOLIDATION),
     )
     regular_floor: float = Field(
-        default=0.02, ge=0, le=1, description="Retention floor of regular memories.",
+        default=0.02,
+        ge=0,
+        le=1,
+        description="Retention floor of regular memories.",
         json_schema_extra=source(CONSOLIDATION),
     )
     precision_tiers: dict[str, float] = Field(
@@ -678,9 +695,7 @@ class LifecycleSettings(Section):
     value_disputed_penalty: float = Field(default=0.5, description="Tier value −0.5·0.2 when disputed.")
     promote_heat: float = Field(default=0.55, ge=0, le=1, description="Lifecycle promote when heat >= 0.55.")
     stale_decay: float = Field(default=0.65, ge=0, le=1, description="Lifecycle stale when decay >= 0.65.")
-    archive_decay: float = Field(
-        default=0.85, ge=0, le=1, description="Lifecycle archive when decay >= 0.85."
-    )
+    archive_decay: float = Field(default=0.85, ge=0, le=1, description="Lifecycle archive when decay >= 0.85.")
     protected_categories: tuple[str, ...] = Field(
         default=("decision", "principle", "commitment", "preference"),
         description="Categories never archived by the lifecycle policy.",
@@ -697,21 +712,11 @@ class LifecycleSettings(Section):
         default_factory=lambda: {"explicit": 1.0, "implied": 0.8, "inferred": 0.6, "speculative": 0.35},
         description="Weight of each confidence tier in heat/decay/value scores.",
     )
-    speculative_ttl_days: float = Field(
-        default=30.0, gt=0, description="Speculative memories expire after 30 days."
-    )
-    edge_reinforce_delta: float = Field(
-        default=0.05, ge=0, le=1, description="Edge confidence +0.05 per observation."
-    )
-    edge_decay_window_days: float = Field(
-        default=90.0, gt=0, description="Edge decay window (grace), 90 days."
-    )
-    edge_decay_per_window: float = Field(
-        default=0.1, ge=0, le=1, description="Edge confidence −0.1 per window."
-    )
-    edge_decay_floor: float = Field(
-        default=0.1, ge=0, le=1, description="Decay never drops an edge below 0.1."
-    )
+    speculative_ttl_days: float = Field(default=30.0, gt=0, description="Speculative memories expire after 30 days.")
+    edge_reinforce_delta: float = Field(default=0.05, ge=0, le=1, description="Edge confidence +0.05 per observation.")
+    edge_decay_window_days: float = Field(default=90.0, gt=0, description="Edge decay window (grace), 90 days.")
+    edge_decay_per_window: float = Field(default=0.1, ge=0, le=1, description="Edge confidence −0.1 per window.")
+    edge_decay_floor: float = Field(default=0.1, ge=0, le=1, description="Decay never drops an edge below 0.1.")
     edge_traversal_floor: float = Field(
         default=0.2, ge=0, le=1, description="Edges below confidence 0.2 are pruned from traversal."
     )
@@ -765,9 +770,7 @@ class WorkingMemorySettings(Section):
     SOURCE = WORKING_MEMORY
 
     max_items: int = Field(default=9, ge=1, description="At most 9 working-memory items per session.")
-    half_life_minutes: float = Field(
-        default=30.0, gt=0, description="Recency exp(-ln2·age_min/30)."
-    )
+    half_life_minutes: float = Field(default=30.0, gt=0, description="Recency exp(-ln2·age_min/30).")
     access_weight: float = Field(default=0.1, ge=0, description="Eviction score ×(1 + 0.1·accessCount).")
     promote_accesses: int = Field(default=2, ge=1, description="Promotion candidate at accessCount >= 2.")
     promote_importance: float = Field(default=0.6, ge=0, le=1, description="… or importance >= 0.6.")
@@ -792,11 +795,14 @@ class TaggingSettings(Section):
         json_schema_extra=source(AMEM),
     )
     cluster_weight: int = Field(
-        default=3, ge=1, description="Co-activation clusters form at weight > 3.",
+        default=3,
+        ge=1,
+        description="Co-activation clusters form at weight > 3.",
         json_schema_extra=source(ENERGY),
     )
     cluster_exclusive: bool = Field(
-        default=True, description="The cluster rule 'weight > 3' is exclusive (False: >=).",
+        default=True,
+        description="The cluster rule 'weight > 3' is exclusive (False: >=).",
         json_schema_extra=source(ENERGY),
     )
 
@@ -815,9 +821,7 @@ class EmotionSettings(Section):
     SOURCE = EMOTION
 
     flashbulb_arousal: float = Field(default=0.8, ge=0, le=1, description="Flashbulb at arousal >= 0.8.")
-    flashbulb_importance: float = Field(
-        default=0.9, ge=0, le=1, description="Flashbulb importance at least 0.9."
-    )
+    flashbulb_importance: float = Field(default=0.9, ge=0, le=1, description="Flashbulb importance at least 0.9.")
     flashbulb_stability: float = Field(default=1.5, ge=1, description="Flashbulb stability ×1.5.")
     mood_congruence: float = Field(default=1.1, ge=1, description="Mood-congruent memories score ×1.1.")
 
@@ -830,49 +834,72 @@ class PromotionSettings(Section):
     working_after_minutes: float = Field(default=30.0, ge=0, description="Working → episodic after 30 min …")
     working_accesses: int = Field(default=2, ge=1, description="… or 2 accesses.")
     working_use_energy: bool = Field(
-        default=True, description="Working → episodic also when energy > 2.0.",
+        default=True,
+        description="Working → episodic also when energy > 2.0.",
         json_schema_extra=source(ENERGY),
     )
     episodic_accesses: int = Field(
-        default=3, ge=1, description="Episodic → semantic at access_count >= 3 (frequent use).",
+        default=3,
+        ge=1,
+        description="Episodic → semantic at access_count >= 3 (frequent use).",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     episodic_utility: float = Field(
-        default=0.7, ge=0, le=1, description="Episodic → semantic at utility >= 0.7 …",
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Episodic → semantic at utility >= 0.7 …",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     episodic_utility_age_days: float = Field(
-        default=7.0, ge=0, description="… and age >= 7 days (sustained utility).",
+        default=7.0,
+        ge=0,
+        description="… and age >= 7 days (sustained utility).",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     episodic_entity_count: int = Field(
-        default=3, ge=1, description="Episodic → semantic when >= 3 episodic memories share an entity.",
+        default=3,
+        ge=1,
+        description="Episodic → semantic when >= 3 episodic memories share an entity.",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     episodic_importance: float = Field(default=0.7, ge=0, le=1, description="Importance >= 0.7 …")
     episodic_importance_accesses: int = Field(default=5, ge=1, description="… and access_count >= 5.")
     episodic_use_energy: bool = Field(
-        default=True, description="Episodic → semantic also when energy > 5.0.",
+        default=True,
+        description="Episodic → semantic also when energy > 5.0.",
         json_schema_extra=source(ENERGY),
     )
     core_accesses: int = Field(
-        default=10, ge=1, description="Core at access_count >= 10 …",
+        default=10,
+        ge=1,
+        description="Core at access_count >= 10 …",
         json_schema_extra=source(CONSOLIDATION),
     )
     core_stability: float = Field(
-        default=0.85, ge=0, le=1, description="… normalised storage strength (stability) >= 0.85 …",
+        default=0.85,
+        ge=0,
+        le=1,
+        description="… normalised storage strength (stability) >= 0.85 …",
         json_schema_extra=source(CONSOLIDATION),
     )
     core_sessions: int = Field(
-        default=3, ge=1, description="… and >= 3 distinct sessions.",
+        default=3,
+        ge=1,
+        description="… and >= 3 distinct sessions.",
         json_schema_extra=source(CONSOLIDATION),
     )
     demote_idle_days: float = Field(
-        default=60.0, ge=0, description="Semantic → dormant after >= 60 idle days …",
+        default=60.0,
+        ge=0,
+        description="Semantic → dormant after >= 60 idle days …",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     demote_utility: float = Field(
-        default=0.2, ge=0, le=1, description="… and utility < 0.2 (both required).",
+        default=0.2,
+        ge=0,
+        le=1,
+        description="… and utility < 0.2 (both required).",
         json_schema_extra=source(COGNITIVE_MEMORY),
     )
     archive_age_days: float = Field(default=90.0, ge=0, description="Archive after 90 days if …")
@@ -913,8 +940,7 @@ class PromotionSettings(Section):
     )
     procedural_categories: tuple[str, ...] = Field(
         default=("decision", "pattern", "procedure", "skill", "howto", "principle"),
-        description="Categories whose long-term memories belong to the procedural layer (see "
-        "procedural_layer).",
+        description="Categories whose long-term memories belong to the procedural layer (see procedural_layer).",
         json_schema_extra=source(REVERIE),
     )
 

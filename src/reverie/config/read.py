@@ -31,11 +31,13 @@ class IntentStrategy(Section):
     SOURCE = COGNITIVE_MEMORY
 
     vector_weight: float = Field(
-        ge=0, description="RRF weight of the vector channel.",
+        ge=0,
+        description="RRF weight of the vector channel.",
         json_schema_extra=source(RRF),
     )
     text_weight: float = Field(
-        ge=0, description="RRF weight of the full-text channel.",
+        ge=0,
+        description="RRF weight of the full-text channel.",
         json_schema_extra=source(RRF),
     )
     limit: int = Field(ge=1, le=200, description="Candidate limit of the intent (before the 3x over-fetch).")
@@ -46,7 +48,9 @@ class IntentStrategy(Section):
         "(a bounded tie-break term, see read.scoring) so that relevance still decides the top-k.",
     )
     utility_boost: float = Field(
-        default=0.0, ge=0, le=1,
+        default=0.0,
+        ge=0,
+        le=1,
         description="Utility boost: share of the 0.6/0.2/0.2 utility score in the final score "
         "(used inside utility-aware intents).",
     )
@@ -67,14 +71,18 @@ class IntentStrategy(Section):
 def _default_strategies() -> dict[str, IntentStrategy]:
     return {
         "factual": IntentStrategy(vector_weight=0.6, text_weight=0.4, limit=10, utility_boost=0.2),
-        "temporal": IntentStrategy(vector_weight=0.4, text_weight=0.6, limit=15, sort="valid_from",
-                                   include_superseded=True),
-        "causal": IntentStrategy(vector_weight=0.3, text_weight=0.3, limit=20, graph_hops=2,
-                                 graph_types=["causes", "elaborates"]),
-        "entity_profile": IntentStrategy(vector_weight=0.5, text_weight=0.5, limit=15, sort="utility",
-                                         utility_boost=0.3, entity_hub=True),
-        "preference": IntentStrategy(vector_weight=0.5, text_weight=0.5, limit=10, sort="utility",
-                                     categories=["preference", "correction"]),
+        "temporal": IntentStrategy(
+            vector_weight=0.4, text_weight=0.6, limit=15, sort="valid_from", include_superseded=True
+        ),
+        "causal": IntentStrategy(
+            vector_weight=0.3, text_weight=0.3, limit=20, graph_hops=2, graph_types=["causes", "elaborates"]
+        ),
+        "entity_profile": IntentStrategy(
+            vector_weight=0.5, text_weight=0.5, limit=15, sort="utility", utility_boost=0.3, entity_hub=True
+        ),
+        "preference": IntentStrategy(
+            vector_weight=0.5, text_weight=0.5, limit=10, sort="utility", categories=["preference", "correction"]
+        ),
         "general": IntentStrategy(vector_weight=0.5, text_weight=0.5, limit=10, utility_boost=0.2),
     }
 
@@ -117,7 +125,9 @@ class ReadSettings(Section):
         "there is none or its answer is unusable (the cognitive-memory design's LLM-primary router).",
     )
     llm_router_cache: int = Field(
-        default=256, ge=0, le=100_000,
+        default=256,
+        ge=0,
+        le=100_000,
         description="How many queries' LLM intents the router remembers (least recently used dropped first), so a "
         "repeated query asks the LLM once (0 = ask every time).",
     )
@@ -138,7 +148,8 @@ class ReadSettings(Section):
         json_schema_extra=source(REVERIE),
     )
     scoring: bool = Field(
-        default=True, description="Composite re-rank; off = RRF order.",
+        default=True,
+        description="Composite re-rank; off = RRF order.",
         json_schema_extra=source(RRF),
     )
     mmr: bool = Field(default=True, description="MMR diversity re-rank.", json_schema_extra=source(MMR))
@@ -197,13 +208,17 @@ class ReadSettings(Section):
     )
     rrf_k: int = Field(default=60, ge=1, description="RRF K = 60.", json_schema_extra=source(RRF))
     overfetch: int = Field(
-        default=3, ge=1, le=10,
+        default=3,
+        ge=1,
+        le=10,
         description="Vector over-fetch 3x for the MMR pool — of the intent's candidate limit, never of "
         "the number of results asked for (read.candidate_pool).",
         json_schema_extra=source(MMR),
     )
     candidate_pool: int = Field(
-        default=60, ge=10, le=1000,
+        default=60,
+        ge=10,
+        le=1000,
         description="Candidates each channel (vector, full text) contributes to the re-rank, at least (the "
         "intent's limit × overfetch when larger; k when more results are asked for). The pool does not grow "
         "with k, so the first n results of a search are the same whether it asks for n or for 50.",
@@ -213,7 +228,9 @@ class ReadSettings(Section):
     )
     max_subqueries: int = Field(default=4, ge=2, le=8, description="Compound queries → 2–4 sub-queries.")
     hyde_variants: int = Field(
-        default=1, ge=0, le=3,
+        default=1,
+        ge=0,
+        le=3,
         description="2–3 hypothetical documents per intent; reverie embeds 1 by default. Each "
         "variant is one more text in the query's embedding call, and on LoCoMo 0, 1 and 2 variants gave the "
         "same recall (R@10 0.676 / 0.675 / 0.674, "
@@ -221,7 +238,8 @@ class ReadSettings(Section):
         json_schema_extra=source(HYDE),
     )
     hyde_query_weight: float = Field(
-        default=2.0, gt=0,
+        default=2.0,
+        gt=0,
         description="Weight of the query itself in the centroid of query + variants (reverie: the "
         "query counts twice so the templates widen recall without drowning the question).",
         json_schema_extra=source(HYDE),
@@ -230,7 +248,9 @@ class ReadSettings(Section):
     # composite re-rank
     w_similarity: float = Field(default=0.40, ge=0, description="Composite: 0.40 × similarity.")
     prior_margin: float = Field(
-        default=0.04, ge=0, le=1,
+        default=0.04,
+        ge=0,
+        le=1,
         description="Relevance leads: the composite's other terms (ACT-R activation, importance, RRF, utility, "
         "episode and co-activation boosts, multipliers) add at most this much to a memory's score, as a "
         "share of their largest possible value. 0.04 equals 0.1 of hybrid similarity at the 0.40 weight: "
@@ -239,17 +259,21 @@ class ReadSettings(Section):
         json_schema_extra=source(RRF),
     )
     w_activation: float = Field(
-        default=0.30, ge=0, description="Composite: 0.30 × ACT-R activation.",
+        default=0.30,
+        ge=0,
+        description="Composite: 0.30 × ACT-R activation.",
         json_schema_extra=source(ACTR),
     )
     w_importance: float = Field(default=0.15, ge=0, description="Composite: 0.15 × importance.")
     w_rrf: float = Field(
-        default=0.15, ge=0,
+        default=0.15,
+        ge=0,
         description="Composite: 0.15 × RRF score (scaled as read.rrf_scale says).",
         json_schema_extra=source(RRF),
     )
     rrf_scale: str = Field(
-        default="raw", pattern=r"^(raw|possible|minmax)$",
+        default="raw",
+        pattern=r"^(raw|possible|minmax)$",
         description="How the RRF score enters the composite: 'raw' = Σ w/(K + rank) as the design "
         "writes it (at most 2/61 with K = 60, so 0.15 × RRF breaks ties: the hybrid similarity already "
         "carries both channels); 'possible' = divided by its largest possible value (rank 1 on every "
@@ -259,7 +283,8 @@ class ReadSettings(Section):
         json_schema_extra=source(RRF),
     )
     activation_min_age_s: float = Field(
-        default=86400.0, ge=1,
+        default=86400.0,
+        ge=1,
         description="Calibration of the ACT-R term in the composite: an access less than a "
         "day ago counts as one day old, so the term measures availability over days (frequency and "
         "spacing), not which memories the previous question returned. With the dynamics' 1-second floor a "
@@ -271,58 +296,76 @@ class ReadSettings(Section):
     )
     entity_boost: float = Field(default=0.1, ge=0, description="+0.1 per matching entity.")
     entity_boost_max: int = Field(
-        default=3, ge=1, description="At most 3 entity matches count.",
+        default=3,
+        ge=1,
+        description="At most 3 entity matches count.",
         json_schema_extra=source(REVERIE),
     )
     episode_boost: float = Field(default=0.15, ge=0, description="+0.15 for the same session episode.")
     episode_context_boost: float = Field(
-        default=0.05, ge=0,
+        default=0.05,
+        ge=0,
         description="The inferred episode context (no session named) adds up to +0.05 — a third "
         "of the +0.15 for a known session, since the episode is a guess — times the episode's "
         "strength (read.scoring.episode_strengths).",
         json_schema_extra=source(REVERIE),
     )
     time_anchor_boost: float = Field(
-        default=0.1, ge=0,
+        default=0.1,
+        ge=0,
         description="Up to +0.1 (the scale of the entity boost) for a memory whose event "
         "time (valid_from, else created_at) lies in a period the query names.",
         json_schema_extra=source(REVERIE),
     )
     time_anchor_after_days: float = Field(
-        default=30.0, ge=0,
+        default=30.0,
+        ge=0,
         description="The time boost fades to 0 over 30 days after the named period (events are "
         "often recorded some days after they happen: 'last week I …').",
         json_schema_extra=source(REVERIE),
     )
     time_anchor_before_days: float = Field(
-        default=7.0, ge=0, description="The time boost fades to 0 over 7 days before the named period.",
+        default=7.0,
+        ge=0,
+        description="The time boost fades to 0 over 7 days before the named period.",
         json_schema_extra=source(REVERIE),
     )
     episode_context_power: float = Field(
-        default=1.0, ge=0,
+        default=1.0,
+        ge=0,
         description="Exponent of the episode strength (best similarity in the episode / best "
         "overall); 1 = proportional, larger = only episodes close to the best one count.",
         json_schema_extra=source(REVERIE),
     )
     sub_tier_boost: dict[str, float] = Field(
-        default_factory=lambda: {"personal": 1.1, "observed": 1.0, "vicarious": 0.9, "schematic": 1.1,
-                                 "procedural": 1.05, "factual": 1.0},
+        default_factory=lambda: {
+            "personal": 1.1,
+            "observed": 1.0,
+            "vicarious": 0.9,
+            "schematic": 1.1,
+            "procedural": 1.05,
+            "factual": 1.0,
+        },
         description="Sub-tier retrieval boosts.",
     )
     category_boost: float = Field(
-        default=1.25, ge=1, description="The intent's category filter, fail-open, as ×1.25.",
+        default=1.25,
+        ge=1,
+        description="The intent's category filter, fail-open, as ×1.25.",
         json_schema_extra=source(REVERIE),
     )
     low_source_confidence: float = Field(
         default=0.3, ge=0, le=1, description="Memories with source confidence < 0.3 are deprioritised."
     )
     low_source_confidence_factor: float = Field(
-        default=0.5, ge=0, le=1, description="Deprioritised = score ×0.5.",
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Deprioritised = score ×0.5.",
         json_schema_extra=source(REVERIE),
     )
     lifecycle_factor: dict[str, float] = Field(
-        default_factory=lambda: {"active": 1.05, "validated": 1.05, "candidate": 0.95, "stale": 0.8,
-                                 "archived": 0.8},
+        default_factory=lambda: {"active": 1.05, "validated": 1.05, "candidate": 0.95, "stale": 0.8, "archived": 0.8},
         description="Lifecycle weighting: active/validated small boost, candidate slight penalty, "
         "stale stronger penalty (reverie's numbers; unknown states fail open at 1.0).",
         json_schema_extra=source(LIFECYCLE),
@@ -335,27 +378,38 @@ class ReadSettings(Section):
         "design (lifecycleFilterStaleEnabled).",
     )
     disputed_factor: float = Field(
-        default=0.8, ge=0, le=1, description="verificationState=disputed additional penalty (×0.8).",
+        default=0.8,
+        ge=0,
+        le=1,
+        description="verificationState=disputed additional penalty (×0.8).",
         json_schema_extra=source(LIFECYCLE),
     )
     sort_weight: float = Field(
-        default=0.05, ge=0, le=1,
-        description="Weight of an intent's sort column (valid_from recency or utility) as a "
-        "secondary key.",
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Weight of an intent's sort column (valid_from recency or utility) as a secondary key.",
         json_schema_extra=source(REVERIE),
     )
 
     # graph expansion (breadth-first, weighted by edge confidence)
     graph_seeds: int = Field(
-        default=10, ge=1, description="BFS starts from the 10 best fused hits.",
+        default=10,
+        ge=1,
+        description="BFS starts from the 10 best fused hits.",
         json_schema_extra=source(REVERIE),
     )
     graph_hop_decay: float = Field(
-        default=0.5, gt=0, le=1, description="Score ×0.5 per hop.",
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Score ×0.5 per hop.",
         json_schema_extra=source(REVERIE),
     )
     graph_max_added: int = Field(
-        default=20, ge=0, description="At most 20 memories admitted by the graph.",
+        default=20,
+        ge=0,
+        description="At most 20 memories admitted by the graph.",
         json_schema_extra=source(REVERIE),
     )
     pagerank_iterations: int = Field(
@@ -363,7 +417,9 @@ class ReadSettings(Section):
     )
     pagerank_damping: float = Field(default=0.85, gt=0, lt=1, description="PageRank damping factor 0.85.")
     entity_hub_limit: int = Field(
-        default=10, ge=1, description="Memories per entity-hub lookup.",
+        default=10,
+        ge=1,
+        description="Memories per entity-hub lookup.",
         json_schema_extra=source(REVERIE),
     )
 
@@ -377,23 +433,31 @@ class ReadSettings(Section):
         "answers with the update too.",
     )
     recency_margin: float = Field(
-        default=0.02, ge=0, le=1,
+        default=0.02,
+        ge=0,
+        le=1,
         description="Time reasoning for questions about now (read.current_first): of two results about one "
         "thing (as similar to each other as the write gate's change_min) whose scores lie within this margin, "
         "the newer comes first — what was said last is more likely what holds. 0 = off.",
     )
     update_check_top: int = Field(
-        default=10, ge=0, le=50,
+        default=10,
+        ge=0,
+        le=50,
         description="How many of the best candidates are read pairwise for an update of one by another "
         "(read.current_first); 0 reads none.",
     )
     hebbian_top: int = Field(
-        default=5, ge=0, le=20,
+        default=5,
+        ge=0,
+        le=20,
         description="Hebbian co-activation after each search: pairs among the 5 best hits (10 pairs) "
         "are bumped and those memories get +2% stability (0 = off).",
     )
     session_coaccess_max: int = Field(
-        default=20, ge=1, le=500,
+        default=20,
+        ge=1,
+        le=500,
         description="Co-activation counts memories used in the same session (the energy-model consolidation "
         "design: 'memories accessed in the same session'): a memory a search shows at the top (the "
         "hebbian_top best) or a get reads is paired with each of the last this-many memories its session used "
@@ -403,7 +467,10 @@ class ReadSettings(Section):
 
     # MMR and hot tier
     mmr_lambda: float = Field(
-        default=0.7, ge=0, le=1, description="MMR λ = 0.7.",
+        default=0.7,
+        ge=0,
+        le=1,
+        description="MMR λ = 0.7.",
         json_schema_extra=source(MMR),
     )
     hot_min_utility: float = Field(default=0.8, description="Hot tier: utility >= 0.8.")
@@ -427,19 +494,27 @@ class ReadSettings(Section):
         description="0.4–0.7 → abbreviated; below → skipped and logged (cosine, per profile).",
     )
     context_budget_tokens: int = Field(
-        default=800, ge=16, description="Default context() budget.",
+        default=800,
+        ge=16,
+        description="Default context() budget.",
         json_schema_extra=source(REVERIE),
     )
     chars_per_token: float = Field(
-        default=4.0, gt=0, description="reverie token estimate: ceil(characters / 4) (no tokenizer needed).",
+        default=4.0,
+        gt=0,
+        description="reverie token estimate: ceil(characters / 4) (no tokenizer needed).",
         json_schema_extra=source(REVERIE),
     )
     abbreviated_chars: int = Field(
-        default=160, ge=20, description="Abbreviated injection keeps 160 chars.",
+        default=160,
+        ge=20,
+        description="Abbreviated injection keeps 160 chars.",
         json_schema_extra=source(REVERIE),
     )
     item_budget_share: float = Field(
-        default=0.34, gt=0, le=1,
+        default=0.34,
+        gt=0,
+        le=1,
         description="One item may use at most 34% of the budget (a large memory is truncated, "
         "never allowed to crowd out everything else).",
         json_schema_extra=source(REVERIE),

@@ -44,14 +44,15 @@ class SimilarityProfile(Section):
         description="Knowledge updates: a stored memory at least this similar to a new statement is read "
         "against it for an update ('Priya left, I report to Daniel now' against 'My manager is Priya'). "
         "People word a change apart from the fact it changes, so this sits well below the gate's other "
-        "thresholds; the text decides (reverie.write.updates), this only bounds which memories are read."
+        "thresholds; the text decides (reverie.write.updates), this only bounds which memories are read.",
     )
 
     @model_validator(mode="after")
     def _ordered(self) -> SimilarityProfile:
         if not self.update_candidate_min <= self.change_min:
-            raise ValueError(f"need update_candidate_min <= change_min, got {self.update_candidate_min} / "
-                             f"{self.change_min}")
+            raise ValueError(
+                f"need update_candidate_min <= change_min, got {self.update_candidate_min} / {self.change_min}"
+            )
         if not self.change_min <= self.contradiction_min:
             raise ValueError(f"need change_min <= contradiction_min, got {self.change_min} / {self.contradiction_min}")
         if not self.contradiction_min <= self.create_below <= self.update_min <= self.reinforce_min:
@@ -65,16 +66,30 @@ class SimilarityProfile(Section):
 def _profiles() -> dict[str, SimilarityProfile]:
     return {
         # the prediction-error gate's values, set for large API embedders
-        "api": SimilarityProfile(contradiction_min=0.70, create_below=0.70, update_min=0.75, reinforce_min=0.92,
-                                 retroactive_min=0.70, change_min=0.70, update_candidate_min=0.40),
+        "api": SimilarityProfile(
+            contradiction_min=0.70,
+            create_below=0.70,
+            update_min=0.75,
+            reinforce_min=0.92,
+            retroactive_min=0.70,
+            change_min=0.70,
+            update_candidate_min=0.40,
+        ),
         # measured with all-MiniLM-L6-v2 (tests/write/test_write_calibration.py): paraphrases 0.89–0.97,
         # elaborations 0.78–0.94, contradictions 0.77–0.79, unrelated facts -0.03–0.08; distinct turns of one
         # LoCoMo conversation sit at 0.62–0.76 (bench/locomo_observe.py) and must stay separate memories;
         # change statements sit at 0.54–0.67 (EN) and 0.77–0.78 (TR) from the line they replace; corrections
         # in people's words (tests/write/data/knowledge_updates.json) sit at 0.32–0.83 from what they correct,
         # compatible facts about the same subject at 0.47–0.91: the text decides, the floor only bounds
-        "minilm": SimilarityProfile(contradiction_min=0.70, create_below=0.80, update_min=0.82, reinforce_min=0.88,
-                                    retroactive_min=0.55, change_min=0.50, update_candidate_min=0.25),
+        "minilm": SimilarityProfile(
+            contradiction_min=0.70,
+            create_below=0.80,
+            update_min=0.82,
+            reinforce_min=0.88,
+            retroactive_min=0.55,
+            change_min=0.50,
+            update_candidate_min=0.25,
+        ),
         # measured with multilingual-e5-small (tests/write/test_write_calibration.py), whose cosines are
         # compressed: paraphrases 0.97–0.99 (EN and TR), contradictions 0.88–0.98, change statements 0.88–0.93,
         # unrelated facts 0.77–0.86, the consolidation design's related March activities 0.89–0.92; the nearest
@@ -83,14 +98,28 @@ def _profiles() -> dict[str, SimilarityProfile]:
         # memory is created beside its neighbour (nothing is skipped), from 0.95 it updates it (~14% of LoCoMo
         # turns, as with minilm's 0.80); corrections in people's words (tests/write/data/knowledge_updates.json)
         # sit at 0.81–0.96 from what they correct, unrelated chat at 0.75–0.88: the text decides, the floor only bounds
-        "e5": SimilarityProfile(contradiction_min=0.89, create_below=0.95, update_min=0.95, reinforce_min=0.965,
-                                retroactive_min=0.88, change_min=0.86, update_candidate_min=0.80),
+        "e5": SimilarityProfile(
+            contradiction_min=0.89,
+            create_below=0.95,
+            update_min=0.95,
+            reinforce_min=0.965,
+            retroactive_min=0.88,
+            change_min=0.86,
+            update_candidate_min=0.80,
+        ),
         # HashEmbedder (unit tests only): near-identical short texts ("memory 0"/"memory 1", "alpha fact"/
         # "beta fact") sit at 0.52–0.63 and stay distinct; the designs' examples used by tests/write (paraphrase
         # 0.79, elaboration 0.67, contradictions 0.75–0.83) sit above; change statements 0.54–0.61 when they
         # share a clause ("… for the API")
-        "hash": SimilarityProfile(contradiction_min=0.64, create_below=0.64, update_min=0.66, reinforce_min=0.78,
-                                  retroactive_min=0.60, change_min=0.50, update_candidate_min=0.20),
+        "hash": SimilarityProfile(
+            contradiction_min=0.64,
+            create_below=0.64,
+            update_min=0.66,
+            reinforce_min=0.78,
+            retroactive_min=0.60,
+            change_min=0.50,
+            update_candidate_min=0.20,
+        ),
     }
 
 
@@ -105,14 +134,15 @@ class ObserverSettings(Section):
     code_ratio: float = Field(default=0.5, ge=0, le=1, description="Code-heavy when > 50% is code blocks.")
     max_emoji: int = Field(default=3, ge=0, description="Emoji-heavy at > 3 emoji.")
     binary_ratio: float = Field(
-        default=0.1, ge=0, le=1, description="Hostile-input guard: text with more than this "
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Hostile-input guard: text with more than this "
         "share of control, unassigned or private-use characters is binary content, filtered in observe() and "
         "add(infer=True).",
         json_schema_extra=source(REVERIE),
     )
-    min_density: int = Field(
-        default=2, ge=0, description="Information density: messages with density < 2 are skipped."
-    )
+    min_density: int = Field(default=2, ge=0, description="Information density: messages with density < 2 are skipped.")
     max_entities: int = Field(default=8, ge=1, description="At most 8 entities per observation.")
     max_rewrite_chars: int = Field(default=500, ge=20, description="Standalone rewriting: max 500 chars.")
     base_confidence: dict[str, float] = Field(
@@ -127,7 +157,10 @@ class ObserverSettings(Section):
         "entity-rich 0.3, fact 0.25).",
     )
     match_bonus: float = Field(
-        default=0.15, ge=0, le=1, description="Confidence added per extra matching trigger (capped at 1).",
+        default=0.15,
+        ge=0,
+        le=1,
+        description="Confidence added per extra matching trigger (capped at 1).",
         json_schema_extra=source(REVERIE),
     )
     source_confidence_floor: float = Field(
@@ -139,7 +172,10 @@ class ObserverSettings(Section):
         "'low confidence' read penalty, which is meant for unreliable sources, not for untyped facts.",
     )
     default_confidence: float = Field(
-        default=0.2, ge=0, le=1, description="Source confidence of an observation no pattern matched.",
+        default=0.2,
+        ge=0,
+        le=1,
+        description="Source confidence of an observation no pattern matched.",
         json_schema_extra=source(REVERIE),
     )
 
@@ -164,7 +200,9 @@ class FormationSettings(Section):
         default=7.0, gt=0, description="plan/will/going to → validUntil = +7 days by default."
     )
     min_split_words: int = Field(
-        default=3, ge=1, description="Each side of an atomic split keeps at least 3 words.",
+        default=3,
+        ge=1,
+        description="Each side of an atomic split keeps at least 3 words.",
         json_schema_extra=source(REVERIE),
     )
 
@@ -184,23 +222,30 @@ class GateSettings(Section):
         default=0.6, ge=0, le=1, description="In the gap, CREATE if importance is high (>= 0.6), else SKIP."
     )
     neighbours: int = Field(
-        default=5, ge=1, description="Compare with the k = 5 nearest memories.",
+        default=5,
+        ge=1,
+        description="Compare with the k = 5 nearest memories.",
         json_schema_extra=source(LAYERED),
     )
     update_candidates: int = Field(
-        default=8, ge=1, le=50,
+        default=8,
+        ge=1,
+        le=50,
         description="Knowledge updates: how many stored memories a new statement is read against for an "
         "update — its nearest by meaning (the gate's neighbours) and its best full-text matches, which "
         "find 'Priya left' for 'My manager is Priya' when other memories are nearer in meaning.",
     )
     llm_update_candidates: int = Field(
-        default=2, ge=0, le=10,
+        default=2,
+        ge=0,
+        le=10,
         description="With an LLM configured: when the text finds no update, the LLM reads at most this many "
         "candidates (those with some evidence, or similar from change_min) against the new statement; each "
         "verdict and its reason go to the memory's history.",
     )
     elaboration_max_dropped: int = Field(
-        default=1, ge=0,
+        default=1,
+        ge=0,
         description="From update_min, a new text that keeps what the nearest memory says (at most this many "
         "of its informative words missing) and adds detail is merged into it (the gate's UPDATE, 'overlaps but "
         "adds detail'); a different statement at that similarity is created beside it, so that two facts "
@@ -214,7 +259,9 @@ class GateSettings(Section):
         json_schema_extra=source(REVERIE),
     )
     reinforce_stability: float = Field(
-        default=1.2, ge=1, description="REINFORCE multiplies stability by 1.2 (the gate's 'boost stability').",
+        default=1.2,
+        ge=1,
+        description="REINFORCE multiplies stability by 1.2 (the gate's 'boost stability').",
         json_schema_extra=source(REVERIE),
     )
 
@@ -237,8 +284,12 @@ class RelationSettings(Section):
         default=0.15, ge=0, le=1, description="Same category + word overlap > 15% → related_to."
     )
     related_confidence: float = Field(default=0.4, ge=0, le=1, description="related_to confidence 0.4.")
-    prune_at: int = Field(default=1000, ge=1, description="Pruning triggers at 1000 prunable relations "
-                         "of a user (supersedes, contradicts and causes are kept for good and not counted) …")
+    prune_at: int = Field(
+        default=1000,
+        ge=1,
+        description="Pruning triggers at 1000 prunable relations "
+        "of a user (supersedes, contradicts and causes are kept for good and not counted) …",
+    )
     prune_to: int = Field(default=900, ge=0, description="… and trims to 900.")
     type_priority: dict[str, int] = Field(
         default_factory=lambda: {"related_to": 0, "same_entity": 1, "elaborates": 2, "reinforces": 3},
@@ -267,15 +318,22 @@ class BoxSettings(Section):
     time_gap_minutes: float = Field(default=30.0, gt=0, description="Seal after 30 minutes of inactivity.")
     max_memories: int = Field(default=50, ge=1, description="Seal when the box exceeds 50 memories.")
     max_topics: int = Field(
-        default=12, ge=1, description="Topic words kept per box.",
+        default=12,
+        ge=1,
+        description="Topic words kept per box.",
         json_schema_extra=source(REVERIE),
     )
     trace_overlap: float = Field(
-        default=0.35, ge=0, le=1, description="Trace weaver: sealed boxes with overlapping topics share a "
-        "trace (same overlap measure as the topic shift)."
+        default=0.35,
+        ge=0,
+        le=1,
+        description="Trace weaver: sealed boxes with overlapping topics share a "
+        "trace (same overlap measure as the topic shift).",
     )
     trace_lookback: int = Field(
-        default=50, ge=1, description="Sealed boxes compared when weaving a trace.",
+        default=50,
+        ge=1,
+        description="Sealed boxes compared when weaving a trace.",
         json_schema_extra=source(REVERIE),
     )
 
@@ -343,7 +401,9 @@ class WriteSettings(Section):
         "emotion, synthesis, contradiction, relations, box topics); the others use their heuristic only.",
     )
     llm_input_chars: int = Field(
-        default=4000, ge=200, description="Bounded prompts — at most this many characters of one text "
+        default=4000,
+        ge=200,
+        description="Bounded prompts — at most this many characters of one text "
         "are sent to the LLM (the observer already caps messages at 5000).",
         json_schema_extra=source(REVERIE),
     )

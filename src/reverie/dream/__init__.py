@@ -42,8 +42,13 @@ class StepReport:
     seconds: float = 0.0
 
     def to_dict(self) -> DreamStepReport:
-        return {"name": self.name, "changed": self.changed, "examined": self.examined,
-                "details": self.details, "seconds": round(self.seconds, 4)}
+        return {
+            "name": self.name,
+            "changed": self.changed,
+            "examined": self.examined,
+            "details": self.details,
+            "seconds": round(self.seconds, 4),
+        }
 
 
 @dataclass(slots=True)
@@ -81,8 +86,9 @@ class DreamContext:
         kw.setdefault("all_users", self.all_users)
         return MemoryFilter(**kw)
 
-    def claimed_batches(self, flt: MemoryFilter, phase: str, *,
-                        omit: frozenset[str] = frozenset()) -> Iterator[list[MemoryRecord]]:
+    def claimed_batches(
+        self, flt: MemoryFilter, phase: str, *, omit: frozenset[str] = frozenset()
+    ) -> Iterator[list[MemoryRecord]]:
         """Walk ``flt`` in batches; yield only the memories this run could claim.
 
         The records are those the scan read (``omit`` skips heavy columns); they are not read a
@@ -91,8 +97,15 @@ class DreamContext:
         """
         cfg = self.settings.dream
         for batch in self.store.scan(flt, batch_size=cfg.batch_size, omit=omit):
-            held = set(self.store.claim([r.id for r in batch], owner=self.owner, phase=phase,
-                                        now=self.claim_now(), ttl_seconds=cfg.claim_ttl_s))
+            held = set(
+                self.store.claim(
+                    [r.id for r in batch],
+                    owner=self.owner,
+                    phase=phase,
+                    now=self.claim_now(),
+                    ttl_seconds=cfg.claim_ttl_s,
+                )
+            )
             if not held:
                 continue
             try:
@@ -100,15 +113,22 @@ class DreamContext:
             finally:
                 self.store.release(self.owner, list(held))
 
-    def write(self, rec: MemoryRecord, changes: dict[str, Any], event: str | None, reason: str,
-              data: dict[str, Any] | None = None) -> bool:
+    def write(
+        self,
+        rec: MemoryRecord,
+        changes: dict[str, Any],
+        event: str | None,
+        reason: str,
+        data: dict[str, Any] | None = None,
+    ) -> bool:
         """Apply ``changes`` if nobody changed the memory since it was read; record history."""
         try:
             with self.store.transaction():
                 self.store.update_fields(rec.id, changes, expected_version=rec.version)
                 if event is not None:
-                    self.store.add_history([HistoryEvent(rec.id, event, self.now, reason=reason, actor="dream",
-                                                         data=data or {})])
+                    self.store.add_history(
+                        [HistoryEvent(rec.id, event, self.now, reason=reason, actor="dream", data=data or {})]
+                    )
         except ConflictError:
             return False  # a concurrent writer won; the next run looks again
         self._note_written(rec, changes)
@@ -128,8 +148,11 @@ class DreamContext:
             return []
         with self.store.transaction():
             done = set(self.store.update_fields_many([(w.rec.id, w.changes, w.rec.version) for w in items]))
-            events = [HistoryEvent(w.rec.id, w.event, self.now, reason=w.reason, actor="dream", data=w.data or {})
-                      for w in items if w.event is not None and w.rec.id in done]
+            events = [
+                HistoryEvent(w.rec.id, w.event, self.now, reason=w.reason, actor="dream", data=w.data or {})
+                for w in items
+                if w.event is not None and w.rec.id in done
+            ]
             self.store.add_history(events)
         for w in items:
             if w.rec.id in done:
@@ -150,7 +173,6 @@ class DreamContext:
         for event, evs in grouped.items():
             reasons = Counter(ev.reason for ev in evs)
             self.ops_log("dream." + event, count=len(evs), ids=[ev.memory_id for ev in evs], reasons=dict(reasons))
-
 
     def _note_written(self, rec: MemoryRecord, changes: dict[str, Any]) -> None:
         """Remember a compare-and-set write of ``changes`` on ``rec`` (at ``rec.version``) by this run."""
@@ -295,10 +317,18 @@ def run_dream(
     if batch_size is not None and batch_size != settings.dream.batch_size:
         settings = settings.model_copy(deep=True)
         settings.dream.batch_size = batch_size
-    ctx = DreamContext(store=mem.store, settings=settings, now=now or mem.now(),
-                       owner=f"{mem.settings.instance_id or 'reverie'}:{uuid.uuid4().hex[:12]}",
-                       user_id=user_id, all_users=all_users, ops_log=mem.ops.log, embed=mem._embed,
-                       profile=mem.embedder.profile, llm=mem._get_llm())
+    ctx = DreamContext(
+        store=mem.store,
+        settings=settings,
+        now=now or mem.now(),
+        owner=f"{mem.settings.instance_id or 'reverie'}:{uuid.uuid4().hex[:12]}",
+        user_id=user_id,
+        all_users=all_users,
+        ops_log=mem.ops.log,
+        embed=mem._embed,
+        profile=mem.embedder.profile,
+        llm=mem._get_llm(),
+    )
     started = time.perf_counter()
     reports: list[StepReport] = []
     with ClaimHeartbeat(ctx, mem.settings.dream.claim_ttl_s):
@@ -307,8 +337,13 @@ def run_dream(
             report = registry[name](ctx)
             report.seconds = time.perf_counter() - t0
             reports.append(report)
-            mem.ops.log("dream.step", step=name, changed=report.changed, examined=report.examined,
-                        latencyMs=round(report.seconds * 1000, 2))
+            mem.ops.log(
+                "dream.step",
+                step=name,
+                changed=report.changed,
+                examined=report.examined,
+                latencyMs=round(report.seconds * 1000, 2),
+            )
     result: DreamReport = {
         "kind": kind,
         "owner": ctx.owner,
@@ -358,5 +393,15 @@ def cutoff(now: datetime, days: float) -> datetime:
     return now - timedelta(days=days)
 
 
-__all__ = ["STEP_RUNS_KEY", "DreamContext", "Rejections", "Step", "StepReport", "Write", "cutoff", "omit_except",
-           "run_dream", "step_runs_key"]
+__all__ = [
+    "STEP_RUNS_KEY",
+    "DreamContext",
+    "Rejections",
+    "Step",
+    "StepReport",
+    "Write",
+    "cutoff",
+    "omit_except",
+    "run_dream",
+    "step_runs_key",
+]

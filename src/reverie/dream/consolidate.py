@@ -80,9 +80,29 @@ _NAMESPACE = uuid.UUID("6f1d3c1e-5b8a-4c33-9d0e-7a52c0de0003")
 _CHUNK = 2000  # ids per store.get / store.embeddings call
 _WRITE_CHUNK = 64  # groups claimed, summarised and embedded together
 #: what the consolidate scan reads (everything else is left out: a pass over 100k memories)
-_FADING_FIELDS = frozenset({"id", "version", "content", "content_hash", "user_id", "agent_id", "layer", "status",
-                            "store", "category", "pinned", "immutable", "core", "flashbulb", "metadata",
-                            "last_accessed_at", "created_at", "storage_strength", "importance"})
+_FADING_FIELDS = frozenset(
+    {
+        "id",
+        "version",
+        "content",
+        "content_hash",
+        "user_id",
+        "agent_id",
+        "layer",
+        "status",
+        "store",
+        "category",
+        "pinned",
+        "immutable",
+        "core",
+        "flashbulb",
+        "metadata",
+        "last_accessed_at",
+        "created_at",
+        "storage_strength",
+        "importance",
+    }
+)
 _FADING_OMIT = frozenset(f.name for f in dataclasses.fields(MemoryRecord)) - _FADING_FIELDS
 #: what the themes / abstraction scans read (eligibility and clustering)
 _CLUSTER_OMIT = _FADING_OMIT - frozenset({"utility", "access_count", "entities", "valid_from"})
@@ -90,15 +110,18 @@ _CLUSTER_OMIT = _FADING_OMIT - frozenset({"utility", "access_count", "entities",
 
 # --- shared helpers ------------------------------------------------------------------------------
 
+
 def fading_retention_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> float:
     """Retention of a memory at ``now`` (the clock runs from its last access, else its
     creation; S = storage strength on the consolidation design's 0–1 scale; β per layer, core when flagged)."""
     days = days_between(rec.last_accessed_at or rec.created_at, now)
-    s = strength.fading_stability(storage=rec.storage_strength, cfg=cfg.strength,
-                                  new=cfg.retention.fading_stability_new)
+    s = strength.fading_stability(
+        storage=rec.storage_strength, cfg=cfg.strength, new=cfg.retention.fading_stability_new
+    )
     beta = retention.fading_beta(layer=rec.layer, core=rec.core, cfg=cfg.retention)
-    return retention.fading_retention(days=days, stability=s, importance=rec.importance, beta_days=beta,
-                                       core=rec.core, cfg=cfg.retention)
+    return retention.fading_retention(
+        days=days, stability=s, importance=rec.importance, beta_days=beta, core=rec.core, cfg=cfg.retention
+    )
 
 
 def made_by_dream(rec: MemoryRecord) -> bool:
@@ -109,14 +132,20 @@ def made_by_dream(rec: MemoryRecord) -> bool:
 def _protected(rec: MemoryRecord, *, flashbulb: bool) -> bool:
     """Never merged: pinned, immutable, core, flashbulb (optional),
     made by the dream, or restored by an undo."""
-    return (rec.pinned or rec.immutable or rec.core or (flashbulb and rec.flashbulb) or made_by_dream(rec)
-            or UNDONE in rec.metadata)
+    return (
+        rec.pinned
+        or rec.immutable
+        or rec.core
+        or (flashbulb and rec.flashbulb)
+        or made_by_dream(rec)
+        or UNDONE in rec.metadata
+    )
 
 
 def _get_many(store: Store, ids: Sequence[str]) -> dict[str, MemoryRecord]:
     out: dict[str, MemoryRecord] = {}
     for start in range(0, len(ids), _CHUNK):
-        out.update(store.get(ids[start:start + _CHUNK]))
+        out.update(store.get(ids[start : start + _CHUNK]))
     return out
 
 
@@ -124,7 +153,7 @@ def _vectors(store: Store, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
     """The ids that have an embedding, and their vectors as one matrix (same order)."""
     found: dict[str, Any] = {}
     for start in range(0, len(ids), _CHUNK):
-        found.update(store.embeddings(ids[start:start + _CHUNK]))
+        found.update(store.embeddings(ids[start : start + _CHUNK]))
     kept = [i for i in ids if i in found]
     if not kept:
         return [], np.zeros((0, 1), dtype=np.float32)
@@ -138,7 +167,7 @@ def _summary_id(kind: str, member_ids: Iterable[str]) -> str:
 
 def _batched(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 @dataclass(slots=True)
@@ -161,8 +190,18 @@ class _Outcome:
     rejected: list[str] = field(default_factory=list)  # why the LLM's answers were not used
 
 
-def _new_memory(ctx: DreamContext, kind: str, members: list[MemoryRecord], summary: Summary, vector: Any, *,
-                importance: float, layer: Layer, category: str, extra: dict[str, Any]) -> MemoryRecord:
+def _new_memory(
+    ctx: DreamContext,
+    kind: str,
+    members: list[MemoryRecord],
+    summary: Summary,
+    vector: Any,
+    *,
+    importance: float,
+    layer: Layer,
+    category: str,
+    extra: dict[str, Any],
+) -> MemoryRecord:
     """The summary / theme / pattern record (max importance, mean stability, max accesses)."""
     from reverie.dynamics.access import initial_values
 
@@ -172,14 +211,36 @@ def _new_memory(ctx: DreamContext, kind: str, members: list[MemoryRecord], summa
     source = sources.pop() if len(sources) == 1 and kind != KIND_PATTERN else "dream"
     entities = list(dict.fromkeys(e for m in members for e in m.entities))[:16]
     valid_from = min((m.valid_from or m.created_at for m in members), default=now)
-    meta = {META: {"kind": kind, "members": [m.id for m in members], "method": summary.method,
-                   "why": summary.reason, "at": now.isoformat(), **extra}}
+    meta = {
+        META: {
+            "kind": kind,
+            "members": [m.id for m in members],
+            "method": summary.method,
+            "why": summary.reason,
+            "at": now.isoformat(),
+            **extra,
+        }
+    }
     rec = MemoryRecord(
-        content=summary.text, id=_summary_id(kind, [m.id for m in members]), user_id=first.user_id,
-        agent_id=first.agent_id, instance_id=ctx.settings.instance_id, layer=layer, category=category,
-        memory_kind=MemoryKind.NOTE, entities=entities, embedding=np.asarray(vector, dtype=np.float32),
-        importance=importance, source=source, write_source="dream", data_source="dream", metadata=meta,
-        valid_from=valid_from, recorded_at=now, created_at=now, updated_at=now,
+        content=summary.text,
+        id=_summary_id(kind, [m.id for m in members]),
+        user_id=first.user_id,
+        agent_id=first.agent_id,
+        instance_id=ctx.settings.instance_id,
+        layer=layer,
+        category=category,
+        memory_kind=MemoryKind.NOTE,
+        entities=entities,
+        embedding=np.asarray(vector, dtype=np.float32),
+        importance=importance,
+        source=source,
+        write_source="dream",
+        data_source="dream",
+        metadata=meta,
+        valid_from=valid_from,
+        recorded_at=now,
+        created_at=now,
+        updated_at=now,
         inputs=[{"action": kind.upper(), "at": now.isoformat(), "method": summary.method, "members": len(members)}],
     )
     for key, value in initial_values(rec, now=now, cfg=ctx.settings.dynamics).items():
@@ -198,29 +259,61 @@ def _new_memory(ctx: DreamContext, kind: str, members: list[MemoryRecord], summa
     return rec
 
 
-def _write(ctx: DreamContext, rec: MemoryRecord, members: list[MemoryRecord], *, supersede: bool,
-           link_weight: float, step: str) -> bool:
+def _write(
+    ctx: DreamContext, rec: MemoryRecord, members: list[MemoryRecord], *, supersede: bool, link_weight: float, step: str
+) -> bool:
     """Insert ``rec``, link it to each member, and (``supersede``) retire the members to cold storage —
     all in one transaction with optimistic version checks. False when anything changed meanwhile."""
     now = ctx.now
-    links = [Relation(rec.id, m.id, RelationType.SUMMARIZES, confidence=link_weight, weight=link_weight,
-                      created_at=now, metadata={"by": "dream." + step, "kind": rec.metadata[META]["kind"]})
-             for m in members]
+    links = [
+        Relation(
+            rec.id,
+            m.id,
+            RelationType.SUMMARIZES,
+            confidence=link_weight,
+            weight=link_weight,
+            created_at=now,
+            metadata={"by": "dream." + step, "kind": rec.metadata[META]["kind"]},
+        )
+        for m in members
+    ]
     event = "consolidated" if supersede else "abstracted"
     member_ids = [m.id for m in members]
-    history = [HistoryEvent(rec.id, "created", now, reason=f"dream {step}: {len(members)} memories → 1",
-                            actor="dream", data={"members": member_ids, "method": rec.metadata[META]["method"],
-                                                 "kind": rec.metadata[META]["kind"]})]
-    history += [HistoryEvent(m.id, event, now, reason=f"{event} into {rec.id} (dream {step})", actor="dream",
-                             data={"into": rec.id, "kind": rec.metadata[META]["kind"],
-                                   **({"from_store": m.store.value, "to_store": "cold"} if supersede else {})})
-                for m in members]
+    history = [
+        HistoryEvent(
+            rec.id,
+            "created",
+            now,
+            reason=f"dream {step}: {len(members)} memories → 1",
+            actor="dream",
+            data={"members": member_ids, "method": rec.metadata[META]["method"], "kind": rec.metadata[META]["kind"]},
+        )
+    ]
+    history += [
+        HistoryEvent(
+            m.id,
+            event,
+            now,
+            reason=f"{event} into {rec.id} (dream {step})",
+            actor="dream",
+            data={
+                "into": rec.id,
+                "kind": rec.metadata[META]["kind"],
+                **({"from_store": m.store.value, "to_store": "cold"} if supersede else {}),
+            },
+        )
+        for m in members
+    ]
     try:
         with ctx.store.transaction():
             ctx.store.insert([rec])
             if supersede:
-                retire = {"status": Status.SUPERSEDED, "store": StoreTier.COLD, "superseded_by": rec.id,
-                          "updated_at": now}
+                retire = {
+                    "status": Status.SUPERSEDED,
+                    "store": StoreTier.COLD,
+                    "superseded_by": rec.id,
+                    "updated_at": now,
+                }
                 written = ctx.store.update_fields_many([(m.id, retire, m.version) for m in members])
                 if len(written) != len(members):
                     raise ConflictError(f"members of {rec.id} changed since they were read")
@@ -237,10 +330,18 @@ def _write(ctx: DreamContext, rec: MemoryRecord, members: list[MemoryRecord], *,
 
 def _summarized(rec: MemoryRecord, step: str, now: datetime, outcome: str | None = None) -> ActionEvent:
     """The action telemetry of a summary (``summarize_node``; outcome: the step, or ``UNDONE``)."""
-    return ActionEvent("summarize_node", outcome or step.upper(), now, user_id=rec.user_id, agent_id=rec.agent_id,
-                       memory_id=rec.id, confidence=min(1.0, max(0.0, rec.source_confidence)),
-                       lifecycle_state=lifecycle_of(rec.lifecycle_state),
-                       importance=min(1.0, max(0.0, rec.importance)), source="consolidation")
+    return ActionEvent(
+        "summarize_node",
+        outcome or step.upper(),
+        now,
+        user_id=rec.user_id,
+        agent_id=rec.agent_id,
+        memory_id=rec.id,
+        confidence=min(1.0, max(0.0, rec.source_confidence)),
+        lifecycle_state=lifecycle_of(rec.lifecycle_state),
+        importance=min(1.0, max(0.0, rec.importance)),
+        source="consolidation",
+    )
 
 
 # --- consolidate fading memories -------------------------------------------------------------------
@@ -276,9 +377,16 @@ def _fading(ctx: DreamContext, report: StepReport) -> tuple[dict[_Key, list[str]
     return buckets, {mid: contents[mid] for _, mid, _ in found}
 
 
-def disjoint_groups(vectors: np.ndarray, *, threshold: float, min_size: int, max_size: int,
-                    ids: Sequence[str], cfg: ConsolidationSettings,
-                    fits: Callable[[Sequence[int]], bool] | None = None) -> tuple[list[list[int]], str]:
+def disjoint_groups(
+    vectors: np.ndarray,
+    *,
+    threshold: float,
+    min_size: int,
+    max_size: int,
+    ids: Sequence[str],
+    cfg: ConsolidationSettings,
+    fits: Callable[[Sequence[int]], bool] | None = None,
+) -> tuple[list[list[int]], str]:
     """Disjoint star groups: every member's cosine to the group's founder is >= ``threshold``.
 
     Founders are taken densest first (mean cosine of their ``min_size - 1`` nearest; ties: more
@@ -298,8 +406,9 @@ def disjoint_groups(vectors: np.ndarray, *, threshold: float, min_size: int, max
     # density: mean cosine of the (min_size - 1) nearest — cores of dense regions found groups before
     # "bridges" that are merely similar to two regions at once
     density = np.where(nb.indices[:, : min_size - 1] >= 0, nb.similarities[:, : min_size - 1], 0.0).mean(axis=1)
-    order = sorted((i for i in range(n) if counts[i] >= min_size - 1),
-                   key=lambda i: (-float(density[i]), -int(counts[i]), ids[i]))
+    order = sorted(
+        (i for i in range(n) if counts[i] >= min_size - 1), key=lambda i: (-float(density[i]), -int(counts[i]), ids[i])
+    )
     taken = np.zeros(n, dtype=bool)
     groups: list[list[int]] = []
     for i in order:
@@ -341,27 +450,53 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
         if len(ids) < cc.group_size:
             continue
         kept, vecs = _vectors(ctx.store, ids)
-        groups, how = disjoint_groups(vecs, threshold=threshold + threshold_raise(ctx, key[0]), min_size=cc.group_size,
-                                      max_size=cc.max_group_size, ids=kept, cfg=cfg,
-                                      fits=_fits([contents[i] for i in kept], cc.summary_max_chars))
+        groups, how = disjoint_groups(
+            vecs,
+            threshold=threshold + threshold_raise(ctx, key[0]),
+            min_size=cc.group_size,
+            max_size=cc.max_group_size,
+            ids=kept,
+            cfg=cfg,
+            fits=_fits([contents[i] for i in kept], cc.summary_max_chars),
+        )
         methods[how] += 1
         plans.extend(_Plan(KIND_SUMMARY, [kept[i] for i in g]) for g in groups)
     t2 = time.perf_counter()
-    report.details.update(candidates=sum(len(v) for v in buckets.values()), groups_found=len(plans),
-                          neighbours=dict(methods))
+    report.details.update(
+        candidates=sum(len(v) for v in buckets.values()), groups_found=len(plans), neighbours=dict(methods)
+    )
     plans = plans[: cc.max_groups_per_run]
-    out = _run_plans(ctx, plans, step="consolidate", eligible=lambda r: _still_fading(ctx, r),
-                     make=lambda members, s, v: _new_memory(
-                         ctx, KIND_SUMMARY, members, s, v, importance=max(m.importance for m in members),
-                         layer=members[0].layer, category=members[0].category,
-                         extra={"step": "consolidate", "threshold": threshold, "profile": ctx.profile}),
-                     purpose="consolidation", max_chars=cc.summary_max_chars, supersede=True,
-                     link_weight=cc.link_weight, llm_budget=cc.max_llm_calls)
+    out = _run_plans(
+        ctx,
+        plans,
+        step="consolidate",
+        eligible=lambda r: _still_fading(ctx, r),
+        make=lambda members, s, v: _new_memory(
+            ctx,
+            KIND_SUMMARY,
+            members,
+            s,
+            v,
+            importance=max(m.importance for m in members),
+            layer=members[0].layer,
+            category=members[0].category,
+            extra={"step": "consolidate", "threshold": threshold, "profile": ctx.profile},
+        ),
+        purpose="consolidation",
+        max_chars=cc.summary_max_chars,
+        supersede=True,
+        link_weight=cc.link_weight,
+        llm_budget=cc.max_llm_calls,
+    )
     report.changed = out.changed
-    report.details.update(groups=out.groups, members=out.members, methods=dict(out.methods),
-                          skipped=dict(out.skipped), summaries=out.ids[:50],
-                          seconds={"scan": round(t1 - t0, 3), "group": round(t2 - t1, 3),
-                                   "write": round(time.perf_counter() - t2, 3)})
+    report.details.update(
+        groups=out.groups,
+        members=out.members,
+        methods=dict(out.methods),
+        skipped=dict(out.skipped),
+        summaries=out.ids[:50],
+        seconds={"scan": round(t1 - t0, 3), "group": round(t2 - t1, 3), "write": round(time.perf_counter() - t2, 3)},
+    )
     return report
 
 
@@ -372,14 +507,29 @@ def _fits(texts: Sequence[str], max_chars: int) -> Callable[[Sequence[int]], boo
 
 def _still_fading(ctx: DreamContext, rec: MemoryRecord) -> bool:
     cc = ctx.settings.dream.consolidation.consolidate
-    return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in cc.layers
-            and not _protected(rec, flashbulb=cc.exempt_flashbulb)
-            and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) < cc.retention_threshold)
+    return (
+        rec.status is Status.ACTIVE
+        and rec.store is StoreTier.HOT
+        and rec.layer in cc.layers
+        and not _protected(rec, flashbulb=cc.exempt_flashbulb)
+        and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) < cc.retention_threshold
+    )
 
 
-def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible: Any, make: Any, purpose: str,
-               max_chars: int, supersede: bool, link_weight: float, llm_budget: int | None,
-               rejections: Rejections | None = None) -> _Outcome:
+def _run_plans(
+    ctx: DreamContext,
+    plans: Sequence[_Plan],
+    *,
+    step: str,
+    eligible: Any,
+    make: Any,
+    purpose: str,
+    max_chars: int,
+    supersede: bool,
+    link_weight: float,
+    llm_budget: int | None,
+    rejections: Rejections | None = None,
+) -> _Outcome:
     """Claim, re-check, summarise, embed and write the planned groups, a chunk at a time.
 
     A group is written only when this run holds every member's claim (the earlier claim wins; another
@@ -392,8 +542,11 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
     llm_only = rejections is not None
     for chunk in _batched(plans, _WRITE_CHUNK):
         all_ids = [i for p in chunk for i in p.member_ids]
-        held = set(ctx.store.claim(all_ids, owner=ctx.owner, phase=step, now=ctx.claim_now(),
-                                   ttl_seconds=ctx.settings.dream.claim_ttl_s))
+        held = set(
+            ctx.store.claim(
+                all_ids, owner=ctx.owner, phase=step, now=ctx.claim_now(), ttl_seconds=ctx.settings.dream.claim_ttl_s
+            )
+        )
         try:
             fresh = _get_many(ctx.store, [i for i in all_ids if i in held])
             ready: list[tuple[_Plan, list[MemoryRecord], Summary]] = []
@@ -410,8 +563,13 @@ def _run_plans(ctx: DreamContext, plans: Sequence[_Plan], *, step: str, eligible
                     out.skipped["llm_budget"] += 1
                     continue
                 calls += int(use_llm)
-                summary = summarize([m.content for m in members], llm=ctx.llm if use_llm else None,
-                                    purpose=purpose, max_chars=max_chars, op=f"dream.{step}")
+                summary = summarize(
+                    [m.content for m in members],
+                    llm=ctx.llm if use_llm else None,
+                    purpose=purpose,
+                    max_chars=max_chars,
+                    op=f"dream.{step}",
+                )
                 if rejections is not None and summary.method != "llm":
                     out.skipped["llm_rejected"] += 1
                     out.rejected.append(summary.reason)
@@ -452,10 +610,14 @@ def _mergeable(ctx: DreamContext, rec: MemoryRecord) -> bool:
     ``consolidate`` step's)."""
     mc = ctx.settings.dream.consolidation.merge
     cc = ctx.settings.dream.consolidation.consolidate
-    return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in mc.layers
-            and not _protected(rec, flashbulb=True)
-            and days_between(rec.created_at, ctx.now) >= mc.min_age_days
-            and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold)
+    return (
+        rec.status is Status.ACTIVE
+        and rec.store is StoreTier.HOT
+        and rec.layer in mc.layers
+        and not _protected(rec, flashbulb=True)
+        and days_between(rec.created_at, ctx.now) >= mc.min_age_days
+        and fading_retention_of(rec, now=ctx.now, cfg=ctx.settings.dynamics) >= cc.retention_threshold
+    )
 
 
 def step_merge(ctx: DreamContext) -> StepReport:
@@ -480,8 +642,9 @@ def step_merge(ctx: DreamContext) -> StepReport:
         for rec in batch:
             report.examined += 1
             if _mergeable(ctx, rec):
-                found.append((-rec.created_at.timestamp(), rec.id, (rec.user_id, rec.agent_id, rec.layer.value),
-                              rec.content))
+                found.append(
+                    (-rec.created_at.timestamp(), rec.id, (rec.user_id, rec.agent_id, rec.layer.value), rec.content)
+                )
     if len(found) > mc.max_candidates:
         found.sort()
         found = found[: mc.max_candidates]
@@ -497,27 +660,53 @@ def step_merge(ctx: DreamContext) -> StepReport:
         if len(ids) < mc.group_size:
             continue
         kept, vecs = _vectors(ctx.store, ids)
-        groups, how = disjoint_groups(vecs, threshold=threshold + threshold_raise(ctx, key[0]),
-                                      min_size=mc.group_size, max_size=mc.max_group_size,
-                                      ids=kept, cfg=cfg, fits=_fits([contents[i] for i in kept], mc.summary_max_chars))
+        groups, how = disjoint_groups(
+            vecs,
+            threshold=threshold + threshold_raise(ctx, key[0]),
+            min_size=mc.group_size,
+            max_size=mc.max_group_size,
+            ids=kept,
+            cfg=cfg,
+            fits=_fits([contents[i] for i in kept], mc.summary_max_chars),
+        )
         methods[how] += 1
         plans.extend(_Plan(KIND_SUMMARY, [kept[i] for i in g]) for g in groups)
     report.details.update(candidates=len(found), groups_found=len(plans), neighbours=dict(methods))
-    out = _run_plans(ctx, plans[: mc.max_groups_per_run], step="merge", eligible=lambda r: _mergeable(ctx, r),
-                     make=lambda members, s, v: _new_memory(
-                         ctx, KIND_SUMMARY, members, s, v, importance=max(m.importance for m in members),
-                         layer=members[0].layer,
-                         category=Counter(m.category for m in members).most_common(1)[0][0],
-                         extra={"step": "merge", "threshold": threshold, "profile": ctx.profile}),
-                     purpose="consolidation", max_chars=mc.summary_max_chars, supersede=True,
-                     link_weight=mc.link_weight, llm_budget=mc.max_llm_calls)
+    out = _run_plans(
+        ctx,
+        plans[: mc.max_groups_per_run],
+        step="merge",
+        eligible=lambda r: _mergeable(ctx, r),
+        make=lambda members, s, v: _new_memory(
+            ctx,
+            KIND_SUMMARY,
+            members,
+            s,
+            v,
+            importance=max(m.importance for m in members),
+            layer=members[0].layer,
+            category=Counter(m.category for m in members).most_common(1)[0][0],
+            extra={"step": "merge", "threshold": threshold, "profile": ctx.profile},
+        ),
+        purpose="consolidation",
+        max_chars=mc.summary_max_chars,
+        supersede=True,
+        link_weight=mc.link_weight,
+        llm_budget=mc.max_llm_calls,
+    )
     report.changed = out.changed
-    report.details.update(groups=out.groups, members=out.members, methods=dict(out.methods),
-                          skipped=dict(out.skipped), summaries=out.ids[:50])
+    report.details.update(
+        groups=out.groups,
+        members=out.members,
+        methods=dict(out.methods),
+        skipped=dict(out.skipped),
+        summaries=out.ids[:50],
+    )
     return report
 
 
 # --- clustering (themes, abstraction) -------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class _Cluster:
@@ -528,9 +717,16 @@ class _Cluster:
         return (-len(self.members), -sum(m.importance for m in self.members), self.members[0].id)
 
 
-def theme_clusters(records: Sequence[MemoryRecord], vectors: dict[str, np.ndarray], *, tc: ThemeSettings,
-                     min_size: int, max_size: int, similarity: float,
-                     cfg: ConsolidationSettings) -> list[_Cluster]:
+def theme_clusters(
+    records: Sequence[MemoryRecord],
+    vectors: dict[str, np.ndarray],
+    *,
+    tc: ThemeSettings,
+    min_size: int,
+    max_size: int,
+    similarity: float,
+    cfg: ConsolidationSettings,
+) -> list[_Cluster]:
     """Clustering into disjoint clusters of ``min_size``..``max_size`` members.
 
     1. entity overlap: memories sharing >= ``entity_overlap`` entities with the cluster's first member
@@ -570,8 +766,11 @@ def theme_clusters(records: Sequence[MemoryRecord], vectors: dict[str, np.ndarra
         for i in sorted(range(len(recs)), key=lambda i: (-int(counts[i]), recs[i].id)):
             if used[i] or counts[i] < min_size - 1:
                 continue
-            close = [j for j, _ in nb.of(i) if not used[j]
-                     and abs(recs[j].importance - recs[i].importance) < tc.importance_proximity]
+            close = [
+                j
+                for j, _ in nb.of(i)
+                if not used[j] and abs(recs[j].importance - recs[i].importance) < tc.importance_proximity
+            ]
             picked = [i, *close[: max_size - 1]]
             if len(picked) >= min_size:
                 used[picked] = True
@@ -590,9 +789,15 @@ def _idle_days(rec: MemoryRecord, now: datetime) -> float:
 
 def _theme_eligible(ctx: DreamContext, rec: MemoryRecord) -> bool:
     tc = ctx.settings.dream.consolidation.themes
-    return (rec.status is Status.ACTIVE and rec.store is StoreTier.HOT and rec.layer in tc.layers
-            and not _protected(rec, flashbulb=True) and _idle_days(rec, ctx.now) >= tc.min_idle_days
-            and rec.utility < tc.max_utility and rec.access_count < tc.max_access_count)
+    return (
+        rec.status is Status.ACTIVE
+        and rec.store is StoreTier.HOT
+        and rec.layer in tc.layers
+        and not _protected(rec, flashbulb=True)
+        and _idle_days(rec, ctx.now) >= tc.min_idle_days
+        and rec.utility < tc.max_utility
+        and rec.access_count < tc.max_access_count
+    )
 
 
 def _scan_scopes(ctx: DreamContext, layers: Iterable[Layer], keep: Any) -> dict[tuple[str, str], list[MemoryRecord]]:
@@ -629,8 +834,7 @@ def step_themes(ctx: DreamContext) -> StepReport:
     cfg = ctx.settings.dream.consolidation
     tc = cfg.themes
     similarity = for_profile(tc.category_similarity, ctx.profile)
-    report.details.update(similarity=similarity, profile=ctx.profile, llm=ctx.llm is not None,
-                          budget=tc.max_llm_calls)
+    report.details.update(similarity=similarity, profile=ctx.profile, llm=ctx.llm is not None, budget=tc.max_llm_calls)
     if not _needs_llm(ctx, report):
         return report
     examined = [0]
@@ -646,27 +850,54 @@ def step_themes(ctx: DreamContext) -> StepReport:
         recs = sorted(scopes[scope], key=lambda r: (-_idle_days(r, ctx.now), r.id))[: tc.max_candidates]
         kept, mat = _vectors(ctx.store, [r.id for r in recs])
         vectors = dict(zip(kept, mat, strict=True))
-        clusters.extend(theme_clusters(recs, vectors, tc=tc, min_size=tc.min_cluster, max_size=tc.max_cluster,
-                                         similarity=similarity, cfg=cfg))
+        clusters.extend(
+            theme_clusters(
+                recs, vectors, tc=tc, min_size=tc.min_cluster, max_size=tc.max_cluster, similarity=similarity, cfg=cfg
+            )
+        )
     clusters.sort(key=_Cluster.rank)
     rejections = Rejections(ctx, "themes")
     plans, before = _untried([_Plan(KIND_THEME, [m.id for m in c.members], key=c.key) for c in clusters], rejections)
-    report.details.update(eligible=sum(len(v) for v in scopes.values()), clusters_found=len(clusters),
-                          rejected_before=before)
-    out = _run_plans(ctx, plans[: tc.max_llm_calls], step="themes", eligible=lambda r: _theme_eligible(ctx, r),
-                     make=lambda members, s, v: _new_memory(
-                         ctx, KIND_THEME, members, s, v, importance=tc.importance, layer=Layer.SEMANTIC,
-                         category=Counter(m.category for m in members).most_common(1)[0][0],
-                         extra={"step": "themes"}),
-                     purpose="theme", max_chars=tc.summary_max_chars, supersede=True,
-                     link_weight=tc.link_weight, llm_budget=tc.max_llm_calls, rejections=rejections)
+    report.details.update(
+        eligible=sum(len(v) for v in scopes.values()), clusters_found=len(clusters), rejected_before=before
+    )
+    out = _run_plans(
+        ctx,
+        plans[: tc.max_llm_calls],
+        step="themes",
+        eligible=lambda r: _theme_eligible(ctx, r),
+        make=lambda members, s, v: _new_memory(
+            ctx,
+            KIND_THEME,
+            members,
+            s,
+            v,
+            importance=tc.importance,
+            layer=Layer.SEMANTIC,
+            category=Counter(m.category for m in members).most_common(1)[0][0],
+            extra={"step": "themes"},
+        ),
+        purpose="theme",
+        max_chars=tc.summary_max_chars,
+        supersede=True,
+        link_weight=tc.link_weight,
+        llm_budget=tc.max_llm_calls,
+        rejections=rejections,
+    )
     report.changed = out.changed
-    report.details.update(themes=out.groups, members=out.members, methods=dict(out.methods),
-                          skipped=dict(out.skipped), rejected=out.rejected[:10], created=out.ids)
+    report.details.update(
+        themes=out.groups,
+        members=out.members,
+        methods=dict(out.methods),
+        skipped=dict(out.skipped),
+        rejected=out.rejected[:10],
+        created=out.ids,
+    )
     return report
 
 
 # --- deep abstraction ----------------------------------------------------------------------------
+
 
 def _covered(store: Store, cluster: _Cluster, share: float) -> bool:
     """Whether an active pattern already links at least ``share`` of the cluster's members."""
@@ -703,11 +934,19 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
     chosen: list[_Cluster] = []
     covered = before = 0
     for scope in sorted(scopes):
-        recs = sorted(scopes[scope], key=lambda r: (r.last_accessed_at or r.created_at, r.id),
-                      reverse=True)[: ac.max_candidates]
+        recs = sorted(scopes[scope], key=lambda r: (r.last_accessed_at or r.created_at, r.id), reverse=True)[
+            : ac.max_candidates
+        ]
         kept, mat = _vectors(ctx.store, [r.id for r in recs])
-        for c in theme_clusters(recs, dict(zip(kept, mat, strict=True)), tc=tc, min_size=ac.min_cluster,
-                                  max_size=ac.max_evidence, similarity=similarity, cfg=cfg):
+        for c in theme_clusters(
+            recs,
+            dict(zip(kept, mat, strict=True)),
+            tc=tc,
+            min_size=ac.min_cluster,
+            max_size=ac.max_evidence,
+            similarity=similarity,
+            cfg=cfg,
+        ):
             if rejections.seen(_summary_id(KIND_PATTERN, [m.id for m in c.members])):
                 before += 1
             elif _covered(ctx.store, c, ac.covered_share):
@@ -718,23 +957,47 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
     chosen = chosen[: ac.top_clusters]
     report.details.update(already_abstracted=covered, rejected_before=before)
     plans = [_Plan(KIND_PATTERN, [m.id for m in c.members], key=c.key) for c in chosen]
-    out = _run_plans(ctx, plans, step="abstraction",
-                     eligible=lambda r: r.status is Status.ACTIVE and not made_by_dream(r),
-                     make=lambda members, s, v: _new_memory(
-                         ctx, KIND_PATTERN, members, s, v, importance=ac.importance, layer=Layer.SEMANTIC,
-                         category="pattern", extra={"step": "abstraction"}),
-                     purpose="pattern", max_chars=ac.summary_max_chars, supersede=False,
-                     link_weight=ac.link_weight, llm_budget=None, rejections=rejections)
+    out = _run_plans(
+        ctx,
+        plans,
+        step="abstraction",
+        eligible=lambda r: r.status is Status.ACTIVE and not made_by_dream(r),
+        make=lambda members, s, v: _new_memory(
+            ctx,
+            KIND_PATTERN,
+            members,
+            s,
+            v,
+            importance=ac.importance,
+            layer=Layer.SEMANTIC,
+            category="pattern",
+            extra={"step": "abstraction"},
+        ),
+        purpose="pattern",
+        max_chars=ac.summary_max_chars,
+        supersede=False,
+        link_weight=ac.link_weight,
+        llm_budget=None,
+        rejections=rejections,
+    )
     report.changed = out.changed
-    report.details.update(patterns=out.groups, evidence=out.members, methods=dict(out.methods),
-                          skipped=dict(out.skipped), rejected=out.rejected[:10], created=out.ids)
+    report.details.update(
+        patterns=out.groups,
+        evidence=out.members,
+        methods=dict(out.methods),
+        skipped=dict(out.skipped),
+        rejected=out.rejected[:10],
+        created=out.ids,
+    )
     return report
 
 
 # --- undo ------------------------------------------------------------------------------------------
 
-def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: str = "",
-                       telemetry: bool = True) -> UndoneConsolidation:
+
+def undo_consolidation(
+    store: Store, summary_id: str, *, now: datetime, reason: str = "", telemetry: bool = True
+) -> UndoneConsolidation:
     """Reverse one consolidation: the originals it superseded go back to hot + active (and are never
     grouped again), the summary / theme / pattern is invalidated (never deleted); history on all sides.
 
@@ -746,31 +1009,65 @@ def undo_consolidation(store: Store, summary_id: str, *, now: datetime, reason: 
         raise NotFoundError(f"no memory with id {summary_id}")
     meta = rec.metadata.get(META)
     if not isinstance(meta, dict) or meta.get("kind") not in KINDS or not isinstance(meta.get("members"), list):
-        raise InvalidInputError(f"memory {summary_id} is not a consolidation summary (made by the consolidate, "
-                                "themes or abstraction dream steps); nothing to undo")
+        raise InvalidInputError(
+            f"memory {summary_id} is not a consolidation summary (made by the consolidate, "
+            "themes or abstraction dream steps); nothing to undo"
+        )
     if rec.status is Status.INVALIDATED:
         raise InvalidInputError(f"the consolidation {summary_id} was already undone (the summary is invalidated)")
     members = store.get([str(i) for i in meta["members"]])
     restored = [m for m in members.values() if m.superseded_by == rec.id and m.status is Status.SUPERSEDED]
     untouched = sorted(set(members) - {m.id for m in restored})
     why = reason or "undo of a dream consolidation"
-    events = [HistoryEvent(rec.id, "consolidation_undone", now, reason=why, actor="undo_consolidation",
-                           data={"kind": meta["kind"], "restored": [m.id for m in restored], "untouched": untouched})]
-    events += [HistoryEvent(m.id, "consolidation_undone", now, reason=f"{why}: back to hot from {rec.id}",
-                            actor="undo_consolidation", data={"summary": rec.id, "to_store": "hot"}) for m in restored]
+    events = [
+        HistoryEvent(
+            rec.id,
+            "consolidation_undone",
+            now,
+            reason=why,
+            actor="undo_consolidation",
+            data={"kind": meta["kind"], "restored": [m.id for m in restored], "untouched": untouched},
+        )
+    ]
+    events += [
+        HistoryEvent(
+            m.id,
+            "consolidation_undone",
+            now,
+            reason=f"{why}: back to hot from {rec.id}",
+            actor="undo_consolidation",
+            data={"summary": rec.id, "to_store": "hot"},
+        )
+        for m in restored
+    ]
     with store.transaction():
-        store.update_fields(rec.id, {"status": Status.INVALIDATED, "valid_until": rec.valid_until or now,
-                                     "updated_at": now}, expected_version=rec.version)
+        store.update_fields(
+            rec.id,
+            {"status": Status.INVALIDATED, "valid_until": rec.valid_until or now, "updated_at": now},
+            expected_version=rec.version,
+        )
         for m in restored:
             undone = [*m.metadata.get(UNDONE, []), rec.id] if isinstance(m.metadata.get(UNDONE), list) else [rec.id]
-            store.update_fields(m.id, {"status": Status.ACTIVE, "store": StoreTier.HOT, "superseded_by": None,
-                                       "metadata": {**m.metadata, UNDONE: undone}, "updated_at": now},
-                                expected_version=m.version)
+            store.update_fields(
+                m.id,
+                {
+                    "status": Status.ACTIVE,
+                    "store": StoreTier.HOT,
+                    "superseded_by": None,
+                    "metadata": {**m.metadata, UNDONE: undone},
+                    "updated_at": now,
+                },
+                expected_version=m.version,
+            )
         store.add_history(events)
         if telemetry:
             store.log_actions([_summarized(rec, str(meta.get("step", meta["kind"])), now, outcome="UNDONE")])
-    return {"summary_id": rec.id, "kind": meta["kind"], "restored": sorted(m.id for m in restored),
-            "untouched": untouched}
+    return {
+        "summary_id": rec.id,
+        "kind": meta["kind"],
+        "restored": sorted(m.id for m in restored),
+        "untouched": untouched,
+    }
 
 
 STEPS: list[tuple[str, Step]] = [

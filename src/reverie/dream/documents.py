@@ -42,13 +42,22 @@ if TYPE_CHECKING:
 PROFILE, ENTITIES, REFLECTIONS, GUIDELINES = "profile", "entities", "reflections", "guidelines"
 KINDS = (PROFILE, ENTITIES, REFLECTIONS, GUIDELINES)
 #: headings of the behavioural profile, by category (procedural memories: "know-how")
-_HEADINGS = {"preference": "Preferences", "decision": "Decisions", "commitment": "Commitments",
-             "principle": "Principles", "plan": "Plans", "skill": "Skills", "pattern": "Behavioural patterns",
-             "procedural": "Know-how"}
+_HEADINGS = {
+    "preference": "Preferences",
+    "decision": "Decisions",
+    "commitment": "Commitments",
+    "principle": "Principles",
+    "plan": "Plans",
+    "skill": "Skills",
+    "pattern": "Behavioural patterns",
+    "procedural": "Know-how",
+}
 #: the LLM's instruction when older reflections must leave the page
-_CONDENSE = ("These are older reflections an assistant wrote about a user and about how to help them. Condense them "
-             "into as few short sentences as possible, keeping every distinct lesson, name, date and number. "
-             'Answer as JSON: {"summary": "..."}')
+_CONDENSE = (
+    "These are older reflections an assistant wrote about a user and about how to help them. Condense them "
+    "into as few short sentences as possible, keeping every distinct lesson, name, date and number. "
+    'Answer as JSON: {"summary": "..."}'
+)
 
 
 def state_key(kind: str, user_id: str | None) -> str:
@@ -72,18 +81,27 @@ def _norm(text: str) -> str:
 # --- the behavioural profile ------------------------------------------------------------------------
 
 
-def build_profile(store: Store, user_id: str | None, *, categories: Sequence[str], layers: Sequence[Layer],
-                  max_lines: int, now: datetime) -> dict[str, Any]:
+def build_profile(
+    store: Store,
+    user_id: str | None,
+    *,
+    categories: Sequence[str],
+    layers: Sequence[Layer],
+    max_lines: int,
+    now: datetime,
+) -> dict[str, Any]:
     """The behavioural profile of one user (see the module docs)."""
     want = max_lines * 2 + 10
     found: dict[str, MemoryRecord] = {}
     if categories:
-        for rec in store.list(MemoryFilter(user_id=user_id, categories=frozenset(categories)), limit=want,
-                              order_by="importance"):
+        for rec in store.list(
+            MemoryFilter(user_id=user_id, categories=frozenset(categories)), limit=want, order_by="importance"
+        ):
             found[rec.id] = rec
     if layers:
-        for rec in store.list(MemoryFilter(user_id=user_id, layers=frozenset(layers)), limit=want,
-                              order_by="importance"):
+        for rec in store.list(
+            MemoryFilter(user_id=user_id, layers=frozenset(layers)), limit=want, order_by="importance"
+        ):
             found[rec.id] = rec
     ranked = sorted(found.values(), key=lambda r: (-r.importance, -r.updated_at.timestamp(), r.id))
     seen: dict[str, dict[str, Any]] = {}
@@ -99,11 +117,22 @@ def build_profile(store: Store, user_id: str | None, *, categories: Sequence[str
         lines.append((heading, line))
     kept, dropped = lines[:max_lines], max(0, len(lines) - max_lines)
     order = [*_HEADINGS, *sorted({h for h, _ in kept} - set(_HEADINGS))]
-    sections = [{"heading": _HEADINGS.get(h, h.capitalize()), "lines": [ln for hh, ln in kept if hh == h]}
-                for h in order if any(hh == h for hh, _ in kept)]
-    return {"kind": PROFILE, "user_id": user_id, "updated_at": now.isoformat(), "title": "Behavioural profile",
-            "sections": sections, "lines": len(kept), "line_cap": max_lines, "left_out": dropped,
-            "note": (f"{dropped} more line(s) left out by the line cap ({max_lines})" if dropped else "")}
+    sections = [
+        {"heading": _HEADINGS.get(h, h.capitalize()), "lines": [ln for hh, ln in kept if hh == h]}
+        for h in order
+        if any(hh == h for hh, _ in kept)
+    ]
+    return {
+        "kind": PROFILE,
+        "user_id": user_id,
+        "updated_at": now.isoformat(),
+        "title": "Behavioural profile",
+        "sections": sections,
+        "lines": len(kept),
+        "line_cap": max_lines,
+        "left_out": dropped,
+        "note": (f"{dropped} more line(s) left out by the line cap ({max_lines})" if dropped else ""),
+    }
 
 
 def step_profile(ctx: DreamContext) -> StepReport:
@@ -115,13 +144,18 @@ def step_profile(ctx: DreamContext) -> StepReport:
     changed = lines = left_out = 0
     users = _users(ctx, pc.max_users)
     for user in users:
-        doc = build_profile(ctx.store, user, categories=pc.categories, layers=dc.profile_layers,
-                            max_lines=pc.max_lines, now=ctx.now)
+        doc = build_profile(
+            ctx.store, user, categories=pc.categories, layers=dc.profile_layers, max_lines=pc.max_lines, now=ctx.now
+        )
         changed += _put(ctx.store, PROFILE, user, doc)
         lines += doc["lines"]
         left_out += doc["left_out"]
-    return StepReport("profile", changed=changed, examined=len(users),
-                      details={"users": len(users), "lines": lines, "left_out_by_line_cap": left_out})
+    return StepReport(
+        "profile",
+        changed=changed,
+        examined=len(users),
+        details={"users": len(users), "lines": lines, "left_out_by_line_cap": left_out},
+    )
 
 
 # --- entity profiles --------------------------------------------------------------------------------
@@ -136,17 +170,26 @@ def _entity_type(uri: str) -> str:
     return parts[0] if len(parts) > 1 else "entity"
 
 
-def build_entity_profiles(store: Store, user_id: str | None, counts: dict[str, int], *, max_entities: int,
-                          min_memories: int, max_facts: int, now: datetime,
-                          previous: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
+def build_entity_profiles(
+    store: Store,
+    user_id: str | None,
+    counts: dict[str, int],
+    *,
+    max_entities: int,
+    min_memories: int,
+    max_facts: int,
+    now: datetime,
+    previous: dict[str, Any] | None,
+) -> tuple[dict[str, Any], int]:
     """The entity profiles of one user, and how many of them changed since ``previous``."""
     chosen = sorted(((n, uri) for uri, n in counts.items() if n >= min_memories), key=lambda t: (-t[0], t[1]))
     old = (previous or {}).get("entities", {})
     entities: dict[str, Any] = {}
     changed = 0
     for n, uri in chosen[:max_entities]:
-        recs = store.list(MemoryFilter(user_id=user_id, entities=frozenset({uri})), limit=max_facts,
-                          order_by="updated_at")
+        recs = store.list(
+            MemoryFilter(user_id=user_id, entities=frozenset({uri})), limit=max_facts, order_by="updated_at"
+        )
         digest = hashlib.sha256(repr([(r.id, r.version) for r in recs]).encode()).hexdigest()[:16]
         before = old.get(uri)
         if before is not None and before.get("digest") == digest and before.get("memories") == n:
@@ -156,7 +199,10 @@ def build_entity_profiles(store: Store, user_id: str | None, counts: dict[str, i
         related = Counter(e for r in recs for e in r.entities if e != uri)
         times = [r.valid_from or r.created_at for r in recs]
         entities[uri] = {
-            "name": _entity_name(uri), "type": _entity_type(uri), "memories": n, "digest": digest,
+            "name": _entity_name(uri),
+            "type": _entity_type(uri),
+            "memories": n,
+            "digest": digest,
             "updated_at": now.isoformat(),
             "first_seen": min(times).isoformat() if times else None,
             "last_seen": max(times).isoformat() if times else None,
@@ -164,8 +210,13 @@ def build_entity_profiles(store: Store, user_id: str | None, counts: dict[str, i
             "related": [_entity_name(e) for e, _ in related.most_common(8)],
         }
     changed += len(set(old) - set(entities))
-    doc = {"kind": ENTITIES, "user_id": user_id, "updated_at": now.isoformat(), "title": "Entity profiles",
-           "entities": entities}
+    doc = {
+        "kind": ENTITIES,
+        "user_id": user_id,
+        "updated_at": now.isoformat(),
+        "title": "Entity profiles",
+        "entities": entities,
+    }
     return doc, changed
 
 
@@ -183,15 +234,26 @@ def step_entity_profiles(ctx: DreamContext) -> StepReport:
             counts.setdefault(user, {})[entity] = n
     changed = profiles = 0
     for user in users:
-        doc, n = build_entity_profiles(ctx.store, user, counts.get(user, {}), max_entities=ec.max_entities,
-                                       min_memories=ec.min_memories, max_facts=ec.max_facts, now=ctx.now,
-                                       previous=ctx.store.get_state(state_key(ENTITIES, user)))
+        doc, n = build_entity_profiles(
+            ctx.store,
+            user,
+            counts.get(user, {}),
+            max_entities=ec.max_entities,
+            min_memories=ec.min_memories,
+            max_facts=ec.max_facts,
+            now=ctx.now,
+            previous=ctx.store.get_state(state_key(ENTITIES, user)),
+        )
         if n:
             ctx.store.set_state(state_key(ENTITIES, user), doc)
         changed += n
         profiles += len(doc["entities"])
-    return StepReport("entity_profiles", changed=changed, examined=len(users),
-                      details={"users": len(users), "profiles": profiles, "refreshed": changed})
+    return StepReport(
+        "entity_profiles",
+        changed=changed,
+        examined=len(users),
+        details={"users": len(users), "profiles": profiles, "refreshed": changed},
+    )
 
 
 # --- reflections ------------------------------------------------------------------------------------
@@ -228,8 +290,13 @@ def _fold_similar(lines: list[dict[str, Any]], fold_similarity: float) -> tuple[
     return kept, folded
 
 
-def _condensed(kept: list[dict[str, Any]], order: list[int], drop: set[int], max_bytes: int,
-               condense: Callable[[list[str]], str | None]) -> list[dict[str, Any]] | None:
+def _condensed(
+    kept: list[dict[str, Any]],
+    order: list[int],
+    drop: set[int],
+    max_bytes: int,
+    condense: Callable[[list[str]], str | None],
+) -> list[dict[str, Any]] | None:
     """The page with the lines ``drop`` names (and more, in ``order``, if needed) condensed into one line by
     the LLM; ``None`` when it has no acceptable answer or the page does not fit (at most three tries)."""
     rest = [i for i in order if i not in drop]  # the next to go, first
@@ -239,10 +306,15 @@ def _condensed(kept: list[dict[str, Any]], order: list[int], drop: set[int], max
     for _ in range(3):
         if not text:
             return None
-        line = {"text": "Earlier reflections, condensed: " + " ".join(text.split()),
-                "ids": [mid for ln in dropped for mid in ln["ids"]],
-                "importance": max(ln["importance"] for ln in dropped), "at": max(ln["at"] for ln in dropped),
-                "agent_id": None, "pattern": False, "condensed": len(dropped)}
+        line = {
+            "text": "Earlier reflections, condensed: " + " ".join(text.split()),
+            "ids": [mid for ln in dropped for mid in ln["ids"]],
+            "importance": max(ln["importance"] for ln in dropped),
+            "at": max(ln["at"] for ln in dropped),
+            "agent_id": None,
+            "pattern": False,
+            "condensed": len(dropped),
+        }
         room = max_bytes - _size([line])
         while rest and _size(kept[i] for i in keep) > room:  # make room: more lines go into the condensing
             nxt = rest.pop(0)
@@ -256,9 +328,13 @@ def _condensed(kept: list[dict[str, Any]], order: list[int], drop: set[int], max
     return None
 
 
-def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold_similarity: float,
-                            condense: Callable[[list[str]], str | None] | None = None,
-                            ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+def consolidate_reflections(
+    lines: list[dict[str, Any]],
+    *,
+    max_bytes: int,
+    fold_similarity: float,
+    condense: Callable[[list[str]], str | None] | None = None,
+) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """Fit reflection lines (newest first, each with ``text``, ``ids``, ``importance``, ``at``) into ``max_bytes``:
     near-identical lines fold into the newest of them, then the least important, least repeated, oldest lines
     fold out — or, with ``condense`` (the LLM: texts → one text, ``None`` when it has no acceptable answer),
@@ -290,27 +366,64 @@ def consolidate_reflections(lines: list[dict[str, Any]], *, max_bytes: int, fold
             kept = [ln for i, ln in enumerate(kept) if i not in drop]
     for ln in kept:
         ln.pop("times", None)
-    return kept, out, {"consolidated": True, "bytes_before": before, "bytes_after": _size(kept),
-                       "folded_similar": folded_similar, "folded_out_lines": dropped, "condensed_by_llm": condensed}
+    return (
+        kept,
+        out,
+        {
+            "consolidated": True,
+            "bytes_before": before,
+            "bytes_after": _size(kept),
+            "folded_similar": folded_similar,
+            "folded_out_lines": dropped,
+            "condensed_by_llm": condensed,
+        },
+    )
 
 
-def build_reflections(store: Store, user_id: str | None, *, max_bytes: int, fold_similarity: float, limit: int,
-                      now: datetime, condense: Callable[[list[str]], str | None] | None = None) -> dict[str, Any]:
+def build_reflections(
+    store: Store,
+    user_id: str | None,
+    *,
+    max_bytes: int,
+    fold_similarity: float,
+    limit: int,
+    now: datetime,
+    condense: Callable[[list[str]], str | None] | None = None,
+) -> dict[str, Any]:
     """The reflections document of one user (see the module docs)."""
     from reverie.dream.consolidate import META
 
     found: dict[str, MemoryRecord] = {}
-    for flt in (MemoryFilter(user_id=user_id, categories=frozenset({"pattern", "reflection"})),
-                MemoryFilter(user_id=user_id, metadata={"reflection": True})):
+    for flt in (
+        MemoryFilter(user_id=user_id, categories=frozenset({"pattern", "reflection"})),
+        MemoryFilter(user_id=user_id, metadata={"reflection": True}),
+    ):
         for rec in store.list(flt, limit=limit, order_by="created_at"):
             found[rec.id] = rec
     recs = sorted(found.values(), key=lambda r: (-r.created_at.timestamp(), r.id))[:limit]
-    lines = [{**_line(r), "importance": r.importance, "at": r.created_at.isoformat(),
-              "agent_id": r.agent_id, "pattern": isinstance(r.metadata.get(META), dict)} for r in recs]
-    kept, folded, how = consolidate_reflections(lines, max_bytes=max_bytes, fold_similarity=fold_similarity,
-                                                condense=condense)
-    return {"kind": REFLECTIONS, "user_id": user_id, "updated_at": now.isoformat(), "title": "Reflections",
-            "lines": kept, "folded_out": folded, "max_bytes": max_bytes, **how}
+    lines = [
+        {
+            **_line(r),
+            "importance": r.importance,
+            "at": r.created_at.isoformat(),
+            "agent_id": r.agent_id,
+            "pattern": isinstance(r.metadata.get(META), dict),
+        }
+        for r in recs
+    ]
+    kept, folded, how = consolidate_reflections(
+        lines, max_bytes=max_bytes, fold_similarity=fold_similarity, condense=condense
+    )
+    return {
+        "kind": REFLECTIONS,
+        "user_id": user_id,
+        "updated_at": now.isoformat(),
+        "title": "Reflections",
+        "lines": kept,
+        "folded_out": folded,
+        "max_bytes": max_bytes,
+        **how,
+    }
 
 
 def step_reflections(ctx: DreamContext) -> StepReport:
@@ -325,27 +438,53 @@ def step_reflections(ctx: DreamContext) -> StepReport:
     def condense(texts: list[str]) -> str | None:
         from reverie.dream.summarize import summarize
 
-        s = summarize(texts, llm=llm, purpose="reflections", instruction=_CONDENSE, max_chars=rc.condensed_max_chars,
-                      op="dream.reflections")
+        s = summarize(
+            texts,
+            llm=llm,
+            purpose="reflections",
+            instruction=_CONDENSE,
+            max_chars=rc.condensed_max_chars,
+            op="dream.reflections",
+        )
         return s.text if s.method == "llm" else None
 
     for user in users:
-        doc = build_reflections(ctx.store, user, max_bytes=rc.max_bytes, fold_similarity=rc.fold_similarity,
-                                limit=rc.max_reflections, now=ctx.now, condense=condense if llm is not None else None)
+        doc = build_reflections(
+            ctx.store,
+            user,
+            max_bytes=rc.max_bytes,
+            fold_similarity=rc.fold_similarity,
+            limit=rc.max_reflections,
+            now=ctx.now,
+            condense=condense if llm is not None else None,
+        )
         if not doc["lines"] and ctx.store.get_state(state_key(REFLECTIONS, user)) is None:
             continue
         changed += _put(ctx.store, REFLECTIONS, user, doc)
         consolidated += bool(doc["consolidated"])
         lines += len(doc["lines"])
-    return StepReport("reflections", changed=changed, examined=len(users),
-                      details={"users": len(users), "lines": lines, "consolidated": consolidated})
+    return StepReport(
+        "reflections",
+        changed=changed,
+        examined=len(users),
+        details={"users": len(users), "lines": lines, "consolidated": consolidated},
+    )
 
 
 # --- compression guidelines ---------------------------------------------------------------------------
 
 
-def learn_guidelines(events: Sequence[Any], *, user_id: str | None, now: datetime, window_days: float,
-                     min_summaries: int, undo_rate: float, raise_step: float, max_raise: float) -> dict[str, Any]:
+def learn_guidelines(
+    events: Sequence[Any],
+    *,
+    user_id: str | None,
+    now: datetime,
+    window_days: float,
+    min_summaries: int,
+    undo_rate: float,
+    raise_step: float,
+    max_raise: float,
+) -> dict[str, Any]:
     """The compression guidelines of one user from its action telemetry (newest first; see the module docs)."""
     actions = Counter(e.action for e in events)
     outcomes = Counter(f"{e.action}:{e.outcome}" for e in events)
@@ -358,30 +497,49 @@ def learn_guidelines(events: Sequence[Any], *, user_id: str | None, now: datetim
     raise_by = 0.0
     if len(made) >= min_summaries and undo_rate > 0 and rate >= undo_rate:
         raise_by = min(max_raise, raise_step * math.floor(rate / undo_rate))
-        guidance.append(f"{len(undone)} of {len(made)} summaries made in the last {window_days:g} days were undone "
-                        f"({rate:.0%}): consolidation and merge ask members to be {raise_by:.2f} (cosine) more alike "
-                        "for this user.")
+        guidance.append(
+            f"{len(undone)} of {len(made)} summaries made in the last {window_days:g} days were undone "
+            f"({rate:.0%}): consolidation and merge ask members to be {raise_by:.2f} (cosine) more alike "
+            "for this user."
+        )
     elif made:
         guidance.append(f"{len(made)} summaries made, {len(undone)} undone: compression keeps its thresholds.")
     if writes:
         discard = actions["discard"] / writes
         updates = actions["update_note"] / writes
         if discard >= 0.5:
-            guidance.append(f"{discard:.0%} of write decisions stored nothing (duplicates, filtered or trivial "
-                            "messages): most of what arrives is already known.")
+            guidance.append(
+                f"{discard:.0%} of write decisions stored nothing (duplicates, filtered or trivial "
+                "messages): most of what arrives is already known."
+            )
         if updates >= 0.3:
-            guidance.append(f"{updates:.0%} of write decisions updated or confirmed a memory: this user repeats and "
-                            "revises facts, so confirmations carry most of the strength.")
+            guidance.append(
+                f"{updates:.0%} of write decisions updated or confirmed a memory: this user repeats and "
+                "revises facts, so confirmations carry most of the strength."
+            )
     if actions["create_artifact"]:
-        guidance.append(f"{actions['create_artifact']} verbatim artifact(s) kept the exact words of decisions, "
-                        "commitments, corrections or preferences.")
+        guidance.append(
+            f"{actions['create_artifact']} verbatim artifact(s) kept the exact words of decisions, "
+            "commitments, corrections or preferences."
+        )
     if not guidance:
         guidance.append("Not enough telemetry yet: every threshold stays as configured.")
-    return {"kind": GUIDELINES, "user_id": user_id, "updated_at": now.isoformat(), "title": "Compression guidelines",
-            "window_days": window_days, "events": len(events), "actions": dict(actions.most_common()),
-            "outcomes": dict(outcomes.most_common()), "sources": dict(sources.most_common()),
-            "summaries": len(made), "undone": len(undone), "undo_rate": round(rate, 4),
-            "consolidation_threshold_raise": round(raise_by, 4), "guidance": guidance}
+    return {
+        "kind": GUIDELINES,
+        "user_id": user_id,
+        "updated_at": now.isoformat(),
+        "title": "Compression guidelines",
+        "window_days": window_days,
+        "events": len(events),
+        "actions": dict(actions.most_common()),
+        "outcomes": dict(outcomes.most_common()),
+        "sources": dict(sources.most_common()),
+        "summaries": len(made),
+        "undone": len(undone),
+        "undo_rate": round(rate, 4),
+        "consolidation_threshold_raise": round(raise_by, 4),
+        "guidance": guidance,
+    }
 
 
 def step_guidelines(ctx: DreamContext) -> StepReport:
@@ -400,13 +558,24 @@ def step_guidelines(ctx: DreamContext) -> StepReport:
             if ctx.ops_log is not None:
                 ctx.ops_log("dream.guidelines", user_id=user, error=type(exc).__name__)
             continue
-        doc = learn_guidelines(events, user_id=user, now=ctx.now, window_days=gc.window_days,
-                               min_summaries=gc.min_summaries, undo_rate=gc.undo_rate, raise_step=gc.raise_step,
-                               max_raise=gc.max_raise)
+        doc = learn_guidelines(
+            events,
+            user_id=user,
+            now=ctx.now,
+            window_days=gc.window_days,
+            min_summaries=gc.min_summaries,
+            undo_rate=gc.undo_rate,
+            raise_step=gc.raise_step,
+            max_raise=gc.max_raise,
+        )
         changed += _put(ctx.store, GUIDELINES, user, doc)
         raised += doc["consolidation_threshold_raise"] > 0
-    return StepReport("guidelines", changed=changed, examined=len(users),
-                      details={"users": len(users), "raised": raised, "failed": failed})
+    return StepReport(
+        "guidelines",
+        changed=changed,
+        examined=len(users),
+        details={"users": len(users), "raised": raised, "failed": failed},
+    )
 
 
 def threshold_raise(ctx: DreamContext, user_id: str | None) -> float:
@@ -428,7 +597,8 @@ def _put(store: Store, kind: str, user_id: str | None, doc: dict[str, Any]) -> i
     key = state_key(kind, user_id)
     old = store.get_state(key)
     if isinstance(old, dict) and {k: v for k, v in old.items() if k != "updated_at"} == {
-            k: v for k, v in doc.items() if k != "updated_at"}:
+        k: v for k, v in doc.items() if k != "updated_at"
+    }:
         return 0
     store.set_state(key, doc)
     return 1

@@ -43,12 +43,33 @@ from reverie.store.base import Cluster, MemoryFilter
 #: fields the lifecycle steps never read: a pass (and every re-read) leaves them out. A rule that starts
 #: reading one of them must take it out of here (tests/dream/test_lifecycle_steps.py checks every rule
 #: gives the same verdict on a light and on a full record).
-LIGHT_OMIT = frozenset({
-    "embedding", "inputs", "entities", "embedding_precision", "energy",
-    "energy_updated_at", "difficulty", "retrieval_strength", "reinforcement_count", "last_reinforced_at",
-    "source", "source_confidence", "write_source", "data_source", "valid_from", "recorded_at",
-    "superseded_by", "box_id", "agent_id", "session_id", "instance_id", "sub_tier", "memory_kind",
-})
+LIGHT_OMIT = frozenset(
+    {
+        "embedding",
+        "inputs",
+        "entities",
+        "embedding_precision",
+        "energy",
+        "energy_updated_at",
+        "difficulty",
+        "retrieval_strength",
+        "reinforcement_count",
+        "last_reinforced_at",
+        "source",
+        "source_confidence",
+        "write_source",
+        "data_source",
+        "valid_from",
+        "recorded_at",
+        "superseded_by",
+        "box_id",
+        "agent_id",
+        "session_id",
+        "instance_id",
+        "sub_tier",
+        "memory_kind",
+    }
+)
 ACTIVE = frozenset({Status.ACTIVE})
 HOT = frozenset({StoreTier.HOT})
 
@@ -96,14 +117,15 @@ def _forget_protection(ctx: DreamContext, rec: MemoryRecord) -> str | None:
     return None
 
 
-def _light(ctx: DreamContext, ids: Sequence[str], flt: MemoryFilter | None = None, *,
-           omit: frozenset[str] = LIGHT_OMIT) -> dict[str, MemoryRecord]:
+def _light(
+    ctx: DreamContext, ids: Sequence[str], flt: MemoryFilter | None = None, *, omit: frozenset[str] = LIGHT_OMIT
+) -> dict[str, MemoryRecord]:
     """Fresh copies of ``ids`` without the fields no step reads (optionally only those passing ``flt``)."""
     out: dict[str, MemoryRecord] = {}
     size = max(ctx.settings.dream.batch_size, 1)
     base = flt or MemoryFilter.everything()
     for start in range(0, len(ids), size):
-        chunk = frozenset(ids[start:start + size])
+        chunk = frozenset(ids[start : start + size])
         for batch in ctx.store.scan(dataclasses.replace(base, ids=chunk), batch_size=len(chunk), omit=omit):
             out.update((r.id, r) for r in batch)
     return out
@@ -122,22 +144,28 @@ def _claimed(ctx: DreamContext, items: Sequence[Item], phase: str) -> Iterator[l
     known = {i.id: i for i in items if isinstance(i, MemoryRecord)}
     ids = list(dict.fromkeys(i.id if isinstance(i, MemoryRecord) else i for i in items))
     for start in range(0, len(ids), cfg.batch_size):
-        chunk = ids[start:start + cfg.batch_size]
+        chunk = ids[start : start + cfg.batch_size]
         held = ctx.store.claim(chunk, owner=ctx.owner, phase=phase, now=ctx.claim_now(), ttl_seconds=cfg.claim_ttl_s)
         if not held:
             continue
         try:
             stored = ctx.store.versions([i for i in held if i in known]) if known else {}
-            current = {i: rec for i in held if i in stored
-                       and (rec := ctx.brought_up_to(known[i], stored[i])) is not None}
+            current = {
+                i: rec for i in held if i in stored and (rec := ctx.brought_up_to(known[i], stored[i])) is not None
+            }
             current.update(_light(ctx, [i for i in held if i not in current]))
             yield [current[i] for i in held if i in current]
         finally:
             ctx.store.release(ctx.owner, held)
 
 
-def _apply(ctx: DreamContext, items: Sequence[Item], phase: str,
-           change: Callable[[MemoryRecord], Write | None], limit: int | None = None) -> list[str]:
+def _apply(
+    ctx: DreamContext,
+    items: Sequence[Item],
+    phase: str,
+    change: Callable[[MemoryRecord], Write | None],
+    limit: int | None = None,
+) -> list[str]:
     """Claim the memories, ask ``change`` for each current copy, write the changes in batches; at most
     ``limit`` writes. Returns the ids written."""
     written: list[str] = []
@@ -169,8 +197,12 @@ def _parse(value: Any) -> datetime | None:
 
 
 def _utility_now(ctx: DreamContext, rec: MemoryRecord) -> float:
-    return utility_at(utility=rec.utility, updated_at=rec.utility_updated_at or rec.created_at, now=ctx.now,
-                      cfg=ctx.settings.dynamics.utility)
+    return utility_at(
+        utility=rec.utility,
+        updated_at=rec.utility_updated_at or rec.created_at,
+        now=ctx.now,
+        cfg=ctx.settings.dynamics.utility,
+    )
 
 
 def _idle_days(ctx: DreamContext, rec: MemoryRecord) -> float:
@@ -180,8 +212,13 @@ def _idle_days(ctx: DreamContext, rec: MemoryRecord) -> float:
 def _dormant(ctx: DreamContext, rec: MemoryRecord, rule: str, reason: str, **data: Any) -> Write:
     """Forgotten = dormant, in the cold store, reactivatable (never deleted)."""
     changes = {"status": Status.DORMANT, "store": StoreTier.COLD, "updated_at": ctx.now}
-    return Write(rec, changes, "forgotten", reason,
-                 {"rule": rule, "from_status": rec.status.value, "from_store": rec.store.value, **data})
+    return Write(
+        rec,
+        changes,
+        "forgotten",
+        reason,
+        {"rule": rule, "from_status": rec.status.value, "from_store": rec.store.value, **data},
+    )
 
 
 @dataclass(slots=True)
@@ -328,11 +365,17 @@ def step_emotional(ctx: DreamContext) -> StepReport:
         }
         tag = not rec.flashbulb
         if tag:
-            changes.update(flashbulb=True, pinned=True,
-                           importance=emotion.flashbulb_importance(importance=rec.importance, cfg=cfg))
+            changes.update(
+                flashbulb=True, pinned=True, importance=emotion.flashbulb_importance(importance=rec.importance, cfg=cfg)
+            )
             tagged.add(rec.id)
-        data = {"stability_before": rec.stability, "stability_after": boosted, "tagged": tag,
-                "arousal": rec.emotion_arousal, "label": rec.emotion_label}
+        data = {
+            "stability_before": rec.stability,
+            "stability_after": boosted,
+            "tagged": tag,
+            "arousal": rec.emotion_arousal,
+            "label": rec.emotion_label,
+        }
         return Write(rec, changes, "emotional_consolidation", "flashbulb consolidation boost", data)
 
     done = _apply(ctx, p.emotional, "emotional", change)
@@ -396,7 +439,7 @@ def _utility_change(ctx: DreamContext, rec: MemoryRecord) -> float | None:
 
 def step_utility_decay(ctx: DreamContext) -> StepReport:
     """Utility drifts toward the 0.5 prior, ``u + (0.5 - u)·(1 - exp(-0.01·days))``
-   , materialised from ``utility_updated_at`` (lazy: re-running never compounds)."""
+    , materialised from ``utility_updated_at`` (lazy: re-running never compounds)."""
     report = StepReport("utility_decay")
     p = _pass(ctx)
     report.examined = p.examined
@@ -456,11 +499,16 @@ def step_rehearse(ctx: DreamContext) -> StepReport:
         fsrs_r = strength.retrieval_strength(elapsed_days=_idle_days(ctx, rec), stability=rec.stability, cfg=fc)
         boosted = rec.stability * fc.rehearsal_boost if fsrs_r < fc.rehearsal_threshold else rec.stability
         marked = {**rec.metadata, REHEARSAL_MARK: _iso(ctx.now)}
-        r_after = strength.retrieval_strength_of(dataclasses.replace(rec, metadata=marked), now=ctx.now,
-                                                 cfg=ctx.settings.dynamics, stability=boosted)
+        r_after = strength.retrieval_strength_of(
+            dataclasses.replace(rec, metadata=marked), now=ctx.now, cfg=ctx.settings.dynamics, stability=boosted
+        )
         changes = {"stability": boosted, "retrieval_strength": r_after, "metadata": marked}
-        data = {"retrievability_before": r, "retrievability_after": r_after, "stability_before": rec.stability,
-                "stability_after": boosted}
+        data = {
+            "retrievability_before": r,
+            "retrievability_after": r_after,
+            "stability_before": rec.stability,
+            "stability_after": boosted,
+        }
         return Write(rec, changes, "rehearsed", f"testing effect: R {r:.3f} < {fc.rehearsal_threshold}", data)
 
     done = _apply(ctx, order, "rehearse", change, limit=ctx.settings.dream.lifecycle.rehearse_max)
@@ -498,7 +546,9 @@ def _expiry_kind(ctx: DreamContext, rec: MemoryRecord) -> str | None:
         return "foresight"
     confirmed = rec.confirmations > 0 or rec.verification_state == "user_confirmed"
     if lc.speculative_expiry and lifecycle.speculative_expired(
-        confidence=rec.confidence, age_days=days_between(rec.created_at, ctx.now), confirmed=confirmed,
+        confidence=rec.confidence,
+        age_days=days_between(rec.created_at, ctx.now),
+        confirmed=confirmed,
         cfg=ctx.settings.dynamics.lifecycle,
     ):
         return "speculative"
@@ -592,8 +642,9 @@ def _redundancy(ctx: DreamContext, rule: str, details: dict[str, Any]) -> int:
             continue
         for batch in _claimed(ctx, [mid, other.id], "redundancy"):
             pair = {r.id: r for r in batch}
-            if len(pair) < 2 or any(r.status is not Status.ACTIVE or r.store is not StoreTier.HOT
-                                    for r in pair.values()):
+            if len(pair) < 2 or any(
+                r.status is not Status.ACTIVE or r.store is not StoreTier.HOT for r in pair.values()
+            ):
                 continue
             if any(made_by_dream(r) for r in pair.values()):
                 # a summary, pattern or card restates memories; it never makes one of them redundant
@@ -603,8 +654,13 @@ def _redundancy(ctx: DreamContext, rule: str, details: dict[str, Any]) -> int:
             if _forget_protection(ctx, loser) is not None:
                 details["protected"] = details.get("protected", 0) + 1
                 continue
-            if not redundant(kept.content, loser.content, similarity=other.score, threshold=threshold,
-                             max_new_words=lc.redundancy_max_new_words):
+            if not redundant(
+                kept.content,
+                loser.content,
+                similarity=other.score,
+                threshold=threshold,
+                max_new_words=lc.redundancy_max_new_words,
+            ):
                 details["not_duplicates"] = details.get("not_duplicates", 0) + 1
                 continue
             reason = f"redundancy: cosine {other.score:.3f} > {threshold} with {kept.id}, lower utility"
@@ -636,8 +692,12 @@ def step_redundancy(ctx: DreamContext) -> StepReport:
 
 def _below_utility_floor(ctx: DreamContext, rec: MemoryRecord) -> bool:
     lc = ctx.settings.dream.lifecycle
-    return (rec.status is Status.ACTIVE and _utility_now(ctx, rec) < lc.utility_floor
-            and _idle_days(ctx, rec) >= lc.utility_floor_idle_days and _forget_protection(ctx, rec) is None)
+    return (
+        rec.status is Status.ACTIVE
+        and _utility_now(ctx, rec) < lc.utility_floor
+        and _idle_days(ctx, rec) >= lc.utility_floor_idle_days
+        and _forget_protection(ctx, rec) is None
+    )
 
 
 def _usage_threshold(ctx: DreamContext, user: str | None) -> float | None:
@@ -672,8 +732,7 @@ def _forget_contradictions(ctx: DreamContext) -> int:
         if rec.status is not Status.ACTIVE or _forget_protection(ctx, rec) is not None:
             return None
         newer = older[rec.id]
-        return _dormant(ctx, rec, "contradiction", f"contradiction cleanup: older side of {newer}",
-                        newer=newer)
+        return _dormant(ctx, rec, "contradiction", f"contradiction cleanup: older side of {newer}", newer=newer)
 
     return len(_apply(ctx, sorted(older), "forget", change))
 
@@ -696,8 +755,9 @@ def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
             continue
         excess = count - lc.capacity_target
         # the memories used more than average (the floating threshold) are trimmed last
-        ranked = [c[4] for c in sorted(p.capacity.get(user, []),
-                                       key=lambda c: (_used_above_average(ctx, c[4]), *c[:4]))]
+        ranked = [
+            c[4] for c in sorted(p.capacity.get(user, []), key=lambda c: (_used_above_average(ctx, c[4]), *c[:4]))
+        ]
         reason = f"capacity trim: {count} active > {lc.capacity_max}, trimmed to {lc.capacity_target}"
 
         def change(rec: MemoryRecord, reason: str = reason) -> Write | None:
@@ -712,7 +772,7 @@ def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
         # changed meanwhile) takes the next ones in rank
         trimmed, start = 0, 0
         while trimmed < excess and start < len(ranked):
-            take = ranked[start:start + excess - trimmed]
+            take = ranked[start : start + excess - trimmed]
             start += len(take)
             take.sort(key=lambda r: r.id)
             trimmed += len(_apply(ctx, take, "forget", change))
@@ -745,7 +805,6 @@ def step_forget(ctx: DreamContext) -> StepReport:
 
             rules[rule] = len(_apply(ctx, p.foresight.pop("foresight", []), "forget", expired))
         elif rule == "utility_floor":
-
             spared: list[str] = []
 
             def floor(rec: MemoryRecord, spared: list[str] = spared) -> Write | None:
@@ -755,10 +814,16 @@ def step_forget(ctx: DreamContext) -> StepReport:
                     spared.append(rec.id)
                     return None
                 u = _utility_now(ctx, rec)
-                return _dormant(ctx, rec, "utility_floor", f"utility floor: utility {u:.3f} < "
-                                f"{lc.utility_floor}, unused {_idle_days(ctx, rec):.0f} days, used "
-                                f"{rec.access_count} times (average {_usage_threshold(ctx, rec.user_id) or 0:.2f})",
-                                utility=round(u, 4), access_count=rec.access_count)
+                return _dormant(
+                    ctx,
+                    rec,
+                    "utility_floor",
+                    f"utility floor: utility {u:.3f} < "
+                    f"{lc.utility_floor}, unused {_idle_days(ctx, rec):.0f} days, used "
+                    f"{rec.access_count} times (average {_usage_threshold(ctx, rec.user_id) or 0:.2f})",
+                    utility=round(u, 4),
+                    access_count=rec.access_count,
+                )
 
             rules[rule] = len(_apply(ctx, p.utility_floor, "forget", floor))
             if spared:
@@ -786,10 +851,14 @@ def step_cluster(ctx: DreamContext) -> StepReport:
     the clusters tables and kept up to date (a grown group keeps its cluster id)."""
     report = StepReport("cluster", details={"clusters": 0, "created": 0, "updated": 0, "merged": 0})
     tag_cfg = ctx.settings.dynamics.tagging
-    edges = [e for e in ctx.store.coactivations(min_weight=tag_cfg.cluster_weight)
-             if tagging.forms_cluster(weight=e.weight, cfg=tag_cfg)]
-    members = _light(ctx, sorted({e.a_id for e in edges} | {e.b_id for e in edges}),
-                     ctx.scope(statuses=None, stores=None))
+    edges = [
+        e
+        for e in ctx.store.coactivations(min_weight=tag_cfg.cluster_weight)
+        if tagging.forms_cluster(weight=e.weight, cfg=tag_cfg)
+    ]
+    members = _light(
+        ctx, sorted({e.a_id for e in edges} | {e.b_id for e in edges}), ctx.scope(statuses=None, stores=None)
+    )
     report.examined = len(edges)
     parent: dict[str, str] = {}
 
@@ -818,8 +887,9 @@ def step_cluster(ctx: DreamContext) -> StepReport:
     joined: list[tuple[str, str]] = []
     for group in groups.values():
         user = members[next(iter(group))].user_id
-        touching = sorted({owner_of[m].id: owner_of[m] for m in group if m in owner_of}.values(),
-                          key=lambda c: (c.created_at, c.id))
+        touching = sorted(
+            {owner_of[m].id: owner_of[m] for m in group if m in owner_of}.values(), key=lambda c: (c.created_at, c.id)
+        )
         meta = {"strength": max(group.values()), "rule": rule}
         if not touching:
             cluster = Cluster(str(uuid.uuid4()), user, CLUSTER_KIND, ctx.now, ctx.now, dict(group), metadata=meta)
@@ -837,8 +907,14 @@ def step_cluster(ctx: DreamContext) -> StepReport:
     with ctx.store.transaction():
         ctx.store.put_clusters(puts)
         ctx.store.delete_clusters(drop)
-        ctx.store.add_history([HistoryEvent(m, "clustered", ctx.now, reason="co-activation cluster",
-                                            actor="dream", data={"cluster": cid}) for m, cid in joined])
+        ctx.store.add_history(
+            [
+                HistoryEvent(
+                    m, "clustered", ctx.now, reason="co-activation cluster", actor="dream", data={"cluster": cid}
+                )
+                for m, cid in joined
+            ]
+        )
     report.details["clusters"] = len(groups)
     report.changed = len(puts) + len(drop)
     return report
@@ -914,8 +990,12 @@ def step_drift(ctx: DreamContext) -> StepReport:
             gone = []
         if gone:
             meta = {**rec.metadata, DRIFT_SEEN: seen, "drift_missing": gone}
-            changes = {"status": Status.INVALIDATED, "valid_until": rec.valid_until or ctx.now, "updated_at": ctx.now,
-                       "metadata": meta}
+            changes = {
+                "status": Status.INVALIDATED,
+                "valid_until": rec.valid_until or ctx.now,
+                "updated_at": ctx.now,
+                "metadata": meta,
+            }
             reason = f"drift: {', '.join(gone[:3])} no longer exist{'s' if len(gone) == 1 else ''}"
             invalid.add(rec.id)
             return Write(rec, changes, "invalidated", reason, {"rule": "drift", "missing": gone})
@@ -939,11 +1019,16 @@ def step_drift(ctx: DreamContext) -> StepReport:
 def _fact_archival(ctx: DreamContext, rec: MemoryRecord) -> bool:
     """Fact archival: > 90 days old, importance < 0.3, accessed at most twice, not protected."""
     lc = ctx.settings.dream.lifecycle
-    return (lc.fact_archival and rec.status is Status.ACTIVE and anchored(rec) is None and not rec.core
-            and rec.category not in lc.fact_archival_protected_categories
-            and days_between(rec.created_at, ctx.now) > lc.fact_archival_age_days
-            and rec.importance < lc.fact_archival_max_importance
-            and rec.access_count <= lc.fact_archival_max_access_count)
+    return (
+        lc.fact_archival
+        and rec.status is Status.ACTIVE
+        and anchored(rec) is None
+        and not rec.core
+        and rec.category not in lc.fact_archival_protected_categories
+        and days_between(rec.created_at, ctx.now) > lc.fact_archival_age_days
+        and rec.importance < lc.fact_archival_max_importance
+        and rec.access_count <= lc.fact_archival_max_access_count
+    )
 
 
 def _archive_rule(ctx: DreamContext, rec: MemoryRecord) -> str | None:
@@ -962,16 +1047,39 @@ def _lifecycle_change(ctx: DreamContext, rec: MemoryRecord) -> dict[str, Any] | 
     feedback = 2.0 * _utility_now(ctx, rec) - 1.0
     disputed = rec.verification_state == "disputed"
     since_access = _idle_days(ctx, rec)
-    heat = lifecycle.heat(confidence=rec.confidence, access_count=rec.access_count, age_days=since_access,
-                          importance=rec.importance, cfg=lc, feedback=feedback, disputed=disputed)
-    decay = lifecycle.decay_score(age_days=days_between(rec.created_at, ctx.now), stale_access_days=since_access,
-                                  confidence=rec.confidence, heat_score=heat, cfg=lc, feedback=feedback)
+    heat = lifecycle.heat(
+        confidence=rec.confidence,
+        access_count=rec.access_count,
+        age_days=since_access,
+        importance=rec.importance,
+        cfg=lc,
+        feedback=feedback,
+        disputed=disputed,
+    )
+    decay = lifecycle.decay_score(
+        age_days=days_between(rec.created_at, ctx.now),
+        stale_access_days=since_access,
+        confidence=rec.confidence,
+        heat_score=heat,
+        cfg=lc,
+        feedback=feedback,
+    )
     state, why = lifecycle.lifecycle_transition(
-        current_state=rec.lifecycle_state, heat_score=heat, decay=decay, verification_state=rec.verification_state,
-        category=rec.category, policy_class=rec.policy_class, cfg=lc)
+        current_state=rec.lifecycle_state,
+        heat_score=heat,
+        decay=decay,
+        verification_state=rec.verification_state,
+        category=rec.category,
+        policy_class=rec.policy_class,
+        cfg=lc,
+    )
     step = ctx.settings.dream.lifecycle.lifecycle_min_change
-    moved = (rec.heat_score is None or rec.decay_score is None or abs(heat - rec.heat_score) >= step
-             or abs(decay - rec.decay_score) >= step)
+    moved = (
+        rec.heat_score is None
+        or rec.decay_score is None
+        or abs(heat - rec.heat_score) >= step
+        or abs(decay - rec.decay_score) >= step
+    )
     if state == rec.lifecycle_state and not moved:
         return None
     return {"heat_score": heat, "decay_score": decay, "lifecycle_state": state, "why": why}
@@ -996,17 +1104,30 @@ def step_archive(ctx: DreamContext) -> StepReport:
             if lc.archive_to_cold:
                 changes["store"] = StoreTier.COLD
             hl = retention_mod.layer_half_life(layer=rec.layer, trust=rec.trust, cfg=dyn.retention)
-            kept = retention_mod.retention(age_days=_idle_days(ctx, rec), half_life_days=hl,
-                                           access_count=rec.access_count, cfg=dyn.retention)
+            kept = retention_mod.retention(
+                age_days=_idle_days(ctx, rec), half_life_days=hl, access_count=rec.access_count, cfg=dyn.retention
+            )
             pc = dyn.promotion
-            reason = (f"archival: > {pc.archive_age_days:g} days, retention < {pc.archive_retention:g}, "
-                      f"importance < {pc.archive_importance:g}, < {pc.archive_accesses} accesses"
-                      if rule == "faded" else "fact archival: old, unimportant, rarely used")
-            return Write(rec, changes, "archived", reason,
-                         {"rule": rule, "retention": round(kept, 4),
-                          "importance": round(promotion.archival_importance(rec, now=ctx.now, cfg=dyn), 4)
-                          if rule == "faded" else rec.importance,
-                          "access_count": rec.access_count})
+            reason = (
+                f"archival: > {pc.archive_age_days:g} days, retention < {pc.archive_retention:g}, "
+                f"importance < {pc.archive_importance:g}, < {pc.archive_accesses} accesses"
+                if rule == "faded"
+                else "fact archival: old, unimportant, rarely used"
+            )
+            return Write(
+                rec,
+                changes,
+                "archived",
+                reason,
+                {
+                    "rule": rule,
+                    "retention": round(kept, 4),
+                    "importance": round(promotion.archival_importance(rec, now=ctx.now, cfg=dyn), 4)
+                    if rule == "faded"
+                    else rec.importance,
+                    "access_count": rec.access_count,
+                },
+            )
 
         report.details[rule] = len(_apply(ctx, p.archive.pop(rule, []), "archive", change))
     states: Counter[str] = Counter()
@@ -1044,22 +1165,35 @@ def _at_floor_long_enough(ctx: DreamContext, rec: MemoryRecord) -> bool:
     if then < 0:
         return False
     dyn = ctx.settings.dynamics
-    stability = strength.fading_stability(storage=rec.storage_strength, cfg=dyn.strength,
-                                          new=dyn.retention.fading_stability_new)
+    stability = strength.fading_stability(
+        storage=rec.storage_strength, cfg=dyn.strength, new=dyn.retention.fading_stability_new
+    )
     value = retention_mod.fading_retention(
-        days=then, stability=stability, importance=rec.importance,
-        beta_days=retention_mod.fading_beta(layer=rec.layer, core=rec.core, cfg=r), core=rec.core, cfg=r)
+        days=then,
+        stability=stability,
+        importance=rec.importance,
+        beta_days=retention_mod.fading_beta(layer=rec.layer, core=rec.core, cfg=r),
+        core=rec.core,
+        cfg=r,
+    )
     return value - retention_mod.fading_floor(core=rec.core, cfg=r) < lc.cold_floor_tolerance
 
 
 def _tier_route(ctx: DreamContext, rec: MemoryRecord) -> str:
     lc = ctx.settings.dynamics.lifecycle
-    value = lifecycle.tier_value(confidence=rec.confidence, access_count=rec.access_count,
-                                 age_days=_idle_days(ctx, rec), importance=rec.importance, cfg=lc,
-                                 feedback=2.0 * _utility_now(ctx, rec) - 1.0, category=rec.category,
-                                 verification_state=rec.verification_state)
-    target, _ = lifecycle.tier_transition(current_store=rec.store.value, value=value,
-                                          age_days=days_between(rec.created_at, ctx.now), cfg=lc)
+    value = lifecycle.tier_value(
+        confidence=rec.confidence,
+        access_count=rec.access_count,
+        age_days=_idle_days(ctx, rec),
+        importance=rec.importance,
+        cfg=lc,
+        feedback=2.0 * _utility_now(ctx, rec) - 1.0,
+        category=rec.category,
+        verification_state=rec.verification_state,
+    )
+    target, _ = lifecycle.tier_transition(
+        current_store=rec.store.value, value=value, age_days=days_between(rec.created_at, ctx.now), cfg=lc
+    )
     return target
 
 
@@ -1082,20 +1216,24 @@ def step_cold_migration(ctx: DreamContext) -> StepReport:
     cold store at once; an active memory whose fading retention has sat at its floor for 7 days follows
     (core, pinned, immutable and flashbulb memories stay). Optional tier routing by value both ways."""
     lc = ctx.settings.dream.lifecycle
-    report = StepReport("cold_migration", details={"status": 0, "retention_floor": 0, "low_value": 0,
-                                                   "high_value": 0})
+    report = StepReport("cold_migration", details={"status": 0, "retention_floor": 0, "low_value": 0, "high_value": 0})
     statuses = frozenset(Status(s) for s in lc.cold_statuses)
     stale: list[str] = []
-    for batch in ctx.store.scan(ctx.scope(statuses=statuses, stores=HOT), batch_size=ctx.settings.dream.batch_size,
-                                omit=LIGHT_OMIT):
+    for batch in ctx.store.scan(
+        ctx.scope(statuses=statuses, stores=HOT), batch_size=ctx.settings.dream.batch_size, omit=LIGHT_OMIT
+    ):
         stale.extend(r.id for r in batch)
 
     def by_status(rec: MemoryRecord) -> Write | None:
         if rec.status not in statuses or rec.store is not StoreTier.HOT:
             return None
-        return Write(rec, {"store": StoreTier.COLD, "updated_at": ctx.now}, "cold_migrated",
-                     f"{rec.status.value} memories live in the cold store",
-                     {"rule": "status", "status": rec.status.value})
+        return Write(
+            rec,
+            {"store": StoreTier.COLD, "updated_at": ctx.now},
+            "cold_migrated",
+            f"{rec.status.value} memories live in the cold store",
+            {"rule": "status", "status": rec.status.value},
+        )
 
     report.details["status"] = len(_apply(ctx, stale, "cold_migration", by_status))
     p = _pass(ctx)

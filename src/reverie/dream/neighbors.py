@@ -146,8 +146,7 @@ def _hnsw(x: Matrix, k: int, cfg: NeighborSettings) -> Neighbours:
     n = x.shape[0]
     y = _projection(x, cfg)
     graph = hnswlib.Index(space="ip", dim=int(y.shape[1]))
-    graph.init_index(max_elements=n, ef_construction=cfg.hnsw_ef_construction, M=cfg.hnsw_m,
-                     random_seed=cfg.seed)
+    graph.init_index(max_elements=n, ef_construction=cfg.hnsw_ef_construction, M=cfg.hnsw_m, random_seed=cfg.seed)
     graph.add_items(y, np.arange(n))
     pool = min(n, cfg.pool * k + 1)  # +1: the row itself is usually its own first hit
     try:

@@ -37,8 +37,18 @@ if TYPE_CHECKING:
     from reverie.config import Settings
 
 #: what the pass reads: the store, the anchors, the retention's inputs and the current precision
-_PASS_OMIT = omit_except("store", "pinned", "immutable", "flashbulb", "layer", "trust", "last_accessed_at",
-                         "created_at", "access_count", "embedding_precision")
+_PASS_OMIT = omit_except(
+    "store",
+    "pinned",
+    "immutable",
+    "flashbulb",
+    "layer",
+    "trust",
+    "last_accessed_at",
+    "created_at",
+    "access_count",
+    "embedding_precision",
+)
 _COLD = frozenset({StoreTier.COLD})
 
 
@@ -47,8 +57,12 @@ def memory_retention(rec: MemoryRecord, *, now: datetime, settings: Settings) ->
     access reinforcement) — the value archival uses too."""
     cfg = settings.dynamics.retention
     hl = retention_mod.layer_half_life(layer=rec.layer, trust=rec.trust, cfg=cfg)
-    return retention_mod.retention(age_days=days_between(rec.last_accessed_at or rec.created_at, now),
-                                   half_life_days=hl, access_count=rec.access_count, cfg=cfg)
+    return retention_mod.retention(
+        age_days=days_between(rec.last_accessed_at or rec.created_at, now),
+        half_life_days=hl,
+        access_count=rec.access_count,
+        cfg=cfg,
+    )
 
 
 def target_precision(rec: MemoryRecord, *, now: datetime, settings: Settings) -> tuple[Precision, float] | None:
@@ -80,8 +94,11 @@ def step_quantize(ctx: DreamContext) -> StepReport:
         if moves:
             _quantize_claimed(ctx, moves, tally)
     report.changed = tally.changed
-    report.details = {"transitions": dict(tally.transitions), "bytes_saved": tally.saved,
-                      "lowest_precision": ctx.settings.dream.quantize.lowest_precision}
+    report.details = {
+        "transitions": dict(tally.transitions),
+        "bytes_saved": tally.saved,
+        "lowest_precision": ctx.settings.dream.quantize.lowest_precision,
+    }
     return report
 
 
@@ -101,8 +118,9 @@ def _quantize_claimed(ctx: DreamContext, moves: dict[str, Move], tally: _Tally) 
     re-encode them together: one transaction, one batched compare-and-set against the version the
     pass read (``Store.set_embedding_precision``: a memory changed since is skipped until the next
     run) and the history of every memory written."""
-    held = ctx.store.claim(list(moves), owner=ctx.owner, phase="quantize", now=ctx.claim_now(),
-                           ttl_seconds=ctx.settings.dream.claim_ttl_s)
+    held = ctx.store.claim(
+        list(moves), owner=ctx.owner, phase="quantize", now=ctx.claim_now(), ttl_seconds=ctx.settings.dream.claim_ttl_s
+    )
     if not held:
         return
     try:
@@ -123,10 +141,21 @@ def _event(ctx: DreamContext, rec: MemoryRecord, move: tuple[Precision, float], 
     """The ``quantized`` history event of a re-encoded memory: precision before and after, bytes."""
     target, r = move
     source = rec.embedding_precision.value
-    data = {"from": source, "to": target.value, "retention": round(r, 4),
-            "bytes_before": quantize.stored_bytes(source, dim), "bytes_after": quantize.stored_bytes(target, dim)}
-    return HistoryEvent(rec.id, "quantized", ctx.now, reason=f"embedding {source} → {target.value} "
-                        f"(retention {r:.2f})", actor="dream", data=data)
+    data = {
+        "from": source,
+        "to": target.value,
+        "retention": round(r, 4),
+        "bytes_before": quantize.stored_bytes(source, dim),
+        "bytes_after": quantize.stored_bytes(target, dim),
+    }
+    return HistoryEvent(
+        rec.id,
+        "quantized",
+        ctx.now,
+        reason=f"embedding {source} → {target.value} (retention {r:.2f})",
+        actor="dream",
+        data=data,
+    )
 
 
 def restore_precision(
@@ -154,12 +183,21 @@ def restore_precision(
         vectors = np.asarray(embed([r.content for r in pending]), dtype=np.float32)
         retry: list[MemoryRecord] = []
         for rec, vec in zip(pending, vectors, strict=True):
-            event = HistoryEvent(rec.id, "precision_restored", now, reason="back in the hot store: re-embedded",
-                                 actor=actor, data={"from": rec.embedding_precision.value, "to": "float32"})
+            event = HistoryEvent(
+                rec.id,
+                "precision_restored",
+                now,
+                reason="back in the hot store: re-embedded",
+                actor=actor,
+                data={"from": rec.embedding_precision.value, "to": "float32"},
+            )
             try:
                 with store.transaction():
-                    store.update_fields(rec.id, {"embedding": vec, "embedding_precision": Precision.FLOAT32},
-                                        expected_version=rec.version)
+                    store.update_fields(
+                        rec.id,
+                        {"embedding": vec, "embedding_precision": Precision.FLOAT32},
+                        expected_version=rec.version,
+                    )
                     store.add_history([event])
             except ConflictError:
                 fresh = store.get([rec.id]).get(rec.id)

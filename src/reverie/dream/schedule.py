@@ -49,12 +49,29 @@ COUNTER_KEY = "schedule:ingest:"
 LAST_TICK_KEY = "schedule:last_tick:"
 
 _UNITS: dict[str, float] = {
-    "ms": 0.001, "msec": 0.001,
-    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-    "m": 60.0, "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
-    "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
-    "d": 86400.0, "day": 86400.0, "days": 86400.0,
-    "w": 604800.0, "week": 604800.0, "weeks": 604800.0,
+    "ms": 0.001,
+    "msec": 0.001,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "h": 3600.0,
+    "hr": 3600.0,
+    "hrs": 3600.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
+    "days": 86400.0,
+    "w": 604800.0,
+    "week": 604800.0,
+    "weeks": 604800.0,
 }
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
 
@@ -106,8 +123,14 @@ def run_tick(mem: Memory, *, user_id: str | None = None, all_users: bool = True)
     from reverie.dream import run_dream
 
     cfg = mem.settings.dream.schedule
-    return run_dream(mem, steps=list(cfg.tick_steps), user_id=user_id, all_users=all_users, kind="tick",
-                     reports_kept=cfg.tick_reports_kept)
+    return run_dream(
+        mem,
+        steps=list(cfg.tick_steps),
+        user_id=user_id,
+        all_users=all_users,
+        kind="tick",
+        reports_kept=cfg.tick_reports_kept,
+    )
 
 
 def _bump(mem: Memory, user_id: str | None) -> int:
@@ -158,8 +181,13 @@ def note_ingestion(mem: Memory, users: Iterable[str | None]) -> list[DreamReport
                 continue
             report = run_tick(mem, user_id=user, all_users=False)
             report["trigger"] = {"ingestion_cycles": count, "every": every, "user_id": user}
-            mem.ops.log("tick", user_id=user, cycles=count, changed=report["changed"],
-                        latencyMs=round(report["seconds"] * 1000, 2))
+            mem.ops.log(
+                "tick",
+                user_id=user,
+                cycles=count,
+                changed=report["changed"],
+                latencyMs=round(report["seconds"] * 1000, 2),
+            )
             reports.append(report)
         except Exception as exc:  # the ingestion itself succeeded: maintenance never fails it
             log.warning("automatic tick for user %r failed: %s", user, exc, exc_info=True)
@@ -283,7 +311,7 @@ class JobSchedule:
         out: dict[str, datetime] = {}
         for key in keys:
             stored = self.mem.store.get_state(key)
-            for step, at in (stored.items() if isinstance(stored, dict) else ()):
+            for step, at in stored.items() if isinstance(stored, dict) else ():
                 try:
                     when = datetime.fromisoformat(str(at))
                 except ValueError:
@@ -334,16 +362,23 @@ class JobSchedule:
         kind = "dream" if job.is_cycle else f"job:{job.name}"
         info: ScheduledJob = {"name": job.name, "every": format_duration(job.every), "batch_size": job.batch_size}
         try:
-            report = run_dream(self.mem, steps=list(job.steps) if job.steps is not None else None,
-                               user_id=self.user_id, all_users=self.user_id is None, kind=kind,
-                               reports_kept=None if job.is_cycle else cfg.tick_reports_kept,
-                               batch_size=job.batch_size, job=info)
+            report = run_dream(
+                self.mem,
+                steps=list(job.steps) if job.steps is not None else None,
+                user_id=self.user_id,
+                all_users=self.user_id is None,
+                kind=kind,
+                reports_kept=None if job.is_cycle else cfg.tick_reports_kept,
+                batch_size=job.batch_size,
+                job=info,
+            )
         except TRANSIENT_ERRORS:
             self._retry_at[job.name] = self.mem.now() + job.every
             raise
         self._retry_at.pop(job.name, None)
-        self.mem.ops.log("schedule.job", job=job.name, changed=report["changed"],
-                         latencyMs=round(report["seconds"] * 1000, 2))
+        self.mem.ops.log(
+            "schedule.job", job=job.name, changed=report["changed"], latencyMs=round(report["seconds"] * 1000, 2)
+        )
         return report
 
     def run_due(self) -> list[DreamReport]:
@@ -356,10 +391,16 @@ class JobSchedule:
         out = []
         for job in self.jobs:
             last, nxt = self.last_run(job, runs), self.next_at(job, runs)
-            out.append({"name": job.name, "steps": list(job.steps) if job.steps is not None else "all",
-                        "every": format_duration(job.every), "batch_size": job.batch_size,
-                        "last_run": last.isoformat() if last else None,
-                        "next_run": nxt.isoformat() if nxt else "now"})
+            out.append(
+                {
+                    "name": job.name,
+                    "steps": list(job.steps) if job.steps is not None else "all",
+                    "every": format_duration(job.every),
+                    "batch_size": job.batch_size,
+                    "last_run": last.isoformat() if last else None,
+                    "next_run": nxt.isoformat() if nxt else "now",
+                }
+            )
         return out
 
 
@@ -415,8 +456,11 @@ class BackgroundSchedule:
 
     def _main(self) -> None:
         try:
-            self.runs = run_jobs(self.schedule, stop=self.stop_event,
-                                 on_error=lambda e: log.warning("scheduled maintenance failed: %s", e))
+            self.runs = run_jobs(
+                self.schedule,
+                stop=self.stop_event,
+                on_error=lambda e: log.warning("scheduled maintenance failed: %s", e),
+            )
         except Exception as exc:  # a bad step name, a bug: log it, leave the server running
             self.error = exc
             log.error("the maintenance schedule stopped: %s", exc, exc_info=True)
@@ -442,5 +486,17 @@ def known_steps() -> Sequence[str]:
     return list(_registry())
 
 
-__all__ = ["COUNTER_KEY", "BackgroundSchedule", "Job", "JobSchedule", "configured_jobs", "format_duration",
-           "known_steps", "note_ingestion", "parse_duration", "run_every", "run_jobs", "run_tick"]
+__all__ = [
+    "COUNTER_KEY",
+    "BackgroundSchedule",
+    "Job",
+    "JobSchedule",
+    "configured_jobs",
+    "format_duration",
+    "known_steps",
+    "note_ingestion",
+    "parse_duration",
+    "run_every",
+    "run_jobs",
+    "run_tick",
+]

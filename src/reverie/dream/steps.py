@@ -13,13 +13,43 @@ from reverie.write.classify import sub_tier_for
 
 _EPS = 1e-9
 #: what each step reads (a pass over 100k memories decodes only these columns)
-_DECAY_OMIT = omit_except("layer", "status", "category", "energy", "energy_updated_at", "created_at",
-                          "last_accessed_at", "stability", "retrieval_strength", "metadata")
+_DECAY_OMIT = omit_except(
+    "layer",
+    "status",
+    "category",
+    "energy",
+    "energy_updated_at",
+    "created_at",
+    "last_accessed_at",
+    "stability",
+    "retrieval_strength",
+    "metadata",
+)
 #: promotion, demotion and expiry rules (dynamics/promotion.py) and the shared-entity rule's entities
 _PROMOTE_OMIT = omit_except(
-    "user_id", "entities", "layer", "status", "category", "created_at", "last_accessed_at", "access_count",
-    "energy", "energy_updated_at", "importance", "utility", "storage_strength", "trust", "pinned", "immutable",
-    "core", "flashbulb", "valid_until", "memory_kind", "data_source", "write_source", "source",
+    "user_id",
+    "entities",
+    "layer",
+    "status",
+    "category",
+    "created_at",
+    "last_accessed_at",
+    "access_count",
+    "energy",
+    "energy_updated_at",
+    "importance",
+    "utility",
+    "storage_strength",
+    "trust",
+    "pinned",
+    "immutable",
+    "core",
+    "flashbulb",
+    "valid_until",
+    "memory_kind",
+    "data_source",
+    "write_source",
+    "source",
 )
 
 
@@ -36,8 +66,13 @@ def step_decay(ctx: DreamContext) -> StepReport:
         writes: list[Write] = []
         for rec in batch:
             report.examined += 1
-            e_now = energy_mod.energy_at(energy=rec.energy, updated_at=rec.energy_updated_at or rec.created_at,
-                                         now=ctx.now, layer=rec.layer, cfg=cfg.energy)
+            e_now = energy_mod.energy_at(
+                energy=rec.energy,
+                updated_at=rec.energy_updated_at or rec.created_at,
+                now=ctx.now,
+                layer=rec.layer,
+                cfg=cfg.energy,
+            )
             r_now = strength.retrieval_strength_of(rec, now=ctx.now, cfg=cfg)
             if abs(e_now - rec.energy) < _EPS and abs(r_now - rec.retrieval_strength) < _EPS:
                 continue
@@ -75,20 +110,43 @@ def step_promote(ctx: DreamContext) -> StepReport:
             if move is not None:
                 target, rule = move
                 # knowledge now: its kind decides the sub-tier (episodic: where it came from)
-                changes: dict[str, object] = {"layer": target, "updated_at": ctx.now,
-                                              "sub_tier": sub_tier_for(rec, target)}
-                moves.append(Write(rec, changes, "promoted",
-                                   f"{rec.layer.value} → {target.value} ({rule})",
-                                   {"from": rec.layer.value, "to": target.value, "rule": rule}))
+                changes: dict[str, object] = {
+                    "layer": target,
+                    "updated_at": ctx.now,
+                    "sub_tier": sub_tier_for(rec, target),
+                }
+                moves.append(
+                    Write(
+                        rec,
+                        changes,
+                        "promoted",
+                        f"{rec.layer.value} → {target.value} ({rule})",
+                        {"from": rec.layer.value, "to": target.value, "rule": rule},
+                    )
+                )
                 continue
             demote = promotion.semantic_demotion(rec, now=ctx.now, cfg=cfg)
             if demote is not None:
-                moves.append(Write(rec, {"status": Status.DORMANT, "updated_at": ctx.now}, "demoted",
-                                   f"semantic → dormant ({demote})", {"rule": demote}))
+                moves.append(
+                    Write(
+                        rec,
+                        {"status": Status.DORMANT, "updated_at": ctx.now},
+                        "demoted",
+                        f"semantic → dormant ({demote})",
+                        {"rule": demote},
+                    )
+                )
         for start in range(0, len(moves), size):
-            chunk = moves[start:start + size]
-            held = set(ctx.store.claim([w.rec.id for w in chunk], owner=ctx.owner, phase="promote", now=ctx.now,
-                                       ttl_seconds=ctx.settings.dream.claim_ttl_s))
+            chunk = moves[start : start + size]
+            held = set(
+                ctx.store.claim(
+                    [w.rec.id for w in chunk],
+                    owner=ctx.owner,
+                    phase="promote",
+                    now=ctx.now,
+                    ttl_seconds=ctx.settings.dream.claim_ttl_s,
+                )
+            )
             if not held:
                 continue
             try:
@@ -110,9 +168,14 @@ def step_expire(ctx: DreamContext) -> StepReport:
     cfg = ctx.settings.dynamics
     for batch in ctx.claimed_batches(ctx.scope(layers=frozenset({Layer.WORKING})), "expire", omit=_PROMOTE_OMIT):
         writes = [
-            Write(rec, {"status": Status.EXPIRED, "valid_until": rec.valid_until or ctx.now, "updated_at": ctx.now},
-                  "expired", "working energy below the expiry threshold")
-            for rec in batch if promotion.working_expired(rec, now=ctx.now, cfg=cfg)
+            Write(
+                rec,
+                {"status": Status.EXPIRED, "valid_until": rec.valid_until or ctx.now, "updated_at": ctx.now},
+                "expired",
+                "working energy below the expiry threshold",
+            )
+            for rec in batch
+            if promotion.working_expired(rec, now=ctx.now, cfg=cfg)
         ]
         report.examined += len(batch)
         report.changed += len(ctx.write_many(writes))
@@ -129,8 +192,13 @@ def step_prune(ctx: DreamContext) -> StepReport:
         claims = ctx.store.prune_claims(ctx.now)
         tags = ctx.store.prune_tags(ctx.now)
         actions = ctx.store.prune_memory_actions(cutoff(ctx.now, ctx.settings.write.policy.telemetry_retention_days))
-    details = {"access_log_rows": rows, "older_than_days": days, "expired_claims": claims, "expired_tags": tags,
-               "action_telemetry_rows": actions}
+    details = {
+        "access_log_rows": rows,
+        "older_than_days": days,
+        "expired_claims": claims,
+        "expired_tags": tags,
+        "action_telemetry_rows": actions,
+    }
     return StepReport("prune", changed=rows + claims + tags + actions, details=details)
 
 
@@ -141,11 +209,15 @@ def step_topics(ctx: DreamContext) -> StepReport:
     from reverie.documents import refresh_topic_indexes
 
     tc = ctx.settings.dream.topics
-    users = ([u for u, _ in ctx.store.users(limit=tc.max_users)] if ctx.all_users else [ctx.user_id])
+    users = [u for u, _ in ctx.store.users(limit=tc.max_users)] if ctx.all_users else [ctx.user_id]
     indexes = refresh_topic_indexes(ctx.store, users, now=ctx.now, max_topics=tc.max_topics, max_boxes=tc.max_boxes)
     topics = sum(len(i["topics"]) for i in indexes.values())
-    return StepReport("topics", changed=len(indexes), examined=sum(i["sealed_boxes"] for i in indexes.values()),
-                      details={"users": len(indexes), "topics": topics})
+    return StepReport(
+        "topics",
+        changed=len(indexes),
+        examined=sum(i["sealed_boxes"] for i in indexes.values()),
+        details={"users": len(indexes), "topics": topics},
+    )
 
 
 _CORE_OMIT = omit_except("status", "core", "access_count", "storage_strength")
@@ -162,8 +234,9 @@ def step_core(ctx: DreamContext) -> StepReport:
     p = cfg.promotion
     floor = p.core_stability * cfg.strength.storage_max
     writes: list[Write] = []
-    for page in ctx.store.scan(ctx.scope(stores=None), batch_size=max(ctx.settings.dream.batch_size, 1000),
-                               omit=_CORE_OMIT):
+    for page in ctx.store.scan(
+        ctx.scope(stores=None), batch_size=max(ctx.settings.dream.batch_size, 1000), omit=_CORE_OMIT
+    ):
         for rec in page:
             report.examined += 1
             if rec.core or rec.access_count < p.core_accesses or rec.storage_strength < floor:
@@ -172,15 +245,27 @@ def step_core(ctx: DreamContext) -> StepReport:
             events = ctx.store.access_events(rec.id, limit=ctx.settings.dream.core_access_events)
             sessions = len({e.session_id for e in events if e.session_id})
             if promotion.core_eligible(rec, distinct_sessions=sessions, cfg=cfg):
-                writes.append(Write(rec, {"core": True, "updated_at": ctx.now}, "core",
-                                    f"core: {rec.access_count} accesses in {sessions} sessions, storage "
-                                    f"{rec.storage_strength:.2f}",
-                                    {"sessions": sessions, "access_count": rec.access_count}))
+                writes.append(
+                    Write(
+                        rec,
+                        {"core": True, "updated_at": ctx.now},
+                        "core",
+                        f"core: {rec.access_count} accesses in {sessions} sessions, storage {rec.storage_strength:.2f}",
+                        {"sessions": sessions, "access_count": rec.access_count},
+                    )
+                )
     size = max(ctx.settings.dream.batch_size, 1)
     for start in range(0, len(writes), size):  # only the memories that become core are claimed
-        chunk = writes[start:start + size]
-        held = set(ctx.store.claim([w.rec.id for w in chunk], owner=ctx.owner, phase="core", now=ctx.claim_now(),
-                                   ttl_seconds=ctx.settings.dream.claim_ttl_s))
+        chunk = writes[start : start + size]
+        held = set(
+            ctx.store.claim(
+                [w.rec.id for w in chunk],
+                owner=ctx.owner,
+                phase="core",
+                now=ctx.claim_now(),
+                ttl_seconds=ctx.settings.dream.claim_ttl_s,
+            )
+        )
         try:
             report.changed += len(ctx.write_many([w for w in chunk if w.rec.id in held]))
         finally:

@@ -168,8 +168,10 @@ _SPEAKER = re.compile(r"^(?P<who>[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,3
 
 
 #: a further day of a month-day date ("March 1, 2 and 4"): a day number that ends a list item
-_MORE_DAYS = re.compile(r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)(\d{1,2})(?:st|nd|rd|th)?"
-                        r"(?=\s*(?:[,;.)&]|and\b|$))")
+_MORE_DAYS = re.compile(
+    r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)(\d{1,2})(?:st|nd|rd|th)?"
+    r"(?=\s*(?:[,;.)&]|and\b|$))"
+)
 _TAIL_YEAR = re.compile(r",?\s+(\d{4})\b")
 
 
@@ -304,8 +306,9 @@ _DATE = re.compile(
     r")"
 )
 _ARTICLES = frozenset({"a", "an", "the", "this", "that", "these", "those"})
-_STOP = _ARTICLES | frozenset({"and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "is", "was",
-                               "are", "were", "it", "its", "-"})
+_STOP = _ARTICLES | frozenset(
+    {"and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "is", "was", "are", "were", "it", "its", "-"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,15 +334,18 @@ def _find_date(text: str) -> tuple[_Date, re.Match[str]] | None:
             date = _Date(int(g["y4"]), int(g["m4"]), int(g["d4"]))
         else:
             raw_day, raw_year = g["d1"] or g["d2"], g["y1"] or g["y2"] or g["y3"]
-            date = _Date(int(raw_year) if raw_year else None, _MONTHS[g["m1"] or g["m2"] or g["m3"]],
-                         int(raw_day) if raw_day else None)
+            date = _Date(
+                int(raw_year) if raw_year else None,
+                _MONTHS[g["m1"] or g["m2"] or g["m3"]],
+                int(raw_day) if raw_day else None,
+            )
         if 1 <= date.month <= 12 and (date.day is None or 1 <= date.day <= 31):
             found.append((date, m))
     return found[0] if len(found) == 1 else None
 
 
 def _strip_date(text: str, m: re.Match[str]) -> str:
-    out = (text[: m.start()] + " " + text[m.end():]).strip()
+    out = (text[: m.start()] + " " + text[m.end() :]).strip()
     out = re.sub(r"\s+([,.;:!?)])", r"\1", _WS.sub(" ", out))
     return out.strip(" ,;:")
 
@@ -455,8 +461,11 @@ def _parts(texts: list[str]) -> tuple[str, str, list[str]]:
     n = _shared_prefix(bodies)
     prefix = " ".join(bodies[0].split()[:n]) if n else ""
     rest = [" ".join(b.split()[n:]) for b in bodies] if n else bodies
-    return header, prefix, [r + (f" ({', '.join(it.labels)})" if it.labels else "")
-                            for r, it in zip(rest, items, strict=True)]
+    return (
+        header,
+        prefix,
+        [r + (f" ({', '.join(it.labels)})" if it.labels else "") for r, it in zip(rest, items, strict=True)],
+    )
 
 
 def extractive_summary(texts: Sequence[str]) -> str:

@@ -132,17 +132,44 @@ def _derived(rec: MemoryRecord) -> bool:
 def _row(rec: MemoryRecord, member_layers: frozenset[Layer]) -> _Row:
     derived = _derived(rec)
     return _Row(
-        id=rec.id, user_id=rec.user_id, category=rec.category, entities=tuple(dict.fromkeys(rec.entities)),
-        context=_context(rec), layer=rec.layer, recorded_at=rec.recorded_at,
-        last_touch=rec.last_accessed_at or rec.created_at, importance=rec.importance, pinned=rec.pinned,
-        immutable=rec.immutable, derived=derived, member=rec.layer in member_layers and not derived,
+        id=rec.id,
+        user_id=rec.user_id,
+        category=rec.category,
+        entities=tuple(dict.fromkeys(rec.entities)),
+        context=_context(rec),
+        layer=rec.layer,
+        recorded_at=rec.recorded_at,
+        last_touch=rec.last_accessed_at or rec.created_at,
+        importance=rec.importance,
+        pinned=rec.pinned,
+        immutable=rec.immutable,
+        derived=derived,
+        member=rec.layer in member_layers and not derived,
     )
 
 
 #: the fields the snapshot reads; the scan skips every other (heavy) column
-_READ = frozenset({"id", "version", "content", "content_hash", "user_id", "category", "entities", "box_id",
-                   "session_id", "layer", "recorded_at", "last_accessed_at", "created_at", "importance", "pinned",
-                   "immutable", "metadata"})
+_READ = frozenset(
+    {
+        "id",
+        "version",
+        "content",
+        "content_hash",
+        "user_id",
+        "category",
+        "entities",
+        "box_id",
+        "session_id",
+        "layer",
+        "recorded_at",
+        "last_accessed_at",
+        "created_at",
+        "importance",
+        "pinned",
+        "immutable",
+        "metadata",
+    }
+)
 _OMIT = frozenset(f.name for f in dataclasses.fields(MemoryRecord)) - _READ
 
 _SCRATCH_KEY = "synthesis.snapshot"
@@ -168,7 +195,7 @@ def _snapshot(ctx: DreamContext) -> list[_Row]:
 def _get_many(store: Store, ids: Sequence[str]) -> dict[str, MemoryRecord]:
     out: dict[str, MemoryRecord] = {}
     for start in range(0, len(ids), _GET_CHUNK):
-        out.update(store.get(ids[start:start + _GET_CHUNK]))
+        out.update(store.get(ids[start : start + _GET_CHUNK]))
     return out
 
 
@@ -244,8 +271,10 @@ def _maintain(ctx: DreamContext, groups: list[_Group], spec: _Spec) -> StepRepor
         # glued member texts are no summary and no card: these memories come from the LLM or not at all
         report.details["skipped"] = "needs an LLM" if ctx.llm is None else "needs an LLM (synthesis.use_llm is off)"
         return report
-    eligible = sorted((g for g in groups if len(g.members) >= spec.min_members),
-                      key=lambda g: (-len(g.members), g.user_id or "", g.key))
+    eligible = sorted(
+        (g for g in groups if len(g.members) >= spec.min_members),
+        key=lambda g: (-len(g.members), g.user_id or "", g.key),
+    )
     by_id = {synthesis_id(spec.kind, g.user_id, g.key): g for g in eligible}
     existing = _get_many(ctx.store, list(by_id))
     rejections = Rejections(ctx, spec.step)
@@ -278,8 +307,9 @@ def _maintain(ctx: DreamContext, groups: list[_Group], spec: _Spec) -> StepRepor
         methods[detail] += 1
         report.changed += 1
     rejections.save()
-    report.details.update({"groups": len(eligible), "outcome": dict(outcome), "methods": dict(methods),
-                           "rejected": rejected[:10]})
+    report.details.update(
+        {"groups": len(eligible), "outcome": dict(outcome), "methods": dict(methods), "rejected": rejected[:10]}
+    )
     return report
 
 
@@ -295,8 +325,9 @@ def _titled(title: str, text: str) -> str:
 def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest: str) -> tuple[str, str] | None:
     """Create or refresh the group's memory: (what was done, the method) — or ("llm_rejected", why) when
     the LLM gave no usable text (nothing is written); ``None`` when another dreamer holds or changed it."""
-    held = ctx.store.claim([sid], owner=ctx.owner, phase=spec.step, now=ctx.claim_now(),
-                           ttl_seconds=ctx.settings.dream.claim_ttl_s)
+    held = ctx.store.claim(
+        [sid], owner=ctx.owner, phase=spec.step, now=ctx.claim_now(), ttl_seconds=ctx.settings.dream.claim_ttl_s
+    )
     if not held:
         return None
     try:
@@ -307,24 +338,52 @@ def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest
             return None
         chosen = _inputs(group.members, spec.max_inputs)
         fetched = ctx.store.get([r.id for r in chosen])
-        records = sorted((fetched[r.id] for r in chosen if r.id in fetched and fetched[r.id].status is Status.ACTIVE),
-                         key=lambda r: (r.valid_from or r.created_at, r.id))
+        records = sorted(
+            (fetched[r.id] for r in chosen if r.id in fetched and fetched[r.id].status is Status.ACTIVE),
+            key=lambda r: (r.valid_from or r.created_at, r.id),
+        )
         if not records:
             return None
         title, purpose, instruction = spec.render(group, [r.content for r in records], ctx)
-        summary = summarize([r.content for r in records], llm=_llm(ctx), purpose=purpose, instruction=instruction,
-                            max_chars=spec.max_chars, op="dream." + spec.step)
+        summary = summarize(
+            [r.content for r in records],
+            llm=_llm(ctx),
+            purpose=purpose,
+            instruction=instruction,
+            max_chars=spec.max_chars,
+            op="dream." + spec.step,
+        )
         if summary.method != "llm":
             return "llm_rejected", summary.reason
         content = _titled(title, summary.text)
         assert ctx.embed is not None
         vector = np.asarray(ctx.embed([content]), dtype=np.float32)[0]
-        metadata = {SYNTHESIS_KEY: spec.kind, "key": group.key, "members": len(group.members),
-                    "member_digest": digest, "method": summary.method, "refreshed_at": ctx.now.isoformat()}
-        data = {"method": summary.method, "why": summary.reason, "members": len(group.members),
-                "inputs": [r.id for r in records], "what": spec.what}
-        links = [Relation(sid, r.id, RelationType.SUMMARIZES, weight=0.8, created_at=ctx.now,
-                          metadata={"path": summary.method, "by": "dream." + spec.step}) for r in records]
+        metadata = {
+            SYNTHESIS_KEY: spec.kind,
+            "key": group.key,
+            "members": len(group.members),
+            "member_digest": digest,
+            "method": summary.method,
+            "refreshed_at": ctx.now.isoformat(),
+        }
+        data = {
+            "method": summary.method,
+            "why": summary.reason,
+            "members": len(group.members),
+            "inputs": [r.id for r in records],
+            "what": spec.what,
+        }
+        links = [
+            Relation(
+                sid,
+                r.id,
+                RelationType.SUMMARIZES,
+                weight=0.8,
+                created_at=ctx.now,
+                metadata={"path": summary.method, "by": "dream." + spec.step},
+            )
+            for r in records
+        ]
         if old is None:
             ok = _create(ctx, spec, sid, group, content, vector, metadata, data, links)
             return ("created", summary.method) if ok else None
@@ -333,13 +392,23 @@ def _write_group(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, digest
             if not ctx.write(old, changes, None, ""):
                 return None
             return "confirmed", summary.method
-        changes = {"content": content, "content_hash": content_hash(content), "embedding": vector,
-                   "embedding_precision": Precision.FLOAT32, "metadata": {**old.metadata, **metadata},
-                   "updated_at": ctx.now,
-                   "inputs": [*old.inputs, _input(summary.method, len(group.members), ctx.now)]}
+        changes = {
+            "content": content,
+            "content_hash": content_hash(content),
+            "embedding": vector,
+            "embedding_precision": Precision.FLOAT32,
+            "metadata": {**old.metadata, **metadata},
+            "updated_at": ctx.now,
+            "inputs": [*old.inputs, _input(summary.method, len(group.members), ctx.now)],
+        }
         with ctx.store.transaction():
-            if not ctx.write(old, changes, "resynthesized", f"{spec.kind} refreshed: {len(group.members)} members "
-                             f"({spec.what})", {**data, "previous": old.content}):
+            if not ctx.write(
+                old,
+                changes,
+                "resynthesized",
+                f"{spec.kind} refreshed: {len(group.members)} members ({spec.what})",
+                {**data, "previous": old.content},
+            ):
                 return None
             ctx.store.add_relations(links)
         return "refreshed", summary.method
@@ -351,17 +420,44 @@ def _input(method: str, members: int, now: datetime) -> dict[str, Any]:
     return {"action": "SYNTHESIZE", "at": now.isoformat(), "method": method, "members": members}
 
 
-def _create(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, content: str, vector: Any,
-            metadata: dict[str, Any], data: dict[str, Any], links: list[Relation]) -> bool:
-    rec = _new_record(ctx, sid, group.user_id, content, vector, category=spec.category(group),
-                      entities=spec.entities(group), importance=spec.importance, metadata=metadata)
+def _create(
+    ctx: DreamContext,
+    spec: _Spec,
+    sid: str,
+    group: _Group,
+    content: str,
+    vector: Any,
+    metadata: dict[str, Any],
+    data: dict[str, Any],
+    links: list[Relation],
+) -> bool:
+    rec = _new_record(
+        ctx,
+        sid,
+        group.user_id,
+        content,
+        vector,
+        category=spec.category(group),
+        entities=spec.entities(group),
+        importance=spec.importance,
+        metadata=metadata,
+    )
     rec.inputs = [_input(str(metadata["method"]), len(group.members), ctx.now)]
     try:
         with ctx.store.transaction():
             ctx.store.insert([rec])
-            ctx.store.add_history([HistoryEvent(sid, "created", ctx.now, reason=f"{spec.kind} of "
-                                                f"{len(group.members)} memories ({spec.what})", actor="dream",
-                                                data={**data, "layer": rec.layer.value})])
+            ctx.store.add_history(
+                [
+                    HistoryEvent(
+                        sid,
+                        "created",
+                        ctx.now,
+                        reason=f"{spec.kind} of {len(group.members)} memories ({spec.what})",
+                        actor="dream",
+                        data={**data, "layer": rec.layer.value},
+                    )
+                ]
+            )
             ctx.store.add_relations(links)
     except ConflictError:
         return False  # another dreamer created it a moment ago (same fixed id)
@@ -370,15 +466,39 @@ def _create(ctx: DreamContext, spec: _Spec, sid: str, group: _Group, content: st
     return True
 
 
-def _new_record(ctx: DreamContext, sid: str, user_id: str | None, content: str, vector: Any, *, category: str,
-                entities: list[str], importance: float, metadata: dict[str, Any]) -> MemoryRecord:
+def _new_record(
+    ctx: DreamContext,
+    sid: str,
+    user_id: str | None,
+    content: str,
+    vector: Any,
+    *,
+    category: str,
+    entities: list[str],
+    importance: float,
+    metadata: dict[str, Any],
+) -> MemoryRecord:
     """A semantic note written by the dream (source "dream", trust 0.4)."""
     now = ctx.now
     rec = MemoryRecord(
-        content=content, id=sid, user_id=user_id, instance_id=ctx.settings.instance_id, layer=Layer.SEMANTIC,
-        category=category, memory_kind=MemoryKind.NOTE, entities=entities, embedding=vector, importance=importance,
-        source="dream", write_source="dream", data_source="dream", metadata=metadata, valid_from=now,
-        recorded_at=now, created_at=now, updated_at=now,
+        content=content,
+        id=sid,
+        user_id=user_id,
+        instance_id=ctx.settings.instance_id,
+        layer=Layer.SEMANTIC,
+        category=category,
+        memory_kind=MemoryKind.NOTE,
+        entities=entities,
+        embedding=vector,
+        importance=importance,
+        source="dream",
+        write_source="dream",
+        data_source="dream",
+        metadata=metadata,
+        valid_from=now,
+        recorded_at=now,
+        created_at=now,
+        updated_at=now,
     )
     for key, value in initial_values(rec, now=now, cfg=ctx.settings.dynamics).items():
         setattr(rec, key, value)
@@ -403,7 +523,7 @@ def entity_name(uri: str, texts: Sequence[str] = ()) -> str:
     for text in texts:
         at = text.casefold().find(low)
         if at >= 0:
-            return text[at:at + len(plain)]
+            return text[at : at + len(plain)]
     return plain
 
 
@@ -426,18 +546,40 @@ def _render_card(group: _Group, texts: list[str], ctx: DreamContext) -> tuple[st
 def step_category_summaries(ctx: DreamContext) -> StepReport:
     """Category Summary System (see module docs)."""
     cfg = ctx.settings.dream.synthesis.category
-    spec = _Spec(KIND_CATEGORY, "category_summaries", cfg.min_members, cfg.cooldown_s, cfg.max_inputs,
-                 cfg.max_chars, cfg.max_per_run, cfg.importance, "category summary",
-                 _render_category, lambda g: g.key, lambda g: [])
+    spec = _Spec(
+        KIND_CATEGORY,
+        "category_summaries",
+        cfg.min_members,
+        cfg.cooldown_s,
+        cfg.max_inputs,
+        cfg.max_chars,
+        cfg.max_per_run,
+        cfg.importance,
+        "category summary",
+        _render_category,
+        lambda g: g.key,
+        lambda g: [],
+    )
     return _maintain(ctx, _groups(_snapshot(ctx), lambda r: (r.category,)), spec)
 
 
 def step_entity_cards(ctx: DreamContext) -> StepReport:
     """Peer cards (see module docs)."""
     cfg = ctx.settings.dream.synthesis.cards
-    spec = _Spec(KIND_CARD, "entity_cards", cfg.min_members, cfg.cooldown_s, cfg.max_inputs, cfg.max_chars,
-                 cfg.max_per_run, cfg.importance, "peer card", _render_card, lambda g: "entity",
-                 lambda g: [g.key])
+    spec = _Spec(
+        KIND_CARD,
+        "entity_cards",
+        cfg.min_members,
+        cfg.cooldown_s,
+        cfg.max_inputs,
+        cfg.max_chars,
+        cfg.max_per_run,
+        cfg.importance,
+        "peer card",
+        _render_card,
+        lambda g: "entity",
+        lambda g: [g.key],
+    )
     return _maintain(ctx, _groups(_snapshot(ctx), lambda r: r.entities), spec)
 
 
@@ -472,13 +614,15 @@ def _bridge_state_key(user_id: str | None) -> str:
     return "dream:synthesis:bridges:" + (user_id or "")
 
 
-def _bridge_candidates(ctx: DreamContext, user_id: str | None, groups: list[_Group], judged: set[str],
-                       cfg: SynthesisSettings) -> tuple[list[_Candidate], int]:
+def _bridge_candidates(
+    ctx: DreamContext, user_id: str | None, groups: list[_Group], judged: set[str], cfg: SynthesisSettings
+) -> tuple[list[_Candidate], int]:
     """Pairs of this user's top entities that qualify, most similar first, and how many pairs were compared."""
     bcfg = cfg.bridges
     band = bcfg.band(ctx.profile)
-    top = sorted((g for g in groups if len(g.members) >= bcfg.min_members),
-                 key=lambda g: (-len(g.members), g.key))[: bcfg.max_entities]
+    top = sorted((g for g in groups if len(g.members) >= bcfg.min_members), key=lambda g: (-len(g.members), g.key))[
+        : bcfg.max_entities
+    ]
     if len(top) < 2:
         return [], 0
     names = [g.key for g in top]
@@ -493,7 +637,7 @@ def _bridge_candidates(ctx: DreamContext, user_id: str | None, groups: list[_Gro
                 continue
             seen_rows.add(r.id)
             mine = sorted(index[e] for e in r.entities if e in index)
-            together.update((x, y) for n, x in enumerate(mine) for y in mine[n + 1:])
+            together.update((x, y) for n, x in enumerate(mine) for y in mine[n + 1 :])
     samples = [[r.id for r in _inputs(g.members, bcfg.sample)] for g in top]
     vectors = ctx.store.embeddings([rid for s in samples for rid in s])
     member_vecs: list[tuple[list[str], np.ndarray]] = []
@@ -521,8 +665,11 @@ def _bridge_candidates(ctx: DreamContext, user_id: str | None, groups: list[_Gro
             if a + _SEP + b in judged or not member_vecs[i][0] or not member_vecs[j][0]:
                 continue
             ia, ib = (i, j) if names[i] == a else (j, i)
-            out.append(_Candidate(user_id, a, b, s, _closest(member_vecs[ia], centroids[ib]),
-                                  _closest(member_vecs[ib], centroids[ia])))
+            out.append(
+                _Candidate(
+                    user_id, a, b, s, _closest(member_vecs[ia], centroids[ib]), _closest(member_vecs[ib], centroids[ia])
+                )
+            )
     out.sort(key=lambda c: (-c.similarity, c.a, c.b))
     return out, compared
 
@@ -544,13 +691,18 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(union) if union else 0.0
 
 
-def _ask_bridge(llm: Any, a: str, b: str, facts_a: list[str], facts_b: list[str],
-                sim: float) -> tuple[bool, str] | None:
+def _ask_bridge(
+    llm: Any, a: str, b: str, facts_a: list[str], facts_b: list[str], sim: float
+) -> tuple[bool, str] | None:
     """The LLM's verdict on a bridge, or ``None`` when it is unavailable or its answer does not validate."""
     cut = _BRIDGE_FACT_CHARS
-    user = (f"Entity A: {a}\nFacts about A:\n" + "\n".join(f"- {t[:cut]}" for t in facts_a)
-            + f"\n\nEntity B: {b}\nFacts about B:\n" + "\n".join(f"- {t[:cut]}" for t in facts_b)
-            + f"\n\nEmbedding similarity: {sim:.2f}")
+    user = (
+        f"Entity A: {a}\nFacts about A:\n"
+        + "\n".join(f"- {t[:cut]}" for t in facts_a)
+        + f"\n\nEntity B: {b}\nFacts about B:\n"
+        + "\n".join(f"- {t[:cut]}" for t in facts_b)
+        + f"\n\nEmbedding similarity: {sim:.2f}"
+    )
     answer = llm.chat_json(system=_BRIDGE, user=user, op="dream.bridges")
     if not isinstance(answer, dict) or not isinstance(answer.get("connected"), bool):
         return None
@@ -580,8 +732,7 @@ def step_bridges(ctx: DreamContext) -> StepReport:
         groups = by_user[user_id]
         state = ctx.store.get_state(_bridge_state_key(user_id)) or {}
         judged_list: list[list[str]] = [list(p) for p in state.get("judged", [])]
-        candidates, compared = _bridge_candidates(ctx, user_id, list(groups.values()),
-                                                  {p[0] for p in judged_list}, cfg)
+        candidates, compared = _bridge_candidates(ctx, user_id, list(groups.values()), {p[0] for p in judged_list}, cfg)
         compared_total += compared
         report.examined += len(candidates)
         for cand in candidates[:budget]:
@@ -589,12 +740,18 @@ def step_bridges(ctx: DreamContext) -> StepReport:
             facts = _bridge_facts(ctx, cand, groups)
             verdict, text = _judge_bridge(llm, cand, facts)
             outcome[verdict] += 1
-            judged_list = [*judged_list, [cand.pair, verdict]][-bcfg.judged_kept:]
+            judged_list = [*judged_list, [cand.pair, verdict]][-bcfg.judged_kept :]
             with ctx.store.transaction():
                 report.changed += _record_bridge(ctx, cand, verdict, text, facts, bcfg)
                 ctx.store.set_state(_bridge_state_key(user_id), {"judged": judged_list})
-    report.details.update({"outcome": dict(outcome), "pairs_compared": compared_total,
-                           "band": bcfg.band(ctx.profile).model_dump(), "profile": ctx.profile})
+    report.details.update(
+        {
+            "outcome": dict(outcome),
+            "pairs_compared": compared_total,
+            "band": bcfg.band(ctx.profile).model_dump(),
+            "profile": ctx.profile,
+        }
+    )
     return report
 
 
@@ -628,37 +785,80 @@ def _bridge_facts(ctx: DreamContext, cand: _Candidate, groups: dict[str, _Group]
     return out[0], out[1]
 
 
-def _record_bridge(ctx: DreamContext, cand: _Candidate, verdict: str, text: str,
-                   facts: tuple[list[str], list[str]], bcfg: BridgeSettings) -> int:
+def _record_bridge(
+    ctx: DreamContext,
+    cand: _Candidate,
+    verdict: str,
+    text: str,
+    facts: tuple[list[str], list[str]],
+    bcfg: BridgeSettings,
+) -> int:
     """Write what the verdict calls for (inside the caller's transaction); returns the memories/edges added."""
     if verdict == "rejected":
         return 0
     path = "llm" if verdict == "llm" else "heuristic"
-    edge_meta: dict[str, Any] = {"bridge": [cand.a, cand.b], "similarity": round(cand.similarity, 4), "path": path,
-                                 "by": "dream.bridges"}
+    edge_meta: dict[str, Any] = {
+        "bridge": [cand.a, cand.b],
+        "similarity": round(cand.similarity, 4),
+        "path": path,
+        "by": "dream.bridges",
+    }
     added = 0
     if verdict == "llm":
         content = f"Bridge between {entity_name(cand.a, facts[0])} and {entity_name(cand.b, facts[1])}: {text}"
         sid = synthesis_id(KIND_BRIDGE, cand.user_id, cand.pair)
         assert ctx.embed is not None
         vector = np.asarray(ctx.embed([content]), dtype=np.float32)[0]
-        rec = _new_record(ctx, sid, cand.user_id, content, vector, category="fact", entities=[cand.a, cand.b],
-                          importance=bcfg.importance, metadata={SYNTHESIS_KEY: KIND_BRIDGE, "key": cand.pair,
-                                                                "similarity": round(cand.similarity, 4),
-                                                                "method": "llm"})
+        rec = _new_record(
+            ctx,
+            sid,
+            cand.user_id,
+            content,
+            vector,
+            category="fact",
+            entities=[cand.a, cand.b],
+            importance=bcfg.importance,
+            metadata={
+                SYNTHESIS_KEY: KIND_BRIDGE,
+                "key": cand.pair,
+                "similarity": round(cand.similarity, 4),
+                "method": "llm",
+            },
+        )
         if not ctx.store.get([sid]):
             ctx.store.insert([rec])
-            ctx.store.add_history([HistoryEvent(sid, "created", ctx.now, reason="cross-domain bridge confirmed by "
-                                                "the LLM", actor="dream",
-                                                data={"entities": [cand.a, cand.b], "similarity": cand.similarity,
-                                                      "members": [cand.rep_a, cand.rep_b]})])
-            ctx.store.add_relations([Relation(sid, m, RelationType.SUMMARIZES, weight=0.8, created_at=ctx.now,
-                                              metadata=dict(edge_meta)) for m in (cand.rep_a, cand.rep_b)])
+            ctx.store.add_history(
+                [
+                    HistoryEvent(
+                        sid,
+                        "created",
+                        ctx.now,
+                        reason="cross-domain bridge confirmed by the LLM",
+                        actor="dream",
+                        data={
+                            "entities": [cand.a, cand.b],
+                            "similarity": cand.similarity,
+                            "members": [cand.rep_a, cand.rep_b],
+                        },
+                    )
+                ]
+            )
+            ctx.store.add_relations(
+                [
+                    Relation(sid, m, RelationType.SUMMARIZES, weight=0.8, created_at=ctx.now, metadata=dict(edge_meta))
+                    for m in (cand.rep_a, cand.rep_b)
+                ]
+            )
             added += 1
         edge_meta["memory"] = sid
     conf = bcfg.llm_confidence if verdict == "llm" else bcfg.heuristic_confidence
-    added += ctx.store.add_relations([Relation(cand.rep_a, cand.rep_b, RelationType.RELATED_TO, confidence=conf,
-                                               created_at=ctx.now, metadata=edge_meta)])
+    added += ctx.store.add_relations(
+        [
+            Relation(
+                cand.rep_a, cand.rep_b, RelationType.RELATED_TO, confidence=conf, created_at=ctx.now, metadata=edge_meta
+            )
+        ]
+    )
     return added
 
 
@@ -674,9 +874,14 @@ def _beliefs(ctx: DreamContext) -> list[_Row]:
     pcfg = ctx.settings.dream.synthesis.probe
     layers = frozenset(pcfg.layers)
     idle_before = ctx.now - timedelta(days=pcfg.min_idle_days)
-    rows = sorted((r for r in _snapshot(ctx) if not r.derived and r.layer in layers and not r.pinned
-                   and not r.immutable and r.last_touch <= idle_before),
-                  key=lambda r: ((r.user_id or ""), r.id))
+    rows = sorted(
+        (
+            r
+            for r in _snapshot(ctx)
+            if not r.derived and r.layer in layers and not r.pinned and not r.immutable and r.last_touch <= idle_before
+        ),
+        key=lambda r: ((r.user_id or ""), r.id),
+    )
     if not rows or pcfg.max_per_run == 0:
         return []
     state = ctx.store.get_state(_probe_state_key(ctx)) or {}
@@ -695,8 +900,17 @@ def step_probe(ctx: DreamContext) -> StepReport:
     llm = _llm(ctx)
     llm_calls = 0
     min_sim = ctx.settings.write.gate.profile(ctx.profile).contradiction_min
-    held = ctx.store.claim([r.id for r in chosen], owner=ctx.owner, phase="probe", now=ctx.claim_now(),
-                           ttl_seconds=ctx.settings.dream.claim_ttl_s) if chosen else []
+    held = (
+        ctx.store.claim(
+            [r.id for r in chosen],
+            owner=ctx.owner,
+            phase="probe",
+            now=ctx.claim_now(),
+            ttl_seconds=ctx.settings.dream.claim_ttl_s,
+        )
+        if chosen
+        else []
+    )
     try:
         fresh = _get_many(ctx.store, held)
         for row in chosen:
@@ -725,10 +939,12 @@ def step_probe(ctx: DreamContext) -> StepReport:
             ctx.store.release(ctx.owner, held)
     if chosen:
         last = chosen[-1]
-        ctx.store.set_state(_probe_state_key(ctx), {"after": (last.user_id or "") + _SEP + last.id,
-                                                    "at": ctx.now.isoformat()})
-    report.details.update({"probed": report.examined, "disputed": report.changed, "paths": dict(paths),
-                           "llm_calls": llm_calls})
+        ctx.store.set_state(
+            _probe_state_key(ctx), {"after": (last.user_id or "") + _SEP + last.id, "at": ctx.now.isoformat()}
+        )
+    report.details.update(
+        {"probed": report.examined, "disputed": report.changed, "paths": dict(paths), "llm_calls": llm_calls}
+    )
     return report
 
 
@@ -742,8 +958,9 @@ def _challengers(ctx: DreamContext, belief: MemoryRecord, min_sim: float, k: int
     hits = [h for h in hits if h.id != belief.id and h.score >= min_sim]
     if not hits:
         return []
-    done = {r.src_id for r in ctx.store.relations([belief.id], types=frozenset({RelationType.CONTRADICTS}),
-                                                  direction="in")}
+    done = {
+        r.src_id for r in ctx.store.relations([belief.id], types=frozenset({RelationType.CONTRADICTS}), direction="in")
+    }
     recs = ctx.store.get([h.id for h in hits if h.id not in done])
     out: list[tuple[MemoryRecord, float]] = []
     for h in hits:
@@ -754,16 +971,31 @@ def _challengers(ctx: DreamContext, belief: MemoryRecord, min_sim: float, k: int
     return out[:k]
 
 
-def _dispute(ctx: DreamContext, belief: MemoryRecord, found: list[tuple[MemoryRecord, float, str]],
-             factor: float, floor: float) -> bool:
+def _dispute(
+    ctx: DreamContext, belief: MemoryRecord, found: list[tuple[MemoryRecord, float, str]], factor: float, floor: float
+) -> bool:
     """Lower a contradicted belief's importance (with history) and link its challengers."""
     new_importance = max(min(floor, belief.importance), belief.importance * factor)
     by = [o.id for o, _, _ in found]
     changes = {"importance": new_importance, "verification_state": "disputed", "updated_at": ctx.now}
-    data = {"from": belief.importance, "to": new_importance, "by": by,
-            "paths": sorted({p for _, _, p in found}), "what": "adversarial belief probing"}
-    edges = [Relation(o.id, belief.id, RelationType.CONTRADICTS, confidence=1.0, created_at=ctx.now,
-                      metadata={"path": p, "similarity": round(s, 4), "by": "dream.probe"}) for o, s, p in found]
+    data = {
+        "from": belief.importance,
+        "to": new_importance,
+        "by": by,
+        "paths": sorted({p for _, _, p in found}),
+        "what": "adversarial belief probing",
+    }
+    edges = [
+        Relation(
+            o.id,
+            belief.id,
+            RelationType.CONTRADICTS,
+            confidence=1.0,
+            created_at=ctx.now,
+            metadata={"path": p, "similarity": round(s, 4), "by": "dream.probe"},
+        )
+        for o, s, p in found
+    ]
     with ctx.store.transaction():
         if not ctx.write(belief, changes, "disputed", f"contradicted by newer memories {', '.join(by)}", data):
             return False

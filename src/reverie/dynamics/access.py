@@ -26,9 +26,7 @@ from reverie.dynamics.explain import explain_strength
 from reverie.model import MemoryRecord
 
 
-def _utility_update(
-    record: MemoryRecord, *, success: bool, now: datetime, cfg: DynamicsSettings
-) -> dict[str, Any]:
+def _utility_update(record: MemoryRecord, *, success: bool, now: datetime, cfg: DynamicsSettings) -> dict[str, Any]:
     drifted = utility.utility_at(
         utility=record.utility,
         updated_at=record.utility_updated_at or record.created_at,
@@ -77,9 +75,7 @@ def on_access(
     return updates
 
 
-def on_feedback(
-    record: MemoryRecord, *, useful: bool, now: datetime, cfg: DynamicsSettings
-) -> dict[str, Any]:
+def on_feedback(record: MemoryRecord, *, useful: bool, now: datetime, cfg: DynamicsSettings) -> dict[str, Any]:
     """``mem.feedback(id, useful=…)``: drift utility to ``now``, then ``u + 0.1·(target - u)``."""
     return _utility_update(record, success=useful, now=now, cfg=cfg)
 
@@ -92,10 +88,7 @@ def current_values(
     access_times: Sequence[datetime] = (),
 ) -> dict[str, Any]:
     """All derived values of ``record`` at ``now`` (the ``value`` of each explain entry)."""
-    return {
-        k: v["value"]
-        for k, v in explain_strength(record, now=now, cfg=cfg, access_times=access_times).items()
-    }
+    return {k: v["value"] for k, v in explain_strength(record, now=now, cfg=cfg, access_times=access_times).items()}
 
 
 def apply(record: MemoryRecord, updates: dict[str, Any]) -> MemoryRecord:

@@ -34,13 +34,9 @@ def decayed_energy(*, energy: float, hours: float, rate: float) -> float:
     return energy * math.exp(-rate * max(0.0, hours))
 
 
-def energy_at(
-    *, energy: float, updated_at: datetime, now: datetime, layer: object, cfg: EnergySettings
-) -> float:
+def energy_at(*, energy: float, updated_at: datetime, now: datetime, layer: object, cfg: EnergySettings) -> float:
     """Energy now, from the value stored at ``updated_at`` (lazy, never compounding)."""
-    return decayed_energy(
-        energy=energy, hours=hours_between(updated_at, now), rate=decay_rate(layer=layer, cfg=cfg)
-    )
+    return decayed_energy(energy=energy, hours=hours_between(updated_at, now), rate=decay_rate(layer=layer, cfg=cfg))
 
 
 def energy_after_access(

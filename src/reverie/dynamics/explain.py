@@ -233,9 +233,7 @@ def explain_strength(
     )
     ages = actr.ages_seconds(access_times=access_times, now=now)
     lifetime = seconds_between(record.created_at, now)
-    bf = actr.base_level_full(
-        ages_seconds=ages, cfg=ac, total_accesses=record.access_count, lifetime_seconds=lifetime
-    )
+    bf = actr.base_level_full(ages_seconds=ages, cfg=ac, total_accesses=record.access_count, lifetime_seconds=lifetime)
     act_full = actr.activation(base_level=bf, cfg=ac)
     out["actr_full"] = _entry(
         act_full,

@@ -111,16 +111,11 @@ def next_recall_stability(
     return max(float(stability * (1.0 + growth)), cfg.stability_min)
 
 
-def next_forget_stability(
-    *, difficulty: float, stability: float, retrievability: float, cfg: FsrsSettings
-) -> float:
+def next_forget_stability(*, difficulty: float, stability: float, retrievability: float, cfg: FsrsSettings) -> float:
     """Stability after a lapse (Again): the smaller of the long-term and short-term forms."""
     w = cfg.params
     long_term = (
-        w[11]
-        * difficulty ** (-w[12])
-        * ((stability + 1.0) ** w[13] - 1.0)
-        * math.exp((1.0 - retrievability) * w[14])
+        w[11] * difficulty ** (-w[12]) * ((stability + 1.0) ** w[13] - 1.0) * math.exp((1.0 - retrievability) * w[14])
     )
     short_term = stability / math.exp(w[17] * w[18])
     return max(float(min(long_term, short_term)), cfg.stability_min)
@@ -135,9 +130,7 @@ def short_term_stability(*, stability: float, rating: Rating, cfg: FsrsSettings)
     return max(float(stability * increase), cfg.stability_min)
 
 
-def review(
-    *, stability: float, difficulty: float, elapsed_days: float, rating: Rating, cfg: FsrsSettings
-) -> FsrsState:
+def review(*, stability: float, difficulty: float, elapsed_days: float, rating: Rating, cfg: FsrsSettings) -> FsrsState:
     """One review of a memory already in review state (reference: ``State.Review``).
 
     ``elapsed_days`` < 1 uses the same-day formula (as the reference, whose whole-day count is 0);
@@ -159,9 +152,7 @@ def review(
 
 def first_review(*, rating: Rating, cfg: FsrsSettings) -> FsrsState:
     """State of a new memory after its first (encoding) review: S0, D0, R = 1."""
-    return FsrsState(
-        initial_stability(rating=rating, cfg=cfg), initial_difficulty(rating=rating, cfg=cfg), 1.0
-    )
+    return FsrsState(initial_stability(rating=rating, cfg=cfg), initial_difficulty(rating=rating, cfg=cfg), 1.0)
 
 
 def next_interval_days(*, stability: float, cfg: FsrsSettings) -> float:

@@ -138,10 +138,19 @@ def layered_importance(
     hl = ic.recency_half_life_days
     if ic.recency_trust_weighted:
         hl = retention.trust_half_life(half_life_days=hl, trust=record.trust, cfg=cfg.retention)
-    ages = (actr.ages_seconds(access_times=access_times, now=now) if access_times
-            else [seconds_between(record.last_accessed_at, now)] if record.last_accessed_at is not None else [])
-    base_level = actr.base_level_full(ages_seconds=ages, cfg=cfg.actr, total_accesses=record.access_count,
-                                      lifetime_seconds=seconds_between(record.created_at, now))
+    ages = (
+        actr.ages_seconds(access_times=access_times, now=now)
+        if access_times
+        else [seconds_between(record.last_accessed_at, now)]
+        if record.last_accessed_at is not None
+        else []
+    )
+    base_level = actr.base_level_full(
+        ages_seconds=ages,
+        cfg=cfg.actr,
+        total_accesses=record.access_count,
+        lifetime_seconds=seconds_between(record.created_at, now),
+    )
     factors = nine_factors(
         base=surprise_adjusted_base(record, cfg=ic),
         access_count=record.access_count,

@@ -152,9 +152,7 @@ def lifecycle_transition(
     return current_state, "no_transition"
 
 
-def tier_transition(
-    *, current_store: str, value: float, age_days: float, cfg: LifecycleSettings
-) -> tuple[str, str]:
+def tier_transition(*, current_store: str, value: float, age_days: float, cfg: LifecycleSettings) -> tuple[str, str]:
     """``decideTierTransition``: hot → cold at age >= 14 days and value <= 0.35;
     cold → hot at value >= 0.7."""
     if current_store == "hot" and age_days >= cfg.demotion_min_age_days and value <= cfg.demotion_value:
@@ -164,9 +162,7 @@ def tier_transition(
     return current_store, "no_transition"
 
 
-def speculative_expired(
-    *, confidence: float, age_days: float, confirmed: bool, cfg: LifecycleSettings
-) -> bool:
+def speculative_expired(*, confidence: float, age_days: float, confirmed: bool, cfg: LifecycleSettings) -> bool:
     """Unconfirmed speculative memories (confidence < 0.40) expire after 30 days."""
     speculative = confidence_tier(confidence=confidence, cfg=cfg) == "speculative"
     return speculative and not confirmed and age_days >= cfg.speculative_ttl_days

@@ -80,10 +80,7 @@ def episodic_to_semantic(
     p = cfg.promotion
     if record.access_count >= p.episodic_accesses:
         return "access_frequency"
-    if (
-        record.utility >= p.episodic_utility
-        and days_between(record.created_at, now) >= p.episodic_utility_age_days
-    ):
+    if record.utility >= p.episodic_utility and days_between(record.created_at, now) >= p.episodic_utility_age_days:
         return "sustained_utility"
     if shared_entity_count >= p.episodic_entity_count:
         return "entity_cooccurrence"
@@ -100,11 +97,7 @@ def core_eligible(record: MemoryRecord, *, distinct_sessions: int, cfg: Dynamics
         return False
     p = cfg.promotion
     stab = strength.normalized_storage(storage=record.storage_strength, cfg=cfg.strength)
-    return (
-        record.access_count >= p.core_accesses
-        and stab >= p.core_stability
-        and distinct_sessions >= p.core_sessions
-    )
+    return record.access_count >= p.core_accesses and stab >= p.core_stability and distinct_sessions >= p.core_sessions
 
 
 def semantic_demotion(record: MemoryRecord, *, now: datetime, cfg: DynamicsSettings) -> str | None:
@@ -174,13 +167,42 @@ _HOWTO = re.compile(
 )
 
 
-_HOWTO_VERBS = ("deploy", "build", "release", "install", "configure", "set up", "fix", "debug", "test", "run",
-                "restart", "reset", "migrate", "update")
+_HOWTO_VERBS = (
+    "deploy",
+    "build",
+    "release",
+    "install",
+    "configure",
+    "set up",
+    "fix",
+    "debug",
+    "test",
+    "run",
+    "restart",
+    "reset",
+    "migrate",
+    "update",
+)
 #: a text :data:`_HOWTO` can match contains one of these (lower case, dotless/dotted i folded to i): a cheap
 #: test first, because the dream checks every semantic memory on every cycle (the full pattern is about ten
 #: times slower than the test)
-_HOWTO_KEYS = ("how to", "step ", "way to", "trick to", "always", "never", "make sure", "remember to", "be sure",
-               "nasil", "adim", "her zaman", "asla", "önce", *("to " + v for v in _HOWTO_VERBS))
+_HOWTO_KEYS = (
+    "how to",
+    "step ",
+    "way to",
+    "trick to",
+    "always",
+    "never",
+    "make sure",
+    "remember to",
+    "be sure",
+    "nasil",
+    "adim",
+    "her zaman",
+    "asla",
+    "önce",
+    *("to " + v for v in _HOWTO_VERBS),
+)
 
 
 def _may_be_howto(text: str) -> bool:

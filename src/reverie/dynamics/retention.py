@@ -62,9 +62,7 @@ def huber_retention(*, age_days: float, half_life_days: float, knee: float = 0.5
     return max(0.0, r0 - slope * (t - t0))
 
 
-def elastic_retention(
-    *, age_days: float, half_life_days: float, l1_weight: float = 0.3, l1_span: float = 2.0
-) -> float:
+def elastic_retention(*, age_days: float, half_life_days: float, l1_weight: float = 0.3, l1_span: float = 2.0) -> float:
     """``0.3·max(0, 1 - t/(2hl)) + 0.7·l2``."""
     if not math.isfinite(half_life_days):
         return 1.0
@@ -123,9 +121,7 @@ def category_strength(
     *, category: str, layer: object, days: float, cfg: RetentionSettings, dormant: bool = False
 ) -> float:
     """``exp(-rate·multiplier·days)``: 1 for no-decay categories and for frozen (dormant) memories."""
-    rate = category_decay_rate(category=category, cfg=cfg) * pahf_multiplier(
-        layer=layer, cfg=cfg, dormant=dormant
-    )
+    rate = category_decay_rate(category=category, cfg=cfg) * pahf_multiplier(layer=layer, cfg=cfg, dormant=dormant)
     return math.exp(-rate * max(0.0, days))
 
 

@@ -26,9 +26,7 @@ def spacing_factor(*, days_since_last_access: float, cfg: StrengthSettings) -> f
 def storage_gain(*, days_since_last_access: float, cfg: StrengthSettings, associative: bool = False) -> float:
     """The storage increment of one successful retrieval (always > 0)."""
     gain = cfg.storage_associative_gain if associative else cfg.storage_spaced_gain
-    return cfg.storage_base_gain + gain * spacing_factor(
-        days_since_last_access=days_since_last_access, cfg=cfg
-    )
+    return cfg.storage_base_gain + gain * spacing_factor(days_since_last_access=days_since_last_access, cfg=cfg)
 
 
 def storage_after_retrieval(
@@ -36,9 +34,7 @@ def storage_after_retrieval(
 ) -> float:
     """Storage strength after a successful retrieval, within [storage, storage_max]."""
     start = min(max(storage, cfg.storage_min), cfg.storage_max)
-    grown = start + storage_gain(
-        days_since_last_access=days_since_last_access, cfg=cfg, associative=associative
-    )
+    grown = start + storage_gain(days_since_last_access=days_since_last_access, cfg=cfg, associative=associative)
     return max(storage, min(cfg.storage_max, grown))
 
 

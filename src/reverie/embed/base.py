@@ -51,8 +51,13 @@ def identity_of(embedder: Embedder) -> dict[str, Any]:
     if isinstance(own, dict):
         ident = {key: own.get(key) for key in IDENTITY_FIELDS}
     else:
-        ident = {"model": str(embedder.name), "dim": int(embedder.dim), "normalized": True,
-                 "query_prefix": "", "passage_prefix": ""}
+        ident = {
+            "model": str(embedder.name),
+            "dim": int(embedder.dim),
+            "normalized": True,
+            "query_prefix": "",
+            "passage_prefix": "",
+        }
     ident["dim"] = int(embedder.dim)
     return ident
 
@@ -61,7 +66,7 @@ def describe_identity(ident: dict[str, Any]) -> str:
     """A short human description of an identity, e.g. ``multilingual-e5-small (384-d, "query: "/"passage: ")``."""
     prefixes = ""
     if ident.get("query_prefix") or ident.get("passage_prefix"):
-        prefixes = f', prefixes {ident.get("query_prefix")!r}/{ident.get("passage_prefix")!r}'
+        prefixes = f", prefixes {ident.get('query_prefix')!r}/{ident.get('passage_prefix')!r}"
     norm = "" if ident.get("normalized", True) else ", not normalised"
     return f"{ident.get('model')} ({ident.get('dim')}-d{norm}{prefixes})"
 
@@ -106,5 +111,12 @@ def query_view(embedder: Embedder) -> Embedder:
     return QueryView(embedder) if callable(getattr(embedder, "embed_query", None)) else embedder
 
 
-__all__ = ["IDENTITY_FIELDS", "Embedder", "QueryView", "describe_identity", "embed_queries", "identity_of",
-           "query_view"]
+__all__ = [
+    "IDENTITY_FIELDS",
+    "Embedder",
+    "QueryView",
+    "describe_identity",
+    "embed_queries",
+    "identity_of",
+    "query_view",
+]

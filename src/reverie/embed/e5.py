@@ -88,8 +88,9 @@ def locate_weights(package: str = MODEL_PACKAGE) -> Path:
         candidate = Path(location) / WEIGHTS_FILE
         if candidate.is_file():
             return candidate
-    raise MissingDependencyError(f"package {package} is installed but holds no {WEIGHTS_FILE}; reinstall it: "
-                                 f"{INSTALL_HINT}")
+    raise MissingDependencyError(
+        f"package {package} is installed but holds no {WEIGHTS_FILE}; reinstall it: {INSTALL_HINT}"
+    )
 
 
 def verify_weights(path: Path, *, expected: str = WEIGHTS_SHA256) -> None:
@@ -105,8 +106,9 @@ def verify_weights(path: Path, *, expected: str = WEIGHTS_SHA256) -> None:
             ok = sha256_file(path) == expected
             _verified[key] = ok
     if not ok:
-        raise EmbeddingError(f"model weights {path} fail the integrity check (sha256 != {expected}); "
-                             f"reinstall them: {INSTALL_HINT}")
+        raise EmbeddingError(
+            f"model weights {path} fail the integrity check (sha256 != {expected}); reinstall them: {INSTALL_HINT}"
+        )
 
 
 @dataclass(frozen=True)
@@ -149,8 +151,9 @@ class Q4File:
             raise ValueError("bad magic")
         self._pos = 4
         self.version = self._read("I")
-        (self.hidden, self.layers, self.heads, self.ffn, self.vocab_size, self.max_positions,
-         self.type_vocab) = self._read("7i")
+        (self.hidden, self.layers, self.heads, self.ffn, self.vocab_size, self.max_positions, self.type_vocab) = (
+            self._read("7i")
+        )
         self.eps = float(self._read("f"))
         if self._read("i") != QK:
             raise ValueError("unsupported block size")
@@ -164,7 +167,7 @@ class Q4File:
         self._blob = (self._pos, blob_len)
         self._pos += blob_len
         entries, size = self._read("iI")
-        raw = bytes(self._buf[self._pos:self._pos + size])
+        raw = bytes(self._buf[self._pos : self._pos + size])
         self._pos += size
         self.normalisation: dict[int, str] = {}
         at = 0
@@ -176,7 +179,7 @@ class Q4File:
         self.tensors: dict[str, _Tensor] = {}
         for _ in range(self._read("i")):
             length = self._read("H")
-            name = bytes(self._buf[self._pos:self._pos + length]).decode("ascii")
+            name = bytes(self._buf[self._pos : self._pos + length]).decode("ascii")
             self._pos += length
             dtype = int(self._buf[self._pos])
             self._pos += 1
@@ -186,10 +189,10 @@ class Q4File:
     def vocabulary(self) -> Iterator[tuple[str, float]]:
         """The tokenizer's pieces with their scores, in id order (decoded on demand, not kept)."""
         start, length = self._blob
-        blob = bytes(self._buf[start:start + length])
+        blob = bytes(self._buf[start : start + length])
         offsets = self._offsets.tolist()
         for i, score in enumerate(self._scores.tolist()):
-            yield blob[offsets[i]:offsets[i + 1]].decode("utf-8"), score
+            yield blob[offsets[i] : offsets[i + 1]].decode("utf-8"), score
 
     def floats(self, name: str) -> F32:
         t = self._tensor(name, 0)
@@ -200,8 +203,9 @@ class Q4File:
         t = self._tensor(name, 1)
         if t.count % rows or (t.count // rows) % QK or t.nbytes != t.count // QK * _BLOCK_BYTES:
             raise EmbeddingError(f"{self.path}: tensor {name} does not have {rows} rows of 32-weight blocks")
-        blocks: npt.NDArray[np.uint8] = np.frombuffer(self._buf, dtype=np.uint8, count=t.nbytes,
-                                                      offset=t.offset).reshape(rows, -1, _BLOCK_BYTES)
+        blocks: npt.NDArray[np.uint8] = np.frombuffer(
+            self._buf, dtype=np.uint8, count=t.nbytes, offset=t.offset
+        ).reshape(rows, -1, _BLOCK_BYTES)
         return blocks
 
     def _tensor(self, name: str, dtype: int) -> _Tensor:
@@ -270,8 +274,13 @@ class E5Tokenizer:
         for i, (piece, score) in enumerate(model.vocabulary()):
             entry = proto.pieces.add()
             entry.piece, entry.score = piece, score
-            entry.type = (kinds.UNKNOWN if i == model.unk
-                          else kinds.CONTROL if i in control or piece == "<mask>" else kinds.NORMAL)
+            entry.type = (
+                kinds.UNKNOWN
+                if i == model.unk
+                else kinds.CONTROL
+                if i in control or piece == "<mask>"
+                else kinds.NORMAL
+            )
         try:
             self._sp = sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
         except Exception as exc:  # sentencepiece raises RuntimeError/OSError on a bad model
@@ -305,8 +314,9 @@ def build_graph(model: Q4File, precision: str) -> Any:
     try:
         from onnx import TensorProto, helper
     except ImportError as exc:
-        raise MissingDependencyError(f"the ONNX runtime of the local embedder needs onnx: "
-                                     f"{onnx_graph.INSTALL_HINT}") from exc
+        raise MissingDependencyError(
+            f"the ONNX runtime of the local embedder needs onnx: {onnx_graph.INSTALL_HINT}"
+        ) from exc
     hidden, heads, eps = model.hidden, model.heads, model.eps
     head_dim = hidden // heads
     b = onnx_graph._Builder()
@@ -317,11 +327,27 @@ def build_graph(model: Q4File, precision: str) -> Any:
             return b.linear(x, np.ascontiguousarray(dequantize(blocks).T), bias, hint)
         packed, scales = _nbits(blocks)
         out = b.name(hint)
-        b.nodes.append(helper.make_node(
-            "MatMulNBits", [x, b.const(f"{hint}_q", packed), b.const(f"{hint}_s", scales), "", "",
-                            b.const(f"{hint}_b", np.ascontiguousarray(bias))],
-            [out], name=out, domain="com.microsoft", K=per_row * QK, N=rows, bits=4, block_size=QK,
-            accuracy_level=4))
+        b.nodes.append(
+            helper.make_node(
+                "MatMulNBits",
+                [
+                    x,
+                    b.const(f"{hint}_q", packed),
+                    b.const(f"{hint}_s", scales),
+                    "",
+                    "",
+                    b.const(f"{hint}_b", np.ascontiguousarray(bias)),
+                ],
+                [out],
+                name=out,
+                domain="com.microsoft",
+                K=per_row * QK,
+                N=rows,
+                bits=4,
+                block_size=QK,
+                accuracy_level=4,
+            )
+        )
         return out
 
     def layer_weights(name: str, rows: int) -> tuple[npt.NDArray[np.uint8], F32]:
@@ -330,45 +356,63 @@ def build_graph(model: Q4File, precision: str) -> Any:
     position = model.floats("emb.pos").reshape(-1, hidden) + model.floats("emb.type").reshape(-1, hidden)[0]
     shape = b.op("Shape", [onnx_graph.INPUTS_EMBEDS])
     seq = b.op("Slice", [shape, b.const("one_i", np.array([1], np.int64)), b.const("two_i", np.array([2], np.int64))])
-    positions = b.op("Slice", [b.const("position", position.astype(np.float32)),
-                               b.const("zero_i", np.array([0], np.int64)), seq])
-    x = b.layer_norm(b.op("Add", [onnx_graph.INPUTS_EMBEDS, positions]), model.floats("emb.ln.w"),
-                     model.floats("emb.ln.b"), eps, "emb_ln")
-    bias = b.op("Mul", [b.op("Sub", [onnx_graph.ATTENTION_MASK, b.const("one", np.float32(1.0))]),
-                        b.const("big", np.float32(1e9))])
+    positions = b.op(
+        "Slice", [b.const("position", position.astype(np.float32)), b.const("zero_i", np.array([0], np.int64)), seq]
+    )
+    x = b.layer_norm(
+        b.op("Add", [onnx_graph.INPUTS_EMBEDS, positions]),
+        model.floats("emb.ln.w"),
+        model.floats("emb.ln.b"),
+        eps,
+        "emb_ln",
+    )
+    bias = b.op(
+        "Mul",
+        [b.op("Sub", [onnx_graph.ATTENTION_MASK, b.const("one", np.float32(1.0))]), b.const("big", np.float32(1e9))],
+    )
     mask_bias = b.op("Unsqueeze", [bias, b.const("axes12", np.array([1, 2], np.int64))])
     for i in range(model.layers):
         parts = [layer_weights(f"l{i}.{n}", hidden) for n in "qkv"]
         qkv = linear(x, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), f"l{i}_qkv")
-        qkv = b.op("Transpose", [b.op("Reshape", [qkv, b.const("qkv_shape", np.array([0, 0, 3, heads, head_dim],
-                                                                                      np.int64))])],
-                   perm=[2, 0, 3, 1, 4])  # (3, B, H, L, D)
-        q, k_rows, v = (b.op("Gather", [qkv, b.const(f"pick_{n}", np.array(j, np.int64))], axis=0)
-                        for j, n in enumerate("qkv"))
+        qkv = b.op(
+            "Transpose",
+            [b.op("Reshape", [qkv, b.const("qkv_shape", np.array([0, 0, 3, heads, head_dim], np.int64))])],
+            perm=[2, 0, 3, 1, 4],
+        )  # (3, B, H, L, D)
+        q, k_rows, v = (
+            b.op("Gather", [qkv, b.const(f"pick_{n}", np.array(j, np.int64))], axis=0) for j, n in enumerate("qkv")
+        )
         q = b.op("Mul", [q, b.const("scale", np.float32(1.0 / math.sqrt(head_dim)))])
         k = b.op("Transpose", [k_rows], perm=[0, 1, 3, 2])
         probs = b.op("Softmax", [b.op("Add", [b.op("MatMul", [q, k]), mask_bias])], axis=-1)
         context = b.op("Transpose", [b.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
         merged = b.op("Reshape", [context, b.const("merge_shape", np.array([0, 0, hidden], np.int64))])
         out = linear(merged, *layer_weights(f"l{i}.ao", hidden), f"l{i}_out")
-        x = b.layer_norm(b.op("Add", [x, out]), model.floats(f"l{i}.aln.w"), model.floats(f"l{i}.aln.b"), eps,
-                         f"l{i}_ln1")
+        x = b.layer_norm(
+            b.op("Add", [x, out]), model.floats(f"l{i}.aln.w"), model.floats(f"l{i}.aln.b"), eps, f"l{i}_ln1"
+        )
         h = linear(x, *layer_weights(f"l{i}.fi", model.ffn), f"l{i}_ffn_in")
         erf = b.op("Erf", [b.op("Mul", [h, b.const("inv_sqrt2", np.float32(1.0 / math.sqrt(2.0)))])])
-        gelu = b.op("Mul", [b.op("Mul", [h, b.const("half", np.float32(0.5))]),
-                            b.op("Add", [erf, b.const("one", np.float32(1.0))])])
+        gelu = b.op(
+            "Mul",
+            [b.op("Mul", [h, b.const("half", np.float32(0.5))]), b.op("Add", [erf, b.const("one", np.float32(1.0))])],
+        )
         out = linear(gelu, *layer_weights(f"l{i}.fo", hidden), f"l{i}_ffn_out")
-        x = b.layer_norm(b.op("Add", [x, out]), model.floats(f"l{i}.oln.w"), model.floats(f"l{i}.oln.b"), eps,
-                         f"l{i}_ln2")
+        x = b.layer_norm(
+            b.op("Add", [x, out]), model.floats(f"l{i}.oln.w"), model.floats(f"l{i}.oln.b"), eps, f"l{i}_ln2"
+        )
     mask3 = b.op("Unsqueeze", [onnx_graph.ATTENTION_MASK, b.const("axis2", np.array([2], np.int64))])
     axis1 = b.const("axis1", np.array([1], np.int64))
     summed = b.op("ReduceSum", [b.op("Mul", [x, mask3]), axis1], keepdims=0)
     counts = b.op("ReduceSum", [onnx_graph.ATTENTION_MASK, axis1], keepdims=1)
     b.nodes.append(helper.make_node("Div", [summed, counts], [POOLED], name=POOLED))
     graph = helper.make_graph(
-        b.nodes, MODEL_NAME,
-        [helper.make_tensor_value_info(onnx_graph.INPUTS_EMBEDS, TensorProto.FLOAT, ["batch", "tokens", hidden]),
-         helper.make_tensor_value_info(onnx_graph.ATTENTION_MASK, TensorProto.FLOAT, ["batch", "tokens"])],
+        b.nodes,
+        MODEL_NAME,
+        [
+            helper.make_tensor_value_info(onnx_graph.INPUTS_EMBEDS, TensorProto.FLOAT, ["batch", "tokens", hidden]),
+            helper.make_tensor_value_info(onnx_graph.ATTENTION_MASK, TensorProto.FLOAT, ["batch", "tokens"]),
+        ],
         [helper.make_tensor_value_info(POOLED, TensorProto.FLOAT, ["batch", hidden])],
         initializer=b.initializers,
     )
@@ -417,15 +461,25 @@ def cached_graph(cache_dir: Path, model: Q4File, key: str, precision: str) -> Pa
         if precision == "int8":
             fp32 = tmp / "fp32"
             fp32.mkdir()
-            onnx.save_model(build_graph(model, "fp32"), str(fp32 / onnx_graph.MODEL_FILE),
-                            save_as_external_data=True, all_tensors_to_one_file=True, location=onnx_graph.DATA_FILE,
-                            size_threshold=1024)
+            onnx.save_model(
+                build_graph(model, "fp32"),
+                str(fp32 / onnx_graph.MODEL_FILE),
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location=onnx_graph.DATA_FILE,
+                size_threshold=1024,
+            )
             quantize_int8(fp32 / onnx_graph.MODEL_FILE, tmp / onnx_graph.MODEL_FILE)
             shutil.rmtree(fp32)
         else:
-            onnx.save_model(build_graph(model, precision), str(tmp / onnx_graph.MODEL_FILE),
-                            save_as_external_data=True, all_tensors_to_one_file=True, location=onnx_graph.DATA_FILE,
-                            size_threshold=1024)
+            onnx.save_model(
+                build_graph(model, precision),
+                str(tmp / onnx_graph.MODEL_FILE),
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location=onnx_graph.DATA_FILE,
+                size_threshold=1024,
+            )
         for item in tmp.iterdir():
             os.chmod(item, 0o600)
         try:
@@ -502,8 +556,13 @@ class E5Embedder:
     @property
     def identity(self) -> dict[str, Any]:
         """What defines this embedder's vector space (a store records it and refuses another)."""
-        return {"model": MODEL_NAME, "dim": DIM, "normalized": True,
-                "query_prefix": QUERY_PREFIX, "passage_prefix": PASSAGE_PREFIX}
+        return {
+            "model": MODEL_NAME,
+            "dim": DIM,
+            "normalized": True,
+            "query_prefix": QUERY_PREFIX,
+            "passage_prefix": PASSAGE_PREFIX,
+        }
 
     def _onnx_session(self, cache: Path | None, key: str, threads: int) -> Any:
         path: Path | None
@@ -515,8 +574,9 @@ class E5Embedder:
             if path is None:  # cache not writable: build in a private temporary directory
                 with tempfile.TemporaryDirectory() as tmp:
                     built = cached_graph(Path(tmp), self._model, key, self.precision)
-                    session = onnx_graph.make_session(built.read_bytes() if self.precision == "int8"
-                                                      else built, threads=threads)
+                    session = onnx_graph.make_session(
+                        built.read_bytes() if self.precision == "int8" else built, threads=threads
+                    )
                     if self._passes_reference(session):
                         return session
                 break
@@ -566,11 +626,11 @@ class E5Embedder:
         windows: list[tuple[int, list[int]]] = []  # (text index, token ids with <s> … </s>)
         for i, ids in enumerate(self.tokenizer.content_ids([prefix + t for t in texts])):
             for start in range(0, max(len(ids), 1), self._window):
-                windows.append((i, [self.tokenizer.bos, *ids[start:start + self._window], self.tokenizer.eos]))
+                windows.append((i, [self.tokenizer.bos, *ids[start : start + self._window], self.tokenizer.eos]))
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         pooled = np.empty((len(windows), DIM), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
-            rows = order[start:start + self.batch_size]
+            rows = order[start : start + self.batch_size]
             pooled[rows] = self._forward([windows[w][1] for w in rows])
         sums = np.zeros((len(texts), DIM), dtype=np.float64)
         for w, (i, ids) in enumerate(windows):
@@ -584,8 +644,8 @@ class E5Embedder:
         ids = np.zeros((len(batch), seq), dtype=np.int64)
         mask = np.zeros((len(batch), seq), dtype=np.float32)
         for row, tokens in enumerate(batch):
-            ids[row, :len(tokens)] = tokens
-            mask[row, :len(tokens)] = 1.0
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1.0
         embeds = dequantize(self._word[ids])
         try:
             out = self._session.run([POOLED], {onnx_graph.INPUTS_EMBEDS: embeds, onnx_graph.ATTENTION_MASK: mask})[0]

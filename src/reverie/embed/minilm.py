@@ -443,8 +443,9 @@ class MiniLMEmbedder:
 
         path = cached()
         for _ in range(2):
-            source: Path | bytes = (path if path is not None
-                                    else onnx_graph.build_model(weights(), eps=LAYER_NORM_EPS).SerializeToString())
+            source: Path | bytes = (
+                path if path is not None else onnx_graph.build_model(weights(), eps=LAYER_NORM_EPS).SerializeToString()
+            )
             session = onnx_graph.make_session(source, threads=threads)
             if self._passes_reference(session):
                 return session

@@ -74,23 +74,40 @@ class _Builder:
 
     def linear(self, x: str, weight: np.ndarray, bias: np.ndarray, hint: str) -> str:
         """``x @ weight + bias`` (weight already transposed to (in, out))."""
-        return self.op("Add", [self.op("MatMul", [x, self.const(f"{hint}_w", weight)]),
-                               self.const(f"{hint}_b", bias)], hint)
+        return self.op(
+            "Add", [self.op("MatMul", [x, self.const(f"{hint}_w", weight)]), self.const(f"{hint}_b", bias)], hint
+        )
 
     def layer_norm(self, x: str, gamma: np.ndarray, beta: np.ndarray, eps: float, hint: str) -> str:
-        return self.op("LayerNormalization", [x, self.const(f"{hint}_g", gamma), self.const(f"{hint}_b", beta)],
-                       hint, axis=-1, epsilon=eps)
+        return self.op(
+            "LayerNormalization",
+            [x, self.const(f"{hint}_g", gamma), self.const(f"{hint}_b", beta)],
+            hint,
+            axis=-1,
+            epsilon=eps,
+        )
 
 
 def _attention(b: _Builder, x: str, layer: _Layer, mask_bias: str, heads: int, i: int) -> str:
     hidden = layer.out_w.shape[0]
     head_dim = hidden // heads
     # Q (with the 1/√d scale already folded in), K and V from one fused product: (3, B, H, L, D)
-    qkv = b.op("Transpose", [b.op("Reshape", [b.linear(x, layer.qkv_w, layer.qkv_b, f"l{i}_qkv"),
-                                              b.const("qkv_shape", np.array([0, 0, 3, heads, head_dim], np.int64))])],
-               perm=[2, 0, 3, 1, 4])
-    q, k_rows, v = (b.op("Gather", [qkv, b.const(f"pick_{n}", np.array(j, dtype=np.int64))], axis=0)
-                    for j, n in enumerate("qkv"))
+    qkv = b.op(
+        "Transpose",
+        [
+            b.op(
+                "Reshape",
+                [
+                    b.linear(x, layer.qkv_w, layer.qkv_b, f"l{i}_qkv"),
+                    b.const("qkv_shape", np.array([0, 0, 3, heads, head_dim], np.int64)),
+                ],
+            )
+        ],
+        perm=[2, 0, 3, 1, 4],
+    )
+    q, k_rows, v = (
+        b.op("Gather", [qkv, b.const(f"pick_{n}", np.array(j, dtype=np.int64))], axis=0) for j, n in enumerate("qkv")
+    )
     k = b.op("Transpose", [k_rows], perm=[0, 1, 3, 2])  # (B, H, D, L)
     scores = b.op("Add", [b.op("MatMul", [q, k]), mask_bias])
     probs = b.op("Softmax", [scores], axis=-1)
@@ -103,8 +120,9 @@ def _feed_forward(b: _Builder, x: str, layer: _Layer, i: int) -> str:
     h = b.linear(x, layer.ffn_in_w, layer.ffn_in_b, f"l{i}_ffn_in")
     # exact GELU: 0.5·h·(1 + erf(h/√2))
     erf = b.op("Erf", [b.op("Mul", [h, b.const("inv_sqrt2", np.float32(1.0 / math.sqrt(2.0)))])])
-    gelu = b.op("Mul", [b.op("Mul", [h, b.const("half", np.float32(0.5))]),
-                        b.op("Add", [erf, b.const("one", np.float32(1.0))])])
+    gelu = b.op(
+        "Mul", [b.op("Mul", [h, b.const("half", np.float32(0.5))]), b.op("Add", [erf, b.const("one", np.float32(1.0))])]
+    )
     return b.linear(gelu, layer.ffn_out_w, layer.ffn_out_b, f"l{i}_ffn_out")
 
 
@@ -116,19 +134,28 @@ def build_model(weights: _Weights, *, eps: float) -> Any:
         raise MissingDependencyError(f"the ONNX runtime of the local embedder needs onnx: {INSTALL_HINT}") from exc
     b = _Builder()
     ids_shape = b.op("Shape", [INPUTS_EMBEDS])
-    seq = b.op("Slice", [ids_shape, b.const("one_i", np.array([1], dtype=np.int64)),
-                         b.const("two_i", np.array([2], dtype=np.int64))])
-    positions = b.op("Slice", [b.const("position", weights.position), b.const("zero_i", np.array([0], dtype=np.int64)),
-                               seq])
+    seq = b.op(
+        "Slice",
+        [ids_shape, b.const("one_i", np.array([1], dtype=np.int64)), b.const("two_i", np.array([2], dtype=np.int64))],
+    )
+    positions = b.op(
+        "Slice", [b.const("position", weights.position), b.const("zero_i", np.array([0], dtype=np.int64)), seq]
+    )
     embedded = b.op("Add", [INPUTS_EMBEDS, positions])
     x = b.layer_norm(embedded, weights.ln_g, weights.ln_b, eps, "emb_ln")
     # 0 for real tokens, -1e9 for padding, broadcast over heads and query positions: (B, 1, 1, L)
-    bias = b.op("Mul", [b.op("Sub", [ATTENTION_MASK, b.const("one", np.float32(1.0))]),
-                        b.const("big", np.float32(1e9))])
+    bias = b.op(
+        "Mul", [b.op("Sub", [ATTENTION_MASK, b.const("one", np.float32(1.0))]), b.const("big", np.float32(1e9))]
+    )
     mask_bias = b.op("Unsqueeze", [bias, b.const("axes12", np.array([1, 2], dtype=np.int64))])
     for i, layer in enumerate(weights.layers):
-        x = b.layer_norm(b.op("Add", [x, _attention(b, x, layer, mask_bias, weights.heads, i)]),
-                         layer.ln1_g, layer.ln1_b, eps, f"l{i}_ln1")
+        x = b.layer_norm(
+            b.op("Add", [x, _attention(b, x, layer, mask_bias, weights.heads, i)]),
+            layer.ln1_g,
+            layer.ln1_b,
+            eps,
+            f"l{i}_ln1",
+        )
         x = b.layer_norm(b.op("Add", [x, _feed_forward(b, x, layer, i)]), layer.ln2_g, layer.ln2_b, eps, f"l{i}_ln2")
     # mean pooling over the real tokens, then L2 normalisation
     mask3 = b.op("Unsqueeze", [ATTENTION_MASK, b.const("axis2", np.array([2], dtype=np.int64))])
@@ -136,13 +163,15 @@ def build_model(weights: _Weights, *, eps: float) -> Any:
     summed = b.op("ReduceSum", [b.op("Mul", [x, mask3]), axis1], keepdims=0)
     counts = b.op("ReduceSum", [ATTENTION_MASK, axis1], keepdims=1)
     pooled = b.op("Div", [summed, counts])
-    norm = b.op("Max", [b.op("ReduceL2", [pooled], axes=[-1], keepdims=1),
-                        b.const("tiny", np.float32(1e-12))])
+    norm = b.op("Max", [b.op("ReduceL2", [pooled], axes=[-1], keepdims=1), b.const("tiny", np.float32(1e-12))])
     b.nodes.append(helper.make_node("Div", [pooled, norm], [OUTPUT], name=OUTPUT))
     graph = helper.make_graph(
-        b.nodes, "all-MiniLM-L6-v2",
-        [helper.make_tensor_value_info(INPUTS_EMBEDS, TensorProto.FLOAT, ["batch", "tokens", weights.ln_g.shape[0]]),
-         helper.make_tensor_value_info(ATTENTION_MASK, TensorProto.FLOAT, ["batch", "tokens"])],
+        b.nodes,
+        "all-MiniLM-L6-v2",
+        [
+            helper.make_tensor_value_info(INPUTS_EMBEDS, TensorProto.FLOAT, ["batch", "tokens", weights.ln_g.shape[0]]),
+            helper.make_tensor_value_info(ATTENTION_MASK, TensorProto.FLOAT, ["batch", "tokens"]),
+        ],
         [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", weights.ln_g.shape[0]])],
         initializer=b.initializers,
     )
@@ -172,8 +201,14 @@ def cached_model(cache_dir: Path, key: str, weights: Callable[[], _Weights], *, 
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = Path(tempfile.mkdtemp(dir=cache_dir, prefix=".build-"))
     try:
-        onnx.save_model(build_model(weights(), eps=eps), str(tmp / MODEL_FILE), save_as_external_data=True,
-                        all_tensors_to_one_file=True, location=DATA_FILE, size_threshold=1024)
+        onnx.save_model(
+            build_model(weights(), eps=eps),
+            str(tmp / MODEL_FILE),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=DATA_FILE,
+            size_threshold=1024,
+        )
         for name in (DATA_FILE, MODEL_FILE):
             os.chmod(tmp / name, 0o600)
         try:
@@ -211,14 +246,16 @@ def make_session(model: Path | bytes, *, threads: int = 0) -> Any:
     options.log_severity_level = 3  # errors only: no warnings on stderr
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
-        return ort.InferenceSession(str(model) if isinstance(model, Path) else model, options,
-                                    providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(
+            str(model) if isinstance(model, Path) else model, options, providers=["CPUExecutionProvider"]
+        )
     except Exception as exc:  # onnxruntime raises its own exception types, not exported stably
         raise EmbeddingError(f"onnxruntime cannot load the encoder graph: {exc}") from exc
 
 
-def run_session(session: Any, word: npt.NDArray[np.float32], ids: npt.NDArray[np.int64],
-                mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def run_session(
+    session: Any, word: npt.NDArray[np.float32], ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
     """The unit-length sentence vectors of one padded batch (B, L) -> (B, 384); ``word`` is the
     word-embedding table."""
     try:

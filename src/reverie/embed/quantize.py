@@ -174,8 +174,12 @@ def mixed_similarity(query: npt.ArrayLike, codes: Codes, precision: Precision | 
 #: mean cosine between an embedding and its dequantised copy, per precision (all-MiniLM-L6-v2 vectors of
 #: LoCoMo turns, ``tests/embed/test_quantize.py``): the shrinkage to expect where only the dequantised
 #: vector is at hand (a record read from the store), not its blob's own recorded fidelity
-TYPICAL_FIDELITY: Final[dict[Precision, float]] = {Precision.FLOAT32: 1.0, Precision.INT8: 0.99998,
-                                                    Precision.INT4: 0.9945, Precision.INT2: 0.937}
+TYPICAL_FIDELITY: Final[dict[Precision, float]] = {
+    Precision.FLOAT32: 1.0,
+    Precision.INT8: 0.99998,
+    Precision.INT4: 0.9945,
+    Precision.INT2: 0.937,
+}
 
 #: median of cos(q, x̂) / cos(q, x) for questions q and memories x, per embedder profile and precision
 #: (LoCoMo questions against LoCoMo turns, ``tests/embed/test_quantize.py``): how much a question's cosine

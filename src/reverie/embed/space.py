@@ -53,21 +53,31 @@ class ReembedReport:
     already_current: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"reembedded": self.reembedded, "total": self.total, "source": self.source, "target": self.target,
-                "resumed": self.resumed, "already_current": self.already_current}
+        return {
+            "reembedded": self.reembedded,
+            "total": self.total,
+            "source": self.source,
+            "target": self.target,
+            "resumed": self.resumed,
+            "already_current": self.already_current,
+        }
 
 
 def _mismatch(store: Store, recorded: dict[str, Any] | None, current: dict[str, Any], *, pending: bool) -> str:
     where = store.info().target
     now = describe_identity(current)
     if pending:
-        return (f"{where}: a re-embedding is under way; its vectors are only partly moved to "
-                f"{describe_identity(recorded or {})}. Finish it with `reverie reembed` (Memory(target, "
-                f"reembed=True).reembed()) using that embedder; the current embedder is {now}")
+        return (
+            f"{where}: a re-embedding is under way; its vectors are only partly moved to "
+            f"{describe_identity(recorded or {})}. Finish it with `reverie reembed` (Memory(target, "
+            f"reembed=True).reembed()) using that embedder; the current embedder is {now}"
+        )
     was = describe_identity(recorded) if recorded else "an embedder that was not recorded (its vectors do not match)"
-    return (f"{where} holds vectors written by {was}, but the current embedder is {now}. Configure the embedder "
-            f"the store was written with (embedding.local_model / embedding.provider), or move the store to the "
-            f"current one with `reverie reembed` (Python: Memory(target, reembed=True).reembed())")
+    return (
+        f"{where} holds vectors written by {was}, but the current embedder is {now}. Configure the embedder "
+        f"the store was written with (embedding.local_model / embedding.provider), or move the store to the "
+        f"current one with `reverie reembed` (Python: Memory(target, reembed=True).reembed())"
+    )
 
 
 def check(store: Store, embedder: Embedder) -> str | None:
@@ -95,8 +105,11 @@ def _matches_stored_vectors(store: Store, embedder: Embedder) -> bool:
     """Whether the store is empty of vectors or its stored float32 vectors are (nearly) what the
     embedder makes of their texts (a store written before identities were recorded)."""
     sample: builtins.list[tuple[str, np.ndarray]] = []
-    for batch in store.scan(MemoryFilter.everything(), batch_size=64,
-                            omit=frozenset({"inputs", "metadata", "entities", "importance_channels"})):
+    for batch in store.scan(
+        MemoryFilter.everything(),
+        batch_size=64,
+        omit=frozenset({"inputs", "metadata", "entities", "importance_channels"}),
+    ):
         for rec in batch:
             if rec.embedding is not None and rec.embedding_precision is Precision.FLOAT32 and rec.content:
                 sample.append((rec.content, np.asarray(rec.embedding, dtype=np.float32)))
@@ -110,12 +123,14 @@ def _matches_stored_vectors(store: Store, embedder: Embedder) -> bool:
     fresh = np.asarray(embedder.embed([text for text, _ in sample]), dtype=np.float32)
     stored = np.stack([vec for _, vec in sample])
     cosines = np.sum(fresh * stored, axis=1) / np.maximum(
-        np.linalg.norm(fresh, axis=1) * np.linalg.norm(stored, axis=1), 1e-12)
+        np.linalg.norm(fresh, axis=1) * np.linalg.norm(stored, axis=1), 1e-12
+    )
     return bool(np.median(cosines) >= EVIDENCE_MIN_COSINE)
 
 
-def reembed(store: Store, embedder: Embedder, *, batch_size: int = 128,
-            progress: Progress | None = None) -> ReembedReport:
+def reembed(
+    store: Store, embedder: Embedder, *, batch_size: int = 128, progress: Progress | None = None
+) -> ReembedReport:
     """Embed every memory of the store again with ``embedder`` (all users, statuses and tiers).
 
     Resumable: each batch's vectors and the last id reached are written in one transaction, and a
@@ -141,7 +156,8 @@ def reembed(store: Store, embedder: Embedder, *, batch_size: int = 128,
             f"{store.info().target} stores {stored_dim}-dimensional vectors and {describe_identity(target)} makes "
             f"{embedder.dim}-dimensional ones; re-embedding in place keeps the dimension. Move the memories to a "
             f"new store instead: `reverie export out.jsonl` with the old embedder, then `reverie import out.jsonl` "
-            f"into a new database with the new one (the import embeds every memory again)")
+            f"into a new database with the new one (the import embeds every memory again)"
+        )
     if state and state.get("target") == target:
         report.resumed = True
         report.source = state.get("source")

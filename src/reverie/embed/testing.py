@@ -33,7 +33,7 @@ class HashEmbedder:
         feats: list[tuple[str, float]] = [(f"w:{w}", 1.0) for w in words]
         for w in words:
             padded = f"#{w}#"
-            feats.extend((f"t:{padded[i:i + 3]}", 0.3) for i in range(len(padded) - 2))
+            feats.extend((f"t:{padded[i : i + 3]}", 0.3) for i in range(len(padded) - 2))
         return feats
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

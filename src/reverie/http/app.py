@@ -38,11 +38,14 @@ MemoryIdPath = Annotated[str, Path(description="The memory's id.", max_length=12
 _PROBLEM_REF = {"schema": {"$ref": "#/components/schemas/Problem"}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": m.Problem, "description": desc, "content": {problems.PROBLEM_JSON: _PROBLEM_REF}}
-    for code, desc in ((401, "Missing or wrong bearer token"),
-                       (403, "The credential does not cover this scope or operation"),
-                       (404, "No memory with this id (or one the credential may not see)"),
-                       (409, "Immutable memory or a concurrent change"), (413, "Request too large"),
-                       (422, "Invalid input"))
+    for code, desc in (
+        (401, "Missing or wrong bearer token"),
+        (403, "The credential does not cover this scope or operation"),
+        (404, "No memory with this id (or one the credential may not see)"),
+        (409, "Immutable memory or a concurrent change"),
+        (413, "Request too large"),
+        (422, "Invalid input"),
+    )
 }
 
 
@@ -79,19 +82,33 @@ def peek(mem: Memory, memory_id: str) -> MemoryRecord:
     return mem.peek(memory_id)
 
 
-def memory_filters(*, layer: str | None = None, status: str | None = None, category: str | None = None,
-                   pinned: bool | None = None, session_id: str | None = None,
-                   store: str | None = None) -> dict[str, Any] | None:
+def memory_filters(
+    *,
+    layer: str | None = None,
+    status: str | None = None,
+    category: str | None = None,
+    pinned: bool | None = None,
+    session_id: str | None = None,
+    store: str | None = None,
+) -> dict[str, Any] | None:
     """Query parameters → ``Memory.list``/``search`` filters (only the ones given)."""
-    given = {"layer": layer, "status": status, "category": category, "pinned": pinned, "session_id": session_id,
-             "store": store}
+    given = {
+        "layer": layer,
+        "status": status,
+        "category": category,
+        "pinned": pinned,
+        "session_id": session_id,
+        "store": store,
+    }
     out = {k: v for k, v in given.items() if v is not None and v != ""}
     return out or None
 
 
 def _history(mem: ScopedMemory, memory_id: str) -> list[dict[str, Any]]:
-    return [{"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data}
-            for e in mem.history(memory_id)]
+    return [
+        {"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data}
+        for e in mem.history(memory_id)
+    ]
 
 
 def build_router() -> APIRouter:
@@ -108,11 +125,16 @@ def build_router() -> APIRouter:
 
 
 def _key_dict(key: Any) -> dict[str, Any]:
-    return {"id": key.id, "name": key.name, "admin": key.admin, "users": list(key.user_ids),
-            "agents": None if key.agent_ids is None else list(key.agent_ids),
-            "created_at": key.created_at.isoformat(),
-            "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
-            "last_used_at": key.last_used_at.isoformat() if key.last_used_at else None}
+    return {
+        "id": key.id,
+        "name": key.name,
+        "admin": key.admin,
+        "users": list(key.user_ids),
+        "agents": None if key.agent_ids is None else list(key.agent_ids),
+        "created_at": key.created_at.isoformat(),
+        "revoked_at": key.revoked_at.isoformat() if key.revoked_at else None,
+        "last_used_at": key.last_used_at.isoformat() if key.last_used_at else None,
+    }
 
 
 def _key_routes(r: APIRouter) -> None:
@@ -124,17 +146,27 @@ def _key_routes(r: APIRouter) -> None:
         keys = get_memory(request).api_keys(include_revoked=include_revoked)
         return {"items": [_key_dict(k) for k in keys], "total": len(keys)}
 
-    @r.post("/keys", status_code=201, response_model=m.KeyCreated, tags=["keys"],
-            summary="Create an API key; the answer holds the key, the only time it is shown")
+    @r.post(
+        "/keys",
+        status_code=201,
+        response_model=m.KeyCreated,
+        tags=["keys"],
+        summary="Create an API key; the answer holds the key, the only time it is shown",
+    )
     def create(request: Request, body: m.KeyRequest) -> dict[str, Any]:
         credential_of(request.scope).require_admin("managing API keys")
-        key, token = get_memory(request).create_api_key(name=body.name, users=body.users,
-                                                          agents=body.agents or None, admin=body.admin)
+        key, token = get_memory(request).create_api_key(
+            name=body.name, users=body.users, agents=body.agents or None, admin=body.admin
+        )
         _auth(request).keys.forget_cache()  # a first key makes credentials required at once
         return {**_key_dict(key), "key": token}
 
-    @r.delete("/keys/{key_id}", response_model=m.KeyOut, tags=["keys"],
-              summary="Revoke an API key (it stops working at once on this server)")
+    @r.delete(
+        "/keys/{key_id}",
+        response_model=m.KeyOut,
+        tags=["keys"],
+        summary="Revoke an API key (it stops working at once on this server)",
+    )
     def revoke(request: Request, key_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
         credential_of(request.scope).require_admin("managing API keys")
         key = get_memory(request).revoke_api_key(key_id)
@@ -148,18 +180,28 @@ def _auth(request: Request) -> Any:
 
 def _memory_routes(r: APIRouter) -> None:
 
-    @r.post("/memories", status_code=201, response_model=m.AddResponse, tags=["memories"],
-            summary="Remember something")
+    @r.post("/memories", status_code=201, response_model=m.AddResponse, tags=["memories"], summary="Remember something")
     def add_memory(request: Request, body: m.AddRequest) -> dict[str, Any]:
-        res = scoped(request).add(body.content, user_id=body.user_id, agent_id=body.agent_id,
-                                      session_id=body.session_id, metadata=body.metadata, when=body.when,
-                                      source=body.source, infer=body.infer)
+        res = scoped(request).add(
+            body.content,
+            user_id=body.user_id,
+            agent_id=body.agent_id,
+            session_id=body.session_id,
+            metadata=body.metadata,
+            when=body.when,
+            source=body.source,
+            infer=body.infer,
+        )
         if (counter := metrics(request)) is not None:
             counter.added([res.action.value])
         return res.to_dict()
 
-    @r.get("/memories", response_model=m.MemoryPage, tags=["memories"],
-           summary="List memories in a scope, a page at a time (no access is counted)")
+    @r.get(
+        "/memories",
+        response_model=m.MemoryPage,
+        tags=["memories"],
+        summary="List memories in a scope, a page at a time (no access is counted)",
+    )
     def list_memories(
         request: Request,
         user_id: Annotated[str | None, Query(max_length=256)] = None,
@@ -174,56 +216,87 @@ def _memory_routes(r: APIRouter) -> None:
         order_by: m.OrderName = "created_at",
         descending: bool = True,
         limit: Annotated[int, Query(ge=1, le=1000, description="Memories per page.")] = 50,
-        cursor: Annotated[str | None, Query(max_length=200, description="The `next_cursor` of the page before.")]
-        = None,
+        cursor: Annotated[
+            str | None, Query(max_length=200, description="The `next_cursor` of the page before.")
+        ] = None,
         offset: Annotated[int, Query(ge=0, le=10_000_000, description="Skip this many (ignored with a cursor).")] = 0,
     ) -> dict[str, Any]:
-        flt = memory_filters(layer=layer, status=status, category=category, pinned=pinned,
-                             session_id=session_id, store=store)
+        flt = memory_filters(
+            layer=layer, status=status, category=category, pinned=pinned, session_id=session_id, store=store
+        )
         start = m.decode_cursor(cursor, order_by=order_by, descending=descending) if cursor else offset
         mem = scoped(request)
-        recs = mem.list(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt, limit=limit,
-                        offset=start, order_by=order_by, descending=descending)
+        recs = mem.list(
+            user_id=user_id,
+            agent_id=agent_id,
+            all_users=all_users,
+            filters=flt,
+            limit=limit,
+            offset=start,
+            order_by=order_by,
+            descending=descending,
+        )
         total = mem.count(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt)
         more = start + len(recs) < total
-        return {"items": [rec.to_dict() for rec in recs], "total": total, "limit": limit, "offset": start,
-                "next_cursor": m.encode_cursor(start + len(recs), order_by=order_by, descending=descending)
-                if more else None}
+        return {
+            "items": [rec.to_dict() for rec in recs],
+            "total": total,
+            "limit": limit,
+            "offset": start,
+            "next_cursor": m.encode_cursor(start + len(recs), order_by=order_by, descending=descending)
+            if more
+            else None,
+        }
 
-    @r.get("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"],
-           summary="One memory (counts as an access)")
+    @r.get(
+        "/memories/{memory_id}",
+        response_model=m.MemoryOut,
+        tags=["memories"],
+        summary="One memory (counts as an access)",
+    )
     def get_one(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return scoped(request).get(memory_id).to_dict()
 
     @r.patch("/memories/{memory_id}", response_model=m.MemoryOut, tags=["memories"], summary="Edit a memory")
     def update_one(request: Request, memory_id: MemoryIdPath, body: m.UpdateRequest) -> dict[str, Any]:
-        rec = scoped(request).update(memory_id, body.content, metadata=body.metadata, category=body.category,
-                                         importance=body.importance, reason=body.reason)
+        rec = scoped(request).update(
+            memory_id,
+            body.content,
+            metadata=body.metadata,
+            category=body.category,
+            importance=body.importance,
+            reason=body.reason,
+        )
         return rec.to_dict()
 
-    @r.delete("/memories/{memory_id}", status_code=204, tags=["memories"],
-              summary="Forget a memory for good (logged)")
+    @r.delete("/memories/{memory_id}", status_code=204, tags=["memories"], summary="Forget a memory for good (logged)")
     def forget_one(request: Request, memory_id: MemoryIdPath) -> Response:
         scoped(request).forget(memory_id)
         return Response(status_code=204)
 
-    @r.get("/users", response_model=m.UserList, tags=["users"],
-           summary="The users with memories, and how many each has")
+    @r.get(
+        "/users", response_model=m.UserList, tags=["users"], summary="The users with memories, and how many each has"
+    )
     def users(request: Request, limit: Annotated[int, Query(ge=1, le=10_000)] = 1000) -> dict[str, Any]:
         found = scoped(request).users(limit=limit)
         return {"items": [{"user_id": u, "memories": n} for u, n in found], "total": len(found)}
 
-    @r.delete("/users/{user_id}", response_model=m.ForgetUserReport, tags=["users"],
-              summary="Forget everything of one user (the right to be forgotten; logged, dry run first)")
-    def forget_user(request: Request, user_id: Annotated[str, Path(max_length=256)],
-                    dry_run: Annotated[bool, Query(description="Only count what would be erased.")] = False,
-                    ) -> dict[str, Any]:
+    @r.delete(
+        "/users/{user_id}",
+        response_model=m.ForgetUserReport,
+        tags=["users"],
+        summary="Forget everything of one user (the right to be forgotten; logged, dry run first)",
+    )
+    def forget_user(
+        request: Request,
+        user_id: Annotated[str, Path(max_length=256)],
+        dry_run: Annotated[bool, Query(description="Only count what would be erased.")] = False,
+    ) -> dict[str, Any]:
         """Erase every memory of the user (any status or store) with its relations, access log, history,
         full-text and vector index entries, and the user's memory boxes, clusters and conversation
         buffers. Other users are untouched. With `dry_run=true` nothing changes: the counts of what
         would go are returned. The ops log records the erasure and its counts, never a text."""
         return scoped(request).forget_user(user_id, dry_run=dry_run)
-
 
 
 def _lifecycle_routes(r: APIRouter) -> None:
@@ -235,108 +308,192 @@ def _lifecycle_routes(r: APIRouter) -> None:
     def unpin(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return scoped(request).unpin(memory_id).to_dict()
 
-    @r.post("/memories/{memory_id}/reactivate", response_model=m.MemoryOut, tags=["lifecycle"],
-            summary="Bring a dormant or archived memory back to the hot store")
+    @r.post(
+        "/memories/{memory_id}/reactivate",
+        response_model=m.MemoryOut,
+        tags=["lifecycle"],
+        summary="Bring a dormant or archived memory back to the hot store",
+    )
     def reactivate(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return scoped(request).reactivate(memory_id).to_dict()
 
-    @r.post("/memories/{memory_id}/undo-consolidation", tags=["lifecycle"],
-            summary="Undo a dream consolidation (originals back to hot, summary invalidated)")
+    @r.post(
+        "/memories/{memory_id}/undo-consolidation",
+        tags=["lifecycle"],
+        summary="Undo a dream consolidation (originals back to hot, summary invalidated)",
+    )
     def undo_consolidation(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return dict(scoped(request).undo_consolidation(memory_id))
 
-    @r.post("/memories/{memory_id}/promote", response_model=m.MemoryOut, tags=["lifecycle"],
-            summary="Move up a layer (or to the given one)")
-    def promote(request: Request, memory_id: MemoryIdPath,
-                body: Annotated[m.PromoteRequest | None, Body()] = None) -> dict[str, Any]:
+    @r.post(
+        "/memories/{memory_id}/promote",
+        response_model=m.MemoryOut,
+        tags=["lifecycle"],
+        summary="Move up a layer (or to the given one)",
+    )
+    def promote(
+        request: Request, memory_id: MemoryIdPath, body: Annotated[m.PromoteRequest | None, Body()] = None
+    ) -> dict[str, Any]:
         layer = body.layer if body is not None else None
         return scoped(request).promote(memory_id, layer).to_dict()
 
-    @r.post("/memories/{memory_id}/demote", response_model=m.MemoryOut, tags=["lifecycle"],
-            summary="Move down one layer")
+    @r.post(
+        "/memories/{memory_id}/demote", response_model=m.MemoryOut, tags=["lifecycle"], summary="Move down one layer"
+    )
     def demote(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return scoped(request).demote(memory_id).to_dict()
 
-    @r.post("/memories/{memory_id}/invalidate", response_model=m.MemoryOut, tags=["lifecycle"],
-            summary="Mark as no longer true (kept)")
+    @r.post(
+        "/memories/{memory_id}/invalidate",
+        response_model=m.MemoryOut,
+        tags=["lifecycle"],
+        summary="Mark as no longer true (kept)",
+    )
     def invalidate(request: Request, memory_id: MemoryIdPath, body: m.InvalidateRequest) -> dict[str, Any]:
         return scoped(request).invalidate(memory_id, body.reason).to_dict()
 
-    @r.post("/memories/{memory_id}/feedback", response_model=m.MemoryOut, tags=["lifecycle"],
-            summary="Say whether a memory helped (utility)")
+    @r.post(
+        "/memories/{memory_id}/feedback",
+        response_model=m.MemoryOut,
+        tags=["lifecycle"],
+        summary="Say whether a memory helped (utility)",
+    )
     def feedback(request: Request, memory_id: MemoryIdPath, body: m.FeedbackRequest) -> dict[str, Any]:
         return scoped(request).feedback(memory_id, useful=body.useful).to_dict()
 
 
-
 def _engine_routes(r: APIRouter) -> None:
-    @r.get("/memories/{memory_id}/history", response_model=list[m.HistoryEventOut], tags=["memories"],
-           summary="Every transition, oldest first")
+    @r.get(
+        "/memories/{memory_id}/history",
+        response_model=list[m.HistoryEventOut],
+        tags=["memories"],
+        summary="Every transition, oldest first",
+    )
     def history(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
         return _history(scoped(request), memory_id)
 
-    @r.get("/memories/{memory_id}/accesses", response_model=m.AccessList, tags=["memories"],
-           summary="Its most recent recalls: when, how and in which session (newest first)")
-    def accesses(request: Request, memory_id: MemoryIdPath,
-                 limit: Annotated[int, Query(ge=1, le=10_000)] = 50) -> dict[str, Any]:
+    @r.get(
+        "/memories/{memory_id}/accesses",
+        response_model=m.AccessList,
+        tags=["memories"],
+        summary="Its most recent recalls: when, how and in which session (newest first)",
+    )
+    def accesses(
+        request: Request, memory_id: MemoryIdPath, limit: Annotated[int, Query(ge=1, le=10_000)] = 50
+    ) -> dict[str, Any]:
         events = scoped(request).accesses(memory_id, limit=limit)
-        return {"items": [{"at": e.at.isoformat(), "kind": e.kind, "session_id": e.session_id} for e in events],
-                "total": len(events)}
+        return {
+            "items": [{"at": e.at.isoformat(), "kind": e.kind, "session_id": e.session_id} for e in events],
+            "total": len(events),
+        }
 
-    @r.get("/memories/{memory_id}/strength", response_model=dict[str, m.StrengthTerm], tags=["memories"],
-           summary="Every strength value with its formula terms")
+    @r.get(
+        "/memories/{memory_id}/strength",
+        response_model=dict[str, m.StrengthTerm],
+        tags=["memories"],
+        summary="Every strength value with its formula terms",
+    )
     def strength(request: Request, memory_id: MemoryIdPath) -> dict[str, Any]:
         return scoped(request).explain_strength(memory_id)
 
-    @r.get("/memories/{memory_id}/relations", response_model=list[m.RelationOut], tags=["memories"],
-           summary="Relations from and to a memory")
+    @r.get(
+        "/memories/{memory_id}/relations",
+        response_model=list[m.RelationOut],
+        tags=["memories"],
+        summary="Relations from and to a memory",
+    )
     def relations(request: Request, memory_id: MemoryIdPath) -> list[dict[str, Any]]:
         return [m.relation_dict(rel) for rel in scoped(request).relations(memory_id)]
 
-    @r.post("/search", response_model=m.SearchResponse, tags=["search"],
-            summary="Recall the most relevant memories (each hit counts as an access)")
+    @r.post(
+        "/search",
+        response_model=m.SearchResponse,
+        tags=["search"],
+        summary="Recall the most relevant memories (each hit counts as an access)",
+    )
     def search(request: Request, body: m.SearchRequest) -> dict[str, Any]:
         filters = body.filters.model_dump(exclude_none=True) if body.filters is not None else None
-        hits = scoped(request).search(body.query, user_id=body.user_id, agent_id=body.agent_id,
-                                          session_id=body.session_id, k=body.k, filters=filters or None)
+        hits = scoped(request).search(
+            body.query,
+            user_id=body.user_id,
+            agent_id=body.agent_id,
+            session_id=body.session_id,
+            k=body.k,
+            filters=filters or None,
+        )
         if (counter := metrics(request)) is not None:
             counter.searched("search")
         return {"results": [h.to_dict() for h in hits]}
 
 
-
 def _session_routes(r: APIRouter) -> None:
-    @r.post("/observe", response_model=m.ObserveResponse, tags=["search"],
-            summary="Feed one conversation turn to the observer and the write path")
+    @r.post(
+        "/observe",
+        response_model=m.ObserveResponse,
+        tags=["search"],
+        summary="Feed one conversation turn to the observer and the write path",
+    )
     def observe(request: Request, body: m.ObserveRequest) -> dict[str, Any]:
-        results = scoped(request).observe(body.message, role=body.role, user_id=body.user_id,
-                                              agent_id=body.agent_id, session_id=body.session_id, when=body.when,
-                                              metadata=body.metadata)
+        results = scoped(request).observe(
+            body.message,
+            role=body.role,
+            user_id=body.user_id,
+            agent_id=body.agent_id,
+            session_id=body.session_id,
+            when=body.when,
+            metadata=body.metadata,
+        )
         if (counter := metrics(request)) is not None:
             counter.added(res.action.value for res in results)
         return {"results": [res.to_dict() for res in results]}
 
-    @r.post("/context", response_model=m.ContextOut, tags=["search"],
-            summary="The memory block for a prompt, within a token budget")
+    @r.post(
+        "/context",
+        response_model=m.ContextOut,
+        tags=["search"],
+        summary="The memory block for a prompt, within a token budget",
+    )
     def context(request: Request, body: m.ContextRequest) -> dict[str, Any]:
-        block = scoped(request).context(body.query, user_id=body.user_id, agent_id=body.agent_id,
-                                            session_id=body.session_id, budget_tokens=body.budget_tokens, k=body.k)
+        block = scoped(request).context(
+            body.query,
+            user_id=body.user_id,
+            agent_id=body.agent_id,
+            session_id=body.session_id,
+            budget_tokens=body.budget_tokens,
+            k=body.k,
+        )
         if (counter := metrics(request)) is not None:
             counter.searched("context")
-        return {"text": block.text, "items": [dataclasses.asdict(i) for i in block.items], "skipped": block.skipped,
-                "budget_tokens": block.budget_tokens, "used_tokens": block.used_tokens}
+        return {
+            "text": block.text,
+            "items": [dataclasses.asdict(i) for i in block.items],
+            "skipped": block.skipped,
+            "budget_tokens": block.budget_tokens,
+            "used_tokens": block.used_tokens,
+        }
 
-    @r.post("/sessions/{session_id}/end", response_model=m.EndSessionReport, tags=["search"],
-            summary="End a session: flush, promote, clear its working memory")
-    def end_session(request: Request, session_id: Annotated[str, Path(max_length=256)],
-                    body: Annotated[m.EndSessionRequest | None, Body()] = None) -> dict[str, Any]:
+    @r.post(
+        "/sessions/{session_id}/end",
+        response_model=m.EndSessionReport,
+        tags=["search"],
+        summary="End a session: flush, promote, clear its working memory",
+    )
+    def end_session(
+        request: Request,
+        session_id: Annotated[str, Path(max_length=256)],
+        body: Annotated[m.EndSessionRequest | None, Body()] = None,
+    ) -> dict[str, Any]:
         return dict(scoped(request).end_session(session_id, user_id=body.user_id if body is not None else None))
 
 
 def _health_routes(r: APIRouter) -> None:
 
-    @r.get("/stats", response_model=m.StatsOut, tags=["health"],
-           summary="Health check: how many memories per layer and status, with their energy")
+    @r.get(
+        "/stats",
+        response_model=m.StatsOut,
+        tags=["health"],
+        summary="Health check: how many memories per layer and status, with their energy",
+    )
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
         data = scoped(request).stats(user_id=user_id)
         data["target"] = redact_target(data["target"])
@@ -350,33 +507,57 @@ def _health_routes(r: APIRouter) -> None:
             counter.dreamed(report)
         return dict(report)
 
-    @r.get("/dream/reports", response_model=m.DreamReports, tags=["dream"],
-           summary="Reports of past dream cycles, newest first")
+    @r.get(
+        "/dream/reports",
+        response_model=m.DreamReports,
+        tags=["dream"],
+        summary="Reports of past dream cycles, newest first",
+    )
     def dream_reports(request: Request) -> dict[str, Any]:
         return {"reports": scoped(request).dream_reports()}
 
-    @r.get("/export", tags=["export"], summary="Every memory as JSON lines (all statuses and stores)",
-           response_class=StreamingResponse,
-           responses={200: {"content": {"application/x-ndjson": {"schema": {"type": "string"}}},
-                            "description": "One MemoryOut object per line."}})
-    def export(request: Request,
-               user_id: Annotated[str | None, Query(max_length=256, description="Only this user.")] = None,
-               ) -> StreamingResponse:
+    @r.get(
+        "/export",
+        tags=["export"],
+        summary="Every memory as JSON lines (all statuses and stores)",
+        response_class=StreamingResponse,
+        responses={
+            200: {
+                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                "description": "One MemoryOut object per line.",
+            }
+        },
+    )
+    def export(
+        request: Request,
+        user_id: Annotated[str | None, Query(max_length=256, description="Only this user.")] = None,
+    ) -> StreamingResponse:
         records = scoped(request).export(user_id=user_id)
 
         def lines() -> Iterator[str]:
             for rec in records:
                 yield json.dumps(rec.to_dict(), ensure_ascii=False) + "\n"
 
-        return StreamingResponse(lines(), media_type="application/x-ndjson",
-                                 headers={"Content-Disposition": 'attachment; filename="reverie-export.jsonl"'})
+        return StreamingResponse(
+            lines(),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": 'attachment; filename="reverie-export.jsonl"'},
+        )
 
-    @r.post("/import", response_model=m.ImportReport, tags=["export"],
-            summary="Import exported records (JSON lines); bad lines are rejected alone",
-            openapi_extra={"requestBody": {"required": True, "content": {
-                "application/x-ndjson": {"schema": {"type": "string"}}},
+    @r.post(
+        "/import",
+        response_model=m.ImportReport,
+        tags=["export"],
+        summary="Import exported records (JSON lines); bad lines are rejected alone",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
                 "description": "One exported memory record (a MemoryOut object, optionally with an "
-                               "`embedding` list) per line, as GET /v1/export writes them."}})
+                "`embedding` list) per line, as GET /v1/export writes them.",
+            }
+        },
+    )
     async def import_records(request: Request) -> dict[str, Any]:
         from reverie import io
 
@@ -386,8 +567,12 @@ def _health_routes(r: APIRouter) -> None:
         report: dict[str, Any] = await run_in_threadpool(mem.restore, entries)
         return report
 
-    @r.get("/me", response_model=m.CredentialOut, tags=["health"],
-           summary="The caller's credential: its users, agents and whether it is an admin")
+    @r.get(
+        "/me",
+        response_model=m.CredentialOut,
+        tags=["health"],
+        summary="The caller's credential: its users, agents and whether it is an admin",
+    )
     def me(request: Request) -> dict[str, Any]:
         return scoped(request).credential.describe()
 
@@ -414,8 +599,16 @@ def create_app(
         version=__version__,
         description="Long-term memory for AI agents: remember, recall, consolidate, forget. "
         "Errors are RFC 7807 problem documents whose `error` names the reverie error type.",
-        openapi_tags=[{"name": "memories"}, {"name": "lifecycle"}, {"name": "search"}, {"name": "health"},
-                      {"name": "dream"}, {"name": "export"}, {"name": "users"}, {"name": "keys"}],
+        openapi_tags=[
+            {"name": "memories"},
+            {"name": "lifecycle"},
+            {"name": "search"},
+            {"name": "health"},
+            {"name": "dream"},
+            {"name": "export"},
+            {"name": "users"},
+            {"name": "keys"},
+        ],
     )
     app.state.memory = mem
     app.state.token = token
@@ -439,30 +632,52 @@ def _ops_routes(app: FastAPI) -> None:
     from fastapi.openapi.docs import get_swagger_ui_html
     from fastapi.staticfiles import StaticFiles
 
-    @app.get("/healthz", response_model=m.Health, tags=["health"], summary="Liveness: the process answers (no "
-             "credential needed)")
+    @app.get(
+        "/healthz",
+        response_model=m.Health,
+        tags=["health"],
+        summary="Liveness: the process answers (no credential needed)",
+    )
     def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", response_model=m.Ready, tags=["health"],
-             summary="Readiness: the store answers a read (no credential needed; 503 when it does not)",
-             responses={503: {"model": m.Problem, "description": "The store cannot be read",
-                              "content": {problems.PROBLEM_JSON: _PROBLEM_REF}}})
+    @app.get(
+        "/readyz",
+        response_model=m.Ready,
+        tags=["health"],
+        summary="Readiness: the store answers a read (no credential needed; 503 when it does not)",
+        responses={
+            503: {
+                "model": m.Problem,
+                "description": "The store cannot be read",
+                "content": {problems.PROBLEM_JSON: _PROBLEM_REF},
+            }
+        },
+    )
     def readyz(request: Request) -> Any:
         mem = get_memory(request)
         start = time.perf_counter()
         try:
             mem.check_ready()
         except Exception as exc:  # any failure to read means: not ready
-            return problems.problem(503, "Service Unavailable", f"the store cannot be read: {type(exc).__name__}",
-                                    "StoreError")
-        return {"status": "ready", "backend": mem.backend,
-                "store_ms": round((time.perf_counter() - start) * 1000, 3)}
+            return problems.problem(
+                503, "Service Unavailable", f"the store cannot be read: {type(exc).__name__}", "StoreError"
+            )
+        return {"status": "ready", "backend": mem.backend, "store_ms": round((time.perf_counter() - start) * 1000, 3)}
 
-    @app.get("/metrics", tags=["health"], summary="Prometheus metrics (text exposition format)",
-             response_class=Response, responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
-                                                       "description": "Prometheus text format 0.0.4."},
-                                                  **{code: _ERRORS[code] for code in (401, 403, 404)}})
+    @app.get(
+        "/metrics",
+        tags=["health"],
+        summary="Prometheus metrics (text exposition format)",
+        response_class=Response,
+        responses={
+            200: {
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+                "description": "Prometheus text format 0.0.4.",
+            },
+            **{code: _ERRORS[code] for code in (401, 403, 404)},
+        },
+    )
     async def metrics_page(request: Request) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -477,18 +692,21 @@ def _ops_routes(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     def docs(request: Request) -> Response:
         root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(openapi_url=f"{root}/openapi.json", title="reverie API",
-                                   swagger_js_url=f"{root}/static/swagger/swagger-ui-bundle.js",
-                                   swagger_css_url=f"{root}/static/swagger/swagger-ui.css",
-                                   swagger_favicon_url=f"{root}/static/swagger/favicon.png")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}/openapi.json",
+            title="reverie API",
+            swagger_js_url=f"{root}/static/swagger/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}/static/swagger/swagger-ui.css",
+            swagger_favicon_url=f"{root}/static/swagger/favicon.png",
+        )
 
 
 #: the record's enumerations described for API users (the record's own docstrings name design sources)
 SCHEMA_DESCRIPTIONS = {
     "Layer": "What kind of memory: working (this conversation), episodic (events), semantic (facts), procedural "
-             "(how to do things), codebase.",
+    "(how to do things), codebase.",
     "Status": "Lifecycle: active, superseded (replaced by a newer memory), dormant, archived, expired, "
-              "invalidated (no longer true, kept). Only an explicit forget deletes.",
+    "invalidated (no longer true, kept). Only an explicit forget deletes.",
     "StoreTier": "hot (searched by default) or cold (deep recall, direct reads; reactivatable).",
     "Precision": "How the memory's vector is stored: float32, or quantised to int8, int4 or int2 as it fades.",
     "TemporalType": "persistent (true until changed) or time_bounded (true for a period).",
@@ -498,9 +716,12 @@ SCHEMA_DESCRIPTIONS = {
 #: operations anyone may call (no credential): the OpenAPI document says so per operation
 PUBLIC_OPERATIONS = frozenset({"/healthz", "/readyz"})
 SECURITY_SCHEMES = {
-    "bearer": {"type": "http", "scheme": "bearer",
-               "description": "An API key from `reverie keys create` (rvk_…), or REVERIE_API_TOKEN (admin). "
-                              "Without either configured, a server on 127.0.0.1 needs no credential."},
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key from `reverie keys create` (rvk_…), or REVERIE_API_TOKEN (admin). "
+        "Without either configured, a server on 127.0.0.1 needs no credential.",
+    },
 }
 
 

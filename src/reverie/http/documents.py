@@ -23,8 +23,9 @@ class Documents(BaseModel):
 
 
 class ActionEventModel(BaseModel):
-    action: str = Field(description="store_episode, store_note, update_note, create_artifact, summarize_node, "
-                        "discard or link_graph.")
+    action: str = Field(
+        description="store_episode, store_note, update_note, create_artifact, summarize_node, discard or link_graph."
+    )
     outcome: str
     at: str
     user_id: str | None
@@ -43,17 +44,31 @@ class ActionTelemetry(BaseModel):
 def routes(r: APIRouter) -> None:
     from reverie.http.app import scoped
 
-    @r.get("/documents", response_model=Documents, tags=["health"],
-           summary="A user's profile, entity profiles, reflections, compression guidelines and topic index")
-    def documents(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None,
-                  refresh: Annotated[bool, Query(description="Build them now.")] = False) -> dict[str, Any]:
+    @r.get(
+        "/documents",
+        response_model=Documents,
+        tags=["health"],
+        summary="A user's profile, entity profiles, reflections, compression guidelines and topic index",
+    )
+    def documents(
+        request: Request,
+        user_id: Annotated[str | None, Query(max_length=256)] = None,
+        refresh: Annotated[bool, Query(description="Build them now.")] = False,
+    ) -> dict[str, Any]:
         return scoped(request).documents(user_id=user_id, refresh=refresh)
 
-    @r.get("/actions", response_model=ActionTelemetry, tags=["health"],
-           summary="A user's recent write decisions (action telemetry), newest first")
-    def actions(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None,
-                limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
-                since: Annotated[datetime | None, Query()] = None) -> dict[str, Any]:
+    @r.get(
+        "/actions",
+        response_model=ActionTelemetry,
+        tags=["health"],
+        summary="A user's recent write decisions (action telemetry), newest first",
+    )
+    def actions(
+        request: Request,
+        user_id: Annotated[str | None, Query(max_length=256)] = None,
+        limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+        since: Annotated[datetime | None, Query()] = None,
+    ) -> dict[str, Any]:
         return {"actions": scoped(request).action_telemetry(user_id=user_id, limit=limit, since=since)}
 
 

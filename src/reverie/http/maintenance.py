@@ -80,25 +80,40 @@ class TopicIndex(BaseModel):
 def routes(r: APIRouter) -> None:
     from reverie.http.app import scoped
 
-    @r.post("/compact", response_model=CompactReport, tags=["health"],
-            summary="Deduplicate memories and optimise the store; says what it reclaimed")
+    @r.post(
+        "/compact",
+        response_model=CompactReport,
+        tags=["health"],
+        summary="Deduplicate memories and optimise the store; says what it reclaimed",
+    )
     def compact(request: Request, body: Annotated[CompactRequest | None, Body()] = None) -> dict[str, Any]:
         req = body or CompactRequest()
         return scoped(request).compact(dedup=req.dedup, user_id=req.user_id)
 
-    @r.get("/maintenance", response_model=MaintenanceStatus, tags=["dream"],
-           summary="The maintenance schedule: each job's interval, last and next run")
+    @r.get(
+        "/maintenance",
+        response_model=MaintenanceStatus,
+        tags=["dream"],
+        summary="The maintenance schedule: each job's interval, last and next run",
+    )
     def maintenance(request: Request) -> dict[str, Any]:
         return {"jobs": scoped(request).maintenance_status()}
 
-    @r.post("/maintenance/run", response_model=MaintenanceRuns, tags=["dream"],
-            summary="Run the maintenance jobs that are due now")
+    @r.post(
+        "/maintenance/run",
+        response_model=MaintenanceRuns,
+        tags=["dream"],
+        summary="Run the maintenance jobs that are due now",
+    )
     def maintenance_run(request: Request) -> dict[str, Any]:
         return {"reports": scoped(request).maintain()}
 
     @r.get("/topics", response_model=TopicIndex, tags=["health"], summary="What a user's memory is about")
-    def topics(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None,
-               refresh: Annotated[bool, Query(description="Build it now.")] = False) -> dict[str, Any]:
+    def topics(
+        request: Request,
+        user_id: Annotated[str | None, Query(max_length=256)] = None,
+        refresh: Annotated[bool, Query(description="Build it now.")] = False,
+    ) -> dict[str, Any]:
         return scoped(request).topic_index(user_id=user_id, refresh=refresh)
 
 

@@ -40,8 +40,17 @@ def _memory_out() -> type[BaseModel]:
 MemoryOut = _memory_out()
 
 
-OrderName = Literal["created_at", "updated_at", "recorded_at", "valid_from", "last_accessed_at", "importance",
-                    "utility", "energy", "access_count"]
+OrderName = Literal[
+    "created_at",
+    "updated_at",
+    "recorded_at",
+    "valid_from",
+    "last_accessed_at",
+    "importance",
+    "utility",
+    "energy",
+    "access_count",
+]
 
 
 class MemoryPage(BaseModel):
@@ -72,8 +81,7 @@ def decode_cursor(cursor: str, *, order_by: str, descending: bool) -> int:
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidInputError("cursor is not one this API gave out (use next_cursor as it is)") from exc
     if data.get("by") != order_by or data.get("desc") != descending:
-        raise InvalidInputError("this cursor belongs to another sort order: keep order_by and descending "
-                                "while paging")
+        raise InvalidInputError("this cursor belongs to another sort order: keep order_by and descending while paging")
     return offset
 
 
@@ -170,7 +178,8 @@ class SearchFilters(_Body):
     pinned: bool | None = None
     session_id: str | None = Field(default=None, description="Only memories of this session.")
     metadata: dict[str, str | int | float | bool | None] | None = Field(
-        default=None, description="Equality on top-level metadata keys.")
+        default=None, description="Equality on top-level metadata keys."
+    )
     valid_at: str | None = Field(default=None, description="ISO 8601: only memories valid at that time.")
     recorded_before: str | None = Field(default=None, description="ISO 8601: only memories recorded by then.")
 
@@ -283,10 +292,17 @@ class RelationOut(BaseModel):
 
 
 def relation_dict(rel: Relation) -> dict[str, Any]:
-    return {"id": rel.id, "src_id": rel.src_id, "dst_id": rel.dst_id, "type": rel.type.value,
-            "confidence": rel.confidence, "weight": rel.weight, "created_at": rel.created_at.isoformat(),
-            "last_reinforced_at": rel.last_reinforced_at.isoformat() if rel.last_reinforced_at else None,
-            "metadata": rel.metadata}
+    return {
+        "id": rel.id,
+        "src_id": rel.src_id,
+        "dst_id": rel.dst_id,
+        "type": rel.type.value,
+        "confidence": rel.confidence,
+        "weight": rel.weight,
+        "created_at": rel.created_at.isoformat(),
+        "last_reinforced_at": rel.last_reinforced_at.isoformat() if rel.last_reinforced_at else None,
+        "metadata": rel.metadata,
+    }
 
 
 class ObserveRequest(_Body):
@@ -304,7 +320,8 @@ class ObserveRequest(_Body):
 class ObserveResponse(BaseModel):
     results: list[AddResponse] = Field(
         description="What was written now (a filtered turn: one SKIP; a turn waiting in the buffer, "
-        "not stored yet: one BUFFERED).")
+        "not stored yet: one BUFFERED)."
+    )
 
 
 class ContextRequest(_Body):
@@ -379,8 +396,9 @@ class KeyRequest(_Body):
 
     name: str = Field(min_length=1, max_length=64, description="Who or what uses the key.")
     users: list[str] = Field(default_factory=list, max_length=1000, description="The users it may read and write.")
-    agents: list[str] | None = Field(default=None, max_length=1000,
-                                     description="Narrow it to these agents of its users (default: every agent).")
+    agents: list[str] | None = Field(
+        default=None, max_length=1000, description="Narrow it to these agents of its users (default: every agent)."
+    )
     admin: bool = Field(default=False, description="Every user, the all-users views, export, the dashboard.")
 
 

@@ -58,15 +58,29 @@ class Metrics:
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.registry = CollectorRegistry(auto_describe=True)
-        self.latency = Histogram("reverie_http_request_duration_seconds", "Time to answer an HTTP request.",
-                                 ["method", "route", "status"], buckets=LATENCY_BUCKETS, registry=self.registry)
-        self.searches = Counter("reverie_searches", "Searches (recall and context) answered.", ["kind"],
-                                registry=self.registry)
-        self.adds = Counter("reverie_adds", "Writes, by what the write path did (CREATE, UPDATE, SKIP, …).",
-                            ["action"], registry=self.registry)
-        self.dream_steps = Histogram("reverie_dream_step_duration_seconds",
-                                     "Duration of each dream-cycle step run by this server.", ["step"],
-                                     buckets=STEP_BUCKETS, registry=self.registry)
+        self.latency = Histogram(
+            "reverie_http_request_duration_seconds",
+            "Time to answer an HTTP request.",
+            ["method", "route", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.searches = Counter(
+            "reverie_searches", "Searches (recall and context) answered.", ["kind"], registry=self.registry
+        )
+        self.adds = Counter(
+            "reverie_adds",
+            "Writes, by what the write path did (CREATE, UPDATE, SKIP, …).",
+            ["action"],
+            registry=self.registry,
+        )
+        self.dream_steps = Histogram(
+            "reverie_dream_step_duration_seconds",
+            "Duration of each dream-cycle step run by this server.",
+            ["step"],
+            buckets=STEP_BUCKETS,
+            registry=self.registry,
+        )
         self.store_collector = StoreCollector(mem)
         self.registry.register(self.store_collector)
 
@@ -117,8 +131,9 @@ class StoreCollector:
         from prometheus_client.core import GaugeMetricFamily
 
         mem = self.mem
-        memories = GaugeMetricFamily("reverie_memories", "Memories in the store, by status and layer.",
-                                     labels=["status", "layer"])
+        memories = GaugeMetricFamily(
+            "reverie_memories", "Memories in the store, by status and layer.", labels=["status", "layer"]
+        )
         for row in mem.layer_counts():
             memories.add_metric([row.status.value, row.layer.value], row.count)
         out: list[Metric] = [memories]
@@ -129,8 +144,11 @@ class StoreCollector:
             out.append(gauge)
         last = mem.last_dream()
         if last is not None and last.get("steps"):
-            steps = GaugeMetricFamily("reverie_last_dream_step_seconds",
-                                      "Duration of each step of the last dream cycle (any process).", labels=["step"])
+            steps = GaugeMetricFamily(
+                "reverie_last_dream_step_seconds",
+                "Duration of each step of the last dream cycle (any process).",
+                labels=["step"],
+            )
             for step in last["steps"]:
                 steps.add_metric([str(step.get("name"))], float(step.get("seconds") or 0.0))
             out.append(steps)
@@ -166,14 +184,22 @@ class Observe:
             route = scope.get("route")
             template = getattr(route, "path", None) or "(unmatched)"
             if self.metrics is not None:
-                self.metrics.latency.labels(method=scope.get("method", ""), route=template,
-                                            status=str(status)).observe(elapsed)
+                self.metrics.latency.labels(method=scope.get("method", ""), route=template, status=str(status)).observe(
+                    elapsed
+                )
             if self.log is not None:
                 client = scope.get("client") or ("-", 0)
                 state = scope.get("state") or {}
                 cred = state.get("credential") if isinstance(state, dict) else None
-                self.log.info('%s "%s %s" %d %.1fms %s', client[0], scope.get("method", ""), scope.get("path", ""),
-                              status, elapsed * 1000, getattr(cred, "name", "-"))
+                self.log.info(
+                    '%s "%s %s" %d %.1fms %s',
+                    client[0],
+                    scope.get("method", ""),
+                    scope.get("path", ""),
+                    status,
+                    elapsed * 1000,
+                    getattr(cred, "name", "-"),
+                )
 
 
 __all__ = ["ACCESS_LOGGER", "MULTIPROC_ENV", "Metrics", "Observe", "StoreCollector", "swagger_assets"]

@@ -46,17 +46,41 @@ STATUS_OF: list[tuple[type[ReverieError], int, str]] = [
     (ReverieError, 500, "reverie error"),
 ]
 
-_HTTP_ERRORS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
-                405: "MethodNotAllowed", 413: "ContentTooLarge", 415: "UnsupportedMediaType"}
+_HTTP_ERRORS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    413: "ContentTooLarge",
+    415: "UnsupportedMediaType",
+}
 
 
-def problem(status: int, title: str, detail: str, error: str, *, errors: list[dict[str, Any]] | None = None,
-            headers: dict[str, str] | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"type": f"urn:reverie:error:{error}", "title": title, "status": status,
-                            "detail": printable_text(detail), "error": error}
+def problem(
+    status: int,
+    title: str,
+    detail: str,
+    error: str,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": f"urn:reverie:error:{error}",
+        "title": title,
+        "status": status,
+        "detail": printable_text(detail),
+        "error": error,
+    }
     if errors is not None:
-        body["errors"] = [{k: [printable_text(str(p)) for p in v] if isinstance(v, list) else printable_text(str(v))
-                           for k, v in e.items()} for e in errors]
+        body["errors"] = [
+            {
+                k: [printable_text(str(p)) for p in v] if isinstance(v, list) else printable_text(str(v))
+                for k, v in e.items()
+            }
+            for e in errors
+        ]
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
@@ -84,10 +108,13 @@ def install(app: FastAPI) -> None:
     async def on_validation(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         # loc and msg only: never echo the rejected input back
-        errors = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")),
-                   "type": str(e.get("type", ""))} for e in exc.errors()]
-        return problem(422, "Invalid input", "the request does not match the schema", "InvalidInputError",
-                       errors=errors)
+        errors = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            for e in exc.errors()
+        ]
+        return problem(
+            422, "Invalid input", "the request does not match the schema", "InvalidInputError", errors=errors
+        )
 
     async def on_http(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)

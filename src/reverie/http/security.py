@@ -132,8 +132,15 @@ class Authenticator:
 class Guard:
     """ASGI middleware applying the checks above before the app sees a request."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None = None, max_body: int,
-                 allowed_hosts: Iterable[str] | None = None, auth: Authenticator | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None = None,
+        max_body: int,
+        allowed_hosts: Iterable[str] | None = None,
+        auth: Authenticator | None = None,
+    ) -> None:
         self.app = app
         self.auth = auth if auth is not None else Authenticator(token=token)
         self.max_body = max_body
@@ -154,8 +161,9 @@ class Guard:
             return
         body = await self._read_body(headers, receive)
         if body is None:
-            await problem(413, "ContentTooLarge", f"request body is larger than {self.max_body} bytes",
-                          "ContentTooLarge")(scope, receive, send)
+            await problem(
+                413, "ContentTooLarge", f"request body is larger than {self.max_body} bytes", "ContentTooLarge"
+            )(scope, receive, send)
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -165,8 +173,11 @@ class Guard:
             return problem(403, "Forbidden", "this Host is not served here", "Forbidden")
         method = scope.get("method", "GET")
         origin = headers.get("origin")
-        if method not in SAFE_METHODS and origin is not None and (origin.strip().lower() == "null"
-                                                                   or urlsplit(origin).netloc != host):
+        if (
+            method not in SAFE_METHODS
+            and origin is not None
+            and (origin.strip().lower() == "null" or urlsplit(origin).netloc != host)
+        ):
             return problem(403, "Forbidden", "cross-origin writes are refused", "Forbidden")
         return None
 
@@ -183,11 +194,17 @@ class Guard:
             method = scope.get("method", "GET")
             if method == "GET" and "text/html" in headers.get("accept", "") and not path.startswith("/v1/"):
                 return None, RedirectResponse(str(scope.get("root_path", "")).rstrip("/") + "/login", status_code=303)
-            return None, problem(401, "Unauthorized", "a valid bearer token or API key is required", "Unauthorized",
-                                 headers={"WWW-Authenticate": 'Bearer realm="reverie"'})
+            return None, problem(
+                401,
+                "Unauthorized",
+                "a valid bearer token or API key is required",
+                "Unauthorized",
+                headers={"WWW-Authenticate": 'Bearer realm="reverie"'},
+            )
         if not path.startswith("/v1/") and not credential.admin:
-            return None, problem(403, "Forbidden", "the dashboard shows every user: it needs an admin credential",
-                                 "Forbidden")
+            return None, problem(
+                403, "Forbidden", "the dashboard shows every user: it needs an admin credential", "Forbidden"
+            )
         return credential, None
 
     def _resolve(self, headers: dict[str, str]) -> Credential | None:
@@ -247,5 +264,13 @@ def loopback_hosts(extra: Iterable[str] = ()) -> list[str]:
     return [*LOOPBACK_HOSTS, *extra]
 
 
-__all__ = ["COOKIE", "Authenticator", "Guard", "credential_of", "is_loopback", "loopback_hosts", "session_value",
-           "token_matches"]
+__all__ = [
+    "COOKIE",
+    "Authenticator",
+    "Guard",
+    "credential_of",
+    "is_loopback",
+    "loopback_hosts",
+    "session_value",
+    "token_matches",
+]

@@ -62,9 +62,11 @@ def check_binding(host: str, token: str | None, *, keys_active: bool = False) ->
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise ConfigError(f"REVERIE_API_TOKEN must be at least {MIN_TOKEN_CHARS} characters")
     if not is_loopback(host) and not token and not keys_active:
-        raise ConfigError(f"binding to {host} exposes the memory beyond this machine: set REVERIE_API_TOKEN "
-                          f"(at least {MIN_TOKEN_CHARS} characters), create API keys (reverie keys create), "
-                          "or bind to 127.0.0.1")
+        raise ConfigError(
+            f"binding to {host} exposes the memory beyond this machine: set REVERIE_API_TOKEN "
+            f"(at least {MIN_TOKEN_CHARS} characters), create API keys (reverie keys create), "
+            "or bind to 127.0.0.1"
+        )
 
 
 def check_workers(mem: Memory, workers: int) -> None:
@@ -72,29 +74,46 @@ def check_workers(mem: Memory, workers: int) -> None:
     if workers < 1:
         raise ConfigError("--workers must be at least 1")
     if workers > 1 and mem.backend != "postgres":
-        raise ConfigError(f"--workers {workers} needs PostgreSQL: a SQLite file takes one writer at a time, so "
-                          "more server processes would only wait for each other. Serve SQLite with one worker, or "
-                          "move the memory to PostgreSQL (reverie export, then reverie import into "
-                          "postgresql://…; see docs/production.md)")
+        raise ConfigError(
+            f"--workers {workers} needs PostgreSQL: a SQLite file takes one writer at a time, so "
+            "more server processes would only wait for each other. Serve SQLite with one worker, or "
+            "move the memory to PostgreSQL (reverie export, then reverie import into "
+            "postgresql://…; see docs/production.md)"
+        )
 
 
-def build(mem: Memory, *, host: str, token: str | None, max_body: int | None = None,
-          allow_hosts: Sequence[str] = (), access_log: bool = False) -> FastAPI:
+def build(
+    mem: Memory,
+    *,
+    host: str,
+    token: str | None,
+    max_body: int | None = None,
+    allow_hosts: Sequence[str] = (),
+    access_log: bool = False,
+) -> FastAPI:
     from reverie.http.app import DEFAULT_MAX_BODY, create_app
 
     check_binding(host, token, keys_active=not is_loopback(host) and bool(mem.api_keys()))
     allowed = loopback_hosts(allow_hosts) if is_loopback(host) else None
-    return create_app(mem, token=token, allowed_hosts=allowed, max_body=max_body or DEFAULT_MAX_BODY,
-                      access_log=access_log)
+    return create_app(
+        mem, token=token, allowed_hosts=allowed, max_body=max_body or DEFAULT_MAX_BODY, access_log=access_log
+    )
 
 
 def _uvicorn_config(app: Any, opts: ServeOptions, **extra: Any) -> Any:
     import uvicorn
 
     configure_access_log(opts.access_log)
-    return uvicorn.Config(app, log_level=opts.log_level, server_header=False, access_log=False,
-                          proxy_headers=opts.proxy_headers, forwarded_allow_ips=opts.forwarded_allow_ips,
-                          root_path=opts.root_path, **extra)
+    return uvicorn.Config(
+        app,
+        log_level=opts.log_level,
+        server_header=False,
+        access_log=False,
+        proxy_headers=opts.proxy_headers,
+        forwarded_allow_ips=opts.forwarded_allow_ips,
+        root_path=opts.root_path,
+        **extra,
+    )
 
 
 def configure_access_log(enabled: bool) -> None:
@@ -128,8 +147,15 @@ def _behind(root_path: str) -> str:
     return f"; behind the proxy under {root_path}/" if root_path else ""
 
 
-def serve(mem: Memory, *, host: str = "127.0.0.1", port: int = 8080, token: str | None = None,
-          log_level: str = "warning", options: ServeOptions | None = None) -> None:
+def serve(
+    mem: Memory,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    token: str | None = None,
+    log_level: str = "warning",
+    options: ServeOptions | None = None,
+) -> None:
     """Serve until interrupted. ``port=0`` picks a free port; the URL is written to stderr."""
     import uvicorn
 
@@ -189,8 +215,7 @@ def _start_dreamer(mem: Memory, opts: ServeOptions, app: FastAPI, stop: threadin
     def loop() -> None:
         # the first cycle waits one interval: starting a server is not a reason to dream
         if not stop.wait(opts.dream_every or 0):
-            run_every(mem.dream, timedelta(seconds=opts.dream_every or 0), stop=stop, on_report=report,
-                      on_error=failed)
+            run_every(mem.dream, timedelta(seconds=opts.dream_every or 0), stop=stop, on_report=report, on_error=failed)
 
     thread = threading.Thread(target=loop, name="reverie-dream", daemon=True)
     thread.start()
@@ -206,8 +231,13 @@ def worker_app() -> FastAPI:
     target = raw.pop("target")
     opts = ServeOptions(**raw)
     mem = Memory(target)
-    app = build(mem, host=opts.host, token=os.environ.get("REVERIE_API_TOKEN") or None, allow_hosts=opts.allow_hosts,
-                access_log=opts.access_log)
+    app = build(
+        mem,
+        host=opts.host,
+        token=os.environ.get("REVERIE_API_TOKEN") or None,
+        allow_hosts=opts.allow_hosts,
+        access_log=opts.access_log,
+    )
     configure_access_log(opts.access_log)
 
     @contextlib.asynccontextmanager

@@ -24,7 +24,8 @@ def require(module: str, extra: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingDependencyError(
-            f"this integration needs {module.split('.')[0]}: pip install 'reverie[{extra}]'") from exc
+            f"this integration needs {module.split('.')[0]}: pip install 'reverie[{extra}]'"
+        ) from exc
 
 
 __all__ = ["require"]

@@ -27,9 +27,15 @@ def to_document(hit: Hit) -> Any:
     """One search hit as a LangChain ``Document``."""
     rec = hit.memory
     meta = {
-        "id": rec.id, "score": hit.score, "user_id": rec.user_id, "agent_id": rec.agent_id,
-        "session_id": rec.session_id, "layer": rec.layer.value, "category": rec.category,
-        "created_at": rec.created_at.isoformat(), "valid_from": rec.valid_from.isoformat() if rec.valid_from else None,
+        "id": rec.id,
+        "score": hit.score,
+        "user_id": rec.user_id,
+        "agent_id": rec.agent_id,
+        "session_id": rec.session_id,
+        "layer": rec.layer.value,
+        "category": rec.category,
+        "created_at": rec.created_at.isoformat(),
+        "valid_from": rec.valid_from.isoformat() if rec.valid_from else None,
         "metadata": dict(rec.metadata),
     }
     return Document(page_content=rec.content, metadata=meta, id=rec.id)
@@ -67,8 +73,15 @@ class ReverieRetriever(BaseRetriever):  # type: ignore[misc, valid-type]
         return mem
 
     def _search(self, query: str) -> list[Any]:
-        hits = self._memory().search(query, user_id=self.user_id, agent_id=self.agent_id,
-                                     session_id=self.session_id, k=self.k, filters=self.filters, deep=self.deep)
+        hits = self._memory().search(
+            query,
+            user_id=self.user_id,
+            agent_id=self.agent_id,
+            session_id=self.session_id,
+            k=self.k,
+            filters=self.filters,
+            deep=self.deep,
+        )
         return [to_document(h) for h in hits]
 
     def _get_relevant_documents(self, query: str, *, run_manager: Any = None) -> list[Any]:

@@ -38,8 +38,10 @@ Item, SearchItem, MatchCondition = _base.Item, _base.SearchItem, _base.MatchCond
 #: the metadata keys an item is kept under
 TAG, NS, KEY, VALUE = "langgraph_store", "langgraph_namespace", "langgraph_key", "langgraph_value"
 #: every status and store: an item is found by get until it is deleted
-_ANYWHERE = {"status": ["active", "superseded", "dormant", "archived", "expired", "invalidated"],
-             "store": ["hot", "cold"]}
+_ANYWHERE = {
+    "status": ["active", "superseded", "dormant", "archived", "expired", "invalidated"],
+    "store": ["hot", "cold"],
+}
 _PAGE = 500
 _TEXT_FIELDS = ("content", "text", "memory")
 
@@ -60,16 +62,25 @@ class ReverieStore(BaseStore):  # type: ignore[misc, valid-type]
 
     supports_ttl = False
 
-    def __init__(self, memory: Memory | AsyncMemory, *, user_level: int | None = 1, user_id: str | None = None,
-                 agent_id: str | None = None, pin: bool = True) -> None:
+    def __init__(
+        self,
+        memory: Memory | AsyncMemory,
+        *,
+        user_level: int | None = 1,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        pin: bool = True,
+    ) -> None:
         from reverie.errors import InvalidInputError
 
         if user_id is not None and user_level is not None and user_level != 1:
             raise InvalidInputError("give either user_level or user_id, not both")
-        if user_level is not None and (isinstance(user_level, bool) or not isinstance(user_level, int)
-                                       or user_level < 0):
-            raise InvalidInputError("user_level must be a non-negative integer (the namespace element that is "
-                                    "the user) or None")
+        if user_level is not None and (
+            isinstance(user_level, bool) or not isinstance(user_level, int) or user_level < 0
+        ):
+            raise InvalidInputError(
+                "user_level must be a non-negative integer (the namespace element that is the user) or None"
+            )
         self.amem = memory if isinstance(memory, AsyncMemory) else AsyncMemory(memory=memory)
         self.memory = self.amem.memory
         self.user_level = None if user_id is not None else user_level
@@ -113,8 +124,13 @@ class ReverieStore(BaseStore):  # type: ignore[misc, valid-type]
     @staticmethod
     def _item(rec: MemoryRecord, score: float | None = None, *, search: bool = False) -> Any:
         meta = rec.metadata
-        fields = {"namespace": tuple(json.loads(meta[NS])), "key": meta[KEY], "value": meta[VALUE],
-                  "created_at": rec.created_at, "updated_at": rec.updated_at}
+        fields = {
+            "namespace": tuple(json.loads(meta[NS])),
+            "key": meta[KEY],
+            "value": meta[VALUE],
+            "created_at": rec.created_at,
+            "updated_at": rec.updated_at,
+        }
         return SearchItem(**fields, score=score) if search else Item(**fields)
 
     def _text(self, value: dict[str, Any], index: Any) -> str:
@@ -133,14 +149,20 @@ class ReverieStore(BaseStore):  # type: ignore[misc, valid-type]
             if existing is not None:
                 self.memory.forget(existing.id)
             return
-        meta = {TAG: True, NS: _ns_path(op.namespace), KEY: op.key, VALUE: op.value,
-                **{_level(i): part for i, part in enumerate(op.namespace)}}
+        meta = {
+            TAG: True,
+            NS: _ns_path(op.namespace),
+            KEY: op.key,
+            VALUE: op.value,
+            **{_level(i): part for i, part in enumerate(op.namespace)},
+        }
         text = self._text(op.value, op.index)
         if existing is not None:
             self.memory.update(existing.id, text, metadata=meta, reason="LangGraph store put")
             return
-        res = self.memory.add(text, user_id=self._user(op.namespace), agent_id=self.agent_id, metadata=meta,
-                              infer=False)
+        res = self.memory.add(
+            text, user_id=self._user(op.namespace), agent_id=self.agent_id, metadata=meta, infer=False
+        )
         if self.pin and res.id is not None:
             self.memory.pin(res.id)
 
@@ -162,15 +184,22 @@ class ReverieStore(BaseStore):  # type: ignore[misc, valid-type]
         else:
             pairs = [(r, None) for r in self._all(user, all_users, flt, need=None if op.filter else want)]
         kept = [(r, s) for r, s in pairs if _matches(r.metadata[VALUE], op.filter)]
-        return [self._item(r, s, search=True) for r, s in kept[op.offset:want]]
+        return [self._item(r, s, search=True) for r, s in kept[op.offset : want]]
 
     def _all(self, user: str | None, all_users: bool, flt: dict[str, Any], *, need: int | None) -> list[MemoryRecord]:
         """Items in a scope, oldest first (insertion order, as LangGraph's in-memory store lists them)."""
         out: list[MemoryRecord] = []
         offset = 0
         while True:
-            page = self.memory.list(user_id=user, all_users=all_users, filters=flt, limit=_PAGE, offset=offset,
-                                    order_by="created_at", descending=False)
+            page = self.memory.list(
+                user_id=user,
+                all_users=all_users,
+                filters=flt,
+                limit=_PAGE,
+                offset=offset,
+                order_by="created_at",
+                descending=False,
+            )
             out += page
             offset += len(page)
             if len(page) < _PAGE or (need is not None and len(out) >= need):
@@ -182,8 +211,8 @@ class ReverieStore(BaseStore):  # type: ignore[misc, valid-type]
         if op.match_conditions:
             spaces = {ns for ns in spaces if all(_does_match(c, ns) for c in op.match_conditions)}
         if op.max_depth is not None:
-            spaces = {ns[:op.max_depth] for ns in spaces}
-        return sorted(spaces)[op.offset:op.offset + op.limit]
+            spaces = {ns[: op.max_depth] for ns in spaces}
+        return sorted(spaces)[op.offset : op.offset + op.limit]
 
     def _run(self, ops: Iterable[Any]) -> list[Any]:
         results: list[Any] = []
@@ -215,8 +244,11 @@ def _does_match(condition: Any, namespace: tuple[str, ...]) -> bool:
     path = tuple(condition.path)
     if len(namespace) < len(path):
         return False
-    pairs = zip(namespace, path, strict=False) if condition.match_type == "prefix" else \
-        zip(reversed(namespace), reversed(path), strict=False)
+    pairs = (
+        zip(namespace, path, strict=False)
+        if condition.match_type == "prefix"
+        else zip(reversed(namespace), reversed(path), strict=False)
+    )
     if condition.match_type not in ("prefix", "suffix"):
         raise ValueError(f"unsupported match type {condition.match_type!r}")
     return all(p == "*" or k == p for k, p in pairs)
@@ -227,9 +259,12 @@ def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
 
 
 _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b,
-    "$gt": lambda a, b: float(a) > float(b), "$gte": lambda a, b: float(a) >= float(b),
-    "$lt": lambda a, b: float(a) < float(b), "$lte": lambda a, b: float(a) <= float(b),
+    "$eq": lambda a, b: a == b,
+    "$ne": lambda a, b: a != b,
+    "$gt": lambda a, b: float(a) > float(b),
+    "$gte": lambda a, b: float(a) >= float(b),
+    "$lt": lambda a, b: float(a) < float(b),
+    "$lte": lambda a, b: float(a) <= float(b),
 }
 
 
@@ -245,8 +280,11 @@ def _compare(value: Any, wanted: Any) -> bool:
                 return False
         return isinstance(value, dict) and all(_compare(value.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, list | tuple):
-        return (isinstance(value, list | tuple) and len(value) == len(wanted)
-                and all(_compare(a, b) for a, b in zip(value, wanted, strict=False)))
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(wanted)
+            and all(_compare(a, b) for a, b in zip(value, wanted, strict=False))
+        )
     return bool(value == wanted)
 
 

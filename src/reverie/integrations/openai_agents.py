@@ -31,8 +31,9 @@ from reverie.memory import Memory
 try:
     from agents import RunContextWrapper, function_tool
 except ImportError as exc:  # pragma: no cover - the extra is installed in the test environment
-    raise MissingDependencyError("memory_tools needs the OpenAI Agents SDK: pip install 'reverie[openai-agents]'"
-                                 ) from exc
+    raise MissingDependencyError(
+        "memory_tools needs the OpenAI Agents SDK: pip install 'reverie[openai-agents]'"
+    ) from exc
 
 
 def _scope(ctx: Any, name: str, fixed: str | None) -> str | None:
@@ -43,8 +44,14 @@ def _scope(ctx: Any, name: str, fixed: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def memory_tools(memory: Memory | AsyncMemory, *, user_id: str | None = None, agent_id: str | None = None,
-                 session_id: str | None = None, k: int = 5) -> list[Any]:
+def memory_tools(
+    memory: Memory | AsyncMemory,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    session_id: str | None = None,
+    k: int = 5,
+) -> list[Any]:
     """``[remember, recall, mark_outdated]`` as Agents SDK function tools over ``memory`` (see the
     module docs). Reverie's errors (bad input, an unknown id) go back to the model as the tool's
     answer, so it can correct itself; nothing is written when a call is refused."""

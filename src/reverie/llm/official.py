@@ -51,8 +51,14 @@ class OpenAIChat:
     an answer that is not a JSON object, or an open breaker gives ``None``: the caller falls back to
     its heuristic, nothing is lost."""
 
-    def __init__(self, client: Any, *, model: str | None = None, settings: LLMSettings | None = None,
-                 on_call: CallHook | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        model: str | None = None,
+        settings: LLMSettings | None = None,
+        on_call: CallHook | None = None,
+    ) -> None:
         settings = settings or LLMSettings()
         create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
         if not callable(create):
@@ -153,8 +159,10 @@ def _json_object(content: Any) -> dict[str, Any]:
     return value
 
 
-ACCEPTED = ("an openai.OpenAI or openai.AsyncOpenAI client, an OpenAI-compatible base URL such as "
-            "'http://127.0.0.1:11434/v1' (Ollama), or an object with chat_json(system=, user=, op=)")
+ACCEPTED = (
+    "an openai.OpenAI or openai.AsyncOpenAI client, an OpenAI-compatible base URL such as "
+    "'http://127.0.0.1:11434/v1' (Ollama), or an object with chat_json(system=, user=, op=)"
+)
 
 
 def as_llm(llm: Any, settings: LLMSettings, *, on_call: CallHook | None = None) -> ChatJSON | None:

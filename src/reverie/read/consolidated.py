@@ -79,8 +79,9 @@ def reaches_cold(flt: MemoryFilter) -> bool:
     return flt.stores is None or StoreTier.COLD in flt.stores
 
 
-def drop_covered(order: Sequence[tuple[int, Any]], ids: Sequence[str], records: Mapping[str, MemoryRecord],
-                 k: int) -> list[tuple[int, Any]]:
+def drop_covered(
+    order: Sequence[tuple[int, Any]], ids: Sequence[str], records: Mapping[str, MemoryRecord], k: int
+) -> list[tuple[int, Any]]:
     """The best ``k`` of ``order`` (ranked indexes into ``ids``) in which no summary appears together
     with one of its own members: the member is the more specific answer and takes the summary's slot
     (the summary's other facts stay one search away: its members are followed whenever it matches)."""
@@ -94,5 +95,15 @@ def drop_covered(order: Sequence[tuple[int, Any]], ids: Sequence[str], records: 
         dropped |= covered
 
 
-__all__ = ["META", "RECALLABLE_STATUSES", "REPLACING_KINDS", "cold_filter", "drop_covered", "is_summary",
-           "member_filter", "members_of", "reaches_cold", "recallable"]
+__all__ = [
+    "META",
+    "RECALLABLE_STATUSES",
+    "REPLACING_KINDS",
+    "cold_filter",
+    "drop_covered",
+    "is_summary",
+    "member_filter",
+    "members_of",
+    "reaches_cold",
+    "recallable",
+]

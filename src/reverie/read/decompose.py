@@ -15,9 +15,11 @@ _QUESTIONS = re.compile(r"(?<=\?)\s+")
 _ALSO = re.compile(r"\s*(?:,?\s*\band also\b|\bas well as\b|\balso\b|;|\bayrıca\b|\bbir de\b)\s*", re.IGNORECASE)
 # "and" joins two questions only when a question word follows it ("… and where does she work?");
 # otherwise it joins noun phrases ("Mel and her kids", "black and white bowl") inside one question
-_AND = re.compile(r"\s+(?:and|ve|plus)\s+(?=(?:what|where|when|who|whom|whose|why|how|which|is|are|was|were|do|"
-                  r"does|did|can|could|will|would|has|have|ne|nerede|ne zaman|kim|neden|nasıl|hangi)\b)",
-                  re.IGNORECASE)
+_AND = re.compile(
+    r"\s+(?:and|ve|plus)\s+(?=(?:what|where|when|who|whom|whose|why|how|which|is|are|was|were|do|"
+    r"does|did|can|could|will|would|has|have|ne|nerede|ne zaman|kim|neden|nasıl|hangi)\b)",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset({
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "from", "about", "is",
@@ -60,7 +62,7 @@ def decompose(text: str, *, max_parts: int = 4) -> list[str]:
     if len(parts) < 2:
         return [text]
     if len(parts) > max_parts:
-        parts = [*parts[: max_parts - 1], " ".join(parts[max_parts - 1:])]
+        parts = [*parts[: max_parts - 1], " ".join(parts[max_parts - 1 :])]
     return parts
 
 

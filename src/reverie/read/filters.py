@@ -24,8 +24,9 @@ TIMELINE_STATUSES = frozenset({Status.ACTIVE, Status.SUPERSEDED, Status.EXPIRED,
 DEEP_STATUSES = frozenset({Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT, Status.ARCHIVED})
 
 
-def widen(flt: MemoryFilter, *, mode: str, as_of: datetime | None, deep: bool,
-          include_superseded: bool) -> MemoryFilter:
+def widen(
+    flt: MemoryFilter, *, mode: str, as_of: datetime | None, deep: bool, include_superseded: bool
+) -> MemoryFilter:
     """The store filter of a query mode. Statuses or stores the caller chose are kept as given."""
     statuses = flt.statuses
     if statuses == DEFAULT_STATUSES:

@@ -49,8 +49,11 @@ def check(text: str) -> GateDecision:
     if _EMOJI_ONLY.match(stripped):
         return GateDecision(True, "no words")
     norm = _normalise(stripped)
-    for name, words in (("greeting", GREETINGS), ("confirmation", CONFIRMATIONS),
-                        ("acknowledgement", ACKNOWLEDGEMENTS)):
+    for name, words in (
+        ("greeting", GREETINGS),
+        ("confirmation", CONFIRMATIONS),
+        ("acknowledgement", ACKNOWLEDGEMENTS),
+    ):
         if norm in words:
             return GateDecision(True, name)
     return GateDecision(False, "passes")

@@ -70,13 +70,22 @@ def entity_key(entity: str) -> str:
 
 
 def _edge_of(rel: Relation, now: datetime, cfg: LifecycleSettings) -> Edge:
-    conf = edge_confidence_at(confidence=rel.confidence, last_reinforced_at=rel.last_reinforced_at or rel.created_at,
-                              now=now, cfg=cfg)
+    conf = edge_confidence_at(
+        confidence=rel.confidence, last_reinforced_at=rel.last_reinforced_at or rel.created_at, now=now, cfg=cfg
+    )
     return Edge(rel.src_id, rel.dst_id, float(rel.weight), conf, rel.type.value)
 
 
-def walk(store: Store, seeds: Mapping[str, float], *, types: Sequence[str], hops: int, hop_decay: float,
-         now: datetime, cfg: LifecycleSettings) -> Walk:
+def walk(
+    store: Store,
+    seeds: Mapping[str, float],
+    *,
+    types: Sequence[str],
+    hops: int,
+    hop_decay: float,
+    now: datetime,
+    cfg: LifecycleSettings,
+) -> Walk:
     """BFS from ``seeds`` (id → score); one relations query per hop."""
     out = Walk()
     wanted = frozenset(RelationType(t) for t in types if t in RelationType.__members__.values())
@@ -96,21 +105,29 @@ def walk(store: Store, seeds: Mapping[str, float], *, types: Sequence[str], hops
                 if parent not in scores or parent not in frontier:
                     continue
                 if child in seeds:
-                    out.seed_links.setdefault(child, {"via": parent, "type": edge.type, "hops": hop,
-                                                      "edge_confidence": round(edge.confidence, 4)})
+                    out.seed_links.setdefault(
+                        child,
+                        {"via": parent, "type": edge.type, "hops": hop, "edge_confidence": round(edge.confidence, 4)},
+                    )
                     continue
-                score = scores[parent] * edge.confidence * edge.weight * hop_decay ** hop
+                score = scores[parent] * edge.confidence * edge.weight * hop_decay**hop
                 if score > scores.get(child, 0.0):
                     scores[child] = score
-                    out.reached[child] = {"via": parent, "type": edge.type, "hops": hop,
-                                          "edge_confidence": round(edge.confidence, 4), "propagated": score}
+                    out.reached[child] = {
+                        "via": parent,
+                        "type": edge.type,
+                        "hops": hop,
+                        "edge_confidence": round(edge.confidence, 4),
+                        "propagated": score,
+                    }
                     nxt.append(child)
         frontier = list(dict.fromkeys(nxt))
     return out
 
 
-def pagerank(nodes: Sequence[str], edges: Sequence[Edge], personal: Mapping[str, float], *,
-             iterations: int, damping: float) -> dict[str, float]:
+def pagerank(
+    nodes: Sequence[str], edges: Sequence[Edge], personal: Mapping[str, float], *, iterations: int, damping: float
+) -> dict[str, float]:
     """Personalised PageRank over an undirected, confidence-weighted subgraph (the refinement of the graph score)."""
     if not nodes:
         return {}

@@ -20,8 +20,12 @@ ScopeKey = tuple[str | None, str | None, bool]
 def qualifies(rec: MemoryRecord, *, now: datetime, cfg: ReadSettings) -> bool:
     """The hot-tier filters."""
     age_days = (now - rec.created_at).total_seconds() / 86400.0
-    return (rec.status is Status.ACTIVE and rec.utility >= cfg.hot_min_utility
-            and rec.access_count >= cfg.hot_min_accesses and age_days < cfg.hot_max_age_days)
+    return (
+        rec.status is Status.ACTIVE
+        and rec.utility >= cfg.hot_min_utility
+        and rec.access_count >= cfg.hot_min_accesses
+        and age_days < cfg.hot_max_age_days
+    )
 
 
 class HotTier:

@@ -59,8 +59,15 @@ def text_channel(store: Store, flt: MemoryFilter, *, text: str, pool: int) -> tu
         return [], str(exc)[:200]
 
 
-def run_channels(store: Store, flt: MemoryFilter, *, text: str, vector: Vector, pool: int,
-                 sparse: tuple[list[ScoredId], str | None] | None = None) -> ChannelResult:
+def run_channels(
+    store: Store,
+    flt: MemoryFilter,
+    *,
+    text: str,
+    vector: Vector,
+    pool: int,
+    sparse: tuple[list[ScoredId], str | None] | None = None,
+) -> ChannelResult:
     """One vector search and one full-text search (``sparse``: its result, when already run)."""
     dense = store.vector_search(vector, flt, pool)
     hits, error = sparse if sparse is not None else text_channel(store, flt, text=text, pool=pool)

@@ -18,17 +18,28 @@ from reverie.read.decompose import content_words
 HYDE_INTENTS = ("definition", "howto", "reasoning", "lookup", "technical", "preference", "general")
 
 _DETECT: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("technical", re.compile(r"\b(debug|error|bug|stack ?trace|config\w*|deploy\w*|install\w*|code|api|"
-                             r"exception|crash\w*|hata|yapılandırma|kurulum)\b", re.IGNORECASE)),
+    (
+        "technical",
+        re.compile(
+            r"\b(debug|error|bug|stack ?trace|config\w*|deploy\w*|install\w*|code|api|"
+            r"exception|crash\w*|hata|yapılandırma|kurulum)\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("howto", re.compile(r"\b(how (do|to|can|should)|steps? to|nasıl)\b", re.IGNORECASE)),
     ("reasoning", re.compile(r"\b(why|reason|because|neden|niye|niçin)\b", re.IGNORECASE)),
     ("definition", re.compile(r"\b(what is|what's|what are|define|meaning of|nedir|ne demek)\b", re.IGNORECASE)),
     ("lookup", re.compile(r"\b(where|which|find|locate|nerede|hangi)\b", re.IGNORECASE)),
-    ("preference", re.compile(r"\b(prefer\w*|like[sd]?|favou?rite|love[sd]?|hate[sd]?|enjoy\w*|"
-                              r"tercih|sever|favori|hoşlan\w*)\b", re.IGNORECASE)),
+    (
+        "preference",
+        re.compile(
+            r"\b(prefer\w*|like[sd]?|favou?rite|love[sd]?|hate[sd]?|enjoy\w*|"
+            r"tercih|sever|favori|hoşlan\w*)\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
-_TURKISH = re.compile(r"[çğışöüÇĞİŞÖÜ]|\b(ne|nedir|nasıl|neden|nerede|hangi|mi|mı|mu|mü|ve|bir)\b",
-                      re.IGNORECASE)
+_TURKISH = re.compile(r"[çğışöüÇĞİŞÖÜ]|\b(ne|nedir|nasıl|neden|nerede|hangi|mi|mı|mu|mü|ve|bir)\b", re.IGNORECASE)
 
 TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
     "definition": {
@@ -95,8 +106,9 @@ def variants(text: str, *, count: int) -> tuple[str, list[str]]:
     return intent, out
 
 
-def centroid(query_vec: npt.NDArray[np.float32], variant_vecs: npt.NDArray[np.float32], *,
-             query_weight: float) -> npt.NDArray[np.float32]:
+def centroid(
+    query_vec: npt.NDArray[np.float32], variant_vecs: npt.NDArray[np.float32], *, query_weight: float
+) -> npt.NDArray[np.float32]:
     """``normalise(query_weight·q + Σ v_i)`` (the query alone when there are no variants)."""
     total = query_vec * np.float32(query_weight)
     if len(variant_vecs):

@@ -27,8 +27,11 @@ from reverie.config.read import ReadSettings
 from reverie.model import MemoryRecord
 
 MIN_ITEM_TOKENS = 8
-HEADERS = {"working": "## Working memory (this session)", "hot": "## Core memories",
-           "retrieved": "## Relevant memories"}
+HEADERS = {
+    "working": "## Working memory (this session)",
+    "hot": "## Core memories",
+    "retrieved": "## Relevant memories",
+}
 
 
 def estimate_tokens(text: str, *, chars_per_token: float = 4.0) -> int:
@@ -84,8 +87,9 @@ def style_of(confidence: float | None, *, full: float, abbreviated: float) -> st
 SUPERSEDED = "superseded by a newer memory"
 
 
-def render(rec: MemoryRecord, style: str, confidence: float | None, *, abbreviated_chars: int,
-           superseded: bool = False) -> str:
+def render(
+    rec: MemoryRecord, style: str, confidence: float | None, *, abbreviated_chars: int, superseded: bool = False
+) -> str:
     mark = f" [{SUPERSEDED}]" if superseded else ""
     if style == "abbreviated":
         body = rec.content if len(rec.content) <= abbreviated_chars else rec.content[: abbreviated_chars - 1] + "…"
@@ -123,8 +127,9 @@ class _Budget:
         return fitted, cost
 
 
-def build(entries: Sequence[Entry], *, budget_tokens: int, cfg: ReadSettings, full: float,
-          abbreviated: float) -> ContextBlock:
+def build(
+    entries: Sequence[Entry], *, budget_tokens: int, cfg: ReadSettings, full: float, abbreviated: float
+) -> ContextBlock:
     """Assemble the block (see module docs). Duplicate memories appear once, in their first section."""
     block = ContextBlock("", budget_tokens=budget_tokens)
     budget = _Budget(budget_tokens, cfg)
@@ -139,8 +144,9 @@ def build(entries: Sequence[Entry], *, budget_tokens: int, cfg: ReadSettings, fu
         if style is None:
             block.skipped.append({"id": e.record.id, "reason": "low confidence", "confidence": e.confidence})
             continue
-        line = render(e.record, style, e.confidence, abbreviated_chars=cfg.abbreviated_chars,
-                      superseded=e.superseded is not None)
+        line = render(
+            e.record, style, e.confidence, abbreviated_chars=cfg.abbreviated_chars, superseded=e.superseded is not None
+        )
         header = HEADERS[e.section] if e.section != current else None
         taken = _take_with_header(budget, header, line)
         if taken is None:
@@ -150,8 +156,18 @@ def build(entries: Sequence[Entry], *, budget_tokens: int, cfg: ReadSettings, fu
             lines.append(header)
             current = e.section
         lines.append(taken[0])
-        block.items.append(ContextItem(e.record.id, e.section, style, e.confidence, taken[0], taken[1],
-                                       truncated=taken[0] != line, superseded=e.superseded is not None))
+        block.items.append(
+            ContextItem(
+                e.record.id,
+                e.section,
+                style,
+                e.confidence,
+                taken[0],
+                taken[1],
+                truncated=taken[0] != line,
+                superseded=e.superseded is not None,
+            )
+        )
     block.text = "\n".join(lines)
     block.used_tokens = budget_tokens - budget.left
     return block

@@ -19,7 +19,7 @@ from typing import Any
 from reverie.config.read import INTENTS, IntentStrategy, ReadSettings
 
 _ROUTE_PROMPT = (
-    "You route a question to a memory search strategy. Answer with a JSON object {\"intent\": I} where I is "
+    'You route a question to a memory search strategy. Answer with a JSON object {"intent": I} where I is '
     "one of: factual (a fact: what, which, where, how many), temporal (when something happened, its order or "
     "history), causal (why, what caused or led to something), entity_profile (everything about a person, "
     "project or thing), preference (likes, dislikes, favourites, what someone prefers), general (anything "
@@ -27,22 +27,46 @@ _ROUTE_PROMPT = (
 )
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("causal", re.compile(
-        r"\b(why|because|cause[sd]?|reason|led to|lead to|result(ed)? in|due to|how come|"
-        r"neden|niye|niçin|sebep|yüzünden|dolayı)\b", re.IGNORECASE)),
-    ("temporal", re.compile(
-        r"\b(when|what time|what date|how long ago|since when|before|after|last (week|month|year|time)|"
-        r"yesterday|recently|first time|history|timeline|used to|ne zaman|önce|sonra|geçen|dün|tarih)\b",
-        re.IGNORECASE)),
-    ("preference", re.compile(
-        r"\b(prefer\w*|like[sd]?|love[sd]?|hate[sd]?|dislike[sd]?|favou?rite|enjoy\w*|rather|"
-        r"tercih|sever|sevmez|favori|hoşlan\w*|beğen\w*)\b", re.IGNORECASE)),
-    ("entity_profile", re.compile(
-        r"\b(who is|who's|who was|tell me about|what do (you|we) know about|profile of|about (him|her)|"
-        r"kimdir|kim|hakkında)\b", re.IGNORECASE)),
-    ("factual", re.compile(
-        r"\b(what|which|where|how (many|much)|is|are|does|do|did|name|version|number|"
-        r"ne|nedir|hangi|nerede|kaç)\b", re.IGNORECASE)),
+    (
+        "causal",
+        re.compile(
+            r"\b(why|because|cause[sd]?|reason|led to|lead to|result(ed)? in|due to|how come|"
+            r"neden|niye|niçin|sebep|yüzünden|dolayı)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "temporal",
+        re.compile(
+            r"\b(when|what time|what date|how long ago|since when|before|after|last (week|month|year|time)|"
+            r"yesterday|recently|first time|history|timeline|used to|ne zaman|önce|sonra|geçen|dün|tarih)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "preference",
+        re.compile(
+            r"\b(prefer\w*|like[sd]?|love[sd]?|hate[sd]?|dislike[sd]?|favou?rite|enjoy\w*|rather|"
+            r"tercih|sever|sevmez|favori|hoşlan\w*|beğen\w*)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "entity_profile",
+        re.compile(
+            r"\b(who is|who's|who was|tell me about|what do (you|we) know about|profile of|about (him|her)|"
+            r"kimdir|kim|hakkında)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "factual",
+        re.compile(
+            r"\b(what|which|where|how (many|much)|is|are|does|do|did|name|version|number|"
+            r"ne|nedir|hangi|nerede|kaç)\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
 

@@ -14,8 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 
-def mmr_select(scores: Sequence[float], vectors: npt.NDArray[np.float32], *, k: int,
-               lam: float) -> list[tuple[int, float, float]]:
+def mmr_select(
+    scores: Sequence[float], vectors: npt.NDArray[np.float32], *, k: int, lam: float
+) -> list[tuple[int, float, float]]:
     """Indices of the ``k`` selected candidates in selection order, each with its MMR value and its
     max similarity to the ones selected before it. ``vectors`` rows are L2-normalised (zeros allowed)."""
     n = len(scores)

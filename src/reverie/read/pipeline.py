@@ -121,8 +121,9 @@ class ReadPipeline:
             hyde_info[sub] = {"intent": h_intent, "variants": docs}
         vecs = np.asarray(self.embedder.embed(texts), dtype=np.float32)
         raw = np.stack([vecs[start] for start, _ in spans])
-        search = np.stack([hyde.centroid(vecs[s], vecs[s + 1:s + 1 + n], query_weight=cfg.hyde_query_weight)
-                           for s, n in spans])
+        search = np.stack(
+            [hyde.centroid(vecs[s], vecs[s + 1 : s + 1 + n], query_weight=cfg.hyde_query_weight) for s, n in spans]
+        )
         return _Plan(rt, subs, raw, search, hyde_info)
 
     def plan_async(self, query: str, routed: tuple[intent.Route, list[str]]) -> Callable[[], _Plan]:
@@ -146,13 +147,27 @@ class ReadPipeline:
         started.wait(0.05)
         return future.result
 
-    def candidates(self, plan: _Plan, flt: MemoryFilter, *, pool: int,
-                   sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None) -> list[hybrid.Candidate]:
+    def candidates(
+        self,
+        plan: _Plan,
+        flt: MemoryFilter,
+        *,
+        pool: int,
+        sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None,
+    ) -> list[hybrid.Candidate]:
         cfg = self.settings.read
         weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
-        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool,
-                                       sparse=sparse[i] if sparse is not None else None)
-                   for i, sub in enumerate(plan.subqueries)]
+        results = [
+            hybrid.run_channels(
+                self.store,
+                flt,
+                text=sub,
+                vector=plan.search[i],
+                pool=pool,
+                sparse=sparse[i] if sparse is not None else None,
+            )
+            for i, sub in enumerate(plan.subqueries)
+        ]
         cands = hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool]
         errors = [r.text_error for r in results if r.text_error]
         if errors:
@@ -160,8 +175,9 @@ class ReadPipeline:
                 c.channels.setdefault("text", {"rank": None, "fallback": errors[0]})
         return cands
 
-    def expand(self, cands: list[hybrid.Candidate], plan: _Plan, flt: MemoryFilter, now: datetime,
-               entities: Sequence[str]) -> list[hybrid.Candidate]:
+    def expand(
+        self, cands: list[hybrid.Candidate], plan: _Plan, flt: MemoryFilter, now: datetime, entities: Sequence[str]
+    ) -> list[hybrid.Candidate]:
         """Graph walk from the best candidates and the entity hub; new memories join the pool."""
         cfg = self.settings.read
         strat = plan.route.strategy
@@ -170,8 +186,15 @@ class ReadPipeline:
         top = max((c.rrf for c in cands), default=0.0) or 1.0
         if cfg.graph and strat.graph_hops > 0 and cands:
             seeds = {c.id: c.rrf / top for c in cands[: cfg.graph_seeds]}
-            walked = graph.walk(self.store, seeds, types=strat.graph_types, hops=strat.graph_hops,
-                                hop_decay=cfg.graph_hop_decay, now=now, cfg=self.settings.dynamics.lifecycle)
+            walked = graph.walk(
+                self.store,
+                seeds,
+                types=strat.graph_types,
+                hops=strat.graph_hops,
+                hop_decay=cfg.graph_hop_decay,
+                now=now,
+                cfg=self.settings.dynamics.lifecycle,
+            )
             graph.refine(walked, seeds, iterations=cfg.pagerank_iterations, damping=cfg.pagerank_damping)
             for c in cands:
                 if c.id in walked.seed_links:
@@ -211,8 +234,9 @@ class ReadPipeline:
                 return Outcome([], {"gate": decision.reason}, gated=True)
         routed = self.route(req.query)
         strat = routed[0].strategy
-        flt = filters.widen(req.flt, mode=req.mode, as_of=req.as_of, deep=req.deep,
-                            include_superseded=strat.include_superseded)
+        flt = filters.widen(
+            req.flt, mode=req.mode, as_of=req.as_of, deep=req.deep, include_superseded=strat.include_superseded
+        )
         current = self._current_first(req)
         # current version first: superseded memories are searched too, so that a question worded like the old
         # statement finds its successor ("Which marathon?" → "… signed up for the Chicago one instead")
@@ -226,29 +250,45 @@ class ReadPipeline:
         sparse = [hybrid.text_channel(self.store, search, text=sub, pool=pool) for sub in routed[1]]
         follow = not consolidated.reaches_cold(flt)
         # the full-text searches need no query vector: the cold store's too runs while the query is embedded
-        cold_sparse = [hybrid.text_channel(self.store, consolidated.cold_filter(flt), text=sub, pool=pool)
-                       for sub in routed[1]] if follow and cfg.cold_search == "always" else None
+        cold_sparse = (
+            [hybrid.text_channel(self.store, consolidated.cold_filter(flt), text=sub, pool=pool) for sub in routed[1]]
+            if follow and cfg.cold_search == "always"
+            else None
+        )
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
         plan = planned()
         cands = self.expand(self.candidates(plan, search, pool=pool, sparse=sparse), plan, flt, now, entities)
         cold = follow and (cfg.cold_search == "always" or (cfg.cold_search == "when_weak" and self._weak(cands)))
         if cold:
-            cands = _merged(cands, self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands),
-                                                  sparse=cold_sparse))
+            cands = _merged(
+                cands,
+                self._channels(plan, consolidated.cold_filter(flt), pool, "cold", _found(cands), sparse=cold_sparse),
+            )
         records = self.store.get([c.id for c in cands])
         if cold:
             self._check_cold(cands, records)
-        proxies = self._proxies(cands, records, search is not flt, lambda c: self._admissible(
-            records[c.id], c, flt, req, now, strat.include_superseded))
+        proxies = self._proxies(
+            cands,
+            records,
+            search is not flt,
+            lambda c: self._admissible(records[c.id], c, flt, req, now, strat.include_superseded),
+        )
         held = [c for c in cands if c.id in proxies]
-        cands = [c for c in cands if c.id in records and c.id not in proxies
-                 and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)]
+        cands = [
+            c
+            for c in cands
+            if c.id in records
+            and c.id not in proxies
+            and self._admissible(records[c.id], c, flt, req, now, strat.include_superseded)
+        ]
         if cfg.filter_stale:  # the lifecycle design's lifecycleFilterStaleEnabled
+
             def stale(c: Any) -> bool:
                 rec = records.get(c.id)
-                return rec is not None and filtered_as_stale(lifecycle_state=rec.lifecycle_state,
-                                                             heat_score=rec.heat_score)
+                return rec is not None and filtered_as_stale(
+                    lifecycle_state=rec.lifecycle_state, heat_score=rec.heat_score
+                )
 
             cands = [c for c in cands if not stale(c)]
             held = [c for c in held if not stale(c)]
@@ -263,25 +303,34 @@ class ReadPipeline:
             query_info["consolidation"] = {"cold_searched": cold, "summaries_followed": followed}
         if not [c for c in cands if c.id not in proxies]:
             return Outcome([], query_info)
-        hits, sims = self._rank(cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands),
-                                proxies=proxies)
+        hits, sims = self._rank(
+            cands, records, plan, req, flt, now, entities, windows, text_ok=plan_text_ok(cands), proxies=proxies
+        )
         return Outcome(hits, query_info, similarities=sims)
 
     def _current_first(self, req: Request) -> bool:
         """Current version first: in the current mode, for a question about now — one that asks about
         the past ("When did Maya live in Berlin?") wants the superseded memory itself."""
-        return (self.settings.read.current_first and req.mode == "current" and req.as_of is None
-                and not asks_about_past(req.query))
+        return (
+            self.settings.read.current_first
+            and req.mode == "current"
+            and req.as_of is None
+            and not asks_about_past(req.query)
+        )
 
-    def _proxies(self, cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord], widened: bool,
-                 admissible: Callable[[hybrid.Candidate], bool]) -> set[str]:
+    def _proxies(
+        self,
+        cands: Sequence[hybrid.Candidate],
+        records: dict[str, MemoryRecord],
+        widened: bool,
+        admissible: Callable[[hybrid.Candidate], bool],
+    ) -> set[str]:
         """Candidates superseded by a newer fact, found by the current-version search (``widened``): they
         hand their score to what replaced them. A member held by its consolidation summary is no such
         memory (recall through consolidation brings it back itself)."""
         if not widened:
             return set()
-        old = [c for c in cands if c.id in records and records[c.id].status is Status.SUPERSEDED
-               and not admissible(c)]
+        old = [c for c in cands if c.id in records and records[c.id].status is Status.SUPERSEDED and not admissible(c)]
         wanted = [records[c.id].superseded_by for c in old if records[c.id].superseded_by not in records]
         parents = {**records, **(self.store.get([w for w in wanted if w]) if wanted else {})}
         out: set[str] = set()
@@ -291,14 +340,18 @@ class ReadPipeline:
                 out.add(c.id)
         return out
 
-    def _successors(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], flt: MemoryFilter,
-                    now: datetime) -> list[hybrid.Candidate]:
+    def _successors(
+        self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], flt: MemoryFilter, now: datetime
+    ) -> list[hybrid.Candidate]:
         """The memories that replaced the superseded candidates, when the search did not find them (the
         current version of what a superseded memory said), following a chain of at most three updates."""
         have = {c.id for c in cands}
         added: list[hybrid.Candidate] = []
-        wanted = {records[c.id].superseded_by: c for c in cands
-                  if records[c.id].status is Status.SUPERSEDED and records[c.id].superseded_by}
+        wanted = {
+            records[c.id].superseded_by: c
+            for c in cands
+            if records[c.id].status is Status.SUPERSEDED and records[c.id].superseded_by
+        }
         for _ in range(3):
             missing = {mid: c for mid, c in wanted.items() if mid and mid not in have}
             if not missing:
@@ -307,37 +360,53 @@ class ReadPipeline:
             wanted = {}
             for mid, rec in found.items():
                 origin = missing[mid]
-                if not filters.matches(dataclasses.replace(rec, status=Status.ACTIVE), flt) or \
-                        origin.id in consolidated.members_of(rec):
+                if not filters.matches(
+                    dataclasses.replace(rec, status=Status.ACTIVE), flt
+                ) or origin.id in consolidated.members_of(rec):
                     continue  # out of scope, or the consolidation summary holding it (not a newer fact)
                 records[mid] = rec
                 have.add(mid)
                 if rec.status is Status.SUPERSEDED and rec.superseded_by:
                     wanted[rec.superseded_by] = origin
                 if rec.status is Status.ACTIVE or rec.superseded_by:
-                    added.append(hybrid.Candidate(mid, origin.rrf, "successor",
-                                                  {"successor": {"of": origin.id, "rank": None}}))
+                    added.append(
+                        hybrid.Candidate(mid, origin.rrf, "successor", {"successor": {"of": origin.id, "rank": None}})
+                    )
         return added
 
     # recall through consolidation (read.consolidated) -----------------------------------------
     def _weak(self, cands: Sequence[hybrid.Candidate]) -> bool:
         """Whether the hot store's best vector match is below ``read.cold_weak_below``."""
         floor = self.settings.read.for_profile("cold_weak_below", self.profile)
-        best = max((float(c.channels["vector"]["similarity"]) for c in cands if "vector" in c.channels),
-                   default=-1.0)
+        best = max((float(c.channels["vector"]["similarity"]) for c in cands if "vector" in c.channels), default=-1.0)
         return best < floor
 
-    def _channels(self, plan: _Plan, flt: MemoryFilter, pool: int, stage: str, have: set[str],
-                  info: dict[str, dict[str, Any]] | None = None,
-                  sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None) -> list[hybrid.Candidate]:
+    def _channels(
+        self,
+        plan: _Plan,
+        flt: MemoryFilter,
+        pool: int,
+        stage: str,
+        have: set[str],
+        info: dict[str, dict[str, Any]] | None = None,
+        sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None,
+    ) -> list[hybrid.Candidate]:
         """Both channels over ``flt`` for every sub-query, fused as the main search is; the new
         candidates are marked with the ``stage`` that found them (and ``info`` per id). ``sparse``: the
         full-text results per sub-query, when already run."""
         cfg = self.settings.read
         weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
-        results = [hybrid.run_channels(self.store, flt, text=sub, vector=plan.search[i], pool=pool,
-                                       sparse=sparse[i] if sparse is not None else None)
-                   for i, sub in enumerate(plan.subqueries)]
+        results = [
+            hybrid.run_channels(
+                self.store,
+                flt,
+                text=sub,
+                vector=plan.search[i],
+                pool=pool,
+                sparse=sparse[i] if sparse is not None else None,
+            )
+            for i, sub in enumerate(plan.subqueries)
+        ]
         found = [c for c in hybrid.fuse_channels(results, weights=weights, k=cfg.rrf_k)[:pool] if c.id not in have]
         for rank, c in enumerate(found, start=1):
             c.stage = stage
@@ -362,8 +431,14 @@ class ReadPipeline:
             elif rec.status is Status.SUPERSEDED:  # an original held by this summary
                 by_id[mid].channels["cold"]["summary"] = rec.superseded_by
 
-    def _follow_summaries(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan,
-                          flt: MemoryFilter, now: datetime) -> int:
+    def _follow_summaries(
+        self,
+        cands: list[hybrid.Candidate],
+        records: dict[str, MemoryRecord],
+        plan: _Plan,
+        flt: MemoryFilter,
+        now: datetime,
+    ) -> int:
         """Members of the consolidation summaries among the best ``read.summaries_followed`` candidates
         join the pool, scored on their own relevance; returns how many summaries were followed."""
         have = {c.id for c in cands}
@@ -387,8 +462,15 @@ class ReadPipeline:
                 cands.append(c)
         return followed
 
-    def _admissible(self, rec: MemoryRecord, cand: hybrid.Candidate, flt: MemoryFilter, req: Request,
-                    now: datetime, include_superseded: bool) -> bool:
+    def _admissible(
+        self,
+        rec: MemoryRecord,
+        cand: hybrid.Candidate,
+        flt: MemoryFilter,
+        req: Request,
+        now: datetime,
+        include_superseded: bool,
+    ) -> bool:
         if cand.stage in ("cold", "summary"):  # found through a scope-filtered search and checked above
             return filters.currently_valid(rec, now)
         if cand.stage != "hybrid" and not filters.matches(rec, flt):
@@ -397,37 +479,65 @@ class ReadPipeline:
             return True
         return filters.currently_valid(rec, now)
 
-    def _query_info(self, req: Request, plan: _Plan, entities: Sequence[str],
-                    windows: Sequence[when.Window]) -> dict[str, Any]:
-        return {"intent": plan.route.intent, "matched": plan.route.matched, "subqueries": plan.subqueries,
-                "hyde": plan.hyde, "entities": list(entities), "mode": req.mode,
-                "time": [{"text": w.text, "start": w.start.isoformat(), "end": w.end.isoformat()} for w in windows],
-                "as_of": req.as_of.isoformat() if req.as_of else None, "deep": req.deep,
-                "profile": self.profile}
+    def _query_info(
+        self, req: Request, plan: _Plan, entities: Sequence[str], windows: Sequence[when.Window]
+    ) -> dict[str, Any]:
+        return {
+            "intent": plan.route.intent,
+            "matched": plan.route.matched,
+            "subqueries": plan.subqueries,
+            "hyde": plan.hyde,
+            "entities": list(entities),
+            "mode": req.mode,
+            "time": [{"text": w.text, "start": w.start.isoformat(), "end": w.end.isoformat()} for w in windows],
+            "as_of": req.as_of.isoformat() if req.as_of else None,
+            "deep": req.deep,
+            "profile": self.profile,
+        }
 
-    def _rank(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], plan: _Plan, req: Request,
-              flt: MemoryFilter, now: datetime, entities: Sequence[str], windows: Sequence[when.Window] = (),
-              text_ok: bool = True, proxies: set[str] | frozenset[str] = frozenset()) -> tuple[list[Hit],
-                                                                                          dict[str, float]]:
+    def _rank(
+        self,
+        cands: list[hybrid.Candidate],
+        records: dict[str, MemoryRecord],
+        plan: _Plan,
+        req: Request,
+        flt: MemoryFilter,
+        now: datetime,
+        entities: Sequence[str],
+        windows: Sequence[when.Window] = (),
+        text_ok: bool = True,
+        proxies: set[str] | frozenset[str] = frozenset(),
+    ) -> tuple[list[Hit], dict[str, float]]:
         cfg = self.settings.read
         vecs = _matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = (vecs @ plan.raw.T).max(axis=1) if len(vecs) else np.zeros(0)
         # a quantised (cold) memory's dequantised vector is shrunk towards noise: cos(q, x̂) ≈ shrink·cos(q, x)
-        sims = sims / np.asarray([query_shrink(self.profile, records[c.id].embedding_precision) for c in cands],
-                                 dtype=np.float32).reshape(sims.shape) if len(vecs) else sims
+        sims = (
+            sims
+            / np.asarray(
+                [query_shrink(self.profile, records[c.id].embedding_precision) for c in cands], dtype=np.float32
+            ).reshape(sims.shape)
+            if len(vecs)
+            else sims
+        )
         ctx = self._context(req, plan, now, entities, windows)
-        inputs = self._inputs(cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries),
-                              queries=plan.subqueries)
+        inputs = self._inputs(
+            cands, records, sims, ctx, text_ok=text_ok, subqueries=len(plan.subqueries), queries=plan.subqueries
+        )
         # the scores of the whole pool; each explanation is written only for a memory that is returned
         scored: list[tuple[float, dict[str, Any]]] = [
             (scoring.score(records[c.id], inputs[c.id], ctx, cfg, self.settings.dynamics, explain=False)[0], {})
-            if cfg.scoring else (c.rrf, {}) for c in cands]
+            if cfg.scoring
+            else (c.rrf, {})
+            for c in cands
+        ]
         if proxies:
             cands, scored, vecs, sims = _through_proxies(cands, scored, vecs, sims, records, proxies)
         order = self._select(cands, scored, vecs, len(cands))
         order = _members_take_slots(order, [c.id for c in cands], records)
         if self._current_first(req):
             order = self._current_version_first(order, cands, records, vecs, [sc for sc, _ in scored])
+
         # the whole pool is ordered, the hot tier merged into it, and only then the first k taken: the
         # first n results do not depend on how many were asked for
         # merging the hot tier only moves results down: the first k of the order are all it can show
@@ -450,8 +560,9 @@ class ReadPipeline:
             sim_by_id.setdefault(h.memory.id, float(h.explain.get("terms", {}).get("similarity", 0.0)))
         return hits, sim_by_id
 
-    def _context(self, req: Request, plan: _Plan, now: datetime, entities: Sequence[str],
-                 windows: Sequence[when.Window]) -> scoring.QueryContext:
+    def _context(
+        self, req: Request, plan: _Plan, now: datetime, entities: Sequence[str], windows: Sequence[when.Window]
+    ) -> scoring.QueryContext:
         cfg = self.settings.read
         episodes: frozenset[str] = frozenset()
         source = ""
@@ -459,12 +570,28 @@ class ReadPipeline:
             episodes, source = frozenset({req.session_id}), "session"
         elif cfg.episode_context:
             source = "inferred: best similarity in the episode / best overall"
-        return scoring.QueryContext(plan.route.intent, plan.route.strategy, now, frozenset(entities), episodes,
-                                    source, scoring.detect_mood(req.query), tuple(windows))
+        return scoring.QueryContext(
+            plan.route.intent,
+            plan.route.strategy,
+            now,
+            frozenset(entities),
+            episodes,
+            source,
+            scoring.detect_mood(req.query),
+            tuple(windows),
+        )
 
-    def _inputs(self, cands: list[hybrid.Candidate], records: dict[str, MemoryRecord], sims: np.ndarray,
-                ctx: scoring.QueryContext, *, text_ok: bool = True, subqueries: int = 1,
-                queries: Sequence[str] = ()) -> dict[str, scoring.Inputs]:
+    def _inputs(
+        self,
+        cands: list[hybrid.Candidate],
+        records: dict[str, MemoryRecord],
+        sims: np.ndarray,
+        ctx: scoring.QueryContext,
+        *,
+        text_ok: bool = True,
+        subqueries: int = 1,
+        queries: Sequence[str] = (),
+    ) -> dict[str, scoring.Inputs]:
         cfg = self.settings.read
         strat = ctx.strategy
         # largest possible RRF: rank 1 on both channels, or (several sub-queries) rank 1 in every list
@@ -472,22 +599,33 @@ class ReadPipeline:
         rrf_norm = _rrf_scaled([c.rrf for c in cands], cfg.rrf_scale, best_rrf)
         sort_values = _sort_values([records[c.id] for c in cands], strat.sort)
         tw = strat.text_weight if text_ok and cfg.hybrid_similarity else 0.0
-        lexical = hybrid.lexical_scores(queries, [records[c.id].content for c in cands]) if tw > 0 \
-            else [0.0] * len(cands)
+        lexical = (
+            hybrid.lexical_scores(queries, [records[c.id].content for c in cands]) if tw > 0 else [0.0] * len(cands)
+        )
         scale = cfg.cosine_scale.get(self.profile)
         calibrated = [scoring.calibrated_cosine(float(s), scale) for s in sims]
-        hyb = [scoring.hybrid_similarity(c, lx, vector_weight=strat.vector_weight, text_weight=tw)
-               for c, lx in zip(calibrated, lexical, strict=True)]
+        hyb = [
+            scoring.hybrid_similarity(c, lx, vector_weight=strat.vector_weight, text_weight=tw)
+            for c, lx in zip(calibrated, lexical, strict=True)
+        ]
         strength: dict[str, float] = {}
         if cfg.episode_context and not ctx.episodes:
-            strength = scoring.episode_strengths([records[c.id].session_id for c in cands], hyb,
-                                                 power=cfg.episode_context_power)
+            strength = scoring.episode_strengths(
+                [records[c.id].session_id for c in cands], hyb, power=cfg.episode_context_power
+            )
         out: dict[str, scoring.Inputs] = {}
         for c, s, cal, h, r, lx in zip(cands, sims, calibrated, hyb, rrf_norm, lexical, strict=True):
             sid = records[c.id].session_id
-            out[c.id] = scoring.Inputs(h, r, sort_values.get(c.id, 0.0), cosine=float(s), lexical=lx,
-                                       text_weight=tw, episode=strength.get(sid, 0.0) if sid is not None else 0.0,
-                                       calibrated=cal)
+            out[c.id] = scoring.Inputs(
+                h,
+                r,
+                sort_values.get(c.id, 0.0),
+                cosine=float(s),
+                lexical=lx,
+                text_weight=tw,
+                episode=strength.get(sid, 0.0) if sid is not None else 0.0,
+                calibrated=cal,
+            )
         if cfg.coactivation:
             self._coactivation(out)
         return out
@@ -503,9 +641,15 @@ class ReadPipeline:
                     inputs[me].coactivation = bonus
                     inputs[me].coactivated_with.append(other)
 
-    def _newer_of_close_answers(self, ranked: list[tuple[int, dict[str, Any]]], cands: list[hybrid.Candidate],
-                                records: dict[str, MemoryRecord], vecs: F32, scores: Sequence[float],
-                                skip: set[str]) -> list[tuple[int, dict[str, Any]]]:
+    def _newer_of_close_answers(
+        self,
+        ranked: list[tuple[int, dict[str, Any]]],
+        cands: list[hybrid.Candidate],
+        records: dict[str, MemoryRecord],
+        vecs: F32,
+        scores: Sequence[float],
+        skip: set[str],
+    ) -> list[tuple[int, dict[str, Any]]]:
         """Of two close answers about one thing (similar to each other from the embedder's ``change_min``,
         scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
         said last is more likely what holds (read.recency_margin)."""
@@ -525,22 +669,41 @@ class ReadPipeline:
                 if scores[j] < scores[i] - cfg.recency_margin or float(vecs[i] @ vecs[j]) < close:
                     continue
                 item = ranked.pop(q)
-                ranked.insert(p, (item[0], {**item[1], "newer_first": {
-                    "over": a.id, "note": "the newer of two close answers about one thing comes first"}}))
+                ranked.insert(
+                    p,
+                    (
+                        item[0],
+                        {
+                            **item[1],
+                            "newer_first": {
+                                "over": a.id,
+                                "note": "the newer of two close answers about one thing comes first",
+                            },
+                        },
+                    ),
+                )
                 break
         return ranked
 
-    def _current_version_first(self, order: list[tuple[int, dict[str, Any]]], cands: list[hybrid.Candidate],
-                               records: dict[str, MemoryRecord], vecs: F32,
-                               scores: Sequence[float] = ()) -> list[tuple[int, dict[str, Any]]]:
+    def _current_version_first(
+        self,
+        order: list[tuple[int, dict[str, Any]]],
+        cands: list[hybrid.Candidate],
+        records: dict[str, MemoryRecord],
+        vecs: F32,
+        scores: Sequence[float] = (),
+    ) -> list[tuple[int, dict[str, Any]]]:
         """``order`` with each superseded memory right after the one that replaced it (module docs)."""
         cfg = self.settings.read
         index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
         successor: dict[str, tuple[str, str, str]] = {}  # old id -> (new id, how, reason)
         for i, _ in order:
             rec = records[cands[i].id]
-            if rec.status is Status.SUPERSEDED and rec.superseded_by in index and \
-                    cands[i].stage not in ("cold", "summary"):  # a member held by its summary is still true
+            if (
+                rec.status is Status.SUPERSEDED
+                and rec.superseded_by in index
+                and cands[i].stage not in ("cold", "summary")
+            ):  # a member held by its summary is still true
                 successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
         top = [i for i, _ in order[: cfg.update_check_top]]
         floor = self.settings.write.gate.profile(self.profile).update_candidate_min
@@ -565,39 +728,64 @@ class ReadPipeline:
             ranked[pos_old:pos_old] = [(i_new, {**mmr_new, "current_version_of": old}), (i_old, mark)]
         return ranked
 
-    def _select(self, cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,
-                k: int) -> list[tuple[int, dict[str, Any]]]:
+    def _select(
+        self, cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32, k: int
+    ) -> list[tuple[int, dict[str, Any]]]:
         cfg = self.settings.read
         by_score = sorted(range(len(cands)), key=lambda i: (-scored[i][0], cands[i].id))
         if not cfg.mmr:
             return [(i, {}) for i in by_score[:k]]
         scores = [max(scored[i][0], 0.0) for i in by_score]
         picked = mmr_select(scores, vecs[by_score], k=k, lam=cfg.mmr_lambda)
-        return [(by_score[j], {"lambda": cfg.mmr_lambda, "step": step, "value": round(value, 6),
-                               "max_similarity": round(msim, 6), "score_rank": j + 1})
-                for step, (j, value, msim) in enumerate(picked, start=1)]
+        return [
+            (
+                by_score[j],
+                {
+                    "lambda": cfg.mmr_lambda,
+                    "step": step,
+                    "value": round(value, 6),
+                    "max_similarity": round(msim, 6),
+                    "score_rank": j + 1,
+                },
+            )
+            for step, (j, value, msim) in enumerate(picked, start=1)
+        ]
 
-    def _hit(self, cand: hybrid.Candidate, rec: MemoryRecord, scored: tuple[float, dict[str, Any]],
-             mmr: dict[str, Any], plan: _Plan) -> Hit:
+    def _hit(
+        self,
+        cand: hybrid.Candidate,
+        rec: MemoryRecord,
+        scored: tuple[float, dict[str, Any]],
+        mmr: dict[str, Any],
+        plan: _Plan,
+    ) -> Hit:
         score, terms = scored
         weights = {"vector": plan.route.strategy.vector_weight, "text": plan.route.strategy.text_weight}
-        explain: dict[str, Any] = {"stage": cand.stage, "intent": plan.route.intent, "channels": cand.channels,
-                                   "rrf": {"k": self.settings.read.rrf_k, "score": cand.rrf, "weights": weights},
-                                   **terms}
+        explain: dict[str, Any] = {
+            "stage": cand.stage,
+            "intent": plan.route.intent,
+            "channels": cand.channels,
+            "rrf": {"k": self.settings.read.rrf_k, "score": cand.rrf, "weights": weights},
+            **terms,
+        }
         mmr = dict(mmr)
         for key in ("superseded", "current_version_of", "newer_first", "took_slot_of"):
             if key in mmr:
                 explain[key] = mmr.pop(key)
         if rec.status is Status.SUPERSEDED and "superseded" not in explain and cand.stage not in ("cold", "summary"):
-            explain["superseded"] = {"by": rec.superseded_by, "how": "stored",
-                                     "reason": "superseded when the newer memory was written"}
+            explain["superseded"] = {
+                "by": rec.superseded_by,
+                "how": "stored",
+                "reason": "superseded when the newer memory was written",
+            }
         if mmr:
             explain["mmr"] = mmr
         explain["score"] = score
         return Hit(rec, score, explain)
 
-    def _merge_hot(self, hits: list[Hit], flt: MemoryFilter, plan: _Plan, ctx: scoring.QueryContext, req: Request,
-                   now: datetime) -> list[Hit]:
+    def _merge_hot(
+        self, hits: list[Hit], flt: MemoryFilter, plan: _Plan, ctx: scoring.QueryContext, req: Request, now: datetime
+    ) -> list[Hit]:
         cfg = self.settings.read
         floor = cfg.for_profile("hot_min_similarity", self.profile)
         have = {h.memory.id for h in hits}
@@ -608,8 +796,13 @@ class ReadPipeline:
             sim = float((plan.raw @ rec.embedding).max())
             if sim < floor:
                 continue
-            score, terms = scoring.score(rec, scoring.Inputs(scoring.calibrated_cosine(sim, cfg.cosine_scale.get(
-                self.profile)), 0.0, cosine=sim), ctx, cfg, self.settings.dynamics)
+            score, terms = scoring.score(
+                rec,
+                scoring.Inputs(scoring.calibrated_cosine(sim, cfg.cosine_scale.get(self.profile)), 0.0, cosine=sim),
+                ctx,
+                cfg,
+                self.settings.dynamics,
+            )
             cand = hybrid.Candidate(rec.id, 0.0, "hot", {"hot": {"rank": len(extra) + 1, "similarity": round(sim, 6)}})
             extra.append(self._hit(cand, rec, (score, terms), {}, plan))
         if not extra:
@@ -623,8 +816,9 @@ class ReadPipeline:
         return merged
 
 
-def _members_take_slots(order: list[tuple[int, dict[str, Any]]], ids: Sequence[str],
-                        records: Mapping[str, MemoryRecord]) -> list[tuple[int, dict[str, Any]]]:
+def _members_take_slots(
+    order: list[tuple[int, dict[str, Any]]], ids: Sequence[str], records: Mapping[str, MemoryRecord]
+) -> list[tuple[int, dict[str, Any]]]:
     """No consolidation summary appears together with one of its own members: the member is the more
     specific answer and takes the summary's slot (the best-ranked member moves up to it; one ranked
     above the summary already holds a slot, and the summary leaves). Decided over the whole ordered
@@ -704,10 +898,14 @@ if hasattr(os, "register_at_fork"):
 
 _PAST_QUESTION = re.compile(
     r"\b(did|was|were|had|used to|before|previously|originally|at first|first time|back then|in the past|"
-    r"formerly|earlier)\b", re.IGNORECASE)
+    r"formerly|earlier)\b",
+    re.IGNORECASE,
+)
 _PAST_QUESTION_TR = re.compile(
     r"\b(önceden|eskiden|daha önce|ilk)\b|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k|nız|niz)?\s+m[ıiuü]\b|"
-    r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k)?\s*\?", re.IGNORECASE)
+    r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k)?\s*\?",
+    re.IGNORECASE,
+)
 
 
 def asks_about_past(query: str) -> bool:
@@ -730,8 +928,10 @@ def _explain_order(hits: Sequence[Hit]) -> None:
         elif "current_version_of" in above.explain:
             why = "placed after the current version of a memory, which took that memory's place"
         elif "mmr" in hit.explain:
-            why = (f"diversity (MMR): it is similar to a memory above it (max similarity "
-                   f"{hit.explain['mmr'].get('max_similarity', 0):.2f})")
+            why = (
+                f"diversity (MMR): it is similar to a memory above it (max similarity "
+                f"{hit.explain['mmr'].get('max_similarity', 0):.2f})"
+            )
         elif "hot" in hit.explain.get("channels", {}):
             why = "a core memory (hot tier), placed before the first result scoring lower than it"
         else:
@@ -739,9 +939,14 @@ def _explain_order(hits: Sequence[Hit]) -> None:
         hit.explain["order"] = why
 
 
-def _through_proxies(cands: list[hybrid.Candidate], scored: list[tuple[float, dict[str, Any]]], vecs: F32,
-                     sims: np.ndarray, records: dict[str, MemoryRecord], proxies: set[str] | frozenset[str]
-                     ) -> tuple[list[hybrid.Candidate], list[tuple[float, dict[str, Any]]], F32, np.ndarray]:
+def _through_proxies(
+    cands: list[hybrid.Candidate],
+    scored: list[tuple[float, dict[str, Any]]],
+    vecs: F32,
+    sims: np.ndarray,
+    records: dict[str, MemoryRecord],
+    proxies: set[str] | frozenset[str],
+) -> tuple[list[hybrid.Candidate], list[tuple[float, dict[str, Any]]], F32, np.ndarray]:
     """Superseded memories found by the search hand their score to their current version (following the
     chain of updates) and leave the results: the question they answer is answered by what replaced them."""
     index = {c.id: i for i, c in enumerate(cands)}
@@ -755,15 +960,25 @@ def _through_proxies(cands: list[hybrid.Candidate], scored: list[tuple[float, di
         if j is None or cands[j].id in proxies or scored[i][0] <= scored[j][0]:
             continue
         score, terms = scored[j]
-        scored[j] = (scored[i][0], {**terms, "found_through": {
-            "id": c.id, "score": round(scored[i][0], 6), "own_score": round(score, 6),
-            "note": "the question matches the memory this one replaced; it answers with the current version"}})
+        scored[j] = (
+            scored[i][0],
+            {
+                **terms,
+                "found_through": {
+                    "id": c.id,
+                    "score": round(scored[i][0], 6),
+                    "own_score": round(score, 6),
+                    "note": "the question matches the memory this one replaced; it answers with the current version",
+                },
+            },
+        )
     keep = [i for i, c in enumerate(cands) if c.id not in proxies]
     return [cands[i] for i in keep], [scored[i] for i in keep], vecs[keep], sims[keep]
 
 
-def _read_time_updates(top: Sequence[int], cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord],
-                       vecs: F32, floor: float) -> list[tuple[int, int, Any]]:
+def _read_time_updates(
+    top: Sequence[int], cands: Sequence[hybrid.Candidate], records: dict[str, MemoryRecord], vecs: F32, floor: float
+) -> list[tuple[int, int, Any]]:
     """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
     older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
     — and the newer says that something changed: a change or correction word, a value let go, a

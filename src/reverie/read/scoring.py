@@ -38,10 +38,16 @@ from reverie.model import MemoryRecord
 from reverie.read.graph import entity_key
 from reverie.read.when import Window, time_fit
 
-_POSITIVE = re.compile(r"\b(happy|glad|great|love[sd]?|excit\w+|wonderful|awesome|proud|enjoy\w*|fun|"
-                       r"mutlu|harika|sevin\w*|güzel|keyifli)\b", re.IGNORECASE)
-_NEGATIVE = re.compile(r"\b(sad|angry|upset|worried|afraid|scared|hate[sd]?|terrible|awful|stress\w*|"
-                       r"annoy\w*|frustrat\w*|üzgün|kızgın|endişe\w*|korku\w*|berbat|sinirli)\b", re.IGNORECASE)
+_POSITIVE = re.compile(
+    r"\b(happy|glad|great|love[sd]?|excit\w+|wonderful|awesome|proud|enjoy\w*|fun|"
+    r"mutlu|harika|sevin\w*|güzel|keyifli)\b",
+    re.IGNORECASE,
+)
+_NEGATIVE = re.compile(
+    r"\b(sad|angry|upset|worried|afraid|scared|hate[sd]?|terrible|awful|stress\w*|"
+    r"annoy\w*|frustrat\w*|üzgün|kızgın|endişe\w*|korku\w*|berbat|sinirli)\b",
+    re.IGNORECASE,
+)
 
 
 def detect_mood(text: str) -> float | None:
@@ -112,8 +118,9 @@ def hybrid_similarity(cosine: float, lexical: float, *, vector_weight: float, te
     return (vector_weight * cosine + text_weight * lexical) / total
 
 
-def episode_strengths(sessions: Sequence[str | None], similarities: Sequence[float], *,
-                      power: float) -> dict[str, float]:
+def episode_strengths(
+    sessions: Sequence[str | None], similarities: Sequence[float], *, power: float
+) -> dict[str, float]:
     """Inferred episode context: each episode (session) present in the pool scores
     ``(its best similarity / the best similarity overall) ** power`` in [0, 1]. An episode holding
     the strongest hit gets 1.0; one whose best member is half as similar gets 0.5 (power 1)."""
@@ -127,8 +134,9 @@ def episode_strengths(sessions: Sequence[str | None], similarities: Sequence[flo
     return {sid: (max(v, 0.0) / top) ** power for sid, v in best.items()}
 
 
-def activation_of(rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings,
-                  min_age_s: float = 1.0) -> tuple[float, float]:
+def activation_of(
+    rec: MemoryRecord, *, now: datetime, cfg: DynamicsSettings, min_age_s: float = 1.0
+) -> tuple[float, float]:
     """(B, activation) by the single-access ACT-R form from the record's counters; the age
     since the last access is floored at ``min_age_s`` (``read.activation_min_age_s``)."""
     last = rec.last_accessed_at or rec.created_at
@@ -144,8 +152,15 @@ def similarity_weight(ctx: QueryContext, read: ReadSettings, dyn: DynamicsSettin
     return (1.0 - ub) * read.w_similarity + ub * dyn.utility.w_semantic
 
 
-def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
-               dyn: DynamicsSettings, *, explain: bool = True) -> tuple[float, float, float, dict[str, Any]]:
+def base_terms(
+    rec: MemoryRecord,
+    inp: Inputs,
+    ctx: QueryContext,
+    read: ReadSettings,
+    dyn: DynamicsSettings,
+    *,
+    explain: bool = True,
+) -> tuple[float, float, float, dict[str, Any]]:
     """``(relevance, prior, largest possible prior, explanation)`` of the composite's terms (module docs);
     ``explain=False`` leaves the explanation empty (the numbers are the same)."""
     _, act = activation_of(rec, now=ctx.now, cfg=dyn, min_age_s=read.activation_min_age_s)
@@ -157,17 +172,25 @@ def base_terms(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSett
     if explain:
         terms = {"similarity": inp.similarity, "activation": act, "importance": rec.importance, "rrf": inp.rrf_norm}
         out["terms"] = {k: round(v, 6) for k, v in terms.items()}
-        out["weights"] = {"similarity": read.w_similarity, "activation": read.w_activation,
-                          "importance": read.w_importance, "rrf": read.w_rrf}
+        out["weights"] = {
+            "similarity": read.w_similarity,
+            "activation": read.w_activation,
+            "importance": read.w_importance,
+            "rrf": read.w_rrf,
+        }
     if explain and inp.cosine is not None:
-        out["similarity"] = {"cosine": round(inp.cosine, 6), "lexical": round(inp.lexical or 0.0, 6),
-                             "vector_weight": ctx.strategy.vector_weight,
-                             "text_weight": ctx.strategy.text_weight if inp.text_weight is None else inp.text_weight}
+        out["similarity"] = {
+            "cosine": round(inp.cosine, 6),
+            "lexical": round(inp.lexical or 0.0, 6),
+            "vector_weight": ctx.strategy.vector_weight,
+            "text_weight": ctx.strategy.text_weight if inp.text_weight is None else inp.text_weight,
+        }
         if inp.calibrated is not None and inp.calibrated != inp.cosine:
             out["similarity"]["calibrated_cosine"] = round(inp.calibrated, 6)  # read.cosine_scale
     if ub > 0:
-        util = utility_at(utility=rec.utility, updated_at=rec.utility_updated_at or rec.created_at, now=ctx.now,
-                          cfg=dyn.utility)
+        util = utility_at(
+            utility=rec.utility, updated_at=rec.utility_updated_at or rec.created_at, now=ctx.now, cfg=dyn.utility
+        )
         prior += ub * (dyn.utility.w_utility * util + dyn.utility.w_importance * rec.importance)
         possible += ub * (dyn.utility.w_utility + dyn.utility.w_importance)
         if explain:
@@ -194,8 +217,12 @@ def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings
     if inp.coactivation:
         out["coactivation"] = inp.coactivation
     if ctx.windows and read.time_anchor_boost > 0:
-        fit = time_fit(rec.valid_from or rec.created_at, ctx.windows, after_days=read.time_anchor_after_days,
-                       before_days=read.time_anchor_before_days)
+        fit = time_fit(
+            rec.valid_from or rec.created_at,
+            ctx.windows,
+            after_days=read.time_anchor_after_days,
+            before_days=read.time_anchor_before_days,
+        )
         if fit > 0:
             out["time"] = read.time_anchor_boost * fit
     return out
@@ -227,8 +254,15 @@ def multipliers(rec: MemoryRecord, ctx: QueryContext, read: ReadSettings, dyn: D
 _RELEVANCE_BOOSTS = ("entity", "time")
 
 
-def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
-          dyn: DynamicsSettings, *, explain: bool = True) -> tuple[float, dict[str, Any]]:
+def score(
+    rec: MemoryRecord,
+    inp: Inputs,
+    ctx: QueryContext,
+    read: ReadSettings,
+    dyn: DynamicsSettings,
+    *,
+    explain: bool = True,
+) -> tuple[float, dict[str, Any]]:
     """The final score of one candidate and its explanation (module docs). ``explain=False``: the same
     score with an empty explanation (the pipeline explains only the memories it returns)."""
     relevance, prior, possible, explanation = base_terms(rec, inp, ctx, read, dyn, explain=explain)
@@ -247,9 +281,12 @@ def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
     explanation["boosts"] = {k: round(v, 6) for k, v in add.items()}
     explanation["multipliers"] = mult
     explanation["relevance"] = round(relevance, 6)
-    explanation["prior"] = {"share": round(share, 6), "margin": read.prior_margin,
-                            "note": "access history, importance, ACT-R, utility, episode and the multipliers "
-                                    "reorder memories whose relevance lies within the margin"}
+    explanation["prior"] = {
+        "share": round(share, 6),
+        "margin": read.prior_margin,
+        "note": "access history, importance, ACT-R, utility, episode and the multipliers "
+        "reorder memories whose relevance lies within the margin",
+    }
     if "episode" in add or "episode_context" in add:
         explanation["episode_source"] = ctx.episode_source
     if inp.coactivated_with:
@@ -257,5 +294,16 @@ def score(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings,
     return total, explanation
 
 
-__all__ = ["Inputs", "QueryContext", "activation_of", "base_terms", "boosts", "detect_mood", "episode_strengths",
-           "hybrid_similarity", "multipliers", "score", "similarity_weight"]
+__all__ = [
+    "Inputs",
+    "QueryContext",
+    "activation_of",
+    "base_terms",
+    "boosts",
+    "detect_mood",
+    "episode_strengths",
+    "hybrid_similarity",
+    "multipliers",
+    "score",
+    "similarity_weight",
+]

@@ -42,20 +42,51 @@ _ISO = re.compile(r"\b" + _YEAR + r"-(\d{2})-(\d{2})\b")
 _DMY = re.compile(r"\b" + _DAY + r"\s+(" + _MON + r")\.?,?\s+" + _YEAR + r"\b", re.IGNORECASE)
 _MDY = re.compile(r"\b(" + _MON + r")\.?\s+" + _DAY + r",?\s+" + _YEAR + r"\b", re.IGNORECASE)
 _MY = re.compile(r"\b(" + _MON + r")\.?,?\s+(?:of\s+)?" + _YEAR + r"\b", re.IGNORECASE)
-_Y = re.compile(r"(?:\b(?:in|during|of|from|since|until)\s+" + _YEAR + r"\b|\b" + _YEAR
-                + r"(?:['’](?:de|da|te|ta|nde|nda)\b|\s+yılında\b))", re.IGNORECASE)
-_TR_MONTHS = ("ocak", "şubat", "mart", "nisan", "mayıs", "haziran", "temmuz", "ağustos", "eylül", "ekim", "kasım",
-              "aralık")
+_Y = re.compile(
+    r"(?:\b(?:in|during|of|from|since|until)\s+"
+    + _YEAR
+    + r"\b|\b"
+    + _YEAR
+    + r"(?:['’](?:de|da|te|ta|nde|nda)\b|\s+yılında\b))",
+    re.IGNORECASE,
+)
+_TR_MONTHS = (
+    "ocak",
+    "şubat",
+    "mart",
+    "nisan",
+    "mayıs",
+    "haziran",
+    "temmuz",
+    "ağustos",
+    "eylül",
+    "ekim",
+    "kasım",
+    "aralık",
+)
 _TR_MON = "|".join(sorted(_TR_MONTHS, key=len, reverse=True))  # Haziran'da: Turkish months take case suffixes
-_M = re.compile(r"(?:\b(?:in|during|since|until|last)\s+(" + _MON + r")\b|\b(" + _TR_MON
-                + r")['’]?(?:da|de|ta|te|nda|nde)\b)", re.IGNORECASE)
+_M = re.compile(
+    r"(?:\b(?:in|during|since|until|last)\s+(" + _MON + r")\b|\b(" + _TR_MON + r")['’]?(?:da|de|ta|te|nda|nde)\b)",
+    re.IGNORECASE,
+)
 _DAYWORD = re.compile(r"\b(yesterday|today|dün|bugün)\b", re.IGNORECASE)
 _PERIOD = re.compile(r"\b(last|this|past|previous|geçen|bu)\s+(week|month|year|hafta|ay|yıl)\b", re.IGNORECASE)
-_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six)\s+(day|week|month|year|gün|hafta|ay|yıl)s?\s+"
-                  r"(ago|önce)\b", re.IGNORECASE)
+_AGO = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|six)\s+(day|week|month|year|gün|hafta|ay|yıl)s?\s+"
+    r"(ago|önce)\b",
+    re.IGNORECASE,
+)
 _COUNT = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
-_UNIT = {"day": "day", "gün": "day", "week": "week", "hafta": "week", "month": "month", "ay": "month",
-         "year": "year", "yıl": "year"}
+_UNIT = {
+    "day": "day",
+    "gün": "day",
+    "week": "week",
+    "hafta": "week",
+    "month": "month",
+    "ay": "month",
+    "year": "year",
+    "yıl": "year",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,8 +78,14 @@ def backup_sqlite(source: Path, dest: Path | str, *, busy_timeout_ms: int = 30_0
         for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
-    return {"path": str(target), "bytes": target.stat().st_size, "pages": pages,
-            "seconds": round(time.perf_counter() - start, 3), "integrity": integrity, "memories": memories}
+    return {
+        "path": str(target),
+        "bytes": target.stat().st_size,
+        "pages": pages,
+        "seconds": round(time.perf_counter() - start, 3),
+        "integrity": integrity,
+        "memories": memories,
+    }
 
 
 def refuse_postgres() -> None:

@@ -203,13 +203,20 @@ class CompactReport:
         return max(0, self.bytes_before - self.bytes_after)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"backend": self.backend, "bytes_before": self.bytes_before, "bytes_after": self.bytes_after,
-                "reclaimed_bytes": self.reclaimed_bytes, "rows_removed": dict(self.rows_removed),
-                "index_entries_before": dict(self.index_entries_before),
-                "index_entries_after": dict(self.index_entries_after),
-                "index_entries_removed": {k: max(0, v - self.index_entries_after.get(k, 0))
-                                          for k, v in self.index_entries_before.items()},
-                "actions": list(self.actions), "seconds": round(self.seconds, 3)}
+        return {
+            "backend": self.backend,
+            "bytes_before": self.bytes_before,
+            "bytes_after": self.bytes_after,
+            "reclaimed_bytes": self.reclaimed_bytes,
+            "rows_removed": dict(self.rows_removed),
+            "index_entries_before": dict(self.index_entries_before),
+            "index_entries_after": dict(self.index_entries_after),
+            "index_entries_removed": {
+                k: max(0, v - self.index_entries_after.get(k, 0)) for k, v in self.index_entries_before.items()
+            },
+            "actions": list(self.actions),
+            "seconds": round(self.seconds, 3),
+        }
 
 
 @dataclass(slots=True)
@@ -309,9 +316,7 @@ class Store(Protocol):
         """Write some fields (names of :class:`MemoryRecord` fields). Returns the new version."""
         ...
 
-    def update_fields_many(
-        self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]
-    ) -> builtins.list[str]:
+    def update_fields_many(self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]) -> builtins.list[str]:
         """Batched :meth:`update_fields`: ``(id, fields, expected_version)`` triples in one round trip.
 
         Each write is a compare-and-set of its own: a memory whose version is not the expected one
@@ -477,8 +482,9 @@ class Store(Protocol):
         """Append write decisions to the action telemetry (the memory-action policy)."""
         ...
 
-    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
-                       limit: int = 1000) -> builtins.list[ActionEvent]:
+    def memory_actions(
+        self, user_id: str | None, *, since: datetime | None = None, limit: int = 1000
+    ) -> builtins.list[ActionEvent]:
         """One user's action telemetry (``None``: memories without a user), newest first, at most ``limit``
         events recorded at or after ``since``."""
         ...

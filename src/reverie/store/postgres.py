@@ -105,9 +105,24 @@ _MIGRATION_LOCK: Final = 0x72657665726965
 _REBUILD_LOCK: Final = 0x72657665726966
 _HNSW_INDEX: Final = "memories_embedding_hnsw"
 #: the tables compact() vacuums (every table reverie creates)
-_COMPACT_TABLES: Final = ("memories", "relations", "coactivations", "history", "access_log", "claims", "state",
-                          "clusters", "cluster_members", "synaptic_tags", "boxes", "working_memory", "dream_runs",
-                          "meta", "schema_migrations", "memory_actions")
+_COMPACT_TABLES: Final = (
+    "memories",
+    "relations",
+    "coactivations",
+    "history",
+    "access_log",
+    "claims",
+    "state",
+    "clusters",
+    "cluster_members",
+    "synaptic_tags",
+    "boxes",
+    "working_memory",
+    "dream_runs",
+    "meta",
+    "schema_migrations",
+    "memory_actions",
+)
 #: VACUUM VERBOSE's summary line: 'finished vacuuming "db.public.t": … tuples: N removed, …'
 _VACUUM_REMOVED: Final = re.compile(r'vacuuming "([^"]+)".*?tuples: (\d+) removed', re.DOTALL)
 
@@ -419,7 +434,13 @@ CREATE TABLE dream_runs (
 
 #: rows about a memory that go when it is hard-deleted (relations cascade; history goes too)
 _DEPENDENT_TABLES: Final = (
-    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history", "memory_actions"
+    "access_log",
+    "claims",
+    "synaptic_tags",
+    "working_memory",
+    "cluster_members",
+    "history",
+    "memory_actions",
 )
 
 
@@ -513,9 +534,7 @@ def _migrate_read_latency(conn: Conn, dim: int, settings: StorageSettings) -> No
       not yet merged entries (up to 4 MB; 380 pages after a bulk load, 4–10 ms a query) before the
       index proper (0.4 ms). Entries now go straight into the index; the list left is merged here.
     """
-    conn.execute(
-        sql.SQL("ALTER TABLE memories SET (fillfactor = {})").format(sql.Literal(settings.pg_fillfactor))
-    )
+    conn.execute(sql.SQL("ALTER TABLE memories SET (fillfactor = {})").format(sql.Literal(settings.pg_fillfactor)))
     for index in ("memories_tsv_idx", "memories_entities_idx"):
         conn.execute(sql.SQL("ALTER INDEX {} SET (fastupdate = off)").format(sql.Identifier(index)))
         conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,))
@@ -532,7 +551,7 @@ def _migrate_sealed_boxes(conn: Conn, dim: int, settings: StorageSettings) -> No
 def _migrate_api_keys(conn: Conn, dim: int, settings: StorageSettings) -> None:
     """API keys (reverie.auth): only the SHA-256 of each key is stored."""
     conn.execute(
-        "CREATE TABLE api_keys (id text COLLATE \"C\" PRIMARY KEY, name text NOT NULL, key_hash text NOT NULL, "
+        'CREATE TABLE api_keys (id text COLLATE "C" PRIMARY KEY, name text NOT NULL, key_hash text NOT NULL, '
         "admin boolean NOT NULL, user_ids jsonb NOT NULL, agent_ids jsonb, created_at timestamptz NOT NULL, "
         "revoked_at timestamptz, last_used_at timestamptz)"
     )
@@ -542,7 +561,7 @@ def _migrate_memory_actions(conn: Conn, dim: int, settings: StorageSettings) -> 
     """Action telemetry (the memory-action policy): one row per write decision, no memory text."""
     conn.execute(
         "CREATE TABLE memory_actions (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-        "partition text COLLATE \"C\" NOT NULL, agent_id text, memory_id text COLLATE \"C\", "
+        'partition text COLLATE "C" NOT NULL, agent_id text, memory_id text COLLATE "C", '
         "at timestamptz NOT NULL, action text NOT NULL, outcome text NOT NULL, confidence double precision NOT NULL, "
         "lifecycle_state text NOT NULL, importance double precision NOT NULL, source text NOT NULL)"
     )
@@ -1016,8 +1035,9 @@ class PostgresStore:
         import time as _time
 
         if getattr(self._local, "conn", None) is not None:
-            raise InvalidInputError("compact() cannot run inside a transaction (VACUUM and REINDEX CONCURRENTLY "
-                                    "run on their own)")
+            raise InvalidInputError(
+                "compact() cannot run inside a transaction (VACUUM and REINDEX CONCURRENTLY run on their own)"
+            )
         started = _time.perf_counter()
         removed: Counter[str] = Counter()
 
@@ -1030,8 +1050,9 @@ class PostgresStore:
             conn.execute("SELECT pg_advisory_lock(%s)", (_REBUILD_LOCK,))
             conn.add_notice_handler(on_notice)
             try:
-                report = CompactReport(self.backend, self._total_bytes(conn), 0,
-                                       index_entries_before=self._index_entries(conn))
+                report = CompactReport(
+                    self.backend, self._total_bytes(conn), 0, index_entries_before=self._index_entries(conn)
+                )
                 conn.execute("SET maintenance_work_mem = '256MB'")
                 for table in _COMPACT_TABLES:
                     conn.execute(sql.SQL("VACUUM (ANALYZE, VERBOSE) {}").format(sql.Identifier(table)))
@@ -1135,8 +1156,12 @@ class PostgresStore:
         if resolved is None:
             return {}
         bits = _sign_bits([resolved.codes], self.dim)[0] if resolved.codes is not None else None
-        return {"embedding": resolved.vector, "embedding_codes": resolved.codes, "embedding_bits": bits,
-                "embedding_precision": resolved.precision.value}
+        return {
+            "embedding": resolved.vector,
+            "embedding_codes": resolved.codes,
+            "embedding_bits": bits,
+            "embedding_precision": resolved.precision.value,
+        }
 
     def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         groups = grouped_plain_changes(changes, _WRITABLE)
@@ -1152,9 +1177,7 @@ class PostgresStore:
                 ]
                 cur.executemany(query, params)
 
-    def update_fields_many(
-        self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]
-    ) -> builtins.list[str]:
+    def update_fields_many(self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]) -> builtins.list[str]:
         groups, versions = unique_changes(changes, _WRITABLE)
         if not groups:
             return []
@@ -1167,8 +1190,12 @@ class PostgresStore:
                     "WHERE id = %s AND (%s::bigint IS NULL OR version = %s) RETURNING id"
                 ).format(assigns)
                 params = [
-                    [*(_encode_value(n, _COLUMN_KIND[n], fields[n], self.dim) for n in names), mid,
-                     versions[mid], versions[mid]]
+                    [
+                        *(_encode_value(n, _COLUMN_KIND[n], fields[n], self.dim) for n in names),
+                        mid,
+                        versions[mid],
+                        versions[mid],
+                    ]
                     for mid, fields in rows
                 ]
                 cur.executemany(query, params, returning=True)
@@ -1191,17 +1218,25 @@ class PostgresStore:
                 [list(targets)],
             ).fetchall()
             current = {
-                r[0]: StoredVector(None if r[2] is None else _decode_value("embedding", "vector", r[2]),
-                                   None if r[3] is None else bytes(r[3]), precision_value(r[4]))
-                for r in rows if versions[r[0]] in (None, int(r[1]))
+                r[0]: StoredVector(
+                    None if r[2] is None else _decode_value("embedding", "vector", r[2]),
+                    None if r[3] is None else bytes(r[3]),
+                    precision_value(r[4]),
+                )
+                for r in rows
+                if versions[r[0]] in (None, int(r[1]))
             }
             new = reencode(current, targets, self.dim)
             if new:
                 cur.executemany(
                     "UPDATE memories SET embedding = %s, embedding_codes = %s, embedding_bits = %s, "
                     "embedding_precision = %s, version = version + 1 WHERE id = %s",
-                    [(sv.vector, sv.codes, bits, sv.precision.value, mid) for (mid, sv), bits in zip(
-                        new.items(), _batch_bits([sv.codes for sv in new.values()], self.dim), strict=True)],
+                    [
+                        (sv.vector, sv.codes, bits, sv.precision.value, mid)
+                        for (mid, sv), bits in zip(
+                            new.items(), _batch_bits([sv.codes for sv in new.values()], self.dim), strict=True
+                        )
+                    ],
                 )
         return [mid for mid in targets if mid in new]
 
@@ -1267,13 +1302,20 @@ class PostgresStore:
         if not prefix or limit < 1:
             return []
         # a range on the primary key (COLLATE "C": byte order), not LIKE: uses the index, no wildcards
-        rows = self._rows(sql.SQL("SELECT id FROM memories WHERE id >= %s AND id < %s ORDER BY id LIMIT %s"),
-                          [prefix, prefix + ID_PREFIX_UPPER, limit])
+        rows = self._rows(
+            sql.SQL("SELECT id FROM memories WHERE id >= %s AND id < %s ORDER BY id LIMIT %s"),
+            [prefix, prefix + ID_PREFIX_UPPER, limit],
+        )
         return [str(r[0]) for r in rows]
 
     def users(self, *, limit: int = 50) -> builtins.list[tuple[str | None, int]]:
-        rows = self._rows(sql.SQL("SELECT user_id, count(*) AS n FROM memories GROUP BY user_id "
-                                  "ORDER BY n DESC, user_id NULLS FIRST LIMIT %s"), [max(limit, 0)])
+        rows = self._rows(
+            sql.SQL(
+                "SELECT user_id, count(*) AS n FROM memories GROUP BY user_id "
+                "ORDER BY n DESC, user_id NULLS FIRST LIMIT %s"
+            ),
+            [max(limit, 0)],
+        )
         return [(None if r[0] is None else str(r[0]), int(r[1])) for r in rows]
 
     def versions(self, ids: Sequence[str]) -> dict[str, int]:
@@ -1319,8 +1361,9 @@ class PostgresStore:
         where, params = _filter_sql(flt)
         if flt.stores is None or StoreTier.COLD in flt.stores:
             depth = max(_PREFILTER[0], _PREFILTER[1] * k)
-            found = self._rows(_SEARCH_COLD_QUERY.format(where=where),
-                               [query_vec, *params, k, *params, Bit(query_vec > 0), depth])
+            found = self._rows(
+                _SEARCH_COLD_QUERY.format(where=where), [query_vec, *params, k, *params, Bit(query_vec > 0), depth]
+            )
         else:
             found = self._rows(_SEARCH_QUERY.format(where=where), [query_vec, *params, k, *params])
         rows = [row for row in found if row[2] is None]
@@ -1481,7 +1524,8 @@ class PostgresStore:
     def count_relations(self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None) -> int:
         where, params = _filter_sql(flt, alias="m")
         query = sql.SQL("SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}{}").format(
-            where, _relation_types_clause(types, params))
+            where, _relation_types_clause(types, params)
+        )
         return int(self._rows(query, params)[0][0])
 
     def scope_relations(
@@ -1507,8 +1551,14 @@ class PostgresStore:
             "last_accessed = excluded.last_accessed"
         )
         rows = [
-            (i.session_id, i.memory_id, float(i.importance), int(i.access_count), _utc(i.added_at),
-             _utc(i.last_accessed))
+            (
+                i.session_id,
+                i.memory_id,
+                float(i.importance),
+                int(i.access_count),
+                _utc(i.added_at),
+                _utc(i.last_accessed),
+            )
             for i in items
         ]
         with self._write() as conn, conn.cursor() as cur:
@@ -1574,8 +1624,18 @@ class PostgresStore:
     def put_clusters(self, clusters: Sequence[Cluster]) -> None:
         if not clusters:
             return
-        rows = [(c.id, c.user_id or "", c.kind, c.label, _utc(c.created_at), _utc(c.updated_at),
-                 _json(c.metadata, "cluster metadata")) for c in clusters]
+        rows = [
+            (
+                c.id,
+                c.user_id or "",
+                c.kind,
+                c.label,
+                _utc(c.created_at),
+                _utc(c.updated_at),
+                _json(c.metadata, "cluster metadata"),
+            )
+            for c in clusters
+        ]
         members = [(c.id, mid, float(w)) for c in clusters for mid, w in c.members.items()]
         with self._write() as conn, conn.cursor() as cur:
             cur.executemany(
@@ -1587,8 +1647,9 @@ class PostgresStore:
             )
             cur.execute("DELETE FROM cluster_members WHERE cluster_id = ANY(%s)", [[c.id for c in clusters]])
             if members:
-                cur.executemany("INSERT INTO cluster_members (cluster_id, memory_id, weight) VALUES (%s, %s, %s)",
-                                members)
+                cur.executemany(
+                    "INSERT INTO cluster_members (cluster_id, memory_id, weight) VALUES (%s, %s, %s)", members
+                )
 
     def clusters(
         self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
@@ -1598,8 +1659,12 @@ class PostgresStore:
             "WHERE (%s OR partition = %s) AND (%s::text IS NULL OR kind = %s) ORDER BY created_at, id",
             [all_users, user_id or "", kind, kind],
         )
-        found = {r[0]: Cluster(r[0], r[1] or None, r[2], r[4].astimezone(UTC), r[5].astimezone(UTC), label=r[3],
-                               metadata=r[6]) for r in rows}
+        found = {
+            r[0]: Cluster(
+                r[0], r[1] or None, r[2], r[4].astimezone(UTC), r[5].astimezone(UTC), label=r[3], metadata=r[6]
+            )
+            for r in rows
+        }
         if found:
             for cid, mid, weight in self._rows(
                 "SELECT cluster_id, memory_id, weight FROM cluster_members WHERE cluster_id = ANY(%s) "
@@ -1624,8 +1689,16 @@ class PostgresStore:
             "trace_id = excluded.trace_id, memory_count = excluded.memory_count"
         )
         row = (
-            box.id, box.user_id or "", box.user_id, box.session_id, _json(list(box.topic), "box topic"),
-            _utc(box.opened_at), _utc(box.last_at), _utc(box.sealed_at), box.trace_id, int(box.memory_count),
+            box.id,
+            box.user_id or "",
+            box.user_id,
+            box.session_id,
+            _json(list(box.topic), "box topic"),
+            _utc(box.opened_at),
+            _utc(box.last_at),
+            _utc(box.sealed_at),
+            box.trace_id,
+            int(box.memory_count),
         )
         with self._write() as conn:
             conn.execute(query, row)
@@ -1653,12 +1726,23 @@ class PostgresStore:
     # API keys ---------------------------------------------------------------------------------
 
     def put_api_key(self, key: ApiKey) -> None:
-        row = [key.id, key.name, key.key_hash, bool(key.admin), _json(list(key.user_ids), "user_ids"),
-               None if key.agent_ids is None else _json(list(key.agent_ids), "agent_ids"), _utc(key.created_at),
-               _utc(key.revoked_at), _utc(key.last_used_at)]
+        row = [
+            key.id,
+            key.name,
+            key.key_hash,
+            bool(key.admin),
+            _json(list(key.user_ids), "user_ids"),
+            None if key.agent_ids is None else _json(list(key.agent_ids), "agent_ids"),
+            _utc(key.created_at),
+            _utc(key.revoked_at),
+            _utc(key.last_used_at),
+        ]
         with self._write() as conn:
-            conn.execute("INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, "
-                         "revoked_at, last_used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", row)
+            conn.execute(
+                "INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, "
+                "revoked_at, last_used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                row,
+            )
 
     def api_key(self, key_id: str) -> ApiKey | None:
         rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", [key_id])
@@ -1671,8 +1755,12 @@ class PostgresStore:
 
     def revoke_api_key(self, key_id: str, at: datetime) -> bool:
         with self._write() as conn:
-            return conn.execute("UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
-                                [_utc(at), key_id]).rowcount > 0
+            return (
+                conn.execute(
+                    "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL", [_utc(at), key_id]
+                ).rowcount
+                > 0
+            )
 
     def touch_api_key(self, key_id: str, at: datetime) -> None:
         with self._write() as conn:
@@ -1703,24 +1791,39 @@ class PostgresStore:
         return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
 
     def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
-        rows = self._rows("SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = %s "
-                          "ORDER BY at DESC, id DESC LIMIT %s", [memory_id, max(limit, 0)])
+        rows = self._rows(
+            "SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = %s "
+            "ORDER BY at DESC, id DESC LIMIT %s",
+            [memory_id, max(limit, 0)],
+        )
         return [AccessEvent(r[0], r[1].astimezone(UTC), r[2], r[3]) for r in rows]
 
     def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
         rows = self._rows(
             "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = %s AND actor = %s "
-            "ORDER BY id LIMIT %s", [at, actor, max(limit, 0)])
+            "ORDER BY id LIMIT %s",
+            [at, actor, max(limit, 0)],
+        )
         return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
 
     def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
         rows = self._rows(
             "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
             "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id NULLS FIRST, agent_id NULLS FIRST "
-            "LIMIT %s", [max(limit, 0)])
-        return [{"user_id": r[0], "agent_id": r[1], "memories": int(r[2]), "accesses": int(r[3] or 0),
-                 "last_written": r[4].astimezone(UTC) if r[4] else None,
-                 "last_accessed": r[5].astimezone(UTC) if r[5] else None} for r in rows]
+            "LIMIT %s",
+            [max(limit, 0)],
+        )
+        return [
+            {
+                "user_id": r[0],
+                "agent_id": r[1],
+                "memories": int(r[2]),
+                "accesses": int(r[3] or 0),
+                "last_written": r[4].astimezone(UTC) if r[4] else None,
+                "last_accessed": r[5].astimezone(UTC) if r[5] else None,
+            }
+            for r in rows
+        ]
 
     def log_access(self, events: Sequence[AccessEvent]) -> None:
         if not events:
@@ -1764,25 +1867,48 @@ class PostgresStore:
             "lifecycle_state, importance, source) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], "
             "%s::timestamptz[], %s::text[], %s::text[], %s::float8[], %s::text[], %s::float8[], %s::text[])"
         )
-        params = [[e.user_id or "" for e in events], [e.agent_id for e in events], [e.memory_id for e in events],
-                  [_utc(e.at) for e in events], [e.action for e in events], [e.outcome for e in events],
-                  [float(e.confidence) for e in events], [e.lifecycle_state for e in events],
-                  [float(e.importance) for e in events], [e.source for e in events]]
+        params = [
+            [e.user_id or "" for e in events],
+            [e.agent_id for e in events],
+            [e.memory_id for e in events],
+            [_utc(e.at) for e in events],
+            [e.action for e in events],
+            [e.outcome for e in events],
+            [float(e.confidence) for e in events],
+            [e.lifecycle_state for e in events],
+            [float(e.importance) for e in events],
+            [e.source for e in events],
+        ]
         with self._write() as conn:
             conn.execute(query, params)
 
-    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
-                       limit: int = 1000) -> builtins.list[ActionEvent]:
+    def memory_actions(
+        self, user_id: str | None, *, since: datetime | None = None, limit: int = 1000
+    ) -> builtins.list[ActionEvent]:
         if limit <= 0:
             return []
         start = _utc(since) if since is not None else datetime(1, 1, 2, tzinfo=UTC)
         rows = self._rows(
             "SELECT partition, agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, importance, "
             "source, id FROM memory_actions WHERE partition = %s AND at >= %s ORDER BY at DESC, id DESC LIMIT %s",
-            [user_id or "", start, limit])
-        return [ActionEvent(r[4], r[5], r[3].astimezone(UTC), user_id=r[0] or None, agent_id=r[1], memory_id=r[2],
-                            confidence=r[6], lifecycle_state=r[7], importance=r[8], source=r[9], id=int(r[10]))
-                for r in rows]
+            [user_id or "", start, limit],
+        )
+        return [
+            ActionEvent(
+                r[4],
+                r[5],
+                r[3].astimezone(UTC),
+                user_id=r[0] or None,
+                agent_id=r[1],
+                memory_id=r[2],
+                confidence=r[6],
+                lifecycle_state=r[7],
+                importance=r[8],
+                source=r[9],
+                id=int(r[10]),
+            )
+            for r in rows
+        ]
 
     def prune_memory_actions(self, before: datetime) -> int:
         with self._write() as conn:
@@ -1855,8 +1981,9 @@ class PostgresStore:
     def renew_claims(self, owner: str, *, until: datetime) -> int:
         end = _utc(until)
         with self._write() as conn:
-            return conn.execute("UPDATE claims SET expires_at = %s WHERE owner = %s AND expires_at < %s",
-                                [end, owner, end]).rowcount
+            return conn.execute(
+                "UPDATE claims SET expires_at = %s WHERE owner = %s AND expires_at < %s", [end, owner, end]
+            ).rowcount
 
     def prune_claims(self, before: datetime) -> int:
         with self._write() as conn:
@@ -1899,15 +2026,27 @@ class PostgresStore:
             return {"boxes": int(boxes), "clusters": int(clusters)}
         with self._write() as conn:
             boxes = conn.execute("DELETE FROM boxes WHERE partition = %s", [part]).rowcount
-            conn.execute("DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE "
-                         "partition = %s)", [part])
+            conn.execute(
+                "DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE partition = %s)", [part]
+            )
             clusters = conn.execute("DELETE FROM clusters WHERE partition = %s", [part]).rowcount
         return {"boxes": int(boxes), "clusters": int(clusters)}
 
 
 #: tables that hold a memory's words or scope, vacuumed after an erasure
-_RECLAIMED: Final = ("memories", "relations", "history", "access_log", "boxes", "state", "clusters",
-                     "cluster_members", "working_memory", "synaptic_tags", "coactivations")
+_RECLAIMED: Final = (
+    "memories",
+    "relations",
+    "history",
+    "access_log",
+    "boxes",
+    "state",
+    "clusters",
+    "cluster_members",
+    "working_memory",
+    "synaptic_tags",
+    "coactivations",
+)
 
 _BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
 
@@ -1916,9 +2055,17 @@ _KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_a
 
 
 def _decode_key(row: Sequence[Any]) -> ApiKey:
-    return ApiKey(id=row[0], name=row[1], key_hash=row[2], admin=bool(row[3]), user_ids=tuple(row[4]),
-                  agent_ids=None if row[5] is None else tuple(row[5]), created_at=row[6], revoked_at=row[7],
-                  last_used_at=row[8])
+    return ApiKey(
+        id=row[0],
+        name=row[1],
+        key_hash=row[2],
+        admin=bool(row[3]),
+        user_ids=tuple(row[4]),
+        agent_ids=None if row[5] is None else tuple(row[5]),
+        created_at=row[6],
+        revoked_at=row[7],
+        last_used_at=row[8],
+    )
 
 
 def _decode_box(row: Sequence[Any]) -> Box:

@@ -416,7 +416,13 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
 
 #: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
 _DEPENDENT_TABLES: Final = (
-    "access_log", "claims", "synaptic_tags", "working_memory", "cluster_members", "history", "memory_actions"
+    "access_log",
+    "claims",
+    "synaptic_tags",
+    "working_memory",
+    "cluster_members",
+    "history",
+    "memory_actions",
 )
 
 # ----------------------------------------------------------------------------------------
@@ -579,8 +585,12 @@ def _converter(name: str) -> Callable[[Any], Any] | None:
     kind = _KIND[name]
     if kind == "enum":
         return ENUM_FIELDS[name]._value2member_map_.__getitem__  # a dict lookup, not Enum.__call__
-    fast: dict[str, Callable[[Any], Any] | None] = {"plain": None, "time": from_epoch, "json": _json_value,
-                                                    "bool": bool}
+    fast: dict[str, Callable[[Any], Any] | None] = {
+        "plain": None,
+        "time": from_epoch,
+        "json": _json_value,
+        "bool": bool,
+    }
     if kind in fast:
         return fast[kind]
     return lambda value: _decode(name, value)
@@ -642,8 +652,10 @@ def _in_list(column: str, values: frozenset[Any], params: builtins.list[Any]) ->
 def _metadata_condition(alias: str, key: str, value: Any, params: builtins.list[Any]) -> str:
     """Equality of one top-level metadata key with a JSON scalar (1 == 1.0, True != 1). Stored metadata SQLite
     cannot parse (nested deeper than its JSON limit) matches no key instead of failing the whole query."""
-    probe = (f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({alias}.metadata) THEN {alias}.metadata "
-             "ELSE '{}' END) AS je WHERE je.key = ? AND ")
+    probe = (
+        f"EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid({alias}.metadata) THEN {alias}.metadata "
+        "ELSE '{}' END) AS je WHERE je.key = ? AND "
+    )
     params.append(str(key))
     if value is None:
         return probe + "je.type = 'null')"
@@ -685,8 +697,9 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, builtins.list[
         params.append(_ids_json(sorted(flt.ids)))
     if flt.entities is not None:
         # driven by the entity index: the cost follows the number of memories naming the entities
-        conds.append(f"{a}.rid IN (SELECT me.rid FROM memory_entities AS me WHERE me.entity IN "
-                     "(SELECT value FROM json_each(?)))")
+        conds.append(
+            f"{a}.rid IN (SELECT me.rid FROM memory_entities AS me WHERE me.entity IN (SELECT value FROM json_each(?)))"
+        )
         params.append(_ids_json(sorted(flt.entities)))
     if flt.pinned is not None:
         conds.append(f"{a}.pinned = ?")
@@ -1003,13 +1016,15 @@ class SQLiteStore:
                 raise InvalidInputError("compact() cannot run inside a transaction")
             with _errors("compaction failed", RuntimeError, OSError):
                 self._index.sync(None)  # every partition loaded: its entries are counted and rebuilt
-                report = CompactReport(self.backend, self._disk_bytes(), 0,
-                                       index_entries_before=self._index_entries())
+                report = CompactReport(self.backend, self._disk_bytes(), 0, index_entries_before=self._index_entries())
                 with self.transaction():
                     head = self._max_seq()
                     trimmed = self._conn.execute("DELETE FROM vector_changes WHERE seq < ?", (head,)).rowcount
-                    self._conn.execute("INSERT INTO meta (key, value) VALUES ('vector_log_floor', ?) "
-                                       "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(head),))
+                    self._conn.execute(
+                        "INSERT INTO meta (key, value) VALUES ('vector_log_floor', ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (str(head),),
+                    )
                 report.rows_removed["vector_changes"] = int(trimmed)
                 report.actions.append(f"trimmed the vector change log to position {head}")
                 with self.transaction():
@@ -1079,7 +1094,7 @@ class SQLiteStore:
         size = -(-len(rows) // chunks)
         one = "(" + ", ".join("?" * width) + ")"
         for start in range(0, len(rows), size):
-            part = rows[start:start + size]
+            part = rows[start : start + size]
             self._conn.execute(head + ", ".join([one] * len(part)), [v for row in part for v in row])
 
     def insert(self, records: Sequence[MemoryRecord]) -> None:
@@ -1199,17 +1214,18 @@ class SQLiteStore:
                     [[*(_encode(n, fields[n], self.dim) for n in names), mid] for mid, fields in rows],
                 )
 
-    def update_fields_many(
-        self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]
-    ) -> builtins.list[str]:
+    def update_fields_many(self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]) -> builtins.list[str]:
         groups, versions = unique_changes(changes, _WRITABLE)
         wanted = [mid for rows in groups.values() for mid, _ in rows]
         if not wanted:
             return []
         with self._write("update_fields_many"):  # BEGIN IMMEDIATE: no writer between the check and the write
-            current = dict(self._conn.execute(
-                "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(wanted),)
-            ).fetchall())
+            current = dict(
+                self._conn.execute(
+                    "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                    (_ids_json(wanted),),
+                ).fetchall()
+            )
             ok = {mid for mid in wanted if mid in current and versions[mid] in (None, current[mid])}
             for names, rows in groups.items():
                 assigns = ", ".join(f'"{name}" = ?' for name in names)
@@ -1228,14 +1244,19 @@ class SQLiteStore:
                 "FROM memories WHERE id IN (SELECT value FROM json_each(?))",
                 (_ids_json(list(targets)),),
             ).fetchall()
-            current = {r[0]: _Current(int(r[1]), int(r[2]), r[3], r[4], r[5], r[6], r[7]) for r in rows
-                       if versions[r[0]] in (None, int(r[2]))}
+            current = {
+                r[0]: _Current(int(r[1]), int(r[2]), r[3], r[4], r[5], r[6], r[7])
+                for r in rows
+                if versions[r[0]] in (None, int(r[2]))
+            }
             new = reencode({mid: cur.stored() for mid, cur in current.items()}, targets, self.dim)
             self._conn.executemany(
                 "UPDATE memories SET embedding = ?, embedding_codes = ?, embedding_precision = ?, "
                 "version = version + 1 WHERE rid = ?",
-                [(None if sv.vector is None else sv.vector.tobytes(), sv.codes, sv.precision.value, current[mid].rid)
-                 for mid, sv in new.items()],
+                [
+                    (None if sv.vector is None else sv.vector.tobytes(), sv.codes, sv.precision.value, current[mid].rid)
+                    for mid, sv in new.items()
+                ],
             )
             coded = [mid for mid, sv in new.items() if sv.codes is not None]
             search = dict(zip(coded, quantize.search_rows([new[m].codes or b"" for m in coded], self.dim), strict=True))
@@ -1283,8 +1304,11 @@ class SQLiteStore:
                 self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
                 self._tx.checkpoint = True  # and, once committed, no copy stays in the write-ahead log
             self._log_vectors(
-                [PendingOp(DELETE, int(r[0]), r[2] if r[3] else quantized_partition(r[2]), None, r[1])
-                 for r in gone if r[3] or r[4]]
+                [
+                    PendingOp(DELETE, int(r[0]), r[2] if r[3] else quantized_partition(r[2]), None, r[1])
+                    for r in gone
+                    if r[3] or r[4]
+                ]
             )
         return len(gone)
 
@@ -1341,13 +1365,16 @@ class SQLiteStore:
             return []
         # a range on the primary key (binary collation), not LIKE: uses the index and has no wildcards
         with self._read("ids_with_prefix"):
-            rows = self._conn.execute("SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
-                                      (prefix, prefix + ID_PREFIX_UPPER, limit)).fetchall()
+            rows = self._conn.execute(
+                "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                (prefix, prefix + ID_PREFIX_UPPER, limit),
+            ).fetchall()
         return [str(r[0]) for r in rows]
 
     def users(self, *, limit: int = 50) -> builtins.list[tuple[str | None, int]]:
-        query = ('SELECT "partition", count(*) AS n FROM memories GROUP BY "partition" '
-                 'ORDER BY n DESC, "partition" LIMIT ?')
+        query = (
+            'SELECT "partition", count(*) AS n FROM memories GROUP BY "partition" ORDER BY n DESC, "partition" LIMIT ?'
+        )
         with self._read("users"):
             rows = self._conn.execute(query, (max(limit, 0),)).fetchall()
         return [(str(r[0]) or None, int(r[1])) for r in rows]
@@ -1356,9 +1383,11 @@ class SQLiteStore:
         if not ids:
             return {}
         with self._read("versions"):
-            return dict(self._conn.execute(
-                "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(ids),)
-            ).fetchall())
+            return dict(
+                self._conn.execute(
+                    "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(ids),)
+                ).fetchall()
+            )
 
     def entity_counts(self, flt: MemoryFilter) -> dict[tuple[str | None, str], int]:
         where, params = filter_sql(flt)
@@ -1401,8 +1430,12 @@ class SQLiteStore:
         with self._read("vector search"), _errors("vector search failed", RuntimeError, OSError):
             if flt.ids is not None and len(flt.ids) <= _EXACT_IDS_MAX:
                 return self._scan_search(query, where, params, k)
-            if flt.ids is None and flt.stores is not None and StoreTier.HOT not in flt.stores and \
-                    self._narrow_scope(flt, _VECTOR_SCAN_FIRST):
+            if (
+                flt.ids is None
+                and flt.stores is not None
+                and StoreTier.HOT not in flt.stores
+                and self._narrow_scope(flt, _VECTOR_SCAN_FIRST)
+            ):
                 # a small cold store is scored exactly: the index partitions are per user, so the index
                 # would walk the user's hot memories only for the filter to drop them
                 return self._scan_search(query, where, params, k, scoped=True)
@@ -1448,13 +1481,22 @@ class SQLiteStore:
             (json.dumps(listed), *params),
         ).fetchall()
         ids = dict(rows)
-        hits = [ScoredId(ids[rid], min(1.0, max(-1.0, s)))  # clipped as _cosine clips
-                for rid, s in zip(listed, np.asarray(scores, dtype=np.float64).tolist(), strict=True) if rid in ids]
+        hits = [
+            ScoredId(ids[rid], min(1.0, max(-1.0, s)))  # clipped as _cosine clips
+            for rid, s in zip(listed, np.asarray(scores, dtype=np.float64).tolist(), strict=True)
+            if rid in ids
+        ]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
     def _scan_search(
-        self, query: Vector, where: str, params: Sequence[Any], k: int, *, quantised_only: bool = False,
+        self,
+        query: Vector,
+        where: str,
+        params: Sequence[Any],
+        k: int,
+        *,
+        quantised_only: bool = False,
         scoped: bool = False,
     ) -> builtins.list[ScoredId]:
         """Exact search over every row passing the filter (small id sets, selective filters);
@@ -1515,8 +1557,9 @@ class SQLiteStore:
             rows = self._conn.execute(stmt, (match, *params, k)).fetchall()
         return [ScoredId(r[0], float(r[1])) for r in rows]
 
-    def _ranked_then_filtered(self, match: str, where: str, params: builtins.list[Any],
-                              k: int) -> builtins.list[ScoredId] | None:
+    def _ranked_then_filtered(
+        self, match: str, where: str, params: builtins.list[Any], k: int
+    ) -> builtins.list[ScoredId] | None:
         """The text search ranked in the FTS index alone, then filtered; None when that cannot be
         proven to equal the filtered ranking (the caller then joins every match to its row).
 
@@ -1529,23 +1572,29 @@ class SQLiteStore:
         can then reach the top k.
         """
         probe = _TEXT_PROBE * k
-        ranked = [(int(r[0]), float(r[1])) for r in self._conn.execute(
-            "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
-            "ORDER BY score DESC LIMIT ?",
-            (match, probe),
-        )]
+        ranked = [
+            (int(r[0]), float(r[1]))
+            for r in self._conn.execute(
+                "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
+                "ORDER BY score DESC LIMIT ?",
+                (match, probe),
+            )
+        ]
         every_match = len(ranked) < probe
         score_of = dict(ranked)
         hits: builtins.list[ScoredId] = []
         checked = 0
         while checked < len(ranked):
-            chunk = [rid for rid, _ in ranked[checked:checked + 2 * k]]
+            chunk = [rid for rid, _ in ranked[checked : checked + 2 * k]]
             checked += len(chunk)
-            hits.extend(ScoredId(r[1], score_of[int(r[0])]) for r in self._conn.execute(
-                f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
-                f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (0.6–0.9 -> 0.4 ms)
-                (_ids_json(chunk), *params),
-            ))
+            hits.extend(
+                ScoredId(r[1], score_of[int(r[0])])
+                for r in self._conn.execute(
+                    f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
+                    f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (0.6–0.9 -> 0.4 ms)
+                    (_ids_json(chunk), *params),
+                )
+            )
             if len(hits) < k:
                 continue
             hits.sort(key=lambda h: (-h.score, h.id))
@@ -1567,7 +1616,8 @@ class SQLiteStore:
             if values is not None:
                 conds.append(_in_list(f"m.{column}", values, params))
         row = self._conn.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {' AND '.join(conds)} LIMIT ?)", (*params, cap),
+            f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {' AND '.join(conds)} LIMIT ?)",
+            (*params, cap),
         ).fetchone()
         return int(row[0]) < cap
 
@@ -1777,8 +1827,14 @@ class SQLiteStore:
     # -- working memory, synaptic tags, boxes --------------------------------------------------
     def put_working(self, items: Sequence[WorkingItem]) -> None:
         rows = [
-            (i.session_id, i.memory_id, float(i.importance), int(i.access_count), to_epoch(i.added_at),
-             to_epoch(i.last_accessed))
+            (
+                i.session_id,
+                i.memory_id,
+                float(i.importance),
+                int(i.access_count),
+                to_epoch(i.added_at),
+                to_epoch(i.last_accessed),
+            )
             for i in items
         ]
         with self._write("put_working"):
@@ -1811,8 +1867,9 @@ class SQLiteStore:
             return int(cur.rowcount)
 
     def put_tags(self, tags: Sequence[SynapticTag]) -> None:
-        rows = [(t.memory_id, t.session_id, to_epoch(t.tagged_at), to_epoch(t.expires_at), int(t.captured))
-                for t in tags]
+        rows = [
+            (t.memory_id, t.session_id, to_epoch(t.tagged_at), to_epoch(t.expires_at), int(t.captured)) for t in tags
+        ]
         with self._write("put_tags"):
             self._conn.executemany(
                 "INSERT INTO synaptic_tags (memory_id, session_id, tagged_at, expires_at, captured) "
@@ -1852,21 +1909,34 @@ class SQLiteStore:
     def put_clusters(self, clusters: Sequence[Cluster]) -> None:
         if not clusters:
             return
-        rows = [(c.id, _partition(c.user_id), c.kind, c.label, to_epoch(c.created_at), to_epoch(c.updated_at),
-                 to_json(c.metadata, "cluster metadata")) for c in clusters]
+        rows = [
+            (
+                c.id,
+                _partition(c.user_id),
+                c.kind,
+                c.label,
+                to_epoch(c.created_at),
+                to_epoch(c.updated_at),
+                to_json(c.metadata, "cluster metadata"),
+            )
+            for c in clusters
+        ]
         members = [(c.id, mid, float(w)) for c in clusters for mid, w in c.members.items()]
         with self._write("put_clusters"):
             self._conn.executemany(
                 'INSERT INTO clusters (id, "partition", kind, label, created_at, updated_at, metadata) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET \"partition\" = excluded.\"partition\", "
+                'VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "partition" = excluded."partition", '
                 "kind = excluded.kind, label = excluded.label, updated_at = excluded.updated_at, "
                 "metadata = excluded.metadata",
                 rows,
             )
-            self._conn.execute("DELETE FROM cluster_members WHERE cluster_id IN (SELECT value FROM json_each(?))",
-                               (_ids_json([c.id for c in clusters]),))
-            self._conn.executemany("INSERT INTO cluster_members (cluster_id, memory_id, weight) VALUES (?, ?, ?)",
-                                   members)
+            self._conn.execute(
+                "DELETE FROM cluster_members WHERE cluster_id IN (SELECT value FROM json_each(?))",
+                (_ids_json([c.id for c in clusters]),),
+            )
+            self._conn.executemany(
+                "INSERT INTO cluster_members (cluster_id, memory_id, weight) VALUES (?, ?, ?)", members
+            )
 
     def clusters(
         self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
@@ -1886,8 +1956,12 @@ class SQLiteStore:
                 "ORDER BY created_at, id",
                 params,
             ).fetchall()
-            found = {r[0]: Cluster(r[0], r[1] or None, r[2], from_epoch(r[4]), from_epoch(r[5]), label=r[3],
-                                   metadata=json.loads(r[6])) for r in rows}
+            found = {
+                r[0]: Cluster(
+                    r[0], r[1] or None, r[2], from_epoch(r[4]), from_epoch(r[5]), label=r[3], metadata=json.loads(r[6])
+                )
+                for r in rows
+            }
             for cid, mid, weight in self._conn.execute(
                 "SELECT cluster_id, memory_id, weight FROM cluster_members "
                 "WHERE cluster_id IN (SELECT value FROM json_each(?)) ORDER BY cluster_id, memory_id",
@@ -1901,15 +1975,26 @@ class SQLiteStore:
             return 0
         payload = _ids_json(cluster_ids)
         with self._write("delete_clusters"):
-            self._conn.execute("DELETE FROM cluster_members WHERE cluster_id IN (SELECT value FROM json_each(?))",
-                               (payload,))
-            return int(self._conn.execute("DELETE FROM clusters WHERE id IN (SELECT value FROM json_each(?))",
-                                          (payload,)).rowcount)
+            self._conn.execute(
+                "DELETE FROM cluster_members WHERE cluster_id IN (SELECT value FROM json_each(?))", (payload,)
+            )
+            return int(
+                self._conn.execute(
+                    "DELETE FROM clusters WHERE id IN (SELECT value FROM json_each(?))", (payload,)
+                ).rowcount
+            )
 
     def put_box(self, box: Box) -> None:
         row = (
-            box.id, _partition(box.user_id), box.user_id, box.session_id, to_json(list(box.topic), "box topic"),
-            to_epoch(box.opened_at), to_epoch(box.last_at), _opt_epoch(box.sealed_at), box.trace_id,
+            box.id,
+            _partition(box.user_id),
+            box.user_id,
+            box.session_id,
+            to_json(list(box.topic), "box topic"),
+            to_epoch(box.opened_at),
+            to_epoch(box.last_at),
+            _opt_epoch(box.sealed_at),
+            box.trace_id,
             int(box.memory_count),
         )
         with self._write("put_box"):
@@ -1924,7 +2009,7 @@ class SQLiteStore:
     def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
         with self._read("open_box"):
             row = self._conn.execute(
-                f"SELECT {_BOX_COLUMNS} FROM boxes WHERE \"partition\" = ? AND user_id IS ? AND session_id IS ? "
+                f'SELECT {_BOX_COLUMNS} FROM boxes WHERE "partition" = ? AND user_id IS ? AND session_id IS ? '
                 "AND sealed_at IS NULL ORDER BY opened_at DESC, id DESC LIMIT 1",
                 (_partition(user_id), user_id, session_id),
             ).fetchone()
@@ -1933,7 +2018,7 @@ class SQLiteStore:
     def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
         with self._read("sealed_boxes"):
             rows = self._conn.execute(
-                f"SELECT {_BOX_COLUMNS} FROM boxes WHERE \"partition\" = ? AND user_id IS ? "
+                f'SELECT {_BOX_COLUMNS} FROM boxes WHERE "partition" = ? AND user_id IS ? '
                 "AND sealed_at IS NOT NULL ORDER BY sealed_at DESC, id DESC LIMIT ?",
                 (_partition(user_id), user_id, max(0, int(limit))),
             ).fetchall()
@@ -1946,14 +2031,24 @@ class SQLiteStore:
 
     # -- API keys ------------------------------------------------------------------------------
     def put_api_key(self, key: ApiKey) -> None:
-        row = (key.id, key.name, key.key_hash, int(bool(key.admin)), to_json(list(key.user_ids), "user_ids"),
-               None if key.agent_ids is None else to_json(list(key.agent_ids), "agent_ids"),
-               to_epoch(key.created_at), _opt_epoch(key.revoked_at), _opt_epoch(key.last_used_at))
+        row = (
+            key.id,
+            key.name,
+            key.key_hash,
+            int(bool(key.admin)),
+            to_json(list(key.user_ids), "user_ids"),
+            None if key.agent_ids is None else to_json(list(key.agent_ids), "agent_ids"),
+            to_epoch(key.created_at),
+            _opt_epoch(key.revoked_at),
+            _opt_epoch(key.last_used_at),
+        )
         with self._write("put_api_key"):
             try:
                 self._conn.execute(
                     "INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, "
-                    "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
             except sqlite3.IntegrityError as exc:
                 raise ConflictError(f"an API key with id {key.id!r} exists") from exc
 
@@ -1970,8 +2065,9 @@ class SQLiteStore:
 
     def revoke_api_key(self, key_id: str, at: datetime) -> bool:
         with self._write("revoke_api_key"):
-            cur = self._conn.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                                     (to_epoch(at), key_id))
+            cur = self._conn.execute(
+                "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (to_epoch(at), key_id)
+            )
             return cur.rowcount > 0
 
     def touch_api_key(self, key_id: str, at: datetime) -> None:
@@ -1986,9 +2082,7 @@ class SQLiteStore:
             (e.memory_id, e.event, to_epoch(e.at), e.reason, e.actor, to_json(e.data, "history data")) for e in events
         ]
         with self._write("add_history"):  # BEGIN IMMEDIATE: the rows get consecutive AUTOINCREMENT ids
-            self._insert_rows(
-                "INSERT INTO history (memory_id, event, at, reason, actor, data) VALUES ", rows
-            )
+            self._insert_rows("INSERT INTO history (memory_id, event, at, reason, actor, data) VALUES ", rows)
             last = int(self._conn.execute("SELECT last_insert_rowid()").fetchone()[0])
         for offset, event in enumerate(events):
             event.id = last - len(events) + 1 + offset
@@ -2003,15 +2097,20 @@ class SQLiteStore:
 
     def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
         with self._read("access_events"):
-            rows = self._conn.execute("SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = ? "
-                                      "ORDER BY at DESC, id DESC LIMIT ?", (memory_id, max(limit, 0))).fetchall()
+            rows = self._conn.execute(
+                "SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = ? "
+                "ORDER BY at DESC, id DESC LIMIT ?",
+                (memory_id, max(limit, 0)),
+            ).fetchall()
         return [AccessEvent(r[0], from_epoch(r[1]), r[2], r[3]) for r in rows]
 
     def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
         with self._read("history_at"):
             rows = self._conn.execute(
                 "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = ? AND actor = ? "
-                "ORDER BY id LIMIT ?", (to_epoch(at), actor, max(limit, 0))).fetchall()
+                "ORDER BY id LIMIT ?",
+                (to_epoch(at), actor, max(limit, 0)),
+            ).fetchall()
         return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
 
     def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
@@ -2019,9 +2118,19 @@ class SQLiteStore:
             rows = self._conn.execute(
                 "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
                 "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id, agent_id LIMIT ?",
-                (max(limit, 0),)).fetchall()
-        return [{"user_id": r[0], "agent_id": r[1], "memories": int(r[2]), "accesses": int(r[3] or 0),
-                 "last_written": _opt_from_epoch(r[4]), "last_accessed": _opt_from_epoch(r[5])} for r in rows]
+                (max(limit, 0),),
+            ).fetchall()
+        return [
+            {
+                "user_id": r[0],
+                "agent_id": r[1],
+                "memories": int(r[2]),
+                "accesses": int(r[3] or 0),
+                "last_written": _opt_from_epoch(r[4]),
+                "last_accessed": _opt_from_epoch(r[5]),
+            }
+            for r in rows
+        ]
 
     def log_access(self, events: Sequence[AccessEvent]) -> None:
         if not events:
@@ -2052,25 +2161,57 @@ class SQLiteStore:
     def log_actions(self, events: Sequence[ActionEvent]) -> None:
         if not events:
             return
-        rows = [(e.user_id or "", e.agent_id, e.memory_id, to_epoch(e.at), e.action, e.outcome, float(e.confidence),
-                 e.lifecycle_state, float(e.importance), e.source) for e in events]
+        rows = [
+            (
+                e.user_id or "",
+                e.agent_id,
+                e.memory_id,
+                to_epoch(e.at),
+                e.action,
+                e.outcome,
+                float(e.confidence),
+                e.lifecycle_state,
+                float(e.importance),
+                e.source,
+            )
+            for e in events
+        ]
         with self._write("log_actions"):
-            self._insert_rows('INSERT INTO memory_actions ("partition", agent_id, memory_id, at, action, outcome, '
-                              "confidence, lifecycle_state, importance, source) VALUES ", rows)
+            self._insert_rows(
+                'INSERT INTO memory_actions ("partition", agent_id, memory_id, at, action, outcome, '
+                "confidence, lifecycle_state, importance, source) VALUES ",
+                rows,
+            )
 
-    def memory_actions(self, user_id: str | None, *, since: datetime | None = None,
-                       limit: int = 1000) -> builtins.list[ActionEvent]:
+    def memory_actions(
+        self, user_id: str | None, *, since: datetime | None = None, limit: int = 1000
+    ) -> builtins.list[ActionEvent]:
         if limit <= 0:
             return []
         start = to_epoch(since) if since is not None else float("-inf")
         with self._read("memory_actions"):
             rows = self._conn.execute(
-                "SELECT \"partition\", agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, "
+                'SELECT "partition", agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, '
                 'importance, source, id FROM memory_actions WHERE "partition" = ? AND at >= ? '
-                "ORDER BY at DESC, id DESC LIMIT ?", (user_id or "", start, limit)).fetchall()
-        return [ActionEvent(r[4], r[5], from_epoch(r[3]), user_id=r[0] or None, agent_id=r[1], memory_id=r[2],
-                            confidence=r[6], lifecycle_state=r[7], importance=r[8], source=r[9], id=int(r[10]))
-                for r in rows]
+                "ORDER BY at DESC, id DESC LIMIT ?",
+                (user_id or "", start, limit),
+            ).fetchall()
+        return [
+            ActionEvent(
+                r[4],
+                r[5],
+                from_epoch(r[3]),
+                user_id=r[0] or None,
+                agent_id=r[1],
+                memory_id=r[2],
+                confidence=r[6],
+                lifecycle_state=r[7],
+                importance=r[8],
+                source=r[9],
+                id=int(r[10]),
+            )
+            for r in rows
+        ]
 
     def prune_memory_actions(self, before: datetime) -> int:
         with self._write("prune_memory_actions"):
@@ -2149,8 +2290,9 @@ class SQLiteStore:
     def renew_claims(self, owner: str, *, until: datetime) -> int:
         end = to_epoch(until)
         with self._write("renew_claims"):
-            cur = self._conn.execute("UPDATE claims SET expires_at = ? WHERE owner = ? AND expires_at < ?",
-                                     (end, owner, end))
+            cur = self._conn.execute(
+                "UPDATE claims SET expires_at = ? WHERE owner = ? AND expires_at < ?", (end, owner, end)
+            )
             return int(cur.rowcount)
 
     def prune_claims(self, before: datetime) -> int:
@@ -2180,8 +2322,11 @@ class SQLiteStore:
         if not keys:
             return 0
         with self._write("delete_state"):
-            return int(self._conn.execute("DELETE FROM state WHERE key IN (SELECT value FROM json_each(?))",
-                                          (_ids_json(keys),)).rowcount)
+            return int(
+                self._conn.execute(
+                    "DELETE FROM state WHERE key IN (SELECT value FROM json_each(?))", (_ids_json(keys),)
+                ).rowcount
+            )
 
     def reclaim(self) -> None:
         return None  # secure_delete overwrites freed pages; delete() merged the text index
@@ -2191,19 +2336,23 @@ class SQLiteStore:
         if dry_run:
             with self._read("delete_partition_rows"):
                 boxes = self._conn.execute('SELECT count(*) FROM boxes WHERE "partition" = ?', (part,)).fetchone()[0]
-                clusters = self._conn.execute('SELECT count(*) FROM clusters WHERE "partition" = ?',
-                                              (part,)).fetchone()[0]
+                clusters = self._conn.execute(
+                    'SELECT count(*) FROM clusters WHERE "partition" = ?', (part,)
+                ).fetchone()[0]
             return {"boxes": int(boxes), "clusters": int(clusters)}
         with self._write("delete_partition_rows"):
             boxes = self._conn.execute('DELETE FROM boxes WHERE "partition" = ?', (part,)).rowcount
-            self._conn.execute('DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE '
-                               '"partition" = ?)', (part,))
+            self._conn.execute(
+                'DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE "partition" = ?)',
+                (part,),
+            )
             clusters = self._conn.execute('DELETE FROM clusters WHERE "partition" = ?', (part,)).rowcount
             # the vector change log keeps which partition each change was in: name none after the erasure
             # (other processes then have no change of this partition to apply; their searches check rows)
-            self._conn.execute('UPDATE vector_changes SET "partition" = ?, memory_id = \'\' '
-                               'WHERE "partition" IN (?, ?)',
-                               (_ERASED_PARTITION, part, quantized_partition(part)))
+            self._conn.execute(
+                'UPDATE vector_changes SET "partition" = ?, memory_id = \'\' WHERE "partition" IN (?, ?)',
+                (_ERASED_PARTITION, part, quantized_partition(part)),
+            )
             self._tx.checkpoint = True  # no copy of a box topic stays in the write-ahead log
         # graphs on disk keep a deleted vector's data (hnswlib only marks it) and the manifest names the
         # partition: drop them all; the next search rebuilds them from the rows
@@ -2260,9 +2409,17 @@ _KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_a
 
 
 def _decode_key(row: Sequence[Any]) -> ApiKey:
-    return ApiKey(id=row[0], name=row[1], key_hash=row[2], admin=bool(row[3]), user_ids=tuple(json.loads(row[4])),
-                  agent_ids=None if row[5] is None else tuple(json.loads(row[5])), created_at=from_epoch(row[6]),
-                  revoked_at=_opt_datetime(row[7]), last_used_at=_opt_datetime(row[8]))
+    return ApiKey(
+        id=row[0],
+        name=row[1],
+        key_hash=row[2],
+        admin=bool(row[3]),
+        user_ids=tuple(json.loads(row[4])),
+        agent_ids=None if row[5] is None else tuple(json.loads(row[5])),
+        created_at=from_epoch(row[6]),
+        revoked_at=_opt_datetime(row[7]),
+        last_used_at=_opt_datetime(row[8]),
+    )
 
 
 def _decode_box(row: Sequence[Any]) -> Box:

@@ -353,8 +353,11 @@ class VectorIndex:
         """
         with self.source.snapshot():
             head = self.source.max_seq()
-            if self._state.initialised and head > self._state.watermark and \
-                    self._state.watermark < self.source.log_floor():
+            if (
+                self._state.initialised
+                and head > self._state.watermark
+                and self._state.watermark < self.source.log_floor()
+            ):
                 self.reset()  # the log was trimmed past this index: start again from the saved graphs or rows
             if not self._state.initialised:
                 self._load_persisted()
@@ -432,7 +435,6 @@ class VectorIndex:
         part.hnsw, part.hnsw_live, part.hnsw_max_label = graph, live, top
         self._state.dirty.add(name)
         return_freed_memory()  # the streamed batches and the old graph
-
 
     def _extend_graph(self, name: str, part: Partition) -> None:
         assert part.hnsw is not None

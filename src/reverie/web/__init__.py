@@ -103,19 +103,41 @@ def forgetting_view(mem: Memory, rec: MemoryRecord, strengths: dict[str, Any]) -
         ys.append(min(1.0, float(values["retention"]["value"])))
     line = float(pc.archive_retention)
     crossing = next((x for x, y in zip(xs, ys, strict=True) if y < line), None)
-    protected = [why for why, on in (("pinned", rec.pinned), ("immutable", rec.immutable),
-                                     ("a flashbulb memory (strong emotion)", rec.flashbulb),
-                                     (f"in its category's minimum retention ({rec.category})",
-                                      _value(strengths, "min_retention") is True)) if on]
+    protected = [
+        why
+        for why, on in (
+            ("pinned", rec.pinned),
+            ("immutable", rec.immutable),
+            ("a flashbulb memory (strong emotion)", rec.flashbulb),
+            (f"in its category's minimum retention ({rec.category})", _value(strengths, "min_retention") is True),
+        )
+        if on
+    ]
     in_30 = ys[min(range(len(xs)), key=lambda i: abs(xs[i] - 30))]
-    plot = svg.line_plot(xs, {"retention if not recalled": ys}, x_label="days from now", y_max=1.0,
-                         marker_x=crossing, marker_label="archive line crossed",
-                         hlines={f"archive line {line:.0%}": line})
-    return {"svg": Markup(plot), "now": ys[0], "in_30": in_30, "line": line, "crossing": crossing,
-            "crossing_at": None if crossing is None else now + timedelta(days=crossing), "protected": protected,
-            "mode": mem.settings.dynamics.retention.mode, "age_days": pc.archive_age_days,
-            "importance_max": pc.archive_importance, "accesses_max": pc.archive_accesses,
-            "importance": rec.importance, "accesses": rec.access_count}
+    plot = svg.line_plot(
+        xs,
+        {"retention if not recalled": ys},
+        x_label="days from now",
+        y_max=1.0,
+        marker_x=crossing,
+        marker_label="archive line crossed",
+        hlines={f"archive line {line:.0%}": line},
+    )
+    return {
+        "svg": Markup(plot),
+        "now": ys[0],
+        "in_30": in_30,
+        "line": line,
+        "crossing": crossing,
+        "crossing_at": None if crossing is None else now + timedelta(days=crossing),
+        "protected": protected,
+        "mode": mem.settings.dynamics.retention.mode,
+        "age_days": pc.archive_age_days,
+        "importance_max": pc.archive_importance,
+        "accesses_max": pc.archive_accesses,
+        "importance": rec.importance,
+        "accesses": rec.access_count,
+    }
 
 
 def _value(data: dict[str, Any], name: str) -> Any:
@@ -130,8 +152,12 @@ def relations_view(mem: Memory, rec: MemoryRecord, root: str = "") -> dict[str, 
     nodes = [svg.Node(i, others[i].content if i in others else i[:8], f"{root}/memories/{i}") for i in other_ids]
     edges = [svg.Edge(r.src_id, r.dst_id, r.type.value.replace("_", " ")) for r in rels]
     centre = svg.Node(rec.id, rec.content, f"{root}/memories/{rec.id}")
-    return {"svg": Markup(svg.relation_graph(centre, nodes[:svg.MAX_GRAPH_NODES], edges)), "relations": rels,
-            "others": others, "hidden": max(0, len(nodes) - svg.MAX_GRAPH_NODES)}
+    return {
+        "svg": Markup(svg.relation_graph(centre, nodes[: svg.MAX_GRAPH_NODES], edges)),
+        "relations": rels,
+        "others": others,
+        "hidden": max(0, len(nodes) - svg.MAX_GRAPH_NODES),
+    }
 
 
 def _list_filters(params: dict[str, str]) -> dict[str, Any]:
@@ -160,8 +186,15 @@ def _int(value: str | None, default: int, lo: int, hi: int) -> int:
 
 
 #: the columns a list can be sorted by: label → record field
-SORTS = {"recorded": "created_at", "happened": "valid_from", "last recalled": "last_accessed_at",
-         "recalls": "access_count", "importance": "importance", "energy": "energy", "edited": "updated_at"}
+SORTS = {
+    "recorded": "created_at",
+    "happened": "valid_from",
+    "last recalled": "last_accessed_at",
+    "recalls": "access_count",
+    "importance": "importance",
+    "energy": "energy",
+    "edited": "updated_at",
+}
 
 
 def _page_url(request: Request, **changes: Any) -> str:
@@ -191,9 +224,15 @@ def mount_dashboard(app: FastAPI) -> None:
         table: dict[str, dict[str, int]] = {}
         for row in stats["rows"]:
             table.setdefault(row["layer"], {})[row["status"]] = row["count"]
-        return _render(request, "overview.html", stats=stats, table=table, statuses=STATUSES,
-                       chart=Markup(svg.layer_status_chart(stats["rows"])),
-                       last_dream=mem.last_dream())
+        return _render(
+            request,
+            "overview.html",
+            stats=stats,
+            table=table,
+            statuses=STATUSES,
+            chart=Markup(svg.layer_status_chart(stats["rows"])),
+            last_dream=mem.last_dream(),
+        )
 
     @app.get("/memories", response_class=HTMLResponse, include_in_schema=False)
     def memories(request: Request) -> HTMLResponse:
@@ -213,8 +252,14 @@ def mount_dashboard(app: FastAPI) -> None:
         error = None
         try:
             if query:
-                hits = mem.search(query, user_id=user_id, agent_id=agent_id, k=limit, filters=filters or None,
-                                  all_users=user_id is None)
+                hits = mem.search(
+                    query,
+                    user_id=user_id,
+                    agent_id=agent_id,
+                    k=limit,
+                    filters=filters or None,
+                    all_users=user_id is None,
+                )
                 hits.sort(key=lambda h: h.score, reverse=True)
                 cut = _cutoff(params.get("min"), hits[0].score if hits else 0.0)
                 shown = [h for h in hits if h.score >= cut]
@@ -222,25 +267,50 @@ def mount_dashboard(app: FastAPI) -> None:
                 rows = [(h.memory, h.score) for h in shown]
                 total = len(hits)
             else:
-                total = mem.count(user_id=user_id, agent_id=agent_id, all_users=user_id is None,
-                                  filters=filters or None)
+                total = mem.count(
+                    user_id=user_id, agent_id=agent_id, all_users=user_id is None, filters=filters or None
+                )
                 page = min(page, max(1, -(-total // limit)))
-                records = mem.list(user_id=user_id, agent_id=agent_id, all_users=user_id is None,
-                                   filters=filters or None, limit=limit, offset=(page - 1) * limit,
-                                   order_by=SORTS[sort], descending=descending)
+                records = mem.list(
+                    user_id=user_id,
+                    agent_id=agent_id,
+                    all_users=user_id is None,
+                    filters=filters or None,
+                    limit=limit,
+                    offset=(page - 1) * limit,
+                    order_by=SORTS[sort],
+                    descending=descending,
+                )
                 rows = [(r, None) for r in records]
         except ReverieError as exc:
             error = f"{type(exc).__name__}: {exc}"
         pages = max(1, -(-total // limit))
-        sort_links = {label: _page_url(request, sort=label, page=None,
-                                       dir="asc" if label == sort and descending else "desc") for label in SORTS}
-        return _render(request, "memories.html", rows=rows, params=params, layers=LAYERS, statuses=STATUSES,
-                       query=query, error=error, total=total, page=page, pages=pages, limit=limit, sort=sort,
-                       descending=descending, sort_links=sort_links, hidden=hidden,
-                       show_all=_page_url(request, min="0"),
-                       prev_url=_page_url(request, page=page - 1) if page > 1 else None,
-                       next_url=_page_url(request, page=page + 1) if page < pages else None,
-                       short=mem.short_ids([r.id for r, _s in rows]))
+        sort_links = {
+            label: _page_url(request, sort=label, page=None, dir="asc" if label == sort and descending else "desc")
+            for label in SORTS
+        }
+        return _render(
+            request,
+            "memories.html",
+            rows=rows,
+            params=params,
+            layers=LAYERS,
+            statuses=STATUSES,
+            query=query,
+            error=error,
+            total=total,
+            page=page,
+            pages=pages,
+            limit=limit,
+            sort=sort,
+            descending=descending,
+            sort_links=sort_links,
+            hidden=hidden,
+            show_all=_page_url(request, min="0"),
+            prev_url=_page_url(request, page=page - 1) if page > 1 else None,
+            next_url=_page_url(request, page=page + 1) if page < pages else None,
+            short=mem.short_ids([r.id for r, _s in rows]),
+        )
 
     @app.get("/memories/{memory_id}", response_class=HTMLResponse, include_in_schema=False)
     def memory_page(request: Request, memory_id: str) -> HTMLResponse:
@@ -255,10 +325,20 @@ def mount_dashboard(app: FastAPI) -> None:
             return _error_page(request, exc)
         graph = relations_view(mem, rec, _root(request))
         shown = {rec.id, *(i for r in graph["relations"] for i in (r.src_id, r.dst_id))}
-        return _render(request, "memory.html", rec=rec, strengths=strengths, history=history,
-                       forgetting=forgetting_view(mem, rec, strengths), graph=graph, layers=LAYERS,
-                       accesses=mem.accesses(rec.id, limit=ACCESS_ROWS), access_rows=ACCESS_ROWS,
-                       fields=_field_groups(rec), short=mem.short_ids(shown))
+        return _render(
+            request,
+            "memory.html",
+            rec=rec,
+            strengths=strengths,
+            history=history,
+            forgetting=forgetting_view(mem, rec, strengths),
+            graph=graph,
+            layers=LAYERS,
+            accesses=mem.accesses(rec.id, limit=ACCESS_ROWS),
+            access_rows=ACCESS_ROWS,
+            fields=_field_groups(rec),
+            short=mem.short_ids(shown),
+        )
 
     _mount_maintenance(app)
     documents.mount(app, _render)
@@ -277,8 +357,9 @@ def _mount_maintenance(app: FastAPI) -> None:
         index = _int(request.query_params.get("n"), 0, 0, max(0, len(reports) - 1))
         report = reports[index] if reports else mem.last_dream()
         changes = _dream_changes(mem, report) if report else []
-        return _render(request, "dream.html", report=report, reports=reports, index=index, changes=changes,
-                       schedule=schedule)
+        return _render(
+            request, "dream.html", report=report, reports=reports, index=index, changes=changes, schedule=schedule
+        )
 
     @app.get("/agents", response_class=HTMLResponse, include_in_schema=False)
     def agents_page(request: Request) -> HTMLResponse:
@@ -302,8 +383,16 @@ def _mount_maintenance(app: FastAPI) -> None:
                 boxes = mem.sealed_boxes(user_id=user_id, limit=20)
         except ReverieError as exc:
             error = f"{type(exc).__name__}: {exc}"
-        return _render(request, "topics.html", user_id=user_id, index=index, boxes=boxes, user_counts=users,
-                       error=error, short=mem.short_ids([b.trace_id or b.id for b in boxes]) if boxes else {})
+        return _render(
+            request,
+            "topics.html",
+            user_id=user_id,
+            index=index,
+            boxes=boxes,
+            user_counts=users,
+            error=error,
+            short=mem.short_ids([b.trace_id or b.id for b in boxes]) if boxes else {},
+        )
 
 
 #: accesses shown on a memory's page
@@ -329,8 +418,9 @@ def _dream_changes(mem: Memory, report: dict[str, Any]) -> list[dict[str, Any]]:
     except ValueError:
         return []
     events = mem.dream_changes(at, limit=DREAM_CHANGES_SHOWN)
-    made = [i for s in report.get("steps", []) for i in (s.get("details") or {}).get("summaries", [])
-            if isinstance(i, str)]
+    made = [
+        i for s in report.get("steps", []) for i in (s.get("details") or {}).get("summaries", []) if isinstance(i, str)
+    ]
     order = list(dict.fromkeys([*made, *(e.memory_id for e in events)]))
     records = mem.peek_many(order)
     short = mem.short_ids([i for i in order if i in records])
@@ -343,8 +433,15 @@ def _dream_changes(mem: Memory, report: dict[str, Any]) -> list[dict[str, Any]]:
         what = [f"{e.event}" + (f" — {e.reason}" if e.reason else "") for e in by_id.get(mid, [])]
         if mid in made and not what:
             what = ["created — a summary of fading memories"]
-        out.append({"id": mid, "short": short.get(mid, mid[:8]), "content": rec.content if rec else None,
-                    "status": rec.status.value if rec else None, "what": what})
+        out.append(
+            {
+                "id": mid,
+                "short": short.get(mid, mid[:8]),
+                "content": rec.content if rec else None,
+                "status": rec.status.value if rec else None,
+                "what": what,
+            }
+        )
     return out
 
 
@@ -380,24 +477,77 @@ def _field_groups(rec: MemoryRecord) -> list[tuple[str, list[tuple[str, Any]]]]:
     d = rec.to_dict()
     groups = {
         "scope": ["user_id", "agent_id", "session_id", "instance_id"],
-        "kind and place": ["layer", "store", "status", "category", "memory_kind", "sub_tier", "temporal_type",
-                           "entities", "pinned", "immutable", "core", "flashbulb"],
-        "provenance": ["source", "trust", "source_confidence", "write_source", "data_source", "inputs",
-                       "superseded_by", "box_id"],
-        "time": ["valid_from", "valid_until", "recorded_at", "created_at", "updated_at", "last_accessed_at",
-                 "access_count"],
-        "stored strengths": ["importance", "importance_channels", "surprise", "utility", "energy", "stability",
-                             "difficulty", "storage_strength", "retrieval_strength", "reinforcement_count",
-                             "confirmations"],
+        "kind and place": [
+            "layer",
+            "store",
+            "status",
+            "category",
+            "memory_kind",
+            "sub_tier",
+            "temporal_type",
+            "entities",
+            "pinned",
+            "immutable",
+            "core",
+            "flashbulb",
+        ],
+        "provenance": [
+            "source",
+            "trust",
+            "source_confidence",
+            "write_source",
+            "data_source",
+            "inputs",
+            "superseded_by",
+            "box_id",
+        ],
+        "time": [
+            "valid_from",
+            "valid_until",
+            "recorded_at",
+            "created_at",
+            "updated_at",
+            "last_accessed_at",
+            "access_count",
+        ],
+        "stored strengths": [
+            "importance",
+            "importance_channels",
+            "surprise",
+            "utility",
+            "energy",
+            "stability",
+            "difficulty",
+            "storage_strength",
+            "retrieval_strength",
+            "reinforcement_count",
+            "confirmations",
+        ],
         "emotion": ["emotion_valence", "emotion_arousal", "emotion_label"],
-        "lifecycle": ["lifecycle_state", "verification_state", "policy_class", "confidence",
-                                 "heat_score", "decay_score"],
+        "lifecycle": [
+            "lifecycle_state",
+            "verification_state",
+            "policy_class",
+            "confidence",
+            "heat_score",
+            "decay_score",
+        ],
     }
     shown = {k for keys in groups.values() for k in keys} | {"content", "id", "content_hash", "metadata", "version"}
     out = [(name, [(k, d.get(k)) for k in keys]) for name, keys in groups.items()]
     rest = [(k, v) for k, v in d.items() if k not in shown]
-    out.append(("other", [("id", d["id"]), ("content_hash", d["content_hash"]), ("version", d["version"]),
-                          ("metadata", d["metadata"]), *rest]))
+    out.append(
+        (
+            "other",
+            [
+                ("id", d["id"]),
+                ("content_hash", d["content_hash"]),
+                ("version", d["version"]),
+                ("metadata", d["metadata"]),
+                *rest,
+            ],
+        )
+    )
     return out
 
 

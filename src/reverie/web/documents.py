@@ -39,12 +39,22 @@ def mount(app: FastAPI, render: Callable[..., HTMLResponse]) -> None:
                 artifacts = mem.verbatim_artifacts(user_id=user_id, limit=SHOWN)
                 raw = found.get("profile")
                 profile: dict[str, Any] = raw if isinstance(raw, dict) else {}
-                shown = [ln["ids"][0] for sec in profile.get("sections", []) for ln in sec.get("lines", [])
-                         if ln.get("ids")] + [a["memory_id"] for a in actions if a.get("memory_id")]
+                shown = [
+                    ln["ids"][0] for sec in profile.get("sections", []) for ln in sec.get("lines", []) if ln.get("ids")
+                ] + [a["memory_id"] for a in actions if a.get("memory_id")]
         except ReverieError as exc:
             error = f"{type(exc).__name__}: {exc}"
-        return render(request, "documents.html", user_id=user_id, docs=docs, actions=actions, artifacts=artifacts,
-                      user_counts=users, error=error, short=mem.short_ids(shown) if shown else {})
+        return render(
+            request,
+            "documents.html",
+            user_id=user_id,
+            docs=docs,
+            actions=actions,
+            artifacts=artifacts,
+            user_counts=users,
+            error=error,
+            short=mem.short_ids(shown) if shown else {},
+        )
 
 
 __all__ = ["mount"]

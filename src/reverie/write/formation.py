@@ -30,9 +30,18 @@ _POSSESSIVE = re.compile(r"\b(his|her|onun)\b(?=\s+\w)", re.IGNORECASE)
 _SPLIT = re.compile(r"\s*(?:,\s*)?(?<!['’])\b(?:and|ve)\b\s+", re.IGNORECASE)
 
 _DAY_OFFSETS = {
-    "today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1,
-    "bugün": 0, "bu akşam": 0, "yarın": 1, "dün": -1,
-    "the day after tomorrow": 2, "öbür gün": 2, "the day before yesterday": -2, "evvelsi gün": -2,
+    "today": 0,
+    "tonight": 0,
+    "tomorrow": 1,
+    "yesterday": -1,
+    "bugün": 0,
+    "bu akşam": 0,
+    "yarın": 1,
+    "dün": -1,
+    "the day after tomorrow": 2,
+    "öbür gün": 2,
+    "the day before yesterday": -2,
+    "evvelsi gün": -2,
 }
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAYS_TR = ("pazartesi", "salı", "çarşamba", "perşembe", "cuma", "cumartesi", "pazar")
@@ -43,18 +52,35 @@ _DAY_WORD = re.compile(
     r"bugün|bu akşam|yarın|dün|öbür gün|evvelsi gün)\b(?!\s*\()",
     re.IGNORECASE,
 )
-_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|bir|iki|üç|dört|beş)\s+"
-                  r"(day|week|month|year|gün|hafta|ay|yıl)s?\s+(ago|önce)\b(?!\s*\()", re.IGNORECASE)
-_IN = re.compile(r"\b(in|within)\s+(\d+|a|an|one|two|three|four|five)\s+(day|week|month|year)s?\b(?!\s*\()",
-                 re.IGNORECASE)
+_AGO = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|bir|iki|üç|dört|beş)\s+"
+    r"(day|week|month|year|gün|hafta|ay|yıl)s?\s+(ago|önce)\b(?!\s*\()",
+    re.IGNORECASE,
+)
+_IN = re.compile(
+    r"\b(in|within)\s+(\d+|a|an|one|two|three|four|five)\s+(day|week|month|year)s?\b(?!\s*\()", re.IGNORECASE
+)
 _LATER_TR = re.compile(r"\b(\d+|bir|iki|üç|dört|beş)\s+(gün|hafta|ay|yıl)\s+sonra\b(?!\s*\()", re.IGNORECASE)
 _NEXT_LAST = re.compile(
     r"\b(next|last|this|gelecek|geçen|önümüzdeki|bu)\s+(week|month|year|hafta|ay|yıl|"
-    + "|".join(_WEEKDAYS + _WEEKDAYS_TR) + r")\b(?!\s*\()",
+    + "|".join(_WEEKDAYS + _WEEKDAYS_TR)
+    + r")\b(?!\s*\()",
     re.IGNORECASE,
 )
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-            "bir": 1, "iki": 2, "üç": 3, "dört": 4, "beş": 5}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "bir": 1,
+    "iki": 2,
+    "üç": 3,
+    "dört": 4,
+    "beş": 5,
+}
 _FORESIGHT = re.compile(
     r"\b(plan(?:s|ning|ned)? to|will|won't|going to|gonna|intend(?:s)? to|about to|"
     r"planlıyor\w*|yapacağ\w*|gideceğ\w*|edeceğ\w*|\w+(?:ecek|acak)(?:im|ım|iz|ız|sin|sın)?)\b",
@@ -150,10 +176,12 @@ def normalise_temporal(text: str, now: datetime) -> tuple[str, list[str]]:
         return f"{match.group(0)} ({_iso(day)})"
 
     text = _DAY_WORD.sub(lambda m: mark(m, today + timedelta(days=_DAY_OFFSETS[m.group(1).casefold()])), text)
-    text = _AGO.sub(lambda m: mark(m, today - timedelta(days=_count(m.group(1)) * _UNIT_DAYS[m.group(2).casefold()])),
-                    text)
-    text = _IN.sub(lambda m: mark(m, today + timedelta(days=_count(m.group(2)) * _UNIT_DAYS[m.group(3).casefold()])),
-                   text)
+    text = _AGO.sub(
+        lambda m: mark(m, today - timedelta(days=_count(m.group(1)) * _UNIT_DAYS[m.group(2).casefold()])), text
+    )
+    text = _IN.sub(
+        lambda m: mark(m, today + timedelta(days=_count(m.group(2)) * _UNIT_DAYS[m.group(3).casefold()])), text
+    )
     text = _LATER_TR.sub(
         lambda m: mark(m, today + timedelta(days=_count(m.group(1)) * _UNIT_DAYS[m.group(2).casefold()])), text
     )
@@ -176,7 +204,8 @@ def is_plan(text: str) -> bool:
     leaving out "will" that predicts or lasts rather than plans ("it will be fun", "will always")."""
     for m in _FORESIGHT.finditer(text):
         if m.group(0).casefold() in ("will", "won't") and (
-                _NO_PLAN_BEFORE.search(text[:m.start()]) or _NO_PLAN_AFTER.match(text, m.end())):
+            _NO_PLAN_BEFORE.search(text[: m.start()]) or _NO_PLAN_AFTER.match(text, m.end())
+        ):
             continue
         return True
     return False
@@ -213,7 +242,12 @@ def plan_apart(text: str) -> list[str]:
 
 
 def form_facts(
-    text: str, *, now: datetime, cfg: FormationSettings, last_entity: str | None = None, split: bool = True,
+    text: str,
+    *,
+    now: datetime,
+    cfg: FormationSettings,
+    last_entity: str | None = None,
+    split: bool = True,
     subject: str | None = None,
 ) -> tuple[list[FormedFact], str | None]:
     """The heuristic formation path: coreference → atomic split (and the plan apart from the rest) →

@@ -99,8 +99,13 @@ def _new_values(old: str, new: str) -> list[str]:
     olds = [v for c in a.clauses for v in c.values if not v.kind.startswith("family")]
     news = [v for c in b.clauses for v in c.values if not v.kind.startswith("family")]
     named = {w.casefold() for w in updates.words(old)}  # a name the old text says anywhere (its subject too)
-    fresh = [v.text for v in news if not v.kind.startswith("obj") and not any(updates.same_value(v, o) for o in olds)
-             and not (v.kind == "name" and set(v.norm.split()) <= named)]
+    fresh = [
+        v.text
+        for v in news
+        if not v.kind.startswith("obj")
+        and not any(updates.same_value(v, o) for o in olds)
+        and not (v.kind == "name" and set(v.norm.split()) <= named)
+    ]
     return fresh or [n.text for _, n in updates.substitutions(olds, news)]
 
 
@@ -144,8 +149,13 @@ def find_update(
         if n.similarity < floor:
             continue
         theirs = n.record.metadata.get("speaker")
-        verdict = updates.judge(n.record.content, text, correction=correction,
-                                old_speaker=theirs if isinstance(theirs, str) else None, new_speaker=speaker)
+        verdict = updates.judge(
+            n.record.content,
+            text,
+            correction=correction,
+            old_speaker=theirs if isinstance(theirs, str) else None,
+            new_speaker=speaker,
+        )
         checked.append(Checked(n.record.id, n.similarity, verdict.score, verdict.reason))
         if verdict.updates and (best is None or verdict.score > best[1].score):
             best = (n, verdict)
@@ -171,46 +181,85 @@ def decide(
     (what Sam says about Sam does not invalidate what Evan said)."""
     checked: tuple[Checked, ...] = ()
     if contradiction and neighbours and updates.may_update(text):
-        hit, verdict, checked = find_update(text, neighbours, correction=correction, profile=profile, cfg=cfg,
-                                            speaker=speaker)
+        hit, verdict, checked = find_update(
+            text, neighbours, correction=correction, profile=profile, cfg=cfg, speaker=speaker
+        )
         if hit is not None and verdict is not None:
             old, sim = hit.record, hit.similarity
             why = f"updates {old.id} (similarity {sim:.3f}, evidence {verdict.score:.1f}): {verdict.reason}"
             if old.immutable:
-                return GateDecision(Action.CREATE, old, sim, f"contradicts an immutable memory: created beside it; "
-                                    f"{why}", checked=checked)
+                return GateDecision(
+                    Action.CREATE,
+                    old,
+                    sim,
+                    f"contradicts an immutable memory: created beside it; {why}",
+                    checked=checked,
+                )
             if other_speaker(old, speaker):
-                return GateDecision(Action.CREATE, old, sim, f"contradicts {old.id}, said by another speaker: "
-                                    f"created beside it; {why}", checked=checked)
+                return GateDecision(
+                    Action.CREATE,
+                    old,
+                    sim,
+                    f"contradicts {old.id}, said by another speaker: created beside it; {why}",
+                    checked=checked,
+                )
             return GateDecision(Action.SUPERSEDE, old, sim, why, checked=checked)
     near = sorted(neighbours, key=lambda n: -n.similarity)
     if not near or near[0].similarity < profile.create_below:
         nearest = near[0].similarity if near else None
-        return GateDecision(Action.CREATE, None, nearest, f"novel (similarity {_fmt(nearest)} < "
-                            f"{profile.create_below})", checked=checked)
+        return GateDecision(
+            Action.CREATE,
+            None,
+            nearest,
+            f"novel (similarity {_fmt(nearest)} < {profile.create_below})",
+            checked=checked,
+        )
     best = near[0]
     old, sim = best.record, best.similarity
     if sim < profile.update_min:
         if importance >= cfg.gap_importance:
-            return GateDecision(Action.CREATE, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} high",
-                                checked=checked)
+            return GateDecision(
+                Action.CREATE, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} high", checked=checked
+            )
         added = new_words(old.content, text)
         if added:
-            return GateDecision(Action.CREATE, old, sim, f"gap similarity {sim:.3f}: adds what {old.id} lacks "
-                                f"({', '.join(sorted(added)[:4])})", checked=checked)
-        return GateDecision(Action.SKIP, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} low, "
-                            f"nothing {old.id} lacks", checked=checked)
+            return GateDecision(
+                Action.CREATE,
+                old,
+                sim,
+                f"gap similarity {sim:.3f}: adds what {old.id} lacks ({', '.join(sorted(added)[:4])})",
+                checked=checked,
+            )
+        return GateDecision(
+            Action.SKIP,
+            old,
+            sim,
+            f"gap similarity {sim:.3f}, importance {importance:.2f} low, nothing {old.id} lacks",
+            checked=checked,
+        )
     if _reinforces(old.content, text, sim, profile, cfg):
-        return GateDecision(Action.REINFORCE, old, sim, f"nearly identical to {old.id} (similarity {sim:.3f})",
-                            checked=checked)
+        return GateDecision(
+            Action.REINFORCE, old, sim, f"nearly identical to {old.id} (similarity {sim:.3f})", checked=checked
+        )
     if not _elaborates(old.content, text, cfg):
-        return GateDecision(Action.CREATE, old, sim, f"similar to {old.id} (similarity {sim:.3f}) but another "
-                            "statement: kept apart", checked=checked)
+        return GateDecision(
+            Action.CREATE,
+            old,
+            sim,
+            f"similar to {old.id} (similarity {sim:.3f}) but another statement: kept apart",
+            checked=checked,
+        )
     if old.immutable:
         return GateDecision(Action.CREATE, old, sim, "nearest memory is immutable: created beside it", checked=checked)
     if old.memory_kind is MemoryKind.EPISODE:
-        return GateDecision(Action.CREATE, old, sim, f"adds detail to the episode {old.id} (similarity {sim:.3f}): "
-                            "an episode is kept as it happened, the detail created beside it", checked=checked)
+        return GateDecision(
+            Action.CREATE,
+            old,
+            sim,
+            f"adds detail to the episode {old.id} (similarity {sim:.3f}): "
+            "an episode is kept as it happened, the detail created beside it",
+            checked=checked,
+        )
     return GateDecision(Action.UPDATE, old, sim, f"adds detail to {old.id} (similarity {sim:.3f})", checked=checked)
 
 

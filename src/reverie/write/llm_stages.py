@@ -23,8 +23,19 @@ from reverie.write.text import slug
 if TYPE_CHECKING:
     from reverie.llm.client import ChatJSON
 
-CATEGORIES = ("preference", "fact", "decision", "correction", "plan", "entity", "relationship", "principle",
-              "commitment", "moment", "skill")
+CATEGORIES = (
+    "preference",
+    "fact",
+    "decision",
+    "correction",
+    "plan",
+    "entity",
+    "relationship",
+    "principle",
+    "commitment",
+    "moment",
+    "skill",
+)
 #: Observer types (entity = entity-rich) plus "other" (no pattern)
 KINDS = ("correction", "preference", "decision", "entity", "fact", "other")
 #: default character bound of one text in a prompt (``write.llm_input_chars``)
@@ -34,15 +45,15 @@ _EXTRACT = (
     "You turn conversation turns into standalone, third-person memory facts. Resolve pronouns, split "
     "compound statements into atomic facts, rewrite relative dates as ISO dates using the message time, "
     "and mark plans/intentions as time_bounded with valid_until (ISO). Keep every fact a later question "
-    "could ask about; drop greetings and filler. Answer JSON: {\"facts\": [{\"text\": str, \"category\": "
+    'could ask about; drop greetings and filler. Answer JSON: {"facts": [{"text": str, "category": '
     "one of " + "|".join(CATEGORIES) + " (relationship: how people relate; principle: a standing rule or belief; "
     "commitment: a promise or obligation someone took on; moment: a notable experience; skill: something someone "
-    "can do), \"temporal_type\": \"persistent\"|\"time_bounded\", "
-    "\"valid_until\": ISO or null, \"entities\": [str], \"confidence\": 0..1}]}"
+    'can do), "temporal_type": "persistent"|"time_bounded", '
+    '"valid_until": ISO or null, "entities": [str], "confidence": 0..1}]}'
 )
 _MERGE = (
     "Merge an existing memory with new information into one memory text. Preserve every fact, resolve "
-    "contradictions in favour of the new information. Answer JSON: {\"text\": str}"
+    'contradictions in favour of the new information. Answer JSON: {"text": str}'
 )
 _CONTRADICT = (
     "A memory engine keeps what is true now. OLD is a stored memory, NEW was just said. Does NEW update "
@@ -50,31 +61,32 @@ _CONTRADICT = (
     "another value: moved, switched, now, instead, no longer, a correction, a changed number or date, "
     "someone left and another took the role)? Two related facts that can both be true (the same person "
     "or place, another attribute, another occasion, one more item) are no update. The text may be in any "
-    "language (English, Turkish, ...). Answer JSON: {\"contradicts\": true|false, \"reason\": \"one short "
-    "sentence\"}"
+    'language (English, Turkish, ...). Answer JSON: {"contradicts": true|false, "reason": "one short '
+    'sentence"}'
 )
 _CLASSIFY = (
     "Classify one conversation message for a long-term memory. kind: correction (it fixes something said "
     "before), preference (likes, dislikes, prefers), decision (decided, chose, going with), entity (mostly about "
     "named tools, organisations or people), fact (a stable fact about someone or something), other (none of "
     "these). confidence: how sure you are, 0..1. The message may be in any language (English, Turkish, ...). "
-    "Answer JSON: {\"kind\": one of " + "|".join(KINDS) + ", \"confidence\": number 0..1}"
+    'Answer JSON: {"kind": one of ' + "|".join(KINDS) + ', "confidence": number 0..1}'
 )
 _EMOTION = (
     "Rate the emotion expressed in the text. valence: -1 (very negative) .. 1 (very positive), 0 neutral. "
     "arousal: 0 (calm) .. 1 (urgent, alarmed, furious, ecstatic). label: the Ekman basic emotion ("
-    + ", ".join(EKMAN) + ") or null when none. The text may be in any language. Answer JSON: "
-    "{\"valence\": number, \"arousal\": number, \"label\": str or null}"
+    + ", ".join(EKMAN)
+    + ") or null when none. The text may be in any language. Answer JSON: "
+    '{"valence": number, "arousal": number, "label": str or null}'
 )
 _TOPICS = (
     "Give the topic keywords of a memory, used to group memories about the same topic: 1 to {n} single "
     "lower-case words (names, places, things, activities; in the language of the text), most specific first, "
-    "no stop words. Answer JSON: {{\"topics\": [str]}}"
+    'no stop words. Answer JSON: {{"topics": [str]}}'
 )
 _RELATE = (
     "For the NEW memory and each numbered CANDIDATE, give the relation from NEW to it, if any: one of "
-    "supersedes, contradicts, causes, elaborates, same_entity, related_to. Answer JSON: {\"relations\": "
-    "[{\"index\": int, \"type\": str, \"confidence\": 0..1}]}"
+    'supersedes, contradicts, causes, elaborates, same_entity, related_to. Answer JSON: {"relations": '
+    '[{"index": int, "type": str, "confidence": 0..1}]}'
 )
 
 
@@ -153,8 +165,8 @@ def _fact(item: Any) -> tuple[FormedFact, str, float] | None:
         return None
     category = item.get("category") if item.get("category") in CATEGORIES else "fact"
     until = _datetime(item.get("valid_until"))
-    temporal = TemporalType.TIME_BOUNDED if item.get("temporal_type") == "time_bounded" or until else (
-        TemporalType.PERSISTENT
+    temporal = (
+        TemporalType.TIME_BOUNDED if item.get("temporal_type") == "time_bounded" or until else (TemporalType.PERSISTENT)
     )
     entities = [str(e) for e in item.get("entities", []) if isinstance(e, str)][:8]
     # the heuristic path's URIs (entity://kind/slug), so that both paths name an entity alike
@@ -189,8 +201,7 @@ def _datetime(value: Any) -> datetime | None:
 
 def merge(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> str | None:
     """Write-time synthesis by the LLM: one text holding both, or ``None``."""
-    answer = llm.chat_json(system=_MERGE, user=f"EXISTING: {clip(old, limit)}\nNEW: {clip(new, limit)}",
-                           op="synthesis")
+    answer = llm.chat_json(system=_MERGE, user=f"EXISTING: {clip(old, limit)}\nNEW: {clip(new, limit)}", op="synthesis")
     text = answer.get("text") if answer else None
     return text.strip() if isinstance(text, str) and text.strip() else None
 
@@ -204,8 +215,9 @@ def contradicts(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) 
 def updates(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> tuple[bool, str] | None:
     """The LLM's verdict on a knowledge update: ``(new updates old, its reason)``, or ``None`` when the
     answer is missing or invalid (``contradicts`` must be a boolean; the reason is optional text)."""
-    answer = llm.chat_json(system=_CONTRADICT, user=f"OLD: {clip(old, limit)}\nNEW: {clip(new, limit)}",
-                           op="contradiction")
+    answer = llm.chat_json(
+        system=_CONTRADICT, user=f"OLD: {clip(old, limit)}\nNEW: {clip(new, limit)}", op="contradiction"
+    )
     if answer is None:
         return None
     value = answer.get("contradicts", answer.get("updates"))

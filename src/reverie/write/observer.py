@@ -191,8 +191,10 @@ _FILLER = re.compile(
     r"\b(um+|uh+|erm|you know|i mean|basically|literally|kind of|sort of|şey|yani|işte)\b[,]?\s*", re.IGNORECASE
 )
 #: adverbs that may stand between "I" and its verb ("I really enjoy" → "Maya really enjoys")
-_ADVERBS = (r"(?:just|really|totally|always|never|also|still|usually|often|sometimes|actually|already|even|"
-            r"finally|recently|definitely|absolutely|truly|only|probably|mostly|rarely|seldom|especially)")
+_ADVERBS = (
+    r"(?:just|really|totally|always|never|also|still|usually|often|sometimes|actually|already|even|"
+    r"finally|recently|definitely|absolutely|truly|only|probably|mostly|rarely|seldom|especially)"
+)
 _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bI am\b|\bI'm\b", re.IGNORECASE), "{s} is"),
     (re.compile(r"\bI was\b", re.IGNORECASE), "{s} was"),
@@ -229,8 +231,7 @@ def _third_person(match: re.Match[str], subject: str) -> str:
     folded = verb.casefold()
     if folded in _IRREGULAR_PRESENT:
         return f"{lead}{_IRREGULAR_PRESENT[folded]}"
-    if (_PAST_OR_MODAL.search(folded) or folded in _IRREGULAR_PAST or folded in _KEEP
-            or folded.endswith(("n't", "n’t"))):
+    if _PAST_OR_MODAL.search(folded) or folded in _IRREGULAR_PAST or folded in _KEEP or folded.endswith(("n't", "n’t")):
         return f"{lead}{verb}"
     if folded.endswith(("s", "sh", "ch", "x", "o")):
         return f"{lead}{verb}es"
@@ -288,6 +289,7 @@ def observe_message(text: str, *, subject: str, cfg: ObserverSettings) -> Observ
     if is_trivial(text):
         return Observation(rewritten, False, "trivial message", cls, entities, emotion, dens)
     if dens < cfg.min_density:
-        return Observation(rewritten, False, f"low information density ({dens} < {cfg.min_density})",
-                           cls, entities, emotion, dens)
+        return Observation(
+            rewritten, False, f"low information density ({dens} < {cfg.min_density})", cls, entities, emotion, dens
+        )
     return Observation(rewritten, True, f"{cls.kind} (density {dens})", cls, entities, emotion, dens)

@@ -150,8 +150,15 @@ class WritePipeline:
         return results
 
     def observe(
-        self, text: str, *, role: str, user_id: str | None, agent_id: str | None, session_id: str | None,
-        when: datetime | None, metadata: dict[str, Any],
+        self,
+        text: str,
+        *,
+        role: str,
+        user_id: str | None,
+        agent_id: str | None,
+        session_id: str | None,
+        when: datetime | None,
+        metadata: dict[str, Any],
     ) -> list[AddResult]:
         """One raw conversation turn: filter, buffer, and extract when the buffer is due."""
         now = self.now()
@@ -164,16 +171,32 @@ class WritePipeline:
         fallbacks: list[str] = []
         obs, cls_path = self._classify_observation(body, obs, fallbacks)
         signal, why = scan(body, obs)
-        turn = Turn(obs.text, role, (when or now).isoformat(), speaker, obs.classification.kind,
-                    obs.classification.confidence, {**metadata, "agent_id": agent_id}, cls_path, fallbacks,
-                    raw=body if body != obs.text else None)
+        turn = Turn(
+            obs.text,
+            role,
+            (when or now).isoformat(),
+            speaker,
+            obs.classification.kind,
+            obs.classification.confidence,
+            {**metadata, "agent_id": agent_id},
+            cls_path,
+            fallbacks,
+            raw=body if body != obs.text else None,
+        )
         key = buffer_key(user_id, None, session_id)
         turns = self.buffer.append(key, turn)
         due = f"high signal: {why}" if signal is Signal.HIGH else self.buffer.due(turns, now)
         if due is None:
             reason = f"buffered ({len(turns)}/{self.cfg.buffer.max_turns} turns): {obs.reason}"
-            self.ops.log("observe", action="BUFFER", reason=reason, path=cls_path, role=role,
-                         kind=obs.classification.kind, fallback=bool(fallbacks))
+            self.ops.log(
+                "observe",
+                action="BUFFER",
+                reason=reason,
+                path=cls_path,
+                role=role,
+                kind=obs.classification.kind,
+                fallback=bool(fallbacks),
+            )
             return [AddResult(None, Action.SKIP, (), reason)]
         return self.flush(user_id=user_id, session_id=session_id, reason=due)
 
@@ -207,8 +230,9 @@ class WritePipeline:
             "working_cleared": cleared,
             "box_sealed": sealed.id if sealed else None,
         }
-        self.ops.log("end_session", session_id=session_id, promoted=len(promoted), cleared=cleared,
-                     flushed=len(flushed))
+        self.ops.log(
+            "end_session", session_id=session_id, promoted=len(promoted), cleared=cleared, flushed=len(flushed)
+        )
         return report
 
     # formation ---------------------------------------------------------------------------
@@ -218,8 +242,7 @@ class WritePipeline:
         facts, _ = form_facts(item.content, now=at, cfg=self.cfg.formation, split=False)
         entities = extract_entities(item.content, limit=self.cfg.observer.max_entities)
         fallbacks: list[str] = []
-        kind, cls_path = self._classify(item.content, classify(item.content, entities, self.cfg.observer),
-                                        fallbacks)
+        kind, cls_path = self._classify(item.content, classify(item.content, entities, self.cfg.observer), fallbacks)
         out = []
         for fact in facts:
             cand = self._candidate(fact, kind.kind, 1.0, item, path="heuristic")
@@ -230,23 +253,35 @@ class WritePipeline:
             out.append(cand)
         return out
 
-    def _candidate(self, fact: FormedFact, kind: str, confidence: float, item: PreparedItem, *,
-                   path: str) -> Candidate:
+    def _candidate(self, fact: FormedFact, kind: str, confidence: float, item: PreparedItem, *, path: str) -> Candidate:
         category = category_of(kind, fact.text, foresight=fact.foresight)
         return Candidate(
-            text=fact.text, user_id=item.user_id, agent_id=item.agent_id, session_id=item.session_id,
-            metadata=dict(item.metadata), when=item.when, source=item.source or "interaction",
-            category=category, confidence=confidence, emotion=detect_emotion(fact.text),
+            text=fact.text,
+            user_id=item.user_id,
+            agent_id=item.agent_id,
+            session_id=item.session_id,
+            metadata=dict(item.metadata),
+            when=item.when,
+            source=item.source or "interaction",
+            category=category,
+            confidence=confidence,
+            emotion=detect_emotion(fact.text),
             entities=fact.entities or entity_uris(fact.text, limit=self.cfg.observer.max_entities),
-            temporal_type=fact.temporal_type, valid_until=fact.valid_until, path=path,
+            temporal_type=fact.temporal_type,
+            valid_until=fact.valid_until,
+            path=path,
             decisions={"formation": path, "category": category},
         )
 
-    def _extract(self, turns: list[Turn], *, user_id: str | None, session_id: str | None,
-                 reason: str) -> list[Candidate]:
+    def _extract(
+        self, turns: list[Turn], *, user_id: str | None, session_id: str | None, reason: str
+    ) -> list[Candidate]:
         fallbacks = [stage for t in turns for stage in t.fallbacks]
-        facts, _ = self._ask("formation", lambda llm: llm_stages.extract_facts(
-            llm, [(t.subject, t.text, t.when) for t in turns], limit=self._limit), fallbacks)
+        facts, _ = self._ask(
+            "formation",
+            lambda llm: llm_stages.extract_facts(llm, [(t.subject, t.text, t.when) for t in turns], limit=self._limit),
+            fallbacks,
+        )
         if facts is not None:
             last = turns[-1]
             item = self._turn_item(last, user_id, session_id)
@@ -255,22 +290,24 @@ class WritePipeline:
                 cand.fact_confidence = conf
                 cand.verbatim = _source_turn(cand.text, turns)
                 # the category is the extraction's: classified by the LLM
-                cand.decisions.update(extracted=reason, classification="llm",
-                                      fallbacks=list(dict.fromkeys(fallbacks)))
+                cand.decisions.update(extracted=reason, classification="llm", fallbacks=list(dict.fromkeys(fallbacks)))
             return out_llm
         out: list[Candidate] = []
         last_entity: str | None = None
         for turn in turns:
-            facts_h, last_entity = form_facts(turn.text, now=turn.when, cfg=self.cfg.formation,
-                                              last_entity=last_entity, subject=turn.subject)
+            facts_h, last_entity = form_facts(
+                turn.text, now=turn.when, cfg=self.cfg.formation, last_entity=last_entity, subject=turn.subject
+            )
             item = self._turn_item(turn, user_id, session_id)
             floor = self.cfg.observer.source_confidence_floor
             for fact in facts_h:
-                cand = self._candidate(fact, turn.kind, floor + (1 - floor) * turn.confidence, item,
-                                       path="heuristic")
+                cand = self._candidate(fact, turn.kind, floor + (1 - floor) * turn.confidence, item, path="heuristic")
                 cand.verbatim = turn.raw or turn.text
-                cand.decisions.update(extracted=reason, classification=turn.classified_by,
-                                      fallbacks=list(dict.fromkeys([*turn.fallbacks, *fallbacks])))
+                cand.decisions.update(
+                    extracted=reason,
+                    classification=turn.classified_by,
+                    fallbacks=list(dict.fromkeys([*turn.fallbacks, *fallbacks])),
+                )
                 out.append(cand)
         return out
 
@@ -279,9 +316,15 @@ class WritePipeline:
         meta = {k: v for k, v in turn.metadata.items() if k != "agent_id"}
         meta.setdefault("role", turn.role)
         agent = turn.metadata.get("agent_id")
-        return PreparedItem(content=turn.text, user_id=user_id, agent_id=agent if isinstance(agent, str) else None,
-                            session_id=session_id, metadata=meta, when=turn.when,
-                            source="ai" if turn.role == "assistant" else "interaction")
+        return PreparedItem(
+            content=turn.text,
+            user_id=user_id,
+            agent_id=agent if isinstance(agent, str) else None,
+            session_id=session_id,
+            metadata=meta,
+            when=turn.when,
+            source="ai" if turn.role == "assistant" else "interaction",
+        )
 
     # the gate and the writes -------------------------------------------------------------
     def write(self, candidates: Sequence[Candidate]) -> list[AddResult]:
@@ -301,10 +344,10 @@ class WritePipeline:
         flt = MemoryFilter(user_id=cand.user_id, agent_id=cand.agent_id)
         dup = self.store.find_by_hash(flt, content_hash(cand.text))
         if dup is not None:
-            return self._log(AddResult(dup.id, Action.SKIP, (dup.id,), "duplicate content (content hash)"), cand,
-                             dup)
-        emotion, cand.decisions["emotion"] = self._ask("emotion", lambda llm: llm_stages.detect_emotion(
-            llm, cand.text, limit=self._limit), _fallbacks(cand))
+            return self._log(AddResult(dup.id, Action.SKIP, (dup.id,), "duplicate content (content hash)"), cand, dup)
+        emotion, cand.decisions["emotion"] = self._ask(
+            "emotion", lambda llm: llm_stages.detect_emotion(llm, cand.text, limit=self._limit), _fallbacks(cand)
+        )
         if emotion is not None:
             cand.emotion = emotion
         if cand.vector is None:
@@ -314,13 +357,17 @@ class WritePipeline:
             importance, channels, surprise = self._importance(cand, neighbours)
             cand.importance = importance
             decision = self._decide(cand, neighbours, importance)
-            cand.decisions.update(gate=decision.path, similarity=decision.similarity, priority=priority_level(
-                importance=importance, cfg=self.settings.dynamics.importance))
+            cand.decisions.update(
+                gate=decision.path,
+                similarity=decision.similarity,
+                priority=priority_level(importance=importance, cfg=self.settings.dynamics.importance),
+            )
             action = decision.action
             if action is Action.SKIP:
                 tid = decision.target.id if decision.target else None
-                return self._log(AddResult(tid, Action.SKIP, (tid,) if tid else (), decision.reason), cand,
-                                 decision.target)
+                return self._log(
+                    AddResult(tid, Action.SKIP, (tid,) if tid else (), decision.reason), cand, decision.target
+                )
             try:
                 if action is Action.REINFORCE and decision.target is not None:
                     result = self._reinforce(decision.target, decision, cand)
@@ -349,8 +396,18 @@ class WritePipeline:
             self._supersede(decision.target, rec, decision)
             return rec.id, decision.target.id
         if decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
-            self._add_relations([Relation(rec.id, decision.target.id, RelationType.CONTRADICTS,
-                                          created_at=rec.created_at, metadata={"path": decision.path})], rec.user_id)
+            self._add_relations(
+                [
+                    Relation(
+                        rec.id,
+                        decision.target.id,
+                        RelationType.CONTRADICTS,
+                        created_at=rec.created_at,
+                        metadata={"path": decision.path},
+                    )
+                ],
+                rec.user_id,
+            )
             if decision.target.immutable:  # a truth anchor wins: the statement against it is disputed
                 self._dispute(rec, f"contradicts the immutable memory {decision.target.id}")
         return (rec.id,)
@@ -370,8 +427,11 @@ class WritePipeline:
             queries.append(" ".join(sorted({s for c in statement.clauses for s in c.stems | c.subject_words})))
         try:
             for query in queries:
-                lexical += [h.id for h in self.store.text_search(query, flt, gcfg.update_candidates)
-                            if h.id not in sims and h.id not in lexical]
+                lexical += [
+                    h.id
+                    for h in self.store.text_search(query, flt, gcfg.update_candidates)
+                    if h.id not in sims and h.id not in lexical
+                ]
         except StoreError:
             pass  # full text unavailable: the neighbours by meaning alone
         records = self.store.get([*sims, *lexical])
@@ -381,8 +441,11 @@ class WritePipeline:
                 sims[mid] = float(rec.embedding @ cand.vector)
         # what the dream cycle wrote (summaries, themes, cards) is derived from observations: a new
         # observation is gated against observations, never merged into a derived memory
-        out = [gate.Neighbour(records[mid], sim) for mid, sim in sims.items()
-               if mid in records and records[mid].write_source != "dream"]
+        out = [
+            gate.Neighbour(records[mid], sim)
+            for mid, sim in sims.items()
+            if mid in records and records[mid].write_source != "dream"
+        ]
         return sorted(out, key=lambda n: (-n.similarity, n.record.id))
 
     def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
@@ -390,13 +453,20 @@ class WritePipeline:
         # the surprise centre (a cosine distance set for API embedders, whose novel-memory threshold is 0.70) moves
         # with this embedder's threshold for a novel memory, as every similarity threshold does
         shift = self.cfg.gate.profile("api").create_below - self.profile.create_below
-        s = surprise_mod.surprise(neighbour_similarities=[n.similarity for n in neighbours], cfg=icfg,
-                                  center_shift=shift)
+        s = surprise_mod.surprise(
+            neighbour_similarities=[n.similarity for n in neighbours], cfg=icfg, center_shift=shift
+        )
         channels = {
             "novelty": round(s.surprise, 6),
             "arousal": cand.emotion.arousal,
-            "reward": round(learned_reward(_REWARD.get(cand.category, 0.5), neighbours[:icfg.surprise_k],
-                                           neutral=self.settings.dynamics.utility.prior), 6),
+            "reward": round(
+                learned_reward(
+                    _REWARD.get(cand.category, 0.5),
+                    neighbours[: icfg.surprise_k],
+                    neutral=self.settings.dynamics.utility.prior,
+                ),
+                6,
+            ),
             "attention": round(self._attention(cand), 6),
         }
         # the encoding boost: emotion deepens encoding (a neutral memory ×1.0, up to ×1.3). The layered-memory
@@ -405,12 +475,19 @@ class WritePipeline:
         # archival rule's nine-factor importance applies the adjustment to its base (dynamics.importance)
         boost = encoding_boost_of(arousal=cand.emotion.arousal, valence=cand.emotion.valence, cfg=icfg)
         encoded = channel_importance(**channels, cfg=icfg, boost=boost)
-        cand.decisions["importance"] = {"channels": round(channel_importance(**channels, cfg=icfg), 6),
-                                        "encoding_boost": round(boost, 6), "surprise": round(s.surprise, 6),
-                                        "surprise_adjustment": round(s.modifier, 6),
-                                        "duplicate": s.is_duplicate, "importance": round(encoded, 6)}
-        return encoded, {**channels, "encoding_boost": round(boost, 6), "surprise_adjustment": round(s.modifier, 6)}, \
-            s.surprise
+        cand.decisions["importance"] = {
+            "channels": round(channel_importance(**channels, cfg=icfg), 6),
+            "encoding_boost": round(boost, 6),
+            "surprise": round(s.surprise, 6),
+            "surprise_adjustment": round(s.modifier, 6),
+            "duplicate": s.is_duplicate,
+            "importance": round(encoded, 6),
+        }
+        return (
+            encoded,
+            {**channels, "encoding_boost": round(boost, 6), "surprise_adjustment": round(s.modifier, 6)},
+            s.surprise,
+        )
 
     def _attention(self, cand: Candidate) -> float:
         """The attention channel: how surely the observer read the text (its confidence), raised by its
@@ -430,9 +507,15 @@ class WritePipeline:
 
     def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
-        decision = gate.decide(cand.text, neighbours, importance=importance,
-                               correction=cand.category == "correction", profile=self.profile, cfg=self.cfg.gate,
-                               speaker=speaker)
+        decision = gate.decide(
+            cand.text,
+            neighbours,
+            importance=importance,
+            correction=cand.category == "correction",
+            profile=self.profile,
+            cfg=self.cfg.gate,
+            speaker=speaker,
+        )
         if decision.checked:
             best = max(decision.checked, key=lambda c: (c.score, c.similarity))
             cand.decisions["update_check"] = {"checked": len(decision.checked), "best": best.to_dict()}
@@ -440,8 +523,14 @@ class WritePipeline:
             return decision
         return self._llm_update(cand, neighbours, importance, decision, speaker)
 
-    def _llm_update(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float,
-                    decision: gate.GateDecision, speaker: str | None) -> gate.GateDecision:
+    def _llm_update(
+        self,
+        cand: Candidate,
+        neighbours: list[gate.Neighbour],
+        importance: float,
+        decision: gate.GateDecision,
+        speaker: str | None,
+    ) -> gate.GateDecision:
         """LLM-checked knowledge update: the LLM reads the memory the heuristic would supersede — or, when
         it found none, the nearest candidates with any evidence — against the new text, and its verdict
         (with its reason) wins. Without a valid answer the heuristic decision stands."""
@@ -450,8 +539,11 @@ class WritePipeline:
             order = [by_id[decision.target.id]] if decision.target.id in by_id else []
         else:
             ranked = sorted(decision.checked, key=lambda c: (-c.score, -c.similarity))
-            order = [by_id[c.id] for c in ranked if c.id in by_id and
-                     (c.score > 0 or c.similarity >= self.profile.change_min)][: self.cfg.gate.llm_update_candidates]
+            order = [
+                by_id[c.id]
+                for c in ranked
+                if c.id in by_id and (c.score > 0 or c.similarity >= self.profile.change_min)
+            ][: self.cfg.gate.llm_update_candidates]
         for n in order:
             target = n.record
 
@@ -463,26 +555,57 @@ class WritePipeline:
                 return decision  # no valid answer: the heuristic verdict stands
             updates_it, why = answer
             cand.decisions.setdefault("llm_verdicts", []).append(
-                {"id": target.id, "updates": updates_it, "reason": why[:300]})
+                {"id": target.id, "updates": updates_it, "reason": why[:300]}
+            )
             if updates_it:
                 reason = f"updates {target.id} (llm, similarity {n.similarity:.3f}): {why}"
                 if target.immutable:
-                    return gate.GateDecision(Action.CREATE, target, n.similarity,
-                                             f"contradicts an immutable memory: created beside it; {reason}", "llm")
+                    return gate.GateDecision(
+                        Action.CREATE,
+                        target,
+                        n.similarity,
+                        f"contradicts an immutable memory: created beside it; {reason}",
+                        "llm",
+                    )
                 if gate.other_speaker(target, speaker):
-                    return gate.GateDecision(Action.CREATE, target, n.similarity,
-                                             f"contradicts {target.id}, said by another speaker (llm): created "
-                                             f"beside it; {reason}", "llm")
+                    return gate.GateDecision(
+                        Action.CREATE,
+                        target,
+                        n.similarity,
+                        f"contradicts {target.id}, said by another speaker (llm): created beside it; {reason}",
+                        "llm",
+                    )
                 return gate.GateDecision(Action.SUPERSEDE, target, n.similarity, reason, "llm", decision.checked)
-        if decision.action is Action.SUPERSEDE or (decision.action is Action.CREATE and decision.target is not None
-                                                   and "contradicts" in decision.reason):
+        if decision.action is Action.SUPERSEDE or (
+            decision.action is Action.CREATE and decision.target is not None and "contradicts" in decision.reason
+        ):
             # the LLM's verdict wins: decide again on similarity alone
-            fallback = gate.decide(cand.text, neighbours, importance=importance, correction=False,
-                                   profile=self.profile, cfg=self.cfg.gate, contradiction=False, speaker=speaker)
-            return gate.GateDecision(fallback.action, fallback.target, fallback.similarity,
-                                     fallback.reason + " (llm: no update)", "llm", decision.checked)
-        return gate.GateDecision(decision.action, decision.target, decision.similarity,
-                                 decision.reason + (" (llm: no update)" if order else ""), "llm", decision.checked)
+            fallback = gate.decide(
+                cand.text,
+                neighbours,
+                importance=importance,
+                correction=False,
+                profile=self.profile,
+                cfg=self.cfg.gate,
+                contradiction=False,
+                speaker=speaker,
+            )
+            return gate.GateDecision(
+                fallback.action,
+                fallback.target,
+                fallback.similarity,
+                fallback.reason + " (llm: no update)",
+                "llm",
+                decision.checked,
+            )
+        return gate.GateDecision(
+            decision.action,
+            decision.target,
+            decision.similarity,
+            decision.reason + (" (llm: no update)" if order else ""),
+            "llm",
+            decision.checked,
+        )
 
     # LLM-primary stages with their heuristic fallbacks ---------------------------------------
     def _ask(self, stage: str, call: Callable[[ChatJSON], _T | None], fallbacks: list[str]) -> tuple[_T | None, str]:
@@ -500,8 +623,9 @@ class WritePipeline:
 
     def _classify(self, text: str, heuristic: Classification, fallbacks: list[str]) -> tuple[Classification, str]:
         """Observer classification: the LLM's type and confidence, else the pattern scoring."""
-        answer, path = self._ask("observer", lambda llm: llm_stages.classify_message(llm, text, limit=self._limit),
-                                 fallbacks)
+        answer, path = self._ask(
+            "observer", lambda llm: llm_stages.classify_message(llm, text, limit=self._limit), fallbacks
+        )
         if answer is None:
             return heuristic, path
         kind, confidence = answer
@@ -516,32 +640,61 @@ class WritePipeline:
     def _topic(self, rec: MemoryRecord, cand: Candidate) -> list[str]:
         """Box topic: entity names plus the LLM's topic words, else the longest informative words."""
         limit = self.cfg.boxes.max_topics
-        words, cand.decisions["box_topics"] = self._ask("topics", lambda llm: llm_stages.box_topics(
-            llm, rec.content, max_topics=limit, limit=self._limit), _fallbacks(cand))
+        words, cand.decisions["box_topics"] = self._ask(
+            "topics",
+            lambda llm: llm_stages.box_topics(llm, rec.content, max_topics=limit, limit=self._limit),
+            _fallbacks(cand),
+        )
         if words is None:
             return topic_words(rec.content, entities=rec.entities, limit=limit)
         names = [e.rsplit("/", 1)[-1] for e in rec.entities]
         return list(dict.fromkeys([*names, *words]))[:limit]
 
     # actions -----------------------------------------------------------------------------
-    def _create(self, cand: Candidate, importance: float, channels: dict[str, float], surprise: float,
-                decision: gate.GateDecision) -> MemoryRecord:
+    def _create(
+        self,
+        cand: Candidate,
+        importance: float,
+        channels: dict[str, float],
+        surprise: float,
+        decision: gate.GateDecision,
+    ) -> MemoryRecord:
         now = self.now()
         kind, kind_rule = memory_kind(cand.text, category=cand.category, tags=cand.metadata.get("tags", ()) or ())
         cand.decisions["memory_kind"] = kind_rule
         rec = MemoryRecord(
-            content=cand.text, user_id=cand.user_id, agent_id=cand.agent_id, session_id=cand.session_id,
-            instance_id=self.settings.instance_id, layer=Layer.WORKING, embedding=cand.vector,
-            category=cand.category, memory_kind=kind, temporal_type=cand.temporal_type, entities=cand.entities,
-            importance=importance, importance_channels=channels, surprise=surprise,
-            emotion_valence=cand.emotion.valence, emotion_arousal=cand.emotion.arousal,
-            emotion_label=cand.emotion.label, source=cand.source, source_confidence=cand.confidence,
-            confidence=cand.fact_confidence, write_source=cand.write_source, data_source=cand.data_source,
-            metadata=cand.metadata, valid_from=cand.when or now, valid_until=cand.valid_until,
+            content=cand.text,
+            user_id=cand.user_id,
+            agent_id=cand.agent_id,
+            session_id=cand.session_id,
+            instance_id=self.settings.instance_id,
+            layer=Layer.WORKING,
+            embedding=cand.vector,
+            category=cand.category,
+            memory_kind=kind,
+            temporal_type=cand.temporal_type,
+            entities=cand.entities,
+            importance=importance,
+            importance_channels=channels,
+            surprise=surprise,
+            emotion_valence=cand.emotion.valence,
+            emotion_arousal=cand.emotion.arousal,
+            emotion_label=cand.emotion.label,
+            source=cand.source,
+            source_confidence=cand.confidence,
+            confidence=cand.fact_confidence,
+            write_source=cand.write_source,
+            data_source=cand.data_source,
+            metadata=cand.metadata,
+            valid_from=cand.when or now,
+            valid_until=cand.valid_until,
             inputs=[_input(cand, "CREATE", now)],
-            recorded_at=now, created_at=now, updated_at=now,
-            sub_tier=episodic_sub_tier(data_source=cand.data_source, write_source=cand.write_source,
-                                       source=cand.source),
+            recorded_at=now,
+            created_at=now,
+            updated_at=now,
+            sub_tier=episodic_sub_tier(
+                data_source=cand.data_source, write_source=cand.write_source, source=cand.source
+            ),
         )
         for key, value in initial_values(rec, now=now, cfg=self.settings.dynamics).items():
             setattr(rec, key, value)
@@ -551,15 +704,24 @@ class WritePipeline:
         rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
         pc = self.cfg.policy
         if pc.artifacts and policy.artifact_eligible(
-                category=rec.category, confidence=cand.confidence, importance=importance, stored=rec.content,
-                verbatim=cand.verbatim, categories=pc.artifact_categories, min_confidence=pc.artifact_min_confidence,
-                min_importance=pc.artifact_min_importance):
+            category=rec.category,
+            confidence=cand.confidence,
+            importance=importance,
+            stored=rec.content,
+            verbatim=cand.verbatim,
+            categories=pc.artifact_categories,
+            min_confidence=pc.artifact_min_confidence,
+            min_importance=pc.artifact_min_importance,
+        ):
             assert cand.verbatim is not None
-            rec.metadata = {**rec.metadata, ARTIFACT: {"verbatim": cand.verbatim[:pc.artifact_max_chars],
-                                                         "at": now.isoformat()}}
+            rec.metadata = {
+                **rec.metadata,
+                ARTIFACT: {"verbatim": cand.verbatim[: pc.artifact_max_chars], "at": now.isoformat()},
+            }
             cand.decisions["artifact"] = "verbatim words kept"
         rec.box_id, box_note = self.boxes.assign(
-            user_id=rec.user_id, session_id=rec.session_id, now=now, topic=self._topic(rec, cand))
+            user_id=rec.user_id, session_id=rec.session_id, now=now, topic=self._topic(rec, cand)
+        )
         cand.decisions["box"] = box_note
         self.store.insert([rec])
         self._history(rec.id, "created", decision.reason, cand, action=decision.action.value)
@@ -582,16 +744,23 @@ class WritePipeline:
 
     def _update(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
         now = self.now()
-        merged, path = self._ask("synthesis", lambda llm: llm_stages.merge(
-            llm, target.content, cand.text, limit=self._limit), _fallbacks(cand))
+        merged, path = self._ask(
+            "synthesis",
+            lambda llm: llm_stages.merge(llm, target.content, cand.text, limit=self._limit),
+            _fallbacks(cand),
+        )
         if merged is None:
-            merged = synthesis.heuristic_merge(target.content, cand.text,
-                                               max_chars=self.settings.limits.max_content_bytes // 4)
+            merged = synthesis.heuristic_merge(
+                target.content, cand.text, max_chars=self.settings.limits.max_content_bytes // 4
+            )
         cand.decisions["synthesis"] = path
         changes: dict[str, Any] = {
-            "content": merged, "content_hash": content_hash(merged), "embedding": self.embed([merged])[0],
+            "content": merged,
+            "content_hash": content_hash(merged),
+            "embedding": self.embed([merged])[0],
             "entities": list(dict.fromkeys([*target.entities, *cand.entities]))[: self.cfg.observer.max_entities],
-            "access_count": target.access_count + 1, "updated_at": now,
+            "access_count": target.access_count + 1,
+            "updated_at": now,
             "inputs": [*target.inputs, _input(cand, "UPDATE", now)],
         }
         self.store.update_fields(target.id, changes, expected_version=target.version)
@@ -600,13 +769,32 @@ class WritePipeline:
 
     def _supersede(self, old: MemoryRecord, new: MemoryRecord, decision: gate.GateDecision) -> None:
         now = self.now()
-        self.store.update_fields(old.id, {"status": Status.SUPERSEDED, "valid_until": old.valid_until or now,
-                                          "superseded_by": new.id, "updated_at": now})
-        self._add_relations([Relation(new.id, old.id, RelationType.SUPERSEDES, created_at=now,
-                                      metadata={"path": decision.path})], new.user_id)
+        self.store.update_fields(
+            old.id,
+            {
+                "status": Status.SUPERSEDED,
+                "valid_until": old.valid_until or now,
+                "superseded_by": new.id,
+                "updated_at": now,
+            },
+        )
+        self._add_relations(
+            [Relation(new.id, old.id, RelationType.SUPERSEDES, created_at=now, metadata={"path": decision.path})],
+            new.user_id,
+        )
         self._dispute_edges(old.id)
-        self.store.add_history([HistoryEvent(old.id, "superseded", now, reason=decision.reason, actor="write",
-                                             data={"by": new.id, "path": decision.path})])
+        self.store.add_history(
+            [
+                HistoryEvent(
+                    old.id,
+                    "superseded",
+                    now,
+                    reason=decision.reason,
+                    actor="write",
+                    data={"by": new.id, "path": decision.path},
+                )
+            ]
+        )
 
     # after a create: tags, relations, retroactive strengthening, working memory ------------------
     def _after_create(self, rec: MemoryRecord, cand: Candidate, neighbours: list[gate.Neighbour]) -> None:
@@ -614,8 +802,9 @@ class WritePipeline:
         self._relations(rec, [n.record for n in neighbours if n.record.id != rec.id], _fallbacks(cand))
         self._retroactive(rec, neighbours)
         if rec.session_id is not None:
-            gone = self.working.add(session_key(rec.user_id, rec.session_id), rec.id,
-                                    importance=rec.importance, now=rec.created_at)
+            gone = self.working.add(
+                session_key(rec.user_id, rec.session_id), rec.id, importance=rec.importance, now=rec.created_at
+            )
             if gone:
                 self.ops.log("working_memory", evicted=gone, session_id=rec.session_id)
 
@@ -632,18 +821,32 @@ class WritePipeline:
 
     def _capture(self, key: str, strong: MemoryRecord, now: datetime) -> None:
         tcfg = self.settings.dynamics.tagging
-        tags = [t for t in self.store.active_tags(key, now)
-                if captures(tagged_at=t.tagged_at, strong_at=now, strong_importance=strong.importance,
-                            same_session=True, cfg=tcfg)]
+        tags = [
+            t
+            for t in self.store.active_tags(key, now)
+            if captures(
+                tagged_at=t.tagged_at, strong_at=now, strong_importance=strong.importance, same_session=True, cfg=tcfg
+            )
+        ]
         if not tags:
             return
         records = self.store.get([t.memory_id for t in tags])
         for rec in records.values():
             self.store.update_fields(rec.id, {"stability": captured_stability(stability=rec.stability, cfg=tcfg)})
         self.store.capture_tags(key, list(records))
-        self.store.add_history([HistoryEvent(mid, "captured", now, reason=f"captured by strong memory {strong.id}",
-                                             actor="write", data={"path": "heuristic", "by": strong.id})
-                                for mid in records])
+        self.store.add_history(
+            [
+                HistoryEvent(
+                    mid,
+                    "captured",
+                    now,
+                    reason=f"captured by strong memory {strong.id}",
+                    actor="write",
+                    data={"path": "heuristic", "by": strong.id},
+                )
+                for mid in records
+            ]
+        )
         self.ops.log("synaptic_capture", by=strong.id, captured=list(records))
 
     def _relations(self, rec: MemoryRecord, others: list[MemoryRecord], fallbacks: list[str]) -> None:
@@ -653,13 +856,24 @@ class WritePipeline:
         reinforcement) instead of being dropped as a duplicate."""
         if not others:
             return
-        answer, path = self._ask("relations", lambda llm: llm_stages.relations(
-            llm, rec.content, [o.content for o in others], limit=self._limit), fallbacks)
+        answer, path = self._ask(
+            "relations",
+            lambda llm: llm_stages.relations(llm, rec.content, [o.content for o in others], limit=self._limit),
+            fallbacks,
+        )
         found = None
         if answer is not None:
-            found = [Relation(rec.id, others[i].id, t, confidence=c, created_at=self.now(),
-                              metadata={"path": "llm", relations.VERIFICATION: relations.INFERRED})
-                     for i, t, c in answer]
+            found = [
+                Relation(
+                    rec.id,
+                    others[i].id,
+                    t,
+                    confidence=c,
+                    created_at=self.now(),
+                    metadata={"path": "llm", relations.VERIFICATION: relations.INFERRED},
+                )
+                for i, t, c in answer
+            ]
         if found is None:
             found = relations.detect(rec, others, self.cfg.relations)
             for r in found:
@@ -670,8 +884,12 @@ class WritePipeline:
             now = self.now()
             lc = self.settings.dynamics.lifecycle
             self.store.update_relations([(r.id, relations.reinforced(r, now=now, cfg=lc)) for r in again])
-            self.ops.log("relations_reinforced", id=rec.id, path=path,
-                         reinforced=[(r.src_id, r.dst_id, r.type.value) for r in again])
+            self.ops.log(
+                "relations_reinforced",
+                id=rec.id,
+                path=path,
+                reinforced=[(r.src_id, r.dst_id, r.type.value) for r in again],
+            )
         if fresh:
             self._add_relations(fresh, rec.user_id)
             self.ops.log("relations", id=rec.id, path=path, added=[(r.dst_id, r.type.value) for r in fresh])
@@ -682,25 +900,35 @@ class WritePipeline:
         current = self.store.get([target_id]).get(target_id)
         if current is None:
             return
-        self._relations(current, [n.record for n in neighbours if n.record.id != target_id
-                                  and n.record.status is Status.ACTIVE], _fallbacks(cand))
+        self._relations(
+            current,
+            [n.record for n in neighbours if n.record.id != target_id and n.record.status is Status.ACTIVE],
+            _fallbacks(cand),
+        )
 
     def _dispute_edges(self, memory_id: str) -> None:
         """The prunable edges out of a contradicted memory become ``disputed``: pruned first."""
-        rels = [r for r in self.store.relations([memory_id], direction="out", types=relations.prunable_types(
-            self.cfg.relations)) if relations.verification(r) != relations.DISPUTED]
+        rels = [
+            r
+            for r in self.store.relations(
+                [memory_id], direction="out", types=relations.prunable_types(self.cfg.relations)
+            )
+            if relations.verification(r) != relations.DISPUTED
+        ]
         if rels:
             disputed = relations.DISPUTED
-            self.store.update_relations([(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: disputed}})
-                                         for r in rels])
+            self.store.update_relations(
+                [(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: disputed}}) for r in rels]
+            )
 
     def _dispute(self, rec: MemoryRecord, reason: str) -> None:
         """Mark a memory ``disputed`` (its verification state), with a history event."""
         now = self.now()
         self.store.update_fields(rec.id, {"verification_state": "disputed", "updated_at": now})
         self._dispute_edges(rec.id)
-        self.store.add_history([HistoryEvent(rec.id, "disputed", now, reason=reason, actor="write",
-                                             data={"path": "heuristic"})])
+        self.store.add_history(
+            [HistoryEvent(rec.id, "disputed", now, reason=reason, actor="write", data={"path": "heuristic"})]
+        )
 
     def _add_relations(self, rels: list[Relation], user_id: str | None) -> None:
         """Store relations, then the Cognitive Memory design's pruning check: only an addition can cross its threshold,
@@ -708,9 +936,21 @@ class WritePipeline:
         self.store.add_relations(rels)
         if rels and self.cfg.policy.telemetry:
             now = self.now()
-            self.store.log_actions([ActionEvent(policy.PolicyAction.LINK_GRAPH.value, "LINKED", now, user_id=user_id,
-                                                memory_id=r.src_id, confidence=float(r.confidence),
-                                                lifecycle_state="active", source="extraction") for r in rels])
+            self.store.log_actions(
+                [
+                    ActionEvent(
+                        policy.PolicyAction.LINK_GRAPH.value,
+                        "LINKED",
+                        now,
+                        user_id=user_id,
+                        memory_id=r.src_id,
+                        confidence=float(r.confidence),
+                        lifecycle_state="active",
+                        source="extraction",
+                    )
+                    for r in rels
+                ]
+            )
         self._prune_relations(user_id)
 
     def _prune_relations(self, user_id: str | None) -> None:
@@ -726,17 +966,43 @@ class WritePipeline:
             if old.id == rec.id or old.status is not Status.ACTIVE:
                 continue
             changes = energy_mod.retroactive_update(
-                energy=old.energy, updated_at=old.energy_updated_at or old.created_at, now=now, layer=old.layer,
-                similarity=n.similarity, reinforcement_count=old.reinforcement_count, cfg=ecfg)
+                energy=old.energy,
+                updated_at=old.energy_updated_at or old.created_at,
+                now=now,
+                layer=old.layer,
+                similarity=n.similarity,
+                reinforcement_count=old.reinforcement_count,
+                cfg=ecfg,
+            )
             if not changes:
                 continue
             self.store.update_fields(old.id, changes)
-            self._add_relations([Relation(rec.id, old.id, RelationType.REINFORCES, confidence=n.similarity,
-                                          weight=n.similarity, created_at=now, metadata={"path": "heuristic"})],
-                                rec.user_id)
-            self.store.add_history([HistoryEvent(old.id, "reinforced", now, actor="write",
-                                                 reason=f"retroactive strengthening by {rec.id}",
-                                                 data={"similarity": round(n.similarity, 6), "path": "heuristic"})])
+            self._add_relations(
+                [
+                    Relation(
+                        rec.id,
+                        old.id,
+                        RelationType.REINFORCES,
+                        confidence=n.similarity,
+                        weight=n.similarity,
+                        created_at=now,
+                        metadata={"path": "heuristic"},
+                    )
+                ],
+                rec.user_id,
+            )
+            self.store.add_history(
+                [
+                    HistoryEvent(
+                        old.id,
+                        "reinforced",
+                        now,
+                        actor="write",
+                        reason=f"retroactive strengthening by {rec.id}",
+                        data={"similarity": round(n.similarity, 6), "path": "heuristic"},
+                    )
+                ]
+            )
 
     # session end ---------------------------------------------------------------------------
     def _session_end_promotion(self, user_id: str | None, session_id: str, now: datetime) -> list[str]:
@@ -749,8 +1015,18 @@ class WritePipeline:
                     continue
                 layer, rule = move
                 self.store.update_fields(rec.id, {"layer": layer, "updated_at": now})
-                self.store.add_history([HistoryEvent(rec.id, "promoted", now, reason=rule, actor="end_session",
-                                                     data={"from": rec.layer.value, "to": layer.value})])
+                self.store.add_history(
+                    [
+                        HistoryEvent(
+                            rec.id,
+                            "promoted",
+                            now,
+                            reason=rule,
+                            actor="end_session",
+                            data={"from": rec.layer.value, "to": layer.value},
+                        )
+                    ]
+                )
                 promoted.append(rec.id)
         return promoted
 
@@ -764,28 +1040,53 @@ class WritePipeline:
             if rec.layer is not Layer.WORKING or rec.status is not Status.ACTIVE:
                 continue
             self.store.update_fields(rec.id, {"layer": Layer.EPISODIC, "updated_at": now})
-            self.store.add_history([HistoryEvent(
-                rec.id, "promoted", now, actor="end_session", reason="working-memory promotion candidate at session "
-                f"end (accessed >= {wcfg.promote_accesses} times or importance >= {wcfg.promote_importance})",
-                data={"from": Layer.WORKING.value, "to": Layer.EPISODIC.value, "path": "heuristic"})])
+            self.store.add_history(
+                [
+                    HistoryEvent(
+                        rec.id,
+                        "promoted",
+                        now,
+                        actor="end_session",
+                        reason="working-memory promotion candidate at session "
+                        f"end (accessed >= {wcfg.promote_accesses} times or importance >= {wcfg.promote_importance})",
+                        data={"from": Layer.WORKING.value, "to": Layer.EPISODIC.value, "path": "heuristic"},
+                    )
+                ]
+            )
             promoted.append(rec.id)
         return promoted
 
     # records -----------------------------------------------------------------------------
     def _history(self, memory_id: str, event: str, reason: str, cand: Candidate, **data: Any) -> None:
         payload = {"path": cand.path, **{k: v for k, v in cand.decisions.items() if v is not None and v != []}, **data}
-        self.store.add_history([HistoryEvent(memory_id, event, self.now(), reason=reason, actor="write",
-                                             data=payload)])
+        self.store.add_history([HistoryEvent(memory_id, event, self.now(), reason=reason, actor="write", data=payload)])
 
     def _discarded(self, user_id: str | None, agent_id: str | None, source: str) -> None:
         """Telemetry of a message the observer's filter dropped before any fact was formed."""
         if self.cfg.policy.telemetry:
-            self.store.log_actions([ActionEvent(policy.PolicyAction.DISCARD.value, "SKIP", self.now(),
-                                                user_id=user_id, agent_id=agent_id, source=source)])
+            self.store.log_actions(
+                [
+                    ActionEvent(
+                        policy.PolicyAction.DISCARD.value,
+                        "SKIP",
+                        self.now(),
+                        user_id=user_id,
+                        agent_id=agent_id,
+                        source=source,
+                    )
+                ]
+            )
 
     def _log(self, result: AddResult, cand: Candidate, rec: MemoryRecord | None = None) -> AddResult:
-        self.ops.log("write", action=result.action.value, id=result.id, reason=result.reason, path=cand.path,
-                     decisions=cand.decisions, fallback=bool(cand.decisions.get("fallbacks")))
+        self.ops.log(
+            "write",
+            action=result.action.value,
+            id=result.id,
+            reason=result.reason,
+            path=cand.path,
+            decisions=cand.decisions,
+            fallback=bool(cand.decisions.get("fallbacks")),
+        )
         if self.cfg.policy.telemetry:
             self.store.log_actions(action_events(result, cand, rec, self.now()))
         return result
@@ -799,14 +1100,35 @@ def action_events(result: AddResult, cand: Candidate, rec: MemoryRecord | None, 
     if action is None:
         return []
     created = rec is not None and result.action in (Action.CREATE, Action.SUPERSEDE)
-    ctx = policy.eligibility(confidence=cand.confidence,
-                             lifecycle_state=rec.lifecycle_state if rec is not None else "candidate",
-                             importance=cand.importance, write_source=cand.write_source)
-    events = [ActionEvent(action.value, result.action.value, now, user_id=cand.user_id, agent_id=cand.agent_id,
-                          memory_id=result.id, **ctx.to_dict())]
+    ctx = policy.eligibility(
+        confidence=cand.confidence,
+        lifecycle_state=rec.lifecycle_state if rec is not None else "candidate",
+        importance=cand.importance,
+        write_source=cand.write_source,
+    )
+    events = [
+        ActionEvent(
+            action.value,
+            result.action.value,
+            now,
+            user_id=cand.user_id,
+            agent_id=cand.agent_id,
+            memory_id=result.id,
+            **ctx.to_dict(),
+        )
+    ]
     if created and rec is not None and cand.decisions.get("artifact"):
-        events.append(ActionEvent(policy.PolicyAction.CREATE_ARTIFACT.value, "KEPT", now, user_id=cand.user_id,
-                                  agent_id=cand.agent_id, memory_id=rec.id, **ctx.to_dict()))
+        events.append(
+            ActionEvent(
+                policy.PolicyAction.CREATE_ARTIFACT.value,
+                "KEPT",
+                now,
+                user_id=cand.user_id,
+                agent_id=cand.agent_id,
+                memory_id=rec.id,
+                **ctx.to_dict(),
+            )
+        )
     return events
 
 
@@ -819,10 +1141,23 @@ def verbatim_actions(records: Sequence[MemoryRecord], results: Sequence[AddResul
         action = policy.action_for(result.action, rec.memory_kind.value)
         if action is None:
             continue
-        ctx = policy.eligibility(confidence=rec.source_confidence, lifecycle_state=rec.lifecycle_state,
-                                 importance=rec.importance, write_source=rec.write_source)
-        events.append(ActionEvent(action.value, result.action.value, now, user_id=rec.user_id, agent_id=rec.agent_id,
-                                  memory_id=rec.id, **ctx.to_dict()))
+        ctx = policy.eligibility(
+            confidence=rec.source_confidence,
+            lifecycle_state=rec.lifecycle_state,
+            importance=rec.importance,
+            write_source=rec.write_source,
+        )
+        events.append(
+            ActionEvent(
+                action.value,
+                result.action.value,
+                now,
+                user_id=rec.user_id,
+                agent_id=rec.agent_id,
+                memory_id=rec.id,
+                **ctx.to_dict(),
+            )
+        )
     return events
 
 
@@ -842,7 +1177,7 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
         return given.strip(), text
     match = _SPEAKER.match(text)
     if match:
-        return match.group(1).strip(), text[match.end():]
+        return match.group(1).strip(), text[match.end() :]
     return ("Assistant" if role == "assistant" else "User"), text
 
 

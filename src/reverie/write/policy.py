@@ -48,8 +48,14 @@ LIFECYCLE_STATES = ("active", "validated", "candidate", "stale", "archived")
 SOURCES = ("extraction", "consolidation", "replay", "manual", "unknown")
 _FIELDS = ("confidence", "lifecycle_state", "importance", "source")
 #: how a memory's ``write_source`` reads as a policy source
-_SOURCE_OF_WRITE = {"manual": "manual", "observer": "extraction", "dream": "consolidation", "import": "replay",
-                    "restore": "replay", "code_scan": "extraction"}
+_SOURCE_OF_WRITE = {
+    "manual": "manual",
+    "observer": "extraction",
+    "dream": "consolidation",
+    "import": "replay",
+    "restore": "replay",
+    "code_scan": "extraction",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +68,12 @@ class Eligibility:
     source: str = "unknown"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"confidence": self.confidence, "lifecycle_state": self.lifecycle_state,
-                "importance": self.importance, "source": self.source}
+        return {
+            "confidence": self.confidence,
+            "lifecycle_state": self.lifecycle_state,
+            "importance": self.importance,
+            "source": self.source,
+        }
 
 
 DEFAULT_ELIGIBILITY = Eligibility()
@@ -76,8 +86,9 @@ def validate_action(value: Any) -> PolicyAction:
             return PolicyAction(value)
         except ValueError:
             pass
-    raise InvalidInputError(f"unknown memory action {value!r}; expected one of "
-                            f"{', '.join(a.value for a in PolicyAction)}")
+    raise InvalidInputError(
+        f"unknown memory action {value!r}; expected one of {', '.join(a.value for a in PolicyAction)}"
+    )
 
 
 def parse_action(value: Any) -> PolicyAction:
@@ -89,8 +100,12 @@ def parse_action(value: Any) -> PolicyAction:
 
 
 def _unit(value: Any, name: str, problems: list[str]) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-            or not 0.0 <= value <= 1.0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0.0 <= value <= 1.0
+    ):
         problems.append(f"{name} must be a number in [0, 1], got {value!r}")
         return 0.0
     return float(value)
@@ -141,13 +156,18 @@ def lifecycle_of(state: str | None) -> str:
     return state if state in LIFECYCLE_STATES else "candidate"
 
 
-def eligibility(*, confidence: float, lifecycle_state: str | None, importance: float,
-                write_source: str | None) -> Eligibility:
+def eligibility(
+    *, confidence: float, lifecycle_state: str | None, importance: float, write_source: str | None
+) -> Eligibility:
     """The eligibility context of a write, from the values the write path has (clamped, fail-open)."""
-    return parse_eligibility({"confidence": min(1.0, max(0.0, float(confidence))),
-                              "lifecycle_state": lifecycle_of(lifecycle_state),
-                              "importance": min(1.0, max(0.0, float(importance))),
-                              "source": policy_source(write_source)})
+    return parse_eligibility(
+        {
+            "confidence": min(1.0, max(0.0, float(confidence))),
+            "lifecycle_state": lifecycle_of(lifecycle_state),
+            "importance": min(1.0, max(0.0, float(importance))),
+            "source": policy_source(write_source),
+        }
+    )
 
 
 def action_for(outcome: Action, kind: str | None) -> PolicyAction | None:
@@ -163,9 +183,17 @@ def action_for(outcome: Action, kind: str | None) -> PolicyAction | None:
     return None
 
 
-def artifact_eligible(*, category: str, confidence: float, importance: float, stored: str, verbatim: str | None,
-                      categories: frozenset[str] | set[str] | list[str], min_confidence: float,
-                      min_importance: float) -> bool:
+def artifact_eligible(
+    *,
+    category: str,
+    confidence: float,
+    importance: float,
+    stored: str,
+    verbatim: str | None,
+    categories: frozenset[str] | set[str] | list[str],
+    min_confidence: float,
+    min_importance: float,
+) -> bool:
     """Whether a new memory keeps the exact words it came from: only when there are words other than the
     stored text (a rewording: a verbatim memory is its own artifact), and the memory is of an artifact
     category with enough confidence and importance."""

@@ -65,8 +65,14 @@ def detect_one(new: MemoryRecord, other: MemoryRecord, cfg: RelationSettings) ->
         rtype, conf = RelationType.RELATED_TO, cfg.related_confidence
     else:
         return None
-    return Relation(new.id, other.id, rtype, confidence=conf, created_at=new.created_at,
-                    metadata={"path": "heuristic", "word_overlap": round(words, 4), "entities": shared_entities})
+    return Relation(
+        new.id,
+        other.id,
+        rtype,
+        confidence=conf,
+        created_at=new.created_at,
+        metadata={"path": "heuristic", "word_overlap": round(words, 4), "entities": shared_entities},
+    )
 
 
 def detect(new: MemoryRecord, others: Sequence[MemoryRecord], cfg: RelationSettings) -> list[Relation]:
@@ -106,9 +112,15 @@ def reinforced(rel: Relation, *, now: datetime, cfg: LifecycleSettings) -> dict[
     state = verification(rel)
     observations = rel.metadata.get("observations", 1)
     count = observations if isinstance(observations, int) and observations >= 1 else 1
-    return {"confidence": reinforce_edge(confidence=rel.confidence, cfg=cfg), "last_reinforced_at": now,
-            "metadata": {**rel.metadata, "observations": count + 1,
-                         VERIFICATION: INFERRED if state == UNVERIFIED else state}}
+    return {
+        "confidence": reinforce_edge(confidence=rel.confidence, cfg=cfg),
+        "last_reinforced_at": now,
+        "metadata": {
+            **rel.metadata,
+            "observations": count + 1,
+            VERIFICATION: INFERRED if state == UNVERIFIED else state,
+        },
+    }
 
 
 def prunable_types(cfg: RelationSettings) -> frozenset[RelationType]:
@@ -140,6 +152,14 @@ def prune_plan(relations: Sequence[Relation], cfg: RelationSettings) -> list[str
     if len(prunable) <= cfg.prune_at:
         return []
     excess = len(prunable) - cfg.prune_to
-    prunable.sort(key=lambda r: (verification(r) != DISPUTED, cfg.type_priority[r.type.value],
-                                 _PRUNE_RANK[verification(r)], r.confidence, r.created_at, r.id))
+    prunable.sort(
+        key=lambda r: (
+            verification(r) != DISPUTED,
+            cfg.type_priority[r.type.value],
+            _PRUNE_RANK[verification(r)],
+            r.confidence,
+            r.created_at,
+            r.id,
+        )
+    )
     return [r.id for r in prunable[:excess]]

@@ -8,6 +8,7 @@ import unicodedata
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
+
 def lexicon(text: str) -> frozenset[str]:
     """A word set from a whitespace-separated list."""
     return frozenset(text.split())

@@ -45,17 +45,23 @@ UPDATE_SCORE = 3.0
 #: evidence at or above this orders two answers to one question newest first (read path)
 LIKELY_SCORE = 2.5
 
-_TOKEN = re.compile(r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?",
-                    re.UNICODE)
+_TOKEN = re.compile(
+    r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?", re.UNICODE
+)
 _ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|No|Av|Cad|Sok|Mah)\.", re.IGNORECASE)
 _TAG = re.compile(r"(?<!\w)#[\w-]+")  # "#24", "#todo": a tag or an id, not a value
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
-_CLAUSE = re.compile(r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since|ama|fakat|"
-                     r"çünkü)\s+", re.I)
+_CLAUSE = re.compile(
+    r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since|ama|fakat|"
+    r"çünkü)\s+",
+    re.I,
+)
 _ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\)")
 #: a "Name: " or "label 12: " prefix (a speaker, a turn label): not part of what is said
-_SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w'-]{0,20}(?: [A-ZÇĞİÖŞÜ][\w'-]{0,20}){0,2}(?: \d{1,6})?|"
-                      r"[\w'-]{1,20}(?: [\w'-]{1,20}){0,3} \d{1,6}):\s+(?=\S)")
+_SPEAKER = re.compile(
+    r"^\s*([A-ZÇĞİÖŞÜ][\w'-]{0,20}(?: [A-ZÇĞİÖŞÜ][\w'-]{0,20}){0,2}(?: \d{1,6})?|"
+    r"[\w'-]{1,20}(?: [\w'-]{1,20}){0,3} \d{1,6}):\s+(?=\S)"
+)
 
 
 def _lex(text: str) -> frozenset[str]:
@@ -78,8 +84,10 @@ myself yourself himself herself itself ourselves yourselves themselves
 bir ve ile de da bu şu o ben sen biz siz onlar için gibi ama fakat çok daha en mi mı mu mü ne
 var yok ki ya veya hem şey olarak olan oldu olur diye kadar sonra önce her gün günü günleri
 """)
-_FIRST_PERSON = _lex("i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll "
-                     "ben beni bana benim biz bizi bize bizim")
+_FIRST_PERSON = _lex(
+    "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll "
+    "ben beni bana benim biz bizi bize bizim"
+)
 _DETERMINERS = _lex("the a an this that these those his her their its your")
 #: people a speaker names by their relation ("my sister", "annem"): a possessive subject that is a person
 _PERSON_NOUNS = _lex("""
@@ -146,8 +154,11 @@ _DROP_BEFORE = re.compile(
     re.IGNORECASE,
 )
 #: a value said not to hold ("not Alfama", "instead of Tuesday"): lets go of a value, never of a plain word
-_NOT_VALUE = re.compile(r"\b(not|no longer|instead of|rather than|no more|not at|not in|not on|not with)\s+"
-                        r"(?:the |my |our |a |an |on )?", re.IGNORECASE)
+_NOT_VALUE = re.compile(
+    r"\b(not|no longer|instead of|rather than|no more|not at|not in|not on|not with)\s+"
+    r"(?:the |my |our |a |an |on )?",
+    re.IGNORECASE,
+)
 _DROP_AFTER = re.compile(
     r"^\s*(?:\w+\s+)?(left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone)|"
     r"fell through|moved away|closed down|shut down|anymore|any more|is out|no longer|"
@@ -161,15 +172,21 @@ _FROM_TO = re.compile(
     r"(?:ya|ye|a|e|na|ne)\s+(?:geç|taşı|aktar|değiştir)",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|weren't|didn't|won't|n't)\b",
-                       re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|weren't|didn't|won't|n't)\b", re.IGNORECASE
+)
 _NEGATION_TR = re.compile(r"\b(değil\w*|\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b", re.IGNORECASE)
 _OVER = re.compile(r"\b(\w+) over (\w+)\b", re.IGNORECASE)
-_LIKE = _lex("like likes liked love loves loved prefer prefers preferred enjoy enjoys enjoyed adore adores "
-             "favorite favourite sever seviyor seviyorum sevdi bayılıyor bayılır tercih")
-_DISLIKE = _lex("hate hates hated dislike dislikes disliked detest detests loathe loathes nefret sevmiyor "
-                "sevmiyorum sevmez sevmedi hoşlanmıyor hoşlanmaz")
+_LIKE = _lex(
+    "like likes liked love loves loved prefer prefers preferred enjoy enjoys enjoyed adore adores "
+    "favorite favourite sever seviyor seviyorum sevdi bayılıyor bayılır tercih"
+)
+_DISLIKE = _lex(
+    "hate hates hated dislike dislikes disliked detest detests loathe loathes nefret sevmiyor "
+    "sevmiyorum sevmez sevmedi hoşlanmıyor hoşlanmaz"
+)
 _POLARITY_WORDS = _LIKE | _DISLIKE
+
 
 @dataclass(frozen=True, slots=True)
 class Family:
@@ -185,75 +202,220 @@ class Family:
 
 
 _FAMILIES: dict[str, Family] = {
-    "residence": Family(True, re.compile(
-        r"^(live[sd]?|living|reside[sd]?|residing|relocat\w*|moved|move|moving|based|rent|renting|rented|flat|"
-        r"apartment|"
-        r"yaşı\w*|yaşa\w*|otur\w*|taşın\w*|ikamet\w*)$"), frozenset({"name", "obj:in", "obj:to"})),
-    "work": Family(True, re.compile(
-        r"^(work|works|working|job|jobs|employ\w*|employer|hired|joined|company|firm|"
-        r"çalış\w*|iş|işe|işi|işim|işten|şirket\w*)$"), frozenset({"name"})),
-    "manager": Family(True, re.compile(
-        r"^(manager|boss|supervisor|report|reports|reporting|lead|leads|leading|"
-        r"yönetici\w*|müdür\w*|patron\w*|amir\w*|bağlı\w*)$"), frozenset({"name"})),
-    "diet": Family(True, re.compile(
-        r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|diet|vejetaryen\w*|vegan\w*|diyet\w*|beslen\w*)$"),
+    "residence": Family(
+        True,
+        re.compile(
+            r"^(live[sd]?|living|reside[sd]?|residing|relocat\w*|moved|move|moving|based|rent|renting|rented|flat|"
+            r"apartment|"
+            r"yaşı\w*|yaşa\w*|otur\w*|taşın\w*|ikamet\w*)$"
+        ),
+        frozenset({"name", "obj:in", "obj:to"}),
+    ),
+    "work": Family(
+        True,
+        re.compile(
+            r"^(work|works|working|job|jobs|employ\w*|employer|hired|joined|company|firm|"
+            r"çalış\w*|iş|işe|işi|işim|işten|şirket\w*)$"
+        ),
+        frozenset({"name"}),
+    ),
+    "manager": Family(
+        True,
+        re.compile(
+            r"^(manager|boss|supervisor|report|reports|reporting|lead|leads|leading|"
+            r"yönetici\w*|müdür\w*|patron\w*|amir\w*|bağlı\w*)$"
+        ),
+        frozenset({"name"}),
+    ),
+    "diet": Family(
+        True,
+        re.compile(
+            r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|diet|vejetaryen\w*|vegan\w*|diyet\w*|beslen\w*)$"
+        ),
         frozenset({"family:diet"}),
-        re.compile(r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|flexitarian|vejetaryen\w*|vegan\w*|"
-                   r"pesketaryen\w*)$")),
-    "commute": Family(True, re.compile(r"^(commute\w*|commuting)$"), frozenset({"family:commute"}),
-                      re.compile(r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|train|"
-                                 r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|tramvay\w*|vapur\w*|yürüye\w*)$"),
-                      phrase=re.compile(r"\b(?:by|take the|takes the|took the|ride the|ride my|ride a)\s+(?:bike|"
-                                        r"bicycle|bus|tram|car|metro|subway|tube|ferry|scooter|train)\b|"
-                                        r"\b(?:bisiklet|otobüs|metro|araba|tramvay|vapur)(?:le|la|yle|yla)\b|"
-                                        r"\b(?:işe|to work)\b", re.IGNORECASE)),
-    "wake": Family(True, re.compile(r"^(wake|wakes|woke|waking|awake|alarm|kalk\w*|uyan\w*)$"), frozenset({"time"}),
-                   phrase=re.compile(r"\b(?:get|gets|got|getting)\s+up\b", re.IGNORECASE)),
-    "age": Family(True, re.compile(r"^(age|aged|turned|turn|turns|birthday|yaşında\w*|yaşına|yaş)$"),
-                  frozenset({"number@years"})),
-    "preference": Family(False, re.compile(
-        r"^(love[sd]?|loving|like[sd]?|prefer\w*|enjoy\w*|adore[sd]?|favou?rite|hate[sd]?|dislike[sd]?|"
-        r"sev\w*|tercih\w*|bayıl\w*|nefret\w*)$"), frozenset({"name", "obj:in", "obj:at"})),
+        re.compile(
+            r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|flexitarian|vejetaryen\w*|vegan\w*|"
+            r"pesketaryen\w*)$"
+        ),
+    ),
+    "commute": Family(
+        True,
+        re.compile(r"^(commute\w*|commuting)$"),
+        frozenset({"family:commute"}),
+        re.compile(
+            r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|train|"
+            r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|tramvay\w*|vapur\w*|yürüye\w*)$"
+        ),
+        phrase=re.compile(
+            r"\b(?:by|take the|takes the|took the|ride the|ride my|ride a)\s+(?:bike|"
+            r"bicycle|bus|tram|car|metro|subway|tube|ferry|scooter|train)\b|"
+            r"\b(?:bisiklet|otobüs|metro|araba|tramvay|vapur)(?:le|la|yle|yla)\b|"
+            r"\b(?:işe|to work)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    "wake": Family(
+        True,
+        re.compile(r"^(wake|wakes|woke|waking|awake|alarm|kalk\w*|uyan\w*)$"),
+        frozenset({"time"}),
+        phrase=re.compile(r"\b(?:get|gets|got|getting)\s+up\b", re.IGNORECASE),
+    ),
+    "age": Family(
+        True, re.compile(r"^(age|aged|turned|turn|turns|birthday|yaşında\w*|yaşına|yaş)$"), frozenset({"number@years"})
+    ),
+    "preference": Family(
+        False,
+        re.compile(
+            r"^(love[sd]?|loving|like[sd]?|prefer\w*|enjoy\w*|adore[sd]?|favou?rite|hate[sd]?|dislike[sd]?|"
+            r"sev\w*|tercih\w*|bayıl\w*|nefret\w*)$"
+        ),
+        frozenset({"name", "obj:in", "obj:at"}),
+    ),
     "learning": Family(False, re.compile(r"^(learn\w*|studying|öğren\w*)$"), frozenset({"name"})),
     "use": Family(False, re.compile(r"^(use|uses|using|used|kullan\w*|editing|edit|editor)$"), frozenset({"name"})),
 }
-_PAST_EN = re.compile(r"^(was|were|had|did|went|lived|worked|visited|ran|used|grew|studied|met|bought|"
-                      r"started|moved|adopted|watched|paid|ordered|spent|stayed|travel+ed|took|saw)$")
+_PAST_EN = re.compile(
+    r"^(was|were|had|did|went|lived|worked|visited|ran|used|grew|studied|met|bought|"
+    r"started|moved|adopted|watched|paid|ordered|spent|stayed|travel+ed|took|saw)$"
+)
 _PAST_TR = re.compile(r"^\w{2,}(?:d[ıiuü]|t[ıiuü])(?:m|n|k|niz|nız|nuz|nüz|lar|ler)?$|^idi\w*$")
 _PRESENT_TR_FIRST = re.compile(r"^\w+(?:yor|[ıiuü]r|[ae]r|yim|y[ıi]m|[ıiuü]m)(?:um|üm|ım|im|uz|üz|ız|iz)?$")
 
 _NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "hundred": 100,
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-    "ninth": 9, "tenth": 10, "twelfth": 12, "twentieth": 20,
-    "sıfır": 0, "iki": 2, "üç": 3, "dört": 4, "beş": 5, "altı": 6, "yedi": 7, "sekiz": 8, "dokuz": 9,
-    "on": None, "yirmi": 20, "otuz": 30, "kırk": 40, "elli": 50, "yüz": 100,
-    "birinci": 1, "ikinci": 2, "üçüncü": 3, "dördüncü": 4, "beşinci": 5,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "hundred": 100,
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "twelfth": 12,
+    "twentieth": 20,
+    "sıfır": 0,
+    "iki": 2,
+    "üç": 3,
+    "dört": 4,
+    "beş": 5,
+    "altı": 6,
+    "yedi": 7,
+    "sekiz": 8,
+    "dokuz": 9,
+    "on": None,
+    "yirmi": 20,
+    "otuz": 30,
+    "kırk": 40,
+    "elli": 50,
+    "yüz": 100,
+    "birinci": 1,
+    "ikinci": 2,
+    "üçüncü": 3,
+    "dördüncü": 4,
+    "beşinci": 5,
 }
 _NUMBER_WORDS = {k: v for k, v in _NUMBER_WORDS.items() if v is not None}
 _ORDINALS = _lex("""
 first second third fourth fifth sixth seventh eighth ninth tenth twelfth twentieth birinci ikinci
 üçüncü dördüncü beşinci
 """)
-_DAYS = (("monday", "pazartesi"), ("tuesday", "salı"), ("wednesday", "çarşamba"), ("thursday", "perşembe"),
-         ("friday", "cuma"), ("saturday", "cumartesi"), ("sunday", "pazar"))
-_MONTHS = (("january", "ocak"), ("february", "şubat"), ("march", "mart"), ("april", "nisan"), ("may", "mayıs"),
-           ("june", "haziran"), ("july", "temmuz"), ("august", "ağustos"), ("september", "eylül"),
-           ("october", "ekim"), ("november", "kasım"), ("december", "aralık"))
+_DAYS = (
+    ("monday", "pazartesi"),
+    ("tuesday", "salı"),
+    ("wednesday", "çarşamba"),
+    ("thursday", "perşembe"),
+    ("friday", "cuma"),
+    ("saturday", "cumartesi"),
+    ("sunday", "pazar"),
+)
+_MONTHS = (
+    ("january", "ocak"),
+    ("february", "şubat"),
+    ("march", "mart"),
+    ("april", "nisan"),
+    ("may", "mayıs"),
+    ("june", "haziran"),
+    ("july", "temmuz"),
+    ("august", "ağustos"),
+    ("september", "eylül"),
+    ("october", "ekim"),
+    ("november", "kasım"),
+    ("december", "aralık"),
+)
 _UNITS = {
-    "kg": "kg", "kgs": "kg", "kilo": "kg", "kilos": "kg", "kilogram": "kg", "kilograms": "kg", "kilom": "kg",
-    "lb": "lb", "lbs": "lb", "pounds": "money/gbp", "pound": "money/gbp", "£": "money/gbp", "quid": "money/gbp",
-    "euro": "money/eur", "euros": "money/eur", "€": "money/eur", "eur": "money/eur",
-    "dollar": "money/usd", "dollars": "money/usd", "$": "money/usd", "usd": "money/usd",
-    "lira": "money/try", "tl": "money/try", "mg": "mg", "ml": "ml", "km": "km", "k": "km", "miles": "mi",
-    "mile": "mi", "people": "people", "kişi": "people", "years": "years", "year": "years", "yaşında": "years",
-    "yaş": "years", "minutes": "min", "min": "min", "hours": "h", "dakika": "min", "saat": "h",
+    "kg": "kg",
+    "kgs": "kg",
+    "kilo": "kg",
+    "kilos": "kg",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "kilom": "kg",
+    "lb": "lb",
+    "lbs": "lb",
+    "pounds": "money/gbp",
+    "pound": "money/gbp",
+    "£": "money/gbp",
+    "quid": "money/gbp",
+    "euro": "money/eur",
+    "euros": "money/eur",
+    "€": "money/eur",
+    "eur": "money/eur",
+    "dollar": "money/usd",
+    "dollars": "money/usd",
+    "$": "money/usd",
+    "usd": "money/usd",
+    "lira": "money/try",
+    "tl": "money/try",
+    "mg": "mg",
+    "ml": "ml",
+    "km": "km",
+    "k": "km",
+    "miles": "mi",
+    "mile": "mi",
+    "people": "people",
+    "kişi": "people",
+    "years": "years",
+    "year": "years",
+    "yaşında": "years",
+    "yaş": "years",
+    "minutes": "min",
+    "min": "min",
+    "hours": "h",
+    "dakika": "min",
+    "saat": "h",
 }
-_TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)|\b(\d{1,2})[:.](\d{2})\b"
-                   r"|\bsaat\s+(\d{1,2})(?:[:.](\d{2}))?", re.IGNORECASE)
+_TIME = re.compile(
+    r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)|\b(\d{1,2})[:.](\d{2})\b"
+    r"|\bsaat\s+(\d{1,2})(?:[:.](\d{2}))?",
+    re.IGNORECASE,
+)
 _TITLE = _lex("dr dr. mr mr. mrs mrs. ms ms. prof st st. hanım bey hoca")
 
 
@@ -322,13 +484,17 @@ def _is_turkish(word: str) -> bool:
     return not _TR_CHARS.isdisjoint(word)
 
 
-_TR_SUFFIXES = sorted(_lex("""
+_TR_SUFFIXES = sorted(
+    _lex("""
 lerimiz larımız leriniz larınız ımızın imizin ümüzün umuzun ımız imiz umuz ümüz ları leri ların lerin
 lara lere larda lerde lardan lerden iyorum ıyorum uyorum üyorum yorum iyoruz ıyoruz uyoruz üyoruz yoruz
 iyor ıyor ılmış ilmiş ulmuş ülmüş mış miş muş müş uyor üyor yor dık dik duk dük tık tik tuk tük dım dim
 dum düm tım tim tum tüm nın nin nun nün dan den tan ten nda nde yla yle da de ta te ya ye yı yi yu yü
 na ne ın in un ün la le ım im um üm sı si su sü ki ı i u ü a e m
-"""), key=len, reverse=True)
+"""),
+    key=len,
+    reverse=True,
+)
 
 
 def _tr_stem(w: str) -> str:
@@ -359,8 +525,7 @@ def stem(word: str, turkish: bool = False) -> str:
         return _tr_stem(w)
     if len(w) > 9:
         return w[:6]
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""), ("er", ""),
-                         ("ly", "")):
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""), ("er", ""), ("ly", "")):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
             w = w[: len(w) - len(suffix)] + keep
             break
@@ -425,8 +590,10 @@ def _month(raw: str) -> str | None:
 
 
 _TR_LETTERS = re.compile(r"[çğışöüÇĞİŞÖÜ]")
-_STATEMENT_TR = re.compile(r"(?<![\w'’])(?:ve|bir|bu|ile|için|gibi|değil|ayda|var|yok|artık|şimdi)\b|"
-                           r"\w+(?:yor|yorum|dım|dim|dık|dik|tım|tik)\b|\w['’](?:da|de|ta|te|a|e|ya|ye|dan|den)\b")
+_STATEMENT_TR = re.compile(
+    r"(?<![\w'’])(?:ve|bir|bu|ile|için|gibi|değil|ayda|var|yok|artık|şimdi)\b|"
+    r"\w+(?:yor|yorum|dım|dim|dık|dik|tım|tik)\b|\w['’](?:da|de|ta|te|a|e|ya|ye|dan|den)\b"
+)
 
 
 def is_turkish(text: str) -> bool:
@@ -439,10 +606,14 @@ def _body(text: str, speaker: str | None) -> tuple[str | None, str]:
     reads it: the prefix, tags and ISO date notes removed, abbreviations without their period."""
     body = text
     m = _SPEAKER.match(body)
-    if m and not _CORRECTION.search(m.group(1)) and not _CHANGE.search(m.group(1)) and \
-            m.group(1).casefold() not in _DISCOURSE:
+    if (
+        m
+        and not _CORRECTION.search(m.group(1))
+        and not _CHANGE.search(m.group(1))
+        and m.group(1).casefold() not in _DISCOURSE
+    ):
         speaker = speaker or m.group(1).strip()
-        body = body[m.end():]
+        body = body[m.end() :]
     body = _TAG.sub(" ", body)
     body = _ABBREV.sub(lambda g: g.group(1), _ISO_NOTE.sub("", body))
     return speaker, body
@@ -468,8 +639,9 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
             if clause is None:
                 continue
             if not clause.subject and clause.subject_words == {"∅"}:  # elided: the sentence's subject
-                clause.subject, clause.subject_words = inherited or ((("self",), set()) if not turkish
-                                                                     or not clauses else ((), set()))
+                clause.subject, clause.subject_words = inherited or (
+                    (("self",), set()) if not turkish or not clauses else ((), set())
+                )
             elif clause.subject:
                 inherited = (clause.subject, clause.subject_words)
             clauses.append(clause)
@@ -496,8 +668,11 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     lead = _lead(words)
     subject, subject_words = _subject(raw, words, lead, turkish, first=first)
     names = {w for w in subject_words if w and w != "∅"}
-    values = [v for v in _values(text, raw, words, lead, turkish, names)
-              if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)]
+    values = [
+        v
+        for v in _values(text, raw, words, lead, turkish, names)
+        if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)
+    ]
     holder = _role_holder(raw, words, subject, subject_words, turkish)
     if holder is not None:  # "Tom is my mentor": the mentor is Tom
         subject, subject_words, value = holder
@@ -511,21 +686,27 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         pat = _FAMILIES[name].values
         if pat is not None:
             values += [Value(f"family:{name}", stem(w, turkish), w) for w in words if pat.match(w)]
-    value_words = {_fold(w) for v in values if not v.kind.startswith(("obj", "family"))
-                   for w in _TOKEN.findall(v.text)}
+    value_words = {_fold(w) for v in values if not v.kind.startswith(("obj", "family")) for w in _TOKEN.findall(v.text)}
     cue_words = {w for w in words if _is_cue(w)}
-    stems = {stem(w, turkish) for w in words if w not in _STOP and (len(w) >= 3 or w.isdigit())
-             and w not in value_words and w not in cue_words and not w[:1].isdigit()}
+    stems = {
+        stem(w, turkish)
+        for w in words
+        if w not in _STOP
+        and (len(w) >= 3 or w.isdigit())
+        and w not in value_words
+        and w not in cue_words
+        and not w[:1].isdigit()
+    }
     dropped: set[str] = set()
     given_up: set[str] = set()  # let go by a verb that means it ("stopped using the treadmill", "quit ballet")
     for m in _DROP_BEFORE.finditer(text):
-        terms = _next_terms(text[m.end():], turkish)
+        terms = _next_terms(text[m.end() :], turkish)
         dropped |= terms
         if m.group(1).split()[0].casefold() not in ("off", "left", "leaving", "replaced"):
             given_up |= terms
     denied: set[str] = set()
     for m in _NOT_VALUE.finditer(text):
-        denied |= _next_terms(text[m.end():], turkish)
+        denied |= _next_terms(text[m.end() :], turkish)
     for m in _DROP_AROUND.finditer(text):
         dropped |= _terms(m.group("x"), turkish)
     targets: set[str] = set()
@@ -547,19 +728,35 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     polarity = (1 if folded & _LIKE else 0) - (1 if folded & _DISLIKE else 0)
     values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and _fold(v.text) in _PERSON_NOUNS)]
     return Clause(
-        text, words, stems, values, subject, subject_words, families,
+        text,
+        words,
+        stems,
+        values,
+        subject,
+        subject_words,
+        families,
         change=[m.group(0).casefold() for m in _CHANGE.finditer(text)],
         correction=[m.group(0).casefold() for m in _CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in _ADDITIVE.finditer(text)],
-        dropped=dropped, given_up=given_up, denied=denied, moved_from=moved_from, moved_to=moved_to,
+        dropped=dropped,
+        given_up=given_up,
+        denied=denied,
+        moved_from=moved_from,
+        moved_to=moved_to,
         negated=bool(_NEGATION.search(text) or (turkish and _NEGATION_TR.search(text))),
         polarity=polarity,
-        past=_is_past(words), question=question, copula=_is_copula(words, turkish), topic=topic, targets=targets,
+        past=_is_past(words),
+        question=question,
+        copula=_is_copula(words, turkish),
+        topic=topic,
+        targets=targets,
     )
 
 
-_TOPIC_VERB = re.compile(r"^(changed|change|changing|switched|switch|moved|move|pushed|push|rescheduled|"
-                         r"postponed|replaced|swapped|raised|increased|lowered|reduced|cut|bumped|extended)$")
+_TOPIC_VERB = re.compile(
+    r"^(changed|change|changing|switched|switch|moved|move|pushed|push|rescheduled|"
+    r"postponed|replaced|swapped|raised|increased|lowered|reduced|cut|bumped|extended)$"
+)
 
 
 def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
@@ -589,9 +786,10 @@ def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
     return None
 
 
-def _role_holder(raw: list[str], words: list[str], subject: tuple[str, ...], subject_words: set[str],
-                 turkish: bool) -> tuple[tuple[str, ...], set[str], Value] | None:
-    """"Tom from accounting is my mentor", "Jonas is the lead on payments": a name said to hold a role is
+def _role_holder(
+    raw: list[str], words: list[str], subject: tuple[str, ...], subject_words: set[str], turkish: bool
+) -> tuple[tuple[str, ...], set[str], Value] | None:
+    """ "Tom from accounting is my mentor", "Jonas is the lead on payments": a name said to hold a role is
     the value of that role — the same slot as "My mentor is Grace Liu"."""
     if turkish or subject[:1] != ("lead",):
         return None
@@ -623,21 +821,32 @@ def _is_cue(word: str) -> bool:
 def _lead(words: list[str]) -> int:
     """Index of the first word after discourse openers and change words ("Honestly", "Update:", "now")."""
     i = 0
-    while i < len(words) and (words[i] in _DISCOURSE or (words[i] in _STOP and words[i] not in _FIRST_PERSON
-                              and words[i] not in _DETERMINERS and words[i] not in ("my", "our")
-                              and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days"))):
+    while i < len(words) and (
+        words[i] in _DISCOURSE
+        or (
+            words[i] in _STOP
+            and words[i] not in _FIRST_PERSON
+            and words[i] not in _DETERMINERS
+            and words[i] not in ("my", "our")
+            and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days")
+        )
+    ):
         i += 1
     return i
 
 
-_DROP_AROUND = re.compile(r"\b(?:put|set|laid|gave|gives?|giving)\s+(?P<x>(?:[\w'’]+\s+){0,2}?[\w'’]+)\s+"
-                          r"(?:down|aside|away|up)\b", re.IGNORECASE)
+_DROP_AROUND = re.compile(
+    r"\b(?:put|set|laid|gave|gives?|giving)\s+(?P<x>(?:[\w'’]+\s+){0,2}?[\w'’]+)\s+"
+    r"(?:down|aside|away|up)\b",
+    re.IGNORECASE,
+)
 #: where a change goes: "switched to Neovim", "moved to Wednesdays", "Neovim'e geçti", "yerine Japonca"
 _TARGET = re.compile(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|went|go(?:ing)?|"
     r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|bumped(?:\s+\w+){0,4}?\s+up)\s+(?:over\s+)?to\s+"
     r"(?P<x>[^,.;:!?]+)|(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _DROP_AFTER_WORD = re.compile(
     r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
@@ -700,13 +909,15 @@ def _is_copula(words: list[str], turkish: bool) -> bool:
 
 _DATE = re.compile(
     r"\b(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>[A-Za-zçğıöşüÇĞİÖŞÜ]+)|"
-    r"\b(?P<m2>[A-Za-zçğıöşüÇĞİÖŞÜ]+)\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b")
+    r"\b(?P<m2>[A-Za-zçğıöşüÇĞİÖŞÜ]+)\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b"
+)
 _PREPOSITIONS = frozenset(["at", "in", "on", "to", "with", "by", "from", "for"])
 _NP_SKIP = frozenset(["the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "some"])
 
 
-def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: bool,
-            names: AbstractSet[str] = frozenset()) -> list[Value]:
+def _values(
+    text: str, raw: list[str], words: list[str], lead: int, turkish: bool, names: AbstractSet[str] = frozenset()
+) -> list[Value]:
     """The values a clause states (see :class:`Value`); the subject's own ``names`` are none."""
     return _ValueReader(text, raw, words, lead, turkish, names).read()
 
@@ -714,12 +925,14 @@ def _values(text: str, raw: list[str], words: list[str], lead: int, turkish: boo
 class _ValueReader:
     """Reads the values of one clause: times and dates first, then token by token."""
 
-    def __init__(self, text: str, raw: list[str], words: list[str], lead: int, turkish: bool,
-                 names: AbstractSet[str]) -> None:
+    def __init__(
+        self, text: str, raw: list[str], words: list[str], lead: int, turkish: bool, names: AbstractSet[str]
+    ) -> None:
         self.text, self.raw, self.words, self.lead, self.turkish = text, raw, words, lead, turkish
         self.out: list[Value] = []
-        self.taken: set[int] = {i for i, w in enumerate(raw) if w[:1].isupper() and (
-            _core(w) in names or stem(w, turkish) in names)}
+        self.taken: set[int] = {
+            i for i, w in enumerate(raw) if w[:1].isupper() and (_core(w) in names or stem(w, turkish) in names)
+        }
         self.spans = [m.span() for m in _TOKEN.finditer(text)]
 
     def read(self) -> list[Value]:
@@ -741,8 +954,9 @@ class _ValueReader:
             mins = m.group(2) or m.group(5) or m.group(7) or "00"
             ampm = (m.group(3) or "").replace(".", "").lower()
             hour = int(h) % 12 + (12 if ampm == "pm" else 0) if ampm else int(h)
-            self.out.append(Value("time", f"{hour}:{mins}", m.group(0),
-                                  _anchor_before(self.text[:m.start()], self.turkish)))
+            self.out.append(
+                Value("time", f"{hour}:{mins}", m.group(0), _anchor_before(self.text[: m.start()], self.turkish))
+            )
             self._take(*m.span())
 
     def _dates(self) -> None:
@@ -754,12 +968,21 @@ class _ValueReader:
             for j in (i + 1, i - 1, i - 2):
                 if j == i - 2 and (j < 0 or words[i - 1] != "of"):
                     continue
-                if 0 <= j < len(raw) and j not in self.taken and \
-                        re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?(?:['’]\w+)?", raw[j]):
+                if (
+                    0 <= j < len(raw)
+                    and j not in self.taken
+                    and re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?(?:['’]\w+)?", raw[j])
+                ):
                     day = _digits(raw[j].split("'")[0].split("’")[0])
                     if 1 <= day <= 31:
-                        self.out.append(Value("date", f"{month}-{day}", f"{raw[min(i, j)]} {raw[max(i, j)]}",
-                                              _anchor(words, min(i, j), self.turkish)))
+                        self.out.append(
+                            Value(
+                                "date",
+                                f"{month}-{day}",
+                                f"{raw[min(i, j)]} {raw[max(i, j)]}",
+                                _anchor(words, min(i, j), self.turkish),
+                            )
+                        )
                         self.taken.update((i, j))
                         break
 
@@ -767,8 +990,11 @@ class _ValueReader:
         """The value at token ``i``, if any; returns the next token to read."""
         w, f = self.raw[i], self.words[i]
         month = _month(w) if i not in self.taken else None
-        if i in self.taken or (f in _STOP and not f[:1].isdigit() and month is None) or \
-                (f in _TITLE and i + 1 < len(self.raw) and self.raw[i + 1][:1].isupper()):
+        if (
+            i in self.taken
+            or (f in _STOP and not f[:1].isdigit() and month is None)
+            or (f in _TITLE and i + 1 < len(self.raw) and self.raw[i + 1][:1].isupper())
+        ):
             return i + 1
         day = _day(w)
         if day and (w[:1].isupper() or self.turkish or f.startswith(day[:3])):
@@ -781,8 +1007,12 @@ class _ValueReader:
             self.out.append(Value("number", f"#{_digits(f)}@ord", w, self._anchor_at(i)))
         elif w[:1].isdigit():
             return self._number(i, self._anchor_at(i))
-        elif f in _NUMBER_WORDS and not (f == "one" and (i == 0 or self.words[i - 1] in _DETERMINERS or (
-                i + 1 < len(self.words) and self.words[i + 1] in _STOP))):
+        elif f in _NUMBER_WORDS and not (
+            f == "one"
+            and (
+                i == 0 or self.words[i - 1] in _DETERMINERS or (i + 1 < len(self.words) and self.words[i + 1] in _STOP)
+            )
+        ):
             unit = "ord" if f in _ORDINALS else _unit_after(self.raw, i)
             value = f"#{_NUMBER_WORDS[f]}" + (f"@{unit}" if unit else "")
             self.out.append(Value("number", value, w, self._anchor_at(i)))
@@ -809,8 +1039,12 @@ class _ValueReader:
         m = re.fullmatch(r"(\d+(?:[.,]\d+)*)['’]?([^\W\d_]*)", w)
         value = _number(m.group(1)) if m else None  # None for "127.0.0.1", "1.2.3": a code, not a number
         if m and value is not None and (not m.group(2) or m.group(2).casefold() in _UNITS or self.turkish):
-            unit = _UNITS.get(m.group(2).casefold()) or _unit_after(raw, i) or \
-                (_UNITS.get(_core(raw[i - 1])) if i > 0 else None) or _age_unit(self.words, i)
+            unit = (
+                _UNITS.get(m.group(2).casefold())
+                or _unit_after(raw, i)
+                or (_UNITS.get(_core(raw[i - 1])) if i > 0 else None)
+                or _age_unit(self.words, i)
+            )
             self.out.append(Value("number", f"#{value:g}" + (f"@{unit}" if unit else ""), w, anchor))
         else:
             self.out.append(Value("code", self.words[i], w, anchor))
@@ -818,16 +1052,28 @@ class _ValueReader:
 
     def _name_starts(self, i: int) -> bool:
         w, f = self.raw[i], self.words[i]
-        return w[:1].isupper() and f not in _FIRST_PERSON and f not in _DISCOURSE and not _CHANGE.fullmatch(f) \
-            and not _CORRECTION.fullmatch(f) and (i != self.lead or _name_at_lead(self.raw, i, self.turkish)) \
+        return (
+            w[:1].isupper()
+            and f not in _FIRST_PERSON
+            and f not in _DISCOURSE
+            and not _CHANGE.fullmatch(f)
+            and not _CORRECTION.fullmatch(f)
+            and (i != self.lead or _name_at_lead(self.raw, i, self.turkish))
             and not (self.turkish and _tr_possessive(f) and "'" not in f)
+        )
 
     def _name(self, i: int, anchor: str) -> int:
         raw = self.raw
         j, parts = i, [raw[i]]
-        while "'" not in raw[j] and "’" not in raw[j] and j + 1 < len(raw) and j + 1 not in self.taken and \
-                (raw[j + 1][:1].isupper() or re.fullmatch(r"\d{1,2}", raw[j + 1])) \
-                and _day(raw[j + 1]) is None and _month(raw[j + 1]) is None:
+        while (
+            "'" not in raw[j]
+            and "’" not in raw[j]
+            and j + 1 < len(raw)
+            and j + 1 not in self.taken
+            and (raw[j + 1][:1].isupper() or re.fullmatch(r"\d{1,2}", raw[j + 1]))
+            and _day(raw[j + 1]) is None
+            and _month(raw[j + 1]) is None
+        ):
             j += 1
             parts.append(raw[j])
         name = " ".join(_core(p) for p in parts if _fold(p) not in _TITLE)
@@ -848,20 +1094,24 @@ class _ValueReader:
             return  # "to see the state", "to try": a verb, not a place
         if f.endswith(("ing", "ed")) and len(f) > 5:
             return
-        if prep and (not nxt or nxt in _STOP or nxt in _PREPOSITIONS or not nxt[:1].isalpha()
-                     or _CHANGE.fullmatch(nxt)):
+        if prep and (
+            not nxt or nxt in _STOP or nxt in _PREPOSITIONS or not nxt[:1].isalpha() or _CHANGE.fullmatch(nxt)
+        ):
             self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
 
 
 #: words that are verbs far more often than nouns after "to" ("to see", "to try", "to make")
-_VERBISH = re.compile(r"^(see|try|make|do|be|go|get|hear|say|tell|find|give|use|help|keep|let|put|think|know|"
-                      r"want|feel|look|come|take|work|learn|start|share|reflect|hone|combine|explore|build|create|"
-                      r"grow|reach|connect|express|write|read|play|pause|relax|chill|check|join|visit|meet)$")
+_VERBISH = re.compile(
+    r"^(see|try|make|do|be|go|get|hear|say|tell|find|give|use|help|keep|let|put|think|know|"
+    r"want|feel|look|come|take|work|learn|start|share|reflect|hone|combine|explore|build|create|"
+    r"grow|reach|connect|express|write|read|play|pause|relax|chill|check|join|visit|meet)$"
+)
 _OBJECT_VERBS = re.compile(
     r"^(drinks?|drank|uses?|using|prefers?|preferred|likes?|liked|loves?|loved|eats?|ate|plays?|takes?|took|"
     r"drives?|owns?|has|have|reads?|reading|watch(?:es)?|speaks?|learn(?:s|ing)?|stud(?:y|ies|ying)|wears?|"
     r"needs?|wants?|enjoys?|hates?|dislikes?|keeps?|gets?|bought|buy|sells?|rents?|switched to|"
-    r"changed to|moved to|went with|going with|chose|picked)$")
+    r"changed to|moved to|went with|going with|chose|picked)$"
+)
 
 
 def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:
@@ -885,8 +1135,14 @@ def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Va
                 continue
             if not phrase and not hobby and (x.endswith(("ing", "ed")) or _VERBISH.match(x)):
                 break  # "like getting transported", "want to try": no object
-            if x in _STOP or x in _PREPOSITIONS or j in taken or x[:1].isdigit() \
-                    or _CHANGE.fullmatch(x) or _is_predicate(x):
+            if (
+                x in _STOP
+                or x in _PREPOSITIONS
+                or j in taken
+                or x[:1].isdigit()
+                or _CHANGE.fullmatch(x)
+                or _is_predicate(x)
+            ):
                 break
             phrase.append(j)
             if len(phrase) == 3:
@@ -911,8 +1167,7 @@ def _complement(raw: list[str], words: list[str], taken: set[int]) -> list[Value
                 break
             phrase.append(j)
         if phrase:
-            return [Value("obj:is", " ".join(sorted(stem(words[j]) for j in phrase)),
-                          " ".join(raw[j] for j in phrase))]
+            return [Value("obj:is", " ".join(sorted(stem(words[j]) for j in phrase)), " ".join(raw[j] for j in phrase))]
         return []
     return []
 
@@ -920,8 +1175,11 @@ def _complement(raw: list[str], words: list[str], taken: set[int]) -> list[Value
 def _preposition_before(words: list[str], i: int) -> str | None:
     """The preposition that governs the noun at ``i`` ("at the library" → "at"), if any."""
     j = i - 1
-    while j >= 0 and (words[j] in _NP_SKIP or words[j].endswith("'s") or (j == i - 1 and words[j] not in _STOP
-                      and words[j] not in _PREPOSITIONS and not _is_predicate(words[j]))):
+    while j >= 0 and (
+        words[j] in _NP_SKIP
+        or words[j].endswith("'s")
+        or (j == i - 1 and words[j] not in _STOP and words[j] not in _PREPOSITIONS and not _is_predicate(words[j]))
+    ):
         j -= 1
         if i - j > 3:
             return None
@@ -934,8 +1192,11 @@ def _age_unit(words: list[str], i: int) -> str | None:
     after = words[i + 1] if i + 1 < len(words) else ""
     if after and after[:1].isalpha() and after not in ("and", "or", "now", "yesterday", "today", "last", "this"):
         return None
-    if before in ("turned", "turning", "turns", "aged") or before in ("i'm", "im") or (
-            before in ("is", "was") and i >= 2 and (words[i - 2] in _PERSON_NOUNS or words[i - 2] in _SELF_WORDS)):
+    if (
+        before in ("turned", "turning", "turns", "aged")
+        or before in ("i'm", "im")
+        or (before in ("is", "was") and i >= 2 and (words[i - 2] in _PERSON_NOUNS or words[i - 2] in _SELF_WORDS))
+    ):
         return "years"
     return None
 
@@ -971,17 +1232,23 @@ def _anchor_before(text: str, turkish: bool = False) -> str:
 
 _SELF_WORDS = _lex("i i'm i've i'd i'll we we're we've we'd we'll me us ben biz")
 _PRONOUNS = _lex("it it's they they're he he's she she's this that there there's o onlar bu şu")
-_VERB_START = re.compile(r"^(sold|got|bought|moved|switched|changed|started|stopped|quit|dropped|cancell?ed|closed|"
-                         r"put|scrap|down|up|turned|joined|left|gave|took|went|found|tried|had|have|been|love|"
-                         r"hate|like|prefer|need|want|think|feel|use|drink|eat|take|go|run|work|live|bumped|"
-                         r"cut|ditched|replaced|migrated|relocated|promoted|hired)$")
-_TR_CASE = re.compile(r"['’](?:da|de|ta|te|a|e|ya|ye|na|ne|dan|den|tan|ten|ı|i|u|ü|yı|yi|yu|yü|la|le|yla|yle|"
-                      r"deki|daki|teki|taki)$", re.IGNORECASE)
+_VERB_START = re.compile(
+    r"^(sold|got|bought|moved|switched|changed|started|stopped|quit|dropped|cancell?ed|closed|"
+    r"put|scrap|down|up|turned|joined|left|gave|took|went|found|tried|had|have|been|love|"
+    r"hate|like|prefer|need|want|think|feel|use|drink|eat|take|go|run|work|live|bumped|"
+    r"cut|ditched|replaced|migrated|relocated|promoted|hired)$"
+)
+_TR_CASE = re.compile(
+    r"['’](?:da|de|ta|te|a|e|ya|ye|na|ne|dan|den|tan|ten|ı|i|u|ü|yı|yi|yu|yü|la|le|yla|yle|"
+    r"deki|daki|teki|taki)$",
+    re.IGNORECASE,
+)
 _TR_GENITIVE = re.compile(r"['’](?:nin|nın|nun|nün|in|ın|un|ün)$", re.IGNORECASE)
 
 
-def _subject(raw: list[str], words: list[str], lead: int, turkish: bool, *,
-             first: bool = True) -> tuple[tuple[str, ...], set[str]]:
+def _subject(
+    raw: list[str], words: list[str], lead: int, turkish: bool, *, first: bool = True
+) -> tuple[tuple[str, ...], set[str]]:
     """Who or what the clause is about:
 
     ``("self",)`` the speaker (I/we, a first-person Turkish predicate, an English clause opening with a
@@ -1031,8 +1298,9 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     w = words[lead]
     genitive = _TR_GENITIVE.search(w) or re.search(r"(?:[ıiuü]n|n[ıiuü]n)$", w)
     if genitive:
-        head = next((j for j in (lead + 1, lead + 2) if j < len(words) and re.search(r"(?:[ıiuü]|s[ıiuü])$",
-                                                                                     words[j])), None)
+        head = next(
+            (j for j in (lead + 1, lead + 2) if j < len(words) and re.search(r"(?:[ıiuü]|s[ıiuü])$", words[j])), None
+        )
         if head is not None:
             bare = re.sub(r"(?:['’]?(?:n[ıiuü]n|[ıiuü]n))$", "", w)
             owner = "self" if _tr_possessive(bare) else _core(raw[lead])
@@ -1041,8 +1309,12 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     if _tr_possessive(w) and not _TR_CASE.search(w):
         subject, sw = _np_subject("self", [w], True)
         nxt = raw[lead + 1] if lead + 1 < len(raw) else ""
-        if nxt[:1].isupper() and not _TR_CASE.search(_fold(nxt)) and subject[0] == "rel" and \
-                not _is_copula(words, True):
+        if (
+            nxt[:1].isupper()
+            and not _TR_CASE.search(_fold(nxt))
+            and subject[0] == "rel"
+            and not _is_copula(words, True)
+        ):
             sw = sw | {_core(nxt)}  # "Kızım Zeynep … gidiyor": the daughter's name ("Yöneticim Ayşe Hanım": the value)
         return subject, sw
     verb = _tr_subject_from_verb(words)
@@ -1097,13 +1369,27 @@ def _noun_phrase(raw: list[str], words: list[str], start: int) -> list[str]:
     out: list[str] = []
     for j in range(start, min(len(words), start + 5)):
         w = words[j]
-        if (w in _STOP and not w.endswith("'s")) or _is_predicate(w) or _CHANGE.fullmatch(w) or \
-                (out and (_VERB_START.match(w) or _OBJECT_VERBS.match(w) or _TOPIC_VERB.match(w))):
+        if (
+            (w in _STOP and not w.endswith("'s"))
+            or _is_predicate(w)
+            or _CHANGE.fullmatch(w)
+            or (out and (_VERB_START.match(w) or _OBJECT_VERBS.match(w) or _TOPIC_VERB.match(w)))
+        ):
             break
         nxt = words[j + 1] if j + 1 < len(words) else ""
-        if out and not out[-1].endswith(("'s", "'")) and re.search(r"(?:[^s]s|ed)$", w) and not raw[j][:1].isupper() \
-                and (not nxt or nxt in _STOP or nxt in _PREPOSITIONS or nxt[:1].isdigit() or
-                     (j + 1 < len(raw) and raw[j + 1][:1].isupper())):
+        if (
+            out
+            and not out[-1].endswith(("'s", "'"))
+            and re.search(r"(?:[^s]s|ed)$", w)
+            and not raw[j][:1].isupper()
+            and (
+                not nxt
+                or nxt in _STOP
+                or nxt in _PREPOSITIONS
+                or nxt[:1].isdigit()
+                or (j + 1 < len(raw) and raw[j + 1][:1].isupper())
+            )
+        ):
             break  # "My husband walks the dog": a verb (an object follows), not "the kids' swimming lessons"
         if out and raw[j][:1].isupper() and not out[-1].endswith(("'s", "'")):
             out.append("=" + w)  # a name after the noun ("my best friend Sam"): marked, not the head
@@ -1113,11 +1399,16 @@ def _noun_phrase(raw: list[str], words: list[str], start: int) -> list[str]:
 
 
 def _is_predicate(word: str) -> bool:
-    return bool(re.match(r"^(is|are|was|were|am|has|have|had|lives?|works?|runs?|meets?|starts?|plays?|uses?|"
-                         r"goes|takes?|comes?|does|moved|switched|got|left|changed|sees?|tracks?|costs?|weighs?|"
-                         r"lands?|leaves?|arrives?|begins?|ends?|opens?|closes?|raised|retired|died|relocated|"
-                         r"said|called|loves?|likes?|hates?|prefers?|speaks?|drinks?|eats?|reports?|teaches?|"
-                         r"visits?|visiting|studies|learning|reading|being|been|planned|scheduled|walks?)$", word))
+    return bool(
+        re.match(
+            r"^(is|are|was|were|am|has|have|had|lives?|works?|runs?|meets?|starts?|plays?|uses?|"
+            r"goes|takes?|comes?|does|moved|switched|got|left|changed|sees?|tracks?|costs?|weighs?|"
+            r"lands?|leaves?|arrives?|begins?|ends?|opens?|closes?|raised|retired|died|relocated|"
+            r"said|called|loves?|likes?|hates?|prefers?|speaks?|drinks?|eats?|reports?|teaches?|"
+            r"visits?|visiting|studies|learning|reading|being|been|planned|scheduled|walks?)$",
+            word,
+        )
+    )
 
 
 def _np_subject(owner: str, np: list[str], turkish: bool) -> tuple[tuple[str, ...], set[str]]:
@@ -1136,26 +1427,62 @@ def _np_subject(owner: str, np: list[str], turkish: bool) -> tuple[tuple[str, ..
     return ("thing", owner, stem(head, turkish)), words
 
 
-_PERSON_STEMS = frozenset(stem(w) for w in _PERSON_NOUNS) | frozenset(stem(w, True) for w in _PERSON_NOUNS
-                                                                         if _is_turkish(w))
+_PERSON_STEMS = frozenset(stem(w) for w in _PERSON_NOUNS) | frozenset(
+    stem(w, True) for w in _PERSON_NOUNS if _is_turkish(w)
+)
 
 
 def _tr_possessive(word: str) -> bool:
-    return bool(re.match(r"^\w{2,}(?:[aeıiuü]m|m[ıiuü]z|[ıiuü]m[ıiuü]z)$", word)) and not \
-        re.search(r"(?:yor|[dt][ıiuü]|[ae]c[ae][kğ]|m[ae]l[ıi]y)(?:[ıiuü]?m|um|üm|ım|im|[ıiuü]z)$", word)
+    return bool(re.match(r"^\w{2,}(?:[aeıiuü]m|m[ıiuü]z|[ıiuü]m[ıiuü]z)$", word)) and not re.search(
+        r"(?:yor|[dt][ıiuü]|[ae]c[ae][kğ]|m[ae]l[ıi]y)(?:[ıiuü]?m|um|üm|ım|im|[ıiuü]z)$", word
+    )
 
 
 def _tr_genitive(words: list[str], i: int) -> bool:
-    """"Kardeşimin eşi", "Emre'nin ailesi": a genitive followed by its possessed noun."""
-    return i + 1 < len(words) and bool(re.search(r"(?:[ıiuü]n|n[ıiuü]n)$", words[i])) and \
-        bool(re.search(r"(?:[ıiuü]|s[ıiuü])$", words[i + 1]))
+    """ "Kardeşimin eşi", "Emre'nin ailesi": a genitive followed by its possessed noun."""
+    return (
+        i + 1 < len(words)
+        and bool(re.search(r"(?:[ıiuü]n|n[ıiuü]n)$", words[i]))
+        and bool(re.search(r"(?:[ıiuü]|s[ıiuü])$", words[i + 1]))
+    )
 
 
 def _tr_person(word: str) -> bool:
-    return any(word.startswith(p) for p in ("anne", "baba", "kardeş", "abla", "ağabey", "abi", "oğl", "oğul", "kız",
-                                            "eşim", "koca", "karı", "sevgili", "arkadaş", "komşu", "patron",
-                                            "yönetici", "müdür", "aile", "teyze", "amca", "dayı", "hala", "yeğen",
-                                            "torun", "kuzen", "çocu", "öğretmen", "hoca", "doktor"))
+    return any(
+        word.startswith(p)
+        for p in (
+            "anne",
+            "baba",
+            "kardeş",
+            "abla",
+            "ağabey",
+            "abi",
+            "oğl",
+            "oğul",
+            "kız",
+            "eşim",
+            "koca",
+            "karı",
+            "sevgili",
+            "arkadaş",
+            "komşu",
+            "patron",
+            "yönetici",
+            "müdür",
+            "aile",
+            "teyze",
+            "amca",
+            "dayı",
+            "hala",
+            "yeğen",
+            "torun",
+            "kuzen",
+            "çocu",
+            "öğretmen",
+            "hoca",
+            "doktor",
+        )
+    )
 
 
 # judging -----------------------------------------------------------------------------------------
@@ -1184,8 +1511,9 @@ NO_UPDATE = Verdict(0.0, "no sign of an update")
 
 
 @lru_cache(maxsize=16384)
-def judge(old: str, new: str, *, correction: bool = False, old_speaker: str | None = None,
-          new_speaker: str | None = None) -> Verdict:
+def judge(
+    old: str, new: str, *, correction: bool = False, old_speaker: str | None = None, new_speaker: str | None = None
+) -> Verdict:
     """How strongly ``new`` updates ``old`` (see the module docs). ``correction``: the new statement was
     classified as a correction as a whole (it counts as a correction word). Cached by its arguments."""
     a, b = analyse(old, old_speaker), analyse(new, new_speaker)
@@ -1307,15 +1635,18 @@ def may_update(text: str) -> bool:
     """Whether ``text`` says something that can change a stored value at all — a change or a correction
     word, a value let go, "from X", a negation or a preference — or states values of its own. A text
     with none of these updates nothing (the gate and the read path skip reading it against others)."""
-    return any(c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.values
-               for c in analyse(text).clauses)
+    return any(
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.values
+        for c in analyse(text).clauses
+    )
 
 
 def says_change(text: str) -> bool:
     """Whether ``text`` itself says that something changed or was wrong (a change or correction word, a
     value let go, "from X", a negation, a preference turned)."""
-    return may_say_change(text) and any(c.change or c.correction or c.dropped or c.moved_from or c.negated
-                                        or c.polarity for c in analyse(text).clauses)
+    return may_say_change(text) and any(
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity for c in analyse(text).clauses
+    )
 
 
 #: what each clause feature :func:`says_change` counts is found by (a clause is a piece of the text that
@@ -1323,10 +1654,16 @@ def says_change(text: str) -> bool:
 #: finds in a clause). Where a pattern is slow to try at every position, a looser one that finds at least
 #: what it finds stands in: the word that ends a value ("… left", "… bıraktı") after a space, and "from "
 #: or a Turkish verb of moving after a space (the only literal parts of the from → to pattern)
-_CHANGE_CUES = (_CHANGE, _CORRECTION, _DROP_BEFORE, _NOT_VALUE, _DROP_AROUND, _NEGATION,
-                re.compile(r"\s" + _DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1],
-                           re.UNICODE | re.IGNORECASE),
-                re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE))
+_CHANGE_CUES = (
+    _CHANGE,
+    _CORRECTION,
+    _DROP_BEFORE,
+    _NOT_VALUE,
+    _DROP_AROUND,
+    _NEGATION,
+    re.compile(r"\s" + _DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1], re.UNICODE | re.IGNORECASE),
+    re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE),
+)
 
 
 @lru_cache(maxsize=65536)
@@ -1343,8 +1680,9 @@ def may_say_change(text: str) -> bool:
     return any(_fold(w) in _POLARITY_WORDS for w in _TOKEN.findall(body))
 
 
-def _same_kind_of_thing(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str],
-                        turkish: bool) -> str:
+def _same_kind_of_thing(
+    so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str], turkish: bool
+) -> str:
     """What tells two things of one kind apart: their owner and modifiers ("The Berlin office" / "The
     Lisbon office", "my car insurance" / "my home insurance", "my car" / "my wife's car")."""
     marks_o = (words_o | {stem(so[1], turkish)}) - {so[2], "self", ""}
@@ -1398,8 +1736,11 @@ def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
     for i, w in enumerate(nc.words[:-1]):
         if w in ("new", "newly", "yeni"):
             nxt = nc.words[i + 1]
-            if stem(nxt) in oc.stems or stem(nxt) in oc.subject_words or any(
-                    _FAMILIES[f].trigger.match(nxt) for f in oc.families):
+            if (
+                stem(nxt) in oc.stems
+                or stem(nxt) in oc.subject_words
+                or any(_FAMILIES[f].trigger.match(nxt) for f in oc.families)
+            ):
                 return True
     return False
 
@@ -1413,8 +1754,9 @@ def _topic_differs(oc: Clause, nc: Clause) -> str | None:
     named = set(phrase.split())
     head = phrase.split()[-1]
     known = oc.stems | oc.subject_words
-    if named & known or any(n.startswith(k) or k.startswith(n) for n in named for k in known if len(k) >= 3
-                            and len(n) >= 3):
+    if named & known or any(
+        n.startswith(k) or k.startswith(n) for n in named for k in known if len(k) >= 3 and len(n) >= 3
+    ):
         return None  # "the kids' bedtime" / "the kids go to bed": a compound of what the old names
     if oc.subject[0] not in ("thing", "rel"):
         return f"the new statement changes something the old one does not name ({head})"
@@ -1455,8 +1797,9 @@ class _Pair:
 
 
 def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correction: bool) -> Verdict:
-    r = _Pair(oc, nc, a, b, _subjects(oc, nc, a, b),
-              nc.correction or (["classified as a correction"] if correction else []))
+    r = _Pair(
+        oc, nc, a, b, _subjects(oc, nc, a, b), nc.correction or (["classified as a correction"] if correction else [])
+    )
     r.shared = oc.stems & (nc.stems | nc.context)
     r.chatty = len(a.stems) > _CHATTY or len(b.stems) > _CHATTY
     _explicit(r)
@@ -1495,14 +1838,21 @@ def _explicit(r: _Pair) -> None:
     if not r.chatty:  # an object is let go only by a verb that means it ("stopped using the treadmill")
         r.let_go += [v for v in plain if _held(v, nc.dropped if r.a.turkish else nc.given_up)]
     given_up = nc.dropped if r.a.turkish else nc.given_up
-    words = sorted(((oc.stems - oc.subject_words) & given_up) - nc.subject_words) \
-        if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT else []
+    words = (
+        sorted(((oc.stems - oc.subject_words) & given_up) - nc.subject_words)
+        if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT
+        else []
+    )
     if r.let_go or words:
-        r.explicit = r.add(3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', "
-                                "which the old statement holds")
+        r.explicit = r.add(
+            3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"
+        )
         return
-    r.moved = [v for v in oc.values if _held(v, nc.moved_from) and (
-        not v.kind.startswith(("obj", "family")) or (nc.targets and not r.chatty))]
+    r.moved = [
+        v
+        for v in oc.values
+        if _held(v, nc.moved_from) and (not v.kind.startswith(("obj", "family")) or (nc.targets and not r.chatty))
+    ]
     if r.moved:
         r.explicit = r.add(3.5, f"changes from '{', '.join(v.text for v in r.moved)}', which the old statement holds")
         return
@@ -1510,16 +1860,27 @@ def _explicit(r: _Pair) -> None:
         r.explicit = r.add(3.5, "the preference turned around over the same thing")
         return
     a_over, b_over = _OVER.search(oc.text), _OVER.search(nc.text)
-    if a_over and b_over and stem(a_over.group(1)) == stem(b_over.group(2)) and \
-            stem(a_over.group(2)) == stem(b_over.group(1)):
+    if (
+        a_over
+        and b_over
+        and stem(a_over.group(1)) == stem(b_over.group(2))
+        and stem(a_over.group(2)) == stem(b_over.group(1))
+    ):
         r.explicit = r.add(3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')")
         return
     local = oc.stems & nc.stems  # the negated clause itself, not its sentence
-    negated_value = any(same_value(v, n) for v in oc.values for n in nc.values) or \
-        any(set(v.norm.split()) & local for v in oc.values if v.kind.startswith(("obj", "family")))
-    if oc.negated != nc.negated and len(local) >= 2 and r.subject != "different" and not r.chatty and \
-            negated_value and max(len(oc.stems), len(nc.stems)) <= _SHORT and \
-            len(local) * 5 >= min(len(oc.stems), len(nc.stems)) * 3:
+    negated_value = any(same_value(v, n) for v in oc.values for n in nc.values) or any(
+        set(v.norm.split()) & local for v in oc.values if v.kind.startswith(("obj", "family"))
+    )
+    if (
+        oc.negated != nc.negated
+        and len(local) >= 2
+        and r.subject != "different"
+        and not r.chatty
+        and negated_value
+        and max(len(oc.stems), len(nc.stems)) <= _SHORT
+        and len(local) * 5 >= min(len(oc.stems), len(nc.stems)) * 3
+    ):
         r.explicit = r.add(3.0, "negates what the old statement asserts over the same words")
 
 
@@ -1527,17 +1888,26 @@ def _for(r: _Pair) -> float:
     """Evidence that the same slot got another value: the values, the words and attribute they share,
     a change or a correction said, "X is V", the same subject."""
     oc, nc, a = r.oc, r.nc, r.a
-    new_values = [v for v in nc.values if not _held(v, nc.moved_from)
-                  and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)]
+    new_values = [
+        v
+        for v in nc.values
+        if not _held(v, nc.moved_from)
+        and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)
+    ]
     still = [v for v in oc.values if v.kind == "name" and set(v.norm.split()) & nc.subject_words]
     plain = r.chatty or max(len(oc.stems), len(nc.stems)) > _SHORT  # objects of chat say too little
-    r.subs = substitutions([v for v in oc.values if v not in still and not (plain and v.kind.startswith(
-        ("obj", "family")))], new_values, nc.targets, fits=lambda o, n: _one_slot(o, n, r))
+    r.subs = substitutions(
+        [v for v in oc.values if v not in still and not (plain and v.kind.startswith(("obj", "family")))],
+        new_values,
+        nc.targets,
+        fits=lambda o, n: _one_slot(o, n, r),
+    )
     weak = 0.0
     if r.subs:
-        weak += r.add(1.5 if any(not o.kind.startswith("obj") for o, _ in r.subs) else 1.0,
-                      "another value in the same place: " + "; ".join(f"'{o.text}' → '{n.text}'"
-                                                                       for o, n in r.subs[:3]))
+        weak += r.add(
+            1.5 if any(not o.kind.startswith("obj") for o, _ in r.subs) else 1.0,
+            "another value in the same place: " + "; ".join(f"'{o.text}' → '{n.text}'" for o, n in r.subs[:3]),
+        )
         ties = _anchors(r.subs) | {_kind(o) for o, n in r.subs if "@" in _kind(o) and _kind(o) == _kind(n)}
         if ties:
             weak += r.add(0.5, f"both are values of '{', '.join(sorted(ties))}'")
@@ -1550,8 +1920,10 @@ def _for(r: _Pair) -> float:
         kinds = {k for o, _ in r.subs for k in (o.kind, _kind(o).split("@")[0])}
         fitting = [f for f in r.families if _FAMILIES[f].kinds & kinds] if r.subs else list(r.families)
         r.functional = any(_FAMILIES[f].functional for f in fitting)
-        weak += r.add(1.0 if r.functional else 0.5, f"same attribute ({', '.join(sorted(r.families))})"
-                      + (", one value at a time" if r.functional else ""))
+        weak += r.add(
+            1.0 if r.functional else 0.5,
+            f"same attribute ({', '.join(sorted(r.families))})" + (", one value at a time" if r.functional else ""),
+        )
     change = [c for c in nc.change if c not in ("new", "newly", "yeni") or _names_old_attribute(oc, nc)]
     if change:
         r.cue += r.add(1.0, f"states a change ({', '.join(dict.fromkeys(change))})")
@@ -1612,8 +1984,10 @@ def _against_subject(r: _Pair) -> float:
 def _against_attribute(r: _Pair) -> float:
     oc, nc = r.oc, r.nc
     if oc.families and nc.families and not r.families:
-        return r.add(-1.5, f"different attributes ({', '.join(sorted(oc.families))} / "
-                           f"{', '.join(sorted(nc.families))})") * -1
+        return (
+            r.add(-1.5, f"different attributes ({', '.join(sorted(oc.families))} / {', '.join(sorted(nc.families))})")
+            * -1
+        )
     return 0.0
 
 
@@ -1624,8 +1998,9 @@ def _against_untied(r: _Pair) -> float:
     anchored = _anchors(r.subs) or any("@" in _kind(o) and _kind(o) == _kind(n) for o, n in r.subs)
     targeted = r.nc.targets and r.subject in ("same", "unknown") and any(_held(n, r.nc.targets) for _, n in r.subs)
     events = _EVENT_STEMS[r.a.turkish]
-    both_events = all(len(c.subject) > 2 and c.subject[0] == "thing" and c.subject[2].lstrip("·") in events
-                      for c in (r.oc, r.nc))
+    both_events = all(
+        len(c.subject) > 2 and c.subject[0] == "thing" and c.subject[2].lstrip("·") in events for c in (r.oc, r.nc)
+    )
     said_of = r.copula and r.subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
     if anchored or targeted or both_events or said_of:
         return 0.0
@@ -1678,8 +2053,9 @@ def _against_nothing_replaced(r: _Pair) -> float:
 def _against_many_values(r: _Pair) -> float:
     """An attribute that may hold several values (likes, uses, visits) gets another value, no change said."""
     oc, a = r.oc, r.a
-    one_thing = r.subject == "same" and (oc.subject[:1] == ("thing",) or (
-        oc.subject[:1] == ("lead",) and oc.subject_words & _EVENT_STEMS[a.turkish]))
+    one_thing = r.subject == "same" and (
+        oc.subject[:1] == ("thing",) or (oc.subject[:1] == ("lead",) and oc.subject_words & _EVENT_STEMS[a.turkish])
+    )
     if one_thing and r.subs and all(_kind(o).split("@")[0] in ("time", "date", "day", "number") for o, _ in r.subs):
         r.functional = True  # one thing (an event) has one time, date, price … at a time
     if r.subs and not r.cue and not r.copula and not r.functional and not r.explicit:
@@ -1695,17 +2071,30 @@ def _against_already_held(r: _Pair) -> float:
 
 
 _EVENT_STEMS = {turkish: frozenset(stem(e, turkish) for e in _EVENTS) for turkish in (False, True)}
-_AGAINST = (_against_subject, _against_attribute, _against_untied, _against_topic, _against_roles,
-            _against_addition, _against_past, _against_occasion, _against_nothing_replaced, _against_many_values,
-            _against_already_held)
+_AGAINST = (
+    _against_subject,
+    _against_attribute,
+    _against_untied,
+    _against_topic,
+    _against_roles,
+    _against_addition,
+    _against_past,
+    _against_occasion,
+    _against_nothing_replaced,
+    _against_many_values,
+    _against_already_held,
+)
 
 
 _QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})
 
 
-def substitutions(old_values: list[Value], new_values: list[Value],
-                   targets: AbstractSet[str] = frozenset(),
-                   fits: Callable[[Value, Value], bool] | None = None) -> list[tuple[Value, Value]]:
+def substitutions(
+    old_values: list[Value],
+    new_values: list[Value],
+    targets: AbstractSet[str] = frozenset(),
+    fits: Callable[[Value, Value], bool] | None = None,
+) -> list[tuple[Value, Value]]:
     """(old value, new value) pairs of one kind: the new clause no longer holds the old value and the
     old clause does not hold the new one. Where a change goes ("switched to tea", ``targets``) may
     replace a name or the object of the old clause ("uses Vim", "drinks coffee")."""
@@ -1723,6 +2112,22 @@ def substitutions(old_values: list[Value], new_values: list[Value],
     return out
 
 
-__all__ = ["LIKELY_SCORE", "UPDATE_SCORE", "Clause", "Family", "Statement", "Value", "Verdict", "analyse",
-           "is_turkish", "judge", "may_say_change", "may_update", "same_value", "says_change", "stem",
-           "substitutions", "words"]
+__all__ = [
+    "LIKELY_SCORE",
+    "UPDATE_SCORE",
+    "Clause",
+    "Family",
+    "Statement",
+    "Value",
+    "Verdict",
+    "analyse",
+    "is_turkish",
+    "judge",
+    "may_say_change",
+    "may_update",
+    "same_value",
+    "says_change",
+    "stem",
+    "substitutions",
+    "words",
+]
