@@ -13,6 +13,7 @@ from datetime import datetime
 from reverie.config.dynamics import DynamicsSettings, ImportanceSettings
 from reverie.dynamics import actr, retention
 from reverie.dynamics._util import LN2, clamp, days_between, layer_name, seconds_between
+from reverie.dynamics.surprise import adjust_importance
 from reverie.model import MemoryRecord
 
 PRIORITY_LEVELS = ("critical", "high", "normal", "low")
@@ -120,7 +121,7 @@ def surprise_adjusted_base(record: MemoryRecord, *, cfg: ImportanceSettings) -> 
         if record.surprise is None:
             return clamp(base)
         modifier = (record.surprise - 0.5) * cfg.surprise_scale
-    return clamp(base + modifier, cfg.importance_floor, cfg.importance_ceiling)
+    return adjust_importance(importance=base, modifier=modifier, cfg=cfg)
 
 
 def layered_importance(
