@@ -7,43 +7,25 @@ vs episode categories); 3. tag signals (note tags win); 4. past-tense action ver
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from reverie import lexicon
 from reverie.model import Layer, MemoryKind, MemoryRecord
 
-_TEMPORAL_MARKER = re.compile(
-    r"\b(yesterday|today|tonight|this morning|last (?:night|week|month|year|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    r"\d{4}-\d{2}-\d{2}|dün|bugün|bu sabah|geçen (?:hafta|ay|yıl|gece))\b",
-    re.IGNORECASE,
-)
+_TEMPORAL_MARKER = lexicon.pattern("temporal_marker")
 NOTE_CATEGORIES = frozenset(
     {"preference", "decision", "commitment", "principle", "correction", "entity", "skill", "relationship", "plan"}
 )
 EPISODE_CATEGORIES = frozenset({"event", "action", "moment"})
 NOTE_TAGS = frozenset({"note", "belief", "rule", "preference", "decision", "policy"})
 EPISODE_TAGS = frozenset({"episode", "event", "log", "incident"})
-_PAST_ACTION = re.compile(
-    r"\b(deployed|merged|fixed|released|shipped|launched|migrated|installed|upgraded|met|visited|went|"
-    r"attended|finished|started|bought|moved|called|painted|ran|won|lost|"
-    r"yaptı\w*|gitti\w*|kurdu\w*|düzeltti\w*|başladı\w*|bitirdi\w*)\b",
-    re.IGNORECASE,
-)
-_NOTE_SIGNAL = re.compile(
-    r"\b(prefers?|always|never|must|should|usually|likes?|loves?|hates?|believes?|rule|policy|"
-    r"her zaman|asla|tercih\w*|sever|genellikle|kural)\b",
-    re.IGNORECASE,
-)
-_PLAN = re.compile(r"\b(plan(?:s|ning|ned)? to|going to|will|intend|gonna)\b", re.IGNORECASE)
+_PAST_ACTION = lexicon.pattern("past_action")
+_NOTE_SIGNAL = lexicon.pattern("note_signal")
+_PLAN = lexicon.pattern("plan")
 
 
 #: a promise or obligation the speaker takes on (EN + TR): the lifecycle design's commitment category
-_COMMITMENT = re.compile(
-    r"\b(i (?:promise|promised|swear)|(?:i|we) (?:have )?(?:committed|commit|agreed) to|i owe\b|"
-    r"i(?:'ll| will) make sure|you have my word|söz ver\w*|taahhüt\w*)",
-    re.IGNORECASE,
-)
+_COMMITMENT = lexicon.pattern("commitment", word_end=False)
 #: categories an extraction (the LLM's) may give beside the observer's kinds: the lifecycle design's ten
 EXTRACTED_CATEGORIES = frozenset({"relationship", "principle", "commitment", "moment", "skill", "plan", "entity"})
 
@@ -89,8 +71,8 @@ def memory_kind(text: str, *, category: str, tags: Sequence[str] = ()) -> tuple[
 VICARIOUS_SOURCES = frozenset({"federation"})
 #: what the agent inferred or observed rather than what the user said
 OBSERVED_SOURCES = frozenset({"assistant_message", "system"})
-_SCHEMATIC = re.compile(r"\b(always|never|rule|every time|whenever|her zaman|asla|kural)\b", re.IGNORECASE)
-_PROCEDURAL = re.compile(r"\b(how to|step \d+|steps to|the way to|nasıl|adım)\b", re.IGNORECASE)
+_SCHEMATIC = lexicon.pattern("schematic")
+_PROCEDURAL = lexicon.pattern("procedural")
 SCHEMATIC_CATEGORIES = frozenset({"pattern", "principle"})
 PROCEDURAL_CATEGORIES = frozenset({"procedure", "skill", "howto"})
 
