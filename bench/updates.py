@@ -58,6 +58,8 @@ LOCOMO = next(
 )
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 PARTS = ("updates", "compatible", "notes", "freshness", "demo")
+#: the suite's splits (its ``about``): built on, held out then looked at, never looked at, written afterwards
+SPLITS = ("dev", "heldout", "sealed", "fresh")
 
 
 def load_suite(path: Path = SUITE) -> dict[str, Any]:
@@ -207,9 +209,7 @@ def summarise_updates(rows: Sequence[dict[str, Any]], *, infer: bool) -> dict[st
     out: dict[str, Any] = {}
     groups = {
         "all": rows,
-        "dev": [r for r in rows if r["split"] == "dev"],
-        "heldout": [r for r in rows if r["split"] == "heldout"],
-        "sealed": [r for r in rows if r["split"] == "sealed"],
+        **{split: [r for r in rows if r["split"] == split] for split in SPLITS},
         "en": [r for r in rows if r["lang"] == "en"],
         "tr": [r for r in rows if r["lang"] == "tr"],
     }
@@ -230,9 +230,7 @@ def summarise_compatible(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     groups = {
         "all": rows,
-        "dev": [r for r in rows if r["split"] == "dev"],
-        "heldout": [r for r in rows if r["split"] == "heldout"],
-        "sealed": [r for r in rows if r["split"] == "sealed"],
+        **{split: [r for r in rows if r["split"] == split] for split in SPLITS},
         "en": [r for r in rows if r["lang"] == "en"],
         "tr": [r for r in rows if r["lang"] == "tr"],
     }

@@ -440,6 +440,16 @@ class ReadSettings(Section):
         "thing (as similar to each other as the write gate's change_min) whose scores lie within this margin, "
         "the newer comes first — what was said last is more likely what holds. 0 = off.",
     )
+    change_recency_ratio: float = Field(
+        default=0.4,
+        ge=0,
+        le=1,
+        description="Time reasoning for questions about now, when the newer of two results says that something "
+        "changed ('switched to', 'moved', 'instead', 'no longer', a correction) and the two are as similar to each "
+        "other as the write gate's update_candidate_min: the newer comes first when its score is at least this "
+        "fraction of the older's. People word a change apart from the fact it changes, so the question often "
+        "shares more words with the old statement than with its correction. 0 = off (only recency_margin).",
+    )
     update_check_top: int = Field(
         default=10,
         ge=0,

@@ -652,12 +652,30 @@ class ReadPipeline:
     ) -> list[tuple[int, dict[str, Any]]]:
         """Of two close answers about one thing (similar to each other from the embedder's ``change_min``,
         scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
-        said last is more likely what holds (read.recency_margin)."""
+        said last is more likely what holds (read.recency_margin). A newer answer that says something changed
+        comes first from farther down (its score at least ``read.change_recency_ratio`` of the older's), when
+        the two are each other's nearest among the best candidates: a correction is worded apart from what
+        it corrects, so the question often shares more words with the old statement."""
         cfg = self.settings.read
         if cfg.recency_margin <= 0:
             return ranked
-        close = self.settings.write.gate.profile(self.profile).change_min
+        from reverie.write import updates as wupdates
+
+        profile = self.settings.write.gate.profile(self.profile)
         top = min(len(ranked), cfg.update_check_top)
+        changes = {
+            ranked[q][0]
+            for q in range(top)
+            if cfg.change_recency_ratio > 0 and wupdates.says_change(records[cands[ranked[q][0]].id].content)
+        }
+        # "about one thing" for a change: each other's nearest among the best candidates (cosines alone do not
+        # tell, an embedder's unrelated pairs can be as close as a fact and its correction)
+        shown = [i for i, _ in ranked[:top]]
+        nearest: dict[int, int] = {}
+        if changes and len(shown) > 1:
+            sims = vecs[shown] @ vecs[shown].T
+            np.fill_diagonal(sims, -np.inf)
+            nearest = {i: shown[int(np.argmax(sims[n]))] for n, i in enumerate(shown)}
         for p in range(top):
             for q in range(p + 1, top):
                 i, j = ranked[p][0], ranked[q][0]
@@ -666,8 +684,22 @@ class ReadPipeline:
                     continue
                 if (b.valid_from or b.created_at) <= (a.valid_from or a.created_at):
                     continue
-                if scores[j] < scores[i] - cfg.recency_margin or float(vecs[i] @ vecs[j]) < close:
+                close = float(vecs[i] @ vecs[j])
+                near = scores[j] >= scores[i] - cfg.recency_margin and close >= profile.change_min
+                changed = (
+                    j in changes
+                    and nearest.get(i) == j
+                    and nearest.get(j) == i
+                    and scores[j] >= cfg.change_recency_ratio * scores[i]
+                    and close >= profile.update_candidate_min
+                )
+                if not (near or changed):
                     continue
+                note = (
+                    "the newer of two close answers about one thing comes first"
+                    if near
+                    else "the newer of two answers about one thing says it changed; it comes first"
+                )
                 item = ranked.pop(q)
                 ranked.insert(
                     p,
@@ -675,10 +707,7 @@ class ReadPipeline:
                         item[0],
                         {
                             **item[1],
-                            "newer_first": {
-                                "over": a.id,
-                                "note": "the newer of two close answers about one thing comes first",
-                            },
+                            "newer_first": {"over": a.id, "note": note},
                         },
                     ),
                 )
