@@ -73,6 +73,27 @@ def test_lifecycle_and_tier_transitions(cfg: DynamicsSettings) -> None:
     assert lc.tier_transition(current_store="cold", value=0.7, age_days=100, cfg=c)[0] == "hot"
 
 
+def test_policy_classes(cfg: DynamicsSettings) -> None:
+    c = cfg.lifecycle
+    base: dict[str, Any] = {"pinned": False, "immutable": False, "flashbulb": False, "category": "fact", "cfg": c}
+    assert lc.policy_class(**base, time_bounded=False, confidence=0.9) == "durable"
+    assert lc.policy_class(**base, time_bounded=True, confidence=0.9) == "ephemeral"
+    assert lc.policy_class(**base, time_bounded=False, confidence=0.3) == "ephemeral"  # speculative
+    assert lc.policy_class(**{**base, "pinned": True}, time_bounded=True, confidence=0.3) == "protected"
+    assert lc.policy_class(**{**base, "category": "decision"}, time_bounded=True, confidence=0.9) == "protected"
+    # how far decay may go: ephemeral memories are archived once stale, durable ones at the archive threshold
+    kw: dict[str, Any] = {"verification_state": "unverified", "category": "fact", "cfg": c}
+    stale = {"current_state": "active", "heat_score": 0.1, "decay": (c.stale_decay + c.archive_decay) / 2}
+    assert lc.lifecycle_transition(**stale, **kw, policy_class="durable")[0] == "stale"
+    assert lc.lifecycle_transition(**stale, **kw, policy_class="ephemeral") == (
+        "archived",
+        "ephemeral_memory_is_archived_when_stale",
+    )
+    assert lc.lifecycle_transition(**stale, **kw, policy_class="protected")[0] == "stale"
+    fresh = {**stale, "decay": c.stale_decay / 2}
+    assert lc.lifecycle_transition(**fresh, **kw, policy_class="ephemeral")[0] == "active"
+
+
 def test_speculative_ttl(cfg: DynamicsSettings) -> None:
     assert lc.speculative_expired(confidence=0.3, age_days=30, confirmed=False, cfg=cfg.lifecycle)
     assert not lc.speculative_expired(confidence=0.3, age_days=29, confirmed=False, cfg=cfg.lifecycle)

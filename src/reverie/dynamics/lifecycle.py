@@ -126,6 +126,27 @@ def tier_value(
     return clamp(score)
 
 
+def policy_class(
+    *,
+    pinned: bool,
+    immutable: bool,
+    flashbulb: bool,
+    category: str,
+    time_bounded: bool,
+    confidence: float,
+    cfg: LifecycleSettings,
+) -> str:
+    """The lifecycle policy class of a memory: ``protected`` (pinned, immutable, flashbulb, or of a protected
+    category — never archived by the lifecycle policy); ``ephemeral`` when it holds only for a while — a
+    time-bounded statement (it has an end of validity: a plan, an appointment) or a speculative inference
+    (confidence below the inferred tier) — archived as soon as the policy finds it stale; else ``durable``."""
+    if pinned or immutable or flashbulb or category in cfg.protected_categories:
+        return "protected"
+    if time_bounded or confidence_tier(confidence=confidence, cfg=cfg) == "speculative":
+        return "ephemeral"
+    return "durable"
+
+
 def lifecycle_transition(
     *,
     current_state: str,
@@ -136,7 +157,10 @@ def lifecycle_transition(
     policy_class: str,
     cfg: LifecycleSettings,
 ) -> tuple[str, str]:
-    """``decideLifecycleTransition``: (next state, reason)."""
+    """``decideLifecycleTransition``: (next state, reason). The policy class decides how far decay may go:
+    a ``protected`` memory (or one of a protected category) is never archived, a ``durable`` one is archived
+    once its decay reaches ``archive_decay``, an ``ephemeral`` one (time-bounded or speculative: it holds only
+    for a while) is archived as soon as it is stale, without waiting for the archive threshold."""
     if current_state == "archived":
         return "archived", "archived_is_terminal"
     if verification_state == "disputed":
@@ -145,6 +169,8 @@ def lifecycle_transition(
     if decay >= cfg.archive_decay and not protected:
         return "archived", "decay_exceeded_archive_threshold"
     if decay >= cfg.stale_decay:
+        if policy_class == "ephemeral" and not protected:
+            return "archived", "ephemeral_memory_is_archived_when_stale"
         return "stale", "decay_exceeded_stale_threshold"
     if heat_score >= cfg.promote_heat:
         active = verification_state in ("user_confirmed", "system_inferred")
