@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,7 @@ def tuned() -> DynamicsSettings:
     )
 
 
-def explained(cfg: DynamicsSettings) -> dict[str, dict]:
+def explained(cfg: DynamicsSettings) -> dict[str, dict[str, Any]]:
     r = MemoryRecord(content="the API uses JWT tokens", created_at=T0, layer=Layer.EPISODIC, importance=0.6)
     r = r.copy(**access.initial_values(r, now=T0, cfg=cfg))
     times = [T0 + timedelta(days=d) for d in (1, 3)]
