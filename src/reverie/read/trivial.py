@@ -1,4 +1,4 @@
-"""Pre-retrieval gate: skip trivial messages before any embedding is computed.
+"""Trivial messages: skip them before retrieval, before any embedding is computed (``read.gate``).
 
 Greetings ("hi", "merhaba"), confirmations ("ok", "tamam", "evet"), slash commands ("/help") and
 single-word acknowledgements ("thanks", "sağol") short-circuit the read path. A single word that
@@ -30,7 +30,7 @@ _EMOJI_ONLY = re.compile(r"^[\W_]+$", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)
-class GateDecision:
+class SkipDecision:
     """``skip`` is true for a trivial message; ``reason`` names the rule that matched."""
 
     skip: bool
@@ -41,13 +41,13 @@ def _normalise(text: str) -> str:
     return _STRIP.sub(" ", text.casefold()).strip()
 
 
-def check(text: str) -> GateDecision:
+def check(text: str) -> SkipDecision:
     """The pattern-based skip logic (EN + TR)."""
     stripped = text.strip()
     if _SLASH.match(stripped):
-        return GateDecision(True, "slash command")
+        return SkipDecision(True, "slash command")
     if _EMOJI_ONLY.match(stripped):
-        return GateDecision(True, "no words")
+        return SkipDecision(True, "no words")
     norm = _normalise(stripped)
     for name, words in (
         ("greeting", GREETINGS),
@@ -55,8 +55,8 @@ def check(text: str) -> GateDecision:
         ("acknowledgement", ACKNOWLEDGEMENTS),
     ):
         if norm in words:
-            return GateDecision(True, name)
-    return GateDecision(False, "passes")
+            return SkipDecision(True, name)
+    return SkipDecision(False, "passes")
 
 
-__all__ = ["ACKNOWLEDGEMENTS", "CONFIRMATIONS", "GREETINGS", "GateDecision", "check"]
+__all__ = ["ACKNOWLEDGEMENTS", "CONFIRMATIONS", "GREETINGS", "SkipDecision", "check"]
