@@ -2,7 +2,8 @@
 
 Greetings ("hi", "merhaba"), confirmations ("ok", "tamam", "evet"), slash commands ("/help") and
 single-word acknowledgements ("thanks", "sağol") short-circuit the read path. A single word that
-is not in these lists ("Lisbon") is a real query and passes.
+is not in these lists ("Lisbon") is a real query and passes. The word lists are the languages' data
+(``read_greeting``, ``read_confirmation``, ``read_acknowledgement`` in ``reverie/lexicons/``).
 """
 
 from __future__ import annotations
@@ -10,20 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-GREETINGS = frozenset({
-    "hi", "hello", "hey", "hiya", "yo", "howdy", "good morning", "good evening", "good afternoon",
-    "merhaba", "selam", "selamlar", "günaydın", "iyi akşamlar", "hey there", "hello there",
-})  # fmt: skip
-CONFIRMATIONS = frozenset({
-    "ok", "okay", "k", "kk", "sure", "yes", "yep", "yeah", "yup", "no", "nope", "fine", "alright",
-    "all right", "got it", "sounds good", "will do", "done", "right", "correct", "agreed",
-    "tamam", "evet", "hayır", "olur", "peki", "anladım", "tabii", "tabi", "aynen", "oldu",
-})  # fmt: skip
-ACKNOWLEDGEMENTS = frozenset({
-    "thanks", "thank you", "thx", "ty", "cool", "nice", "great", "awesome", "perfect", "lol", "haha",
-    "wow", "hmm", "bye", "cheers", "noted", "np",
-    "teşekkürler", "sağol", "sağ ol", "eyvallah", "süper", "harika", "güzel", "hoşçakal", "görüşürüz",
-})  # fmt: skip
+from reverie import lexicon
+
+GREETINGS = lexicon.words("read_greeting")
+CONFIRMATIONS = lexicon.words("read_confirmation")
+ACKNOWLEDGEMENTS = lexicon.words("read_acknowledgement")
 _SLASH = re.compile(r"^/[a-z][\w-]*(\s.*)?$", re.IGNORECASE | re.DOTALL)
 _STRIP = re.compile(r"[\s!.,?;:~\-—…'\"()*]+")
 _EMOJI_ONLY = re.compile(r"^[\W_]+$", re.UNICODE)

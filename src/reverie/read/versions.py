@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from reverie import lexicon
 from reverie.config import Settings
 from reverie.model import MemoryRecord, Status
 from reverie.read import consolidated, filters
@@ -31,11 +32,9 @@ F32 = npt.NDArray[np.float32]
 Order = list[tuple[int, dict[str, Any]]]
 Scored = tuple[float, dict[str, Any]]
 
-_PAST_QUESTION = re.compile(
-    r"\b(did|was|were|had|used to|before|previously|originally|at first|first time|back then|in the past|"
-    r"formerly|earlier)\b",
-    re.IGNORECASE,
-)
+_PAST_QUESTION = lexicon.pattern("read_past_question")
+# Turkish asks about the past with its verb suffixes ("taşındı mı?", "yaşıyor muydu?"): a grammar, applied to
+# Turkish queries only
 _PAST_QUESTION_TR = re.compile(
     r"\b(önceden|eskiden|daha önce|ilk)\b|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k|nız|niz)?\s+m[ıiuü]\b|"
     r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k)?\s*\?",
