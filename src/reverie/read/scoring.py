@@ -8,7 +8,7 @@
   cosine and the lexical score, a coverage of the query's words on an absolute scale), plus the
   boosts that measure the query itself: +0.1 per matching entity (at most 3) and up to +0.1 when the
   memory's event time falls into a period the query names (read.when);
-* ``prior`` in [0, 1] = everything else the seeds weigh, as a share of its largest possible value:
+* ``prior`` in [0, 1] = everything else the retrieval design weighs, as a share of its largest possible value:
   ``0.30·ACT-R activation + 0.15·importance + 0.15·RRF`` (and the utility and importance of the
   0.6/0.2/0.2 score), the intent's sort column, the episode boost (+0.15 the caller's session, or the
   inferred episode context, :func:`episode_strengths`), +0.05 co-activation — times the multipliers
