@@ -1807,8 +1807,9 @@ class Memory(Inspection):
             ):
                 raise InvalidInputError("steps must be a list of step names")
             names = [clean_label(s, "step name") for s in steps]
-        return run_dream(self.dream_services(), steps=names, user_id=clean_scope(user_id, "user_id"))
+        return run_dream(self.dream_services, steps=names, user_id=clean_scope(user_id, "user_id"))
 
+    @property
     def dream_services(self) -> DreamServices:
         """What a dream run works with: the store, the settings, the clock, the ops log, the embedder and the
         LLM (built on first use)."""

@@ -12,7 +12,7 @@ from reverie.model import MemoryRecord
 
 def _context(mem: Memory, clock: SettableClock, owner: str) -> DreamContext:
     return DreamContext.for_run(
-        mem.dream_services(), settings=mem.settings, now=clock(), owner=owner, user_id=None, all_users=True
+        mem.dream_services, settings=mem.settings, now=clock(), owner=owner, user_id=None, all_users=True
     )
 
 

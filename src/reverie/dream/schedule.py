@@ -124,7 +124,7 @@ def run_tick(mem: Memory, *, user_id: str | None = None, all_users: bool = True)
 
     cfg = mem.settings.dream.schedule
     return run_dream(
-        mem.dream_services(),
+        mem.dream_services,
         steps=list(cfg.tick_steps),
         user_id=user_id,
         all_users=all_users,
@@ -363,7 +363,7 @@ class JobSchedule:
         info: ScheduledJob = {"name": job.name, "every": format_duration(job.every), "batch_size": job.batch_size}
         try:
             report = run_dream(
-                self.mem.dream_services(),
+                self.mem.dream_services,
                 steps=list(job.steps) if job.steps is not None else None,
                 user_id=self.user_id,
                 all_users=self.user_id is None,
