@@ -3,8 +3,9 @@
 :mod:`reverie.dream.context` holds the core types (the services a run is given, the context each step gets, the
 step report, a batched write), :mod:`reverie.dream.run` runs the steps, :mod:`reverie.dream.registry` lists them
 in cycle order and :mod:`reverie.dream.scope_pass` is the shared read-only pass. The steps themselves live in one
-module per concern (upkeep, reinforce, forgetting, graph, drift, archival, consolidate, category_notes, bridges,
-belief_probe, quantize, documents).
+module per concern: upkeep, reinforce, forgetting, graph, drift, archival, consolidate, themes, category_notes,
+bridges, belief_probe, quantize and documents (with group_notes, derived, summarize and neighbors as their
+helpers, and schedule running them on intervals).
 """
 
 from __future__ import annotations
