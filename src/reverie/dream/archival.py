@@ -294,9 +294,9 @@ def _collect_movable(ctx: DreamContext, found: dict[str, list[MemoryRecord]], re
 ARCHIVABLE: Collector[Archivable] = Collector("archivable", Archivable, _collect_archivable)
 MOVABLE: Collector[dict[str, list[MemoryRecord]]] = Collector("movable", dict, _collect_movable)
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("archive", step_archive, (ARCHIVABLE,)),
     DreamStep("cold_migration", step_cold_migration, (MOVABLE,)),
-]
+)
 
 __all__ = ["ARCHIVABLE", "MOVABLE", "STEPS"]

@@ -166,6 +166,6 @@ def _dispute(
     return True
 
 
-STEPS: list[DreamStep] = [DreamStep("probe", step_probe)]
+STEPS: tuple[DreamStep, ...] = (DreamStep("probe", step_probe),)
 
 __all__ = ["STEPS", "step_probe"]

@@ -311,6 +311,6 @@ def _record_bridge(
     return added
 
 
-STEPS: list[DreamStep] = [DreamStep("bridges", step_bridges)]
+STEPS: tuple[DreamStep, ...] = (DreamStep("bridges", step_bridges),)
 
 __all__ = ["STEPS", "step_bridges"]

@@ -376,9 +376,9 @@ def step_entity_cards(ctx: DreamContext) -> StepReport:
     return _maintain(ctx, groups_by(snapshot(ctx), lambda r: r.entities), spec)
 
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("category_summaries", step_category_summaries),
     DreamStep("entity_cards", step_entity_cards),
-]
+)
 
 __all__ = ["STEPS", "step_category_summaries", "step_entity_cards"]

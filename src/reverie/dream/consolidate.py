@@ -505,10 +505,10 @@ def undo_consolidation(
     }
 
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("consolidate", step_consolidate),
     DreamStep("merge", step_merge),
-]
+)
 
 __all__ = [
     "CLUSTER_OMIT",

@@ -634,12 +634,12 @@ def scrub(store: Store, user_id: str | None, memory_ids: Iterable[str]) -> int:
     return changed
 
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("profile", step_profile),
     DreamStep("entity_profiles", step_entity_profiles),
     DreamStep("reflections", step_reflections),
     DreamStep("guidelines", step_guidelines),
-]
+)
 
 __all__ = [
     "KINDS",

@@ -112,6 +112,6 @@ def _collect_drifting(ctx: DreamContext, found: list[MemoryRecord], rec: MemoryR
 
 DRIFTING: Collector[list[MemoryRecord]] = Collector("drift", list, _collect_drifting)
 
-STEPS: list[DreamStep] = [DreamStep("drift", step_drift, (DRIFTING,))]
+STEPS: tuple[DreamStep, ...] = (DreamStep("drift", step_drift, (DRIFTING,)),)
 
 __all__ = ["DRIFTING", "DRIFT_SEEN", "STEPS", "named_paths"]

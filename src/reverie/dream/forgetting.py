@@ -430,10 +430,10 @@ def _collect_forgettable(ctx: DreamContext, p: Forgettable, rec: MemoryRecord) -
 EXPIRING: Collector[Expiring] = Collector("expiring", Expiring, _collect_expiring)
 FORGETTABLE: Collector[Forgettable] = Collector("forgettable", Forgettable, _collect_forgettable)
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("foresight", step_foresight, (EXPIRING,)),
     DreamStep("redundancy", step_redundancy, (FORGETTABLE,)),
     DreamStep("forget", step_forget, (EXPIRING, FORGETTABLE)),
-]
+)
 
 __all__ = ["EXPIRING", "FORGETTABLE", "STEPS", "redundant"]

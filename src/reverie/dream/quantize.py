@@ -209,6 +209,6 @@ def restore_precision(
     return restored
 
 
-STEPS: list[DreamStep] = [DreamStep("quantize", step_quantize)]
+STEPS: tuple[DreamStep, ...] = (DreamStep("quantize", step_quantize),)
 
 __all__ = ["STEPS", "memory_retention", "restore_precision", "step_quantize", "target_precision"]

@@ -232,11 +232,11 @@ EMOTIONAL: Collector[list[MemoryRecord]] = Collector("emotional", list, _collect
 UTILITY: Collector[list[MemoryRecord]] = Collector("utility_decay", list, _collect_utility)
 REHEARSE: Collector[list[tuple[float, str, MemoryRecord]]] = Collector("rehearse", list, _collect_endangered)
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("emotional", step_emotional, (EMOTIONAL,)),
     DreamStep("replay", step_replay),
     DreamStep("utility_decay", step_utility_decay, (UTILITY,)),
     DreamStep("rehearse", step_rehearse, (REHEARSE,)),
-]
+)
 
 __all__ = ["EMOTIONAL_MARK", "REHEARSAL_MARK", "REPLAY_MARK", "STEPS"]

@@ -332,9 +332,9 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
     return report
 
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("themes", step_themes),
     DreamStep("abstraction", step_abstraction),
-]
+)
 
 __all__ = ["STEPS", "step_abstraction", "step_themes", "theme_clusters"]

@@ -274,11 +274,11 @@ def step_core(ctx: DreamContext) -> StepReport:
     return report
 
 
-STEPS: list[DreamStep] = [
+STEPS: tuple[DreamStep, ...] = (
     DreamStep("decay", step_decay),
     DreamStep("promote", step_promote),
     DreamStep("core", step_core),
     DreamStep("expire", step_expire),
     DreamStep("prune", step_prune),
     DreamStep("topics", step_topics),
-]
+)
