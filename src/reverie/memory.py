@@ -81,6 +81,7 @@ from reverie.write.pipeline import WritePipeline, verbatim_actions
 from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
+    from reverie.dream import DreamServices
     from reverie.dream.schedule import JobSchedule
     from reverie.llm.client import ChatJSON
     from reverie.read.inject import ContextBlock
@@ -1806,7 +1807,23 @@ class Memory(Inspection):
             ):
                 raise InvalidInputError("steps must be a list of step names")
             names = [clean_label(s, "step name") for s in steps]
-        return run_dream(self, steps=names, user_id=clean_scope(user_id, "user_id"))
+        return run_dream(self.dream_services, steps=names, user_id=clean_scope(user_id, "user_id"))
+
+    @property
+    def dream_services(self) -> DreamServices:
+        """What a dream run works with: the store, the settings, the clock, the ops log, the embedder and the
+        LLM (built on first use)."""
+        from reverie.dream import DreamServices
+
+        return DreamServices(
+            store=self.store,
+            settings=self.settings,
+            clock=self.now,
+            ops_log=self.ops.log,
+            embed=self._embed,
+            profile=self.embedder.profile,
+            llm=self._get_llm(),
+        )
 
     # manual layer moves (promote/demote from MCP tools or the dashboard) -------------
     def promote(self, memory_id: str, layer: Layer | str | None = None) -> MemoryRecord:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from reverie.dream import DreamContext, Step, StepReport, omit_except
+from reverie.dream.context import DreamContext, DreamStep, StepReport, omit_except
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics._util import days_between
 from reverie.embed import quantize
@@ -209,6 +209,6 @@ def restore_precision(
     return restored
 
 
-STEPS: list[tuple[str, Step]] = [("quantize", step_quantize)]
+STEPS: tuple[DreamStep, ...] = (DreamStep("quantize", step_quantize),)
 
 __all__ = ["STEPS", "memory_retention", "restore_precision", "step_quantize", "target_precision"]

@@ -1,18 +1,18 @@
-"""The dream steps. Each takes a :class:`DreamContext` and returns a :class:`StepReport`."""
+"""Upkeep steps: energy and retrieval-strength decay, layer promotion and demotion, the core flag, working-memory
+expiry, pruning of old logs and claims, and the topic index."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
-from reverie.dream import DreamContext, StepReport, Write, cutoff, omit_except
+from reverie.dream.context import DreamContext, DreamStep, StepReport, Write, cutoff, omit_except
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import promotion, strength
 from reverie.model import Layer, Status
 from reverie.write.classify import sub_tier_for
 
 _EPS = 1e-9
-#: what each step reads (a pass over 100k memories decodes only these columns)
+#: what each step reads (a pass over a large scope decodes only these columns)
 _DECAY_OMIT = omit_except(
     "layer",
     "status",
@@ -274,22 +274,11 @@ def step_core(ctx: DreamContext) -> StepReport:
     return report
 
 
-def _all_steps() -> list[tuple[str, Callable[[DreamContext], StepReport]]]:
-    from reverie.dream import consolidate, documents, lifecycle, quantize, synthesis
-
-    return [
-        ("decay", step_decay),
-        ("promote", step_promote),
-        ("core", step_core),
-        ("expire", step_expire),
-        ("prune", step_prune),
-        ("topics", step_topics),
-        *lifecycle.STEPS,
-        *consolidate.STEPS,
-        *synthesis.STEPS,
-        *quantize.STEPS,
-        *documents.STEPS,
-    ]
-
-
-STEPS: list[tuple[str, Callable[[DreamContext], StepReport]]] = _all_steps()
+STEPS: tuple[DreamStep, ...] = (
+    DreamStep("decay", step_decay),
+    DreamStep("promote", step_promote),
+    DreamStep("core", step_core),
+    DreamStep("expire", step_expire),
+    DreamStep("prune", step_prune),
+    DreamStep("topics", step_topics),
+)
