@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from reverie import vector_codec as quantize
 from reverie.dream import DreamContext, Step, StepReport, omit_except
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics._util import days_between
-from reverie.embed import quantize
 from reverie.errors import ConflictError
 from reverie.model import HistoryEvent, MemoryRecord, Precision, StoreTier
 from reverie.store.base import Store

@@ -40,7 +40,6 @@ import numpy.typing as npt
 from reverie.config import Settings
 from reverie.dynamics.lifecycle import filtered_as_stale
 from reverie.embed.base import Embedder
-from reverie.embed.quantize import query_shrink
 from reverie.model import MemoryRecord, Status
 from reverie.read import consolidated, filters, gate, graph, hybrid, hyde, intent, scoring, when
 from reverie.read.decompose import decompose
@@ -48,6 +47,7 @@ from reverie.read.hot import HotTier
 from reverie.read.mmr import mmr_select
 from reverie.results import Hit
 from reverie.store.base import MemoryFilter, ScoredId, Store
+from reverie.vector_codec import query_shrink
 
 F32 = npt.NDArray[np.float32]
 

@@ -17,12 +17,12 @@ Conventions every backend follows:
 * Vector similarity is cosine similarity in [-1, 1] (vectors are L2-normalised), higher first.
   Text scores are "higher is better" (BM25 negated on SQLite, ``ts_rank`` on PostgreSQL).
 * Quantised embeddings: a memory's ``embedding_precision`` says how its embedding is
-  stored — float32, or codes of :mod:`reverie.embed.quantize` (int8/int4/int2). Records and
+  stored — float32, or codes of :mod:`reverie.vector_codec` (int8/int4/int2). Records and
   :meth:`Store.embeddings` always carry float32 (dequantised) vectors. A write of ``embedding``
   stores it at the memory's (or the written) precision; a write of ``embedding_precision`` alone
   re-encodes the stored embedding; writing back an unchanged dequantised vector keeps the codes.
   Quantised memories are never in the float32 ANN index: a vector search that reaches the cold
-  store ranks them with the mixed-precision similarity (``quantize.mixed_similarity``), and a
+  store ranks them with the mixed-precision similarity (``vector_codec.mixed_similarity``), and a
   search of the hot store alone still finds a quantised memory that was moved back to hot.
 """
 

@@ -40,8 +40,8 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
 
+from reverie import vector_codec
 from reverie.config.core import StorageSettings
-from reverie.embed import quantize
 from reverie.errors import (
     ConflictError,
     InvalidInputError,
@@ -215,7 +215,7 @@ _COPY_TYPES: Final = {
 #: (normally no row); when it reaches the cold store, the server ranks the quantised rows by the
 #: Hamming distance of their sign bits (``embedding_bits``, 48 bytes at 384 dimensions) and only the
 #: best ``_PREFILTER`` of them are sent and re-ranked (a full transfer of every code blob took
-#: 0.86 s per query at 30k int4 rows; the prefilter 37 ms, bench/quantize.py)
+#: 0.86 s per query at 30k int4 rows; the prefilter 37 ms, bench/vector_codec.py)
 _SEARCH_QUERY: Final = sql.SQL(
     "WITH hits AS MATERIALIZED ("
     "SELECT id, embedding <=> %s AS distance FROM memories "
@@ -498,7 +498,7 @@ def _sign_bits(blobs: Sequence[bytes], dim: int) -> builtins.list[Bit]:
     """The ``embedding_bits`` of code blobs: the signs of their dequantised vectors."""
     if not blobs:
         return []
-    return [Bit(row > 0) for row in quantize.decode_rows(blobs, dim)]
+    return [Bit(row > 0) for row in vector_codec.decode_rows(blobs, dim)]
 
 
 def _batch_bits(codes: Sequence[bytes | None], dim: int) -> builtins.list[Bit | None]:
@@ -698,7 +698,7 @@ def _decode_record(row: Sequence[Any]) -> MemoryRecord:
     kwargs = {n: _decode_value(n, k, v) for (n, k), v in zip(_COLUMNS, row[: len(_COLUMNS)], strict=True)}
     rec = MemoryRecord(**kwargs)
     if len(row) > len(_COLUMNS) and row[-1] is not None:
-        rec.embedding = quantize.decode(bytes(row[-1]))
+        rec.embedding = vector_codec.decode(bytes(row[-1]))
     return rec
 
 
@@ -712,7 +712,7 @@ def _partial_select(names: tuple[str, ...]) -> tuple[sql.Composed, Callable[[Seq
     def decode(row: Sequence[Any]) -> MemoryRecord:
         rec = MemoryRecord(**{n: _decode_value(n, k, v) for (n, k), v in zip(kinds, row[: len(kinds)], strict=True)})
         if len(row) > len(kinds) and row[-1] is not None:
-            rec.embedding = quantize.decode(bytes(row[-1]))
+            rec.embedding = vector_codec.decode(bytes(row[-1]))
         return rec
 
     return select, decode
@@ -1375,7 +1375,7 @@ class PostgresStore:
         coded = [row for row in found if row[2] is not None]
         if coded:  # quantised rows, scored exactly with the mixed-precision similarity
             unit = query_vec / (float(np.linalg.norm(query_vec)) or 1.0)
-            scores = np.einsum("ij,j->i", quantize.search_rows([row[2] for row in coded], self.dim), unit)
+            scores = np.einsum("ij,j->i", vector_codec.search_rows([row[2] for row in coded], self.dim), unit)
             hits += [ScoredId(row[0], min(1.0, max(-1.0, float(s)))) for row, s in zip(coded, scores, strict=True)]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
@@ -1428,7 +1428,7 @@ class PostgresStore:
         out = {row[0]: _decode_value("embedding", "vector", row[1]) for row in rows if row[1] is not None}
         quantised = [row for row in rows if row[1] is None]
         if quantised:  # dequantised
-            vecs = quantize.decode_rows([bytes(row[2]) for row in quantised], self.dim)
+            vecs = vector_codec.decode_rows([bytes(row[2]) for row in quantised], self.dim)
             out.update({row[0]: vec for row, vec in zip(quantised, vecs, strict=True)})
         return out
 

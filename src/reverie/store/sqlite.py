@@ -36,8 +36,8 @@ from typing import Any, Final
 
 import numpy as np
 
+from reverie import vector_codec
 from reverie.config.core import StorageSettings
-from reverie.embed import quantize
 from reverie.errors import ConflictError, InvalidInputError, MigrationError, NotFoundError, StoreError
 from reverie.model import (
     AccessEvent,
@@ -612,7 +612,7 @@ def _partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Memory
                 kw[name] = conv(value)
         rec = MemoryRecord(**kw)
         if with_codes and len(row) > count and row[count] is not None:
-            rec.embedding = quantize.decode(row[count])  # the blob names its precision
+            rec.embedding = vector_codec.decode(row[count])  # the blob names its precision
         return rec
 
     return decode
@@ -1259,7 +1259,9 @@ class SQLiteStore:
                 ],
             )
             coded = [mid for mid, sv in new.items() if sv.codes is not None]
-            search = dict(zip(coded, quantize.search_rows([new[m].codes or b"" for m in coded], self.dim), strict=True))
+            search = dict(
+                zip(coded, vector_codec.search_rows([new[m].codes or b"" for m in coded], self.dim), strict=True)
+            )
             ops: builtins.list[PendingOp] = []
             for mid, sv in new.items():
                 cur = current[mid]
@@ -1530,7 +1532,7 @@ class SQLiteStore:
             norms[norms == 0] = 1.0
             scores[plain] = np.einsum("ij,j->i", matrix, query) / norms / qn  # one thread: no BLAS contention
         if coded:
-            matrix = quantize.search_rows([rows[i][2] for i in coded], self.dim)
+            matrix = vector_codec.search_rows([rows[i][2] for i in coded], self.dim)
             scores[coded] = np.einsum("ij,j->i", matrix, query) / qn
         hits = [ScoredId(r[0], _cosine(s)) for r, s in zip(rows, scores, strict=True)]
         hits.sort(key=lambda h: (-h.score, h.id))
@@ -1688,7 +1690,7 @@ class SQLiteStore:
         out = {r[0]: np.frombuffer(r[1], dtype=np.float32).copy() for r in rows if r[1] is not None}
         quantised = [r for r in rows if r[1] is None]
         if quantised:  # dequantised
-            vecs = quantize.decode_rows([r[2] for r in quantised], self.dim)
+            vecs = vector_codec.decode_rows([r[2] for r in quantised], self.dim)
             out.update({r[0]: vec for r, vec in zip(quantised, vecs, strict=True)})
         return out
 
@@ -2475,7 +2477,7 @@ def _index_key(partition: str, blob: bytes | None, codes: bytes | None) -> tuple
 def _index_vector(blob: bytes | None, codes: bytes | None) -> Matrix | None:
     """The vector the index keeps for a row: float32 as stored, or the codes' search vector."""
     if codes is not None:
-        vector: Matrix = quantize.search_vectors([codes])[0]
+        vector: Matrix = vector_codec.search_vectors([codes])[0]
         return vector
     return _as_vector(blob)
 
@@ -2556,7 +2558,7 @@ class _RowSource:
         out = [(int(r[0]), r[1], np.frombuffer(r[2], dtype=np.float32)) for r in rows if r[2] is not None]
         quantised = [r for r in rows if r[2] is None]
         if quantised:  # quantised rows go to the user's quantised partition as search vectors
-            vecs = quantize.search_rows([r[3] for r in quantised], self._store.dim)
+            vecs = vector_codec.search_rows([r[3] for r in quantised], self._store.dim)
             out += [(int(r[0]), quantized_partition(r[1]), vec) for r, vec in zip(quantised, vecs, strict=True)]
         return out
 
@@ -2584,7 +2586,7 @@ class _RowSource:
                 return
             rids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             if quantised:
-                vecs = quantize.search_rows([r[1] for r in rows], dim)
+                vecs = vector_codec.search_rows([r[1] for r in rows], dim)
             else:
                 vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
             yield rids, vecs
