@@ -20,8 +20,8 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import functools
 import json
-import math
 import operator
 import os
 import sqlite3
@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,15 +40,9 @@ from reverie import vector_codec
 from reverie.config.core import StorageSettings
 from reverie.errors import ConflictError, InvalidInputError, MigrationError, NotFoundError, StoreError
 from reverie.model import (
-    AccessEvent,
-    ActionEvent,
-    CoActivation,
-    HistoryEvent,
     Layer,
     MemoryRecord,
     Precision,
-    Relation,
-    RelationType,
     Status,
     StoreTier,
     Vector,
@@ -64,7 +58,6 @@ from reverie.store._common import (
     precision_changes,
     precision_value,
     reencode,
-    relation_type,
     resolve_embedding,
     safe_json_loads,
     scan_fields,
@@ -73,17 +66,13 @@ from reverie.store._common import (
 )
 from reverie.store.base import (
     ORDERABLE_FIELDS,
-    ApiKey,
-    Box,
-    Cluster,
     CompactReport,
     LayerStats,
     MemoryFilter,
     ScoredId,
     StoreInfo,
-    SynapticTag,
-    WorkingItem,
 )
+from reverie.store.tables import Columns, Dialect, Session, SqlTables, dump_json
 from reverie.store.textquery import query_terms
 from reverie.store.vector_index import (
     DELETE,
@@ -717,6 +706,99 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, builtins.list[
     return (" AND ".join(conds) or "1"), params
 
 
+def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any]], tail: str = "") -> None:
+    """``head`` + multi-row ``VALUES`` for ``rows``: as few statements as the bound-parameter limit allows.
+
+    One statement per row (executemany) pays SQLite's per-statement work for every row: the
+    statement journal, and for ``memories`` the FTS5 savepoint, which flushes the pending terms
+    to a new segment each time (bench/scale.py, 100k verbatim rows into one scope: 4.6k/s row
+    by row, 7.8k/s in statements of a few hundred rows). The chunks are of equal size so that
+    a batch size reuses the same few cached statements. Atomic like executemany: a failing
+    row aborts its statement, and the caller's transaction rolls back the earlier ones."""
+    if not rows:
+        return
+    width = len(rows[0])
+    per = max(1, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width)
+    chunks = -(-len(rows) // per)
+    size = -(-len(rows) // chunks)
+    one = "(" + ", ".join("?" * width) + ")"
+    end = f" {tail}" if tail else ""
+    for start in range(0, len(rows), size):
+        part = rows[start : start + size]
+        conn.execute(head + ", ".join([one] * len(part)) + end, [v for row in part for v in row])
+
+
+class SQLiteDialect(Dialect):
+    """Instants as epoch seconds, JSON as text, id lists as a JSON array read by ``json_each``."""
+
+    same = "IS"
+    greatest = "max"
+
+    def ids(self, values: Sequence[str]) -> str:
+        return _ids_json(values)
+
+    def in_ids(self, column: str) -> str:
+        return f"{column} IN (SELECT value FROM json_each(%s))"
+
+    def ts(self, value: datetime) -> float:
+        return to_epoch(value)
+
+    def from_ts(self, value: Any) -> datetime:
+        return from_epoch(value)
+
+    def json(self, value: Any, what: str) -> str:
+        return dump_json(value, what)
+
+    def from_json(self, value: Any) -> Any:
+        return safe_json_loads(value)
+
+
+@functools.lru_cache(maxsize=512)
+def _placeholders(query: str) -> str:
+    return query.replace("%s", "?")
+
+
+class _Session:
+    """The shared tables' view of the connection (inside the store's read or write block)."""
+
+    def __init__(self, conn: sqlite3.Connection, what: str) -> None:
+        self._conn = conn
+        self._what = what
+
+    @contextlib.contextmanager
+    def _constraints(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.IntegrityError as exc:
+            raise _integrity_error(exc, self._what) from exc
+
+    def run(self, query: str, params: Sequence[Any] = ()) -> int:
+        with self._constraints():
+            return int(self._conn.execute(_placeholders(query), params).rowcount)
+
+    def run_many(self, query: str, rows: Sequence[Sequence[Any]]) -> int:
+        with self._constraints():
+            return int(self._conn.executemany(_placeholders(query), rows).rowcount)
+
+    def rows(self, query: str, params: Sequence[Any] = ()) -> builtins.list[tuple[Any, ...]]:
+        return self._conn.execute(_placeholders(query), params).fetchall()
+
+    def insert(self, table: str, columns: Columns, rows: Sequence[Sequence[Any]], tail: str = "") -> int:
+        before = self._conn.total_changes
+        head = f"INSERT INTO {table} ({', '.join(name for name, _ in columns)}) VALUES "
+        with self._constraints():
+            insert_rows(self._conn, head, rows, tail)
+        return self._conn.total_changes - before
+
+    def insert_ids(self, table: str, columns: Columns, rows: Sequence[Sequence[Any]]) -> builtins.list[int]:
+        self.insert(table, columns, rows)  # in a write transaction (BEGIN IMMEDIATE): consecutive ids
+        last = int(self._conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+        return builtins.list(range(last - len(rows) + 1, last + 1))
+
+
+SQLITE: Final = SQLiteDialect()
+
+
 # ----------------------------------------------------------------------------------------
 # transactions
 # ----------------------------------------------------------------------------------------
@@ -755,10 +837,11 @@ class _Current:
 # ----------------------------------------------------------------------------------------
 
 
-class SQLiteStore:
+class SQLiteStore(SqlTables):
     """The :class:`~reverie.store.base.Store` contract on one SQLite file."""
 
     backend = "sqlite"
+    dialect = SQLITE
 
     def __init__(self, path: str | Path, *, settings: StorageSettings, dim: int) -> None:
         if dim < 1:
@@ -1078,24 +1161,7 @@ class SQLiteStore:
         return max(int(row[0]) if row else 0, int(top or 0)) + 1
 
     def _insert_rows(self, head: str, rows: Sequence[Sequence[Any]]) -> None:
-        """``head`` + multi-row ``VALUES`` for ``rows``: as few statements as the bound-parameter limit allows.
-
-        One statement per row (executemany) pays SQLite's per-statement work for every row: the
-        statement journal, and for ``memories`` the FTS5 savepoint, which flushes the pending terms
-        to a new segment each time (bench/scale.py, 100k verbatim rows into one scope: 4.6k/s row
-        by row, 7.8k/s in statements of a few hundred rows). The chunks are of equal size so that
-        a batch size reuses the same few cached statements. Atomic like executemany: a failing
-        row aborts its statement, and the caller's transaction rolls back the earlier ones."""
-        if not rows:
-            return
-        width = len(rows[0])
-        per = max(1, self._conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width)
-        chunks = -(-len(rows) // per)
-        size = -(-len(rows) // chunks)
-        one = "(" + ", ".join("?" * width) + ")"
-        for start in range(0, len(rows), size):
-            part = rows[start : start + size]
-            self._conn.execute(head + ", ".join([one] * len(part)), [v for row in part for v in row])
+        insert_rows(self._conn, head, rows)
 
     def insert(self, records: Sequence[MemoryRecord]) -> None:
         if not records:
@@ -1694,661 +1760,30 @@ class SQLiteStore:
             out.update({r[0]: vec for r, vec in zip(quantised, vecs, strict=True)})
         return out
 
-    # -- relations -------------------------------------------------------------------------
-    def add_relations(self, relations: Sequence[Relation]) -> int:
-        if not relations:
-            return 0
-        rows = [_encode_relation(rel) for rel in relations]
-        ends = sorted({r.src_id for r in relations} | {r.dst_id for r in relations})
-        with self._write("add_relations"):
-            found = {
-                row[0]
-                for row in self._conn.execute(
-                    "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(ends),)
-                )
-            }
-            missing = [i for i in ends if i not in found]
-            if missing:  # same contract as PostgreSQL's foreign keys
-                raise NotFoundError(f"relation to unknown memories: {missing[:5]}")
-            before = self._conn.total_changes
-            self._conn.executemany(
-                "INSERT INTO relations (id, src_id, dst_id, type, confidence, weight, created_at, "
-                "last_reinforced_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                rows,
-            )
-            return self._conn.total_changes - before
+    # -- hooks of the shared tables ------------------------------------------------------------
+    @contextlib.contextmanager
+    def _reading(self, what: str) -> Iterator[Session]:
+        with self._read(what):
+            yield _Session(self._conn, what)
 
-    def relations(
-        self,
-        memory_ids: Sequence[str],
-        *,
-        types: frozenset[RelationType] | None = None,
-        direction: str = "both",
-    ) -> builtins.list[Relation]:
-        ends = {
-            "out": "src_id IN (SELECT value FROM json_each(?1))",
-            "in": "dst_id IN (SELECT value FROM json_each(?1))",
-            "both": "(src_id IN (SELECT value FROM json_each(?1)) OR dst_id IN (SELECT value FROM json_each(?1)))",
-        }
-        if direction not in ends:
-            raise InvalidInputError(f"direction must be 'out', 'in' or 'both', not {direction!r}")
-        if not memory_ids:
-            return []
-        type_clause = ""
-        params: builtins.list[Any] = [_ids_json(memory_ids)]
-        if types is not None:
-            type_clause = " AND type IN (SELECT value FROM json_each(?2))"
-            params.append(json.dumps(sorted(relation_type(t) for t in types)))
-        query = (
-            f"SELECT {_RELATION_COLUMNS} FROM relations WHERE {ends[direction]}{type_clause} ORDER BY created_at, id"
-        )
-        with self._read("relations"):
-            rows = self._conn.execute(query, params).fetchall()
-        return [_decode_relation(row) for row in rows]
+    @contextlib.contextmanager
+    def _writing(self, what: str) -> Iterator[Session]:
+        with self._write(what):
+            yield _Session(self._conn, what)
 
-    def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None:
-        bad = sorted(set(fields) - _RELATION_ENCODERS.keys())
-        if bad:
-            raise InvalidInputError(f"cannot update relation fields {bad}")
-        names = sorted(fields)
-        values = [_RELATION_ENCODERS[n](fields[n]) if fields[n] is not None else None for n in names]
-        with self._write("update_relation"):
-            if not self._conn.execute("SELECT 1 FROM relations WHERE id = ?", (relation_id,)).fetchone():
-                raise NotFoundError(f"no relation with id {relation_id!r}")
-            if not names:
-                return
-            assigns = ", ".join(f"{n} = ?" for n in names)
-            try:
-                self._conn.execute(f"UPDATE relations SET {assigns} WHERE id = ?", (*values, relation_id))
-            except sqlite3.IntegrityError as exc:
-                raise _integrity_error(exc, "update_relation") from exc
+    def _memory_condition(self, flt: MemoryFilter, alias: str) -> tuple[str, builtins.list[Any]]:
+        return filter_sql(flt, alias)
 
-    def update_relations(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
-        groups: dict[tuple[str, ...], builtins.list[builtins.list[Any]]] = {}
-        for relation_id, fields in changes:
-            bad = sorted(set(fields) - _RELATION_ENCODERS.keys())
-            if bad:
-                raise InvalidInputError(f"cannot update relation fields {bad}")
-            names = tuple(sorted(fields))
-            if names:
-                values = [_RELATION_ENCODERS[n](fields[n]) if fields[n] is not None else None for n in names]
-                groups.setdefault(names, []).append([*values, relation_id])
-        if not groups:
-            return 0
-        with self._write("update_relations"):
-            before = self._conn.total_changes
-            for names, rows in groups.items():
-                assigns = ", ".join(f"{n} = ?" for n in names)
-                try:
-                    self._conn.executemany(f"UPDATE relations SET {assigns} WHERE id = ?", rows)
-                except sqlite3.IntegrityError as exc:
-                    raise _integrity_error(exc, "update_relations") from exc
-            return self._conn.total_changes - before
-
-    def delete_relations(self, relation_ids: Sequence[str]) -> int:
-        if not relation_ids:
-            return 0
-        with self._write("delete_relations"):
-            cur = self._conn.execute(
-                "DELETE FROM relations WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(relation_ids),)
-            )
-            return int(cur.rowcount)
-
-    def count_relations(self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None) -> int:
-        where, params = filter_sql(flt)
-        type_clause = self._relation_types_clause(types, params)
-        with self._read("count_relations"):
-            row = self._conn.execute(
-                f"SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {where}{type_clause}",
-                params,
-            ).fetchone()
-        return int(row[0])
-
-    @staticmethod
-    def _relation_types_clause(types: frozenset[RelationType] | None, params: builtins.list[Any]) -> str:
-        """`` AND r.type IN (...)`` for ``types`` (its parameter appended), or nothing for any type."""
-        if types is None:
-            return ""
-        params.append(json.dumps(sorted(relation_type(t) for t in types)))
-        return " AND r.type IN (SELECT value FROM json_each(?))"
-
-    def scope_relations(
-        self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None
-    ) -> builtins.list[Relation]:
-        where, params = filter_sql(flt)
-        type_clause = self._relation_types_clause(types, params)
-        cols = ", ".join(f"r.{c.strip()}" for c in _RELATION_COLUMNS.split(","))
-        query = (
-            f"SELECT {cols} FROM relations r JOIN memories m ON m.id = r.src_id "
-            f"WHERE {where}{type_clause} ORDER BY r.created_at, r.id"
-        )
-        with self._read("scope_relations"):
-            rows = self._conn.execute(query, params).fetchall()
-        return [_decode_relation(row) for row in rows]
-
-    # -- working memory, synaptic tags, boxes --------------------------------------------------
-    def put_working(self, items: Sequence[WorkingItem]) -> None:
-        rows = [
-            (
-                i.session_id,
-                i.memory_id,
-                float(i.importance),
-                int(i.access_count),
-                to_epoch(i.added_at),
-                to_epoch(i.last_accessed),
-            )
-            for i in items
-        ]
-        with self._write("put_working"):
-            self._conn.executemany(
-                "INSERT INTO working_memory (session_id, memory_id, importance, access_count, added_at, "
-                "last_accessed) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, memory_id) DO UPDATE SET "
-                "importance = excluded.importance, access_count = excluded.access_count, "
-                "last_accessed = excluded.last_accessed",
-                rows,
-            )
-
-    def working(self, session_id: str) -> builtins.list[WorkingItem]:
-        with self._read("working"):
-            rows = self._conn.execute(
-                "SELECT session_id, memory_id, importance, added_at, last_accessed, access_count "
-                "FROM working_memory WHERE session_id = ? ORDER BY added_at, memory_id",
-                (session_id,),
-            ).fetchall()
-        return [WorkingItem(r[0], r[1], float(r[2]), from_epoch(r[3]), from_epoch(r[4]), int(r[5])) for r in rows]
-
-    def remove_working(self, session_id: str, memory_ids: Sequence[str] | None = None) -> int:
-        with self._write("remove_working"):
-            if memory_ids is None:
-                cur = self._conn.execute("DELETE FROM working_memory WHERE session_id = ?", (session_id,))
-            else:
-                cur = self._conn.execute(
-                    "DELETE FROM working_memory WHERE session_id = ? AND memory_id IN (SELECT value FROM json_each(?))",
-                    (session_id, _ids_json(memory_ids)),
-                )
-            return int(cur.rowcount)
-
-    def put_tags(self, tags: Sequence[SynapticTag]) -> None:
-        rows = [
-            (t.memory_id, t.session_id, to_epoch(t.tagged_at), to_epoch(t.expires_at), int(t.captured)) for t in tags
-        ]
-        with self._write("put_tags"):
-            self._conn.executemany(
-                "INSERT INTO synaptic_tags (memory_id, session_id, tagged_at, expires_at, captured) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (memory_id, session_id) DO UPDATE SET "
-                "tagged_at = excluded.tagged_at, expires_at = excluded.expires_at, captured = excluded.captured",
-                rows,
-            )
-
-    def active_tags(self, session_id: str, now: datetime) -> builtins.list[SynapticTag]:
-        at = to_epoch(now)
-        with self._read("active_tags"):
-            rows = self._conn.execute(
-                "SELECT memory_id, session_id, tagged_at, expires_at, captured FROM synaptic_tags "
-                "WHERE session_id = ? AND captured = 0 AND tagged_at <= ? AND expires_at >= ? "
-                "ORDER BY tagged_at, memory_id",
-                (session_id, at, at),
-            ).fetchall()
-        return [SynapticTag(r[0], r[1], from_epoch(r[2]), from_epoch(r[3]), bool(r[4])) for r in rows]
-
-    def capture_tags(self, session_id: str, memory_ids: Sequence[str]) -> int:
-        if not memory_ids:
-            return 0
-        with self._write("capture_tags"):
-            cur = self._conn.execute(
-                "UPDATE synaptic_tags SET captured = 1 WHERE session_id = ? AND captured = 0 "
-                "AND memory_id IN (SELECT value FROM json_each(?))",
-                (session_id, _ids_json(memory_ids)),
-            )
-            return int(cur.rowcount)
-
-    def prune_tags(self, before: datetime) -> int:
-        with self._write("prune_tags"):
-            cur = self._conn.execute("DELETE FROM synaptic_tags WHERE expires_at < ?", (to_epoch(before),))
-            return int(cur.rowcount)
-
-    # -- clusters ----------------------------------------------------------------------------
-    def put_clusters(self, clusters: Sequence[Cluster]) -> None:
-        if not clusters:
-            return
-        rows = [
-            (
-                c.id,
-                _partition(c.user_id),
-                c.kind,
-                c.label,
-                to_epoch(c.created_at),
-                to_epoch(c.updated_at),
-                to_json(c.metadata, "cluster metadata"),
-            )
-            for c in clusters
-        ]
-        members = [(c.id, mid, float(w)) for c in clusters for mid, w in c.members.items()]
-        with self._write("put_clusters"):
-            self._conn.executemany(
-                'INSERT INTO clusters (id, "partition", kind, label, created_at, updated_at, metadata) '
-                'VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "partition" = excluded."partition", '
-                "kind = excluded.kind, label = excluded.label, updated_at = excluded.updated_at, "
-                "metadata = excluded.metadata",
-                rows,
-            )
-            self._conn.execute(
-                "DELETE FROM cluster_members WHERE cluster_id IN (SELECT value FROM json_each(?))",
-                (_ids_json([c.id for c in clusters]),),
-            )
-            self._conn.executemany(
-                "INSERT INTO cluster_members (cluster_id, memory_id, weight) VALUES (?, ?, ?)", members
-            )
-
-    def clusters(
-        self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
-    ) -> builtins.list[Cluster]:
-        where: builtins.list[str] = []
-        params: builtins.list[Any] = []
-        if not all_users:
-            where.append('"partition" = ?')
-            params.append(_partition(user_id))
-        if kind is not None:
-            where.append("kind = ?")
-            params.append(kind)
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
-        with self._read("clusters"):
-            rows = self._conn.execute(
-                f'SELECT id, "partition", kind, label, created_at, updated_at, metadata FROM clusters {clause} '
-                "ORDER BY created_at, id",
-                params,
-            ).fetchall()
-            found = {
-                r[0]: Cluster(
-                    r[0], r[1] or None, r[2], from_epoch(r[4]), from_epoch(r[5]), label=r[3], metadata=json.loads(r[6])
-                )
-                for r in rows
-            }
-            for cid, mid, weight in self._conn.execute(
-                "SELECT cluster_id, memory_id, weight FROM cluster_members "
-                "WHERE cluster_id IN (SELECT value FROM json_each(?)) ORDER BY cluster_id, memory_id",
-                (_ids_json(builtins.list(found)),),
-            ):
-                found[cid].members[mid] = float(weight)
-        return builtins.list(found.values())
-
-    def delete_clusters(self, cluster_ids: Sequence[str]) -> int:
-        if not cluster_ids:
-            return 0
-        payload = _ids_json(cluster_ids)
-        with self._write("delete_clusters"):
-            self._conn.execute(
-                "DELETE FROM cluster_members WHERE cluster_id IN (SELECT value FROM json_each(?))", (payload,)
-            )
-            return int(
-                self._conn.execute(
-                    "DELETE FROM clusters WHERE id IN (SELECT value FROM json_each(?))", (payload,)
-                ).rowcount
-            )
-
-    def put_box(self, box: Box) -> None:
-        row = (
-            box.id,
-            _partition(box.user_id),
-            box.user_id,
-            box.session_id,
-            to_json(list(box.topic), "box topic"),
-            to_epoch(box.opened_at),
-            to_epoch(box.last_at),
-            _opt_epoch(box.sealed_at),
-            box.trace_id,
-            int(box.memory_count),
-        )
-        with self._write("put_box"):
-            self._conn.execute(
-                'INSERT INTO boxes (id, "partition", user_id, session_id, topic, opened_at, last_at, sealed_at, '
-                "trace_id, memory_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                "topic = excluded.topic, last_at = excluded.last_at, sealed_at = excluded.sealed_at, "
-                "trace_id = excluded.trace_id, memory_count = excluded.memory_count",
-                row,
-            )
-
-    def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
-        with self._read("open_box"):
-            row = self._conn.execute(
-                f'SELECT {_BOX_COLUMNS} FROM boxes WHERE "partition" = ? AND user_id IS ? AND session_id IS ? '
-                "AND sealed_at IS NULL ORDER BY opened_at DESC, id DESC LIMIT 1",
-                (_partition(user_id), user_id, session_id),
-            ).fetchone()
-        return _decode_box(row) if row else None
-
-    def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
-        with self._read("sealed_boxes"):
-            rows = self._conn.execute(
-                f'SELECT {_BOX_COLUMNS} FROM boxes WHERE "partition" = ? AND user_id IS ? '
-                "AND sealed_at IS NOT NULL ORDER BY sealed_at DESC, id DESC LIMIT ?",
-                (_partition(user_id), user_id, max(0, int(limit))),
-            ).fetchall()
-        return [_decode_box(r) for r in rows]
-
-    def box(self, box_id: str) -> Box | None:
-        with self._read("box"):
-            row = self._conn.execute(f"SELECT {_BOX_COLUMNS} FROM boxes WHERE id = ?", (box_id,)).fetchone()
-        return _decode_box(row) if row else None
-
-    # -- API keys ------------------------------------------------------------------------------
-    def put_api_key(self, key: ApiKey) -> None:
-        row = (
-            key.id,
-            key.name,
-            key.key_hash,
-            int(bool(key.admin)),
-            to_json(list(key.user_ids), "user_ids"),
-            None if key.agent_ids is None else to_json(list(key.agent_ids), "agent_ids"),
-            to_epoch(key.created_at),
-            _opt_epoch(key.revoked_at),
-            _opt_epoch(key.last_used_at),
-        )
-        with self._write("put_api_key"):
-            try:
-                self._conn.execute(
-                    "INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, "
-                    "last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    row,
-                )
-            except sqlite3.IntegrityError as exc:
-                raise ConflictError(f"an API key with id {key.id!r} exists") from exc
-
-    def api_key(self, key_id: str) -> ApiKey | None:
-        with self._read("api_key"):
-            row = self._conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
-        return _decode_key(row) if row else None
-
-    def api_keys(self, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
-        where = "" if include_revoked else " WHERE revoked_at IS NULL"
-        with self._read("api_keys"):
-            rows = self._conn.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys{where} ORDER BY created_at, id").fetchall()
-        return [_decode_key(r) for r in rows]
-
-    def revoke_api_key(self, key_id: str, at: datetime) -> bool:
-        with self._write("revoke_api_key"):
-            cur = self._conn.execute(
-                "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (to_epoch(at), key_id)
-            )
-            return cur.rowcount > 0
-
-    def touch_api_key(self, key_id: str, at: datetime) -> None:
-        with self._write("touch_api_key"):
-            self._conn.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (to_epoch(at), key_id))
-
-    # -- history, accesses, co-activation ----------------------------------------------------
-    def add_history(self, events: Sequence[HistoryEvent]) -> None:
-        if not events:
-            return
-        rows = [
-            (e.memory_id, e.event, to_epoch(e.at), e.reason, e.actor, to_json(e.data, "history data")) for e in events
-        ]
-        with self._write("add_history"):  # BEGIN IMMEDIATE: the rows get consecutive AUTOINCREMENT ids
-            self._insert_rows("INSERT INTO history (memory_id, event, at, reason, actor, data) VALUES ", rows)
-            last = int(self._conn.execute("SELECT last_insert_rowid()").fetchone()[0])
-        for offset, event in enumerate(events):
-            event.id = last - len(events) + 1 + offset
-
-    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
-        with self._read("history"):
-            rows = self._conn.execute(
-                "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE memory_id = ? ORDER BY at, id",
-                (memory_id,),
-            ).fetchall()
-        return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
-
-    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
-        with self._read("access_events"):
-            rows = self._conn.execute(
-                "SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = ? "
-                "ORDER BY at DESC, id DESC LIMIT ?",
-                (memory_id, max(limit, 0)),
-            ).fetchall()
-        return [AccessEvent(r[0], from_epoch(r[1]), r[2], r[3]) for r in rows]
-
-    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
-        with self._read("history_at"):
-            rows = self._conn.execute(
-                "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = ? AND actor = ? "
-                "ORDER BY id LIMIT ?",
-                (to_epoch(at), actor, max(limit, 0)),
-            ).fetchall()
-        return [HistoryEvent(r[0], r[1], from_epoch(r[2]), r[3], r[4], json.loads(r[5]), int(r[6])) for r in rows]
-
-    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
-        with self._read("scope_counts"):
-            rows = self._conn.execute(
-                "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
-                "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id, agent_id LIMIT ?",
-                (max(limit, 0),),
-            ).fetchall()
-        return [
-            {
-                "user_id": r[0],
-                "agent_id": r[1],
-                "memories": int(r[2]),
-                "accesses": int(r[3] or 0),
-                "last_written": _opt_from_epoch(r[4]),
-                "last_accessed": _opt_from_epoch(r[5]),
-            }
-            for r in rows
-        ]
-
-    def log_access(self, events: Sequence[AccessEvent]) -> None:
-        if not events:
-            return
-        rows = [(e.memory_id, to_epoch(e.at), e.kind, e.session_id) for e in events]
-        with self._write("log_access"):
-            self._insert_rows("INSERT INTO access_log (memory_id, at, kind, session_id) VALUES ", rows)
-
-    def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
-        if not memory_ids or limit <= 0:
-            return {}
-        query = (
-            "SELECT memory_id, at FROM (SELECT memory_id, at, row_number() OVER "
-            "(PARTITION BY memory_id ORDER BY at DESC, id DESC) AS n FROM access_log "
-            "WHERE memory_id IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY memory_id, at DESC"
-        )
-        with self._read("access_times"):
-            rows = self._conn.execute(query, (_ids_json(memory_ids), limit)).fetchall()
-        out: dict[str, builtins.list[datetime]] = {}
-        for memory_id, at in rows:
-            out.setdefault(memory_id, []).append(from_epoch(at))
-        return out
-
-    def prune_access_log(self, before: datetime) -> int:
-        with self._write("prune_access_log"):
-            return int(self._conn.execute("DELETE FROM access_log WHERE at < ?", (to_epoch(before),)).rowcount)
-
-    def log_actions(self, events: Sequence[ActionEvent]) -> None:
-        if not events:
-            return
-        rows = [
-            (
-                e.user_id or "",
-                e.agent_id,
-                e.memory_id,
-                to_epoch(e.at),
-                e.action,
-                e.outcome,
-                float(e.confidence),
-                e.lifecycle_state,
-                float(e.importance),
-                e.source,
-            )
-            for e in events
-        ]
-        with self._write("log_actions"):
-            self._insert_rows(
-                'INSERT INTO memory_actions ("partition", agent_id, memory_id, at, action, outcome, '
-                "confidence, lifecycle_state, importance, source) VALUES ",
-                rows,
-            )
-
-    def memory_actions(
-        self, user_id: str | None, *, since: datetime | None = None, limit: int = 1000
-    ) -> builtins.list[ActionEvent]:
-        if limit <= 0:
-            return []
-        start = to_epoch(since) if since is not None else float("-inf")
-        with self._read("memory_actions"):
-            rows = self._conn.execute(
-                'SELECT "partition", agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, '
-                'importance, source, id FROM memory_actions WHERE "partition" = ? AND at >= ? '
-                "ORDER BY at DESC, id DESC LIMIT ?",
-                (user_id or "", start, limit),
-            ).fetchall()
-        return [
-            ActionEvent(
-                r[4],
-                r[5],
-                from_epoch(r[3]),
-                user_id=r[0] or None,
-                agent_id=r[1],
-                memory_id=r[2],
-                confidence=r[6],
-                lifecycle_state=r[7],
-                importance=r[8],
-                source=r[9],
-                id=int(r[10]),
-            )
-            for r in rows
-        ]
-
-    def prune_memory_actions(self, before: datetime) -> int:
-        with self._write("prune_memory_actions"):
-            return int(self._conn.execute("DELETE FROM memory_actions WHERE at < ?", (to_epoch(before),)).rowcount)
-
-    def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
-        counts: dict[tuple[str, str], int] = {}
-        for a, b in pairs:
-            if a != b:
-                key = (min(a, b), max(a, b))
-                counts[key] = counts.get(key, 0) + 1
-        if not counts:
-            return
-        when = to_epoch(at)
-        with self._write("bump_coactivations"):
-            self._conn.executemany(
-                "INSERT INTO coactivations (a_id, b_id, weight, first_at, last_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (a_id, b_id) DO UPDATE SET weight = weight + excluded.weight, "
-                "last_at = max(last_at, excluded.last_at)",
-                [(a, b, n, when, when) for (a, b), n in sorted(counts.items())],
-            )
-
-    def coactivations(
-        self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
-    ) -> builtins.list[CoActivation]:
-        base = "SELECT a_id, b_id, weight, first_at, last_at FROM coactivations WHERE weight >= ?"
-        order = " ORDER BY weight DESC, a_id, b_id"
-        params: builtins.list[Any] = [min_weight]
-        if memory_ids is not None:
-            if not memory_ids:
-                return []
-            base += " AND (a_id IN (SELECT value FROM json_each(?)) OR b_id IN (SELECT value FROM json_each(?)))"
-            params += [_ids_json(memory_ids)] * 2
-        with self._read("coactivations"):
-            rows = self._conn.execute(base + order, params).fetchall()
-        return [CoActivation(r[0], r[1], int(r[2]), from_epoch(r[3]), from_epoch(r[4])) for r in rows]
-
-    # -- concurrency -------------------------------------------------------------------------
-    def claim(
-        self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
-    ) -> builtins.list[str]:
-        if not memory_ids:
-            return []
-        if not math.isfinite(ttl_seconds) or ttl_seconds <= 0:
-            raise InvalidInputError("ttl_seconds must be a positive number")
-        ids = _unique(memory_ids)
-        start = to_epoch(now)
-        expires = to_epoch(now + timedelta(seconds=ttl_seconds))
-        with self._write("claim"):
-            self._conn.executemany(
-                "INSERT INTO claims (memory_id, owner, phase, claimed_at, expires_at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (memory_id) DO UPDATE SET owner = excluded.owner, phase = excluded.phase, "
-                "claimed_at = excluded.claimed_at, expires_at = excluded.expires_at "
-                "WHERE claims.expires_at < excluded.claimed_at OR claims.owner = excluded.owner",
-                [(i, owner, phase, start, expires) for i in sorted(ids)],
-            )
-            held = {
-                r[0]
-                for r in self._conn.execute(
-                    "SELECT memory_id FROM claims WHERE owner = ? AND memory_id IN (SELECT value FROM json_each(?))",
-                    (owner, _ids_json(ids)),
-                )
-            }
-        return [i for i in ids if i in held]
-
-    def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int:
-        with self._write("release"):
-            if memory_ids is None:
-                return int(self._conn.execute("DELETE FROM claims WHERE owner = ?", (owner,)).rowcount)
-            cur = self._conn.execute(
-                "DELETE FROM claims WHERE owner = ? AND memory_id IN (SELECT value FROM json_each(?))",
-                (owner, _ids_json(memory_ids)),
-            )
-            return int(cur.rowcount)
-
-    def renew_claims(self, owner: str, *, until: datetime) -> int:
-        end = to_epoch(until)
-        with self._write("renew_claims"):
-            cur = self._conn.execute(
-                "UPDATE claims SET expires_at = ? WHERE owner = ? AND expires_at < ?", (end, owner, end)
-            )
-            return int(cur.rowcount)
-
-    def prune_claims(self, before: datetime) -> int:
-        with self._write("prune_claims"):
-            return int(self._conn.execute("DELETE FROM claims WHERE expires_at < ?", (to_epoch(before),)).rowcount)
-
-    # -- key/value state ---------------------------------------------------------------------
-    def get_state(self, key: str) -> Any | None:
-        with self._read("get_state"):
-            row = self._conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def set_state(self, key: str, value: Any) -> None:
-        payload = to_json(value, f"state {key!r}")
-        with self._write("set_state"):
-            self._conn.execute(
-                "INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, payload),
-            )
-
-    def state_items(self) -> builtins.list[tuple[str, Any]]:
-        with self._read("state_items"):
-            rows = self._conn.execute("SELECT key, value FROM state ORDER BY key").fetchall()
-        return [(r[0], json.loads(r[1])) for r in rows]
-
-    def delete_state(self, keys: Sequence[str]) -> int:
-        if not keys:
-            return 0
-        with self._write("delete_state"):
-            return int(
-                self._conn.execute(
-                    "DELETE FROM state WHERE key IN (SELECT value FROM json_each(?))", (_ids_json(keys),)
-                ).rowcount
-            )
-
+    # -- erasure of one user -------------------------------------------------------------------
     def reclaim(self) -> None:
         return None  # secure_delete overwrites freed pages; delete() merged the text index
 
     def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
-        part = _partition(user_id)
         if dry_run:
-            with self._read("delete_partition_rows"):
-                boxes = self._conn.execute('SELECT count(*) FROM boxes WHERE "partition" = ?', (part,)).fetchone()[0]
-                clusters = self._conn.execute(
-                    'SELECT count(*) FROM clusters WHERE "partition" = ?', (part,)
-                ).fetchone()[0]
-            return {"boxes": int(boxes), "clusters": int(clusters)}
+            return self._partition_rows(user_id, dry_run=True)
+        part = _partition(user_id)
         with self._write("delete_partition_rows"):
-            boxes = self._conn.execute('DELETE FROM boxes WHERE "partition" = ?', (part,)).rowcount
-            self._conn.execute(
-                'DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE "partition" = ?)',
-                (part,),
-            )
-            clusters = self._conn.execute('DELETE FROM clusters WHERE "partition" = ?', (part,)).rowcount
+            counts = self._partition_rows(user_id, dry_run=False)
             # the vector change log keeps which partition each change was in: name none after the erasure
             # (other processes then have no change of this partition to apply; their searches check rows)
             self._conn.execute(
@@ -2361,7 +1796,7 @@ class SQLiteStore:
         with self._read("dropping the vector index files"), _errors("dropping the vector index", RuntimeError):
             self._index.drop_persisted()
             self._index.reset()
-        return {"boxes": int(boxes), "clusters": int(clusters)}
+        return counts
 
 
 # ----------------------------------------------------------------------------------------
@@ -2369,73 +1804,6 @@ class SQLiteStore:
 # ----------------------------------------------------------------------------------------
 
 _EMBEDDING: Final = _FIELDS.index("embedding")
-_RELATION_COLUMNS: Final = "id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata"
-
-
-_RELATION_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
-    "src_id": str,
-    "dst_id": str,
-    "type": relation_type,
-    "confidence": float,
-    "weight": float,
-    "created_at": to_epoch,
-    "last_reinforced_at": to_epoch,
-    "metadata": lambda v: to_json(v, "relation metadata"),
-}
-
-
-def _encode_relation(rel: Relation) -> tuple[Any, ...]:
-    """A relation as the row ``(id, *_RELATION_ENCODERS columns)`` (NULLs stay NULL)."""
-    values = ((enc, getattr(rel, name)) for name, enc in _RELATION_ENCODERS.items())
-    return (rel.id, *(None if value is None else enc(value) for enc, value in values))
-
-
-def _decode_relation(row: Sequence[Any]) -> Relation:
-    return Relation(
-        src_id=row[1],
-        dst_id=row[2],
-        type=RelationType(row[3]),
-        confidence=float(row[4]),
-        weight=float(row[5]),
-        id=row[0],
-        created_at=from_epoch(row[6]),
-        last_reinforced_at=_opt_datetime(row[7]),
-        metadata=json.loads(row[8]),
-    )
-
-
-_BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
-
-
-_KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, last_used_at"
-
-
-def _decode_key(row: Sequence[Any]) -> ApiKey:
-    return ApiKey(
-        id=row[0],
-        name=row[1],
-        key_hash=row[2],
-        admin=bool(row[3]),
-        user_ids=tuple(json.loads(row[4])),
-        agent_ids=None if row[5] is None else tuple(json.loads(row[5])),
-        created_at=from_epoch(row[6]),
-        revoked_at=_opt_datetime(row[7]),
-        last_used_at=_opt_datetime(row[8]),
-    )
-
-
-def _decode_box(row: Sequence[Any]) -> Box:
-    return Box(
-        id=row[0],
-        user_id=row[1],
-        session_id=row[2],
-        topic=list(json.loads(row[3])),
-        opened_at=from_epoch(row[4]),
-        last_at=from_epoch(row[5]),
-        sealed_at=_opt_datetime(row[6]),
-        trace_id=row[7],
-        memory_count=int(row[8]),
-    )
 
 
 def _cosine(value: Any) -> float:

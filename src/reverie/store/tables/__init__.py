@@ -1,0 +1,24 @@
+"""The tables both SQL backends share, written once over a small :class:`Dialect`.
+
+Everything here is SQL that is the same on SQLite and PostgreSQL up to how values are bound (see
+:mod:`reverie.store.tables.dialect`); a backend mixes :class:`SqlTables` into its store class and implements
+the hooks of :class:`~reverie.store.tables.backend.SqlBackend`.
+"""
+
+from __future__ import annotations
+
+from reverie.store.tables.backend import SqlBackend
+from reverie.store.tables.coordination import CoordinationTables, KeyTables
+from reverie.store.tables.dialect import Columns, Dialect, Session, dump_json
+from reverie.store.tables.graph import GraphTables
+from reverie.store.tables.ledger import AccessTables, HistoryTables
+from reverie.store.tables.session_state import BoxTables, WorkingMemoryTables
+
+
+class SqlTables(
+    GraphTables, WorkingMemoryTables, BoxTables, HistoryTables, AccessTables, CoordinationTables, KeyTables
+):
+    """Every shared table: relations, session state, boxes and clusters, the ledger, claims, state, API keys."""
+
+
+__all__ = ["Columns", "Dialect", "Session", "SqlBackend", "SqlTables", "dump_json"]
