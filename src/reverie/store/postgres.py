@@ -27,8 +27,8 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
-from typing import Any, Final, LiteralString
+from datetime import UTC, datetime
+from typing import Any, Final, LiteralString, cast
 
 import numpy as np
 import psycopg
@@ -50,15 +50,9 @@ from reverie.errors import (
     StoreError,
 )
 from reverie.model import (
-    AccessEvent,
-    ActionEvent,
-    CoActivation,
-    HistoryEvent,
     Layer,
     MemoryRecord,
     Precision,
-    Relation,
-    RelationType,
     Status,
     StoreTier,
     Vector,
@@ -73,7 +67,6 @@ from reverie.store._common import (
     precision_changes,
     precision_value,
     reencode,
-    relation_type,
     resolve_embedding,
     safe_json_loads,
     scan_fields,
@@ -82,17 +75,13 @@ from reverie.store._common import (
 )
 from reverie.store.base import (
     ORDERABLE_FIELDS,
-    ApiKey,
-    Box,
-    Cluster,
     CompactReport,
     LayerStats,
     MemoryFilter,
     ScoredId,
     StoreInfo,
-    SynapticTag,
-    WorkingItem,
 )
+from reverie.store.tables import Columns, Dialect, Session, SqlTables
 from reverie.store.textquery import query_terms
 
 Conn = Connection[TupleRow]
@@ -722,6 +711,71 @@ def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+class PostgresDialect(Dialect):
+    """Instants as ``timestamptz``, JSON as ``jsonb``, id lists as ``text[]`` matched with ``= ANY``."""
+
+    def ids(self, values: Sequence[str]) -> list[str]:
+        return _unique(values)
+
+    def in_ids(self, column: str) -> str:
+        return f"{column} = ANY(%s)"
+
+    def ts(self, value: datetime) -> datetime | None:
+        return _utc(value)
+
+    def from_ts(self, value: Any) -> datetime:
+        return cast(datetime, value).astimezone(UTC)
+
+    def json(self, value: Any, what: str) -> Jsonb:
+        return _json(value, what)
+
+    def from_json(self, value: Any) -> Any:
+        return value  # the driver decodes jsonb
+
+
+POSTGRES: Final = PostgresDialect()
+
+
+class _Session:
+    """The shared tables' view of a connection (the store's error translation is around it)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+
+    def run(self, query: str, params: Sequence[Any] = ()) -> int:
+        return self._conn.execute(query, params).rowcount
+
+    def run_many(self, query: str, rows: Sequence[Sequence[Any]]) -> int:
+        with self._conn.cursor() as cur:
+            cur.executemany(query, rows)
+            return max(0, cur.rowcount)
+
+    def rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._conn.execute(query, params).fetchall()
+
+    def insert(self, table: str, columns: Columns, rows: Sequence[Sequence[Any]], tail: str = "") -> int:
+        """One ``INSERT … SELECT FROM unnest(…)`` of column arrays: one round trip for any number of rows."""
+        if not rows:
+            return 0
+        names = ", ".join(name for name, _ in columns)
+        arrays = ", ".join(f"%s::{kind}[]" for _, kind in columns)
+        query = f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) {tail}"
+        return self.run(query, [list(c) for c in zip(*rows, strict=True)])
+
+    def insert_ids(self, table: str, columns: Columns, rows: Sequence[Sequence[Any]]) -> list[int]:
+        names = ", ".join(name for name, _ in columns)
+        values = ", ".join(["%s"] * len(columns))
+        query = f"INSERT INTO {table} ({names}) VALUES ({values}) RETURNING id"
+        ids: list[int] = []
+        with self._conn.cursor() as cur:
+            cur.executemany(query, rows, returning=True)
+            for _ in rows:
+                row = cur.fetchone()
+                ids.append(int(row[0]) if row else 0)
+                cur.nextset()
+        return ids
+
+
 def _redact(url: str) -> str:
     try:
         params = psycopg.conninfo.conninfo_to_dict(url)
@@ -736,14 +790,6 @@ def _redact(url: str) -> str:
 # ----------------------------------------------------------------------------------------
 # filters
 # ----------------------------------------------------------------------------------------
-
-
-def _relation_types_clause(types: frozenset[RelationType] | None, params: list[Any]) -> sql.SQL:
-    """`` AND r.type = ANY(...)`` for ``types`` (its parameter appended), or nothing for any type."""
-    if types is None:
-        return sql.SQL("")
-    params.append(sorted(relation_type(t) for t in types))
-    return sql.SQL(" AND r.type = ANY(%s)")
 
 
 def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.SQL, list[Any]]:
@@ -824,10 +870,11 @@ END FROM e
 # ----------------------------------------------------------------------------------------
 
 
-class PostgresStore:
+class PostgresStore(SqlTables):
     """The :class:`~reverie.store.base.Store` contract on PostgreSQL + pgvector."""
 
     backend = "postgres"
+    dialect = POSTGRES
 
     def __init__(self, url: str, *, settings: StorageSettings, dim: int) -> None:
         if dim < 1:
@@ -1432,584 +1479,23 @@ class PostgresStore:
             out.update({row[0]: vec for row, vec in zip(quantised, vecs, strict=True)})
         return out
 
-    # relations ---------------------------------------------------------------------------
+    # hooks of the shared tables --------------------------------------------------------------
 
-    def add_relations(self, relations: Sequence[Relation]) -> int:
-        if not relations:
-            return 0
-        columns = builtins.list(zip(*(_encode_relation(rel) for rel in relations), strict=True))
-        query = (
-            "INSERT INTO relations (id, src_id, dst_id, type, confidence, weight, created_at, "
-            "last_reinforced_at, metadata) "
-            "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::float8[], "
-            "%s::float8[], %s::timestamptz[], %s::timestamptz[], %s::jsonb[]) "
-            "ON CONFLICT DO NOTHING"
-        )
+    @contextmanager
+    def _reading(self, what: str) -> Iterator[Session]:
+        with self._conn() as conn:
+            yield _Session(conn)
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[Session]:
         with self._write() as conn:
-            return conn.execute(query, [builtins.list(c) for c in columns]).rowcount
+            yield _Session(conn)
 
-    def relations(
-        self,
-        memory_ids: Sequence[str],
-        *,
-        types: frozenset[RelationType] | None = None,
-        direction: str = "both",
-    ) -> builtins.list[Relation]:
-        if direction not in ("out", "in", "both"):
-            raise InvalidInputError(f"direction must be 'out', 'in' or 'both', not {direction!r}")
-        if not memory_ids:
-            return []
-        ids = _unique(memory_ids)
-        ends = {
-            "out": sql.SQL("src_id = ANY(%(ids)s)"),
-            "in": sql.SQL("dst_id = ANY(%(ids)s)"),
-            "both": sql.SQL("(src_id = ANY(%(ids)s) OR dst_id = ANY(%(ids)s))"),
-        }[direction]
-        params: dict[str, Any] = {"ids": ids}
-        type_clause = sql.SQL("")
-        if types is not None:
-            type_clause = sql.SQL(" AND type = ANY(%(types)s)")
-            params["types"] = sorted(relation_type(t) for t in types)
-        query = sql.SQL(
-            "SELECT id, src_id, dst_id, type, confidence, weight, created_at, last_reinforced_at, metadata "
-            "FROM relations WHERE {}{} ORDER BY created_at, id"
-        ).format(ends, type_clause)
-        return [_decode_relation(row) for row in self._rows(query, params)]
+    def _memory_condition(self, flt: MemoryFilter, alias: str) -> tuple[str, builtins.list[Any]]:
+        where, params = _filter_sql(flt, alias=alias)
+        return where.as_string(), params
 
-    def update_relation(self, relation_id: str, fields: Mapping[str, Any]) -> None:
-        bad = sorted(set(fields) - _RELATION_ENCODERS.keys())
-        if bad:
-            raise InvalidInputError(f"cannot update relation fields {bad}")
-        if not fields:
-            if not self._rows("SELECT 1 FROM relations WHERE id = %s", [relation_id]):
-                raise NotFoundError(f"no relation with id {relation_id!r}")
-            return
-        names = sorted(fields)
-        query = sql.SQL("UPDATE relations SET {} WHERE id = %s").format(
-            sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
-        )
-        params = [_RELATION_ENCODERS[n](fields[n]) if fields[n] is not None else None for n in names]
-        with self._write() as conn:
-            if conn.execute(query, [*params, relation_id]).rowcount == 0:
-                raise NotFoundError(f"no relation with id {relation_id!r}")
-
-    def update_relations(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
-        groups: dict[tuple[str, ...], builtins.list[builtins.list[Any]]] = {}
-        for relation_id, fields in changes:
-            bad = sorted(set(fields) - _RELATION_ENCODERS.keys())
-            if bad:
-                raise InvalidInputError(f"cannot update relation fields {bad}")
-            names = tuple(sorted(fields))
-            if names:
-                values = [_RELATION_ENCODERS[n](fields[n]) if fields[n] is not None else None for n in names]
-                groups.setdefault(names, []).append([*values, relation_id])
-        updated = 0
-        if not groups:
-            return updated
-        with self._write() as conn, conn.cursor() as cur:
-            for names, rows in groups.items():
-                query = sql.SQL("UPDATE relations SET {} WHERE id = %s").format(
-                    sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
-                )
-                cur.executemany(query, rows)
-                updated += max(0, cur.rowcount)
-        return updated
-
-    def delete_relations(self, relation_ids: Sequence[str]) -> int:
-        if not relation_ids:
-            return 0
-        with self._write() as conn:
-            return conn.execute("DELETE FROM relations WHERE id = ANY(%s)", [_unique(relation_ids)]).rowcount
-
-    def count_relations(self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None) -> int:
-        where, params = _filter_sql(flt, alias="m")
-        query = sql.SQL("SELECT count(*) FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}{}").format(
-            where, _relation_types_clause(types, params)
-        )
-        return int(self._rows(query, params)[0][0])
-
-    def scope_relations(
-        self, flt: MemoryFilter, *, types: frozenset[RelationType] | None = None
-    ) -> builtins.list[Relation]:
-        where, params = _filter_sql(flt, alias="m")
-        type_clause = _relation_types_clause(types, params)
-        query = sql.SQL(
-            "SELECT r.id, r.src_id, r.dst_id, r.type, r.confidence, r.weight, r.created_at, r.last_reinforced_at, "
-            "r.metadata FROM relations r JOIN memories m ON m.id = r.src_id WHERE {}{} ORDER BY r.created_at, r.id"
-        ).format(where, type_clause)
-        return [_decode_relation(row) for row in self._rows(query, params)]
-
-    # working memory, synaptic tags, boxes ------------------------------------------------------
-
-    def put_working(self, items: Sequence[WorkingItem]) -> None:
-        if not items:
-            return
-        query = (
-            "INSERT INTO working_memory (session_id, memory_id, importance, access_count, added_at, last_accessed) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (session_id, memory_id) DO UPDATE SET "
-            "importance = excluded.importance, access_count = excluded.access_count, "
-            "last_accessed = excluded.last_accessed"
-        )
-        rows = [
-            (
-                i.session_id,
-                i.memory_id,
-                float(i.importance),
-                int(i.access_count),
-                _utc(i.added_at),
-                _utc(i.last_accessed),
-            )
-            for i in items
-        ]
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(query, rows)
-
-    def working(self, session_id: str) -> builtins.list[WorkingItem]:
-        rows = self._rows(
-            "SELECT session_id, memory_id, importance, added_at, last_accessed, access_count FROM working_memory "
-            "WHERE session_id = %s ORDER BY added_at, memory_id",
-            [session_id],
-        )
-        return [
-            WorkingItem(r[0], r[1], float(r[2]), r[3].astimezone(UTC), r[4].astimezone(UTC), int(r[5])) for r in rows
-        ]
-
-    def remove_working(self, session_id: str, memory_ids: Sequence[str] | None = None) -> int:
-        with self._write() as conn:
-            if memory_ids is None:
-                return conn.execute("DELETE FROM working_memory WHERE session_id = %s", [session_id]).rowcount
-            return conn.execute(
-                "DELETE FROM working_memory WHERE session_id = %s AND memory_id = ANY(%s)",
-                [session_id, _unique(memory_ids)],
-            ).rowcount
-
-    def put_tags(self, tags: Sequence[SynapticTag]) -> None:
-        if not tags:
-            return
-        query = (
-            "INSERT INTO synaptic_tags (memory_id, session_id, tagged_at, expires_at, captured) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (memory_id, session_id) DO UPDATE SET "
-            "tagged_at = excluded.tagged_at, expires_at = excluded.expires_at, captured = excluded.captured"
-        )
-        rows = [(t.memory_id, t.session_id, _utc(t.tagged_at), _utc(t.expires_at), bool(t.captured)) for t in tags]
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(query, rows)
-
-    def active_tags(self, session_id: str, now: datetime) -> builtins.list[SynapticTag]:
-        at = _utc(now)
-        rows = self._rows(
-            "SELECT memory_id, session_id, tagged_at, expires_at, captured FROM synaptic_tags "
-            "WHERE session_id = %s AND NOT captured AND tagged_at <= %s AND expires_at >= %s "
-            "ORDER BY tagged_at, memory_id",
-            [session_id, at, at],
-        )
-        return [SynapticTag(r[0], r[1], r[2].astimezone(UTC), r[3].astimezone(UTC), bool(r[4])) for r in rows]
-
-    def capture_tags(self, session_id: str, memory_ids: Sequence[str]) -> int:
-        if not memory_ids:
-            return 0
-        with self._write() as conn:
-            return conn.execute(
-                "UPDATE synaptic_tags SET captured = true WHERE session_id = %s AND NOT captured "
-                "AND memory_id = ANY(%s)",
-                [session_id, _unique(memory_ids)],
-            ).rowcount
-
-    def prune_tags(self, before: datetime) -> int:
-        with self._write() as conn:
-            return conn.execute("DELETE FROM synaptic_tags WHERE expires_at < %s", [_utc(before)]).rowcount
-
-    # clusters ----------------------------------------------------------------------------------
-
-    def put_clusters(self, clusters: Sequence[Cluster]) -> None:
-        if not clusters:
-            return
-        rows = [
-            (
-                c.id,
-                c.user_id or "",
-                c.kind,
-                c.label,
-                _utc(c.created_at),
-                _utc(c.updated_at),
-                _json(c.metadata, "cluster metadata"),
-            )
-            for c in clusters
-        ]
-        members = [(c.id, mid, float(w)) for c in clusters for mid, w in c.members.items()]
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO clusters (id, partition, kind, label, created_at, updated_at, metadata) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET partition = excluded.partition, "
-                "kind = excluded.kind, label = excluded.label, updated_at = excluded.updated_at, "
-                "metadata = excluded.metadata",
-                rows,
-            )
-            cur.execute("DELETE FROM cluster_members WHERE cluster_id = ANY(%s)", [[c.id for c in clusters]])
-            if members:
-                cur.executemany(
-                    "INSERT INTO cluster_members (cluster_id, memory_id, weight) VALUES (%s, %s, %s)", members
-                )
-
-    def clusters(
-        self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
-    ) -> builtins.list[Cluster]:
-        rows = self._rows(
-            "SELECT id, partition, kind, label, created_at, updated_at, metadata FROM clusters "
-            "WHERE (%s OR partition = %s) AND (%s::text IS NULL OR kind = %s) ORDER BY created_at, id",
-            [all_users, user_id or "", kind, kind],
-        )
-        found = {
-            r[0]: Cluster(
-                r[0], r[1] or None, r[2], r[4].astimezone(UTC), r[5].astimezone(UTC), label=r[3], metadata=r[6]
-            )
-            for r in rows
-        }
-        if found:
-            for cid, mid, weight in self._rows(
-                "SELECT cluster_id, memory_id, weight FROM cluster_members WHERE cluster_id = ANY(%s) "
-                "ORDER BY cluster_id, memory_id",
-                [builtins.list(found)],
-            ):
-                found[cid].members[mid] = float(weight)
-        return builtins.list(found.values())
-
-    def delete_clusters(self, cluster_ids: Sequence[str]) -> int:
-        if not cluster_ids:
-            return 0
-        with self._write() as conn:
-            conn.execute("DELETE FROM cluster_members WHERE cluster_id = ANY(%s)", [_unique(cluster_ids)])
-            return conn.execute("DELETE FROM clusters WHERE id = ANY(%s)", [_unique(cluster_ids)]).rowcount
-
-    def put_box(self, box: Box) -> None:
-        query = (
-            "INSERT INTO boxes (id, partition, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, "
-            "memory_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
-            "topic = excluded.topic, last_at = excluded.last_at, sealed_at = excluded.sealed_at, "
-            "trace_id = excluded.trace_id, memory_count = excluded.memory_count"
-        )
-        row = (
-            box.id,
-            box.user_id or "",
-            box.user_id,
-            box.session_id,
-            _json(list(box.topic), "box topic"),
-            _utc(box.opened_at),
-            _utc(box.last_at),
-            _utc(box.sealed_at),
-            box.trace_id,
-            int(box.memory_count),
-        )
-        with self._write() as conn:
-            conn.execute(query, row)
-
-    def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
-        rows = self._rows(
-            f"SELECT {_BOX_COLUMNS} FROM boxes WHERE partition = %s AND user_id IS NOT DISTINCT FROM %s "
-            "AND session_id IS NOT DISTINCT FROM %s AND sealed_at IS NULL ORDER BY opened_at DESC, id DESC LIMIT 1",
-            [user_id or "", user_id, session_id],
-        )
-        return _decode_box(rows[0]) if rows else None
-
-    def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
-        rows = self._rows(
-            f"SELECT {_BOX_COLUMNS} FROM boxes WHERE partition = %s AND user_id IS NOT DISTINCT FROM %s "
-            "AND sealed_at IS NOT NULL ORDER BY sealed_at DESC, id DESC LIMIT %s",
-            [user_id or "", user_id, max(0, int(limit))],
-        )
-        return [_decode_box(r) for r in rows]
-
-    def box(self, box_id: str) -> Box | None:
-        rows = self._rows(f"SELECT {_BOX_COLUMNS} FROM boxes WHERE id = %s", [box_id])
-        return _decode_box(rows[0]) if rows else None
-
-    # API keys ---------------------------------------------------------------------------------
-
-    def put_api_key(self, key: ApiKey) -> None:
-        row = [
-            key.id,
-            key.name,
-            key.key_hash,
-            bool(key.admin),
-            _json(list(key.user_ids), "user_ids"),
-            None if key.agent_ids is None else _json(list(key.agent_ids), "agent_ids"),
-            _utc(key.created_at),
-            _utc(key.revoked_at),
-            _utc(key.last_used_at),
-        ]
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO api_keys (id, name, key_hash, admin, user_ids, agent_ids, created_at, "
-                "revoked_at, last_used_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                row,
-            )
-
-    def api_key(self, key_id: str) -> ApiKey | None:
-        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE id = %s", [key_id])
-        return _decode_key(rows[0]) if rows else None
-
-    def api_keys(self, *, include_revoked: bool = False) -> builtins.list[ApiKey]:
-        where = "" if include_revoked else " WHERE revoked_at IS NULL"
-        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM api_keys{where} ORDER BY created_at, id")
-        return [_decode_key(r) for r in rows]
-
-    def revoke_api_key(self, key_id: str, at: datetime) -> bool:
-        with self._write() as conn:
-            return (
-                conn.execute(
-                    "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL", [_utc(at), key_id]
-                ).rowcount
-                > 0
-            )
-
-    def touch_api_key(self, key_id: str, at: datetime) -> None:
-        with self._write() as conn:
-            conn.execute("UPDATE api_keys SET last_used_at = %s WHERE id = %s", [_utc(at), key_id])
-
-    # history, accesses, co-activation -------------------------------------------------------
-
-    def add_history(self, events: Sequence[HistoryEvent]) -> None:
-        if not events:
-            return
-        query = (
-            "INSERT INTO history (memory_id, event, at, reason, actor, data) "
-            "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id"
-        )
-        params = [(e.memory_id, e.event, _utc(e.at), e.reason, e.actor, _json(e.data, "history data")) for e in events]
-        with self._write() as conn, conn.cursor() as cur:
-            cur.executemany(query, params, returning=True)
-            for event in events:
-                row = cur.fetchone()
-                event.id = int(row[0]) if row else None
-                cur.nextset()
-
-    def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
-        rows = self._rows(
-            "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE memory_id = %s ORDER BY at, id",
-            [memory_id],
-        )
-        return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
-
-    def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:
-        rows = self._rows(
-            "SELECT memory_id, at, kind, session_id FROM access_log WHERE memory_id = %s "
-            "ORDER BY at DESC, id DESC LIMIT %s",
-            [memory_id, max(limit, 0)],
-        )
-        return [AccessEvent(r[0], r[1].astimezone(UTC), r[2], r[3]) for r in rows]
-
-    def history_at(self, at: datetime, *, actor: str, limit: int = 1000) -> builtins.list[HistoryEvent]:
-        rows = self._rows(
-            "SELECT memory_id, event, at, reason, actor, data, id FROM history WHERE at = %s AND actor = %s "
-            "ORDER BY id LIMIT %s",
-            [at, actor, max(limit, 0)],
-        )
-        return [HistoryEvent(r[0], r[1], r[2].astimezone(UTC), r[3], r[4], r[5], int(r[6])) for r in rows]
-
-    def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
-        rows = self._rows(
-            "SELECT user_id, agent_id, count(*) AS n, sum(access_count), max(created_at), max(last_accessed_at) "
-            "FROM memories GROUP BY user_id, agent_id ORDER BY n DESC, user_id NULLS FIRST, agent_id NULLS FIRST "
-            "LIMIT %s",
-            [max(limit, 0)],
-        )
-        return [
-            {
-                "user_id": r[0],
-                "agent_id": r[1],
-                "memories": int(r[2]),
-                "accesses": int(r[3] or 0),
-                "last_written": r[4].astimezone(UTC) if r[4] else None,
-                "last_accessed": r[5].astimezone(UTC) if r[5] else None,
-            }
-            for r in rows
-        ]
-
-    def log_access(self, events: Sequence[AccessEvent]) -> None:
-        if not events:
-            return
-        query = (
-            "INSERT INTO access_log (memory_id, at, kind, session_id) "
-            "SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[])"
-        )
-        params = [
-            [e.memory_id for e in events],
-            [_utc(e.at) for e in events],
-            [e.kind for e in events],
-            [e.session_id for e in events],
-        ]
-        with self._write() as conn:
-            conn.execute(query, params)
-
-    def access_times(self, memory_ids: Sequence[str], *, limit: int = 100) -> dict[str, builtins.list[datetime]]:
-        if not memory_ids or limit <= 0:
-            return {}
-        rows = self._rows(
-            "SELECT ids.memory_id, a.at FROM unnest(%s::text[]) AS ids(memory_id) "
-            "CROSS JOIN LATERAL (SELECT at, id FROM access_log l WHERE l.memory_id = ids.memory_id "
-            "ORDER BY at DESC, id DESC LIMIT %s) AS a ORDER BY ids.memory_id, a.at DESC",
-            [_unique(memory_ids), limit],
-        )
-        out: dict[str, builtins.list[datetime]] = {}
-        for memory_id, at in rows:
-            out.setdefault(memory_id, []).append(at.astimezone(UTC))
-        return out
-
-    def prune_access_log(self, before: datetime) -> int:
-        with self._write() as conn:
-            return conn.execute("DELETE FROM access_log WHERE at < %s", [_utc(before)]).rowcount
-
-    def log_actions(self, events: Sequence[ActionEvent]) -> None:
-        if not events:
-            return
-        query = (
-            "INSERT INTO memory_actions (partition, agent_id, memory_id, at, action, outcome, confidence, "
-            "lifecycle_state, importance, source) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], "
-            "%s::timestamptz[], %s::text[], %s::text[], %s::float8[], %s::text[], %s::float8[], %s::text[])"
-        )
-        params = [
-            [e.user_id or "" for e in events],
-            [e.agent_id for e in events],
-            [e.memory_id for e in events],
-            [_utc(e.at) for e in events],
-            [e.action for e in events],
-            [e.outcome for e in events],
-            [float(e.confidence) for e in events],
-            [e.lifecycle_state for e in events],
-            [float(e.importance) for e in events],
-            [e.source for e in events],
-        ]
-        with self._write() as conn:
-            conn.execute(query, params)
-
-    def memory_actions(
-        self, user_id: str | None, *, since: datetime | None = None, limit: int = 1000
-    ) -> builtins.list[ActionEvent]:
-        if limit <= 0:
-            return []
-        start = _utc(since) if since is not None else datetime(1, 1, 2, tzinfo=UTC)
-        rows = self._rows(
-            "SELECT partition, agent_id, memory_id, at, action, outcome, confidence, lifecycle_state, importance, "
-            "source, id FROM memory_actions WHERE partition = %s AND at >= %s ORDER BY at DESC, id DESC LIMIT %s",
-            [user_id or "", start, limit],
-        )
-        return [
-            ActionEvent(
-                r[4],
-                r[5],
-                r[3].astimezone(UTC),
-                user_id=r[0] or None,
-                agent_id=r[1],
-                memory_id=r[2],
-                confidence=r[6],
-                lifecycle_state=r[7],
-                importance=r[8],
-                source=r[9],
-                id=int(r[10]),
-            )
-            for r in rows
-        ]
-
-    def prune_memory_actions(self, before: datetime) -> int:
-        with self._write() as conn:
-            return conn.execute("DELETE FROM memory_actions WHERE at < %s", [_utc(before)]).rowcount
-
-    def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
-        counts = Counter((min(a, b), max(a, b)) for a, b in pairs if a != b)
-        if not counts:
-            return
-        keys = sorted(counts)  # a fixed lock order: concurrent bumps cannot deadlock
-        query = (
-            "INSERT INTO coactivations (a_id, b_id, weight, first_at, last_at) "
-            "SELECT a, b, w, %s, %s FROM unnest(%s::text[], %s::text[], %s::int8[]) AS t(a, b, w) "
-            "ON CONFLICT (a_id, b_id) DO UPDATE SET weight = coactivations.weight + excluded.weight, "
-            "last_at = greatest(coactivations.last_at, excluded.last_at)"
-        )
-        when = _utc(at)
-        params = [when, when, [k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys]]
-        with self._write() as conn:
-            conn.execute(query, params)
-
-    def coactivations(
-        self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
-    ) -> builtins.list[CoActivation]:
-        base: LiteralString = "SELECT a_id, b_id, weight, first_at, last_at FROM coactivations WHERE weight >= %s"
-        order: LiteralString = " ORDER BY weight DESC, a_id, b_id"
-        either: LiteralString = " AND (a_id = ANY(%s) OR b_id = ANY(%s))"
-        if memory_ids is None:
-            rows = self._rows(base + order, [min_weight])
-        elif not memory_ids:
-            return []
-        else:
-            ids = _unique(memory_ids)
-            rows = self._rows(base + either + order, [min_weight, ids, ids])
-        return [CoActivation(r[0], r[1], int(r[2]), r[3].astimezone(UTC), r[4].astimezone(UTC)) for r in rows]
-
-    # concurrency -------------------------------------------------------------------------------
-
-    def claim(
-        self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
-    ) -> builtins.list[str]:
-        if not memory_ids:
-            return []
-        if not math.isfinite(ttl_seconds) or ttl_seconds <= 0:
-            raise InvalidInputError("ttl_seconds must be a positive number")
-        ids = _unique(memory_ids)
-        start = _utc(now)
-        assert start is not None
-        query = (
-            "INSERT INTO claims (memory_id, owner, phase, claimed_at, expires_at) "
-            "SELECT m, %s, %s, %s, %s FROM unnest(%s::text[]) AS t(m) ORDER BY m "
-            "ON CONFLICT (memory_id) DO UPDATE SET owner = excluded.owner, phase = excluded.phase, "
-            "claimed_at = excluded.claimed_at, expires_at = excluded.expires_at "
-            "WHERE claims.expires_at < excluded.claimed_at OR claims.owner = excluded.owner "
-            "RETURNING memory_id"
-        )
-        params = [owner, phase, start, start + timedelta(seconds=ttl_seconds), ids]
-        with self._write() as conn:
-            held = {row[0] for row in conn.execute(query, params)}
-        return [i for i in ids if i in held]
-
-    def release(self, owner: str, memory_ids: Sequence[str] | None = None) -> int:
-        with self._write() as conn:
-            if memory_ids is None:
-                return conn.execute("DELETE FROM claims WHERE owner = %s", [owner]).rowcount
-            return conn.execute(
-                "DELETE FROM claims WHERE owner = %s AND memory_id = ANY(%s)", [owner, _unique(memory_ids)]
-            ).rowcount
-
-    def renew_claims(self, owner: str, *, until: datetime) -> int:
-        end = _utc(until)
-        with self._write() as conn:
-            return conn.execute(
-                "UPDATE claims SET expires_at = %s WHERE owner = %s AND expires_at < %s", [end, owner, end]
-            ).rowcount
-
-    def prune_claims(self, before: datetime) -> int:
-        with self._write() as conn:
-            return conn.execute("DELETE FROM claims WHERE expires_at < %s", [_utc(before)]).rowcount
-
-    # key/value state ---------------------------------------------------------------------------
-
-    def get_state(self, key: str) -> Any | None:
-        rows = self._rows("SELECT value FROM state WHERE key = %s", [key])
-        return rows[0][0] if rows else None
-
-    def set_state(self, key: str, value: Any) -> None:
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO state (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                [key, _json(value, f"state {key!r}")],
-            )
-
-    def state_items(self) -> builtins.list[tuple[str, Any]]:
-        return [(r[0], r[1]) for r in self._rows("SELECT key, value FROM state ORDER BY key", [])]
-
-    def delete_state(self, keys: Sequence[str]) -> int:
-        if not keys:
-            return 0
-        with self._write() as conn:
-            return int(conn.execute("DELETE FROM state WHERE key = ANY(%s)", [_unique(keys)]).rowcount)
+    # erasure of one user -----------------------------------------------------------------------
 
     def reclaim(self) -> None:
         # VACUUM removes dead row versions and their entries in every index (the HNSW graph and the text
@@ -2019,18 +1505,7 @@ class PostgresStore:
                 conn.execute(sql.SQL("VACUUM {}").format(sql.Identifier(table)))
 
     def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
-        part = user_id or ""
-        if dry_run:
-            boxes = self._rows("SELECT count(*) FROM boxes WHERE partition = %s", [part])[0][0]
-            clusters = self._rows("SELECT count(*) FROM clusters WHERE partition = %s", [part])[0][0]
-            return {"boxes": int(boxes), "clusters": int(clusters)}
-        with self._write() as conn:
-            boxes = conn.execute("DELETE FROM boxes WHERE partition = %s", [part]).rowcount
-            conn.execute(
-                "DELETE FROM cluster_members WHERE cluster_id IN (SELECT id FROM clusters WHERE partition = %s)", [part]
-            )
-            clusters = conn.execute("DELETE FROM clusters WHERE partition = %s", [part]).rowcount
-        return {"boxes": int(boxes), "clusters": int(clusters)}
+        return self._partition_rows(user_id, dry_run=dry_run)
 
 
 #: tables that hold a memory's words or scope, vacuumed after an erasure
@@ -2047,71 +1522,5 @@ _RECLAIMED: Final = (
     "synaptic_tags",
     "coactivations",
 )
-
-_BOX_COLUMNS: Final = "id, user_id, session_id, topic, opened_at, last_at, sealed_at, trace_id, memory_count"
-
-
-_KEY_COLUMNS: Final = "id, name, key_hash, admin, user_ids, agent_ids, created_at, revoked_at, last_used_at"
-
-
-def _decode_key(row: Sequence[Any]) -> ApiKey:
-    return ApiKey(
-        id=row[0],
-        name=row[1],
-        key_hash=row[2],
-        admin=bool(row[3]),
-        user_ids=tuple(row[4]),
-        agent_ids=None if row[5] is None else tuple(row[5]),
-        created_at=row[6],
-        revoked_at=row[7],
-        last_used_at=row[8],
-    )
-
-
-def _decode_box(row: Sequence[Any]) -> Box:
-    return Box(
-        id=row[0],
-        user_id=row[1],
-        session_id=row[2],
-        topic=builtins.list(row[3]),
-        opened_at=row[4].astimezone(UTC),
-        last_at=row[5].astimezone(UTC),
-        sealed_at=row[6].astimezone(UTC) if row[6] is not None else None,
-        trace_id=row[7],
-        memory_count=int(row[8]),
-    )
-
-
-_RELATION_ENCODERS: Final[dict[str, Callable[[Any], Any]]] = {
-    "src_id": str,
-    "dst_id": str,
-    "type": relation_type,
-    "confidence": float,
-    "weight": float,
-    "created_at": _utc,
-    "last_reinforced_at": _utc,
-    "metadata": lambda v: _json(v, "relation metadata"),
-}
-
-
-def _encode_relation(rel: Relation) -> tuple[Any, ...]:
-    """A relation as the row ``(id, *_RELATION_ENCODERS columns)`` (NULLs stay NULL)."""
-    values = ((enc, getattr(rel, name)) for name, enc in _RELATION_ENCODERS.items())
-    return (rel.id, *(None if value is None else enc(value) for enc, value in values))
-
-
-def _decode_relation(row: Sequence[Any]) -> Relation:
-    return Relation(
-        src_id=row[1],
-        dst_id=row[2],
-        type=RelationType(row[3]),
-        confidence=float(row[4]),
-        weight=float(row[5]),
-        id=row[0],
-        created_at=row[6].astimezone(UTC),
-        last_reinforced_at=row[7].astimezone(UTC) if row[7] is not None else None,
-        metadata=row[8],
-    )
-
 
 __all__ = ["MIGRATIONS", "PostgresStore"]
