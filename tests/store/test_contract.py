@@ -142,6 +142,30 @@ def test_is_a_store_and_reports_info(store: Store) -> None:
     assert info.target
 
 
+def test_store_is_the_union_of_its_roles(store: Store) -> None:
+    from reverie.store import base
+
+    roles = (
+        base.StoreAdmin,
+        base.MemoryStore,
+        base.SearchStore,
+        base.GraphStore,
+        base.SessionStore,
+        base.LedgerStore,
+        base.CoordinationStore,
+        base.KeyStore,
+    )
+    for role in roles:
+        assert isinstance(store, role), role.__name__
+    members = {name for role in roles for name in role.__dict__ if not name.startswith("_")}
+    contract = {name for name in Store.__dict__ if not name.startswith("_")}
+    assert contract <= members  # the union declares nothing of its own
+    declared = [
+        name for role in roles for name in role.__dict__ if not name.startswith("_") and callable(role.__dict__[name])
+    ]
+    assert len(declared) == len(set(declared))  # each method belongs to one role
+
+
 def test_reopen_keeps_data_and_search(open_store: Opener, embedder: HashEmbedder) -> None:
     st = open_store()
     recs = [_rec(embedder, f"note {i} about gardening and roses") for i in range(20)]
