@@ -391,8 +391,8 @@ class SQLiteMemories(SQLiteCore):
     def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
         where, params = filter_sql(flt)
         # without INDEXED BY the planner (no ANALYZE statistics) took memories_created for its
-        # ORDER BY and walked the whole partition: 40 ms a probe at 30k rows, once per item of the
-        # write path's dedup; a hash names a handful of rows, so the hash index always wins (0.04 ms)
+        # ORDER BY and walked the whole partition, once per item of the write path's dedup; a hash
+        # names a handful of rows, so the hash index always wins
         query = (
             f"SELECT {_SELECT_COLUMNS} FROM memories m INDEXED BY memories_hash WHERE m.content_hash = ? AND {where} "
             "ORDER BY m.created_at DESC, m.id DESC LIMIT 1"

@@ -257,7 +257,7 @@ _M0008_API_KEYS: Final[tuple[str, ...]] = (
 
 #: Named migrations, applied in order, each in its own transaction, recorded in schema_migrations.
 #: a user-scoped scan walks ("partition", id) in order: without this index every batch of a dream pass
-#: over one user's 100k memories sorted the whole partition (measured: 0.25 s a batch, quadratic overall)
+#: over one user's memories sorted the whole partition (quadratic over the pass)
 _M0006_SCAN_INDEX: Final[tuple[str, ...]] = ('CREATE INDEX memories_partition_id ON memories ("partition", id)',)
 
 #: the write path reads the newest sealed boxes of a user on every seal: without this index it read

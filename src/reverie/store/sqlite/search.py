@@ -43,17 +43,14 @@ from reverie.store.vector_index import (
 
 #: a filter naming at most this many ids is searched exactly over those rows
 _EXACT_IDS_MAX: Final = 2_000
-#: SQLite page cache per connection (KiB). The operating system's page cache holds the file too:
-#: 16 MiB against 64 MiB gave the same 100k load rate (7.3k, 6.7k vs 6.9k, 6.3k/s), text search p50 5.15 vs
-
 _TEXT_PROBE: Final = 8  # text search: matches ranked before the filter, per requested hit
 #: text search: a filter whose scope (partition, statuses, stores) holds at most this many rows is applied
-#: before the ranking. 100k memories, ~1,700 matches a query: 0.2 ms with no row in scope, 1.0 ms with
-#: 3,000, 8.5 ms with 30,000, against 7–9 ms for the join and 2–4 ms for ranking the matches alone
+#: before the ranking: filtering a small scope first costs little, while a large one costs more than joining
+#: the matches to their rows (bench/scale.py measures both)
 _TEXT_FILTER_FIRST: Final = 5_000
 #: vector search: a filter on the cold store whose scope (partition, statuses, stores) holds fewer rows than
-#: this is scored exactly over those rows (2.6 µs a row) instead of through the user's index partition and the
-#: filter (0.7 ms at 100k memories for a cold store that holds none of them)
+#: this is scored exactly over those rows instead of through the user's index partition and the filter (which
+#: costs the same however few cold rows there are)
 _VECTOR_SCAN_FIRST: Final = 256
 #: the full-text index's structure record (FTS5_STRUCTURE_ROWID): rewritten by every write to the index
 _FTS_STRUCTURE_ID: Final = 10
@@ -147,8 +144,7 @@ class SQLiteSearch(SQLiteCore):
 
         The index is named where the filter is a user's status/store scope: with ANALYZE statistics
         (``compact``) the planner took the partition's id index for a selective scope (the cold store of
-        a user whose memories are nearly all hot) and read every row of the partition — a search at 30k
-        took 3x as long."""
+        a user whose memories are nearly all hot) and read every row of the partition."""
         if quantised_only:  # answered from the partial index memories_quantized: a probe, not a scan
             cond, source = "m.embedding_codes IS NOT NULL", "memories m INDEXED BY memories_quantized"
         else:
@@ -207,7 +203,7 @@ class SQLiteSearch(SQLiteCore):
         proven to equal the filtered ranking (the caller then joins every match to its row).
 
         Joining each matching row to ``memories`` to test the filter costs more than the BM25
-        ranking itself (100k rows, ~3,000 matches: 5.9 ms against 2.0 ms). So the best
+        ranking itself (about three times as much on a large store). So the best
         ``_TEXT_PROBE × k`` matches are ranked without the filter, and their rows are looked up
         best first, 2k at a time, until k pass and every ranked row scoring at least as well as
         the k-th passing one was looked up (ties included). The result is exact when every match
@@ -234,7 +230,7 @@ class SQLiteSearch(SQLiteCore):
                 ScoredId(r[1], score_of[int(r[0])])
                 for r in self._conn.execute(
                     f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
-                    f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (0.6–0.9 -> 0.4 ms)
+                    f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (faster)
                     (_ids_json(chunk), *params),
                 )
             )

@@ -46,8 +46,7 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
 
     One statement per row (executemany) pays SQLite's per-statement work for every row: the
     statement journal, and for ``memories`` the FTS5 savepoint, which flushes the pending terms
-    to a new segment each time (bench/scale.py, 100k verbatim rows into one scope: 4.6k/s row
-    by row, 7.8k/s in statements of a few hundred rows). The chunks are of equal size so that
+    to a new segment each time (bench/scale.py compares the load rates). The chunks are of equal size so that
     a batch size reuses the same few cached statements. Atomic like executemany: a failing
     row aborts its statement, and the caller's transaction rolls back the earlier ones."""
     if not rows:
