@@ -128,8 +128,6 @@ class PostgresCore(SqlTables):
         conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
         conn.execute("SET TIME ZONE 'UTC'")
 
-    # plumbing ----------------------------------------------------------------------------
-
     @staticmethod
     @contextmanager
     def _errors(what: str = "PostgreSQL operation failed") -> Iterator[None]:
@@ -173,8 +171,6 @@ class PostgresCore(SqlTables):
     def _records(self, query: Query, params: Params) -> builtins.list[MemoryRecord]:
         """Whole records, fetched in binary: a vector as text is kilobytes of digits to parse."""
         return [_decode_record(row) for row in self._rows(query, params, binary=True)]
-
-    # lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
         if not self._closed:
@@ -280,8 +276,6 @@ class PostgresCore(SqlTables):
         conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(_HNSW_INDEX)))
         conn.execute("ANALYZE memories")
 
-    # compaction --------------------------------------------------------------------------
-
     def _total_bytes(self, conn: Conn) -> int:
         row = conn.execute(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
@@ -345,8 +339,6 @@ class PostgresCore(SqlTables):
         ).format(where)
         return sorted(([str(i) for i in r[0]] for r in self._rows(query, params)), key=lambda g: g[0])
 
-    # hooks of the shared tables --------------------------------------------------------------
-
     @contextmanager
     def _reading(self, what: str) -> Iterator[Session]:
         with self._conn() as conn:
@@ -360,8 +352,6 @@ class PostgresCore(SqlTables):
     def _memory_condition(self, flt: MemoryFilter, alias: str) -> tuple[str, builtins.list[Any]]:
         where, params = _filter_sql(flt, alias=alias)
         return where.as_string(), params
-
-    # erasure of one user -----------------------------------------------------------------------
 
     def reclaim(self) -> None:
         # VACUUM removes dead row versions and their entries in every index (the HNSW graph and the text

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from psycopg import sql
 
 from reverie.errors import (
     ConflictError,
-    InvalidInputError,
     NotFoundError,
 )
 from reverie.model import (
@@ -22,7 +21,6 @@ from reverie.model import (
 from reverie.store._common import (
     ID_PREFIX_UPPER,
     StoredVector,
-    field_changes,
     grouped_plain_changes,
     precision_changes,
     precision_value,
@@ -33,7 +31,6 @@ from reverie.store._common import (
     unique_changes,
 )
 from reverie.store.base import (
-    ORDERABLE_FIELDS,
     LayerStats,
     MemoryFilter,
 )
@@ -57,16 +54,15 @@ from reverie.store.postgres.codec import (
 )
 from reverie.store.postgres.core import PostgresCore
 from reverie.store.postgres.schema import (
-    _DEPENDENT_TABLES,
     _batch_bits,
     _sign_bits,
 )
+from reverie.store.tables import DEPENDENT_TABLES
+from reverie.store.tables.memories import BatchReader, MemoryOperations
 
 
-class PostgresMemories(PostgresCore):
+class PostgresMemories(PostgresCore, MemoryOperations):
     """The memory rows."""
-
-    # memories ----------------------------------------------------------------------------
 
     def insert(self, records: Sequence[MemoryRecord]) -> None:
         if not records:
@@ -91,19 +87,6 @@ class PostgresMemories(PostgresCore):
             return {}
         query = sql.SQL("{} WHERE id = ANY(%s)").format(_SELECT_MEMORY)
         return {r.id: r for r in self._records(query, [_unique(ids)])}
-
-    def update(self, record: MemoryRecord, *, expected_version: int | None = None) -> int:
-        fields = {name: getattr(record, name) for name in _WRITABLE}
-        return self._update(record.id, fields, expected_version)
-
-    def update_fields(
-        self,
-        memory_id: str,
-        fields: Mapping[str, Any],
-        *,
-        expected_version: int | None = None,
-    ) -> int:
-        return self._update(memory_id, field_changes(fields, _WRITABLE), expected_version)
 
     def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
         assigns: builtins.list[sql.Composable] = [sql.SQL("version = version + 1")]
@@ -233,7 +216,7 @@ class PostgresMemories(PostgresCore):
             return 0
         id_list = _unique(ids)
         with self._write() as conn:
-            for table in _DEPENDENT_TABLES:
+            for table in DEPENDENT_TABLES:
                 conn.execute(
                     sql.SQL("DELETE FROM {} WHERE memory_id = ANY(%s)").format(sql.Identifier(table)),
                     (id_list,),
@@ -242,19 +225,9 @@ class PostgresMemories(PostgresCore):
             cur = conn.execute("DELETE FROM memories WHERE id = ANY(%s)", (id_list,))
             return cur.rowcount
 
-    def list(
-        self,
-        flt: MemoryFilter,
-        *,
-        limit: int = 100,
-        offset: int = 0,
-        order_by: str = "created_at",
-        descending: bool = True,
+    def _page(
+        self, flt: MemoryFilter, limit: int, offset: int, order_by: str, descending: bool
     ) -> builtins.list[MemoryRecord]:
-        if order_by not in ORDERABLE_FIELDS:
-            raise InvalidInputError(f"cannot order by {order_by!r}; choose one of {sorted(ORDERABLE_FIELDS)}")
-        if limit < 0 or offset < 0:
-            raise InvalidInputError("limit and offset must not be negative")
         where, params = _filter_sql(flt)
         # NULLs sort as the smallest value (as in SQLite): first ascending, last descending
         direction = sql.SQL("DESC NULLS LAST" if descending else "ASC NULLS FIRST")
@@ -264,23 +237,16 @@ class PostgresMemories(PostgresCore):
         )
         return self._records(query, [*params, limit, offset])
 
-    def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
-    ) -> Iterator[builtins.list[MemoryRecord]]:
-        if batch_size < 1:
-            raise InvalidInputError("batch_size must be positive")
+    def _scanner(self, flt: MemoryFilter, omit: frozenset[str]) -> BatchReader:
         names = scan_fields(omit, _COLUMN_NAMES)
         select, decode = (_SELECT_MEMORY, _decode_record) if names == _COLUMN_NAMES else _partial_select(names)
         where, params = _filter_sql(flt)
         query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(select, where)
-        while True:
-            batch = [decode(row) for row in self._rows(query, [*params, after, batch_size], binary=True)]
-            if not batch:
-                return
-            yield batch
-            if len(batch) < batch_size:
-                return
-            after = batch[-1].id
+
+        def read(after: str, batch_size: int) -> builtins.list[MemoryRecord]:
+            return [decode(row) for row in self._rows(query, [*params, after, batch_size], binary=True)]
+
+        return read
 
     def count(self, flt: MemoryFilter) -> int:
         where, params = _filter_sql(flt)

@@ -213,17 +213,6 @@ CREATE TABLE dream_runs (
 );
 """
 
-#: rows about a memory that go when it is hard-deleted (relations cascade; history goes too)
-_DEPENDENT_TABLES: Final = (
-    "access_log",
-    "claims",
-    "synaptic_tags",
-    "working_memory",
-    "cluster_members",
-    "history",
-    "memory_actions",
-)
-
 
 def _migrate_core(conn: Conn, dim: int, settings: StorageSettings) -> None:
     conn.execute(sql.SQL(_M0001_CORE).format(dim=sql.Literal(dim)))

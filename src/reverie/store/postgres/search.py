@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
 from typing import Final, LiteralString
 
 import numpy as np
@@ -15,21 +14,16 @@ from reverie.model import (
     StoreTier,
     Vector,
 )
-from reverie.store._common import (
-    check_vector,
-)
 from reverie.store.base import (
     MemoryFilter,
     ScoredId,
 )
 from reverie.store.postgres.codec import (
     _cosine,
-    _decode_value,
     _filter_sql,
-    _unique,
 )
 from reverie.store.postgres.core import PostgresCore
-from reverie.store.textquery import query_terms
+from reverie.store.tables.search import SearchOperations
 
 #: nearest neighbours through the HNSW index (iterative scan, relaxed order: re-sorted outside),
 #: plus quantised rows passing the filter. pgvector has no int4/int2 type: codes live in
@@ -93,15 +87,10 @@ END FROM e
 """
 
 
-class PostgresSearch(PostgresCore):
+class PostgresSearch(PostgresCore, SearchOperations):
     """Vector and full-text search."""
 
-    # search ------------------------------------------------------------------------------
-
-    def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        query_vec = check_vector(vector, self.dim)
-        if k <= 0:
-            return []
+    def _vector_search(self, query_vec: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         where, params = _filter_sql(flt)
         if flt.stores is None or StoreTier.COLD in flt.stores:
             depth = max(_PREFILTER[0], _PREFILTER[1] * k)
@@ -124,10 +113,7 @@ class PostgresSearch(PostgresCore):
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
 
-    def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        words = query_terms(query)
-        if not words or k <= 0:
-            return []
+    def _text_search(self, words: builtins.list[str], flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         terms = self._selective_tsquery(words)
         where, params = _filter_sql(flt)
         stmt = sql.SQL(
@@ -160,18 +146,3 @@ class PostgresSearch(PostgresCore):
         a word that is several lexemes) is counted.
         """
         return {row[0] for row in self._rows(_COMMON_WORDS_QUERY, {"words": words, "cap": cap}) if row[1]}
-
-    def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
-        if not ids:
-            return {}
-        rows = self._rows(
-            "SELECT id, embedding, embedding_codes FROM memories WHERE id = ANY(%s) "
-            "AND (embedding IS NOT NULL OR embedding_codes IS NOT NULL)",
-            [_unique(ids)],
-        )
-        out = {row[0]: _decode_value("embedding", "vector", row[1]) for row in rows if row[1] is not None}
-        quantised = [row for row in rows if row[1] is None]
-        if quantised:  # dequantised
-            vecs = vector_codec.decode_rows([bytes(row[2]) for row in quantised], self.dim)
-            out.update({row[0]: vec for row, vec in zip(quantised, vecs, strict=True)})
-        return out

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, cast
 
+import numpy as np
 from psycopg.types.json import Jsonb
 
+from reverie.model import Vector
 from reverie.store.postgres.codec import (
     Conn,
     _json,
@@ -37,6 +39,9 @@ class PostgresDialect(Dialect):
 
     def from_json(self, value: Any) -> Any:
         return value  # the driver decodes jsonb
+
+    def from_vector(self, value: Any) -> Vector:
+        return np.array(value.to_numpy(), dtype=np.float32)
 
 
 POSTGRES: Final = PostgresDialect()

@@ -31,6 +31,7 @@ from reverie.store.base import (
     MemoryFilter,
     ScoredId,
 )
+from reverie.store.tables.dialect import dump_json
 from reverie.store.vector_index import (
     DELETE,
     UPSERT,
@@ -91,15 +92,6 @@ def _opt_datetime(value: float | None) -> datetime | None:
     return None if value is None else from_epoch(value)
 
 
-def to_json(value: Any, what: str) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
-    except RecursionError:
-        raise InvalidInputError(f"{what} is nested too deep") from None
-
-
 def _encode_enum(name: str) -> Callable[[Any, int], Any]:
     enum = ENUM_FIELDS[name]
 
@@ -118,7 +110,7 @@ def _encode_json(name: str) -> Callable[[Any, int], Any]:
     def encode(value: Any, dim: int) -> Any:
         if not value and isinstance(value, list | dict):
             return "[]" if isinstance(value, list) else "{}"
-        return to_json(value, name)
+        return dump_json(value, name)
 
     return encode
 

@@ -104,7 +104,6 @@ class SQLiteCore(SqlTables):
         ann_dir = Path(f"{self.path}.ann")
         self._index = VectorIndex(params, _RowSource(self), ann_dir, instance)
 
-    # -- opening -------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         with _errors(f"could not open the SQLite database {self.path}", OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,7 +176,6 @@ class SQLiteCore(SqlTables):
             )
         return str(meta["instance"])
 
-    # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
         with self._lock:
             if self._closed:
@@ -303,7 +301,6 @@ class SQLiteCore(SqlTables):
         with self._read("rebuilding the vector index"), _errors("rebuilding the vector index", RuntimeError):
             self._index.rebuild()
 
-    # -- compaction -------------------------------------------------------------------------
     def _disk_bytes(self) -> int:
         """The database file, its write-ahead log and the vector index files, in bytes."""
         total = 0
@@ -366,7 +363,6 @@ class SQLiteCore(SqlTables):
             groups = [[mid for _, mid in sorted(json.loads(r[0]))] for r in self._conn.execute(query, params)]
         return sorted(groups, key=lambda g: g[0])
 
-    # -- vector change log ----------------------------------------------------------------
     def _max_seq(self) -> int:
         # a bare max() is answered from the end of the b-tree; coalesce() would scan the log
         top = self._conn.execute("SELECT max(seq) FROM vector_changes").fetchone()[0]
@@ -385,7 +381,6 @@ class SQLiteCore(SqlTables):
         )
         self._tx.ops[-1].extend(ops)
 
-    # -- hooks of the shared tables ------------------------------------------------------------
     @contextlib.contextmanager
     def _reading(self, what: str) -> Iterator[Session]:
         with self._read(what):
@@ -399,7 +394,6 @@ class SQLiteCore(SqlTables):
     def _memory_condition(self, flt: MemoryFilter, alias: str) -> tuple[str, builtins.list[Any]]:
         return filter_sql(flt, alias)
 
-    # -- erasure of one user -------------------------------------------------------------------
     def reclaim(self) -> None:
         return None  # secure_delete overwrites freed pages; delete() merged the text index
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reverie import vector_codec
-from reverie.errors import ConflictError, InvalidInputError, NotFoundError
+from reverie.errors import ConflictError, NotFoundError
 from reverie.model import (
     Layer,
     MemoryRecord,
@@ -18,7 +18,6 @@ from reverie.model import (
 from reverie.store._common import (
     ID_PREFIX_UPPER,
     INDEXED_FIELDS,
-    field_changes,
     grouped_plain_changes,
     precision_changes,
     reencode,
@@ -27,7 +26,6 @@ from reverie.store._common import (
     unique_changes,
 )
 from reverie.store.base import (
-    ORDERABLE_FIELDS,
     LayerStats,
     MemoryFilter,
 )
@@ -51,13 +49,12 @@ from reverie.store.sqlite.codec import (
     filter_sql,
 )
 from reverie.store.sqlite.core import SQLiteCore
-from reverie.store.sqlite.schema import (
-    _DEPENDENT_TABLES,
-)
 from reverie.store.sqlite.session import (
     _integrity_error,
     insert_rows,
 )
+from reverie.store.tables import DEPENDENT_TABLES
+from reverie.store.tables.memories import BatchReader, MemoryOperations
 from reverie.store.vector_index import (
     DELETE,
     UPSERT,
@@ -66,10 +63,9 @@ from reverie.store.vector_index import (
 )
 
 
-class SQLiteMemories(SQLiteCore):
+class SQLiteMemories(SQLiteCore, MemoryOperations):
     """The memory rows."""
 
-    # -- memories ------------------------------------------------------------------------
     def _next_rid(self) -> int:
         row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()
         top = self._conn.execute("SELECT max(rid) FROM memories").fetchone()[0]
@@ -109,19 +105,6 @@ class SQLiteMemories(SQLiteCore):
             ).fetchall()
         records = (_decode_record(row) for row in rows)
         return {r.id: r for r in records}
-
-    def update(self, record: MemoryRecord, *, expected_version: int | None = None) -> int:
-        values = {name: getattr(record, name) for name in _WRITABLE}
-        return self._update(record.id, values, expected_version)
-
-    def update_fields(
-        self,
-        memory_id: str,
-        fields: Mapping[str, Any],
-        *,
-        expected_version: int | None = None,
-    ) -> int:
-        return self._update(memory_id, field_changes(fields, _WRITABLE), expected_version)
 
     def _current(self, memory_id: str) -> _Current:
         row = self._conn.execute(
@@ -263,7 +246,7 @@ class SQLiteMemories(SQLiteCore):
                 "WHERE id IN (SELECT value FROM json_each(?))",
                 (payload,),
             ).fetchall()
-            for table in _DEPENDENT_TABLES:
+            for table in DEPENDENT_TABLES:
                 self._conn.execute(
                     f"DELETE FROM {table} WHERE memory_id IN (SELECT value FROM json_each(?))", (payload,)
                 )
@@ -292,19 +275,9 @@ class SQLiteMemories(SQLiteCore):
             )
         return len(gone)
 
-    def list(
-        self,
-        flt: MemoryFilter,
-        *,
-        limit: int = 100,
-        offset: int = 0,
-        order_by: str = "created_at",
-        descending: bool = True,
+    def _page(
+        self, flt: MemoryFilter, limit: int, offset: int, order_by: str, descending: bool
     ) -> builtins.list[MemoryRecord]:
-        if order_by not in ORDERABLE_FIELDS:
-            raise InvalidInputError(f"cannot order by {order_by!r}; choose one of {sorted(ORDERABLE_FIELDS)}")
-        if limit < 0 or offset < 0:
-            raise InvalidInputError("limit and offset must not be negative")
         where, params = filter_sql(flt)
         direction = "DESC" if descending else "ASC"  # NULLs are the smallest value in SQLite
         query = (
@@ -315,25 +288,18 @@ class SQLiteMemories(SQLiteCore):
             rows = self._conn.execute(query, (*params, limit, offset)).fetchall()
         return [_decode_record(row) for row in rows]
 
-    def scan(
-        self, flt: MemoryFilter, *, batch_size: int = 1000, omit: frozenset[str] = frozenset(), after: str = ""
-    ) -> Iterator[builtins.list[MemoryRecord]]:
-        if batch_size < 1:
-            raise InvalidInputError("batch_size must be positive")
+    def _scanner(self, flt: MemoryFilter, omit: frozenset[str]) -> BatchReader:
         names = scan_fields(omit, _FIELDS)
         decode = _partial_decoder(names)
         where, params = filter_sql(flt)
         query = f"SELECT {_scan_columns(names)} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?"
-        while True:
+
+        def read(after: str, batch_size: int) -> builtins.list[MemoryRecord]:
             with self._read("scan"):
                 rows = self._conn.execute(query, (*params, after, batch_size)).fetchall()
-            batch = [decode(row) for row in rows]
-            if not batch:
-                return
-            yield batch
-            if len(batch) < batch_size:
-                return
-            after = batch[-1].id
+            return [decode(row) for row in rows]
+
+        return read
 
     def count(self, flt: MemoryFilter) -> int:
         where, params = filter_sql(flt)

@@ -297,14 +297,3 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("0008_api_keys", _M0008_API_KEYS),
     ("0009_memory_actions", _M0009_MEMORY_ACTIONS),
 )
-
-#: tables whose rows about a memory go when the memory is hard-deleted (its history too: nothing of it remains)
-_DEPENDENT_TABLES: Final = (
-    "access_log",
-    "claims",
-    "synaptic_tags",
-    "working_memory",
-    "cluster_members",
-    "history",
-    "memory_actions",
-)

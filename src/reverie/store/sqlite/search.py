@@ -15,9 +15,6 @@ from reverie.model import (
     StoreTier,
     Vector,
 )
-from reverie.store._common import (
-    check_vector,
-)
 from reverie.store.base import (
     MemoryFilter,
     ScoredId,
@@ -33,7 +30,7 @@ from reverie.store.sqlite.core import SQLiteCore
 from reverie.store.sqlite.session import (
     _errors,
 )
-from reverie.store.textquery import query_terms
+from reverie.store.tables.search import SearchOperations
 from reverie.store.vector_index import (
     Rids,
     VectorIndex,
@@ -58,14 +55,10 @@ _FTS_STRUCTURE_ID: Final = 10
 _TERM_DOCS_CACHED: Final = 4_096
 
 
-class SQLiteSearch(SQLiteCore):
+class SQLiteSearch(SQLiteCore, SearchOperations):
     """Vector and full-text search."""
 
-    # -- search ----------------------------------------------------------------------------
-    def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        query = check_vector(vector, self.dim)
-        if k <= 0:
-            return []
+    def _vector_search(self, query: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         where, params = filter_sql(flt)
         with self._read("vector search"), _errors("vector search failed", RuntimeError, OSError):
             if flt.ids is not None and len(flt.ids) <= _EXACT_IDS_MAX:
@@ -175,10 +168,7 @@ class SQLiteSearch(SQLiteCore):
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
 
-    def text_search(self, query: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        terms = query_terms(query)
-        if not terms or k <= 0:
-            return []
+    def _text_search(self, terms: builtins.list[str], flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         with self._read("text search terms"):
             match = self._selective_match(terms)
         where, params = filter_sql(flt)
@@ -314,19 +304,3 @@ class SQLiteSearch(SQLiteCore):
             (f'"{term}"', cap),
         ).fetchone()
         return int(row[0])
-
-    def embeddings(self, ids: Sequence[str]) -> dict[str, Vector]:
-        if not ids:
-            return {}
-        with self._read("embeddings"):
-            rows = self._conn.execute(
-                "SELECT id, embedding, embedding_codes FROM memories WHERE id IN (SELECT value FROM json_each(?)) "
-                "AND (embedding IS NOT NULL OR embedding_codes IS NOT NULL)",
-                (_ids_json(ids),),
-            ).fetchall()
-        out = {r[0]: np.frombuffer(r[1], dtype=np.float32).copy() for r in rows if r[1] is not None}
-        quantised = [r for r in rows if r[1] is None]
-        if quantised:  # dequantised
-            vecs = vector_codec.decode_rows([r[2] for r in quantised], self.dim)
-            out.update({r[0]: vec for r, vec in zip(quantised, vecs, strict=True)})
-        return out

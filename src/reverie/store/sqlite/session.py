@@ -10,7 +10,10 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+import numpy as np
+
 from reverie.errors import ConflictError, InvalidInputError, StoreError
+from reverie.model import Vector
 from reverie.store._common import (
     safe_json_loads,
 )
@@ -85,6 +88,9 @@ class SQLiteDialect(Dialect):
 
     def from_json(self, value: Any) -> Any:
         return safe_json_loads(value)
+
+    def from_vector(self, value: Any) -> Vector:
+        return np.frombuffer(value, dtype=np.float32).copy()
 
 
 @functools.lru_cache(maxsize=512)

@@ -7,7 +7,7 @@ the hooks of :class:`~reverie.store.tables.backend.SqlBackend`.
 
 from __future__ import annotations
 
-from reverie.store.tables.backend import SqlBackend
+from reverie.store.tables.backend import DEPENDENT_TABLES, SqlBackend
 from reverie.store.tables.coordination import CoordinationTables, KeyTables
 from reverie.store.tables.dialect import Columns, Dialect, Session, dump_json
 from reverie.store.tables.graph import GraphTables
@@ -21,4 +21,4 @@ class SqlTables(
     """Every shared table: relations, session state, boxes and clusters, the ledger, claims, state, API keys."""
 
 
-__all__ = ["Columns", "Dialect", "Session", "SqlBackend", "SqlTables", "dump_json"]
+__all__ = ["DEPENDENT_TABLES", "Columns", "Dialect", "Session", "SqlBackend", "SqlTables", "dump_json"]

@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Final
 
 from reverie.store.base import MemoryFilter
 from reverie.store.tables.dialect import Dialect, Session
+
+#: tables with rows about a memory that go when it is hard-deleted (relations go with their own statement; the
+#: history too: nothing of the memory remains)
+DEPENDENT_TABLES: Final = (
+    "access_log",
+    "claims",
+    "synaptic_tags",
+    "working_memory",
+    "cluster_members",
+    "history",
+    "memory_actions",
+)
 
 
 class SqlBackend:
@@ -28,4 +40,4 @@ class SqlBackend:
         raise NotImplementedError
 
 
-__all__ = ["SqlBackend"]
+__all__ = ["DEPENDENT_TABLES", "SqlBackend"]

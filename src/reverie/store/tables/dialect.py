@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from reverie.errors import InvalidInputError
+from reverie.model import Vector
 
 #: a bulk insert's columns: ``(name, type)`` with the type as PostgreSQL spells it (``text``, ``float8``,
 #: ``int8``, ``timestamptz``, ``jsonb``, ``bool``); SQLite ignores the type
@@ -90,6 +91,10 @@ class Dialect:
 
     def from_json(self, value: Any) -> Any:
         """A stored JSON value as Python data."""
+        raise NotImplementedError
+
+    def from_vector(self, value: Any) -> Vector:
+        """A stored float32 embedding as a vector of its own (not a view of driver memory)."""
         raise NotImplementedError
 
     def opt_ts(self, value: datetime | None) -> Any:
