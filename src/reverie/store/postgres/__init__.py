@@ -23,8 +23,7 @@ that joins them).
 
 from __future__ import annotations
 
-from reverie.store.postgres.codec import _COLUMN_NAMES
 from reverie.store.postgres.schema import MIGRATIONS
 from reverie.store.postgres.store import PostgresStore
 
-__all__ = ["MIGRATIONS", "_COLUMN_NAMES", "PostgresStore"]
+__all__ = ["MIGRATIONS", "PostgresStore"]

@@ -38,7 +38,7 @@ Params = Sequence[Any] | Mapping[str, Any]
 # memory columns: (name, kind) in table order; kinds drive encoding and decoding
 # ----------------------------------------------------------------------------------------
 
-_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("id", "text"),
     ("content", "text"),
     ("content_hash", "text"),
@@ -101,12 +101,11 @@ _COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("metadata", "json"),
     ("version", "int"),
 )
-_COLUMN_NAMES: Final = tuple(name for name, _ in _COLUMNS)
-_COLUMN_KIND: Final = dict(_COLUMNS)
-_WRITABLE: Final = frozenset(_COLUMN_NAMES) - {"id", "version"}
-_EMBEDDING: Final = _COLUMN_NAMES.index("embedding")
-_PRECISION: Final = _COLUMN_NAMES.index("embedding_precision")
-_COPY_TYPES: Final = {
+COLUMN_NAMES: Final = tuple(name for name, _ in COLUMNS)
+COLUMN_KIND: Final = dict(COLUMNS)
+EMBEDDING_INDEX: Final = COLUMN_NAMES.index("embedding")
+PRECISION_INDEX: Final = COLUMN_NAMES.index("embedding_precision")
+COPY_TYPES: Final = {
     "text": "text",
     "enum": "text",
     "json": "jsonb",
@@ -117,8 +116,8 @@ _COPY_TYPES: Final = {
     "ts": "timestamptz",
 }
 
-_SELECT_MEMORY: Final = sql.SQL("SELECT {} FROM memories").format(
-    sql.SQL(", ").join(sql.Identifier(n) for n in (*_COLUMN_NAMES, "embedding_codes"))
+SELECT_MEMORY: Final = sql.SQL("SELECT {} FROM memories").format(
+    sql.SQL(", ").join(sql.Identifier(n) for n in (*COLUMN_NAMES, "embedding_codes"))
 )
 
 # ----------------------------------------------------------------------------------------
@@ -126,7 +125,7 @@ _SELECT_MEMORY: Final = sql.SQL("SELECT {} FROM memories").format(
 # ----------------------------------------------------------------------------------------
 
 
-def _utc(value: datetime | None) -> datetime | None:
+def utc(value: datetime | None) -> datetime | None:
     """Aware UTC (naive datetimes are taken to be UTC)."""
     if value is None:
         return None
@@ -137,7 +136,7 @@ def _utc(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC)
 
 
-def _encode_value(name: str, kind: str, value: Any, dim: int) -> Any:
+def encode_value(name: str, kind: str, value: Any, dim: int) -> Any:
     if value is None:
         return None
     if kind == "enum":
@@ -146,15 +145,15 @@ def _encode_value(name: str, kind: str, value: Any, dim: int) -> Any:
         except ValueError as exc:
             raise InvalidInputError(f"invalid {name}: {value!r}") from exc
     if kind == "json":
-        return _json(value, name)
+        return jsonb_param(value, name)
     if kind == "ts":
-        return _utc(value)
+        return utc(value)
     if kind == "vector":
         return check_vector(value, dim)
     return value
 
 
-def _json(value: Any, what: str) -> Jsonb:
+def jsonb_param(value: Any, what: str) -> Jsonb:
     """JSON for a jsonb parameter, serialised (and checked) here rather than in the driver."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -169,18 +168,18 @@ def _as_is(text: str) -> str:
     return text
 
 
-def _cosine(distance: float | None) -> float:
+def cosine_from_distance(distance: float | None) -> float:
     """Cosine similarity from pgvector's distance, clipped to [-1, 1] (NaN for zero vectors: 0)."""
     if distance is None or math.isnan(distance):
         return 0.0
     return min(1.0, max(-1.0, 1.0 - float(distance)))
 
 
-def _encode_record(record: MemoryRecord, dim: int) -> list[Any]:
-    return [_encode_value(n, k, getattr(record, n), dim) for n, k in _COLUMNS]
+def encode_record(record: MemoryRecord, dim: int) -> list[Any]:
+    return [encode_value(n, k, getattr(record, n), dim) for n, k in COLUMNS]
 
 
-def _decode_value(name: str, kind: str, value: Any) -> Any:
+def decode_value(name: str, kind: str, value: Any) -> Any:
     if value is None:
         return None
     if kind == "enum":
@@ -194,24 +193,24 @@ def _decode_value(name: str, kind: str, value: Any) -> Any:
     return value
 
 
-def _decode_record(row: Sequence[Any]) -> MemoryRecord:
-    """A record from a ``_SELECT_MEMORY`` row; a quantised embedding comes back dequantised."""
-    kwargs = {n: _decode_value(n, k, v) for (n, k), v in zip(_COLUMNS, row[: len(_COLUMNS)], strict=True)}
+def decode_record(row: Sequence[Any]) -> MemoryRecord:
+    """A record from a ``SELECT_MEMORY`` row; a quantised embedding comes back dequantised."""
+    kwargs = {n: decode_value(n, k, v) for (n, k), v in zip(COLUMNS, row[: len(COLUMNS)], strict=True)}
     rec = MemoryRecord(**kwargs)
-    if len(row) > len(_COLUMNS) and row[-1] is not None:
+    if len(row) > len(COLUMNS) and row[-1] is not None:
         rec.embedding = vector_codec.decode(bytes(row[-1]))
     return rec
 
 
-def _partial_select(names: tuple[str, ...]) -> tuple[sql.Composed, Callable[[Sequence[Any]], MemoryRecord]]:
+def partial_select(names: tuple[str, ...]) -> tuple[sql.Composed, Callable[[Sequence[Any]], MemoryRecord]]:
     """``SELECT`` and decoder of a scan reading only ``names`` (the other fields keep their defaults;
     reading the embedding reads the code blob of a quantised one too)."""
     columns = (*names, "embedding_codes") if "embedding" in names else names
     select = sql.SQL("SELECT {} FROM memories").format(sql.SQL(", ").join(sql.Identifier(n) for n in columns))
-    kinds = [(n, _COLUMN_KIND[n]) for n in names]
+    kinds = [(n, COLUMN_KIND[n]) for n in names]
 
     def decode(row: Sequence[Any]) -> MemoryRecord:
-        rec = MemoryRecord(**{n: _decode_value(n, k, v) for (n, k), v in zip(kinds, row[: len(kinds)], strict=True)})
+        rec = MemoryRecord(**{n: decode_value(n, k, v) for (n, k), v in zip(kinds, row[: len(kinds)], strict=True)})
         if len(row) > len(kinds) and row[-1] is not None:
             rec.embedding = vector_codec.decode(bytes(row[-1]))
         return rec
@@ -219,11 +218,11 @@ def _partial_select(names: tuple[str, ...]) -> tuple[sql.Composed, Callable[[Seq
     return select, decode
 
 
-def _unique(items: Sequence[str]) -> list[str]:
+def unique_ids(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _redact(url: str) -> str:
+def redact_url(url: str) -> str:
     try:
         params = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.Error:
@@ -239,7 +238,7 @@ def _redact(url: str) -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.SQL, list[Any]]:
+def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.SQL, list[Any]]:
     """The WHERE condition (without ``WHERE``) and its parameters."""
     col = (lambda n: sql.Identifier(alias, n)) if alias else sql.Identifier
     parts: list[sql.Composable] = []
@@ -270,16 +269,16 @@ def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.
     if flt.pinned is not None:
         add("{c} = %s", "pinned", flt.pinned)
     if flt.valid_at is not None:
-        at = _utc(flt.valid_at)
+        at = utc(flt.valid_at)
         add("({c} IS NULL OR {c} <= %s)", "valid_from", at)
         add("({c} IS NULL OR {c} > %s)", "valid_until", at)
     if flt.recorded_before is not None:
-        add("{c} <= %s", "recorded_at", _utc(flt.recorded_before))
+        add("{c} <= %s", "recorded_at", utc(flt.recorded_before))
     for key, value in (flt.metadata or {}).items():
         if value is not None and not isinstance(value, str | int | float | bool):
             raise InvalidInputError(f"metadata filter values must be JSON scalars; {key!r} is {type(value).__name__}")
         # jsonb equality: 1 == 1.0, true != 1, None matches an explicit null
-        add("{c} -> %s = %s", "metadata", str(key), _json(value, "metadata filter"))
+        add("{c} -> %s = %s", "metadata", str(key), jsonb_param(value, "metadata filter"))
     if not parts:
         return sql.SQL("TRUE"), params
     return sql.SQL(" AND ").join(parts), params

@@ -41,17 +41,17 @@ from reverie.store.postgres.codec import (
     Conn,
     Params,
     Query,
-    _decode_record,
-    _filter_sql,
-    _redact,
+    decode_record,
+    filter_sql,
+    redact_url,
 )
 from reverie.store.postgres.schema import (
-    _HNSW_INDEX,
-    _REBUILD_LOCK,
-    _hnsw_ddl,
-    _run_migrations,
+    HNSW_INDEX,
+    REBUILD_LOCK,
+    hnsw_ddl,
+    run_migrations,
 )
-from reverie.store.postgres.session import POSTGRES, _Session
+from reverie.store.postgres.session import POSTGRES, PostgresSession
 from reverie.store.tables import Session, SqlTables
 
 #: the tables compact() vacuums (every table reverie creates)
@@ -110,7 +110,7 @@ class PostgresCore(SqlTables):
         self._analyze_lock = threading.Lock()
         with self._errors("could not open the PostgreSQL store"):
             with psycopg.connect(url, autocommit=True) as conn:
-                self._schema_version = _run_migrations(conn, dim, settings)
+                self._schema_version = run_migrations(conn, dim, settings)
             self._pool: ConnectionPool[Conn] = ConnectionPool(
                 url,
                 min_size=1,
@@ -170,7 +170,7 @@ class PostgresCore(SqlTables):
 
     def _records(self, query: Query, params: Params) -> builtins.list[MemoryRecord]:
         """Whole records, fetched in binary: a vector as text is kilobytes of digits to parse."""
-        return [_decode_record(row) for row in self._rows(query, params, binary=True)]
+        return [decode_record(row) for row in self._rows(query, params, binary=True)]
 
     def close(self) -> None:
         if not self._closed:
@@ -197,7 +197,7 @@ class PostgresCore(SqlTables):
         )[0]
         return StoreInfo(
             backend=self.backend,
-            target=_redact(self.url),
+            target=redact_url(self.url),
             schema_version=self._schema_version,
             details={
                 "dim": self.dim,
@@ -255,25 +255,25 @@ class PostgresCore(SqlTables):
             with self._write() as conn:
                 conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
                 conn.execute("REINDEX INDEX memories_tsv_idx")
-                conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(_HNSW_INDEX)))
-                conn.execute(_hnsw_ddl(self.settings))
+                conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(HNSW_INDEX)))
+                conn.execute(hnsw_ddl(self.settings))
             return
         with self._conn() as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (_REBUILD_LOCK,))
+            conn.execute("SELECT pg_advisory_lock(%s)", (REBUILD_LOCK,))
             try:
                 self._rebuild_concurrently(conn)
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_REBUILD_LOCK,))
+                conn.execute("SELECT pg_advisory_unlock(%s)", (REBUILD_LOCK,))
                 conn.execute("RESET maintenance_work_mem")
 
     def _rebuild_concurrently(self, conn: Conn) -> None:
-        fresh = sql.Identifier(f"{_HNSW_INDEX}_new")
+        fresh = sql.Identifier(f"{HNSW_INDEX}_new")
         conn.execute("SET maintenance_work_mem = '256MB'")
         conn.execute("REINDEX INDEX CONCURRENTLY memories_tsv_idx")
         conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(fresh))  # a failed earlier run
-        conn.execute(_hnsw_ddl(self.settings, name=f"{_HNSW_INDEX}_new", concurrently=True))
-        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(_HNSW_INDEX)))
-        conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(_HNSW_INDEX)))
+        conn.execute(hnsw_ddl(self.settings, name=f"{HNSW_INDEX}_new", concurrently=True))
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(HNSW_INDEX)))
+        conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(HNSW_INDEX)))
         conn.execute("ANALYZE memories")
 
     def _total_bytes(self, conn: Conn) -> int:
@@ -308,7 +308,7 @@ class PostgresCore(SqlTables):
                 removed[found.group(1).rsplit(".", 1)[-1]] += int(found.group(2))
 
         with self._conn() as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (_REBUILD_LOCK,))
+            conn.execute("SELECT pg_advisory_lock(%s)", (REBUILD_LOCK,))
             conn.add_notice_handler(on_notice)
             try:
                 report = CompactReport(
@@ -326,13 +326,13 @@ class PostgresCore(SqlTables):
             finally:
                 conn.remove_notice_handler(on_notice)
                 conn.execute("RESET maintenance_work_mem")
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_REBUILD_LOCK,))
+                conn.execute("SELECT pg_advisory_unlock(%s)", (REBUILD_LOCK,))
         report.rows_removed = {t: removed.get(t, 0) for t in _COMPACT_TABLES}
         report.seconds = _time.perf_counter() - started
         return report
 
     def duplicate_groups(self, flt: MemoryFilter) -> builtins.list[builtins.list[str]]:
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         query = sql.SQL(
             "SELECT array_agg(id ORDER BY created_at, id) FROM memories WHERE {} "
             "GROUP BY partition, agent_id, content_hash HAVING count(*) > 1"
@@ -342,15 +342,15 @@ class PostgresCore(SqlTables):
     @contextmanager
     def _reading(self, what: str) -> Iterator[Session]:
         with self._conn() as conn:
-            yield _Session(conn)
+            yield PostgresSession(conn)
 
     @contextmanager
     def _writing(self, what: str) -> Iterator[Session]:
         with self._write() as conn:
-            yield _Session(conn)
+            yield PostgresSession(conn)
 
     def _memory_condition(self, flt: MemoryFilter, alias: str) -> tuple[str, builtins.list[Any]]:
-        where, params = _filter_sql(flt, alias=alias)
+        where, params = filter_sql(flt, alias=alias)
         return where.as_string(), params
 
     def reclaim(self) -> None:

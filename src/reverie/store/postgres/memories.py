@@ -35,30 +35,29 @@ from reverie.store.base import (
     MemoryFilter,
 )
 from reverie.store.postgres.codec import (
-    _COLUMN_KIND,
-    _COLUMN_NAMES,
-    _COLUMNS,
-    _COPY_TYPES,
-    _EMBEDDING,
-    _PRECISION,
-    _SELECT_MEMORY,
-    _WRITABLE,
+    COLUMN_KIND,
+    COLUMN_NAMES,
+    COLUMNS,
+    COPY_TYPES,
+    EMBEDDING_INDEX,
+    PRECISION_INDEX,
+    SELECT_MEMORY,
     Conn,
-    _decode_record,
-    _decode_value,
-    _encode_record,
-    _encode_value,
-    _filter_sql,
-    _partial_select,
-    _unique,
+    decode_record,
+    decode_value,
+    encode_record,
+    encode_value,
+    filter_sql,
+    partial_select,
+    unique_ids,
 )
 from reverie.store.postgres.core import PostgresCore
 from reverie.store.postgres.schema import (
-    _batch_bits,
-    _sign_bits,
+    batch_bits,
+    sign_bits,
 )
 from reverie.store.tables import DEPENDENT_TABLES
-from reverie.store.tables.memories import BatchReader, MemoryOperations
+from reverie.store.tables.memories import WRITABLE, BatchReader, MemoryOperations
 
 
 class PostgresMemories(PostgresCore, MemoryOperations):
@@ -67,16 +66,16 @@ class PostgresMemories(PostgresCore, MemoryOperations):
     def insert(self, records: Sequence[MemoryRecord]) -> None:
         if not records:
             return
-        rows = [_encode_record(r, self.dim) for r in records]
+        rows = [encode_record(r, self.dim) for r in records]
         for row in rows:  # a record at a quantised precision is stored as codes (+ sign bits)
-            stored = stored_vector(row[_EMBEDDING], precision_value(row[_PRECISION]))
-            row[_EMBEDDING] = stored.vector
-            row += [stored.codes, _sign_bits([stored.codes], self.dim)[0] if stored.codes else None]
+            stored = stored_vector(row[EMBEDDING_INDEX], precision_value(row[PRECISION_INDEX]))
+            row[EMBEDDING_INDEX] = stored.vector
+            row += [stored.codes, sign_bits([stored.codes], self.dim)[0] if stored.codes else None]
         query = sql.SQL("COPY memories ({}) FROM STDIN (FORMAT BINARY)").format(
-            sql.SQL(", ").join(sql.Identifier(n) for n in (*_COLUMN_NAMES, "embedding_codes", "embedding_bits"))
+            sql.SQL(", ").join(sql.Identifier(n) for n in (*COLUMN_NAMES, "embedding_codes", "embedding_bits"))
         )
         with self._write() as conn, conn.cursor() as cur, cur.copy(query) as copy:
-            copy.set_types([*(_COPY_TYPES[k] for _, k in _COLUMNS), "bytea", "bit"])
+            copy.set_types([*(COPY_TYPES[k] for _, k in COLUMNS), "bytea", "bit"])
             for row in rows:
                 copy.write_row(row)
         self._unanalyzed += len(records)
@@ -85,13 +84,13 @@ class PostgresMemories(PostgresCore, MemoryOperations):
     def get(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         if not ids:
             return {}
-        query = sql.SQL("{} WHERE id = ANY(%s)").format(_SELECT_MEMORY)
-        return {r.id: r for r in self._records(query, [_unique(ids)])}
+        query = sql.SQL("{} WHERE id = ANY(%s)").format(SELECT_MEMORY)
+        return {r.id: r for r in self._records(query, [unique_ids(ids)])}
 
     def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
         assigns: builtins.list[sql.Composable] = [sql.SQL("version = version + 1")]
         params: builtins.list[Any] = []
-        encoded = {name: _encode_value(name, _COLUMN_KIND[name], fields[name], self.dim) for name in sorted(fields)}
+        encoded = {name: encode_value(name, COLUMN_KIND[name], fields[name], self.dim) for name in sorted(fields)}
         with self._write() as conn:
             if "embedding" in fields or "embedding_precision" in fields:
                 encoded.update(self._stored_embedding(conn, memory_id, fields))
@@ -121,12 +120,12 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         ).fetchone()
         if row is None:
             return {}  # the UPDATE finds no row and reports it
-        vector = None if row[0] is None else _decode_value("embedding", "vector", row[0])
+        vector = None if row[0] is None else decode_value("embedding", "vector", row[0])
         current = StoredVector(vector, None if row[1] is None else bytes(row[1]), precision_value(row[2]))
         resolved = resolve_embedding(fields, current, self.dim)
         if resolved is None:
             return {}
-        bits = _sign_bits([resolved.codes], self.dim)[0] if resolved.codes is not None else None
+        bits = sign_bits([resolved.codes], self.dim)[0] if resolved.codes is not None else None
         return {
             "embedding": resolved.vector,
             "embedding_codes": resolved.codes,
@@ -135,7 +134,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         }
 
     def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
-        groups = grouped_plain_changes(changes, _WRITABLE)
+        groups = grouped_plain_changes(changes, WRITABLE)
         if not groups:
             return
         with self._write() as conn, conn.cursor() as cur:
@@ -143,13 +142,13 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                 assigns = sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names)
                 query = sql.SQL("UPDATE memories SET {}, version = version + 1 WHERE id = %s").format(assigns)
                 params = [
-                    [*(_encode_value(n, _COLUMN_KIND[n], fields[n], self.dim) for n in names), mid]
+                    [*(encode_value(n, COLUMN_KIND[n], fields[n], self.dim) for n in names), mid]
                     for mid, fields in rows
                 ]
                 cur.executemany(query, params)
 
     def update_fields_many(self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]) -> builtins.list[str]:
-        groups, versions = unique_changes(changes, _WRITABLE)
+        groups, versions = unique_changes(changes, WRITABLE)
         if not groups:
             return []
         written: set[str] = set()
@@ -162,7 +161,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                 ).format(assigns)
                 params = [
                     [
-                        *(_encode_value(n, _COLUMN_KIND[n], fields[n], self.dim) for n in names),
+                        *(encode_value(n, COLUMN_KIND[n], fields[n], self.dim) for n in names),
                         mid,
                         versions[mid],
                         versions[mid],
@@ -190,7 +189,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
             ).fetchall()
             current = {
                 r[0]: StoredVector(
-                    None if r[2] is None else _decode_value("embedding", "vector", r[2]),
+                    None if r[2] is None else decode_value("embedding", "vector", r[2]),
                     None if r[3] is None else bytes(r[3]),
                     precision_value(r[4]),
                 )
@@ -205,7 +204,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                     [
                         (sv.vector, sv.codes, bits, sv.precision.value, mid)
                         for (mid, sv), bits in zip(
-                            new.items(), _batch_bits([sv.codes for sv in new.values()], self.dim), strict=True
+                            new.items(), batch_bits([sv.codes for sv in new.values()], self.dim), strict=True
                         )
                     ],
                 )
@@ -214,7 +213,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0
-        id_list = _unique(ids)
+        id_list = unique_ids(ids)
         with self._write() as conn:
             for table in DEPENDENT_TABLES:
                 conn.execute(
@@ -228,19 +227,19 @@ class PostgresMemories(PostgresCore, MemoryOperations):
     def _page(
         self, flt: MemoryFilter, limit: int, offset: int, order_by: str, descending: bool
     ) -> builtins.list[MemoryRecord]:
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         # NULLs sort as the smallest value (as in SQLite): first ascending, last descending
         direction = sql.SQL("DESC NULLS LAST" if descending else "ASC NULLS FIRST")
         id_direction = sql.SQL("DESC" if descending else "ASC")
         query = sql.SQL("{} WHERE {} ORDER BY {} {}, id {} LIMIT %s OFFSET %s").format(
-            _SELECT_MEMORY, where, sql.Identifier(order_by), direction, id_direction
+            SELECT_MEMORY, where, sql.Identifier(order_by), direction, id_direction
         )
         return self._records(query, [*params, limit, offset])
 
     def _scanner(self, flt: MemoryFilter, omit: frozenset[str]) -> BatchReader:
-        names = scan_fields(omit, _COLUMN_NAMES)
-        select, decode = (_SELECT_MEMORY, _decode_record) if names == _COLUMN_NAMES else _partial_select(names)
-        where, params = _filter_sql(flt)
+        names = scan_fields(omit, COLUMN_NAMES)
+        select, decode = (SELECT_MEMORY, decode_record) if names == COLUMN_NAMES else partial_select(names)
+        where, params = filter_sql(flt)
         query = sql.SQL("{} WHERE {} AND id > %s ORDER BY id LIMIT %s").format(select, where)
 
         def read(after: str, batch_size: int) -> builtins.list[MemoryRecord]:
@@ -249,7 +248,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         return read
 
     def count(self, flt: MemoryFilter) -> int:
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         return int(self._rows(sql.SQL("SELECT count(*) FROM memories WHERE {}").format(where), params)[0][0])
 
     def ids_with_prefix(self, prefix: str, *, limit: int = 10) -> builtins.list[str]:
@@ -279,7 +278,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         return {str(mid): int(version) for mid, version in rows}
 
     def entity_counts(self, flt: MemoryFilter) -> dict[tuple[str | None, str], int]:
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         query = sql.SQL(
             "SELECT user_id, e.entity, count(*) FROM memories, "
             "LATERAL (SELECT DISTINCT value AS entity FROM jsonb_array_elements_text(entities)) AS e "
@@ -288,7 +287,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         return {(user, entity): int(n) for user, entity, n in self._rows(query, params)}
 
     def stats(self, flt: MemoryFilter) -> builtins.list[LayerStats]:
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         query = sql.SQL(
             "SELECT layer, status, count(*), avg(energy), min(energy), max(energy) FROM memories "
             "WHERE {} GROUP BY layer, status ORDER BY layer, status"
@@ -299,9 +298,9 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         ]
 
     def find_by_hash(self, flt: MemoryFilter, content_hash: str) -> MemoryRecord | None:
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         query = sql.SQL("{} WHERE content_hash = %s AND {} ORDER BY created_at DESC, id DESC LIMIT 1").format(
-            _SELECT_MEMORY, where
+            SELECT_MEMORY, where
         )
         found = self._records(query, [content_hash, *params])
         return found[0] if found else None

@@ -17,14 +17,14 @@ from reverie.errors import (
 )
 from reverie.store.postgres.codec import (
     Conn,
-    _json,
+    jsonb_param,
 )
 
 #: pg_advisory_xact_lock key serialising migrations ("reverie" in ASCII)
 _MIGRATION_LOCK: Final = 0x72657665726965
 #: pg_advisory_lock key serialising concurrent index rebuilds
-_REBUILD_LOCK: Final = 0x72657665726966
-_HNSW_INDEX: Final = "memories_embedding_hnsw"
+REBUILD_LOCK: Final = 0x72657665726966
+HNSW_INDEX: Final = "memories_embedding_hnsw"
 
 # ----------------------------------------------------------------------------------------
 # migrations
@@ -216,15 +216,15 @@ CREATE TABLE dream_runs (
 
 def _migrate_core(conn: Conn, dim: int, settings: StorageSettings) -> None:
     conn.execute(sql.SQL(_M0001_CORE).format(dim=sql.Literal(dim)))
-    conn.execute(_hnsw_ddl(settings))
-    conn.execute("INSERT INTO meta (key, value) VALUES ('dim', %s)", (_json(dim, "dim"),))
+    conn.execute(hnsw_ddl(settings))
+    conn.execute("INSERT INTO meta (key, value) VALUES ('dim', %s)", (jsonb_param(dim, "dim"),))
 
 
 def _migrate_engine_tables(conn: Conn, dim: int, settings: StorageSettings) -> None:
     conn.execute(_M0002_ENGINE_TABLES)
 
 
-def _hnsw_ddl(settings: StorageSettings, *, name: str = _HNSW_INDEX, concurrently: bool = False) -> sql.Composed:
+def hnsw_ddl(settings: StorageSettings, *, name: str = HNSW_INDEX, concurrently: bool = False) -> sql.Composed:
     return sql.SQL(
         "CREATE INDEX {} {} ON memories USING hnsw (embedding vector_cosine_ops) WITH (m = {}, ef_construction = {})"
     ).format(
@@ -264,17 +264,17 @@ def _migrate_quantized_embeddings(conn: Conn, dim: int, settings: StorageSetting
     conn.execute(sql.SQL("ALTER TABLE memories ADD COLUMN embedding_bits bit({})").format(sql.Literal(dim)))
 
 
-def _sign_bits(blobs: Sequence[bytes], dim: int) -> builtins.list[Bit]:
+def sign_bits(blobs: Sequence[bytes], dim: int) -> builtins.list[Bit]:
     """The ``embedding_bits`` of code blobs: the signs of their dequantised vectors."""
     if not blobs:
         return []
     return [Bit(row > 0) for row in vector_codec.decode_rows(blobs, dim)]
 
 
-def _batch_bits(codes: Sequence[bytes | None], dim: int) -> builtins.list[Bit | None]:
-    """:func:`_sign_bits` of the blobs among ``codes`` (``None`` where there is none), in order."""
+def batch_bits(codes: Sequence[bytes | None], dim: int) -> builtins.list[Bit | None]:
+    """:func:`sign_bits` of the blobs among ``codes`` (``None`` where there is none), in order."""
     present = [c for c in codes if c is not None]
-    bits = iter(_sign_bits(present, dim))
+    bits = iter(sign_bits(present, dim))
     return [next(bits) if c is not None else None for c in codes]
 
 
@@ -356,7 +356,7 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
 )
 
 
-def _run_migrations(conn: Conn, dim: int, settings: StorageSettings) -> int:
+def run_migrations(conn: Conn, dim: int, settings: StorageSettings) -> int:
     """Apply pending migrations under an advisory lock; returns the schema version."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))

@@ -19,8 +19,8 @@ from reverie.store.base import (
     ScoredId,
 )
 from reverie.store.postgres.codec import (
-    _cosine,
-    _filter_sql,
+    cosine_from_distance,
+    filter_sql,
 )
 from reverie.store.postgres.core import PostgresCore
 from reverie.store.tables.search import SearchOperations
@@ -57,7 +57,7 @@ _EXACT_QUERY: Final = sql.SQL(
     "SELECT id, (embedding <=> %s) + 0 AS distance FROM memories "
     "WHERE embedding IS NOT NULL AND {} ORDER BY distance, id LIMIT %s"
 )
-#: every record column, then the code blob of a quantised embedding (``_decode_record`` reads both)
+#: every record column, then the code blob of a quantised embedding (``decode_record`` reads both)
 
 #: per query word: is it in at least %(cap)s rows? Estimated from the tsv column's statistics
 #: (most_common_elem_freqs holds the share of rows per listed lexeme, then the least and the
@@ -91,7 +91,7 @@ class PostgresSearch(PostgresCore, SearchOperations):
     """Vector and full-text search."""
 
     def _vector_search(self, query_vec: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         if flt.stores is None or StoreTier.COLD in flt.stores:
             depth = max(_PREFILTER[0], _PREFILTER[1] * k)
             found = self._rows(
@@ -104,7 +104,7 @@ class PostgresSearch(PostgresCore, SearchOperations):
             # the HNSW scan stops after hnsw.max_scan_tuples: when a filter the planner cannot
             # see through rejects most neighbours, fall back to an exact scan of what passes
             rows = self._rows(_EXACT_QUERY.format(where), [query_vec, *params, k])
-        hits = [ScoredId(row[0], _cosine(row[1])) for row in rows]
+        hits = [ScoredId(row[0], cosine_from_distance(row[1])) for row in rows]
         coded = [row for row in found if row[2] is not None]
         if coded:  # quantised rows, scored exactly with the mixed-precision similarity
             unit = query_vec / (float(np.linalg.norm(query_vec)) or 1.0)
@@ -115,7 +115,7 @@ class PostgresSearch(PostgresCore, SearchOperations):
 
     def _text_search(self, words: builtins.list[str], flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         terms = self._selective_tsquery(words)
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         stmt = sql.SQL(
             "SELECT id, ts_rank(tsv, q) AS score FROM memories, to_tsquery('english', %s) AS q "
             "WHERE tsv @@ q AND {} ORDER BY score DESC, id LIMIT %s"

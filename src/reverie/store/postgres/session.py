@@ -12,9 +12,9 @@ from psycopg.types.json import Jsonb
 from reverie.model import Vector
 from reverie.store.postgres.codec import (
     Conn,
-    _json,
-    _unique,
-    _utc,
+    jsonb_param,
+    unique_ids,
+    utc,
 )
 from reverie.store.tables import Columns, Dialect
 
@@ -23,19 +23,19 @@ class PostgresDialect(Dialect):
     """Instants as ``timestamptz``, JSON as ``jsonb``, id lists as ``text[]`` matched with ``= ANY``."""
 
     def ids(self, values: Sequence[str]) -> list[str]:
-        return _unique(values)
+        return unique_ids(values)
 
     def in_ids(self, column: str) -> str:
         return f"{column} = ANY(%s)"
 
     def ts(self, value: datetime) -> datetime | None:
-        return _utc(value)
+        return utc(value)
 
     def from_ts(self, value: Any) -> datetime:
         return cast(datetime, value).astimezone(UTC)
 
     def json(self, value: Any, what: str) -> Jsonb:
-        return _json(value, what)
+        return jsonb_param(value, what)
 
     def from_json(self, value: Any) -> Any:
         return value  # the driver decodes jsonb
@@ -47,7 +47,7 @@ class PostgresDialect(Dialect):
 POSTGRES: Final = PostgresDialect()
 
 
-class _Session:
+class PostgresSession:
     """The shared tables' view of a connection (the store's error translation is around it)."""
 
     def __init__(self, conn: Conn) -> None:

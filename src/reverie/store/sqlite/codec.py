@@ -60,11 +60,10 @@ def _field_kind(f: dataclasses.Field[Any]) -> str:
     return "plain"
 
 
-_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(MemoryRecord))
+FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(MemoryRecord))
 _KIND: Final[dict[str, str]] = {f.name: _field_kind(f) for f in dataclasses.fields(MemoryRecord)}
-_WRITABLE: Final = frozenset(_FIELDS) - {"id", "version"}
-#: every record field, then the code blob of a quantised embedding (``_decode_record`` reads both)
-_SELECT_COLUMNS: Final = ", ".join(f"m.{name}" for name in (*_FIELDS, "embedding_codes"))
+#: every record field, then the code blob of a quantised embedding (``decode_record`` reads both)
+SELECT_COLUMNS: Final = ", ".join(f"m.{name}" for name in (*FIELDS, "embedding_codes"))
 
 
 def to_epoch(value: datetime) -> float:
@@ -130,20 +129,20 @@ def _encoder(name: str) -> Callable[[Any, int], Any]:
     return simple[kind]
 
 
-_ENCODERS: Final[dict[str, Callable[[Any, int], Any]]] = {name: _encoder(name) for name in _FIELDS}
+_ENCODERS: Final[dict[str, Callable[[Any, int], Any]]] = {name: _encoder(name) for name in FIELDS}
 _ENCODER_LIST: Final = tuple(_ENCODERS.items())
 
 
-def _encode(name: str, value: Any, dim: int) -> Any:
+def encode_value(name: str, value: Any, dim: int) -> Any:
     return None if value is None else _ENCODERS[name](value, dim)
 
 
-_ALL_VALUES: Final = operator.attrgetter(*_FIELDS)
+_ALL_VALUES: Final = operator.attrgetter(*FIELDS)
 #: (position, encoder) of the fields whose stored form differs from the value (plain ones are copied)
 _CONVERTED: Final = tuple((i, enc) for i, (name, enc) in enumerate(_ENCODER_LIST) if _KIND[name] != "plain")
 
 
-def _encode_record(record: MemoryRecord, dim: int) -> builtins.list[Any]:
+def encode_record(record: MemoryRecord, dim: int) -> builtins.list[Any]:
     out: builtins.list[Any] = list(_ALL_VALUES(record))
     for i, encode in _CONVERTED:
         value = out[i]
@@ -169,15 +168,15 @@ def _decode(name: str, value: Any) -> Any:
     return value
 
 
-def _decode_record(row: Sequence[Any]) -> MemoryRecord:
-    """A record from a ``_SELECT_COLUMNS`` row; a quantised embedding comes back dequantised."""
+def decode_record(row: Sequence[Any]) -> MemoryRecord:
+    """A record from a ``SELECT_COLUMNS`` row; a quantised embedding comes back dequantised."""
     return _FULL_DECODER(row)
 
 
-def _scan_columns(names: tuple[str, ...]) -> str:
+def scan_columns(names: tuple[str, ...]) -> str:
     """``SELECT`` columns of a scan reading ``names`` (plus the code blob when the embedding is read)."""
-    if names == _FIELDS:
-        return _SELECT_COLUMNS
+    if names == FIELDS:
+        return SELECT_COLUMNS
     extra = ("embedding_codes",) if "embedding" in names else ()
     return ", ".join(f"m.{name}" for name in (*names, *extra))
 
@@ -202,8 +201,8 @@ def _converter(name: str) -> Callable[[Any], Any] | None:
     return lambda value: _decode(name, value)
 
 
-def _partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], MemoryRecord]:
-    """Decoder of rows read by :func:`_scan_columns` (omitted fields keep their defaults)."""
+def partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], MemoryRecord]:
+    """Decoder of rows read by :func:`scan_columns` (omitted fields keep their defaults)."""
     with_codes = "embedding" in names
     count = len(names)
     # only the columns that need converting are visited per row (a pass over 100k rows decodes
@@ -224,18 +223,18 @@ def _partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], Memory
     return decode
 
 
-_FULL_DECODER: Final = _partial_decoder(_FIELDS)
+_FULL_DECODER: Final = partial_decoder(FIELDS)
 
 
 #: the partition name an erased user's vector changes are given (not a user id: it holds a NUL)
-_ERASED_PARTITION: Final = "\x00erased"
+ERASED_PARTITION: Final = "\x00erased"
 
 
-def _partition(user_id: str | None) -> str:
+def partition_of(user_id: str | None) -> str:
     return user_id or ""
 
 
-def _ids_json(ids: Sequence[str] | frozenset[str] | builtins.list[int]) -> str:
+def ids_json(ids: Sequence[str] | frozenset[str] | builtins.list[int]) -> str:
     return json.dumps(list(dict.fromkeys(ids)))
 
 
@@ -248,7 +247,7 @@ def _unique(items: Sequence[str]) -> builtins.list[str]:
 # ----------------------------------------------------------------------------------------
 
 
-def _in_list(column: str, values: frozenset[Any], params: builtins.list[Any]) -> str:
+def in_list(column: str, values: frozenset[Any], params: builtins.list[Any]) -> str:
     if not values:
         return "0"
     params.extend(str(v) for v in sorted(values, key=str))
@@ -297,16 +296,16 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, builtins.list[
         ("category", flt.categories),
     ):
         if values is not None:
-            conds.append(_in_list(f"{a}.{column}", values, params))
+            conds.append(in_list(f"{a}.{column}", values, params))
     if flt.ids is not None:
         conds.append(f"{a}.id IN (SELECT value FROM json_each(?))")
-        params.append(_ids_json(sorted(flt.ids)))
+        params.append(ids_json(sorted(flt.ids)))
     if flt.entities is not None:
         # driven by the entity index: the cost follows the number of memories naming the entities
         conds.append(
             f"{a}.rid IN (SELECT me.rid FROM memory_entities AS me WHERE me.entity IN (SELECT value FROM json_each(?)))"
         )
-        params.append(_ids_json(sorted(flt.entities)))
+        params.append(ids_json(sorted(flt.entities)))
     if flt.pinned is not None:
         conds.append(f"{a}.pinned = ?")
         params.append(int(flt.pinned))
@@ -323,15 +322,15 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, builtins.list[
     return (" AND ".join(conds) or "1"), params
 
 
-_EMBEDDING: Final = _FIELDS.index("embedding")
+EMBEDDING_INDEX: Final = FIELDS.index("embedding")
 
 
-def _cosine(value: Any) -> float:
+def clip_cosine(value: Any) -> float:
     """A similarity clipped to [-1, 1] (float32 rounding can overshoot by an ulp)."""
     return min(1.0, max(-1.0, float(value)))
 
 
-def _best(hits: builtins.list[ScoredId], k: int) -> builtins.list[ScoredId]:
+def best_hits(hits: builtins.list[ScoredId], k: int) -> builtins.list[ScoredId]:
     """The ``k`` best hits of several searches, each id once, best first (ties by id)."""
     unique = {h.id: h for h in hits}
     return sorted(unique.values(), key=lambda h: (-h.score, h.id))[:k]
@@ -341,17 +340,17 @@ def _as_vector(blob: bytes | None) -> Matrix | None:
     return None if blob is None else np.frombuffer(blob, dtype=np.float32)
 
 
-def _quantised_codes(record: MemoryRecord, row: builtins.list[Any]) -> bytes | None:
+def quantised_codes(record: MemoryRecord, row: builtins.list[Any]) -> bytes | None:
     """The code blob of a record inserted at a quantised precision (its float column becomes NULL)."""
     precision = precision_value(record.embedding_precision)
-    if row[_EMBEDDING] is None or precision is Precision.FLOAT32:
+    if row[EMBEDDING_INDEX] is None or precision is Precision.FLOAT32:
         return None
-    stored = stored_vector(np.frombuffer(row[_EMBEDDING], dtype=np.float32), precision)
-    row[_EMBEDDING] = None
+    stored = stored_vector(np.frombuffer(row[EMBEDDING_INDEX], dtype=np.float32), precision)
+    row[EMBEDDING_INDEX] = None
     return stored.codes
 
 
-def _index_key(partition: str, blob: bytes | None, codes: bytes | None) -> tuple[str, bytes] | None:
+def index_key(partition: str, blob: bytes | None, codes: bytes | None) -> tuple[str, bytes] | None:
     """The index partition of a row's vector and the stored bytes it comes from (None: not indexed).
 
     Quantised rows live in the user's quantised partition, never in the hot graph."""
@@ -362,7 +361,7 @@ def _index_key(partition: str, blob: bytes | None, codes: bytes | None) -> tuple
     return None
 
 
-def _index_vector(blob: bytes | None, codes: bytes | None) -> Matrix | None:
+def index_vector(blob: bytes | None, codes: bytes | None) -> Matrix | None:
     """The vector the index keeps for a row: float32 as stored, or the codes' search vector."""
     if codes is not None:
         vector: Matrix = vector_codec.search_vectors([codes])[0]
@@ -371,7 +370,7 @@ def _index_vector(blob: bytes | None, codes: bytes | None) -> Matrix | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Current:
+class StoredRow:
     """What an update needs to know about the stored row."""
 
     rid: int
@@ -387,17 +386,17 @@ class _Current:
         return StoredVector(vector, self.codes, precision_value(self.precision))
 
 
-def _vector_transition(
-    memory_id: str, cur: _Current, partition: str, blob: bytes | None, codes: bytes | None
+def vector_transition(
+    memory_id: str, cur: StoredRow, partition: str, blob: bytes | None, codes: bytes | None
 ) -> builtins.list[PendingOp]:
     """The log entries for a row whose (partition, stored vector) went from ``cur`` to the new ones."""
-    old = _index_key(cur.partition, cur.embedding, cur.codes)
-    new = _index_key(partition, blob, codes)
+    old = index_key(cur.partition, cur.embedding, cur.codes)
+    new = index_key(partition, blob, codes)
     if old == new:
         return []
     ops: builtins.list[PendingOp] = []
     if old is not None and (new is None or new[0] != old[0]):
         ops.append(PendingOp(DELETE, cur.rid, old[0], None, memory_id))
     if new is not None:
-        ops.append(PendingOp(UPSERT, cur.rid, new[0], _index_vector(blob, codes), memory_id))
+        ops.append(PendingOp(UPSERT, cur.rid, new[0], index_vector(blob, codes), memory_id))
     return ops

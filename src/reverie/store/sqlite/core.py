@@ -23,18 +23,18 @@ from reverie.store.base import (
     StoreInfo,
 )
 from reverie.store.sqlite.codec import (
-    _ERASED_PARTITION,
-    _partition,
+    ERASED_PARTITION,
     filter_sql,
+    partition_of,
 )
-from reverie.store.sqlite.rows import _RowSource
+from reverie.store.sqlite.rows import RowSource
 from reverie.store.sqlite.schema import (
     MIGRATIONS,
 )
 from reverie.store.sqlite.session import (
     SQLITE,
-    _errors,
-    _Session,
+    SQLiteSession,
+    driver_errors,
     insert_rows,
 )
 from reverie.store.tables import Session, SqlTables
@@ -102,10 +102,10 @@ class SQLiteCore(SqlTables):
             rebuild_delta=settings.ann_rebuild_delta,
         )
         ann_dir = Path(f"{self.path}.ann")
-        self._index = VectorIndex(params, _RowSource(self), ann_dir, instance)
+        self._index = VectorIndex(params, RowSource(self), ann_dir, instance)
 
     def _connect(self) -> sqlite3.Connection:
-        with _errors(f"could not open the SQLite database {self.path}", OSError):
+        with driver_errors(f"could not open the SQLite database {self.path}", OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if not self.path.exists():
                 os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
@@ -141,7 +141,7 @@ class SQLiteCore(SqlTables):
         conn.execute("PRAGMA foreign_keys = ON")
 
     def _migrate(self) -> int:
-        with self.transaction(), _errors("schema migration failed", wrap=MigrationError):
+        with self.transaction(), driver_errors("schema migration failed", wrap=MigrationError):
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
             )
@@ -183,7 +183,7 @@ class SQLiteCore(SqlTables):
             with contextlib.suppress(OSError, RuntimeError, sqlite3.Error):
                 self._index.save_if_stale()
             self._closed = True
-            with _errors("could not close the SQLite database"):
+            with driver_errors("could not close the SQLite database"):
                 self._conn.close()
 
     def __enter__(self) -> Self:
@@ -216,7 +216,7 @@ class SQLiteCore(SqlTables):
                 yield from self._savepoint()
 
     def _outer_transaction(self) -> Iterator[None]:
-        with _errors("could not begin a transaction"):
+        with driver_errors("could not begin a transaction"):
             self._conn.execute("BEGIN IMMEDIATE")
         self._tx = _Tx(depth=1, ops=[[]])
         try:
@@ -228,7 +228,7 @@ class SQLiteCore(SqlTables):
 
     def _savepoint(self) -> Iterator[None]:
         name = f"sp{self._tx.depth}"
-        with _errors("could not open a savepoint"):
+        with driver_errors("could not open a savepoint"):
             self._conn.execute(f"SAVEPOINT {name}")
         self._tx.depth += 1
         self._tx.ops.append([])
@@ -237,7 +237,7 @@ class SQLiteCore(SqlTables):
         except BaseException:
             self._tx.depth -= 1
             self._tx.ops.pop()
-            with _errors("could not roll back a savepoint"):
+            with driver_errors("could not roll back a savepoint"):
                 self._conn.execute(f"ROLLBACK TO {name}")
                 self._conn.execute(f"RELEASE {name}")
             if self._tx.synced:
@@ -246,14 +246,14 @@ class SQLiteCore(SqlTables):
         self._tx.depth -= 1
         inner = self._tx.ops.pop()
         self._tx.ops[-1].extend(inner)
-        with _errors("could not release a savepoint"):
+        with driver_errors("could not release a savepoint"):
             self._conn.execute(f"RELEASE {name}")
 
     def _commit(self) -> None:
         tx = self._tx
         ops = [op for level in tx.ops for op in level]
         try:
-            with _errors("could not commit"):
+            with driver_errors("could not commit"):
                 seq_after = self._max_seq() if ops else 0
                 self._conn.execute("COMMIT")
         except BaseException:
@@ -276,13 +276,13 @@ class SQLiteCore(SqlTables):
 
     @contextlib.contextmanager
     def _read(self, what: str) -> Iterator[None]:
-        with self._lock, _errors(f"{what} failed"):
+        with self._lock, driver_errors(f"{what} failed"):
             self._check_open()
             yield
 
     @contextlib.contextmanager
     def _write(self, what: str) -> Iterator[None]:
-        with self.transaction(), _errors(f"{what} failed"):
+        with self.transaction(), driver_errors(f"{what} failed"):
             yield
 
     def _check_open(self) -> None:
@@ -298,7 +298,7 @@ class SQLiteCore(SqlTables):
     def rebuild_indexes(self) -> None:
         with self._write("rebuilding the text index"):
             self._conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
-        with self._read("rebuilding the vector index"), _errors("rebuilding the vector index", RuntimeError):
+        with self._read("rebuilding the vector index"), driver_errors("rebuilding the vector index", RuntimeError):
             self._index.rebuild()
 
     def _disk_bytes(self) -> int:
@@ -324,7 +324,7 @@ class SQLiteCore(SqlTables):
             self._check_open()
             if self._tx.depth:
                 raise InvalidInputError("compact() cannot run inside a transaction")
-            with _errors("compaction failed", RuntimeError, OSError):
+            with driver_errors("compaction failed", RuntimeError, OSError):
                 self._index.sync(None)  # every partition loaded: its entries are counted and rebuilt
                 report = CompactReport(self.backend, self._disk_bytes(), 0, index_entries_before=self._index_entries())
                 with self.transaction():
@@ -384,12 +384,12 @@ class SQLiteCore(SqlTables):
     @contextlib.contextmanager
     def _reading(self, what: str) -> Iterator[Session]:
         with self._read(what):
-            yield _Session(self._conn, what)
+            yield SQLiteSession(self._conn, what)
 
     @contextlib.contextmanager
     def _writing(self, what: str) -> Iterator[Session]:
         with self._write(what):
-            yield _Session(self._conn, what)
+            yield SQLiteSession(self._conn, what)
 
     def _memory_condition(self, flt: MemoryFilter, alias: str) -> tuple[str, builtins.list[Any]]:
         return filter_sql(flt, alias)
@@ -400,19 +400,19 @@ class SQLiteCore(SqlTables):
     def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
         if dry_run:
             return self._partition_rows(user_id, dry_run=True)
-        part = _partition(user_id)
+        part = partition_of(user_id)
         with self._write("delete_partition_rows"):
             counts = self._partition_rows(user_id, dry_run=False)
             # the vector change log keeps which partition each change was in: name none after the erasure
             # (other processes then have no change of this partition to apply; their searches check rows)
             self._conn.execute(
                 'UPDATE vector_changes SET "partition" = ?, memory_id = \'\' WHERE "partition" IN (?, ?)',
-                (_ERASED_PARTITION, part, quantized_partition(part)),
+                (ERASED_PARTITION, part, quantized_partition(part)),
             )
             self._tx.checkpoint = True  # no copy of a box topic stays in the write-ahead log
         # graphs on disk keep a deleted vector's data (hnswlib only marks it) and the manifest names the
         # partition: drop them all; the next search rebuilds them from the rows
-        with self._read("dropping the vector index files"), _errors("dropping the vector index", RuntimeError):
+        with self._read("dropping the vector index files"), driver_errors("dropping the vector index", RuntimeError):
             self._index.drop_persisted()
             self._index.reset()
         return counts

@@ -30,31 +30,30 @@ from reverie.store.base import (
     MemoryFilter,
 )
 from reverie.store.sqlite.codec import (
-    _EMBEDDING,
-    _FIELDS,
-    _SELECT_COLUMNS,
-    _WRITABLE,
-    _Current,
-    _decode_record,
-    _encode,
-    _encode_record,
-    _ids_json,
-    _index_key,
-    _index_vector,
-    _partial_decoder,
-    _partition,
-    _quantised_codes,
-    _scan_columns,
-    _vector_transition,
+    EMBEDDING_INDEX,
+    FIELDS,
+    SELECT_COLUMNS,
+    StoredRow,
+    decode_record,
+    encode_record,
+    encode_value,
     filter_sql,
+    ids_json,
+    index_key,
+    index_vector,
+    partial_decoder,
+    partition_of,
+    quantised_codes,
+    scan_columns,
+    vector_transition,
 )
 from reverie.store.sqlite.core import SQLiteCore
 from reverie.store.sqlite.session import (
-    _integrity_error,
     insert_rows,
+    integrity_error,
 )
 from reverie.store.tables import DEPENDENT_TABLES
-from reverie.store.tables.memories import BatchReader, MemoryOperations
+from reverie.store.tables.memories import WRITABLE, BatchReader, MemoryOperations
 from reverie.store.vector_index import (
     DELETE,
     UPSERT,
@@ -74,24 +73,24 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
     def insert(self, records: Sequence[MemoryRecord]) -> None:
         if not records:
             return
-        rows = [_encode_record(r, self.dim) for r in records]
-        codes = [_quantised_codes(r, row) for r, row in zip(records, rows, strict=True)]
-        columns = ", ".join(("rid", '"partition"', *_FIELDS, "embedding_codes"))
+        rows = [encode_record(r, self.dim) for r in records]
+        codes = [quantised_codes(r, row) for r, row in zip(records, rows, strict=True)]
+        columns = ", ".join(("rid", '"partition"', *FIELDS, "embedding_codes"))
         with self._write("insert"):
             first = self._next_rid()
             params = [
-                (first + i, _partition(r.user_id), *row, code)
+                (first + i, partition_of(r.user_id), *row, code)
                 for i, (r, row, code) in enumerate(zip(records, rows, codes, strict=True))
             ]
             try:
                 insert_rows(self._conn, f"INSERT INTO memories ({columns}) VALUES ", params)
             except sqlite3.IntegrityError as exc:
-                raise _integrity_error(exc, "insert") from exc
+                raise integrity_error(exc, "insert") from exc
             self._log_vectors(
                 [
-                    PendingOp(UPSERT, first + i, key[0], _index_vector(row[_EMBEDDING], code), r.id)
+                    PendingOp(UPSERT, first + i, key[0], index_vector(row[EMBEDDING_INDEX], code), r.id)
                     for i, (r, row, code) in enumerate(zip(records, rows, codes, strict=True))
-                    if (key := _index_key(_partition(r.user_id), row[_EMBEDDING], code)) is not None
+                    if (key := index_key(partition_of(r.user_id), row[EMBEDDING_INDEX], code)) is not None
                 ]
             )
 
@@ -100,13 +99,13 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
             return {}
         with self._read("get"):
             rows = self._conn.execute(
-                f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))",
-                (_ids_json(ids),),
+                f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))",
+                (ids_json(ids),),
             ).fetchall()
-        records = (_decode_record(row) for row in rows)
+        records = (decode_record(row) for row in rows)
         return {r.id: r for r in records}
 
-    def _current(self, memory_id: str) -> _Current:
+    def _current(self, memory_id: str) -> StoredRow:
         row = self._conn.execute(
             'SELECT rid, version, "partition", content, embedding, embedding_codes, embedding_precision '
             "FROM memories WHERE id = ?",
@@ -114,10 +113,10 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
         ).fetchone()
         if row is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
-        return _Current(int(row[0]), int(row[1]), row[2], row[3], row[4], row[5], row[6])
+        return StoredRow(int(row[0]), int(row[1]), row[2], row[3], row[4], row[5], row[6])
 
     def _update(self, memory_id: str, fields: Mapping[str, Any], expected_version: int | None) -> int:
-        encoded = {name: _encode(name, value, self.dim) for name, value in fields.items()}
+        encoded = {name: encode_value(name, value, self.dim) for name, value in fields.items()}
         if not INDEXED_FIELDS & encoded.keys():
             return self._update_plain(memory_id, encoded, expected_version)
         with self._write("update"):
@@ -133,17 +132,17 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
                 encoded["embedding"] = None if resolved.vector is None else resolved.vector.tobytes()
                 encoded["embedding_codes"] = resolved.codes
                 encoded["embedding_precision"] = resolved.precision.value
-            new_partition = _partition(encoded["user_id"]) if "user_id" in encoded else cur.partition
+            new_partition = partition_of(encoded["user_id"]) if "user_id" in encoded else cur.partition
             encoded["partition"] = new_partition
             encoded["version"] = cur.version + 1
             assigns = ", ".join(f'"{name}" = ?' for name in encoded)
             try:
                 self._conn.execute(f"UPDATE memories SET {assigns} WHERE rid = ?", (*encoded.values(), cur.rid))
             except sqlite3.IntegrityError as exc:
-                raise _integrity_error(exc, "update") from exc
+                raise integrity_error(exc, "update") from exc
             new_blob = encoded.get("embedding", cur.embedding)
             new_codes = encoded.get("embedding_codes", cur.codes)
-            self._log_vectors(_vector_transition(memory_id, cur, new_partition, new_blob, new_codes))
+            self._log_vectors(vector_transition(memory_id, cur, new_partition, new_blob, new_codes))
         return cur.version + 1
 
     def _update_plain(self, memory_id: str, encoded: dict[str, Any], expected_version: int | None) -> int:
@@ -166,17 +165,17 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
         raise ConflictError(f"memory {memory_id!r} is at version {cur.version}, not the expected {expected_version}")
 
     def update_many(self, changes: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
-        groups = grouped_plain_changes(changes, _WRITABLE)
+        groups = grouped_plain_changes(changes, WRITABLE)
         with self._write("update_many"):
             for names, rows in groups.items():
                 assigns = ", ".join(f'"{name}" = ?' for name in names)
                 self._conn.executemany(
                     f"UPDATE memories SET {assigns}, version = version + 1 WHERE id = ?",
-                    [[*(_encode(n, fields[n], self.dim) for n in names), mid] for mid, fields in rows],
+                    [[*(encode_value(n, fields[n], self.dim) for n in names), mid] for mid, fields in rows],
                 )
 
     def update_fields_many(self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]) -> builtins.list[str]:
-        groups, versions = unique_changes(changes, _WRITABLE)
+        groups, versions = unique_changes(changes, WRITABLE)
         wanted = [mid for rows in groups.values() for mid, _ in rows]
         if not wanted:
             return []
@@ -184,13 +183,15 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
             current = dict(
                 self._conn.execute(
                     "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                    (_ids_json(wanted),),
+                    (ids_json(wanted),),
                 ).fetchall()
             )
             ok = {mid for mid in wanted if mid in current and versions[mid] in (None, current[mid])}
             for names, rows in groups.items():
                 assigns = ", ".join(f'"{name}" = ?' for name in names)
-                params = [[*(_encode(n, fields[n], self.dim) for n in names), mid] for mid, fields in rows if mid in ok]
+                params = [
+                    [*(encode_value(n, fields[n], self.dim) for n in names), mid] for mid, fields in rows if mid in ok
+                ]
                 if params:
                     self._conn.executemany(f"UPDATE memories SET {assigns}, version = version + 1 WHERE id = ?", params)
         return [mid for mid in versions if mid in ok]
@@ -203,10 +204,10 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
             rows = self._conn.execute(
                 'SELECT id, rid, version, "partition", content, embedding, embedding_codes, embedding_precision '
                 "FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                (_ids_json(list(targets)),),
+                (ids_json(list(targets)),),
             ).fetchall()
             current = {
-                r[0]: _Current(int(r[1]), int(r[2]), r[3], r[4], r[5], r[6], r[7])
+                r[0]: StoredRow(int(r[1]), int(r[2]), r[3], r[4], r[5], r[6], r[7])
                 for r in rows
                 if versions[r[0]] in (None, int(r[2]))
             }
@@ -227,8 +228,8 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
             for mid, sv in new.items():
                 cur = current[mid]
                 blob = None if sv.vector is None else sv.vector.tobytes()
-                old_key = _index_key(cur.partition, cur.embedding, cur.codes)
-                new_key = _index_key(cur.partition, blob, sv.codes)
+                old_key = index_key(cur.partition, cur.embedding, cur.codes)
+                new_key = index_key(cur.partition, blob, sv.codes)
                 if old_key is not None and new_key is not None and old_key[0] != new_key[0]:
                     ops.append(PendingOp(DELETE, cur.rid, old_key[0], None, mid))
                 if new_key is not None:
@@ -239,7 +240,7 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
     def delete(self, ids: Sequence[str]) -> int:
         if not ids:
             return 0
-        payload = _ids_json(ids)
+        payload = ids_json(ids)
         with self._write("delete"):
             gone = self._conn.execute(
                 'SELECT rid, id, "partition", embedding IS NOT NULL, embedding_codes IS NOT NULL FROM memories '
@@ -281,18 +282,18 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
         where, params = filter_sql(flt)
         direction = "DESC" if descending else "ASC"  # NULLs are the smallest value in SQLite
         query = (
-            f"SELECT {_SELECT_COLUMNS} FROM memories m WHERE {where} "
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} "
             f"ORDER BY m.{order_by} {direction}, m.id {direction} LIMIT ? OFFSET ?"
         )
         with self._read("list"):
             rows = self._conn.execute(query, (*params, limit, offset)).fetchall()
-        return [_decode_record(row) for row in rows]
+        return [decode_record(row) for row in rows]
 
     def _scanner(self, flt: MemoryFilter, omit: frozenset[str]) -> BatchReader:
-        names = scan_fields(omit, _FIELDS)
-        decode = _partial_decoder(names)
+        names = scan_fields(omit, FIELDS)
+        decode = partial_decoder(names)
         where, params = filter_sql(flt)
-        query = f"SELECT {_scan_columns(names)} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?"
+        query = f"SELECT {scan_columns(names)} FROM memories m WHERE {where} AND m.id > ? ORDER BY m.id LIMIT ?"
 
         def read(after: str, batch_size: int) -> builtins.list[MemoryRecord]:
             with self._read("scan"):
@@ -331,7 +332,7 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
         with self._read("versions"):
             return dict(
                 self._conn.execute(
-                    "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))", (_ids_json(ids),)
+                    "SELECT id, version FROM memories WHERE id IN (SELECT value FROM json_each(?))", (ids_json(ids),)
                 ).fetchall()
             )
 
@@ -360,9 +361,9 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
         # ORDER BY and walked the whole partition, once per item of the write path's dedup; a hash
         # names a handful of rows, so the hash index always wins
         query = (
-            f"SELECT {_SELECT_COLUMNS} FROM memories m INDEXED BY memories_hash WHERE m.content_hash = ? AND {where} "
+            f"SELECT {SELECT_COLUMNS} FROM memories m INDEXED BY memories_hash WHERE m.content_hash = ? AND {where} "
             "ORDER BY m.created_at DESC, m.id DESC LIMIT 1"
         )
         with self._read("find_by_hash"):
             row = self._conn.execute(query, (content_hash, *params)).fetchone()
-        return _decode_record(row) if row else None
+        return decode_record(row) if row else None

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from reverie.store.sqlite.core import SQLiteCore
 
 
-class _RowSource:
+class RowSource:
     """The vector index's view of the database (runs under the store's lock)."""
 
     def __init__(self, store: SQLiteCore) -> None:

@@ -20,15 +20,15 @@ from reverie.store.base import (
     ScoredId,
 )
 from reverie.store.sqlite.codec import (
-    _best,
-    _cosine,
-    _ids_json,
-    _in_list,
+    best_hits,
+    clip_cosine,
     filter_sql,
+    ids_json,
+    in_list,
 )
 from reverie.store.sqlite.core import SQLiteCore
 from reverie.store.sqlite.session import (
-    _errors,
+    driver_errors,
 )
 from reverie.store.tables.search import SearchOperations
 from reverie.store.vector_index import (
@@ -60,7 +60,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
 
     def _vector_search(self, query: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         where, params = filter_sql(flt)
-        with self._read("vector search"), _errors("vector search failed", RuntimeError, OSError):
+        with self._read("vector search"), driver_errors("vector search failed", RuntimeError, OSError):
             if flt.ids is not None and len(flt.ids) <= _EXACT_IDS_MAX:
                 return self._scan_search(query, where, params, k)
             if (
@@ -85,7 +85,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
             if cold:
                 return hits
             # a quantised memory moved back to hot without re-embedding stays findable (exactly)
-            return _best(hits + self._scan_search(query, where, params, k, quantised_only=True), k)
+            return best_hits(hits + self._scan_search(query, where, params, k, quantised_only=True), k)
 
     def _index_search(
         self, query: Vector, names: Sequence[str], where: str, params: Sequence[Any], k: int, *, scoped: bool
@@ -115,7 +115,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         ).fetchall()
         ids = dict(rows)
         hits = [
-            ScoredId(ids[rid], min(1.0, max(-1.0, s)))  # clipped as _cosine clips
+            ScoredId(ids[rid], min(1.0, max(-1.0, s)))  # clipped as clip_cosine clips
             for rid, s in zip(listed, np.asarray(scores, dtype=np.float64).tolist(), strict=True)
             if rid in ids
         ]
@@ -164,7 +164,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         if coded:
             matrix = vector_codec.search_rows([rows[i][2] for i in coded], self.dim)
             scores[coded] = np.einsum("ij,j->i", matrix, query) / qn
-        hits = [ScoredId(r[0], _cosine(s)) for r, s in zip(rows, scores, strict=True)]
+        hits = [ScoredId(r[0], clip_cosine(s)) for r, s in zip(rows, scores, strict=True)]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
 
@@ -221,7 +221,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
                 for r in self._conn.execute(
                     f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
                     f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (faster)
-                    (_ids_json(chunk), *params),
+                    (ids_json(chunk), *params),
                 )
             )
             if len(hits) < k:
@@ -243,7 +243,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         conds = ['m."partition" = ?']
         for column, values in (("status", flt.statuses), ("store", flt.stores)):
             if values is not None:
-                conds.append(_in_list(f"m.{column}", values, params))
+                conds.append(in_list(f"m.{column}", values, params))
         row = self._conn.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {' AND '.join(conds)} LIMIT ?)",
             (*params, cap),

@@ -18,14 +18,14 @@ from reverie.store._common import (
     safe_json_loads,
 )
 from reverie.store.sqlite.codec import (
-    _ids_json,
     from_epoch,
+    ids_json,
     to_epoch,
 )
 from reverie.store.tables import Columns, Dialect, dump_json
 
 
-def _integrity_error(exc: sqlite3.IntegrityError, what: str) -> Exception:
+def integrity_error(exc: sqlite3.IntegrityError, what: str) -> Exception:
     message = str(exc)
     if "UNIQUE" in message or "PRIMARY KEY" in message:
         return ConflictError(f"{what}: a row with the same key exists ({message})")
@@ -33,7 +33,7 @@ def _integrity_error(exc: sqlite3.IntegrityError, what: str) -> Exception:
 
 
 @contextlib.contextmanager
-def _errors(what: str, *extra: type[Exception], wrap: type[StoreError] = StoreError) -> Iterator[None]:
+def driver_errors(what: str, *extra: type[Exception], wrap: type[StoreError] = StoreError) -> Iterator[None]:
     """Re-raise driver errors (and ``extra`` ones) as reverie's StoreError."""
     catch: tuple[type[Exception], ...] = (sqlite3.Error, *extra)
     try:
@@ -72,7 +72,7 @@ class SQLiteDialect(Dialect):
     greatest = "max"
 
     def ids(self, values: Sequence[str]) -> str:
-        return _ids_json(values)
+        return ids_json(values)
 
     def in_ids(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(%s))"
@@ -98,7 +98,7 @@ def _placeholders(query: str) -> str:
     return query.replace("%s", "?")
 
 
-class _Session:
+class SQLiteSession:
     """The shared tables' view of the connection (inside the store's read or write block)."""
 
     def __init__(self, conn: sqlite3.Connection, what: str) -> None:
@@ -110,7 +110,7 @@ class _Session:
         try:
             yield
         except sqlite3.IntegrityError as exc:
-            raise _integrity_error(exc, self._what) from exc
+            raise integrity_error(exc, self._what) from exc
 
     def run(self, query: str, params: Sequence[Any] = ()) -> int:
         with self._constraints():
