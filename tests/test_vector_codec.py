@@ -1,4 +1,4 @@
-"""Embedding quantisation codecs (seed 002): packing, fidelity, the mixed-precision similarity.
+"""Embedding quantisation codecs (embedding compression): packing, fidelity, the mixed-precision similarity.
 
 Property tests run on random vectors; the fidelity and ranking numbers are measured on real
 all-MiniLM-L6-v2 embeddings of LoCoMo dialogue turns (read from ``../shared/data/locomo``).
@@ -43,7 +43,7 @@ def _cos_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ],
 )
 def test_bytes_per_embedding_of_384_dimensions(precision: Precision, size: int, ratio: float) -> None:
-    # seed 002 table: 1x, 3.9x, 7.6x, 14.6x (its codec has an 8-byte header and no dimension)
+    # the layered-memory design's table: 1x, 3.9x, 7.6x, 14.6x (its codec has an 8-byte header and no dimension)
     assert vector_codec.stored_bytes(precision, 384) == size
     assert 1536 / size == pytest.approx(ratio, abs=0.01)
     if precision is not Precision.FLOAT32:

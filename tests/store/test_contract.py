@@ -120,7 +120,7 @@ def _assert_same(a: MemoryRecord, b: MemoryRecord) -> None:
             assert vb.dtype == np.float32
             if b.embedding_precision == Precision.FLOAT32:
                 np.testing.assert_array_equal(va, vb)
-            else:  # seed 002: stored quantised, read back dequantised with the original norm
+            else:  # stored quantised, read back dequantised with the original norm
                 assert float(np.dot(va, vb)) / float(np.linalg.norm(va) * np.linalg.norm(vb)) > 0.999
                 assert float(np.linalg.norm(vb)) == pytest.approx(float(np.linalg.norm(va)), rel=1e-5)
         else:
@@ -1061,7 +1061,7 @@ def test_small_ann_settings_still_exact_enough(open_store: Opener, embedder: Has
         assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id
 
 
-# -- write path tables (issue 4): working memory, synaptic tags, boxes, scope relations ----------------
+# -- write path tables: working memory, synaptic tags, boxes, scope relations ----------------
 
 
 def test_working_memory_per_session(store: Store) -> None:
@@ -1171,7 +1171,7 @@ def test_update_many_writes_plain_fields_in_one_call(store: Store, embedder: Has
     store.update_many([])
 
 
-# -- dream lifecycle (issue 6): partial scans, batched compare-and-set, clusters, pruning -----------
+# -- dream lifecycle: partial scans, batched compare-and-set, clusters, pruning -----------
 
 
 def test_scan_can_omit_heavy_fields(store: Store, embedder: HashEmbedder) -> None:
@@ -1284,7 +1284,7 @@ def test_clusters_round_trip_and_replace_members(store: Store) -> None:
     assert store.delete_clusters([]) == 0
 
 
-# -- seed 002 quantised embeddings ----------------------------------------------------------------
+# -- quantised embeddings (embedding compression) ----------------------------------------------------------------
 
 
 def _unit_vectors(n: int, seed: int = 7) -> np.ndarray:

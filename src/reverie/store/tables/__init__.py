@@ -3,6 +3,12 @@
 Everything here is SQL that is the same on SQLite and PostgreSQL up to how values are bound (see
 :mod:`reverie.store.tables.dialect`); a backend mixes :class:`SqlTables` into its store class and implements
 the hooks of :class:`~reverie.store.tables.backend.SqlBackend`.
+
+Modules: :mod:`.dialect` (what differs between the backends, and the session a shared query runs in),
+:mod:`.backend` (the hooks), :mod:`.graph` (relations), :mod:`.session_state` (working memory, synaptic
+tags, memory boxes, clusters), :mod:`.ledger` (history, access log, action telemetry, co-activations),
+:mod:`.coordination` (claims, key/value state, API keys), and the backend-neutral halves of the memory and
+search operations, :mod:`.memories` and :mod:`.search` (argument checks and the parts with no backend SQL).
 """
 
 from __future__ import annotations
