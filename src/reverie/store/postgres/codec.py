@@ -16,19 +16,10 @@ from psycopg.rows import TupleRow
 from psycopg.types.json import Jsonb
 
 from reverie import vector_codec
-from reverie.errors import (
-    InvalidInputError,
-)
-from reverie.model import (
-    MemoryRecord,
-)
-from reverie.store._common import (
-    ENUM_FIELDS,
-    check_vector,
-)
-from reverie.store.base import (
-    MemoryFilter,
-)
+from reverie.errors import InvalidInputError
+from reverie.model import MemoryRecord
+from reverie.store._common import ENUM_FIELDS, check_vector
+from reverie.store.base import MemoryFilter
 
 Conn = Connection[TupleRow]
 Query = sql.Composed | sql.SQL | LiteralString

@@ -20,37 +20,12 @@ from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
 from reverie.config.core import StorageSettings
-from reverie.errors import (
-    ConflictError,
-    InvalidInputError,
-    NotFoundError,
-    StoreError,
-)
-from reverie.model import (
-    MemoryRecord,
-)
-from reverie.store._common import (
-    safe_json_loads,
-)
-from reverie.store.base import (
-    CompactReport,
-    MemoryFilter,
-    StoreInfo,
-)
-from reverie.store.postgres.codec import (
-    Conn,
-    Params,
-    Query,
-    decode_record,
-    filter_sql,
-    redact_url,
-)
-from reverie.store.postgres.schema import (
-    HNSW_INDEX,
-    REBUILD_LOCK,
-    hnsw_ddl,
-    run_migrations,
-)
+from reverie.errors import ConflictError, InvalidInputError, NotFoundError, StoreError
+from reverie.model import MemoryRecord
+from reverie.store._common import safe_json_loads
+from reverie.store.base import CompactReport, MemoryFilter, StoreInfo
+from reverie.store.postgres.codec import Conn, Params, Query, decode_record, filter_sql, redact_url
+from reverie.store.postgres.schema import HNSW_INDEX, REBUILD_LOCK, hnsw_ddl, run_migrations
 from reverie.store.postgres.session import POSTGRES, PostgresSession
 from reverie.store.tables import Session, SqlTables
 

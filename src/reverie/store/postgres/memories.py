@@ -8,16 +8,8 @@ from typing import Any
 
 from psycopg import sql
 
-from reverie.errors import (
-    ConflictError,
-    NotFoundError,
-)
-from reverie.model import (
-    Layer,
-    MemoryRecord,
-    Precision,
-    Status,
-)
+from reverie.errors import ConflictError, NotFoundError
+from reverie.model import Layer, MemoryRecord, Precision, Status
 from reverie.store._common import (
     ID_PREFIX_UPPER,
     StoredVector,
@@ -30,10 +22,7 @@ from reverie.store._common import (
     stored_vector,
     unique_changes,
 )
-from reverie.store.base import (
-    LayerStats,
-    MemoryFilter,
-)
+from reverie.store.base import LayerStats, MemoryFilter
 from reverie.store.postgres.codec import (
     COLUMN_KIND,
     COLUMN_NAMES,
@@ -52,10 +41,7 @@ from reverie.store.postgres.codec import (
     unique_ids,
 )
 from reverie.store.postgres.core import PostgresCore
-from reverie.store.postgres.schema import (
-    batch_bits,
-    sign_bits,
-)
+from reverie.store.postgres.schema import batch_bits, sign_bits
 from reverie.store.tables import DEPENDENT_TABLES
 from reverie.store.tables.memories import WRITABLE, BatchReader, MemoryOperations
 

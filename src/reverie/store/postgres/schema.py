@@ -11,14 +11,8 @@ from psycopg import sql
 
 from reverie import vector_codec
 from reverie.config.core import StorageSettings
-from reverie.errors import (
-    MigrationError,
-    StoreError,
-)
-from reverie.store.postgres.codec import (
-    Conn,
-    jsonb_param,
-)
+from reverie.errors import MigrationError, StoreError
+from reverie.store.postgres.codec import Conn, jsonb_param
 
 #: pg_advisory_xact_lock key serialising migrations ("reverie" in ASCII)
 _MIGRATION_LOCK: Final = 0x72657665726965

@@ -10,18 +10,9 @@ from pgvector import Bit
 from psycopg import sql
 
 from reverie import vector_codec
-from reverie.model import (
-    StoreTier,
-    Vector,
-)
-from reverie.store.base import (
-    MemoryFilter,
-    ScoredId,
-)
-from reverie.store.postgres.codec import (
-    cosine_from_distance,
-    filter_sql,
-)
+from reverie.model import StoreTier, Vector
+from reverie.store.base import MemoryFilter, ScoredId
+from reverie.store.postgres.codec import cosine_from_distance, filter_sql
 from reverie.store.postgres.core import PostgresCore
 from reverie.store.tables.search import SearchOperations
 

@@ -10,12 +10,7 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from reverie.model import Vector
-from reverie.store.postgres.codec import (
-    Conn,
-    jsonb_param,
-    unique_ids,
-    utc,
-)
+from reverie.store.postgres.codec import Conn, jsonb_param, unique_ids, utc
 from reverie.store.tables import Columns, Dialect
 
 

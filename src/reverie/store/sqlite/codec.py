@@ -15,10 +15,7 @@ import numpy as np
 
 from reverie import vector_codec
 from reverie.errors import InvalidInputError
-from reverie.model import (
-    MemoryRecord,
-    Precision,
-)
+from reverie.model import MemoryRecord, Precision
 from reverie.store._common import (
     ENUM_FIELDS,
     StoredVector,
@@ -27,18 +24,9 @@ from reverie.store._common import (
     safe_json_loads,
     stored_vector,
 )
-from reverie.store.base import (
-    MemoryFilter,
-    ScoredId,
-)
+from reverie.store.base import MemoryFilter, ScoredId
 from reverie.store.tables.dialect import dump_json
-from reverie.store.vector_index import (
-    DELETE,
-    UPSERT,
-    Matrix,
-    PendingOp,
-    quantized_partition,
-)
+from reverie.store.vector_index import DELETE, UPSERT, Matrix, PendingOp, quantized_partition
 
 # ----------------------------------------------------------------------------------------
 # value encoding

@@ -17,33 +17,13 @@ from typing import Any, Final, Self
 
 from reverie.config.core import StorageSettings
 from reverie.errors import InvalidInputError, MigrationError, StoreError
-from reverie.store.base import (
-    CompactReport,
-    MemoryFilter,
-    StoreInfo,
-)
-from reverie.store.sqlite.codec import (
-    ERASED_PARTITION,
-    filter_sql,
-    partition_of,
-)
+from reverie.store.base import CompactReport, MemoryFilter, StoreInfo
+from reverie.store.sqlite.codec import ERASED_PARTITION, filter_sql, partition_of
 from reverie.store.sqlite.rows import RowSource
-from reverie.store.sqlite.schema import (
-    MIGRATIONS,
-)
-from reverie.store.sqlite.session import (
-    SQLITE,
-    SQLiteSession,
-    driver_errors,
-    insert_rows,
-)
+from reverie.store.sqlite.schema import MIGRATIONS
+from reverie.store.sqlite.session import SQLITE, SQLiteSession, driver_errors, insert_rows
 from reverie.store.tables import Session, SqlTables
-from reverie.store.vector_index import (
-    IndexParams,
-    PendingOp,
-    VectorIndex,
-    quantized_partition,
-)
+from reverie.store.vector_index import IndexParams, PendingOp, VectorIndex, quantized_partition
 
 #: SQLite page cache per connection (KiB). The operating system's page cache holds the file too: a larger
 #: cache gave no faster load or text search, and costs resident memory in a serving process

@@ -9,12 +9,7 @@ from typing import Any
 
 from reverie import vector_codec
 from reverie.errors import ConflictError, NotFoundError
-from reverie.model import (
-    Layer,
-    MemoryRecord,
-    Precision,
-    Status,
-)
+from reverie.model import Layer, MemoryRecord, Precision, Status
 from reverie.store._common import (
     ID_PREFIX_UPPER,
     INDEXED_FIELDS,
@@ -25,10 +20,7 @@ from reverie.store._common import (
     scan_fields,
     unique_changes,
 )
-from reverie.store.base import (
-    LayerStats,
-    MemoryFilter,
-)
+from reverie.store.base import LayerStats, MemoryFilter
 from reverie.store.sqlite.codec import (
     EMBEDDING_INDEX,
     FIELDS,
@@ -48,18 +40,10 @@ from reverie.store.sqlite.codec import (
     vector_transition,
 )
 from reverie.store.sqlite.core import SQLiteCore
-from reverie.store.sqlite.session import (
-    insert_rows,
-    integrity_error,
-)
+from reverie.store.sqlite.session import insert_rows, integrity_error
 from reverie.store.tables import DEPENDENT_TABLES
 from reverie.store.tables.memories import WRITABLE, BatchReader, MemoryOperations
-from reverie.store.vector_index import (
-    DELETE,
-    UPSERT,
-    PendingOp,
-    quantized_partition,
-)
+from reverie.store.vector_index import DELETE, UPSERT, PendingOp, quantized_partition
 
 
 class SQLiteMemories(SQLiteCore, MemoryOperations):

@@ -11,32 +11,13 @@ from typing import Any, Final
 import numpy as np
 
 from reverie import vector_codec
-from reverie.model import (
-    StoreTier,
-    Vector,
-)
-from reverie.store.base import (
-    MemoryFilter,
-    ScoredId,
-)
-from reverie.store.sqlite.codec import (
-    best_hits,
-    clip_cosine,
-    filter_sql,
-    ids_json,
-    in_list,
-)
+from reverie.model import StoreTier, Vector
+from reverie.store.base import MemoryFilter, ScoredId
+from reverie.store.sqlite.codec import best_hits, clip_cosine, filter_sql, ids_json, in_list
 from reverie.store.sqlite.core import SQLiteCore
-from reverie.store.sqlite.session import (
-    driver_errors,
-)
+from reverie.store.sqlite.session import driver_errors
 from reverie.store.tables.search import SearchOperations
-from reverie.store.vector_index import (
-    Rids,
-    VectorIndex,
-    is_quantized_partition,
-    quantized_partition,
-)
+from reverie.store.vector_index import Rids, VectorIndex, is_quantized_partition, quantized_partition
 
 #: a filter naming at most this many ids is searched exactly over those rows
 _EXACT_IDS_MAX: Final = 2_000

@@ -14,14 +14,8 @@ import numpy as np
 
 from reverie.errors import ConflictError, InvalidInputError, StoreError
 from reverie.model import Vector
-from reverie.store._common import (
-    safe_json_loads,
-)
-from reverie.store.sqlite.codec import (
-    from_epoch,
-    ids_json,
-    to_epoch,
-)
+from reverie.store._common import safe_json_loads
+from reverie.store.sqlite.codec import from_epoch, ids_json, to_epoch
 from reverie.store.tables import Columns, Dialect, dump_json
 
 
@@ -70,6 +64,7 @@ class SQLiteDialect(Dialect):
 
     same = "IS"
     greatest = "max"
+    relation_foreign_keys = False
 
     def ids(self, values: Sequence[str]) -> str:
         return ids_json(values)

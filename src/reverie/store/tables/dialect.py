@@ -68,6 +68,8 @@ class Dialect:
     same: str = "IS NOT DISTINCT FROM"
     #: the larger of two values
     greatest: str = "greatest"
+    #: the schema's foreign keys reject a relation whose end is not a memory (NotFoundError); else it is checked
+    relation_foreign_keys: bool = True
 
     def ids(self, values: Sequence[str]) -> Any:
         """The parameter :meth:`in_ids` binds: ``values`` without repeats, in order."""

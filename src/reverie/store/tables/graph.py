@@ -85,12 +85,13 @@ class GraphTables(SqlBackend):
             return 0
         d = self.dialect
         rows = [encode_relation(d, rel) for rel in relations]
-        ends = sorted({r.src_id for r in relations} | {r.dst_id for r in relations})
         with self._writing("add_relations") as s:
-            found = {r[0] for r in s.rows(f"SELECT id FROM memories WHERE {d.in_ids('id')}", [d.ids(ends)])}
-            missing = [i for i in ends if i not in found]
-            if missing:
-                raise NotFoundError(f"relation to unknown memories: {missing[:5]}")
+            if not d.relation_foreign_keys:
+                ends = sorted({r.src_id for r in relations} | {r.dst_id for r in relations})
+                found = {r[0] for r in s.rows(f"SELECT id FROM memories WHERE {d.in_ids('id')}", [d.ids(ends)])}
+                missing = [i for i in ends if i not in found]
+                if missing:
+                    raise NotFoundError(f"relation to unknown memories: {missing[:5]}")
             return s.insert("relations", RELATION_COLUMNS, rows, "ON CONFLICT DO NOTHING")
 
     def relations(
