@@ -13,7 +13,7 @@
   which query words are too common to rank by is read from the planner's statistics
   (``pg_stats.most_common_elems``), not counted through the index.
 
-Only this module (and the other ``store`` modules) knows SQL.
+Only this package (and the other ``store`` modules) knows SQL.
 
 Modules: :mod:`.codec` (columns, value encoding, the filter every read uses), :mod:`.schema`
 (migrations), :mod:`.session` (the dialect of the shared tables), :mod:`.core` (pool, transactions,
