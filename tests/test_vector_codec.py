@@ -1,4 +1,4 @@
-"""Embedding quantisation codecs (seed 002): packing, fidelity, the mixed-precision similarity.
+"""Embedding quantisation codecs (embedding compression): packing, fidelity, the mixed-precision similarity.
 
 Property tests run on random vectors; the fidelity and ranking numbers are measured on real
 all-MiniLM-L6-v2 embeddings of LoCoMo dialogue turns (read from ``../shared/data/locomo``).
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from reverie.embed import quantize
+from reverie import vector_codec
 from reverie.errors import InvalidInputError
 from reverie.model import Precision
 
@@ -43,23 +43,23 @@ def _cos_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ],
 )
 def test_bytes_per_embedding_of_384_dimensions(precision: Precision, size: int, ratio: float) -> None:
-    # seed 002 table: 1x, 3.9x, 7.6x, 14.6x (its codec has an 8-byte header and no dimension)
-    assert quantize.stored_bytes(precision, 384) == size
+    # the layered-memory design's table: 1x, 3.9x, 7.6x, 14.6x (its codec has an 8-byte header and no dimension)
+    assert vector_codec.stored_bytes(precision, 384) == size
     assert 1536 / size == pytest.approx(ratio, abs=0.01)
     if precision is not Precision.FLOAT32:
         vec = np.random.default_rng(0).standard_normal(384).astype(np.float32)
-        assert len(quantize.encode(vec, precision)) == size
+        assert len(vector_codec.encode(vec, precision)) == size
 
 
 @settings(max_examples=60, deadline=None)
 @given(dim=st.integers(1, 70), n=st.integers(1, 5), data=st.data())
 def test_codes_pack_and_unpack_exactly(dim: int, n: int, data: st.DataObject) -> None:
     for precision in QUANTISED:
-        bits = quantize.BITS[precision]
+        bits = vector_codec.BITS[precision]
         codes = data.draw(arrays(np.uint8, (n, dim), elements=st.integers(0, (1 << bits) - 1)))
-        packed = quantize._pack(codes, bits)
+        packed = vector_codec._pack(codes, bits)
         assert packed.shape == (n, -(-dim * bits // 8))
-        np.testing.assert_array_equal(quantize._unpack(packed, bits, dim), codes.astype(np.float32))
+        np.testing.assert_array_equal(vector_codec._unpack(packed, bits, dim), codes.astype(np.float32))
 
 
 @settings(max_examples=80, deadline=None)
@@ -68,14 +68,14 @@ def test_round_trip_keeps_shape_norm_and_reports_its_fidelity(vec: np.ndarray) -
     norm = float(np.linalg.norm(vec))
     previous = None
     for precision in QUANTISED:
-        blob = quantize.encode(vec, precision)
-        assert len(blob) == quantize.code_bytes(precision, len(vec))
-        assert quantize.blob_precision(blob) is precision
-        out = quantize.decode(blob)
+        blob = vector_codec.encode(vec, precision)
+        assert len(blob) == vector_codec.code_bytes(precision, len(vec))
+        assert vector_codec.blob_precision(blob) is precision
+        out = vector_codec.decode(blob)
         assert out.dtype == np.float32 and out.shape == vec.shape
-        np.testing.assert_array_equal(out, quantize.decode(blob, precision))
+        np.testing.assert_array_equal(out, vector_codec.decode(blob, precision))
         assert float(np.linalg.norm(out)) == pytest.approx(norm, rel=1e-4, abs=1e-6)
-        fid = float(quantize.fidelity([blob])[0])
+        fid = float(vector_codec.fidelity([blob])[0])
         if norm > 0:
             measured = float(np.dot(vec, out) / (norm * np.linalg.norm(out)))
             assert fid == pytest.approx(measured, abs=2e-3)  # stored as float16
@@ -94,15 +94,15 @@ def test_round_trip_keeps_shape_norm_and_reports_its_fidelity(vec: np.ndarray) -
 def test_batch_equals_one_by_one_and_mixed_rows_keep_order(x: np.ndarray) -> None:
     blobs = []
     for i, precision in enumerate([*QUANTISED, *QUANTISED]):
-        one = quantize.encode(x[i], precision)
-        assert one == quantize.quantize(x[i : i + 1], precision)[0].tobytes()
+        one = vector_codec.encode(x[i], precision)
+        assert one == vector_codec.quantize(x[i : i + 1], precision)[0].tobytes()
         blobs.append(one)
-    decoded = quantize.decode_rows(blobs, 33)
+    decoded = vector_codec.decode_rows(blobs, 33)
     for i, blob in enumerate(blobs):
-        np.testing.assert_array_equal(decoded[i], quantize.decode(blob))
-    rows = quantize.search_rows(blobs, 33)
+        np.testing.assert_array_equal(decoded[i], vector_codec.decode(blob))
+    rows = vector_codec.search_rows(blobs, 33)
     for i, blob in enumerate(blobs):
-        np.testing.assert_allclose(rows[i], quantize.search_vectors([blob])[0], rtol=1e-6)
+        np.testing.assert_allclose(rows[i], vector_codec.search_vectors([blob])[0], rtol=1e-6)
 
 
 @settings(max_examples=60, deadline=None)
@@ -110,47 +110,49 @@ def test_batch_equals_one_by_one_and_mixed_rows_keep_order(x: np.ndarray) -> Non
 def test_mixed_similarity_of_a_vector_with_its_own_codes_is_one(vec: np.ndarray) -> None:
     # the recorded fidelity removes the shrinkage: cos(x, x̂) / fidelity = 1 (up to float16 rounding)
     for precision in QUANTISED:
-        sim = quantize.mixed_similarity(vec, [quantize.encode(vec, precision)])
+        sim = vector_codec.mixed_similarity(vec, [vector_codec.encode(vec, precision)])
         assert sim.shape == (1,) and float(sim[0]) == pytest.approx(1.0, abs=1e-3)
-        opposite = quantize.mixed_similarity(-vec, [quantize.encode(vec, precision)])
+        opposite = vector_codec.mixed_similarity(-vec, [vector_codec.encode(vec, precision)])
         assert float(opposite[0]) == pytest.approx(-1.0, abs=1e-3)
 
 
 def test_constant_zero_and_tiny_vectors() -> None:
     for precision in QUANTISED:
         const = np.full(10, 0.3, dtype=np.float32)
-        np.testing.assert_allclose(quantize.decode(quantize.encode(const, precision)), const, rtol=1e-6)
+        np.testing.assert_allclose(vector_codec.decode(vector_codec.encode(const, precision)), const, rtol=1e-6)
         zero = np.zeros(7, dtype=np.float32)
-        np.testing.assert_array_equal(quantize.decode(quantize.encode(zero, precision)), zero)
-        assert float(quantize.mixed_similarity(np.ones(7), [quantize.encode(zero, precision)])[0]) == 0.0
+        np.testing.assert_array_equal(vector_codec.decode(vector_codec.encode(zero, precision)), zero)
+        assert float(vector_codec.mixed_similarity(np.ones(7), [vector_codec.encode(zero, precision)])[0]) == 0.0
         one = np.array([-2.5], dtype=np.float32)
-        np.testing.assert_allclose(quantize.decode(quantize.encode(one, precision)), one, rtol=1e-6)
-    assert quantize.mixed_similarity(np.zeros(7), [quantize.encode(np.ones(7), Precision.INT4)]).tolist() == [0.0]
+        np.testing.assert_allclose(vector_codec.decode(vector_codec.encode(one, precision)), one, rtol=1e-6)
+    assert vector_codec.mixed_similarity(np.zeros(7), [vector_codec.encode(np.ones(7), Precision.INT4)]).tolist() == [
+        0.0
+    ]
 
 
 def test_bad_input_gets_clear_errors() -> None:
     vec = np.ones(8, dtype=np.float32)
-    blob = quantize.encode(vec, Precision.INT4)
+    blob = vector_codec.encode(vec, Precision.INT4)
     with pytest.raises(InvalidInputError, match="not a quantised precision"):
-        quantize.encode(vec, Precision.FLOAT32)
+        vector_codec.encode(vec, Precision.FLOAT32)
     with pytest.raises(InvalidInputError, match="unknown embedding precision"):
-        quantize.encode(vec, "int3")
+        vector_codec.encode(vec, "int3")
     with pytest.raises(InvalidInputError, match="NaN"):
-        quantize.encode(np.array([1.0, np.nan]), Precision.INT8)
+        vector_codec.encode(np.array([1.0, np.nan]), Precision.INT8)
     with pytest.raises(InvalidInputError, match="dim"):
-        quantize.quantize(np.zeros((2, quantize.MAX_DIM + 1)), Precision.INT8)
+        vector_codec.quantize(np.zeros((2, vector_codec.MAX_DIM + 1)), Precision.INT8)
     with pytest.raises(InvalidInputError, match="was expected"):
-        quantize.decode(blob, Precision.INT8)
+        vector_codec.decode(blob, Precision.INT8)
     with pytest.raises(InvalidInputError, match="not a valid code blob"):
-        quantize.decode(blob[:-1])
+        vector_codec.decode(blob[:-1])
     with pytest.raises(InvalidInputError, match="shorter than its header"):
-        quantize.decode(blob[:5])
+        vector_codec.decode(blob[:5])
     with pytest.raises(InvalidInputError, match="different sizes"):
-        quantize.dequantize([blob, quantize.encode(vec, Precision.INT8)])
+        vector_codec.dequantize([blob, vector_codec.encode(vec, Precision.INT8)])
     with pytest.raises(InvalidInputError, match="dimension"):
-        quantize.decode_rows([blob], 9)
+        vector_codec.decode_rows([blob], 9)
     with pytest.raises(InvalidInputError, match="query shape"):
-        quantize.mixed_similarity(np.ones(9), [blob])
+        vector_codec.mixed_similarity(np.ones(9), [blob])
 
 
 # -- measured on real embeddings ---------------------------------------------------------------
@@ -198,11 +200,11 @@ def test_fidelity_on_minilm_embeddings_against_the_seed_table(locomo_vectors: tu
     expected = {Precision.INT8: (0.99998, 0.00002), Precision.INT4: (0.9945, 0.002), Precision.INT2: (0.937, 0.012)}
     seed_table = {Precision.INT8: (0.9999, 0.0001), Precision.INT4: (0.97, 0.01), Precision.INT2: (0.59, 0.08)}
     for precision, (mean, tol) in expected.items():
-        codes = quantize.quantize(x, precision)
-        fid = _cos_rows(x, quantize.dequantize(codes, precision))
+        codes = vector_codec.quantize(x, precision)
+        fid = _cos_rows(x, vector_codec.dequantize(codes, precision))
         assert float(fid.mean()) == pytest.approx(mean, abs=tol), precision
-        np.testing.assert_allclose(quantize.fidelity(codes), fid, atol=2e-3)
-        seed = _cos_rows(x, _seed_codec(x, quantize.BITS[precision]))
+        np.testing.assert_allclose(vector_codec.fidelity(codes), fid, atol=2e-3)
+        seed = _cos_rows(x, _seed_codec(x, vector_codec.BITS[precision]))
         assert float(seed.mean()) == pytest.approx(seed_table[precision][0], abs=seed_table[precision][1]), precision
         assert fid.mean() >= seed.mean()  # rounding and a fitted range never lose to min/max truncation
 
@@ -217,11 +219,11 @@ def test_mixed_precision_ranking_on_minilm_embeddings(locomo_vectors: tuple[np.n
     x, q = locomo_vectors
     truth = np.argsort(-(q @ x.T), axis=1)[:, :10]
     low = np.random.default_rng(5).permutation(len(x))[: len(x) // 2]
-    codes = quantize.quantize(x[low], Precision.INT2)
+    codes = vector_codec.quantize(x[low], Precision.INT2)
     plain_rows, debiased_rows = x.copy(), x.copy()
-    approx = quantize.dequantize(codes)
+    approx = vector_codec.dequantize(codes)
     plain_rows[low] = approx / np.linalg.norm(approx, axis=1, keepdims=True)
-    debiased_rows[low] = quantize.search_vectors(codes)
+    debiased_rows[low] = vector_codec.search_vectors(codes)
     plain, debiased = q @ plain_rows.T, q @ debiased_rows.T
     seed_frqad = plain.copy()
     seed_frqad[:, low] /= 1 + 0.01 * ((32 / 2) ** 1.5 - 1)
@@ -235,7 +237,7 @@ def test_mixed_precision_ranking_on_minilm_embeddings(locomo_vectors: tuple[np.n
     share, true_share = np.isin(top, low).mean(), np.isin(truth, low).mean()
     assert share == pytest.approx(true_share, abs=0.05)
     for scores in (debiased,):
-        direct = quantize.mixed_similarity(q[0], codes)
+        direct = vector_codec.mixed_similarity(q[0], codes)
         np.testing.assert_allclose(np.clip(scores[0, low], -1, 1), direct, atol=1e-5)
 
 
@@ -270,13 +272,13 @@ def test_query_shrink_table_on_the_local_models(profile: str) -> None:
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     truth = q @ x.T
     for precision in (Precision.INT4, Precision.INT2):
-        codes = quantize.quantize(x, precision)
-        approx = quantize.dequantize(codes, precision)
+        codes = vector_codec.quantize(x, precision)
+        approx = vector_codec.dequantize(codes, precision)
         approx /= np.linalg.norm(approx, axis=1, keepdims=True)
         plain = q @ approx.T
-        shrink = quantize.query_shrink(profile, precision)
+        shrink = vector_codec.query_shrink(profile, precision)
         assert float(np.median(plain / truth)) == pytest.approx(shrink, abs=0.006), precision
         by_shrink = float(np.abs(plain / shrink - truth).mean())
-        by_fidelity = float(np.abs(plain / float(quantize.fidelity(codes).mean()) - truth).mean())
+        by_fidelity = float(np.abs(plain / float(vector_codec.fidelity(codes).mean()) - truth).mean())
         assert by_shrink <= by_fidelity + 1e-4, (precision, by_shrink, by_fidelity)
-    assert quantize.query_shrink("api", Precision.INT2) == quantize.TYPICAL_FIDELITY[Precision.INT2]
+    assert vector_codec.query_shrink("api", Precision.INT2) == vector_codec.TYPICAL_FIDELITY[Precision.INT2]

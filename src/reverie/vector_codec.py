@@ -17,7 +17,7 @@ truncates; that reproduces its fidelity table (int4 0.97, int2 0.59) but wastes 
 the int2 levels on the two extreme coordinates. Here the codes are rounded and the range is the
 one, among ``[mean + t·(min - mean), mean + t·(max - mean)]`` for ``t`` in :data:`CLIP_GRID`,
 with the smallest squared error (coordinates outside it are clipped). Measured on all-MiniLM-L6-v2
-vectors of LoCoMo turns (``tests/embed/test_quantize.py``): mean cosine fidelity int8 0.99998,
+vectors of LoCoMo turns (``tests/test_vector_codec.py``): mean cosine fidelity int8 0.99998,
 int4 0.9945, int2 0.937.
 
 Mixed-precision similarity (the layered-memory design's "FRQAD for mixed-precision comparison"). A float32 query is
@@ -172,7 +172,7 @@ def mixed_similarity(query: npt.ArrayLike, codes: Codes, precision: Precision | 
 
 
 #: mean cosine between an embedding and its dequantised copy, per precision (all-MiniLM-L6-v2 vectors of
-#: LoCoMo turns, ``tests/embed/test_quantize.py``): the shrinkage to expect where only the dequantised
+#: LoCoMo turns, ``tests/test_vector_codec.py``): the shrinkage to expect where only the dequantised
 #: vector is at hand (a record read from the store), not its blob's own recorded fidelity
 TYPICAL_FIDELITY: Final[dict[Precision, float]] = {
     Precision.FLOAT32: 1.0,
@@ -182,7 +182,7 @@ TYPICAL_FIDELITY: Final[dict[Precision, float]] = {
 }
 
 #: median of cos(q, x̂) / cos(q, x) for questions q and memories x, per embedder profile and precision
-#: (LoCoMo questions against LoCoMo turns, ``tests/embed/test_quantize.py``): how much a question's cosine
+#: (LoCoMo questions against LoCoMo turns, ``tests/test_vector_codec.py``): how much a question's cosine
 #: with a dequantised memory is shrunk. It differs from the fidelity when the model's vectors share a
 #: large common direction (multilingual-e5-small: every cosine sits near 0.8 and the codec keeps that
 #: direction), so dividing by the fidelity would overrate a quantised memory against a float32 one.
