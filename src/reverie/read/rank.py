@@ -19,7 +19,7 @@ import numpy as np
 
 from reverie.config import Settings
 from reverie.config.read import ReadSettings
-from reverie.embed.quantize import query_shrink
+from reverie.vector_codec import query_shrink
 from reverie.model import MemoryRecord, Status
 from reverie.read import filters, hybrid, intent, scoring, when
 from reverie.read.hot import HotTier
