@@ -44,7 +44,7 @@ class SimilarityProfile(Section):
         description="Knowledge updates: a stored memory at least this similar to a new statement is read "
         "against it for an update ('Priya left, I report to Daniel now' against 'My manager is Priya'). "
         "People word a change apart from the fact it changes, so this sits well below the gate's other "
-        "thresholds; the text decides (reverie.write.updates), this only bounds which memories are read.",
+        "thresholds; the text decides (reverie.text.updates), this only bounds which memories are read.",
     )
 
     @model_validator(mode="after")

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from reverie.action_policy import lifecycle_of
 from reverie.config.dream_consolidation import ConsolidationSettings, ThemeSettings, for_profile
 from reverie.config.dynamics import DynamicsSettings
 from reverie.dream import DreamContext, Rejections, Step, StepReport
@@ -69,7 +70,6 @@ from reverie.model import (
 )
 from reverie.results import UndoneConsolidation
 from reverie.store.base import Store
-from reverie.write.policy import lifecycle_of
 
 META = "consolidation"
 KIND_SUMMARY, KIND_THEME, KIND_PATTERN = "summary", "theme", "pattern"

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from reverie.errors import ReverieError
 from reverie.model import Layer, MemoryRecord
 from reverie.store.base import MemoryFilter, Store
-from reverie.write.text import content_words
+from reverie.text.words import content_words
 
 if TYPE_CHECKING:
     from reverie.dream import DreamContext, StepReport

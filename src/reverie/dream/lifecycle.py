@@ -594,7 +594,8 @@ def redundant(kept: str, other: str, *, similarity: float, threshold: float, max
     """Redundancy: cosine above the profile's threshold, and ``other`` is a duplicate of ``kept``
     rather than an elaboration (at most ``max_new_words`` content words ``kept`` lacks, none of them a
     number) or a contradiction (a changed value, a reversal: the Cognitive Memory design's contradiction heuristics)."""
-    from reverie.write.gate import contradicts, new_words
+    from reverie.text.updates import contradicts
+    from reverie.text.words import new_words
 
     if similarity <= threshold:
         return False
@@ -1281,7 +1282,7 @@ def step_edge_decay(ctx: DreamContext) -> StepReport:
     0.1 (:func:`~reverie.dynamics.lifecycle.edge_confidence_at`; readers decaying lazily see the same
     value before and after). Then relation pruning per user: over 1,000 relations, the lowest-confidence
     prunable ones go down to 900 — supersedes, contradicts and causes are never pruned."""
-    from reverie.write.relations import prune_scope
+    from reverie.edges import prune_scope
 
     report = StepReport("edge_decay", details={"decayed": 0, "below_traversal": 0, "pruned": 0})
     lc = ctx.settings.dynamics.lifecycle

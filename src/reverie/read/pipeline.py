@@ -11,7 +11,7 @@ before the first ``k`` are taken, so the first n results of ``search(k=n)`` are 
 ``search(k=50)``. Current version first (``read.current_first``, current mode only): a superseded
 memory in the pool (the temporal intent includes them) is placed right after the memory that replaced
 it, which is fetched when the search did not find it; and of two candidates where the newer updates
-the older (:func:`reverie.write.updates.judge`), the newer takes the older's place and the older
+the older (:func:`reverie.text.updates.judge`), the newer takes the older's place and the older
 follows it. Both are marked ``superseded`` in the explanation, with the reason.
 
 Store round trips per search: two per sub-query, one ``get`` for the whole pool, one
@@ -911,7 +911,7 @@ _PAST_QUESTION_TR = re.compile(
 def asks_about_past(query: str) -> bool:
     """Whether ``query`` asks about how things were ("When did …", "Where did … live before?", "… taşındı
     mı?"), not about how they are now."""
-    from reverie.write.updates import is_turkish
+    from reverie.text.updates import is_turkish
 
     if _PAST_QUESTION.search(query):
         return True
@@ -983,8 +983,7 @@ def _read_time_updates(
     older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
     — and the newer says that something changed: a change or correction word, a value let go, a
     negation)."""
-    from reverie.write import gate as wgate
-    from reverie.write import updates as wupdates
+    from reverie.text import updates as wupdates
 
     out: list[tuple[int, int, Any]] = []
     when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
@@ -999,7 +998,7 @@ def _read_time_updates(
                 continue
             old, new = records[cands[a].id], records[cands[b].id]
             speaker = new.metadata.get("speaker")
-            if wgate.other_speaker(old, speaker if isinstance(speaker, str) else None):
+            if wupdates.other_speaker(old, speaker if isinstance(speaker, str) else None):
                 continue
             if float(vecs[a] @ vecs[b]) < floor:
                 continue

@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from reverie.write.text import lexicon, words
+from reverie.text.words import lexicon, words
 
 POSITIVE = lexicon(
     "love loved loves great awesome amazing happy glad excellent wonderful fantastic perfect thanks thank "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reverie.write.text import STOPWORDS, slug
+from reverie.text.words import STOPWORDS, slug
 
 TECH = (
     "React",

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reverie.config.write import ObserverSettings
+from reverie.text.words import content_words, lexicon, words
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import Entity, extract_entities
-from reverie.write.text import content_words, lexicon, words
 
 # -- the 7-layer filter -------------------------------------------------------------------------
 

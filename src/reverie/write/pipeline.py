@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from reverie import action_policy, edges
 from reverie.config import Settings
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import surprise as surprise_mod
@@ -49,9 +50,10 @@ from reverie.model import (
 from reverie.opslog import OpsLog
 from reverie.results import Action, AddResult, SessionEndReport
 from reverie.store.base import MemoryFilter, Store, SynapticTag
-from reverie.write import gate, llm_stages, policy, relations, synthesis, updates
+from reverie.text import llm_update, updates
+from reverie.text.classify import category_of, episodic_sub_tier, memory_kind
+from reverie.write import admission, llm_stages, relations, synthesis
 from reverie.write.boxes import BoxBuilder, topic_words
-from reverie.write.classify import category_of, episodic_sub_tier, memory_kind
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import entity_uris, extract_entities
 from reverie.write.formation import FormedFact, form_facts
@@ -389,7 +391,7 @@ class WritePipeline:
         self._after_create(rec, cand, neighbours)
         return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
 
-    def _against_target(self, rec: MemoryRecord, action: Action, decision: gate.GateDecision) -> tuple[str, ...]:
+    def _against_target(self, rec: MemoryRecord, action: Action, decision: admission.GateDecision) -> tuple[str, ...]:
         """A created memory and the stored one the gate read it against: SUPERSEDE retires it; a contradiction
         created beside it is linked (and disputed when it contradicts a truth anchor). Returns the ids written."""
         if action is Action.SUPERSEDE and decision.target is not None:
@@ -412,7 +414,7 @@ class WritePipeline:
                 self._dispute(rec, f"contradicts the immutable memory {decision.target.id}")
         return (rec.id,)
 
-    def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
+    def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[admission.Neighbour]:
         """The gate's neighbours, most similar first: the nearest by meaning, and — when the new text says
         that something changed — its best full-text matches (a correction often names what it corrects,
         "Priya left", while other memories sit nearer in meaning), each with its cosine to the new text."""
@@ -442,13 +444,15 @@ class WritePipeline:
         # what the dream cycle wrote (summaries, themes, cards) is derived from observations: a new
         # observation is gated against observations, never merged into a derived memory
         out = [
-            gate.Neighbour(records[mid], sim)
+            admission.Neighbour(records[mid], sim)
             for mid, sim in sims.items()
             if mid in records and records[mid].write_source != "dream"
         ]
         return sorted(out, key=lambda n: (-n.similarity, n.record.id))
 
-    def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
+    def _importance(
+        self, cand: Candidate, neighbours: list[admission.Neighbour]
+    ) -> tuple[float, dict[str, float], float]:
         icfg = self.settings.dynamics.importance
         # the surprise centre (a cosine distance set for API embedders, whose novel-memory threshold is 0.70) moves
         # with this embedder's threshold for a novel memory, as every similarity threshold does
@@ -505,9 +509,11 @@ class WritePipeline:
         relevance = min(1.0, max(0.0, (best - floor) / (1.0 - floor))) if floor < 1.0 else 0.0
         return cand.confidence + (1.0 - cand.confidence) * relevance
 
-    def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
+    def _decide(
+        self, cand: Candidate, neighbours: list[admission.Neighbour], importance: float
+    ) -> admission.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
-        decision = gate.decide(
+        decision = admission.decide(
             cand.text,
             neighbours,
             importance=importance,
@@ -526,11 +532,11 @@ class WritePipeline:
     def _llm_update(
         self,
         cand: Candidate,
-        neighbours: list[gate.Neighbour],
+        neighbours: list[admission.Neighbour],
         importance: float,
-        decision: gate.GateDecision,
+        decision: admission.GateDecision,
         speaker: str | None,
-    ) -> gate.GateDecision:
+    ) -> admission.GateDecision:
         """LLM-checked knowledge update: the LLM reads the memory the heuristic would supersede — or, when
         it found none, the nearest candidates with any evidence — against the new text, and its verdict
         (with its reason) wins. Without a valid answer the heuristic decision stands."""
@@ -548,7 +554,7 @@ class WritePipeline:
             target = n.record
 
             def ask(llm: ChatJSON, old: str = target.content) -> tuple[bool, str] | None:
-                return llm_stages.updates(llm, old, cand.text, limit=self._limit)
+                return llm_update.updates(llm, old, cand.text, limit=self._limit)
 
             answer, _ = self._ask("contradiction", ask, _fallbacks(cand))
             if answer is None:
@@ -560,27 +566,27 @@ class WritePipeline:
             if updates_it:
                 reason = f"updates {target.id} (llm, similarity {n.similarity:.3f}): {why}"
                 if target.immutable:
-                    return gate.GateDecision(
+                    return admission.GateDecision(
                         Action.CREATE,
                         target,
                         n.similarity,
                         f"contradicts an immutable memory: created beside it; {reason}",
                         "llm",
                     )
-                if gate.other_speaker(target, speaker):
-                    return gate.GateDecision(
+                if updates.other_speaker(target, speaker):
+                    return admission.GateDecision(
                         Action.CREATE,
                         target,
                         n.similarity,
                         f"contradicts {target.id}, said by another speaker (llm): created beside it; {reason}",
                         "llm",
                     )
-                return gate.GateDecision(Action.SUPERSEDE, target, n.similarity, reason, "llm", decision.checked)
+                return admission.GateDecision(Action.SUPERSEDE, target, n.similarity, reason, "llm", decision.checked)
         if decision.action is Action.SUPERSEDE or (
             decision.action is Action.CREATE and decision.target is not None and "contradicts" in decision.reason
         ):
             # the LLM's verdict wins: decide again on similarity alone
-            fallback = gate.decide(
+            fallback = admission.decide(
                 cand.text,
                 neighbours,
                 importance=importance,
@@ -590,7 +596,7 @@ class WritePipeline:
                 contradiction=False,
                 speaker=speaker,
             )
-            return gate.GateDecision(
+            return admission.GateDecision(
                 fallback.action,
                 fallback.target,
                 fallback.similarity,
@@ -598,7 +604,7 @@ class WritePipeline:
                 "llm",
                 decision.checked,
             )
-        return gate.GateDecision(
+        return admission.GateDecision(
             decision.action,
             decision.target,
             decision.similarity,
@@ -657,7 +663,7 @@ class WritePipeline:
         importance: float,
         channels: dict[str, float],
         surprise: float,
-        decision: gate.GateDecision,
+        decision: admission.GateDecision,
     ) -> MemoryRecord:
         now = self.now()
         kind, kind_rule = memory_kind(cand.text, category=cand.category, tags=cand.metadata.get("tags", ()) or ())
@@ -703,7 +709,7 @@ class WritePipeline:
         rec.verification_state = "unverified"  # one observation; confirmed when it is stated again
         rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
         pc = self.cfg.policy
-        if pc.artifacts and policy.artifact_eligible(
+        if pc.artifacts and action_policy.artifact_eligible(
             category=rec.category,
             confidence=cand.confidence,
             importance=importance,
@@ -727,7 +733,7 @@ class WritePipeline:
         self._history(rec.id, "created", decision.reason, cand, action=decision.action.value)
         return rec
 
-    def _reinforce(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
+    def _reinforce(self, target: MemoryRecord, decision: admission.GateDecision, cand: Candidate) -> AddResult:
         now = self.now()
         changes = {
             "stability": target.stability * self.cfg.gate.reinforce_stability,
@@ -742,7 +748,7 @@ class WritePipeline:
         self._history(target.id, "reinforced", decision.reason, cand, action="REINFORCE", text=cand.text[:500])
         return AddResult(target.id, Action.REINFORCE, (target.id,), decision.reason)
 
-    def _update(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
+    def _update(self, target: MemoryRecord, decision: admission.GateDecision, cand: Candidate) -> AddResult:
         now = self.now()
         merged, path = self._ask(
             "synthesis",
@@ -767,7 +773,7 @@ class WritePipeline:
         self._history(target.id, "updated", decision.reason, cand, action="UPDATE", before=target.content[:1000])
         return AddResult(target.id, Action.UPDATE, (target.id,), decision.reason)
 
-    def _supersede(self, old: MemoryRecord, new: MemoryRecord, decision: gate.GateDecision) -> None:
+    def _supersede(self, old: MemoryRecord, new: MemoryRecord, decision: admission.GateDecision) -> None:
         now = self.now()
         self.store.update_fields(
             old.id,
@@ -797,7 +803,7 @@ class WritePipeline:
         )
 
     # after a create: tags, relations, retroactive strengthening, working memory ------------------
-    def _after_create(self, rec: MemoryRecord, cand: Candidate, neighbours: list[gate.Neighbour]) -> None:
+    def _after_create(self, rec: MemoryRecord, cand: Candidate, neighbours: list[admission.Neighbour]) -> None:
         self._tagging(rec)
         self._relations(rec, [n.record for n in neighbours if n.record.id != rec.id], _fallbacks(cand))
         self._retroactive(rec, neighbours)
@@ -870,7 +876,7 @@ class WritePipeline:
                     t,
                     confidence=c,
                     created_at=self.now(),
-                    metadata={"path": "llm", relations.VERIFICATION: relations.INFERRED},
+                    metadata={"path": "llm", edges.VERIFICATION: edges.INFERRED},
                 )
                 for i, t, c in answer
             ]
@@ -878,12 +884,12 @@ class WritePipeline:
             found = relations.detect(rec, others, self.cfg.relations)
             for r in found:
                 r.created_at = self.now()
-                r.metadata[relations.VERIFICATION] = relations.UNVERIFIED
-        fresh, again = relations.split_seen(found, self.store.relations([rec.id], direction="both"))
+                r.metadata[edges.VERIFICATION] = edges.UNVERIFIED
+        fresh, again = edges.split_seen(found, self.store.relations([rec.id], direction="both"))
         if again:
             now = self.now()
             lc = self.settings.dynamics.lifecycle
-            self.store.update_relations([(r.id, relations.reinforced(r, now=now, cfg=lc)) for r in again])
+            self.store.update_relations([(r.id, edges.reinforced(r, now=now, cfg=lc)) for r in again])
             self.ops.log(
                 "relations_reinforced",
                 id=rec.id,
@@ -894,7 +900,7 @@ class WritePipeline:
             self._add_relations(fresh, rec.user_id)
             self.ops.log("relations", id=rec.id, path=path, added=[(r.dst_id, r.type.value) for r in fresh])
 
-    def _reobserved(self, target_id: str, neighbours: list[gate.Neighbour], cand: Candidate) -> None:
+    def _reobserved(self, target_id: str, neighbours: list[admission.Neighbour], cand: Candidate) -> None:
         """A memory stated again (REINFORCE) or elaborated (UPDATE): its relations to the write's other
         neighbours are observed again — stored edges are strengthened, new ones added."""
         current = self.store.get([target_id]).get(target_id)
@@ -910,15 +916,13 @@ class WritePipeline:
         """The prunable edges out of a contradicted memory become ``disputed``: pruned first."""
         rels = [
             r
-            for r in self.store.relations(
-                [memory_id], direction="out", types=relations.prunable_types(self.cfg.relations)
-            )
-            if relations.verification(r) != relations.DISPUTED
+            for r in self.store.relations([memory_id], direction="out", types=edges.prunable_types(self.cfg.relations))
+            if edges.verification(r) != edges.DISPUTED
         ]
         if rels:
-            disputed = relations.DISPUTED
+            disputed = edges.DISPUTED
             self.store.update_relations(
-                [(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: disputed}}) for r in rels]
+                [(r.id, {"metadata": {**r.metadata, edges.VERIFICATION: disputed}}) for r in rels]
             )
 
     def _dispute(self, rec: MemoryRecord, reason: str) -> None:
@@ -939,7 +943,7 @@ class WritePipeline:
             self.store.log_actions(
                 [
                     ActionEvent(
-                        policy.PolicyAction.LINK_GRAPH.value,
+                        action_policy.PolicyAction.LINK_GRAPH.value,
                         "LINKED",
                         now,
                         user_id=user_id,
@@ -954,11 +958,11 @@ class WritePipeline:
         self._prune_relations(user_id)
 
     def _prune_relations(self, user_id: str | None) -> None:
-        removed = relations.prune_scope(self.store, user_id, self.cfg.relations)
+        removed = edges.prune_scope(self.store, user_id, self.cfg.relations)
         if removed:
             self.ops.log("relations_pruned", user_id=user_id, removed=removed)
 
-    def _retroactive(self, rec: MemoryRecord, neighbours: list[gate.Neighbour]) -> None:
+    def _retroactive(self, rec: MemoryRecord, neighbours: list[admission.Neighbour]) -> None:
         ecfg = self.settings.dynamics.energy.model_copy(update={"reinforce_similarity": self.profile.retroactive_min})
         now = rec.created_at
         for n in neighbours:
@@ -1067,7 +1071,7 @@ class WritePipeline:
             self.store.log_actions(
                 [
                     ActionEvent(
-                        policy.PolicyAction.DISCARD.value,
+                        action_policy.PolicyAction.DISCARD.value,
                         "SKIP",
                         self.now(),
                         user_id=user_id,
@@ -1096,11 +1100,11 @@ def action_events(result: AddResult, cand: Candidate, rec: MemoryRecord | None, 
     """The action telemetry of one write decision: its policy action with the eligibility context (the
     memory it stored or acted on: its kind and lifecycle state; the fact's confidence, importance, source),
     and a ``create_artifact`` beside a new memory that kept its verbatim words."""
-    action = policy.action_for(result.action, rec.memory_kind.value if rec is not None else None)
+    action = action_policy.action_for(result.action, rec.memory_kind.value if rec is not None else None)
     if action is None:
         return []
     created = rec is not None and result.action in (Action.CREATE, Action.SUPERSEDE)
-    ctx = policy.eligibility(
+    ctx = action_policy.eligibility(
         confidence=cand.confidence,
         lifecycle_state=rec.lifecycle_state if rec is not None else "candidate",
         importance=cand.importance,
@@ -1120,7 +1124,7 @@ def action_events(result: AddResult, cand: Candidate, rec: MemoryRecord | None, 
     if created and rec is not None and cand.decisions.get("artifact"):
         events.append(
             ActionEvent(
-                policy.PolicyAction.CREATE_ARTIFACT.value,
+                action_policy.PolicyAction.CREATE_ARTIFACT.value,
                 "KEPT",
                 now,
                 user_id=cand.user_id,
@@ -1138,10 +1142,10 @@ def verbatim_actions(records: Sequence[MemoryRecord], results: Sequence[AddResul
     — and ``update`` (``update_note``)."""
     events: list[ActionEvent] = []
     for rec, result in zip(records, results, strict=True):
-        action = policy.action_for(result.action, rec.memory_kind.value)
+        action = action_policy.action_for(result.action, rec.memory_kind.value)
         if action is None:
             continue
-        ctx = policy.eligibility(
+        ctx = action_policy.eligibility(
             confidence=rec.source_confidence,
             lifecycle_state=rec.lifecycle_state,
             importance=rec.importance,
@@ -1163,7 +1167,7 @@ def verbatim_actions(records: Sequence[MemoryRecord], results: Sequence[AddResul
 
 def _source_turn(text: str, turns: Sequence[Turn]) -> str | None:
     """The turn an extracted fact most likely came from: the one sharing the most words with it."""
-    from reverie.write.text import content_words
+    from reverie.text.words import content_words
 
     words = content_words(text)
     best = max(turns, key=lambda t: len(words & content_words(t.raw or t.text)), default=None)
@@ -1181,7 +1185,7 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
     return ("Assistant" if role == "assistant" else "User"), text
 
 
-def learned_reward(prior: float, neighbours: Sequence[gate.Neighbour], *, neutral: float) -> float:
+def learned_reward(prior: float, neighbours: Sequence[admission.Neighbour], *, neutral: float) -> float:
     """The reward channel, learned from feedback: the category's prior moved by how useful similar memories
     turned out — the similarity-weighted utility of the nearest stored memories relative to the neutral
     utility (feedback raises a memory's utility with "useful" and lowers it with "not useful"; a memory

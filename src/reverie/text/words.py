@@ -1,4 +1,5 @@
-"""Small text helpers shared by the write stages (EN + TR)."""
+"""Words of a text (EN + TR): tokens, stop words, informative words, sentences, slugs; shared by the
+write path, the read path and the dream."""
 
 from __future__ import annotations
 
@@ -36,6 +37,11 @@ def words(text: str) -> list[str]:
 def content_words(text: str) -> set[str]:
     """Distinct informative words: not stop words, at least 3 characters (or a number)."""
     return {w for w in words(text) if w not in STOPWORDS and (len(w) >= 3 or w.isdigit())}
+
+
+def new_words(old: str, new: str) -> set[str]:
+    """Informative words of ``new`` that ``old`` lacks."""
+    return content_words(new) - content_words(old)
 
 
 def overlap(a: set[str], b: set[str]) -> float:
