@@ -5,6 +5,7 @@ features.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from reverie.text.updates.statement import Clause, Statement, Value
@@ -141,6 +142,51 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         and w not in cue_words
         and not w[:1].isdigit()
     }
+    lets_go = _letting_go(text, turkish)
+    folded = set(words)
+    polarity = (1 if folded & LIKE else 0) - (1 if folded & DISLIKE else 0)
+    values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and fold(v.text) in PERSON_NOUNS)]
+    return Clause(
+        text,
+        words,
+        stems,
+        values,
+        subject,
+        subject_words,
+        families,
+        change=[m.group(0).casefold() for m in CHANGE.finditer(text)],
+        correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
+        additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
+        dropped=lets_go.dropped,
+        given_up=lets_go.given_up,
+        denied=lets_go.denied,
+        moved_from=lets_go.moved_from,
+        moved_to=lets_go.moved_to,
+        negated=bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text))),
+        polarity=polarity,
+        past=is_past(words),
+        question=question,
+        copula=is_copula(words, turkish),
+        topic=topic,
+        targets=lets_go.targets,
+    )
+
+
+@dataclass(slots=True)
+class _LettingGo:
+    """What a clause lets go of and where it goes: the features of :class:`Clause` of the same names."""
+
+    dropped: set[str] = field(default_factory=set)
+    given_up: set[str] = field(default_factory=set)
+    denied: set[str] = field(default_factory=set)
+    targets: set[str] = field(default_factory=set)
+    moved_from: set[str] = field(default_factory=set)
+    moved_to: set[str] = field(default_factory=set)
+
+
+def _letting_go(text: str, turkish: bool) -> _LettingGo:
+    """The values ``text`` lets go of (dropped, given up by a verb that means it, denied), where a change
+    goes, and what it moves from and to."""
     dropped: set[str] = set()
     given_up: set[str] = set()  # let go by a verb that means it ("stopped using the treadmill", "quit ballet")
     for m in DROP_BEFORE.finditer(text):
@@ -168,33 +214,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     for m in FROM_TO.finditer(text):
         moved_from |= _terms(m.group("a") or m.group("c") or "", turkish, last=bool(m.group("c")))
         moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
-    folded = set(words)
-    polarity = (1 if folded & LIKE else 0) - (1 if folded & DISLIKE else 0)
-    values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and fold(v.text) in PERSON_NOUNS)]
-    return Clause(
-        text,
-        words,
-        stems,
-        values,
-        subject,
-        subject_words,
-        families,
-        change=[m.group(0).casefold() for m in CHANGE.finditer(text)],
-        correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
-        additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
-        dropped=dropped,
-        given_up=given_up,
-        denied=denied,
-        moved_from=moved_from,
-        moved_to=moved_to,
-        negated=bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text))),
-        polarity=polarity,
-        past=is_past(words),
-        question=question,
-        copula=is_copula(words, turkish),
-        topic=topic,
-        targets=targets,
-    )
+    return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to)
 
 
 def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
