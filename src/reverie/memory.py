@@ -77,7 +77,8 @@ from reverie.validation import (
     printable,
 )
 from reverie.write.items import PreparedItem
-from reverie.write.pipeline import WritePipeline, verbatim_actions
+from reverie.write.pipeline import WritePipeline
+from reverie.write.recording import verbatim_actions
 from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
