@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from reverie import lexicon
 from reverie.text.updates.tokens import (
     PERSON_STEMS,
     core_form,
@@ -24,16 +25,10 @@ from reverie.text.updates.vocabulary import (
     STOP,
     TITLE,
     TOPIC_VERB,
-    lex,
 )
 
-_PRONOUNS = lex("it it's they they're he he's she she's this that there there's o onlar bu şu")
-_VERB_START = re.compile(
-    r"^(sold|got|bought|moved|switched|changed|started|stopped|quit|dropped|cancell?ed|closed|"
-    r"put|scrap|down|up|turned|joined|left|gave|took|went|found|tried|had|have|been|love|"
-    r"hate|like|prefer|need|want|think|feel|use|drink|eat|take|go|run|work|live|bumped|"
-    r"cut|ditched|replaced|migrated|relocated|promoted|hired)$"
-)
+_PRONOUNS = lexicon.words("update_pronouns")
+_VERB_START = re.compile("^(" + "|".join(lexicon.terms("update_verb_start")) + ")$")
 _TR_CASE = re.compile(
     r"['’](?:da|de|ta|te|a|e|ya|ye|na|ne|dan|den|tan|ten|ı|i|u|ü|yı|yi|yu|yü|la|le|yla|yle|"
     r"deki|daki|teki|taki)$",

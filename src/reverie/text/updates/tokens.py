@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from reverie.text.updates.vocabulary import DAYS, MONTHS, PAST_EN, PAST_TR, PERSON_NOUNS, TOKEN, lex
+from reverie import lexicon
+from reverie.text.updates.vocabulary import DAYS, MONTHS, PAST_EN, PAST_TR, PERSON_NOUNS, TOKEN
 
 
 @lru_cache(maxsize=65536)
@@ -26,13 +27,7 @@ def _is_turkish(word: str) -> bool:
 
 
 _TR_SUFFIXES = sorted(
-    lex("""
-lerimiz larımız leriniz larınız ımızın imizin ümüzün umuzun ımız imiz umuz ümüz ları leri ların lerin
-lara lere larda lerde lardan lerden iyorum ıyorum uyorum üyorum yorum iyoruz ıyoruz uyoruz üyoruz yoruz
-iyor ıyor ılmış ilmiş ulmuş ülmüş mış miş muş müş uyor üyor yor dık dik duk dük tık tik tuk tük dım dim
-dum düm tım tim tum tüm nın nin nun nün dan den tan ten nda nde yla yle da de ta te ya ye yı yi yu yü
-na ne ın in un ün la le ım im um üm sı si su sü ki ı i u ü a e m
-"""),
+    lexicon.words("update_tr_suffixes"),
     key=len,
     reverse=True,
 )

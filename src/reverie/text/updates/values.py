@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 
+from reverie import lexicon
 from reverie.text.updates.statement import Value
 from reverie.text.updates.tokens import (
     core_form,
@@ -226,11 +227,7 @@ class _ValueReader:
 
 
 #: words that are verbs far more often than nouns after "to" ("to see", "to try", "to make")
-_VERBISH = re.compile(
-    r"^(see|try|make|do|be|go|get|hear|say|tell|find|give|use|help|keep|let|put|think|know|"
-    r"want|feel|look|come|take|work|learn|start|share|reflect|hone|combine|explore|build|create|"
-    r"grow|reach|connect|express|write|read|play|pause|relax|chill|check|join|visit|meet)$"
-)
+_VERBISH = re.compile("^(" + "|".join(lexicon.terms("update_verbish")) + ")$")
 
 
 def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reverie import lexicon
+
 #: evidence at or above this is an update (the write path supersedes the old memory)
 UPDATE_SCORE = 3.0
 #: evidence at or above this orders two answers to one question newest first (read path)
@@ -31,100 +33,33 @@ SPEAKER = re.compile(
 )
 
 
-def lex(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # words -----------------------------------------------------------------------------------------
 
-STOP = lex("""
-a an the and or but if then so of to in on at by for with from as is are was were be been being am
-i me my mine we our ours us you your he him his she her it its they them their this that these those
-do does did done have has had having will would shall should can could may might must not no yes
-just very really quite also too than there here what which who whom whose when where why how all any
-some about into over under again more most such only own same other up down out off once every each
-i'm i've i'd i'll we're we've it's that's there's don't doesn't didn't can't won't isn't aren't
-user users ok okay oh yeah hey hi well get got let lets let's one ones thing things bit lot
-still always usually often never sometimes already ever even mostly generally currently
-something anything everything nothing someone anyone everyone somebody anybody everybody stuff way lots
-myself yourself himself herself itself ourselves yourselves themselves
-bir ve ile de da bu şu o ben sen biz siz onlar için gibi ama fakat çok daha en mi mı mu mü ne
-var yok ki ya veya hem şey olarak olan oldu olur diye kadar sonra önce her gün günü günleri
-""")
-FIRST_PERSON = lex(
-    "i me my mine myself we us our ours ourselves i'm i've i'd i'll we're we've we'd we'll "
-    "ben beni bana benim biz bizi bize bizim"
-)
-DETERMINERS = lex("the a an this that these those his her their its your")
+STOP = lexicon.words("update_stop_words")
+FIRST_PERSON = lexicon.words("update_first_person")
+DETERMINERS = lexicon.words("update_determiners")
 #: people a speaker names by their relation ("my sister", "annem"): a possessive subject that is a person
-PERSON_NOUNS = lex("""
-mother mum mom mummy father dad daddy parent parents brother sister son daughter kid kids child children
-husband wife partner boyfriend girlfriend fiance fiancee friend friends neighbour neighbor neighbours boss
-manager colleague coworker niece nephew aunt uncle cousin grandma grandmother granny grandpa grandfather
-family baby twins roommate housemate flatmate landlord landlady tutor teacher doctor dentist vet gp
-coach trainer therapist nurse nanny babysitter accountant lawyer barber hairdresser mechanic
-anne annem babam baba kardeş kardeşim abla ablam ağabey abim oğul oğlum kız kızım eş eşim koca kocam
-karım sevgili sevgilim arkadaş arkadaşım komşu komşum patron patronum yönetici yöneticim müdür müdürüm
-aile ailem teyze teyzem amca amcam dayı dayım hala halam yeğen yeğenim torun kuzen kuzenim çocuk çocuğum
-çocuklar çocuklarım
-""")
+PERSON_NOUNS = lexicon.words("update_person_nouns")
 #: scheduled things: one of them happens at one time and place ("the meeting", "toplantı", "randevu")
-EVENTS = lex("""
-meeting meetings appointment appointments class classes lesson lessons flight flights train wedding party dinner
-lunch breakfast surgery operation deadline concert match game interview exam session sessions sync call
-toplantı toplantısı randevu randevusu ders dersi uçuş uçuşu düğün düğünü parti yemek ameliyat ameliyatı
-teslim sınav sınavı maç maçı görüşme konser seans
-""")
+EVENTS = lexicon.words("update_events")
 #: words that ask nothing and assert no value at the start of a statement ("Honestly, …", "Update: …")
-DISCOURSE = lex("""
-actually honestly update heads up good news bad news change of plans correction sorry oops so well anyway
-btw also just finally basically fyi quick note ok okay yes no yeah aslında neyse bu arada düzeltme pardon
-these days nowadays lately recently currently now instead artık şimdi bu aralar son zamanlarda
-kusura bakma evet hayır tamam
-""")
+DISCOURSE = lexicon.words("update_discourse")
 
 #: a change: what held before holds no longer (EN + TR)
-CHANGE = re.compile(
-    r"\b(switch(?:ed|es|ing)?|mov(?:ed|es|ing)|chang(?:ed|es|ing)|replac(?:ed|es|ing)|swapp?(?:ed|ing)?|"
-    r"migrat(?:ed|es|ing)|relocat(?:ed|es|ing)|transferr?(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|"
-    r"instead|now|nowadays|these days|anymore|any more|no longer|from now on|new|newly|"
-    r"push(?:ed)?(?: \w+){0,3} (?:back|forward)|postponed|rescheduled|brought forward|extended|raised|increased|"
-    r"lowered|reduced|bumped|went (?:up|down)|gone (?:up|down)|down to|up to|turned|became|become|"
-    r"promoted|took over|resched\w*|rewr\w*|rebuilt|redid|redone|redesigned|"
-    r"handed (?:\w+ )*over|"
-    r"artık|şimdi|yeni|değişti\w*|değiştir\w*|geçti\w*|geçiyor\w*|geçeceğ\w*|taşındı\w*|taşıdı\w*|"
-    r"taşınıyor\w*|ertele\w*|uzattı\w*|uzatıldı\w*|çıkardı\w*|çıktı\w*|indirdi\w*|indi\w*|düştü\w*|"
-    r"alındı\w*|kaydır\w*|başladı\w*|bu aralar|son zamanlarda|bundan sonra|yerine|baştan)\b",
-    re.IGNORECASE,
-)
+CHANGE = lexicon.pattern("update_change")
 #: a correction of what was said before
-CORRECTION = re.compile(
-    r"\b(actually|correction|sorry|i meant|i mean|wrong|mistake|oops|my bad|scratch that|to be precise|"
-    r"aslında|düzeltme|pardon|yanlış|hata|özür|kusura bakma|yani)\b",
-    re.IGNORECASE,
-)
+CORRECTION = lexicon.pattern("update_correction")
 #: the new statement adds to what was said instead of replacing it
 ADDITIVE = re.compile(
-    r"\b(also|too|as well|again|another|second|both|in addition|plus|besides|still|either|"
-    r"before that|the \w+ before|dahi|bir de|yine|hâlâ|hala|ayrıca|ikinci|başka)\b|(?<=\s)(?:de|da)(?=\s|$)",
-    re.IGNORECASE,
+    r"\b(" + "|".join(lexicon.terms("update_additive")) + r")\b|(?<=\s)(?:de|da)(?=\s|$)", re.IGNORECASE
 )
 #: a value let go: "gave up on X", "X left", "not X", "X'i bıraktım" (the value is found next to these)
 DROP_BEFORE = re.compile(
-    r"\b(gave up(?: on)?|give up(?: on)?|given up(?: on)?|giving up(?: on)?|quit|quitting|dropped|ditched|cancell?ed|"
-    r"closed|sold|scrapp?(?:ed)?|deleted|uninstalled|removed|unsubscribed from|"
-    r"(?:took|taken|removed)\s+(?:\w+\s+){0,3}?(?:from|out of)(?:\s+under)?|"
-    r"stopped(?: using| going to| taking| drinking| eating)?|put down|cut out|got rid of|moved out of|"
-    r"had it with|fed up with|done with|"
-    r"moved away from|switched from|changed from|migrated from|replaced|left|leaving|off|"
-    r"don't (?:use|go to|drink|eat|take|like|have|see)|do not (?:use|go to))\s+(?:the |my |our |a |an |using |on )?",
-    re.IGNORECASE,
+    r"\b(" + "|".join(lexicon.terms("update_drop_before")) + r")\s+(?:the |my |our |a |an |using |on )?", re.IGNORECASE
 )
 #: a value said not to hold ("not Alfama", "instead of Tuesday"): lets go of a value, never of a plain word
 NOT_VALUE = re.compile(
-    r"\b(not|no longer|instead of|rather than|no more|not at|not in|not on|not with)\s+"
-    r"(?:the |my |our |a |an |on )?",
-    re.IGNORECASE,
+    r"\b(" + "|".join(lexicon.terms("update_not_value")) + r")\s+(?:the |my |our |a |an |on )?", re.IGNORECASE
 )
 _DROP_AFTER = re.compile(
     r"^\s*(?:\w+\s+)?(left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone)|"
@@ -139,19 +74,11 @@ FROM_TO = re.compile(
     r"(?:ya|ye|a|e|na|ne)\s+(?:geç|taşı|aktar|değiştir)",
     re.IGNORECASE,
 )
-NEGATION = re.compile(
-    r"\b(not|no longer|never|don't|doesn't|isn't|aren't|wasn't|weren't|didn't|won't|n't)\b", re.IGNORECASE
-)
+NEGATION = lexicon.pattern("update_negation")
 NEGATION_TR = re.compile(r"\b(değil\w*|\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b", re.IGNORECASE)
 OVER = re.compile(r"\b(\w+) over (\w+)\b", re.IGNORECASE)
-LIKE = lex(
-    "like likes liked love loves loved prefer prefers preferred enjoy enjoys enjoyed adore adores "
-    "favorite favourite sever seviyor seviyorum sevdi bayılıyor bayılır tercih"
-)
-DISLIKE = lex(
-    "hate hates hated dislike dislikes disliked detest detests loathe loathes nefret sevmiyor "
-    "sevmiyorum sevmez sevmedi hoşlanmıyor hoşlanmaz"
-)
+LIKE = lexicon.words("update_like")
+DISLIKE = lexicon.words("update_dislike")
 POLARITY_WORDS = LIKE | DISLIKE
 
 
@@ -241,10 +168,7 @@ FAMILIES: dict[str, Family] = {
     "learning": Family(False, re.compile(r"^(learn\w*|studying|öğren\w*)$"), frozenset({"name"})),
     "use": Family(False, re.compile(r"^(use|uses|using|used|kullan\w*|editing|edit|editor)$"), frozenset({"name"})),
 }
-PAST_EN = re.compile(
-    r"^(was|were|had|did|went|lived|worked|visited|ran|used|grew|studied|met|bought|"
-    r"started|moved|adopted|watched|paid|ordered|spent|stayed|travel+ed|took|saw)$"
-)
+PAST_EN = re.compile("^(" + "|".join(lexicon.terms("update_past_verbs")) + ")$")
 PAST_TR = re.compile(r"^\w{2,}(?:d[ıiuü]|t[ıiuü])(?:m|n|k|niz|nız|nuz|nüz|lar|ler)?$|^idi\w*$")
 _PRESENT_TR_FIRST = re.compile(r"^\w+(?:yor|[ıiuü]r|[ae]r|yim|y[ıi]m|[ıiuü]m)(?:um|üm|ım|im|uz|üz|ız|iz)?$")
 
@@ -309,10 +233,7 @@ NUMBER_WORDS = {
     "beşinci": 5,
 }
 NUMBER_WORDS = {k: v for k, v in NUMBER_WORDS.items() if v is not None}
-ORDINALS = lex("""
-first second third fourth fifth sixth seventh eighth ninth tenth twelfth twentieth birinci ikinci
-üçüncü dördüncü beşinci
-""")
+ORDINALS = lexicon.words("update_ordinals")
 DAYS = (
     ("monday", "pazartesi"),
     ("tuesday", "salı"),
@@ -383,13 +304,10 @@ TIME = re.compile(
     r"|\bsaat\s+(\d{1,2})(?:[:.](\d{2}))?",
     re.IGNORECASE,
 )
-TITLE = lex("dr dr. mr mr. mrs mrs. ms ms. prof st st. hanım bey hoca")
+TITLE = lexicon.words("update_titles")
 
 
-TOPIC_VERB = re.compile(
-    r"^(changed|change|changing|switched|switch|moved|move|pushed|push|rescheduled|"
-    r"postponed|replaced|swapped|raised|increased|lowered|reduced|cut|bumped|extended)$"
-)
+TOPIC_VERB = re.compile("^(" + "|".join(lexicon.terms("update_topic_verbs")) + ")$")
 
 
 DROP_AROUND = re.compile(
@@ -413,12 +331,7 @@ DROP_AFTER_WORD = re.compile(
     re.UNICODE,
 )
 PREPOSITIONS = frozenset(["at", "in", "on", "to", "with", "by", "from", "for"])
-OBJECT_VERBS = re.compile(
-    r"^(drinks?|drank|uses?|using|prefers?|preferred|likes?|liked|loves?|loved|eats?|ate|plays?|takes?|took|"
-    r"drives?|owns?|has|have|reads?|reading|watch(?:es)?|speaks?|learn(?:s|ing)?|stud(?:y|ies|ying)|wears?|"
-    r"needs?|wants?|enjoys?|hates?|dislikes?|keeps?|gets?|bought|buy|sells?|rents?|switched to|"
-    r"changed to|moved to|went with|going with|chose|picked)$"
-)
+OBJECT_VERBS = re.compile("^(" + "|".join(lexicon.terms("update_object_verbs")) + ")$")
 
 
-SELF_WORDS = lex("i i'm i've i'd i'll we we're we've we'd we'll me us ben biz")
+SELF_WORDS = lexicon.words("update_self_words")
