@@ -8,8 +8,13 @@ import pytest
 from reverie import Memory
 from reverie.config import Settings
 
+PREFERENCE = "User prefers tabs over spaces"
+FACT = "The printer paper is in the second drawer"
 
-def _reward(mem: Memory, memory_id: str | None) -> tuple[str, float]:
+
+def _stored(mem: Memory, text: str, user_id: str) -> tuple[str, float]:
+    """The category and the reward channel a new memory of ``text`` is stored with."""
+    memory_id = mem.add(text, user_id=user_id).id
     assert memory_id is not None
     rec = mem.store.get([memory_id])[memory_id]
     return rec.category, rec.importance_channels["reward"]
@@ -17,27 +22,19 @@ def _reward(mem: Memory, memory_id: str | None) -> tuple[str, float]:
 
 def test_default_rewards_by_category(mem: Memory) -> None:
     table = Settings().write.category_reward
-    assert _reward(mem, mem.add("User prefers tabs over spaces", user_id="a").id) == (
-        "preference",
-        pytest.approx(table["preference"]),
-    )
-    assert _reward(mem, mem.add("The printer paper is in the second drawer", user_id="b").id) == (
-        "fact",
-        pytest.approx(table["fact"]),
-    )
+    category, reward = _stored(mem, PREFERENCE, "a")
+    assert category == "preference" and reward == pytest.approx(table["preference"])
+    category, reward = _stored(mem, FACT, "b")
+    assert category == "fact" and reward == pytest.approx(table["fact"])
 
 
 def test_tuned_rewards_by_category(make_memory) -> None:
     mem = make_memory(write={"category_reward": {"preference": 0.2}, "other_category_reward": 0.35})
-    assert _reward(mem, mem.add("User prefers tabs over spaces", user_id="a").id) == (
-        "preference",
-        pytest.approx(0.2),
-    )
+    category, reward = _stored(mem, PREFERENCE, "a")
+    assert category == "preference" and reward == pytest.approx(0.2)
     # a category the table does not name takes the other categories' reward
-    assert _reward(mem, mem.add("The printer paper is in the second drawer", user_id="b").id) == (
-        "fact",
-        pytest.approx(0.35),
-    )
+    category, reward = _stored(mem, FACT, "b")
+    assert category == "fact" and reward == pytest.approx(0.35)
 
 
 def test_a_reward_outside_0_to_1_is_refused() -> None:
