@@ -82,6 +82,11 @@ DISLIKE = lexicon.words("update_dislike")
 POLARITY_WORDS = LIKE | DISLIKE
 
 
+def _whole_words(name: str) -> re.Pattern[str]:
+    """A whole token that is one of the entries of the word list ``name`` (``^(…|…)$``, as written)."""
+    return re.compile("^(" + "|".join(lexicon.terms(name)) + ")$")
+
+
 @dataclass(frozen=True, slots=True)
 class Family:
     """One attribute said in different words. ``functional``: it holds one value at a time (where
@@ -98,48 +103,30 @@ class Family:
 FAMILIES: dict[str, Family] = {
     "residence": Family(
         True,
-        re.compile(
-            r"^(live[sd]?|living|reside[sd]?|residing|relocat\w*|moved|move|moving|based|rent|renting|rented|flat|"
-            r"apartment|"
-            r"yaşı\w*|yaşa\w*|otur\w*|taşın\w*|ikamet\w*)$"
-        ),
+        _whole_words("update_family_residence"),
         frozenset({"name", "obj:in", "obj:to"}),
     ),
     "work": Family(
         True,
-        re.compile(
-            r"^(work|works|working|job|jobs|employ\w*|employer|hired|joined|company|firm|"
-            r"çalış\w*|iş|işe|işi|işim|işten|şirket\w*)$"
-        ),
+        _whole_words("update_family_work"),
         frozenset({"name"}),
     ),
     "manager": Family(
         True,
-        re.compile(
-            r"^(manager|boss|supervisor|report|reports|reporting|lead|leads|leading|"
-            r"yönetici\w*|müdür\w*|patron\w*|amir\w*|bağlı\w*)$"
-        ),
+        _whole_words("update_family_manager"),
         frozenset({"name"}),
     ),
     "diet": Family(
         True,
-        re.compile(
-            r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|diet|vejetaryen\w*|vegan\w*|diyet\w*|beslen\w*)$"
-        ),
+        _whole_words("update_family_diet"),
         frozenset({"family:diet"}),
-        re.compile(
-            r"^(vegetarian|vegan|pescatarian|keto|paleo|carnivore|flexitarian|vejetaryen\w*|vegan\w*|"
-            r"pesketaryen\w*)$"
-        ),
+        _whole_words("update_family_diet_values"),
     ),
     "commute": Family(
         True,
-        re.compile(r"^(commute\w*|commuting)$"),
+        _whole_words("update_family_commute"),
         frozenset({"family:commute"}),
-        re.compile(
-            r"^(bike|bicycle|bus|tram|car|foot|metro|subway|tube|ferry|scooter|train|"
-            r"bisiklet\w*|otobüs\w*|metro\w*|araba\w*|tramvay\w*|vapur\w*|yürüye\w*)$"
-        ),
+        _whole_words("update_family_commute_values"),
         phrase=re.compile(
             r"\b(?:by|take the|takes the|took the|ride the|ride my|ride a)\s+(?:bike|"
             r"bicycle|bus|tram|car|metro|subway|tube|ferry|scooter|train)\b|"
@@ -150,23 +137,18 @@ FAMILIES: dict[str, Family] = {
     ),
     "wake": Family(
         True,
-        re.compile(r"^(wake|wakes|woke|waking|awake|alarm|kalk\w*|uyan\w*)$"),
+        _whole_words("update_family_wake"),
         frozenset({"time"}),
         phrase=re.compile(r"\b(?:get|gets|got|getting)\s+up\b", re.IGNORECASE),
     ),
-    "age": Family(
-        True, re.compile(r"^(age|aged|turned|turn|turns|birthday|yaşında\w*|yaşına|yaş)$"), frozenset({"number@years"})
-    ),
+    "age": Family(True, _whole_words("update_family_age"), frozenset({"number@years"})),
     "preference": Family(
         False,
-        re.compile(
-            r"^(love[sd]?|loving|like[sd]?|prefer\w*|enjoy\w*|adore[sd]?|favou?rite|hate[sd]?|dislike[sd]?|"
-            r"sev\w*|tercih\w*|bayıl\w*|nefret\w*)$"
-        ),
+        _whole_words("update_family_preference"),
         frozenset({"name", "obj:in", "obj:at"}),
     ),
-    "learning": Family(False, re.compile(r"^(learn\w*|studying|öğren\w*)$"), frozenset({"name"})),
-    "use": Family(False, re.compile(r"^(use|uses|using|used|kullan\w*|editing|edit|editor)$"), frozenset({"name"})),
+    "learning": Family(False, _whole_words("update_family_learning"), frozenset({"name"})),
+    "use": Family(False, _whole_words("update_family_use"), frozenset({"name"})),
 }
 PAST_EN = re.compile("^(" + "|".join(lexicon.terms("update_past_verbs")) + ")$")
 PAST_TR = re.compile(r"^\w{2,}(?:d[ıiuü]|t[ıiuü])(?:m|n|k|niz|nız|nuz|nüz|lar|ler)?$|^idi\w*$")
