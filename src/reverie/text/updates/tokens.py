@@ -159,17 +159,14 @@ def is_copula(words: list[str], turkish: bool) -> bool:
     return not re.search(r"(?:yor\w*|d[ıiuü]\w*|t[ıiuü]\w*|[ıiuü]r|[ae]r|m[ae]k|[ae]c[ae]k\w*|m[ıiuü]ş\w*)$", words[-1])
 
 
+#: verbs that follow a subject (a clause's predicate)
+_PREDICATE = re.compile("^(" + "|".join(lexicon.terms("update_predicates")) + ")$")
+#: the stems of Turkish words for a related person ("annem", "kardeşimin")
+_TR_PERSON_STEMS = lexicon.terms("update_tr_person_stems")
+
+
 def is_predicate(word: str) -> bool:
-    return bool(
-        re.match(
-            r"^(is|are|was|were|am|has|have|had|lives?|works?|runs?|meets?|starts?|plays?|uses?|"
-            r"goes|takes?|comes?|does|moved|switched|got|left|changed|sees?|tracks?|costs?|weighs?|"
-            r"lands?|leaves?|arrives?|begins?|ends?|opens?|closes?|raised|retired|died|relocated|"
-            r"said|called|loves?|likes?|hates?|prefers?|speaks?|drinks?|eats?|reports?|teaches?|"
-            r"visits?|visiting|studies|learning|reading|being|been|planned|scheduled|walks?)$",
-            word,
-        )
-    )
+    return bool(_PREDICATE.match(word))
 
 
 PERSON_STEMS = frozenset(stem(w) for w in PERSON_NOUNS) | frozenset(
@@ -184,41 +181,7 @@ def tr_possessive(word: str) -> bool:
 
 
 def tr_person(word: str) -> bool:
-    return any(
-        word.startswith(p)
-        for p in (
-            "anne",
-            "baba",
-            "kardeş",
-            "abla",
-            "ağabey",
-            "abi",
-            "oğl",
-            "oğul",
-            "kız",
-            "eşim",
-            "koca",
-            "karı",
-            "sevgili",
-            "arkadaş",
-            "komşu",
-            "patron",
-            "yönetici",
-            "müdür",
-            "aile",
-            "teyze",
-            "amca",
-            "dayı",
-            "hala",
-            "yeğen",
-            "torun",
-            "kuzen",
-            "çocu",
-            "öğretmen",
-            "hoca",
-            "doktor",
-        )
-    )
+    return any(word.startswith(p) for p in _TR_PERSON_STEMS)
 
 
 def verb_stem(word: str) -> str:

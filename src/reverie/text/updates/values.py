@@ -42,7 +42,8 @@ _DATE = re.compile(
     r"\b(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>[A-Za-zçğıöşüÇĞİÖŞÜ]+)|"
     r"\b(?P<m2>[A-Za-zçğıöşüÇĞİÖŞÜ]+)\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b"
 )
-_NP_SKIP = frozenset(["the", "a", "an", "my", "our", "his", "her", "their", "your", "this", "that", "some"])
+#: words that start a noun phrase without being part of the value
+_NP_SKIP = lexicon.words("update_noun_phrase_openers")
 
 
 def read_values(

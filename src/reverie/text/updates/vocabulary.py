@@ -17,7 +17,7 @@ LIKELY_SCORE = 2.5
 TOKEN = re.compile(
     r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?", re.UNICODE
 )
-ABBREV = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|No|Av|Cad|Sok|Mah)\.", re.IGNORECASE)
+ABBREV = re.compile(r"\b(" + "|".join(lexicon.terms("update_abbreviations")) + r")\.", re.IGNORECASE)
 TAG = re.compile(r"(?<!\w)#[\w-]+")  # "#24", "#todo": a tag or an id, not a value
 SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
 CLAUSE = re.compile(
@@ -60,13 +60,6 @@ DROP_BEFORE = re.compile(
 #: a value said not to hold ("not Alfama", "instead of Tuesday"): lets go of a value, never of a plain word
 NOT_VALUE = re.compile(
     r"\b(" + "|".join(lexicon.terms("update_not_value")) + r")\s+(?:the |my |our |a |an |on )?", re.IGNORECASE
-)
-_DROP_AFTER = re.compile(
-    r"^\s*(?:\w+\s+)?(left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone)|"
-    r"fell through|moved away|closed down|shut down|anymore|any more|is out|no longer|"
-    r"bıraktı\w*|sattı\w*|kapattı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|değil\w*|iptal\w*|vazgeçti\w*|"
-    r"yerine|öldü\w*|bozuldu\w*|kapandı\w*)\b",
-    re.IGNORECASE,
 )
 FROM_TO = re.compile(
     r"\bfrom\s+(?P<a>[^,.;]{1,40}?)\s+(?:to|over to|for)\s+(?P<b>[^,.;]{1,40})"
@@ -312,7 +305,7 @@ DROP_AFTER_WORD = re.compile(
     r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|stepped down|handed (?:\w+ ){0,4}over)\b",
     re.UNICODE,
 )
-PREPOSITIONS = frozenset(["at", "in", "on", "to", "with", "by", "from", "for"])
+PREPOSITIONS = lexicon.words("update_prepositions")
 OBJECT_VERBS = re.compile("^(" + "|".join(lexicon.terms("update_object_verbs")) + ")$")
 
 
