@@ -77,7 +77,8 @@ from reverie.validation import (
     printable,
 )
 from reverie.write.items import PreparedItem
-from reverie.write.pipeline import WritePipeline, verbatim_actions
+from reverie.write.pipeline import WritePipeline
+from reverie.write.recording import verbatim_actions
 from reverie.write.signals.buffer import buffer_key
 
 if TYPE_CHECKING:
@@ -1579,7 +1580,7 @@ class Memory(Inspection):
 
     def _scrub_boxes(self, records: Iterable[MemoryRecord]) -> None:
         """Take the words of forgotten memories out of their memory boxes' topics."""
-        from reverie.write.text import content_words
+        from reverie.text.words import content_words
 
         for rec in records:
             box = self.store.box(rec.box_id) if rec.box_id else None
@@ -1878,7 +1879,7 @@ class Memory(Inspection):
 
     def _move_layer(self, rec: MemoryRecord, target: Layer, event: str, *, actor: str) -> None:
         reason = f"{rec.layer.value} → {target.value} (manual)"
-        from reverie.write.classify import sub_tier_for
+        from reverie.text.classify import sub_tier_for
 
         self._apply(
             rec,

@@ -22,7 +22,7 @@ from reverie.dream.derived import (
 )
 from reverie.model import HistoryEvent, Layer, MemoryRecord, RelationType, Status
 from reverie.store.base import MemoryFilter
-from reverie.write.gate import contradicts
+from reverie.text.updates import contradicts
 
 SYNTH = ["category_summaries", "entity_cards", "bridges", "probe"]
 

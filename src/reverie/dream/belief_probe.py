@@ -25,7 +25,7 @@ from reverie.model import (
     Status,
 )
 from reverie.store.base import MemoryFilter
-from reverie.write import gate, llm_stages
+from reverie.text import llm_update, updates
 
 
 def _probe_state_key(ctx: DreamContext) -> str:
@@ -88,10 +88,10 @@ def step_probe(ctx: DreamContext) -> StepReport:
                 path = "heuristic"
                 if llm is not None and llm_calls < pcfg.max_llm_calls:
                     llm_calls += 1
-                    verdict = llm_stages.contradicts(llm, belief.content, other.content)
+                    verdict = llm_update.contradicts(llm, belief.content, other.content)
                     path = "llm" if verdict is not None else "heuristic"
                 if verdict is None:
-                    verdict = gate.contradicts(belief.content, other.content, correction=other.category == "correction")
+                    verdict = updates.contradicts(belief.content, other.content, correction=other.category == "correction")
                 if verdict:
                     found.append((other, sim, path))
             if found and _dispute(ctx, belief, found, pcfg.importance_factor, pcfg.importance_floor):

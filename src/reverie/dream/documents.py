@@ -35,7 +35,7 @@ from reverie.dream.context import DreamContext, DreamStep, StepReport
 from reverie.errors import ReverieError
 from reverie.model import Layer, MemoryRecord
 from reverie.store.base import MemoryFilter, Store
-from reverie.write.text import content_words
+from reverie.text.words import content_words
 
 PROFILE, ENTITIES, REFLECTIONS, GUIDELINES = "profile", "entities", "reflections", "guidelines"
 KINDS = (PROFILE, ENTITIES, REFLECTIONS, GUIDELINES)

@@ -123,7 +123,8 @@ def redundant(kept: str, other: str, *, similarity: float, threshold: float, max
     """Redundancy: cosine above the profile's threshold, and ``other`` is a duplicate of ``kept``
     rather than an elaboration (at most ``max_new_words`` content words ``kept`` lacks, none of them a
     number) or a contradiction (a changed value, a reversal: the Cognitive Memory design's contradiction heuristics)."""
-    from reverie.write.gate import contradicts, new_words
+    from reverie.text.updates import contradicts
+    from reverie.text.words import new_words
 
     if similarity <= threshold:
         return False

@@ -115,7 +115,7 @@ def step_edge_decay(ctx: DreamContext) -> StepReport:
     0.1 (:func:`~reverie.dynamics.lifecycle.edge_confidence_at`; readers decaying lazily see the same
     value before and after). Then relation pruning per user: over 1,000 relations, the lowest-confidence
     prunable ones go down to 900 — supersedes, contradicts and causes are never pruned."""
-    from reverie.write.relations import prune_scope
+    from reverie.edges import prune_scope
 
     report = StepReport("edge_decay", details={"decayed": 0, "below_traversal": 0, "pruned": 0})
     lc = ctx.settings.dynamics.lifecycle

@@ -32,7 +32,7 @@ from reverie.model import (
     StoreTier,
 )
 from reverie.store.base import Store
-from reverie.write.policy import lifecycle_of
+from reverie.action_policy import lifecycle_of
 
 META = "consolidation"
 KIND_SUMMARY, KIND_THEME, KIND_PATTERN = "summary", "theme", "pattern"

@@ -9,7 +9,7 @@ from reverie.dream.context import DreamContext, DreamStep, StepReport, Write, cu
 from reverie.dynamics import energy as energy_mod
 from reverie.dynamics import promotion, strength
 from reverie.model import Layer, Status
-from reverie.write.classify import sub_tier_for
+from reverie.text.classify import sub_tier_for
 
 _EPS = 1e-9
 #: what each step reads (a pass over a large scope decodes only these columns)

@@ -26,7 +26,7 @@ from reverie.model import Vector
 from reverie.read.fusion import rrf
 from reverie.store.base import MemoryFilter, ScoredId, Store
 from reverie.store.textquery import query_terms
-from reverie.write.updates import stem
+from reverie.text.updates import stem
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

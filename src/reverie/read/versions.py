@@ -2,7 +2,7 @@
 
 A superseded memory in the pool (the temporal intent includes them) is placed right after the memory that
 replaced it, which is fetched when the search did not find it; and of two candidates where the newer updates
-the older (:func:`reverie.write.updates.judge`), the newer takes the older's place and the older follows it.
+the older (:func:`reverie.text.updates.judge`), the newer takes the older's place and the older follows it.
 Both are marked ``superseded`` in the explanation, with the reason. A superseded memory found only because
 the search was widened to superseded memories is a *proxy*: it hands its score to what replaced it and
 leaves the results. A question about the past ("When did Maya live in Berlin?") wants the superseded memory
@@ -45,7 +45,7 @@ _PAST_QUESTION_TR = re.compile(
 def asks_about_past(query: str) -> bool:
     """Whether ``query`` asks about how things were ("When did …", "Where did … live before?", "… taşındı
     mı?"), not about how they are now."""
-    from reverie.write.updates import is_turkish
+    from reverie.text.updates import is_turkish
 
     if _PAST_QUESTION.search(query):
         return True
@@ -253,7 +253,7 @@ def _change_partners(
     """Each of ``shown``'s nearest neighbour among them ("about one thing": cosines alone do not tell, an
     embedder's unrelated pairs can be as close as a fact and its correction), and those that say something
     changed. Both empty when none says a change or ``read.change_recency_ratio`` is off."""
-    from reverie.write import updates as wupdates
+    from reverie.text import updates as wupdates
 
     idx = [i for i, _ in shown]
     if settings.read.change_recency_ratio <= 0 or len(idx) < 2:
@@ -273,8 +273,7 @@ def read_time_updates(
     older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
     — and the newer says that something changed: a change or correction word, a value let go, a
     negation)."""
-    from reverie.write import gate as wgate
-    from reverie.write import updates as wupdates
+    from reverie.text import updates as wupdates
 
     out: list[tuple[int, int, Any]] = []
     when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
@@ -289,7 +288,7 @@ def read_time_updates(
                 continue
             old, new = records[cands[a].id], records[cands[b].id]
             speaker = new.metadata.get("speaker")
-            if wgate.other_speaker(old, speaker if isinstance(speaker, str) else None):
+            if wupdates.other_speaker(old, speaker if isinstance(speaker, str) else None):
                 continue
             if float(vecs[a] @ vecs[b]) < floor:
                 continue

@@ -2,7 +2,7 @@
 knowledge updates first.
 
 1. **Update**: the stored memories nearest to the new text (by meaning, and by its words in full
-   text) are read against it (:func:`reverie.write.updates.judge`). One that the new text updates —
+   text) are read against it (:func:`reverie.text.updates.judge`). One that the new text updates —
    the same subject and attribute with another value, a value let go, "from X to Y", a preference
    turned around — is SUPERSEDEd, whatever the similarity (people state a change in other words
    than the fact they change: "uses Vim" → "switched to Neovim"). An immutable memory, or one that
@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from reverie.config.write import GateSettings, SimilarityProfile
 from reverie.model import MemoryKind, MemoryRecord
 from reverie.results import Action
-from reverie.write import updates
-from reverie.write.text import content_words, sentences
+from reverie.text import updates
+from reverie.text.updates import other_speaker
+from reverie.text.words import content_words, new_words
 
 _NUMBER = re.compile(r"\d+")
 
@@ -60,36 +61,6 @@ class GateDecision:
     reason: str
     path: str = "heuristic"
     checked: tuple[Checked, ...] = field(default=())
-
-
-def new_words(old: str, new: str) -> set[str]:
-    """Informative words of ``new`` that ``old`` lacks."""
-    return content_words(new) - content_words(old)
-
-
-def is_change(text: str) -> bool:
-    """Whether ``text`` states a change ("switched to", "moved to", "now uses", "geçti", "yerine")."""
-    return any(c.change for c in updates.analyse(text).clauses)
-
-
-def contradicts(old: str, new: str, *, correction: bool = False) -> bool:
-    """Whether ``new`` updates (contradicts) ``old``: :func:`reverie.write.updates.judge` at its update
-    score. ``correction``: ``new`` was classified as a correction as a whole."""
-    return updates.judge(old, new, correction=correction).updates
-
-
-def assertions(text: str) -> str:
-    """The sentences of ``text`` that assert something: its questions left out."""
-    return " ".join(s for s in sentences(text) if not s.rstrip().endswith("?"))
-
-
-def other_speaker(old: MemoryRecord, speaker: str | None) -> bool:
-    """Whether ``old`` holds the words of another named speaker than ``speaker`` (metadata ``speaker``):
-    one speaker's statement does not invalidate what another said."""
-    theirs = old.metadata.get("speaker")
-    if not speaker or not isinstance(theirs, str) or not theirs.strip():
-        return False
-    return theirs.strip().casefold() != speaker.strip().casefold()
 
 
 def _new_values(old: str, new: str) -> list[str]:
@@ -185,25 +156,7 @@ def decide(
             text, neighbours, correction=correction, profile=profile, cfg=cfg, speaker=speaker
         )
         if hit is not None and verdict is not None:
-            old, sim = hit.record, hit.similarity
-            why = f"updates {old.id} (similarity {sim:.3f}, evidence {verdict.score:.1f}): {verdict.reason}"
-            if old.immutable:
-                return GateDecision(
-                    Action.CREATE,
-                    old,
-                    sim,
-                    f"contradicts an immutable memory: created beside it; {why}",
-                    checked=checked,
-                )
-            if other_speaker(old, speaker):
-                return GateDecision(
-                    Action.CREATE,
-                    old,
-                    sim,
-                    f"contradicts {old.id}, said by another speaker: created beside it; {why}",
-                    checked=checked,
-                )
-            return GateDecision(Action.SUPERSEDE, old, sim, why, checked=checked)
+            return _update_decision(hit, verdict, checked, speaker)
     near = sorted(neighbours, key=lambda n: -n.similarity)
     if not near or near[0].similarity < profile.create_below:
         nearest = near[0].similarity if near else None
@@ -214,29 +167,71 @@ def decide(
             f"novel (similarity {_fmt(nearest)} < {profile.create_below})",
             checked=checked,
         )
-    best = near[0]
-    old, sim = best.record, best.similarity
-    if sim < profile.update_min:
-        if importance >= cfg.gap_importance:
-            return GateDecision(
-                Action.CREATE, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} high", checked=checked
-            )
-        added = new_words(old.content, text)
-        if added:
-            return GateDecision(
-                Action.CREATE,
-                old,
-                sim,
-                f"gap similarity {sim:.3f}: adds what {old.id} lacks ({', '.join(sorted(added)[:4])})",
-                checked=checked,
-            )
+    if near[0].similarity < profile.update_min:
+        return _gap_decision(text, near[0], importance, cfg, checked)
+    return _near_decision(text, near[0], profile, cfg, checked)
+
+
+def _update_decision(
+    hit: Neighbour, verdict: updates.Verdict, checked: tuple[Checked, ...], speaker: str | None
+) -> GateDecision:
+    """The decision on a stored memory ``text`` updates: superseded, unless it is immutable or another
+    speaker's (then the new memory is created beside it)."""
+    old, sim = hit.record, hit.similarity
+    why = f"updates {old.id} (similarity {sim:.3f}, evidence {verdict.score:.1f}): {verdict.reason}"
+    if old.immutable:
         return GateDecision(
-            Action.SKIP,
+            Action.CREATE,
             old,
             sim,
-            f"gap similarity {sim:.3f}, importance {importance:.2f} low, nothing {old.id} lacks",
+            f"contradicts an immutable memory: created beside it; {why}",
             checked=checked,
         )
+    if other_speaker(old, speaker):
+        return GateDecision(
+            Action.CREATE,
+            old,
+            sim,
+            f"contradicts {old.id}, said by another speaker: created beside it; {why}",
+            checked=checked,
+        )
+    return GateDecision(Action.SUPERSEDE, old, sim, why, checked=checked)
+
+
+def _gap_decision(
+    text: str, best: Neighbour, importance: float, cfg: GateSettings, checked: tuple[Checked, ...]
+) -> GateDecision:
+    """In the gap [create_below, update_min): CREATE when the text is important or adds what the nearest
+    memory lacks, else SKIP."""
+    old, sim = best.record, best.similarity
+    if importance >= cfg.gap_importance:
+        return GateDecision(
+            Action.CREATE, old, sim, f"gap similarity {sim:.3f}, importance {importance:.2f} high", checked=checked
+        )
+    added = new_words(old.content, text)
+    if added:
+        return GateDecision(
+            Action.CREATE,
+            old,
+            sim,
+            f"gap similarity {sim:.3f}: adds what {old.id} lacks ({', '.join(sorted(added)[:4])})",
+            checked=checked,
+        )
+    return GateDecision(
+        Action.SKIP,
+        old,
+        sim,
+        f"gap similarity {sim:.3f}, importance {importance:.2f} low, nothing {old.id} lacks",
+        checked=checked,
+    )
+
+
+def _near_decision(
+    text: str, best: Neighbour, profile: SimilarityProfile, cfg: GateSettings, checked: tuple[Checked, ...]
+) -> GateDecision:
+    """From ``update_min``: REINFORCE (adds nothing), CREATE (another statement, or detail to an immutable
+    memory or an episode), or UPDATE (an elaboration of a note, merged)."""
+    old, sim = best.record, best.similarity
     if _reinforces(old.content, text, sim, profile, cfg):
         return GateDecision(
             Action.REINFORCE, old, sim, f"nearly identical to {old.id} (similarity {sim:.3f})", checked=checked

@@ -1,31 +1,19 @@
-"""Small text helpers shared by the write stages (EN + TR)."""
+"""Words of a text (EN + TR): tokens, stop words, informative words, sentences, slugs; shared by the
+write path, the read path and the dream."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 
+from reverie import lexicon
+
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def lexicon(text: str) -> frozenset[str]:
-    """A word set from a whitespace-separated list."""
-    return frozenset(text.split())
-
-
-STOPWORDS = lexicon(
-    """
-    a an the and or but if then so of to in on at by for with from as is are was were be been being am
-    i me my mine we our us you your he him his she her it its they them their this that these those
-    do does did done have has had having will would shall should can could may might must not no yes
-    just very really also too than there here what which who whom whose when where why how all any some
-    about into over under again more most such only own same other up down out off once
-    user users assistant ok okay oh yeah hey hi hello well like get got let lets let's i'm it's
-    bir ve ile de da bu şu o ben sen biz siz onlar için gibi ama fakat çok daha en mi mı mu mü ne
-    var yok ki ya veya hem şey olarak olan oldu olur
-    """
-)
+#: words that carry no information on their own (EN + TR)
+STOPWORDS = lexicon.words("text_stop_words")
 
 
 def words(text: str) -> list[str]:
@@ -36,6 +24,11 @@ def words(text: str) -> list[str]:
 def content_words(text: str) -> set[str]:
     """Distinct informative words: not stop words, at least 3 characters (or a number)."""
     return {w for w in words(text) if w not in STOPWORDS and (len(w) >= 3 or w.isdigit())}
+
+
+def new_words(old: str, new: str) -> set[str]:
+    """Informative words of ``new`` that ``old`` lacks."""
+    return content_words(new) - content_words(old)
 
 
 def overlap(a: set[str], b: set[str]) -> float:
