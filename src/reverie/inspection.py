@@ -13,19 +13,29 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from reverie.errors import InvalidInputError
+from reverie.memory_base import MemoryBase
 from reverie.model import HistoryEvent, MemoryRecord, Relation, RelationType, StoreTier
 from reverie.store.base import ApiKey, Box, LayerStats, MemoryFilter, StoreInfo
 from reverie.validation import clean_scope
 
 if TYPE_CHECKING:
     from reverie.auth import KeyRing
-    from reverie.config import Settings
-    from reverie.store.base import Store
 
 #: the state key the store answers for a readiness probe (any key will do: the read is what counts)
 READY_KEY = "reverie:ready"
+
+
+def redact_target(target: str) -> str:
+    """A storage target without credentials (``postgresql://user:secret@host`` → ``…//user@host``)."""
+    parts = urlsplit(target)
+    if parts.scheme and parts.password:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        user = parts.username or ""
+        return urlunsplit(parts._replace(netloc=f"{user}@{netloc}" if user else netloc))
+    return target
 
 
 def _limit(value: Any, name: str = "limit", most: int = 10_000) -> int:
@@ -34,20 +44,8 @@ def _limit(value: Any, name: str = "limit", most: int = 10_000) -> int:
     return value
 
 
-class Inspection:
+class Inspection(MemoryBase):
     """Read-only views of a memory for operators' tools (mixed into ``Memory``)."""
-
-    settings: Settings
-
-    @property
-    def store(self) -> Store:  # Memory's storage backend
-        raise NotImplementedError
-
-    def now(self) -> datetime:  # Memory's clock
-        raise NotImplementedError
-
-    def _require(self, memory_id: str) -> MemoryRecord:  # Memory's id (or prefix) lookup
-        raise NotImplementedError
 
     # the store itself -------------------------------------------------------------------------------
     @property
