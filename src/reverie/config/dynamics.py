@@ -447,3 +447,20 @@ class DynamicsSettings(Section):
     tagging: TaggingSettings = Field(default_factory=TaggingSettings)
     emotion: EmotionSettings = Field(default_factory=EmotionSettings)
     promotion: PromotionSettings = Field(default_factory=PromotionSettings)
+
+
+__all__ = [
+    "ActrSettings",
+    "DynamicsSettings",
+    "EmotionSettings",
+    "EnergySettings",
+    "FsrsSettings",
+    "ImportanceSettings",
+    "LifecycleSettings",
+    "PromotionSettings",
+    "RetentionSettings",
+    "StrengthSettings",
+    "TaggingSettings",
+    "UtilitySettings",
+    "WorkingMemorySettings",
+]
