@@ -218,13 +218,10 @@ def _lifecycle(
     def row(day: int, answered: int | None) -> None:
         st = mem.stats(user_id=conv.user_id)
         layers: Counter[str] = Counter()
-        cold = 0
-        for batch in mem.store.scan(_scope(conv.user_id), batch_size=500, omit=_LIGHT):
-            for r in batch:
-                if r.status is Status.ACTIVE:
-                    layers[r.layer.value] += 1
-                if r.store is StoreTier.COLD:
-                    cold += 1
+        for counted in st["rows"]:
+            if counted["status"] == Status.ACTIVE.value:
+                layers[counted["layer"]] += counted["count"]
+        cold = mem.count_all(user_id=conv.user_id, cold_only=True)
         by = st["by_status"]
         ans = "" if answered is None else f"{answered} of {len(conv.questions)}"
         _say(
@@ -246,7 +243,7 @@ def _lifecycle(
             for q in conv.questions
         )
         row(month * DAYS_PER_MONTH, later_found)
-    everything = [r for batch in mem.store.scan(_scope(conv.user_id), omit=_LIGHT) for r in batch]
+    everything = list(mem.export(user_id=conv.user_id))
     summaries = [r for r in everything if r.write_source == "dream"]
     consolidated = sum(r.status is Status.SUPERSEDED for r in everything)
     done = {name: n for name, n in total_changed.items() if n and name not in ("decay", "edge_decay")}
@@ -263,16 +260,6 @@ def _lifecycle(
         "active": sum(r.status is Status.ACTIVE for r in everything),
         "cold": sum(r.store is StoreTier.COLD for r in everything),
     }
-
-
-#: heavy columns the lifecycle table does not read
-_LIGHT = frozenset({"embedding", "inputs", "importance_channels", "entities"})
-
-
-def _scope(user_id: str) -> Any:
-    from reverie.store.base import MemoryFilter
-
-    return MemoryFilter.everything(user_id=user_id, all_users=False)
 
 
 __all__ = ["Evidence", "run_demo"]
