@@ -23,6 +23,7 @@ INTERFACES = [
     SRC / "mcp_format.py",
     SRC / "simulate.py",
     SRC / "_demo.py",
+    SRC / "scoped.py",
     *sorted((SRC / "http").glob("*.py")),
     *sorted((SRC / "web").glob("*.py")),
 ]
