@@ -13,16 +13,9 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from reverie.errors import (
-    ReverieError,
-)
+from reverie.errors import ReverieError
 from reverie.memory_base import MemoryBase
-from reverie.model import (
-    AccessEvent,
-    MemoryRecord,
-    RelationType,
-    Status,
-)
+from reverie.model import AccessEvent, MemoryRecord, RelationType, Status
 from reverie.store.base import Store
 
 if TYPE_CHECKING:

@@ -11,34 +11,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reverie.dream.documents import scrub as scrub_documents
-from reverie.errors import (
-    ImmutableMemoryError,
-    InvalidInputError,
-    ReverieError,
-)
+from reverie.errors import ImmutableMemoryError, InvalidInputError, ReverieError
 from reverie.memory_base import MemoryBase
-from reverie.model import (
-    AccessEvent,
-    HistoryEvent,
-    Layer,
-    MemoryRecord,
-    Status,
-    content_hash,
-)
-from reverie.results import (
-    Action,
-    AddResult,
-    UndoneConsolidation,
-)
+from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Status, content_hash
+from reverie.results import Action, AddResult, UndoneConsolidation
 from reverie.store.base import MemoryFilter
-from reverie.validation import (
-    clean_content,
-    clean_label,
-    clean_metadata,
-    clean_reason,
-    clean_scope,
-    clean_unit,
-)
+from reverie.validation import clean_content, clean_label, clean_metadata, clean_reason, clean_scope, clean_unit
 from reverie.write.pipeline import verbatim_actions
 
 if TYPE_CHECKING:

@@ -8,25 +8,14 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from reverie.errors import (
-    InvalidInputError,
-)
+from reverie.errors import InvalidInputError
 from reverie.memory_base import MemoryBase
-from reverie.model import (
-    HistoryEvent,
-    Layer,
-    MemoryRecord,
-    Vector,
-)
-from reverie.results import (
-    Action,
-    AddResult,
-    SessionEndReport,
-)
+from reverie.model import HistoryEvent, Layer, MemoryRecord, Vector
+from reverie.results import Action, AddResult, SessionEndReport
 from reverie.validation import (
     RecordLimits,
     clean_content,
@@ -43,10 +32,6 @@ from reverie.validation import (
 from reverie.write.items import PreparedItem
 from reverie.write.pipeline import WritePipeline, verbatim_actions
 from reverie.write.signals.buffer import buffer_key
-
-if TYPE_CHECKING:
-    from reverie.write.pipeline import WritePipeline
-
 
 _SCOPE_KEYS = ("user_id", "agent_id", "session_id")
 

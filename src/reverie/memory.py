@@ -33,37 +33,16 @@ from reverie.clock import Clock, ensure_aware, system_clock
 from reverie.config import Settings
 from reverie.editing import Editing
 from reverie.embed.base import Embedder
-from reverie.errors import (
-    AmbiguousIdError,
-    EmbedderMismatchError,
-    InvalidInputError,
-    NotFoundError,
-)
+from reverie.errors import AmbiguousIdError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from reverie.ingest import Ingest
 from reverie.inspection import Inspection
-from reverie.model import (
-    AccessEvent,
-    HistoryEvent,
-    MemoryRecord,
-)
+from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
 from reverie.opslog import OpsLog
-from reverie.results import (
-    DreamReport,
-    Hit,
-    Stats,
-)
+from reverie.results import DreamReport, Hit, Stats
 from reverie.store import open_store
 from reverie.store.base import LayerStats, MemoryFilter, Store
 from reverie.upkeep import Upkeep
-from reverie.validation import (
-    clean_content,
-    clean_id,
-    clean_k,
-    clean_label,
-    clean_scope,
-    clean_when,
-    parse_filters,
-)
+from reverie.validation import clean_content, clean_id, clean_k, clean_label, clean_scope, clean_when, parse_filters
 
 if TYPE_CHECKING:
     from reverie.llm.client import ChatJSON

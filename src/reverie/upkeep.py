@@ -11,23 +11,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reverie.errors import (
-    InvalidInputError,
-)
+from reverie.errors import InvalidInputError
 from reverie.memory_base import MemoryBase
-from reverie.model import (
-    MemoryRecord,
-    Status,
-)
-from reverie.results import (
-    DreamReport,
-)
+from reverie.model import MemoryRecord, Status
+from reverie.results import DreamReport
 from reverie.store.base import MemoryFilter
-from reverie.validation import (
-    clean_count,
-    clean_scope,
-    clean_when,
-)
+from reverie.validation import clean_count, clean_scope, clean_when
 
 if TYPE_CHECKING:
     from reverie.dream.schedule import JobSchedule

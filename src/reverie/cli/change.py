@@ -9,16 +9,7 @@ from typing import Annotated
 import typer
 import typer.core
 
-from reverie.cli.common import (
-    DbOpt,
-    IdArg,
-    JsonOpt,
-    _memory,
-    _print_json,
-    _say,
-    _short,
-    app,
-)
+from reverie.cli.common import DbOpt, IdArg, JsonOpt, _memory, _print_json, _say, _short, app
 
 
 @app.command()

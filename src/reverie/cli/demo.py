@@ -8,15 +8,7 @@ from typing import Annotated
 import typer
 import typer.core
 
-from reverie.cli.common import (
-    JsonOpt,
-    _fail,
-    _print_json,
-    _progress,
-    _say,
-    _target,
-    app,
-)
+from reverie.cli.common import JsonOpt, _fail, _print_json, _progress, _say, _target, app
 from reverie.errors import ReverieError
 
 

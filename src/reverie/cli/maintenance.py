@@ -295,12 +295,7 @@ def _run_jobs(mem: Any, every: Any, *, user: str | None, max_runs: int | None, a
     import signal
     import threading
 
-    from reverie.dream.schedule import (
-        JobSchedule,
-        configured_jobs,
-        format_duration,
-        run_jobs,
-    )
+    from reverie.dream.schedule import JobSchedule, configured_jobs, format_duration, run_jobs
 
     if every.total_seconds() < mem.settings.dream.schedule.min_every_s:
         _fail(

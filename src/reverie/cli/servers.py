@@ -49,13 +49,7 @@ def mcp_cmd(
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
-    from reverie.mcp_server import (
-        Defaults,
-        build_server,
-        parse_tools,
-        run_http,
-        run_stdio,
-    )
+    from reverie.mcp_server import Defaults, build_server, parse_tools, run_http, run_stdio
 
     try:
         chosen = parse_tools(tools)

@@ -7,13 +7,7 @@ from pydantic import Field, model_validator
 
 from reverie.config.checks import check_descending, check_sum
 from reverie.config.core import Section
-from reverie.config.sources import (
-    ACTR,
-    COGNITIVE_MEMORY,
-    LAYERED,
-    LIFECYCLE,
-    source,
-)
+from reverie.config.sources import ACTR, COGNITIVE_MEMORY, LAYERED, LIFECYCLE, source
 
 
 class ImportanceSettings(Section):

@@ -10,14 +10,7 @@ from pydantic import Field, model_validator
 
 from reverie.config.checks import check_descending, check_sum
 from reverie.config.core import Section
-from reverie.config.sources import (
-    COGNITIVE_MEMORY,
-    CONSOLIDATION,
-    LAYERED,
-    LIFECYCLE,
-    PAHF,
-    source,
-)
+from reverie.config.sources import COGNITIVE_MEMORY, CONSOLIDATION, LAYERED, LIFECYCLE, PAHF, source
 from reverie.legacy import RENAMED_SETTINGS
 
 
