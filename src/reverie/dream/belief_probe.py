@@ -91,7 +91,9 @@ def step_probe(ctx: DreamContext) -> StepReport:
                     verdict = llm_update.contradicts(llm, belief.content, other.content)
                     path = "llm" if verdict is not None else "heuristic"
                 if verdict is None:
-                    verdict = updates.contradicts(belief.content, other.content, correction=other.category == "correction")
+                    verdict = updates.contradicts(
+                        belief.content, other.content, correction=other.category == "correction"
+                    )
                 if verdict:
                     found.append((other, sim, path))
             if found and _dispute(ctx, belief, found, pcfg.importance_factor, pcfg.importance_floor):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from reverie import action_policy
+from reverie.dynamics import lifecycle
 from reverie.dynamics import surprise as surprise_mod
 from reverie.dynamics.access import initial_values
 from reverie.dynamics.importance import channel_importance, encoding_boost_of, priority_level
@@ -57,7 +58,7 @@ from reverie.write.signals.buffer import Signal, Turn, buffer_key, scan
 from reverie.write.working_memory import session_key
 
 if TYPE_CHECKING:
-    pass
+    from reverie.config.dynamics_retention import LifecycleSettings
 
 #: how often the gate decides again when a concurrent writer changed its target meanwhile
 _GATE_ATTEMPTS = 3
@@ -518,7 +519,7 @@ class WritePipeline(AfterCreate, LLMChecks):
         if rec.flashbulb:
             rec.metadata = {**rec.metadata, "flashbulb": True}
         rec.verification_state = "unverified"  # one observation; confirmed when it is stated again
-        rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
+        rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle)
         pc = self.cfg.policy
         if pc.artifacts and action_policy.artifact_eligible(
             category=rec.category,
@@ -713,12 +714,18 @@ def confirmed_state(state: str, *, by_user: bool) -> str:
     return state if state in ("user_confirmed", "disputed") else "system_inferred"
 
 
-def policy_class(rec: MemoryRecord, protected_categories: Sequence[str]) -> str:
-    """The lifecycle policy class of a new memory: ``protected`` (pinned, immutable, flashbulb, or of a
-    protected category — never archived by the lifecycle policy), else ``durable``."""
-    if rec.pinned or rec.immutable or rec.flashbulb or rec.category in protected_categories:
-        return "protected"
-    return "durable"
+def policy_class(rec: MemoryRecord, cfg: LifecycleSettings) -> str:
+    """The lifecycle policy class of ``rec`` (:func:`reverie.dynamics.lifecycle.policy_class`): protected,
+    ephemeral (time-bounded or speculative) or durable."""
+    return lifecycle.policy_class(
+        pinned=rec.pinned,
+        immutable=rec.immutable,
+        flashbulb=rec.flashbulb,
+        category=rec.category,
+        time_bounded=rec.valid_until is not None,
+        confidence=rec.confidence,
+        cfg=cfg,
+    )
 
 
 def _combine(results: list[AddResult]) -> AddResult:
