@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from reverie.action_policy import lifecycle_of
 from reverie.dream.context import DreamContext, Rejections
 from reverie.dream.summarize import Summary, summarize
 from reverie.errors import ConflictError
@@ -32,7 +33,6 @@ from reverie.model import (
     StoreTier,
 )
 from reverie.store.base import Store
-from reverie.action_policy import lifecycle_of
 
 META = "consolidation"
 KIND_SUMMARY, KIND_THEME, KIND_PATTERN = "summary", "theme", "pattern"

@@ -43,7 +43,6 @@ from reverie.read.hybrid import PoolEntry
 from reverie.read.plan import QueryPlan, Routed
 from reverie.results import Hit
 from reverie.store.base import MemoryFilter, ScoredId, Store
-from reverie.vector_codec import query_shrink
 
 Sparse = Sequence[tuple[list[ScoredId], str | None]]
 

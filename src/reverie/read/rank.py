@@ -19,7 +19,6 @@ import numpy as np
 
 from reverie.config import Settings
 from reverie.config.read import ReadSettings
-from reverie.vector_codec import query_shrink
 from reverie.model import MemoryRecord, Status
 from reverie.read import filters, hybrid, intent, scoring, when
 from reverie.read.hot import HotTier
@@ -28,6 +27,7 @@ from reverie.read.mmr import mmr_select
 from reverie.read.plan import F32, QueryPlan
 from reverie.results import Hit
 from reverie.store.base import MemoryFilter, Store
+from reverie.vector_codec import query_shrink
 
 #: a pool entry's composite score and the terms that explain it
 Scored = tuple[float, dict[str, Any]]
