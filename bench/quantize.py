@@ -55,8 +55,8 @@ from _benchlib import (
 )
 
 from reverie import Memory, SettableClock
+from reverie import vector_codec as quantize
 from reverie.config.core import StorageSettings
-from reverie.embed import quantize
 from reverie.embed.testing import HashEmbedder
 from reverie.model import Layer, MemoryRecord, Precision, Status, StoreTier
 from reverie.store.base import MemoryFilter, Store

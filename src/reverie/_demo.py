@@ -59,7 +59,8 @@ def _say(console: Any, text: str = "") -> None:
 
 def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bool) -> dict[str, Any]:
     """Run the demo on ``target`` and print it; returns the numbers of its summary."""
-    from reverie.cli import _add_with_progress, _short, console, conversation_items, format_explain, why
+    from reverie.cli.common import console
+    from reverie.cli.transfer import _add_with_progress, conversation_items
 
     data = json.loads(importlib.resources.files("reverie").joinpath("sample/conversation.json").read_text("utf-8"))
     conv = io.load_conversation(data)
@@ -71,7 +72,7 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
         _say(
             console,
             f"reverie demo — long-term memory for an AI agent, offline "
-            f"(store {mem.target}, {mem.store.backend}; embedder {mem.embedder.name})",
+            f"(store {mem.target}, {mem.backend}; embedder {mem.embedder.name})",
         )
         # 1. remember
         items = conversation_items(conv)
@@ -86,23 +87,7 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
             + ", ".join(f"{n} {a}" for a, n in actions.most_common()),
         )
         # recall right after the conversation (printed after the lifecycle, beside the answers months later)
-        recall: list[str] = []
-        now = []
-        for q in conv.questions:
-            hits = mem.search(q["question"], user_id=conv.user_id, k=k)
-            got = evidence.rank(hits, list(q.get("evidence", [])))
-            now.append(got)
-            recall.append(f"{'✓' if got.found else '✗'} {q['question']}")
-            if not hits:
-                recall.append("   (nothing recalled)")
-                continue
-            short = mem.short_ids([h.memory.id for h in hits])
-            recall.append(f"   {_short(hits[0].memory.content, 110)}")
-            recall.append(f"   {why(hits[0])} · id {short[hits[0].memory.id]}")
-            if got.found and got.rank and got.rank > 1:
-                recall.append(f"   the answer is #{got.rank}: {_short(hits[got.rank - 1].memory.content, 90)}")
-            if explain:
-                recall += [f"     {line}" for line in format_explain(hits[0].explain)]
+        recall, now = _recall_now(mem, conv, evidence, k=k, explain=explain)
         out["now_found"] = sum(a.found for a in now)
         out["now_first"] = sum(a.rank == 1 for a in now)
         # 2. the lifecycle
@@ -121,33 +106,87 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
         )
         for line in recall:
             _say(console, f"   {line}")
-        # summary
-        _say(console)
-        _say(console, "Summary")
-        _say(
+        _print_summary(
+            mem,
+            conv,
             console,
-            f"   remembered {len(items)} turns of a conversation; "
-            f"{sum(actions.get(a, 0) for a in ('CREATE', 'SUPERSEDE'))} new memories",
-        )
-        _say(
-            console,
-            f"   evidence in the top {k} for {out['now_found']} of {len(now)} questions right after the "
-            f"conversation ({out['now_first']} with the answer first)",
-        )
-        if months:
-            _say(
-                console,
-                f"   {months} months later: evidence in the top {k} for {life['later_found']} of {len(now)}; "
-                f"{life['active']} memories active, {life['consolidated']} originals consolidated into "
-                f"{life['summaries']} summaries, {life['cold']} in cold storage, none deleted",
-            )
-        where = f" --db {mem.target}" if keep else " --db FILE (this run's store was temporary)"
-        _say(
-            console,
-            f'   next: reverie search "where does Lena live" -u {conv.user_id}{where}; '
-            "reverie simulate --days 180 draws the lifecycle of a busier agent (pip install 'reverie[plot]')",
+            out,
+            life,
+            k=k,
+            months=months,
+            keep=keep,
+            turns=len(items),
+            actions=actions,
+            questions=len(now),
         )
     return out
+
+
+def _recall_now(mem: Memory, conv: Any, evidence: Evidence, *, k: int, explain: bool) -> tuple[list[str], list[Any]]:
+    """Each question asked right after the conversation: the lines to print and where its evidence ranked."""
+    from reverie.cli.common import _short
+    from reverie.cli.recall import format_explain, why
+
+    recall: list[str] = []
+    now = []
+    for q in conv.questions:
+        hits = mem.search(q["question"], user_id=conv.user_id, k=k)
+        got = evidence.rank(hits, list(q.get("evidence", [])))
+        now.append(got)
+        recall.append(f"{'✓' if got.found else '✗'} {q['question']}")
+        if not hits:
+            recall.append("   (nothing recalled)")
+            continue
+        short = mem.short_ids([h.memory.id for h in hits])
+        recall.append(f"   {_short(hits[0].memory.content, 110)}")
+        recall.append(f"   {why(hits[0])} · id {short[hits[0].memory.id]}")
+        if got.found and got.rank and got.rank > 1:
+            recall.append(f"   the answer is #{got.rank}: {_short(hits[got.rank - 1].memory.content, 90)}")
+        if explain:
+            recall += [f"     {line}" for line in format_explain(hits[0].explain)]
+    return recall, now
+
+
+def _print_summary(
+    mem: Memory,
+    conv: Any,
+    console: Any,
+    out: dict[str, Any],
+    life: dict[str, Any],
+    *,
+    k: int,
+    months: int,
+    keep: bool,
+    turns: int,
+    actions: Counter[str],
+    questions: int,
+) -> None:
+    """The demo's closing summary and the commands to try next."""
+    _say(console)
+    _say(console, "Summary")
+    _say(
+        console,
+        f"   remembered {turns} turns of a conversation; "
+        f"{sum(actions.get(a, 0) for a in ('CREATE', 'SUPERSEDE'))} new memories",
+    )
+    _say(
+        console,
+        f"   evidence in the top {k} for {out['now_found']} of {questions} questions right after the "
+        f"conversation ({out['now_first']} with the answer first)",
+    )
+    if months:
+        _say(
+            console,
+            f"   {months} months later: evidence in the top {k} for {life['later_found']} of {questions}; "
+            f"{life['active']} memories active, {life['consolidated']} originals consolidated into "
+            f"{life['summaries']} summaries, {life['cold']} in cold storage, none deleted",
+        )
+    where = f" --db {mem.target}" if keep else " --db FILE (this run's store was temporary)"
+    _say(
+        console,
+        f'   next: reverie search "where does Lena live" -u {conv.user_id}{where}; '
+        "reverie simulate --days 180 draws the lifecycle of a busier agent (pip install 'reverie[plot]')",
+    )
 
 
 def _lifecycle(
@@ -179,13 +218,10 @@ def _lifecycle(
     def row(day: int, answered: int | None) -> None:
         st = mem.stats(user_id=conv.user_id)
         layers: Counter[str] = Counter()
-        cold = 0
-        for batch in mem.store.scan(_scope(conv.user_id), batch_size=500, omit=_LIGHT):
-            for r in batch:
-                if r.status is Status.ACTIVE:
-                    layers[r.layer.value] += 1
-                if r.store is StoreTier.COLD:
-                    cold += 1
+        for counted in st["rows"]:
+            if counted["status"] == Status.ACTIVE.value:
+                layers[counted["layer"]] += counted["count"]
+        cold = mem.count_all(user_id=conv.user_id, cold_only=True)
         by = st["by_status"]
         ans = "" if answered is None else f"{answered} of {len(conv.questions)}"
         _say(
@@ -207,7 +243,7 @@ def _lifecycle(
             for q in conv.questions
         )
         row(month * DAYS_PER_MONTH, later_found)
-    everything = [r for batch in mem.store.scan(_scope(conv.user_id), omit=_LIGHT) for r in batch]
+    everything = list(mem.export(user_id=conv.user_id))
     summaries = [r for r in everything if r.write_source == "dream"]
     consolidated = sum(r.status is Status.SUPERSEDED for r in everything)
     done = {name: n for name, n in total_changed.items() if n and name not in ("decay", "edge_decay")}
@@ -224,16 +260,6 @@ def _lifecycle(
         "active": sum(r.status is Status.ACTIVE for r in everything),
         "cold": sum(r.store is StoreTier.COLD for r in everything),
     }
-
-
-#: heavy columns the lifecycle table does not read
-_LIGHT = frozenset({"embedding", "inputs", "importance_channels", "entities"})
-
-
-def _scope(user_id: str) -> Any:
-    from reverie.store.base import MemoryFilter
-
-    return MemoryFilter.everything(user_id=user_id, all_users=False)
 
 
 __all__ = ["Evidence", "run_demo"]

@@ -540,18 +540,43 @@ def apply(
 ) -> None:
     """Write the plan: new memories, changed ones (re-embedded), moved ones, invalidated ones — in batches,
     each batch one transaction with history for every memory it touches."""
-    from reverie.dynamics.access import initial_values
-
+    writer = _Writer(store, root, user_id, agent_id, now, settings, embed, report)
     size = settings.codebase.embed_batch
     for batch in _chunks(todo.inserts, size):
-        vectors = embed([u.content for u in batch])
+        writer.insert(batch)
+    for batch in _chunks(todo.updates, size):
+        writer.update(batch)
+    for batch in _chunks(todo.retouch, size * 4):
+        writer.retouch(batch)
+    for batch in _chunks(todo.invalidate, size * 4):
+        writer.invalidate(batch)
+
+
+@dataclass
+class _Writer:
+    """Writes a plan's batches: each batch one transaction with history for every memory it touches."""
+
+    store: Store
+    root: Path
+    user_id: str | None
+    agent_id: str | None
+    now: datetime
+    settings: Settings
+    embed: Callable[[Sequence[str]], np.ndarray]
+    report: IngestReport
+
+    def insert(self, batch: Sequence[Any]) -> None:
+        """New memories, one per new unit."""
+        from reverie.dynamics.access import initial_values
+
+        vectors = self.embed([u.content for u in batch])
         records = []
         for unit, vec in zip(batch, vectors, strict=True):
             rec = MemoryRecord(
                 content=unit.content,
-                user_id=user_id,
-                agent_id=agent_id,
-                instance_id=settings.instance_id,
+                user_id=self.user_id,
+                agent_id=self.agent_id,
+                instance_id=self.settings.instance_id,
                 layer=Layer.CODEBASE,
                 category="code",
                 memory_kind=MemoryKind.NOTE,
@@ -559,24 +584,24 @@ def apply(
                 source="code_scan",
                 write_source="ingest",
                 data_source="code_scan",
-                metadata=_meta(root, unit),
-                valid_from=now,
-                recorded_at=now,
-                created_at=now,
-                updated_at=now,
-                inputs=[{"action": "INGEST_CODE", "at": now.isoformat(), "path": unit.path}],
+                metadata=_meta(self.root, unit),
+                valid_from=self.now,
+                recorded_at=self.now,
+                created_at=self.now,
+                updated_at=self.now,
+                inputs=[{"action": "INGEST_CODE", "at": self.now.isoformat(), "path": unit.path}],
             )
-            for key, value in initial_values(rec, now=now, cfg=settings.dynamics).items():
+            for key, value in initial_values(rec, now=self.now, cfg=self.settings.dynamics).items():
                 setattr(rec, key, value)
             records.append(rec)
-        with store.transaction():
-            store.insert(records)
-            store.add_history(
+        with self.store.transaction():
+            self.store.insert(records)
+            self.store.add_history(
                 [
                     HistoryEvent(
                         r.id,
                         "created",
-                        now,
+                        self.now,
                         reason=f"code ingested from {r.metadata[PATH]}",
                         actor="ingest_code",
                         data={"kind": r.metadata[KIND], "layer": "codebase"},
@@ -584,33 +609,35 @@ def apply(
                     for r in records
                 ]
             )
-        report.created += len(records)
-        report.ids["created"] += [r.id for r in records]
-    for batch in _chunks(todo.updates, size):
-        vectors = embed([u.content for _, u in batch])
-        with store.transaction():
+        self.report.created += len(records)
+        self.report.ids["created"] += [r.id for r in records]
+
+    def update(self, batch: Sequence[Any]) -> None:
+        """Changed units: new text, re-embedded (an invalidated memory comes back)."""
+        vectors = self.embed([u.content for _, u in batch])
+        with self.store.transaction():
             for (rec, unit), vec in zip(batch, vectors, strict=True):
                 was = rec.status
-                store.update_fields(
+                self.store.update_fields(
                     rec.id,
                     {
                         "content": unit.content,
                         "content_hash": content_hash(unit.content),
                         "embedding": vec,
-                        "metadata": _meta(root, unit, rec.metadata),
+                        "metadata": _meta(self.root, unit, rec.metadata),
                         "status": Status.ACTIVE,
                         "valid_until": None,
-                        "updated_at": now,
+                        "updated_at": self.now,
                     },
                     expected_version=rec.version,
                 )
                 event = "reactivated" if was is not Status.ACTIVE else "updated"
-                store.add_history(
+                self.store.add_history(
                     [
                         HistoryEvent(
                             rec.id,
                             event,
-                            now,
+                            self.now,
                             reason=f"code changed in {unit.path}",
                             actor="ingest_code",
                             data={"before": rec.content[:500], "from_status": was.value},
@@ -618,32 +645,36 @@ def apply(
                     ]
                 )
                 if event == "reactivated":
-                    report.reactivated += 1
-                report.updated += 1
-                report.ids["updated"].append(rec.id)
-    for batch in _chunks(todo.retouch, size * 4):
-        with store.transaction():
+                    self.report.reactivated += 1
+                self.report.updated += 1
+                self.report.ids["updated"].append(rec.id)
+
+    def retouch(self, batch: Sequence[Any]) -> None:
+        """Unchanged units whose place moved: only their metadata."""
+        with self.store.transaction():
             for rec, unit in batch:
-                store.update_fields(
+                self.store.update_fields(
                     rec.id,
-                    {"metadata": _meta(root, unit, rec.metadata), "updated_at": now},
+                    {"metadata": _meta(self.root, unit, rec.metadata), "updated_at": self.now},
                     expected_version=rec.version,
                 )
-        report.unchanged += len(batch)
-    for batch in _chunks(todo.invalidate, size * 4):
-        with store.transaction():
+        self.report.unchanged += len(batch)
+
+    def invalidate(self, batch: Sequence[Any]) -> None:
+        """Units gone: their memories are invalidated, never deleted."""
+        with self.store.transaction():
             for rec, _ in batch:
-                store.update_fields(
+                self.store.update_fields(
                     rec.id,
-                    {"status": Status.INVALIDATED, "valid_until": rec.valid_until or now, "updated_at": now},
+                    {"status": Status.INVALIDATED, "valid_until": rec.valid_until or self.now, "updated_at": self.now},
                     expected_version=rec.version,
                 )
-            store.add_history(
+            self.store.add_history(
                 [
                     HistoryEvent(
                         rec.id,
                         "invalidated",
-                        now,
+                        self.now,
                         reason=f"{why} ({rec.metadata.get(PATH)})",
                         actor="ingest_code",
                         data={"rule": "code_gone"},
@@ -651,8 +682,8 @@ def apply(
                     for rec, why in batch
                 ]
             )
-        report.invalidated += len(batch)
-        report.ids["invalidated"] += [rec.id for rec, _ in batch]
+        self.report.invalidated += len(batch)
+        self.report.ids["invalidated"] += [rec.id for rec, _ in batch]
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:

@@ -13,19 +13,33 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from reverie.errors import InvalidInputError
-from reverie.model import HistoryEvent, MemoryRecord, Relation, RelationType, StoreTier
+from reverie.memory_base import MemoryBase
+from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation, RelationType, StoreTier
 from reverie.store.base import ApiKey, Box, LayerStats, MemoryFilter, StoreInfo
 from reverie.validation import clean_scope
 
 if TYPE_CHECKING:
     from reverie.auth import KeyRing
-    from reverie.config import Settings
-    from reverie.store.base import Store
 
 #: the state key the store answers for a readiness probe (any key will do: the read is what counts)
 READY_KEY = "reverie:ready"
+
+
+def redact_target(target: str) -> str:
+    """A storage target without credentials (``postgresql://user:secret@host`` → ``…//user@host``)."""
+    parts = urlsplit(target)
+    if parts.scheme and parts.password:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        user = parts.username or ""
+        return urlunsplit(parts._replace(netloc=f"{user}@{netloc}" if user else netloc))
+    return target
+
+
+#: fields a listing of records for their scope does not need
+_LIGHT = frozenset({"embedding", "inputs", "metadata", "importance_channels", "entities"})
 
 
 def _limit(value: Any, name: str = "limit", most: int = 10_000) -> int:
@@ -34,20 +48,8 @@ def _limit(value: Any, name: str = "limit", most: int = 10_000) -> int:
     return value
 
 
-class Inspection:
+class Inspection(MemoryBase):
     """Read-only views of a memory for operators' tools (mixed into ``Memory``)."""
-
-    settings: Settings
-
-    @property
-    def store(self) -> Store:  # Memory's storage backend
-        raise NotImplementedError
-
-    def now(self) -> datetime:  # Memory's clock
-        raise NotImplementedError
-
-    def _require(self, memory_id: str) -> MemoryRecord:  # Memory's id (or prefix) lookup
-        raise NotImplementedError
 
     # the store itself -------------------------------------------------------------------------------
     @property
@@ -99,6 +101,21 @@ class Inspection:
     def peek_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """The memories with these full ids that exist (no access counted)."""
         return self.store.get(list(ids)) if ids else {}
+
+    def ids_with_prefix(self, prefix: str, *, limit: int) -> builtins.list[str]:
+        """At most ``limit`` full ids that start with ``prefix``, of any user (for a caller that resolves
+        prefixes among the memories it may see)."""
+        return self.store.ids_with_prefix(prefix, limit=_limit(limit))
+
+    def session_working_layer(self, session_id: str, *, user_id: str | None) -> builtins.list[MemoryRecord]:
+        """Every agent's active memories of one session in the working layer (without their embeddings and
+        metadata; no access counted) — what ending the session promotes or clears."""
+        flt = MemoryFilter(
+            user_id=clean_scope(user_id, "user_id"),
+            session_id=clean_scope(session_id, "session_id"),
+            layers=frozenset({Layer.WORKING}),
+        )
+        return [r for batch in self.store.scan(flt, omit=_LIGHT) for r in batch]
 
     def relations(self, memory_id: str) -> builtins.list[Relation]:
         """The relations (both directions) of the memory with this id or unique id prefix."""

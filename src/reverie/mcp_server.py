@@ -31,6 +31,7 @@ from pydantic import Field
 
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, MissingDependencyError, NotFoundError, ReverieError
+from reverie.mcp_format import brief, compact_hits, compact_schema, friendly_argument_error, history_dicts, hit_dict
 from reverie.scoped import ScopedMemory
 from reverie.validation import describe_error
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from reverie.memory import Memory
-    from reverie.model import HistoryEvent, MemoryRecord
+    from reverie.model import MemoryRecord
 
 SERVER_NAME = "reverie"
 INSTRUCTIONS = """\
@@ -203,52 +204,6 @@ def _resource_errors() -> Iterator[None]:
         raise ResourceError(describe_error(exc)) from exc
 
 
-def brief(rec: MemoryRecord) -> dict[str, Any]:
-    """The fields an agent needs to use a memory (``get`` returns every field)."""
-    return {
-        "id": rec.id,
-        "content": rec.content,
-        "layer": rec.layer.value,
-        "status": rec.status.value,
-        "category": rec.category,
-        "pinned": rec.pinned,
-        "user_id": rec.user_id,
-        "agent_id": rec.agent_id,
-        "session_id": rec.session_id,
-        "created_at": rec.created_at.isoformat(),
-        "valid_from": rec.valid_from.isoformat() if rec.valid_from else None,
-        "valid_until": rec.valid_until.isoformat() if rec.valid_until else None,
-        "metadata": rec.metadata,
-    }
-
-
-def history_dicts(events: list[HistoryEvent]) -> list[dict[str, Any]]:
-    return [
-        {"at": e.at.isoformat(), "event": e.event, "reason": e.reason, "actor": e.actor, "data": e.data} for e in events
-    ]
-
-
-def event_date(rec: MemoryRecord) -> str:
-    """When what the memory says happened (its validity start), else when it was stored: a date."""
-    return (rec.valid_from or rec.created_at).date().isoformat()
-
-
-def compact_hits(hits: list[Any], short: dict[str, str]) -> str:
-    """Recall results as the model reads them: one line per memory, best first —
-    ``short-id · date · relevance · content`` plus a marker for anything not plainly active."""
-    if not hits:
-        return "no memories found"
-    lines = [f"{len(hits)} memor{'y' if len(hits) == 1 else 'ies'}, best first (id · date · relevance · text):"]
-    for h in hits:
-        rec = h.memory
-        marks = [
-            m for m in ("pinned" if rec.pinned else "", rec.status.value if rec.status.value != "active" else "") if m
-        ]
-        tail = f" [{', '.join(marks)}]" if marks else ""
-        lines.append(f"{short.get(rec.id, rec.id)} · {event_date(rec)} · {h.score:.2f} · {rec.content}{tail}")
-    return "\n".join(lines)
-
-
 def _result(data: Mapping[str, Any], text: str | None = None) -> Any:
     """A tool answer: ``text`` (default: compact JSON) for the model, ``data`` as structured content."""
     import json
@@ -265,46 +220,6 @@ def server_credential(defaults: Defaults) -> Credential:
     if defaults.user_id is None:
         return FULL_ACCESS
     return Credential.scoped(defaults.user_id, defaults.agent_id, name="mcp --user")
-
-
-def friendly_argument_error(tool: str, exc: Any, accepted: list[str]) -> str:
-    """A schema violation in words a model can act on (no pydantic boilerplate, no URLs)."""
-    problems = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        kind = str(err.get("type", ""))
-        if kind == "missing":
-            problems.append(f"'{where}' is required")
-        else:
-            msg = str(err.get("msg", "is invalid")).split(" [type=")[0]
-            problems.append(f"'{where}': {msg[0].lower() + msg[1:] if msg else 'invalid'}")
-    return f"InvalidInputError: {tool}: " + "; ".join(problems) + f". It takes: {', '.join(accepted)}."
-
-
-def compact_schema(schema: Any) -> Any:
-    """A tool's input schema as short as it can be for the model (every tool definition is paid for in
-    tokens in every conversation): no generated titles, an optional value as its type alone (``null``
-    still accepted) with no ``default: null``. What it accepts is unchanged."""
-    if isinstance(schema, list):
-        return [compact_schema(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "properties" and isinstance(value, dict):
-            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
-            continue
-        out[key] = compact_schema(value)
-    options = out.get("anyOf")
-    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
-        (kept,) = [o for o in options if o != {"type": "null"}]
-        del out["anyOf"]
-        out = {**kept, **out}
-    if "default" in out and out["default"] is None:
-        del out["default"]
-    return out
 
 
 def _make_server() -> Any:
@@ -378,8 +293,10 @@ def build_server(
         return fn
 
     _write_tools(tool, sm, d)
+    _edit_tools(tool, sm, d)
     _lifecycle_tools(tool, sm)
-    _read_tools(tool, sm, d)
+    _recall_tools(tool, sm, d)
+    _inspect_tools(tool, sm, d)
     _knowledge_tools(tool, sm, d)
     for registered in server._tool_manager.list_tools():
         hidden = HOST_SCOPE_PARAMS if cred.admin else (*HOST_SCOPE_PARAMS, "user_id")
@@ -450,6 +367,8 @@ def _write_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
             )
         return _result({"results": [r.to_dict() for r in results]})
 
+
+def _edit_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     @tool
     def end_session(
         session_id: SessionId = None,
@@ -548,7 +467,7 @@ def _lifecycle_tools(tool: ToolDecorator, mem: ScopedMemory) -> None:
         return _result({"id": rec.id, "utility": rec.utility})
 
 
-def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
+def _recall_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     @tool
     def recall(
         query: Annotated[str, Field(description="What to look for.")],
@@ -572,23 +491,7 @@ def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
                 filters=filters or None,
             )
             short = mem.memory.short_ids([h.memory.id for h in hits])
-        results = []
-        for h in hits:
-            rec = h.memory
-            item = {
-                "id": rec.id,
-                "content": rec.content,
-                "score": round(h.score, 3),
-                "when": event_date(rec),
-                "layer": rec.layer.value,
-                "status": rec.status.value,
-                "category": rec.category,
-                "pinned": rec.pinned,
-                "user_id": rec.user_id,
-                "agent_id": rec.agent_id,
-                "session_id": rec.session_id,
-            }
-            results.append(item)
+        results = [hit_dict(h) for h in hits]
         return _result({"results": results}, compact_hits(hits, short))
 
     @tool
@@ -617,6 +520,8 @@ def _read_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
         }
         return _result(data, block.text or "no memories relevant enough to include")
 
+
+def _inspect_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     @tool
     def get(memory_id: MemoryId) -> Any:
         """One memory with every field (strengths, provenance, validity). Counts as an access."""

@@ -32,7 +32,6 @@ from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation
 from reverie.results import AddResult, DreamReport, SessionEndReport, Stats, UndoneConsolidation
-from reverie.store.base import MemoryFilter
 from reverie.validation import clean_id, clean_scope, printable
 
 if TYPE_CHECKING:
@@ -43,8 +42,6 @@ if TYPE_CHECKING:
 
 #: ids read per prefix when a scoped caller names a memory by a prefix of its id
 _PREFIX_SCAN = 1000
-#: fields a scope check never reads
-_HEAVY = frozenset({"embedding", "inputs", "metadata", "importance_channels", "entities"})
 
 
 class ScopedMemory:
@@ -85,13 +82,12 @@ class ScopedMemory:
         if self.credential.admin:
             return self.memory.resolve_id(memory_id)
         mid = clean_id(memory_id)
-        store = self.memory.store
-        rec = store.get([mid]).get(mid)
+        rec = self.memory.peek_many([mid]).get(mid)
         if rec is not None and self.credential.may_see(rec):
             return mid
         for candidate in dict.fromkeys((mid, mid.lower())):
-            found = store.ids_with_prefix(candidate, limit=_PREFIX_SCAN)
-            records = store.get(found)
+            found = self.memory.ids_with_prefix(candidate, limit=_PREFIX_SCAN)
+            records = self.memory.peek_many(found)
             visible = [i for i in found if i in records and self.credential.may_see(records[i])]
             if len(visible) == 1 and len(found) < _PREFIX_SCAN:
                 return visible[0]
@@ -213,10 +209,9 @@ class ScopedMemory:
             sid = clean_scope(session_id, "session_id")
             if sid is None:
                 raise InvalidInputError("end_session needs a session_id")
-            flt = MemoryFilter(user_id=user, session_id=sid, layers=frozenset({Layer.WORKING}))
-            others = self.memory.working_memory(sid, user_id=user) + [
-                r for batch in self.memory.store.scan(flt, omit=_HEAVY) for r in batch
-            ]
+            others = self.memory.working_memory(sid, user_id=user) + self.memory.session_working_layer(
+                sid, user_id=user
+            )
             if any(not self.credential.may_see(r) for r in others):
                 raise PermissionDeniedError(
                     "this session holds working memories of other agents; ending it "

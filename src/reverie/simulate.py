@@ -545,6 +545,36 @@ def _snapshot(mem: Memory, cfg: SimulationConfig, day: int) -> Snapshot:
     return Snapshot(day, mem.now().isoformat(), active, status, cold, int(stats["total"]))
 
 
+@dataclass
+class _Census:
+    """One pass over a user's memories and their histories: what the simulation's summary counts."""
+
+    records: dict[str, MemoryRecord] = field(default_factory=dict)
+    events: Counter[str] = field(default_factory=Counter)
+    promoted: Counter[str] = field(default_factory=Counter)
+    promoted_by: Counter[str] = field(default_factory=Counter)
+    by_store: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=lambda: {"semantic": [], "summaries": [], "forgotten": []})
+
+    @classmethod
+    def of(cls, mem: Memory, user_id: str | None, forgotten_statuses: set[Status]) -> _Census:
+        out = cls()
+        examples = out.examples
+        for rec in mem.export(user_id=user_id):
+            out.records[rec.id] = rec
+            out.by_store[rec.store.value] += 1
+            for ev in mem.history(rec.id):
+                out.events[f"{ev.event}:{ev.actor}"] += 1
+                if ev.event == "promoted" and isinstance(ev.data, dict) and "to" in ev.data:
+                    out.promoted[f"{ev.data.get('from')}→{ev.data.get('to')}"] += 1
+                    out.promoted_by[ev.actor] += 1
+            if rec.status is Status.ACTIVE and rec.layer is Layer.SEMANTIC and len(examples["semantic"]) < 5:
+                examples["semantic"].append(rec.content[:160])
+            if (rec.status in forgotten_statuses or rec.store is StoreTier.COLD) and len(examples["forgotten"]) < 5:
+                examples["forgotten"].append(f"[{rec.status.value}/{rec.store.value}] {rec.content[:140]}")
+        return out
+
+
 def _summarise(
     mem: Memory,
     cfg: SimulationConfig,
@@ -556,25 +586,10 @@ def _summarise(
     target: str,
 ) -> dict[str, Any]:
     """What was promoted, consolidated and forgotten — from the reports and from the store itself."""
-    events: Counter[str] = Counter()
-    promoted: Counter[str] = Counter()
-    promoted_by: Counter[str] = Counter()
-    examples: dict[str, list[str]] = {"semantic": [], "summaries": [], "forgotten": []}
     forgotten_statuses = {Status.DORMANT, Status.ARCHIVED, Status.EXPIRED, Status.INVALIDATED}
-    by_store: Counter[str] = Counter()
-    records: dict[str, MemoryRecord] = {}
-    for rec in mem.export(user_id=cfg.user_id):
-        records[rec.id] = rec
-        by_store[rec.store.value] += 1
-        for ev in mem.history(rec.id):
-            events[f"{ev.event}:{ev.actor}"] += 1
-            if ev.event == "promoted" and isinstance(ev.data, dict) and "to" in ev.data:
-                promoted[f"{ev.data.get('from')}→{ev.data.get('to')}"] += 1
-                promoted_by[ev.actor] += 1
-        if rec.status is Status.ACTIVE and rec.layer is Layer.SEMANTIC and len(examples["semantic"]) < 5:
-            examples["semantic"].append(rec.content[:160])
-        if (rec.status in forgotten_statuses or rec.store is StoreTier.COLD) and len(examples["forgotten"]) < 5:
-            examples["forgotten"].append(f"[{rec.status.value}/{rec.store.value}] {rec.content[:140]}")
+    census = _Census.of(mem, cfg.user_id, forgotten_statuses)
+    records, examples, by_store = census.records, census.examples, census.by_store
+    events, promoted, promoted_by = census.events, census.promoted, census.promoted_by
     # consolidation: originals superseded by a memory the dream cycle wrote
     into: dict[str, list[str]] = {}
     for rec in records.values():

@@ -1,5 +1,5 @@
 """What operators' tools read through ``Memory`` (no access counted), and that the interfaces — the CLI, the
-REST API, the dashboard, the MCP server and the simulator — read through it instead of reaching into the
+REST API, the dashboard, the MCP server, the simulator and the demo — read through it instead of reaching into the
 store."""
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from reverie.model import Relation, RelationType
 
 SRC = Path(reverie.__file__).parent
 INTERFACES = [
-    SRC / "cli.py",
+    *sorted((SRC / "cli").glob("*.py")),
     SRC / "mcp_server.py",
+    SRC / "mcp_format.py",
     SRC / "simulate.py",
+    SRC / "_demo.py",
+    SRC / "scoped.py",
     *sorted((SRC / "http").glob("*.py")),
     *sorted((SRC / "web").glob("*.py")),
 ]

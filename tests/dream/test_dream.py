@@ -149,14 +149,14 @@ def test_narrow_step_scans_decide_as_full_records(
     mem: Memory, clock: SettableClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """decay, promote and expire read only their columns; with every column read they change the same."""
-    from reverie.dream import steps
+    from reverie.dream import upkeep
 
     now = clock()
     mem.store.insert(_varied_records("narrow", now) + _varied_records("full", now))
     names = ["decay", "promote", "expire"]
     narrow = mem.dream(steps=names, user_id="narrow")
-    monkeypatch.setattr(steps, "_DECAY_OMIT", frozenset())
-    monkeypatch.setattr(steps, "_PROMOTE_OMIT", frozenset())
+    monkeypatch.setattr(upkeep, "_DECAY_OMIT", frozenset())
+    monkeypatch.setattr(upkeep, "_PROMOTE_OMIT", frozenset())
     full = mem.dream(steps=names, user_id="full")
     assert [(s["name"], s["changed"], s["details"]) for s in narrow["steps"]] == [
         (s["name"], s["changed"], s["details"]) for s in full["steps"]

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from reverie import InvalidInputError, Layer, Memory, SettableClock, Status
-from reverie.dream.lifecycle import named_paths, redundant
+from reverie.dream.drift import named_paths
+from reverie.dream.forgetting import redundant
 from reverie.dynamics import lifecycle as lifecycle_dyn
 from reverie.dynamics import retention as retention_dyn
 from reverie.dynamics import strength
@@ -702,8 +703,7 @@ def test_every_rule_gives_the_same_verdict_on_light_records(
 ) -> None:
     import random
 
-    from reverie.dream import DreamContext
-    from reverie.dream import lifecycle as lc
+    from reverie.dream import DreamContext, archival, drift, forgetting, reinforce, scope_pass
     from reverie.model import Layer as L
     from reverie.model import MemoryRecord
 
@@ -758,8 +758,8 @@ def test_every_rule_gives_the_same_verdict_on_light_records(
                     [
                         {},
                         {"commitment_state": "fulfilled"},
-                        {lc.REHEARSAL_MARK: now.isoformat()},
-                        {lc.DRIFT_SEEN: ["/gone/for/good"]},
+                        {reinforce.REHEARSAL_MARK: now.isoformat()},
+                        {drift.DRIFT_SEEN: ["/gone/for/good"]},
                     ]
                 ),
                 embedding=m.embedder.embed([f"memory {i}"])[0],
@@ -774,18 +774,18 @@ def test_every_rule_gives_the_same_verdict_on_light_records(
     m.store.insert(records)
     ctx = DreamContext(store=m.store, settings=m.settings, now=now, owner="verdicts", profile="hash")
     full = {r.id: r for b in m.store.scan(EVERYTHING) for r in b}
-    light = {r.id: r for b in m.store.scan(EVERYTHING, omit=lc.LIGHT_OMIT) for r in b}
+    light = {r.id: r for b in m.store.scan(EVERYTHING, omit=scope_pass.LIGHT_OMIT) for r in b}
     rules = [
-        lc._wants_emotional,
-        lc._utility_change,
-        lc._endangered,
-        lc._expiry_kind,
-        lc._below_utility_floor,
-        lc._archive_rule,
-        lc._lifecycle_change,
-        lc._cold_rule,
-        lc._forget_protection,
-        lc._keep_order,
+        reinforce._wants_emotional,
+        reinforce._utility_change,
+        reinforce._endangered,
+        forgetting._expiry_kind,
+        forgetting._below_utility_floor,
+        archival._archive_rule,
+        archival._lifecycle_change,
+        archival._cold_rule,
+        scope_pass.forget_protection,
+        forgetting._keep_order,
     ]
     verdicts: Counter[str] = Counter()
     for mid, record in full.items():
@@ -793,7 +793,7 @@ def test_every_rule_gives_the_same_verdict_on_light_records(
             verdict = rule(ctx, light[mid])
             assert verdict == rule(ctx, record), (rule.__name__, record)
             verdicts[rule.__name__] += verdict is not None and verdict is not False
-        assert lc._drift_check(light[mid], str(tmp_path), 20) == lc._drift_check(record, str(tmp_path), 20)
+        assert drift._drift_check(light[mid], str(tmp_path), 20) == drift._drift_check(record, str(tmp_path), 20)
     assert all(verdicts[r.__name__] > 0 for r in rules), verdicts  # the population exercises every rule
 
 

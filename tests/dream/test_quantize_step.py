@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from reverie import Memory, SettableClock
+from reverie import vector_codec as quantize
 from reverie.dream.quantize import memory_retention, restore_precision, target_precision
 from reverie.dynamics.retention import precision_for_retention
-from reverie.embed import quantize
 from reverie.model import Layer, MemoryRecord, Precision, Status, StoreTier
 from reverie.store.base import MemoryFilter
 

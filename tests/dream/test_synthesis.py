@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from reverie import Memory, SettableClock
-from reverie.dream.synthesis import (
+from reverie.dream.derived import (
     KIND_BRIDGE,
     KIND_CARD,
     KIND_CATEGORY,
@@ -22,7 +22,7 @@ from reverie.dream.synthesis import (
 )
 from reverie.model import HistoryEvent, Layer, MemoryRecord, RelationType, Status
 from reverie.store.base import MemoryFilter
-from reverie.write.gate import contradicts
+from reverie.text.updates import contradicts
 
 SYNTH = ["category_summaries", "entity_cards", "bridges", "probe"]
 
@@ -302,7 +302,7 @@ def test_entity_cards_for_entities_with_five_memories(
 
 
 def test_card_title_is_not_repeated() -> None:
-    from reverie.dream.synthesis import _titled
+    from reverie.dream.category_notes import _titled
 
     assert _titled("Entity card: Maya", "Maya works at Northwind.") == "Entity card: Maya works at Northwind."
     assert _titled("Entity card: Maya", "maya's cat is Pixel.") == "Entity card: maya's cat is Pixel."

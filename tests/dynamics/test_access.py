@@ -83,7 +83,7 @@ def test_explain_is_json_and_complete(cfg: DynamicsSettings) -> None:
     for entry in ex.values():
         assert set(entry) == {"value", "formula", "terms"}
     assert ex["energy"]["terms"]["hours"] == pytest.approx(25 * 24)
-    assert ex["retention_l2"]["terms"]["hl"] == "inf"  # semantic memories do not decay in seed 002
+    assert ex["retention_l2"]["terms"]["hl"] == "inf"  # semantic memories do not decay (infinite half-life)
     vals = current_values(r, now=T0 + timedelta(days=30), cfg=cfg, access_times=times)
     assert vals["energy"] == pytest.approx(r.energy * math.exp(-0.001 * 25 * 24))
     assert vals["retrievability"] == pytest.approx(

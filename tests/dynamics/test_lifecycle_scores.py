@@ -83,14 +83,18 @@ def test_policy_classes(cfg: DynamicsSettings) -> None:
     assert lc.policy_class(**{**base, "category": "decision"}, time_bounded=True, confidence=0.9) == "protected"
     # how far decay may go: ephemeral memories are archived once stale, durable ones at the archive threshold
     kw: dict[str, Any] = {"verification_state": "unverified", "category": "fact", "cfg": c}
-    stale = {"current_state": "active", "heat_score": 0.1, "decay": (c.stale_decay + c.archive_decay) / 2}
+    stale: dict[str, Any] = {
+        "current_state": "active",
+        "heat_score": 0.1,
+        "decay": (c.stale_decay + c.archive_decay) / 2,
+    }
     assert lc.lifecycle_transition(**stale, **kw, policy_class="durable")[0] == "stale"
     assert lc.lifecycle_transition(**stale, **kw, policy_class="ephemeral") == (
         "archived",
         "ephemeral_memory_is_archived_when_stale",
     )
     assert lc.lifecycle_transition(**stale, **kw, policy_class="protected")[0] == "stale"
-    fresh = {**stale, "decay": c.stale_decay / 2}
+    fresh: dict[str, Any] = {**stale, "decay": c.stale_decay / 2}
     assert lc.lifecycle_transition(**fresh, **kw, policy_class="ephemeral")[0] == "active"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from reverie import Memory, SettableClock
-from reverie.write import updates
+from reverie.text import updates
 
 pytestmark = pytest.mark.model
 

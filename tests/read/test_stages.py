@@ -12,7 +12,7 @@ import pytest
 from reverie.config import Settings
 from reverie.config.read import ReadSettings
 from reverie.model import MemoryRecord
-from reverie.read import decompose, gate, graph, hybrid, hyde, inject, intent, mmr, scoring, when
+from reverie.read import decompose, graph, hybrid, hyde, inject, intent, mmr, scoring, trivial, when
 from reverie.store.base import ScoredId
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -22,12 +22,12 @@ NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
     "text", ["hi", "Hello!", "merhaba", "selam", "ok", "tamam", "evet", "thanks!", "sağol", "/help", "/dream now", "👍"]
 )
 def test_gate_skips_trivial_messages(text: str) -> None:
-    assert gate.check(text).skip
+    assert trivial.check(text).skip
 
 
 @pytest.mark.parametrize("text", ["Lisbon", "where do I live?", "ok so what is my vault code"])
 def test_gate_passes_real_queries(text: str) -> None:
-    assert not gate.check(text).skip
+    assert not trivial.check(text).skip
 
 
 @pytest.mark.parametrize(

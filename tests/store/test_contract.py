@@ -120,7 +120,7 @@ def _assert_same(a: MemoryRecord, b: MemoryRecord) -> None:
             assert vb.dtype == np.float32
             if b.embedding_precision == Precision.FLOAT32:
                 np.testing.assert_array_equal(va, vb)
-            else:  # seed 002: stored quantised, read back dequantised with the original norm
+            else:  # stored quantised, read back dequantised with the original norm
                 assert float(np.dot(va, vb)) / float(np.linalg.norm(va) * np.linalg.norm(vb)) > 0.999
                 assert float(np.linalg.norm(vb)) == pytest.approx(float(np.linalg.norm(va)), rel=1e-5)
         else:
@@ -140,6 +140,30 @@ def test_is_a_store_and_reports_info(store: Store) -> None:
     assert info.backend == store.backend
     assert info.schema_version >= 1
     assert info.target
+
+
+def test_store_is_the_union_of_its_roles(store: Store) -> None:
+    from reverie.store import base
+
+    roles = (
+        base.StoreAdmin,
+        base.MemoryStore,
+        base.SearchStore,
+        base.GraphStore,
+        base.SessionStore,
+        base.LedgerStore,
+        base.CoordinationStore,
+        base.KeyStore,
+    )
+    for role in roles:
+        assert isinstance(store, role), role.__name__
+    members = {name for role in roles for name in role.__dict__ if not name.startswith("_")}
+    contract = {name for name in Store.__dict__ if not name.startswith("_")}
+    assert contract <= members  # the union declares nothing of its own
+    declared = [
+        name for role in roles for name in role.__dict__ if not name.startswith("_") and callable(role.__dict__[name])
+    ]
+    assert len(declared) == len(set(declared))  # each method belongs to one role
 
 
 def test_reopen_keeps_data_and_search(open_store: Opener, embedder: HashEmbedder) -> None:
@@ -1037,7 +1061,7 @@ def test_small_ann_settings_still_exact_enough(open_store: Opener, embedder: Has
         assert st.vector_search(r.embedding, MemoryFilter(), 1)[0].id == r.id
 
 
-# -- write path tables (issue 4): working memory, synaptic tags, boxes, scope relations ----------------
+# -- write path tables: working memory, synaptic tags, boxes, scope relations ----------------
 
 
 def test_working_memory_per_session(store: Store) -> None:
@@ -1147,7 +1171,7 @@ def test_update_many_writes_plain_fields_in_one_call(store: Store, embedder: Has
     store.update_many([])
 
 
-# -- dream lifecycle (issue 6): partial scans, batched compare-and-set, clusters, pruning -----------
+# -- dream lifecycle: partial scans, batched compare-and-set, clusters, pruning -----------
 
 
 def test_scan_can_omit_heavy_fields(store: Store, embedder: HashEmbedder) -> None:
@@ -1260,7 +1284,7 @@ def test_clusters_round_trip_and_replace_members(store: Store) -> None:
     assert store.delete_clusters([]) == 0
 
 
-# -- seed 002 quantised embeddings ----------------------------------------------------------------
+# -- quantised embeddings (embedding compression) ----------------------------------------------------------------
 
 
 def _unit_vectors(n: int, seed: int = 7) -> np.ndarray:
@@ -1274,7 +1298,7 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> None:
-    from reverie.embed import quantize
+    from reverie import vector_codec
 
     vecs = _unit_vectors(2)
     rec = MemoryRecord(
@@ -1285,7 +1309,7 @@ def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> Non
     assert got.embedding_precision is Precision.INT4 and got.embedding is not None
     assert got.embedding.dtype == np.float32 and _cos(got.embedding, vecs[0]) > 0.98
     np.testing.assert_array_equal(store.embeddings(["q1"])["q1"], got.embedding)
-    np.testing.assert_array_equal(got.embedding, quantize.decode(quantize.encode(vecs[0], Precision.INT4)))
+    np.testing.assert_array_equal(got.embedding, vector_codec.decode(vector_codec.encode(vecs[0], Precision.INT4)))
     # read-modify-write keeps the codes bit for bit (no re-quantisation drift)
     assert store.update(got, expected_version=got.version) == got.version + 1
     np.testing.assert_array_equal(store.get(["q1"])["q1"].embedding, got.embedding)
@@ -1310,7 +1334,7 @@ def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> Non
 
 
 def test_deep_search_ranks_quantized_memories_with_the_mixed_precision_similarity(store: Store) -> None:
-    from reverie.embed import quantize
+    from reverie import vector_codec
 
     vecs = _unit_vectors(60)
     precisions = [Precision.FLOAT32, Precision.INT8, Precision.INT4, Precision.INT2]
@@ -1332,8 +1356,8 @@ def test_deep_search_ranks_quantized_memories_with_the_mixed_precision_similarit
         if r.embedding_precision is Precision.FLOAT32:
             expected[r.id] = _cos(unit, r.embedding)
         else:
-            codes = [quantize.encode(r.embedding, r.embedding_precision)]
-            expected[r.id] = float(quantize.mixed_similarity(query, codes)[0])
+            codes = [vector_codec.encode(r.embedding, r.embedding_precision)]
+            expected[r.id] = float(vector_codec.mixed_similarity(query, codes)[0])
     deep = store.vector_search(query, MemoryFilter(stores=None), 60)
     assert [h.id for h in deep] == sorted(expected, key=lambda i: (-expected[i], i))
     for h in deep:
@@ -1395,7 +1419,7 @@ def test_quantized_memories_survive_reopen_rebuild_user_move_and_delete(open_sto
 
 def test_deep_search_over_many_quantized_memories_matches_exact_ranking(store: Store) -> None:
     # more quantised rows than PostgreSQL re-ranks per query (it prefilters by sign bits)
-    from reverie.embed import quantize
+    from reverie import vector_codec
 
     vecs = _unit_vectors(900, seed=21)
     store.insert(
@@ -1411,12 +1435,12 @@ def test_deep_search_over_many_quantized_memories_matches_exact_ranking(store: S
             for i in range(900)
         ]
     )
-    codes = [quantize.encode(v, Precision.INT4) for v in vecs]
+    codes = [vector_codec.encode(v, Precision.INT4) for v in vecs]
     deep = MemoryFilter(stores=None, statuses=None)
     overlaps = []
     for i in range(0, 900, 90):
         query = vecs[i] + 0.5 * vecs[(i + 1) % 900]
-        exact = np.argsort(-quantize.mixed_similarity(query, codes), kind="stable")[:10]
+        exact = np.argsort(-vector_codec.mixed_similarity(query, codes), kind="stable")[:10]
         hits = store.vector_search(query, deep, 10)
         assert hits[0].id == f"z{exact[0]:03d}"
         overlaps.append(len({h.id for h in hits} & {f"z{j:03d}" for j in exact}) / 10)
@@ -1424,7 +1448,7 @@ def test_deep_search_over_many_quantized_memories_matches_exact_ranking(store: S
 
 
 def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Store) -> None:
-    from reverie.embed import quantize
+    from reverie import vector_codec
 
     vecs = _unit_vectors(6, seed=5)
     store.insert(
@@ -1447,7 +1471,7 @@ def test_set_embedding_precision_reencodes_many_with_compare_and_set(store: Stor
     got = store.get([f"p{i}" for i in range(6)])
     for i, p in enumerate([Precision.INT8, Precision.INT4, Precision.INT2]):
         assert got[f"p{i}"].embedding_precision is p and got[f"p{i}"].version == 2
-        np.testing.assert_array_equal(got[f"p{i}"].embedding, quantize.decode(quantize.encode(vecs[i], p)))
+        np.testing.assert_array_equal(got[f"p{i}"].embedding, vector_codec.decode(vector_codec.encode(vecs[i], p)))
     assert (got["p3"].embedding_precision, got["p3"].version) == (Precision.FLOAT32, 2)
     assert (got["p4"].version, got["p5"].version, got["p5"].embedding) == (1, 1, None)
     deep = MemoryFilter(stores=None)

@@ -26,7 +26,8 @@ from reverie.errors import ConflictError, InvalidInputError, StoreError
 from reverie.model import MemoryRecord
 from reverie.store import open_store
 from reverie.store.base import MemoryFilter
-from reverie.store.postgres import _COLUMN_NAMES, MIGRATIONS, PostgresStore
+from reverie.store.postgres import MIGRATIONS, PostgresStore
+from reverie.store.postgres.codec import COLUMN_NAMES
 
 pytestmark = pytest.mark.postgres
 
@@ -54,7 +55,7 @@ def _scalar(url: str, query: str) -> object:
 
 
 def test_columns_cover_every_memory_field() -> None:
-    assert set(_COLUMN_NAMES) == {f.name for f in dataclasses.fields(MemoryRecord)}
+    assert set(COLUMN_NAMES) == {f.name for f in dataclasses.fields(MemoryRecord)}
 
 
 def test_migrations_are_recorded_and_idempotent_on_reopen(pg_url: str) -> None:

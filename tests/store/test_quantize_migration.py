@@ -1,4 +1,4 @@
-"""Migration 0004_quantized_embeddings upgrades an existing database on both backends (seed 002),
+"""Migration 0004_quantized_embeddings upgrades an existing database on both backends (embedding compression),
 and the SQLite probe for quantised hot rows is answered from its partial index."""
 
 from __future__ import annotations

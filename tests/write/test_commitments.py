@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from reverie import Memory, SettableClock, Status
+from reverie.text.classify import category_of
 from reverie.write import llm_stages
-from reverie.write.classify import category_of
 
 
 def test_the_classifier_finds_commitments() -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from reverie import edges as relations
 from reverie.config.write import RelationSettings
 from reverie.model import MemoryKind, Relation, RelationType, Status
 from reverie.results import Action
-from reverie.write import relations
 
 A = "Ana Silva and Tom Berg work at Acme Labs in Lisbon"
 B = "Ana Silva phoned Tom Berg about quarterly budget spreadsheets"

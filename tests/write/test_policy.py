@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reverie import InvalidInputError, Memory, SettableClock
+from reverie import action_policy as policy
+from reverie.action_policy import DEFAULT_ELIGIBILITY, Eligibility, PolicyAction
 from reverie.results import Action
-from reverie.write import policy
 from reverie.write.pipeline import ARTIFACT
-from reverie.write.policy import DEFAULT_ELIGIBILITY, Eligibility, PolicyAction
 
 GOOD = {"confidence": 0.8, "lifecycle_state": "validated", "importance": 0.4, "source": "extraction"}
 

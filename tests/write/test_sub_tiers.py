@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from reverie import Layer, Memory, SettableClock
 from reverie.model import MemoryRecord
-from reverie.write.classify import episodic_sub_tier, semantic_sub_tier
+from reverie.text.classify import episodic_sub_tier, semantic_sub_tier
 
 
 def _rec(mem: Memory, mid: str) -> MemoryRecord:

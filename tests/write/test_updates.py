@@ -1,4 +1,4 @@
-"""The update reading (reverie.write.updates) on the knowledge-update suite, without a model: every
+"""The update reading (reverie.text.updates) on the knowledge-update suite, without a model: every
 correction reads as an update of the statement it corrects, no compatible pair does, and the unrelated
 chat lines update none of the suite's facts. The ``sealed`` and ``fresh`` items are left out
 here: they measure generalisation in ``bench/updates.py`` and were not used to develop the reading (see the
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reverie.write import updates
+from reverie.text import updates
 
 SUITE = json.loads((Path(__file__).resolve().parent / "data" / "knowledge_updates.json").read_text(encoding="utf-8"))
 

@@ -15,7 +15,7 @@ import pytest
 from reverie.config.write import GateSettings
 from reverie.model import MemoryKind, MemoryRecord
 from reverie.results import Action
-from reverie.write import gate
+from reverie.write import admission
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -89,9 +89,9 @@ def test_minilm_profile_gate(minilm, old: str, new: str, expected: Action) -> No
     # the thresholds are those of a note (a standing fact or belief): an episode is never merged (the detail
     # is created beside it), which tests/write/test_graph_lifecycle.py covers
     stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)
-    decision = gate.decide(
+    decision = admission.decide(
         new,
-        [gate.Neighbour(stored, sim)],
+        [admission.Neighbour(stored, sim)],
         importance=0.5,
         correction=False,
         profile=cfg.profile(minilm.profile),
@@ -119,9 +119,9 @@ def test_minilm_near_template_lines_not_superseded(minilm, old: str, new: str) -
     cfg = GateSettings()
     vecs = minilm.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
-    decision = gate.decide(
+    decision = admission.decide(
         new,
-        [gate.Neighbour(MemoryRecord(old), sim)],
+        [admission.Neighbour(MemoryRecord(old), sim)],
         importance=0.5,
         correction=False,
         profile=cfg.profile(minilm.profile),
@@ -168,8 +168,13 @@ def test_e5_profile_gate(e5, old: str, new: str, expected: Action) -> None:
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
     stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)  # thresholds of a note, as above
-    decision = gate.decide(
-        new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False, profile=cfg.profile(e5.profile), cfg=cfg
+    decision = admission.decide(
+        new,
+        [admission.Neighbour(stored, sim)],
+        importance=0.5,
+        correction=False,
+        profile=cfg.profile(e5.profile),
+        cfg=cfg,
     )
     assert decision.action is E5_EXPECTED_ELSEWHERE.get(new, expected), f"similarity {sim:.3f}: {decision.reason}"
 
@@ -195,7 +200,12 @@ def test_e5_near_template_lines_not_superseded(e5, old: str, new: str) -> None:
     vecs = e5.embed([old, new])
     sim = float(vecs[0] @ vecs[1])
     stored = MemoryRecord(old, category="fact", memory_kind=MemoryKind.NOTE)  # thresholds of a note, as above
-    decision = gate.decide(
-        new, [gate.Neighbour(stored, sim)], importance=0.5, correction=False, profile=cfg.profile(e5.profile), cfg=cfg
+    decision = admission.decide(
+        new,
+        [admission.Neighbour(stored, sim)],
+        importance=0.5,
+        correction=False,
+        profile=cfg.profile(e5.profile),
+        cfg=cfg,
     )
     assert decision.action is not Action.SUPERSEDE, f"similarity {sim:.3f}: {decision.reason}"

@@ -345,8 +345,8 @@ def test_summary_links_do_not_trigger_relation_pruning(make_memory) -> None:
 def test_relations_are_counted_for_pruning_after_additions_only(make_memory, clock: SettableClock) -> None:
     """Seed 001's 1,000 → 900 check counts the scope's relations: it runs when the write path adds
     relations (the only way to cross the threshold), not after every memory."""
+    from reverie.edges import prunable_types
     from reverie.store.base import MemoryFilter
-    from reverie.write.relations import prunable_types
 
     m = make_memory(write={"relations": {"prune_at": 2, "prune_to": 1}})
     PRUNE_COUNTED = prunable_types(m.settings.write.relations)

@@ -7,13 +7,15 @@ from typing import Any
 
 import pytest
 
+from reverie import edges
 from reverie.config.write import BoxSettings, FormationSettings, GateSettings, ObserverSettings, RelationSettings
 from reverie.model import MemoryKind, MemoryRecord, Relation, RelationType, TemporalType
 from reverie.results import Action
 from reverie.store.base import Box
-from reverie.write import gate, relations
+from reverie.text import updates
+from reverie.text.classify import category_of, memory_kind
+from reverie.write import admission, relations
 from reverie.write.boxes import seal_reason, topic_overlap, weave
-from reverie.write.classify import category_of, memory_kind
 from reverie.write.emotion import detect_emotion
 from reverie.write.entities import entity_uris
 from reverie.write.formation import (
@@ -294,10 +296,10 @@ PROFILE = GATE.profile("api")
 
 def _decide(
     new: str, old: str, sim: float, *, importance: float = 0.5, correction: bool = False, immutable: bool = False
-) -> gate.GateDecision:
-    return gate.decide(
+) -> admission.GateDecision:
+    return admission.decide(
         new,
-        [gate.Neighbour(_rec(old, immutable=immutable), sim)],
+        [admission.Neighbour(_rec(old, immutable=immutable), sim)],
         importance=importance,
         correction=correction,
         profile=PROFILE,
@@ -306,7 +308,9 @@ def _decide(
 
 
 def test_pe_gate_actions_seed_thresholds() -> None:
-    assert gate.decide("x", [], importance=0.5, correction=False, profile=PROFILE, cfg=GATE).action is Action.CREATE
+    assert (
+        admission.decide("x", [], importance=0.5, correction=False, profile=PROFILE, cfg=GATE).action is Action.CREATE
+    )
     assert _decide("User owns a cat", "User likes tea", 0.30).action is Action.CREATE
     # the gap skips a text that adds nothing the nearest memory lacks; one that adds something is kept
     assert _decide("User really likes tea", "User likes tea", 0.72, importance=0.3).action is Action.SKIP
@@ -332,11 +336,11 @@ def test_pe_gate_never_updates_immutable() -> None:
 
 
 def test_contradiction_heuristics() -> None:
-    assert gate.contradicts("User lives in Berlin", "User lives in Munich")
-    assert gate.contradicts("The meeting is at 3pm", "The meeting is at 4pm")
-    assert not gate.contradicts("User prefers dark mode", "User prefers dark mode with large fonts")
-    assert not gate.contradicts("Maya is allergic to penicillin", "Maya has an allergy to penicillin")
-    assert gate.contradicts("The API uses JWT tokens", "The API uses session cookies", correction=True)
+    assert updates.contradicts("User lives in Berlin", "User lives in Munich")
+    assert updates.contradicts("The meeting is at 3pm", "The meeting is at 4pm")
+    assert not updates.contradicts("User prefers dark mode", "User prefers dark mode with large fonts")
+    assert not updates.contradicts("Maya is allergic to penicillin", "Maya has an allergy to penicillin")
+    assert updates.contradicts("The API uses JWT tokens", "The API uses session cookies", correction=True)
 
 
 REAL_CONTRADICTIONS = [
@@ -374,35 +378,35 @@ NOT_CONTRADICTIONS = [
 
 @pytest.mark.parametrize(("old", "new"), REAL_CONTRADICTIONS)
 def test_real_contradictions_en_tr(old: str, new: str) -> None:
-    assert gate.contradicts(old, new)
+    assert updates.contradicts(old, new)
 
 
 @pytest.mark.parametrize(("old", "new"), NOT_CONTRADICTIONS)
 def test_near_template_and_unrelated_lines_are_not_contradictions(old: str, new: str) -> None:
-    assert not gate.contradicts(old, new)
+    assert not updates.contradicts(old, new)
 
 
 def test_questions_and_unrelated_sentences_do_not_contradict() -> None:
     # a question asserts nothing
-    assert not gate.contradicts(
+    assert not updates.contradicts(
         "Caroline: Wow Mel, that painting is amazing! The colors are so bold.",
         "Caroline: Wow, Mel! Any more paintings coming up?",
     )
     # a change word in another sentence of a long message is no change of the old line's value
-    assert not gate.contradicts(
+    assert not updates.contradicts(
         "John is stuck on the level. It's frustrating because John hates being stuck.",
         "John won the match in Chicago. John won't quit. Gonna keep going.",
     )
     # the change statement itself still supersedes, inside a longer message too
-    assert gate.contradicts("User uses Vim for coding", "Big week at work. User switched to Neovim for coding.")
+    assert updates.contradicts("User uses Vim for coding", "Big week at work. User switched to Neovim for coding.")
 
 
 def test_another_speakers_contradiction_is_created_beside_it() -> None:
     old = _rec("Evan took the family on a road trip to Jasper", metadata={"speaker": "Evan"})
     new = "Sam switched to a road trip to Banff"
-    got = gate.decide(
+    got = admission.decide(
         new,
-        [gate.Neighbour(old, 0.86)],
+        [admission.Neighbour(old, 0.86)],
         importance=0.5,
         correction=False,
         profile=GATE.profile("minilm"),
@@ -410,9 +414,9 @@ def test_another_speakers_contradiction_is_created_beside_it() -> None:
         speaker="Sam",
     )
     assert got.action is Action.CREATE and got.target is old and "another speaker" in got.reason
-    same = gate.decide(
+    same = admission.decide(
         "Evan switched to a road trip to Banff",
-        [gate.Neighbour(old, 0.86)],
+        [admission.Neighbour(old, 0.86)],
         importance=0.5,
         correction=False,
         profile=GATE.profile("minilm"),
@@ -420,9 +424,9 @@ def test_another_speakers_contradiction_is_created_beside_it() -> None:
         speaker="Evan",
     )
     assert same.action is Action.SUPERSEDE
-    corrected = gate.decide(
+    corrected = admission.decide(
         new,
-        [gate.Neighbour(old, 0.86)],
+        [admission.Neighbour(old, 0.86)],
         importance=0.5,
         correction=True,
         profile=GATE.profile("minilm"),
@@ -431,9 +435,9 @@ def test_another_speakers_contradiction_is_created_beside_it() -> None:
     )
     assert corrected.action is Action.CREATE  # "actually …" by Sam corrects Sam, not Evan
     # no named speakers (a user and an assistant by role): the contradiction supersedes as before
-    unnamed = gate.decide(
+    unnamed = admission.decide(
         new,
-        [gate.Neighbour(_rec(old.content), 0.86)],
+        [admission.Neighbour(_rec(old.content), 0.86)],
         importance=0.5,
         correction=False,
         profile=GATE.profile("minilm"),
@@ -446,9 +450,9 @@ def test_another_speakers_contradiction_is_created_beside_it() -> None:
 def test_change_statement_is_checked_below_the_contradiction_floor() -> None:
     """'switched to' sits at 0.54–0.67 (MiniLM) from what it replaces: the gate checks it from change_min."""
     minilm = GATE.profile("minilm")
-    got = gate.decide(
+    got = admission.decide(
         "User switched to Neovim for coding",
-        [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)],
+        [admission.Neighbour(_rec("User uses Vim for coding"), 0.596)],
         importance=0.5,
         correction=False,
         profile=minilm,
@@ -456,18 +460,18 @@ def test_change_statement_is_checked_below_the_contradiction_floor() -> None:
     )
     assert got.action is Action.SUPERSEDE
     # a plain line at the same similarity is novel, not a contradiction
-    got = gate.decide(
+    got = admission.decide(
         "User uses Neovim for coding",
-        [gate.Neighbour(_rec("User uses Vim for coding"), 0.596)],
+        [admission.Neighbour(_rec("User uses Vim for coding"), 0.596)],
         importance=0.5,
         correction=False,
         profile=minilm,
         cfg=GATE,
     )
     assert got.action is Action.CREATE
-    got = gate.decide(
+    got = admission.decide(
         "plain line two",
-        [gate.Neighbour(_rec("plain line one"), 0.867)],
+        [admission.Neighbour(_rec("plain line one"), 0.867)],
         importance=0.5,
         correction=False,
         profile=minilm,
@@ -498,18 +502,18 @@ def test_relation_rules_dedup_and_pruning() -> None:
         rel.id: (RelationType.RELATED_TO, 0.4),
     }
     existing = [Relation(new.id, same.id, RelationType.SAME_ENTITY)]
-    fresh = relations.dedup(relations.detect(new, [same, elab], cfg) * 2, existing)
+    fresh = edges.dedup(relations.detect(new, [same, elab], cfg) * 2, existing)
     assert [(r.dst_id, r.type) for r in fresh] == [(elab.id, RelationType.ELABORATES)]
     t = NOW
     rels = [Relation("a", f"d{i}", RelationType.RELATED_TO, confidence=0.4, created_at=t) for i in range(700)]
     rels += [Relation("a", f"e{i}", RelationType.ELABORATES, confidence=0.5, created_at=t) for i in range(300)]
     rels += [Relation("a", f"s{i}", RelationType.SUPERSEDES, created_at=t) for i in range(500)]
-    assert relations.prune_plan(rels[:1000] + rels[1000:], cfg) == []  # 1,000 prunable: protected ones not counted
+    assert edges.prune_plan(rels[:1000] + rels[1000:], cfg) == []  # 1,000 prunable: protected ones not counted
     rels.append(Relation("a", "d700", RelationType.RELATED_TO, confidence=0.4, created_at=t))
-    doomed = set(relations.prune_plan(rels, cfg))
+    doomed = set(edges.prune_plan(rels, cfg))
     assert len(doomed) == 101 and doomed <= {r.id for r in rels if r.type is RelationType.RELATED_TO}
     only_protected = [Relation("a", f"c{i}", RelationType.CAUSES, created_at=t) for i in range(1001)]
-    assert relations.prune_plan(only_protected, cfg) == []
+    assert edges.prune_plan(only_protected, cfg) == []
 
 
 def test_box_sealing_rules_and_trace_weaving() -> None:

@@ -429,7 +429,7 @@ class ReadSettings(Section):
         "deep recall) is placed right after the memory that replaced it — fetched when the search did not "
         "find it — and marked 'superseded' in its explanation and in context(); and of two results that "
         "state one attribute with different values, the older is placed after the newer when the newer "
-        "updates it (the write path's update reading, reverie.write.updates), so a store written verbatim "
+        "updates it (the write path's update reading, reverie.text.updates), so a store written verbatim "
         "answers with the update too.",
     )
     recency_margin: float = Field(

@@ -10,7 +10,7 @@ and values for the unit-test
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from reverie.config.core import Section
 from reverie.config.sources import COGNITIVE_MEMORY, ENERGY, LAYERED, LIFECYCLE, PE_GATE, REVERIE, source
@@ -44,7 +44,7 @@ class SimilarityProfile(Section):
         description="Knowledge updates: a stored memory at least this similar to a new statement is read "
         "against it for an update ('Priya left, I report to Daniel now' against 'My manager is Priya'). "
         "People word a change apart from the fact it changes, so this sits well below the gate's other "
-        "thresholds; the text decides (reverie.write.updates), this only bounds which memories are read.",
+        "thresholds; the text decides (reverie.text.updates), this only bounds which memories are read.",
     )
 
     @model_validator(mode="after")
@@ -380,6 +380,10 @@ class ActionPolicySettings(Section):
 LLM_STAGES = ("observer", "formation", "emotion", "synthesis", "contradiction", "relations", "topics")
 
 
+#: the reward channel's prior by category (the Cognitive Memory design's importance channels)
+CATEGORY_REWARD = {"correction": 0.8, "decision": 0.7, "preference": 0.7, "plan": 0.6, "entity": 0.5, "fact": 0.5}
+
+
 class WriteSettings(Section):
     """The write path: observer → buffer → formation → gate → score → store."""
 
@@ -400,6 +404,18 @@ class WriteSettings(Section):
         description="The write stages that ask the LLM first (observer classification, formation, "
         "emotion, synthesis, contradiction, relations, box topics); the others use their heuristic only.",
     )
+    category_reward: dict[str, float] = Field(
+        default_factory=lambda: dict(CATEGORY_REWARD),
+        description="How rewarding a new memory of each category is, 0..1, before feedback on similar "
+        "memories moves it (the reward channel of a new memory's importance): a correction matters most, "
+        "then decisions and preferences, then plans, then entities and plain facts.",
+    )
+    other_category_reward: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="The reward of a new memory whose category has no entry in ``category_reward``.",
+    )
     llm_input_chars: int = Field(
         default=4000,
         ge=200,
@@ -407,6 +423,14 @@ class WriteSettings(Section):
         "are sent to the LLM (the observer already caps messages at 5000).",
         json_schema_extra=source(REVERIE),
     )
+
+    @field_validator("category_reward")
+    @classmethod
+    def _rewards_in_range(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = sorted(k for k, x in v.items() if not 0.0 <= x <= 1.0)
+        if bad:
+            raise ValueError(f"write.category_reward must be within 0..1; out of range: {bad}")
+        return v
 
     @model_validator(mode="after")
     def _known_stages(self) -> WriteSettings:

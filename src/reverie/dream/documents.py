@@ -29,15 +29,13 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from reverie.dream.context import DreamContext, DreamStep, StepReport
 from reverie.errors import ReverieError
 from reverie.model import Layer, MemoryRecord
 from reverie.store.base import MemoryFilter, Store
-from reverie.write.text import content_words
-
-if TYPE_CHECKING:
-    from reverie.dream import DreamContext, StepReport
+from reverie.text.words import content_words
 
 PROFILE, ENTITIES, REFLECTIONS, GUIDELINES = "profile", "entities", "reflections", "guidelines"
 KINDS = (PROFILE, ENTITIES, REFLECTIONS, GUIDELINES)
@@ -137,8 +135,6 @@ def build_profile(
 
 def step_profile(ctx: DreamContext) -> StepReport:
     """The behavioural profile per user, with its line cap (see the module docs)."""
-    from reverie.dream import StepReport
-
     dc = ctx.settings.dream.documents
     pc = dc.profile
     changed = lines = left_out = 0
@@ -222,8 +218,6 @@ def build_entity_profiles(
 
 def step_entity_profiles(ctx: DreamContext) -> StepReport:
     """Entity profiles per user, refreshed where their facts changed (see the module docs)."""
-    from reverie.dream import StepReport
-
     ec = ctx.settings.dream.documents.entity_profiles
     users = _users(ctx, ctx.settings.dream.documents.profile.max_users)
     counts: dict[str | None, dict[str, int]] = {}
@@ -391,7 +385,7 @@ def build_reflections(
     condense: Callable[[list[str]], str | None] | None = None,
 ) -> dict[str, Any]:
     """The reflections document of one user (see the module docs)."""
-    from reverie.dream.consolidate import META
+    from reverie.dream.group_notes import META
 
     found: dict[str, MemoryRecord] = {}
     for flt in (
@@ -428,8 +422,6 @@ def build_reflections(
 
 def step_reflections(ctx: DreamContext) -> StepReport:
     """The reflections document per user, consolidated past its size (see the module docs)."""
-    from reverie.dream import StepReport
-
     rc = ctx.settings.dream.documents.reflections
     users = _users(ctx, ctx.settings.dream.documents.profile.max_users)
     changed = consolidated = lines = 0
@@ -544,8 +536,6 @@ def learn_guidelines(
 
 def step_guidelines(ctx: DreamContext) -> StepReport:
     """Compression-guideline learning from the action telemetry (see the module docs); fail-open."""
-    from reverie.dream import StepReport
-
     gc = ctx.settings.dream.documents.guidelines
     users = _users(ctx, ctx.settings.dream.documents.profile.max_users)
     since = ctx.now - timedelta(days=gc.window_days)
@@ -644,12 +634,12 @@ def scrub(store: Store, user_id: str | None, memory_ids: Iterable[str]) -> int:
     return changed
 
 
-STEPS: list[tuple[str, Any]] = [
-    ("profile", step_profile),
-    ("entity_profiles", step_entity_profiles),
-    ("reflections", step_reflections),
-    ("guidelines", step_guidelines),
-]
+STEPS: tuple[DreamStep, ...] = (
+    DreamStep("profile", step_profile),
+    DreamStep("entity_profiles", step_entity_profiles),
+    DreamStep("reflections", step_reflections),
+    DreamStep("guidelines", step_guidelines),
+)
 
 __all__ = [
     "KINDS",

@@ -7,15 +7,12 @@ L2-normalised vectors:
 * up to ``exact_max`` rows: exact cosine, computed in row blocks with numpy (``block × n`` at a time);
 * above: an HNSW graph (hnswlib) built over a PCA projection of the rows to ``ann_dims`` dimensions
   proposes ``pool·k`` candidates per row, which are then re-scored with the full vectors, so every
-  similarity returned is exact and only the candidate *recall* is approximate (on 100k rows with
-  planted groups, 96% of the planted pairs are found with ``pool = 2``). Cost grows as n·log n.
+  similarity returned is exact and only the candidate *recall* is approximate. Cost grows as n·log n.
 
-Exact search and the graph cost the same at about 4k rows of 384 dimensions, and the graph wins
-above (``bench/consolidate.py`` measures both). At 100k rows (half planted groups, half
-structureless random vectors — the worst case for any neighbour graph) the graph build and its
-queries take about 40% of the time each; a graph on all 384 dimensions costs more to build alone
-than the whole projected search. BLAS runs single-threaded here: threaded BLAS on a busy small
-machine made the projection and the exact blocks slower.
+``exact_max`` is where the two cost the same (``bench/consolidate.py`` measures both, and the recall of
+planted groups). The graph is built on the projection because a graph on the full vectors costs more to
+build than the whole projected search. BLAS runs single-threaded here: threaded BLAS on a busy small
+machine makes the projection and the exact blocks slower.
 """
 
 from __future__ import annotations

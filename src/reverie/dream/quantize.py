@@ -5,7 +5,7 @@ embedding precision should drop — the layered-memory design's tiers by retenti
 > 0.2 int4, else int2; :func:`reverie.dynamics.retention.precision_for_retention` over the
 retention of the configured mode, the one archival uses) — claims only those and re-encodes them a
 batch at a time (``Store.set_embedding_precision``: one compare-and-set per memory against the
-version the pass read, vectors quantised together; :mod:`reverie.embed.quantize` is the codec).
+version the pass read, vectors quantised together; :mod:`reverie.vector_codec` is the codec).
 Precision only goes down while a memory is cold; hot memories are never touched, so the float32
 ANN index of the hot store stays as it is. Every change gets a ``quantized`` history event naming
 the precision before and after and the bytes saved, in the same transaction, so a re-run changes
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from reverie.dream import DreamContext, Step, StepReport, omit_except
+from reverie import vector_codec as quantize
+from reverie.dream.context import DreamContext, DreamStep, StepReport, omit_except
 from reverie.dynamics import retention as retention_mod
 from reverie.dynamics._util import days_between
-from reverie.embed import quantize
 from reverie.errors import ConflictError
 from reverie.model import HistoryEvent, MemoryRecord, Precision, StoreTier
 from reverie.store.base import Store
@@ -209,6 +209,6 @@ def restore_precision(
     return restored
 
 
-STEPS: list[tuple[str, Step]] = [("quantize", step_quantize)]
+STEPS: tuple[DreamStep, ...] = (DreamStep("quantize", step_quantize),)
 
 __all__ = ["STEPS", "memory_retention", "restore_precision", "step_quantize", "target_precision"]

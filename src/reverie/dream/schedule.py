@@ -124,7 +124,7 @@ def run_tick(mem: Memory, *, user_id: str | None = None, all_users: bool = True)
 
     cfg = mem.settings.dream.schedule
     return run_dream(
-        mem,
+        mem.dream_services,
         steps=list(cfg.tick_steps),
         user_id=user_id,
         all_users=all_users,
@@ -363,7 +363,7 @@ class JobSchedule:
         info: ScheduledJob = {"name": job.name, "every": format_duration(job.every), "batch_size": job.batch_size}
         try:
             report = run_dream(
-                self.mem,
+                self.mem.dream_services,
                 steps=list(job.steps) if job.steps is not None else None,
                 user_id=self.user_id,
                 all_users=self.user_id is None,
@@ -481,9 +481,9 @@ class BackgroundSchedule:
 
 def known_steps() -> Sequence[str]:
     """Every registered dream step name, in registry order."""
-    from reverie.dream import _registry
+    from reverie.dream.registry import steps_by_name
 
-    return list(_registry())
+    return list(steps_by_name())
 
 
 __all__ = [

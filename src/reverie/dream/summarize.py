@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from reverie import lexicon
 from reverie.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 #: what ends a sentence (or opens one) before a word: a capital there is no sign of a name
 _OPENERS = frozenset(".!?:;…\"“”'‘’([{-–—*#>\n")
-_PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd", "i’m", "i’ll", "i’ve", "i’d"})
+_PRONOUN_I = lexicon.words("dream_first_person")
 #: a speaker label ("Jon: …", "Dr. Vega: …"): up to four words before a colon, each capitalised
 _SPEAKER = re.compile(r"^(?P<who>[^\W\d_][\w.'’-]*(?: [^\W\d_][\w.'’-]*){0,3}):\s")
 
@@ -296,7 +297,7 @@ _MONTHS = {name: i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name: i for i, name in enumerate(calendar.month_abbr) if name})
 _MONTHS["Sept"] = 9
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))  # capitalised only: "may" is a verb
-_PRE = r"(?P<pre>\b(?:on|in|during)\s+)?"
+_PRE = r"(?P<pre>\b(?:" + "|".join(lexicon.terms("dream_date_preposition")) + r")\s+)?"
 _DATE = re.compile(
     _PRE + r"(?:"
     rf"(?P<m1>{_MONTH_RE})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y1>\d{{4}})\b)?"
@@ -305,10 +306,8 @@ _DATE = re.compile(
     r"|(?P<y4>\d{4})-(?P<m4>\d{2})-(?P<d4>\d{2})\b"
     r")"
 )
-_ARTICLES = frozenset({"a", "an", "the", "this", "that", "these", "those"})
-_STOP = _ARTICLES | frozenset(
-    {"and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "is", "was", "are", "were", "it", "its", "-"}
-)
+_ARTICLES = lexicon.words("dream_determiners")
+_STOP = _ARTICLES | lexicon.words("dream_glue_words")
 
 
 @dataclass(frozen=True, slots=True)

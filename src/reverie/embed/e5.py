@@ -317,18 +317,50 @@ def build_graph(model: Q4File, precision: str) -> Any:
         raise MissingDependencyError(
             f"the ONNX runtime of the local embedder needs onnx: {onnx_graph.INSTALL_HINT}"
         ) from exc
-    hidden, heads, eps = model.hidden, model.heads, model.eps
-    head_dim = hidden // heads
-    b = onnx_graph._Builder()
+    writer = _GraphWriter(model, precision)
+    x, mask_bias = writer.embeddings()
+    for i in range(model.layers):
+        x = writer.encoder_layer(i, x, mask_bias)
+    writer.mean_pool(x)
+    hidden = model.hidden
+    graph = helper.make_graph(
+        writer.b.nodes,
+        MODEL_NAME,
+        [
+            helper.make_tensor_value_info(onnx_graph.INPUTS_EMBEDS, TensorProto.FLOAT, ["batch", "tokens", hidden]),
+            helper.make_tensor_value_info(onnx_graph.ATTENTION_MASK, TensorProto.FLOAT, ["batch", "tokens"]),
+        ],
+        [helper.make_tensor_value_info(POOLED, TensorProto.FLOAT, ["batch", hidden])],
+        initializer=writer.b.initializers,
+    )
+    opsets = [helper.make_opsetid("", onnx_graph.OPSET)]
+    if precision != "fp32":
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    graph_model = helper.make_model(graph, opset_imports=opsets, producer_name="reverie")
+    graph_model.ir_version = 8
+    return graph_model
 
-    def linear(x: str, blocks: npt.NDArray[np.uint8], bias: F32, hint: str) -> str:
+
+class _GraphWriter:
+    """Writes the encoder's nodes, in order, into one graph builder (see :func:`build_graph`)."""
+
+    def __init__(self, model: Q4File, precision: str) -> None:
+        from onnx import helper
+
+        self.helper = helper
+        self.model, self.precision = model, precision
+        self.b = onnx_graph._Builder()
+
+    def linear(self, x: str, blocks: npt.NDArray[np.uint8], bias: F32, hint: str) -> str:
+        """``x @ W.T + bias`` over 4-bit blocks (``MatMulNBits``), or dequantised for ``"fp32"``."""
+        b = self.b
         rows, per_row, _ = blocks.shape
-        if precision == "fp32":
+        if self.precision == "fp32":
             return b.linear(x, np.ascontiguousarray(dequantize(blocks).T), bias, hint)
         packed, scales = _nbits(blocks)
         out = b.name(hint)
         b.nodes.append(
-            helper.make_node(
+            self.helper.make_node(
                 "MatMulNBits",
                 [
                     x,
@@ -350,30 +382,44 @@ def build_graph(model: Q4File, precision: str) -> Any:
         )
         return out
 
-    def layer_weights(name: str, rows: int) -> tuple[npt.NDArray[np.uint8], F32]:
-        return model.blocks(f"{name}.w", rows), model.floats(f"{name}.b")
+    def _weights(self, name: str, rows: int) -> tuple[npt.NDArray[np.uint8], F32]:
+        return self.model.blocks(f"{name}.w", rows), self.model.floats(f"{name}.b")
 
-    position = model.floats("emb.pos").reshape(-1, hidden) + model.floats("emb.type").reshape(-1, hidden)[0]
-    shape = b.op("Shape", [onnx_graph.INPUTS_EMBEDS])
-    seq = b.op("Slice", [shape, b.const("one_i", np.array([1], np.int64)), b.const("two_i", np.array([2], np.int64))])
-    positions = b.op(
-        "Slice", [b.const("position", position.astype(np.float32)), b.const("zero_i", np.array([0], np.int64)), seq]
-    )
-    x = b.layer_norm(
-        b.op("Add", [onnx_graph.INPUTS_EMBEDS, positions]),
-        model.floats("emb.ln.w"),
-        model.floats("emb.ln.b"),
-        eps,
-        "emb_ln",
-    )
-    bias = b.op(
-        "Mul",
-        [b.op("Sub", [onnx_graph.ATTENTION_MASK, b.const("one", np.float32(1.0))]), b.const("big", np.float32(1e9))],
-    )
-    mask_bias = b.op("Unsqueeze", [bias, b.const("axes12", np.array([1, 2], np.int64))])
-    for i in range(model.layers):
-        parts = [layer_weights(f"l{i}.{n}", hidden) for n in "qkv"]
-        qkv = linear(x, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), f"l{i}_qkv")
+    def embeddings(self) -> tuple[str, str]:
+        """The input embeddings plus positions, normalised; and the attention mask as an additive bias."""
+        b, model, hidden = self.b, self.model, self.model.hidden
+        position = model.floats("emb.pos").reshape(-1, hidden) + model.floats("emb.type").reshape(-1, hidden)[0]
+        shape = b.op("Shape", [onnx_graph.INPUTS_EMBEDS])
+        seq = b.op(
+            "Slice", [shape, b.const("one_i", np.array([1], np.int64)), b.const("two_i", np.array([2], np.int64))]
+        )
+        positions = b.op(
+            "Slice",
+            [b.const("position", position.astype(np.float32)), b.const("zero_i", np.array([0], np.int64)), seq],
+        )
+        x = b.layer_norm(
+            b.op("Add", [onnx_graph.INPUTS_EMBEDS, positions]),
+            model.floats("emb.ln.w"),
+            model.floats("emb.ln.b"),
+            model.eps,
+            "emb_ln",
+        )
+        bias = b.op(
+            "Mul",
+            [
+                b.op("Sub", [onnx_graph.ATTENTION_MASK, b.const("one", np.float32(1.0))]),
+                b.const("big", np.float32(1e9)),
+            ],
+        )
+        return x, b.op("Unsqueeze", [bias, b.const("axes12", np.array([1, 2], np.int64))])
+
+    def encoder_layer(self, i: int, x: str, mask_bias: str) -> str:
+        """Layer ``i``: self-attention and the feed-forward block, each with its residual and layer norm."""
+        b, model = self.b, self.model
+        hidden, heads = model.hidden, model.heads
+        head_dim = hidden // heads
+        parts = [self._weights(f"l{i}.{n}", hidden) for n in "qkv"]
+        qkv = self.linear(x, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), f"l{i}_qkv")
         qkv = b.op(
             "Transpose",
             [b.op("Reshape", [qkv, b.const("qkv_shape", np.array([0, 0, 3, heads, head_dim], np.int64))])],
@@ -387,41 +433,29 @@ def build_graph(model: Q4File, precision: str) -> Any:
         probs = b.op("Softmax", [b.op("Add", [b.op("MatMul", [q, k]), mask_bias])], axis=-1)
         context = b.op("Transpose", [b.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
         merged = b.op("Reshape", [context, b.const("merge_shape", np.array([0, 0, hidden], np.int64))])
-        out = linear(merged, *layer_weights(f"l{i}.ao", hidden), f"l{i}_out")
+        out = self.linear(merged, *self._weights(f"l{i}.ao", hidden), f"l{i}_out")
         x = b.layer_norm(
-            b.op("Add", [x, out]), model.floats(f"l{i}.aln.w"), model.floats(f"l{i}.aln.b"), eps, f"l{i}_ln1"
+            b.op("Add", [x, out]), model.floats(f"l{i}.aln.w"), model.floats(f"l{i}.aln.b"), model.eps, f"l{i}_ln1"
         )
-        h = linear(x, *layer_weights(f"l{i}.fi", model.ffn), f"l{i}_ffn_in")
+        h = self.linear(x, *self._weights(f"l{i}.fi", model.ffn), f"l{i}_ffn_in")
         erf = b.op("Erf", [b.op("Mul", [h, b.const("inv_sqrt2", np.float32(1.0 / math.sqrt(2.0)))])])
         gelu = b.op(
             "Mul",
             [b.op("Mul", [h, b.const("half", np.float32(0.5))]), b.op("Add", [erf, b.const("one", np.float32(1.0))])],
         )
-        out = linear(gelu, *layer_weights(f"l{i}.fo", hidden), f"l{i}_ffn_out")
-        x = b.layer_norm(
-            b.op("Add", [x, out]), model.floats(f"l{i}.oln.w"), model.floats(f"l{i}.oln.b"), eps, f"l{i}_ln2"
+        out = self.linear(gelu, *self._weights(f"l{i}.fo", hidden), f"l{i}_ffn_out")
+        return b.layer_norm(
+            b.op("Add", [x, out]), model.floats(f"l{i}.oln.w"), model.floats(f"l{i}.oln.b"), model.eps, f"l{i}_ln2"
         )
-    mask3 = b.op("Unsqueeze", [onnx_graph.ATTENTION_MASK, b.const("axis2", np.array([2], np.int64))])
-    axis1 = b.const("axis1", np.array([1], np.int64))
-    summed = b.op("ReduceSum", [b.op("Mul", [x, mask3]), axis1], keepdims=0)
-    counts = b.op("ReduceSum", [onnx_graph.ATTENTION_MASK, axis1], keepdims=1)
-    b.nodes.append(helper.make_node("Div", [summed, counts], [POOLED], name=POOLED))
-    graph = helper.make_graph(
-        b.nodes,
-        MODEL_NAME,
-        [
-            helper.make_tensor_value_info(onnx_graph.INPUTS_EMBEDS, TensorProto.FLOAT, ["batch", "tokens", hidden]),
-            helper.make_tensor_value_info(onnx_graph.ATTENTION_MASK, TensorProto.FLOAT, ["batch", "tokens"]),
-        ],
-        [helper.make_tensor_value_info(POOLED, TensorProto.FLOAT, ["batch", hidden])],
-        initializer=b.initializers,
-    )
-    opsets = [helper.make_opsetid("", onnx_graph.OPSET)]
-    if precision != "fp32":
-        opsets.append(helper.make_opsetid("com.microsoft", 1))
-    graph_model = helper.make_model(graph, opset_imports=opsets, producer_name="reverie")
-    graph_model.ir_version = 8
-    return graph_model
+
+    def mean_pool(self, x: str) -> None:
+        """The output ``pooled``: the mean of ``x`` over the real tokens."""
+        b = self.b
+        mask3 = b.op("Unsqueeze", [onnx_graph.ATTENTION_MASK, b.const("axis2", np.array([2], np.int64))])
+        axis1 = b.const("axis1", np.array([1], np.int64))
+        summed = b.op("ReduceSum", [b.op("Mul", [x, mask3]), axis1], keepdims=0)
+        counts = b.op("ReduceSum", [onnx_graph.ATTENTION_MASK, axis1], keepdims=1)
+        b.nodes.append(self.helper.make_node("Div", [summed, counts], [POOLED], name=POOLED))
 
 
 POOLED = "pooled"

@@ -11,8 +11,8 @@ pooling over the attention mask and L2 normalisation — the same vectors senten
 gives (see tests/embed/test_minilm.py for the evidence).
 
 Two runtimes compute that forward pass (``runtime``): ``onnx`` builds the same operations as an ONNX
-graph from those weights (:mod:`reverie.embed.onnx_graph`) and runs it with onnxruntime — about
-40% faster for one query, the default when onnxruntime and onnx are installed; ``numpy`` needs
+graph from those weights (:mod:`reverie.embed.onnx_graph`) and runs it with onnxruntime — faster
+for one query, the default when onnxruntime and onnx are installed; ``numpy`` needs
 nothing beyond numpy. Both give the same vectors (cosine >= 0.99999, tested).
 
 Speed: weight matrices are transposed (and Q/K/V fused, the attention scale folded into Q) once
@@ -140,7 +140,7 @@ def gelu(x: F32, *, block_rows: int = GELU_BLOCK_ROWS) -> F32:
 
     Uses ``gelu(x) = max(x, 0) - |x|·Φ(-|x|)`` with Abramowitz & Stegun 7.1.26 for
     ``Φ(-|x|) = 0.5·poly(t)·exp(-x²/2)``. Works on blocks of rows so that the temporaries stay
-    in cache (and out of fresh, page-faulting allocations), which makes it ~4x faster.
+    in cache (and out of fresh, page-faulting allocations).
     """
     for start in range(0, x.shape[0], block_rows):
         _gelu_block(x[start : start + block_rows])
@@ -500,8 +500,8 @@ class MiniLMEmbedder:
         if self._session is not None:  # onnxruntime: run() is thread-safe, no lock needed
             return onnx_graph.run_session(self._session, self._word, ids, mask)
         assert self._weights is not None
-        # a few short texts (a query and its variants) run faster on one BLAS thread: two threads
-        # on this kind of 2-core machine contend; batches keep the default
+        # a few short texts (a query and its variants) run faster on one BLAS thread (threads contend on
+        # such small products); batches keep the default
         with self._lock, single_blas_thread() if small else nullcontext():
             return encode_batch(self._weights, ids, mask)
 

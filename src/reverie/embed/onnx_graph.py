@@ -241,7 +241,7 @@ def make_session(model: Path | bytes, *, threads: int = 0) -> Any:
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.enable_cpu_mem_arena = False  # measured: -57 MiB resident, same speed
+    options.enable_cpu_mem_arena = False  # a smaller resident set, no slower
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only: no warnings on stderr
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

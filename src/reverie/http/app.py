@@ -14,7 +14,6 @@ import json
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import APIRouter, Body, FastAPI, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
@@ -25,6 +24,7 @@ from reverie.http import documents, maintenance, problems
 from reverie.http import models as m
 from reverie.http.ops import Metrics, Observe, swagger_assets
 from reverie.http.security import Authenticator, Guard, credential_of
+from reverie.inspection import redact_target
 from reverie.model import MemoryRecord
 from reverie.scoped import ScopedMemory
 
@@ -66,16 +66,6 @@ def scoped(request: Request) -> ScopedMemory:
     return ScopedMemory(get_memory(request), credential_of(request.scope))
 
 
-def redact_target(target: str) -> str:
-    """A storage target without credentials (``postgresql://user:secret@host`` → ``…//user@host``)."""
-    parts = urlsplit(target)
-    if parts.scheme and parts.password:
-        netloc = parts.netloc.rsplit("@", 1)[1]
-        user = parts.username or ""
-        return urlunsplit(parts._replace(netloc=f"{user}@{netloc}" if user else netloc))
-    return target
-
-
 def peek(mem: Memory, memory_id: str) -> MemoryRecord:
     """Read a memory (by id or unique id prefix) without counting an access (people looking are
     not the agent recalling)."""
@@ -114,10 +104,14 @@ def _history(mem: ScopedMemory, memory_id: str) -> list[dict[str, Any]]:
 def build_router() -> APIRouter:
     r = APIRouter(prefix="/v1", responses=_ERRORS)
     _memory_routes(r)
+    _memory_id_routes(r)
+    _user_routes(r)
     _lifecycle_routes(r)
     _engine_routes(r)
     _session_routes(r)
     _health_routes(r)
+    _export_routes(r)
+    _me_routes(r)
     _key_routes(r)
     maintenance.routes(r)
     documents.routes(r)
@@ -248,6 +242,8 @@ def _memory_routes(r: APIRouter) -> None:
             else None,
         }
 
+
+def _memory_id_routes(r: APIRouter) -> None:
     @r.get(
         "/memories/{memory_id}",
         response_model=m.MemoryOut,
@@ -274,6 +270,8 @@ def _memory_routes(r: APIRouter) -> None:
         scoped(request).forget(memory_id)
         return Response(status_code=204)
 
+
+def _user_routes(r: APIRouter) -> None:
     @r.get(
         "/users", response_model=m.UserList, tags=["users"], summary="The users with memories, and how many each has"
     )
@@ -516,6 +514,8 @@ def _health_routes(r: APIRouter) -> None:
     def dream_reports(request: Request) -> dict[str, Any]:
         return {"reports": scoped(request).dream_reports()}
 
+
+def _export_routes(r: APIRouter) -> None:
     @r.get(
         "/export",
         tags=["export"],
@@ -567,6 +567,8 @@ def _health_routes(r: APIRouter) -> None:
         report: dict[str, Any] = await run_in_threadpool(mem.restore, entries)
         return report
 
+
+def _me_routes(r: APIRouter) -> None:
     @r.get(
         "/me",
         response_model=m.CredentialOut,

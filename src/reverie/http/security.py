@@ -69,6 +69,9 @@ class Authenticator:
     """Turns what a request presents into a :class:`Credential` (see the module docs). Shared by the
     guard and the dashboard's login form (``app.state.auth``)."""
 
+    #: the session cookie the dashboard's login sets
+    cookie_name = COOKIE
+
     def __init__(self, *, token: str | None, keys: KeyRing | None = None) -> None:
         self.token = token or None
         self.cookie = session_value(token) if token else None

@@ -20,11 +20,14 @@ this way: only a member whose ``superseded_by`` is the summary that holds it cou
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from reverie.model import MemoryRecord, Status, StoreTier
-from reverie.store.base import MemoryFilter
+from reverie.read import filters
+from reverie.read.hybrid import PoolEntry
+from reverie.store.base import MemoryFilter, Store
 
 #: metadata key of memories made by consolidation (summary, theme, pattern), and the kinds that
 #: replace their members (a pattern's evidence stays active)
@@ -95,15 +98,141 @@ def drop_covered(
         dropped |= covered
 
 
+# the pool's side of recall through consolidation ---------------------------------------------------------
+def weak(cands: Sequence[PoolEntry], floor: float) -> bool:
+    """Whether the hot store's best vector match is below ``floor`` (``read.cold_weak_below``)."""
+    best = max((float(c.channels["vector"]["similarity"]) for c in cands if "vector" in c.channels), default=-1.0)
+    return best < floor
+
+
+def admitted(
+    found: Sequence[PoolEntry], stage: str, have: set[str], info: Mapping[str, dict[str, Any]] | None = None
+) -> list[PoolEntry]:
+    """The entries of ``found`` not in ``have``, marked with the ``stage`` that found them (and ``info`` per id)."""
+    out = [c for c in found if c.id not in have]
+    for rank, c in enumerate(out, start=1):
+        c.stage = stage
+        c.channels[stage] = {"rank": rank, **(info or {}).get(c.id, {})}
+    return out
+
+
+def found_ids(cands: Sequence[PoolEntry]) -> set[str]:
+    """Ids the main hybrid search already admitted (the graph and the entity hub admit memories that
+    the caller's filter may still reject: a cold one among them can be found again by a later stage)."""
+    return {c.id for c in cands if c.stage == "hybrid"}
+
+
+def merged(cands: list[PoolEntry], found: Sequence[PoolEntry]) -> list[PoolEntry]:
+    """``cands`` plus ``found``; a memory in both keeps the later stage and every channel that found it."""
+    by_id = {c.id: c for c in cands}
+    out = list(cands)
+    for f in found:
+        old = by_id.get(f.id)
+        if old is None:
+            out.append(f)
+            continue
+        old.channels.update(f.channels)
+        old.stage, old.rrf = f.stage, max(old.rrf, f.rrf)
+    return out
+
+
+def check_cold(store: Store, cands: list[PoolEntry], records: dict[str, MemoryRecord]) -> None:
+    """Drop cold-store candidates that are no longer true (superseded by a newer fact, not by the
+    consolidation summary that holds them); reads the summaries they name in one call."""
+    cold = [c.id for c in cands if c.stage == "cold" and c.id in records]
+    wanted = {records[i].superseded_by for i in cold if records[i].status is Status.SUPERSEDED}
+    wanted.discard(None)
+    parents = dict(records)
+    missing = [i for i in wanted if i is not None and i not in parents]
+    if missing:
+        parents.update(store.get(missing))
+    by_id = {c.id: c for c in cands}
+    for mid in cold:
+        rec = records[mid]
+        if not recallable(rec, parents):
+            del records[mid]
+        elif rec.status is Status.SUPERSEDED:  # an original held by this summary
+            by_id[mid].channels["cold"]["summary"] = rec.superseded_by
+
+
+def follow_summaries(
+    store: Store,
+    cands: list[PoolEntry],
+    records: dict[str, MemoryRecord],
+    flt: MemoryFilter,
+    now: datetime,
+    *,
+    best: int,
+    search: Callable[[MemoryFilter, int], list[PoolEntry]],
+) -> int:
+    """Members of the consolidation summaries among the ``best`` candidates (``read.summaries_followed``) join
+    the pool, scored on their own relevance (``search(filter, pool)``: the fused search of the query); returns
+    how many summaries were followed."""
+    have = {c.id for c in cands}
+    parent: dict[str, str] = {}
+    followed = 0
+    for c in sorted(cands, key=lambda c: (-c.rrf, c.id))[:best]:
+        members = [m for m in members_of(records[c.id]) if m not in have and m not in parent]
+        followed += bool(members)
+        parent.update(dict.fromkeys(members, c.id))
+    if not parent:
+        return 0
+    info = {mid: {"summary": sid} for mid, sid in parent.items()}
+    found = admitted(search(member_filter(flt, parent), len(parent)), "summary", have, info)
+    fetched = store.get([c.id for c in found])
+    summaries = {sid: records[sid] for sid in set(parent.values())}
+    for c in found:
+        rec = fetched.get(c.id)
+        if rec is not None and recallable(rec, summaries) and filters.currently_valid(rec, now):
+            records[c.id] = rec
+            cands.append(c)
+    return followed
+
+
+def members_take_slots(
+    order: list[tuple[int, dict[str, Any]]], ids: Sequence[str], records: Mapping[str, MemoryRecord]
+) -> list[tuple[int, dict[str, Any]]]:
+    """No consolidation summary appears together with one of its own members: the member is the more
+    specific answer and takes the summary's slot (the best-ranked member moves up to it; one ranked
+    above the summary already holds a slot, and the summary leaves). Decided over the whole ordered
+    pool, so that how many results are asked for does not change which are shown."""
+    position = {ids[i]: p for p, (i, _) in enumerate(order)}
+    if not any(members_of(records[ids[i]]) for i, _ in order):
+        return order
+    out = list(order)
+    p = 0
+    while p < len(out):
+        i, _extra = out[p]
+        members = [m for m in members_of(records[ids[i]]) if m in position]
+        present = [q for q, (j, _) in enumerate(out) if ids[j] in members]
+        if not present:
+            p += 1
+            continue
+        out.pop(p)  # the summary leaves
+        below = [q - 1 for q in present if q > p]
+        if below and not any(q < p for q in present):
+            j, member_extra = out.pop(below[0])
+            out.insert(p, (j, {**member_extra, "took_slot_of": ids[i]}))
+            p += 1
+    return out
+
+
 __all__ = [
     "META",
     "RECALLABLE_STATUSES",
     "REPLACING_KINDS",
+    "admitted",
+    "check_cold",
     "cold_filter",
     "drop_covered",
+    "follow_summaries",
+    "found_ids",
     "is_summary",
     "member_filter",
     "members_of",
+    "members_take_slots",
+    "merged",
     "reaches_cold",
     "recallable",
+    "weak",
 ]

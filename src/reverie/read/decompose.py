@@ -11,25 +11,23 @@ from __future__ import annotations
 
 import re
 
+from reverie import lexicon
+
 _QUESTIONS = re.compile(r"(?<=\?)\s+")
-_ALSO = re.compile(r"\s*(?:,?\s*\band also\b|\bas well as\b|\balso\b|;|\bayrıca\b|\bbir de\b)\s*", re.IGNORECASE)
-# "and" joins two questions only when a question word follows it ("… and where does she work?");
+_ALSO = re.compile(r"\s*(?:,?\s*\b(?:" + "|".join(lexicon.terms("read_also")) + r")\b|;)\s*", re.IGNORECASE)
+# a conjunction joins two questions only when a question word follows it ("… and where does she work?");
 # otherwise it joins noun phrases ("Mel and her kids", "black and white bowl") inside one question
 _AND = re.compile(
-    r"\s+(?:and|ve|plus)\s+(?=(?:what|where|when|who|whom|whose|why|how|which|is|are|was|were|do|"
-    r"does|did|can|could|will|would|has|have|ne|nerede|ne zaman|kim|neden|nasıl|hangi)\b)",
+    r"\s+(?:"
+    + "|".join(lexicon.terms("read_conjunction"))
+    + r")\s+(?=(?:"
+    + "|".join(lexicon.terms("read_question_word"))
+    + r")\b)",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
-STOPWORDS = frozenset({
-    "a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with", "by", "from", "about", "is",
-    "are", "was", "were", "be", "been", "do", "does", "did", "what", "which", "who", "whom", "whose", "when",
-    "where", "why", "how", "that", "this", "these", "those", "it", "its", "i", "me", "my", "we", "our",
-    "you", "your", "he", "she", "his", "her", "they", "them", "their", "there", "here", "as", "so", "if",
-    "than", "then", "not", "no", "yes", "can", "could", "would", "should", "will", "shall", "may", "might",
-    "must", "has", "have", "had", "also", "any", "some", "all", "more", "most", "very", "just", "ve", "ile",
-    "bir", "bu", "şu", "ne", "mi", "mı", "mu", "mü", "da", "de", "için", "gibi", "daha", "çok",
-})  # fmt: skip
+#: words left out of a query's content words (the languages' ``read_stopwords``)
+STOPWORDS = lexicon.words("read_stopwords")
 
 
 def content_words(text: str) -> list[str]:

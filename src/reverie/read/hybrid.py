@@ -26,13 +26,13 @@ from reverie.model import Vector
 from reverie.read.fusion import rrf
 from reverie.store.base import MemoryFilter, ScoredId, Store
 from reverie.store.textquery import query_terms
-from reverie.write.updates import stem
+from reverie.text.updates import stem
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass(slots=True)
-class Candidate:
+class PoolEntry:
     """A memory admitted to the re-rank pool, with how it got there."""
 
     id: str
@@ -74,25 +74,47 @@ def run_channels(
     return ChannelResult(dense, hits, text_error=error)
 
 
-def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, float], k: int) -> list[Candidate]:
+def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, float], k: int) -> list[PoolEntry]:
     """Weighted RRF per sub-query, then (for several sub-queries) RRF across the sub-query lists."""
-    per_query: list[list[Candidate]] = []
+    per_query: list[list[PoolEntry]] = []
     for qi, res in enumerate(results):
         fused = rrf({"vector": [h.id for h in res.vector], "text": [h.id for h in res.text]}, k=k, weights=weights)
         sims = {h.id: h.score for h in res.vector}
         bm25 = {h.id: h.score for h in res.text}
-        cands: list[Candidate] = []
+        cands: list[PoolEntry] = []
         for f in fused:
             ch: dict[str, dict[str, Any]] = {}
             if "vector" in f.ranks:
                 ch["vector"] = {"rank": f.ranks["vector"], "similarity": round(sims[f.id], 6), "subquery": qi}
             if "text" in f.ranks:
                 ch["text"] = {"rank": f.ranks["text"], "bm25": round(bm25[f.id], 6), "subquery": qi}
-            cands.append(Candidate(f.id, f.score, channels=ch))
+            cands.append(PoolEntry(f.id, f.score, channels=ch))
         per_query.append(cands)
     if len(per_query) == 1:
         return per_query[0]
     return _fuse_subqueries(per_query, k=k)
+
+
+def fused_search(
+    store: Store,
+    flt: MemoryFilter,
+    *,
+    subqueries: Sequence[str],
+    vectors: Vector,
+    weights: Mapping[str, float],
+    pool: int,
+    k: int,
+    sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None,
+) -> tuple[list[PoolEntry], list[str]]:
+    """Both channels over ``flt`` for every sub-query (``vectors[i]``, a row, its search vector; ``sparse[i]`` its
+    full-text result, when already run), fused, the first ``pool``; with the full-text errors."""
+    results = [
+        run_channels(
+            store, flt, text=sub, vector=vectors[i], pool=pool, sparse=sparse[i] if sparse is not None else None
+        )
+        for i, sub in enumerate(subqueries)
+    ]
+    return fuse_channels(results, weights=weights, k=k)[:pool], [r.text_error for r in results if r.text_error]
 
 
 @lru_cache(maxsize=16384)
@@ -121,16 +143,16 @@ def lexical_scores(queries: Sequence[str], texts: Sequence[str]) -> list[float]:
     return [round(b, 6) for b in best]
 
 
-def _fuse_subqueries(per_query: Sequence[Sequence[Candidate]], *, k: int) -> list[Candidate]:
+def _fuse_subqueries(per_query: Sequence[Sequence[PoolEntry]], *, k: int) -> list[PoolEntry]:
     fused = rrf({f"q{i}": [c.id for c in cands] for i, cands in enumerate(per_query)}, k=k)
-    merged: dict[str, Candidate] = {}
+    merged: dict[str, PoolEntry] = {}
     for cands in per_query:
         for c in cands:
-            into = merged.setdefault(c.id, Candidate(c.id, 0.0))
+            into = merged.setdefault(c.id, PoolEntry(c.id, 0.0))
             for name, info in c.channels.items():
                 if name not in into.channels or info["rank"] < into.channels[name]["rank"]:
                     into.channels[name] = info
-    out: list[Candidate] = []
+    out: list[PoolEntry] = []
     for f in fused:
         cand = merged[f.id]
         cand.rrf = f.score
@@ -138,4 +160,4 @@ def _fuse_subqueries(per_query: Sequence[Sequence[Candidate]], *, k: int) -> lis
     return out
 
 
-__all__ = ["Candidate", "ChannelResult", "fuse_channels", "run_channels", "text_channel"]
+__all__ = ["ChannelResult", "PoolEntry", "fuse_channels", "fused_search", "run_channels", "text_channel"]

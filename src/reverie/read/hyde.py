@@ -13,31 +13,15 @@ import re
 import numpy as np
 import numpy.typing as npt
 
+from reverie import lexicon
 from reverie.read.decompose import content_words
 
 HYDE_INTENTS = ("definition", "howto", "reasoning", "lookup", "technical", "preference", "general")
 
-_DETECT: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "technical",
-        re.compile(
-            r"\b(debug|error|bug|stack ?trace|config\w*|deploy\w*|install\w*|code|api|"
-            r"exception|crash\w*|hata|yapılandırma|kurulum)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    ("howto", re.compile(r"\b(how (do|to|can|should)|steps? to|nasıl)\b", re.IGNORECASE)),
-    ("reasoning", re.compile(r"\b(why|reason|because|neden|niye|niçin)\b", re.IGNORECASE)),
-    ("definition", re.compile(r"\b(what is|what's|what are|define|meaning of|nedir|ne demek)\b", re.IGNORECASE)),
-    ("lookup", re.compile(r"\b(where|which|find|locate|nerede|hangi)\b", re.IGNORECASE)),
-    (
-        "preference",
-        re.compile(
-            r"\b(prefer\w*|like[sd]?|favou?rite|love[sd]?|hate[sd]?|enjoy\w*|"
-            r"tercih|sever|favori|hoşlan\w*)\b",
-            re.IGNORECASE,
-        ),
-    ),
+#: the keyword patterns of the HyDE intents, tried in this order (the languages' ``read_hyde_<intent>`` lists)
+_DETECT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, lexicon.pattern(f"read_hyde_{name}"))
+    for name in ("technical", "howto", "reasoning", "definition", "lookup", "preference")
 )
 _TURKISH = re.compile(r"[çğışöüÇĞİŞÖÜ]|\b(ne|nedir|nasıl|neden|nerede|hangi|mi|mı|mu|mü|ve|bir)\b", re.IGNORECASE)
 

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from reverie import lexicon
 from reverie.config.read import INTENTS, IntentStrategy, ReadSettings
 
 _ROUTE_PROMPT = (
@@ -26,47 +27,10 @@ _ROUTE_PROMPT = (
     "else). Judge the intent of the question, not its first word."
 )
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "causal",
-        re.compile(
-            r"\b(why|because|cause[sd]?|reason|led to|lead to|result(ed)? in|due to|how come|"
-            r"neden|niye|niçin|sebep|yüzünden|dolayı)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "temporal",
-        re.compile(
-            r"\b(when|what time|what date|how long ago|since when|before|after|last (week|month|year|time)|"
-            r"yesterday|recently|first time|history|timeline|used to|ne zaman|önce|sonra|geçen|dün|tarih)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "preference",
-        re.compile(
-            r"\b(prefer\w*|like[sd]?|love[sd]?|hate[sd]?|dislike[sd]?|favou?rite|enjoy\w*|rather|"
-            r"tercih|sever|sevmez|favori|hoşlan\w*|beğen\w*)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "entity_profile",
-        re.compile(
-            r"\b(who is|who's|who was|tell me about|what do (you|we) know about|profile of|about (him|her)|"
-            r"kimdir|kim|hakkında)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "factual",
-        re.compile(
-            r"\b(what|which|where|how (many|much)|is|are|does|do|did|name|version|number|"
-            r"ne|nedir|hangi|nerede|kaç)\b",
-            re.IGNORECASE,
-        ),
-    ),
+#: the keyword patterns of the intents, tried in this order (the languages' ``read_intent_<intent>`` lists)
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, lexicon.pattern(f"read_intent_{name}"))
+    for name in ("causal", "temporal", "preference", "entity_profile", "factual")
 )
 
 

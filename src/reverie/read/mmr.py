@@ -2,7 +2,7 @@
 
 ``MMR(d) = λ·relevance(d) - (1 - λ)·max_{s ∈ selected} sim(d, s)``, selected greedily. Relevance
 is the candidate's score scaled to [0, 1] by the best score of the pool; similarity is the cosine
-of the stored embeddings (the seed's "text-based cosine as diversity proxy"). Candidates without
+of the stored embeddings (a text-based cosine as the diversity proxy). Candidates without
 an embedding have similarity 0 to everything.
 """
 

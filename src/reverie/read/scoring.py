@@ -8,7 +8,7 @@
   cosine and the lexical score, a coverage of the query's words on an absolute scale), plus the
   boosts that measure the query itself: +0.1 per matching entity (at most 3) and up to +0.1 when the
   memory's event time falls into a period the query names (read.when);
-* ``prior`` in [0, 1] = everything else the seeds weigh, as a share of its largest possible value:
+* ``prior`` in [0, 1] = everything else the retrieval design weighs, as a share of its largest possible value:
   ``0.30·ACT-R activation + 0.15·importance + 0.15·RRF`` (and the utility and importance of the
   0.6/0.2/0.2 score), the intent's sort column, the episode boost (+0.15 the caller's session, or the
   inferred episode context, :func:`episode_strengths`), +0.05 co-activation — times the multipliers
@@ -22,12 +22,12 @@ relevant one. Every term is returned for the hit's explanation. Pure: no I/O, ``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from reverie import lexicon
 from reverie.config.dynamics import DynamicsSettings
 from reverie.config.read import IntentStrategy, ReadSettings
 from reverie.dynamics import actr
@@ -38,16 +38,8 @@ from reverie.model import MemoryRecord
 from reverie.read.graph import entity_key
 from reverie.read.when import Window, time_fit
 
-_POSITIVE = re.compile(
-    r"\b(happy|glad|great|love[sd]?|excit\w+|wonderful|awesome|proud|enjoy\w*|fun|"
-    r"mutlu|harika|sevin\w*|güzel|keyifli)\b",
-    re.IGNORECASE,
-)
-_NEGATIVE = re.compile(
-    r"\b(sad|angry|upset|worried|afraid|scared|hate[sd]?|terrible|awful|stress\w*|"
-    r"annoy\w*|frustrat\w*|üzgün|kızgın|endişe\w*|korku\w*|berbat|sinirli)\b",
-    re.IGNORECASE,
-)
+_POSITIVE = lexicon.pattern("read_mood_positive")
+_NEGATIVE = lexicon.pattern("read_mood_negative")
 
 
 def detect_mood(text: str) -> float | None:

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from reverie.embed import quantize
+from reverie import vector_codec
 from reverie.errors import InvalidInputError
 from reverie.model import (
     Layer,
@@ -145,7 +145,7 @@ class StoredVector:
     def embedding(self) -> Vector | None:
         """The float32 embedding (dequantised when stored as codes)."""
         if self.codes is not None:
-            return quantize.decode(self.codes, self.precision)
+            return vector_codec.decode(self.codes, self.precision)
         return self.vector
 
 
@@ -161,7 +161,7 @@ def stored_vector(vector: Vector | None, precision: Precision) -> StoredVector:
     """The stored form of a checked float32 ``vector`` at ``precision`` (quantised unless float32)."""
     if vector is None or precision is Precision.FLOAT32:
         return StoredVector(vector, None, precision)
-    return StoredVector(None, quantize.encode(vector, precision), precision)
+    return StoredVector(None, vector_codec.encode(vector, precision), precision)
 
 
 def resolve_embedding(fields: Mapping[str, Any], current: StoredVector, dim: int) -> StoredVector | None:
@@ -171,7 +171,7 @@ def resolve_embedding(fields: Mapping[str, Any], current: StoredVector, dim: int
     current one when none is named); a vector equal to the dequantised current codes at the same
     precision keeps those codes (a read-modify-write of a record never re-quantises). A precision
     change alone re-encodes the stored embedding (a raise to float32 stores the dequantised
-    vector: call :func:`reverie.dream.quantize.restore_precision` to re-embed instead).
+    vector: call :func:`reverie.dream.vector_codec.restore_precision` to re-embed instead).
     """
     if "embedding" not in fields and "embedding_precision" not in fields:
         return None
@@ -182,7 +182,7 @@ def resolve_embedding(fields: Mapping[str, Any], current: StoredVector, dim: int
             return StoredVector(None, None, target)
         vec = check_vector(value, dim)
         codes = current.codes if target is current.precision else None
-        if codes is not None and np.array_equal(vec, quantize.decode(codes)):
+        if codes is not None and np.array_equal(vec, vector_codec.decode(codes)):
             return current
         return stored_vector(vec, target)
     if target is current.precision:
@@ -224,11 +224,11 @@ def reencode(
             if vector is not None:
                 source[i] = vector
         if coded:
-            source[coded] = quantize.decode_rows([current[ids[i]].codes or b"" for i in coded], dim)
+            source[coded] = vector_codec.decode_rows([current[ids[i]].codes or b"" for i in coded], dim)
         if target is Precision.FLOAT32:
             out.update((memory_id, StoredVector(source[i].copy(), None, target)) for i, memory_id in enumerate(ids))
             continue
-        blobs = quantize.quantize(source, target)
+        blobs = vector_codec.quantize(source, target)
         out.update((memory_id, StoredVector(None, blobs[i].tobytes(), target)) for i, memory_id in enumerate(ids))
     return out
 

@@ -4,6 +4,12 @@ Two backends implement :class:`Store` — :mod:`reverie.store.sqlite` (embedded 
 :mod:`reverie.store.postgres` (pgvector, many processes). Both pass one contract test suite
 (``tests/store/test_contract.py``). Nothing outside ``store/`` knows which one it talks to.
 
+:class:`Store` is the union of role interfaces, each a protocol of its own: :class:`StoreAdmin`
+(transactions, maintenance), :class:`MemoryStore`, :class:`SearchStore`, :class:`GraphStore`
+(relations, clusters), :class:`SessionStore` (working memory, synaptic tags, memory boxes),
+:class:`LedgerStore` (history, access log, action telemetry, co-activations),
+:class:`CoordinationStore` (claims, key/value state) and :class:`KeyStore` (API keys).
+
 Conventions every backend follows:
 
 * ``user_id`` is the isolation boundary: a :class:`MemoryFilter` always names one user
@@ -17,12 +23,12 @@ Conventions every backend follows:
 * Vector similarity is cosine similarity in [-1, 1] (vectors are L2-normalised), higher first.
   Text scores are "higher is better" (BM25 negated on SQLite, ``ts_rank`` on PostgreSQL).
 * Quantised embeddings: a memory's ``embedding_precision`` says how its embedding is
-  stored — float32, or codes of :mod:`reverie.embed.quantize` (int8/int4/int2). Records and
+  stored — float32, or codes of :mod:`reverie.vector_codec` (int8/int4/int2). Records and
   :meth:`Store.embeddings` always carry float32 (dequantised) vectors. A write of ``embedding``
   stores it at the memory's (or the written) precision; a write of ``embedding_precision`` alone
   re-encodes the stored embedding; writing back an unchanged dequantised vector keeps the codes.
   Quantised memories are never in the float32 ANN index: a vector search that reaches the cold
-  store ranks them with the mixed-precision similarity (``quantize.mixed_similarity``), and a
+  store ranks them with the mixed-precision similarity (``vector_codec.mixed_similarity``), and a
   search of the hot store alone still finds a quantised memory that was moved back to hot.
 """
 
@@ -253,12 +259,11 @@ ORDERABLE_FIELDS = frozenset(
 
 
 @runtime_checkable
-class Store(Protocol):
-    """The typed storage contract (see module docs for conventions)."""
+class StoreAdmin(Protocol):
+    """Opening, transactions, maintenance and the erasure of a user partition's non-memory rows."""
 
     backend: str
 
-    # lifecycle -------------------------------------------------------------------------
     def close(self) -> None: ...
 
     def info(self) -> StoreInfo: ...
@@ -289,7 +294,23 @@ class Store(Protocol):
         group of two or more, each oldest first (ties by id); groups ordered by their first id."""
         ...
 
-    # memories --------------------------------------------------------------------------
+    def reclaim(self) -> None:
+        """After an erasure: make the deleted rows' old versions and index entries go from disk now
+        (PostgreSQL: VACUUM of the tables holding memory data; SQLite: nothing to do, freed pages
+        are overwritten as they are freed). Outside any transaction."""
+        ...
+
+    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
+        """Remove the rows of one user partition that are not memories (memory boxes, clusters); the
+        memories themselves go through :meth:`delete`. Returns how many rows of each kind went (with
+        ``dry_run``: would go; nothing changes)."""
+        ...
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Memories: insert, read, update, delete, list and count."""
+
     def insert(self, records: Sequence[MemoryRecord]) -> None:
         """Insert new memories atomically (all or none). Duplicate ids raise ConflictError."""
         ...
@@ -399,7 +420,11 @@ class Store(Protocol):
         """The newest matching memory with this normalised-content hash (deduplication)."""
         ...
 
-    # search ----------------------------------------------------------------------------
+
+@runtime_checkable
+class SearchStore(Protocol):
+    """Vector and full-text search, and the stored embeddings."""
+
     def vector_search(self, vector: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         """The ``k`` most cosine-similar memories that pass ``flt``, best first (quantised memories
         scored with the mixed-precision similarity)."""
@@ -417,7 +442,11 @@ class Store(Protocol):
         """The stored float32 embeddings of these memories (dequantised if needed)."""
         ...
 
-    # relations -------------------------------------------------------------------------
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """Relations between memories and clusters of memories."""
+
     def add_relations(self, relations: Sequence[Relation]) -> int:
         """Insert relations, skipping any (src, dst, type) that exists. Returns how many were new."""
         ...
@@ -449,7 +478,77 @@ class Store(Protocol):
         """Relations whose source memory passes ``flt`` (optionally of these types), oldest first."""
         ...
 
-    # history, accesses, co-activation ---------------------------------------------------
+    # clusters (semantic clusters of co-activated memories) ---------------------------------------
+    def put_clusters(self, clusters: Sequence[Cluster]) -> None:
+        """Insert or replace clusters by id, each with exactly its ``members`` (old members go)."""
+        ...
+
+    def clusters(
+        self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
+    ) -> builtins.list[Cluster]:
+        """The clusters of a user partition (or of all), optionally of one kind, oldest first."""
+        ...
+
+    def delete_clusters(self, cluster_ids: Sequence[str]) -> int:
+        """Delete clusters with their memberships (the memories stay). Returns how many."""
+        ...
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Session state: working memory, synaptic tags and memory boxes."""
+
+    def put_working(self, items: Sequence[WorkingItem]) -> None:
+        """Insert or replace entries by (session_id, memory_id): a duplicate id updates in place."""
+        ...
+
+    def working(self, session_id: str) -> builtins.list[WorkingItem]:
+        """The working memory of a session, oldest entry first (ties by memory id)."""
+        ...
+
+    def remove_working(self, session_id: str, memory_ids: Sequence[str] | None = None) -> int:
+        """Remove entries of a session (all of them when ``memory_ids`` is None). Returns how many."""
+        ...
+
+    # synaptic tags ----------------------------------------------------------------
+    def put_tags(self, tags: Sequence[SynapticTag]) -> None:
+        """Insert or replace tags by (memory_id, session_id)."""
+        ...
+
+    def active_tags(self, session_id: str, now: datetime) -> builtins.list[SynapticTag]:
+        """Uncaptured tags of a session alive at ``now`` (tagged_at <= now <= expires_at), oldest first."""
+        ...
+
+    def capture_tags(self, session_id: str, memory_ids: Sequence[str]) -> int:
+        """Mark these tags of a session captured. Returns how many changed."""
+        ...
+
+    def prune_tags(self, before: datetime) -> int:
+        """Delete synaptic tags whose TTL ended before ``before`` (captured or not). Returns how many."""
+        ...
+
+    # memory boxes and traces -------------------------------------------------------
+    def put_box(self, box: Box) -> None:
+        """Insert or replace a box by id."""
+        ...
+
+    def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
+        """The newest unsealed box of this user and session (``None`` session matches NULL)."""
+        ...
+
+    def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
+        """This user's sealed boxes, most recently sealed first."""
+        ...
+
+    def box(self, box_id: str) -> Box | None:
+        """The box with this id (sealed or open), or ``None``."""
+        ...
+
+
+@runtime_checkable
+class LedgerStore(Protocol):
+    """What happened to memories: history, access log, action telemetry and co-activations."""
+
     def add_history(self, events: Sequence[HistoryEvent]) -> None: ...
 
     def history(self, memory_id: str) -> builtins.list[HistoryEvent]:
@@ -493,10 +592,6 @@ class Store(Protocol):
         """Delete action telemetry recorded before ``before``. Returns how many events."""
         ...
 
-    def prune_claims(self, before: datetime) -> int:
-        """Delete claims that expired before ``before`` (a crashed dreamer's leftovers). Returns how many."""
-        ...
-
     def bump_coactivations(self, pairs: Sequence[tuple[str, str]], at: datetime) -> None:
         """Add 1 to the weight of each unordered pair (created at weight 1)."""
         ...
@@ -505,7 +600,12 @@ class Store(Protocol):
         self, memory_ids: Sequence[str] | None = None, *, min_weight: int = 1
     ) -> builtins.list[CoActivation]: ...
 
-    # concurrency (claims on memories, optimistic writes) ----------------------------------
+
+@runtime_checkable
+class CoordinationStore(Protocol):
+    """Coordination between processes: claims on memories and key/value state (debounce timestamps,
+    cursors, cache epochs)."""
+
     def claim(
         self, memory_ids: Sequence[str], *, owner: str, phase: str, now: datetime, ttl_seconds: float
     ) -> builtins.list[str]:
@@ -523,69 +623,28 @@ class Store(Protocol):
         Returns how many were renewed."""
         ...
 
-    # working memory -------------------------------------------------------------
-    def put_working(self, items: Sequence[WorkingItem]) -> None:
-        """Insert or replace entries by (session_id, memory_id): a duplicate id updates in place."""
+    def prune_claims(self, before: datetime) -> int:
+        """Delete claims that expired before ``before`` (a crashed dreamer's leftovers). Returns how many."""
         ...
 
-    def working(self, session_id: str) -> builtins.list[WorkingItem]:
-        """The working memory of a session, oldest entry first (ties by memory id)."""
+    # key/value state ---------------------------------------------------------------
+    def get_state(self, key: str) -> Any | None: ...
+
+    def set_state(self, key: str, value: Any) -> None: ...
+
+    def state_items(self) -> builtins.list[tuple[str, Any]]:
+        """Every key/value state entry, in key order (a user's erasure looks for the entries naming it)."""
         ...
 
-    def remove_working(self, session_id: str, memory_ids: Sequence[str] | None = None) -> int:
-        """Remove entries of a session (all of them when ``memory_ids`` is None). Returns how many."""
+    def delete_state(self, keys: Sequence[str]) -> int:
+        """Remove these state entries; returns how many existed."""
         ...
 
-    # synaptic tags ----------------------------------------------------------------
-    def put_tags(self, tags: Sequence[SynapticTag]) -> None:
-        """Insert or replace tags by (memory_id, session_id)."""
-        ...
 
-    def active_tags(self, session_id: str, now: datetime) -> builtins.list[SynapticTag]:
-        """Uncaptured tags of a session alive at ``now`` (tagged_at <= now <= expires_at), oldest first."""
-        ...
+@runtime_checkable
+class KeyStore(Protocol):
+    """API keys (:mod:`reverie.auth`)."""
 
-    def capture_tags(self, session_id: str, memory_ids: Sequence[str]) -> int:
-        """Mark these tags of a session captured. Returns how many changed."""
-        ...
-
-    def prune_tags(self, before: datetime) -> int:
-        """Delete synaptic tags whose TTL ended before ``before`` (captured or not). Returns how many."""
-        ...
-
-    # clusters (semantic clusters of co-activated memories) ---------------------------------------
-    def put_clusters(self, clusters: Sequence[Cluster]) -> None:
-        """Insert or replace clusters by id, each with exactly its ``members`` (old members go)."""
-        ...
-
-    def clusters(
-        self, user_id: str | None, *, all_users: bool = False, kind: str | None = None
-    ) -> builtins.list[Cluster]:
-        """The clusters of a user partition (or of all), optionally of one kind, oldest first."""
-        ...
-
-    def delete_clusters(self, cluster_ids: Sequence[str]) -> int:
-        """Delete clusters with their memberships (the memories stay). Returns how many."""
-        ...
-
-    # memory boxes and traces -------------------------------------------------------
-    def put_box(self, box: Box) -> None:
-        """Insert or replace a box by id."""
-        ...
-
-    def open_box(self, user_id: str | None, session_id: str | None) -> Box | None:
-        """The newest unsealed box of this user and session (``None`` session matches NULL)."""
-        ...
-
-    def sealed_boxes(self, user_id: str | None, *, limit: int = 50) -> builtins.list[Box]:
-        """This user's sealed boxes, most recently sealed first."""
-        ...
-
-    def box(self, box_id: str) -> Box | None:
-        """The box with this id (sealed or open), or ``None``."""
-        ...
-
-    # API keys (reverie.auth) -------------------------------------------------------------
     def put_api_key(self, key: ApiKey) -> None:
         """Store a new key (an existing id raises ConflictError)."""
         ...
@@ -606,31 +665,15 @@ class Store(Protocol):
         """Record that the key was used at ``at`` (unknown ids are ignored)."""
         ...
 
-    # key/value state (debounce timestamps, cursors, hot-tier cache epochs) ---------------
-    def get_state(self, key: str) -> Any | None: ...
 
-    def set_state(self, key: str, value: Any) -> None: ...
+@runtime_checkable
+class Store(
+    StoreAdmin, MemoryStore, SearchStore, GraphStore, SessionStore, LedgerStore, CoordinationStore, KeyStore, Protocol
+):
+    """The typed storage contract (see module docs for conventions): every role a backend plays.
 
-    def state_items(self) -> builtins.list[tuple[str, Any]]:
-        """Every key/value state entry, in key order (a user's erasure looks for the entries naming it)."""
-        ...
-
-    def delete_state(self, keys: Sequence[str]) -> int:
-        """Remove these state entries; returns how many existed."""
-        ...
-
-    # erasure of one user ------------------------------------------------------------------
-    def reclaim(self) -> None:
-        """After an erasure: make the deleted rows' old versions and index entries go from disk now
-        (PostgreSQL: VACUUM of the tables holding memory data; SQLite: nothing to do, freed pages
-        are overwritten as they are freed). Outside any transaction."""
-        ...
-
-    def delete_partition_rows(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, int]:
-        """Remove the rows of one user partition that are not memories (memory boxes, clusters); the
-        memories themselves go through :meth:`delete`. Returns how many rows of each kind went (with
-        ``dry_run``: would go; nothing changes)."""
-        ...
+    :class:`~reverie.memory.Memory` holds a ``Store``; code that needs one role can ask for that
+    role's protocol instead."""
 
 
 __all__ = [
@@ -639,10 +682,18 @@ __all__ = [
     "Box",
     "Cluster",
     "CompactReport",
+    "CoordinationStore",
+    "GraphStore",
+    "KeyStore",
     "LayerStats",
+    "LedgerStore",
     "MemoryFilter",
+    "MemoryStore",
     "ScoredId",
+    "SearchStore",
+    "SessionStore",
     "Store",
+    "StoreAdmin",
     "StoreInfo",
     "SynapticTag",
     "WorkingItem",

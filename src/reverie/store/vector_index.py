@@ -139,7 +139,7 @@ def is_quantized_partition(name: str) -> bool:
 
 def prepare(name: str, vectors: Matrix) -> Matrix:
     """The rows a partition keeps: unit vectors, except in quantised partitions, whose rows are
-    the codec's search vectors (``reverie.embed.quantize.search_vectors``), kept as they are so
+    the codec's search vectors (``reverie.vector_codec.search_vectors``), kept as they are so
     that their inner product with a unit query is the mixed-precision similarity."""
     if is_quantized_partition(name):
         return np.array(vectors, dtype=np.float32, copy=True, ndmin=2)

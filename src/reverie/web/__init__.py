@@ -28,10 +28,12 @@ from starlette.templating import Jinja2Templates
 
 from reverie import __version__
 from reverie.errors import InvalidInputError, NotFoundError, ReverieError
+from reverie.inspection import redact_target
 from reverie.model import Layer, Status
 from reverie.web import documents, svg
 
 if TYPE_CHECKING:
+    from reverie.http.security import Authenticator
     from reverie.memory import Memory
     from reverie.model import MemoryRecord
 
@@ -210,139 +212,135 @@ def _page_url(request: Request, **changes: Any) -> str:
 def mount_dashboard(app: FastAPI) -> None:
     """Add the dashboard pages, ``/login`` and ``/static`` to ``app``."""
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def overview(request: Request) -> HTMLResponse:
-        from reverie.http.app import redact_target
-
-        mem = _mem(request)
-        try:
-            stats = mem.stats()
-        except ReverieError as exc:
-            return _error_page(request, exc)
-        stats["target"] = redact_target(stats["target"])
-        table: dict[str, dict[str, int]] = {}
-        for row in stats["rows"]:
-            table.setdefault(row["layer"], {})[row["status"]] = row["count"]
-        return _render(
-            request,
-            "overview.html",
-            stats=stats,
-            table=table,
-            statuses=STATUSES,
-            chart=Markup(svg.layer_status_chart(stats["rows"])),
-            last_dream=mem.last_dream(),
-        )
-
-    @app.get("/memories", response_class=HTMLResponse, include_in_schema=False)
-    def memories(request: Request) -> HTMLResponse:
-        mem = _mem(request)
-        params = {k: v.strip() for k, v in request.query_params.items()}
-        user_id = params.get("user_id") or None
-        agent_id = params.get("agent_id") or None
-        query = params.get("q", "")
-        limit = _int(params.get("limit"), 25, 1, 500)
-        page = _int(params.get("page"), 1, 1, 1_000_000)
-        sort = params.get("sort") or "recorded"
-        sort = sort if sort in SORTS else "recorded"
-        descending = params.get("dir", "desc") != "asc"
-        filters = _list_filters(params)
-        rows: list[tuple[MemoryRecord, float | None]] = []
-        total = hidden = 0
-        error = None
-        try:
-            if query:
-                hits = mem.search(
-                    query,
-                    user_id=user_id,
-                    agent_id=agent_id,
-                    k=limit,
-                    filters=filters or None,
-                    all_users=user_id is None,
-                )
-                hits.sort(key=lambda h: h.score, reverse=True)
-                cut = _cutoff(params.get("min"), hits[0].score if hits else 0.0)
-                shown = [h for h in hits if h.score >= cut]
-                hidden = len(hits) - len(shown)
-                rows = [(h.memory, h.score) for h in shown]
-                total = len(hits)
-            else:
-                total = mem.count(
-                    user_id=user_id, agent_id=agent_id, all_users=user_id is None, filters=filters or None
-                )
-                page = min(page, max(1, -(-total // limit)))
-                records = mem.list(
-                    user_id=user_id,
-                    agent_id=agent_id,
-                    all_users=user_id is None,
-                    filters=filters or None,
-                    limit=limit,
-                    offset=(page - 1) * limit,
-                    order_by=SORTS[sort],
-                    descending=descending,
-                )
-                rows = [(r, None) for r in records]
-        except ReverieError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        pages = max(1, -(-total // limit))
-        sort_links = {
-            label: _page_url(request, sort=label, page=None, dir="asc" if label == sort and descending else "desc")
-            for label in SORTS
-        }
-        return _render(
-            request,
-            "memories.html",
-            rows=rows,
-            params=params,
-            layers=LAYERS,
-            statuses=STATUSES,
-            query=query,
-            error=error,
-            total=total,
-            page=page,
-            pages=pages,
-            limit=limit,
-            sort=sort,
-            descending=descending,
-            sort_links=sort_links,
-            hidden=hidden,
-            show_all=_page_url(request, min="0"),
-            prev_url=_page_url(request, page=page - 1) if page > 1 else None,
-            next_url=_page_url(request, page=page + 1) if page < pages else None,
-            short=mem.short_ids([r.id for r, _s in rows]),
-        )
-
-    @app.get("/memories/{memory_id}", response_class=HTMLResponse, include_in_schema=False)
-    def memory_page(request: Request, memory_id: str) -> HTMLResponse:
-        from reverie.http.app import peek
-
-        mem = _mem(request)
-        try:
-            rec = peek(mem, memory_id)
-            strengths = mem.explain_strength(rec.id)
-            history = mem.history(rec.id)
-        except ReverieError as exc:
-            return _error_page(request, exc)
-        graph = relations_view(mem, rec, _root(request))
-        shown = {rec.id, *(i for r in graph["relations"] for i in (r.src_id, r.dst_id))}
-        return _render(
-            request,
-            "memory.html",
-            rec=rec,
-            strengths=strengths,
-            history=history,
-            forgetting=forgetting_view(mem, rec, strengths),
-            graph=graph,
-            layers=LAYERS,
-            accesses=mem.accesses(rec.id, limit=ACCESS_ROWS),
-            access_rows=ACCESS_ROWS,
-            fields=_field_groups(rec),
-            short=mem.short_ids(shown),
-        )
-
+    app.get("/", response_class=HTMLResponse, include_in_schema=False)(_overview)
+    app.get("/memories", response_class=HTMLResponse, include_in_schema=False)(_memories)
+    app.get("/memories/{memory_id}", response_class=HTMLResponse, include_in_schema=False)(_memory_page)
     _mount_maintenance(app)
     documents.mount(app, _render)
     _mount_login(app)
+
+
+def _overview(request: Request) -> HTMLResponse:
+    mem = _mem(request)
+    try:
+        stats = mem.stats()
+    except ReverieError as exc:
+        return _error_page(request, exc)
+    stats["target"] = redact_target(stats["target"])
+    table: dict[str, dict[str, int]] = {}
+    for row in stats["rows"]:
+        table.setdefault(row["layer"], {})[row["status"]] = row["count"]
+    return _render(
+        request,
+        "overview.html",
+        stats=stats,
+        table=table,
+        statuses=STATUSES,
+        chart=Markup(svg.layer_status_chart(stats["rows"])),
+        last_dream=mem.last_dream(),
+    )
+
+
+def _memories(request: Request) -> HTMLResponse:
+    mem = _mem(request)
+    params = {k: v.strip() for k, v in request.query_params.items()}
+    user_id = params.get("user_id") or None
+    agent_id = params.get("agent_id") or None
+    query = params.get("q", "")
+    limit = _int(params.get("limit"), 25, 1, 500)
+    page = _int(params.get("page"), 1, 1, 1_000_000)
+    sort = params.get("sort") or "recorded"
+    sort = sort if sort in SORTS else "recorded"
+    descending = params.get("dir", "desc") != "asc"
+    filters = _list_filters(params)
+    rows: list[tuple[MemoryRecord, float | None]] = []
+    total = hidden = 0
+    error = None
+    try:
+        if query:
+            hits = mem.search(
+                query,
+                user_id=user_id,
+                agent_id=agent_id,
+                k=limit,
+                filters=filters or None,
+                all_users=user_id is None,
+            )
+            hits.sort(key=lambda h: h.score, reverse=True)
+            cut = _cutoff(params.get("min"), hits[0].score if hits else 0.0)
+            shown = [h for h in hits if h.score >= cut]
+            hidden = len(hits) - len(shown)
+            rows = [(h.memory, h.score) for h in shown]
+            total = len(hits)
+        else:
+            total = mem.count(user_id=user_id, agent_id=agent_id, all_users=user_id is None, filters=filters or None)
+            page = min(page, max(1, -(-total // limit)))
+            records = mem.list(
+                user_id=user_id,
+                agent_id=agent_id,
+                all_users=user_id is None,
+                filters=filters or None,
+                limit=limit,
+                offset=(page - 1) * limit,
+                order_by=SORTS[sort],
+                descending=descending,
+            )
+            rows = [(r, None) for r in records]
+    except ReverieError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    pages = max(1, -(-total // limit))
+    sort_links = {
+        label: _page_url(request, sort=label, page=None, dir="asc" if label == sort and descending else "desc")
+        for label in SORTS
+    }
+    return _render(
+        request,
+        "memories.html",
+        rows=rows,
+        params=params,
+        layers=LAYERS,
+        statuses=STATUSES,
+        query=query,
+        error=error,
+        total=total,
+        page=page,
+        pages=pages,
+        limit=limit,
+        sort=sort,
+        descending=descending,
+        sort_links=sort_links,
+        hidden=hidden,
+        show_all=_page_url(request, min="0"),
+        prev_url=_page_url(request, page=page - 1) if page > 1 else None,
+        next_url=_page_url(request, page=page + 1) if page < pages else None,
+        short=mem.short_ids([r.id for r, _s in rows]),
+    )
+
+
+def _memory_page(request: Request, memory_id: str) -> HTMLResponse:
+    mem = _mem(request)
+    try:
+        rec = mem.peek(memory_id)
+        strengths = mem.explain_strength(rec.id)
+        history = mem.history(rec.id)
+    except ReverieError as exc:
+        return _error_page(request, exc)
+    graph = relations_view(mem, rec, _root(request))
+    shown = {rec.id, *(i for r in graph["relations"] for i in (r.src_id, r.dst_id))}
+    return _render(
+        request,
+        "memory.html",
+        rec=rec,
+        strengths=strengths,
+        history=history,
+        forgetting=forgetting_view(mem, rec, strengths),
+        graph=graph,
+        layers=LAYERS,
+        accesses=mem.accesses(rec.id, limit=ACCESS_ROWS),
+        access_rows=ACCESS_ROWS,
+        fields=_field_groups(rec),
+        short=mem.short_ids(shown),
+    )
 
 
 def _mount_maintenance(app: FastAPI) -> None:
@@ -458,8 +456,6 @@ def _mount_login(app: FastAPI) -> None:
     async def login(request: Request) -> Response:
         from starlette.concurrency import run_in_threadpool
 
-        from reverie.http.security import COOKIE, Authenticator
-
         auth: Authenticator = request.app.state.auth
         given = parse_qs((await request.body()).decode("utf-8", "replace")).get("token", [""])[0]
         home = _root(request) + "/"
@@ -469,7 +465,9 @@ def _mount_login(app: FastAPI) -> None:
         if cookie is None:
             return _render(request, "login.html", status_code=401, failed=True)
         response = RedirectResponse(home, status_code=303)
-        response.set_cookie(COOKIE, cookie, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        response.set_cookie(
+            auth.cookie_name, cookie, httponly=True, samesite="strict", secure=request.url.scheme == "https"
+        )
         return response
 
 

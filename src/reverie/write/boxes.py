@@ -14,7 +14,7 @@ from reverie.config.write import BoxSettings
 from reverie.dynamics._util import seconds_between
 from reverie.model import new_id
 from reverie.store.base import Box, Store
-from reverie.write.text import content_words, overlap
+from reverie.text.words import content_words, overlap
 
 
 def topic_words(text: str, *, entities: list[str], limit: int) -> list[str]:

@@ -11,34 +11,16 @@ import math
 import re
 from dataclasses import dataclass
 
-from reverie.write.text import lexicon, words
+from reverie import lexicon
+from reverie.text.words import words
 
-POSITIVE = lexicon(
-    "love loved loves great awesome amazing happy glad excellent wonderful fantastic perfect thanks thank "
-    "enjoy enjoyed excited proud beautiful nice good best fun delighted grateful relieved "
-    "harika mükemmel güzel mutlu sevindim seviyorum teşekkürler teşekkür süper muhteşem keyifli gurur"
-)
-NEGATIVE = lexicon(
-    "hate hated terrible awful horrible sad angry furious broken failed failure crash crashed bug wrong "
-    "worst annoying upset scared afraid worried disgusting lost lonely hurt painful sick down outage "
-    "berbat kötü üzgün kızgın sinirli korkunç bozuk hata çöktü endişeli korkuyorum iğrenç yalnız acı"
-)
-URGENT = lexicon(
-    "urgent urgently asap immediately critical emergency deadline now security breach outage down production "
-    "acil hemen kritik derhal güvenlik"
-)
-PROFANITY = lexicon("damn shit fuck fucking crap hell lanet kahretsin")
-EKMAN: dict[str, frozenset[str]] = {
-    "joy": lexicon(
-        "love loved happy glad excited delighted great awesome amazing wonderful fun proud enjoy enjoyed "
-        "mutlu sevindim harika seviyorum keyifli"
-    ),
-    "anger": lexicon("angry furious hate hated annoying annoyed mad rage kızgın sinirli nefret"),
-    "fear": lexicon("scared afraid worried anxious terrified nervous fear korkuyorum endişeli korku"),
-    "sadness": lexicon("sad lonely lost hurt miss cried depressed down üzgün yalnız özledim ağladım"),
-    "surprise": lexicon("surprised shocked unexpected wow suddenly şaşırdım inanılmaz vay"),
-    "disgust": lexicon("disgusting gross awful revolting iğrenç berbat"),
-}
+POSITIVE = lexicon.words("emotion_positive")
+NEGATIVE = lexicon.words("emotion_negative")
+URGENT = lexicon.words("emotion_urgent")
+PROFANITY = lexicon.words("emotion_profanity")
+#: the Ekman basic emotions, in the order a tie between them is broken
+EKMAN_LABELS = ("joy", "anger", "fear", "sadness", "surprise", "disgust")
+EKMAN: dict[str, frozenset[str]] = {label: lexicon.words(f"emotion_{label}") for label in EKMAN_LABELS}
 _CAPS = re.compile(r"\b[A-ZÇĞİÖŞÜ]{4,}\b")
 
 

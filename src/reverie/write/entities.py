@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reverie.write.text import STOPWORDS, slug
+from reverie import lexicon
+from reverie.text.words import STOPWORDS, slug
 
 TECH = (
     "React",
@@ -135,40 +136,8 @@ _TECH_RE = _alternation(TECH)
 _ORG_RE = _alternation(ORGS)
 _NAME_RE = re.compile(r"\b([A-ZÇĞİÖŞÜ][a-zçğıöşü]+(?:\s[A-ZÇĞİÖŞÜ][a-zçğıöşü]+)?)\b")
 _VERBISH = ("ed", "ing", "ly")
-_NOT_NAMES = frozenset(
-    {
-        "user",
-        "assistant",
-        "i",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "today",
-        "tomorrow",
-        "yesterday",
-        "actually",
-        "thanks",
-        "thank",
-        "yes",
-        "no",
-    }
-)
+#: capitalised words that start no name (days, months, greetings)
+_NOT_NAMES = lexicon.words("entity_not_names")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
+from reverie import lexicon
 from reverie.config.write import FormationSettings
 from reverie.model import TemporalType
 from reverie.write.entities import extract_entities
@@ -24,8 +25,8 @@ from reverie.write.entities import extract_entities
 #: singular third-person pronouns (EN + TR) stand for the last named entity; plural "they/them/their"
 #: stand for a group, never for one name ("they bring lots of joy" is not "Maya brings …"), and a
 #: pronoun in a contraction ("she's") is left alone
-_PRONOUN = re.compile(r"\b(he|she|him|her|o|onu|ona)\b(?!['’])", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"\b(his|her|onun)\b(?=\s+\w)", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(" + "|".join(lexicon.terms("formation_pronouns")) + r")\b(?!['’])", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\b(" + "|".join(lexicon.terms("formation_possessives")) + r")\b(?=\s+\w)", re.IGNORECASE)
 #: " and " / " ve " between clauses; the "ve" of an English contraction ("must've") is no conjunction
 _SPLIT = re.compile(r"\s*(?:,\s*)?(?<!['’])\b(?:and|ve)\b\s+", re.IGNORECASE)
 
@@ -47,11 +48,7 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _WEEKDAYS_TR = ("pazartesi", "salı", "çarşamba", "perşembe", "cuma", "cumartesi", "pazar")
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, "gün": 1, "hafta": 7, "ay": 30, "yıl": 365}
 
-_DAY_WORD = re.compile(
-    r"\b(the day after tomorrow|the day before yesterday|today|tonight|tomorrow|yesterday|"
-    r"bugün|bu akşam|yarın|dün|öbür gün|evvelsi gün)\b(?!\s*\()",
-    re.IGNORECASE,
-)
+_DAY_WORD = re.compile(r"\b(" + "|".join(lexicon.terms("formation_day_words")) + r")\b(?!\s*\()", re.IGNORECASE)
 _AGO = re.compile(
     r"\b(\d+|a|an|one|two|three|four|five|bir|iki|üç|dört|beş)\s+"
     r"(day|week|month|year|gün|hafta|ay|yıl)s?\s+(ago|önce)\b(?!\s*\()",
@@ -81,15 +78,11 @@ _NUMBERS = {
     "dört": 4,
     "beş": 5,
 }
-_FORESIGHT = re.compile(
-    r"\b(plan(?:s|ning|ned)? to|will|won't|going to|gonna|intend(?:s)? to|about to|"
-    r"planlıyor\w*|yapacağ\w*|gideceğ\w*|edeceğ\w*|\w+(?:ecek|acak)(?:im|ım|iz|ız|sin|sın)?)\b",
-    re.IGNORECASE,
-)
+_FORESIGHT = lexicon.pattern("formation_foresight")
 #: "will" / "won't" that states no plan: a prediction about a thing or the listener ("it will be fun",
 #: "you will love it") or a lasting stance ("will always remember", "won't ever forget")
-_NO_PLAN_BEFORE = re.compile(r"\b(?:it|that|this|there|which|what|you|things?)\s+$", re.IGNORECASE)
-_NO_PLAN_AFTER = re.compile(r"\s+(?:always|never|ever|forever)\b", re.IGNORECASE)
+_NO_PLAN_BEFORE = re.compile(r"\b(?:" + "|".join(lexicon.terms("formation_no_plan_before")) + r")\s+$", re.IGNORECASE)
+_NO_PLAN_AFTER = re.compile(r"\s+(?:" + "|".join(lexicon.terms("formation_no_plan_after")) + r")\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 

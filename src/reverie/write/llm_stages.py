@@ -15,10 +15,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reverie.model import RelationType, TemporalType
+from reverie.text.llm_update import INPUT_CHARS, clip
+from reverie.text.words import slug
 from reverie.write.emotion import EKMAN, Emotion
 from reverie.write.entities import extract_entities
 from reverie.write.formation import FormedFact
-from reverie.write.text import slug
 
 if TYPE_CHECKING:
     from reverie.llm.client import ChatJSON
@@ -38,9 +39,6 @@ CATEGORIES = (
 )
 #: Observer types (entity = entity-rich) plus "other" (no pattern)
 KINDS = ("correction", "preference", "decision", "entity", "fact", "other")
-#: default character bound of one text in a prompt (``write.llm_input_chars``)
-INPUT_CHARS = 4000
-
 _EXTRACT = (
     "You turn conversation turns into standalone, third-person memory facts. Resolve pronouns, split "
     "compound statements into atomic facts, rewrite relative dates as ISO dates using the message time, "
@@ -54,15 +52,6 @@ _EXTRACT = (
 _MERGE = (
     "Merge an existing memory with new information into one memory text. Preserve every fact, resolve "
     'contradictions in favour of the new information. Answer JSON: {"text": str}'
-)
-_CONTRADICT = (
-    "A memory engine keeps what is true now. OLD is a stored memory, NEW was just said. Does NEW update "
-    "or contradict OLD, so that OLD is no longer true now (the same subject and the same attribute with "
-    "another value: moved, switched, now, instead, no longer, a correction, a changed number or date, "
-    "someone left and another took the role)? Two related facts that can both be true (the same person "
-    "or place, another attribute, another occasion, one more item) are no update. The text may be in any "
-    'language (English, Turkish, ...). Answer JSON: {"contradicts": true|false, "reason": "one short '
-    'sentence"}'
 )
 _CLASSIFY = (
     "Classify one conversation message for a long-term memory. kind: correction (it fixes something said "
@@ -88,11 +77,6 @@ _RELATE = (
     'supersedes, contradicts, causes, elaborates, same_entity, related_to. Answer JSON: {"relations": '
     '[{"index": int, "type": str, "confidence": 0..1}]}'
 )
-
-
-def clip(text: str, limit: int) -> str:
-    """At most ``limit`` characters of ``text`` (bounded prompts)."""
-    return text if len(text) <= limit else text[:limit]
 
 
 def _number(value: Any, low: float, high: float) -> float | None:
@@ -204,27 +188,6 @@ def merge(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> str
     answer = llm.chat_json(system=_MERGE, user=f"EXISTING: {clip(old, limit)}\nNEW: {clip(new, limit)}", op="synthesis")
     text = answer.get("text") if answer else None
     return text.strip() if isinstance(text, str) and text.strip() else None
-
-
-def contradicts(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> bool | None:
-    """Whether ``new`` contradicts (updates) ``old`` according to the LLM, or ``None``."""
-    answer = updates(llm, old, new, limit=limit)
-    return None if answer is None else answer[0]
-
-
-def updates(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> tuple[bool, str] | None:
-    """The LLM's verdict on a knowledge update: ``(new updates old, its reason)``, or ``None`` when the
-    answer is missing or invalid (``contradicts`` must be a boolean; the reason is optional text)."""
-    answer = llm.chat_json(
-        system=_CONTRADICT, user=f"OLD: {clip(old, limit)}\nNEW: {clip(new, limit)}", op="contradiction"
-    )
-    if answer is None:
-        return None
-    value = answer.get("contradicts", answer.get("updates"))
-    if not isinstance(value, bool):
-        return None
-    reason = answer.get("reason")
-    return value, reason.strip()[:500] if isinstance(reason, str) and reason.strip() else "no reason given"
 
 
 def relations(

@@ -12,10 +12,11 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from reverie import lexicon
 from reverie.config.write import ObserverSettings
+from reverie.text.words import content_words, words
 from reverie.write.emotion import Emotion, detect_emotion
 from reverie.write.entities import Entity, extract_entities
-from reverie.write.text import content_words, lexicon, words
 
 # -- the 7-layer filter -------------------------------------------------------------------------
 
@@ -24,13 +25,7 @@ _SYSTEM = re.compile(
     r"^\s*\[?heartbeat\b|\bheartbeat_\w+|\[system\]|^\s*system\s*:",  # heartbeat pings, not "my heartbeat"
     re.IGNORECASE | re.MULTILINE,
 )
-_INJECTION = re.compile(
-    r"ignore (all |any )?(the )?(previous|prior|above) (instructions|prompts?|rules)|"
-    r"disregard (all |the )?(previous|prior|above)|system prompt|you are now (?:a|an|in)\b|"
-    r"jailbreak|developer mode|reveal (your|the) (instructions|prompt)|"
-    r"önceki talimatları (yok say|unut)|talimatları yok say|sistem istemi",
-    re.IGNORECASE,
-)
+_INJECTION = re.compile("|".join(lexicon.terms("observer_injection")), re.IGNORECASE)
 _XML_BLOCK = re.compile(r"^\s*<([A-Za-z][\w:-]*)[^>]*>.*</\1>\s*$", re.DOTALL)
 _MD_LINE = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s|>\s)|\*\*[^*]+\*\*")
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -96,11 +91,7 @@ def _code_ratio(text: str) -> float:
 
 # -- trivial messages (pre-retrieval gate patterns) ------------------------------------------------
 
-_TRIVIAL = re.compile(
-    r"^(hi|hello|hey|yo|merhaba|selam|günaydın|ok|okay|k|sure|yes|yep|no|nope|thanks|thank you|thx|"
-    r"tamam|evet|hayır|peki|olur|teşekkürler|sağol|cool|nice|great|got it|sounds good|lol|haha)[\s!.?]*$",
-    re.IGNORECASE,
-)
+_TRIVIAL = re.compile("^(" + "|".join(lexicon.terms("observer_trivial")) + r")[\s!.?]*$", re.IGNORECASE)
 
 
 def is_trivial(text: str) -> bool:
@@ -112,26 +103,10 @@ def is_trivial(text: str) -> bool:
 # -- classification ------------------------------------------------------------------------------
 
 PATTERNS: dict[str, re.Pattern[str]] = {
-    "correction": re.compile(
-        r"\b(actually|should be|was wrong|i was wrong|not .{1,30} but|correction|no longer|"
-        r"aslında|yanlış(tı)?|olmalı|düzeltme|artık değil)\b",
-        re.IGNORECASE,
-    ),
-    "preference": re.compile(
-        r"\b(prefer\w*|like|likes|love|loves|hate|hates|favou?rite|enjoy\w*|dislike\w*|"
-        r"tercih\w*|sever\w*|seviyor\w*|sevmiyor\w*|favori\w*|nefret)\b",
-        re.IGNORECASE,
-    ),
-    "decision": re.compile(
-        r"\b(decided|decide|going with|chose|chosen|we will use|let's use|settled on|"
-        r"karar (verdi\w*|aldı\w*)|seçtik|seçti\w*|kullanacağız)\b",
-        re.IGNORECASE,
-    ),
-    "fact": re.compile(
-        r"\b(my name|name is|version is|api is|is located|lives? in|works? (at|for|on)|born|birthday|"
-        r"adım|benim adım|sürümü|versiyonu|yaşıyor\w*|çalışıyor\w*)\b",
-        re.IGNORECASE,
-    ),
+    "correction": lexicon.pattern("observer_correction"),
+    "preference": lexicon.pattern("observer_preference"),
+    "decision": lexicon.pattern("observer_decision"),
+    "fact": lexicon.pattern("observer_fact"),
 }
 
 
@@ -160,12 +135,7 @@ def classify(text: str, entities: list[Entity], cfg: ObserverSettings) -> Classi
 
 # -- information density --------------------------------------------------------------------------
 
-TEMPORAL = re.compile(
-    r"\b(today|tomorrow|yesterday|tonight|next|last|ago|week|month|year|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|bugün|yarın|dün|hafta|ay|yıl|sonra|önce)\b",
-    re.IGNORECASE,
-)
+TEMPORAL = lexicon.pattern("observer_temporal")
 
 
 _FACT_KINDS = ("preference", "decision", "fact")
@@ -187,14 +157,9 @@ def density(text: str, entities: list[Entity], classification: Classification) -
 
 # -- standalone rewriting --------------------------------------------------------------------------
 
-_FILLER = re.compile(
-    r"\b(um+|uh+|erm|you know|i mean|basically|literally|kind of|sort of|şey|yani|işte)\b[,]?\s*", re.IGNORECASE
-)
+_FILLER = re.compile(r"\b(" + "|".join(lexicon.terms("observer_filler")) + r")\b[,]?\s*", re.IGNORECASE)
 #: adverbs that may stand between "I" and its verb ("I really enjoy" → "Maya really enjoys")
-_ADVERBS = (
-    r"(?:just|really|totally|always|never|also|still|usually|often|sometimes|actually|already|even|"
-    r"finally|recently|definitely|absolutely|truly|only|probably|mostly|rarely|seldom|especially)"
-)
+_ADVERBS = "(?:" + "|".join(lexicon.terms("observer_adverbs")) + ")"
 _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bI am\b|\bI'm\b", re.IGNORECASE), "{s} is"),
     (re.compile(r"\bI was\b", re.IGNORECASE), "{s} was"),
@@ -208,21 +173,13 @@ _FIRST_PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bme\b", re.IGNORECASE), "{s}"),
     (re.compile(r"\bmyself\b", re.IGNORECASE), "{s}"),
 )
-_PAST_OR_MODAL = re.compile(r"(ed|can|could|would|should|might|must|went|did|had|said|made|got|saw|met|ran)$")
+_PAST_OR_MODAL = re.compile("(" + "|".join(lexicon.terms("observer_past_or_modal")) + ")$")
 #: irregular past forms (a past verb keeps its form: "I took" → "Maya took", never "Maya tooks")
-_IRREGULAR_PAST = lexicon(
-    """
-    ate became began bit blew bought broke brought built burnt caught chose came cut dealt dove drew dreamt drank
-    drove fed felt fell fought found flew forgot forgave froze gave grew hid hit held hung heard hurt kept knew
-    laid led leant learnt left lent let lit lost meant paid put quit read rode rang rose sang sat sent set shook
-    shot showed shut slept slid sold sought spent spoke spun split spread stood stole stuck struck swam swore
-    taught tore thought threw told took understood upset woke won wore wrote
-    """
-)
+_IRREGULAR_PAST = lexicon.words("observer_irregular_past")
 #: irregular present forms ("I actually have" → "Maya actually has")
 _IRREGULAR_PRESENT = {"am": "is", "have": "has", "do": "does"}
 #: forms that stay: "Sam's mate and I are" keeps its plural verb
-_KEEP = lexicon("are were was")
+_KEEP = lexicon.words("observer_keep_verbs")
 
 
 def _third_person(match: re.Match[str], subject: str) -> str:

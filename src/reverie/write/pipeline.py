@@ -17,119 +17,58 @@ layers: binary content, system content, prompt injection) runs first.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from reverie.config import Settings
-from reverie.dynamics import energy as energy_mod
+from reverie import action_policy
+from reverie.dynamics import lifecycle
 from reverie.dynamics import surprise as surprise_mod
 from reverie.dynamics.access import initial_values
 from reverie.dynamics.importance import channel_importance, encoding_boost_of, priority_level
 from reverie.dynamics.promotion import eligible_transition
-from reverie.dynamics.tagging import captured_stability, captures, is_strong, should_tag, tag_expires_at
 from reverie.errors import ConflictError, StoreError
 from reverie.model import (
-    ActionEvent,
     HistoryEvent,
     Layer,
     MemoryRecord,
     Relation,
     RelationType,
     Status,
-    TemporalType,
     Vector,
     content_hash,
 )
-from reverie.opslog import OpsLog
 from reverie.results import Action, AddResult, SessionEndReport
-from reverie.store.base import MemoryFilter, Store, SynapticTag
-from reverie.write import gate, llm_stages, policy, relations, synthesis, updates
-from reverie.write.boxes import BoxBuilder, topic_words
-from reverie.write.classify import category_of, episodic_sub_tier, memory_kind
-from reverie.write.emotion import Emotion, detect_emotion
+from reverie.store.base import MemoryFilter
+from reverie.text import updates
+from reverie.text.classify import category_of, episodic_sub_tier, memory_kind
+from reverie.write import admission, llm_stages, synthesis
+from reverie.write.after_create import AfterCreate
+from reverie.write.emotion import detect_emotion
 from reverie.write.entities import entity_uris, extract_entities
 from reverie.write.formation import FormedFact, form_facts
-from reverie.write.items import PreparedItem
-from reverie.write.observer import Classification, Observation, classify, hostile_reason, observe_message
-from reverie.write.signals.buffer import Signal, SmartBuffer, Turn, buffer_key, scan
-from reverie.write.working_memory import WorkingMemory, session_key
+from reverie.write.items import PendingFact, PreparedItem, fallbacks_of
+from reverie.write.llm_checks import LLMChecks
+from reverie.write.observer import classify, hostile_reason, observe_message
+from reverie.write.recording import action_input
+from reverie.write.signals.buffer import Signal, Turn, buffer_key, scan
+from reverie.write.working_memory import session_key
 
 if TYPE_CHECKING:
-    from reverie.llm.client import ChatJSON
+    from reverie.config.dynamics_retention import LifecycleSettings
 
-Embed = Callable[[Sequence[str]], np.ndarray]
-_T = TypeVar("_T")
 #: how often the gate decides again when a concurrent writer changed its target meanwhile
 _GATE_ATTEMPTS = 3
 _SPEAKER = re.compile(r"^\s*([A-ZÇĞİÖŞÜ][\w .'-]{0,40}?):\s+(?=\S)")
 #: the metadata key of a memory's verbatim artifact: ``{"verbatim": the message's words, "at": ISO time}``
 ARTIFACT = "verbatim_artifact"
-_REWARD = {"correction": 0.8, "decision": 0.7, "preference": 0.7, "plan": 0.6, "entity": 0.5, "fact": 0.5}
 
 
-@dataclass(slots=True)
-class Candidate:
-    """One fact ready for the gate, with everything the earlier stages decided about it."""
-
-    text: str
-    user_id: str | None
-    agent_id: str | None
-    session_id: str | None
-    metadata: dict[str, Any]
-    when: datetime | None
-    source: str
-    category: str
-    confidence: float
-    emotion: Emotion
-    entities: list[str]
-    temporal_type: TemporalType = TemporalType.PERSISTENT
-    valid_until: datetime | None = None
-    write_source: str = "formation"
-    data_source: str = "user_message"
-    path: str = "heuristic"
-    #: Extraction confidence of the fact itself (the speaker's own words are explicit: 1.0)
-    fact_confidence: float = 1.0
-    vector: Vector | None = None
-    decisions: dict[str, Any] = field(default_factory=dict)
-    #: the exact words the fact was extracted from (a conversation turn), for a verbatim artifact
-    verbatim: str | None = None
-    #: the importance the write path gave it (0 until scored), for the action telemetry
-    importance: float = 0.0
-
-
-class WritePipeline:
+class WritePipeline(AfterCreate, LLMChecks):
     """Runs the write path against one store (see module docs)."""
-
-    def __init__(
-        self,
-        *,
-        store: Store,
-        settings: Settings,
-        embed: Embed,
-        profile: str,
-        clock: Callable[[], datetime],
-        ops: OpsLog,
-        llm: ChatJSON | None = None,
-    ) -> None:
-        self.store = store
-        self.settings = settings
-        self.cfg = settings.write
-        self.embed = embed
-        self.profile = settings.write.gate.profile(profile)
-        self.now = clock
-        self.ops = ops
-        self.llm = llm if settings.write.use_llm else None
-        self._stages = frozenset(settings.write.llm_stages)
-        self._limit = settings.write.llm_input_chars
-        self.buffer = SmartBuffer(store, self.cfg.buffer)
-        self.boxes = BoxBuilder(store, self.cfg.boxes)
-        self.working = WorkingMemory(store, settings.dynamics.working)
 
     # entry points ------------------------------------------------------------------------
     def add_items(self, items: Sequence[PreparedItem], vectors: np.ndarray) -> list[AddResult]:
@@ -236,7 +175,7 @@ class WritePipeline:
         return report
 
     # formation ---------------------------------------------------------------------------
-    def _form_item(self, item: PreparedItem, vec: Vector) -> list[Candidate]:
+    def _form_item(self, item: PreparedItem, vec: Vector) -> list[PendingFact]:
         at = item.when or self.now()
         # an explicit add is one memory: no atomic split (observe() splits raw turns)
         facts, _ = form_facts(item.content, now=at, cfg=self.cfg.formation, split=False)
@@ -253,9 +192,11 @@ class WritePipeline:
             out.append(cand)
         return out
 
-    def _candidate(self, fact: FormedFact, kind: str, confidence: float, item: PreparedItem, *, path: str) -> Candidate:
+    def _candidate(
+        self, fact: FormedFact, kind: str, confidence: float, item: PreparedItem, *, path: str
+    ) -> PendingFact:
         category = category_of(kind, fact.text, foresight=fact.foresight)
-        return Candidate(
+        return PendingFact(
             text=fact.text,
             user_id=item.user_id,
             agent_id=item.agent_id,
@@ -275,7 +216,7 @@ class WritePipeline:
 
     def _extract(
         self, turns: list[Turn], *, user_id: str | None, session_id: str | None, reason: str
-    ) -> list[Candidate]:
+    ) -> list[PendingFact]:
         fallbacks = [stage for t in turns for stage in t.fallbacks]
         facts, _ = self._ask(
             "formation",
@@ -292,7 +233,7 @@ class WritePipeline:
                 # the category is the extraction's: classified by the LLM
                 cand.decisions.update(extracted=reason, classification="llm", fallbacks=list(dict.fromkeys(fallbacks)))
             return out_llm
-        out: list[Candidate] = []
+        out: list[PendingFact] = []
         last_entity: str | None = None
         for turn in turns:
             facts_h, last_entity = form_facts(
@@ -327,7 +268,7 @@ class WritePipeline:
         )
 
     # the gate and the writes -------------------------------------------------------------
-    def write(self, candidates: Sequence[Candidate]) -> list[AddResult]:
+    def write(self, candidates: Sequence[PendingFact]) -> list[AddResult]:
         """Write formed facts through dedup and the PE gate (the caller holds the transaction). The facts
         of one extraction are embedded in one batch (one model call instead of one per fact)."""
         missing = [c for c in candidates if c.vector is None]
@@ -336,7 +277,7 @@ class WritePipeline:
                 cand.vector = vec
         return [self._write_one(c) for c in candidates]
 
-    def _write_one(self, cand: Candidate) -> AddResult:
+    def _write_one(self, cand: PendingFact) -> AddResult:
         if cand.metadata.get("role") == "assistant":
             cand.data_source = "assistant_message"
         if cand.write_source != "manual":
@@ -346,7 +287,7 @@ class WritePipeline:
         if dup is not None:
             return self._log(AddResult(dup.id, Action.SKIP, (dup.id,), "duplicate content (content hash)"), cand, dup)
         emotion, cand.decisions["emotion"] = self._ask(
-            "emotion", lambda llm: llm_stages.detect_emotion(llm, cand.text, limit=self._limit), _fallbacks(cand)
+            "emotion", lambda llm: llm_stages.detect_emotion(llm, cand.text, limit=self._limit), fallbacks_of(cand)
         )
         if emotion is not None:
             cand.emotion = emotion
@@ -389,7 +330,7 @@ class WritePipeline:
         self._after_create(rec, cand, neighbours)
         return self._log(AddResult(rec.id, action, ids, decision.reason), cand, rec)
 
-    def _against_target(self, rec: MemoryRecord, action: Action, decision: gate.GateDecision) -> tuple[str, ...]:
+    def _against_target(self, rec: MemoryRecord, action: Action, decision: admission.GateDecision) -> tuple[str, ...]:
         """A created memory and the stored one the gate read it against: SUPERSEDE retires it; a contradiction
         created beside it is linked (and disputed when it contradicts a truth anchor). Returns the ids written."""
         if action is Action.SUPERSEDE and decision.target is not None:
@@ -412,7 +353,7 @@ class WritePipeline:
                 self._dispute(rec, f"contradicts the immutable memory {decision.target.id}")
         return (rec.id,)
 
-    def _neighbours(self, cand: Candidate, flt: MemoryFilter) -> list[gate.Neighbour]:
+    def _neighbours(self, cand: PendingFact, flt: MemoryFilter) -> list[admission.Neighbour]:
         """The gate's neighbours, most similar first: the nearest by meaning, and — when the new text says
         that something changed — its best full-text matches (a correction often names what it corrects,
         "Priya left", while other memories sit nearer in meaning), each with its cosine to the new text."""
@@ -442,13 +383,15 @@ class WritePipeline:
         # what the dream cycle wrote (summaries, themes, cards) is derived from observations: a new
         # observation is gated against observations, never merged into a derived memory
         out = [
-            gate.Neighbour(records[mid], sim)
+            admission.Neighbour(records[mid], sim)
             for mid, sim in sims.items()
             if mid in records and records[mid].write_source != "dream"
         ]
         return sorted(out, key=lambda n: (-n.similarity, n.record.id))
 
-    def _importance(self, cand: Candidate, neighbours: list[gate.Neighbour]) -> tuple[float, dict[str, float], float]:
+    def _importance(
+        self, cand: PendingFact, neighbours: list[admission.Neighbour]
+    ) -> tuple[float, dict[str, float], float]:
         icfg = self.settings.dynamics.importance
         # the surprise centre (a cosine distance set for API embedders, whose novel-memory threshold is 0.70) moves
         # with this embedder's threshold for a novel memory, as every similarity threshold does
@@ -461,7 +404,7 @@ class WritePipeline:
             "arousal": cand.emotion.arousal,
             "reward": round(
                 learned_reward(
-                    _REWARD.get(cand.category, 0.5),
+                    self.cfg.category_reward.get(cand.category, self.cfg.other_category_reward),
                     neighbours[: icfg.surprise_k],
                     neutral=self.settings.dynamics.utility.prior,
                 ),
@@ -470,8 +413,8 @@ class WritePipeline:
             "attention": round(self._attention(cand), 6),
         }
         # the encoding boost: emotion deepens encoding (a neutral memory ×1.0, up to ×1.3). The layered-memory
-        # design's surprise adjustment (±0.3) does not move the stored importance, which ranks searches (measured, it
-        # raised novel but unrelated memories above the answer); the surprise is stored with the memory and the
+        # design's surprise adjustment (±0.3) does not move the stored importance, which ranks searches (it would
+        # raise novel but unrelated memories above the answer); the surprise is stored with the memory and the
         # archival rule's nine-factor importance applies the adjustment to its base (dynamics.importance)
         boost = encoding_boost_of(arousal=cand.emotion.arousal, valence=cand.emotion.valence, cfg=icfg)
         encoded = channel_importance(**channels, cfg=icfg, boost=boost)
@@ -489,7 +432,7 @@ class WritePipeline:
             s.surprise,
         )
 
-    def _attention(self, cand: Candidate) -> float:
+    def _attention(self, cand: PendingFact) -> float:
         """The attention channel: how surely the observer read the text (its confidence), raised by its
         relevance to what the session is working on — the closest of the session's working-memory items, as
         a share of the way from this embedder's "related" similarity (``retroactive_min``) to identical. A
@@ -505,9 +448,11 @@ class WritePipeline:
         relevance = min(1.0, max(0.0, (best - floor) / (1.0 - floor))) if floor < 1.0 else 0.0
         return cand.confidence + (1.0 - cand.confidence) * relevance
 
-    def _decide(self, cand: Candidate, neighbours: list[gate.Neighbour], importance: float) -> gate.GateDecision:
+    def _decide(
+        self, cand: PendingFact, neighbours: list[admission.Neighbour], importance: float
+    ) -> admission.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
-        decision = gate.decide(
+        decision = admission.decide(
             cand.text,
             neighbours,
             importance=importance,
@@ -523,141 +468,14 @@ class WritePipeline:
             return decision
         return self._llm_update(cand, neighbours, importance, decision, speaker)
 
-    def _llm_update(
-        self,
-        cand: Candidate,
-        neighbours: list[gate.Neighbour],
-        importance: float,
-        decision: gate.GateDecision,
-        speaker: str | None,
-    ) -> gate.GateDecision:
-        """LLM-checked knowledge update: the LLM reads the memory the heuristic would supersede — or, when
-        it found none, the nearest candidates with any evidence — against the new text, and its verdict
-        (with its reason) wins. Without a valid answer the heuristic decision stands."""
-        by_id = {n.record.id: n for n in neighbours}
-        if decision.action is Action.SUPERSEDE and decision.target is not None:
-            order = [by_id[decision.target.id]] if decision.target.id in by_id else []
-        else:
-            ranked = sorted(decision.checked, key=lambda c: (-c.score, -c.similarity))
-            order = [
-                by_id[c.id]
-                for c in ranked
-                if c.id in by_id and (c.score > 0 or c.similarity >= self.profile.change_min)
-            ][: self.cfg.gate.llm_update_candidates]
-        for n in order:
-            target = n.record
-
-            def ask(llm: ChatJSON, old: str = target.content) -> tuple[bool, str] | None:
-                return llm_stages.updates(llm, old, cand.text, limit=self._limit)
-
-            answer, _ = self._ask("contradiction", ask, _fallbacks(cand))
-            if answer is None:
-                return decision  # no valid answer: the heuristic verdict stands
-            updates_it, why = answer
-            cand.decisions.setdefault("llm_verdicts", []).append(
-                {"id": target.id, "updates": updates_it, "reason": why[:300]}
-            )
-            if updates_it:
-                reason = f"updates {target.id} (llm, similarity {n.similarity:.3f}): {why}"
-                if target.immutable:
-                    return gate.GateDecision(
-                        Action.CREATE,
-                        target,
-                        n.similarity,
-                        f"contradicts an immutable memory: created beside it; {reason}",
-                        "llm",
-                    )
-                if gate.other_speaker(target, speaker):
-                    return gate.GateDecision(
-                        Action.CREATE,
-                        target,
-                        n.similarity,
-                        f"contradicts {target.id}, said by another speaker (llm): created beside it; {reason}",
-                        "llm",
-                    )
-                return gate.GateDecision(Action.SUPERSEDE, target, n.similarity, reason, "llm", decision.checked)
-        if decision.action is Action.SUPERSEDE or (
-            decision.action is Action.CREATE and decision.target is not None and "contradicts" in decision.reason
-        ):
-            # the LLM's verdict wins: decide again on similarity alone
-            fallback = gate.decide(
-                cand.text,
-                neighbours,
-                importance=importance,
-                correction=False,
-                profile=self.profile,
-                cfg=self.cfg.gate,
-                contradiction=False,
-                speaker=speaker,
-            )
-            return gate.GateDecision(
-                fallback.action,
-                fallback.target,
-                fallback.similarity,
-                fallback.reason + " (llm: no update)",
-                "llm",
-                decision.checked,
-            )
-        return gate.GateDecision(
-            decision.action,
-            decision.target,
-            decision.similarity,
-            decision.reason + (" (llm: no update)" if order else ""),
-            "llm",
-            decision.checked,
-        )
-
-    # LLM-primary stages with their heuristic fallbacks ---------------------------------------
-    def _ask(self, stage: str, call: Callable[[ChatJSON], _T | None], fallbacks: list[str]) -> tuple[_T | None, str]:
-        """Ask the LLM for one stage (LLM-primary): ``(answer, "llm")``; ``(None, "heuristic")`` when
-        no LLM serves the stage, or when it gave no valid answer (breaker open, timeout, invalid JSON, wrong
-        types or ranges) — then ``stage`` joins ``fallbacks`` and the ops log records the fallback."""
-        if self.llm is None or stage not in self._stages:
-            return None, "heuristic"
-        answer = call(self.llm)
-        if answer is None:
-            fallbacks.append(stage)
-            self.ops.log("llm_fallback", stage=stage, path="heuristic", reason="no valid LLM answer")
-            return None, "heuristic"
-        return answer, "llm"
-
-    def _classify(self, text: str, heuristic: Classification, fallbacks: list[str]) -> tuple[Classification, str]:
-        """Observer classification: the LLM's type and confidence, else the pattern scoring."""
-        answer, path = self._ask(
-            "observer", lambda llm: llm_stages.classify_message(llm, text, limit=self._limit), fallbacks
-        )
-        if answer is None:
-            return heuristic, path
-        kind, confidence = answer
-        return Classification(kind, confidence, heuristic.matches), path
-
-    def _classify_observation(self, text: str, obs: Observation, fallbacks: list[str]) -> tuple[Observation, str]:
-        cls, path = self._classify(text, obs.classification, fallbacks)
-        if path == "heuristic":
-            return obs, path
-        return dataclasses.replace(obs, classification=cls, reason=f"{cls.kind} (llm; density {obs.density})"), path
-
-    def _topic(self, rec: MemoryRecord, cand: Candidate) -> list[str]:
-        """Box topic: entity names plus the LLM's topic words, else the longest informative words."""
-        limit = self.cfg.boxes.max_topics
-        words, cand.decisions["box_topics"] = self._ask(
-            "topics",
-            lambda llm: llm_stages.box_topics(llm, rec.content, max_topics=limit, limit=self._limit),
-            _fallbacks(cand),
-        )
-        if words is None:
-            return topic_words(rec.content, entities=rec.entities, limit=limit)
-        names = [e.rsplit("/", 1)[-1] for e in rec.entities]
-        return list(dict.fromkeys([*names, *words]))[:limit]
-
     # actions -----------------------------------------------------------------------------
     def _create(
         self,
-        cand: Candidate,
+        cand: PendingFact,
         importance: float,
         channels: dict[str, float],
         surprise: float,
-        decision: gate.GateDecision,
+        decision: admission.GateDecision,
     ) -> MemoryRecord:
         now = self.now()
         kind, kind_rule = memory_kind(cand.text, category=cand.category, tags=cand.metadata.get("tags", ()) or ())
@@ -688,7 +506,7 @@ class WritePipeline:
             metadata=cand.metadata,
             valid_from=cand.when or now,
             valid_until=cand.valid_until,
-            inputs=[_input(cand, "CREATE", now)],
+            inputs=[action_input(cand, "CREATE", now)],
             recorded_at=now,
             created_at=now,
             updated_at=now,
@@ -701,9 +519,9 @@ class WritePipeline:
         if rec.flashbulb:
             rec.metadata = {**rec.metadata, "flashbulb": True}
         rec.verification_state = "unverified"  # one observation; confirmed when it is stated again
-        rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle.protected_categories)
+        rec.policy_class = policy_class(rec, self.settings.dynamics.lifecycle)
         pc = self.cfg.policy
-        if pc.artifacts and policy.artifact_eligible(
+        if pc.artifacts and action_policy.artifact_eligible(
             category=rec.category,
             confidence=cand.confidence,
             importance=importance,
@@ -727,7 +545,7 @@ class WritePipeline:
         self._history(rec.id, "created", decision.reason, cand, action=decision.action.value)
         return rec
 
-    def _reinforce(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
+    def _reinforce(self, target: MemoryRecord, decision: admission.GateDecision, cand: PendingFact) -> AddResult:
         now = self.now()
         changes = {
             "stability": target.stability * self.cfg.gate.reinforce_stability,
@@ -736,18 +554,18 @@ class WritePipeline:
             "reinforcement_count": target.reinforcement_count + 1,
             "last_reinforced_at": now,
             "updated_at": now,
-            "inputs": [*target.inputs, _input(cand, "REINFORCE", now)],
+            "inputs": [*target.inputs, action_input(cand, "REINFORCE", now)],
         }
         self.store.update_fields(target.id, changes, expected_version=target.version)
         self._history(target.id, "reinforced", decision.reason, cand, action="REINFORCE", text=cand.text[:500])
         return AddResult(target.id, Action.REINFORCE, (target.id,), decision.reason)
 
-    def _update(self, target: MemoryRecord, decision: gate.GateDecision, cand: Candidate) -> AddResult:
+    def _update(self, target: MemoryRecord, decision: admission.GateDecision, cand: PendingFact) -> AddResult:
         now = self.now()
         merged, path = self._ask(
             "synthesis",
             lambda llm: llm_stages.merge(llm, target.content, cand.text, limit=self._limit),
-            _fallbacks(cand),
+            fallbacks_of(cand),
         )
         if merged is None:
             merged = synthesis.heuristic_merge(
@@ -761,13 +579,13 @@ class WritePipeline:
             "entities": list(dict.fromkeys([*target.entities, *cand.entities]))[: self.cfg.observer.max_entities],
             "access_count": target.access_count + 1,
             "updated_at": now,
-            "inputs": [*target.inputs, _input(cand, "UPDATE", now)],
+            "inputs": [*target.inputs, action_input(cand, "UPDATE", now)],
         }
         self.store.update_fields(target.id, changes, expected_version=target.version)
         self._history(target.id, "updated", decision.reason, cand, action="UPDATE", before=target.content[:1000])
         return AddResult(target.id, Action.UPDATE, (target.id,), decision.reason)
 
-    def _supersede(self, old: MemoryRecord, new: MemoryRecord, decision: gate.GateDecision) -> None:
+    def _supersede(self, old: MemoryRecord, new: MemoryRecord, decision: admission.GateDecision) -> None:
         now = self.now()
         self.store.update_fields(
             old.id,
@@ -795,214 +613,6 @@ class WritePipeline:
                 )
             ]
         )
-
-    # after a create: tags, relations, retroactive strengthening, working memory ------------------
-    def _after_create(self, rec: MemoryRecord, cand: Candidate, neighbours: list[gate.Neighbour]) -> None:
-        self._tagging(rec)
-        self._relations(rec, [n.record for n in neighbours if n.record.id != rec.id], _fallbacks(cand))
-        self._retroactive(rec, neighbours)
-        if rec.session_id is not None:
-            gone = self.working.add(
-                session_key(rec.user_id, rec.session_id), rec.id, importance=rec.importance, now=rec.created_at
-            )
-            if gone:
-                self.ops.log("working_memory", evicted=gone, session_id=rec.session_id)
-
-    def _tagging(self, rec: MemoryRecord) -> None:
-        if rec.session_id is None:
-            return
-        tcfg = self.settings.dynamics.tagging
-        key = session_key(rec.user_id, rec.session_id)
-        now = rec.created_at
-        if is_strong(importance=rec.importance, cfg=tcfg):
-            self._capture(key, rec, now)
-        if should_tag(importance=rec.importance, cfg=tcfg):
-            self.store.put_tags([SynapticTag(rec.id, key, now, tag_expires_at(tagged_at=now, cfg=tcfg))])
-
-    def _capture(self, key: str, strong: MemoryRecord, now: datetime) -> None:
-        tcfg = self.settings.dynamics.tagging
-        tags = [
-            t
-            for t in self.store.active_tags(key, now)
-            if captures(
-                tagged_at=t.tagged_at, strong_at=now, strong_importance=strong.importance, same_session=True, cfg=tcfg
-            )
-        ]
-        if not tags:
-            return
-        records = self.store.get([t.memory_id for t in tags])
-        for rec in records.values():
-            self.store.update_fields(rec.id, {"stability": captured_stability(stability=rec.stability, cfg=tcfg)})
-        self.store.capture_tags(key, list(records))
-        self.store.add_history(
-            [
-                HistoryEvent(
-                    mid,
-                    "captured",
-                    now,
-                    reason=f"captured by strong memory {strong.id}",
-                    actor="write",
-                    data={"path": "heuristic", "by": strong.id},
-                )
-                for mid in records
-            ]
-        )
-        self.ops.log("synaptic_capture", by=strong.id, captured=list(records))
-
-    def _relations(self, rec: MemoryRecord, others: list[MemoryRecord], fallbacks: list[str]) -> None:
-        """Relations from ``rec`` to ``others`` (LLM-primary, heuristic rules as fallback): a new edge is stored
-        (``unverified`` from the rules, ``system_inferred`` from the LLM); an edge stored already (either
-        direction for a symmetric type) is observed again and strengthened (the lifecycle design's edge
-        reinforcement) instead of being dropped as a duplicate."""
-        if not others:
-            return
-        answer, path = self._ask(
-            "relations",
-            lambda llm: llm_stages.relations(llm, rec.content, [o.content for o in others], limit=self._limit),
-            fallbacks,
-        )
-        found = None
-        if answer is not None:
-            found = [
-                Relation(
-                    rec.id,
-                    others[i].id,
-                    t,
-                    confidence=c,
-                    created_at=self.now(),
-                    metadata={"path": "llm", relations.VERIFICATION: relations.INFERRED},
-                )
-                for i, t, c in answer
-            ]
-        if found is None:
-            found = relations.detect(rec, others, self.cfg.relations)
-            for r in found:
-                r.created_at = self.now()
-                r.metadata[relations.VERIFICATION] = relations.UNVERIFIED
-        fresh, again = relations.split_seen(found, self.store.relations([rec.id], direction="both"))
-        if again:
-            now = self.now()
-            lc = self.settings.dynamics.lifecycle
-            self.store.update_relations([(r.id, relations.reinforced(r, now=now, cfg=lc)) for r in again])
-            self.ops.log(
-                "relations_reinforced",
-                id=rec.id,
-                path=path,
-                reinforced=[(r.src_id, r.dst_id, r.type.value) for r in again],
-            )
-        if fresh:
-            self._add_relations(fresh, rec.user_id)
-            self.ops.log("relations", id=rec.id, path=path, added=[(r.dst_id, r.type.value) for r in fresh])
-
-    def _reobserved(self, target_id: str, neighbours: list[gate.Neighbour], cand: Candidate) -> None:
-        """A memory stated again (REINFORCE) or elaborated (UPDATE): its relations to the write's other
-        neighbours are observed again — stored edges are strengthened, new ones added."""
-        current = self.store.get([target_id]).get(target_id)
-        if current is None:
-            return
-        self._relations(
-            current,
-            [n.record for n in neighbours if n.record.id != target_id and n.record.status is Status.ACTIVE],
-            _fallbacks(cand),
-        )
-
-    def _dispute_edges(self, memory_id: str) -> None:
-        """The prunable edges out of a contradicted memory become ``disputed``: pruned first."""
-        rels = [
-            r
-            for r in self.store.relations(
-                [memory_id], direction="out", types=relations.prunable_types(self.cfg.relations)
-            )
-            if relations.verification(r) != relations.DISPUTED
-        ]
-        if rels:
-            disputed = relations.DISPUTED
-            self.store.update_relations(
-                [(r.id, {"metadata": {**r.metadata, relations.VERIFICATION: disputed}}) for r in rels]
-            )
-
-    def _dispute(self, rec: MemoryRecord, reason: str) -> None:
-        """Mark a memory ``disputed`` (its verification state), with a history event."""
-        now = self.now()
-        self.store.update_fields(rec.id, {"verification_state": "disputed", "updated_at": now})
-        self._dispute_edges(rec.id)
-        self.store.add_history(
-            [HistoryEvent(rec.id, "disputed", now, reason=reason, actor="write", data={"path": "heuristic"})]
-        )
-
-    def _add_relations(self, rels: list[Relation], user_id: str | None) -> None:
-        """Store relations, then the Cognitive Memory design's pruning check: only an addition can cross its threshold,
-        so the scope's relations are counted after additions, not after every memory."""
-        self.store.add_relations(rels)
-        if rels and self.cfg.policy.telemetry:
-            now = self.now()
-            self.store.log_actions(
-                [
-                    ActionEvent(
-                        policy.PolicyAction.LINK_GRAPH.value,
-                        "LINKED",
-                        now,
-                        user_id=user_id,
-                        memory_id=r.src_id,
-                        confidence=float(r.confidence),
-                        lifecycle_state="active",
-                        source="extraction",
-                    )
-                    for r in rels
-                ]
-            )
-        self._prune_relations(user_id)
-
-    def _prune_relations(self, user_id: str | None) -> None:
-        removed = relations.prune_scope(self.store, user_id, self.cfg.relations)
-        if removed:
-            self.ops.log("relations_pruned", user_id=user_id, removed=removed)
-
-    def _retroactive(self, rec: MemoryRecord, neighbours: list[gate.Neighbour]) -> None:
-        ecfg = self.settings.dynamics.energy.model_copy(update={"reinforce_similarity": self.profile.retroactive_min})
-        now = rec.created_at
-        for n in neighbours:
-            old = n.record
-            if old.id == rec.id or old.status is not Status.ACTIVE:
-                continue
-            changes = energy_mod.retroactive_update(
-                energy=old.energy,
-                updated_at=old.energy_updated_at or old.created_at,
-                now=now,
-                layer=old.layer,
-                similarity=n.similarity,
-                reinforcement_count=old.reinforcement_count,
-                cfg=ecfg,
-            )
-            if not changes:
-                continue
-            self.store.update_fields(old.id, changes)
-            self._add_relations(
-                [
-                    Relation(
-                        rec.id,
-                        old.id,
-                        RelationType.REINFORCES,
-                        confidence=n.similarity,
-                        weight=n.similarity,
-                        created_at=now,
-                        metadata={"path": "heuristic"},
-                    )
-                ],
-                rec.user_id,
-            )
-            self.store.add_history(
-                [
-                    HistoryEvent(
-                        old.id,
-                        "reinforced",
-                        now,
-                        actor="write",
-                        reason=f"retroactive strengthening by {rec.id}",
-                        data={"similarity": round(n.similarity, 6), "path": "heuristic"},
-                    )
-                ]
-            )
 
     # session end ---------------------------------------------------------------------------
     def _session_end_promotion(self, user_id: str | None, session_id: str, now: datetime) -> list[str]:
@@ -1056,114 +666,10 @@ class WritePipeline:
             promoted.append(rec.id)
         return promoted
 
-    # records -----------------------------------------------------------------------------
-    def _history(self, memory_id: str, event: str, reason: str, cand: Candidate, **data: Any) -> None:
-        payload = {"path": cand.path, **{k: v for k, v in cand.decisions.items() if v is not None and v != []}, **data}
-        self.store.add_history([HistoryEvent(memory_id, event, self.now(), reason=reason, actor="write", data=payload)])
-
-    def _discarded(self, user_id: str | None, agent_id: str | None, source: str) -> None:
-        """Telemetry of a message the observer's filter dropped before any fact was formed."""
-        if self.cfg.policy.telemetry:
-            self.store.log_actions(
-                [
-                    ActionEvent(
-                        policy.PolicyAction.DISCARD.value,
-                        "SKIP",
-                        self.now(),
-                        user_id=user_id,
-                        agent_id=agent_id,
-                        source=source,
-                    )
-                ]
-            )
-
-    def _log(self, result: AddResult, cand: Candidate, rec: MemoryRecord | None = None) -> AddResult:
-        self.ops.log(
-            "write",
-            action=result.action.value,
-            id=result.id,
-            reason=result.reason,
-            path=cand.path,
-            decisions=cand.decisions,
-            fallback=bool(cand.decisions.get("fallbacks")),
-        )
-        if self.cfg.policy.telemetry:
-            self.store.log_actions(action_events(result, cand, rec, self.now()))
-        return result
-
-
-def action_events(result: AddResult, cand: Candidate, rec: MemoryRecord | None, now: datetime) -> list[ActionEvent]:
-    """The action telemetry of one write decision: its policy action with the eligibility context (the
-    memory it stored or acted on: its kind and lifecycle state; the fact's confidence, importance, source),
-    and a ``create_artifact`` beside a new memory that kept its verbatim words."""
-    action = policy.action_for(result.action, rec.memory_kind.value if rec is not None else None)
-    if action is None:
-        return []
-    created = rec is not None and result.action in (Action.CREATE, Action.SUPERSEDE)
-    ctx = policy.eligibility(
-        confidence=cand.confidence,
-        lifecycle_state=rec.lifecycle_state if rec is not None else "candidate",
-        importance=cand.importance,
-        write_source=cand.write_source,
-    )
-    events = [
-        ActionEvent(
-            action.value,
-            result.action.value,
-            now,
-            user_id=cand.user_id,
-            agent_id=cand.agent_id,
-            memory_id=result.id,
-            **ctx.to_dict(),
-        )
-    ]
-    if created and rec is not None and cand.decisions.get("artifact"):
-        events.append(
-            ActionEvent(
-                policy.PolicyAction.CREATE_ARTIFACT.value,
-                "KEPT",
-                now,
-                user_id=cand.user_id,
-                agent_id=cand.agent_id,
-                memory_id=rec.id,
-                **ctx.to_dict(),
-            )
-        )
-    return events
-
-
-def verbatim_actions(records: Sequence[MemoryRecord], results: Sequence[AddResult], now: datetime) -> list[ActionEvent]:
-    """The action telemetry of writes outside the write gate: ``add(infer=False)`` — each item stored as given
-    (``store_episode`` or ``store_note`` by its kind) or skipped because its id was stored before (``discard``)
-    — and ``update`` (``update_note``)."""
-    events: list[ActionEvent] = []
-    for rec, result in zip(records, results, strict=True):
-        action = policy.action_for(result.action, rec.memory_kind.value)
-        if action is None:
-            continue
-        ctx = policy.eligibility(
-            confidence=rec.source_confidence,
-            lifecycle_state=rec.lifecycle_state,
-            importance=rec.importance,
-            write_source=rec.write_source,
-        )
-        events.append(
-            ActionEvent(
-                action.value,
-                result.action.value,
-                now,
-                user_id=rec.user_id,
-                agent_id=rec.agent_id,
-                memory_id=rec.id,
-                **ctx.to_dict(),
-            )
-        )
-    return events
-
 
 def _source_turn(text: str, turns: Sequence[Turn]) -> str | None:
     """The turn an extracted fact most likely came from: the one sharing the most words with it."""
-    from reverie.write.text import content_words
+    from reverie.text.words import content_words
 
     words = content_words(text)
     best = max(turns, key=lambda t: len(words & content_words(t.raw or t.text)), default=None)
@@ -1181,7 +687,7 @@ def _speaker(text: str, metadata: dict[str, Any], role: str) -> tuple[str, str]:
     return ("Assistant" if role == "assistant" else "User"), text
 
 
-def learned_reward(prior: float, neighbours: Sequence[gate.Neighbour], *, neutral: float) -> float:
+def learned_reward(prior: float, neighbours: Sequence[admission.Neighbour], *, neutral: float) -> float:
     """The reward channel, learned from feedback: the category's prior moved by how useful similar memories
     turned out — the similarity-weighted utility of the nearest stored memories relative to the neutral
     utility (feedback raises a memory's utility with "useful" and lowers it with "not useful"; a memory
@@ -1194,7 +700,7 @@ def learned_reward(prior: float, neighbours: Sequence[gate.Neighbour], *, neutra
     return min(1.0, max(0.0, prior + (learned - neutral)))
 
 
-def _said_by_user(cand: Candidate) -> bool:
+def _said_by_user(cand: PendingFact) -> bool:
     """Whether the write restates what the user said (their message, or an explicit add by a person)."""
     return cand.data_source == "user_message" or cand.source == "human"
 
@@ -1208,24 +714,18 @@ def confirmed_state(state: str, *, by_user: bool) -> str:
     return state if state in ("user_confirmed", "disputed") else "system_inferred"
 
 
-def policy_class(rec: MemoryRecord, protected_categories: Sequence[str]) -> str:
-    """The lifecycle policy class of a new memory: ``protected`` (pinned, immutable, flashbulb, or of a
-    protected category — never archived by the lifecycle policy), else ``durable``."""
-    if rec.pinned or rec.immutable or rec.flashbulb or rec.category in protected_categories:
-        return "protected"
-    return "durable"
-
-
-def _fallbacks(cand: Candidate) -> list[str]:
-    """The stages of this candidate whose LLM answer was missing or invalid (recorded with its decisions)."""
-    found = cand.decisions.setdefault("fallbacks", [])
-    assert isinstance(found, list)
-    return found
-
-
-def _input(cand: Candidate, action: str, now: datetime) -> dict[str, Any]:
-    """Provenance of one write into a memory: what arrived, when, and what it did (nothing is lost)."""
-    return {"action": action, "at": now.isoformat(), "text": cand.text[:500], "metadata": cand.metadata}
+def policy_class(rec: MemoryRecord, cfg: LifecycleSettings) -> str:
+    """The lifecycle policy class of ``rec`` (:func:`reverie.dynamics.lifecycle.policy_class`): protected,
+    ephemeral (time-bounded or speculative) or durable."""
+    return lifecycle.policy_class(
+        pinned=rec.pinned,
+        immutable=rec.immutable,
+        flashbulb=rec.flashbulb,
+        category=rec.category,
+        time_bounded=rec.valid_until is not None,
+        confidence=rec.confidence,
+        cfg=cfg,
+    )
 
 
 def _combine(results: list[AddResult]) -> AddResult:
@@ -1237,4 +737,4 @@ def _combine(results: list[AddResult]) -> AddResult:
     return AddResult(main.id, main.action, ids, " | ".join(r.reason for r in results))
 
 
-__all__ = ["ARTIFACT", "Candidate", "WritePipeline", "action_events", "verbatim_actions"]
+__all__ = ["ARTIFACT", "WritePipeline"]

@@ -7,7 +7,7 @@ append the sentences of the new text that the old one lacks, with a separator.
 from __future__ import annotations
 
 from reverie.model import normalize_content
-from reverie.write.text import sentences
+from reverie.text.words import sentences
 
 SEPARATOR = "; "
 

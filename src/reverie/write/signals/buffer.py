@@ -8,21 +8,18 @@ lives in the store's key/value state, so a restart loses nothing; ``end_session`
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from reverie import lexicon
 from reverie.config.write import BufferSettings
 from reverie.dynamics._util import seconds_between
 from reverie.store.base import Store
 from reverie.write.observer import Observation
 
-_REMEMBER = re.compile(
-    r"\b(remember|don't forget|do not forget|note that|keep in mind|important|hatırla|unutma|not al|önemli)\b",
-    re.IGNORECASE,
-)
+_REMEMBER = lexicon.pattern("buffer_remember")
 _HIGH_KINDS = frozenset({"correction", "decision", "preference"})
 FLASHBULB_AROUSAL = 0.8
 

@@ -1,0 +1,180 @@
+"""What every access to a memory writes: the access update of the dynamics (energy, FSRS, dual strength,
+counts, access log), Hebbian co-activation of the memories a session used together, and spreading activation
+to their neighbours.
+
+A search returns as soon as it has ranked; its access update is deferred and written by the next use of the
+store (:meth:`AccessUpdates._settle`). The methods are mixed into :class:`~reverie.memory.Memory`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from reverie.errors import ReverieError
+from reverie.memory_base import MemoryBase
+from reverie.model import AccessEvent, MemoryRecord, RelationType, Status
+from reverie.store.base import Store
+
+if TYPE_CHECKING:
+    pass
+
+
+class AccessUpdates(MemoryBase):
+    """The access updates of ``Memory`` (mixed into it)."""
+
+    def _settle(self) -> None:
+        """Write the access updates searches left behind, in the calling thread.
+
+        A search returns as soon as it has ranked; its access update (energy, FSRS, counts, access
+        log, Hebbian pairs) is written by the next use of the store, so that every later read sees it.
+        The next search writes it while its query is being embedded on the other core, off its
+        critical path. A failed update is logged (``search.access_failed``) and never fails the
+        operation that happened to write it."""
+        with self._deferred_lock:
+            tasks, self._deferred = self._deferred, []
+        for task in tasks:
+            try:
+                task()
+            except ReverieError as exc:
+                self.ops.log("search.access_failed", error=str(exc))
+
+    def _touch(
+        self,
+        records: Sequence[MemoryRecord],
+        *,
+        kind: str,
+        session_id: str | None,
+        hebbian: bool = False,
+        defer: bool = False,
+    ) -> list[MemoryRecord]:
+        """What runs on every memory access: update energy, FSRS, dual strength, counts and
+        the access log of each record, in one transaction. ``hebbian``: Hebbian
+        co-activation — the best ``read.hebbian_top`` records are co-activated pairwise and get
+        +2% stability on top of the access update. ``defer``: written by the next use of the store
+        (:meth:`_settle`) instead of now."""
+        if not records:
+            return []
+        from reverie.dynamics.access import on_access
+        from reverie.dynamics.tagging import hebbian_stability
+
+        now = self.now()
+        cfg = self.settings.dynamics
+        top = self.settings.read.hebbian_top if hebbian else 0
+        together = [r.id for r in records[:top]] if top >= 2 and len(records) >= 2 else []
+        updated: list[MemoryRecord] = []
+        batch: list[tuple[str, dict[str, Any]]] = []
+        for rec in records:
+            changes = on_access(rec, now=now, cfg=cfg)
+            if rec.id in together:
+                changes["stability"] = hebbian_stability(stability=changes["stability"], cfg=cfg.tagging)
+            batch.append((rec.id, changes))
+            updated.append(rec.copy(**changes, version=rec.version + 1))
+        events = [AccessEvent(r.id, now, kind, session_id) for r in records]
+        # the memories this access used: a search's best hits (``read.hebbian_top``), a get's memory
+        used = [r.id for r in records[: self.settings.read.hebbian_top]] if hebbian else [r.id for r in records]
+        pairs = self._sessions.co_accessed(records, used, session_id)
+        store = self._store
+        spread = cfg.tagging.spreading_boost > 0 and bool(used)
+
+        def write() -> None:
+            with store.transaction():
+                store.update_many(batch)
+                store.log_access(events)
+                if pairs:
+                    store.bump_coactivations(pairs, now)
+                if spread:
+                    spread_activation(store, used, {r.id for r in records}, cfg.tagging)
+
+        if defer:
+            with self._deferred_lock:
+                self._deferred.append(write)
+        else:
+            self._settle()
+            write()
+        return updated
+
+
+class SessionUse:
+    """The memories each open session has used (searched and shown, or read by id), for co-activation
+    counting as the energy-model consolidation design counts it: two memories accessed in the same session
+    are co-activated once for that session (``weight`` = the number of sessions that used both). A call
+    without a session is a session of its own (the memories it used together). Bounded: the last
+    ``per_session`` memories of at most ``_SESSIONS`` sessions are kept; :meth:`end` forgets a session."""
+
+    _SESSIONS = 512
+
+    def __init__(self, per_session: int) -> None:
+        from collections import OrderedDict
+
+        self.per_session = per_session
+        self._used: OrderedDict[tuple[str | None, str], OrderedDict[str, None]] = OrderedDict()
+        self._counted: dict[tuple[str | None, str], set[tuple[str, str]]] = {}
+        self._lock = threading.Lock()
+
+    def co_accessed(
+        self, records: Sequence[MemoryRecord], used: Sequence[str], session_id: str | None
+    ) -> builtins.list[tuple[str, str]]:
+        """The co-activation pairs to count for this access: each used memory with every other memory its
+        session (per user) used, each pair once per session."""
+        from collections import OrderedDict
+
+        from reverie.dynamics.tagging import pair_key
+
+        users = {r.id: r.user_id for r in records}
+        pairs: builtins.list[tuple[str, str]] = []
+        with self._lock:
+            for user in dict.fromkeys(users[i] for i in used if i in users):
+                mine = [i for i in used if users.get(i) == user]
+                if session_id is None:
+                    pairs += [pair_key(a, b) for n, a in enumerate(mine) for b in mine[n + 1 :] if a != b]
+                    continue
+                key = (user, session_id)
+                seen = self._used.get(key)
+                if seen is None:
+                    seen = self._used[key] = OrderedDict()
+                    self._counted[key] = set()
+                    while len(self._used) > self._SESSIONS:
+                        old, _ = self._used.popitem(last=False)
+                        self._counted.pop(old, None)
+                self._used.move_to_end(key)
+                counted = self._counted[key]
+                for mid in mine:
+                    for other in seen:
+                        if other != mid:
+                            pair = pair_key(mid, other)
+                            if pair not in counted:
+                                counted.add(pair)
+                                pairs.append(pair)
+                    seen.pop(mid, None)
+                    seen[mid] = None
+                    while len(seen) > self.per_session:
+                        seen.popitem(last=False)
+        return pairs
+
+    def end(self, user_id: str | None, session_id: str) -> None:
+        with self._lock:
+            self._used.pop((user_id, session_id), None)
+            self._counted.pop((user_id, session_id), None)
+
+
+def spread_activation(store: Store, used: Sequence[str], accessed: set[str], cfg: Any) -> None:
+    """Neighbour evolution (A-MEM spreading activation): the active memories connected by a relation to a
+    memory that was used get ``dynamics.tagging.spreading_boost`` more stability (+2%). Supersedes and
+    contradicts links carry no activation; the accessed memories themselves are not boosted again."""
+    from reverie.dynamics.tagging import spreading_stability
+
+    types = frozenset(RelationType) - {RelationType.SUPERSEDES, RelationType.CONTRADICTS}
+    others = {end for r in store.relations(list(used), types=types) for end in (r.src_id, r.dst_id)} - accessed
+    if not others:
+        return
+    found = store.get(sorted(others))
+    store.update_many(
+        [
+            (mid, {"stability": spreading_stability(stability=rec.stability, cfg=cfg)})
+            for mid, rec in found.items()
+            if rec.status is Status.ACTIVE
+        ]
+    )

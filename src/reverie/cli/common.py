@@ -1,0 +1,181 @@
+"""What every command shares: the typer app, the consoles, the common options, opening the memory and printing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import typer.core
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from reverie.errors import InvalidInputError, NotFoundError, ReverieError
+
+app = typer.Typer(
+    name="reverie",
+    help="reverie — long-term memory for AI agents: remember, recall, consolidate, forget.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help is plain text: "reverie[plot]" stays as written, flags show no "<bool>"
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+DbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        "-d",
+        envvar="REVERIE_TARGET",
+        metavar="PATH|URL",
+        help="SQLite file or postgresql:// URL (default: memory.db in the user's data directory).",
+    ),
+]
+UserOpt = Annotated[
+    str | None,
+    typer.Option("--user", "-u", metavar="NAME", help="The user whose memories these are (the isolation boundary)."),
+]
+AgentOpt = Annotated[str | None, typer.Option("--agent", "-a", metavar="NAME", help="Narrow to one agent.")]
+SessionOpt = Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="The conversation session.")]
+AllUsersOpt = Annotated[bool, typer.Option("--all-users", help="Every user's memories.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON (every field) instead of text.")]
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A memory id, or any prefix of one that no other id shares.")]
+LayerOpt = Annotated[
+    str | None,
+    typer.Option(metavar="LAYER", help="Only this layer: working, episodic, semantic, procedural, codebase."),
+]
+StatusOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="STATUS",
+        help="Only this status: active (default), superseded, dormant, archived, expired, invalidated.",
+    ),
+]
+CategoryOpt = Annotated[str | None, typer.Option(metavar="CATEGORY", help="Only this category (fact, preference …).")]
+
+#: write outcomes that store a new memory (a SUPERSEDE stores the new fact and keeps the old one)
+STORED_ACTIONS = ("CREATE", "SUPERSEDE")
+_POSTGRES = ("postgresql://", "postgres://")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from reverie import __version__
+
+        console.print(f"reverie {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """reverie — long-term memory for AI agents: remember, recall, consolidate, forget."""
+
+
+def _target(db: str | None, *, create: bool) -> str | Path:
+    """Where the memory is. A command that may not create one refuses a missing database; none
+    creates a missing directory named by --db (the default location is created on first write)."""
+    if db is not None and db.startswith(_POSTGRES):
+        return db
+    from reverie.config import Settings
+    from reverie.memory import default_target
+
+    explicit = db is not None
+    path = Path(db).expanduser() if db is not None else default_target(Settings.load())
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a directory; --db takes a database file (e.g. {path / 'memory.db'})")
+    if not create and not path.exists():
+        where = f" --db {path}" if explicit else ""
+        raise NotFoundError(
+            f"no memory database at {path}. `reverie init{where}` creates one (so do add, observe and import)"
+        )
+    if explicit and not path.parent.is_dir():
+        raise InvalidInputError(
+            f"the directory {path.parent} does not exist; reverie does not create it "
+            "(check the path, or create the directory first)"
+        )
+    return path
+
+
+@contextmanager
+def _memory(db: str | None, *, create: bool = False) -> Iterator[Any]:
+    from reverie.memory import Memory
+
+    try:
+        mem = Memory(_target(db, create=create))
+    except ReverieError as exc:
+        _fail(exc)
+    try:
+        yield mem
+    except ReverieError as exc:
+        _fail(exc)
+    finally:
+        mem.close()
+
+
+def _fail(exc: BaseException) -> None:
+    err_console.print(f"[red]error[/red] ({type(exc).__name__}): {escape(str(exc))}")
+    raise typer.Exit(1)
+
+
+def _say(text: str) -> None:
+    """Print text that may hold brackets (memory content, ids): never read as markup."""
+    console.print(text, markup=False, soft_wrap=True)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _filters(
+    layer: str | None = None, status: str | None = None, category: str | None = None, session: str | None = None
+) -> dict[str, Any] | None:
+    out = {
+        k: v for k, v in (("layer", layer), ("status", status), ("category", category), ("session_id", session)) if v
+    }
+    return out or None
+
+
+def _read_metadata(metadata: str | None) -> Any:
+    if not metadata:
+        return None
+    try:
+        return json.loads(metadata)
+    except json.JSONDecodeError as exc:
+        _fail(InvalidInputError(f"--metadata is not valid JSON: {exc.msg}"))
+    return None  # pragma: no cover - _fail raises
+
+
+def _result_line(res: Any, short: dict[str, str]) -> str:
+    """One write outcome for a person: what happened, to which memory, why."""
+    action = res.action.value
+    if res.id is None:
+        return f"{action}  {res.reason}"
+    return f"{action} {short.get(res.id, res.id)}  {res.reason}"
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=err_console
+    )

@@ -1,0 +1,302 @@
+"""Current version first (``read.current_first``, current mode only).
+
+A superseded memory in the pool (the temporal intent includes them) is placed right after the memory that
+replaced it, which is fetched when the search did not find it; and of two candidates where the newer updates
+the older (:func:`reverie.text.updates.judge`), the newer takes the older's place and the older follows it.
+Both are marked ``superseded`` in the explanation, with the reason. A superseded memory found only because
+the search was widened to superseded memories is a *proxy*: it hands its score to what replaced it and
+leaves the results. A question about the past ("When did Maya live in Berlin?") wants the superseded memory
+itself, and is left alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from reverie import lexicon
+from reverie.config import Settings
+from reverie.model import MemoryRecord, Status
+from reverie.read import consolidated, filters
+from reverie.read.hybrid import PoolEntry
+from reverie.store.base import MemoryFilter, Store
+
+F32 = npt.NDArray[np.float32]
+#: the pool's order: (index into the pool, what the ordering steps noted about it)
+Order = list[tuple[int, dict[str, Any]]]
+Scored = tuple[float, dict[str, Any]]
+
+_PAST_QUESTION = lexicon.pattern("read_past_question")
+# Turkish asks about the past with its verb suffixes ("taşındı mı?", "yaşıyor muydu?"): a grammar, applied to
+# Turkish queries only
+_PAST_QUESTION_TR = re.compile(
+    r"\b(önceden|eskiden|daha önce|ilk)\b|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k|nız|niz)?\s+m[ıiuü]\b|"
+    r"\w+m[ıiuü]yd[ıiuü]\w*|\w+(?:dı|di|du|dü|tı|ti|tu|tü)(?:m|n|k)?\s*\?",
+    re.IGNORECASE,
+)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether ``query`` asks about how things were ("When did …", "Where did … live before?", "… taşındı
+    mı?"), not about how they are now."""
+    from reverie.text.updates import is_turkish
+
+    if _PAST_QUESTION.search(query):
+        return True
+    return is_turkish(query) and bool(_PAST_QUESTION_TR.search(query))
+
+
+def applies(settings: Settings, *, query: str, mode: str, as_of: datetime | None) -> bool:
+    """Current version first: in the current mode, for a question about now — one that asks about
+    the past ("When did Maya live in Berlin?") wants the superseded memory itself."""
+    return settings.read.current_first and mode == "current" and as_of is None and not asks_about_past(query)
+
+
+def proxies(
+    store: Store,
+    cands: Sequence[PoolEntry],
+    records: dict[str, MemoryRecord],
+    widened: bool,
+    admissible: Callable[[PoolEntry], bool],
+) -> set[str]:
+    """Candidates superseded by a newer fact, found by the current-version search (``widened``): they
+    hand their score to what replaced them. A member held by its consolidation summary is no such
+    memory (recall through consolidation brings it back itself)."""
+    if not widened:
+        return set()
+    old = [c for c in cands if c.id in records and records[c.id].status is Status.SUPERSEDED and not admissible(c)]
+    wanted = [records[c.id].superseded_by for c in old if records[c.id].superseded_by not in records]
+    parents = {**records, **(store.get([w for w in wanted if w]) if wanted else {})}
+    out: set[str] = set()
+    for c in old:
+        parent = parents.get(records[c.id].superseded_by or "")
+        if parent is None or c.id not in consolidated.members_of(parent):
+            out.add(c.id)
+    return out
+
+
+def successors(
+    store: Store, cands: list[PoolEntry], records: dict[str, MemoryRecord], flt: MemoryFilter
+) -> list[PoolEntry]:
+    """The memories that replaced the superseded candidates, when the search did not find them (the
+    current version of what a superseded memory said), following a chain of at most three updates."""
+    have = {c.id for c in cands}
+    added: list[PoolEntry] = []
+    wanted = {
+        records[c.id].superseded_by: c
+        for c in cands
+        if records[c.id].status is Status.SUPERSEDED and records[c.id].superseded_by
+    }
+    for _ in range(3):
+        missing = {mid: c for mid, c in wanted.items() if mid and mid not in have}
+        if not missing:
+            break
+        found = store.get(list(missing))
+        wanted = {}
+        for mid, rec in found.items():
+            origin = missing[mid]
+            if not filters.matches(
+                dataclasses.replace(rec, status=Status.ACTIVE), flt
+            ) or origin.id in consolidated.members_of(rec):
+                continue  # out of scope, or the consolidation summary holding it (not a newer fact)
+            records[mid] = rec
+            have.add(mid)
+            if rec.status is Status.SUPERSEDED and rec.superseded_by:
+                wanted[rec.superseded_by] = origin
+            if rec.status is Status.ACTIVE or rec.superseded_by:
+                added.append(PoolEntry(mid, origin.rrf, "successor", {"successor": {"of": origin.id, "rank": None}}))
+    return added
+
+
+def through_proxies(
+    cands: list[PoolEntry],
+    scored: list[Scored],
+    vecs: F32,
+    sims: np.ndarray,
+    records: dict[str, MemoryRecord],
+    proxies: set[str] | frozenset[str],
+) -> tuple[list[PoolEntry], list[Scored], F32, np.ndarray]:
+    """Superseded memories found by the search hand their score to their current version (following the
+    chain of updates) and leave the results: the question they answer is answered by what replaced them."""
+    index = {c.id: i for i, c in enumerate(cands)}
+    for i, c in enumerate(cands):
+        if c.id not in proxies:
+            continue
+        head, hops = records[c.id].superseded_by, 0
+        while head in index and head in proxies and hops < 5:
+            head, hops = records[head].superseded_by, hops + 1
+        j = index.get(head) if head else None
+        if j is None or cands[j].id in proxies or scored[i][0] <= scored[j][0]:
+            continue
+        score, terms = scored[j]
+        scored[j] = (
+            scored[i][0],
+            {
+                **terms,
+                "found_through": {
+                    "id": c.id,
+                    "score": round(scored[i][0], 6),
+                    "own_score": round(score, 6),
+                    "note": "the question matches the memory this one replaced; it answers with the current version",
+                },
+            },
+        )
+    keep = [i for i, c in enumerate(cands) if c.id not in proxies]
+    return [cands[i] for i in keep], [scored[i] for i in keep], vecs[keep], sims[keep]
+
+
+def first(
+    settings: Settings,
+    profile: str,
+    order: Order,
+    cands: list[PoolEntry],
+    records: dict[str, MemoryRecord],
+    vecs: F32,
+    scores: Sequence[float] = (),
+) -> Order:
+    """``order`` with each superseded memory right after the one that replaced it (module docs)."""
+    index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
+    successor: dict[str, tuple[str, str, str]] = {}  # old id -> (new id, how, reason)
+    for i, _ in order:
+        rec = records[cands[i].id]
+        if (
+            rec.status is Status.SUPERSEDED and rec.superseded_by in index and cands[i].stage not in ("cold", "summary")
+        ):  # a member held by its summary is still true
+            successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
+    top = [i for i, _ in order[: settings.read.update_check_top]]
+    floor = settings.write.gate.profile(profile).update_candidate_min
+    for a, b, verdict in read_time_updates(top, cands, records, vecs, floor):
+        old, new = cands[a].id, cands[b].id
+        if old not in successor and new not in successor:
+            successor[old] = (new, "read", f"the newer memory updates it: {verdict.reason}")
+    ranked = newer_of_close_answers(settings, profile, list(order), cands, records, vecs, scores, set(successor))
+    if not successor:
+        return ranked
+    for old, (new, how, reason) in successor.items():
+        pos_old = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == old)
+        pos_new = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == new)
+        i_old, mmr_old = ranked[pos_old]
+        mark = {**mmr_old, "superseded": {"by": new, "how": how, "reason": reason[:300]}}
+        if pos_new < pos_old:
+            ranked[pos_old] = (i_old, mark)
+            continue
+        # the newer version takes the older one's place; the older follows right after it
+        i_new, mmr_new = ranked.pop(pos_new)
+        ranked.pop(pos_old)
+        ranked[pos_old:pos_old] = [(i_new, {**mmr_new, "current_version_of": old}), (i_old, mark)]
+    return ranked
+
+
+def newer_of_close_answers(
+    settings: Settings,
+    profile: str,
+    ranked: Order,
+    cands: list[PoolEntry],
+    records: dict[str, MemoryRecord],
+    vecs: F32,
+    scores: Sequence[float],
+    skip: set[str],
+) -> Order:
+    """Of two close answers about one thing (similar to each other from the embedder's ``change_min``,
+    scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
+    said last is more likely what holds (read.recency_margin). A newer answer that says something changed
+    comes first from farther down (its score at least ``read.change_recency_ratio`` of the older's), when
+    the two are each other's nearest among the best candidates: a correction is worded apart from what it
+    corrects, so the question often shares more words with the old statement."""
+    cfg = settings.read
+    if cfg.recency_margin <= 0 and cfg.change_recency_ratio <= 0:
+        return ranked
+    gate = settings.write.gate.profile(profile)
+    top = min(len(ranked), cfg.update_check_top)
+    nearest, changes = _change_partners(settings, ranked[:top], cands, records, vecs)
+    for p in range(top):
+        for q in range(p + 1, top):
+            i, j = ranked[p][0], ranked[q][0]
+            a, b = records[cands[i].id], records[cands[j].id]
+            if a.id in skip or b.id in skip or a.status is not Status.ACTIVE or b.status is not Status.ACTIVE:
+                continue
+            if (b.valid_from or b.created_at) <= (a.valid_from or a.created_at):
+                continue
+            similarity = float(vecs[i] @ vecs[j])
+            near = (
+                cfg.recency_margin > 0 and scores[j] >= scores[i] - cfg.recency_margin and similarity >= gate.change_min
+            )
+            changed = (
+                j in changes
+                and nearest.get(i) == j
+                and nearest.get(j) == i
+                and scores[j] >= cfg.change_recency_ratio * scores[i]
+                and similarity >= gate.update_candidate_min
+            )
+            if not (near or changed):
+                continue
+            item = ranked.pop(q)
+            why = (
+                "the newer of two close answers about one thing comes first"
+                if near
+                else "the newer of two answers about one thing says it changed; it comes first"
+            )
+            ranked.insert(p, (item[0], {**item[1], "newer_first": {"over": a.id, "note": why}}))
+            break
+    return ranked
+
+
+def _change_partners(
+    settings: Settings, shown: Order, cands: list[PoolEntry], records: dict[str, MemoryRecord], vecs: F32
+) -> tuple[dict[int, int], set[int]]:
+    """Each of ``shown``'s nearest neighbour among them ("about one thing": cosines alone do not tell, an
+    embedder's unrelated pairs can be as close as a fact and its correction), and those that say something
+    changed. Both empty when none says a change or ``read.change_recency_ratio`` is off."""
+    from reverie.text import updates as wupdates
+
+    idx = [i for i, _ in shown]
+    if settings.read.change_recency_ratio <= 0 or len(idx) < 2:
+        return {}, set()
+    changes = {i for i in idx if wupdates.says_change(records[cands[i].id].content)}
+    if not changes:
+        return {}, set()
+    sims = vecs[idx] @ vecs[idx].T
+    np.fill_diagonal(sims, -np.inf)
+    return {i: idx[int(np.argmax(sims[n]))] for n, i in enumerate(idx)}, changes
+
+
+def read_time_updates(
+    top: Sequence[int], cands: Sequence[PoolEntry], records: dict[str, MemoryRecord], vecs: F32, floor: float
+) -> list[tuple[int, int, Any]]:
+    """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
+    older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
+    — and the newer says that something changed: a change or correction word, a value let go, a
+    negation)."""
+    from reverie.text import updates as wupdates
+
+    out: list[tuple[int, int, Any]] = []
+    when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
+    active = [i for i in top if records[cands[i].id].status is Status.ACTIVE]
+    # a newer memory that says no change updates nothing: read once per memory, not once per pair
+    changes = [i for i in active if wupdates.says_change(records[cands[i].id].content)]
+    if not changes:
+        return out
+    for a in active:
+        for b in changes:
+            if a == b or when[b] <= when[a]:
+                continue
+            old, new = records[cands[a].id], records[cands[b].id]
+            speaker = new.metadata.get("speaker")
+            if wupdates.other_speaker(old, speaker if isinstance(speaker, str) else None):
+                continue
+            if float(vecs[a] @ vecs[b]) < floor:
+                continue
+            verdict = wupdates.judge(old.content, new.content)
+            if verdict.likely:
+                out.append((a, b, verdict))
+    out.sort(key=lambda t: -t[2].score)
+    return out
+
+
+__all__ = ["applies", "asks_about_past", "first", "proxies", "successors", "through_proxies"]

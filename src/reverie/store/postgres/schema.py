@@ -1,0 +1,383 @@
+"""The PostgreSQL schema: named migrations applied once, in one transaction, under an advisory lock."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Final, LiteralString
+
+from pgvector import Bit
+from psycopg import sql
+
+from reverie import vector_codec
+from reverie.config.core import StorageSettings
+from reverie.errors import MigrationError, StoreError
+from reverie.store.postgres.codec import Conn, jsonb_param
+
+#: pg_advisory_xact_lock key serialising migrations ("reverie" in ASCII)
+_MIGRATION_LOCK: Final = 0x72657665726965
+#: pg_advisory_lock key serialising concurrent index rebuilds
+REBUILD_LOCK: Final = 0x72657665726966
+HNSW_INDEX: Final = "memories_embedding_hnsw"
+
+# ----------------------------------------------------------------------------------------
+# migrations
+# ----------------------------------------------------------------------------------------
+
+#: ids are compared and sorted byte-wise (COLLATE "C"), as in SQLite, whatever the server locale
+_M0001_CORE: Final[LiteralString] = """
+CREATE TABLE meta (key text PRIMARY KEY, value jsonb NOT NULL);
+CREATE TABLE memories (
+    id text COLLATE "C" PRIMARY KEY,
+    content text NOT NULL,
+    content_hash text NOT NULL,
+    user_id text,
+    agent_id text,
+    session_id text,
+    instance_id text,
+    layer text NOT NULL,
+    store text NOT NULL,
+    status text NOT NULL,
+    category text NOT NULL,
+    memory_kind text NOT NULL,
+    sub_tier text,
+    temporal_type text NOT NULL,
+    entities jsonb NOT NULL,
+    embedding vector({dim}),
+    embedding_precision text NOT NULL,
+    importance double precision NOT NULL,
+    importance_channels jsonb NOT NULL,
+    surprise double precision,
+    utility double precision NOT NULL,
+    utility_updated_at timestamptz,
+    energy double precision NOT NULL,
+    energy_updated_at timestamptz,
+    stability double precision NOT NULL,
+    difficulty double precision NOT NULL,
+    storage_strength double precision NOT NULL,
+    retrieval_strength double precision NOT NULL,
+    reinforcement_count bigint NOT NULL,
+    last_reinforced_at timestamptz,
+    confirmations bigint NOT NULL,
+    emotion_valence double precision NOT NULL,
+    emotion_arousal double precision NOT NULL,
+    emotion_label text,
+    flashbulb boolean NOT NULL,
+    source text NOT NULL,
+    trust double precision NOT NULL,
+    source_confidence double precision NOT NULL,
+    write_source text NOT NULL,
+    data_source text NOT NULL,
+    inputs jsonb NOT NULL,
+    valid_from timestamptz,
+    valid_until timestamptz,
+    recorded_at timestamptz NOT NULL,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    access_count bigint NOT NULL,
+    last_accessed_at timestamptz,
+    pinned boolean NOT NULL,
+    immutable boolean NOT NULL,
+    core boolean NOT NULL,
+    lifecycle_state text NOT NULL,
+    verification_state text NOT NULL,
+    policy_class text NOT NULL,
+    confidence double precision NOT NULL,
+    heat_score double precision,
+    decay_score double precision,
+    superseded_by text,
+    box_id text,
+    metadata jsonb NOT NULL,
+    version bigint NOT NULL,
+    partition text GENERATED ALWAYS AS (coalesce(user_id, '')) STORED,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED
+);
+CREATE INDEX memories_scope_idx ON memories (partition, status, store);
+CREATE INDEX memories_created_idx ON memories (partition, created_at);
+CREATE INDEX memories_hash_idx ON memories (content_hash);
+CREATE INDEX memories_session_idx ON memories (session_id);
+CREATE INDEX memories_tsv_idx ON memories USING gin (tsv);
+CREATE TABLE relations (
+    id text COLLATE "C" PRIMARY KEY,
+    src_id text COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    dst_id text COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    type text NOT NULL,
+    confidence double precision NOT NULL,
+    weight double precision NOT NULL,
+    created_at timestamptz NOT NULL,
+    last_reinforced_at timestamptz,
+    metadata jsonb NOT NULL,
+    UNIQUE (src_id, dst_id, type)
+);
+CREATE INDEX relations_dst_idx ON relations (dst_id);
+CREATE TABLE coactivations (
+    a_id text COLLATE "C" NOT NULL,
+    b_id text COLLATE "C" NOT NULL,
+    weight bigint NOT NULL,
+    first_at timestamptz NOT NULL,
+    last_at timestamptz NOT NULL,
+    PRIMARY KEY (a_id, b_id),
+    CHECK (a_id < b_id)
+);
+CREATE INDEX coactivations_b_idx ON coactivations (b_id);
+CREATE TABLE history (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_id text COLLATE "C" NOT NULL,
+    event text NOT NULL,
+    at timestamptz NOT NULL,
+    reason text NOT NULL,
+    actor text NOT NULL,
+    data jsonb NOT NULL
+);
+CREATE INDEX history_memory_idx ON history (memory_id, at, id);
+CREATE TABLE access_log (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_id text COLLATE "C" NOT NULL,
+    at timestamptz NOT NULL,
+    kind text NOT NULL,
+    session_id text
+);
+CREATE INDEX access_log_memory_idx ON access_log (memory_id, at DESC, id DESC);
+CREATE INDEX access_log_at_idx ON access_log (at);
+CREATE TABLE claims (
+    memory_id text COLLATE "C" PRIMARY KEY,
+    owner text NOT NULL,
+    phase text NOT NULL,
+    claimed_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX claims_owner_idx ON claims (owner);
+CREATE TABLE state (key text PRIMARY KEY, value jsonb NOT NULL);
+"""
+
+#: tables the engine's later stages fill (same shapes as the SQLite backend's)
+_M0002_ENGINE_TABLES: Final[LiteralString] = """
+CREATE TABLE clusters (
+    id text COLLATE "C" PRIMARY KEY,
+    partition text NOT NULL,
+    kind text NOT NULL,
+    label text,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    metadata jsonb NOT NULL DEFAULT '{}'
+);
+CREATE TABLE cluster_members (
+    cluster_id text COLLATE "C" NOT NULL REFERENCES clusters (id) ON DELETE CASCADE,
+    memory_id text COLLATE "C" NOT NULL,
+    weight double precision NOT NULL DEFAULT 1,
+    PRIMARY KEY (cluster_id, memory_id)
+);
+CREATE INDEX cluster_members_memory_idx ON cluster_members (memory_id);
+CREATE TABLE synaptic_tags (
+    memory_id text COLLATE "C" NOT NULL,
+    session_id text NOT NULL,
+    tagged_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    captured boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (memory_id, session_id)
+);
+CREATE INDEX synaptic_tags_session_idx ON synaptic_tags (session_id);
+CREATE TABLE boxes (
+    id text COLLATE "C" PRIMARY KEY,
+    partition text NOT NULL,
+    session_id text,
+    topic jsonb NOT NULL DEFAULT '[]',
+    opened_at timestamptz NOT NULL,
+    sealed_at timestamptz,
+    trace_id text,
+    memory_count bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX boxes_partition_idx ON boxes (partition, opened_at);
+CREATE TABLE working_memory (
+    session_id text NOT NULL,
+    memory_id text COLLATE "C" NOT NULL,
+    importance double precision NOT NULL,
+    access_count bigint NOT NULL DEFAULT 0,
+    added_at timestamptz NOT NULL,
+    last_accessed timestamptz NOT NULL,
+    PRIMARY KEY (session_id, memory_id)
+);
+CREATE INDEX working_memory_memory_idx ON working_memory (memory_id);
+CREATE TABLE dream_runs (
+    id text COLLATE "C" PRIMARY KEY,
+    started_at timestamptz NOT NULL,
+    finished_at timestamptz,
+    owner text NOT NULL,
+    report jsonb NOT NULL DEFAULT '{}'
+);
+"""
+
+
+def _migrate_core(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(sql.SQL(_M0001_CORE).format(dim=sql.Literal(dim)))
+    conn.execute(hnsw_ddl(settings))
+    conn.execute("INSERT INTO meta (key, value) VALUES ('dim', %s)", (jsonb_param(dim, "dim"),))
+
+
+def _migrate_engine_tables(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0002_ENGINE_TABLES)
+
+
+def hnsw_ddl(settings: StorageSettings, *, name: str = HNSW_INDEX, concurrently: bool = False) -> sql.Composed:
+    return sql.SQL(
+        "CREATE INDEX {} {} ON memories USING hnsw (embedding vector_cosine_ops) WITH (m = {}, ef_construction = {})"
+    ).format(
+        sql.SQL("CONCURRENTLY" if concurrently else ""),
+        sql.Identifier(name),
+        sql.Literal(settings.hnsw_m),
+        sql.Literal(settings.hnsw_ef_construction),
+    )
+
+
+_M0003_WRITE_PATH: Final[LiteralString] = """
+ALTER TABLE boxes ADD COLUMN user_id text;
+ALTER TABLE boxes ADD COLUMN last_at timestamptz;
+UPDATE boxes SET last_at = opened_at WHERE last_at IS NULL;
+CREATE INDEX boxes_open_idx ON boxes (partition, session_id, sealed_at);
+CREATE INDEX synaptic_tags_alive_idx ON synaptic_tags (session_id, expires_at);
+"""
+
+
+def _migrate_write_path(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0003_WRITE_PATH)
+
+
+#: quantised embeddings: a quantised memory keeps its code blob in ``embedding_codes`` and
+#: NULL in ``embedding`` (so the HNSW index holds float32 rows only); before this migration nothing
+#: was quantised, so every stored vector is float32
+_M0004_QUANTIZED_EMBEDDINGS: Final[LiteralString] = """
+ALTER TABLE memories ADD COLUMN embedding_codes bytea;
+UPDATE memories SET embedding_precision = 'float32' WHERE embedding_precision <> 'float32';
+CREATE INDEX memories_quantized_idx ON memories (partition, store, status) WHERE embedding_codes IS NOT NULL;
+"""
+
+
+def _migrate_quantized_embeddings(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0004_QUANTIZED_EMBEDDINGS)
+    # the sign bits of a quantised embedding: the server-side prefilter of a deep recall
+    conn.execute(sql.SQL("ALTER TABLE memories ADD COLUMN embedding_bits bit({})").format(sql.Literal(dim)))
+
+
+def sign_bits(blobs: Sequence[bytes], dim: int) -> builtins.list[Bit]:
+    """The ``embedding_bits`` of code blobs: the signs of their dequantised vectors."""
+    if not blobs:
+        return []
+    return [Bit(row > 0) for row in vector_codec.decode_rows(blobs, dim)]
+
+
+def batch_bits(codes: Sequence[bytes | None], dim: int) -> builtins.list[Bit | None]:
+    """:func:`sign_bits` of the blobs among ``codes`` (``None`` where there is none), in order."""
+    present = [c for c in codes if c is not None]
+    bits = iter(sign_bits(present, dim))
+    return [next(bits) if c is not None else None for c in codes]
+
+
+#: entity hub: MemoryFilter.entities (any-of) is ``entities ?| array`` over this GIN index
+_M0005_ENTITY_INDEX: Final[LiteralString] = "CREATE INDEX memories_entities_idx ON memories USING gin (entities)"
+
+
+def _migrate_entity_index(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    conn.execute(_M0005_ENTITY_INDEX)
+
+
+def _migrate_scan_index(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """A user-scoped scan (the dream cycle's passes) walks (partition, id) in order instead of sorting
+    the partition for every batch."""
+    conn.execute("CREATE INDEX memories_partition_id_idx ON memories (partition, id)")
+
+
+def _migrate_read_latency(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """Two layouts that keep reads off avoidable work (bench/scale.py measures them).
+
+    * Free space in every heap page written from now on (``storage.pg_fillfactor``): the access
+      updates of a search change no indexed column, so with room on the page they are HOT updates
+      instead of new entries in all ten indexes, the HNSW graph among them (with full pages nearly
+      none of them are). Pages written before keep their layout until the table is rewritten (VACUUM FULL).
+    * No pending list on the GIN indexes: with ``fastupdate`` every query scans the whole list of
+      not yet merged entries (up to 4 MB after a bulk load) before the index proper, which costs
+      many times the index lookup. Entries now go straight into the index; the list left is merged here.
+    """
+    conn.execute(sql.SQL("ALTER TABLE memories SET (fillfactor = {})").format(sql.Literal(settings.pg_fillfactor)))
+    for index in ("memories_tsv_idx", "memories_entities_idx"):
+        conn.execute(sql.SQL("ALTER INDEX {} SET (fastupdate = off)").format(sql.Identifier(index)))
+        conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,))
+
+
+def _migrate_sealed_boxes(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """The newest sealed boxes of a user (read on every seal by the write path) come from an index
+    in order instead of a sort of every sealed box of the partition."""
+    conn.execute(
+        "CREATE INDEX boxes_sealed_idx ON boxes (partition, sealed_at DESC, id DESC) WHERE sealed_at IS NOT NULL"
+    )
+
+
+def _migrate_api_keys(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """API keys (reverie.auth): only the SHA-256 of each key is stored."""
+    conn.execute(
+        'CREATE TABLE api_keys (id text COLLATE "C" PRIMARY KEY, name text NOT NULL, key_hash text NOT NULL, '
+        "admin boolean NOT NULL, user_ids jsonb NOT NULL, agent_ids jsonb, created_at timestamptz NOT NULL, "
+        "revoked_at timestamptz, last_used_at timestamptz)"
+    )
+
+
+def _migrate_memory_actions(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """Action telemetry (the memory-action policy): one row per write decision, no memory text."""
+    conn.execute(
+        "CREATE TABLE memory_actions (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+        'partition text COLLATE "C" NOT NULL, agent_id text, memory_id text COLLATE "C", '
+        "at timestamptz NOT NULL, action text NOT NULL, outcome text NOT NULL, confidence double precision NOT NULL, "
+        "lifecycle_state text NOT NULL, importance double precision NOT NULL, source text NOT NULL)"
+    )
+    conn.execute("CREATE INDEX memory_actions_partition_at_idx ON memory_actions (partition, at DESC, id DESC)")
+    conn.execute("CREATE INDEX memory_actions_at_idx ON memory_actions (at)")
+    conn.execute("CREATE INDEX memory_actions_memory_idx ON memory_actions (memory_id)")
+
+
+Migration = Callable[[Conn, int, StorageSettings], None]
+
+#: every migration ever shipped, in order; names are never reused or renamed
+MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
+    ("0001_core", _migrate_core),
+    ("0002_engine_tables", _migrate_engine_tables),
+    ("0003_write_path", _migrate_write_path),
+    ("0004_quantized_embeddings", _migrate_quantized_embeddings),
+    ("0005_entity_index", _migrate_entity_index),
+    ("0006_scan_index", _migrate_scan_index),
+    ("0007_read_latency", _migrate_read_latency),
+    ("0008_sealed_boxes", _migrate_sealed_boxes),
+    ("0009_api_keys", _migrate_api_keys),
+    ("0010_memory_actions", _migrate_memory_actions),
+)
+
+
+def run_migrations(conn: Conn, dim: int, settings: StorageSettings) -> int:
+    """Apply pending migrations under an advisory lock; returns the schema version."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+        known = {name for name, _ in MIGRATIONS}
+        if applied - known:
+            raise MigrationError(
+                f"the database has migrations this reverie does not know: {sorted(applied - known)}; upgrade reverie"
+            )
+        if applied:
+            _check_dim(conn, dim)
+        for name, migrate in MIGRATIONS:
+            if name not in applied:
+                migrate(conn, dim, settings)
+                conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
+        return len(MIGRATIONS)
+
+
+def _check_dim(conn: Conn, dim: int) -> None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+    if row is not None and int(row[0]) != dim:
+        raise StoreError(
+            f"this database stores {row[0]}-dimensional embeddings but the embedder makes "
+            f"{dim}-dimensional ones; use the embedder the memory was built with, or a new database"
+        )

@@ -1,0 +1,321 @@
+"""Reading a text into clauses (:func:`analyse`): the speaker, sentences, clause boundaries and each clause's
+features.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from reverie.text.updates.statement import Clause, Statement, Value
+from reverie.text.updates.subjects import noun_phrase, np_subject, read_subject
+from reverie.text.updates.tokens import core_form, day_of, fold, is_copula, is_past, is_turkish, number_of, stem
+from reverie.text.updates.values import read_values
+from reverie.text.updates.vocabulary import (
+    ABBREV,
+    ADDITIVE,
+    CHANGE,
+    CLAUSE,
+    CORRECTION,
+    DETERMINERS,
+    DISCOURSE,
+    DISLIKE,
+    DROP_AFTER_WORD,
+    DROP_AROUND,
+    DROP_BEFORE,
+    FAMILIES,
+    FIRST_PERSON,
+    FROM_TO,
+    ISO_NOTE,
+    LIKE,
+    NEGATION,
+    NEGATION_TR,
+    NOT_VALUE,
+    NUMBER_WORDS,
+    PERSON_NOUNS,
+    PREPOSITIONS,
+    SENTENCE_END,
+    SPEAKER,
+    STOP,
+    TAG,
+    TARGET,
+    TITLE,
+    TOKEN,
+    TOPIC_VERB,
+)
+
+
+def split_speaker(text: str, speaker: str | None) -> tuple[str | None, str]:
+    """The speaker (named, or read from a "Name: " prefix) and what ``text`` says, as :func:`analyse`
+    reads it: the prefix, tags and ISO date notes removed, abbreviations without their period."""
+    body = text
+    m = SPEAKER.match(body)
+    if (
+        m
+        and not CORRECTION.search(m.group(1))
+        and not CHANGE.search(m.group(1))
+        and m.group(1).casefold() not in DISCOURSE
+    ):
+        speaker = speaker or m.group(1).strip()
+        body = body[m.end() :]
+    body = TAG.sub(" ", body)
+    body = ABBREV.sub(lambda g: g.group(1), ISO_NOTE.sub("", body))
+    return speaker, body
+
+
+@lru_cache(maxsize=8192)
+def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) -> Statement:
+    """The clauses of ``text`` with their subject, values and change words (cached by text).
+    ``turkish``: read it as Turkish (or not); by default, as its words suggest."""
+    speaker, body = split_speaker(text, speaker)
+    if turkish is None:
+        turkish = is_turkish(body)
+    body = ISO_NOTE.sub("", body)
+    st = Statement(text, speaker, turkish=turkish)
+    for sentence in _sentences(body):
+        question = sentence.rstrip().endswith("?")
+        inherited: tuple[tuple[str, ...], set[str]] | None = None
+        clauses: list[Clause] = []
+        for part in CLAUSE.split(sentence):
+            if not part or not part.strip(" ,;:"):
+                continue
+            clause = _clause(part.strip(" ,;:"), question, turkish, first=not clauses)
+            if clause is None:
+                continue
+            if not clause.subject and clause.subject_words == {"∅"}:  # elided: the sentence's subject
+                clause.subject, clause.subject_words = inherited or (
+                    (("self",), set()) if not turkish or not clauses else ((), set())
+                )
+            elif clause.subject:
+                inherited = (clause.subject, clause.subject_words)
+            clauses.append(clause)
+        # a change or a correction is said once for the sentence ("We changed vets, the cat now sees …")
+        change = list(dict.fromkeys(c for cl in clauses for c in cl.change))
+        correction = list(dict.fromkeys(c for cl in clauses for c in cl.correction))
+        context = {x for cl in clauses for x in cl.stems}
+        for cl in clauses:
+            cl.change, cl.correction, cl.context = change, correction, context
+        st.clauses.extend(clauses)
+        st.stems |= {x for cl in clauses for x in cl.stems | cl.subject_words}
+    return st
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in SENTENCE_END.split(text) if s and s.strip()]
+
+
+def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> Clause | None:
+    raw = TOKEN.findall(text)
+    if not raw:
+        return None
+    words = [fold(w) for w in raw]
+    lead = _lead(words)
+    subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
+    names = {w for w in subject_words if w and w != "∅"}
+    values = [
+        v
+        for v in read_values(text, raw, words, lead, turkish, names)
+        if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)
+    ]
+    holder = _role_holder(raw, words, subject, subject_words, turkish)
+    if holder is not None:  # "Tom is my mentor": the mentor is Tom
+        subject, subject_words, value = holder
+        values.append(value)
+    topic = None if turkish else _topic(raw, words)
+    moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
+    nouns_after = {w for k, w in enumerate(words) if k and words[k - 1] in PREPOSITIONS}  # "at work": a place
+    families = {name for w in words if w not in moving and w not in nouns_after for name in _word_families(w)}
+    families |= {name for name, fam in FAMILIES.items() if fam.phrase is not None and fam.phrase.search(text)}
+    for name in families:
+        pat = FAMILIES[name].values
+        if pat is not None:
+            values += [Value(f"family:{name}", stem(w, turkish), w) for w in words if pat.match(w)]
+    value_words = {fold(w) for v in values if not v.kind.startswith(("obj", "family")) for w in TOKEN.findall(v.text)}
+    cue_words = {w for w in words if _is_cue(w)}
+    stems = {
+        stem(w, turkish)
+        for w in words
+        if w not in STOP
+        and (len(w) >= 3 or w.isdigit())
+        and w not in value_words
+        and w not in cue_words
+        and not w[:1].isdigit()
+    }
+    lets_go = _letting_go(text, turkish)
+    folded = set(words)
+    polarity = (1 if folded & LIKE else 0) - (1 if folded & DISLIKE else 0)
+    values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and fold(v.text) in PERSON_NOUNS)]
+    return Clause(
+        text,
+        words,
+        stems,
+        values,
+        subject,
+        subject_words,
+        families,
+        change=[m.group(0).casefold() for m in CHANGE.finditer(text)],
+        correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
+        additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
+        dropped=lets_go.dropped,
+        given_up=lets_go.given_up,
+        denied=lets_go.denied,
+        moved_from=lets_go.moved_from,
+        moved_to=lets_go.moved_to,
+        negated=bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text))),
+        polarity=polarity,
+        past=is_past(words),
+        question=question,
+        copula=is_copula(words, turkish),
+        topic=topic,
+        targets=lets_go.targets,
+    )
+
+
+@dataclass(slots=True)
+class _LettingGo:
+    """What a clause lets go of and where it goes: the features of :class:`Clause` of the same names."""
+
+    dropped: set[str] = field(default_factory=set)
+    given_up: set[str] = field(default_factory=set)
+    denied: set[str] = field(default_factory=set)
+    targets: set[str] = field(default_factory=set)
+    moved_from: set[str] = field(default_factory=set)
+    moved_to: set[str] = field(default_factory=set)
+
+
+def _letting_go(text: str, turkish: bool) -> _LettingGo:
+    """The values ``text`` lets go of (dropped, given up by a verb that means it, denied), where a change
+    goes, and what it moves from and to."""
+    dropped: set[str] = set()
+    given_up: set[str] = set()  # let go by a verb that means it ("stopped using the treadmill", "quit ballet")
+    for m in DROP_BEFORE.finditer(text):
+        terms = _next_terms(text[m.end() :], turkish)
+        dropped |= terms
+        if m.group(1).split()[0].casefold() not in ("off", "left", "leaving", "replaced"):
+            given_up |= terms
+    denied: set[str] = set()
+    for m in NOT_VALUE.finditer(text):
+        denied |= _next_terms(text[m.end() :], turkish)
+    for m in DROP_AROUND.finditer(text):
+        dropped |= _terms(m.group("x"), turkish)
+    targets: set[str] = set()
+    for m in TARGET.finditer(text):
+        targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)
+    for m in DROP_AFTER_WORD.finditer(text):
+        x = m.group("x")
+        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
+            continue
+        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
+            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
+        dropped |= _terms(x, turkish)
+    moved_from: set[str] = set()
+    moved_to: set[str] = set()
+    for m in FROM_TO.finditer(text):
+        moved_from |= _terms(m.group("a") or m.group("c") or "", turkish, last=bool(m.group("c")))
+        moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
+    return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to)
+
+
+def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
+    """What a change verb acts on: "I changed my phone's wallpaper to …" → ("phone", "wallpaper"),
+    "We pushed the wedding back …" → ("", "wedding"); None without such an object."""
+    for i, w in enumerate(words):
+        if not TOPIC_VERB.match(w):
+            continue
+        np: list[str] = []
+        owner = ""
+        for j in range(i + 1, min(len(words), i + 6)):
+            x = words[j]
+            if x in ("to", "back", "forward", "over", "from", "with", "into", "for", "by", "at", "on"):
+                break
+            if x in ("my", "our", "the", "a", "an", "his", "her", "their"):
+                owner = owner or ("self" if x in ("my", "our") else "")
+                continue
+            if x.endswith(("'s", "'")):
+                owner = stem(x)
+                continue
+            if x in STOP or raw[j][:1].isupper():
+                break
+            np.append(x)
+        if np:
+            return owner, " ".join(stem(x) for x in np)  # the head last: "sertraline dose" → "sertra dos"
+        return None
+    return None
+
+
+def _role_holder(
+    raw: list[str], words: list[str], subject: tuple[str, ...], subject_words: set[str], turkish: bool
+) -> tuple[tuple[str, ...], set[str], Value] | None:
+    """ "Tom from accounting is my mentor", "Jonas is the lead on payments": a name said to hold a role is
+    the value of that role — the same slot as "My mentor is Grace Liu"."""
+    if turkish or subject[:1] != ("lead",):
+        return None
+    for i, w in enumerate(words[:-2]):
+        if w not in ("is", "was") or words[i + 1] not in ("my", "our", "the"):
+            continue
+        np = noun_phrase(raw, words, i + 2)
+        np = [x for x in np if not x.startswith("=")]
+        if not np:
+            return None
+        owner = "self" if words[i + 1] in ("my", "our") else ""
+        role, role_words = np_subject(owner, np, turkish)
+        name = subject[1]
+        return role, role_words, Value("name", name, name.title(), stem(np[-1], turkish))
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _word_families(word: str) -> tuple[str, ...]:
+    """The attribute families a word names ("lives" → residence)."""
+    return tuple(name for name, fam in FAMILIES.items() if fam.trigger.match(word))
+
+
+@lru_cache(maxsize=65536)
+def _is_cue(word: str) -> bool:
+    return bool(CHANGE.fullmatch(word) or CORRECTION.fullmatch(word))
+
+
+def _lead(words: list[str]) -> int:
+    """Index of the first word after discourse openers and change words ("Honestly", "Update:", "now")."""
+    i = 0
+    while i < len(words) and (
+        words[i] in DISCOURSE
+        or (
+            words[i] in STOP
+            and words[i] not in FIRST_PERSON
+            and words[i] not in DETERMINERS
+            and words[i] not in ("my", "our")
+            and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days")
+        )
+    ):
+        i += 1
+    return i
+
+
+def _terms(text: str, turkish: bool = False, *, last: bool = False) -> set[str]:
+    """Value forms and content stems of a short phrase (what a change lets go of). ``last``: only its
+    last word (a Turkish "X'ten" phrase names its value last)."""
+    raw = TOKEN.findall(text)
+    if last:
+        raw = raw[-1:]
+    out: set[str] = set()
+    for w in raw:
+        f = fold(w)
+        if f in STOP or f in TITLE:
+            continue
+        out.add(stem(w, turkish))
+        out.add(core_form(w))
+        n = number_of(w) if w[:1].isdigit() else NUMBER_WORDS.get(f)
+        if n is not None:
+            out.add(f"#{n:g}")
+        day = day_of(w)
+        if day:
+            out.add(f"day:{day}")
+    return out
+
+
+def _next_terms(text: str, turkish: bool = False) -> set[str]:
+    """The phrase right after a letting-go word: up to punctuation, a conjunction, or 4 words."""
+    phrase = re.split(r"[,.;:!?]|\b(?:and|so|because|since|after|to|with|ve|çünkü)\b", text, maxsplit=1)[0]
+    return _terms(" ".join(phrase.split()[:4]), turkish)

@@ -1,0 +1,106 @@
+"""Comparing values: whether two values are the same, whether they are of one kind, and which old value a new one
+replaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+
+from reverie.text.updates.statement import Clause, Value
+from reverie.text.updates.tokens import stem
+
+
+def same_value(x: Value, y: Value) -> bool:
+    """Whether two values are the same (names sharing a word, numbers and times alike, a date and its month)."""
+    if x.norm == y.norm:
+        return True
+    if x.kind == "name" and y.kind == "name":
+        xs, ys = set(x.norm.split()), set(y.norm.split())
+        return bool(xs & ys) or bool({stem(w) for w in xs} & {stem(w) for w in ys})  # "Rockies" / "Rocky Mountains"
+    if {x.kind, y.kind} <= {"number", "time"}:
+        return _num_core(x) == _num_core(y) and _units_agree(x, y)
+    if {x.kind, y.kind} == {"date", "month"}:
+        return x.norm.split("-")[0] == y.norm.split("-")[0]
+    return False
+
+
+def value_in(value: Value, clause: Clause) -> bool:
+    return any(same_value(value, v) for v in clause.values)
+
+
+def _num_core(v: Value) -> str:
+    if v.kind == "time":
+        h, m = v.norm.split(":")
+        return f"#{int(h) % 12}" + ("" if m == "00" else f":{m}")
+    core = v.norm.split("@", 1)[0]
+    if core.startswith("#"):
+        try:
+            return f"#{float(core[1:]) % 12:g}" if False else core
+        except ValueError:
+            return core
+    return core
+
+
+def _units_agree(x: Value, y: Value) -> bool:
+    ux = x.norm.split("@", 1)[1] if "@" in x.norm else None
+    uy = y.norm.split("@", 1)[1] if "@" in y.norm else None
+    return ux is None or uy is None or ux == uy
+
+
+def kind_of(v: Value) -> str:
+    if v.kind == "number":
+        return "number@" + v.norm.split("@", 1)[1] if "@" in v.norm else "number"
+    return "date" if v.kind == "month" else v.kind
+
+
+def _compatible_kinds(x: Value, y: Value) -> bool:
+    kx, ky = kind_of(x), kind_of(y)
+    if kx == ky:
+        return True
+    if kx.startswith("number") and ky.startswith("number"):
+        return "@" not in kx or "@" not in ky
+    if kx.startswith("obj") and ky.startswith("obj"):
+        return kx == ky or {kx, ky} == {"obj", "obj:to"}  # "drinks coffee" / "switched to tea"
+    if {kx.split("@")[0], ky.split("@")[0]} == {"number", "time"}:
+        number = x if kx.startswith("number") else y
+        return number.text[:1].isdigit()  # "at 5pm" / "not 5"; "two kids" is no time
+    return False
+
+
+def held_in(v: Value, terms: AbstractSet[str]) -> bool:
+    """Whether ``v`` is among the terms a change lets go of."""
+    if v.norm in terms:
+        return True
+    if v.kind == "name":
+        return any(part in terms or stem(part) in terms for part in v.norm.split())
+    if v.kind in ("number", "time"):
+        return _num_core(v) in terms or _num_core(v).split(":")[0] in terms
+    if v.kind == "day":
+        return f"day:{v.norm}" in terms
+    if v.kind.startswith(("obj", "family")):
+        return bool(set(v.norm.split()) & terms)
+    return False
+
+
+def substitutions(
+    old_values: list[Value],
+    new_values: list[Value],
+    targets: AbstractSet[str] = frozenset(),
+    fits: Callable[[Value, Value], bool] | None = None,
+) -> list[tuple[Value, Value]]:
+    """(old value, new value) pairs of one kind: the new clause no longer holds the old value and the
+    old clause does not hold the new one. Where a change goes ("switched to tea", ``targets``) may
+    replace a name or the object of the old clause ("uses Vim", "drinks coffee")."""
+    gone = [v for v in old_values if not any(same_value(v, n) for n in new_values)]
+    fresh = [v for v in new_values if not any(same_value(v, o) for o in old_values)]
+    out: list[tuple[Value, Value]] = []
+    used: set[int] = set()
+    for o in gone:
+        for i, n in enumerate(fresh):
+            target = kind_of(n) == "obj:to" and held_in(n, targets) and kind_of(o) in ("name", "obj")
+            if i not in used and (_compatible_kinds(o, n) or target) and (fits is None or fits(o, n)):
+                out.append((o, n))
+                used.add(i)
+                break
+    return out

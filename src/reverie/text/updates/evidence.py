@@ -1,0 +1,331 @@
+"""The evidence for and against an update between one old and one new clause, weighed by
+:mod:`reverie.text.updates.judge`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reverie.text.updates.compare import held_in, kind_of, same_value, substitutions, value_in
+from reverie.text.updates.statement import Clause, Statement, Value
+from reverie.text.updates.tokens import PERSON_STEMS, stem, verb_stem
+from reverie.text.updates.vocabulary import DISLIKE, EVENTS, FAMILIES, LIKE, OVER
+
+
+def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
+    """ "new number", "new landlord", "new job": "new" says a value was replaced only when the word after
+    it names the old statement's attribute (its words, or one attribute family with it)."""
+    for i, w in enumerate(nc.words[:-1]):
+        if w in ("new", "newly", "yeni"):
+            nxt = nc.words[i + 1]
+            if (
+                stem(nxt) in oc.stems
+                or stem(nxt) in oc.subject_words
+                or any(FAMILIES[f].trigger.match(nxt) for f in oc.families)
+            ):
+                return True
+    return False
+
+
+def _topic_differs(oc: Clause, nc: Clause) -> str | None:
+    """The new clause changes a named thing ("my phone's wallpaper", "my dentist appointment") that is not
+    what the old clause is about: the part of it, or another thing."""
+    if nc.topic is None or not oc.subject:
+        return None
+    owner, phrase = nc.topic
+    named = set(phrase.split())
+    head = phrase.split()[-1]
+    known = oc.stems | oc.subject_words
+    if named & known or any(
+        n.startswith(k) or k.startswith(n) for n in named for k in known if len(k) >= 3 and len(n) >= 3
+    ):
+        return None  # "the kids' bedtime" / "the kids go to bed": a compound of what the old names
+    if oc.subject[0] not in ("thing", "rel"):
+        return f"the new statement changes something the old one does not name ({head})"
+    old_head = oc.subject[2].lstrip("·")
+    if head == old_head or head in oc.stems:
+        return None
+    if owner == old_head:
+        return f"the new statement changes a part of it ({owner}'s {head})"
+    return f"the new statement changes another thing ({head} / {old_head})"
+
+
+@dataclass(slots=True)
+class Pair:
+    """One old clause read against one new clause, and what the reading found so far."""
+
+    oc: Clause
+    nc: Clause
+    a: Statement
+    b: Statement
+    subject: str
+    corrects: list[str]
+    ev: list[tuple[float, str]] = field(default_factory=list)
+    explicit: float = 0.0
+    let_go: list[Value] = field(default_factory=list)
+    moved: list[Value] = field(default_factory=list)
+    shared: set[str] = field(default_factory=set)
+    subs: list[tuple[Value, Value]] = field(default_factory=list)
+    frame: set[str] = field(default_factory=set)
+    families: set[str] = field(default_factory=set)
+    functional: bool = False
+    cue: float = 0.0
+    copula: bool = False
+    chatty: bool = False  # either text is a long message rather than a statement of a fact
+
+    def add(self, weight: float, text: str) -> float:
+        self.ev.append((weight, text))
+        return weight
+
+
+#: a clause with more content words than this is chat, not a statement of one fact: its negations and the
+#: objects of its verbs say too little about one attribute to count as an update on their own
+_SHORT = 10
+
+
+def weigh_explicit(r: Pair) -> None:
+    """Evidence that names what changed: a value let go, "from X", a preference or a negation turned."""
+    oc, nc = r.oc, r.nc
+    named = [v for v in oc.values if not v.kind.startswith(("obj", "family"))]
+    plain = [v for v in oc.values if v.kind.startswith(("obj", "family"))]
+    r.let_go = [v for v in named if held_in(v, nc.dropped) or (held_in(v, nc.denied) and not held_in(v, oc.denied))]
+    if not r.chatty:  # an object is let go only by a verb that means it ("stopped using the treadmill")
+        r.let_go += [v for v in plain if held_in(v, nc.dropped if r.a.turkish else nc.given_up)]
+    given_up = nc.dropped if r.a.turkish else nc.given_up
+    words = (
+        sorted(((oc.stems - oc.subject_words) & given_up) - nc.subject_words)
+        if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT
+        else []
+    )
+    if r.let_go or words:
+        r.explicit = r.add(
+            3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"
+        )
+        return
+    r.moved = [
+        v
+        for v in oc.values
+        if held_in(v, nc.moved_from) and (not v.kind.startswith(("obj", "family")) or (nc.targets and not r.chatty))
+    ]
+    if r.moved:
+        r.explicit = r.add(3.5, f"changes from '{', '.join(v.text for v in r.moved)}', which the old statement holds")
+        return
+    if oc.polarity * nc.polarity < 0 and r.shared - LIKE - DISLIKE:
+        r.explicit = r.add(3.5, "the preference turned around over the same thing")
+        return
+    a_over, b_over = OVER.search(oc.text), OVER.search(nc.text)
+    if (
+        a_over
+        and b_over
+        and stem(a_over.group(1)) == stem(b_over.group(2))
+        and stem(a_over.group(2)) == stem(b_over.group(1))
+    ):
+        r.explicit = r.add(3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')")
+        return
+    local = oc.stems & nc.stems  # the negated clause itself, not its sentence
+    negated_value = any(same_value(v, n) for v in oc.values for n in nc.values) or any(
+        set(v.norm.split()) & local for v in oc.values if v.kind.startswith(("obj", "family"))
+    )
+    if (
+        oc.negated != nc.negated
+        and len(local) >= 2
+        and r.subject != "different"
+        and not r.chatty
+        and negated_value
+        and max(len(oc.stems), len(nc.stems)) <= _SHORT
+        and len(local) * 5 >= min(len(oc.stems), len(nc.stems)) * 3
+    ):
+        r.explicit = r.add(3.0, "negates what the old statement asserts over the same words")
+
+
+def weigh_for(r: Pair) -> float:
+    """Evidence that the same slot got another value: the values, the words and attribute they share,
+    a change or a correction said, "X is V", the same subject."""
+    oc, nc, a = r.oc, r.nc, r.a
+    new_values = [
+        v
+        for v in nc.values
+        if not held_in(v, nc.moved_from)
+        and not (v.kind == "name" and {stem(x, a.turkish) for x in v.norm.split()} & oc.subject_words)
+    ]
+    still = [v for v in oc.values if v.kind == "name" and set(v.norm.split()) & nc.subject_words]
+    plain = r.chatty or max(len(oc.stems), len(nc.stems)) > _SHORT  # objects of chat say too little
+    r.subs = substitutions(
+        [v for v in oc.values if v not in still and not (plain and v.kind.startswith(("obj", "family")))],
+        new_values,
+        nc.targets,
+        fits=lambda o, n: _one_slot(o, n, r),
+    )
+    weak = 0.0
+    if r.subs:
+        weak += r.add(
+            1.5 if any(not o.kind.startswith("obj") for o, _ in r.subs) else 1.0,
+            "another value in the same place: " + "; ".join(f"'{o.text}' → '{n.text}'" for o, n in r.subs[:3]),
+        )
+        ties = _anchors(r.subs) | {kind_of(o) for o, n in r.subs if "@" in kind_of(o) and kind_of(o) == kind_of(n)}
+        if ties:
+            weak += r.add(0.5, f"both are values of '{', '.join(sorted(ties))}'")
+    names = set() if a.turkish else {w for c in (oc, nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
+    r.frame = r.shared - (names if r.subject != "same" else set())
+    if r.frame:
+        weak += r.add(min(1.5, 0.5 * len(r.frame)), f"shared words: {', '.join(sorted(r.frame)[:5])}")
+    r.families = oc.families & nc.families
+    if r.families:
+        kinds = {k for o, _ in r.subs for k in (o.kind, kind_of(o).split("@")[0])}
+        fitting = [f for f in r.families if FAMILIES[f].kinds & kinds] if r.subs else list(r.families)
+        r.functional = any(FAMILIES[f].functional for f in fitting)
+        weak += r.add(
+            1.0 if r.functional else 0.5,
+            f"same attribute ({', '.join(sorted(r.families))})" + (", one value at a time" if r.functional else ""),
+        )
+    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or _names_old_attribute(oc, nc)]
+    if change:
+        r.cue += r.add(1.0, f"states a change ({', '.join(dict.fromkeys(change))})")
+    if r.corrects:
+        r.cue += r.add(1.0, f"a correction ({', '.join(dict.fromkeys(r.corrects))})")
+    weak += min(r.cue, 1.5)
+    r.copula = oc.copula and nc.copula
+    if r.subs and r.copula and r.subject in ("same", "unknown"):
+        weak += r.add(0.5, "'X is V' holds one value at a time")
+    if r.subject == "same":
+        weak += r.add(0.5, "same subject")
+    return weak
+
+
+def _one_slot(o: Value, n: Value, r: Pair) -> bool:
+    """Whether two objects are values of one slot: the object of the same verb ("drinks coffee" / "drinks
+    tea"), where a change goes ("switched to tea"), what one is ("I'm a manager"), or the object of the same
+    preposition in clauses that share a word of their own. Names, numbers, dates and times always are."""
+    if not o.kind.startswith("obj") and not n.kind.startswith("obj"):
+        return True
+    if n.kind == "obj:to" and held_in(n, r.nc.targets):
+        return True
+    if o.kind == n.kind == "obj":
+        return bool(o.anchor) and (o.anchor == n.anchor or n.anchor in _TARGET_ANCHORS)
+    if o.kind == n.kind == "obj:is":
+        return r.subject == "same"
+    names = {w for c in (r.oc, r.nc) if c.subject[:1] == ("lead",) for w in c.subject_words}
+    return o.kind == n.kind and bool((r.oc.stems & r.nc.stems) - names)
+
+
+_TARGET_ANCHORS = frozenset({verb_stem("switched"), verb_stem("changed"), verb_stem("moved"), "went"})
+
+
+def _anchors(subs: list[tuple[Value, Value]]) -> set[str]:
+    return {o.anchor for o, _ in subs if o.anchor} & {n.anchor for _, n in subs if n.anchor}
+
+
+def _against_subject(r: Pair) -> float:
+    if r.subject == "different":
+        return r.add(-3.0, "different subjects") * -1
+    if r.subject == "different-thing" and not r.cue:
+        return r.add(-1.5, "about different things") * -1
+    return 0.0
+
+
+def _against_attribute(r: Pair) -> float:
+    oc, nc = r.oc, r.nc
+    if oc.families and nc.families and not r.families:
+        return (
+            r.add(-1.5, f"different attributes ({', '.join(sorted(oc.families))} / {', '.join(sorted(nc.families))})")
+            * -1
+        )
+    return 0.0
+
+
+def _against_untied(r: Pair) -> float:
+    """Values that differ, with nothing that makes them values of one attribute."""
+    if not r.subs or r.explicit or r.frame or r.families:
+        return 0.0
+    anchored = _anchors(r.subs) or any("@" in kind_of(o) and kind_of(o) == kind_of(n) for o, n in r.subs)
+    targeted = r.nc.targets and r.subject in ("same", "unknown") and any(held_in(n, r.nc.targets) for _, n in r.subs)
+    events = _EVENT_STEMS[r.a.turkish]
+    both_events = all(
+        len(c.subject) > 2 and c.subject[0] == "thing" and c.subject[2].lstrip("·") in events for c in (r.oc, r.nc)
+    )
+    said_of = r.copula and r.subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
+    if anchored or targeted or both_events or said_of:
+        return 0.0
+    return r.add(-1.5, "nothing ties the values to one attribute (no shared word or attribute)") * -1
+
+
+def _against_topic(r: Pair) -> float:
+    other = _topic_differs(r.oc, r.nc)
+    return r.add(-1.5, other) * -1 if other and not r.explicit else 0.0
+
+
+def _against_roles(r: Pair) -> float:
+    old = {o.anchor for o, _ in r.subs if o.anchor in PERSON_STEMS}
+    new = {n.anchor for _, n in r.subs if n.anchor in PERSON_STEMS}
+    if old and new and not old & new and not r.explicit:
+        return r.add(-1.5, f"values of different roles ({', '.join(sorted(old))} / {', '.join(sorted(new))})") * -1
+    return 0.0
+
+
+def _against_addition(r: Pair) -> float:
+    if r.nc.additive and not r.corrects:
+        return r.add(-2.0, f"adds rather than replaces ({', '.join(dict.fromkeys(r.nc.additive))})") * -1
+    return 0.0
+
+
+def _against_past(r: Pair) -> float:
+    if r.oc.past and not r.nc.past and not r.corrects:
+        return r.add(-3.0, "the old statement tells how things were, the new one how they are") * -1
+    return 0.0
+
+
+def _against_occasion(r: Pair) -> float:
+    """Another time or place, or several kinds of value at once: another occasion, not a new value."""
+    out = 0.0
+    qualifiers = [(o, n) for o, n in r.subs if kind_of(o) in _QUALIFIERS]
+    if qualifiers and len(qualifiers) < len(r.subs) and not r.corrects:
+        o, n = qualifiers[0]
+        out -= r.add(-1.5, f"about another time or place ('{o.text}' / '{n.text}')")
+    if r.subs and len({kind_of(o).split("@")[0] for o, _ in r.subs}) > 1 and not r.cue:
+        out -= r.add(-1.0, "several kinds of value differ at once (another occasion)")
+    return out
+
+
+def _against_nothing_replaced(r: Pair) -> float:
+    if not r.subs and not r.explicit:
+        return r.add(-3.0, "no value of the old statement is replaced") * -1
+    return 0.0
+
+
+def _against_many_values(r: Pair) -> float:
+    """An attribute that may hold several values (likes, uses, visits) gets another value, no change said."""
+    oc, a = r.oc, r.a
+    one_thing = r.subject == "same" and (
+        oc.subject[:1] == ("thing",) or (oc.subject[:1] == ("lead",) and oc.subject_words & _EVENT_STEMS[a.turkish])
+    )
+    if one_thing and r.subs and all(kind_of(o).split("@")[0] in ("time", "date", "day", "number") for o, _ in r.subs):
+        r.functional = True  # one thing (an event) has one time, date, price … at a time
+    if r.subs and not r.cue and not r.copula and not r.functional and not r.explicit:
+        return r.add(-3.0, "the attribute may hold several values and no change is stated") * -1
+    return 0.0
+
+
+def _against_already_held(r: Pair) -> float:
+    held = [v for v in r.nc.values if held_in(v, r.nc.moved_to) and value_in(v, r.oc)]
+    if held and not r.explicit:
+        return r.add(-1.5, f"the old statement already holds '{held[0].text}'") * -1
+    return 0.0
+
+
+_EVENT_STEMS = {turkish: frozenset(stem(e, turkish) for e in EVENTS) for turkish in (False, True)}
+AGAINST = (
+    _against_subject,
+    _against_attribute,
+    _against_untied,
+    _against_topic,
+    _against_roles,
+    _against_addition,
+    _against_past,
+    _against_occasion,
+    _against_nothing_replaced,
+    _against_many_values,
+    _against_already_held,
+)
+
+
+_QUALIFIERS = frozenset({"obj:in", "obj:on", "obj:at", "day", "time", "date"})

@@ -1,0 +1,246 @@
+"""The verdict: how strongly a new statement updates an old one (:func:`judge`), and the cheap tests run before it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from reverie.model import MemoryRecord
+from reverie.text.updates.clauses import analyse, split_speaker
+from reverie.text.updates.evidence import AGAINST, Pair, weigh_explicit, weigh_for
+from reverie.text.updates.statement import Clause, Statement
+from reverie.text.updates.tokens import fold, is_turkish, stem
+from reverie.text.updates.vocabulary import (
+    CHANGE,
+    CORRECTION,
+    DROP_AFTER_WORD,
+    DROP_AROUND,
+    DROP_BEFORE,
+    LIKELY_SCORE,
+    NEGATION,
+    NEGATION_TR,
+    NOT_VALUE,
+    OVER,
+    POLARITY_WORDS,
+    TOKEN,
+    UPDATE_SCORE,
+)
+
+# judging -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How strongly a new statement updates an old one: the weighed ``score``, a one-line ``reason``
+    and every piece of ``evidence`` (positive and negative), and whether it named the old value."""
+
+    score: float
+    reason: str
+    evidence: tuple[str, ...] = ()
+    explicit: bool = False
+
+    @property
+    def updates(self) -> bool:
+        return self.score >= UPDATE_SCORE
+
+    @property
+    def likely(self) -> bool:
+        return self.score >= LIKELY_SCORE
+
+
+NO_UPDATE = Verdict(0.0, "no sign of an update")
+
+
+@lru_cache(maxsize=16384)
+def judge(
+    old: str, new: str, *, correction: bool = False, old_speaker: str | None = None, new_speaker: str | None = None
+) -> Verdict:
+    """How strongly ``new`` updates ``old`` (see the module docs). ``correction``: the new statement was
+    classified as a correction as a whole (it counts as a correction word). Cached by its arguments."""
+    a, b = analyse(old, old_speaker), analyse(new, new_speaker)
+    if a.turkish != b.turkish:  # one language for both, so that their words stem alike
+        a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
+    best: Verdict | None = None
+    for nc in b.clauses:
+        if nc.question:
+            continue
+        marked = _explicit_marks(nc)
+        if not marked and not nc.values:
+            continue  # names no value and lets none go: it can update nothing
+        for oc in a.clauses:
+            if oc.question or (not marked and not oc.values):
+                continue
+            v = _judge_clauses(oc, nc, a, b, correction=correction)
+            if best is None or v.score > best.score:
+                best = v
+    return best or NO_UPDATE
+
+
+def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
+    """``same``, ``different`` (two people or two things told apart), ``different-thing`` (two things of
+    other kinds) or ``unknown``."""
+    so, sn = oc.subject, nc.subject
+    new_words = nc.subject_words
+    if nc.topic is not None:  # "my doctor raised my dose": the dose is what the new statement is about
+        sn = ("thing", nc.topic[0], nc.topic[1].split()[-1])
+        new_words = set(nc.topic[1].split())
+    if not so or not sn:
+        return "unknown"
+    if so[0] == sn[0] == "thing" and so[2] == sn[2]:
+        return _same_kind_of_thing(so, sn, oc.subject_words, new_words, a.turkish)
+    if so == sn:
+        return "same"
+    pair = frozenset({so[0], sn[0]})
+    if pair == {"thing"}:
+        return "unknown" if so[2] in b.stems or sn[2] in a.stems else "different-thing"
+    return _SUBJECT_PAIRS.get(pair, _unknown)(so, sn, oc.subject_words, nc.subject_words)
+
+
+def _explicit_marks(c: Clause) -> bool:
+    return bool(c.dropped or c.moved_from or c.negated or c.polarity or OVER.search(c.text))
+
+
+def may_update(text: str) -> bool:
+    """Whether ``text`` says something that can change a stored value at all — a change or a correction
+    word, a value let go, "from X", a negation or a preference — or states values of its own. A text
+    with none of these updates nothing (the gate and the read path skip reading it against others)."""
+    return any(
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.values
+        for c in analyse(text).clauses
+    )
+
+
+def says_change(text: str) -> bool:
+    """Whether ``text`` itself says that something changed or was wrong (a change or correction word, a
+    value let go, "from X", a negation, a preference turned)."""
+    return may_say_change(text) and any(
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity for c in analyse(text).clauses
+    )
+
+
+#: what each clause feature :func:`says_change` counts is found by (a clause is a piece of the text that
+#: :func:`split_speaker` keeps, cut at spaces and punctuation, so each of these finds in the whole text what it
+#: finds in a clause). Where a pattern is slow to try at every position, a looser one that finds at least
+#: what it finds stands in: the word that ends a value ("… left", "… bıraktı") after a space, and "from "
+#: or a Turkish verb of moving after a space (the only literal parts of the from → to pattern)
+_CHANGE_CUES = (
+    CHANGE,
+    CORRECTION,
+    DROP_BEFORE,
+    NOT_VALUE,
+    DROP_AROUND,
+    NEGATION,
+    re.compile(r"\s" + DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1], re.UNICODE | re.IGNORECASE),
+    re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE),
+)
+
+
+@lru_cache(maxsize=65536)
+def may_say_change(text: str) -> bool:
+    """A cheap test run before reading ``text`` into clauses: False only when :func:`says_change` is False
+    (no change or correction word, no word that lets a value go, no "from", no negation, no word of liking
+    or disliking anywhere in it). A few regular expressions over the text instead of a full reading:
+    the read path asks it of every memory among the best candidates on every search."""
+    _, body = split_speaker(text, None)
+    if any(p.search(body) for p in _CHANGE_CUES):
+        return True
+    if is_turkish(body) and NEGATION_TR.search(body):
+        return True
+    return any(fold(w) in POLARITY_WORDS for w in TOKEN.findall(body))
+
+
+def _same_kind_of_thing(
+    so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str], turkish: bool
+) -> str:
+    """What tells two things of one kind apart: their owner and modifiers ("The Berlin office" / "The
+    Lisbon office", "my car insurance" / "my home insurance", "my car" / "my wife's car")."""
+    marks_o = (words_o | {stem(so[1], turkish)}) - {so[2], "self", ""}
+    marks_n = (words_n | {stem(sn[1], turkish)}) - {sn[2], "self", ""}
+    if marks_o and marks_n and not marks_o & marks_n:
+        return "different"
+    if so[1] and sn[1] and so[1] != sn[1] and "self" in (so[1], sn[1]):
+        return "different"
+    return "same"
+
+
+def _unknown(*_: object) -> str:
+    return "unknown"
+
+
+def _self_and_relation(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    rel = so if so[0] == "rel" else sn
+    return "different" if rel[1] == "self" else "unknown"  # "I" / "my sister"
+
+
+def _two_relations(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    if so[1:] == sn[1:] or ((words_o - {so[2]}) & (words_n - {sn[2]}) and so[1] == sn[1]):
+        return "same"
+    return "different"  # "my brother" / "my sister", "my brother" / "my brother's wife"
+
+
+def _two_leads(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    return "same" if words_o & words_n else "unknown"
+
+
+def _lead_and_other(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
+    lead_words, other, other_words = (words_o, sn, words_n) if so[0] == "lead" else (words_n, so, words_o)
+    if other[1] in lead_words or any(stem(x) == other[1] for x in lead_words):
+        return "different"  # "Sam" / "Sam's parents"
+    return "same" if lead_words & other_words else "unknown"
+
+
+_SUBJECT_PAIRS: dict[frozenset[str], Callable[[tuple[str, ...], tuple[str, ...], set[str], set[str]], str]] = {
+    frozenset({"self"}): lambda *_args: "same",
+    frozenset({"self", "rel"}): _self_and_relation,
+    frozenset({"rel"}): _two_relations,
+    frozenset({"lead"}): _two_leads,
+    frozenset({"lead", "rel"}): _lead_and_other,
+    frozenset({"lead", "thing"}): _lead_and_other,
+}
+
+
+def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correction: bool) -> Verdict:
+    r = Pair(
+        oc, nc, a, b, _subjects(oc, nc, a, b), nc.correction or (["classified as a correction"] if correction else [])
+    )
+    r.shared = oc.stems & (nc.stems | nc.context)
+    r.chatty = len(a.stems) > _CHATTY or len(b.stems) > _CHATTY
+    weigh_explicit(r)
+    weak = weigh_for(r)
+    against = sum(rule(r) for rule in AGAINST)
+    if r.explicit:
+        score = r.explicit + 0.25 * weak
+        if r.subject == "different" and not r.let_go and not r.moved:
+            score -= 3.0
+        if nc.additive and not r.corrects and not r.let_go and not r.moved:
+            score -= 2.0
+    else:
+        score = weak - against
+    pro = [t for w, t in sorted(r.ev, key=lambda e: -e[0]) if w > 0][:3]
+    con = [t for w, t in r.ev if w < 0]
+    reason = "; ".join(pro) if pro else "no sign of an update"
+    if con:
+        reason += " — against: " + "; ".join(con)
+    return Verdict(round(score, 3), reason, tuple(f"{w:+.1f} {t}" for w, t in r.ev), explicit=bool(r.explicit))
+
+
+#: a text with more content words than this is a message of several things (a chat turn): only named values
+#: (names, numbers, dates, times) and words let go by name count as evidence in it
+_CHATTY = 22
+
+
+def contradicts(old: str, new: str, *, correction: bool = False) -> bool:
+    """Whether ``new`` updates (contradicts) ``old``: :func:`judge` at its update score. ``correction``:
+    ``new`` was classified as a correction as a whole."""
+    return judge(old, new, correction=correction).updates
+
+
+def other_speaker(old: MemoryRecord, speaker: str | None) -> bool:
+    """Whether ``old`` holds the words of another named speaker than ``speaker`` (metadata ``speaker``):
+    one speaker's statement does not invalidate what another said."""
+    theirs = old.metadata.get("speaker")
+    if not speaker or not isinstance(theirs, str) or not theirs.strip():
+        return False
+    return theirs.strip().casefold() != speaker.strip().casefold()

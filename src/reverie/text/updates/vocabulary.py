@@ -1,0 +1,312 @@
+"""The words and patterns the update reading looks for (EN + TR): stop words, change, correction and letting-go
+words, attribute families, numbers, days, months and units.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reverie import lexicon
+
+#: evidence at or above this is an update (the write path supersedes the old memory)
+UPDATE_SCORE = 3.0
+#: evidence at or above this orders two answers to one question newest first (read path)
+LIKELY_SCORE = 2.5
+
+TOKEN = re.compile(
+    r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?", re.UNICODE
+)
+ABBREV = re.compile(r"\b(" + "|".join(lexicon.terms("update_abbreviations")) + r")\.", re.IGNORECASE)
+TAG = re.compile(r"(?<!\w)#[\w-]+")  # "#24", "#todo": a tag or an id, not a value
+SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
+CLAUSE = re.compile(
+    r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since|ama|fakat|"
+    r"çünkü)\s+",
+    re.I,
+)
+ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\)")
+#: a "Name: " or "label 12: " prefix (a speaker, a turn label): not part of what is said
+SPEAKER = re.compile(
+    r"^\s*([A-ZÇĞİÖŞÜ][\w'-]{0,20}(?: [A-ZÇĞİÖŞÜ][\w'-]{0,20}){0,2}(?: \d{1,6})?|"
+    r"[\w'-]{1,20}(?: [\w'-]{1,20}){0,3} \d{1,6}):\s+(?=\S)"
+)
+
+
+# words -----------------------------------------------------------------------------------------
+
+STOP = lexicon.words("update_stop_words")
+FIRST_PERSON = lexicon.words("update_first_person")
+DETERMINERS = lexicon.words("update_determiners")
+#: people a speaker names by their relation ("my sister", "annem"): a possessive subject that is a person
+PERSON_NOUNS = lexicon.words("update_person_nouns")
+#: scheduled things: one of them happens at one time and place ("the meeting", "toplantı", "randevu")
+EVENTS = lexicon.words("update_events")
+#: words that ask nothing and assert no value at the start of a statement ("Honestly, …", "Update: …")
+DISCOURSE = lexicon.words("update_discourse")
+
+#: a change: what held before holds no longer (EN + TR)
+CHANGE = lexicon.pattern("update_change")
+#: a correction of what was said before
+CORRECTION = lexicon.pattern("update_correction")
+#: the new statement adds to what was said instead of replacing it
+ADDITIVE = re.compile(
+    r"\b(" + "|".join(lexicon.terms("update_additive")) + r")\b|(?<=\s)(?:de|da)(?=\s|$)", re.IGNORECASE
+)
+#: a value let go: "gave up on X", "X left", "not X", "X'i bıraktım" (the value is found next to these)
+DROP_BEFORE = re.compile(
+    r"\b(" + "|".join(lexicon.terms("update_drop_before")) + r")\s+(?:the |my |our |a |an |using |on )?", re.IGNORECASE
+)
+#: a value said not to hold ("not Alfama", "instead of Tuesday"): lets go of a value, never of a plain word
+NOT_VALUE = re.compile(
+    r"\b(" + "|".join(lexicon.terms("update_not_value")) + r")\s+(?:the |my |our |a |an |on )?", re.IGNORECASE
+)
+FROM_TO = re.compile(
+    r"\bfrom\s+(?P<a>[^,.;]{1,40}?)\s+(?:to|over to|for)\s+(?P<b>[^,.;]{1,40})"
+    r"|(?P<c>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?(?:dan|den|tan|ten)\s+(?P<d>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?"
+    r"(?:ya|ye|a|e|na|ne)\s+(?:geç|taşı|aktar|değiştir)",
+    re.IGNORECASE,
+)
+NEGATION = lexicon.pattern("update_negation")
+NEGATION_TR = re.compile(r"\b(değil\w*|\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b", re.IGNORECASE)
+OVER = re.compile(r"\b(\w+) over (\w+)\b", re.IGNORECASE)
+LIKE = lexicon.words("update_like")
+DISLIKE = lexicon.words("update_dislike")
+POLARITY_WORDS = LIKE | DISLIKE
+
+
+def _whole_words(name: str) -> re.Pattern[str]:
+    """A whole token that is one of the entries of the word list ``name`` (``^(…|…)$``, as written)."""
+    return re.compile("^(" + "|".join(lexicon.terms(name)) + ")$")
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One attribute said in different words. ``functional``: it holds one value at a time (where
+    someone lives, whom they report to). ``kinds``: the kinds of value it takes; ``values``: words that
+    are values themselves (a diet, a way to commute)."""
+
+    functional: bool
+    trigger: re.Pattern[str]
+    kinds: frozenset[str]
+    values: re.Pattern[str] | None = None
+    phrase: re.Pattern[str] | None = None  # a trigger of several words ("get up")
+
+
+FAMILIES: dict[str, Family] = {
+    "residence": Family(
+        True,
+        _whole_words("update_family_residence"),
+        frozenset({"name", "obj:in", "obj:to"}),
+    ),
+    "work": Family(
+        True,
+        _whole_words("update_family_work"),
+        frozenset({"name"}),
+    ),
+    "manager": Family(
+        True,
+        _whole_words("update_family_manager"),
+        frozenset({"name"}),
+    ),
+    "diet": Family(
+        True,
+        _whole_words("update_family_diet"),
+        frozenset({"family:diet"}),
+        _whole_words("update_family_diet_values"),
+    ),
+    "commute": Family(
+        True,
+        _whole_words("update_family_commute"),
+        frozenset({"family:commute"}),
+        _whole_words("update_family_commute_values"),
+        phrase=re.compile(
+            r"\b(?:by|take the|takes the|took the|ride the|ride my|ride a)\s+(?:bike|"
+            r"bicycle|bus|tram|car|metro|subway|tube|ferry|scooter|train)\b|"
+            r"\b(?:bisiklet|otobüs|metro|araba|tramvay|vapur)(?:le|la|yle|yla)\b|"
+            r"\b(?:işe|to work)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    "wake": Family(
+        True,
+        _whole_words("update_family_wake"),
+        frozenset({"time"}),
+        phrase=re.compile(r"\b(?:get|gets|got|getting)\s+up\b", re.IGNORECASE),
+    ),
+    "age": Family(True, _whole_words("update_family_age"), frozenset({"number@years"})),
+    "preference": Family(
+        False,
+        _whole_words("update_family_preference"),
+        frozenset({"name", "obj:in", "obj:at"}),
+    ),
+    "learning": Family(False, _whole_words("update_family_learning"), frozenset({"name"})),
+    "use": Family(False, _whole_words("update_family_use"), frozenset({"name"})),
+}
+PAST_EN = re.compile("^(" + "|".join(lexicon.terms("update_past_verbs")) + ")$")
+PAST_TR = re.compile(r"^\w{2,}(?:d[ıiuü]|t[ıiuü])(?:m|n|k|niz|nız|nuz|nüz|lar|ler)?$|^idi\w*$")
+_PRESENT_TR_FIRST = re.compile(r"^\w+(?:yor|[ıiuü]r|[ae]r|yim|y[ıi]m|[ıiuü]m)(?:um|üm|ım|im|uz|üz|ız|iz)?$")
+
+NUMBER_WORDS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "hundred": 100,
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "twelfth": 12,
+    "twentieth": 20,
+    "sıfır": 0,
+    "iki": 2,
+    "üç": 3,
+    "dört": 4,
+    "beş": 5,
+    "altı": 6,
+    "yedi": 7,
+    "sekiz": 8,
+    "dokuz": 9,
+    "on": None,
+    "yirmi": 20,
+    "otuz": 30,
+    "kırk": 40,
+    "elli": 50,
+    "yüz": 100,
+    "birinci": 1,
+    "ikinci": 2,
+    "üçüncü": 3,
+    "dördüncü": 4,
+    "beşinci": 5,
+}
+NUMBER_WORDS = {k: v for k, v in NUMBER_WORDS.items() if v is not None}
+ORDINALS = lexicon.words("update_ordinals")
+DAYS = (
+    ("monday", "pazartesi"),
+    ("tuesday", "salı"),
+    ("wednesday", "çarşamba"),
+    ("thursday", "perşembe"),
+    ("friday", "cuma"),
+    ("saturday", "cumartesi"),
+    ("sunday", "pazar"),
+)
+MONTHS = (
+    ("january", "ocak"),
+    ("february", "şubat"),
+    ("march", "mart"),
+    ("april", "nisan"),
+    ("may", "mayıs"),
+    ("june", "haziran"),
+    ("july", "temmuz"),
+    ("august", "ağustos"),
+    ("september", "eylül"),
+    ("october", "ekim"),
+    ("november", "kasım"),
+    ("december", "aralık"),
+)
+UNITS = {
+    "kg": "kg",
+    "kgs": "kg",
+    "kilo": "kg",
+    "kilos": "kg",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "kilom": "kg",
+    "lb": "lb",
+    "lbs": "lb",
+    "pounds": "money/gbp",
+    "pound": "money/gbp",
+    "£": "money/gbp",
+    "quid": "money/gbp",
+    "euro": "money/eur",
+    "euros": "money/eur",
+    "€": "money/eur",
+    "eur": "money/eur",
+    "dollar": "money/usd",
+    "dollars": "money/usd",
+    "$": "money/usd",
+    "usd": "money/usd",
+    "lira": "money/try",
+    "tl": "money/try",
+    "mg": "mg",
+    "ml": "ml",
+    "km": "km",
+    "k": "km",
+    "miles": "mi",
+    "mile": "mi",
+    "people": "people",
+    "kişi": "people",
+    "years": "years",
+    "year": "years",
+    "yaşında": "years",
+    "yaş": "years",
+    "minutes": "min",
+    "min": "min",
+    "hours": "h",
+    "dakika": "min",
+    "saat": "h",
+}
+TIME = re.compile(
+    r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)|\b(\d{1,2})[:.](\d{2})\b"
+    r"|\bsaat\s+(\d{1,2})(?:[:.](\d{2}))?",
+    re.IGNORECASE,
+)
+TITLE = lexicon.words("update_titles")
+
+
+TOPIC_VERB = re.compile("^(" + "|".join(lexicon.terms("update_topic_verbs")) + ")$")
+
+
+DROP_AROUND = re.compile(
+    r"\b(?:put|set|laid|gave|gives?|giving)\s+(?P<x>(?:[\w'’]+\s+){0,2}?[\w'’]+)\s+"
+    r"(?:down|aside|away|up)\b",
+    re.IGNORECASE,
+)
+#: where a change goes: "switched to Neovim", "moved to Wednesdays", "Neovim'e geçti", "yerine Japonca"
+TARGET = re.compile(
+    r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|went|go(?:ing)?|"
+    r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|bumped(?:\s+\w+){0,4}?\s+up)\s+(?:over\s+)?to\s+"
+    r"(?P<x>[^,.;:!?]+)|(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
+    re.IGNORECASE,
+)
+DROP_AFTER_WORD = re.compile(
+    r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
+    r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
+    r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|passed away|passed on|"
+    r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
+    r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|stepped down|handed (?:\w+ ){0,4}over)\b",
+    re.UNICODE,
+)
+PREPOSITIONS = lexicon.words("update_prepositions")
+OBJECT_VERBS = re.compile("^(" + "|".join(lexicon.terms("update_object_verbs")) + ")$")
+
+
+SELF_WORDS = lexicon.words("update_self_words")
