@@ -295,15 +295,12 @@ def step_consolidate(ctx: DreamContext) -> StepReport:
         link_weight=cc.link_weight,
         llm_budget=cc.max_llm_calls,
     )
-    report.changed = out.changed
-    report.details.update(
-        groups=out.groups,
-        members=out.members,
-        methods=dict(out.methods),
-        skipped=dict(out.skipped),
-        summaries=out.ids[:50],
-        seconds={"scan": round(t1 - t0, 3), "group": round(t2 - t1, 3), "write": round(time.perf_counter() - t2, 3)},
-    )
+    out.fill(report, groups="groups", members="members", ids="summaries", ids_limit=50)
+    report.details["seconds"] = {
+        "scan": round(t1 - t0, 3),
+        "group": round(t2 - t1, 3),
+        "write": round(time.perf_counter() - t2, 3),
+    }
     return report
 
 
@@ -416,15 +413,7 @@ def step_merge(ctx: DreamContext) -> StepReport:
         link_weight=mc.link_weight,
         llm_budget=mc.max_llm_calls,
     )
-    report.changed = out.changed
-    report.details.update(
-        groups=out.groups,
-        members=out.members,
-        methods=dict(out.methods),
-        skipped=dict(out.skipped),
-        summaries=out.ids[:50],
-    )
-    return report
+    return out.fill(report, groups="groups", members="members", ids="summaries", ids_limit=50)
 
 
 # --- undo ------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from reverie.action_policy import lifecycle_of
-from reverie.dream.context import DreamContext, Rejections
+from reverie.dream.context import DreamContext, Rejections, StepReport
 from reverie.dream.summarize import Summary, summarize
 from reverie.errors import ConflictError
 from reverie.model import (
@@ -91,6 +91,23 @@ class Outcome:
     ids: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # why the LLM's answers were not used
     llm_calls: int = 0
+
+    def fill(
+        self, report: StepReport, *, groups: str, members: str, ids: str, ids_limit: int | None = None
+    ) -> StepReport:
+        """Write this outcome into a step's report, under the names the step gives its groups, their
+        members and the memories it made."""
+        report.changed = self.changed
+        report.details.update(
+            {
+                groups: self.groups,
+                members: self.members,
+                "methods": dict(self.methods),
+                "skipped": dict(self.skipped),
+                ids: self.ids[:ids_limit],
+            }
+        )
+        return report
 
 
 def new_memory(

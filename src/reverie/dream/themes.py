@@ -224,15 +224,8 @@ def step_themes(ctx: DreamContext) -> StepReport:
         llm_budget=tc.max_llm_calls,
         rejections=rejections,
     )
-    report.changed = out.changed
-    report.details.update(
-        themes=out.groups,
-        members=out.members,
-        methods=dict(out.methods),
-        skipped=dict(out.skipped),
-        rejected=out.rejected[:10],
-        created=out.ids,
-    )
+    out.fill(report, groups="themes", members="members", ids="created")
+    report.details["rejected"] = out.rejected[:10]
     return report
 
 
@@ -320,15 +313,8 @@ def step_abstraction(ctx: DreamContext) -> StepReport:
         llm_budget=None,
         rejections=rejections,
     )
-    report.changed = out.changed
-    report.details.update(
-        patterns=out.groups,
-        evidence=out.members,
-        methods=dict(out.methods),
-        skipped=dict(out.skipped),
-        rejected=out.rejected[:10],
-        created=out.ids,
-    )
+    out.fill(report, groups="patterns", members="evidence", ids="created")
+    report.details["rejected"] = out.rejected[:10]
     return report
 
 
