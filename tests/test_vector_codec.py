@@ -20,7 +20,7 @@ from reverie.errors import InvalidInputError
 from reverie.model import Precision
 
 QUANTISED = (Precision.INT8, Precision.INT4, Precision.INT2)
-LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev5.json"
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev5.json"
 
 #: embedding-like coordinates: zero, or magnitudes in [2^-20, 1e3] (no subnormals whose squares underflow)
 finite = st.one_of(st.just(0.0), st.floats(2**-20, 1e3, width=32), st.floats(-1e3, -(2**-20), width=32))
