@@ -949,3 +949,19 @@ def test_e5_redundancy_threshold_calibration() -> None:
             kept, other, similarity=s, threshold=threshold, max_new_words=cfg.redundancy_max_new_words
         ), (kept, other, s)
     assert max(sim(a, b) for a, b in NOT_REDUNDANT) > threshold  # cosine alone would merge some of them
+
+
+def test_an_ephemeral_memory_is_archived_once_stale_a_durable_one_waits(make_memory, clock: SettableClock) -> None:
+    m = quiet(make_memory, dream={"lifecycle": {"lifecycle_policy": True}})
+    old = clock() - timedelta(days=200)
+    fields: dict[str, Any] = {"layer": Layer.SEMANTIC, "created_at": old, "importance": 0.5, "confidence": 0.9}
+    durable = put(m, "an old fact nobody used", **fields, policy_class="durable")
+    plan = put(m, "an old plan nobody used", **fields, policy_class="ephemeral", valid_until=old + timedelta(days=7))
+    lc = m.settings.dynamics.lifecycle
+    heat = lifecycle_dyn.heat(confidence=0.9, access_count=0, age_days=200, importance=0.5, cfg=lc)
+    decay = lifecycle_dyn.decay_score(age_days=200, stale_access_days=200, confidence=0.9, heat_score=heat, cfg=lc)
+    assert lc.stale_decay <= decay < lc.archive_decay  # stale, not yet past the archive threshold
+    m.dream(steps=["archive"])
+    got = m.store.get([durable, plan])
+    assert got[durable].lifecycle_state == "stale"
+    assert got[plan].lifecycle_state == "archived"

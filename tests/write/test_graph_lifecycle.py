@@ -57,6 +57,9 @@ def test_memory_verification_state_and_policy_class(mem) -> None:
     assert mem.get(pref.ids[0]).policy_class == "protected"  # a protected category
     assert mem.pin(b.ids[0]).policy_class == "protected"
     assert mem.unpin(b.ids[0]).policy_class == "durable"
+    plan = mem.add("I'm going to repaint the kitchen next week.", user_id="u")  # time-bounded
+    rec = mem.get(plan.ids[0])
+    assert rec.valid_until is not None and rec.policy_class == "ephemeral"
 
 
 def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:

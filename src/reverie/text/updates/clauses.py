@@ -35,11 +35,13 @@ from reverie.text.updates.vocabulary import (
     NUMBER_WORDS,
     PERSON_NOUNS,
     PREPOSITIONS,
+    QUALIFIER,
     SENTENCE_END,
     SPEAKER,
     STOP,
     TAG,
     TARGET,
+    TIME_START,
     TITLE,
     TOKEN,
     TOPIC_VERB,
@@ -302,7 +304,7 @@ def _terms(text: str, turkish: bool = False, *, last: bool = False) -> set[str]:
     out: set[str] = set()
     for w in raw:
         f = fold(w)
-        if f in STOP or f in TITLE:
+        if f in STOP or f in TITLE or f in QUALIFIER:
             continue
         out.add(stem(w, turkish))
         out.add(core_form(w))
@@ -318,4 +320,7 @@ def _terms(text: str, turkish: bool = False, *, last: bool = False) -> set[str]:
 def _next_terms(text: str, turkish: bool = False) -> set[str]:
     """The phrase right after a letting-go word: up to punctuation, a conjunction, or 4 words."""
     phrase = re.split(r"[,.;:!?]|\b(?:and|so|because|since|after|to|with|ve|çünkü)\b", text, maxsplit=1)[0]
-    return _terms(" ".join(phrase.split()[:4]), turkish)
+    words = phrase.split()[:4]
+    # a time adverbial after what was let go ("sold the Civic last weekend") says when, not what
+    cut = next((i for i, w in enumerate(words) if i and fold(w) in TIME_START), len(words))
+    return _terms(" ".join(words[:cut]), turkish)

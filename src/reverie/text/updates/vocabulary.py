@@ -280,6 +280,10 @@ TIME = re.compile(
     re.IGNORECASE,
 )
 TITLE = lexicon.words("update_titles")
+#: words that only qualify a value ("the old account", "my previous job"): never a value themselves
+QUALIFIER = lexicon.words("update_qualifiers")
+#: words that open a time adverbial after an object ("sold the Civic last weekend"): when, not what
+TIME_START = lexicon.words("update_time_start")
 
 
 TOPIC_VERB = re.compile("^(" + "|".join(lexicon.terms("update_topic_verbs")) + ")$")
