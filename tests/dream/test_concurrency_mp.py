@@ -110,9 +110,29 @@ def _emit(path: str, **event: Any) -> None:
         os.fsync(fh.fileno())
 
 
+def _hang_after_claims(mem: Any, log: str, n: int) -> None:
+    """Make this process stop, mid-cycle and holding its claims, after its ``n``-th successful claim,
+    so that the test's SIGKILL lands inside a dream cycle however fast the cycle runs."""
+    claim, held_so_far = mem.store.claim, [0]
+
+    def claim_then_hang(memory_ids: Any, **kw: Any) -> list[str]:
+        held = claim(memory_ids, **kw)
+        if held:
+            held_so_far[0] += 1
+            if held_so_far[0] == n:
+                _emit(log, event="claimed", phase=kw["phase"], ids=held)
+                time.sleep(3600)
+        return held
+
+    mem.store.claim = claim_then_hang
+
+
 def worker_dreamer(args: dict[str, Any]) -> None:
-    """Run ``runs`` full dream cycles (forever when ``runs`` is 0: the victim that gets killed)."""
+    """Run ``runs`` full dream cycles (forever when ``runs`` is 0: the victim that gets killed; it
+    stops after its ``hang_after``-th claim and waits for the kill)."""
     mem, clock = _open(args, NOW, tick_every=0)
+    if args.get("hang_after"):
+        _hang_after_claims(mem, args["log"], args["hang_after"])
     run = 0
     while args["runs"] == 0 or run < args["runs"]:
         _emit(args["log"], event="start", run=run, pid=os.getpid())
@@ -216,13 +236,12 @@ def _wait(procs: list[subprocess.Popen[str]], timeout: float) -> list[tuple[int 
 
 def _kill_mid_cycle(victim: subprocess.Popen[str], log: Path) -> None:
     """kill -9 the victim dreamer in the middle of a dream cycle."""
-    deadline = time.monotonic() + 120
-    while not any(e["event"] == "start" for e in _events(log)):
+    deadline = time.monotonic() + 300
+    while not any(e["event"] == "claimed" for e in _events(log)):
         if victim.poll() is not None:
             raise AssertionError("the victim dreamer died: " + (victim.stderr.read() if victim.stderr else ""))
-        assert time.monotonic() < deadline, "the victim dreamer never started"
+        assert time.monotonic() < deadline, "the victim dreamer never claimed anything"
         time.sleep(0.05)
-    time.sleep(random.uniform(0.4, 1.2))
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=30)
     events = _events(log)
@@ -256,7 +275,10 @@ def test_concurrent_dreamers_writers_and_a_killed_dreamer(
 
     base = {"target": target}
     logs = {name: tmp_path / f"{name}.jsonl" for name in ("d0", "d1", "d2", "victim", "w0", "w1")}
-    victim = _spawn("dreamer", {**base, "runs": 0, "log": str(logs["victim"]), "name": "victim"})
+    hang_after = random.randint(1, 4)  # which of its claims the victim holds when it is killed
+    victim = _spawn(
+        "dreamer", {**base, "runs": 0, "hang_after": hang_after, "log": str(logs["victim"]), "name": "victim"}
+    )
     procs = [_spawn("dreamer", {**base, "runs": 2, "log": str(logs[f"d{i}"]), "name": f"d{i}"}) for i in range(3)]
     procs += [
         _spawn(

@@ -414,6 +414,33 @@ def test_a_group_that_cannot_fit_the_minimum_is_not_formed(make_memory: Any, clo
             assert len(content) > 1000 and all(p.rstrip(".") in content for p in pairs)
 
 
+def test_one_grouping_leaves_nothing_a_second_would_group() -> None:
+    """Memories that share most of their words ("User went <activity> at <place> …") are each other's
+    neighbours well past the cut of the neighbour lists; once the densest groups take a would-be founder's
+    listed neighbours, the grouping goes on over the memories still free, so a second run over what one
+    run left finds no group."""
+    cfg = ConsolidationSettings()
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        common = rng.standard_normal(64)
+        topics = rng.standard_normal((8, 64))
+        topics /= np.linalg.norm(topics, axis=1, keepdims=True)
+        rows = [
+            0.8 * common / np.linalg.norm(common) + 0.5 * topics[rng.integers(8)] + 0.35 * rng.standard_normal(64) / 8.0
+            for _ in range(120)
+        ]
+        vecs = np.asarray([r / np.linalg.norm(r) for r in rows], dtype=np.float32)
+        ids = [f"m{i:03d}" for i in range(len(vecs))]
+        groups, _ = disjoint_groups(vecs, threshold=0.7, min_size=5, max_size=6, ids=ids, cfg=cfg)
+        taken = [i for g in groups for i in g]
+        assert len(taken) == len(set(taken)) and all(5 <= len(g) <= 6 for g in groups)
+        free = [i for i in range(len(vecs)) if i not in set(taken)]
+        again, _ = disjoint_groups(
+            vecs[free], threshold=0.7, min_size=5, max_size=6, ids=[ids[i] for i in free], cfg=cfg
+        )
+        assert again == [], (seed, len(groups), len(again))
+
+
 def test_disjoint_groups_respect_the_fit() -> None:
     """``fits`` bounds a group: members join nearest first while the group fits; one that does not fit is
     passed over for the next; a founder that cannot gather ``min_size`` forms no group."""

@@ -178,12 +178,55 @@ def disjoint_groups(
     ``fits(indices)`` bounds a group's size by its content: a founder's free neighbours join it nearest
     first, each only if the group with it still fits (a neighbour that does not fit is passed over for
     the next one); a group that cannot reach ``min_size`` that way is not formed.
+
+    Each memory's neighbour list is cut at ``2 · max_size``. When the groups formed take a would-be
+    founder's listed neighbours, free neighbours beyond the cut may remain; the grouping then runs
+    again over the memories still free, until a round forms no group — so one run leaves nothing that
+    a second run would group.
     """
+    free = list(range(len(ids)))
+    groups: list[list[int]] = []
+    method = "none"
+    while len(free) >= min_size:
+        found, method, truncated = _group_round(
+            vectors[free],
+            threshold=threshold,
+            min_size=min_size,
+            max_size=max_size,
+            ids=[ids[i] for i in free],
+            cfg=cfg,
+            fits=None if fits is None else _reindexed(fits, free),
+        )
+        groups += [[free[i] for i in g] for g in found]
+        if not found or not truncated:
+            break
+        taken = {i for g in groups for i in g}
+        free = [i for i in free if i not in taken]
+    return groups, method
+
+
+def _reindexed(fits: Callable[[Sequence[int]], bool], rows: list[int]) -> Callable[[Sequence[int]], bool]:
+    """``fits`` asked about positions in ``rows`` instead of original indices."""
+    return lambda idx: fits([rows[i] for i in idx])
+
+
+def _group_round(
+    vectors: np.ndarray,
+    *,
+    threshold: float,
+    min_size: int,
+    max_size: int,
+    ids: Sequence[str],
+    cfg: ConsolidationSettings,
+    fits: Callable[[Sequence[int]], bool] | None,
+) -> tuple[list[list[int]], str, bool]:
+    """One greedy pass of :func:`disjoint_groups`; the last value says whether a memory left free had
+    a full (cut) neighbour list, i.e. whether another round over the free memories may find more."""
     n = len(ids)
     if n < min_size:
-        return [], "none"
-    # 2·max_size: founders after the first still find enough free neighbours in a dense region
-    nb = knn(vectors, min(n - 1, 2 * max_size), min_similarity=threshold, cfg=cfg.neighbors)
+        return [], "none", False
+    k = min(n - 1, 2 * max_size)  # founders after the first still find enough free neighbours in a dense region
+    nb = knn(vectors, k, min_similarity=threshold, cfg=cfg.neighbors)
     counts = (nb.indices >= 0).sum(axis=1)
     # density: mean cosine of the (min_size - 1) nearest — cores of dense regions found groups before
     # "bridges" that are merely similar to two regions at once
@@ -209,7 +252,8 @@ def disjoint_groups(
         if len(members) >= min_size:
             taken[members] = True
             groups.append(members)
-    return groups, nb.method
+    truncated = bool(np.any(~taken & (counts >= k)))
+    return groups, nb.method, truncated
 
 
 def _plan_groups(
