@@ -54,6 +54,8 @@ def _worker(args: dict[str, Any]) -> None:
             return super().embed(texts)
 
     with Memory(args["target"], config=_config(), embedder=SlowEmbedder(DIM)) as mem:
+        while args.get("go") and not os.path.exists(args["go"]):  # started (imports, store open) ahead of time
+            time.sleep(0.01)
         until = time.time() + args["for_s"]
         while True:
             started = time.time()
@@ -148,14 +150,17 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 120) -> None:
 def test_a_killed_dreamers_claims_are_taken_over_within_the_claim_lifetime(store_target: str, tmp_path: Path) -> None:
     _seed(store_target)
     slow_log, fast_log = tmp_path / "slow.jsonl", tmp_path / "fast.jsonl"
+    go = tmp_path / "go"
     victim = _spawn({"target": store_target, "log": str(slow_log), "slow": True, "for_s": 600})
+    # the rescuer starts now and waits for the kill: its start-up time does not count against the claim lifetime
+    rescuer = _spawn({"target": store_target, "log": str(fast_log), "slow": False, "for_s": TTL_S + 6, "go": str(go)})
     _wait_for(slow_log, "working", victim)  # it holds the claims of its groups and "works" on them
     time.sleep(TTL_S + 1.0)  # longer than a claim lives without a heartbeat: only the heartbeat keeps them
     victim.send_signal(signal.SIGKILL)
     victim.communicate(timeout=30)
     killed_at = time.time()
+    go.touch()
     assert victim.returncode == -signal.SIGKILL
-    rescuer = _spawn({"target": store_target, "log": str(fast_log), "slow": False, "for_s": TTL_S + 6})
     _finish(rescuer)
     runs = [e for e in _events(fast_log) if e["event"] == "run"]
     done = [e for e in runs if e["groups"]]

@@ -268,6 +268,27 @@ def test_bad_arguments_are_invalid_input() -> None:
         E5Embedder().embed("one string")
 
 
+def test_a_query_runs_on_one_thread_and_a_batch_on_every_core() -> None:
+    """A few texts (a search query) run on a one-thread session of the same graph, built on the first
+    query; batches keep the configured threads. A query gets the same vector either way (a batch's
+    padding and per-batch activation scales move int8 vectors slightly, on either session)."""
+    model = E5Embedder(threads=2, query_threads=1)
+    assert model._sessions is not None and model._sessions.main.get_session_options().intra_op_num_threads == 2
+    texts = [f"Where did Maya travel in week {i}?" for i in range(8)]
+    batch = model.embed_query(texts)
+    assert model._sessions._small is None  # 8 texts: the main session
+    alone = np.vstack([model.embed_query([t]) for t in texts])
+    small = model._sessions.for_batch(1)
+    assert small is not model._sessions.main and small.get_session_options().intra_op_num_threads == 1
+    assert float(np.min(np.sum(alone * batch, axis=1))) > 0.99
+    two = E5Embedder(threads=2, query_threads=2)
+    np.testing.assert_allclose(alone, np.vstack([two.embed_query([t]) for t in texts]), atol=1e-6)
+    same = E5Embedder(threads=1, query_threads=1)  # one count: one session
+    assert same._sessions is not None and same._sessions.for_batch(1) is same._sessions.main
+    with pytest.raises(InvalidInputError):
+        E5Embedder(query_threads=-1)
+
+
 def test_corrupt_weights_are_an_embedding_error(tmp_path: Path) -> None:
     fake = tmp_path / "e5-small-q4.bin"
     fake.write_bytes(b"E5S1" + bytes(100))

@@ -172,7 +172,7 @@ def test_unverified_weights_are_checked_against_the_numpy_pass(tmp_path: Path) -
 
 def test_onnx_runtime_honours_the_thread_count() -> None:
     one = MiniLMEmbedder(runtime="onnx", threads=1)
-    assert one._session.get_session_options().intra_op_num_threads == 1
+    assert one._sessions is not None and one._sessions.main.get_session_options().intra_op_num_threads == 1
     assert cosine(one.embed(["hello world"])[0][:5], np.array(FASTEMBED_HELLO_WORLD)) > 0.9999
 
 

