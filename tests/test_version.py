@@ -40,3 +40,14 @@ def test_the_interfaces_report_the_package_version(tmp_path: Path) -> None:
     with Memory(tmp_path / "m.db", embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
         health = TestClient(create_app(mem)).get("/healthz").json()
     assert health == {"status": "ok", "version": reverie.__version__}
+
+
+def test_python_dash_m_reverie_is_the_command() -> None:
+    """``python -m reverie`` runs the same command as the installed ``reverie`` script."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "reverie", "--version"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0 and out.stdout.strip() == f"reverie {reverie.__version__}", out.stderr
