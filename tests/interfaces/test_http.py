@@ -402,3 +402,18 @@ def test_a_memory_s_recalls_are_listed(client: TestClient) -> None:
     assert got["items"][0]["session_id"] == "s9"
     assert client.get(f"/v1/memories/{mid}/accesses", params={"limit": 1}).json()["total"] == 1
     assert_problem(client.get("/v1/memories/nope/accesses"), 404, "NotFoundError")
+
+
+def test_the_api_names_the_same_values_as_the_engine() -> None:
+    """The REST models spell out layers, statuses, stores and sort fields for the OpenAPI schema; they
+    are the engine's, no more and no fewer."""
+    import typing
+
+    from reverie.http import models
+    from reverie.model import Layer
+    from reverie.store.base import ORDERABLE_FIELDS
+
+    assert set(typing.get_args(models.LayerName)) == {v.value for v in Layer}
+    assert set(typing.get_args(models.StatusName)) == {v.value for v in Status}
+    assert set(typing.get_args(models.StoreName)) == {v.value for v in StoreTier}
+    assert set(typing.get_args(models.OrderName)) == set(ORDERABLE_FIELDS)
