@@ -101,7 +101,7 @@ def test_analysis_reads_values_subjects_and_change() -> None:
 def _reads_change(text: str) -> bool:
     """says_change without its cheap first test: the full reading into clauses."""
     return any(
-        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed
         for c in updates.analyse(text).clauses
     )
 

@@ -31,12 +31,15 @@ from reverie.text.updates.vocabulary import (
     LIKE,
     NEGATION,
     NEGATION_TR,
+    NO_MORE_TR,
     NOT_VALUE,
     NUMBER_WORDS,
     PERSON_NOUNS,
     PREPOSITIONS,
     QUALIFIER,
+    RESUME,
     SENTENCE_END,
+    SINCE,
     SPEAKER,
     STOP,
     TAG,
@@ -145,6 +148,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         and not w[:1].isdigit()
     }
     lets_go = _letting_go(text, turkish)
+    negated = bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text)))
     folded = set(words)
     polarity = (1 if folded & LIKE else 0) - (1 if folded & DISLIKE else 0)
     values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and fold(v.text) in PERSON_NOUNS)]
@@ -156,7 +160,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         subject,
         subject_words,
         families,
-        change=[m.group(0).casefold() for m in CHANGE.finditer(text)],
+        change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)],
         correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
         dropped=lets_go.dropped,
@@ -164,13 +168,14 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         denied=lets_go.denied,
         moved_from=lets_go.moved_from,
         moved_to=lets_go.moved_to,
-        negated=bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text))),
+        negated=negated,
         polarity=polarity,
         past=is_past(words),
         question=question,
         copula=is_copula(words, turkish),
         topic=topic,
         targets=lets_go.targets,
+        resumed=not negated and bool(RESUME.search(text)),
     )
 
 
@@ -201,6 +206,9 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
         denied |= _next_terms(text[m.end() :], turkish)
     for m in DROP_AROUND.finditer(text):
         dropped |= _terms(m.group("x"), turkish)
+    if turkish:
+        for m in NO_MORE_TR.finditer(text):  # "artık çay yok": no more tea
+            dropped |= _terms(m.group("x"), turkish)
     targets: set[str] = set()
     for m in TARGET.finditer(text):
         targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)

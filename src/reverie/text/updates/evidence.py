@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from reverie.text.updates.compare import held_in, kind_of, same_value, substitutions, value_in
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.tokens import PERSON_STEMS, stem, verb_stem
-from reverie.text.updates.vocabulary import DISLIKE, EVENTS, FAMILIES, LIKE, OVER
+from reverie.text.updates.vocabulary import DISLIKE, DROP_AFTER_WORD, EVENTS, FAMILIES, LIKE, OVER
 
 
 def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
@@ -63,6 +63,7 @@ class Pair:
     ev: list[tuple[float, str]] = field(default_factory=list)
     explicit: float = 0.0
     let_go: list[Value] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)  # what the new clause takes up again after the old let it go
     moved: list[Value] = field(default_factory=list)
     shared: set[str] = field(default_factory=set)
     subs: list[tuple[Value, Value]] = field(default_factory=list)
@@ -102,6 +103,10 @@ def weigh_explicit(r: Pair) -> None:
             3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"
         )
         return
+    r.resumed = _taken_up_again(r)
+    if r.resumed:
+        r.explicit = r.add(3.5, f"takes up again '{', '.join(r.resumed)}', which the old statement let go")
+        return
     r.moved = [
         v
         for v in oc.values
@@ -136,6 +141,19 @@ def weigh_explicit(r: Pair) -> None:
         and len(local) * 5 >= min(len(oc.stems), len(nc.stems)) * 3
     ):
         r.explicit = r.add(3.0, "negates what the old statement asserts over the same words")
+
+
+def _taken_up_again(r: Pair) -> list[str]:
+    """What the new clause takes up again ("started smoking again", "back on coffee", "tekrar et yemeye
+    başladım") that the old clause let go of or denied ("I quit smoking", "I've given up coffee", "Et
+    yemiyorum"): the words they share, besides their subjects."""
+    oc, nc = r.oc, r.nc
+    if not nc.resumed or r.subject == "different" or r.chatty or max(len(oc.stems), len(nc.stems)) > _SHORT:
+        return []
+    let_go = oc.dropped | oc.given_up
+    if oc.negated or let_go or DROP_AFTER_WORD.search(oc.text):  # "Sigarayı üç yıl önce bıraktım"
+        let_go = let_go | oc.stems
+    return sorted((nc.stems & let_go) - nc.subject_words - oc.subject_words)
 
 
 def weigh_for(r: Pair) -> float:
