@@ -457,6 +457,15 @@ class ReadSettings(Section):
         description="How many of the best candidates are read pairwise for an update of one by another "
         "(read.current_first); 0 reads none.",
     )
+    successor_search_top: int = Field(
+        default=3,
+        ge=0,
+        le=50,
+        description="How many of the best candidates look through the whole candidate pool for a newer memory "
+        "that updates them (read.current_first): a correction worded apart from the question ranks far down, "
+        "and is brought up to the place of what it corrects when the update reading finds an update. 0 = off.",
+        json_schema_extra=source(REVERIE),
+    )
     hebbian_top: int = Field(
         default=5,
         ge=0,
