@@ -301,6 +301,15 @@ class ReadSettings(Section):
         description="At most 3 entity matches count.",
         json_schema_extra=source(REVERIE),
     )
+    attribute_boost: float = Field(
+        default=0.05,
+        ge=0,
+        description="A question about something that holds one value at a time (where someone lives or works, "
+        "whom they report to, a diet, a commute, when they get up, an age: 'Which company did Maya join?') "
+        "adds this to the relevance of each memory that names the same attribute ('accepted the job offer'). "
+        "0 = off.",
+        json_schema_extra=source(REVERIE),
+    )
     episode_boost: float = Field(default=0.15, ge=0, description="+0.15 for the same session episode.")
     episode_context_boost: float = Field(
         default=0.05,

@@ -51,6 +51,9 @@ from reverie.text.updates.vocabulary import (
 )
 
 
+_SINCE_TR = re.compile(r"([\wçğıöşüÇĞİÖŞÜ'’.]+)\s+(?:beri|itibaren)\b", re.IGNORECASE)
+
+
 def split_speaker(text: str, speaker: str | None) -> tuple[str | None, str]:
     """The speaker (named, or read from a "Name: " prefix) and what ``text`` says, as :func:`analyse`
     reads it: the prefix, tags and ISO date notes removed, abbreviations without their period."""
@@ -118,10 +121,14 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     lead = _lead(words)
     subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
     names = {w for w in subject_words if w and w != "∅"}
+    since = {fold(w) for m in SINCE.finditer(text) for w in TOKEN.findall(m.group(0))[1:]}
+    if turkish:  # "Ocak'tan beri", "Mart'tan itibaren": when the new state began
+        since |= {fold(m.group(1)) for m in _SINCE_TR.finditer(text)}
     values = [
         v
         for v in read_values(text, raw, words, lead, turkish, names)
         if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)
+        and not (since and {fold(w) for w in TOKEN.findall(v.text)} <= since)  # when it began, not a value
     ]
     holder = _role_holder(raw, words, subject, subject_words, turkish)
     if holder is not None:  # "Tom is my mentor": the mentor is Tom
@@ -273,6 +280,17 @@ def _role_holder(
         name = subject[1]
         return role, role_words, Value("name", name, name.title(), stem(np[-1], turkish))
     return None
+
+
+@lru_cache(maxsize=16384)
+def attributes(text: str) -> frozenset[str]:
+    """The attributes that hold one value at a time (where someone lives or works, whom they report to, a
+    diet, a commute, when they get up, an age) that ``text`` names by a word of its family ("job", "moved",
+    "manager", "vegan"): a question about one of them is answered by a memory that states it. A look-up of
+    each word (no reading into clauses): the read path asks it of every candidate."""
+    found = {name for w in TOKEN.findall(text) for name in _word_families(fold(w))}
+    found |= {name for name, fam in FAMILIES.items() if fam.phrase is not None and fam.phrase.search(text)}
+    return frozenset(name for name in found if FAMILIES[name].functional)
 
 
 @lru_cache(maxsize=65536)

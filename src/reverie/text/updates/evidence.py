@@ -93,8 +93,10 @@ def weigh_explicit(r: Pair) -> None:
     if not r.chatty:  # an object is let go only by a verb that means it ("stopped using the treadmill")
         r.let_go += [v for v in plain if held_in(v, nc.dropped if r.a.turkish else nc.given_up)]
     given_up = nc.dropped if r.a.turkish else nc.given_up
+    # "Artık kantin yok", "No more cola": the new clause's subject is itself what it lets go of
+    gone = set() if nc.subject_words and nc.subject_words <= given_up else nc.subject_words
     words = (
-        sorted(((oc.stems - oc.subject_words) & given_up) - nc.subject_words)
+        sorted(((oc.stems - oc.subject_words) & given_up) - gone)
         if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT
         else []
     )

@@ -64,6 +64,8 @@ def stem(word: str, turkish: bool = False) -> str:
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""), ("er", ""), ("ly", "")):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
             w = w[: len(w) - len(suffix)] + keep
+            if suffix in ("ing", "ed") and w[-1] == w[-2] and w[-1] in "bgmnprt":
+                w = w[:-1]  # "swimming" / "swim", "stopped" / "stop", "planned" / "plan"
             break
     if w.endswith("e") and len(w) > 3:
         w = w[:-1]  # "office" / "offices", "move" / "moved"
