@@ -93,6 +93,14 @@ def test_verdicts_say_why(old: str, new: str, why: str) -> None:
         # Turkish verbs of raising and lowering
         ("Aidat ayda 800 lira.", "Yönetim aidatı 950 liraya yükseltti.", "states a change"),
         ("Our team budget is 50,000 euros a year.", "Finance cut the team budget to 45,000 euros a year.", "cut"),
+        # a subject said in other words ("mum's operation" for "my mother's surgery")
+        ("My father's check-up is on June 3.", "Dad's check-up is now on June 10.", "another value"),
+        # an elided subject beside a third-person pronoun is not the speaker
+        ("My daughter has ballet on Mondays.", "No more ballet for her, she does karate now.", "lets go of"),
+        # the person the old statement is about is gone, and another is named
+        ("Marta cleans our house on Fridays.", "Marta retired, so now a cleaner called Joy Adeyemi comes.", "is gone"),
+        # a way of getting to work said by its verb
+        ("I take the train to work.", "No more trains for me, I walk to work now.", "commute"),
     ],
 )
 def test_changes_said_without_a_change_word(old: str, new: str, why: str) -> None:
@@ -192,3 +200,10 @@ def test_dotted_numbers_read_as_codes() -> None:
     assert {"127.0.0.1", "2.5.1"} <= codes
     assert updates.says_change("The server moved from 127.0.0.1 to 10.0.0.12")
     assert isinstance(updates.judge("The server is at 127.0.0.1.", "The server is at 10.0.0.12 now."), updates.Verdict)
+
+
+def test_when_a_state_began_is_neither_subject_nor_value() -> None:
+    tr = updates.analyse("Mart'tan itibaren kızım her gün kreşe gidiyor.")
+    assert tr.clauses[0].subject == ("rel", "self", "kız") and tr.clauses[0].change == ["itibaren"]
+    en = updates.analyse("I've been a member of the Oakwood tennis club since September.")
+    assert [v.text for v in en.clauses[0].values] == ["Oakwood"] and en.clauses[0].change == ["since september"]

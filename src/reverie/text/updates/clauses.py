@@ -50,7 +50,8 @@ from reverie.text.updates.vocabulary import (
     TOPIC_VERB,
 )
 
-
+#: third-person pronouns: an elided subject in a clause that names one is not the speaker
+_THIRD_PERSON = frozenset({"he", "she", "him", "her", "they", "them"})
 _SINCE_TR = re.compile(r"([\wçğıöşüÇĞİÖŞÜ'’.]+)\s+(?:beri|itibaren)\b", re.IGNORECASE)
 
 
@@ -92,8 +93,11 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
             if clause is None:
                 continue
             if not clause.subject and clause.subject_words == {"∅"}:  # elided: the sentence's subject
+                speaker_said = not turkish or not clauses
+                if speaker_said and not inherited and _THIRD_PERSON & set(clause.words):
+                    speaker_said = False  # "No more swimming for him": about someone else, not the speaker
                 clause.subject, clause.subject_words = inherited or (
-                    (("self",), set()) if not turkish or not clauses else ((), set())
+                    (("self",), set()) if speaker_said else ((), set())
                 )
             elif clause.subject:
                 inherited = (clause.subject, clause.subject_words)
@@ -113,13 +117,25 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in SENTENCE_END.split(text) if s and s.strip()]
 
 
+def _since_tr_at(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` belongs to a Turkish "X'ten beri" / "X'ten itibaren" (when a state began)."""
+    if words[i] in ("beri", "itibaren"):
+        return i > 0
+    return i + 1 < len(words) and words[i + 1] in ("beri", "itibaren")
+
+
 def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> Clause | None:
     raw = TOKEN.findall(text)
     if not raw:
         return None
     words = [fold(w) for w in raw]
     lead = _lead(words)
-    subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
+    if turkish and any(w in ("beri", "itibaren") for w in words[1:]):  # "Mart'tan itibaren kızım …": not the subject
+        keep = [i for i in range(len(words)) if not _since_tr_at(words, i)]
+        sraw, swords = [raw[i] for i in keep], [words[i] for i in keep]
+        subject, subject_words = read_subject(sraw, swords, _lead(swords), turkish, first=first)
+    else:
+        subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
     names = {w for w in subject_words if w and w != "∅"}
     since = {fold(w) for m in SINCE.finditer(text) for w in TOKEN.findall(m.group(0))[1:]}
     if turkish:  # "Ocak'tan beri", "Mart'tan itibaren": when the new state began

@@ -105,6 +105,12 @@ def weigh_explicit(r: Pair) -> None:
             3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"
         )
         return
+    successor = _successor_named(r)
+    if successor:
+        r.explicit = r.add(
+            3.5, f"'{oc.subject[1]}', whom the old statement is about, is gone and '{successor}' is named instead"
+        )
+        return
     r.resumed = _taken_up_again(r)
     if r.resumed:
         r.explicit = r.add(3.5, f"takes up again '{', '.join(r.resumed)}', which the old statement let go")
@@ -143,6 +149,21 @@ def weigh_explicit(r: Pair) -> None:
         and len(local) * 5 >= min(len(oc.stems), len(nc.stems)) * 3
     ):
         r.explicit = r.add(3.0, "negates what the old statement asserts over the same words")
+
+
+def _successor_named(r: Pair) -> str:
+    """ "Karen does our accounts" → "We hired a new bookkeeper, Tom Reyes, after Karen retired": the person the
+    old statement is about left (retired, quit …) and the new statement names someone else — the name, or ""."""
+    oc, nc = r.oc, r.nc
+    if oc.subject[:1] != ("lead",) or not oc.subject_words or not oc.subject_words <= nc.dropped or r.chatty:
+        return ""
+    for c in r.b.clauses:
+        if c.subject[:1] == ("lead",) and c.subject_words and not c.subject_words & oc.subject_words:
+            return c.subject[1]
+        for v in c.values:
+            if v.kind == "name" and not {stem(x, r.a.turkish) for x in v.norm.split()} & oc.subject_words:
+                return v.text
+    return ""
 
 
 def _taken_up_again(r: Pair) -> list[str]:

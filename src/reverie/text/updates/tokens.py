@@ -72,6 +72,29 @@ def stem(word: str, turkish: bool = False) -> str:
     return w[:6]
 
 
+def _synonyms() -> dict[str, str]:
+    """Each stem of a word in one of the ``update_synonyms`` groups → the stem of the group's first word."""
+    out: dict[str, str] = {}
+    for group in lexicon.terms("update_synonyms"):
+        words = [w.strip() for w in group.split("|") if w.strip()]
+        turkish = any(_is_turkish(fold(w)) for w in words)
+        first = stem(words[0], turkish)
+        for w in words:
+            out.setdefault(stem(w, turkish), first)
+    return out
+
+
+_SYNONYM: dict[str, str] = {}
+
+
+def canonical(stemmed: str) -> str:
+    """The one stem a group of words that name one thing shares ("mum" and "mother", "surgery" and
+    "operation"): how a subject said in other words is recognised."""
+    if not _SYNONYM:
+        _SYNONYM.update(_synonyms())
+    return _SYNONYM.get(stemmed, stemmed)
+
+
 @lru_cache(maxsize=65536)
 def core_form(word: str) -> str:
     """A name without its possessive or Turkish case suffix ("Ankara'da" → "ankara", "Sam's" → "sam")."""
