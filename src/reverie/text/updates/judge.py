@@ -24,7 +24,6 @@ from reverie.text.updates.vocabulary import (
     NOT_VALUE,
     OVER,
     POLARITY_WORDS,
-    RESUME,
     SINCE,
     TOKEN,
     UPDATE_SCORE,
@@ -131,7 +130,7 @@ def says_change(text: str) -> bool:
 _CHANGE_CUES = (
     CHANGE,
     SINCE,
-    RESUME,
+    re.compile(r"again|back|resum|tekrar|yeniden|yine|gene|geri", re.IGNORECASE),  # each RESUME holds one of these
     CORRECTION,
     DROP_BEFORE,
     NOT_VALUE,
