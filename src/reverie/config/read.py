@@ -306,8 +306,8 @@ class ReadSettings(Section):
         ge=0,
         description="A question about something that holds one value at a time (where someone lives or works, "
         "whom they report to, a diet, a commute, when they get up, an age: 'Which company did Maya join?') "
-        "adds this to the relevance of each memory that names the same attribute ('accepted the job offer'). "
-        "0 = off.",
+        "adds this to the relevance of each memory that names the same attribute ('accepted the job offer') "
+        "and, when the question names someone, names them too. 0 = off.",
         json_schema_extra=source(REVERIE),
     )
     episode_boost: float = Field(default=0.15, ge=0, description="+0.15 for the same session episode.")

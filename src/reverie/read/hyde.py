@@ -69,7 +69,9 @@ def detect_intent(text: str) -> str:
 
 def language(text: str) -> str:
     """'tr' when the text has Turkish letters or function words, else 'en'."""
-    return "tr" if _TURKISH_LETTERS.search(text) or _TURKISH_WORDS.search(text) else "en"
+    from reverie.text.updates import is_turkish  # Turkish verb endings ("tercih ediyor")
+
+    return "tr" if _TURKISH_LETTERS.search(text) or _TURKISH_WORDS.search(text) or is_turkish(text) else "en"
 
 
 def variants(text: str, *, count: int) -> tuple[str, list[str]]:

@@ -199,6 +199,7 @@ def base_terms(
 
 def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings) -> dict[str, float]:
     out: dict[str, float] = {}
+    matches = 0
     if ctx.entities and rec.entities:
         matches = len(ctx.entities & {entity_key(e) for e in rec.entities})
         if matches:
@@ -209,9 +210,10 @@ def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings
         out["episode_context"] = read.episode_context_boost * inp.episode
     if inp.coactivation:
         out["coactivation"] = inp.coactivation
-    if ctx.attributes and read.attribute_boost > 0:
+    if ctx.attributes and read.attribute_boost > 0 and (matches or not ctx.entities):
         from reverie.text.updates import attributes
 
+        # the attribute of whom the question names ("Mert ne iş yapıyor?": not Emre's colleagues)
         if ctx.attributes & attributes(rec.content):
             out["attribute"] = read.attribute_boost
     if ctx.windows and read.time_anchor_boost > 0:
