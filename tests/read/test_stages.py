@@ -14,6 +14,7 @@ from reverie.config.read import ReadSettings
 from reverie.model import MemoryRecord
 from reverie.read import decompose, graph, hybrid, hyde, inject, intent, mmr, scoring, trivial, when
 from reverie.store.base import ScoredId
+from reverie.text import updates
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -325,3 +326,30 @@ def test_decomposition_splits_and_only_before_a_question_word() -> None:
     ]
     assert decompose.decompose("Did she buy the black and white bowl?") == ["Did she buy the black and white bowl?"]
     assert decompose.decompose("Maya nerede yaşıyor ve ne iş yapıyor?") == ["Maya nerede yaşıyor", "ne iş yapıyor?"]
+
+
+def test_a_question_about_an_attribute_lifts_the_memories_that_name_it() -> None:
+    """'Which company did Maya join?' asks where Maya works: a memory that names a job ('accepted the job
+    offer') gets read.attribute_boost as relevance; one about someone else the question does not name,
+    or about another attribute, does not."""
+    read = ReadSettings()
+    query = "Which company did Maya join and where?"
+    ctx = _ctx(entities=frozenset({"maya"}), attributes=updates.attributes(query))
+    job = _rec(content="Maya: I finally accepted the job offer from Northwind Robotics.", entities=["Maya"])
+    other = _rec(content="Sam: I got a new job at the bakery.", entities=["Sam"])
+    project = _rec(content="Maya: I'm leading the warehouse navigation project.", entities=["Maya"])
+    inputs = scoring.Inputs(0.5, 0.0)
+    assert scoring.boosts(job, inputs, ctx, read)["attribute"] == read.attribute_boost
+    assert "attribute" not in scoring.boosts(other, inputs, ctx, read)
+    assert "attribute" not in scoring.boosts(project, inputs, ctx, read)
+    unnamed = _ctx(attributes=updates.attributes("Where does the user work?"))
+    assert scoring.boosts(_rec(content="I work at a bakery."), inputs, unnamed, read) == {"attribute": 0.05}
+    assert "attribute" in scoring.score(job, inputs, ctx, read, Settings.load().dynamics)[1]["boosts"]
+
+
+def test_hyde_templates_follow_the_query_language() -> None:
+    # "ı" and "İ" match "i" and "I" under IGNORECASE: an English question must not get Turkish templates
+    assert hyde.language("Which company did Maya join?") == "en"
+    assert hyde.language("What is Maya allergic to?") == "en"
+    assert hyde.language("Kullanıcı hangi şehirde yaşıyor?") == "tr"
+    assert hyde.language("Emre nerede?") == "tr" and hyde.language("Maya neyi tercih ediyor?") == "tr"

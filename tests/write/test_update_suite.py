@@ -80,20 +80,15 @@ def test_distinct_notes_of_several_writers_all_stay(tmp_path: Path, embedder: An
 
 @pytest.mark.parametrize("model", ["e5-small", pytest.param("minilm", marks=pytest.mark.minilm)])
 def test_the_demo_puts_the_right_answer_first(tmp_path: Path, model: str) -> None:
-    """The demo's nine questions with each local model. all-MiniLM-L6-v2 puts every right answer first.
-    multilingual-e5-small (the default) misses one, measured and left as it is: for "Which company did
-    Maya join and where?" it finds "I'm leading the warehouse navigation project" closer (cosine 0.829)
-    than "I finally accepted the job offer from Northwind Robotics in Lisbon" (0.811) in every wording
-    tried, and no word of the question is in the answer; the answer is second. Every other answer,
-    the updates included, is first."""
+    """The demo's nine questions with each local model, the updates included. With multilingual-e5-small
+    (the default), "Which company did Maya join and where?" finds "I'm leading the warehouse navigation
+    project" closer (cosine 0.829) than "I finally accepted the job offer from Northwind Robotics in
+    Lisbon" (0.811), and no word of the question is in the answer: the question asks where someone works,
+    and the answer names that attribute ("job offer"), which lifts it (read.attribute_boost)."""
     from reverie.config.core import EmbeddingSettings
     from reverie.embed import make_provider
 
     got = _bench().run_demo(tmp_path, make_provider(EmbeddingSettings(local_model=model)))
     missed = [r for r in got["rows"] if not r["right_first"]]
     assert got["questions"] == 9
-    if model == "minilm":
-        assert not missed, missed
-    else:
-        assert [r["question"] for r in missed] == ["Which company did Maya join and where?"], missed
-        assert missed[0]["top"][1][0] == missed[0]["expected"], missed
+    assert not missed, missed

@@ -71,6 +71,47 @@ def test_verdicts_say_why(old: str, new: str, why: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        # a value let go without a change word: "no more X", "artık X yok", "X yok artık"
+        ("I have a glass of red wine with dinner.", "No more wine with dinner, doctor's orders.", "lets go of"),
+        ("Öğlen kantinde yemek yiyorum.", "Artık kantin yok, öğlen evden yemek getiriyorum.", "lets go of"),
+        ("Akşamları kola içiyorum.", "Kola yok artık, akşamları ayran içiyorum.", "lets go of"),
+        # a new state from a time on: "since <time>", "-dan beri", "itibaren"
+        ("My partner works at the Co-op bank.", "My partner has been at Nationwide since October.", "since october"),
+        (
+            "I swim at the Riverside leisure centre.",
+            "I've been swimming at Hampton Lido since last summer.",
+            "since last",
+        ),
+        ("Kiramız ayda 12.000 lira.", "Ocak'tan beri kiramız 14.000 lira.", "beri"),
+        ("Haftada iki gün ofise gidiyorum.", "Nisan'dan itibaren haftada dört gün ofise gidiyorum.", "itibaren"),
+        # a habit taken up again after the old statement let it go
+        ("I quit smoking two years ago.", "I started smoking again after the move.", "takes up again"),
+        ("I gave up chocolate for Lent.", "Back on chocolate, Lent is over.", "takes up again"),
+        ("Şekeri bıraktım.", "Tekrar şeker yemeye başladım.", "takes up again"),
+        # Turkish verbs of raising and lowering
+        ("Aidat ayda 800 lira.", "Yönetim aidatı 950 liraya yükseltti.", "states a change"),
+        ("Our team budget is 50,000 euros a year.", "Finance cut the team budget to 45,000 euros a year.", "cut"),
+        # a subject said in other words ("mum's operation" for "my mother's surgery")
+        ("My father's check-up is on June 3.", "Dad's check-up is now on June 10.", "another value"),
+        # an elided subject beside a third-person pronoun is not the speaker
+        ("My daughter has ballet on Mondays.", "No more ballet for her, she does karate now.", "lets go of"),
+        # the person the old statement is about is gone, and another is named
+        ("Marta cleans our house on Fridays.", "Marta retired, so now a cleaner called Joy Adeyemi comes.", "is gone"),
+        # a way of getting to work said by its verb
+        ("I take the train to work.", "No more trains for me, I walk to work now.", "commute"),
+    ],
+)
+def test_changes_said_without_a_change_word(old: str, new: str, why: str) -> None:
+    """Classes of phrasing the reading learnt with the en-c/tr-c scenarios: each reads as an update."""
+    assert updates.says_change(new) and updates.may_update(new)
+    verdict = updates.judge(old, new)
+    assert verdict.updates and why in verdict.reason
+    assert any(e.startswith("+") for e in verdict.evidence)
+
+
+@pytest.mark.parametrize(
     ("old", "new", "against"),
     [
         ("Maya works at Google in Zurich as a data engineer.", "Maya moved from Lisbon to Zurich in June 2023.", ""),
@@ -88,6 +129,29 @@ def test_compatible_statements_say_why_not(old: str, new: str, against: str) -> 
     assert against in verdict.reason
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I've lived in Leeds since 2015.", "I've worked at the children's hospital since 2019."),
+        ("My sister has been vegetarian since 2010.", "My brother has been vegan since January."),
+        ("We went to Crete last summer.", "We're going to Crete again this summer."),
+        ("I cancelled my gym membership in March.", "I started running again in the park."),
+        ("2018'den beri İstanbul'da yaşıyorum.", "2020'den beri aynı şirkette çalışıyorum."),
+        ("Sigarayı geçen yıl bıraktım.", "Tekrar yüzmeye başladım."),
+    ],
+)
+def test_since_and_again_alone_update_nothing(old: str, new: str) -> None:
+    """When a state began is no value of it, and "again" takes up only what the old statement let go."""
+    assert not updates.judge(old, new).updates, updates.judge(old, new).reason
+
+
+def test_attributes_that_hold_one_value() -> None:
+    assert updates.attributes("Which company did Maya join and where?") == {"work"}
+    assert "work" in updates.attributes("Maya: I finally accepted the job offer from Northwind Robotics.")
+    assert updates.attributes("Where does the user live these days?") == {"residence"}
+    assert updates.attributes("I love old palaces.") == frozenset()  # a preference may hold many values
+
+
 def test_analysis_reads_values_subjects_and_change() -> None:
     st = updates.analyse("Heads up: the team sync got moved to Wednesdays at 2pm.")
     clause = st.clauses[0]
@@ -101,7 +165,7 @@ def test_analysis_reads_values_subjects_and_change() -> None:
 def _reads_change(text: str) -> bool:
     """says_change without its cheap first test: the full reading into clauses."""
     return any(
-        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed
         for c in updates.analyse(text).clauses
     )
 
@@ -136,3 +200,10 @@ def test_dotted_numbers_read_as_codes() -> None:
     assert {"127.0.0.1", "2.5.1"} <= codes
     assert updates.says_change("The server moved from 127.0.0.1 to 10.0.0.12")
     assert isinstance(updates.judge("The server is at 127.0.0.1.", "The server is at 10.0.0.12 now."), updates.Verdict)
+
+
+def test_when_a_state_began_is_neither_subject_nor_value() -> None:
+    tr = updates.analyse("Mart'tan itibaren kızım her gün kreşe gidiyor.")
+    assert tr.clauses[0].subject == ("rel", "self", "kız") and tr.clauses[0].change == ["itibaren"]
+    en = updates.analyse("I've been a member of the Oakwood tennis club since September.")
+    assert [v.text for v in en.clauses[0].values] == ["Oakwood"] and en.clauses[0].change == ["since september"]

@@ -301,6 +301,15 @@ class ReadSettings(Section):
         description="At most 3 entity matches count.",
         json_schema_extra=source(REVERIE),
     )
+    attribute_boost: float = Field(
+        default=0.05,
+        ge=0,
+        description="A question about something that holds one value at a time (where someone lives or works, "
+        "whom they report to, a diet, a commute, when they get up, an age: 'Which company did Maya join?') "
+        "adds this to the relevance of each memory that names the same attribute ('accepted the job offer') "
+        "and, when the question names someone, names them too. 0 = off.",
+        json_schema_extra=source(REVERIE),
+    )
     episode_boost: float = Field(default=0.15, ge=0, description="+0.15 for the same session episode.")
     episode_context_boost: float = Field(
         default=0.05,
@@ -456,6 +465,15 @@ class ReadSettings(Section):
         le=50,
         description="How many of the best candidates are read pairwise for an update of one by another "
         "(read.current_first); 0 reads none.",
+    )
+    successor_search_top: int = Field(
+        default=3,
+        ge=0,
+        le=50,
+        description="How many of the best candidates look through the whole candidate pool for a newer memory "
+        "that updates them (read.current_first): a correction worded apart from the question ranks far down, "
+        "and is brought up to the place of what it corrects when the update reading finds an update. 0 = off.",
+        json_schema_extra=source(REVERIE),
     )
     hebbian_top: int = Field(
         default=5,

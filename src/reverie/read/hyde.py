@@ -23,7 +23,9 @@ _DETECT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, lexicon.pattern(f"read_hyde_{name}"))
     for name in ("technical", "howto", "reasoning", "definition", "lookup", "preference")
 )
-_TURKISH = re.compile(r"[çğışöüÇĞİŞÖÜ]|\b(ne|nedir|nasıl|neden|nerede|hangi|mi|mı|mu|mü|ve|bir)\b", re.IGNORECASE)
+# the letters without IGNORECASE: under it "ı" and "İ" match every "i" and "I" (Unicode case folding)
+_TURKISH_LETTERS = re.compile(r"[çğışöüÇĞİŞÖÜ]")
+_TURKISH_WORDS = re.compile(r"\b(ne|nedir|nasıl|neden|nerede|hangi|mi|mı|mu|mü|ve|bir)\b", re.IGNORECASE)
 
 TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
     "definition": {
@@ -67,7 +69,9 @@ def detect_intent(text: str) -> str:
 
 def language(text: str) -> str:
     """'tr' when the text has Turkish letters or function words, else 'en'."""
-    return "tr" if _TURKISH.search(text) else "en"
+    from reverie.text.updates import is_turkish  # Turkish verb endings ("tercih ediyor")
+
+    return "tr" if _TURKISH_LETTERS.search(text) or _TURKISH_WORDS.search(text) or is_turkish(text) else "en"
 
 
 def variants(text: str, *, count: int) -> tuple[str, list[str]]:

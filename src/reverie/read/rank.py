@@ -81,7 +81,14 @@ def context(
         source,
         scoring.detect_mood(query),
         tuple(windows),
+        _attributes(query) if cfg.attribute_boost > 0 else frozenset(),
     )
+
+
+def _attributes(query: str) -> frozenset[str]:
+    from reverie.text.updates import attributes
+
+    return attributes(query)
 
 
 def inputs(

@@ -62,6 +62,7 @@ class QueryContext:
     episode_source: str = ""
     mood: float | None = None
     windows: tuple[Window, ...] = ()
+    attributes: frozenset[str] = frozenset()  # what the query asks about that holds one value at a time
 
 
 @dataclass(slots=True)
@@ -198,6 +199,7 @@ def base_terms(
 
 def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings) -> dict[str, float]:
     out: dict[str, float] = {}
+    matches = 0
     if ctx.entities and rec.entities:
         matches = len(ctx.entities & {entity_key(e) for e in rec.entities})
         if matches:
@@ -208,6 +210,12 @@ def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings
         out["episode_context"] = read.episode_context_boost * inp.episode
     if inp.coactivation:
         out["coactivation"] = inp.coactivation
+    if ctx.attributes and read.attribute_boost > 0 and (matches or not ctx.entities):
+        from reverie.text.updates import attributes
+
+        # the attribute of whom the question names ("Mert ne iş yapıyor?": not Emre's colleagues)
+        if ctx.attributes & attributes(rec.content):
+            out["attribute"] = read.attribute_boost
     if ctx.windows and read.time_anchor_boost > 0:
         fit = time_fit(
             rec.valid_from or rec.created_at,
@@ -243,7 +251,7 @@ def multipliers(rec: MemoryRecord, ctx: QueryContext, read: ReadSettings, dyn: D
 
 
 #: boosts that measure the query itself (relevance); the others are priors
-_RELEVANCE_BOOSTS = ("entity", "time")
+_RELEVANCE_BOOSTS = ("entity", "attribute", "time")
 
 
 def score(

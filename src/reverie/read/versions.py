@@ -171,7 +171,13 @@ def first(
             successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
     top = [i for i, _ in order[: settings.read.update_check_top]]
     floor = settings.write.gate.profile(profile).update_candidate_min
-    for a, b, verdict in read_time_updates(top, cands, records, vecs, floor):
+    found = read_time_updates(top, cands, records, vecs, floor)
+    # a correction worded apart from the question may rank far down: the best results look for what updates
+    # them in the whole pool (only a verdict at the update score brings one up from there)
+    best = top[: settings.read.successor_search_top]
+    rest = [i for i, _ in order[settings.read.update_check_top :]]
+    found += [t for t in read_time_updates(best, cands, records, vecs, floor, newer=rest) if t[2].updates]
+    for a, b, verdict in found:
         old, new = cands[a].id, cands[b].id
         if old not in successor and new not in successor:
             successor[old] = (new, "read", f"the newer memory updates it: {verdict.reason}")
@@ -267,19 +273,35 @@ def _change_partners(
 
 
 def read_time_updates(
-    top: Sequence[int], cands: Sequence[PoolEntry], records: dict[str, MemoryRecord], vecs: F32, floor: float
+    top: Sequence[int],
+    cands: Sequence[PoolEntry],
+    records: dict[str, MemoryRecord],
+    vecs: F32,
+    floor: float,
+    *,
+    newer: Sequence[int] | None = None,
 ) -> list[tuple[int, int, Any]]:
     """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
     older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
     — and the newer says that something changed: a change or correction word, a value let go, a
-    negation)."""
+    negation). ``newer``: look for the newer ones among these candidates instead of ``top``."""
     from reverie.text import updates as wupdates
 
     out: list[tuple[int, int, Any]] = []
-    when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in top}
+    others = top if newer is None else newer
+    when = {i: records[cands[i].id].valid_from or records[cands[i].id].created_at for i in (*top, *others)}
     active = [i for i in top if records[cands[i].id].status is Status.ACTIVE]
+    if not active:
+        return out
+    if newer is not None:  # only those similar to one of the older ones are read (a cosine is cheaper than a reading)
+        close = (vecs[list(newer)] @ vecs[active].T).max(axis=1) >= floor if len(newer) else np.zeros(0, bool)
+        others = [i for i, near in zip(newer, close, strict=True) if near]
     # a newer memory that says no change updates nothing: read once per memory, not once per pair
-    changes = [i for i in active if wupdates.says_change(records[cands[i].id].content)]
+    changes = [
+        i
+        for i in others
+        if records[cands[i].id].status is Status.ACTIVE and wupdates.says_change(records[cands[i].id].content)
+    ]
     if not changes:
         return out
     for a in active:

@@ -32,7 +32,7 @@ order two memories that both answer one question (never to hide one). Pure funct
 :func:`analyse` are cached by text.
 """
 
-from reverie.text.updates.clauses import analyse
+from reverie.text.updates.clauses import analyse, attributes
 from reverie.text.updates.compare import same_value, substitutions
 from reverie.text.updates.judge import (
     NO_UPDATE,
@@ -58,6 +58,7 @@ __all__ = [
     "Value",
     "Verdict",
     "analyse",
+    "attributes",
     "contradicts",
     "is_turkish",
     "judge",

@@ -31,12 +31,15 @@ from reverie.text.updates.vocabulary import (
     LIKE,
     NEGATION,
     NEGATION_TR,
+    NO_MORE_TR,
     NOT_VALUE,
     NUMBER_WORDS,
     PERSON_NOUNS,
     PREPOSITIONS,
     QUALIFIER,
+    RESUME,
     SENTENCE_END,
+    SINCE,
     SPEAKER,
     STOP,
     TAG,
@@ -46,6 +49,10 @@ from reverie.text.updates.vocabulary import (
     TOKEN,
     TOPIC_VERB,
 )
+
+#: third-person pronouns: an elided subject in a clause that names one is not the speaker
+_THIRD_PERSON = frozenset({"he", "she", "him", "her", "they", "them"})
+_SINCE_TR = re.compile(r"([\wçğıöşüÇĞİÖŞÜ'’.]+)\s+(?:beri|itibaren)\b", re.IGNORECASE)
 
 
 def split_speaker(text: str, speaker: str | None) -> tuple[str | None, str]:
@@ -86,8 +93,11 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
             if clause is None:
                 continue
             if not clause.subject and clause.subject_words == {"∅"}:  # elided: the sentence's subject
+                speaker_said = not turkish or not clauses
+                if speaker_said and not inherited and _THIRD_PERSON & set(clause.words):
+                    speaker_said = False  # "No more swimming for him": about someone else, not the speaker
                 clause.subject, clause.subject_words = inherited or (
-                    (("self",), set()) if not turkish or not clauses else ((), set())
+                    (("self",), set()) if speaker_said else ((), set())
                 )
             elif clause.subject:
                 inherited = (clause.subject, clause.subject_words)
@@ -107,18 +117,34 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in SENTENCE_END.split(text) if s and s.strip()]
 
 
+def _since_tr_at(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` belongs to a Turkish "X'ten beri" / "X'ten itibaren" (when a state began)."""
+    if words[i] in ("beri", "itibaren"):
+        return i > 0
+    return i + 1 < len(words) and words[i + 1] in ("beri", "itibaren")
+
+
 def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> Clause | None:
     raw = TOKEN.findall(text)
     if not raw:
         return None
     words = [fold(w) for w in raw]
     lead = _lead(words)
-    subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
+    if turkish and any(w in ("beri", "itibaren") for w in words[1:]):  # "Mart'tan itibaren kızım …": not the subject
+        keep = [i for i in range(len(words)) if not _since_tr_at(words, i)]
+        sraw, swords = [raw[i] for i in keep], [words[i] for i in keep]
+        subject, subject_words = read_subject(sraw, swords, _lead(swords), turkish, first=first)
+    else:
+        subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
     names = {w for w in subject_words if w and w != "∅"}
+    since = {fold(w) for m in SINCE.finditer(text) for w in TOKEN.findall(m.group(0))[1:]}
+    if turkish:  # "Ocak'tan beri", "Mart'tan itibaren": when the new state began
+        since |= {fold(m.group(1)) for m in _SINCE_TR.finditer(text)}
     values = [
         v
         for v in read_values(text, raw, words, lead, turkish, names)
         if not (v.kind == "name" and {stem(x, turkish) for x in v.norm.split()} & subject_words)
+        and not (since and {fold(w) for w in TOKEN.findall(v.text)} <= since)  # when it began, not a value
     ]
     holder = _role_holder(raw, words, subject, subject_words, turkish)
     if holder is not None:  # "Tom is my mentor": the mentor is Tom
@@ -145,6 +171,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         and not w[:1].isdigit()
     }
     lets_go = _letting_go(text, turkish)
+    negated = bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text)))
     folded = set(words)
     polarity = (1 if folded & LIKE else 0) - (1 if folded & DISLIKE else 0)
     values = [v for v in values if not (v.kind in ("name", "obj", "obj:to") and fold(v.text) in PERSON_NOUNS)]
@@ -156,7 +183,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         subject,
         subject_words,
         families,
-        change=[m.group(0).casefold() for m in CHANGE.finditer(text)],
+        change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)],
         correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
         dropped=lets_go.dropped,
@@ -164,13 +191,14 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         denied=lets_go.denied,
         moved_from=lets_go.moved_from,
         moved_to=lets_go.moved_to,
-        negated=bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text))),
+        negated=negated,
         polarity=polarity,
         past=is_past(words),
         question=question,
         copula=is_copula(words, turkish),
         topic=topic,
         targets=lets_go.targets,
+        resumed=not negated and bool(RESUME.search(text)),
     )
 
 
@@ -201,6 +229,9 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
         denied |= _next_terms(text[m.end() :], turkish)
     for m in DROP_AROUND.finditer(text):
         dropped |= _terms(m.group("x"), turkish)
+    if turkish:
+        for m in NO_MORE_TR.finditer(text):  # "artık çay yok": no more tea
+            dropped |= _terms(m.group("x"), turkish)
     targets: set[str] = set()
     for m in TARGET.finditer(text):
         targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)
@@ -265,6 +296,17 @@ def _role_holder(
         name = subject[1]
         return role, role_words, Value("name", name, name.title(), stem(np[-1], turkish))
     return None
+
+
+@lru_cache(maxsize=16384)
+def attributes(text: str) -> frozenset[str]:
+    """The attributes that hold one value at a time (where someone lives or works, whom they report to, a
+    diet, a commute, when they get up, an age) that ``text`` names by a word of its family ("job", "moved",
+    "manager", "vegan"): a question about one of them is answered by a memory that states it. A look-up of
+    each word (no reading into clauses): the read path asks it of every candidate."""
+    found = {name for w in TOKEN.findall(text) for name in _word_families(fold(w))}
+    found |= {name for name, fam in FAMILIES.items() if fam.phrase is not None and fam.phrase.search(text)}
+    return frozenset(name for name in found if FAMILIES[name].functional)
 
 
 @lru_cache(maxsize=65536)

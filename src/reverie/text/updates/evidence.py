@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from reverie.text.updates.compare import held_in, kind_of, same_value, substitutions, value_in
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.tokens import PERSON_STEMS, stem, verb_stem
-from reverie.text.updates.vocabulary import DISLIKE, EVENTS, FAMILIES, LIKE, OVER
+from reverie.text.updates.vocabulary import DISLIKE, DROP_AFTER_WORD, EVENTS, FAMILIES, LIKE, OVER
 
 
 def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
@@ -63,6 +63,7 @@ class Pair:
     ev: list[tuple[float, str]] = field(default_factory=list)
     explicit: float = 0.0
     let_go: list[Value] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)  # what the new clause takes up again after the old let it go
     moved: list[Value] = field(default_factory=list)
     shared: set[str] = field(default_factory=set)
     subs: list[tuple[Value, Value]] = field(default_factory=list)
@@ -92,8 +93,10 @@ def weigh_explicit(r: Pair) -> None:
     if not r.chatty:  # an object is let go only by a verb that means it ("stopped using the treadmill")
         r.let_go += [v for v in plain if held_in(v, nc.dropped if r.a.turkish else nc.given_up)]
     given_up = nc.dropped if r.a.turkish else nc.given_up
+    # "Artık kantin yok", "No more cola": the new clause's subject is itself what it lets go of
+    gone = set() if nc.subject_words and nc.subject_words <= given_up else nc.subject_words
     words = (
-        sorted(((oc.stems - oc.subject_words) & given_up) - nc.subject_words)
+        sorted(((oc.stems - oc.subject_words) & given_up) - gone)
         if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT
         else []
     )
@@ -101,6 +104,16 @@ def weigh_explicit(r: Pair) -> None:
         r.explicit = r.add(
             3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"
         )
+        return
+    successor = _successor_named(r)
+    if successor:
+        r.explicit = r.add(
+            3.5, f"'{oc.subject[1]}', whom the old statement is about, is gone and '{successor}' is named instead"
+        )
+        return
+    r.resumed = _taken_up_again(r)
+    if r.resumed:
+        r.explicit = r.add(3.5, f"takes up again '{', '.join(r.resumed)}', which the old statement let go")
         return
     r.moved = [
         v
@@ -136,6 +149,34 @@ def weigh_explicit(r: Pair) -> None:
         and len(local) * 5 >= min(len(oc.stems), len(nc.stems)) * 3
     ):
         r.explicit = r.add(3.0, "negates what the old statement asserts over the same words")
+
+
+def _successor_named(r: Pair) -> str:
+    """ "Karen does our accounts" → "We hired a new bookkeeper, Tom Reyes, after Karen retired": the person the
+    old statement is about left (retired, quit …) and the new statement names someone else — the name, or ""."""
+    oc, nc = r.oc, r.nc
+    if oc.subject[:1] != ("lead",) or not oc.subject_words or not oc.subject_words <= nc.dropped or r.chatty:
+        return ""
+    for c in r.b.clauses:
+        if c.subject[:1] == ("lead",) and c.subject_words and not c.subject_words & oc.subject_words:
+            return c.subject[1]
+        for v in c.values:
+            if v.kind == "name" and not {stem(x, r.a.turkish) for x in v.norm.split()} & oc.subject_words:
+                return v.text
+    return ""
+
+
+def _taken_up_again(r: Pair) -> list[str]:
+    """What the new clause takes up again ("started smoking again", "back on coffee", "tekrar et yemeye
+    başladım") that the old clause let go of or denied ("I quit smoking", "I've given up coffee", "Et
+    yemiyorum"): the words they share, besides their subjects."""
+    oc, nc = r.oc, r.nc
+    if not nc.resumed or r.subject == "different" or r.chatty or max(len(oc.stems), len(nc.stems)) > _SHORT:
+        return []
+    let_go = oc.dropped | oc.given_up
+    if oc.negated or let_go or DROP_AFTER_WORD.search(oc.text):  # "Sigarayı üç yıl önce bıraktım"
+        let_go = let_go | oc.stems
+    return sorted((nc.stems & let_go) - nc.subject_words - oc.subject_words)
 
 
 def weigh_for(r: Pair) -> float:

@@ -24,6 +24,7 @@ from reverie.text.updates.vocabulary import (
     NOT_VALUE,
     OVER,
     POLARITY_WORDS,
+    SINCE,
     TOKEN,
     UPDATE_SCORE,
 )
@@ -99,7 +100,7 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
 
 
 def _explicit_marks(c: Clause) -> bool:
-    return bool(c.dropped or c.moved_from or c.negated or c.polarity or OVER.search(c.text))
+    return bool(c.dropped or c.moved_from or c.negated or c.polarity or c.resumed or OVER.search(c.text))
 
 
 def may_update(text: str) -> bool:
@@ -107,7 +108,7 @@ def may_update(text: str) -> bool:
     word, a value let go, "from X", a negation or a preference — or states values of its own. A text
     with none of these updates nothing (the gate and the read path skip reading it against others)."""
     return any(
-        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.values
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed or c.values
         for c in analyse(text).clauses
     )
 
@@ -116,7 +117,8 @@ def says_change(text: str) -> bool:
     """Whether ``text`` itself says that something changed or was wrong (a change or correction word, a
     value let go, "from X", a negation, a preference turned)."""
     return may_say_change(text) and any(
-        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity for c in analyse(text).clauses
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed
+        for c in analyse(text).clauses
     )
 
 
@@ -127,6 +129,8 @@ def says_change(text: str) -> bool:
 #: or a Turkish verb of moving after a space (the only literal parts of the from → to pattern)
 _CHANGE_CUES = (
     CHANGE,
+    SINCE,
+    re.compile(r"again|back|resum|tekrar|yeniden|yine|gene|geri", re.IGNORECASE),  # each RESUME holds one of these
     CORRECTION,
     DROP_BEFORE,
     NOT_VALUE,
@@ -214,7 +218,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         score = r.explicit + 0.25 * weak
         if r.subject == "different" and not r.let_go and not r.moved:
             score -= 3.0
-        if nc.additive and not r.corrects and not r.let_go and not r.moved:
+        if nc.additive and not r.corrects and not r.let_go and not r.moved and not r.resumed:
             score -= 2.0
     else:
         score = weak - against

@@ -43,6 +43,7 @@ class Clause:
     context: set[str] = field(default_factory=set)  # content stems of the whole sentence
     topic: tuple[str, str] | None = None  # (owner, head) of what a change verb acts on ("changed my phone's wallpaper")
     targets: set[str] = field(default_factory=set)  # what a change goes to ("switched to Neovim")
+    resumed: bool = False  # takes something up again ("started smoking again", "back on coffee", "tekrar")
 
 
 @dataclass(slots=True)

@@ -7,6 +7,7 @@ import re
 from reverie import lexicon
 from reverie.text.updates.tokens import (
     PERSON_STEMS,
+    canonical,
     core_form,
     fold,
     is_copula,
@@ -195,11 +196,12 @@ def np_subject(owner: str, np: list[str], turkish: bool) -> tuple[tuple[str, ...
     clean = [w.removesuffix("'s").rstrip("'") for w in np if w and not w.startswith("=")]
     if not clean:
         return (("self",), set()) if owner == "self" else ((), set())
-    words = {stem(w, turkish) for w in clean} | names
+    words = {canonical(stem(w, turkish)) for w in clean} | names
     head = clean[-1]
+    owner = canonical(owner)
     if head in PERSON_NOUNS or stem(head, turkish) in PERSON_STEMS or (turkish and tr_person(head)):
-        return ("rel", owner, stem(head, turkish)), words
-    return ("thing", owner, stem(head, turkish)), words
+        return ("rel", owner, canonical(stem(head, turkish))), words
+    return ("thing", owner, canonical(stem(head, turkish))), words
 
 
 def _tr_genitive(words: list[str], i: int) -> bool:

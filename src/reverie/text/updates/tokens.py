@@ -64,10 +64,35 @@ def stem(word: str, turkish: bool = False) -> str:
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("s", ""), ("er", ""), ("ly", "")):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not (suffix == "s" and w.endswith("ss")):
             w = w[: len(w) - len(suffix)] + keep
+            if suffix in ("ing", "ed") and w[-1] == w[-2] and w[-1] in "bgmnprt":
+                w = w[:-1]  # "swimming" / "swim", "stopped" / "stop", "planned" / "plan"
             break
     if w.endswith("e") and len(w) > 3:
         w = w[:-1]  # "office" / "offices", "move" / "moved"
     return w[:6]
+
+
+def _synonyms() -> dict[str, str]:
+    """Each stem of a word in one of the ``update_synonyms`` groups → the stem of the group's first word."""
+    out: dict[str, str] = {}
+    for group in lexicon.terms("update_synonyms"):
+        words = [w.strip() for w in group.split("|") if w.strip()]
+        turkish = any(_is_turkish(fold(w)) for w in words)
+        first = stem(words[0], turkish)
+        for w in words:
+            out.setdefault(stem(w, turkish), first)
+    return out
+
+
+_SYNONYM: dict[str, str] = {}
+
+
+def canonical(stemmed: str) -> str:
+    """The one stem a group of words that name one thing shares ("mum" and "mother", "surgery" and
+    "operation"): how a subject said in other words is recognised."""
+    if not _SYNONYM:
+        _SYNONYM.update(_synonyms())
+    return _SYNONYM.get(stemmed, stemmed)
 
 
 @lru_cache(maxsize=65536)

@@ -20,9 +20,13 @@ TOKEN = re.compile(
 ABBREV = re.compile(r"\b(" + "|".join(lexicon.terms("update_abbreviations")) + r")\.", re.IGNORECASE)
 TAG = re.compile(r"(?<!\w)#[\w-]+")  # "#24", "#todo": a tag or an id, not a value
 SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
+_SINCE_TIME = r"(?:the\s+|last\s+|early\s+|late\s+|mid-?)?(?:" + "|".join(lexicon.terms("update_since_time")) + r")\b"
+#: a new state from a time on: "since January", "ever since last spring" (not "since Clara is renovating")
+SINCE = re.compile(r"\b(?:ever\s+)?since\s+" + _SINCE_TIME, re.IGNORECASE)
 CLAUSE = re.compile(
-    r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since|ama|fakat|"
-    r"çünkü)\s+",
+    r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since(?!\s+"
+    + _SINCE_TIME
+    + r")|ama|fakat|çünkü)\s+",
     re.I,
 )
 ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\)")
@@ -47,6 +51,8 @@ DISCOURSE = lexicon.words("update_discourse")
 
 #: a change: what held before holds no longer (EN + TR)
 CHANGE = lexicon.pattern("update_change")
+#: a value taken up again after it was let go ("started smoking again", "back on coffee", "tekrar başladım")
+RESUME = lexicon.pattern("update_resume")
 #: a correction of what was said before
 CORRECTION = lexicon.pattern("update_correction")
 #: the new statement adds to what was said instead of replacing it
@@ -69,6 +75,8 @@ FROM_TO = re.compile(
 )
 NEGATION = lexicon.pattern("update_negation")
 NEGATION_TR = re.compile(r"\b(değil\w*|\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b", re.IGNORECASE)
+#: "artık çay yok" (no more tea): what follows "artık" is let go ("çay yok artık" is a word let go after it)
+NO_MORE_TR = re.compile(r"\bartık\s+(?P<x>[\wçğıöşüÇĞİÖŞÜ'’]+)\s+yok\b", re.IGNORECASE)
 OVER = re.compile(r"\b(\w+) over (\w+)\b", re.IGNORECASE)
 LIKE = lexicon.words("update_like")
 DISLIKE = lexicon.words("update_dislike")
@@ -306,7 +314,8 @@ DROP_AFTER_WORD = re.compile(
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
     r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|passed away|passed on|"
     r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
-    r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|stepped down|handed (?:\w+ ){0,4}over)\b",
+    r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|yok artık|stepped down|"
+    r"handed (?:\w+ ){0,4}over)\b",
     re.UNICODE,
 )
 PREPOSITIONS = lexicon.words("update_prepositions")
