@@ -475,6 +475,17 @@ class ReadSettings(Section):
         "and is brought up to the place of what it corrects when the update reading finds an update. 0 = off.",
         json_schema_extra=source(REVERIE),
     )
+    successor_search_neighbours: int = Field(
+        default=1,
+        ge=0,
+        le=100,
+        description="With read.successor_search_top: of the pool's memories newer than and similar to one of the "
+        "best candidates, only its this many most similar ones are read for an update (0 = every one). A "
+        "correction is among the nearest neighbours of what it corrects: on the knowledge-update suite 1, 3 and "
+        "every one gave the same results, while reading every similar memory of a large store cost 3–6 ms per "
+        "search at 100k memories (bench/README.md).",
+        json_schema_extra=source(REVERIE),
+    )
     hebbian_top: int = Field(
         default=5,
         ge=0,

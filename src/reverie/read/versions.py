@@ -176,7 +176,10 @@ def first(
     # them in the whole pool (only a verdict at the update score brings one up from there)
     best = top[: settings.read.successor_search_top]
     rest = [i for i, _ in order[settings.read.update_check_top :]]
-    found += [t for t in read_time_updates(best, cands, records, vecs, floor, newer=rest) if t[2].updates]
+    nearest = settings.read.successor_search_neighbours
+    found += [
+        t for t in read_time_updates(best, cands, records, vecs, floor, newer=rest, nearest=nearest) if t[2].updates
+    ]
     for a, b, verdict in found:
         old, new = cands[a].id, cands[b].id
         if old not in successor and new not in successor:
@@ -280,11 +283,13 @@ def read_time_updates(
     floor: float,
     *,
     newer: Sequence[int] | None = None,
+    nearest: int = 0,
 ) -> list[tuple[int, int, Any]]:
     """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
     older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
     — and the newer says that something changed: a change or correction word, a value let go, a
-    negation). ``newer``: look for the newer ones among these candidates instead of ``top``."""
+    negation). ``newer``: look for the newer ones among these candidates instead of ``top``; ``nearest``: of
+    them, read only each older memory's ``nearest`` most similar ones (0 = all)."""
     from reverie.text import updates as wupdates
 
     out: list[tuple[int, int, Any]] = []
@@ -293,15 +298,21 @@ def read_time_updates(
     active = [i for i in top if records[cands[i].id].status is Status.ACTIVE]
     if not active:
         return out
-    if newer is not None:  # only those similar to one of the older ones are read (a cosine is cheaper than a reading)
-        close = (vecs[list(newer)] @ vecs[active].T).max(axis=1) >= floor if len(newer) else np.zeros(0, bool)
-        others = [i for i, near in zip(newer, close, strict=True) if near]
+    # only a memory newer than and similar to one of the older ones is read (a cosine is cheaper than a reading;
+    # the pair's own check below is exact, this one keeps a hair's margin for the matrix product's rounding)
+    others = [i for i in others if records[cands[i].id].status is Status.ACTIVE]
+    sims = vecs[others] @ vecs[active].T if others else np.zeros((0, len(active)), np.float32)
+    near: set[int] = set()  # rows newer than and similar to an older memory (its nearest, with ``nearest``)
+    for col, a in enumerate(active):
+        fits = [
+            (float(sims[row, col]), row)
+            for row, b in enumerate(others)
+            if a != b and when[b] > when[a] and sims[row, col] >= floor - 1e-6
+        ]
+        near.update(row for _, row in sorted(fits, reverse=True)[: nearest or None])
+    others = [b for row, b in enumerate(others) if row in near]
     # a newer memory that says no change updates nothing: read once per memory, not once per pair
-    changes = [
-        i
-        for i in others
-        if records[cands[i].id].status is Status.ACTIVE and wupdates.says_change(records[cands[i].id].content)
-    ]
+    changes = [i for i in others if wupdates.says_change(records[cands[i].id].content)]
     if not changes:
         return out
     for a in active:
