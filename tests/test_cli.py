@@ -126,6 +126,11 @@ def test_demo_finds_the_evidence() -> None:
     assert "evidence in the top 3" in out
     found = int(out.split("evidence in the top 3 for ")[1].split(" of ")[0])
     assert found >= 7  # of 9 questions
+    # memories replaced by a correction are not counted as consolidated: no originals without a summary
+    later = out.split("months later:")[1]
+    originals = int(later.split(" originals consolidated into ")[0].rsplit(" ", 1)[1])
+    summaries = int(later.split(" originals consolidated into ")[1].split(" ")[0])
+    assert "replaced by a newer statement" in later and (originals == 0) == (summaries == 0)
 
 
 def test_reactivate_and_undo_consolidation(db: str) -> None:

@@ -178,8 +178,9 @@ def _print_summary(
         _say(
             console,
             f"   {months} months later: evidence in the top {k} for {life['later_found']} of {questions}; "
-            f"{life['active']} memories active, {life['consolidated']} originals consolidated into "
-            f"{life['summaries']} summaries, {life['cold']} in cold storage, none deleted",
+            f"{life['active']} memories active, {life['replaced']} replaced by a newer statement, "
+            f"{life['consolidated']} originals consolidated into {life['summaries']} summaries, "
+            f"{life['cold']} in cold storage, none deleted",
         )
     where = f" --db {mem.target}" if keep else " --db FILE (this run's store was temporary)"
     _say(
@@ -245,7 +246,9 @@ def _lifecycle(
         row(month * DAYS_PER_MONTH, later_found)
     everything = list(mem.export(user_id=conv.user_id))
     summaries = [r for r in everything if r.write_source == "dream"]
-    consolidated = sum(r.status is Status.SUPERSEDED for r in everything)
+    made_by_dream = {r.id for r in summaries}
+    superseded = [r for r in everything if r.status is Status.SUPERSEDED]
+    consolidated = sum(r.superseded_by in made_by_dream for r in superseded)
     done = {name: n for name, n in total_changed.items() if n and name not in ("decay", "edge_decay")}
     _say(console, "   dream steps that changed something: " + ", ".join(f"{name} {n}" for name, n in done.items()))
     _say(
@@ -257,6 +260,7 @@ def _lifecycle(
         "later_found": later_found,
         "summaries": len(summaries),
         "consolidated": consolidated,
+        "replaced": len(superseded) - consolidated,
         "active": sum(r.status is Status.ACTIVE for r in everything),
         "cold": sum(r.store is StoreTier.COLD for r in everything),
     }
