@@ -278,13 +278,13 @@ def test_a_query_runs_on_one_thread_and_a_batch_on_every_core() -> None:
     batch = model.embed_query(texts)
     assert model._sessions._small is None  # 8 texts: the main session
     alone = np.vstack([model.embed_query([t]) for t in texts])
-    small = model._sessions.for_batch(1)
+    small = model._sessions.session(small=True)
     assert small is not model._sessions.main and small.get_session_options().intra_op_num_threads == 1
     assert float(np.min(np.sum(alone * batch, axis=1))) > 0.99
     two = E5Embedder(threads=2, query_threads=2)
     np.testing.assert_allclose(alone, np.vstack([two.embed_query([t]) for t in texts]), atol=1e-6)
     same = E5Embedder(threads=1, query_threads=1)  # one count: one session
-    assert same._sessions is not None and same._sessions.for_batch(1) is same._sessions.main
+    assert same._sessions is not None and same._sessions.session(small=True) is same._sessions.main
     with pytest.raises(InvalidInputError):
         E5Embedder(query_threads=-1)
 

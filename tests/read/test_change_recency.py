@@ -4,10 +4,8 @@ the same thing, comes first (read.change_recency_ratio)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,29 +21,6 @@ FILLER = (
     "We played board games until midnight.",
     "My sister sent me a video of her cat chasing a laser pointer.",
 )
-
-
-@pytest.fixture(scope="module")
-def model() -> Any:
-    """The default local model: whether two statements are about one thing is the embedder's call."""
-    from reverie.config.core import EmbeddingSettings
-    from reverie.embed import make_provider
-
-    return make_provider(EmbeddingSettings())
-
-
-@pytest.fixture
-def make_memory(tmp_path: Path, clock: SettableClock, model: Any) -> Iterator[Callable[..., Memory]]:
-    opened: list[Memory] = []
-
-    def factory(**config: object) -> Memory:
-        m = Memory(tmp_path / f"m{len(opened)}.db", config=config, clock=clock, embedder=model)
-        opened.append(m)
-        return m
-
-    yield factory
-    for m in opened:
-        m.close()
 
 
 def _store(mem: Memory, clock: SettableClock) -> tuple[str, str]:
@@ -66,8 +41,8 @@ def test_the_pair_is_not_read_as_an_update_by_its_words() -> None:
     assert not updates.judge(OLD, NEW).likely
 
 
-def test_the_newer_change_comes_first(make_memory: Callable[..., Memory], clock: SettableClock) -> None:
-    mem = make_memory()
+def test_the_newer_change_comes_first(model_memory: Callable[..., Memory], clock: SettableClock) -> None:
+    mem = model_memory()
     old, new = _store(mem, clock)
     hits = mem.search("What is the Wi-Fi password?", user_id="u", k=5)
     ids = [h.memory.id for h in hits]
@@ -77,16 +52,16 @@ def test_the_newer_change_comes_first(make_memory: Callable[..., Memory], clock:
     assert "changed" in first.explain["newer_first"]["note"]
 
 
-def test_switched_off_the_question_words_decide(make_memory: Callable[..., Memory], clock: SettableClock) -> None:
+def test_switched_off_the_question_words_decide(model_memory: Callable[..., Memory], clock: SettableClock) -> None:
     # ablation: without the time reasoning the old statement, worded like the question, comes first
-    mem = make_memory(read={"change_recency_ratio": 0.0})
+    mem = model_memory(read={"change_recency_ratio": 0.0})
     old, new = _store(mem, clock)
     ids = [h.memory.id for h in mem.search("What is the Wi-Fi password?", user_id="u", k=5)]
     assert ids.index(old) < ids.index(new)
 
 
-def test_a_timeline_keeps_the_order_of_time(make_memory: Callable[..., Memory], clock: SettableClock) -> None:
-    mem = make_memory()
+def test_a_timeline_keeps_the_order_of_time(model_memory: Callable[..., Memory], clock: SettableClock) -> None:
+    mem = model_memory()
     old, new = _store(mem, clock)
     ids = [h.memory.id for h in mem.search("wifi password", user_id="u", mode="timeline", k=5)]
     assert ids.index(old) < ids.index(new)

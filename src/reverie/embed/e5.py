@@ -667,7 +667,7 @@ class E5Embedder:
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         pooled = np.empty((len(windows), DIM), dtype=np.float32)
         assert self._sessions is not None
-        session = self._sessions.for_batch(len(windows))  # a search query: the small-input session
+        session = self._sessions.session(small=len(windows) <= onnx_graph.SMALL_INPUT)  # a search query
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             pooled[rows] = self._forward(session, [windows[w][1] for w in rows])

@@ -503,8 +503,7 @@ class MiniLMEmbedder:
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: F32, *, small: bool) -> F32:
         if self._sessions is not None:  # onnxruntime: run() is thread-safe, no lock needed
-            session = self._sessions.for_batch(1 if small else SMALL_BATCH + 1)
-            return onnx_graph.run_session(session, self._word, ids, mask)
+            return onnx_graph.run_session(self._sessions.session(small=small), self._word, ids, mask)
         assert self._weights is not None
         # a few short texts (a query and its variants) run faster on one BLAS thread (threads contend on
         # such small products); batches keep the default

@@ -276,9 +276,9 @@ class Sessions:
         self._small: Any = None
         self._lock = threading.Lock()
 
-    def for_batch(self, size: int) -> Any:
-        """The session to run a batch of ``size`` texts on."""
-        if self._same or size > SMALL_INPUT:
+    def session(self, *, small: bool) -> Any:
+        """The session for a few texts at a time (``small``: at most ``SMALL_INPUT``) or for a batch."""
+        if self._same or not small:
             return self.main
         if self._small is None:
             with self._lock:
