@@ -24,6 +24,12 @@ RENAMED_SETTINGS: dict[str, dict[str, str]] = {
     },
 }
 
+#: Former names of write stages in ``write.llm_stages``.
+RENAMED_STAGES: dict[str, str] = {"synthesis": "merge"}
+
+#: Former names of settings sections (parent class name → {former name: current name}).
+RENAMED_SECTIONS: dict[str, dict[str, str]] = {"DreamSettings": {"lifecycle": "forgetting"}}
+
 #: Former values of ``dynamics.fsrs.curve``.
 RENAMED_CURVES: dict[str, str] = {"seed001": "simple_power"}
 
@@ -72,7 +78,9 @@ def current_event_data(data: dict[str, Any]) -> dict[str, Any]:
 __all__ = [
     "RENAMED_CURVES",
     "RENAMED_RULES",
+    "RENAMED_SECTIONS",
     "RENAMED_SETTINGS",
+    "RENAMED_STAGES",
     "current_event_data",
     "current_reason",
     "current_rule",

@@ -211,7 +211,7 @@ def test_drift_detection_invalidates_memories_of_deleted_files(make_memory, tmp_
 
 
 def test_forgetting_leaves_code_memories_alone(make_memory, tmp_path: Path, clock: SettableClock) -> None:
-    m: Memory = make_memory(dream={"lifecycle": {"capacity_max": 2, "capacity_target": 1}})
+    m: Memory = make_memory(dream={"forgetting": {"capacity_max": 2, "capacity_target": 1}})
     m.ingest_code(make_tree(tmp_path), user_id="dev")
     clock.advance(days=200)
     m.dream()

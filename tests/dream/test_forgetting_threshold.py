@@ -43,7 +43,7 @@ def test_the_utility_floor_spares_memories_used_more_than_average(make_memory, c
 
 
 def test_without_the_floating_threshold_the_utility_floor_takes_all(make_memory, clock: SettableClock) -> None:
-    m = make_memory(dream={"lifecycle": {"floating_threshold": False}})
+    m = make_memory(dream={"forgetting": {"floating_threshold": False}})
     used = _old(clock, "The build server is called hopper", accesses=10, utility=0.05)
     idle = _old(clock, "A passing remark about the weather", accesses=0, utility=0.05)
     m.restore([used, idle])
@@ -52,7 +52,7 @@ def test_without_the_floating_threshold_the_utility_floor_takes_all(make_memory,
 
 
 def test_capacity_trim_takes_memories_used_at_most_average_first(make_memory, clock: SettableClock) -> None:
-    m = make_memory(dream={"lifecycle": {"capacity_max": 4, "capacity_target": 3}})
+    m = make_memory(dream={"forgetting": {"capacity_max": 4, "capacity_target": 3}})
     favourite = _old(clock, "Maya's favourite tea is genmaicha", accesses=30, utility=0.3)  # lowest utility
     rest = [_old(clock, f"Ordinary note {i} on topic {i}", accesses=i % 2, utility=0.4 + i / 100) for i in range(5)]
     # codebase memories neither count towards the capacity nor are trimmed

@@ -135,7 +135,7 @@ def test_utility_drifts_to_the_prior_without_compounding(mem: Memory, clock: Set
 
 
 def test_rehearsal_boosts_the_most_endangered_within_the_cap(make_memory, clock: SettableClock) -> None:
-    m = quiet(make_memory, dream={"lifecycle": {"rehearse_max": 2}})
+    m = quiet(make_memory, dream={"forgetting": {"rehearse_max": 2}})
     past = clock() - timedelta(days=100)
     ids = {
         s: put(m, f"fading fact number {i}", stability=s, last_accessed_at=past)
@@ -242,7 +242,7 @@ def test_redundancy_keeps_the_higher_utility_duplicate(make_memory, clock: Setta
 
 
 def test_redundancy_comparisons_are_capped_per_cycle_and_resume(make_memory, clock: SettableClock) -> None:
-    m = quiet(make_memory, dream={"lifecycle": {"redundancy_max_comparisons": 2}})
+    m = quiet(make_memory, dream={"forgetting": {"redundancy_max_comparisons": 2}})
     clock.advance(days=-20)
     for user in "abc":
         put(m, "Deployed v2.1 on March 28", user=user, utility=0.9)
@@ -328,7 +328,7 @@ def test_forget_rules_contradiction_foresight_and_utility_floor(mem: Memory, clo
 
 
 def test_capacity_trim_per_user_scope(make_memory, clock: SettableClock) -> None:
-    m = quiet(make_memory, dream={"lifecycle": {"capacity_max": 5, "capacity_target": 3}})
+    m = quiet(make_memory, dream={"forgetting": {"capacity_max": 5, "capacity_target": 3}})
     clock.advance(days=-20)
     ids = [
         put(m, f"memory {i} of a busy user", user="busy", utility=i / 10, utility_updated_at=clock()) for i in range(7)
@@ -447,7 +447,7 @@ def test_drift_invalidates_memories_whose_files_disappeared(
     config.write_text("debug: true\n")
     kept = root / "README.md"
     kept.write_text("hello\n")
-    m = quiet(make_memory, dream={"lifecycle": {"drift_project_root": str(root)}})
+    m = quiet(make_memory, dream={"forgetting": {"drift_project_root": str(root)}})
     absolute = put(m, f"The service reads its settings from {config}.")
     relative = put(m, "Logging is configured in conf/app.yaml for the service")
     stays = put(m, f"The readme lives at {kept}")
@@ -518,7 +518,7 @@ def test_archival_by_the_nine_factor_importance(make_memory, clock: SettableCloc
 
 
 def test_seed_004_fact_archival_and_lifecycle_policy(make_memory, clock: SettableClock) -> None:
-    m = quiet(make_memory, dream={"lifecycle": {"fact_archival": True, "lifecycle_policy": True}})
+    m = quiet(make_memory, dream={"forgetting": {"fact_archival": True, "lifecycle_policy": True}})
     old = clock() - timedelta(days=100)
     fact = put(m, "an old semantic fact", layer=Layer.SEMANTIC, created_at=old, importance=0.2, access_count=2)
     decision = put(m, "an old decision", layer=Layer.SEMANTIC, category="decision", created_at=old, importance=0.2)
@@ -603,7 +603,7 @@ def test_cold_migration_by_timestamps(mem: Memory, clock: SettableClock) -> None
 def test_seed_004_tier_routing_is_opt_in(make_memory, clock: SettableClock) -> None:
     m = quiet(
         make_memory,
-        dream={"lifecycle": {"tier_routing": True}},
+        dream={"forgetting": {"tier_routing": True}},
         dynamics={"retention": {"beta_days": {"episodic": float("inf")}}},
     )
     low = put(
@@ -710,7 +710,7 @@ def test_every_rule_gives_the_same_verdict_on_light_records(
     m = quiet(
         make_memory,
         dream={
-            "lifecycle": {
+            "forgetting": {
                 "fact_archival": True,
                 "lifecycle_policy": True,
                 "tier_routing": True,
@@ -872,14 +872,14 @@ def test_minilm_redundancy_threshold_calibration() -> None:
     """Measured with all-MiniLM-L6-v2: paraphrases 0.91–0.98, elaborations 0.85–0.94, changed values 0.78–0.92
     (cosine alone cannot tell "v2.1 on March 28" from "v2.2 on March 30"), March activities 0.47–0.55.
     The minilm threshold keeps every paraphrase above it; the text guards reject the rest."""
-    from reverie.config.dream_lifecycle import LifecycleStepSettings
+    from reverie.config.dream_forgetting import ForgettingSettings
     from reverie.embed import MiniLMEmbedder
 
     try:
         model = MiniLMEmbedder()
     except Exception as exc:  # pragma: no cover - weights missing
         pytest.skip(f"local model unavailable: {exc}")
-    cfg = LifecycleStepSettings()
+    cfg = ForgettingSettings()
     threshold = cfg.redundancy_threshold(model.profile)
 
     def sim(a: str, b: str) -> float:
@@ -922,14 +922,14 @@ def test_e5_redundancy_threshold_calibration() -> None:
     """Measured with multilingual-e5-small: paraphrases 0.97–0.99, elaborations 0.93–0.97, changed values
     0.92–0.97, March activities 0.90 (its cosines are compressed into [0.75, 1]). The e5 threshold keeps every
     paraphrase above it, in English and Turkish; the text guards reject the rest."""
-    from reverie.config.dream_lifecycle import LifecycleStepSettings
+    from reverie.config.dream_forgetting import ForgettingSettings
     from reverie.embed import E5Embedder
 
     try:
         model = E5Embedder()
     except Exception as exc:  # pragma: no cover - weights missing
         pytest.skip(f"local model unavailable: {exc}")
-    cfg = LifecycleStepSettings()
+    cfg = ForgettingSettings()
     threshold = cfg.redundancy_threshold(model.profile)
 
     def sim(a: str, b: str) -> float:
@@ -952,7 +952,7 @@ def test_e5_redundancy_threshold_calibration() -> None:
 
 
 def test_an_ephemeral_memory_is_archived_once_stale_a_durable_one_waits(make_memory, clock: SettableClock) -> None:
-    m = quiet(make_memory, dream={"lifecycle": {"lifecycle_policy": True}})
+    m = quiet(make_memory, dream={"forgetting": {"lifecycle_policy": True}})
     old = clock() - timedelta(days=200)
     fields: dict[str, Any] = {"layer": Layer.SEMANTIC, "created_at": old, "importance": 0.5, "confidence": 0.9}
     durable = put(m, "an old fact nobody used", **fields, policy_class="durable")

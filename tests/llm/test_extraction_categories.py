@@ -56,6 +56,6 @@ def test_llm_extracted_categories_are_kept(
         clock.advance(days=10)  # past its valid_until: resolved, kept through the commitment decay period
         m.dream(steps=["foresight"])
         assert m.store.get([commitment])[commitment].status is Status.ACTIVE
-        clock.advance(days=m.settings.dream.lifecycle.commitment_decay_days)
+        clock.advance(days=m.settings.dream.forgetting.commitment_decay_days)
         m.dream(steps=["foresight"])
         assert m.store.get([commitment])[commitment].status is not Status.ACTIVE

@@ -124,7 +124,7 @@ def test_llm_contradiction_verdict_supersedes(
         assert created.data["llm_verdicts"][0] == {"id": old.id, "updates": True, "reason": "the theme changed"}
 
 
-def test_llm_synthesis_on_update(
+def test_llm_merge_on_update(
     store_target: str,
     tmp_path: Path,
     clock: SettableClock,
@@ -144,7 +144,7 @@ def test_llm_synthesis_on_update(
         assert up.action is Action.UPDATE
         assert m.store.get([base.id])[base.id].content == "User prefers dark mode with a high-contrast theme"
         updated = next(e for e in m.history(base.id) if e.event == "updated")
-        assert updated.data["synthesis"] == "llm" and updated.data["gate"] == "llm"
+        assert updated.data["merge"] == "llm" and updated.data["gate"] == "llm"
 
 
 # -- observer classification, emotion and box topics: LLM-primary, strictly validated ---------------

@@ -34,7 +34,7 @@ def test_commitment_decay(mem: Memory, clock: SettableClock) -> None:
     mem.dream(steps=["foresight"])
     recs = mem.store.get([mid, plan])
     assert recs[plan].status is not Status.ACTIVE and recs[mid].status is Status.ACTIVE  # foresight expiry
-    days = mem.settings.dream.lifecycle.commitment_decay_days
+    days = mem.settings.dream.forgetting.commitment_decay_days
     clock.advance(days=days - 5)
     mem.dream(steps=["foresight"])
     assert mem.store.get([mid])[mid].status is Status.ACTIVE

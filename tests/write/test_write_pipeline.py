@@ -25,7 +25,7 @@ def test_pe_gate_through_add(mem: Memory) -> None:
     rec = mem.store.get([base.id])[base.id]
     assert "high-contrast" in rec.content and rec.status is Status.ACTIVE
     events = [e for e in mem.history(base.id) if e.event == "updated"]
-    assert events and events[0].data["synthesis"] == "heuristic" and events[0].data["path"] == "heuristic"
+    assert events and events[0].data["merge"] == "heuristic" and events[0].data["path"] == "heuristic"
     other = mem.add("The deploy pipeline runs on GitHub Actions", user_id="u")
     assert other.action is Action.CREATE and other.id != base.id
 

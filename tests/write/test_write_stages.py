@@ -28,7 +28,7 @@ from reverie.write.formation import (
     resolve_coreference,
 )
 from reverie.write.observer import classify, filter_reason, is_trivial, observe_message, standalone
-from reverie.write.synthesis import heuristic_merge
+from reverie.write.text_merge import heuristic_merge
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)  # a Saturday
 OBS = ObserverSettings()
@@ -480,7 +480,7 @@ def test_change_statement_is_checked_below_the_contradiction_floor() -> None:
     assert got.action is not Action.SUPERSEDE
 
 
-def test_write_time_synthesis_heuristic() -> None:
+def test_write_time_merge_heuristic() -> None:
     assert heuristic_merge("User likes tea.", "User likes tea. User drinks it at 8am.") == (
         "User likes tea. User drinks it at 8am."
     )

@@ -294,7 +294,7 @@ def _value(data: dict[str, Any], name: str) -> Any:
 
 def _forgetting_lines(mem: Any, rec: Any, data: dict[str, Any]) -> list[str]:
     """The values the dream cycle acts on, each with the rule it feeds, in the user's words."""
-    dyn, lc = mem.settings.dynamics, mem.settings.dream.lifecycle
+    dyn, lc = mem.settings.dynamics, mem.settings.dream.forgetting
     pc, fc = dyn.promotion, dyn.fsrs
     mode = dyn.retention.mode
     lines = ["what decides its forgetting (the dream cycle):"]

@@ -7,11 +7,12 @@ from pydantic import Field
 from reverie.config.core import Section
 from reverie.config.dream_consolidation import ConsolidationSettings
 from reverie.config.dream_documents import DocumentSettings
-from reverie.config.dream_lifecycle import LifecycleStepSettings
+from reverie.config.dream_forgetting import ForgettingSettings
 from reverie.config.dream_quantize import QuantizeSettings
 from reverie.config.dream_schedule import ScheduleSettings
 from reverie.config.dream_synthesis import SynthesisSettings
 from reverie.config.sources import COGNITIVE_MEMORY, CONSOLIDATION, ENERGY, LAYERED, REVERIE, source
+from reverie.legacy import RENAMED_SECTIONS
 
 
 class TopicIndexSettings(Section):
@@ -31,6 +32,7 @@ class DreamSettings(Section):
     """Which dream steps run, and how much each may take on in one run."""
 
     SOURCE = COGNITIVE_MEMORY
+    RENAMED = RENAMED_SECTIONS["DreamSettings"]
 
     steps: list[str] = Field(
         default_factory=lambda: [
@@ -113,7 +115,7 @@ class DreamSettings(Section):
         json_schema_extra=source(REVERIE),
     )
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
-    lifecycle: LifecycleStepSettings = Field(default_factory=LifecycleStepSettings)
+    forgetting: ForgettingSettings = Field(default_factory=ForgettingSettings)
     synthesis: SynthesisSettings = Field(default_factory=SynthesisSettings)
     quantize: QuantizeSettings = Field(default_factory=QuantizeSettings)
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)

@@ -381,7 +381,7 @@ class ReadSettings(Section):
     )
     filter_stale: bool = Field(
         default=False,
-        description="Searches leave out memories the lifecycle policy (dream.lifecycle.lifecycle_policy) found "
+        description="Searches leave out memories the lifecycle policy (dream.forgetting.lifecycle_policy) found "
         "stale or archived, before the final top k, instead of only ranking them lower (lifecycle_factor). "
         "Fail-open: memories the policy never scored are never left out. Off by default, as in the lifecycle "
         "design (lifecycleFilterStaleEnabled).",

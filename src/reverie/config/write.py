@@ -10,10 +10,13 @@ and values for the unit-test
 
 from __future__ import annotations
 
+import warnings
+
 from pydantic import Field, field_validator, model_validator
 
 from reverie.config.core import Section
 from reverie.config.sources import COGNITIVE_MEMORY, ENERGY, LAYERED, LIFECYCLE, PE_GATE, REVERIE, source
+from reverie.legacy import RENAMED_STAGES
 
 
 class SimilarityProfile(Section):
@@ -377,7 +380,7 @@ class ActionPolicySettings(Section):
 
 
 #: the write stages with an LLM path (``write.llm_stages``)
-LLM_STAGES = ("observer", "formation", "emotion", "synthesis", "contradiction", "relations", "topics")
+LLM_STAGES = ("observer", "formation", "emotion", "merge", "contradiction", "relations", "topics")
 
 
 #: the reward channel's prior by category (the Cognitive Memory design's importance channels)
@@ -402,7 +405,8 @@ class WriteSettings(Section):
     llm_stages: list[str] = Field(
         default_factory=lambda: list(LLM_STAGES),
         description="The write stages that ask the LLM first (observer classification, formation, "
-        "emotion, synthesis, contradiction, relations, box topics); the others use their heuristic only.",
+        "emotion, merge of an updated text, contradiction, relations, box topics); the others use their "
+        "heuristic only.",
     )
     category_reward: dict[str, float] = Field(
         default_factory=lambda: dict(CATEGORY_REWARD),
@@ -431,6 +435,21 @@ class WriteSettings(Section):
         if bad:
             raise ValueError(f"write.category_reward must be within 0..1; out of range: {bad}")
         return v
+
+    @field_validator("llm_stages", mode="before")
+    @classmethod
+    def _former_stage_names(cls, value: object) -> object:
+        if not isinstance(value, list | tuple):
+            return value
+        former = [s for s in value if isinstance(s, str) and s in RENAMED_STAGES]
+        for name in former:
+            warnings.warn(
+                f"write.llm_stages {name!r} is now {RENAMED_STAGES[name]!r}; the old name goes away in the next "
+                "release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return [RENAMED_STAGES.get(s, s) if isinstance(s, str) else s for s in value]
 
     @model_validator(mode="after")
     def _known_stages(self) -> WriteSettings:

@@ -24,7 +24,7 @@ from reverie.model import MemoryRecord, Status, StoreTier
 
 def _fact_archival(ctx: DreamContext, rec: MemoryRecord) -> bool:
     """Fact archival: > 90 days old, importance < 0.3, accessed at most twice, not protected."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     return (
         lc.fact_archival
         and rec.status is Status.ACTIVE
@@ -79,7 +79,7 @@ def _lifecycle_change(ctx: DreamContext, rec: MemoryRecord) -> dict[str, Any] | 
         policy_class=rec.policy_class,
         cfg=lc,
     )
-    step = ctx.settings.dream.lifecycle.lifecycle_min_change
+    step = ctx.settings.dream.forgetting.lifecycle_min_change
     moved = (
         rec.heat_score is None
         or rec.decay_score is None
@@ -96,7 +96,7 @@ def step_archive(ctx: DreamContext) -> StepReport:
     archived (semantic, procedural, codebase, pinned, immutable, flashbulb, core and permanent categories
     exempt), into the cold store; fact archival (opt-in). With ``lifecycle_policy`` on, also the
     lifecycle policy's heat/decay scores and lifecycle state (candidate → validated/active → stale → archived)."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     dyn = ctx.settings.dynamics
     report = StepReport("archive", details={"faded": 0, "stale_fact": 0, "lifecycle": {}})
     p = scope_pass(ctx)
@@ -163,7 +163,7 @@ def step_archive(ctx: DreamContext) -> StepReport:
 def _at_floor_long_enough(ctx: DreamContext, rec: MemoryRecord) -> bool:
     """Retention has sat at its floor (within 0.001) for ``cold_migration_days``: it already was
     at the floor that many days ago (retention never rises without an access)."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     r = ctx.settings.dynamics.retention
     then = idle_days(ctx, rec) - lc.cold_migration_days
     if then < 0:
@@ -208,7 +208,7 @@ def _cold_rule(ctx: DreamContext, rec: MemoryRecord) -> str | None:
         return None
     if rec.store is StoreTier.HOT and _at_floor_long_enough(ctx, rec):
         return "retention_floor"
-    if ctx.settings.dream.lifecycle.tier_routing:
+    if ctx.settings.dream.forgetting.tier_routing:
         target = _tier_route(ctx, rec)
         if target != rec.store.value:
             return "low_value" if target == StoreTier.COLD.value else "high_value"
@@ -219,7 +219,7 @@ def step_cold_migration(ctx: DreamContext) -> StepReport:
     """Hot → cold migration by timestamps: dormant and archived memories go to the
     cold store at once; an active memory whose fading retention has sat at its floor for 7 days follows
     (core, pinned, immutable and flashbulb memories stay). Optional tier routing by value both ways."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     report = StepReport("cold_migration", details={"status": 0, "retention_floor": 0, "low_value": 0, "high_value": 0})
     statuses = frozenset(Status(s) for s in lc.cold_statuses)
     stale: list[str] = []
@@ -281,7 +281,7 @@ def _collect_archivable(ctx: DreamContext, found: Archivable, rec: MemoryRecord)
     rule = _archive_rule(ctx, rec)
     if rule is not None:
         found.by_rule.setdefault(rule, []).append(rec)
-    elif ctx.settings.dream.lifecycle.lifecycle_policy and _lifecycle_change(ctx, rec) is not None:
+    elif ctx.settings.dream.forgetting.lifecycle_policy and _lifecycle_change(ctx, rec) is not None:
         found.rescored.append(rec)
 
 

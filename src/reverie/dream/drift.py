@@ -66,7 +66,7 @@ def step_drift(ctx: DreamContext) -> StepReport:
     dream and no longer does is invalidated (never deleted). Conservative: only absolute/~ paths (and
     relative ones under ``drift_project_root``), and only paths this engine has seen exist — a path of
     another machine is never taken for a dead reference. Pinned and immutable memories are reported only."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     report = StepReport("drift", details={"invalidated": 0, "recorded": 0, "protected": 0})
     p = scope_pass(ctx)
     report.examined = p.examined
@@ -105,7 +105,7 @@ def step_drift(ctx: DreamContext) -> StepReport:
 
 
 def _collect_drifting(ctx: DreamContext, found: list[MemoryRecord], rec: MemoryRecord) -> None:
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     if rec.status is Status.ACTIVE and _drift_check(rec, lc.drift_project_root, lc.drift_max_paths) is not None:
         found.append(rec)
 

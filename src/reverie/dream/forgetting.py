@@ -54,7 +54,7 @@ def _dormant(ctx: DreamContext, rec: MemoryRecord, rule: str, reason: str, **dat
 
 
 def _commitment_resolved_at(ctx: DreamContext, rec: MemoryRecord) -> datetime | None:
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     if rec.category not in lc.commitment_categories:
         return None
     if rec.metadata.get("commitment_state") in lc.commitment_resolved_states:
@@ -68,7 +68,7 @@ def _expiry_kind(ctx: DreamContext, rec: MemoryRecord) -> str | None:
     """Which expiry rule applies to an active memory: 'foresight', 'speculative', 'commitment' or None."""
     if rec.status is not Status.ACTIVE:
         return None
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     resolved = _commitment_resolved_at(ctx, rec)
     if resolved is not None:  # a resolved commitment stays until its decay period has passed, then expires
         return "commitment" if days_between(resolved, ctx.now) >= lc.commitment_decay_days else None
@@ -142,7 +142,7 @@ _BUDGET_KEY = "redundancy.comparisons_left"
 def _budget(ctx: DreamContext) -> int:
     """The comparisons this run has left (the redundancy step and the forgetting rule share one budget)."""
     left = ctx.scratch.get(_BUDGET_KEY)
-    return int(left) if left is not None else ctx.settings.dream.lifecycle.redundancy_max_comparisons
+    return int(left) if left is not None else ctx.settings.dream.forgetting.redundancy_max_comparisons
 
 
 def _keep_order(ctx: DreamContext, rec: MemoryRecord) -> tuple[float, float, int, float, str]:
@@ -153,7 +153,7 @@ def _keep_order(ctx: DreamContext, rec: MemoryRecord) -> tuple[float, float, int
 def _redundancy(ctx: DreamContext, rule: str, details: dict[str, Any]) -> int:
     """Up to the cycle's remaining comparisons: nearest active neighbour of the next memories after the
     cursor; a redundant pair leaves the lower-utility memory dormant. Returns how many went dormant."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     budget = _budget(ctx)
     candidates = scope_pass(ctx).of(FORGETTABLE).redundancy
     if budget <= 0 or not candidates:
@@ -216,7 +216,7 @@ def step_redundancy(ctx: DreamContext) -> StepReport:
     report = StepReport("redundancy", details={"compared": 0})
     report.changed = _redundancy(ctx, "redundancy", report.details)
     report.examined = report.details["compared"]
-    report.details["threshold"] = ctx.settings.dream.lifecycle.redundancy_threshold(ctx.profile)
+    report.details["threshold"] = ctx.settings.dream.forgetting.redundancy_threshold(ctx.profile)
     return report
 
 
@@ -224,7 +224,7 @@ def step_redundancy(ctx: DreamContext) -> StepReport:
 
 
 def _below_utility_floor(ctx: DreamContext, rec: MemoryRecord) -> bool:
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     return (
         rec.status is Status.ACTIVE
         and utility_now(ctx, rec) < lc.utility_floor
@@ -236,7 +236,7 @@ def _below_utility_floor(ctx: DreamContext, rec: MemoryRecord) -> bool:
 def _usage_threshold(ctx: DreamContext, user: str | None) -> float | None:
     """The floating pruning threshold of a user (the mean access count of its active memories), or None
     when ``floating_threshold`` is off."""
-    if not ctx.settings.dream.lifecycle.floating_threshold:
+    if not ctx.settings.dream.forgetting.floating_threshold:
         return None
     total, count = scope_pass(ctx).of(FORGETTABLE).usage.get(user, [0, 0])
     return floating_threshold(total_accesses=total, count=count)
@@ -271,13 +271,13 @@ def _forget_contradictions(ctx: DreamContext) -> int:
 
 
 def _trimmed_layers(ctx: DreamContext) -> frozenset[Layer]:
-    exempt = ctx.settings.dream.lifecycle.forget_exempt_layers
+    exempt = ctx.settings.dream.forgetting.forget_exempt_layers
     return frozenset(layer for layer in Layer if layer.value not in exempt)
 
 
 def _forget_capacity(ctx: DreamContext, details: dict[str, Any]) -> int:
     """Rule 5: a user scope with more than 500 active hot memories keeps its 450 highest-utility ones."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     p = scope_pass(ctx).of(FORGETTABLE)
     total = 0
     for user, seen in p.active_hot.items():
@@ -321,7 +321,7 @@ def step_forget(ctx: DreamContext) -> StepReport:
     go dormant in the cold store (reactivatable); pinned, immutable, flashbulb memories and the Cognitive Memory
     design's
     permanent categories are never forgotten."""
-    lc = ctx.settings.dream.lifecycle
+    lc = ctx.settings.dream.forgetting
     report = StepReport("forget", details={"rules": {}})
     p = scope_pass(ctx)
     report.examined = p.examined

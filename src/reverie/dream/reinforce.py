@@ -1,7 +1,7 @@
 """Steps that strengthen or refresh memories: emotional consolidation of flashbulb memories, synaptic replay of
 co-activated pairs, utility drift toward its prior, and rehearsal of endangered memories (the testing effect).
 
-Their numbers come from ``settings.dynamics`` and ``settings.dream.lifecycle``; the math is
+Their numbers come from ``settings.dynamics`` and ``settings.dream.forgetting``; the math is
 :mod:`reverie.dynamics`. Candidates come from the run's shared pass (:mod:`reverie.dream.scope_pass`).
 """
 
@@ -120,7 +120,7 @@ def _utility_change(ctx: DreamContext, rec: MemoryRecord) -> float | None:
     if rec.status is not Status.ACTIVE:
         return None
     drifted = utility_now(ctx, rec)
-    return drifted if abs(drifted - rec.utility) >= ctx.settings.dream.lifecycle.utility_min_change else None
+    return drifted if abs(drifted - rec.utility) >= ctx.settings.dream.forgetting.utility_min_change else None
 
 
 def step_utility_decay(ctx: DreamContext) -> StepReport:
@@ -159,7 +159,7 @@ def _endangered(ctx: DreamContext, rec: MemoryRecord) -> float | None:
     if r >= fc.rehearsal_threshold:
         return None
     last = parse_time(rec.metadata.get(REHEARSAL_MARK))
-    if last is not None and days_between(last, ctx.now) < ctx.settings.dream.lifecycle.rehearse_interval_days:
+    if last is not None and days_between(last, ctx.now) < ctx.settings.dream.forgetting.rehearse_interval_days:
         return None
     return r
 
@@ -196,7 +196,7 @@ def step_rehearse(ctx: DreamContext) -> StepReport:
         }
         return Write(rec, changes, "rehearsed", f"testing effect: R {r:.3f} < {fc.rehearsal_threshold}", data)
 
-    done = apply(ctx, order, "rehearse", change, limit=ctx.settings.dream.lifecycle.rehearse_max)
+    done = apply(ctx, order, "rehearse", change, limit=ctx.settings.dream.forgetting.rehearse_max)
     report.changed = len(done)
     report.details = {"rehearsed": len(done), "candidates": len(order)}
     return report
@@ -218,7 +218,7 @@ def _collect_utility(ctx: DreamContext, found: list[MemoryRecord], rec: MemoryRe
 def _collect_endangered(ctx: DreamContext, heap: list[tuple[float, str, MemoryRecord]], rec: MemoryRecord) -> None:
     """Keep the ``rehearse_max`` memories of lowest retrieval strength: a max-heap on R of (-R, id, record)."""
     r = _endangered(ctx, rec)
-    cap = ctx.settings.dream.lifecycle.rehearse_max
+    cap = ctx.settings.dream.forgetting.rehearse_max
     if r is None or cap <= 0:
         return
     item = (-r, rec.id, rec)

@@ -82,7 +82,7 @@ def anchored(rec: MemoryRecord) -> str | None:
 
 def forget_exempt(ctx: DreamContext, rec: MemoryRecord) -> bool:
     """A layer strategic forgetting leaves alone (``forget_exempt_layers``: codebase memories)."""
-    return rec.layer.value in ctx.settings.dream.lifecycle.forget_exempt_layers
+    return rec.layer.value in ctx.settings.dream.forgetting.forget_exempt_layers
 
 
 def forget_protection(ctx: DreamContext, rec: MemoryRecord) -> str | None:

@@ -184,8 +184,8 @@ def _datetime(value: Any) -> datetime | None:
 
 
 def merge(llm: ChatJSON, old: str, new: str, *, limit: int = INPUT_CHARS) -> str | None:
-    """Write-time synthesis by the LLM: one text holding both, or ``None``."""
-    answer = llm.chat_json(system=_MERGE, user=f"EXISTING: {clip(old, limit)}\nNEW: {clip(new, limit)}", op="synthesis")
+    """The write-time merge by the LLM: one text holding both, or ``None``."""
+    answer = llm.chat_json(system=_MERGE, user=f"EXISTING: {clip(old, limit)}\nNEW: {clip(new, limit)}", op="merge")
     text = answer.get("text") if answer else None
     return text.strip() if isinstance(text, str) and text.strip() else None
 

@@ -8,7 +8,7 @@ memory. Each decision says which path made it (``llm`` or ``heuristic``) and why
 history and in the ops log.
 
 With an LLM configured, the stages named in ``write.llm_stages`` ask it first: observer classification,
-formation, emotion, contradiction, synthesis, relations and box topics. A stage whose answer is missing
+formation, emotion, contradiction, merge, relations and box topics. A stage whose answer is missing
 or invalid (breaker open, timeout, invalid JSON, wrong types or ranges) takes its heuristic path; the
 stage is listed under ``fallbacks`` in the decisions and an ``llm_fallback`` line goes to the ops log.
 Hostile input never reaches the LLM: the observer's filter (and, for ``add(infer=True)``, its hostile
@@ -45,7 +45,7 @@ from reverie.results import Action, AddResult, SessionEndReport
 from reverie.store.base import MemoryFilter
 from reverie.text import updates
 from reverie.text.classify import category_of, episodic_sub_tier, memory_kind
-from reverie.write import admission, llm_stages, synthesis
+from reverie.write import admission, llm_stages, text_merge
 from reverie.write.after_create import AfterCreate
 from reverie.write.emotion import detect_emotion
 from reverie.write.entities import entity_uris, extract_entities
@@ -563,15 +563,15 @@ class WritePipeline(AfterCreate, LLMChecks):
     def _update(self, target: MemoryRecord, decision: admission.GateDecision, cand: PendingFact) -> AddResult:
         now = self.now()
         merged, path = self._ask(
-            "synthesis",
+            "merge",
             lambda llm: llm_stages.merge(llm, target.content, cand.text, limit=self._limit),
             fallbacks_of(cand),
         )
         if merged is None:
-            merged = synthesis.heuristic_merge(
+            merged = text_merge.heuristic_merge(
                 target.content, cand.text, max_chars=self.settings.limits.max_content_bytes // 4
             )
-        cand.decisions["synthesis"] = path
+        cand.decisions["merge"] = path
         changes: dict[str, Any] = {
             "content": merged,
             "content_hash": content_hash(merged),

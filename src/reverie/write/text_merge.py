@@ -1,4 +1,4 @@
-"""Write-time synthesis: on UPDATE, merge the old text with the new information.
+"""Write-time merge: on UPDATE, the old text and the new information become one text.
 
 LLM path: combine old + new, preserve every fact, resolve contradictions. Heuristic fallback:
 append the sentences of the new text that the old one lacks, with a separator.

@@ -1,6 +1,6 @@
-"""Settings of the lifecycle dream steps: emotional consolidation, synaptic replay, utility decay,
-rehearsal, foresight expiry, redundancy, strategic forgetting, co-activation clusters, drift detection,
-archival, cold migration and graph-edge decay.
+"""Settings of the dream steps that decide what is kept and what is forgotten: emotional consolidation,
+synaptic replay, utility decay, rehearsal, foresight expiry, redundancy, strategic forgetting, co-activation
+clusters, drift detection, archival, cold migration and graph-edge decay.
 
 The constants these steps share with the rest of the engine live in ``dynamics`` (FSRS rehearsal
 threshold and boost, flashbulb boost, Hebbian boost, co-activation thresholds, the archival
@@ -35,8 +35,9 @@ def _redundancy_profiles() -> dict[str, float]:
     return {"api": 0.90, "e5": 0.965, "minilm": 0.88, "hash": 0.78}
 
 
-class LifecycleStepSettings(Section):
-    """The lifecycle dream steps; each step is switched on by naming it in ``dream.steps``."""
+class ForgettingSettings(Section):
+    """The dream steps that strengthen, expire, forget, archive and move memories between the hot and cold
+    stores; each step is switched on by naming it in ``dream.steps``."""
 
     SOURCE = COGNITIVE_MEMORY
 
@@ -223,7 +224,7 @@ class LifecycleStepSettings(Section):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> LifecycleStepSettings:
+    def _check(self) -> ForgettingSettings:
         if self.capacity_target > self.capacity_max:
             raise ValueError(f"capacity_target {self.capacity_target} must be <= capacity_max {self.capacity_max}")
         if len(set(self.forget_rules)) != len(self.forget_rules):
