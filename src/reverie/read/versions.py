@@ -223,7 +223,7 @@ def newer_of_close_answers(
         return ranked
     gate = settings.write.gate.profile(profile)
     top = min(len(ranked), cfg.update_check_top)
-    nearest, changes = _change_partners(settings, ranked[:top], cands, records, vecs)
+    nearest = _nearest_partners(settings, ranked[:top], vecs)
     for p in range(top):
         for q in range(p + 1, top):
             i, j = ranked[p][0], ranked[q][0]
@@ -237,11 +237,11 @@ def newer_of_close_answers(
                 cfg.recency_margin > 0 and scores[j] >= scores[i] - cfg.recency_margin and similarity >= gate.change_min
             )
             changed = (
-                j in changes
-                and nearest.get(i) == j
+                nearest.get(i) == j
                 and nearest.get(j) == i
                 and scores[j] >= cfg.change_recency_ratio * scores[i]
                 and similarity >= gate.update_candidate_min
+                and _says_change(b)
             )
             if not (near or changed):
                 continue
@@ -256,23 +256,24 @@ def newer_of_close_answers(
     return ranked
 
 
-def _change_partners(
-    settings: Settings, shown: Order, cands: list[PoolEntry], records: dict[str, MemoryRecord], vecs: F32
-) -> tuple[dict[int, int], set[int]]:
+def _nearest_partners(settings: Settings, shown: Order, vecs: F32) -> dict[int, int]:
     """Each of ``shown``'s nearest neighbour among them ("about one thing": cosines alone do not tell, an
-    embedder's unrelated pairs can be as close as a fact and its correction), and those that say something
-    changed. Both empty when none says a change or ``read.change_recency_ratio`` is off."""
-    from reverie.text import updates as wupdates
-
+    embedder's unrelated pairs can be as close as a fact and its correction). Empty when
+    ``read.change_recency_ratio`` is off."""
     idx = [i for i, _ in shown]
     if settings.read.change_recency_ratio <= 0 or len(idx) < 2:
-        return {}, set()
-    changes = {i for i in idx if wupdates.says_change(records[cands[i].id].content)}
-    if not changes:
-        return {}, set()
+        return {}
     sims = vecs[idx] @ vecs[idx].T
     np.fill_diagonal(sims, -np.inf)
-    return {i: idx[int(np.argmax(sims[n]))] for n, i in enumerate(idx)}, changes
+    return {i: idx[int(np.argmax(sims[n]))] for n, i in enumerate(idx)}
+
+
+def _says_change(rec: MemoryRecord) -> bool:
+    """Whether the memory's text says that something changed (read only for a pair that passed every cheaper
+    test: the reading is the costly part)."""
+    from reverie.text import updates as wupdates
+
+    return wupdates.says_change(rec.content)
 
 
 def read_time_updates(
@@ -311,12 +312,11 @@ def read_time_updates(
         ]
         near.update(row for _, row in sorted(fits, reverse=True)[: nearest or None])
     others = [b for row, b in enumerate(others) if row in near]
-    # a newer memory that says no change updates nothing: read once per memory, not once per pair
-    changes = [i for i in others if wupdates.says_change(records[cands[i].id].content)]
-    if not changes:
-        return out
+    # a newer memory that says no change updates nothing: read once per memory, not once per pair, and only
+    # for a pair that passed the cheaper tests
+    says: dict[int, bool] = {}
     for a in active:
-        for b in changes:
+        for b in others:
             if a == b or when[b] <= when[a]:
                 continue
             old, new = records[cands[a].id], records[cands[b].id]
@@ -324,6 +324,10 @@ def read_time_updates(
             if wupdates.other_speaker(old, speaker if isinstance(speaker, str) else None):
                 continue
             if float(vecs[a] @ vecs[b]) < floor:
+                continue
+            if b not in says:
+                says[b] = _says_change(new)
+            if not says[b]:
                 continue
             verdict = wupdates.judge(old.content, new.content)
             if verdict.likely:
