@@ -73,10 +73,14 @@ def split_speaker(text: str, speaker: str | None) -> tuple[str | None, str]:
     return speaker, body
 
 
-@lru_cache(maxsize=8192)
 def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) -> Statement:
     """The clauses of ``text`` with their subject, values and change words (cached by text).
     ``turkish``: read it as Turkish (or not); by default, as its words suggest."""
+    return _analyse(text, speaker, turkish)  # one cache entry however the arguments are passed
+
+
+@lru_cache(maxsize=8192)
+def _analyse(text: str, speaker: str | None, turkish: bool | None) -> Statement:
     speaker, body = split_speaker(text, speaker)
     if turkish is None:
         turkish = is_turkish(body)

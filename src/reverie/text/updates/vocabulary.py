@@ -5,6 +5,7 @@ words, attribute families, numbers, days, months and units.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from reverie import lexicon
@@ -67,11 +68,40 @@ DROP_BEFORE = re.compile(
 NOT_VALUE = re.compile(
     r"\b(" + "|".join(lexicon.terms("update_not_value")) + r")\s+(?:the |my |our |a |an |on )?", re.IGNORECASE
 )
-FROM_TO = re.compile(
-    r"\bfrom\s+(?P<a>[^,.;]{1,40}?)\s+(?:to|over to|for)\s+(?P<b>[^,.;]{1,40})"
-    r"|(?P<c>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?(?:dan|den|tan|ten)\s+(?P<d>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?"
+
+
+@dataclass(frozen=True, slots=True)
+class Guarded:
+    """A pattern whose second alternative, the Turkish one, cannot match without a verb that ``guard`` finds.
+    Where the text holds none, the first alternative alone finds the same matches, without trying the
+    Turkish one (a slow one: a phrase of up to 40 characters before a suffix) at every position."""
+
+    full: re.Pattern[str]
+    first: re.Pattern[str]
+    guard: re.Pattern[str]
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return (self.full if self.guard.search(text) else self.first).finditer(text)
+
+
+def _guarded(first: str, turkish: str, verbs: str, groups: tuple[str, ...]) -> Guarded:
+    """:class:`Guarded` of ``first|turkish`` (case-insensitive), ``turkish`` ending in ``\\s+`` + ``verbs``; the
+    first alternative alone keeps the Turkish one's ``groups`` (never set)."""
+    never = "(?!)" + "".join(f"(?P<{g}>)" for g in groups)
+    return Guarded(
+        re.compile(f"{first}|{turkish}", re.IGNORECASE),
+        re.compile(f"{first}|{never}", re.IGNORECASE),
+        re.compile(r"\s+" + verbs, re.IGNORECASE),
+    )
+
+
+#: "from X to Y", "X'ten Y'ye geçtim"
+FROM_TO = _guarded(
+    r"\bfrom\s+(?P<a>[^,.;]{1,40}?)\s+(?:to|over to|for)\s+(?P<b>[^,.;]{1,40})",
+    r"(?P<c>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?(?:dan|den|tan|ten)\s+(?P<d>[\wçğıöşüÇĞİÖŞÜ' ]{2,40}?)['’]?"
     r"(?:ya|ye|a|e|na|ne)\s+(?:geç|taşı|aktar|değiştir)",
-    re.IGNORECASE,
+    r"(?:geç|taşı|aktar|değiştir)",
+    ("c", "d"),
 )
 NEGATION = lexicon.pattern("update_negation")
 NEGATION_TR = re.compile(r"\b(değil\w*|\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b", re.IGNORECASE)
@@ -303,11 +333,13 @@ DROP_AROUND = re.compile(
     re.IGNORECASE,
 )
 #: where a change goes: "switched to Neovim", "moved to Wednesdays", "Neovim'e geçti", "yerine Japonca"
-TARGET = re.compile(
+TARGET = _guarded(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|went|go(?:ing)?|"
     r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|bumped(?:\s+\w+){0,4}?\s+up)\s+(?:over\s+)?to\s+"
-    r"(?P<x>[^,.;:!?]+)|(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
-    re.IGNORECASE,
+    r"(?P<x>[^,.;:!?]+)",
+    r"(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
+    r"(?:geç|taşın|ertele|uzat)",
+    ("y",),
 )
 DROP_AFTER_WORD = re.compile(
     r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
