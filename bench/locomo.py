@@ -21,7 +21,8 @@ slots. Both are averaged over questions. Also reported: the store's composition 
 (hot/cold × status, summaries, dream-made memories, the share of turns older than 60 days that
 consolidation compressed), the share of top-10 hits made by the dream that hold no evidence turn,
 and R@10 after one more full ``dream()`` on a copy of the final store taken before the questions
-(SQLite; the questions' own accesses are not in it).
+(SQLite; the questions' own accesses are not in it; its questions are asked as the store's were, k = 5, 10
+and 20 in turn, so that the two R@10 differ only by the dream).
 
 Categories (numbering of the LoCoMo authors' code): 1 multi-hop, 2 temporal, 3 open-domain,
 4 single-hop, 5 adversarial. Headline = categories 1–4; 5 is reported separately.
@@ -831,7 +832,8 @@ def run_sample(
             with Timer() as t_dream:
                 again.dream()
             result.dream_s += t_dream.seconds
-            ask_memory(again, sample, held, result, rows=result.after_dream_rows, ks=(10,))
+            # asked the same way as the store itself (k = 5, 10, 20 in turn: each search's accesses count in the next)
+            ask_memory(again, sample, held, result, rows=result.after_dream_rows)
 
 
 def _sqlite_copy(source: Path, dest: Path) -> Path:
