@@ -10,10 +10,21 @@ from functools import lru_cache
 
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.subjects import noun_phrase, np_subject, read_subject
-from reverie.text.updates.tokens import core_form, day_of, fold, is_copula, is_past, is_turkish, number_of, stem
+from reverie.text.updates.tokens import (
+    core_form,
+    day_of,
+    fold,
+    is_copula,
+    is_past,
+    is_turkish,
+    number_of,
+    stem,
+    tr_person,
+)
 from reverie.text.updates.values import read_values
 from reverie.text.updates.vocabulary import (
     ABBREV,
+    ACCUSATIVE_TR,
     ADDITIVE,
     CHANGE,
     CLAUSE,
@@ -29,8 +40,11 @@ from reverie.text.updates.vocabulary import (
     FROM_TO,
     ISO_NOTE,
     LIKE,
+    MOVED_TO_TR,
     NEGATION,
     NEGATION_TR,
+    NO_LONGER,
+    NO_LONGER_TR,
     NO_MORE_TR,
     NOT_VALUE,
     NUMBER_WORDS,
@@ -44,6 +58,7 @@ from reverie.text.updates.vocabulary import (
     STOP,
     TAG,
     TARGET,
+    THING_ENDED,
     TIME_START,
     TITLE,
     TOKEN,
@@ -129,11 +144,11 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     if not raw:
         return None
     words = [fold(w) for w in raw]
-    lead = _lead(words)
+    lead = _lead(words, turkish)
     if turkish and any(w in ("beri", "itibaren") for w in words[1:]):  # "Mart'tan itibaren kızım …": not the subject
         keep = [i for i in range(len(words)) if not _since_tr_at(words, i)]
         sraw, swords = [raw[i] for i in keep], [words[i] for i in keep]
-        subject, subject_words = read_subject(sraw, swords, _lead(swords), turkish, first=first)
+        subject, subject_words = read_subject(sraw, swords, _lead(swords, turkish), turkish, first=first)
     else:
         subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
     names = {w for w in subject_words if w and w != "∅"}
@@ -150,7 +165,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     if holder is not None:  # "Tom is my mentor": the mentor is Tom
         subject, subject_words, value = holder
         values.append(value)
-    topic = None if turkish else _topic(raw, words)
+    topic = _topic_tr(words) if turkish else _topic(raw, words)
     moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
     nouns_after = {w for k, w in enumerate(words) if k and words[k - 1] in PREPOSITIONS}  # "at work": a place
     families = {name for w in words if w not in moving and w not in nouns_after for name in _word_families(w)}
@@ -183,7 +198,8 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         subject,
         subject_words,
         families,
-        change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)],
+        change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)]
+        + (_moved_to_tr(words) if turkish else []),
         correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
         dropped=lets_go.dropped,
@@ -200,6 +216,20 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         targets=lets_go.targets,
         resumed=not negated and bool(RESUME.search(text)),
     )
+
+
+def _moved_to_tr(words: list[str]) -> list[str]:
+    """ "Yüzme derslerini pazar öğleden sonraya aldık", "toplantıyı salıya çektik": a verb of taking or moving
+    whose dative is a time (a day, a time, a number just before it) moves a scheduled thing there — a change."""
+    out = []
+    for k in range(1, len(words)):
+        dative = words[k - 1]
+        if not MOVED_TO_TR.match(words[k]) or not re.search(r"(?:y?[ae]|n[ae])$", dative):
+            continue
+        near = words[max(0, k - 3) : k]
+        if any(day_of(w) or w[:1].isdigit() or w in NUMBER_WORDS for w in near):
+            out.append(f"{dative} {words[k]}")
+    return out
 
 
 @dataclass(slots=True)
@@ -235,19 +265,36 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
     targets: set[str] = set()
     for m in TARGET.finditer(text):
         targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)
-    for m in DROP_AFTER_WORD.finditer(text):
-        x = m.group("x")
-        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
-            continue
-        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
-            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
-        dropped |= _terms(x, turkish)
+    _dropped_after(text, turkish, dropped, given_up)
+    for m in (NO_LONGER_TR if turkish else NO_LONGER).finditer(text):
+        gone = _terms(m.group("x") or m.group("y") or "", turkish)
+        dropped |= gone
+        given_up |= gone
     moved_from: set[str] = set()
     moved_to: set[str] = set()
     for m in FROM_TO.finditer(text):
         moved_from |= _terms(m.group("a") or m.group("c") or "", turkish, last=bool(m.group("c")))
         moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
     return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to)
+
+
+def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[str]) -> None:
+    """What a word of letting go after it lets go of ("Priya left", "the falafel place closed", "Samsung'u
+    kardeşime verdim"), added to ``dropped`` (and to ``given_up`` for a thing gone for good)."""
+    for m in DROP_AFTER_WORD.finditer(text):
+        x = m.group("x")
+        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
+            continue
+        if turkish:
+            before = TOKEN.findall(text[: m.start("x")])[-4:]
+            accusative = [w for w in before if ACCUSATIVE_TR.match(w)]
+            if accusative:  # "Samsung'u kardeşime verdim": the object, not the dative beside the verb
+                dropped |= _terms(accusative[-1], turkish)
+            if re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
+                continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
+        dropped |= _terms(x, turkish)
+        if not turkish and THING_ENDED.match(text[m.end("x") :]):
+            given_up |= _terms(x, turkish)  # "the falafel place closed": the place is gone
 
 
 def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
@@ -274,6 +321,24 @@ def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
         if np:
             return owner, " ".join(stem(x) for x in np)  # the head last: "sertraline dose" → "sertra dos"
         return None
+    return None
+
+
+#: a Turkish genitive ("çocukların", "annemin", "Zeynep'in") and the possessed object after it, in the accusative
+_TR_GENITIVE_OBJECT = re.compile(r"(?:n[ıiuü]n|[ıiuü]n)$")
+_TR_POSSESSED_ACCUSATIVE = re.compile(r"(?:s[ıiuü]n[ıiuü]|[ıiuü]n[ıiuü]|n[ıiuü])$")
+
+
+def _topic_tr(words: list[str]) -> tuple[str, str] | None:
+    """What a Turkish clause acts on when it names another's thing: "çocukların yatma saatini 20:00'ye aldık" →
+    ("çocuk", "saat"): the kids' bedtime, not the speaker's. None without a genitive person and its object."""
+    for k in range(len(words) - 1):
+        owner = words[k]
+        if not _TR_GENITIVE_OBJECT.search(owner) or not tr_person(owner.split("'")[0]):
+            continue
+        for j in range(k + 1, min(len(words), k + 4)):
+            if _TR_POSSESSED_ACCUSATIVE.search(words[j]) and j + 1 < len(words):
+                return stem(owner, True), stem(words[j], True)
     return None
 
 
@@ -320,7 +385,7 @@ def _is_cue(word: str) -> bool:
     return bool(CHANGE.fullmatch(word) or CORRECTION.fullmatch(word))
 
 
-def _lead(words: list[str]) -> int:
+def _lead(words: list[str], turkish: bool = False) -> int:
     """Index of the first word after discourse openers and change words ("Honestly", "Update:", "now")."""
     i = 0
     while i < len(words) and (
@@ -328,7 +393,7 @@ def _lead(words: list[str]) -> int:
         or (
             words[i] in STOP
             and words[i] not in FIRST_PERSON
-            and words[i] not in DETERMINERS
+            and (turkish or words[i] not in DETERMINERS)
             and words[i] not in ("my", "our")
             and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days")
         )

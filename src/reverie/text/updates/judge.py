@@ -11,7 +11,7 @@ from reverie.model import MemoryRecord
 from reverie.text.updates.clauses import analyse, split_speaker
 from reverie.text.updates.evidence import AGAINST, Pair, weigh_explicit, weigh_for
 from reverie.text.updates.statement import Clause, Statement
-from reverie.text.updates.tokens import fold, is_turkish, stem
+from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
 from reverie.text.updates.vocabulary import (
     CHANGE,
     CORRECTION,
@@ -89,6 +89,8 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
         new_words = set(nc.topic[1].split())
     if not so or not sn:
         return "unknown"
+    if nc.topic is not None and so == ("self",) and sn[1] in PERSON_STEMS:
+        return "different"  # "I go to bed at eleven" / "we moved the kids' bedtime to 8": the kids' thing
     if so[0] == sn[0] == "thing" and so[2] == sn[2]:
         return _same_kind_of_thing(so, sn, oc.subject_words, new_words, a.turkish)
     if so == sn:
@@ -138,6 +140,7 @@ _CHANGE_CUES = (
     NEGATION,
     re.compile(r"\s" + DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1], re.UNICODE | re.IGNORECASE),
     re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE),
+    re.compile(r"\s(?:al[dın]|çek[tilm]|kaydır)", re.IGNORECASE),  # a Turkish move to a time (clauses._moved_to_tr)
 )
 
 

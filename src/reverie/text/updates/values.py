@@ -31,6 +31,9 @@ from reverie.text.updates.vocabulary import (
     PERSON_NOUNS,
     PREPOSITIONS,
     SELF_WORDS,
+    SPELLED_SCALES,
+    SPELLED_TENS,
+    SPELLED_UNITS,
     STOP,
     TIME,
     TITLE,
@@ -120,6 +123,10 @@ class _ValueReader:
     def _token(self, i: int) -> int:
         """The value at token ``i``, if any; returns the next token to read."""
         w, f = self.raw[i], self.words[i]
+        if i not in self.taken:
+            spelled = spelled_number(self.words, i, self.turkish)
+            if spelled is not None:
+                return self._spelled(i, *spelled)
         month = month_of(w) if i not in self.taken else None
         if (
             i in self.taken
@@ -152,6 +159,20 @@ class _ValueReader:
         else:
             self._preposition_object(i, self._anchor_at(i))
         return i + 1
+
+    def _spelled(self, i: int, number: float, end: int, case: str) -> int:
+        """A number said in words over ``words[i:end]``: a clock time in Turkish when it says "at" (a
+        locative, "altıda", "yedi buçukta") or follows "saat", else a number with the unit after it."""
+        text = " ".join(self.raw[i:end])
+        at_hour = self.turkish and (case[:1] in ("d", "t") or (i > 0 and self.words[i - 1] == "saat"))
+        if at_hour and 0 < number <= 24:
+            hour, half = int(number), number % 1
+            self.out.append(Value("time", f"{hour}:{'30' if half else '00'}", text, self._anchor_at(i)))
+        else:
+            unit = _unit_after(self.raw, end - 1)
+            self.out.append(Value("number", f"#{number:g}" + (f"@{unit}" if unit else ""), text, self._anchor_at(i)))
+        self.taken.update(range(i, end))
+        return end
 
     def _anchor_at(self, i: int) -> str:
         return _anchor(self.words, i, self.turkish)
@@ -224,7 +245,83 @@ class _ValueReader:
         if f.endswith(("ing", "ed")) and len(f) > 5:
             return
         if prep and (not nxt or nxt in STOP or nxt in PREPOSITIONS or not nxt[:1].isalpha() or CHANGE.fullmatch(nxt)):
-            self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
+            before = words[i - 1]
+            if (
+                before not in STOP
+                and before not in PREPOSITIONS
+                and before not in _NP_SKIP
+                and not is_predicate(before)
+                and not before.endswith("'s")
+                and not CHANGE.fullmatch(before)
+                and self.raw[i - 1][:1].isalpha()
+            ):  # "on the marketing team" / "to the sales team": the word that tells the team apart is the value's
+                norm = " ".join(sorted((stem(before), stem(f))))
+                self.out.append(Value(f"obj:{prep}", norm, f"{self.raw[i - 1]} {self.raw[i]}", anchor))
+            else:
+                self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
+
+
+#: Turkish case endings a number word may carry ("altıda", "beşe", "dokuza", "bine", "buçuğa"), longest first
+_TR_NUMBER_CASES = ("dan", "den", "tan", "ten", "da", "de", "ta", "te", "ya", "ye", "a", "e")
+_HALF = "buçuk"
+_SCALES_OF = {False: frozenset({"hundred", "thousand"}), True: frozenset({"yüz", "bin"})}
+
+
+def _number_word(word: str, turkish: bool, *, last: bool) -> tuple[str, str] | None:
+    """The number word ``word`` is (its plain form) and the Turkish case ending it carries ("altıda" → ("altı",
+    "da")); a case ending only on the ``last`` word of a number. None if it is no number word."""
+    table = (SPELLED_UNITS, SPELLED_TENS, SPELLED_SCALES)
+    if word in _SCALES_OF[not turkish] or (not turkish and word in ("on", "bir")):
+        return None  # "bin" and "on" are English words, "hundred" no Turkish one
+    if any(word in t for t in table) or (turkish and word == _HALF):
+        return word, ""
+    if not turkish or not last:
+        return None
+    for case in _TR_NUMBER_CASES:
+        base = word[: -len(case)].rstrip("'’") if word.endswith(case) else ""
+        if base.endswith("ğ"):
+            base = base[:-1] + "k"  # "buçuğa" → "buçuk"
+        if base and (any(base in t for t in table) or base == _HALF):
+            return base, case
+    return None
+
+
+def spelled_number(words: list[str], i: int, turkish: bool) -> tuple[float, int, str] | None:
+    """A number said in words from ``words[i]``: "eighty-four", "one hundred and twenty", "seksen beş", "yedi
+    buçukta", "altıda" → (its value, the index after it, the Turkish case ending of its last word). None for a
+    single plain number word (the caller reads those) or no number at all."""
+    parts: list[tuple[str, str]] = []
+    j = i
+    while j < len(words):
+        found = _number_word(words[j], turkish, last=False) or _number_word(words[j], turkish, last=True)
+        if found is None:
+            if parts and not turkish and words[j] == "and" and j + 1 < len(words):
+                nxt = _number_word(words[j + 1], turkish, last=True)
+                if nxt is not None and parts[-1][0] in SPELLED_SCALES:
+                    j += 1
+                    continue
+            break
+        if found[0] == _HALF and not parts:
+            break
+        parts.append(found)
+        j += 1
+        if found[1]:
+            break  # a case ending closes the number
+    if not parts or (len(parts) == 1 and not parts[0][1]) or (parts[0][0] in ("bir", "on") and len(parts) == 1):
+        return None
+    if parts[0][0] == "bir" and (len(parts) < 2 or parts[1][0] not in SPELLED_SCALES):
+        return None  # "bir" alone is "a"
+    total = current = 0.0
+    for word, _ in parts:
+        if word == _HALF:
+            current += 0.5
+        elif word in SPELLED_SCALES:
+            current = max(current, 1.0) * SPELLED_SCALES[word]
+            if SPELLED_SCALES[word] >= 1000:
+                total, current = total + current, 0.0
+        else:
+            current += SPELLED_UNITS.get(word) or SPELLED_TENS.get(word) or 0
+    return total + current, j, parts[-1][1]
 
 
 #: words that are verbs far more often than nouns after "to" ("to see", "to try", "to make")

@@ -1,0 +1,112 @@
+"""Classes of everyday phrasing the update reading (reverie.text.updates) reads as an update, each with its own
+sentences (not the suite's): numbers said in words, a change said in a clause joined by a semicolon, a
+relationship status, what someone works as, a value told apart by its modifier, a preference come round to, a
+thing that closed or was finished, a habit no longer kept, a Turkish object given away, a Turkish move to a
+time — and the compatible statements each class must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from reverie.text import updates
+from reverie.text.updates.values import spelled_number
+
+
+@pytest.mark.parametrize(
+    ("text", "turkish", "expected"),
+    [
+        ("down to eighty seven kilos", False, (87.0, 4, "")),
+        ("one hundred and twenty people", False, (120.0, 4, "")),
+        ("sabah sekiz buçukta kalkıyorum", True, (8.5, 3, "ta")),
+        ("akşam dokuzda yatıyorum", True, (9.0, 2, "da")),
+        ("kilom yetmiş üçe indi", True, (73.0, 3, "e")),
+        ("on iki kişi geldi", True, (12.0, 2, "")),
+    ],
+)
+def test_numbers_said_in_words(text: str, turkish: bool, expected: tuple[float, int, str]) -> None:
+    words = text.split()
+    found = next(x for x in (spelled_number(words, i, turkish) for i in range(len(words))) if x is not None)
+    assert found == expected
+
+
+def test_words_that_only_look_like_numbers_are_none() -> None:
+    assert all(spelled_number(w.split(), 0, False) is None for w in ("bin bags", "on time", "one day", "ninety"))
+    assert spelled_number(["bir", "kedi"], 0, True) is None  # "bir" alone is "a"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # numbers said in words, English compounds and Turkish clock times and counts
+        ("I weigh ninety-two kilos.", "Down to eighty-seven kilos after a month of cycling."),
+        ("Sabahları beşte kalkıyorum.", "Bu aralar sekiz buçukta kalkıyorum."),
+        ("Üç çocuğumuz var.", "Geçen ay ikizler doğdu, artık beş çocuğumuz var."),
+        # a change said in one clause of a sentence joined by a semicolon holds for the other
+        ("Our internet costs 25 euros a month.", "The provider raised prices; we pay 31 euros a month."),
+        # a relationship status: one at a time
+        ("My brother is single.", "My brother got engaged in June."),
+        ("Nişanlıyım.", "Geçen ay evlendim."),
+        ("I'm engaged to Tom.", "Tom and I got married in Lisbon!"),
+        # what someone works as
+        ("My sister works as a pharmacist.", "My sister retrained and works as a teacher now."),
+        # a value told apart by the word before it, where a change goes
+        ("I'm in the evening class.", "I transferred to the morning class."),
+        # a preference come round to
+        ("I prefer the top bunk.", "I've come round to the bottom bunk."),
+        # a thing that closed, a book or a series finished
+        ("We buy bread at the bakery on Elm Street.", "The bakery closed, so we get bread from the supermarket now."),
+        ("I'm watching Severance.", "Finished Severance; started Slow Horses last night."),
+        # a habit no longer kept, said with a negation
+        ("I do yoga on Tuesdays.", "I'm not doing yoga any more, my back hurts."),
+        ("Her sabah yüzmeye gidiyorum.", "Artık yüzmeye gitmiyorum, dizim ağrıyor."),
+        ("Cumartesileri pilatese gidiyorum.", "Pilatese artık gitmiyorum, hafta sonu yürüyorum."),
+        # a Turkish object given away, with a dative between it and the verb
+        ("Bisikletim Bianchi.", "Bianchi'yi yeğenime verdim, yeni bir Trek aldım."),
+        # a Turkish move to a time
+        ("Piyano dersi perşembe akşamları.", "Piyano dersini cuma akşamına aldık."),
+    ],
+)
+def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.updates, verdict
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("I'm single.", "My sister got married in May."),
+        ("I work as a nurse at St Mary's.", "My brother works as a teacher."),
+        ("I study at the library.", "I study at the public library on Sundays too."),
+        ("I'm in the evening class.", "My daughter is in the morning class."),
+        ("I go to bed at eleven.", "We moved the kids' bedtime to eight."),
+        ("Geceleri on birde yatıyorum.", "Çocukların yatma saatini dokuza aldık."),
+        ("Yüzmeye gidiyorum.", "Artık kahve içmiyorum."),
+        ("The bakery on Elm Street sells rye bread.", "The bakery closed early on Sunday."),
+        ("I bought a blue sofa.", "I'm reading Dune and finished the first part."),
+    ],
+)
+def test_compatible_statements_stay_apart(a: str, b: str) -> None:
+    verdict = updates.judge(a, b)
+    assert not verdict.updates, verdict
+
+
+def test_a_subject_the_speaker_is_part_of_is_the_speaker() -> None:
+    assert updates.analyse("Tom and I moved to Leeds in May.").clauses[0].subject == ("self",)
+    assert updates.analyse("My wife and I sold the flat.").clauses[0].subject == ("self",)
+    assert updates.analyse("Tom and Ana moved to Leeds.").clauses[0].subject != ("self",)
+
+
+def test_a_semicolon_joins_clauses_of_one_sentence() -> None:
+    st = updates.analyse("The landlord raised the rent; we pay 900 now.")
+    assert len(st.clauses) == 2 and all("raised" in c.change for c in st.clauses)
+
+
+def test_cheap_change_test_finds_the_new_cues() -> None:
+    for text in (
+        "Piyano dersini cuma akşamına aldık.",
+        "The bakery closed, so we get bread elsewhere.",
+        "Finished Severance last night.",
+        "Artık yüzmeye gitmiyorum.",
+        "I've come round to the bottom bunk.",
+    ):
+        assert updates.may_say_change(text) and updates.says_change(text), text
