@@ -64,6 +64,13 @@ def test_words_that_only_look_like_numbers_are_none() -> None:
         ("Bisikletim Bianchi.", "Bianchi'yi yeğenime verdim, yeni bir Trek aldım."),
         # a Turkish move to a time
         ("Piyano dersi perşembe akşamları.", "Piyano dersini cuma akşamına aldık."),
+        # a Turkish object let go, with a time between it and the verb
+        ("Sigara içiyorum.", "Sigarayı üç ay önce bıraktım."),
+        # what the speaker was wrong about is taken back
+        ("I'm allergic to penicillin.", "I was wrong about penicillin, the test came back negative."),
+        ("Bahar vegan.", "Bahar konusunda yanılmışım, vegan değil vejetaryen."),
+        # the Turkish noun before its verb, by its case, is the value of the verb's slot
+        ("Oğlum kreşe gidiyor.", "Oğlum bu eylül anaokuluna başladı."),
     ],
 )
 def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
@@ -83,6 +90,9 @@ def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
         ("Yüzmeye gidiyorum.", "Artık kahve içmiyorum."),
         ("The bakery on Elm Street sells rye bread.", "The bakery closed early on Sunday."),
         ("I bought a blue sofa.", "I'm reading Dune and finished the first part."),
+        ("Kızım anaokuluna gidiyor.", "Oğlum bu yıl ilkokula başladı."),
+        ("Cumartesi pilatese gidiyorum.", "Pazar günü yüzmeye gidiyorum."),
+        ("I was wrong about the weather.", "I live in Leeds."),
     ],
 )
 def test_compatible_statements_stay_apart(a: str, b: str) -> None:
@@ -110,3 +120,36 @@ def test_cheap_change_test_finds_the_new_cues() -> None:
         "I've come round to the bottom bunk.",
     ):
         assert updates.may_say_change(text) and updates.says_change(text), text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "My favourite pizza place is Luigi's.",
+            "My favourite pizza place these days is the little spot near the station.",
+        ),
+        ("I prefer the window seat on long flights.", "These days I always pick the aisle on long flights."),
+    ],
+)
+def test_a_change_whose_values_are_not_aligned_updates_when_close_in_meaning(old: str, new: str) -> None:
+    """The same subject and attribute, a change said, but values the reading cannot align: the embedder decides,
+    from the similarity at which a change statement is read against what it replaces (the gate's change_min)."""
+    verdict = updates.judge(old, new)
+    assert not verdict.updates and verdict.unaligned, verdict
+    assert updates.unaligned_update(verdict, 0.90, 0.86).updates
+    assert "similar by meaning" in updates.unaligned_update(verdict, 0.90, 0.86).reason
+    assert not updates.unaligned_update(verdict, 0.80, 0.86).updates
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("My favourite pizza place is Luigi's.", "My sister's favourite pizza place is now Dough Bros."),
+        ("I prefer the window seat on long flights.", "I also like an aisle seat on short flights."),
+        ("I live in Leeds.", "I went to a concert in York last night."),
+    ],
+)
+def test_compatible_statements_are_not_unaligned_changes(a: str, b: str) -> None:
+    verdict = updates.judge(a, b)
+    assert not verdict.updates and not updates.unaligned_update(verdict, 0.99, 0.86).updates, verdict

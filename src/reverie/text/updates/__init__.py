@@ -43,6 +43,7 @@ from reverie.text.updates.judge import (
     may_update,
     other_speaker,
     says_change,
+    unaligned_update,
 )
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.tokens import is_turkish, stem, words
@@ -69,5 +70,6 @@ __all__ = [
     "says_change",
     "stem",
     "substitutions",
+    "unaligned_update",
     "words",
 ]

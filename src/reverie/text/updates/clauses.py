@@ -63,6 +63,7 @@ from reverie.text.updates.vocabulary import (
     TITLE,
     TOKEN,
     TOPIC_VERB,
+    WRONG_ABOUT,
 )
 
 #: third-person pronouns: an elided subject in a clause that names one is not the speaker
@@ -266,6 +267,10 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
     for m in TARGET.finditer(text):
         targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)
     _dropped_after(text, turkish, dropped, given_up)
+    for m in WRONG_ABOUT.finditer(text):  # what was wrong is taken back
+        wrong = _next_terms(m.group("x") or m.group("y") or m.group("z") or "", turkish)
+        dropped |= wrong
+        given_up |= wrong
     for m in (NO_LONGER_TR if turkish else NO_LONGER).finditer(text):
         gone = _terms(m.group("x") or m.group("y") or "", turkish)
         dropped |= gone
@@ -283,15 +288,15 @@ def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[st
     kardeşime verdim"), added to ``dropped`` (and to ``given_up`` for a thing gone for good)."""
     for m in DROP_AFTER_WORD.finditer(text):
         x = m.group("x")
-        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
-            continue
         if turkish:
             before = TOKEN.findall(text[: m.start("x")])[-4:]
             accusative = [w for w in before if ACCUSATIVE_TR.match(w)]
-            if accusative:  # "Samsung'u kardeşime verdim": the object, not the dative beside the verb
+            if accusative:  # "Samsung'u kardeşime verdim", "Sigarayı üç ay önce bıraktım": the object
                 dropped |= _terms(accusative[-1], turkish)
-            if re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
-                continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
+        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
+            continue
+        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
+            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
         dropped |= _terms(x, turkish)
         if not turkish and THING_ENDED.match(text[m.end("x") :]):
             given_up |= _terms(x, turkish)  # "the falafel place closed": the place is gone

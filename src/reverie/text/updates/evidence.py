@@ -327,9 +327,12 @@ def _against_occasion(r: Pair) -> float:
     return out
 
 
+NOTHING_REPLACED = "no value of the old statement is replaced"
+
+
 def _against_nothing_replaced(r: Pair) -> float:
     if not r.subs and not r.explicit:
-        return r.add(-3.0, "no value of the old statement is replaced") * -1
+        return r.add(-3.0, NOTHING_REPLACED) * -1
     return 0.0
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from reverie.model import MemoryRecord
 from reverie.text.updates.clauses import analyse, split_speaker
-from reverie.text.updates.evidence import AGAINST, Pair, weigh_explicit, weigh_for
+from reverie.text.updates.evidence import AGAINST, NOTHING_REPLACED, Pair, weigh_explicit, weigh_for
 from reverie.text.updates.statement import Clause, Statement
 from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
 from reverie.text.updates.vocabulary import (
@@ -41,6 +41,9 @@ class Verdict:
     reason: str
     evidence: tuple[str, ...] = ()
     explicit: bool = False
+    #: the same subject and attribute, a change said, and values the reading could not align: an update when
+    #: the two are also close in meaning (:func:`unaligned_update`)
+    unaligned: bool = False
 
     @property
     def updates(self) -> bool:
@@ -64,6 +67,7 @@ def judge(
     if a.turkish != b.turkish:  # one language for both, so that their words stem alike
         a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
     best: Verdict | None = None
+    unaligned = False
     for nc in b.clauses:
         if nc.question:
             continue
@@ -74,9 +78,27 @@ def judge(
             if oc.question or (not marked and not oc.values):
                 continue
             v = _judge_clauses(oc, nc, a, b, correction=correction)
+            unaligned = unaligned or v.unaligned
             if best is None or v.score > best.score:
                 best = v
+    if best is not None and unaligned and not best.updates and not best.unaligned:
+        best = replace(best, unaligned=True)
     return best or NO_UPDATE
+
+
+def unaligned_update(verdict: Verdict, similarity: float, change_min: float) -> Verdict:
+    """``verdict``, or an update when the reading found the same subject and attribute and a change said but
+    could not align the values (:attr:`Verdict.unaligned`: "I've come round to aisle seats" for "I prefer the
+    window seat" said in words the reading has no rule for) and the embedder puts the two at least
+    ``change_min`` apart — the similarity from which a change statement is read against what it replaces."""
+    if verdict.updates or not verdict.unaligned or similarity < change_min:
+        return verdict
+    return Verdict(
+        UPDATE_SCORE,
+        f"the same subject and attribute with a change said, values not aligned, similar by meaning "
+        f"({similarity:.2f} >= {change_min:.2f}): {verdict.reason}",
+        (*verdict.evidence, f"+{UPDATE_SCORE - max(verdict.score, 0.0):.1f} similar by meaning ({similarity:.2f})"),
+    )
 
 
 def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
@@ -225,12 +247,30 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
             score -= 2.0
     else:
         score = weak - against
+    # the values could not be aligned, but all else says one slot changed: the same subject and attribute (a
+    # functional family, or two words of the frame), a change said, a value stated, and nothing against but
+    # the values left unaligned
+    unaligned = (
+        not r.explicit
+        and not r.subs
+        and r.cue > 0
+        and r.subject == "same"
+        and bool(nc.values)
+        and (r.functional or len(r.frame) >= 2)
+        and [t for w, t in r.ev if w < 0] == [NOTHING_REPLACED]
+    )
     pro = [t for w, t in sorted(r.ev, key=lambda e: -e[0]) if w > 0][:3]
     con = [t for w, t in r.ev if w < 0]
     reason = "; ".join(pro) if pro else "no sign of an update"
     if con:
         reason += " — against: " + "; ".join(con)
-    return Verdict(round(score, 3), reason, tuple(f"{w:+.1f} {t}" for w, t in r.ev), explicit=bool(r.explicit))
+    return Verdict(
+        round(score, 3),
+        reason,
+        tuple(f"{w:+.1f} {t}" for w, t in r.ev),
+        explicit=bool(r.explicit),
+        unaligned=unaligned and score < UPDATE_SCORE,
+    )
 
 
 #: a text with more content words than this is a message of several things (a chat turn): only named values

@@ -74,6 +74,8 @@ class _ValueReader:
         self._dates()
         if not self.turkish:
             self.out.extend(_direct_object(self.raw, self.words, self.taken))
+        else:
+            self.out.extend(_tr_object(self.raw, self.words, self.taken))
         i = 0
         while i < len(self.raw):
             i = self._token(i)
@@ -368,6 +370,41 @@ def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Va
             return [*out, Value("obj", " ".join(sorted(stem(words[j]) for j in phrase)), text, verb_stem(w))]
         return out
     return out
+
+
+#: a Turkish verb at the end of a clause (present, past, reported past, future, aorist; any person)
+_TR_VERB = re.compile(r"\w{2,}(?:[ıiuü]?yor|[dt][ıiuü]|m[ıiuü]ş|[ae]c[ae][kğ]|[ae]r|[ıiuü]r)\w{0,6}$")
+#: the case ending of a Turkish noun before its verb: where to (dative), where (locative), from where (ablative)
+_TR_OBJECT_CASES = (
+    ("abl", re.compile(r"\w{3,}(?:[dt][ae]n)$")),
+    ("loc", re.compile(r"\w{3,}(?:[dt][ae])$")),
+    ("dat", re.compile(r"\w{3,}(?:y[ae]|n[ae]|[^aeıioöuü\d][ae])$")),
+)
+
+
+def _tr_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:
+    """The noun before a Turkish clause's final verb, by its case ("anaokuluna gidiyor" → where to; "ilkokula
+    başladı"): a value of kind ``obj:<case>`` — the slot the verb fills, as an English preposition's object is.
+    Names, numbers, days and times are read as such; a possessed subject ("Kızım") is no object."""
+    if len(words) < 2 or not _TR_VERB.match(words[-1]):
+        return []
+    i = len(words) - 2
+    w = words[i]
+    if (
+        i in taken
+        or raw[i][:1].isupper()
+        or w in STOP
+        or w in NUMBER_WORDS
+        or day_of(w)
+        or month_of(raw[i])
+        or "'" in w
+        or tr_possessive(w)
+    ):
+        return []
+    for case, pattern in _TR_OBJECT_CASES:
+        if pattern.match(w):
+            return [Value(f"obj:{case}", stem(w, True), raw[i], stem(words[-1], True))]
+    return []
 
 
 def _complement(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:

@@ -377,6 +377,13 @@ NO_LONGER_TR = re.compile(
     r"|(?P<y>(?:[\w'’]+\s+){1,4}?)artık\s+[\w'’]+(?:m[ıiuü]yor|m[ae]z|m[ae]m)\w*",
     re.IGNORECASE,
 )
+#: what the speaker says they were wrong about ("I was wrong about penicillin", "got the date wrong", "Tom
+#: konusunda yanılmışım"): the old statement about it is taken back
+WRONG_ABOUT = re.compile(
+    r"\b(?:wrong|mistaken|confused)\s+about\s+(?P<x>[^,.;:!?]+)|\bgot\s+(?P<y>(?:[\w'’]+\s+){1,3}?)wrong\b"
+    r"|(?P<z>[\w'’]+)\s+(?:konusunda|hakkında)\s+yan[ıi]l",
+    re.IGNORECASE,
+)
 #: a Turkish verb that moves a scheduled thing to its dative ("pazar öğleden sonraya aldık", "salıya çektik")
 MOVED_TO_TR = re.compile(r"^(?:al[dın]|çek[tilm]|kaydır)\w*$")
 PREPOSITIONS = lexicon.words("update_prepositions")
