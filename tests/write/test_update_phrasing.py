@@ -71,6 +71,23 @@ def test_words_that_only_look_like_numbers_are_none() -> None:
         ("Bahar vegan.", "Bahar konusunda yanılmışım, vegan değil vejetaryen."),
         # the Turkish noun before its verb, by its case, is the value of the verb's slot
         ("Oğlum kreşe gidiyor.", "Oğlum bu eylül anaokuluna başladı."),
+        # "instead of X" lets go of X, a plain word too
+        ("I play squash on Fridays.", "I took up badminton instead of squash."),
+        # a thing written off or stolen is gone
+        ("My bike is a Brompton.", "Bought a Tern after the Brompton was stolen."),
+        # a new state from a coming time on
+        ("Choir is on Tuesdays.", "Choir is on Thursdays from next month."),
+        # clock times and counts in words
+        ("The baby naps at one.", "The baby naps at quarter past two now."),
+        ("We have four chickens.", "We're up to two dozen chickens now."),
+        # a relationship ended
+        ("I'm dating Alex.", "Alex and I split up last month."),
+        # a Turkish day at the start of a clause is when, not who
+        ("Cuma günleri yoga var.", "Yoga artık salı günleri."),
+        # Turkish "zam" with its case ending, "oldu" (became)
+        ("Kiram 20 bin lira.", "Zamla kiram 26 bin oldu."),
+        # a Turkish verb no longer done
+        ("Sabahları yüzüyorum.", "Omzum yüzünden artık yüzmüyorum."),
     ],
 )
 def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
@@ -93,6 +110,10 @@ def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
         ("Kızım anaokuluna gidiyor.", "Oğlum bu yıl ilkokula başladı."),
         ("Cumartesi pilatese gidiyorum.", "Pazar günü yüzmeye gidiyorum."),
         ("I was wrong about the weather.", "I live in Leeds."),
+        ("I play tennis on Sundays.", "My son plays football instead of rugby."),
+        ("Doğum günüm 5 Mart'ta.", "Dün kardeşimin doğum günü oldu."),
+        ("Choir is on Tuesdays.", "Book club moves to Thursdays from next month."),
+        ("We have four chickens.", "The neighbours have two dozen chickens."),
     ],
 )
 def test_compatible_statements_stay_apart(a: str, b: str) -> None:
@@ -118,6 +139,8 @@ def test_cheap_change_test_finds_the_new_cues() -> None:
         "Finished Severance last night.",
         "Artık yüzmeye gitmiyorum.",
         "I've come round to the bottom bunk.",
+        "I was mistaken about the venue.",
+        "Bahar konusunda yanılmışım.",
     ):
         assert updates.may_say_change(text) and updates.says_change(text), text
 

@@ -38,9 +38,11 @@ from reverie.text.updates.vocabulary import (
     FAMILIES,
     FIRST_PERSON,
     FROM_TO,
+    INSTEAD_TR,
     ISO_NOTE,
     LIKE,
     MOVED_TO_TR,
+    NEGATED_VERB_TR,
     NEGATION,
     NEGATION_TR,
     NO_LONGER,
@@ -257,7 +259,14 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
             given_up |= terms
     denied: set[str] = set()
     for m in NOT_VALUE.finditer(text):
-        denied |= _next_terms(text[m.end() :], turkish)
+        terms = _next_terms(text[m.end() :], turkish)
+        denied |= terms
+        if m.group(1).casefold() in ("instead of", "rather than"):
+            given_up |= terms  # "padel instead of tennis": tennis is let go, a plain word too
+            dropped |= terms
+    for m in INSTEAD_TR.finditer(text):  # "kahve yerine çay": the word before "yerine" is let go
+        given_up |= _terms(m.group("x"), turkish)
+        dropped |= _terms(m.group("x"), turkish)
     for m in DROP_AROUND.finditer(text):
         dropped |= _terms(m.group("x"), turkish)
     if turkish:
@@ -273,6 +282,9 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
         given_up |= wrong
     for m in (NO_LONGER_TR if turkish else NO_LONGER).finditer(text):
         gone = _terms(m.group("x") or m.group("y") or "", turkish)
+        verb = NEGATED_VERB_TR.match(fold(TOKEN.findall(m.group(0))[-1])) if turkish else None
+        if verb:  # "artık koşmuyorum": running is what is no longer done
+            gone |= _terms(verb.group("root") or verb.group("root2"), turkish)
         dropped |= gone
         given_up |= gone
     moved_from: set[str] = set()

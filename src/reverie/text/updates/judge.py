@@ -163,6 +163,7 @@ _CHANGE_CUES = (
     re.compile(r"\s" + DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1], re.UNICODE | re.IGNORECASE),
     re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE),
     re.compile(r"\s(?:al[dın]|çek[tilm]|kaydır)", re.IGNORECASE),  # a Turkish move to a time (clauses._moved_to_tr)
+    re.compile(r"mistaken|confused|yan[ıi]l", re.IGNORECASE),  # what the speaker was wrong about (WRONG_ABOUT)
 )
 
 

@@ -9,9 +9,11 @@ from reverie.text.updates.tokens import (
     PERSON_STEMS,
     canonical,
     core_form,
+    day_of,
     fold,
     is_copula,
     is_predicate,
+    month_of,
     stem,
     tr_person,
     tr_possessive,
@@ -113,6 +115,8 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     "Yöneticim"), a first-person predicate ("… yaşıyorum"), or a name in the nominative ("Ayşe Hanım
     ayrıldı"); a word with a case suffix ("Ankara'da", "Kahveyi") is no subject."""
     w = words[lead]
+    if day_of(w) or month_of(raw[lead]):
+        return _tr_subject_from_verb(words)  # "Pazartesi günleri kurs var": when, not who
     genitive = _TR_GENITIVE.search(w) or re.search(r"(?:[ıiuü]n|n[ıiuü]n)$", w)
     if genitive:
         head = next(

@@ -85,6 +85,17 @@ class _ValueReader:
         self.taken.update(i for i, (a, b) in enumerate(self.spans) if a < end and b > start)
 
     def _times(self) -> None:
+        for m in _TIME_WORDS.finditer(self.text):  # "half past eight", "quarter to nine", "eight o'clock"
+            hour = NUMBER_WORDS.get((m.group("h") or m.group("h2") or m.group("h3")).casefold())
+            if hour is None or not 1 <= hour <= 12:
+                continue
+            part = (m.group("part") or "").casefold()
+            minutes = {"half past": 30, "quarter past": 15, "quarter to": 45}.get(" ".join(part.split()), 0)
+            hour = hour - 1 if minutes == 45 else hour
+            self.out.append(
+                Value("time", f"{hour}:{minutes:02d}", m.group(0), _anchor_before(self.text[: m.start()], self.turkish))
+            )
+            self._take(*m.span())
         for m in TIME.finditer(self.text):
             h = m.group(1) or m.group(4) or m.group(6)
             mins = m.group(2) or m.group(5) or m.group(7) or "00"
@@ -263,10 +274,17 @@ class _ValueReader:
                 self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
 
 
+_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+#: a clock time in words: "half past eight", "quarter to nine", "eight o'clock", "at one" (then the clause ends)
+_TIME_WORDS = re.compile(
+    rf"\b(?P<part>half\s+past|quarter\s+past|quarter\s+to)\s+(?P<h>{_HOURS})\b|\b(?P<h2>{_HOURS})\s+o['’]clock\b"
+    rf"|\bat\s+(?P<h3>{_HOURS})(?=\s*(?:$|[,.;!?]|(?:now|and|every|on|tonight|sharp|in\s+the)\b))",
+    re.IGNORECASE,
+)
 #: Turkish case endings a number word may carry ("altıda", "beşe", "dokuza", "bine", "buçuğa"), longest first
 _TR_NUMBER_CASES = ("dan", "den", "tan", "ten", "da", "de", "ta", "te", "ya", "ye", "a", "e")
 _HALF = "buçuk"
-_SCALES_OF = {False: frozenset({"hundred", "thousand"}), True: frozenset({"yüz", "bin"})}
+_SCALES_OF = {False: frozenset({"hundred", "thousand", "dozen"}), True: frozenset({"yüz", "bin"})}
 
 
 def _number_word(word: str, turkish: bool, *, last: bool) -> tuple[str, str] | None:

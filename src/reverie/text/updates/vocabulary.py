@@ -150,7 +150,10 @@ FAMILIES: dict[str, Family] = {
         _whole_words("update_family_relationship"),
         frozenset({"family:relationship"}),
         _whole_words("update_family_relationship_values"),
-        phrase=re.compile(r"\b(?:seeing|dating)\s+(?:someone|somebody|a\s+(?:guy|girl|man|woman))\b", re.IGNORECASE),
+        phrase=re.compile(
+            r"\b(?:seeing|dating)\s+(?:someone|somebody|a\s+(?:guy|girl|man|woman))\b|\b(?:broke|split|break)\s+up\b",
+            re.IGNORECASE,
+        ),
     ),
     "preference": Family(
         False,
@@ -200,6 +203,7 @@ _NUMBER_WORDS: dict[str, int | None] = {
     "ninety": 90,
     "hundred": 100,
     "thousand": 1000,
+    "dozen": 12,
     "first": 1,
     "second": 2,
     "third": 3,
@@ -248,7 +252,7 @@ SPELLED_UNITS = {
     "bir": 1,
 }
 SPELLED_TENS = {w: n for w, n in NUMBER_WORDS.items() if n in (20, 30, 40, 50, 60, 70, 80, 90)}
-SPELLED_SCALES = {"hundred": 100, "thousand": 1000, "yüz": 100, "bin": 1000}
+SPELLED_SCALES = {"hundred": 100, "thousand": 1000, "dozen": 12, "yüz": 100, "bin": 1000}
 #: a Turkish case suffix on a number word ("altıda" at six, "beşe" to five, "bine" to a thousand, "buçukta")
 SPELLED_TR_CASE = re.compile(r"^(?P<w>.+?)(?:['’]?(?P<case>[dt][ae]|y?[ae]|[dt][ae]n|y?[ıiuü]))?$")
 ORDINALS = lexicon.words("update_ordinals")
@@ -351,7 +355,7 @@ DROP_AFTER_WORD = re.compile(
     r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|passed away|passed on|"
     r"closed(?!\s+(?:on|at|for|until|till|early|over|at)\b)|went (?:bust|under|out of business)|burn[et] down|"
     r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
-    r"verdi\w*|bitirdi\w*|"
+    r"verdi\w*|bitirdi\w*|(?:was|got|has been|been) (?:written off|stolen|totall?ed|scrapped|towed)|"
     r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|yok artık|stepped down|"
     r"handed (?:\w+ ){0,4}over)\b",
     re.UNICODE,
@@ -360,7 +364,8 @@ DROP_AFTER_WORD = re.compile(
 #: let go, as a verb of giving up lets go of its object
 THING_ENDED = re.compile(
     r"^\s*(?:just\s+|has\s+|had\s+)?"
-    r"(?:closed|shut down|went (?:bust|under|out)|burn[et] down|(?:is|was) (?:closed|gone))",
+    r"(?:closed|shut down|went (?:bust|under|out)|burn[et] down|(?:is|was) (?:closed|gone)|"
+    r"(?:was|got|has been|been) (?:written off|stolen|totall?ed|scrapped))",
     re.IGNORECASE,
 )
 #: a Turkish object in the accusative ("Samsung'u", "kahveyi", "arabayı"): what a verb of letting go lets go of
@@ -384,6 +389,10 @@ WRONG_ABOUT = re.compile(
     r"|(?P<z>[\w'’]+)\s+(?:konusunda|hakkında)\s+yan[ıi]l",
     re.IGNORECASE,
 )
+#: "X yerine" (instead of X): X is let go
+INSTEAD_TR = re.compile(r"(?P<x>[\wçğıöşüÇĞİÖŞÜ'’]+)\s+yerine\b", re.IGNORECASE)
+#: a Turkish verb said in the negative ("koşmuyorum", "içmiyorum", "gitmem"): its root is what is no longer done
+NEGATED_VERB_TR = re.compile(r"^(?P<root>\w{2,}?)m[ıiuü]yor\w*$|^(?P<root2>\w{2,}?)m[ae](?:z|m)\w*$")
 #: a Turkish verb that moves a scheduled thing to its dative ("pazar öğleden sonraya aldık", "salıya çektik")
 MOVED_TO_TR = re.compile(r"^(?:al[dın]|çek[tilm]|kaydır)\w*$")
 PREPOSITIONS = lexicon.words("update_prepositions")
