@@ -115,8 +115,6 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     "Yöneticim"), a first-person predicate ("… yaşıyorum"), or a name in the nominative ("Ayşe Hanım
     ayrıldı"); a word with a case suffix ("Ankara'da", "Kahveyi") is no subject."""
     w = words[lead]
-    if day_of(w) or month_of(raw[lead]):
-        return _tr_subject_from_verb(words)  # "Pazartesi günleri kurs var": when, not who
     genitive = _TR_GENITIVE.search(w) or re.search(r"(?:[ıiuü]n|n[ıiuü]n)$", w)
     if genitive:
         head = next(
@@ -140,8 +138,8 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     verb = _tr_subject_from_verb(words)
     if verb[0] == ("self",):
         return verb
-    if _TR_CASE.search(w):
-        return verb  # "Ankara'da …", "Kahveyi …": a place or an object, not the subject
+    if _TR_CASE.search(w) or day_of(w) or month_of(raw[lead]):
+        return verb  # "Ankara'da …", "Kahveyi …", "Pazartesi günleri …": a place, an object or a time, not who
     nxt_word = words[lead + 1] if lead + 1 < len(words) else ""
     if raw[lead][:1].isupper() and nxt_word and tr_possessive(nxt_word) and not _TR_CASE.search(w):
         subject, sw = np_subject("self", [nxt_word], True)  # "Netflix aboneliğim": my Netflix subscription
