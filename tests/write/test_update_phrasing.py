@@ -88,6 +88,10 @@ def test_words_that_only_look_like_numbers_are_none() -> None:
         ("Kiram 20 bin lira.", "Zamla kiram 26 bin oldu."),
         # a Turkish verb no longer done
         ("Sabahları yüzüyorum.", "Omzum yüzünden artık yüzmüyorum."),
+        # a job taken elsewhere; a place that repeats the replaced name is no other occasion
+        ("I work at the Bristol office.", "I took a job at the Cardiff office."),
+        # what a Turkish nominal sentence says someone is, and what they became
+        ("Annem hemşire.", "Annem geçen yıl başhemşire oldu."),
     ],
 )
 def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
@@ -114,6 +118,9 @@ def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
         ("Doğum günüm 5 Mart'ta.", "Dün kardeşimin doğum günü oldu."),
         ("Choir is on Tuesdays.", "Book club moves to Thursdays from next month."),
         ("We have four chickens.", "The neighbours have two dozen chickens."),
+        ("Annem emekli.", "Babam geçen ay emekli oldu."),
+        ("Eşim öğretmen.", "Eşimin kardeşi doktor."),
+        ("I work at the Bristol office.", "My brother took a job at the Cardiff office."),
     ],
 )
 def test_compatible_statements_stay_apart(a: str, b: str) -> None:

@@ -318,7 +318,11 @@ def _against_past(r: Pair) -> float:
 def _against_occasion(r: Pair) -> float:
     """Another time or place, or several kinds of value at once: another occasion, not a new value."""
     out = 0.0
-    qualifiers = [(o, n) for o, n in r.subs if kind_of(o) in _QUALIFIERS]
+    # a place that only repeats another replaced value ("at the Leeds branch" beside "Leeds") is that value
+    others = {w for o, _ in r.subs if kind_of(o) not in _QUALIFIERS for w in o.text.casefold().split()}
+    qualifiers = [
+        (o, n) for o, n in r.subs if kind_of(o) in _QUALIFIERS and not set(o.text.casefold().split()) & others
+    ]
     if qualifiers and len(qualifiers) < len(r.subs) and not r.corrects:
         o, n = qualifiers[0]
         out -= r.add(-1.5, f"about another time or place ('{o.text}' / '{n.text}')")

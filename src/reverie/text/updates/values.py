@@ -12,6 +12,7 @@ from reverie.text.updates.tokens import (
     day_of,
     digits,
     fold,
+    is_copula,
     is_predicate,
     month_of,
     number_of,
@@ -404,6 +405,10 @@ def _tr_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]
     """The noun before a Turkish clause's final verb, by its case ("anaokuluna gidiyor" → where to; "ilkokula
     başladı"): a value of kind ``obj:<case>`` — the slot the verb fills, as an English preposition's object is.
     Names, numbers, days and times are read as such; a possessed subject ("Kızım") is no object."""
+    if len(words) >= 2 and words[-1] in ("oldu", "olmuş", "olacak"):  # "okul müdürü oldu": what someone became
+        return _tr_predicate(raw, words, len(words) - 2, taken)
+    if len(words) >= 2 and is_copula(words, True):  # "Eşim öğretmen": a nominal sentence, its predicate
+        return _tr_predicate(raw, words, len(words) - 1, taken)
     if len(words) < 2 or not _TR_VERB.match(words[-1]):
         return []
     i = len(words) - 2
@@ -423,6 +428,29 @@ def _tr_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]
         if pattern.match(w):
             return [Value(f"obj:{case}", stem(w, True), raw[i], stem(words[-1], True))]
     return []
+
+
+def _tr_predicate(raw: list[str], words: list[str], i: int, taken: set[int]) -> list[Value]:
+    """What a Turkish nominal sentence says its subject is ("Eşim öğretmen", "Annem emekli", "müdürü oldu"): a
+    value of kind ``obj:is`` (a name, a number, a time or a unit is read as such)."""
+    w = words[i]
+    if (
+        i in taken
+        or i == 0
+        or raw[i][:1].isupper()
+        or not raw[i][:1].isalpha()
+        or len(w) < 3
+        or w in STOP
+        or w in NUMBER_WORDS
+        or w in UNITS
+        or day_of(w)
+        or month_of(raw[i])
+        or "'" in w
+        or "’" in w
+        or tr_possessive(w)
+    ):
+        return []
+    return [Value("obj:is", stem(w, True), raw[i])]
 
 
 def _complement(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:
