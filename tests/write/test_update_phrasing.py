@@ -92,6 +92,17 @@ def test_words_that_only_look_like_numbers_are_none() -> None:
         ("I work at the Bristol office.", "I took a job at the Cardiff office."),
         # what a Turkish nominal sentence says someone is, and what they became
         ("Annem hemşire.", "Annem geçen yıl başhemşire oldu."),
+        # a dose upped, a choice settled on, a standing plan called off, once and twice
+        ("I take 20mg of citalopram.", "The GP upped my citalopram to 30mg."),
+        ("We're flying to Rome in May.", "We settled on Naples for May instead."),
+        ("We play poker every Thursday.", "Thursday poker is off; we play on Mondays now."),
+        ("I swim twice a week.", "I swim once a week these days."),
+        ("Vitaminimi günde iki kez alıyorum.", "Artık günde bir kez alıyorum."),
+        # a new address (an attribute of where someone lives; "new" tells no other address apart)
+        ("Our address is 22 Elm Road.", "Our new address is 9 Bay Street."),
+        ("İş adresim Levent.", "Yeni iş adresim Maslak."),
+        # the speaker's own thing the old statement is about, let go by name
+        ("Spotify üyeliğim var.", "Spotify'ı iptal ettim, artık radyo dinliyorum."),
     ],
 )
 def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
@@ -121,6 +132,11 @@ def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
         ("Annem emekli.", "Babam geçen ay emekli oldu."),
         ("Eşim öğretmen.", "Eşimin kardeşi doktor."),
         ("I work at the Bristol office.", "My brother took a job at the Cardiff office."),
+        ("Kiram 20 bin lira.", "Aidat 2 bin lira oldu."),
+        ("Our rent is 900 a month.", "The landlord upped the service charge to 120."),
+        ("I go to the gym twice a week.", "I call my mum once a week."),
+        ("We live at 14 Oak Lane.", "My parents' new address is 3 Mill Court."),
+        ("I ordered a blue sofa from IKEA.", "We moved the sofa closer to the window."),
     ],
 )
 def test_compatible_statements_stay_apart(a: str, b: str) -> None:
@@ -157,7 +173,7 @@ def test_cheap_change_test_finds_the_new_cues() -> None:
     [
         (
             "My favourite pizza place is Luigi's.",
-            "My favourite pizza place these days is the little spot near the station.",
+            "My favourite pizza place these days is the one at the station.",
         ),
         ("I prefer the window seat on long flights.", "These days I always pick the aisle on long flights."),
     ],
@@ -178,6 +194,7 @@ def test_a_change_whose_values_are_not_aligned_updates_when_close_in_meaning(old
         ("My favourite pizza place is Luigi's.", "My sister's favourite pizza place is now Dough Bros."),
         ("I prefer the window seat on long flights.", "I also like an aisle seat on short flights."),
         ("I live in Leeds.", "I went to a concert in York last night."),
+        ("My sister lives in Leeds.", "My sister's new flat has a balcony."),
     ],
 )
 def test_compatible_statements_are_not_unaligned_changes(a: str, b: str) -> None:

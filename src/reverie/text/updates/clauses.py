@@ -202,7 +202,8 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         subject_words,
         families,
         change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)]
-        + (_moved_to_tr(words) if turkish else []),
+        + (_moved_to_tr(words) if turkish else [])
+        + (_became_tr(words, values) if turkish else []),
         correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
         dropped=lets_go.dropped,
@@ -219,6 +220,14 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         targets=lets_go.targets,
         resumed=not negated and bool(RESUME.search(text)),
     )
+
+
+def _became_tr(words: list[str], values: list[Value]) -> list[str]:
+    """ "Eşim okul müdürü oldu": what someone became (the predicate before "oldu") is a change; "oldu" alone
+    ("it happened", "it was") is none."""
+    if len(words) >= 2 and words[-1] in ("oldu", "olmuş") and any(v.kind == "obj:is" for v in values):
+        return [words[-1]]
+    return []
 
 
 def _moved_to_tr(words: list[str]) -> list[str]:
@@ -274,7 +283,8 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
             dropped |= _terms(m.group("x"), turkish)
     targets: set[str] = set()
     for m in TARGET.finditer(text):
-        targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)
+        target = m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or m.group("y") or ""
+        targets |= _terms(" ".join(target.split()[:4]), turkish)
     _dropped_after(text, turkish, dropped, given_up)
     for m in WRONG_ABOUT.finditer(text):  # what was wrong is taken back
         wrong = _next_terms(m.group("x") or m.group("y") or m.group("z") or "", turkish)

@@ -100,6 +100,10 @@ def weigh_explicit(r: Pair) -> None:
         if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT
         else []
     )
+    if not words and not r.let_go and not r.chatty and oc.subject[:2] == ("thing", "self") and r.subject != "different":
+        # "My Netflix subscription …" / "Cancelled Netflix": the speaker's own thing the old statement is about,
+        # let go by name
+        words = sorted((oc.subject_words - {oc.subject[2]}) & given_up - gone)
     if r.let_go or words:
         r.explicit = r.add(
             3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from reverie.model import MemoryRecord
 from reverie.text.updates.clauses import analyse, split_speaker
+from reverie.text.updates.compare import kind_of
 from reverie.text.updates.evidence import AGAINST, NOTHING_REPLACED, Pair, weigh_explicit, weigh_for
 from reverie.text.updates.statement import Clause, Statement
 from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
@@ -18,12 +19,14 @@ from reverie.text.updates.vocabulary import (
     DROP_AFTER_WORD,
     DROP_AROUND,
     DROP_BEFORE,
+    FAMILIES,
     LIKELY_SCORE,
     NEGATION,
     NEGATION_TR,
     NOT_VALUE,
     OVER,
     POLARITY_WORDS,
+    QUALIFIER,
     SINCE,
     TOKEN,
     UPDATE_SCORE,
@@ -186,13 +189,17 @@ def _same_kind_of_thing(
 ) -> str:
     """What tells two things of one kind apart: their owner and modifiers ("The Berlin office" / "The
     Lisbon office", "my car insurance" / "my home insurance", "my car" / "my wife's car")."""
-    marks_o = (words_o | {stem(so[1], turkish)}) - {so[2], "self", ""}
-    marks_n = (words_n | {stem(sn[1], turkish)}) - {sn[2], "self", ""}
+    marks_o = (words_o | {stem(so[1], turkish)}) - {so[2], "self", ""} - _QUALIFIER_STEMS
+    marks_n = (words_n | {stem(sn[1], turkish)}) - {sn[2], "self", ""} - _QUALIFIER_STEMS
     if marks_o and marks_n and not marks_o & marks_n:
         return "different"
     if so[1] and sn[1] and so[1] != sn[1] and "self" in (so[1], sn[1]):
         return "different"
     return "same"
+
+
+#: "new", "old", "yeni", "eski": they qualify a thing without telling it apart from another ("my new address")
+_QUALIFIER_STEMS = frozenset(stem(w, t) for w in QUALIFIER for t in (False, True))
 
 
 def _unknown(*_: object) -> str:
@@ -258,6 +265,9 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         and r.subject == "same"
         and bool(nc.values)
         and (r.functional or len(r.frame) >= 2)
+        and (  # a value of a kind the shared attribute takes ("my sister's new flat has a balcony": no residence)
+            not r.families or any(kind_of(v) in FAMILIES[f].kinds for f in r.families for v in nc.values)
+        )
         and [t for w, t in r.ev if w < 0] == [NOTHING_REPLACED]
     )
     pro = [t for w, t in sorted(r.ev, key=lambda e: -e[0]) if w > 0][:3]

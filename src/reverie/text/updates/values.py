@@ -307,10 +307,23 @@ def _number_word(word: str, turkish: bool, *, last: bool) -> tuple[str, str] | N
     return None
 
 
+def _times_said(words: list[str], i: int, turkish: bool) -> float | None:
+    """How many times: "twice a day", "once a week", "günde bir kez" (once a day); None otherwise."""
+    nxt = words[i + 1] if i + 1 < len(words) else ""
+    if words[i] == "twice" or (words[i] == "once" and nxt in ("a", "an", "per", "every", "weekly", "daily")):
+        return 2.0 if words[i] == "twice" else 1.0
+    if turkish and words[i] == "bir" and nxt in ("kez", "kere", "defa"):
+        return 1.0
+    return None
+
+
 def spelled_number(words: list[str], i: int, turkish: bool) -> tuple[float, int, str] | None:
     """A number said in words from ``words[i]``: "eighty-four", "one hundred and twenty", "seksen beş", "yedi
     buçukta", "altıda" → (its value, the index after it, the Turkish case ending of its last word). None for a
     single plain number word (the caller reads those) or no number at all."""
+    times = _times_said(words, i, turkish)
+    if times is not None:
+        return times, i + 1, ""
     parts: list[tuple[str, str]] = []
     j = i
     while j < len(words):

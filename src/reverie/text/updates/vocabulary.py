@@ -345,13 +345,17 @@ DROP_AROUND = re.compile(
 TARGET = re.compile(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|went|go(?:ing)?|"
     r"transferr?(?:ed|ing)?|c[oa]m(?:e|ing)\s+(?:a)?round|warm(?:ed|ing)(?:\s+up)?|"
-    r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|bumped(?:\s+\w+){0,4}?\s+up)\s+(?:over\s+)?to\s+"
-    r"(?P<x>[^,.;:!?]+)|(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
+    r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|upped|doubled|halved|bumped(?:\s+\w+){0,4}?\s+up)\s+"
+    r"(?:over\s+)?to\s+(?P<x>[^,.;:!?]+)"
+    r"|\b(?:raised|upped|increased|lowered|reduced|cut|doubled|halved)\s+(?:my|the|our|his|her)\s+"
+    r"(?:[\w'’]+\s+){0,2}?to\s+(?P<x4>[^,.;:!?]+)"
+    r"|\b(?:decided|settled)\s+on\s+(?P<x2>[^,.;:!?]+)|\bopted\s+for\s+(?P<x3>[^,.;:!?]+)|(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
     re.IGNORECASE,
 )
 DROP_AFTER_WORD = re.compile(
     r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
+    r"(?:are|were|is|was|got|been) (?:off|called off|cancell?ed|scrapped)(?!\s+(?:to|for|at|on|until|till)\b)|"
     r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|passed away|passed on|"
     r"closed(?!\s+(?:on|at|for|until|till|early|over|at)\b)|went (?:bust|under|out of business)|burn[et] down|"
     r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
