@@ -195,6 +195,10 @@ def test_a_change_whose_values_are_not_aligned_updates_when_close_in_meaning(old
         ("I prefer the window seat on long flights.", "I also like an aisle seat on short flights."),
         ("I live in Leeds.", "I went to a concert in York last night."),
         ("My sister lives in Leeds.", "My sister's new flat has a balcony."),
+        (  # detail added, every value kept: an elaboration ("moving" is no change here)
+            "Yesterday Caroline went to the support group in Lisbon.",
+            "Yesterday Caroline went to the support group in Lisbon and found the talks moving.",
+        ),
     ],
 )
 def test_compatible_statements_are_not_unaligned_changes(a: str, b: str) -> None:

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from reverie.model import MemoryRecord
 from reverie.text.updates.clauses import analyse, split_speaker
-from reverie.text.updates.compare import kind_of
+from reverie.text.updates.compare import kind_of, value_in
 from reverie.text.updates.evidence import AGAINST, NOTHING_REPLACED, Pair, weigh_explicit, weigh_for
 from reverie.text.updates.statement import Clause, Statement
 from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
@@ -264,6 +264,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         and r.cue > 0
         and r.subject == "same"
         and bool(nc.values)
+        and any(not value_in(v, nc) for v in oc.values)  # an old value the new one no longer holds (else: detail)
         and (r.functional or len(r.frame) >= 2)
         and (  # a value of a kind the shared attribute takes ("my sister's new flat has a balcony": no residence)
             not r.families or any(kind_of(v) in FAMILIES[f].kinds for f in r.families for v in nc.values)
