@@ -101,6 +101,8 @@ def test_words_that_only_look_like_numbers_are_none() -> None:
         # a new address (an attribute of where someone lives; "new" tells no other address apart)
         ("Our address is 22 Elm Road.", "Our new address is 9 Bay Street."),
         ("İş adresim Levent.", "Yeni iş adresim Maslak."),
+        # what closed is the noun before the place ("on Mill Road")
+        ("We eat at the Italian place on Mill Road.", "The Italian place on Mill Road closed, so we cook at home."),
         # the speaker's own thing the old statement is about, let go by name
         ("Spotify üyeliğim var.", "Spotify'ı iptal ettim, artık radyo dinliyorum."),
     ],
@@ -137,6 +139,12 @@ def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
         ("I go to the gym twice a week.", "I call my mum once a week."),
         ("We live at 14 Oak Lane.", "My parents' new address is 3 Mill Court."),
         ("I ordered a blue sofa from IKEA.", "We moved the sofa closer to the window."),
+        # a value let go by someone else is theirs; what closed is the noun before the place; a correction of
+        # something else
+        ("I'm reading Dune.", "My son finished Dune last night."),
+        ("Haftada üç gün spor salonuna gidiyorum.", "Kardeşim artık spor salonuna gitmiyor."),
+        ("We go to the Italian place on Mill Road.", "The bakery on Mill Road closed."),
+        ("I pay 30 pounds for the gym.", "I was wrong about the parking fee, it's 5 pounds."),
     ],
 )
 def test_compatible_statements_stay_apart(a: str, b: str) -> None:

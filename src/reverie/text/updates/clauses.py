@@ -124,8 +124,10 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
         change = list(dict.fromkeys(c for cl in clauses for c in cl.change))
         correction = list(dict.fromkeys(c for cl in clauses for c in cl.correction))
         context = {x for cl in clauses for x in cl.stems}
+        wrong_about = {x for cl in clauses for x in cl.wrong_about}  # "I was wrong about the fee, it's 5"
         for cl in clauses:
             cl.change, cl.correction, cl.context = change, correction, context
+            cl.wrong_about = wrong_about
         st.clauses.extend(clauses)
         st.stems |= {x for cl in clauses for x in cl.stems | cl.subject_words}
     return st
@@ -218,6 +220,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         copula=is_copula(words, turkish),
         topic=topic,
         targets=lets_go.targets,
+        wrong_about=lets_go.wrong_about,
         resumed=not negated and bool(RESUME.search(text)),
     )
 
@@ -254,6 +257,7 @@ class _LettingGo:
     targets: set[str] = field(default_factory=set)
     moved_from: set[str] = field(default_factory=set)
     moved_to: set[str] = field(default_factory=set)
+    wrong_about: set[str] = field(default_factory=set)
 
 
 def _letting_go(text: str, turkish: bool) -> _LettingGo:
@@ -286,10 +290,12 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
         target = m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or m.group("y") or ""
         targets |= _terms(" ".join(target.split()[:4]), turkish)
     _dropped_after(text, turkish, dropped, given_up)
+    wrong_about: set[str] = set()
     for m in WRONG_ABOUT.finditer(text):  # what was wrong is taken back
         wrong = _next_terms(m.group("x") or m.group("y") or m.group("z") or "", turkish)
         dropped |= wrong
         given_up |= wrong
+        wrong_about |= wrong
     for m in (NO_LONGER_TR if turkish else NO_LONGER).finditer(text):
         gone = _terms(m.group("x") or m.group("y") or "", turkish)
         verb = NEGATED_VERB_TR.match(fold(TOKEN.findall(m.group(0))[-1])) if turkish else None
@@ -302,7 +308,7 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
     for m in FROM_TO.finditer(text):
         moved_from |= _terms(m.group("a") or m.group("c") or "", turkish, last=bool(m.group("c")))
         moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
-    return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to)
+    return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to, wrong_about)
 
 
 def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[str]) -> None:
@@ -319,9 +325,21 @@ def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[st
             continue
         if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
             continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
+        if not turkish:
+            x = _head_before_phrase(text[: m.end("x")]) or x  # "The bakery on Mill Road closed": the bakery
         dropped |= _terms(x, turkish)
         if not turkish and THING_ENDED.match(text[m.end("x") :]):
             given_up |= _terms(x, turkish)  # "the falafel place closed": the place is gone
+
+
+def _head_before_phrase(text: str) -> str | None:
+    """ "The bakery on Mill Road", "My manager at Acme", "Priya from accounting": what closed or left is the
+    noun before the phrase of place that ends ``text`` (up to three words after the preposition)."""
+    raw = TOKEN.findall(text)
+    for k in range(len(raw) - 2, max(0, len(raw) - 5), -1):
+        if fold(raw[k]) in PREPOSITIONS and k > 0 and fold(raw[k - 1]) not in STOP:
+            return raw[k - 1]
+    return None
 
 
 def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:

@@ -307,6 +307,14 @@ def _against_roles(r: Pair) -> float:
     return 0.0
 
 
+def _against_other_correction(r: Pair) -> float:
+    """ "I was wrong about the parking fee": a correction of something the old statement does not name."""
+    about = r.nc.wrong_about
+    if about and not about & (r.oc.stems | r.oc.subject_words | {w for v in r.oc.values for w in v.norm.split()}):
+        return r.add(-2.0, f"corrects something the old statement does not name ({', '.join(sorted(about))})") * -1
+    return 0.0
+
+
 def _against_addition(r: Pair) -> float:
     if r.nc.additive and not r.corrects:
         return r.add(-2.0, f"adds rather than replaces ({', '.join(dict.fromkeys(r.nc.additive))})") * -1
@@ -372,6 +380,7 @@ AGAINST = (
     _against_topic,
     _against_roles,
     _against_addition,
+    _against_other_correction,
     _against_past,
     _against_occasion,
     _against_nothing_replaced,

@@ -202,6 +202,14 @@ def _same_kind_of_thing(
 _QUALIFIER_STEMS = frozenset(stem(w, t) for w in QUALIFIER for t in (False, True))
 
 
+def _let_go_by_itself(r: Pair) -> bool:
+    """Whether what the new clause lets go of is its own subject ("Priya left", "The café closed"): then it is
+    gone whoever the old statement was about; a value let go by another subject ("My son quit piano") is
+    theirs."""
+    names = r.nc.subject_words
+    return any(set(v.norm.split()) & names or {stem(w) for w in v.norm.split()} & names for v in r.let_go)
+
+
 def _unknown(*_: object) -> str:
     return "unknown"
 
@@ -249,8 +257,8 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     against = sum(rule(r) for rule in AGAINST)
     if r.explicit:
         score = r.explicit + 0.25 * weak
-        if r.subject == "different" and not r.let_go and not r.moved:
-            score -= 3.0
+        if r.subject == "different" and not r.moved and not _let_go_by_itself(r):
+            score -= 3.0  # "My son finished Dune" for "I'm reading Dune": another's value, not the speaker's
         if nc.additive and not r.corrects and not r.let_go and not r.moved and not r.resumed:
             score -= 2.0
     else:
