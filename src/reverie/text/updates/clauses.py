@@ -338,7 +338,7 @@ def _head_before_phrase(text: str) -> str | None:
     raw = TOKEN.findall(text)
     for k in range(len(raw) - 2, max(0, len(raw) - 5), -1):
         if fold(raw[k]) in PREPOSITIONS and k > 0 and fold(raw[k - 1]) not in STOP:
-            return raw[k - 1]
+            return str(raw[k - 1])
     return None
 
 
