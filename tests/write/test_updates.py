@@ -20,8 +20,8 @@ def _split(index: int, item: dict[str, str]) -> str:
     return item.get("split") or ("heldout" if index % 3 == 2 else "dev")
 
 
-UPDATES = [s for i, s in enumerate(SUITE["updates"]) if _split(i, s) in ("dev", "heldout")]
-COMPATIBLE = [p for i, p in enumerate(SUITE["compatible"]) if _split(i, p) in ("dev", "heldout")]
+UPDATES = [s for i, s in enumerate(SUITE["updates"]) if _split(i, s) in ("dev", "heldout", "dev3")]
+COMPATIBLE = [p for i, p in enumerate(SUITE["compatible"]) if _split(i, p) in ("dev", "heldout", "dev3")]
 
 
 def test_suite_size() -> None:

@@ -170,15 +170,20 @@ def first(
         ):  # a member held by its summary is still true
             successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
     top = [i for i, _ in order[: settings.read.update_check_top]]
-    floor = settings.write.gate.profile(profile).update_candidate_min
-    found = read_time_updates(top, cands, records, vecs, floor)
+    gate = settings.write.gate.profile(profile)
+    floor, change_min = gate.update_candidate_min, gate.change_min
+    found = read_time_updates(top, cands, records, vecs, floor, change_min=change_min)
     # a correction worded apart from the question may rank far down: the best results look for what updates
     # them in the whole pool (only a verdict at the update score brings one up from there)
     best = top[: settings.read.successor_search_top]
     rest = [i for i, _ in order[settings.read.update_check_top :]]
     nearest = settings.read.successor_search_neighbours
     found += [
-        t for t in read_time_updates(best, cands, records, vecs, floor, newer=rest, nearest=nearest) if t[2].updates
+        t
+        for t in read_time_updates(
+            best, cands, records, vecs, floor, newer=rest, nearest=nearest, change_min=change_min
+        )
+        if t[2].updates
     ]
     for a, b, verdict in found:
         old, new = cands[a].id, cands[b].id
@@ -285,12 +290,15 @@ def read_time_updates(
     *,
     newer: Sequence[int] | None = None,
     nearest: int = 0,
+    change_min: float | None = None,
 ) -> list[tuple[int, int, Any]]:
     """Pairs (older, newer, verdict) among the ``top`` candidates where the newer one likely updates the
     older (same speaker or none named, similar from ``floor`` — the write gate's ``update_candidate_min``
     — and the newer says that something changed: a change or correction word, a value let go, a
     negation). ``newer``: look for the newer ones among these candidates instead of ``top``; ``nearest``: of
-    them, read only each older memory's ``nearest`` most similar ones (0 = all)."""
+    them, read only each older memory's ``nearest`` most similar ones (0 = all); ``change_min``: the embedder's
+    similarity from which a change whose values the reading could not align updates (the write gate's
+    ``change_min``, see :func:`reverie.text.updates.unaligned_update`; None: only the reading decides)."""
     from reverie.text import updates as wupdates
 
     out: list[tuple[int, int, Any]] = []
@@ -323,13 +331,16 @@ def read_time_updates(
             speaker = new.metadata.get("speaker")
             if wupdates.other_speaker(old, speaker if isinstance(speaker, str) else None):
                 continue
-            if float(vecs[a] @ vecs[b]) < floor:
+            similarity = float(vecs[a] @ vecs[b])
+            if similarity < floor:
                 continue
             if b not in says:
                 says[b] = _says_change(new)
             if not says[b]:
                 continue
             verdict = wupdates.judge(old.content, new.content)
+            if change_min is not None:
+                verdict = wupdates.unaligned_update(verdict, similarity, change_min)
             if verdict.likely:
                 out.append((a, b, verdict))
     out.sort(key=lambda t: -t[2].score)

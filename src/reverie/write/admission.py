@@ -127,6 +127,7 @@ def find_update(
             old_speaker=theirs if isinstance(theirs, str) else None,
             new_speaker=speaker,
         )
+        verdict = updates.unaligned_update(verdict, n.similarity, profile.change_min)
         checked.append(Checked(n.record.id, n.similarity, verdict.score, verdict.reason))
         if verdict.updates and (best is None or verdict.score > best[1].score):
             best = (n, verdict)

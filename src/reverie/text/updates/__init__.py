@@ -27,6 +27,11 @@ office"), the new statement adding rather than replacing ("also", "too", "again"
 an old statement about the past ("I lived in Berlin for five years"), a value the old one already
 holds ("moved to Zurich" against "works in Zurich").
 
+When the reading finds the same subject and attribute, a change said, an old value no longer held and a
+new one of the attribute's kind, but cannot align the values, the verdict is marked ``unaligned``:
+:func:`unaligned_update` makes it an update when the embedder puts the two statements close enough (the
+write gate's ``change_min``).
+
 The verdict is an *update* at ``UPDATE_SCORE``; the read path uses the weaker ``LIKELY_SCORE`` to
 order two memories that both answer one question (never to hide one). Pure functions; the results of
 :func:`analyse` are cached by text.
@@ -43,6 +48,7 @@ from reverie.text.updates.judge import (
     may_update,
     other_speaker,
     says_change,
+    unaligned_update,
 )
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.tokens import is_turkish, stem, words
@@ -69,5 +75,6 @@ __all__ = [
     "says_change",
     "stem",
     "substitutions",
+    "unaligned_update",
     "words",
 ]

@@ -10,10 +10,21 @@ from functools import lru_cache
 
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.subjects import noun_phrase, np_subject, read_subject
-from reverie.text.updates.tokens import core_form, day_of, fold, is_copula, is_past, is_turkish, number_of, stem
+from reverie.text.updates.tokens import (
+    core_form,
+    day_of,
+    fold,
+    is_copula,
+    is_past,
+    is_turkish,
+    number_of,
+    stem,
+    tr_person,
+)
 from reverie.text.updates.values import read_values
 from reverie.text.updates.vocabulary import (
     ABBREV,
+    ACCUSATIVE_TR,
     ADDITIVE,
     CHANGE,
     CLAUSE,
@@ -27,10 +38,15 @@ from reverie.text.updates.vocabulary import (
     FAMILIES,
     FIRST_PERSON,
     FROM_TO,
+    INSTEAD_TR,
     ISO_NOTE,
     LIKE,
+    MOVED_TO_TR,
+    NEGATED_VERB_TR,
     NEGATION,
     NEGATION_TR,
+    NO_LONGER,
+    NO_LONGER_TR,
     NO_MORE_TR,
     NOT_VALUE,
     NUMBER_WORDS,
@@ -44,10 +60,12 @@ from reverie.text.updates.vocabulary import (
     STOP,
     TAG,
     TARGET,
+    THING_ENDED,
     TIME_START,
     TITLE,
     TOKEN,
     TOPIC_VERB,
+    WRONG_ABOUT,
 )
 
 #: third-person pronouns: an elided subject in a clause that names one is not the speaker
@@ -110,8 +128,10 @@ def _analyse(text: str, speaker: str | None, turkish: bool | None) -> Statement:
         change = list(dict.fromkeys(c for cl in clauses for c in cl.change))
         correction = list(dict.fromkeys(c for cl in clauses for c in cl.correction))
         context = {x for cl in clauses for x in cl.stems}
+        wrong_about = {x for cl in clauses for x in cl.wrong_about}  # "I was wrong about the fee, it's 5"
         for cl in clauses:
             cl.change, cl.correction, cl.context = change, correction, context
+            cl.wrong_about = wrong_about
         st.clauses.extend(clauses)
         st.stems |= {x for cl in clauses for x in cl.stems | cl.subject_words}
     return st
@@ -133,11 +153,11 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     if not raw:
         return None
     words = [fold(w) for w in raw]
-    lead = _lead(words)
+    lead = _lead(words, turkish)
     if turkish and any(w in ("beri", "itibaren") for w in words[1:]):  # "Mart'tan itibaren kızım …": not the subject
         keep = [i for i in range(len(words)) if not _since_tr_at(words, i)]
         sraw, swords = [raw[i] for i in keep], [words[i] for i in keep]
-        subject, subject_words = read_subject(sraw, swords, _lead(swords), turkish, first=first)
+        subject, subject_words = read_subject(sraw, swords, _lead(swords, turkish), turkish, first=first)
     else:
         subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
     names = {w for w in subject_words if w and w != "∅"}
@@ -154,7 +174,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
     if holder is not None:  # "Tom is my mentor": the mentor is Tom
         subject, subject_words, value = holder
         values.append(value)
-    topic = None if turkish else _topic(raw, words)
+    topic = _topic_tr(words) if turkish else _topic(raw, words)
     moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
     nouns_after = {w for k, w in enumerate(words) if k and words[k - 1] in PREPOSITIONS}  # "at work": a place
     families = {name for w in words if w not in moving and w not in nouns_after for name in _word_families(w)}
@@ -187,7 +207,9 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         subject,
         subject_words,
         families,
-        change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)],
+        change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)]
+        + (_moved_to_tr(words) if turkish else [])
+        + (_became_tr(words, values) if turkish else []),
         correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
         dropped=lets_go.dropped,
@@ -202,8 +224,31 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         copula=is_copula(words, turkish),
         topic=topic,
         targets=lets_go.targets,
+        wrong_about=lets_go.wrong_about,
         resumed=not negated and bool(RESUME.search(text)),
     )
+
+
+def _became_tr(words: list[str], values: list[Value]) -> list[str]:
+    """ "Eşim okul müdürü oldu": what someone became (the predicate before "oldu") is a change; "oldu" alone
+    ("it happened", "it was") is none."""
+    if len(words) >= 2 and words[-1] in ("oldu", "olmuş") and any(v.kind == "obj:is" for v in values):
+        return [words[-1]]
+    return []
+
+
+def _moved_to_tr(words: list[str]) -> list[str]:
+    """ "Yüzme derslerini pazar öğleden sonraya aldık", "toplantıyı salıya çektik": a verb of taking or moving
+    whose dative is a time (a day, a time, a number just before it) moves a scheduled thing there — a change."""
+    out = []
+    for k in range(1, len(words)):
+        dative = words[k - 1]
+        if not MOVED_TO_TR.match(words[k]) or not re.search(r"(?:y?[ae]|n[ae])$", dative):
+            continue
+        near = words[max(0, k - 3) : k]
+        if any(day_of(w) or w[:1].isdigit() or w in NUMBER_WORDS for w in near):
+            out.append(f"{dative} {words[k]}")
+    return out
 
 
 @dataclass(slots=True)
@@ -216,6 +261,7 @@ class _LettingGo:
     targets: set[str] = field(default_factory=set)
     moved_from: set[str] = field(default_factory=set)
     moved_to: set[str] = field(default_factory=set)
+    wrong_about: set[str] = field(default_factory=set)
 
 
 def _letting_go(text: str, turkish: bool) -> _LettingGo:
@@ -230,7 +276,14 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
             given_up |= terms
     denied: set[str] = set()
     for m in NOT_VALUE.finditer(text):
-        denied |= _next_terms(text[m.end() :], turkish)
+        terms = _next_terms(text[m.end() :], turkish)
+        denied |= terms
+        if m.group(1).casefold() in ("instead of", "rather than"):
+            given_up |= terms  # "padel instead of tennis": tennis is let go, a plain word too
+            dropped |= terms
+    for m in INSTEAD_TR.finditer(text):  # "kahve yerine çay": the word before "yerine" is let go
+        given_up |= _terms(m.group("x"), turkish)
+        dropped |= _terms(m.group("x"), turkish)
     for m in DROP_AROUND.finditer(text):
         dropped |= _terms(m.group("x"), turkish)
     if turkish:
@@ -238,20 +291,59 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
             dropped |= _terms(m.group("x"), turkish)
     targets: set[str] = set()
     for m in TARGET.finditer(text):
-        targets |= _terms(" ".join((m.group("x") or m.group("y") or "").split()[:4]), turkish)
-    for m in DROP_AFTER_WORD.finditer(text):
-        x = m.group("x")
-        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
-            continue
-        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
-            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
-        dropped |= _terms(x, turkish)
+        target = m.group("x") or m.group("x2") or m.group("x3") or m.group("x4") or m.group("y") or ""
+        targets |= _terms(" ".join(target.split()[:4]), turkish)
+    _dropped_after(text, turkish, dropped, given_up)
+    wrong_about: set[str] = set()
+    for m in WRONG_ABOUT.finditer(text):  # what was wrong is taken back
+        wrong = _next_terms(m.group("x") or m.group("y") or m.group("z") or "", turkish)
+        dropped |= wrong
+        given_up |= wrong
+        wrong_about |= wrong
+    for m in (NO_LONGER_TR if turkish else NO_LONGER).finditer(text):
+        gone = _terms(m.group("x") or m.group("y") or "", turkish)
+        verb = NEGATED_VERB_TR.match(fold(TOKEN.findall(m.group(0))[-1])) if turkish else None
+        if verb:  # "artık koşmuyorum": running is what is no longer done
+            gone |= _terms(verb.group("root") or verb.group("root2"), turkish)
+        dropped |= gone
+        given_up |= gone
     moved_from: set[str] = set()
     moved_to: set[str] = set()
     for m in FROM_TO.finditer(text):
         moved_from |= _terms(m.group("a") or m.group("c") or "", turkish, last=bool(m.group("c")))
         moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
-    return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to)
+    return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to, wrong_about)
+
+
+def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[str]) -> None:
+    """What a word of letting go after it lets go of ("Priya left", "the falafel place closed", "Samsung'u
+    kardeşime verdim"), added to ``dropped`` (and to ``given_up`` for a thing gone for good)."""
+    for m in DROP_AFTER_WORD.finditer(text):
+        x = m.group("x")
+        if turkish:
+            before = TOKEN.findall(text[: m.start("x")])[-4:]
+            accusative = [w for w in before if ACCUSATIVE_TR.match(w)]
+            if accusative:  # "Samsung'u kardeşime verdim", "Sigarayı üç ay önce bıraktım": the object
+                dropped |= _terms(accusative[-1], turkish)
+        if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
+            continue
+        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
+            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
+        if not turkish:
+            x = _head_before_phrase(text[: m.end("x")]) or x  # "The bakery on Mill Road closed": the bakery
+        dropped |= _terms(x, turkish)
+        if not turkish and THING_ENDED.match(text[m.end("x") :]):
+            given_up |= _terms(x, turkish)  # "the falafel place closed": the place is gone
+
+
+def _head_before_phrase(text: str) -> str | None:
+    """ "The bakery on Mill Road", "My manager at Acme", "Priya from accounting": what closed or left is the
+    noun before the phrase of place that ends ``text`` (up to three words after the preposition)."""
+    raw = TOKEN.findall(text)
+    for k in range(len(raw) - 2, max(0, len(raw) - 5), -1):
+        if fold(raw[k]) in PREPOSITIONS and k > 0 and fold(raw[k - 1]) not in STOP:
+            return str(raw[k - 1])
+    return None
 
 
 def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
@@ -278,6 +370,24 @@ def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
         if np:
             return owner, " ".join(stem(x) for x in np)  # the head last: "sertraline dose" → "sertra dos"
         return None
+    return None
+
+
+#: a Turkish genitive ("çocukların", "annemin", "Zeynep'in") and the possessed object after it, in the accusative
+_TR_GENITIVE_OBJECT = re.compile(r"(?:n[ıiuü]n|[ıiuü]n)$")
+_TR_POSSESSED_ACCUSATIVE = re.compile(r"(?:s[ıiuü]n[ıiuü]|[ıiuü]n[ıiuü]|n[ıiuü])$")
+
+
+def _topic_tr(words: list[str]) -> tuple[str, str] | None:
+    """What a Turkish clause acts on when it names another's thing: "çocukların yatma saatini 20:00'ye aldık" →
+    ("çocuk", "saat"): the kids' bedtime, not the speaker's. None without a genitive person and its object."""
+    for k in range(len(words) - 1):
+        owner = words[k]
+        if not _TR_GENITIVE_OBJECT.search(owner) or not tr_person(owner.split("'")[0]):
+            continue
+        for j in range(k + 1, min(len(words), k + 4)):
+            if _TR_POSSESSED_ACCUSATIVE.search(words[j]) and j + 1 < len(words):
+                return stem(owner, True), stem(words[j], True)
     return None
 
 
@@ -324,7 +434,7 @@ def _is_cue(word: str) -> bool:
     return bool(CHANGE.fullmatch(word) or CORRECTION.fullmatch(word))
 
 
-def _lead(words: list[str]) -> int:
+def _lead(words: list[str], turkish: bool = False) -> int:
     """Index of the first word after discourse openers and change words ("Honestly", "Update:", "now")."""
     i = 0
     while i < len(words) and (
@@ -332,7 +442,7 @@ def _lead(words: list[str]) -> int:
         or (
             words[i] in STOP
             and words[i] not in FIRST_PERSON
-            and words[i] not in DETERMINERS
+            and (turkish or words[i] not in DETERMINERS)
             and words[i] not in ("my", "our")
             and not (words[i] == "these" and i + 1 < len(words) and words[i + 1] != "days")
         )

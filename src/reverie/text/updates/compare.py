@@ -15,6 +15,9 @@ def same_value(x: Value, y: Value) -> bool:
     """Whether two values are the same (names sharing a word, numbers and times alike, a date and its month)."""
     if x.norm == y.norm:
         return True
+    if x.kind.startswith("obj") and y.kind.startswith("obj") and head_of(x) == head_of(y):
+        xs, ys = set(x.norm.split()), set(y.norm.split())
+        return xs <= ys or ys <= xs  # "the library" / "the public library": one names the other more closely
     if x.kind == "name" and y.kind == "name":
         xs, ys = set(x.norm.split()), set(y.norm.split())
         return bool(xs & ys) or bool({stem(w) for w in xs} & {stem(w) for w in ys})  # "Rockies" / "Rocky Mountains"
@@ -23,6 +26,12 @@ def same_value(x: Value, y: Value) -> bool:
     if {x.kind, y.kind} == {"date", "month"}:
         return x.norm.split("-")[0] == y.norm.split("-")[0]
     return False
+
+
+def head_of(v: Value) -> str:
+    """The head word of a value's phrase (its last word, stemmed): "team" of "the sales team"."""
+    last = v.text.split()[-1] if v.text.split() else ""
+    return stem(last) if last else ""
 
 
 def value_in(value: Value, clause: Clause) -> bool:
@@ -98,7 +107,11 @@ def substitutions(
     used: set[int] = set()
     for o in gone:
         for i, n in enumerate(fresh):
-            target = kind_of(n) == "obj:to" and held_in(n, targets) and kind_of(o) in ("name", "obj")
+            target = (
+                kind_of(n) == "obj:to"
+                and held_in(n, targets)
+                and (kind_of(o) in ("name", "obj") or (kind_of(o).startswith("obj:") and head_of(o) == head_of(n)))
+            )  # "switched to tea" for "drinks coffee"; "transferred to the sales team" for "on the marketing team"
             if i not in used and (_compatible_kinds(o, n) or target) and (fits is None or fits(o, n)):
                 out.append((o, n))
                 used.add(i)

@@ -100,6 +100,10 @@ def weigh_explicit(r: Pair) -> None:
         if not r.let_go and not r.chatty and max(len(oc.stems), len(nc.stems)) <= _SHORT
         else []
     )
+    if not words and not r.let_go and not r.chatty and oc.subject[:2] == ("thing", "self") and r.subject != "different":
+        # "My Netflix subscription …" / "Cancelled Netflix": the speaker's own thing the old statement is about,
+        # let go by name
+        words = sorted((oc.subject_words - {oc.subject[2]}) & given_up - gone)
     if r.let_go or words:
         r.explicit = r.add(
             3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"
@@ -303,6 +307,14 @@ def _against_roles(r: Pair) -> float:
     return 0.0
 
 
+def _against_other_correction(r: Pair) -> float:
+    """ "I was wrong about the parking fee": a correction of something the old statement does not name."""
+    about = r.nc.wrong_about
+    if about and not about & (r.oc.stems | r.oc.subject_words | {w for v in r.oc.values for w in v.norm.split()}):
+        return r.add(-2.0, f"corrects something the old statement does not name ({', '.join(sorted(about))})") * -1
+    return 0.0
+
+
 def _against_addition(r: Pair) -> float:
     if r.nc.additive and not r.corrects:
         return r.add(-2.0, f"adds rather than replaces ({', '.join(dict.fromkeys(r.nc.additive))})") * -1
@@ -318,7 +330,11 @@ def _against_past(r: Pair) -> float:
 def _against_occasion(r: Pair) -> float:
     """Another time or place, or several kinds of value at once: another occasion, not a new value."""
     out = 0.0
-    qualifiers = [(o, n) for o, n in r.subs if kind_of(o) in _QUALIFIERS]
+    # a place that only repeats another replaced value ("at the Leeds branch" beside "Leeds") is that value
+    others = {w for o, _ in r.subs if kind_of(o) not in _QUALIFIERS for w in o.text.casefold().split()}
+    qualifiers = [
+        (o, n) for o, n in r.subs if kind_of(o) in _QUALIFIERS and not set(o.text.casefold().split()) & others
+    ]
     if qualifiers and len(qualifiers) < len(r.subs) and not r.corrects:
         o, n = qualifiers[0]
         out -= r.add(-1.5, f"about another time or place ('{o.text}' / '{n.text}')")
@@ -327,9 +343,12 @@ def _against_occasion(r: Pair) -> float:
     return out
 
 
+NOTHING_REPLACED = "no value of the old statement is replaced"
+
+
 def _against_nothing_replaced(r: Pair) -> float:
     if not r.subs and not r.explicit:
-        return r.add(-3.0, "no value of the old statement is replaced") * -1
+        return r.add(-3.0, NOTHING_REPLACED) * -1
     return 0.0
 
 
@@ -361,6 +380,7 @@ AGAINST = (
     _against_topic,
     _against_roles,
     _against_addition,
+    _against_other_correction,
     _against_past,
     _against_occasion,
     _against_nothing_replaced,

@@ -4,26 +4,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from reverie.model import MemoryRecord
 from reverie.text.updates.clauses import analyse, split_speaker
-from reverie.text.updates.evidence import AGAINST, Pair, weigh_explicit, weigh_for
+from reverie.text.updates.compare import kind_of, value_in
+from reverie.text.updates.evidence import AGAINST, NOTHING_REPLACED, Pair, weigh_explicit, weigh_for
 from reverie.text.updates.statement import Clause, Statement
-from reverie.text.updates.tokens import fold, is_turkish, stem
+from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
 from reverie.text.updates.vocabulary import (
     CHANGE,
     CORRECTION,
     DROP_AFTER_WORD,
     DROP_AROUND,
     DROP_BEFORE,
+    FAMILIES,
     LIKELY_SCORE,
     NEGATION,
     NEGATION_TR,
     NOT_VALUE,
     OVER,
     POLARITY_WORDS,
+    QUALIFIER,
     SINCE,
     TOKEN,
     UPDATE_SCORE,
@@ -41,6 +44,9 @@ class Verdict:
     reason: str
     evidence: tuple[str, ...] = ()
     explicit: bool = False
+    #: the same subject and attribute, a change said, and values the reading could not align: an update when
+    #: the two are also close in meaning (:func:`unaligned_update`)
+    unaligned: bool = False
 
     @property
     def updates(self) -> bool:
@@ -64,6 +70,7 @@ def judge(
     if a.turkish != b.turkish:  # one language for both, so that their words stem alike
         a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
     best: Verdict | None = None
+    unaligned = False
     for nc in b.clauses:
         if nc.question:
             continue
@@ -74,9 +81,27 @@ def judge(
             if oc.question or (not marked and not oc.values):
                 continue
             v = _judge_clauses(oc, nc, a, b, correction=correction)
+            unaligned = unaligned or v.unaligned
             if best is None or v.score > best.score:
                 best = v
+    if best is not None and unaligned and not best.updates and not best.unaligned:
+        best = replace(best, unaligned=True)
     return best or NO_UPDATE
+
+
+def unaligned_update(verdict: Verdict, similarity: float, change_min: float) -> Verdict:
+    """``verdict``, or an update when the reading found the same subject and attribute and a change said but
+    could not align the values (:attr:`Verdict.unaligned`: "I've come round to aisle seats" for "I prefer the
+    window seat" said in words the reading has no rule for) and the embedder puts the two at least
+    ``change_min`` apart — the similarity from which a change statement is read against what it replaces."""
+    if verdict.updates or not verdict.unaligned or similarity < change_min:
+        return verdict
+    return Verdict(
+        UPDATE_SCORE,
+        f"the same subject and attribute with a change said, values not aligned, similar by meaning "
+        f"({similarity:.2f} >= {change_min:.2f}): {verdict.reason}",
+        (*verdict.evidence, f"+{UPDATE_SCORE - max(verdict.score, 0.0):.1f} similar by meaning ({similarity:.2f})"),
+    )
 
 
 def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
@@ -89,6 +114,8 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
         new_words = set(nc.topic[1].split())
     if not so or not sn:
         return "unknown"
+    if nc.topic is not None and so == ("self",) and sn[1] in PERSON_STEMS:
+        return "different"  # "I go to bed at eleven" / "we moved the kids' bedtime to 8": the kids' thing
     if so[0] == sn[0] == "thing" and so[2] == sn[2]:
         return _same_kind_of_thing(so, sn, oc.subject_words, new_words, a.turkish)
     if so == sn:
@@ -138,6 +165,8 @@ _CHANGE_CUES = (
     NEGATION,
     re.compile(r"\s" + DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1], re.UNICODE | re.IGNORECASE),
     re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE),
+    re.compile(r"\s(?:al[dın]|çek[tilm]|kaydır)", re.IGNORECASE),  # a Turkish move to a time (clauses._moved_to_tr)
+    re.compile(r"mistaken|confused|yan[ıi]l", re.IGNORECASE),  # what the speaker was wrong about (WRONG_ABOUT)
 )
 
 
@@ -160,13 +189,25 @@ def _same_kind_of_thing(
 ) -> str:
     """What tells two things of one kind apart: their owner and modifiers ("The Berlin office" / "The
     Lisbon office", "my car insurance" / "my home insurance", "my car" / "my wife's car")."""
-    marks_o = (words_o | {stem(so[1], turkish)}) - {so[2], "self", ""}
-    marks_n = (words_n | {stem(sn[1], turkish)}) - {sn[2], "self", ""}
+    marks_o = (words_o | {stem(so[1], turkish)}) - {so[2], "self", ""} - _QUALIFIER_STEMS
+    marks_n = (words_n | {stem(sn[1], turkish)}) - {sn[2], "self", ""} - _QUALIFIER_STEMS
     if marks_o and marks_n and not marks_o & marks_n:
         return "different"
     if so[1] and sn[1] and so[1] != sn[1] and "self" in (so[1], sn[1]):
         return "different"
     return "same"
+
+
+#: "new", "old", "yeni", "eski": they qualify a thing without telling it apart from another ("my new address")
+_QUALIFIER_STEMS = frozenset(stem(w, t) for w in QUALIFIER for t in (False, True))
+
+
+def _let_go_by_itself(r: Pair) -> bool:
+    """Whether what the new clause lets go of is its own subject ("Priya left", "The café closed"): then it is
+    gone whoever the old statement was about; a value let go by another subject ("My son quit piano") is
+    theirs."""
+    names = r.nc.subject_words
+    return any(set(v.norm.split()) & names or {stem(w) for w in v.norm.split()} & names for v in r.let_go)
 
 
 def _unknown(*_: object) -> str:
@@ -216,18 +257,40 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
     against = sum(rule(r) for rule in AGAINST)
     if r.explicit:
         score = r.explicit + 0.25 * weak
-        if r.subject == "different" and not r.let_go and not r.moved:
-            score -= 3.0
+        if r.subject == "different" and not r.moved and not _let_go_by_itself(r):
+            score -= 3.0  # "My son finished Dune" for "I'm reading Dune": another's value, not the speaker's
         if nc.additive and not r.corrects and not r.let_go and not r.moved and not r.resumed:
             score -= 2.0
     else:
         score = weak - against
+    # the values could not be aligned, but all else says one slot changed: the same subject and attribute (a
+    # functional family, or two words of the frame), a change said, a value stated, and nothing against but
+    # the values left unaligned
+    unaligned = (
+        not r.explicit
+        and not r.subs
+        and r.cue > 0
+        and r.subject == "same"
+        and bool(nc.values)
+        and any(not value_in(v, nc) for v in oc.values)  # an old value the new one no longer holds (else: detail)
+        and (r.functional or len(r.frame) >= 2)
+        and (  # a value of a kind the shared attribute takes ("my sister's new flat has a balcony": no residence)
+            not r.families or any(kind_of(v) in FAMILIES[f].kinds for f in r.families for v in nc.values)
+        )
+        and [t for w, t in r.ev if w < 0] == [NOTHING_REPLACED]
+    )
     pro = [t for w, t in sorted(r.ev, key=lambda e: -e[0]) if w > 0][:3]
     con = [t for w, t in r.ev if w < 0]
     reason = "; ".join(pro) if pro else "no sign of an update"
     if con:
         reason += " — against: " + "; ".join(con)
-    return Verdict(round(score, 3), reason, tuple(f"{w:+.1f} {t}" for w, t in r.ev), explicit=bool(r.explicit))
+    return Verdict(
+        round(score, 3),
+        reason,
+        tuple(f"{w:+.1f} {t}" for w, t in r.ev),
+        explicit=bool(r.explicit),
+        unaligned=unaligned and score < UPDATE_SCORE,
+    )
 
 
 #: a text with more content words than this is a message of several things (a chat turn): only named values

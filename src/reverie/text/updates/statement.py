@@ -44,6 +44,7 @@ class Clause:
     topic: tuple[str, str] | None = None  # (owner, head) of what a change verb acts on ("changed my phone's wallpaper")
     targets: set[str] = field(default_factory=set)  # what a change goes to ("switched to Neovim")
     resumed: bool = False  # takes something up again ("started smoking again", "back on coffee", "tekrar")
+    wrong_about: set[str] = field(default_factory=set)  # what the speaker says they were wrong about
 
 
 @dataclass(slots=True)

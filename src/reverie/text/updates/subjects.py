@@ -9,9 +9,11 @@ from reverie.text.updates.tokens import (
     PERSON_STEMS,
     canonical,
     core_form,
+    day_of,
     fold,
     is_copula,
     is_predicate,
+    month_of,
     stem,
     tr_person,
     tr_possessive,
@@ -19,6 +21,7 @@ from reverie.text.updates.tokens import (
 from reverie.text.updates.vocabulary import (
     CHANGE,
     DETERMINERS,
+    NUMBER_WORDS,
     OBJECT_VERBS,
     PERSON_NOUNS,
     PREPOSITIONS,
@@ -53,6 +56,9 @@ def read_subject(
     w = words[lead]
     if w in SELF_WORDS:
         return ("self",), set()
+    others = _with_self(raw, words, lead)
+    if others is not None:
+        return ("self",), others
     if w in _PRONOUNS:
         return (), set()
     if w in ("my", "our", "benim", "bizim"):
@@ -60,13 +66,13 @@ def read_subject(
     if w.endswith(("'s", "'")) and len(w) > 3 and lead + 1 < len(words):
         subject, sw = np_subject(stem(w), noun_phrase(raw, words, lead + 1), turkish)  # "mum's operation"
         return subject, sw | {stem(w)}
-    if w in DETERMINERS:
+    if w in DETERMINERS and not turkish:  # Turkish "her" is "every", not "her"
         np = noun_phrase(raw, words, lead + 1)
         if len(np) > 1 and np[0].endswith(("'s", "'")):
             return np_subject(stem(np[0]), np[1:], turkish)
         return np_subject("", np, turkish)
     if turkish:
-        return _tr_subject(raw, words, lead, first=first)
+        return _tr_subject(raw, words, _past_count(words, lead), first=first)
     if raw[lead][:1].isupper() and not _VERB_START.match(w):
         parts, j = [raw[lead]], lead + 1
         while j < len(raw) and raw[j][:1].isupper() and not parts[-1].endswith(("'s", "’s")):
@@ -81,6 +87,27 @@ def read_subject(
     if _VERB_START.match(w) or (w.endswith("ed") and len(w) > 4):
         return ("self",), set()
     return (), {"∅"}
+
+
+def _past_count(words: list[str], lead: int) -> int:
+    """ "İki kedimiz var": a number counts the subject, it is not the subject (the word after it is)."""
+    w = words[lead]
+    return lead + 1 if lead + 1 < len(words) and (w in NUMBER_WORDS or w.isdigit()) else lead
+
+
+def _with_self(raw: list[str], words: list[str], lead: int) -> set[str] | None:
+    """ "Priya and I got married", "My wife and I moved": a subject the speaker is part of is the speaker; the
+    words that name the others with them (they are no values of the clause). None for another subject."""
+    for j in range(lead + 1, min(len(words) - 1, lead + 4)):
+        if words[j] == "and":
+            if words[j + 1] not in ("i", "we", "me"):
+                return None
+            return {core_form(raw[k]) for k in range(lead, j) if words[k] not in STOP} | {
+                stem(words[k]) for k in range(lead, j) if words[k] not in STOP
+            }
+        if words[j] in STOP and words[j] not in ("my", "our"):
+            return None
+    return None
 
 
 def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> tuple[tuple[str, ...], set[str]]:
@@ -98,6 +125,8 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
             owner = "self" if tr_possessive(bare) else core_form(raw[lead])
             subject, sw = np_subject(owner, [words[head]], True)
             return subject, sw | {stem(core_form(raw[lead]), True)}
+    if tr_possessive(w) and not _TR_CASE.search(w) and lead == len(words) - 1 and not tr_person(w):
+        return ("self",), set()  # "Bekarım.", "Öğretmenim.": the clause is its predicate, "I am single"
     if tr_possessive(w) and not _TR_CASE.search(w):
         subject, sw = np_subject("self", [w], True)
         nxt = raw[lead + 1] if lead + 1 < len(raw) else ""
@@ -109,8 +138,8 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
     verb = _tr_subject_from_verb(words)
     if verb[0] == ("self",):
         return verb
-    if _TR_CASE.search(w):
-        return verb  # "Ankara'da …", "Kahveyi …": a place or an object, not the subject
+    if _TR_CASE.search(w) or day_of(w) or month_of(raw[lead]):
+        return verb  # "Ankara'da …", "Kahveyi …", "Pazartesi günleri …": a place, an object or a time, not who
     nxt_word = words[lead + 1] if lead + 1 < len(words) else ""
     if raw[lead][:1].isupper() and nxt_word and tr_possessive(nxt_word) and not _TR_CASE.search(w):
         subject, sw = np_subject("self", [nxt_word], True)  # "Netflix aboneliğim": my Netflix subscription

@@ -12,6 +12,7 @@ from reverie.text.updates.tokens import (
     day_of,
     digits,
     fold,
+    is_copula,
     is_predicate,
     month_of,
     number_of,
@@ -31,6 +32,9 @@ from reverie.text.updates.vocabulary import (
     PERSON_NOUNS,
     PREPOSITIONS,
     SELF_WORDS,
+    SPELLED_SCALES,
+    SPELLED_TENS,
+    SPELLED_UNITS,
     STOP,
     TIME,
     TITLE,
@@ -71,6 +75,8 @@ class _ValueReader:
         self._dates()
         if not self.turkish:
             self.out.extend(_direct_object(self.raw, self.words, self.taken))
+        else:
+            self.out.extend(_tr_object(self.raw, self.words, self.taken))
         i = 0
         while i < len(self.raw):
             i = self._token(i)
@@ -80,6 +86,17 @@ class _ValueReader:
         self.taken.update(i for i, (a, b) in enumerate(self.spans) if a < end and b > start)
 
     def _times(self) -> None:
+        for m in _TIME_WORDS.finditer(self.text):  # "half past eight", "quarter to nine", "eight o'clock"
+            hour = NUMBER_WORDS.get((m.group("h") or m.group("h2") or m.group("h3")).casefold())
+            if hour is None or not 1 <= hour <= 12:
+                continue
+            part = (m.group("part") or "").casefold()
+            minutes = {"half past": 30, "quarter past": 15, "quarter to": 45}.get(" ".join(part.split()), 0)
+            hour = hour - 1 if minutes == 45 else hour
+            self.out.append(
+                Value("time", f"{hour}:{minutes:02d}", m.group(0), _anchor_before(self.text[: m.start()], self.turkish))
+            )
+            self._take(*m.span())
         for m in TIME.finditer(self.text):
             h = m.group(1) or m.group(4) or m.group(6)
             mins = m.group(2) or m.group(5) or m.group(7) or "00"
@@ -120,6 +137,10 @@ class _ValueReader:
     def _token(self, i: int) -> int:
         """The value at token ``i``, if any; returns the next token to read."""
         w, f = self.raw[i], self.words[i]
+        if i not in self.taken:
+            spelled = spelled_number(self.words, i, self.turkish)
+            if spelled is not None:
+                return self._spelled(i, *spelled)
         month = month_of(w) if i not in self.taken else None
         if (
             i in self.taken
@@ -152,6 +173,20 @@ class _ValueReader:
         else:
             self._preposition_object(i, self._anchor_at(i))
         return i + 1
+
+    def _spelled(self, i: int, number: float, end: int, case: str) -> int:
+        """A number said in words over ``words[i:end]``: a clock time in Turkish when it says "at" (a
+        locative, "altıda", "yedi buçukta") or follows "saat", else a number with the unit after it."""
+        text = " ".join(self.raw[i:end])
+        at_hour = self.turkish and (case[:1] in ("d", "t") or (i > 0 and self.words[i - 1] == "saat"))
+        if at_hour and 0 < number <= 24:
+            hour, half = int(number), number % 1
+            self.out.append(Value("time", f"{hour}:{'30' if half else '00'}", text, self._anchor_at(i)))
+        else:
+            unit = _unit_after(self.raw, end - 1)
+            self.out.append(Value("number", f"#{number:g}" + (f"@{unit}" if unit else ""), text, self._anchor_at(i)))
+        self.taken.update(range(i, end))
+        return end
 
     def _anchor_at(self, i: int) -> str:
         return _anchor(self.words, i, self.turkish)
@@ -224,7 +259,103 @@ class _ValueReader:
         if f.endswith(("ing", "ed")) and len(f) > 5:
             return
         if prep and (not nxt or nxt in STOP or nxt in PREPOSITIONS or not nxt[:1].isalpha() or CHANGE.fullmatch(nxt)):
-            self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
+            before = words[i - 1]
+            if (
+                before not in STOP
+                and before not in PREPOSITIONS
+                and before not in _NP_SKIP
+                and not is_predicate(before)
+                and not before.endswith("'s")
+                and not CHANGE.fullmatch(before)
+                and self.raw[i - 1][:1].isalpha()
+            ):  # "on the marketing team" / "to the sales team": the word that tells the team apart is the value's
+                norm = " ".join(sorted((stem(before), stem(f))))
+                self.out.append(Value(f"obj:{prep}", norm, f"{self.raw[i - 1]} {self.raw[i]}", anchor))
+            else:
+                self.out.append(Value(f"obj:{prep}", stem(f), self.raw[i], anchor))
+
+
+_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+#: a clock time in words: "half past eight", "quarter to nine", "eight o'clock", "at one" (then the clause ends)
+_TIME_WORDS = re.compile(
+    rf"\b(?P<part>half\s+past|quarter\s+past|quarter\s+to)\s+(?P<h>{_HOURS})\b|\b(?P<h2>{_HOURS})\s+o['’]clock\b"
+    rf"|\bat\s+(?P<h3>{_HOURS})(?=\s*(?:$|[,.;!?]|(?:now|and|every|on|tonight|sharp|in\s+the)\b))",
+    re.IGNORECASE,
+)
+#: Turkish case endings a number word may carry ("altıda", "beşe", "dokuza", "bine", "buçuğa"), longest first
+_TR_NUMBER_CASES = ("dan", "den", "tan", "ten", "da", "de", "ta", "te", "ya", "ye", "a", "e")
+_HALF = "buçuk"
+_SCALES_OF = {False: frozenset({"hundred", "thousand", "dozen"}), True: frozenset({"yüz", "bin"})}
+
+
+def _number_word(word: str, turkish: bool, *, last: bool) -> tuple[str, str] | None:
+    """The number word ``word`` is (its plain form) and the Turkish case ending it carries ("altıda" → ("altı",
+    "da")); a case ending only on the ``last`` word of a number. None if it is no number word."""
+    table = (SPELLED_UNITS, SPELLED_TENS, SPELLED_SCALES)
+    if word in _SCALES_OF[not turkish] or (not turkish and word in ("on", "bir")):
+        return None  # "bin" and "on" are English words, "hundred" no Turkish one
+    if any(word in t for t in table) or (turkish and word == _HALF):
+        return word, ""
+    if not turkish or not last:
+        return None
+    for case in _TR_NUMBER_CASES:
+        base = word[: -len(case)].rstrip("'’") if word.endswith(case) else ""
+        if base.endswith("ğ"):
+            base = base[:-1] + "k"  # "buçuğa" → "buçuk"
+        if base and (any(base in t for t in table) or base == _HALF):
+            return base, case
+    return None
+
+
+def _times_said(words: list[str], i: int, turkish: bool) -> float | None:
+    """How many times: "twice a day", "once a week", "günde bir kez" (once a day); None otherwise."""
+    nxt = words[i + 1] if i + 1 < len(words) else ""
+    if words[i] == "twice" or (words[i] == "once" and nxt in ("a", "an", "per", "every", "weekly", "daily")):
+        return 2.0 if words[i] == "twice" else 1.0
+    if turkish and words[i] == "bir" and nxt in ("kez", "kere", "defa"):
+        return 1.0
+    return None
+
+
+def spelled_number(words: list[str], i: int, turkish: bool) -> tuple[float, int, str] | None:
+    """A number said in words from ``words[i]``: "eighty-four", "one hundred and twenty", "seksen beş", "yedi
+    buçukta", "altıda" → (its value, the index after it, the Turkish case ending of its last word). None for a
+    single plain number word (the caller reads those) or no number at all."""
+    times = _times_said(words, i, turkish)
+    if times is not None:
+        return times, i + 1, ""
+    parts: list[tuple[str, str]] = []
+    j = i
+    while j < len(words):
+        found = _number_word(words[j], turkish, last=False) or _number_word(words[j], turkish, last=True)
+        if found is None:
+            if parts and not turkish and words[j] == "and" and j + 1 < len(words):
+                nxt = _number_word(words[j + 1], turkish, last=True)
+                if nxt is not None and parts[-1][0] in SPELLED_SCALES:
+                    j += 1
+                    continue
+            break
+        if found[0] == _HALF and not parts:
+            break
+        parts.append(found)
+        j += 1
+        if found[1]:
+            break  # a case ending closes the number
+    if not parts or (len(parts) == 1 and not parts[0][1]) or (parts[0][0] in ("bir", "on") and len(parts) == 1):
+        return None
+    if parts[0][0] == "bir" and (len(parts) < 2 or parts[1][0] not in SPELLED_SCALES):
+        return None  # "bir" alone is "a"
+    total = current = 0.0
+    for word, _ in parts:
+        if word == _HALF:
+            current += 0.5
+        elif word in SPELLED_SCALES:
+            current = max(current, 1.0) * SPELLED_SCALES[word]
+            if SPELLED_SCALES[word] >= 1000:
+                total, current = total + current, 0.0
+        else:
+            current += SPELLED_UNITS.get(word) or SPELLED_TENS.get(word) or 0
+    return total + current, j, parts[-1][1]
 
 
 #: words that are verbs far more often than nouns after "to" ("to see", "to try", "to make")
@@ -271,6 +402,68 @@ def _direct_object(raw: list[str], words: list[str], taken: set[int]) -> list[Va
             return [*out, Value("obj", " ".join(sorted(stem(words[j]) for j in phrase)), text, verb_stem(w))]
         return out
     return out
+
+
+#: a Turkish verb at the end of a clause (present, past, reported past, future, aorist; any person)
+_TR_VERB = re.compile(r"\w{2,}(?:[ıiuü]?yor|[dt][ıiuü]|m[ıiuü]ş|[ae]c[ae][kğ]|[ae]r|[ıiuü]r)\w{0,6}$")
+#: the case ending of a Turkish noun before its verb: where to (dative), where (locative), from where (ablative)
+_TR_OBJECT_CASES = (
+    ("abl", re.compile(r"\w{3,}(?:[dt][ae]n)$")),
+    ("loc", re.compile(r"\w{3,}(?:[dt][ae])$")),
+    ("dat", re.compile(r"\w{3,}(?:y[ae]|n[ae]|[^aeıioöuü\d][ae])$")),
+)
+
+
+def _tr_object(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:
+    """The noun before a Turkish clause's final verb, by its case ("anaokuluna gidiyor" → where to; "ilkokula
+    başladı"): a value of kind ``obj:<case>`` — the slot the verb fills, as an English preposition's object is.
+    Names, numbers, days and times are read as such; a possessed subject ("Kızım") is no object."""
+    if len(words) >= 2 and words[-1] in ("oldu", "olmuş", "olacak"):  # "okul müdürü oldu": what someone became
+        return _tr_predicate(raw, words, len(words) - 2, taken)
+    if len(words) >= 2 and is_copula(words, True):  # "Eşim öğretmen": a nominal sentence, its predicate
+        return _tr_predicate(raw, words, len(words) - 1, taken)
+    if len(words) < 2 or not _TR_VERB.match(words[-1]):
+        return []
+    i = len(words) - 2
+    w = words[i]
+    if (
+        i in taken
+        or raw[i][:1].isupper()
+        or w in STOP
+        or w in NUMBER_WORDS
+        or day_of(w)
+        or month_of(raw[i])
+        or "'" in w
+        or tr_possessive(w)
+    ):
+        return []
+    for case, pattern in _TR_OBJECT_CASES:
+        if pattern.match(w):
+            return [Value(f"obj:{case}", stem(w, True), raw[i], stem(words[-1], True))]
+    return []
+
+
+def _tr_predicate(raw: list[str], words: list[str], i: int, taken: set[int]) -> list[Value]:
+    """What a Turkish nominal sentence says its subject is ("Eşim öğretmen", "Annem emekli", "müdürü oldu"): a
+    value of kind ``obj:is`` (a name, a number, a time or a unit is read as such)."""
+    w = words[i]
+    if (
+        i in taken
+        or i == 0
+        or raw[i][:1].isupper()
+        or not raw[i][:1].isalpha()
+        or len(w) < 3
+        or w in STOP
+        or w in NUMBER_WORDS
+        or w in UNITS
+        or day_of(w)
+        or month_of(raw[i])
+        or "'" in w
+        or "’" in w
+        or tr_possessive(w)
+    ):
+        return []
+    return [Value("obj:is", stem(w, True), raw[i])]
 
 
 def _complement(raw: list[str], words: list[str], taken: set[int]) -> list[Value]:

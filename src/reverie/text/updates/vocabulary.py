@@ -20,12 +20,14 @@ TOKEN = re.compile(
 )
 ABBREV = re.compile(r"\b(" + "|".join(lexicon.terms("update_abbreviations")) + r")\.", re.IGNORECASE)
 TAG = re.compile(r"(?<!\w)#[\w-]+")  # "#24", "#todo": a tag or an id, not a value
-SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
+#: a semicolon joins two clauses of one sentence ("The landlord raised the rent; we pay 1,550 now"): a change
+#: said in one holds for the other, so it cuts a clause (CLAUSE), not a sentence
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|\s+[-–—]\s+")
 _SINCE_TIME = r"(?:the\s+|last\s+|early\s+|late\s+|mid-?)?(?:" + "|".join(lexicon.terms("update_since_time")) + r")\b"
 #: a new state from a time on: "since January", "ever since last spring" (not "since Clara is renovating")
 SINCE = re.compile(r"\b(?:ever\s+)?since\s+" + _SINCE_TIME, re.IGNORECASE)
 CLAUSE = re.compile(
-    r",\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since(?!\s+"
+    r"[,;]\s+(?:so|but|and|then|ama|fakat|çünkü|yani)?\s*|\s+(?:so|but|whereas|because|since(?!\s+"
     + _SINCE_TIME
     + r")|ama|fakat|çünkü)\s+",
     re.I,
@@ -140,7 +142,7 @@ FAMILIES: dict[str, Family] = {
     "work": Family(
         True,
         _whole_words("update_family_work"),
-        frozenset({"name"}),
+        frozenset({"name", "obj:as"}),  # where someone works, and as what ("works as a nurse")
     ),
     "manager": Family(
         True,
@@ -173,6 +175,16 @@ FAMILIES: dict[str, Family] = {
         phrase=re.compile(r"\b(?:get|gets|got|getting)\s+up\b", re.IGNORECASE),
     ),
     "age": Family(True, _whole_words("update_family_age"), frozenset({"number@years"})),
+    "relationship": Family(
+        True,
+        _whole_words("update_family_relationship"),
+        frozenset({"family:relationship"}),
+        _whole_words("update_family_relationship_values"),
+        phrase=re.compile(
+            r"\b(?:seeing|dating)\s+(?:someone|somebody|a\s+(?:guy|girl|man|woman))\b|\b(?:broke|split|break)\s+up\b",
+            re.IGNORECASE,
+        ),
+    ),
     "preference": Family(
         False,
         _whole_words("update_family_preference"),
@@ -185,7 +197,12 @@ PAST_EN = re.compile("^(" + "|".join(lexicon.terms("update_past_verbs")) + ")$")
 PAST_TR = re.compile(r"^\w{2,}(?:d[ıiuü]|t[ıiuü])(?:m|n|k|niz|nız|nuz|nüz|lar|ler)?$|^idi\w*$")
 _PRESENT_TR_FIRST = re.compile(r"^\w+(?:yor|[ıiuü]r|[ae]r|yim|y[ıi]m|[ıiuü]m)(?:um|üm|ım|im|uz|üz|ız|iz)?$")
 
-NUMBER_WORDS = {
+#: ordinal number words (a rank, not an amount)
+ORDINAL_WORDS = frozenset(
+    {"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "twelfth"}
+    | {"twentieth", "birinci", "ikinci", "üçüncü", "dördüncü", "beşinci"}
+)
+_NUMBER_WORDS: dict[str, int | None] = {
     "zero": 0,
     "one": 1,
     "two": 2,
@@ -211,7 +228,12 @@ NUMBER_WORDS = {
     "forty": 40,
     "fifty": 50,
     "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
     "hundred": 100,
+    "thousand": 1000,
+    "dozen": 12,
     "first": 1,
     "second": 2,
     "third": 3,
@@ -238,14 +260,31 @@ NUMBER_WORDS = {
     "otuz": 30,
     "kırk": 40,
     "elli": 50,
+    "altmış": 60,
+    "yetmiş": 70,
+    "seksen": 80,
+    "doksan": 90,
     "yüz": 100,
+    "bin": 1000,
     "birinci": 1,
     "ikinci": 2,
     "üçüncü": 3,
     "dördüncü": 4,
     "beşinci": 5,
 }
-NUMBER_WORDS = {k: v for k, v in NUMBER_WORDS.items() if v is not None}
+NUMBER_WORDS: dict[str, int] = {k: v for k, v in _NUMBER_WORDS.items() if v is not None}
+#: the number words of a number said in several ("eighty-four", "one hundred and twenty", "seksen beş",
+#: "yedi buçuk"): units, tens, the multipliers and the Turkish half ("buçuk"); "on" (ten) and "bir" (one) are
+#: Turkish number words inside such a run only
+SPELLED_UNITS = {
+    **{w: n for w, n in NUMBER_WORDS.items() if n < 20 and w not in ORDINAL_WORDS},
+    "on": 10,
+    "bir": 1,
+}
+SPELLED_TENS = {w: n for w, n in NUMBER_WORDS.items() if n in (20, 30, 40, 50, 60, 70, 80, 90)}
+SPELLED_SCALES = {"hundred": 100, "thousand": 1000, "dozen": 12, "yüz": 100, "bin": 1000}
+#: a Turkish case suffix on a number word ("altıda" at six, "beşe" to five, "bine" to a thousand, "buçukta")
+SPELLED_TR_CASE = re.compile(r"^(?P<w>.+?)(?:['’]?(?P<case>[dt][ae]|y?[ae]|[dt][ae]n|y?[ıiuü]))?$")
 ORDINALS = lexicon.words("update_ordinals")
 DAYS = (
     ("monday", "pazartesi"),
@@ -335,8 +374,12 @@ DROP_AROUND = re.compile(
 #: where a change goes: "switched to Neovim", "moved to Wednesdays", "Neovim'e geçti", "yerine Japonca"
 TARGET = _guarded(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|went|go(?:ing)?|"
-    r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|bumped(?:\s+\w+){0,4}?\s+up)\s+(?:over\s+)?to\s+"
-    r"(?P<x>[^,.;:!?]+)",
+    r"transferr?(?:ed|ing)?|c[oa]m(?:e|ing)\s+(?:a)?round|warm(?:ed|ing)(?:\s+up)?|"
+    r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|upped|doubled|halved|bumped(?:\s+\w+){0,4}?\s+up)\s+"
+    r"(?:over\s+)?to\s+(?P<x>[^,.;:!?]+)"
+    r"|\b(?:raised|upped|increased|lowered|reduced|cut|doubled|halved)\s+(?:my|the|our|his|her)\s+"
+    r"(?:[\w'’]+\s+){0,2}?to\s+(?P<x4>[^,.;:!?]+)"
+    r"|\b(?:decided|settled)\s+on\s+(?P<x2>[^,.;:!?]+)|\bopted\s+for\s+(?P<x3>[^,.;:!?]+)",
     r"(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
     r"(?:geç|taşın|ertele|uzat)",
     ("y",),
@@ -344,12 +387,50 @@ TARGET = _guarded(
 DROP_AFTER_WORD = re.compile(
     r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
+    r"(?:are|were|is|was|got|been) (?:off|called off|cancell?ed|scrapped)(?!\s+(?:to|for|at|on|until|till)\b)|"
     r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|passed away|passed on|"
+    r"closed(?!\s+(?:on|at|for|until|till|early|over|at)\b)|went (?:bust|under|out of business)|burn[et] down|"
     r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
+    r"verdi\w*|bitirdi\w*|(?:was|got|has been|been) (?:written off|stolen|totall?ed|scrapped|towed)|"
     r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|yok artık|stepped down|"
     r"handed (?:\w+ ){0,4}over)\b",
     re.UNICODE,
 )
+#: what follows a thing that is gone for good ("the falafel place closed", "the bakery went bust"): the thing is
+#: let go, as a verb of giving up lets go of its object
+THING_ENDED = re.compile(
+    r"^\s*(?:just\s+|has\s+|had\s+)?"
+    r"(?:closed|shut down|went (?:bust|under|out)|burn[et] down|(?:is|was) (?:closed|gone)|"
+    r"(?:was|got|has been|been) (?:written off|stolen|totall?ed|scrapped))",
+    re.IGNORECASE,
+)
+#: a Turkish object in the accusative ("Samsung'u", "kahveyi", "arabayı"): what a verb of letting go lets go of
+#: when a dative stands between them ("Samsung'u kardeşime verdim")
+ACCUSATIVE_TR = re.compile(r"^[\wçğıöşü]{2,}(?:['’]y?[ıiuü]|[aeıioöuü]y[ıiuü])$", re.IGNORECASE)
+#: a value no longer held, said with a negation: "I don't go to the gym any more", "not vegetarian anymore",
+#: "no longer take the bus", "Artık spor salonuna gitmiyorum", "Spor salonuna artık gitmiyorum"
+NO_LONGER = re.compile(
+    r"(?:\bnot|n['’]t|\bnever)\s+(?P<x>(?:[\w'’]+\s+){0,5}?)any\s?more\b|\bno longer\s+(?P<y>[^,.;:!?]+)",
+    re.IGNORECASE,
+)
+NO_LONGER_TR = re.compile(
+    r"\bartık\s+(?P<x>(?:[\w'’]+\s+){0,4}?)[\w'’]+(?:m[ıiuü]yor|m[ae]z|m[ae]m)\w*"
+    r"|(?P<y>(?:[\w'’]+\s+){1,4}?)artık\s+[\w'’]+(?:m[ıiuü]yor|m[ae]z|m[ae]m)\w*",
+    re.IGNORECASE,
+)
+#: what the speaker says they were wrong about ("I was wrong about penicillin", "got the date wrong", "Tom
+#: konusunda yanılmışım"): the old statement about it is taken back
+WRONG_ABOUT = re.compile(
+    r"\b(?:wrong|mistaken|confused)\s+about\s+(?P<x>[^,.;:!?]+)|\bgot\s+(?P<y>(?:[\w'’]+\s+){1,3}?)wrong\b"
+    r"|(?P<z>[\w'’]+)\s+(?:konusunda|hakkında)\s+yan[ıi]l",
+    re.IGNORECASE,
+)
+#: "X yerine" (instead of X): X is let go
+INSTEAD_TR = re.compile(r"(?P<x>[\wçğıöşüÇĞİÖŞÜ'’]+)\s+yerine\b", re.IGNORECASE)
+#: a Turkish verb said in the negative ("koşmuyorum", "içmiyorum", "gitmem"): its root is what is no longer done
+NEGATED_VERB_TR = re.compile(r"^(?P<root>\w{2,}?)m[ıiuü]yor\w*$|^(?P<root2>\w{2,}?)m[ae](?:z|m)\w*$")
+#: a Turkish verb that moves a scheduled thing to its dative ("pazar öğleden sonraya aldık", "salıya çektik")
+MOVED_TO_TR = re.compile(r"^(?:al[dın]|çek[tilm]|kaydır)\w*$")
 PREPOSITIONS = lexicon.words("update_prepositions")
 OBJECT_VERBS = re.compile("^(" + "|".join(lexicon.terms("update_object_verbs")) + ")$")
 
