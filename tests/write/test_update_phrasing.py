@@ -105,6 +105,33 @@ def test_words_that_only_look_like_numbers_are_none() -> None:
         ("We eat at the Italian place on Mill Road.", "The Italian place on Mill Road closed, so we cook at home."),
         # the speaker's own thing the old statement is about, let go by name
         ("Spotify üyeliğim var.", "Spotify'ı iptal ettim, artık radyo dinliyorum."),
+        # an amount in thousands ("45k") is of one kind with another, not a distance
+        ("I earn 38k a year.", "Got a pay rise, I'm on 45k now."),
+        # a ratio is one value, let go whole
+        ("I do the 5:2 diet.", "I dropped the 5:2 diet."),
+        ("I follow the 5:2 diet.", "I switched to 16:8 fasting."),
+        # "left" lets go of what one belongs to
+        ("I'm a member of the climbing club.", "I left the climbing club."),
+        ("I work at the bank.", "I left my job at the bank."),
+        ("I sing in the church choir.", "I left the choir in May."),
+        # a move out said without where to
+        ("My brother lives with our parents.", "My brother got his own place."),
+        ("My brother still lives at home with Mum.", "My brother finally got a place of his own."),
+        ("Ailemle birlikte oturuyorum.", "Kendi evime çıktım, artık Beşiktaş'tayım."),
+        # what a diet or an abstention excludes, taken up
+        ("I'm vegetarian.", "I started eating chicken again."),
+        ("I'm teetotal.", "I've started having the odd glass of wine again."),
+        ("Vejetaryenim.", "Tekrar tavuk yemeye başladım."),
+        # one name with another number: a school year moved on
+        ("My son is in Year 3.", "My son is in Year 4 now."),
+        # a thing given away, a habit packed in, an account shut, a lesson shifted
+        ("I have a season ticket at Anfield.", "Gave my season ticket to my nephew; I watch at the pub now."),
+        ("I play five-a-side on Tuesdays.", "I packed in five-a-side; Tuesdays are for pottery now."),
+        ("We bank with Barclays.", "We shut the Barclays account and everything is with Nationwide now."),
+        ("The kids' swimming lessons are at 5:30.", "Swimming lessons got shifted to 4:45."),
+        # Turkish: settled somewhere ("yerleşti"; "sonunda" is no one), with / without ("-li" / "-siz")
+        ("Sevgilim Ankara'da yaşıyor.", "Sevgilim sonunda İstanbul'a yerleşti."),
+        ("Kahvemi şekerli içerim.", "Kahveyi artık şekersiz içiyorum."),
     ],
 )
 def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
@@ -145,11 +172,44 @@ def test_everyday_phrasing_reads_as_an_update(old: str, new: str) -> None:
         ("Haftada üç gün spor salonuna gidiyorum.", "Kardeşim artık spor salonuna gitmiyor."),
         ("We go to the Italian place on Mill Road.", "The bakery on Mill Road closed."),
         ("I pay 30 pounds for the gym.", "I was wrong about the parking fee, it's 5 pounds."),
+        # "moving" said of a thing; another's amount, another's ratio; a thing left somewhere; another's move out,
+        # another's diet; another child's school year; another's salary (a Turkish genitive of a person)
+        ("I live in Leeds.", "We watched a moving documentary about the old Leeds mills."),
+        ("I live in Leeds.", "The moving parts of my bike need oil."),
+        ("I earn 38k a year.", "My partner earns 45k a year."),
+        ("I follow the 5:2 diet.", "My husband does 16:8 intermittent fasting."),
+        ("I work at the office on Tuesdays.", "I left my umbrella at the office yesterday."),
+        ("I live with my parents.", "My sister got her own place."),
+        ("I'm vegetarian.", "My son started eating chicken again."),
+        ("I'm pescatarian.", "I eat fish every Friday now."),
+        ("My son is in Year 3.", "My daughter is in Year 4 now."),
+        ("Maaşım 40 bin lira.", "Eşimin maaşı 55 bin lira."),
+        ("Çorbayı tuzlu severim.", "Ayşe tuzsuz yemek pişirdi."),
     ],
 )
 def test_compatible_statements_stay_apart(a: str, b: str) -> None:
     verdict = updates.judge(a, b)
     assert not verdict.updates, verdict
+
+
+def test_moving_said_of_a_thing_is_no_change() -> None:
+    for text in ("We watched a moving film.", "Moving parts wear out.", "I found the talks moving."):
+        clause = updates.analyse(text).clauses[0]
+        assert not clause.change and "residence" not in clause.families, text
+    for text in ("We're moving to York.", "Moving out next week.", "We are moving the meeting to Friday."):
+        assert updates.analyse(text).clauses[0].change, text
+
+
+def test_numbers_with_k_and_ratios_are_one_value() -> None:
+    def values(text: str) -> list[tuple[str, str]]:
+        return [(v.kind, v.norm) for c in updates.analyse(text).clauses for v in c.values]
+
+    assert values("I earn 45k a year.") == [("number", "#45000@thousand")]  # never kilometres
+    assert ("number", "#10@km") in values("I ran 10 km.")
+    assert values("I follow the 5:2 diet.") == [("number", "#5:2@ratio")]  # not cut at the colon
+    assert ("number", "#3:1@ratio") in values("We won 3-1 on Saturday.")
+    assert values("I get up at 7:30.") == [("time", "7:30")]  # a clock time stays a time
+    assert ("code", "5551234") in values("Call 555-1234.")
 
 
 def test_a_subject_the_speaker_is_part_of_is_the_speaker() -> None:

@@ -38,7 +38,7 @@ def embedder() -> Any:
 def _unsealed(bench: ModuleType) -> dict[str, Any]:
     suite = bench.load_suite()
     keep = {
-        key: [x for i, x in enumerate(suite[key]) if bench.split_of(i, x) in ("dev", "heldout", "dev3")]
+        key: [x for i, x in enumerate(suite[key]) if bench.split_of(i, x) in ("dev", "heldout", "dev3", "dev4")]
         for key in ("updates", "compatible")
     }
     return {**suite, **keep}

@@ -7,6 +7,7 @@ suite's ``about``)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -165,8 +166,11 @@ def test_analysis_reads_values_subjects_and_change() -> None:
 def _reads_change(text: str) -> bool:
     """says_change without its cheap first test: the full reading into clauses."""
     return any(
-        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed
+        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed or c.moved_out
         for c in updates.analyse(text).clauses
+    ) or (
+        updates.is_turkish(text)
+        and any(re.fullmatch(r"\w{2,}?(?:l[ıiuü]|s[ıiuü]z)", w) for c in updates.analyse(text).clauses for w in c.words)
     )
 
 

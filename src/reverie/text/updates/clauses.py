@@ -38,9 +38,12 @@ from reverie.text.updates.vocabulary import (
     FAMILIES,
     FIRST_PERSON,
     FROM_TO,
+    GIVEN_AWAY,
     INSTEAD_TR,
     ISO_NOTE,
+    LEFT_GROUPS,
     LIKE,
+    MOVED_OUT,
     MOVED_TO_TR,
     NEGATED_VERB_TR,
     NEGATION,
@@ -51,8 +54,10 @@ from reverie.text.updates.vocabulary import (
     NOT_VALUE,
     NUMBER_WORDS,
     PERSON_NOUNS,
+    PHRASE_END,
     PREPOSITIONS,
     QUALIFIER,
+    RATIO,
     RESUME,
     SENTENCE_END,
     SINCE,
@@ -176,6 +181,9 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         values.append(value)
     topic = _topic_tr(words) if turkish else _topic(raw, words)
     moving = {w for w in words if w.startswith("mov")} if topic is not None else set()  # moved a thing, not oneself
+    adjective = _moving_said_of_a_thing(words)  # "a moving film", "moving parts": no move
+    if adjective:
+        moving.add("moving")
     nouns_after = {w for k, w in enumerate(words) if k and words[k - 1] in PREPOSITIONS}  # "at work": a place
     families = {name for w in words if w not in moving and w not in nouns_after for name in _word_families(w)}
     families |= {name for name, fam in FAMILIES.items() if fam.phrase is not None and fam.phrase.search(text)}
@@ -207,7 +215,12 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         subject,
         subject_words,
         families,
-        change=[m.group(0).casefold() for pat in (CHANGE, SINCE) for m in pat.finditer(text)]
+        change=[
+            m.group(0).casefold()
+            for pat in (CHANGE, SINCE)
+            for m in pat.finditer(text)
+            if not (adjective and m.group(0).casefold() == "moving")
+        ]
         + (_moved_to_tr(words) if turkish else [])
         + (_became_tr(words, values) if turkish else []),
         correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
@@ -225,7 +238,30 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         topic=topic,
         targets=lets_go.targets,
         wrong_about=lets_go.wrong_about,
+        moved_out=bool(MOVED_OUT.search(text)),
         resumed=not negated and bool(RESUME.search(text)),
+    )
+
+
+#: what a verb "moving" is said with: a form of "be" or a verb of going on before it ("we're moving", "keep moving"),
+#: or a direction, a place or an object after it ("moving to Leeds", "moving house", "moving the meeting")
+_MOVING_BEFORE = frozenset(
+    {"am", "is", "are", "was", "were", "be", "been", "being", "i'm", "we're", "they're", "you're", "he's", "she's"}
+    | {"it's", "keep", "kept", "keeps", "start", "started", "stop", "stopped", "about", "finish", "finished"}
+)
+_MOVING_AFTER = frozenset(
+    {"to", "in", "into", "out", "away", "back", "from", "on", "up", "over", "house", "home", "abroad", "across"}
+    | {"down", "forward", "ahead", "the", "my", "our", "his", "her", "their", "it", "them", "everything", "all"}
+    | {"there", "here", "closer", "nearer", "again", "soon", "next", "this", "somewhere", "elsewhere"}
+)
+
+
+def _moving_said_of_a_thing(words: list[str]) -> bool:
+    """Whether every "moving" in ``words`` is an adjective ("a moving film", "moving parts", "found the talks
+    moving"), said without a form of "be" before it or a direction, a place or an object after it."""
+    at = [i for i, w in enumerate(words) if w == "moving"]
+    return bool(at) and not any(
+        (i > 0 and words[i - 1] in _MOVING_BEFORE) or (i + 1 < len(words) and words[i + 1] in _MOVING_AFTER) for i in at
     )
 
 
@@ -267,13 +303,7 @@ class _LettingGo:
 def _letting_go(text: str, turkish: bool) -> _LettingGo:
     """The values ``text`` lets go of (dropped, given up by a verb that means it, denied), where a change
     goes, and what it moves from and to."""
-    dropped: set[str] = set()
-    given_up: set[str] = set()  # let go by a verb that means it ("stopped using the treadmill", "quit ballet")
-    for m in DROP_BEFORE.finditer(text):
-        terms = _next_terms(text[m.end() :], turkish)
-        dropped |= terms
-        if m.group(1).split()[0].casefold() not in ("off", "left", "leaving", "replaced"):
-            given_up |= terms
+    dropped, given_up = _dropped_before(text, turkish)
     denied: set[str] = set()
     for m in NOT_VALUE.finditer(text):
         terms = _next_terms(text[m.end() :], turkish)
@@ -285,6 +315,9 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
         given_up |= _terms(m.group("x"), turkish)
         dropped |= _terms(m.group("x"), turkish)
     for m in DROP_AROUND.finditer(text):
+        dropped |= _terms(m.group("x"), turkish)
+    for m in GIVEN_AWAY.finditer(text):  # "gave my season ticket to my nephew": the ticket is gone
+        given_up |= _terms(m.group("x"), turkish)
         dropped |= _terms(m.group("x"), turkish)
     if turkish:
         for m in NO_MORE_TR.finditer(text):  # "artık çay yok": no more tea
@@ -313,6 +346,29 @@ def _letting_go(text: str, turkish: bool) -> _LettingGo:
         moved_from |= _terms(m.group("a") or m.group("c") or "", turkish, last=bool(m.group("c")))
         moved_to |= _terms(m.group("b") or m.group("d") or "", turkish)
     return _LettingGo(dropped, given_up, denied, targets, moved_from, moved_to, wrong_about)
+
+
+def _dropped_before(text: str, turkish: bool) -> tuple[set[str], set[str]]:
+    """What a word of letting go before it lets go of ("gave up on VS Code"), and of that what a verb that means
+    it gives up ("stopped using the treadmill", "quit ballet", "left the climbing club"): a plain word too."""
+    dropped: set[str] = set()
+    given_up: set[str] = set()
+    for m in DROP_BEFORE.finditer(text):
+        terms = _next_terms(text[m.end() :], turkish)
+        dropped |= terms
+        verb = m.group(1).split()[0].casefold()
+        if verb not in ("off", "left", "leaving", "replaced"):
+            given_up |= terms
+        elif verb in ("left", "leaving") and _leaves_a_group(text[m.end() :]):
+            given_up |= terms  # "left the climbing club", "left my job at the bank": gone for good
+    return dropped, given_up
+
+
+def _leaves_a_group(text: str) -> bool:
+    """Whether the phrase after "left" names what one belongs to ("the climbing club", "my job at the bank"), not a
+    place left for a while or a thing left somewhere ("the office at six", "my umbrella at the office")."""
+    phrase = re.split(PHRASE_END.pattern + r"|\b(?:at|in|on|for|with|after|because|and|so|to)\b", text, maxsplit=1)[0]
+    return any(fold(w) in LEFT_GROUPS for w in TOKEN.findall(phrase)[:4])
 
 
 def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[str]) -> None:
@@ -464,6 +520,10 @@ def _terms(text: str, turkish: bool = False, *, last: bool = False) -> set[str]:
             continue
         out.add(stem(w, turkish))
         out.add(core_form(w))
+        ratio = RATIO.fullmatch(w)
+        if ratio:
+            out.add(f"#{ratio.group(1)}:{ratio.group(2)}")
+            continue
         n = number_of(w) if w[:1].isdigit() else NUMBER_WORDS.get(f)
         if n is not None:
             out.add(f"#{n:g}")
@@ -475,7 +535,7 @@ def _terms(text: str, turkish: bool = False, *, last: bool = False) -> set[str]:
 
 def _next_terms(text: str, turkish: bool = False) -> set[str]:
     """The phrase right after a letting-go word: up to punctuation, a conjunction, or 4 words."""
-    phrase = re.split(r"[,.;:!?]|\b(?:and|so|because|since|after|to|with|ve|çünkü)\b", text, maxsplit=1)[0]
+    phrase = re.split(PHRASE_END.pattern + r"|\b(?:and|so|because|since|after|to|with|ve|çünkü)\b", text, maxsplit=1)[0]
     words = phrase.split()[:4]
     # a time adverbial after what was let go ("sold the Civic last weekend") says when, not what
     cut = next((i for i, w in enumerate(words) if i and fold(w) in TIME_START), len(words))

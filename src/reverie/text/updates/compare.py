@@ -9,6 +9,7 @@ from collections.abc import Set as AbstractSet
 
 from reverie.text.updates.statement import Clause, Value
 from reverie.text.updates.tokens import stem
+from reverie.text.updates.vocabulary import THOUSANDS
 
 
 def same_value(x: Value, y: Value) -> bool:
@@ -19,6 +20,8 @@ def same_value(x: Value, y: Value) -> bool:
         xs, ys = set(x.norm.split()), set(y.norm.split())
         return xs <= ys or ys <= xs  # "the library" / "the public library": one names the other more closely
     if x.kind == "name" and y.kind == "name":
+        if _numbered_apart(x.norm.split(), y.norm.split()):
+            return False  # "Year 3" / "Year 4", "Room 12" / "Room 14": one name, another number
         xs, ys = set(x.norm.split()), set(y.norm.split())
         return bool(xs & ys) or bool({stem(w) for w in xs} & {stem(w) for w in ys})  # "Rockies" / "Rocky Mountains"
     if {x.kind, y.kind} <= {"number", "time"}:
@@ -26,6 +29,10 @@ def same_value(x: Value, y: Value) -> bool:
     if {x.kind, y.kind} == {"date", "month"}:
         return x.norm.split("-")[0] == y.norm.split("-")[0]
     return False
+
+
+def _numbered_apart(xs: list[str], ys: list[str]) -> bool:
+    return xs[-1:] != ys[-1:] and xs[-1:][0].isdigit() and ys[-1:][0].isdigit() if xs and ys else False
 
 
 def head_of(v: Value) -> str:
@@ -54,7 +61,12 @@ def _num_core(v: Value) -> str:
 def _units_agree(x: Value, y: Value) -> bool:
     ux = x.norm.split("@", 1)[1] if "@" in x.norm else None
     uy = y.norm.split("@", 1)[1] if "@" in y.norm else None
-    return ux is None or uy is None or ux == uy
+    return ux is None or uy is None or _one_unit(ux, uy)
+
+
+def _one_unit(ux: str, uy: str) -> bool:
+    """Two units of one kind: the same, or an amount in thousands ("45k") and a sum of money."""
+    return ux == uy or {ux.split("/")[0], uy.split("/")[0]} == {THOUSANDS, "money"}
 
 
 def kind_of(v: Value) -> str:
@@ -68,7 +80,7 @@ def _compatible_kinds(x: Value, y: Value) -> bool:
     if kx == ky:
         return True
     if kx.startswith("number") and ky.startswith("number"):
-        return "@" not in kx or "@" not in ky
+        return "@" not in kx or "@" not in ky or _one_unit(kx.split("@", 1)[1], ky.split("@", 1)[1])
     if kx.startswith("obj") and ky.startswith("obj"):
         return kx == ky or {kx, ky} == {"obj", "obj:to"}  # "drinks coffee" / "switched to tea"
     if {kx.split("@")[0], ky.split("@")[0]} == {"number", "time"}:
@@ -84,7 +96,8 @@ def held_in(v: Value, terms: AbstractSet[str]) -> bool:
     if v.kind == "name":
         return any(part in terms or stem(part) in terms for part in v.norm.split())
     if v.kind in ("number", "time"):
-        return _num_core(v) in terms or _num_core(v).split(":")[0] in terms
+        core = _num_core(v)  # "not 7" lets go of "7:30"; a ratio ("5:2") is let go whole
+        return core in terms or (v.kind == "time" and core.split(":")[0] in terms)
     if v.kind == "day":
         return f"day:{v.norm}" in terms
     if v.kind.startswith(("obj", "family")):

@@ -4,12 +4,23 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from reverie.text.updates.compare import held_in, kind_of, same_value, substitutions, value_in
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.tokens import PERSON_STEMS, stem, verb_stem
-from reverie.text.updates.vocabulary import DISLIKE, DROP_AFTER_WORD, EVENTS, FAMILIES, LIKE, OVER
+from reverie.text.updates.vocabulary import (
+    DIET_EXCLUDES,
+    DISLIKE,
+    DROP_AFTER_WORD,
+    EVENTS,
+    FAMILIES,
+    LIKE,
+    OVER,
+    WITH_TR,
+    WITHOUT_TR,
+)
 
 
 def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
@@ -73,6 +84,7 @@ class Pair:
     cue: float = 0.0
     copula: bool = False
     chatty: bool = False  # either text is a long message rather than a statement of a fact
+    oc_diet: str = ""  # the old clause's diet that the new one breaks
 
     def add(self, weight: float, text: str) -> float:
         self.ev.append((weight, text))
@@ -119,6 +131,13 @@ def weigh_explicit(r: Pair) -> None:
     if r.resumed:
         r.explicit = r.add(3.5, f"takes up again '{', '.join(r.resumed)}', which the old statement let go")
         return
+    excluded = _diet_broken(r)
+    if excluded:
+        r.explicit = r.add(3.5, f"takes up '{excluded}', which the old statement's '{r.oc_diet}' excludes")
+        return
+    if r.nc.moved_out and "residence" in oc.families and r.subject == "same" and not r.chatty:
+        r.explicit = r.add(3.5, "moves out of where the old statement says they live")
+        return
     r.moved = [
         v
         for v in oc.values
@@ -129,6 +148,9 @@ def weigh_explicit(r: Pair) -> None:
         return
     if oc.polarity * nc.polarity < 0 and r.shared - LIKE - DISLIKE:
         r.explicit = r.add(3.5, "the preference turned around over the same thing")
+        return
+    if r.a.turkish and r.subject == "same" and r.shared and _with_and_without(oc.words, nc.words):
+        r.explicit = r.add(3.5, "lacks what the old statement has, or has what it lacked ('-li' / '-siz')")
         return
     a_over, b_over = OVER.search(oc.text), OVER.search(nc.text)
     if (
@@ -167,6 +189,38 @@ def _successor_named(r: Pair) -> str:
         for v in c.values:
             if v.kind == "name" and not {stem(x, r.a.turkish) for x in v.norm.split()} & oc.subject_words:
                 return v.text
+    return ""
+
+
+_TAKEN_UP = re.compile(r"\b(?:again|start(?:ed|ing)|beg[au]n|back|tekrar|yeniden|başla\w*)\b", re.IGNORECASE)
+
+
+def _with_and_without(old: list[str], new: list[str]) -> bool:
+    """ "Kahvemi şekerli içerim" / "Kahveyi artık şekersiz içiyorum": one root with "-li" in one and "-siz" in the
+    other (with sugar / without sugar)."""
+
+    def roots(words: list[str], pat: re.Pattern[str]) -> set[str]:
+        return {m.group("root") for w in words if (m := pat.match(w))}
+
+    return bool(roots(old, WITH_TR) & roots(new, WITHOUT_TR) or roots(old, WITHOUT_TR) & roots(new, WITH_TR))
+
+
+def _diet_broken(r: Pair) -> str:
+    """ "I'm vegetarian" → "I've started eating chicken again", "I'm teetotal" → "having the odd glass of wine
+    again": what the new clause takes up (again, now, from a time on) that the old clause's diet or abstention
+    excludes — the word, or ""."""
+    oc, nc = r.oc, r.nc
+    if r.subject == "different" or r.chatty or nc.negated or not (nc.resumed or nc.change or _TAKEN_UP.search(nc.text)):
+        return ""
+    for v in oc.values:
+        if v.kind != "family:diet":
+            continue
+        excluded = next((x for d, x in DIET_EXCLUDES.items() if stem(d, r.a.turkish) == v.norm), frozenset())
+        found = next((w for w in nc.words if w in excluded), "")
+        if found:
+            r.oc_diet = v.text
+            r.resumed = [found]
+            return found
     return ""
 
 

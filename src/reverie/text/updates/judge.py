@@ -20,7 +20,9 @@ from reverie.text.updates.vocabulary import (
     DROP_AROUND,
     DROP_BEFORE,
     FAMILIES,
+    GIVEN_AWAY,
     LIKELY_SCORE,
+    MOVED_OUT,
     NEGATION,
     NEGATION_TR,
     NOT_VALUE,
@@ -30,6 +32,8 @@ from reverie.text.updates.vocabulary import (
     SINCE,
     TOKEN,
     UPDATE_SCORE,
+    WITH_TR,
+    WITHOUT_TR,
 )
 
 # judging -----------------------------------------------------------------------------------------
@@ -127,7 +131,21 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
 
 
 def _explicit_marks(c: Clause) -> bool:
-    return bool(c.dropped or c.moved_from or c.negated or c.polarity or c.resumed or OVER.search(c.text))
+    return bool(
+        c.dropped
+        or c.moved_from
+        or c.negated
+        or c.polarity
+        or c.resumed
+        or c.moved_out
+        or OVER.search(c.text)
+        or _with_or_without(c)
+    )
+
+
+def _with_or_without(c: Clause) -> bool:
+    """A Turkish word of having or lacking ("şekerli", "şekersiz"): it may turn the old statement's around."""
+    return any(WITH_TR.match(w) or WITHOUT_TR.match(w) for w in c.words) if is_turkish(c.text) else False
 
 
 def may_update(text: str) -> bool:
@@ -135,7 +153,16 @@ def may_update(text: str) -> bool:
     word, a value let go, "from X", a negation or a preference — or states values of its own. A text
     with none of these updates nothing (the gate and the read path skip reading it against others)."""
     return any(
-        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed or c.values
+        c.change
+        or c.correction
+        or c.dropped
+        or c.moved_from
+        or c.negated
+        or c.polarity
+        or c.resumed
+        or c.moved_out
+        or c.values
+        or _with_or_without(c)
         for c in analyse(text).clauses
     )
 
@@ -144,7 +171,15 @@ def says_change(text: str) -> bool:
     """Whether ``text`` itself says that something changed or was wrong (a change or correction word, a
     value let go, "from X", a negation, a preference turned)."""
     return may_say_change(text) and any(
-        c.change or c.correction or c.dropped or c.moved_from or c.negated or c.polarity or c.resumed
+        c.change
+        or c.correction
+        or c.dropped
+        or c.moved_from
+        or c.negated
+        or c.polarity
+        or c.resumed
+        or c.moved_out
+        or _with_or_without(c)
         for c in analyse(text).clauses
     )
 
@@ -165,8 +200,12 @@ _CHANGE_CUES = (
     NEGATION,
     re.compile(r"\s" + DROP_AFTER_WORD.pattern.split(r"(?:just\s+|has\s+|had\s+)?", 1)[1], re.UNICODE | re.IGNORECASE),
     re.compile(r"\bfrom\s|\s(?:geç|taşı|aktar|değiştir)", re.IGNORECASE),
-    re.compile(r"\s(?:al[dın]|çek[tilm]|kaydır)", re.IGNORECASE),  # a Turkish move to a time (clauses._moved_to_tr)
+    # a Turkish move to a time (clauses._moved_to_tr)
+    re.compile(r"\s(?:al[dın]|çek[tilm]|kaydır|kayd[ıi])", re.IGNORECASE),
     re.compile(r"mistaken|confused|yan[ıi]l", re.IGNORECASE),  # what the speaker was wrong about (WRONG_ABOUT)
+    MOVED_OUT,  # a move out said without where to
+    GIVEN_AWAY,  # a thing given away
+    re.compile(r"\w(?:l[ıiuü]|s[ıiuü]z)\b", re.IGNORECASE),  # a Turkish word of having or lacking ("şekersiz")
 )
 
 

@@ -45,6 +45,7 @@ class Clause:
     targets: set[str] = field(default_factory=set)  # what a change goes to ("switched to Neovim")
     resumed: bool = False  # takes something up again ("started smoking again", "back on coffee", "tekrar")
     wrong_about: set[str] = field(default_factory=set)  # what the speaker says they were wrong about
+    moved_out: bool = False  # a move out said without where to ("got his own place", "moved out", "kendi evime çıktım")
 
 
 @dataclass(slots=True)

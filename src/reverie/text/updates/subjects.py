@@ -122,7 +122,8 @@ def _tr_subject(raw: list[str], words: list[str], lead: int, *, first: bool) -> 
         )
         if head is not None:
             bare = re.sub(r"(?:['’]?(?:n[ıiuü]n|[ıiuü]n))$", "", w)
-            owner = "self" if tr_possessive(bare) else core_form(raw[lead])
+            # "Dairemin kirası": the speaker's; "Eşimin maaşı", "Annemin arabası": the spouse's, the mother's
+            owner = "self" if tr_possessive(bare) and not tr_person(bare) else core_form(raw[lead])
             subject, sw = np_subject(owner, [words[head]], True)
             return subject, sw | {stem(core_form(raw[lead]), True)}
     if tr_possessive(w) and not _TR_CASE.search(w) and lead == len(words) - 1 and not tr_person(w):

@@ -26,16 +26,20 @@ from reverie.text.updates.vocabulary import (
     DETERMINERS,
     DISCOURSE,
     FIRST_PERSON,
+    MOVED_TO_TR,
+    MULTIPLIERS,
     NUMBER_WORDS,
     OBJECT_VERBS,
     ORDINALS,
     PERSON_NOUNS,
     PREPOSITIONS,
+    RATIO,
     SELF_WORDS,
     SPELLED_SCALES,
     SPELLED_TENS,
     SPELLED_UNITS,
     STOP,
+    THOUSANDS,
     TIME,
     TITLE,
     TOKEN,
@@ -178,7 +182,9 @@ class _ValueReader:
         """A number said in words over ``words[i:end]``: a clock time in Turkish when it says "at" (a
         locative, "altıda", "yedi buçukta") or follows "saat", else a number with the unit after it."""
         text = " ".join(self.raw[i:end])
-        at_hour = self.turkish and (case[:1] in ("d", "t") or (i > 0 and self.words[i - 1] == "saat"))
+        moved_to = case[:1] in ("a", "e", "y") and end < len(self.words) and MOVED_TO_TR.match(self.words[end])
+        # "altıda" (at six), "saat altı", "yedi buçuğa kaydı" (moved to half past seven)
+        at_hour = self.turkish and (case[:1] in ("d", "t") or (i > 0 and self.words[i - 1] == "saat") or bool(moved_to))
         if at_hour and 0 < number <= 24:
             hour, half = int(number), number % 1
             self.out.append(Value("time", f"{hour}:{'30' if half else '00'}", text, self._anchor_at(i)))
@@ -200,11 +206,18 @@ class _ValueReader:
         if len(group) > 1 and len("".join(group)) >= 7:  # a phone number written in groups
             self.out.append(Value("code", "".join(group), " ".join(group), anchor))
             return j + 1
+        ratio = RATIO.fullmatch(w)
+        if ratio:  # "the 5:2 diet", "won 3-1": one value, not two numbers nor a time
+            self.out.append(Value("number", f"#{ratio.group(1)}:{ratio.group(2)}@ratio", w, anchor))
+            return i + 1
         m = re.fullmatch(r"(\d+(?:[.,]\d+)*)['’]?([^\W\d_]*)", w)
         value = number_of(m.group(1)) if m else None  # None for "127.0.0.1", "1.2.3": a code, not a number
-        if m and value is not None and (not m.group(2) or m.group(2).casefold() in UNITS or self.turkish):
+        suffix = m.group(2).casefold() if m else ""
+        if m and value is not None and (not suffix or suffix in UNITS or suffix in MULTIPLIERS or self.turkish):
+            value *= MULTIPLIERS.get(suffix, 1.0)  # "45k": forty-five thousand
             unit = (
-                UNITS.get(m.group(2).casefold())
+                (THOUSANDS if suffix in MULTIPLIERS else None)
+                or UNITS.get(suffix)
                 or _unit_after(raw, i)
                 or (UNITS.get(core_form(raw[i - 1])) if i > 0 else None)
                 or _age_unit(self.words, i)

@@ -15,8 +15,16 @@ UPDATE_SCORE = 3.0
 #: evidence at or above this orders two answers to one question newest first (read path)
 LIKELY_SCORE = 2.5
 
+#: a ratio or a score, one value: "5:2" (a diet), "16:8", "3-1", "2–0" (a clock time such as "7:30" is read first)
+RATIO = re.compile(r"(\d{1,3})\s?[:\-–]\s?(\d{1,3})")
+#: the words of a phrase up to punctuation (a "." or ":" between digits — "3.5", "5:2" — is part of a number)
+_UPTO = r"(?:[^,.;:!?]|(?<=\d)[.,:](?=\d))+"
+#: a phrase up to punctuation that ends it (a number's "." or ":" between digits — "3.5", "5:2" — does not)
+PHRASE_END = re.compile(r"(?<!\d)[,.;:!?]|[,.;:!?](?!\d)")
 TOKEN = re.compile(
-    r"\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?", re.UNICODE
+    r"\d{1,3}[\-–]\d{1,3}(?![\d\-–])|\d+(?:[.,:]\d+)*(?:['’]?[^\W\d_]+)?|"
+    r"[^\W_]+(?:['’][^\W_]+)*(?:(?<=[sS])['’](?![^\W_]))?",
+    re.UNICODE,
 )
 ABBREV = re.compile(r"\b(" + "|".join(lexicon.terms("update_abbreviations")) + r")\.", re.IGNORECASE)
 TAG = re.compile(r"(?<!\w)#[\w-]+")  # "#24", "#todo": a tag or an id, not a value
@@ -336,7 +344,6 @@ UNITS = {
     "mg": "mg",
     "ml": "ml",
     "km": "km",
-    "k": "km",
     "miles": "mi",
     "mile": "mi",
     "people": "people",
@@ -351,6 +358,10 @@ UNITS = {
     "dakika": "min",
     "saat": "h",
 }
+#: a suffix that multiplies the number it ends: "45k" (a salary, a price) is 45,000, never kilometres
+MULTIPLIERS = {"k": 1000.0}
+#: the unit of such an amount: of money most often, so it is of one kind with a sum in a currency
+THOUSANDS = "thousand"
 TIME = re.compile(
     r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)|\b(\d{1,2})[:.](\d{2})\b"
     r"|\bsaat\s+(\d{1,2})(?:[:.](\d{2}))?",
@@ -373,13 +384,14 @@ DROP_AROUND = re.compile(
 )
 #: where a change goes: "switched to Neovim", "moved to Wednesdays", "Neovim'e geçti", "yerine Japonca"
 TARGET = _guarded(
-    r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|went|go(?:ing)?|"
+    r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|shift(?:ed|ing)|migrat(?:ed|ing)|relocat(?:ed|ing)|"
+    r"went|go(?:ing)?|"
     r"transferr?(?:ed|ing)?|c[oa]m(?:e|ing)\s+(?:a)?round|warm(?:ed|ing)(?:\s+up)?|"
     r"push(?:ed)?(?:\s+\w+){0,3}\s+back|extended|raised|upped|doubled|halved|bumped(?:\s+\w+){0,4}?\s+up)\s+"
-    r"(?:over\s+)?to\s+(?P<x>[^,.;:!?]+)"
+    r"(?:over\s+)?to\s+(?P<x>" + _UPTO + r")"
     r"|\b(?:raised|upped|increased|lowered|reduced|cut|doubled|halved)\s+(?:my|the|our|his|her)\s+"
-    r"(?:[\w'’]+\s+){0,2}?to\s+(?P<x4>[^,.;:!?]+)"
-    r"|\b(?:decided|settled)\s+on\s+(?P<x2>[^,.;:!?]+)|\bopted\s+for\s+(?P<x3>[^,.;:!?]+)",
+    r"(?:[\w'’]+\s+){0,2}?to\s+(?P<x4>" + _UPTO + r")"
+    r"|\b(?:decided|settled)\s+on\s+(?P<x2>" + _UPTO + r")|\bopted\s+for\s+(?P<x3>" + _UPTO + r")",
     r"(?P<y>[\wçğıöşüÇĞİÖŞÜ]+)['’]?(?:y?[ae]|n[ae])\s+(?:geç\w*|taşın\w*|ertele\w*|uzat\w*)",
     r"(?:geç|taşın|ertele|uzat)",
     ("y",),
@@ -396,6 +408,16 @@ DROP_AFTER_WORD = re.compile(
     r"handed (?:\w+ ){0,4}over)\b",
     re.UNICODE,
 )
+#: a thing given away: "gave my season ticket to my nephew", "handed the old car over to …" (two words at most after
+#: the determiner: "gave my sister a lift" gives nothing away)
+GIVEN_AWAY = re.compile(
+    r"\b(?:gave|given|giving|handed|passed)\s+(?:away\s+)?(?P<x>(?:my|our|the|his|her|their)\s+(?:[\w'’]+\s+)?[\w'’]+)"
+    r"\s+(?:to|away|on)\b",
+    re.IGNORECASE,
+)
+#: a Turkish adjective of having and its opposite of lacking on one root ("şekerli" / "şekersiz", "tuzlu" / "tuzsuz")
+WITH_TR = re.compile(r"^(?P<root>\w{2,}?)(?:l[ıiuü])$")
+WITHOUT_TR = re.compile(r"^(?P<root>\w{2,}?)(?:s[ıiuü]z)$")
 #: what follows a thing that is gone for good ("the falafel place closed", "the bakery went bust"): the thing is
 #: let go, as a verb of giving up lets go of its object
 THING_ENDED = re.compile(
@@ -410,7 +432,7 @@ ACCUSATIVE_TR = re.compile(r"^[\wçğıöşü]{2,}(?:['’]y?[ıiuü]|[aeıioöu
 #: a value no longer held, said with a negation: "I don't go to the gym any more", "not vegetarian anymore",
 #: "no longer take the bus", "Artık spor salonuna gitmiyorum", "Spor salonuna artık gitmiyorum"
 NO_LONGER = re.compile(
-    r"(?:\bnot|n['’]t|\bnever)\s+(?P<x>(?:[\w'’]+\s+){0,5}?)any\s?more\b|\bno longer\s+(?P<y>[^,.;:!?]+)",
+    r"(?:\bnot|n['’]t|\bnever)\s+(?P<x>(?:[\w'’]+\s+){0,5}?)any\s?more\b|\bno longer\s+(?P<y>" + _UPTO + r")",
     re.IGNORECASE,
 )
 NO_LONGER_TR = re.compile(
@@ -421,7 +443,7 @@ NO_LONGER_TR = re.compile(
 #: what the speaker says they were wrong about ("I was wrong about penicillin", "got the date wrong", "Tom
 #: konusunda yanılmışım"): the old statement about it is taken back
 WRONG_ABOUT = re.compile(
-    r"\b(?:wrong|mistaken|confused)\s+about\s+(?P<x>[^,.;:!?]+)|\bgot\s+(?P<y>(?:[\w'’]+\s+){1,3}?)wrong\b"
+    r"\b(?:wrong|mistaken|confused)\s+about\s+(?P<x>" + _UPTO + r")|\bgot\s+(?P<y>(?:[\w'’]+\s+){1,3}?)wrong\b"
     r"|(?P<z>[\w'’]+)\s+(?:konusunda|hakkında)\s+yan[ıi]l",
     re.IGNORECASE,
 )
@@ -430,9 +452,18 @@ INSTEAD_TR = re.compile(r"(?P<x>[\wçğıöşüÇĞİÖŞÜ'’]+)\s+yerine\b", 
 #: a Turkish verb said in the negative ("koşmuyorum", "içmiyorum", "gitmem"): its root is what is no longer done
 NEGATED_VERB_TR = re.compile(r"^(?P<root>\w{2,}?)m[ıiuü]yor\w*$|^(?P<root2>\w{2,}?)m[ae](?:z|m)\w*$")
 #: a Turkish verb that moves a scheduled thing to its dative ("pazar öğleden sonraya aldık", "salıya çektik")
-MOVED_TO_TR = re.compile(r"^(?:al[dın]|çek[tilm]|kaydır)\w*$")
+MOVED_TO_TR = re.compile(r"^(?:al[dın]|çek[tilm]|kaydır|kayd[ıi])\w*$")
 PREPOSITIONS = lexicon.words("update_prepositions")
 OBJECT_VERBS = re.compile("^(" + "|".join(lexicon.terms("update_object_verbs")) + ")$")
 
 
 SELF_WORDS = lexicon.words("update_self_words")
+#: what one belongs to and leaves for good ("left the climbing club"): after "left" it is let go
+LEFT_GROUPS = lexicon.words("update_left_groups")
+#: a move out said without where to ("got his own place", "moved out", "kendi evime çıktım")
+MOVED_OUT = lexicon.pattern("update_moved_out")
+#: what each diet or abstention excludes ("vegetarian" → meat, chicken …; "teetotal" → wine, beer …)
+DIET_EXCLUDES: dict[str, frozenset[str]] = {}
+for _entry in lexicon.terms("update_diet_excludes"):
+    _diet, _, _excluded = _entry.partition(":")
+    DIET_EXCLUDES[_diet.strip()] = DIET_EXCLUDES.get(_diet.strip(), frozenset()) | frozenset(_excluded.split())
