@@ -153,18 +153,53 @@ def _since_tr_at(words: list[str], i: int) -> bool:
     return i + 1 < len(words) and words[i + 1] in ("beri", "itibaren")
 
 
+def _subject_of(
+    raw: list[str], words: list[str], lead: int, turkish: bool, *, first: bool
+) -> tuple[tuple[str, ...], set[str]]:
+    """:func:`read_subject` of a clause, leaving out a Turkish "since" phrase ("Mart'tan itibaren kızım …": the
+    month is not the subject)."""
+    if turkish and any(w in ("beri", "itibaren") for w in words[1:]):
+        keep = [i for i in range(len(words)) if not _since_tr_at(words, i)]
+        sraw, swords = [raw[i] for i in keep], [words[i] for i in keep]
+        return read_subject(sraw, swords, _lead(swords, turkish), turkish, first=first)
+    return read_subject(raw, words, lead, turkish, first=first)
+
+
+def _content_stems(words: list[str], values: list[Value], turkish: bool) -> set[str]:
+    """The stems of a clause's content words: not stop words, values, change cues or numbers."""
+    value_words = {fold(w) for v in values if not v.kind.startswith(("obj", "family")) for w in TOKEN.findall(v.text)}
+    cue_words = {w for w in words if _is_cue(w)}
+    return {
+        stem(w, turkish)
+        for w in words
+        if w not in STOP
+        and (len(w) >= 3 or w.isdigit())
+        and w not in value_words
+        and w not in cue_words
+        and not w[:1].isdigit()
+    }
+
+
+def _change_words(text: str, words: list[str], values: list[Value], turkish: bool, *, adjective: bool) -> list[str]:
+    """The words of a clause that say something changed (a "moving" said of a thing is none)."""
+    found = [
+        m.group(0).casefold()
+        for pat in (CHANGE, SINCE)
+        for m in pat.finditer(text)
+        if not (adjective and m.group(0).casefold() == "moving")
+    ]
+    if turkish:
+        found += _moved_to_tr(words) + _became_tr(words, values)
+    return found
+
+
 def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> Clause | None:
     raw = TOKEN.findall(text)
     if not raw:
         return None
     words = [fold(w) for w in raw]
     lead = _lead(words, turkish)
-    if turkish and any(w in ("beri", "itibaren") for w in words[1:]):  # "Mart'tan itibaren kızım …": not the subject
-        keep = [i for i in range(len(words)) if not _since_tr_at(words, i)]
-        sraw, swords = [raw[i] for i in keep], [words[i] for i in keep]
-        subject, subject_words = read_subject(sraw, swords, _lead(swords, turkish), turkish, first=first)
-    else:
-        subject, subject_words = read_subject(raw, words, lead, turkish, first=first)
+    subject, subject_words = _subject_of(raw, words, lead, turkish, first=first)
     names = {w for w in subject_words if w and w != "∅"}
     since = {fold(w) for m in SINCE.finditer(text) for w in TOKEN.findall(m.group(0))[1:]}
     if turkish:  # "Ocak'tan beri", "Mart'tan itibaren": when the new state began
@@ -191,17 +226,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         pat = FAMILIES[name].values
         if pat is not None:
             values += [Value(f"family:{name}", stem(w, turkish), w) for w in words if pat.match(w)]
-    value_words = {fold(w) for v in values if not v.kind.startswith(("obj", "family")) for w in TOKEN.findall(v.text)}
-    cue_words = {w for w in words if _is_cue(w)}
-    stems = {
-        stem(w, turkish)
-        for w in words
-        if w not in STOP
-        and (len(w) >= 3 or w.isdigit())
-        and w not in value_words
-        and w not in cue_words
-        and not w[:1].isdigit()
-    }
+    stems = _content_stems(words, values, turkish)
     lets_go = _letting_go(text, turkish)
     negated = bool(NEGATION.search(text) or (turkish and NEGATION_TR.search(text)))
     folded = set(words)
@@ -215,14 +240,7 @@ def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> 
         subject,
         subject_words,
         families,
-        change=[
-            m.group(0).casefold()
-            for pat in (CHANGE, SINCE)
-            for m in pat.finditer(text)
-            if not (adjective and m.group(0).casefold() == "moving")
-        ]
-        + (_moved_to_tr(words) if turkish else [])
-        + (_became_tr(words, values) if turkish else []),
+        change=_change_words(text, words, values, turkish, adjective=adjective),
         correction=[m.group(0).casefold() for m in CORRECTION.finditer(text)],
         additive=[m.group(0).casefold().strip() for m in ADDITIVE.finditer(text)],
         dropped=lets_go.dropped,
