@@ -43,6 +43,7 @@ def test_the_utility_floor_spares_memories_used_more_than_average(make_memory, c
 
 
 def test_without_the_floating_threshold_the_utility_floor_takes_all(make_memory, clock: SettableClock) -> None:
+    # ablation: the floating threshold switched off, to show what the default mechanism changes
     m = make_memory(dream={"forgetting": {"floating_threshold": False}})
     used = _old(clock, "The build server is called hopper", accesses=10, utility=0.05)
     idle = _old(clock, "A passing remark about the weather", accesses=0, utility=0.05)
