@@ -152,25 +152,18 @@ def may_update(text: str) -> bool:
     """Whether ``text`` says something that can change a stored value at all — a change or a correction
     word, a value let go, "from X", a negation or a preference — or states values of its own. A text
     with none of these updates nothing (the gate and the read path skip reading it against others)."""
-    return any(
-        c.change
-        or c.correction
-        or c.dropped
-        or c.moved_from
-        or c.negated
-        or c.polarity
-        or c.resumed
-        or c.moved_out
-        or c.values
-        or _with_or_without(c)
-        for c in analyse(text).clauses
-    )
+    return any(_says_change_clause(c) or c.values for c in analyse(text).clauses)
 
 
 def says_change(text: str) -> bool:
     """Whether ``text`` itself says that something changed or was wrong (a change or correction word, a
     value let go, "from X", a negation, a preference turned)."""
-    return may_say_change(text) and any(
+    return may_say_change(text) and any(_says_change_clause(c) for c in analyse(text).clauses)
+
+
+def _says_change_clause(c: Clause) -> bool:
+    """Whether one clause says that something changed or was wrong (see :func:`says_change`)."""
+    return bool(
         c.change
         or c.correction
         or c.dropped
@@ -180,7 +173,6 @@ def says_change(text: str) -> bool:
         or c.resumed
         or c.moved_out
         or _with_or_without(c)
-        for c in analyse(text).clauses
     )
 
 
