@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from reverie.errors import ReverieError
@@ -51,16 +52,32 @@ class AccessUpdates(MemoryBase):
         defer: bool = False,
     ) -> list[MemoryRecord]:
         """What runs on every memory access: update energy, FSRS, dual strength, counts and
-        the access log of each record, in one transaction. ``hebbian``: Hebbian
+        the access log of each record, in one transaction; returns the updated records. ``hebbian``: Hebbian
         co-activation — the best ``read.hebbian_top`` records are co-activated pairwise and get
-        +2% stability on top of the access update. ``defer``: written by the next use of the store
-        (:meth:`_settle`) instead of now."""
+        +2% stability on top of the access update. ``defer``: computed and written by the next use of the
+        store (:meth:`_settle`) instead of now, at the time of the access (returns no records)."""
         if not records:
             return []
+        now = self.now()
+        if defer:
+            chosen = list(records)
+
+            def later() -> None:
+                self._access(chosen, now, kind, session_id, hebbian)
+
+            with self._deferred_lock:
+                self._deferred.append(later)
+            return []
+        self._settle()
+        return self._access(records, now, kind, session_id, hebbian)
+
+    def _access(
+        self, records: Sequence[MemoryRecord], now: datetime, kind: str, session_id: str | None, hebbian: bool
+    ) -> list[MemoryRecord]:
+        """The access update of ``records`` at ``now``, written in one transaction (see :meth:`_touch`)."""
         from reverie.dynamics.access import on_access
         from reverie.dynamics.tagging import hebbian_stability
 
-        now = self.now()
         cfg = self.settings.dynamics
         top = self.settings.read.hebbian_top if hebbian else 0
         together = [r.id for r in records[:top]] if top >= 2 and len(records) >= 2 else []
@@ -77,23 +94,13 @@ class AccessUpdates(MemoryBase):
         used = [r.id for r in records[: self.settings.read.hebbian_top]] if hebbian else [r.id for r in records]
         pairs = self._sessions.co_accessed(records, used, session_id)
         store = self._store
-        spread = cfg.tagging.spreading_boost > 0 and bool(used)
-
-        def write() -> None:
-            with store.transaction():
-                store.update_many(batch)
-                store.log_access(events)
-                if pairs:
-                    store.bump_coactivations(pairs, now)
-                if spread:
-                    spread_activation(store, used, {r.id for r in records}, cfg.tagging)
-
-        if defer:
-            with self._deferred_lock:
-                self._deferred.append(write)
-        else:
-            self._settle()
-            write()
+        with store.transaction():
+            store.update_many(batch)
+            store.log_access(events)
+            if pairs:
+                store.bump_coactivations(pairs, now)
+            if cfg.tagging.spreading_boost > 0 and used:
+                spread_activation(store, used, {r.id for r in records}, cfg.tagging)
         return updated
 
 

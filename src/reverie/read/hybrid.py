@@ -74,11 +74,16 @@ def run_channels(
     return ChannelResult(dense, hits, text_error=error)
 
 
-def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, float], k: int) -> list[PoolEntry]:
-    """Weighted RRF per sub-query, then (for several sub-queries) RRF across the sub-query lists."""
+def fuse_channels(
+    results: Sequence[ChannelResult], *, weights: Mapping[str, float], k: int, limit: int | None = None
+) -> list[PoolEntry]:
+    """Weighted RRF per sub-query, then (for several sub-queries) RRF across the sub-query lists; the first
+    ``limit`` (None: all)."""
     per_query: list[list[PoolEntry]] = []
     for qi, res in enumerate(results):
         fused = rrf({"vector": [h.id for h in res.vector], "text": [h.id for h in res.text]}, k=k, weights=weights)
+        if len(results) == 1:  # one list: the entries past the limit would only be cut off
+            fused = fused[:limit]
         sims = {h.id: h.score for h in res.vector}
         bm25 = {h.id: h.score for h in res.text}
         cands: list[PoolEntry] = []
@@ -92,7 +97,7 @@ def fuse_channels(results: Sequence[ChannelResult], *, weights: Mapping[str, flo
         per_query.append(cands)
     if len(per_query) == 1:
         return per_query[0]
-    return _fuse_subqueries(per_query, k=k)
+    return _fuse_subqueries(per_query, k=k)[:limit]
 
 
 def fused_search(
@@ -114,7 +119,7 @@ def fused_search(
         )
         for i, sub in enumerate(subqueries)
     ]
-    return fuse_channels(results, weights=weights, k=k)[:pool], [r.text_error for r in results if r.text_error]
+    return fuse_channels(results, weights=weights, k=k, limit=pool), [r.text_error for r in results if r.text_error]
 
 
 @lru_cache(maxsize=16384)

@@ -44,6 +44,8 @@ from reverie.read.plan import QueryPlan, Routed
 from reverie.results import Hit
 from reverie.store.base import MemoryFilter, ScoredId, Store
 
+#: memories read per batch while the query is embedded (a batch is read and decoded in about half a millisecond)
+_READ_AHEAD_BATCH = 12
 Sparse = Sequence[tuple[list[ScoredId], str | None]]
 
 
@@ -82,9 +84,15 @@ class _Pool:
     windows: tuple[when.Window, ...]
     follow: bool  # the cold store and the summaries' members are reachable (recall through consolidation)
     cold: bool = False  # the cold store was searched
-    records: dict[str, MemoryRecord] = field(default_factory=dict)
+    records: dict[str, MemoryRecord] = field(default_factory=dict)  # before screening: the ones read ahead
     proxies: set[str] = field(default_factory=set)
     followed: int = 0
+
+
+def _pool_records(store: Store, ids: Sequence[str], early: dict[str, MemoryRecord]) -> dict[str, MemoryRecord]:
+    """The memories of ``ids`` that exist: those read ahead (``early``) and the rest read now."""
+    late = store.get([i for i in ids if i not in early])
+    return {i: rec for i in ids if (rec := early.get(i) or late.get(i)) is not None}
 
 
 class ReadPipeline:
@@ -114,7 +122,7 @@ class ReadPipeline:
         """Intent, sub-queries and their vectors (HyDE variants embedded in the same call)."""
         return planning.make(self.embedder, self.settings.read, routed if routed is not None else self.route(query))
 
-    def plan_async(self, query: str, routed: Routed) -> Callable[[], QueryPlan]:
+    def plan_async(self, query: str, routed: Routed) -> planning.Pending:
         """:meth:`plan`, started now (in a worker thread with ``read.overlap_embedding``); the returned callable
         waits for it."""
         return planning.start(self.embedder, self.settings.read, routed)
@@ -238,6 +246,9 @@ class ReadPipeline:
         )
         entities = graph.query_entities(req.query)
         windows = tuple(when.query_windows(req.query, now)) if cfg.time_anchor else ()
+        # the full-text matches' memories are read while the query is still being embedded (most of the pool
+        # is among them); only the memories the vector search and the graph add are read afterwards
+        early = self._read_ahead([h.id for hits, _ in sparse for h in hits], planned.done)
         plan = planned()
         cands = self.expand(self.candidates(plan, search, pool=size, sparse=sparse), plan, flt, now, entities)
         weak = cfg.cold_search == "when_weak" and consolidated.weak(
@@ -247,7 +258,19 @@ class ReadPipeline:
         if cold:
             found = self._fused(plan, cold_flt, size, cold_sparse)[0]
             cands = consolidated.merged(cands, consolidated.admitted(found, "cold", consolidated.found_ids(cands)))
-        return _Pool(plan, flt, search, cands, list(entities), windows, follow, cold)
+        return _Pool(plan, flt, search, cands, list(entities), windows, follow, cold, early)
+
+    def _read_ahead(self, ids: Sequence[str], done: Callable[[], bool]) -> dict[str, MemoryRecord]:
+        """The memories of ``ids``, read in small batches until the query's embedding is there: the rest of the
+        search waits for the embedding, so reading on past it would only delay the search (each batch hands the
+        interpreter lock to the embedding's worker while the store reads)."""
+        out: dict[str, MemoryRecord] = {}
+        todo = list(dict.fromkeys(ids))
+        for start in range(0, len(todo), _READ_AHEAD_BATCH):
+            if done():
+                break
+            out.update(self.store.get(todo[start : start + _READ_AHEAD_BATCH]))
+        return out
 
     def _screen(self, pool: _Pool, req: Request, now: datetime) -> None:
         """Fetch the pool's memories and keep those the search may return: valid for the query mode, not
@@ -255,7 +278,7 @@ class ReadPipeline:
         current version; the summaries' members and the successors of superseded memories join."""
         cfg = self.settings.read
         include = pool.plan.route.strategy.include_superseded
-        records = self.store.get([c.id for c in pool.cands])
+        records = _pool_records(self.store, [c.id for c in pool.cands], pool.records)
         if pool.cold:
             consolidated.check_cold(self.store, pool.cands, records)
 

@@ -60,13 +60,24 @@ def make(embedder: Embedder, cfg: ReadSettings, routed: Routed) -> QueryPlan:
     return QueryPlan(rt, subs, raw, search, hyde_info)
 
 
-def start(embedder: Embedder, cfg: ReadSettings, routed: Routed) -> Callable[[], QueryPlan]:
-    """:func:`make`, started now; the returned callable waits for it. With ``read.overlap_embedding`` it runs
-    in a worker thread. The worker never touches the store, so a caller holding a store transaction cannot
+class Pending:
+    """A query plan being made: calling it waits for the plan; :meth:`done` says whether it is there."""
+
+    def __init__(self, result: Callable[[], QueryPlan], done: Callable[[], bool]) -> None:
+        self._result = result
+        self.done = done
+
+    def __call__(self) -> QueryPlan:
+        return self._result()
+
+
+def start(embedder: Embedder, cfg: ReadSettings, routed: Routed) -> Pending:
+    """:func:`make`, started now; the returned :class:`Pending` waits for it. With ``read.overlap_embedding`` it
+    runs in a worker thread. The worker never touches the store, so a caller holding a store transaction cannot
     deadlock it."""
     if not cfg.overlap_embedding:
-        done = make(embedder, cfg, routed)
-        return lambda: done
+        made = make(embedder, cfg, routed)
+        return Pending(lambda: made, lambda: True)
     started = threading.Event()
 
     def task() -> QueryPlan:
@@ -78,7 +89,7 @@ def start(embedder: Embedder, cfg: ReadSettings, routed: Routed) -> Callable[[],
     # the lock, before the caller's Python work (access updates, full-text searches) goes on; otherwise
     # the worker can wait out the interpreter's switch interval before the model starts
     started.wait(0.05)
-    return future.result
+    return Pending(future.result, future.done)
 
 
 _EXECUTOR: ThreadPoolExecutor | None = None
@@ -105,4 +116,4 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_executor)
 
 
-__all__ = ["QueryPlan", "Routed", "make", "start"]
+__all__ = ["Pending", "QueryPlan", "Routed", "make", "start"]
