@@ -49,6 +49,8 @@ def _field_kind(f: dataclasses.Field[Any]) -> str:
 
 
 FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(MemoryRecord))
+#: the record's constructor parameters in order (every field is one)
+_INIT_ORDER: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(MemoryRecord) if f.init)
 _KIND: Final[dict[str, str]] = {f.name: _field_kind(f) for f in dataclasses.fields(MemoryRecord)}
 #: every record field, then the code blob of a quantised embedding (``decode_record`` reads both)
 SELECT_COLUMNS: Final = ", ".join(f"m.{name}" for name in (*FIELDS, "embedding_codes"))
@@ -196,6 +198,21 @@ def partial_decoder(names: tuple[str, ...]) -> Callable[[Sequence[Any]], MemoryR
     # only the columns that need converting are visited per row (a pass over 100k rows decodes
     # millions of values); the rest go straight from the row into the keyword arguments
     converters = tuple((name, conv) for name in names if (conv := _converter(name)) is not None)
+    if names == _INIT_ORDER:  # every field, in the record's own order: passed by position (about twice as fast)
+        at = tuple((i, conv) for i, name in enumerate(names) if (conv := _converter(name)) is not None)
+
+        def decode_all(row: Sequence[Any]) -> MemoryRecord:
+            values = list(row[:count])
+            for i, conv in at:
+                value = values[i]
+                if value is not None:
+                    values[i] = conv(value)
+            rec = MemoryRecord(*values)
+            if len(row) > count and row[count] is not None:
+                rec.embedding = vector_codec.decode(row[count])  # the blob names its precision
+            return rec
+
+        return decode_all
 
     def decode(row: Sequence[Any]) -> MemoryRecord:
         kw = dict(zip(names, row, strict=False))  # the row may end with the code blob
