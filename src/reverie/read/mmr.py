@@ -27,16 +27,17 @@ def mmr_select(
     rel = rel / top if top > 0 else rel
     sims = (vectors @ vectors.T).astype(np.float64) if len(vectors) else np.zeros((n, n))
     max_sim = np.zeros(n)  # nothing selected yet: no redundancy penalty
-    value = lam * rel
-    chosen = np.zeros(n, dtype=bool)
+    base = lam * rel  # a selected candidate's base becomes -inf, and so its value
+    value = base.copy()
+    penalty = np.empty(n)
     out: list[tuple[int, float, float]] = []
     for _ in range(min(k, n)):
         i = int(np.argmax(value))
         out.append((i, float(value[i]), float(max_sim[i])))
-        chosen[i] = True
+        base[i] = -np.inf
         np.maximum(max_sim, sims[i], out=max_sim)
-        value = lam * rel - (1.0 - lam) * max_sim
-        value[chosen] = -np.inf
+        np.multiply(max_sim, 1.0 - lam, out=penalty)
+        np.subtract(base, penalty, out=value)
     return out
 
 
