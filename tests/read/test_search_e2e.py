@@ -233,3 +233,32 @@ def test_overlapped_embedding_gives_the_same_hits(mem: Memory, clock: SettableCl
     # a search inside the caller's store transaction: the worker only embeds, so nothing waits on the store
     with mem.store.transaction():
         assert mem.search("penicillin", user_id="u", k=1)[0].memory.content == FACTS[0]
+
+
+def test_read_ahead_reads_the_same_memories_as_the_pool_fetch(mem: Memory) -> None:
+    """The full-text matches' memories read while the query is embedded are the ones the pool fetch would
+    read; reading stops once the embedding is there."""
+    from reverie.read.pipeline import _READ_AHEAD_BATCH, _pool_records
+
+    ids = list(_load(mem).values())
+    more = [f"Note {n}: the {animal} at the shelter was adopted" for n, animal in enumerate(["cat", "dog"] * 10)]
+    ids += [r.id for r in mem.add_many(more, user_id="u", infer=False) if r.id is not None]
+    assert len(ids) > _READ_AHEAD_BATCH
+    pipe = ReadPipeline(mem.store, mem.embedder, mem.settings)
+    asked = [*ids, "no-such-memory", ids[0]]
+    early = pipe._read_ahead(asked, lambda: False)  # the embedding never arrives: everything is read ahead
+    assert set(early) == set(ids)
+    fetched = mem.store.get(ids)
+    assert all(early[i].to_dict() == fetched[i].to_dict() for i in ids)
+    assert pipe._read_ahead(asked, lambda: True) == {}  # the embedding is there: nothing is read ahead
+    calls: list[int] = []
+
+    def arrives_after_one_batch() -> bool:
+        calls.append(1)
+        return len(calls) > 1
+
+    assert len(pipe._read_ahead(asked, arrives_after_one_batch)) == _READ_AHEAD_BATCH  # one batch, then it was there
+    for part in (early, {}, {i: early[i] for i in ids[:3]}):
+        pooled = _pool_records(mem.store, [*ids, "no-such-memory"], part)
+        assert list(pooled) == ids
+        assert all(pooled[i].to_dict() == fetched[i].to_dict() for i in ids)
