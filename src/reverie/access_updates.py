@@ -63,7 +63,7 @@ class AccessUpdates(MemoryBase):
             chosen = list(records)
 
             def later() -> None:
-                self._access(chosen, now, kind, session_id, hebbian)
+                self._access(chosen, now, kind, session_id, hebbian, updated=False)
 
             with self._deferred_lock:
                 self._deferred.append(later)
@@ -72,23 +72,32 @@ class AccessUpdates(MemoryBase):
         return self._access(records, now, kind, session_id, hebbian)
 
     def _access(
-        self, records: Sequence[MemoryRecord], now: datetime, kind: str, session_id: str | None, hebbian: bool
+        self,
+        records: Sequence[MemoryRecord],
+        now: datetime,
+        kind: str,
+        session_id: str | None,
+        hebbian: bool,
+        *,
+        updated: bool = True,
     ) -> list[MemoryRecord]:
-        """The access update of ``records`` at ``now``, written in one transaction (see :meth:`_touch`)."""
+        """The access update of ``records`` at ``now``, written in one transaction (see :meth:`_touch`); the
+        updated records (``updated``: none when nobody reads them)."""
         from reverie.dynamics.access import on_access
         from reverie.dynamics.tagging import hebbian_stability
 
         cfg = self.settings.dynamics
         top = self.settings.read.hebbian_top if hebbian else 0
         together = [r.id for r in records[:top]] if top >= 2 and len(records) >= 2 else []
-        updated: list[MemoryRecord] = []
+        out: list[MemoryRecord] = []
         batch: list[tuple[str, dict[str, Any]]] = []
         for rec in records:
             changes = on_access(rec, now=now, cfg=cfg)
             if rec.id in together:
                 changes["stability"] = hebbian_stability(stability=changes["stability"], cfg=cfg.tagging)
             batch.append((rec.id, changes))
-            updated.append(rec.copy(**changes, version=rec.version + 1))
+            if updated:
+                out.append(rec.copy(**changes, version=rec.version + 1))
         events = [AccessEvent(r.id, now, kind, session_id) for r in records]
         # the memories this access used: a search's best hits (``read.hebbian_top``), a get's memory
         used = [r.id for r in records[: self.settings.read.hebbian_top]] if hebbian else [r.id for r in records]
@@ -101,7 +110,7 @@ class AccessUpdates(MemoryBase):
                 store.bump_coactivations(pairs, now)
             if cfg.tagging.spreading_boost > 0 and used:
                 spread_activation(store, used, {r.id for r in records}, cfg.tagging)
-        return updated
+        return out
 
 
 class SessionUse:
