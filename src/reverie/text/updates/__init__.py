@@ -30,7 +30,11 @@ holds ("moved to Zurich" against "works in Zurich").
 When the reading finds the same subject and attribute, a change said, an old value no longer held and a
 new one of the attribute's kind, but cannot align the values, the verdict is marked ``unaligned``:
 :func:`unaligned_update` makes it an update when the embedder puts the two statements close enough (the
-write gate's ``change_min``).
+write gate's ``change_min``). So is a change said of the same thing in words no clause lines up with ("I've moved
+to tenor in the choir, and we practise on Thursdays now" for "I sing bass in the church choir"): a change said
+anywhere in the new statement, a word beyond who it is about that names something in both, a word of the old one
+the new no longer says, and nothing that tells them apart (another person, attribute, part of the day or thing, an
+addition, a one-off occasion).
 
 The verdict is an *update* at ``UPDATE_SCORE``; the read path uses the weaker ``LIKELY_SCORE`` to
 order two memories that both answer one question (never to hide one). Pure functions; the results of

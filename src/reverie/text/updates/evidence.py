@@ -38,7 +38,7 @@ def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
     return False
 
 
-def _topic_differs(oc: Clause, nc: Clause) -> str | None:
+def topic_differs(oc: Clause, nc: Clause) -> str | None:
     """The new clause changes a named thing ("my phone's wallpaper", "my dentist appointment") that is not
     what the old clause is about: the part of it, or another thing."""
     if nc.topic is None or not oc.subject:
@@ -349,7 +349,7 @@ def _against_untied(r: Pair) -> float:
 
 
 def _against_topic(r: Pair) -> float:
-    other = _topic_differs(r.oc, r.nc)
+    other = topic_differs(r.oc, r.nc)
     return r.add(-1.5, other) * -1 if other and not r.explicit else 0.0
 
 

@@ -7,10 +7,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from reverie import lexicon
 from reverie.model import MemoryRecord
 from reverie.text.updates.clauses import analyse, split_speaker
 from reverie.text.updates.compare import kind_of, value_in
-from reverie.text.updates.evidence import AGAINST, NOTHING_REPLACED, Pair, weigh_explicit, weigh_for
+from reverie.text.updates.evidence import (
+    AGAINST,
+    NOTHING_REPLACED,
+    Pair,
+    topic_differs,
+    weigh_explicit,
+    weigh_for,
+)
 from reverie.text.updates.statement import Clause, Statement
 from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
 from reverie.text.updates.vocabulary import (
@@ -90,7 +98,74 @@ def judge(
                 best = v
     if best is not None and unaligned and not best.updates and not best.unaligned:
         best = replace(best, unaligned=True)
+    if best is None or not (best.updates or best.unaligned):
+        loose = _changed_in_other_words(a, b, correction=correction)
+        if loose:
+            base = best or NO_UPDATE
+            best = replace(base, reason=f"{loose}; {base.reason}", unaligned=True)
     return best or NO_UPDATE
+
+
+def _changed_in_other_words(a: Statement, b: Statement, *, correction: bool) -> str:
+    """The reason when ``b`` says a change of what ``a`` is about in words the clause reading cannot line up,
+    else "": a change said anywhere in ``b`` (a change or correction word, a value let go or denied, "from X",
+    where a change goes, a habit taken up again, a move out), a word of ``a`` beyond who it is about that ``b``
+    says too (the attribute), a word of ``a`` that ``b`` no longer says (the old value) and one of ``b``'s own
+    (the new value), and nothing that tells them apart: another person, another attribute, another part of the
+    day, an addition, an old statement about the past, or a one-off occasion told in the new one ("I left my
+    umbrella at the office yesterday"). Such a statement is marked unaligned: the embedder decides
+    (:func:`unaligned_update`)."""
+    olds = [c for c in a.clauses if not c.question]
+    said = [c for c in b.clauses if not c.question]
+    cued = correction or any(_says_change_of_value(c) for c in said)
+    if not olds or not cued or any(c.additive for c in said) or any(c.past for c in olds):
+        return ""
+    who = {w for c in (*olds, *said) if c.subject[:1] in (("self",), ("rel",), ("lead",)) for w in c.subject_words}
+    topic = (a.stems & b.stems) - who - _TIME_STEMS[a.turkish]
+    if not topic or not a.stems - b.stems or not b.stems - a.stems:
+        return ""
+    if len(topic) < 2 and not topic & _named(a) & _named(b):
+        return ""  # one shared word that names nothing ("learning", "do"): no shared topic
+    families_a = {f for c in olds for f in c.families if FAMILIES[f].functional}
+    families_b = {f for c in said for f in c.families if FAMILIES[f].functional}
+    if families_a and families_b and not families_a & families_b:
+        return ""  # "I've lived in Leeds since 2015" / "I've worked at the hospital since 2019"
+    parts_a, parts_b = _parts_of_day(a), _parts_of_day(b)
+    if parts_a and parts_b and not parts_a & parts_b:
+        return ""  # "Sabahları normal kahve" / "Akşamları kafeinsiz kahveye geçtim": another part of the day
+    if _ONE_OFF.search(b.text):
+        return ""
+    if any(topic_differs(oc, nc) for oc in olds for nc in said):
+        return ""  # "The kids' school starts at 8:30" / "We switched the kids' bedtime to 8pm"
+    relations = {_subjects(oc, nc, a, b) for oc in olds for nc in said}
+    if "different" in relations or not relations & {"same", "unknown"}:
+        return ""
+    return f"a change said of the same thing ({', '.join(sorted(topic)[:3])}) in other words"
+
+
+def _says_change_of_value(c: Clause) -> bool:
+    change = [w for w in c.change if w not in ("new", "newly", "yeni")]  # "a new dentist" names no old one
+    return bool(
+        change or c.correction or c.dropped or c.denied or c.moved_from or c.targets or c.resumed or c.moved_out
+    )
+
+
+#: words of time: they say when, never what a statement is about
+_TIME_STEMS = {t: frozenset(stem(w, t) for w in lexicon.words("update_time_words")) for t in (False, True)}
+_PARTS_OF_DAY = {t: frozenset(stem(w, t) for w in lexicon.words("update_parts_of_day")) for t in (False, True)}
+#: a one-off occasion: what happened then, not what holds from then on
+_ONE_OFF = lexicon.pattern("update_one_off")
+
+
+def _named(s: Statement) -> set[str]:
+    """The words that name things in ``s``: its values and the things its clauses are about."""
+    out = {w for c in s.clauses for v in c.values for w in v.norm.split()}
+    out |= {w for c in s.clauses if c.subject[:1] in (("thing",), ("lead",)) for w in c.subject_words}
+    return out | {stem(w, s.turkish) for w in out}
+
+
+def _parts_of_day(s: Statement) -> set[str]:
+    return {w for c in s.clauses for w in c.stems if w in _PARTS_OF_DAY[s.turkish]}
 
 
 def unaligned_update(verdict: Verdict, similarity: float, change_min: float) -> Verdict:

@@ -1,0 +1,63 @@
+"""A change said of the same thing in words the clause reading cannot line up (the update reading's fallback for
+whole statements, reverie.text.updates.judge): a change said anywhere in the new statement, a word of the old one
+beyond who it is about that names something in both (the attribute), a word of the old one the new no longer says
+and one of its own. Such a verdict is marked unaligned and the embedder decides (unaligned_update). Each sentence
+here is not the suite's; each update below fails without the fallback, and each compatible pair is one of the
+things the fallback must tell apart (another part of the day, a one-off occasion, a shared word that names nothing,
+another attribute, another thing changed, another person)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reverie.text import updates
+from reverie.text.updates.clauses import analyse
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the new value in a clause of its own, the old statement's one restated nowhere
+        ("I sing bass in the church choir.", "I've moved to tenor in the choir, and we practise on Thursdays now."),
+        # "rather than" the old, the new one done by someone else
+        (
+            "The kids go to the breakfast club at school before nine.",
+            "From March the kids are dropped off by my mum rather than going to the breakfast club.",
+        ),
+        # the value first, and the old one's end said of the place itself
+        (
+            "I help out at the animal shelter on Sunday mornings.",
+            "Sunday mornings are the community garden for me now; the animal shelter stopped its weekend rota.",
+        ),
+    ],
+)
+def test_a_change_said_in_other_words_is_left_to_the_embedder(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert not verdict.updates and verdict.unaligned, verdict
+    assert "in other words" in verdict.reason
+    assert updates.unaligned_update(verdict, 0.90, 0.86).updates
+    assert not updates.unaligned_update(verdict, 0.80, 0.86).updates  # not close enough in meaning
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("I drink normal coffee in the mornings.", "In the evenings I've switched to decaf coffee."),  # part of the day
+        ("I work at the office on Mondays.", "I left my gloves at the office yesterday."),  # a one-off occasion
+        ("I'm thinking about learning Italian.", "I dropped my German course and started learning Spanish."),
+        ("My laptop's battery drains fast since the update.", "I changed my laptop, now I use a MacBook."),
+        ("I've lived in Manchester since 2018.", "I've taught at the primary school since 2020."),  # attributes
+        ("The kids' nursery opens at 8.", "We moved the kids' bedtime to 7:30 for the winter."),  # another thing
+        ("My brother Sam sees Dr. Hale for his asthma.", "We switched our cat to a new vet, Dr. Price."),
+    ],
+)
+def test_compatible_statements_are_no_change_in_other_words(a: str, b: str) -> None:
+    verdict = updates.judge(a, b)
+    assert not updates.unaligned_update(verdict, 0.99, 0.86).updates, verdict
+
+
+def test_too_before_a_word_says_how_much_and_adds_nothing() -> None:
+    """ "Our flat is too small" adds nothing to what was said; "I like jazz too" does."""
+    assert [c.additive for c in analyse("Our flat is too small for the four of us.").clauses] == [[]]
+    assert [c.additive for c in analyse("It got too expensive, so we cancelled.").clauses] == [[], []]
+    assert analyse("I like jazz too.").clauses[0].additive == ["too"]
