@@ -7,7 +7,10 @@ The suite is ``tests/write/data/knowledge_updates.json`` (written for reverie; s
   asked with ``search(k=10)``. Counted: the correction ranked first (*newest first*), the old
   statement ranked above the correction or found without it (*stale above*), and — with the write
   path (``infer=True``) — the old memory still active after the correction (*missed supersede*;
-  a correction merged into the old memory counts as missed, since the merged text states both).
+  a correction merged into the old memory counts as missed, since the merged text states both), and the
+  share of the unrelated chat lines superseded by another memory by the time the correction is in (*chat
+  superseded*: each is a fact lost to something that does not replace it) or expired as a plan whose time
+  had passed (*expired*).
 * **compatible** (EN + TR): two related facts that are both true, 10 filler lines between them.
   Counted: a false supersede (either fact superseded), a false skip (the second fact skipped, or
   reinforced into the first when it is not a paraphrase), and whether each fact's own question
@@ -122,11 +125,14 @@ def run_updates(runner: Runner, suite: dict[str, Any], *, filler_lines: int = 20
         runner.begin(60)
         runner.at(0)
         old = runner.add(sc["old"], user)
+        chat: list[str] = []
         for j, line in enumerate(fillers):
             runner.at(1 + j * 40 / filler_lines)
-            runner.add(line, user)
+            chat += [i for i in (runner.add(line, user).id,) if i is not None]
         runner.at(45)
         new = runner.add(sc["new"], user)
+        # unrelated chat told in between is never replaced (by the correction or by other chat)
+        lost = [r for r in runner.mem.store.get(chat).values() if r.status.value == "superseded"]
         runner.at(52)
         hits = runner.mem.search(sc["question"], user_id=user, k=k)
         old_id, new_id = old.id, new.id
@@ -149,6 +155,10 @@ def run_updates(runner: Runner, suite: dict[str, Any], *, filler_lines: int = 20
                 "newest_first": rank_new == 1,
                 "stale_above": rank_old is not None and (rank_new is None or rank_old < rank_new),
                 "missed_supersede": merged or status == "active",
+                "chat": len(chat),
+                "chat_superseded": sum(r.superseded_by is not None for r in lost),
+                "chat_superseded_by_new": sum(r.superseded_by == new_id for r in lost),
+                "chat_expired": sum(r.superseded_by is None for r in lost),
                 "top": [h.memory.content[:80] for h in hits[:3]],
             }
         )
@@ -226,6 +236,10 @@ def summarise_updates(rows: Sequence[dict[str, Any]], *, infer: bool) -> dict[st
         if infer:
             block["missed_supersede"] = _rate(group, "missed_supersede")
             block["merged"] = _rate(group, "merged")
+            stored = sum(r["chat"] for r in group)
+            # of the unrelated chat lines stored between a statement and its correction, the share superseded
+            for key in ("chat_superseded", "chat_expired"):
+                block[key] = round(sum(r[key] for r in group) / stored, 4) if stored else None
         out[name] = block
     return out
 
@@ -512,7 +526,8 @@ def _update_tables(doc: dict[str, Any], con: Any) -> None:
         if not block:
             continue
         table = Table(title=f"knowledge updates, {mode} (search k=10, a week after the correction)")
-        for col in ("group", "n", "newest first", "stale above", "missed supersede", "merged"):
+        cols = ("group", "n", "newest first", "stale above", "missed supersede", "merged", "chat superseded", "expired")
+        for col in cols:
             table.add_column(col)
         for name, s in block["summary"].items():
             table.add_row(
@@ -522,6 +537,8 @@ def _update_tables(doc: dict[str, Any], con: Any) -> None:
                 fmt(s["stale_above"]),
                 fmt(s.get("missed_supersede")),
                 fmt(s.get("merged")),
+                fmt(s.get("chat_superseded")),
+                fmt(s.get("chat_expired")),
             )
         con.print(table)
     for mode in ("infer", "verbatim"):

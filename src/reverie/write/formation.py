@@ -5,7 +5,8 @@
 * temporal: today/tomorrow/yesterday, bugün/yarın/dün, "next week", "3 days ago", "2 gün önce",
   weekday names → ISO dates relative to the message time (the word is kept, the date added);
 * foresight: plan to / will / going to / -ecek → ``valid_until`` = message time + 7 days, or the day
-  after the latest future date the plan names when that is later. Only the plan is time-bounded: in a
+  after the latest future date the plan names when that is later (a season, month or year it plans for
+  counts to its last day: "this summer", "in March", "seneye"). Only the plan is time-bounded: in a
   raw turn, the sentences that state no plan stay a persistent fact of their own, so what else the
   message said does not expire with the plan. "will" about no one's intention ("it will be fun", "you
   will love it") or beyond any bound ("will always remember") is no plan.
@@ -21,6 +22,7 @@ from reverie import lexicon
 from reverie.config.write import FormationSettings
 from reverie.model import TemporalType
 from reverie.write.entities import extract_entities
+from reverie.write.horizon import plan_horizon
 
 #: singular third-person pronouns (EN + TR) stand for the last named entity; plural "they/them/their"
 #: stand for a group, never for one name ("they bring lots of joy" is not "Maya brings …"), and a
@@ -206,11 +208,13 @@ def is_plan(text: str) -> bool:
 
 def foresight(text: str, now: datetime, cfg: FormationSettings, *, dates: list[str] | None = None) -> datetime | None:
     """A plan or intention is time-bounded: ``valid_until`` = now + 7 days by default, or the
-    day after the latest of ``dates`` (ISO dates the plan names) when that is later."""
+    day after the latest of ``dates`` (ISO dates the plan names) or of the season, month or year it plans
+    for (:func:`~reverie.write.horizon.plan_horizon`) when that is later."""
     if not is_plan(text):
         return None
     until = now + timedelta(days=cfg.foresight_days)
-    for iso in dates or ():
+    horizon = plan_horizon(text, now.date())  # "this summer", "in March", "next year": the period's last day
+    for iso in [*(dates or ()), *([horizon.isoformat()] if horizon else [])]:
         try:
             day = date.fromisoformat(iso)
         except ValueError:
