@@ -242,6 +242,7 @@ def test_read_ahead_reads_the_same_memories_as_the_pool_fetch(mem: Memory) -> No
 
     ids = list(_load(mem).values())
     more = [f"Note {n}: the {animal} at the shelter was adopted" for n, animal in enumerate(["cat", "dog"] * 10)]
+    # stored verbatim (as _load stores the facts): the test needs every note as a memory of its own, to read
     ids += [r.id for r in mem.add_many(more, user_id="u", infer=False) if r.id is not None]
     assert len(ids) > _READ_AHEAD_BATCH
     pipe = ReadPipeline(mem.store, mem.embedder, mem.settings)

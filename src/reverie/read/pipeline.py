@@ -123,8 +123,8 @@ class ReadPipeline:
         return planning.make(self.embedder, self.settings.read, routed if routed is not None else self.route(query))
 
     def plan_async(self, query: str, routed: Routed) -> planning.Pending:
-        """:meth:`plan`, started now (in a worker thread with ``read.overlap_embedding``); the returned callable
-        waits for it."""
+        """:meth:`plan`, started now (in a worker thread with ``read.overlap_embedding``); calling the returned
+        :class:`~reverie.read.plan.Pending` waits for it, its ``done()`` says whether it is there."""
         return planning.start(self.embedder, self.settings.read, routed)
 
     def candidates(

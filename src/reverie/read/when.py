@@ -27,15 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-_MONTHS: dict[str, int] = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
-    "september": 9, "october": 10, "november": 11, "december": 12,
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10,
-    "nov": 11, "dec": 12,
-    "ocak": 1, "şubat": 2, "mart": 3, "nisan": 4, "mayıs": 5, "haziran": 6, "temmuz": 7, "ağustos": 8,
-    "eylül": 9, "ekim": 10, "kasım": 11, "aralık": 12,
-}  # fmt: skip
-_MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
+from reverie.text.months import MONTHS, TR_MONTHS
+
+_MON = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
 _ISO = re.compile(r"\b" + _YEAR + r"-(\d{2})-(\d{2})\b")
@@ -50,21 +44,7 @@ _Y = re.compile(
     + r"(?:['’](?:de|da|te|ta|nde|nda)\b|\s+yılında\b))",
     re.IGNORECASE,
 )
-_TR_MONTHS = (
-    "ocak",
-    "şubat",
-    "mart",
-    "nisan",
-    "mayıs",
-    "haziran",
-    "temmuz",
-    "ağustos",
-    "eylül",
-    "ekim",
-    "kasım",
-    "aralık",
-)
-_TR_MON = "|".join(sorted(_TR_MONTHS, key=len, reverse=True))  # Haziran'da: Turkish months take case suffixes
+_TR_MON = "|".join(sorted(TR_MONTHS, key=len, reverse=True))  # Haziran'da: Turkish months take case suffixes
 _M = re.compile(
     r"(?:\b(?:in|during|since|until|last)\s+(" + _MON + r")\b|\b(" + _TR_MON + r")['’]?(?:da|de|ta|te|nda|nde)\b)",
     re.IGNORECASE,
@@ -163,16 +143,16 @@ def query_windows(text: str, now: datetime) -> list[Window]:
     for m in _ISO.finditer(text):
         add(m.span(), _day(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.group(0))
     for m in _DMY.finditer(text):
-        add(m.span(), _day(int(m.group(3)), _MONTHS[m.group(2).casefold()], int(m.group(1))), m.group(0))
+        add(m.span(), _day(int(m.group(3)), MONTHS[m.group(2).casefold()], int(m.group(1))), m.group(0))
     for m in _MDY.finditer(text):
-        add(m.span(), _day(int(m.group(3)), _MONTHS[m.group(1).casefold()], int(m.group(2))), m.group(0))
+        add(m.span(), _day(int(m.group(3)), MONTHS[m.group(1).casefold()], int(m.group(2))), m.group(0))
     for m in _MY.finditer(text):
-        add(m.span(), _month(int(m.group(2)), _MONTHS[m.group(1).casefold()]), m.group(0))
+        add(m.span(), _month(int(m.group(2)), MONTHS[m.group(1).casefold()]), m.group(0))
     for m in _Y.finditer(text):
         year = int(m.group(1) or m.group(2))
         add(m.span(), (_at(date(year, 1, 1)), _at(date(year + 1, 1, 1))), m.group(0))
     for m in _M.finditer(text):
-        month = _MONTHS[(m.group(1) or m.group(2)).casefold()]
+        month = MONTHS[(m.group(1) or m.group(2)).casefold()]
         if m.group(1) is not None and m.group(1).casefold() == "may" and not m.group(0).casefold().startswith("in"):
             continue  # "since may", "until may": the modal verb, not the month
         year = today.year if month <= today.month else today.year - 1

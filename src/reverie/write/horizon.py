@@ -16,17 +16,12 @@ import calendar
 import re
 from datetime import date
 
+from reverie.text.months import MONTHS, TR_MONTHS
+
 _SEASONS: dict[str, int] = {  # the season's first month
     "spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12,
     "ilkbahar": 3, "bahar": 3, "yaz": 6, "sonbahar": 9, "kış": 12,
 }  # fmt: skip
-_MONTHS: dict[str, int] = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
-    "september": 9, "october": 10, "november": 11, "december": 12,
-    "ocak": 1, "şubat": 2, "mart": 3, "nisan": 4, "mayıs": 5, "haziran": 6, "temmuz": 7, "ağustos": 8,
-    "eylül": 9, "ekim": 10, "kasım": 11, "aralık": 12,
-}  # fmt: skip
-_TR_MONTHS = tuple(_MONTHS)[12:]  # the Turkish names
 _NEXT = r"(?:next|the coming|coming|gelecek|önümüzdeki|seneye|haftaya)"
 _THIS = r"(?:this|bu)"
 #: Turkish case and possessive endings after a period word ("yazın", "yaza", "Mart'ta", "kışa kadar")
@@ -37,8 +32,8 @@ _SEASON = re.compile(
 # a month is a plan's time after a preposition, with a Turkish ending, or after next/this ("May" alone is a verb)
 _MONTH = re.compile(
     rf"(?:\b(?:in|by|before|until|till|through|during|end of|({_NEXT}|{_THIS}))\s+"
-    rf"({'|'.join(sorted(_MONTHS, key=len, reverse=True))})\b"
-    rf"|\b({'|'.join(_TR_MONTHS)})(?:['’](?:da|de|ta|te|a|e|ya|ye|na|ne|dan|den|tan|ten)|\s+ay[ıi]nda)\b)",
+    rf"({'|'.join(sorted(MONTHS, key=len, reverse=True))})\b"
+    rf"|\b({'|'.join(TR_MONTHS)})(?:['’](?:da|de|ta|te|a|e|ya|ye|na|ne|dan|den|tan|ten)|\s+ay[ıi]nda)\b)",
     re.IGNORECASE,
 )
 # the end of the year ("next year" / "this year" are dates already: the temporal normalisation reads them)
@@ -75,7 +70,7 @@ def plan_horizon(text: str, today: date) -> date | None:
     for m in _MONTH.finditer(text):
         which = (m.group(1) or "").casefold()
         name = (m.group(2) or m.group(3)).casefold()
-        ends.append(_next_period(_MONTHS[name], 1, today, upcoming=bool(which) and not re.match(_THIS, which)))
+        ends.append(_next_period(MONTHS[name], 1, today, upcoming=bool(which) and not re.match(_THIS, which)))
     for m in _YEAR_END.finditer(text):
         ends.append(date(today.year + (1 if m.group(1) else 0), 12, 31))
     return max(ends) if ends else None
