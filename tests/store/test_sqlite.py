@@ -374,16 +374,16 @@ def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
         ]
         queries = ["apple", "apple river", "quartz violet ember", "maple", "cloud stone", "nothing here"]
         cases = [(q, f, k) for q in queries for f in filters for k in (1, 3, 10, 40)]
-        monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)  # rank first (a large scope)
+        monkeypatch.setattr(store, "_scope_rows", lambda *a: None)  # rank first (a large scope)
         fast = [store.text_search(q, f, k) for q, f, k in cases]
         used = sum(
             store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
             for q, f, k in cases
             if query_terms(q)
         )
-        monkeypatch.setattr(store, "_narrow_scope", lambda *a: True)  # filter first (a scope of few rows)
+        monkeypatch.setattr(store, "_scope_rows", lambda *a: 1)  # filter first (a scope of few rows)
         narrow = [store.text_search(q, f, k) for q, f, k in cases]
-        monkeypatch.setattr(store, "_narrow_scope", lambda *a: False)
+        monkeypatch.setattr(store, "_scope_rows", lambda *a: None)
         monkeypatch.setattr(store, "_ranked_then_filtered", lambda *a: None)  # always join
         joined = [store.text_search(q, f, k) for q, f, k in cases]
         assert fast == joined
@@ -418,8 +418,9 @@ def test_text_search_of_a_small_store_within_a_large_one(tmp_path: Path) -> None
             statuses=frozenset({Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT, Status.ARCHIVED}),
         )
         hot = MemoryFilter(user_id="u")
-        assert store._narrow_scope(cold, 200) and not store._narrow_scope(hot, 200)
-        assert not store._narrow_scope(MemoryFilter(all_users=True), 10_000)
+        assert 0 < store._scope_rows(cold, 200) < 200 and store._scope_rows(hot, 200) == 200  # type: ignore[operator]
+        assert store._scope_rows(MemoryFilter(all_users=True), 10_000) is None
+        assert store._scope_rows(MemoryFilter(user_id="nobody"), 200) == 0  # an empty scope: nothing is ranked
         for q in ["apple", "quartz violet", "cloud stone ember", "maple river"]:
             for flt in (cold, hot, MemoryFilter(user_id="nobody")):
                 where, params = filter_sql(flt)

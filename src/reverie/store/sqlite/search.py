@@ -48,8 +48,11 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
                 flt.ids is None
                 and flt.stores is not None
                 and StoreTier.HOT not in flt.stores
-                and self._narrow_scope(flt, _VECTOR_SCAN_FIRST)
+                and (scope := self._scope_rows(flt, _VECTOR_SCAN_FIRST)) is not None
+                and scope < _VECTOR_SCAN_FIRST
             ):
+                if not scope:
+                    return []  # an empty cold store
                 # a small cold store is scored exactly: the index partitions are per user, so the index
                 # would walk the user's hot memories only for the filter to drop them
                 return self._scan_search(query, where, params, k, scoped=True)
@@ -154,7 +157,10 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
             match = self._selective_match(terms)
         where, params = filter_sql(flt)
         with self._read("text search"):
-            if self._narrow_scope(flt, _TEXT_FILTER_FIRST):
+            scope = self._scope_rows(flt, _TEXT_FILTER_FIRST)
+            if scope == 0:
+                return []  # nothing to rank (an empty cold store: BM25 would still score every match)
+            if scope is not None and scope < _TEXT_FILTER_FIRST:
                 return self._filtered_then_ranked(match, flt, k)
             hits = self._ranked_then_filtered(match, where, params, k)
             if hits is not None:
@@ -215,11 +221,11 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k] if every_match else None
 
-    def _narrow_scope(self, flt: MemoryFilter, cap: int) -> bool:
-        """Whether the rows of ``flt``'s partition in its statuses and stores — what the scope index
-        finds without reading a row — number fewer than ``cap`` (counted up to ``cap``, in the index)."""
+    def _scope_rows(self, flt: MemoryFilter, cap: int) -> int | None:
+        """How many rows ``flt``'s partition holds in its statuses and stores — what the scope index finds
+        without reading a row — counted up to ``cap`` in the index; None for a filter over every user."""
         if flt.all_users:
-            return False
+            return None
         params: builtins.list[Any] = [flt.partition]
         conds = ['m."partition" = ?']
         for column, values in (("status", flt.statuses), ("store", flt.stores)):
@@ -229,10 +235,10 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
             f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {' AND '.join(conds)} LIMIT ?)",
             (*params, cap),
         ).fetchone()
-        return int(row[0]) < cap
+        return int(row[0])
 
     def _filtered_then_ranked(self, match: str, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
-        """The text search over a scope of few rows (:meth:`_narrow_scope`): the rows passing the filter
+        """The text search over a scope of few rows (:meth:`_scope_rows`): the rows passing the filter
         are listed once, and only the matches among them are scored (``+rowid``: the list is checked
         per match, not searched once per listed row, which would re-run the match for each)."""
         where, params = filter_sql(flt, alias="s")
