@@ -418,7 +418,7 @@ def test_text_search_of_a_small_store_within_a_large_one(tmp_path: Path) -> None
             statuses=frozenset({Status.ACTIVE, Status.SUPERSEDED, Status.DORMANT, Status.ARCHIVED}),
         )
         hot = MemoryFilter(user_id="u")
-        assert 0 < store._scope_rows(cold, 200) < 200 and store._scope_rows(hot, 200) == 200  # type: ignore[operator]
+        assert 0 < store._scope_rows(cold, 200) < 200 and store._scope_rows(hot, 200) == 200
         assert store._scope_rows(MemoryFilter(all_users=True), 10_000) is None
         assert store._scope_rows(MemoryFilter(user_id="nobody"), 200) == 0  # an empty scope: nothing is ranked
         for q in ["apple", "quartz violet", "cloud stone ember", "maple river"]:
