@@ -442,6 +442,42 @@ def test_text_search_of_a_small_store_within_a_large_one(tmp_path: Path) -> None
         store.close()
 
 
+def test_a_scope_remembered_as_large_still_finds_exactly_what_the_joined_ranking_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope counted at the plan's cap is not counted again for a while (the count costs ~0.4 ms at 100k);
+    when it has since shrunk, the search runs the plan for a large scope, which returns the same hits."""
+    import reverie.store.sqlite.search as sqlite_search
+
+    monkeypatch.setattr(sqlite_search, "_TEXT_FILTER_FIRST", 40)
+    store = SQLiteStore(tmp_path / "large.db", settings=StorageSettings(fts_common_docs=10_000), dim=64)
+    try:
+        rows = [MemoryRecord(f"apple river note {i}", user_id="u") for i in range(60)]
+        store.insert(rows)
+        hot = MemoryFilter(user_id="u")
+        assert store._scope_rows(hot, 40) == 40
+        store.update_many([(r.id, {"store": StoreTier.COLD.value}) for r in rows[:45]])  # the scope shrinks to 15
+        assert store._scope_rows(hot, 40) == 40  # still taken as large: only the plan depends on it
+        where, params = filter_sql(hot)
+        joined = [
+            (r[0], float(r[1]))
+            for r in store._conn.execute(
+                "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON "
+                f"m.rid = memories_fts.rowid WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC, m.id LIMIT 10",
+                (store._selective_match(query_terms("apple note")), *params),
+            )
+        ]
+        assert len(joined) == 10
+        assert [(h.id, h.score) for h in store.text_search("apple note", hot, 10)] == joined
+        store._large_scopes.clear()
+        assert store._scope_rows(hot, 40) == 15  # counted again once the memory lapses
+        cold = MemoryFilter(user_id="u", stores=frozenset({StoreTier.COLD}))
+        assert store._scope_rows(cold, 40) == 40
+        assert store._scope_rows(MemoryFilter(user_id="nobody"), 40) == 0  # small scopes are counted every time
+    finally:
+        store.close()
+
+
 def test_sealed_boxes_come_from_the_index_in_order(tmp_path: Path) -> None:
     """The write path reads the newest sealed boxes on every seal: no sort of every sealed box."""
     from datetime import UTC, datetime, timedelta

@@ -66,6 +66,9 @@ class SQLiteCore(SqlTables):
         #: full-text index: the key is its structure record, which every flush of new terms rewrites
         self._term_docs_cache: dict[str, int] = {}
         self._term_docs_key: bytes | None = None
+        #: scopes (partition, statuses, stores, cap) found to hold at least ``cap`` rows, until when (monotonic
+        #: seconds) that is taken as still true: it only chooses how a search runs, never what it finds
+        self._large_scopes: dict[tuple[Any, ...], float] = {}
         self._conn = self._connect()
         try:
             self._schema_version = self._migrate()
