@@ -374,16 +374,16 @@ def test_text_search_ranked_before_the_filter_equals_the_joined_ranking(
         ]
         queries = ["apple", "apple river", "quartz violet ember", "maple", "cloud stone", "nothing here"]
         cases = [(q, f, k) for q in queries for f in filters for k in (1, 3, 10, 40)]
-        monkeypatch.setattr(store, "_scope_rows", lambda *a: None)  # rank first (a large scope)
+        monkeypatch.setattr(store, "_scope_rows", lambda *a, **kw: None)  # rank first (a large scope)
         fast = [store.text_search(q, f, k) for q, f, k in cases]
         used = sum(
             store._ranked_then_filtered(store._selective_match(query_terms(q)), *filter_sql(f), k) is not None
             for q, f, k in cases
             if query_terms(q)
         )
-        monkeypatch.setattr(store, "_scope_rows", lambda *a: 1)  # filter first (a scope of few rows)
+        monkeypatch.setattr(store, "_scope_rows", lambda *a, **kw: 1)  # filter first (a scope of few rows)
         narrow = [store.text_search(q, f, k) for q, f, k in cases]
-        monkeypatch.setattr(store, "_scope_rows", lambda *a: None)
+        monkeypatch.setattr(store, "_scope_rows", lambda *a, **kw: None)
         monkeypatch.setattr(store, "_ranked_then_filtered", lambda *a: None)  # always join
         joined = [store.text_search(q, f, k) for q, f, k in cases]
         assert fast == joined
@@ -455,9 +455,10 @@ def test_a_scope_remembered_as_large_still_finds_exactly_what_the_joined_ranking
         rows = [MemoryRecord(f"apple river note {i}", user_id="u") for i in range(60)]
         store.insert(rows)
         hot = MemoryFilter(user_id="u")
-        assert store._scope_rows(hot, 40) == 40
+        assert store._scope_rows(hot, 40, remember=True) == 40
         store.update_many([(r.id, {"store": StoreTier.COLD.value}) for r in rows[:45]])  # the scope shrinks to 15
-        assert store._scope_rows(hot, 40) == 40  # still taken as large: only the plan depends on it
+        assert store._scope_rows(hot, 40, remember=True) == 40  # still taken as large: only the plan depends on it
+        assert store._scope_rows(hot, 40) == 15  # counted when the caller does not ask to remember
         where, params = filter_sql(hot)
         joined = [
             (r[0], float(r[1]))
@@ -470,7 +471,7 @@ def test_a_scope_remembered_as_large_still_finds_exactly_what_the_joined_ranking
         assert len(joined) == 10
         assert [(h.id, h.score) for h in store.text_search("apple note", hot, 10)] == joined
         store._large_scopes.clear()
-        assert store._scope_rows(hot, 40) == 15  # counted again once the memory lapses
+        assert store._scope_rows(hot, 40, remember=True) == 15  # counted again once the memory lapses
         cold = MemoryFilter(user_id="u", stores=frozenset({StoreTier.COLD}))
         assert store._scope_rows(cold, 40) == 40
         assert store._scope_rows(MemoryFilter(user_id="nobody"), 40) == 0  # small scopes are counted every time

@@ -33,9 +33,9 @@ _TEXT_FILTER_FIRST: Final = 5_000
 _VECTOR_SCAN_FIRST: Final = 256
 #: the full-text index's structure record (FTS5_STRUCTURE_ROWID): rewritten by every write to the index
 _FTS_STRUCTURE_ID: Final = 10
-#: how long a scope found to hold at least the rows a search's choice of plan counts up to is taken to still hold
-#: them (seconds). Only the plan depends on it — both plans return the same hits — so a scope that shrank since
-#: merely runs the other, slower plan for a while; an empty or small scope is counted every time
+#: how long a scope found to hold at least the rows the full-text search's choice of plan counts up to is taken to
+#: still hold them (seconds). Only the plan depends on it — both plans return the same hits — so a scope that
+#: shrank since merely runs the other, slower plan for a while; an empty or small scope is counted every time
 _LARGE_SCOPE_TTL_S: Final = 30.0
 _LARGE_SCOPES_KEPT: Final = 1_024
 #: full-text terms whose row counts are remembered at most (the memo is dropped and started again)
@@ -163,7 +163,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
             match = self._selective_match(terms)
         where, params = filter_sql(flt)
         with self._read("text search"):
-            scope = self._scope_rows(flt, _TEXT_FILTER_FIRST)
+            scope = self._scope_rows(flt, _TEXT_FILTER_FIRST, remember=True)
             if scope == 0:
                 return []  # nothing to rank (an empty cold store: BM25 would still score every match)
             if scope is not None and scope < _TEXT_FILTER_FIRST:
@@ -227,13 +227,15 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k] if every_match else None
 
-    def _scope_rows(self, flt: MemoryFilter, cap: int) -> int | None:
+    def _scope_rows(self, flt: MemoryFilter, cap: int, *, remember: bool = False) -> int | None:
         """How many rows ``flt``'s partition holds in its statuses and stores — what the scope index finds
-        without reading a row — counted up to ``cap`` in the index; None for a filter over every user."""
+        without reading a row — counted up to ``cap`` in the index; None for a filter over every user.
+        ``remember``: a scope counted at ``cap`` is answered as ``cap`` for ``_LARGE_SCOPE_TTL_S`` without
+        counting again (for a choice between plans that return the same hits)."""
         if flt.all_users:
             return None
         key = (flt.partition, flt.statuses, flt.stores, cap)
-        if self._large_scopes.get(key, 0.0) > time.monotonic():
+        if remember and self._large_scopes.get(key, 0.0) > time.monotonic():
             return cap  # counting up to cap costs ~0.4 ms at cap 5,000; a scope that large rarely shrinks below it
         params: builtins.list[Any] = [flt.partition]
         conds = ['m."partition" = ?']
@@ -244,7 +246,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
             f"SELECT count(*) FROM (SELECT 1 FROM memories m WHERE {' AND '.join(conds)} LIMIT ?)",
             (*params, cap),
         ).fetchone()
-        if int(row[0]) >= cap:
+        if remember and int(row[0]) >= cap:
             if len(self._large_scopes) > _LARGE_SCOPES_KEPT:
                 self._large_scopes.clear()
             self._large_scopes[key] = time.monotonic() + _LARGE_SCOPE_TTL_S
