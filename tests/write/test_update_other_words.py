@@ -61,3 +61,36 @@ def test_too_before_a_word_says_how_much_and_adds_nothing() -> None:
     assert [c.additive for c in analyse("Our flat is too small for the four of us.").clauses] == [[]]
     assert [c.additive for c in analyse("It got too expensive, so we cancelled.").clauses] == [[], []]
     assert analyse("I like jazz too.").clauses[0].additive == ["too"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the attribute is the old statement's subject, named again in another form, and a change said
+        ("Yıllık sigortamız 8000 lira.", "Sigortaya zam geldi, artık 9500 ödüyoruz."),
+        ("Kızımın servisi akşam altıda bırakıyor.", "Servis saati altı buçuğa kaydı."),
+        # the old value named, the new one given with a change
+        (
+            "Our water company is Thames Water.",
+            "We were with Thames Water but the new house is on Affinity, so that is who we pay now.",
+        ),
+    ],
+)
+def test_values_aligned_with_nothing_to_tie_them_are_left_to_the_embedder(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert not verdict.updates and verdict.unaligned, verdict
+    assert updates.unaligned_update(verdict, 0.90, 0.86).updates
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("I still take honey in my tea.", "I switched to oat milk last year."),  # plain objects: another thing
+        ("The removal van comes on June 3rd.", "The keys are handed over on June 2nd."),  # another thing's date
+        ("Salı akşamı su kesildi.", "Toplantı perşembeye alındı."),  # an event told in the past
+        ("Sabahları otobüs 7:10'da geçiyor.", "Akşam servisi artık 18:15'te."),  # another part of the day
+    ],
+)
+def test_values_of_other_things_are_not_left_to_the_embedder(a: str, b: str) -> None:
+    verdict = updates.judge(a, b)
+    assert not updates.unaligned_update(verdict, 0.99, 0.86).updates, verdict

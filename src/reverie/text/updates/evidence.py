@@ -345,7 +345,7 @@ def _against_untied(r: Pair) -> float:
     said_of = r.copula and r.subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
     if anchored or targeted or both_events or said_of:
         return 0.0
-    return r.add(-1.5, "nothing ties the values to one attribute (no shared word or attribute)") * -1
+    return r.add(-1.5, UNTIED) * -1
 
 
 def _against_topic(r: Pair) -> float:
@@ -398,6 +398,7 @@ def _against_occasion(r: Pair) -> float:
 
 
 NOTHING_REPLACED = "no value of the old statement is replaced"
+UNTIED = "nothing ties the values to one attribute (no shared word or attribute)"
 
 
 def _against_nothing_replaced(r: Pair) -> float:
