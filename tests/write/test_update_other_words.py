@@ -94,3 +94,29 @@ def test_values_aligned_with_nothing_to_tie_them_are_left_to_the_embedder(old: s
 def test_values_of_other_things_are_not_left_to_the_embedder(a: str, b: str) -> None:
     verdict = updates.judge(a, b)
     assert not updates.unaligned_update(verdict, 0.99, 0.86).updates, verdict
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # "lately" and "from this week" say a new state from a time on, like "these days"
+        ("My usual lunch is a tuna sandwich.", "Lately it's been noodle soup for me, the sandwiches got boring."),
+        ("I'm on the early shift at the bakery.", "They've put me on afternoons at the bakery from this week."),
+    ],
+)
+def test_a_new_state_from_a_time_on_is_a_change_said(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.updates or verdict.unaligned, verdict
+    assert updates.unaligned_update(verdict, 0.90, 0.86).updates
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I keep my emergency fund in a fixed-rate bond.", "Cashed in the bond and put the money in a Marcus account."),
+        ("I use Chrome on my work laptop.", "I wiped Chrome and put Firefox on the work laptop."),
+    ],
+)
+def test_a_value_wiped_or_cashed_in_is_let_go(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.updates and "lets go of" in verdict.reason, verdict

@@ -23,7 +23,7 @@ from reverie.text.updates.vocabulary import (
 )
 
 
-def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
+def names_old_attribute(oc: Clause, nc: Clause) -> bool:
     """ "new number", "new landlord", "new job": "new" says a value was replaced only when the word after
     it names the old statement's attribute (its words, or one attribute family with it)."""
     for i, w in enumerate(nc.words[:-1]):
@@ -277,7 +277,7 @@ def weigh_for(r: Pair) -> float:
             1.0 if r.functional else 0.5,
             f"same attribute ({', '.join(sorted(r.families))})" + (", one value at a time" if r.functional else ""),
         )
-    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or _names_old_attribute(oc, nc)]
+    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or names_old_attribute(oc, nc)]
     if change:
         r.cue += r.add(1.0, f"states a change ({', '.join(dict.fromkeys(change))})")
     if r.corrects:

@@ -17,6 +17,7 @@ from reverie.text.updates.evidence import (
     NOTHING_REPLACED,
     UNTIED,
     Pair,
+    names_old_attribute,
     topic_differs,
     weigh_explicit,
     weigh_for,
@@ -117,15 +118,15 @@ def judge(
 def _changed_in_other_words(a: Statement, b: Statement, *, correction: bool) -> str:
     """The reason when ``b`` says a change of what ``a`` is about in words the clause reading cannot line up,
     else "": a change said anywhere in ``b`` (a change or correction word, a value let go or denied, "from X",
-    where a change goes, a habit taken up again, a move out), a word of ``a`` beyond who it is about that ``b``
-    says too (the attribute), a word of ``a`` that ``b`` no longer says (the old value) and one of ``b``'s own
-    (the new value), and nothing that tells them apart: another person, another attribute, another part of the
-    day, an addition, an old statement about the past, or a one-off occasion told in the new one ("I left my
-    umbrella at the office yesterday"). Such a statement is marked unaligned: the embedder decides
-    (:func:`unaligned_update`)."""
+    where a change goes, a habit taken up again, a move out, "new" before a word that names the old attribute),
+    a word of ``a`` beyond who it is about that ``b`` says too (the attribute), a word of ``a`` that ``b`` no
+    longer says (the old value) and one of ``b``'s own (the new value), and nothing that tells them apart: another
+    person, another attribute, another part of the day, an addition, an old statement about the past, or a
+    one-off occasion told in the new one ("I left my umbrella at the office yesterday"). Such a statement is
+    marked unaligned: the embedder decides (:func:`unaligned_update`)."""
     olds = [c for c in a.clauses if not c.question]
     said = [c for c in b.clauses if not c.question]
-    cued = correction or any(_says_change_of_value(c) for c in said)
+    cued = correction or any(_says_change_of_value(c) or names_old_attribute(oc, c) for oc in olds for c in said)
     if not olds or not cued or any(c.additive for c in said) or any(c.past for c in olds):
         return ""
     who = {w for c in (*olds, *said) if c.subject[:1] in (("self",), ("rel",), ("lead",)) for w in c.subject_words}
