@@ -120,3 +120,34 @@ def test_a_new_state_from_a_time_on_is_a_change_said(old: str, new: str) -> None
 def test_a_value_wiped_or_cashed_in_is_let_go(old: str, new: str) -> None:
     verdict = updates.judge(old, new)
     assert verdict.updates and "lets go of" in verdict.reason, verdict
+
+
+def test_a_turkish_diet_is_broken_by_what_is_eaten_with_no_value_named() -> None:
+    """ "Bu aralar peynir yiyorum" names no value the reading knows, but eats what "Veganım" excludes."""
+    verdict = updates.judge("Veganım.", "Bu aralar peynir yiyorum, doktor kalsiyum dedi.")
+    assert verdict.updates and "excludes" in verdict.reason, verdict
+    assert not updates.judge("Veganım.", "Kızım artık yumurta yiyor.").updates  # another person's diet
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I drink cola every day.", "I haven't had a cola in three weeks."),
+        ("Her sabah kahve içiyorum.", "İki haftadır kahve içmiyorum, midem ağrıyor."),
+    ],
+)
+def test_a_habit_gone_without_for_a_while_is_let_go(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.updates and "gone without" in verdict.reason, verdict
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("I go to the gym on Mondays.", "My sister hasn't been to the gym in months."),  # another person
+        ("I play tennis on Sundays.", "I haven't seen my cousin in three years."),  # another thing
+        ("I never eat meat.", "I haven't had meat in ten years."),  # the old statement is an abstention too
+    ],
+)
+def test_something_else_gone_without_is_no_update(a: str, b: str) -> None:
+    assert not updates.judge(a, b).updates

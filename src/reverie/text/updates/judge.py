@@ -86,12 +86,14 @@ def judge(
         a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
     best: Verdict | None = None
     unaligned = False
+    # an old diet or abstention ("vejetaryenim") is broken by what the new clause eats, whatever value it names
+    diet = any(v.kind == "family:diet" for c in a.clauses for v in c.values)
     for nc in b.clauses:
         if nc.question:
             continue
-        marked = _explicit_marks(nc)
+        marked = _explicit_marks(nc) or (diet and not nc.negated)
         if not marked and not nc.values:
-            continue  # names no value and lets none go: it can update nothing
+            continue  # names no value and lets none go: it can update nothing (unless it may break a diet)
         for oc in a.clauses:
             if oc.question or (not marked and not oc.values):
                 continue
