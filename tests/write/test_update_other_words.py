@@ -61,3 +61,93 @@ def test_too_before_a_word_says_how_much_and_adds_nothing() -> None:
     assert [c.additive for c in analyse("Our flat is too small for the four of us.").clauses] == [[]]
     assert [c.additive for c in analyse("It got too expensive, so we cancelled.").clauses] == [[], []]
     assert analyse("I like jazz too.").clauses[0].additive == ["too"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the attribute is the old statement's subject, named again in another form, and a change said
+        ("Yıllık sigortamız 8000 lira.", "Sigortaya zam geldi, artık 9500 ödüyoruz."),
+        ("Kızımın servisi akşam altıda bırakıyor.", "Servis saati altı buçuğa kaydı."),
+        # the old value named, the new one given with a change
+        (
+            "Our water company is Thames Water.",
+            "We were with Thames Water but the new house is on Affinity, so that is who we pay now.",
+        ),
+    ],
+)
+def test_values_aligned_with_nothing_to_tie_them_are_left_to_the_embedder(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert not verdict.updates and verdict.unaligned, verdict
+    assert updates.unaligned_update(verdict, 0.90, 0.86).updates
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("I still take honey in my tea.", "I switched to oat milk last year."),  # plain objects: another thing
+        ("The removal van comes on June 3rd.", "The keys are handed over on June 2nd."),  # another thing's date
+        ("Salı akşamı su kesildi.", "Toplantı perşembeye alındı."),  # an event told in the past
+        ("Sabahları otobüs 7:10'da geçiyor.", "Akşam servisi artık 18:15'te."),  # another part of the day
+    ],
+)
+def test_values_of_other_things_are_not_left_to_the_embedder(a: str, b: str) -> None:
+    verdict = updates.judge(a, b)
+    assert not updates.unaligned_update(verdict, 0.99, 0.86).updates, verdict
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # "lately" and "from this week" say a new state from a time on, like "these days"
+        ("My usual lunch is a tuna sandwich.", "Lately it's been noodle soup for me, the sandwiches got boring."),
+        ("I'm on the early shift at the bakery.", "They've put me on afternoons at the bakery from this week."),
+    ],
+)
+def test_a_new_state_from_a_time_on_is_a_change_said(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.updates or verdict.unaligned, verdict
+    assert updates.unaligned_update(verdict, 0.90, 0.86).updates
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I keep my emergency fund in a fixed-rate bond.", "Cashed in the bond and put the money in a Marcus account."),
+        ("I use Chrome on my work laptop.", "I wiped Chrome and put Firefox on the work laptop."),
+    ],
+)
+def test_a_value_wiped_or_cashed_in_is_let_go(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.updates and "lets go of" in verdict.reason, verdict
+
+
+def test_a_turkish_diet_is_broken_by_what_is_eaten_with_no_value_named() -> None:
+    """ "Bu aralar peynir yiyorum" names no value the reading knows, but eats what "Veganım" excludes."""
+    verdict = updates.judge("Veganım.", "Bu aralar peynir yiyorum, doktor kalsiyum dedi.")
+    assert verdict.updates and "excludes" in verdict.reason, verdict
+    assert not updates.judge("Veganım.", "Kızım artık yumurta yiyor.").updates  # another person's diet
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I drink cola every day.", "I haven't had a cola in three weeks."),
+        ("Her sabah kahve içiyorum.", "İki haftadır kahve içmiyorum, midem ağrıyor."),
+    ],
+)
+def test_a_habit_gone_without_for_a_while_is_let_go(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.updates and "gone without" in verdict.reason, verdict
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("I go to the gym on Mondays.", "My sister hasn't been to the gym in months."),  # another person
+        ("I play tennis on Sundays.", "I haven't seen my cousin in three years."),  # another thing
+        ("I never eat meat.", "I haven't had meat in ten years."),  # the old statement is an abstention too
+    ],
+)
+def test_something_else_gone_without_is_no_update(a: str, b: str) -> None:
+    assert not updates.judge(a, b).updates

@@ -16,14 +16,16 @@ from reverie.text.updates.vocabulary import (
     DROP_AFTER_WORD,
     EVENTS,
     FAMILIES,
+    GONE_WITHOUT,
     LIKE,
+    NEGATION,
     OVER,
     WITH_TR,
     WITHOUT_TR,
 )
 
 
-def _names_old_attribute(oc: Clause, nc: Clause) -> bool:
+def names_old_attribute(oc: Clause, nc: Clause) -> bool:
     """ "new number", "new landlord", "new job": "new" says a value was replaced only when the word after
     it names the old statement's attribute (its words, or one attribute family with it)."""
     for i, w in enumerate(nc.words[:-1]):
@@ -117,9 +119,8 @@ def weigh_explicit(r: Pair) -> None:
         # let go by name
         words = sorted((oc.subject_words - {oc.subject[2]}) & given_up - gone)
     if r.let_go or words:
-        r.explicit = r.add(
-            3.5, f"lets go of '{', '.join([v.text for v in r.let_go] or words)}', which the old statement holds"
-        )
+        let_go = ", ".join([v.text for v in r.let_go] or words)
+        r.explicit = r.add(3.5, f"lets go of '{let_go}', which the old statement holds")
         return
     successor = _successor_named(r)
     if successor:
@@ -161,6 +162,8 @@ def weigh_explicit(r: Pair) -> None:
     ):
         r.explicit = r.add(3.5, f"the preference turned around ('{a_over.group(0)}' → '{b_over.group(0)}')")
         return
+    if _gone_without(r):
+        return
     local = oc.stems & nc.stems  # the negated clause itself, not its sentence
     negated_value = any(same_value(v, n) for v in oc.values for n in nc.values) or any(
         set(v.norm.split()) & local for v in oc.values if v.kind.startswith(("obj", "family"))
@@ -190,6 +193,26 @@ def _successor_named(r: Pair) -> str:
             if v.kind == "name" and not {stem(x, r.a.turkish) for x in v.norm.split()} & oc.subject_words:
                 return v.text
     return ""
+
+
+_NOT = re.compile(r"n['’]t\b|\bwithout\b|\bno\b", re.IGNORECASE)
+
+
+def _gone_without(r: Pair) -> list[str]:
+    """ "I drink cola every day" → "I haven't had a cola in three weeks", "Sigara içiyorum" → "Üç aydır ağzıma sigara
+    koymadım": a habit of the old clause gone without for a stretch of time up to now (a negation or "without" and
+    "in three weeks", "for months", "aydır"): weighed as explicit evidence, and the words they share besides their
+    subjects and the time returned."""
+    oc, nc = r.oc, r.nc
+    if oc.negated or oc.past or r.subject != "same" or r.chatty or max(len(oc.stems), len(nc.stems)) > _SHORT:
+        return []
+    if not GONE_WITHOUT.search(nc.text) or not (nc.negated or NEGATION.search(nc.text) or _NOT.search(nc.text)):
+        return []
+    span = {stem(w, r.a.turkish) for m in GONE_WITHOUT.finditer(nc.text) for w in m.group(0).split()}
+    without = sorted((oc.stems & nc.stems) - span - oc.subject_words - nc.subject_words)
+    if without:
+        r.explicit = r.add(3.5, f"has gone without '{', '.join(without)}' for a while, which the old statement does")
+    return without
 
 
 _TAKEN_UP = re.compile(r"\b(?:again|start(?:ed|ing)|beg[au]n|back|tekrar|yeniden|başla\w*)\b", re.IGNORECASE)
@@ -277,7 +300,7 @@ def weigh_for(r: Pair) -> float:
             1.0 if r.functional else 0.5,
             f"same attribute ({', '.join(sorted(r.families))})" + (", one value at a time" if r.functional else ""),
         )
-    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or _names_old_attribute(oc, nc)]
+    change = [c for c in nc.change if c not in ("new", "newly", "yeni") or names_old_attribute(oc, nc)]
     if change:
         r.cue += r.add(1.0, f"states a change ({', '.join(dict.fromkeys(change))})")
     if r.corrects:
@@ -345,7 +368,7 @@ def _against_untied(r: Pair) -> float:
     said_of = r.copula and r.subject == "same"  # "I'm a senior analyst" / "I'm a manager now": what one is
     if anchored or targeted or both_events or said_of:
         return 0.0
-    return r.add(-1.5, "nothing ties the values to one attribute (no shared word or attribute)") * -1
+    return r.add(-1.5, UNTIED) * -1
 
 
 def _against_topic(r: Pair) -> float:
@@ -398,6 +421,7 @@ def _against_occasion(r: Pair) -> float:
 
 
 NOTHING_REPLACED = "no value of the old statement is replaced"
+UNTIED = "nothing ties the values to one attribute (no shared word or attribute)"
 
 
 def _against_nothing_replaced(r: Pair) -> float:

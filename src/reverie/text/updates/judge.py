@@ -11,10 +11,13 @@ from reverie import lexicon
 from reverie.model import MemoryRecord
 from reverie.text.updates.clauses import analyse, split_speaker
 from reverie.text.updates.compare import kind_of, value_in
+from reverie.text.updates.doers import doer_changed
 from reverie.text.updates.evidence import (
     AGAINST,
     NOTHING_REPLACED,
+    UNTIED,
     Pair,
+    names_old_attribute,
     topic_differs,
     weigh_explicit,
     weigh_for,
@@ -83,12 +86,14 @@ def judge(
         a, b = analyse(old, old_speaker, True), analyse(new, new_speaker, True)
     best: Verdict | None = None
     unaligned = False
+    # an old diet or abstention ("vejetaryenim") is broken by what the new clause eats, whatever value it names
+    diet = any(v.kind == "family:diet" for c in a.clauses for v in c.values)
     for nc in b.clauses:
         if nc.question:
             continue
-        marked = _explicit_marks(nc)
+        marked = _explicit_marks(nc) or (diet and not nc.negated)
         if not marked and not nc.values:
-            continue  # names no value and lets none go: it can update nothing
+            continue  # names no value and lets none go: it can update nothing (unless it may break a diet)
         for oc in a.clauses:
             if oc.question or (not marked and not oc.values):
                 continue
@@ -98,6 +103,12 @@ def judge(
                 best = v
     if best is not None and unaligned and not best.updates and not best.unaligned:
         best = replace(best, unaligned=True)
+    if best is None or not best.updates:
+        who, said = doer_changed(a, b)
+        if who and said:
+            return Verdict(UPDATE_SCORE, who, (f"+{UPDATE_SCORE:.1f} {who}",), explicit=True)
+        if who and not (best and best.unaligned):
+            best = replace(best or NO_UPDATE, reason=f"{who}; {(best or NO_UPDATE).reason}", unaligned=True)
     if best is None or not (best.updates or best.unaligned):
         loose = _changed_in_other_words(a, b, correction=correction)
         if loose:
@@ -109,15 +120,15 @@ def judge(
 def _changed_in_other_words(a: Statement, b: Statement, *, correction: bool) -> str:
     """The reason when ``b`` says a change of what ``a`` is about in words the clause reading cannot line up,
     else "": a change said anywhere in ``b`` (a change or correction word, a value let go or denied, "from X",
-    where a change goes, a habit taken up again, a move out), a word of ``a`` beyond who it is about that ``b``
-    says too (the attribute), a word of ``a`` that ``b`` no longer says (the old value) and one of ``b``'s own
-    (the new value), and nothing that tells them apart: another person, another attribute, another part of the
-    day, an addition, an old statement about the past, or a one-off occasion told in the new one ("I left my
-    umbrella at the office yesterday"). Such a statement is marked unaligned: the embedder decides
-    (:func:`unaligned_update`)."""
+    where a change goes, a habit taken up again, a move out, "new" before a word that names the old attribute),
+    a word of ``a`` beyond who it is about that ``b`` says too (the attribute), a word of ``a`` that ``b`` no
+    longer says (the old value) and one of ``b``'s own (the new value), and nothing that tells them apart: another
+    person, another attribute, another part of the day, an addition, an old statement about the past, or a
+    one-off occasion told in the new one ("I left my umbrella at the office yesterday"). Such a statement is
+    marked unaligned: the embedder decides (:func:`unaligned_update`)."""
     olds = [c for c in a.clauses if not c.question]
     said = [c for c in b.clauses if not c.question]
-    cued = correction or any(_says_change_of_value(c) for c in said)
+    cued = correction or any(_says_change_of_value(c) or names_old_attribute(oc, c) for oc in olds for c in said)
     if not olds or not cued or any(c.additive for c in said) or any(c.past for c in olds):
         return ""
     who = {w for c in (*olds, *said) if c.subject[:1] in (("self",), ("rel",), ("lead",)) for w in c.subject_words}
@@ -384,7 +395,7 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
             not r.families or any(kind_of(v) in FAMILIES[f].kinds for f in r.families for v in nc.values)
         )
         and [t for w, t in r.ev if w < 0] == [NOTHING_REPLACED]
-    )
+    ) or _aligned_but_untied(r)
     pro = [t for w, t in sorted(r.ev, key=lambda e: -e[0]) if w > 0][:3]
     con = [t for w, t in r.ev if w < 0]
     reason = "; ".join(pro) if pro else "no sign of an update"
@@ -397,6 +408,28 @@ def _judge_clauses(oc: Clause, nc: Clause, a: Statement, b: Statement, *, correc
         explicit=bool(r.explicit),
         unaligned=unaligned and score < UPDATE_SCORE,
     )
+
+
+def _aligned_but_untied(r: Pair) -> bool:
+    """Values of one kind replaced and a change said, with nothing against but that no word ties them to one
+    attribute ("Oğlumun servisi sabah yedide geliyor" / "Servis saati yedi buçuğa kaydı": the attribute is the
+    subject, in another form): left to the embedder (:func:`unaligned_update`)."""
+    against = [t for w, t in r.ev if w < 0]
+    if r.explicit or not r.subs or r.cue <= 0 or r.subject not in ("same", "unknown") or r.chatty or r.oc.past:
+        return False
+    if not r.oc.stems:  # a fragment ("saat 14'te") names no attribute of its own
+        return False
+    if any(t != UNTIED for t in against) or any(o.kind.startswith(("obj", "family")) for o, _ in r.subs):
+        return False  # a plain object ("two sugars" / "oat milk") may be another thing altogether
+    parts_a, parts_b = _parts_of_day(r.a), _parts_of_day(r.b)
+    if parts_a and parts_b and not parts_a & parts_b:
+        return False
+    # the new statement names what the old one is about, or the value it replaces ("Aidata zam geldi", "We were
+    # with Octopus but …"), not only another thing on another date ("The keys are handed over on April 20th")
+    about = r.oc.stems | r.oc.subject_words | {w for o, _ in r.subs if o.kind == "name" for w in o.norm.split()}
+    said = {w for c in r.b.clauses for w in c.stems | c.subject_words | {x for v in c.values for x in v.norm.split()}}
+    said -= {w for _, n in r.subs for w in n.norm.split()}  # not the new value itself ("April 20th")
+    return any(x[:4] == y[:4] for x in about for y in said if len(x) >= 4 and len(y) >= 4)
 
 
 #: a text with more content words than this is a message of several things (a chat turn): only named values

@@ -114,6 +114,8 @@ FROM_TO = _guarded(
     ("c", "d"),
 )
 NEGATION = lexicon.pattern("update_negation")
+#: a stretch of time up to now ("in three weeks", "üç aydır"): with a negation, something done without since
+GONE_WITHOUT = lexicon.pattern("update_gone_without")
 NEGATION_TR = re.compile(r"\b(değil\w*|\w+m[ıiuü]yor\w*|\w+m[ae]z\w*|\w+m[ae]d[ıi]\w*)\b", re.IGNORECASE)
 #: "artık çay yok" (no more tea): what follows "artık" is let go ("çay yok artık" is a word let go after it)
 NO_MORE_TR = re.compile(r"\bartık\s+(?P<x>[\wçğıöşüÇĞİÖŞÜ'’]+)\s+yok\b", re.IGNORECASE)
