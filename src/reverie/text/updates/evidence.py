@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from reverie.text.updates.compare import held_in, kind_of, same_value, substitutions, value_in
 from reverie.text.updates.statement import Clause, Statement, Value
-from reverie.text.updates.tokens import PERSON_STEMS, stem, verb_stem
+from reverie.text.updates.tokens import PERSON_STEMS, fold, stem, verb_stem
 from reverie.text.updates.vocabulary import (
     DIET_EXCLUDES,
     DISLIKE,
@@ -20,6 +20,9 @@ from reverie.text.updates.vocabulary import (
     LIKE,
     NEGATION,
     OVER,
+    QUALIFIER,
+    STOP,
+    TOKEN,
     WITH_TR,
     WITHOUT_TR,
 )
@@ -384,6 +387,36 @@ def _against_roles(r: Pair) -> float:
     return 0.0
 
 
+def _against_modifiers(r: Pair) -> float:
+    """Values of one attribute word that each statement modifies with a word of its own: two things of one
+    kind ("yatma saatini 20:00'ye aldık" / "Servis saati yedi buçuğa kaydı": a bedtime and a bus time; "gym
+    class at six" / "yoga class moved to seven")."""
+    if r.explicit:
+        return 0.0
+    for o, n in r.subs:
+        if not o.anchor or o.anchor != n.anchor:
+            continue
+        mo, mn = _modifier(r.oc, o.anchor, r.a.turkish), _modifier(r.nc, n.anchor, r.a.turkish)
+        if mo and mn and mo[:4] != mn[:4]:
+            return r.add(-1.5, f"values of another {o.anchor} ({mo} / {mn})") * -1
+    return 0.0
+
+
+def _modifier(c: Clause, anchor: str, turkish: bool) -> str:
+    """The stem of the content word right before ``anchor``'s word in ``c`` (what kind of it: "yatma saati",
+    "gym class"), or "" when a function word, a number, a qualifier ("my", "the", "new") or a value of the clause
+    stands there ("bisikletle gidiyorum": the value, not a kind of going)."""
+    in_values = {w for v in c.values for w in (*v.norm.split(), *(fold(x) for x in TOKEN.findall(v.text)))}
+    for i in range(1, len(c.words)):
+        if stem(c.words[i], turkish) != anchor:
+            continue
+        prev = c.words[i - 1]
+        if prev.isalpha() and len(prev) >= 3 and prev not in STOP and prev not in QUALIFIER and prev not in in_values:
+            return stem(prev, turkish)
+        return ""
+    return ""
+
+
 def _against_other_correction(r: Pair) -> float:
     """ "I was wrong about the parking fee": a correction of something the old statement does not name."""
     about = r.nc.wrong_about
@@ -457,6 +490,7 @@ AGAINST = (
     _against_untied,
     _against_topic,
     _against_roles,
+    _against_modifiers,
     _against_addition,
     _against_other_correction,
     _against_past,
