@@ -43,6 +43,26 @@ def _cold(mem: Memory, name: str, days_idle: float, **kw: Any) -> str:
     return rec.id
 
 
+@pytest.fixture
+def mem(make_memory: Any) -> Memory:
+    """A memory whose quantize step goes down to the design's int2 archive tier: these tests exercise every
+    tier (the default stops at int8, see test_the_default_stops_at_int8)."""
+    return make_memory(dream={"quantize": {"lowest_precision": "int2"}})
+
+
+def test_the_default_stops_at_int8(make_memory: Any) -> None:
+    """Consolidated memories are found again through their own vectors in the cold store, so by default the
+    archive and int4 tiers keep int8 (bench/locomo.py: R@10 0.678 with int2, 0.688 with int8)."""
+    mem = make_memory()
+    assert mem.settings.dream.quantize.lowest_precision == "int8"
+    for name, days in AGES.items():
+        _cold(mem, name, days)
+    step = _step(mem.dream(steps=["quantize"]))
+    assert step["details"]["transitions"] == {"float32→int8": 3}
+    recs = mem.store.get(list(AGES))
+    assert [recs[n].embedding_precision for n in AGES] == [Precision.FLOAT32, *[Precision.INT8] * 3]
+
+
 def _step(report: Mapping[str, Any]) -> dict[str, Any]:
     steps = report["steps"]
     assert isinstance(steps, list)
