@@ -978,7 +978,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--embedder",
         choices=["local", "hash"],
         default="local",
-        help="local = all-MiniLM-L6-v2 (default engine embedder); hash = test embedder",
+        help="local = the configured local embedder (default multilingual-e5-small); hash = test embedder",
     )
     p.add_argument("--hash-dim", type=int, default=384)
     p.add_argument("--limit-conversations", type=int, default=None)

@@ -451,6 +451,23 @@ class WritePipeline(AfterCreate, LLMChecks):
     def _decide(
         self, cand: PendingFact, neighbours: list[admission.Neighbour], importance: float
     ) -> admission.GateDecision:
+        """The gate's decision. A statement written for the whole user (no agent) sees every agent's memories
+        of that user, but it retires (or is linked as contradicting) only memories of its own scope: an agent
+        whose memory it replaced could not read what replaced it. Against another agent's memory the
+        statement is read again without that agent's memories."""
+        decision = self._decide_in_scope(cand, neighbours, importance)
+        target = decision.target
+        retires = decision.action is Action.SUPERSEDE or (
+            decision.action is Action.CREATE and "contradicts" in decision.reason
+        )
+        if retires and target is not None and target.agent_id != cand.agent_id:
+            own = [n for n in neighbours if n.record.agent_id == cand.agent_id]
+            decision = self._decide_in_scope(cand, own, importance)
+        return decision
+
+    def _decide_in_scope(
+        self, cand: PendingFact, neighbours: list[admission.Neighbour], importance: float
+    ) -> admission.GateDecision:
         speaker = cand.metadata.get("speaker") if isinstance(cand.metadata.get("speaker"), str) else None
         decision = admission.decide(
             cand.text,
