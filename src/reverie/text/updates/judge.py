@@ -135,7 +135,7 @@ def _changed_in_other_words(a: Statement, b: Statement, *, correction: bool) -> 
     topic = (a.stems & b.stems) - who - _TIME_STEMS[a.turkish]
     if not topic or not a.stems - b.stems or not b.stems - a.stems:
         return ""
-    if len(topic) < 2 and not topic & _named(a) & _named(b):
+    if len(topic) < 2 and not topic & _named(a) & _named(b) and not _one_word_and_value(a, b, said):
         return ""  # one shared word that names nothing ("learning", "do"): no shared topic
     families_a = {f for c in olds for f in c.families if FAMILIES[f].functional}
     families_b = {f for c in said for f in c.families if FAMILIES[f].functional}
@@ -152,6 +152,14 @@ def _changed_in_other_words(a: Statement, b: Statement, *, correction: bool) -> 
     if "different" in relations or not relations & {"same", "unknown"}:
         return ""
     return f"a change said of the same thing ({', '.join(sorted(topic)[:3])}) in other words"
+
+
+def _one_word_and_value(a: Statement, b: Statement, said: list[Clause]) -> bool:
+    """Whether the old statement says nothing beyond the one word the new one shares and the value the new one no
+    longer says, and the new one says a change in a word of change ("Pilates yapıyorum" / "artık yoga yapıyorum",
+    "I collect stamps" / "Now I collect vinyl records"): what else would the shared word be about."""
+    changed = any(w not in ("new", "newly", "yeni") for c in said for w in c.change)
+    return changed and len(a.stems - b.stems) == 1
 
 
 def _says_change_of_value(c: Clause) -> bool:
