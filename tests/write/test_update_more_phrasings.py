@@ -3,7 +3,8 @@
 working for me", "bana göre değil", "yurt doldu", "hukuktan sıkıldı"), a thing being closed, a state begun lately
 ("I've been swimming at the lido for the past few weeks"), a deal or a booking made again ("refinanced",
 "rebooked"), a home bought, Turkish price rises in the plural ("zamlar"), a correction of who does a chore
-("actually", "after all", "pardon"), and an old statement that says nothing beyond the word the new one shares and
+("actually", "after all", "pardon"), a new one of the speaker's named apart ("We have a new dentist now, Dr
+Lindqvist"), and an old statement that says nothing beyond the word the new one shares and
 the value it no longer says ("Zumba yapıyorum" / "artık pilates yapıyorum") — and the compatible statements each
 must leave alone."""
 
@@ -86,5 +87,34 @@ def test_an_old_statement_of_one_word_and_its_value_is_left_to_the_embedder(old:
     ],
 )
 def test_compatible_statements_stay(old: str, new: str) -> None:
+    verdict = updates.unaligned_update(updates.judge(old, new), _CLOSE, _CHANGE_MIN)
+    assert not verdict.updates, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My dentist is Dr Okafor.", "We have a new dentist now, Dr Lindqvist."),
+        ("My piano teacher is Mrs Clarke.", "Found a new piano teacher, Julia Brandt."),
+        ("Our cleaner is Agata.", "We've got a new cleaner now, Rosa."),
+    ],
+)
+def test_a_new_one_named_apart_is_left_to_the_embedder(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.unaligned and not verdict.updates, verdict.reason
+    assert updates.unaligned_update(verdict, _CLOSE, _CHANGE_MIN).updates
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My dentist is Dr Okafor.", "Dr Okafor hired a new dentist, Ana Ruiz."),
+        ("My dentist is Dr Okafor.", "My sister has a new dentist, Dr Ruiz."),
+        ("My hairdresser is Kim at Cutz.", "Tried a new hairdresser, Bella, but I'm sticking with Kim."),
+        ("My piano teacher is Mrs Clarke.", "Our choir has a new conductor, Julia Brandt."),
+        ("My piano teacher is Mrs Clarke.", "Mrs Clarke has a new student, Julia Brandt."),
+    ],
+)
+def test_a_new_one_of_someone_else_or_beside_the_old_stays(old: str, new: str) -> None:
     verdict = updates.unaligned_update(updates.judge(old, new), _CLOSE, _CHANGE_MIN)
     assert not verdict.updates, verdict.reason
