@@ -118,3 +118,29 @@ def test_a_new_one_named_apart_is_left_to_the_embedder(old: str, new: str) -> No
 def test_a_new_one_of_someone_else_or_beside_the_old_stays(old: str, new: str) -> None:
     verdict = updates.unaligned_update(updates.judge(old, new), _CLOSE, _CHANGE_MIN)
     assert not verdict.updates, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Sunday is family dinner at my mum's.", "Family dinner is on Saturdays now."),
+        ("Wednesday is swimming club for the twins.", "Swimming club for the twins is on Thursdays now."),
+    ],
+)
+def test_a_day_said_first_is_the_value_it_names(old: str, new: str) -> None:
+    assert any(v.kind == "day" for c in updates.analyse(old).clauses for v in c.values)
+    verdict = updates.judge(old, new)
+    assert verdict.updates, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Thursday is my day off.", "Friday is bin day."),
+        ("Tuesday is quiz night at the Swan.", "Quiz night at the Red Lion is on Wednesdays."),
+        ("Monday is gym day.", "I'm doing yoga on Mondays now as well."),
+    ],
+)
+def test_another_thing_on_another_day_stays(old: str, new: str) -> None:
+    verdict = updates.unaligned_update(updates.judge(old, new), _CLOSE, _CHANGE_MIN)
+    assert not verdict.updates, verdict.reason

@@ -193,7 +193,17 @@ def _change_words(text: str, words: list[str], values: list[Value], turkish: boo
     return found
 
 
+#: "Friday is takeaway night": a day said first is the value of what follows the verb ("takeaway night is Friday")
+_DAY_FIRST = re.compile(
+    r"^\s*((?:mon|tues|wednes|thurs|fri|satur|sun)days?)\s+(is|are|was|were)\s+([^,;]+?)([.!?]?)\s*$", re.IGNORECASE
+)
+
+
 def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> Clause | None:
+    day_first = None if turkish else _DAY_FIRST.match(text)
+    if day_first:
+        day, verb, rest, end = day_first.groups()
+        text = f"{rest} {verb} {day}{end}"
     raw = TOKEN.findall(text)
     if not raw:
         return None
