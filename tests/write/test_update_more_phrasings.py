@@ -3,7 +3,8 @@
 working for me", "bana göre değil", "yurt doldu", "hukuktan sıkıldı"), a thing being closed, a state begun lately
 ("I've been swimming at the lido for the past few weeks"), a deal or a booking made again ("refinanced",
 "rebooked"), a home bought, Turkish price rises in the plural ("zamlar"), a correction of who does a chore
-("actually", "after all", "pardon"), a new one of the speaker's named apart ("We have a new dentist now, Dr
+("actually", "after all", "pardon"), a change of mind ("changed our mind", "fikrini değiştirdi"), a weekday said
+first ("Sunday is family dinner"), a new one of the speaker's named apart ("We have a new dentist now, Dr
 Lindqvist"), and an old statement that says nothing beyond the word the new one shares and
 the value it no longer says ("Zumba yapıyorum" / "artık pilates yapıyorum") — and the compatible statements each
 must leave alone."""
@@ -142,5 +143,31 @@ def test_a_day_said_first_is_the_value_it_names(old: str, new: str) -> None:
     ],
 )
 def test_another_thing_on_another_day_stays(old: str, new: str) -> None:
+    verdict = updates.unaligned_update(updates.judge(old, new), _CLOSE, _CHANGE_MIN)
+    assert not verdict.updates, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We're planning to paint the kitchen yellow.", "We changed our mind, we're painting the kitchen sage green."),
+        ("Oğlum doğum gününde PlayStation istiyor.", "Oğlum fikrini değiştirdi, artık bisiklet istiyor."),
+    ],
+)
+def test_a_change_of_mind_is_left_to_the_embedder(old: str, new: str) -> None:
+    verdict = updates.judge(old, new)
+    assert verdict.unaligned and not verdict.updates, verdict.reason
+    assert updates.unaligned_update(verdict, _CLOSE, _CHANGE_MIN).updates
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I want to visit Japan next year.", "My wife changed her mind about the kitchen, she wants blue tiles now."),
+        ("My sister wants to study medicine.", "My brother changed his mind, he wants to study history."),
+        ("We want a dog.", "I changed my mind about the sofa, but we still want a dog and a cat."),
+    ],
+)
+def test_a_change_of_mind_of_someone_else_or_beside_stays(old: str, new: str) -> None:
     verdict = updates.unaligned_update(updates.judge(old, new), _CLOSE, _CHANGE_MIN)
     assert not verdict.updates, verdict.reason

@@ -456,7 +456,7 @@ def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
             if x in STOP or raw[j][:1].isupper():
                 break
             np.append(x)
-        if np:
+        if np and np[-1] not in ("mind", "minds"):  # "changed her mind" acts on no thing: what she wants changed
             return owner, " ".join(stem(x) for x in np)  # the head last: "sertraline dose" → "sertra dos"
         return None
     return None

@@ -177,11 +177,19 @@ def _new_one_named(a: Statement, b: Statement) -> str:
     return ""
 
 
+#: a change of mind: what the old statement says was wanted or planned is what changed
+_MIND_CHANGED = re.compile(
+    r"\bchang(?:ed|ing|es?) (?:my|his|her|their|our|your) minds?\b|\bfikr\w* değiş", re.IGNORECASE
+)
+
+
 def _one_word_and_value(a: Statement, b: Statement, said: list[Clause]) -> bool:
     """Whether the old statement says nothing beyond the one word the new one shares and the value the new one no
     longer says, and the new one says a change in a word of change ("Pilates yapıyorum" / "artık yoga yapıyorum",
     "I collect stamps" / "Now I collect vinyl records"): what else would the shared word be about."""
     changed = any(w not in ("new", "newly", "yeni") for c in said for w in c.change)
+    if changed and _MIND_CHANGED.search(b.text):
+        return True  # "changed her mind, she wants to do veterinary science": what she wants is what changed
     return changed and len(a.stems - b.stems) == 1
 
 
