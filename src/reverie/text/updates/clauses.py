@@ -193,7 +193,17 @@ def _change_words(text: str, words: list[str], values: list[Value], turkish: boo
     return found
 
 
+#: "Friday is takeaway night": a day said first is the value of what follows the verb ("takeaway night is Friday")
+_DAY_FIRST = re.compile(
+    r"^\s*((?:mon|tues|wednes|thurs|fri|satur|sun)days?)\s+(is|are|was|were)\s+([^,;]+?)([.!?]?)\s*$", re.IGNORECASE
+)
+
+
 def _clause(text: str, question: bool, turkish: bool, *, first: bool = True) -> Clause | None:
+    day_first = None if turkish else _DAY_FIRST.match(text)
+    if day_first:
+        day, verb, rest, end = day_first.groups()
+        text = f"{rest} {verb} {day}{end}"
     raw = TOKEN.findall(text)
     if not raw:
         return None
@@ -389,6 +399,10 @@ def _leaves_a_group(text: str) -> bool:
     return any(fold(w) in LEFT_GROUPS for w in TOKEN.findall(phrase)[:4])
 
 
+#: a farewell in Turkish: its object takes the dative ("Fiat'a veda ettik")
+_FAREWELL_TR = re.compile(r"\bveda\b", re.IGNORECASE)
+
+
 def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[str]) -> None:
     """What a word of letting go after it lets go of ("Priya left", "the falafel place closed", "Samsung'u
     kardeşime verdim"), added to ``dropped`` (and to ``given_up`` for a thing gone for good)."""
@@ -401,8 +415,9 @@ def _dropped_after(text: str, turkish: bool, dropped: set[str], given_up: set[st
                 dropped |= _terms(accusative[-1], turkish)
         if re.search(r"(?:n't|['’]t|\bnot|\bnever|\bwon|\bdon|\bdidn)$", x, re.IGNORECASE) or fold(x) in STOP:
             continue
-        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x):
-            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left
+        if turkish and re.search(r"(?:['’](?:y?[ae]|n[ae]|[dt][ae]))$", x) and not _FAREWELL_TR.search(m.group(0)):
+            continue  # "Berlin'e taşındı", "Berlin'de …": a destination or a place, not what was left ("Fiat'a veda
+            # ettik": what one says farewell to)
         if not turkish:
             x = _head_before_phrase(text[: m.end("x")]) or x  # "The bakery on Mill Road closed": the bakery
         dropped |= _terms(x, turkish)
@@ -441,7 +456,7 @@ def _topic(raw: list[str], words: list[str]) -> tuple[str, str] | None:
             if x in STOP or raw[j][:1].isupper():
                 break
             np.append(x)
-        if np:
+        if np and np[-1] not in ("mind", "minds"):  # "changed her mind" acts on no thing: what she wants changed
             return owner, " ".join(stem(x) for x in np)  # the head last: "sertraline dose" → "sertra dos"
         return None
     return None

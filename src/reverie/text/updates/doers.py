@@ -78,7 +78,7 @@ def doer_changed(a: Statement, b: Statement) -> tuple[str, bool]:
         took_over = bool(_TAKE_OVER.search(nc.text))
         if not shared & old.objects or not (took_over or len(shared) >= 2):
             continue
-        said = took_over or any(w not in ("new", "newly", "yeni") for w in nc.change)
+        said = took_over or bool(nc.correction) or any(w not in ("new", "newly", "yeni") for w in nc.change)
         named = any(old.doer & _doers_named(c, a.turkish) for c in b.clauses if c is not nc)
         if said or named:
             what = ", ".join(sorted(shared)[:3])

@@ -110,7 +110,7 @@ def judge(
         if who and not (best and best.unaligned):
             best = replace(best or NO_UPDATE, reason=f"{who}; {(best or NO_UPDATE).reason}", unaligned=True)
     if best is None or not (best.updates or best.unaligned):
-        loose = _changed_in_other_words(a, b, correction=correction)
+        loose = _changed_in_other_words(a, b, correction=correction) or _new_one_named(a, b)
         if loose:
             base = best or NO_UPDATE
             best = replace(base, reason=f"{loose}; {base.reason}", unaligned=True)
@@ -135,7 +135,7 @@ def _changed_in_other_words(a: Statement, b: Statement, *, correction: bool) -> 
     topic = (a.stems & b.stems) - who - _TIME_STEMS[a.turkish]
     if not topic or not a.stems - b.stems or not b.stems - a.stems:
         return ""
-    if len(topic) < 2 and not topic & _named(a) & _named(b):
+    if len(topic) < 2 and not topic & _named(a) & _named(b) and not _one_word_and_value(a, b, said):
         return ""  # one shared word that names nothing ("learning", "do"): no shared topic
     families_a = {f for c in olds for f in c.families if FAMILIES[f].functional}
     families_b = {f for c in said for f in c.families if FAMILIES[f].functional}
@@ -152,6 +152,45 @@ def _changed_in_other_words(a: Statement, b: Statement, *, correction: bool) -> 
     if "different" in relations or not relations & {"same", "unknown"}:
         return ""
     return f"a change said of the same thing ({', '.join(sorted(topic)[:3])}) in other words"
+
+
+def _new_one_named(a: Statement, b: Statement) -> str:
+    """The reason when ``a`` names who or what fills one of the speaker's roles ("My dentist is Dr Okafor") and
+    ``b`` says the speaker has a new one and names it apart ("We have a new dentist now, Dr Lindqvist"), else ""."""
+    olds = [c for c in a.clauses if not c.question]
+    if len(olds) != 1 or a.turkish or olds[0].past or olds[0].negated or not olds[0].copula:
+        return ""
+    oc = olds[0]
+    names = {w for v in oc.values if v.kind == "name" for w in v.norm.split()}
+    if oc.subject[:2] not in (("rel", "self"), ("thing", "self")) or not names:
+        return ""
+    head = oc.subject[2]
+    if names & {fold(w) for w in TOKEN.findall(b.text)}:
+        return ""  # the old one named too ("tried a new hairdresser, Bella, but I'm sticking with Kim")
+    for c, after in zip(b.clauses, b.clauses[1:], strict=False):
+        raw = [fold(w) for w in TOKEN.findall(c.text)]
+        said = any(w == "new" and head in {stem(x) for x in raw[i + 1 : i + 3]} for i, w in enumerate(raw))
+        if not said or c.question or c.negated or c.additive or c.subject[:1] == ("rel",):
+            continue
+        if after.subject[:1] == ("lead",) and len(after.words) <= 4 and not after.subject_words & names:
+            return f"a new {head}, named apart ({' '.join(sorted(after.subject_words))})"
+    return ""
+
+
+#: a change of mind: what the old statement says was wanted or planned is what changed
+_MIND_CHANGED = re.compile(
+    r"\bchang(?:ed|ing|es?) (?:my|his|her|their|our|your) minds?\b|\bfikr\w* değiş", re.IGNORECASE
+)
+
+
+def _one_word_and_value(a: Statement, b: Statement, said: list[Clause]) -> bool:
+    """Whether the old statement says nothing beyond the one word the new one shares and the value the new one no
+    longer says, and the new one says a change in a word of change ("Pilates yapıyorum" / "artık yoga yapıyorum",
+    "I collect stamps" / "Now I collect vinyl records"): what else would the shared word be about."""
+    changed = any(w not in ("new", "newly", "yeni") for c in said for w in c.change)
+    if changed and _MIND_CHANGED.search(b.text):
+        return True  # "changed her mind, she wants to do veterinary science": what she wants is what changed
+    return changed and len(a.stems - b.stems) == 1
 
 
 def _says_change_of_value(c: Clause) -> bool:

@@ -399,7 +399,7 @@ TARGET = _guarded(
     ("y",),
 )
 DROP_AFTER_WORD = re.compile(
-    r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+)\s+(?:just\s+|has\s+|had\s+)?"
+    r"(?P<x>(?:\b[A-ZÇĞİÖŞÜ][\w'’]*\s+)?\b[\w'’]+\+?)\s+(?:just\s+|has\s+|had\s+)?"
     r"(?:left|retired|quit|died|broke(?: down)?|filled up|(?:is|was) (?:full|closed|cancell?ed|gone|over)|"
     r"(?:are|were|is|was|got|been) (?:off|called off|cancell?ed|scrapped)(?!\s+(?:to|for|at|on|until|till)\b)|"
     r"fell through|moved away|closed down|shut down|kept (?:missing|failing)|passed away|passed on|"
@@ -407,7 +407,10 @@ DROP_AFTER_WORD = re.compile(
     r"bıraktı\w*|ayrıldı\w*|emekli oldu\w*|taşındı\w*|öldü\w*|bozuldu\w*|kapandı\w*|iptal oldu\w*|sattı\w*|"
     r"verdi\w*|bitirdi\w*|(?:was|got|has been|been) (?:written off|stolen|totall?ed|scrapped|towed)|"
     r"kapattı\w*|vazgeçti\w*|sildi\w*|iptal etti\w*|değil\w*|yerine|yok artık|stepped down|"
-    r"handed (?:\w+ ){0,4}over)\b",
+    r"handed (?:\w+ ){0,4}over|(?:is|was|were|are|got) (?:fully |completely |all )?booked(?: up| out)?|sold out|"
+    r"(?:is|was|were|are) hopeless|(?:wasn't|isn't|weren't|aren't|didn't|doesn't) (?:cutting it|work(?:ing)?(?: out)?)|"
+    r"(?:is|was|are|were)(?:n't| not) for (?:me|him|her|us|them)|"
+    r"doldu\w*|veda ett\w*|sıkıldı\w*|bıktı\w*|(?:bana|ona|bize|onlara|sana) göre değil\w*)\b",
     re.UNICODE,
 )
 #: a thing given away: "gave my season ticket to my nephew", "handed the old car over to …" (two words at most after
