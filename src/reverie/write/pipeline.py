@@ -336,7 +336,7 @@ class WritePipeline(AfterCreate, LLMChecks):
         if action is Action.SUPERSEDE and decision.target is not None:
             self._supersede(decision.target, rec, decision)
             return rec.id, decision.target.id
-        if decision.target is not None and action is Action.CREATE and "contradicts" in decision.reason:
+        if decision.target is not None and _contradicts(decision):
             self._add_relations(
                 [
                     Relation(
@@ -457,9 +457,7 @@ class WritePipeline(AfterCreate, LLMChecks):
         statement is read again without that agent's memories."""
         decision = self._decide_in_scope(cand, neighbours, importance)
         target = decision.target
-        retires = decision.action is Action.SUPERSEDE or (
-            decision.action is Action.CREATE and "contradicts" in decision.reason
-        )
+        retires = decision.action is Action.SUPERSEDE or _contradicts(decision)
         if retires and target is not None and target.agent_id != cand.agent_id:
             own = [n for n in neighbours if n.record.agent_id == cand.agent_id]
             decision = self._decide_in_scope(cand, own, importance)
@@ -752,6 +750,11 @@ def _combine(results: list[AddResult]) -> AddResult:
     main = next((r for r in results if r.action is not Action.SKIP), results[0])
     ids = tuple(dict.fromkeys(i for r in results for i in r.ids))
     return AddResult(main.id, main.action, ids, " | ".join(r.reason for r in results))
+
+
+def _contradicts(decision: admission.GateDecision) -> bool:
+    """Whether the gate created the statement beside the memory it contradicts (the two are linked)."""
+    return decision.action is Action.CREATE and "contradicts" in decision.reason
 
 
 __all__ = ["ARTIFACT", "WritePipeline"]

@@ -29,6 +29,7 @@ from reverie.text.updates.vocabulary import (
     CHANGE,
     CLAUSE,
     CORRECTION,
+    DAYS,
     DETERMINERS,
     DISCOURSE,
     DISLIKE,
@@ -195,7 +196,7 @@ def _change_words(text: str, words: list[str], values: list[Value], turkish: boo
 
 #: "Friday is takeaway night": a day said first is the value of what follows the verb ("takeaway night is Friday")
 _DAY_FIRST = re.compile(
-    r"^\s*((?:mon|tues|wednes|thurs|fri|satur|sun)days?)\s+(is|are|was|were)\s+([^,;]+?)([.!?]?)\s*$", re.IGNORECASE
+    rf"^\s*((?:{'|'.join(en for en, _ in DAYS)})s?)\s+(is|are|was|were)\s+([^,;]+?)([.!?]?)\s*$", re.IGNORECASE
 )
 
 

@@ -32,11 +32,10 @@ def names_old_attribute(oc: Clause, nc: Clause) -> bool:
     """ "new number", "new landlord", "new job": "new" says a value was replaced only when the word after
     it names the old statement's attribute (its words, or one attribute family with it) and the old statement
     does not say "new" of that word too ("a new fact about the violin" / "a new fact about the passport")."""
-    olds = set(zip(oc.words, oc.words[1:], strict=False))
     for i, w in enumerate(nc.words[:-1]):
         if w in ("new", "newly", "yeni"):
             nxt = nc.words[i + 1]
-            if (w, nxt) in olds:
+            if (w, nxt) in zip(oc.words, oc.words[1:], strict=False):
                 continue
             if (
                 stem(nxt) in oc.stems

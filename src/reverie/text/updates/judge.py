@@ -178,9 +178,7 @@ def _new_one_named(a: Statement, b: Statement) -> str:
 
 
 #: a change of mind: what the old statement says was wanted or planned is what changed
-_MIND_CHANGED = re.compile(
-    r"\bchang(?:ed|ing|es?) (?:my|his|her|their|our|your) minds?\b|\bfikr\w* değiş", re.IGNORECASE
-)
+_MIND_CHANGED = lexicon.pattern("update_mind_changed")
 
 
 def _one_word_and_value(a: Statement, b: Statement, said: list[Clause]) -> bool:
