@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
+import numpy as np
 import pytest
 
 from reverie import Memory, SettableClock
@@ -65,3 +66,41 @@ def test_a_timeline_keeps_the_order_of_time(model_memory: Callable[..., Memory],
     old, new = _store(mem, clock)
     ids = [h.memory.id for h in mem.search("wifi password", user_id="u", mode="timeline", k=5)]
     assert ids.index(old) < ids.index(new)
+
+
+# a chatty correction: it sits nearer to other chat than to the fact it corrects, which is still nearest to it
+CHOIR_OLD = "I sing tenor in the church choir."
+CHOIR_NEW = "Small news: the choir put me with the basses, and rehearsals are on Fridays now."
+CHATTY = (
+    "Small news from the street: the bakery now opens on Sundays too, so fresh bread every day!",
+    "The neighbours' dog barked all night again.",
+    "Quick one: my cousin is getting married in Porto next spring, we're all invited.",
+    "I finally fixed the squeaky door in the hallway.",
+    "Big news at work: the canteen now does a vegan option on Fridays.",
+)
+
+
+def test_one_way_nearest_is_enough(model_memory: Callable[..., Memory], clock: SettableClock) -> None:
+    mem = model_memory()
+    old = mem.add(CHOIR_OLD, user_id="u", infer=False)
+    chat = []
+    for line in CHATTY:
+        clock.advance(timedelta(days=4))
+        chat.append(mem.add(line, user_id="u", infer=False).id)
+    clock.advance(timedelta(days=30))
+    new = mem.add(CHOIR_NEW, user_id="u", infer=False)
+    clock.advance(timedelta(days=7))
+    # the case: the old fact's nearest is its correction, the correction's nearest is other chat, and the
+    # update reading does not connect the two by their words
+    ids = [old.id, new.id, *chat]
+    recs = mem.store.get(ids)
+    vecs = np.stack([recs[i].embedding for i in ids])
+    sims = vecs @ vecs.T
+    np.fill_diagonal(sims, -1.0)
+    assert int(sims[0].argmax()) == 1 and int(sims[1].argmax()) > 1
+    assert sims[0, 1] < mem.settings.write.gate.profile("e5").change_min  # no update by similarity alone
+    assert updates.says_change(CHOIR_NEW) and not updates.judge(CHOIR_OLD, CHOIR_NEW).likely
+    hits = mem.search("Which part does the user sing in the choir?", user_id="u", k=5)
+    found = [h.memory.id for h in hits]
+    assert found.index(new.id) < found.index(old.id)
+    assert hits[found.index(new.id)].explain["newer_first"]["over"] == old.id

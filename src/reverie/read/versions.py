@@ -221,8 +221,10 @@ def newer_of_close_answers(
     scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
     said last is more likely what holds (read.recency_margin). A newer answer that says something changed
     comes first from farther down (its score at least ``read.change_recency_ratio`` of the older's), when
-    the two are each other's nearest among the best candidates: a correction is worded apart from what it
-    corrects, so the question often shares more words with the old statement."""
+    one of the two is the other's nearest among the best candidates: a correction is worded apart from what it
+    corrects, so the question often shares more words with the old statement. One way suffices: a chatty
+    correction ("Quick update: I've moved to soprano in the choir, and rehearsals are on Mondays now") can sit
+    nearer to other chat than to the fact it corrects, which is still nearest to it."""
     cfg = settings.read
     if cfg.recency_margin <= 0 and cfg.change_recency_ratio <= 0:
         return ranked
@@ -242,8 +244,7 @@ def newer_of_close_answers(
                 cfg.recency_margin > 0 and scores[j] >= scores[i] - cfg.recency_margin and similarity >= gate.change_min
             )
             changed = (
-                nearest.get(i) == j
-                and nearest.get(j) == i
+                (nearest.get(i) == j or nearest.get(j) == i)
                 and scores[j] >= cfg.change_recency_ratio * scores[i]
                 and similarity >= gate.update_candidate_min
                 and _says_change(b)
