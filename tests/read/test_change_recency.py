@@ -68,7 +68,8 @@ def test_a_timeline_keeps_the_order_of_time(model_memory: Callable[..., Memory],
     assert ids.index(old) < ids.index(new)
 
 
-# a chatty correction: it sits nearer to other chat than to the fact it corrects, which is still nearest to it
+# a chatty correction: it sits nearer to other chat than to the fact it corrects; among the answers to the
+# question (the two, not the chat) they are each other's nearest
 CHOIR_OLD = "I sing tenor in the church choir."
 CHOIR_NEW = "Small news: the choir put me with the basses, and rehearsals are on Fridays now."
 CHATTY = (
@@ -80,7 +81,7 @@ CHATTY = (
 )
 
 
-def test_one_way_nearest_is_enough(model_memory: Callable[..., Memory], clock: SettableClock) -> None:
+def test_a_chatty_correction_comes_first(model_memory: Callable[..., Memory], clock: SettableClock) -> None:
     mem = model_memory()
     old = mem.add(CHOIR_OLD, user_id="u", infer=False)
     chat = []
@@ -90,8 +91,8 @@ def test_one_way_nearest_is_enough(model_memory: Callable[..., Memory], clock: S
     clock.advance(timedelta(days=30))
     new = mem.add(CHOIR_NEW, user_id="u", infer=False)
     clock.advance(timedelta(days=7))
-    # the case: the old fact's nearest is its correction, the correction's nearest is other chat, and the
-    # update reading does not connect the two by their words
+    # the case: the correction's nearest is other chat, and the update reading does not connect the two by their
+    # words
     ids = [old.id, new.id, *chat]
     recs = mem.store.get(ids)
     vecs = np.stack([recs[i].embedding for i in ids])

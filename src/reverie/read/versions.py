@@ -221,16 +221,19 @@ def newer_of_close_answers(
     scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
     said last is more likely what holds (read.recency_margin). A newer answer that says something changed
     comes first from farther down (its score at least ``read.change_recency_ratio`` of the older's), when
-    one of the two is the other's nearest among the best candidates: a correction is worded apart from what it
-    corrects, so the question often shares more words with the old statement. One way suffices: a chatty
-    correction ("Quick update: I've moved to soprano in the choir, and rehearsals are on Mondays now") can sit
-    nearer to other chat than to the fact it corrects, which is still nearest to it."""
+    the two are each other's nearest among the best candidates that answer the question (a score at least
+    that fraction of the best one's): a correction is worded apart from what it corrects, so the question often
+    shares more words with the old statement; and a chatty correction ("Quick update: I've moved to soprano in
+    the choir, and rehearsals are on Mondays now") can sit nearer to chat the question does not ask about than
+    to the fact it corrects."""
     cfg = settings.read
     if cfg.recency_margin <= 0 and cfg.change_recency_ratio <= 0:
         return ranked
     gate = settings.write.gate.profile(profile)
     top = min(len(ranked), cfg.update_check_top)
-    nearest = _nearest_partners(settings, ranked[:top], vecs)
+    best = max((scores[i] for i, _ in ranked[:top]), default=0.0)
+    answers = [r for r in ranked[:top] if scores[r[0]] >= cfg.change_recency_ratio * best]
+    nearest = _nearest_partners(settings, answers, vecs)
     for p in range(top):
         for q in range(p + 1, top):
             i, j = ranked[p][0], ranked[q][0]
@@ -244,7 +247,8 @@ def newer_of_close_answers(
                 cfg.recency_margin > 0 and scores[j] >= scores[i] - cfg.recency_margin and similarity >= gate.change_min
             )
             changed = (
-                (nearest.get(i) == j or nearest.get(j) == i)
+                nearest.get(i) == j
+                and nearest.get(j) == i
                 and scores[j] >= cfg.change_recency_ratio * scores[i]
                 and similarity >= gate.update_candidate_min
                 and _says_change(b)
