@@ -21,7 +21,7 @@ from reverie.text.updates.tokens import (
     stem,
     tr_person,
 )
-from reverie.text.updates.values import read_values
+from reverie.text.updates.values import read_values, spelled_number
 from reverie.text.updates.vocabulary import (
     ABBREV,
     ACCUSATIVE_TR,
@@ -310,8 +310,8 @@ def _moved_to_tr(words: list[str]) -> list[str]:
         dative = words[k - 1]
         if not MOVED_TO_TR.match(words[k]) or not re.search(r"(?:y?[ae]|n[ae])$", dative):
             continue
-        near = words[max(0, k - 3) : k]
-        if any(day_of(w) or w[:1].isdigit() or w in NUMBER_WORDS for w in near):
+        near = range(max(0, k - 3), k)  # a number said in words may carry a case ending ("üçe", "on beşine")
+        if any(day_of(words[j]) or words[j][:1].isdigit() or spelled_number(words, j, True) for j in near):
             out.append(f"{dative} {words[k]}")
     return out
 

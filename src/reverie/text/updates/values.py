@@ -298,6 +298,10 @@ _TIME_WORDS = re.compile(
 #: Turkish case endings a number word may carry ("altıda", "beşe", "dokuza", "bine", "buçuğa"), longest first
 _TR_NUMBER_CASES = ("dan", "den", "tan", "ten", "da", "de", "ta", "te", "ya", "ye", "a", "e")
 _HALF = "buçuk"
+#: the possessive (with its buffer "n") a Turkish number word takes before a case ending: "beş-in-de", "altı-sın-a"
+_TR_POSSESSIVE = re.compile(r"s?[ıiuü]n$")
+#: marks a case ending that followed the possessive (:func:`_number_word`): the number is a day, never a clock time
+_OWNED = "+"
 _SCALES_OF = {False: frozenset({"hundred", "thousand", "dozen"}), True: frozenset({"yüz", "bin"})}
 
 
@@ -317,6 +321,12 @@ def _number_word(word: str, turkish: bool, *, last: bool) -> tuple[str, str] | N
             base = base[:-1] + "k"  # "buçuğa" → "buçuk"
         if base and (any(base in t for t in table) or base == _HALF):
             return base, case
+        # with the possessive before the case: a day of the month, not a clock time ("ayın beşinde" on the
+        # fifth, "on beşine" to the fifteenth, "dördüne"); not "yüzüne" (to one's face)
+        owned = _TR_POSSESSIVE.sub("", base) if base else ""
+        owned = owned[:-1] + "t" if owned.endswith("d") else owned  # "dördüne" → "dört"
+        if owned != base and (owned in SPELLED_UNITS or owned in SPELLED_TENS):
+            return owned, _OWNED + case
     return None
 
 
@@ -354,8 +364,9 @@ def spelled_number(words: list[str], i: int, turkish: bool) -> tuple[float, int,
         j += 1
         if found[1]:
             break  # a case ending closes the number
-    if not parts or (len(parts) == 1 and not parts[0][1]) or (parts[0][0] in ("bir", "on") and len(parts) == 1):
-        return None
+    alone = len(parts) == 1 and not (parts[0] == ("on", parts[0][1]) and parts[0][1].startswith(_OWNED))
+    if not parts or (len(parts) == 1 and not parts[0][1]) or (parts[0][0] in ("bir", "on") and alone):
+        return None  # "on" alone is "on" (English) or "ten" only with the possessive ("ayın onunda"); "birine": someone
     if parts[0][0] == "bir" and (len(parts) < 2 or parts[1][0] not in SPELLED_SCALES):
         return None  # "bir" alone is "a"
     total = current = 0.0
