@@ -171,3 +171,19 @@ def test_a_change_of_mind_is_left_to_the_embedder(old: str, new: str) -> None:
 def test_a_change_of_mind_of_someone_else_or_beside_stays(old: str, new: str) -> None:
     verdict = updates.unaligned_update(updates.judge(old, new), _CLOSE, _CHANGE_MIN)
     assert not verdict.updates, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I sing tenor in the parish choir.", "The director moved me to baritone, so I sing baritone now."),
+        ("Mia sings jazz at the Blue Lantern.", "Mia sings soul these days, at the same bar."),
+    ],
+)
+def test_what_someone_sings_is_a_value(old: str, new: str) -> None:
+    # the part or the style someone sings is the object of "sing", as an instrument is of "play"
+    assert updates.judge(old, new).likely
+
+
+def test_singing_somewhere_else_is_no_change() -> None:
+    assert not updates.judge("I sing in the church choir.", "I sing in the shower every morning.").likely
