@@ -456,7 +456,9 @@ class ReadSettings(Section):
         description="Time reasoning for questions about now, when the newer of two results says that something "
         "changed ('switched to', 'moved', 'instead', 'no longer', a correction) and the two are as similar to each "
         "other as the write gate's update_candidate_min: the newer comes first when its score is at least this "
-        "fraction of the older's. People word a change apart from the fact it changes, so the question often "
+        "fraction of the older's, and the two are each other's nearest among the results that answer the question "
+        "(those scoring at least this fraction of the best one's: a chatty correction sits nearer to other chat than "
+        "to the fact it corrects). People word a change apart from the fact it changes, so the question often "
         "shares more words with the old statement than with its correction. 0 = off (only recency_margin).",
     )
     update_check_top: int = Field(
