@@ -6,8 +6,8 @@ working for me", "bana göre değil", "yurt doldu", "hukuktan sıkıldı"), a th
 ("actually", "after all", "pardon"), a change of mind ("changed our mind", "fikrini değiştirdi"), a weekday said
 first ("Sunday is family dinner"), a new one of the speaker's named apart ("We have a new dentist now, Dr
 Lindqvist"), and an old statement that says nothing beyond the word the new one shares and
-the value it no longer says ("Zumba yapıyorum" / "artık pilates yapıyorum") — and the compatible statements each
-must leave alone."""
+the value it no longer says ("Zumba yapıyorum" / "artık pilates yapıyorum"), what someone sings ("alto" /
+"soprano", read as an instrument someone plays) — and the compatible statements each must leave alone."""
 
 from __future__ import annotations
 

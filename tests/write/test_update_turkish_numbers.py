@@ -1,7 +1,8 @@
 """Turkish numbers said in words with the possessive before their case ending — a day of the month ("ayın
 beşinde" on the fifth, "ayın on beşine" to the fifteenth, "dördünde", "yedisinde", "onunda") — and a thing moved
-to a number in the dative ("saat üçe aldılar"): read as numbers, so a date of the month moved is an update; and
-the words that only look like such numbers ("birine" to someone, "ona" to him, "yüzüne" to one's face) are not."""
+to a number in the dative ("saat üçe aldılar"; a bare number word before the dative still counts, "beş Mayıs'a
+aldılar"): read as numbers, so a date of the month moved is an update; and the words that only look like such
+numbers ("birine" to someone, "ona" to him, "yüzüne" to one's face) are not."""
 
 from __future__ import annotations
 
@@ -50,6 +51,11 @@ def test_words_that_only_look_like_numbers(text: str) -> None:
 def test_a_day_or_time_moved_is_an_update(old: str, new: str) -> None:
     assert updates.says_change(new)
     assert updates.judge(old, new).likely
+
+
+@pytest.mark.parametrize("text", ["Toplantıyı beş Mayıs'a aldılar.", "Dersi birinci haftaya aldık."])
+def test_a_bare_number_word_before_the_dative_still_moves(text: str) -> None:
+    assert updates.says_change(text)
 
 
 def test_a_gift_bought_for_someone_moves_nothing() -> None:

@@ -310,8 +310,11 @@ def _moved_to_tr(words: list[str]) -> list[str]:
         dative = words[k - 1]
         if not MOVED_TO_TR.match(words[k]) or not re.search(r"(?:y?[ae]|n[ae])$", dative):
             continue
-        near = range(max(0, k - 3), k)  # a number said in words may carry a case ending ("üçe", "on beşine")
-        if any(day_of(words[j]) or words[j][:1].isdigit() or spelled_number(words, j, True) for j in near):
+        near = range(max(0, k - 3), k)  # a number word, bare or with a case ending ("beş Mayıs'a", "on beşine")
+        if any(
+            day_of(words[j]) or words[j][:1].isdigit() or words[j] in NUMBER_WORDS or spelled_number(words, j, True)
+            for j in near
+        ):
             out.append(f"{dative} {words[k]}")
     return out
 

@@ -340,6 +340,15 @@ def _times_said(words: list[str], i: int, turkish: bool) -> float | None:
     return None
 
 
+def _one_word_no_number(parts: list[tuple[str, str]]) -> bool:
+    """A single word the caller reads itself (a plain number word), or "on" with a case ending but no possessive:
+    alone, "on" is "ten" only as a day of the month ("ayın onunda"); "ona" is "to him", "onda" "at him"."""
+    if len(parts) != 1:
+        return False
+    word, case = parts[0]
+    return not case or (word == "on" and not case.startswith(_OWNED))
+
+
 def spelled_number(words: list[str], i: int, turkish: bool) -> tuple[float, int, str] | None:
     """A number said in words from ``words[i]``: "eighty-four", "one hundred and twenty", "seksen beş", "yedi
     buçukta", "altıda" → (its value, the index after it, the Turkish case ending of its last word). None for a
@@ -364,9 +373,8 @@ def spelled_number(words: list[str], i: int, turkish: bool) -> tuple[float, int,
         j += 1
         if found[1]:
             break  # a case ending closes the number
-    alone = len(parts) == 1 and not (parts[0] == ("on", parts[0][1]) and parts[0][1].startswith(_OWNED))
-    if not parts or (len(parts) == 1 and not parts[0][1]) or (parts[0][0] in ("bir", "on") and alone):
-        return None  # "on" alone is "on" (English) or "ten" only with the possessive ("ayın onunda"); "birine": someone
+    if not parts or _one_word_no_number(parts):
+        return None
     if parts[0][0] == "bir" and (len(parts) < 2 or parts[1][0] not in SPELLED_SCALES):
         return None  # "bir" alone is "a"
     total = current = 0.0
