@@ -42,6 +42,11 @@ _LARGE_SCOPES_KEPT: Final = 1_024
 _TERM_DOCS_CACHED: Final = 4_096
 
 
+def _best_first(hit: tuple[float, str]) -> tuple[float, str]:
+    """Sort key of (score, id) pairs: the best score first, ties by id (as every search orders its hits)."""
+    return -hit[0], hit[1]
+
+
 class SQLiteSearch(SQLiteCore, SearchOperations):
     """Vector and full-text search."""
 
@@ -194,38 +199,36 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         can then reach the top k.
         """
         probe = _TEXT_PROBE * k
-        ranked = [
-            (int(r[0]), float(r[1]))
-            for r in self._conn.execute(
-                "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
-                "ORDER BY score DESC LIMIT ?",
-                (match, probe),
-            )
-        ]
+        ranked: builtins.list[tuple[int, float]] = self._conn.execute(
+            "SELECT rowid, -bm25(memories_fts) AS score FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY score DESC LIMIT ?",
+            (match, probe),
+        ).fetchall()
         every_match = len(ranked) < probe
-        score_of = dict(ranked)
-        hits: builtins.list[ScoredId] = []
+        passing: builtins.list[tuple[float, str]] = []  # (score, id): ScoredIds are made for the k returned only
         checked = 0
         while checked < len(ranked):
-            chunk = [rid for rid, _ in ranked[checked : checked + 2 * k]]
+            chunk = ranked[checked : checked + 2 * k]
             checked += len(chunk)
-            hits.extend(
-                ScoredId(r[1], score_of[int(r[0])])
-                for r in self._conn.execute(
+            ids = dict(
+                self._conn.execute(
                     f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
                     f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (faster)
-                    (ids_json(chunk), *params),
-                )
+                    (ids_json([rid for rid, _ in chunk]), *params),
+                ).fetchall()
             )
-            if len(hits) < k:
+            passing.extend((float(score), ids[rid]) for rid, score in chunk if rid in ids)
+            if len(passing) < k:
                 continue
-            hits.sort(key=lambda h: (-h.score, h.id))
-            kth = hits[k - 1].score
+            passing.sort(key=_best_first)
+            kth = passing[k - 1][0]
             if checked < len(ranked) and ranked[checked][1] >= kth:
                 continue  # unchecked rows could still tie with or beat the k-th hit
-            return hits[:k] if every_match or ranked[-1][1] < kth else None
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits[:k] if every_match else None
+            if every_match or ranked[-1][1] < kth:
+                return [ScoredId(mid, score) for score, mid in passing[:k]]
+            return None
+        passing.sort(key=_best_first)
+        return [ScoredId(mid, score) for score, mid in passing[:k]] if every_match else None
 
     def _scope_rows(self, flt: MemoryFilter, cap: int, *, remember: bool = False) -> int | None:
         """How many rows ``flt``'s partition holds in its statuses and stores — what the scope index finds
