@@ -91,7 +91,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
             rids, scores, exhausted = self._index.search(names, query, fetch)
             hits = self._passing(rids, scores, where, params)
             if len(hits) >= k or exhausted:
-                return hits[:k]
+                return [ScoredId(mid, score) for score, mid in hits[:k]]
             # widen by the observed pass rate; a filter too selective for that is cheaper to scan
             rate = len(hits) / max(len(rids), 1)
             need = int(1.5 * k / rate) + 1 if rate > 0 else VectorIndex.max_fetch() + 1
@@ -99,22 +99,24 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
                 return self._scan_search(query, where, params, k, scoped=scoped)
             fetch = max(need, 2 * fetch)
 
-    def _passing(self, rids: Rids, scores: Any, where: str, params: Sequence[Any]) -> builtins.list[ScoredId]:
+    def _passing(self, rids: Rids, scores: Any, where: str, params: Sequence[Any]) -> builtins.list[tuple[float, str]]:
+        """(score, id) of the index hits that pass the filter, best first (ties by id)."""
         if len(rids) == 0:
             return []
         listed = rids.tolist()  # Python ints and floats: the loop below is per hit
-        rows = self._conn.execute(  # NOT INDEXED: by rowid, not through the scope index with a rowid probe
-            f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
-            f"AND {where}",
-            (json.dumps(listed), *params),
-        ).fetchall()
-        ids = dict(rows)
+        ids = dict(
+            self._conn.execute(  # NOT INDEXED: by rowid, not through the scope index with a rowid probe
+                f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
+                f"AND {where}",
+                (json.dumps(listed), *params),
+            ).fetchall()
+        )
         hits = [
-            ScoredId(ids[rid], min(1.0, max(-1.0, s)))  # clipped as clip_cosine clips
+            (min(1.0, max(-1.0, s)), ids[rid])  # clipped as clip_cosine clips
             for rid, s in zip(listed, np.asarray(scores, dtype=np.float64).tolist(), strict=True)
             if rid in ids
         ]
-        hits.sort(key=lambda h: (-h.score, h.id))
+        hits.sort(key=_best_first)
         return hits
 
     def _scan_search(
