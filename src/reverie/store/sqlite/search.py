@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import json
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -104,13 +103,7 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         if len(rids) == 0:
             return []
         listed = rids.tolist()  # Python ints and floats: the loop below is per hit
-        ids = dict(
-            self._conn.execute(  # NOT INDEXED: by rowid, not through the scope index with a rowid probe
-                f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
-                f"AND {where}",
-                (json.dumps(listed), *params),
-            ).fetchall()
-        )
+        ids = self._ids_passing(listed, where, params)
         hits = [
             (min(1.0, max(-1.0, s)), ids[rid])  # clipped as clip_cosine clips
             for rid, s in zip(listed, np.asarray(scores, dtype=np.float64).tolist(), strict=True)
@@ -118,6 +111,15 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         ]
         hits.sort(key=_best_first)
         return hits
+
+    def _ids_passing(self, rids: builtins.list[int], where: str, params: Sequence[Any]) -> dict[int, str]:
+        """rid -> id of the rows of ``rids`` that pass the filter ``where``."""
+        rows = self._conn.execute(  # NOT INDEXED: by rowid, not through the scope index with a rowid probe (faster)
+            f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
+            f"AND {where}",
+            (ids_json(rids), *params),
+        ).fetchall()
+        return dict(rows)
 
     def _scan_search(
         self,
@@ -212,14 +214,8 @@ class SQLiteSearch(SQLiteCore, SearchOperations):
         while checked < len(ranked):
             chunk = ranked[checked : checked + 2 * k]
             checked += len(chunk)
-            ids = dict(
-                self._conn.execute(
-                    f"SELECT m.rid, m.id FROM memories m NOT INDEXED WHERE m.rid IN (SELECT value FROM json_each(?)) "
-                    f"AND {where}",  # NOT INDEXED: by rowid, not through a scope index (faster)
-                    (ids_json([rid for rid, _ in chunk]), *params),
-                ).fetchall()
-            )
-            passing.extend((float(score), ids[rid]) for rid, score in chunk if rid in ids)
+            ids = self._ids_passing([rid for rid, _ in chunk], where, params)
+            passing.extend((score, ids[rid]) for rid, score in chunk if rid in ids)
             if len(passing) < k:
                 continue
             passing.sort(key=_best_first)
