@@ -74,8 +74,29 @@ class ScopedMemory:
         """The memory if the credential may see it, read without counting an access; NotFoundError otherwise
         (exactly as for an id that does not exist). A unique prefix of an id is accepted: unique among
         the memories the credential may see, which are the only ones it ever names."""
+        return self._shown(self._own(memory_id))
+
+    def _own(self, memory_id: Any) -> MemoryRecord:
+        """The memory as stored, if the credential may see it (the by-id operations read its id and owner)."""
         mid = self.resolve_id(memory_id)
         return self.credential.require_visible(self.memory.peek_many([mid]).get(mid), mid)
+
+    def _shown(self, record: MemoryRecord) -> MemoryRecord:
+        return self._shown_all([record])[0]
+
+    def _shown_all(self, records: builtins.list[MemoryRecord]) -> builtins.list[MemoryRecord]:
+        """``records`` as the credential is shown them: a ``superseded_by`` naming a memory it may not see (one
+        another agent of the user wrote, or one a store written by an older version linked across scopes) is
+        left empty — the record still says it is superseded, but no id of another scope is named (as in
+        :meth:`history`)."""
+        named = {r.superseded_by for r in records if r.superseded_by}
+        if self.credential.admin or not named:
+            return records
+        found = self.memory.peek_many(sorted(named))
+        foreign = {i for i in named if i not in found or not self.credential.may_see(found[i])}
+        if not foreign:
+            return records
+        return [dataclasses.replace(r, superseded_by=None) if r.superseded_by in foreign else r for r in records]
 
     def resolve_id(self, memory_id: Any) -> str:
         """The full id a whole id or a unique id prefix names, among the memories the credential may see."""
@@ -283,13 +304,13 @@ class ScopedMemory:
 
     # by id -------------------------------------------------------------------------------------
     def get(self, memory_id: Any) -> MemoryRecord:
-        return self.memory.get(self.peek(memory_id).id)
+        return self._shown(self.memory.get(self._own(memory_id).id))
 
     def update(self, memory_id: Any, content: Any = None, **changes: Any) -> MemoryRecord:
-        return self.memory.update(self.peek(memory_id).id, content, **changes)
+        return self._shown(self.memory.update(self._own(memory_id).id, content, **changes))
 
     def forget(self, memory_id: Any) -> None:
-        self.memory.forget(self.peek(memory_id).id)
+        self.memory.forget(self._own(memory_id).id)
 
     def forget_user(self, user_id: Any, *, dry_run: bool = False) -> dict[str, Any]:
         """Erase everything of one user (see :meth:`Memory.forget_user`). The credential must cover the
@@ -324,31 +345,31 @@ class ScopedMemory:
         return self.memory.count(user_id=self._user(user_id), agent_id=self._agent(agent_id), filters=filters)
 
     def pin(self, memory_id: Any) -> MemoryRecord:
-        return self.memory.pin(self.peek(memory_id).id)
+        return self._shown(self.memory.pin(self._own(memory_id).id))
 
     def unpin(self, memory_id: Any) -> MemoryRecord:
-        return self.memory.unpin(self.peek(memory_id).id)
+        return self._shown(self.memory.unpin(self._own(memory_id).id))
 
     def invalidate(self, memory_id: Any, reason: str) -> MemoryRecord:
-        return self.memory.invalidate(self.peek(memory_id).id, reason)
+        return self._shown(self.memory.invalidate(self._own(memory_id).id, reason))
 
     def reactivate(self, memory_id: Any, *, reason: str = "") -> MemoryRecord:
-        return self.memory.reactivate(self.peek(memory_id).id, reason=reason)
+        return self._shown(self.memory.reactivate(self._own(memory_id).id, reason=reason))
 
     def promote(self, memory_id: Any, layer: Layer | str | None = None) -> MemoryRecord:
-        return self.memory.promote(self.peek(memory_id).id, layer)
+        return self._shown(self.memory.promote(self._own(memory_id).id, layer))
 
     def demote(self, memory_id: Any) -> MemoryRecord:
-        return self.memory.demote(self.peek(memory_id).id)
+        return self._shown(self.memory.demote(self._own(memory_id).id))
 
     def feedback(self, memory_id: Any, *, useful: bool) -> MemoryRecord:
-        return self.memory.feedback(self.peek(memory_id).id, useful=useful)
+        return self._shown(self.memory.feedback(self._own(memory_id).id, useful=useful))
 
     def history(self, memory_id: Any) -> builtins.list[HistoryEvent]:
         """The memory's transitions; an id the credential may not see (a successor another agent wrote,
         say) is replaced in the reason and data by :data:`FOREIGN_ID` — not even an id of another scope
         is named."""
-        events = self.memory.history(self.peek(memory_id).id)
+        events = self.memory.history(self._own(memory_id).id)
         if self.credential.admin:
             return events
         named = {i for e in events for i in _UUID.findall(e.reason + json.dumps(e.data, default=str))}
@@ -359,14 +380,14 @@ class ScopedMemory:
         return [dataclasses.replace(e, reason=_hide(e.reason, foreign), data=_hide_in(e.data, foreign)) for e in events]
 
     def accesses(self, memory_id: Any, *, limit: int = 50) -> builtins.list[AccessEvent]:
-        return self.memory.accesses(self.peek(memory_id).id, limit=limit)
+        return self.memory.accesses(self._own(memory_id).id, limit=limit)
 
     def explain_strength(self, memory_id: Any) -> dict[str, Any]:
-        return self.memory.explain_strength(self.peek(memory_id).id)
+        return self.memory.explain_strength(self._own(memory_id).id)
 
     def relations(self, memory_id: Any) -> builtins.list[Relation]:
         """Relations from and to a memory whose other end the credential may see too."""
-        rec = self.peek(memory_id)
+        rec = self._own(memory_id)
         rels = self.memory.relations(rec.id)
         if self.credential.admin:
             return rels
@@ -376,7 +397,7 @@ class ScopedMemory:
         return [r for r in rels if r.src_id in visible and r.dst_id in visible]
 
     def undo_consolidation(self, summary_id: Any, *, reason: str = "") -> UndoneConsolidation:
-        rec = self.peek(summary_id)
+        rec = self._own(summary_id)
         if self.credential.agents is not None and not self.credential.admin:
             raise PermissionDeniedError(
                 "undoing a consolidation changes memories of every agent of the user; "
@@ -388,7 +409,11 @@ class ScopedMemory:
     def search(
         self, query: Any, *, user_id: str | None = None, agent_id: str | None = None, **options: Any
     ) -> builtins.list[Hit]:
-        return self.memory.search(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+        hits = self.memory.search(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+        shown = self._shown_all([h.memory for h in hits])
+        return [
+            h if h.memory is rec else dataclasses.replace(h, memory=rec) for h, rec in zip(hits, shown, strict=True)
+        ]
 
     def context(
         self, query: Any, *, user_id: str | None = None, agent_id: str | None = None, **options: Any
@@ -398,10 +423,12 @@ class ScopedMemory:
     def working_memory(
         self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> builtins.list[MemoryRecord]:
-        return self.memory.working_memory(session_id, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+        return self._shown_all(
+            self.memory.working_memory(session_id, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+        )
 
     def hot_tier(self, *, user_id: str | None = None, agent_id: str | None = None) -> builtins.list[MemoryRecord]:
-        return self.memory.hot_tier(user_id=self._user(user_id), agent_id=self._agent(agent_id))
+        return self._shown_all(self.memory.hot_tier(user_id=self._user(user_id), agent_id=self._agent(agent_id)))
 
     def list(
         self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = False, **options: Any
@@ -414,7 +441,7 @@ class ScopedMemory:
                 all_users=True,
                 **options,
             )
-        return self.memory.list(user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+        return self._shown_all(self.memory.list(user_id=self._user(user_id), agent_id=self._agent(agent_id), **options))
 
     def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
         """Health check. Over every user (``user_id`` omitted) it needs an admin credential; a scoped

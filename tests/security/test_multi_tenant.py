@@ -496,3 +496,39 @@ def test_a_history_never_names_a_memory_of_another_scope(make_memory: Any) -> No
     assert event.data == {"by": FOREIGN_ID, "near": [also_mine, FOREIGN_ID]}  # its own scope's ids stay
     assert theirs in mem.history(mine)[-1].reason  # the library itself (and an admin) sees everything
     assert ScopedMemory(mem, Credential.scoped("bob")).history(mine)[-1].data["by"] == theirs
+
+
+def test_a_record_view_never_names_a_successor_of_another_scope(make_memory: Any) -> None:
+    """A store written before successors were kept within one scope may hold a ``superseded_by`` that names
+    another agent's memory: a scoped caller's record views (by id, list, search, working memory, hot tier)
+    leave it empty; the library itself and an admin see it."""
+    from reverie.auth import Credential
+    from reverie.scoped import ScopedMemory
+
+    mem: Memory = make_memory()
+    mine = mem.add("The dentist appointment is on Tuesday", user_id="bob", agent_id="a2", session_id="s", infer=False)
+    theirs = mem.add("The dentist appointment moved to Friday", user_id="bob", agent_id="a1", infer=False).id
+    own = mem.add("The car service is on Monday", user_id="bob", agent_id="a2", infer=False).id
+    newer = mem.add("The car service moved to Wednesday", user_id="bob", agent_id="a2", infer=False).id
+    assert mine.id and theirs and own and newer
+    mem.store.update_many(
+        [
+            (mine.id, {"status": "superseded", "superseded_by": theirs}),
+            (own, {"status": "superseded", "superseded_by": newer}),
+        ]
+    )
+    narrowed = ScopedMemory(mem, Credential.scoped("bob", "a2"))
+    views = {
+        "peek": narrowed.peek(mine.id),
+        "get": narrowed.get(mine.id),
+        "pin": narrowed.pin(mine.id),
+        "list": next(r for r in narrowed.list(filters={"status": ["superseded"]}) if r.id == mine.id),
+        "search": next(h.memory for h in narrowed.search("dentist appointment", deep=True) if h.memory.id == mine.id),
+    }
+    for name, rec in views.items():
+        assert rec.superseded_by is None and rec.status.value == "superseded", name
+    assert narrowed.get(own).superseded_by == newer  # a successor in its own scope stays named
+    assert all(r.superseded_by in (None, newer) for r in narrowed.working_memory("s") + narrowed.hot_tier())
+    assert mem.get(mine.id).superseded_by == theirs  # the library itself sees everything
+    assert ScopedMemory(mem, Credential.scoped("bob")).get(mine.id).superseded_by == theirs
+    assert mem.store.get([mine.id])[mine.id].superseded_by == theirs  # nothing was written
