@@ -1640,9 +1640,11 @@ def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embed
                 "embedding": embedder.embed([r.content.replace("note", "memo")])[0],
             },
         )
-    gone = [r.id for r in recs[120:]]
+    # fewer entries marked deleted than live ones: a graph mostly marked deleted is loaded again from its rows
+    # by the next search (tests/store/test_sqlite.py), compaction rebuilds the rest
+    gone = [r.id for r in recs[190:]]
     assert st.delete(gone) == len(gone)
-    kept = recs[:120]
+    kept = recs[:190]
     probes = [kept[i].embedding for i in (3, 50, 90)]
     before_v = [[h.id for h in st.vector_search(p, MemoryFilter(), 5)] for p in probes]
     before_t = {h.id for h in st.text_search("lantern3", MemoryFilter(), 100)}
@@ -1657,7 +1659,7 @@ def test_compact_reclaims_space_and_keeps_every_answer(open_store: Opener, embed
     data = report.to_dict()
     assert data["reclaimed_bytes"] == report.reclaimed_bytes >= 0
     if st.backend == "sqlite":
-        assert report.reclaimed_bytes > 0  # 120 rows deleted: VACUUM returns their pages
+        assert report.reclaimed_bytes > 0  # 50 rows deleted, 60 rewritten: VACUUM returns their pages
         assert report.index_entries_before["vector_deleted_marks"] > 0  # deleted, still in the graph
         assert report.index_entries_after["vector_deleted_marks"] == 0
         assert report.index_entries_after["vectors"] == len(kept)

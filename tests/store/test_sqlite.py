@@ -209,6 +209,34 @@ def test_saved_index_catches_up_with_later_writes(tmp_path: Path, embedder: Hash
     st.close()
 
 
+def test_a_graph_mostly_marked_deleted_is_loaded_again_from_its_rows(tmp_path: Path, embedder: HashEmbedder) -> None:
+    """When most of a partition's graph entries are marked deleted (the lifecycle moved most of a user's memories
+    to the cold store's quantised partition, or they were deleted), a search would walk the deleted entries to find
+    the few live ones: the partition is loaded again from its rows (here few enough to be searched exactly), and
+    the saved manifest no longer names the old graph."""
+    path = tmp_path / "mem.db"
+    st = _open(path, ANN)
+    recs = _records(embedder, 400)
+    st.insert(recs)
+    probes = [recs[i].embedding for i in (5, 150, 390)]
+    st.vector_search(probes[0], MemoryFilter(), 5)  # 400 rows > exact_search_max: a graph
+    st.close()
+    assert json.loads((Path(f"{path}.ann") / "manifest.json").read_text())["partitions"]
+    st = _open(path, ANN)
+    gone = [r.id for r in recs if r.id not in {recs[5].id, recs[150].id, recs[390].id}][:360]
+    st.delete(gone)
+    assert st._index_entries()["vector_deleted_marks"] == 0  # not loaded yet: the next search catches up
+    hits = [st.vector_search(p, MemoryFilter(), 3) for p in probes]
+    assert [h[0].id for h in hits] == [recs[5].id, recs[150].id, recs[390].id]
+    assert all(h.id not in set(gone) for found in hits for h in found)
+    assert st._index_entries()["vector_deleted_marks"] == 0 and st._index_entries()["vectors"] == 40
+    st.close()
+    assert json.loads((Path(f"{path}.ann") / "manifest.json").read_text())["partitions"] == {}
+    st = _open(path, ANN)  # reopened: the 40 rows, exactly
+    assert [st.vector_search(p, MemoryFilter(), 1)[0].id for p in probes] == [recs[5].id, recs[150].id, recs[390].id]
+    st.close()
+
+
 def test_two_connections_see_each_others_vectors(tmp_path: Path, embedder: HashEmbedder) -> None:
     path = tmp_path / "mem.db"
     a, b = _open(path, ANN), _open(path, ANN)

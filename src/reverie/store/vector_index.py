@@ -399,6 +399,15 @@ class VectorIndex:
 
     def _maintain(self, name: str) -> None:
         part = self._parts[name]
+        if part.hnsw is not None and int(part.hnsw.get_current_count()) - part.hnsw_live > part.hnsw_live:
+            # more entries marked deleted than live ones (the lifecycle moved most of the user's memories to the
+            # cold store, say): a search walks the deleted entries too, and with few live ones left it visits
+            # nearly the whole graph. The partition is loaded again from its rows: a graph without the deleted
+            # entries, or the exact matrix when few rows are left
+            self._parts[name] = self._load_partition(name)
+            self._state.dirty.add(name)
+            return_freed_memory()
+            return
         delta = len(part.flat)
         if part.hnsw is None:
             if delta > self.params.exact_search_max:
@@ -500,8 +509,8 @@ class VectorIndex:
         if self.ann_dir is None:
             return
         graphs = {name: part for name, part in self._parts.items() if part.hnsw is not None}
-        if not graphs:
-            return
+        if not graphs and not (self.ann_dir / "manifest.json").exists():
+            return  # nothing to save; a saved manifest is rewritten (a partition may have dropped its graph)
         self.ann_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         with self._locked(exclusive=True):
             old = self._read_manifest()
