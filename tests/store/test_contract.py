@@ -1297,6 +1297,44 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
+def test_many_quantized_embeddings_read_together_decode_as_each_alone(store: Store) -> None:
+    """One read of memories at several precisions (a search's pool, a listing) gives each the vector its own
+    code blob decodes to."""
+    from reverie import vector_codec
+
+    vecs = _unit_vectors(12, seed=3)
+    precisions = [Precision.INT8, Precision.INT4, Precision.INT2, Precision.FLOAT32]
+    recs = [
+        MemoryRecord(f"cold fact {i}", id=f"m{i}", store=StoreTier.COLD, embedding=v, embedding_precision=p)
+        for i, (v, p) in enumerate(zip(vecs, precisions * 3, strict=True))
+    ]
+    store.insert(recs)
+    got = store.get([r.id for r in recs])
+    listed = {r.id: r for r in store.list(MemoryFilter(stores=frozenset({StoreTier.COLD})), limit=50)}
+    for rec, vec in zip(recs, vecs, strict=True):
+        p = rec.embedding_precision
+        alone = vec if p is Precision.FLOAT32 else vector_codec.decode(vector_codec.encode(vec, p))
+        for seen in (got[rec.id], listed[rec.id]):
+            assert seen.embedding_precision is p and seen.embedding is not None
+            np.testing.assert_array_equal(seen.embedding, alone)
+
+
+def test_text_search_over_listed_ids_ranks_them_as_the_whole_search_does(store: Store, embedder: HashEmbedder) -> None:
+    """A text search restricted to a few ids (the members of the summaries a search follows) finds exactly the
+    listed memories that match, with the scores the unrestricted search gives them."""
+    recs = [_rec(embedder, f"harbour lantern note {i} " + ("lantern " * (i % 4)) + f"extra{i % 9}") for i in range(120)]
+    store.insert(recs)
+    everything = {h.id: h.score for h in store.text_search("lantern harbour", MemoryFilter(), 200)}
+    assert len(everything) == 120
+    listed = frozenset(r.id for r in recs[::9])
+    hits = store.text_search("lantern harbour", MemoryFilter(ids=listed), 50)
+    assert {h.id for h in hits} == listed
+    for h in hits:
+        assert h.score == pytest.approx(everything[h.id], rel=1e-6)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert store.text_search("nothing-matches-this", MemoryFilter(ids=listed), 50) == []
+
+
 def test_quantized_embeddings_store_dequantize_and_reencode(store: Store) -> None:
     from reverie import vector_codec
 

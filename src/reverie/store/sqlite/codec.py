@@ -163,6 +163,26 @@ def decode_record(row: Sequence[Any]) -> MemoryRecord:
     return _FULL_DECODER(row)
 
 
+def decode_records(rows: Sequence[Sequence[Any]]) -> builtins.list[MemoryRecord]:
+    """:func:`decode_record` of many rows; their quantised embeddings are dequantised together, one pass per
+    blob size (a search reads dozens of cold memories at once: one codec call each cost more than the rest of
+    their decoding)."""
+    count = len(FIELDS)
+    records = [_FULL_DECODER(row[:count]) for row in rows]
+    coded: dict[int, builtins.list[tuple[MemoryRecord, bytes]]] = {}
+    for rec, row in zip(records, rows, strict=True):
+        if len(row) > count and row[count] is not None:
+            coded.setdefault(len(row[count]), []).append((rec, row[count]))
+    for group in coded.values():
+        try:
+            vectors = list(vector_codec.dequantize([blob for _, blob in group]))
+        except InvalidInputError:  # precisions or dimensions that happen to share a blob size: one at a time
+            vectors = [vector_codec.decode(blob) for _, blob in group]
+        for (rec, _), vector in zip(group, vectors, strict=True):
+            rec.embedding = vector
+    return records
+
+
 def scan_columns(names: tuple[str, ...]) -> str:
     """``SELECT`` columns of a scan reading ``names`` (plus the code blob when the embedding is read)."""
     if names == FIELDS:

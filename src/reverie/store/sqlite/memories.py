@@ -27,6 +27,7 @@ from reverie.store.sqlite.codec import (
     SELECT_COLUMNS,
     StoredRow,
     decode_record,
+    decode_records,
     encode_record,
     encode_value,
     filter_sql,
@@ -86,8 +87,7 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
                 f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.id IN (SELECT value FROM json_each(?))",
                 (ids_json(ids),),
             ).fetchall()
-        records = (decode_record(row) for row in rows)
-        return {r.id: r for r in records}
+        return {r.id: r for r in decode_records(rows)}
 
     def _current(self, memory_id: str) -> StoredRow:
         row = self._conn.execute(
@@ -271,7 +271,7 @@ class SQLiteMemories(SQLiteCore, MemoryOperations):
         )
         with self._read("list"):
             rows = self._conn.execute(query, (*params, limit, offset)).fetchall()
-        return [decode_record(row) for row in rows]
+        return decode_records(rows)
 
     def _scanner(self, flt: MemoryFilter, omit: frozenset[str]) -> BatchReader:
         names = scan_fields(omit, FIELDS)
