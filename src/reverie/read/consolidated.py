@@ -203,8 +203,8 @@ def members_take_slots(
     p = 0
     while p < len(out):
         i, _extra = out[p]
-        members = [m for m in members_of(records[ids[i]]) if m in position]
-        present = [q for q, (j, _) in enumerate(out) if ids[j] in members]
+        members = {m for m in members_of(records[ids[i]]) if m in position}
+        present = [q for q, (j, _) in enumerate(out) if ids[j] in members] if members else []
         if not present:
             p += 1
             continue
