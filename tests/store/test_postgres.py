@@ -23,7 +23,7 @@ import pytest
 
 from reverie.config.core import StorageSettings
 from reverie.errors import ConflictError, InvalidInputError, StoreError
-from reverie.model import MemoryRecord
+from reverie.model import MemoryRecord, Status, StoreTier
 from reverie.store import open_store
 from reverie.store.base import MemoryFilter
 from reverie.store.postgres import MIGRATIONS, PostgresStore
@@ -378,3 +378,29 @@ def test_read_path_layout_is_set_by_the_migrations(pg_url: str) -> None:
     assert _scalar(pg_url, "SELECT reloptions FROM pg_class WHERE relname = 'memories'") == ["fillfactor=80"]
     for index in ("memories_tsv_idx", "memories_entities_idx"):  # no pending list for queries to scan
         assert _scalar(pg_url, f"SELECT reloptions FROM pg_class WHERE relname = '{index}'") == ["fastupdate=off"]
+
+
+def test_moving_many_memories_between_scopes_refreshes_the_planner_statistics(pg_url: str) -> None:
+    """A dream that makes most of a user's memories dormant and cold (status and store changed, vectors
+    quantised) leaves the planner's statistics describing them as hot: after storage.pg_analyze_after_rows such
+    moves the table is analysed. A scope's rows with a float32 vector have an index of their own (a quantised
+    cold store is not read row by row to find none)."""
+    rng = np.random.default_rng(5)
+    settings = StorageSettings(pg_analyze_after_rows=50)
+    with PostgresStore(pg_url, settings=settings, dim=DIM) as st:
+        st.insert([MemoryRecord(f"fact {i}", id=f"f{i:03d}", user_id="u", embedding=_vec(rng)) for i in range(120)])
+
+        def analysed() -> int:
+            return int(str(_scalar(pg_url, "SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'memories'")))
+
+        before = analysed()
+        st.update_many([(f"f{i:03d}", {"energy": 0.5}) for i in range(120)])  # an access update: no move
+        assert analysed() == before
+        moved = st.update_fields_many(
+            [(f"f{i:03d}", {"status": Status.DORMANT, "store": StoreTier.COLD}, None) for i in range(100)]
+        )
+        assert len(moved) == 100 and analysed() == before + 1
+        cold = MemoryFilter(user_id="u", statuses=frozenset({Status.DORMANT}), stores=frozenset({StoreTier.COLD}))
+        assert len(st.vector_search(_vec(rng), cold, 10)) == 10
+    definition = str(_scalar(pg_url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_float_idx'"))
+    assert "(partition, store, status) WHERE (embedding IS NOT NULL)" in definition

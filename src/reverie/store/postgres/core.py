@@ -205,8 +205,17 @@ class PostgresCore(SqlTables):
                 self._local.conn = None
         self._maybe_analyze()
 
+    def _scopes_changed(self, rows: int) -> None:
+        """``rows`` memories changed status, store tier or vector form: counted like inserted rows towards the
+        next ANALYZE (``storage.pg_analyze_after_rows``). Without it, after a dream made most of a user's memories
+        dormant, cold and quantised, the planner still saw them hot with float32 vectors and read a whole scope
+        row by row (seconds of searches until autovacuum analysed the table)."""
+        if rows:
+            self._unanalyzed += rows
+            self._maybe_analyze()
+
     def _maybe_analyze(self) -> None:
-        """Refresh the planner's statistics after bulk inserts (outside any transaction).
+        """Refresh the planner's statistics after bulk inserts or moves (outside any transaction).
 
         Autovacuum analyses a grown table only after a delay; until then the planner believes the
         new rows are not there and sorts whole partitions instead of using the HNSW index.

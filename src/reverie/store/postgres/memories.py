@@ -45,6 +45,10 @@ from reverie.store.postgres.schema import batch_bits, sign_bits
 from reverie.store.tables import DEPENDENT_TABLES
 from reverie.store.tables.memories import WRITABLE, BatchReader, MemoryOperations
 
+#: columns whose change moves a memory between the scopes a search filters on (its status and store tier): after
+#: many such moves (a dream making most of a user's memories dormant and cold) the planner's statistics are stale
+_MOVES = frozenset({"status", "store"})
+
 
 class PostgresMemories(PostgresCore, MemoryOperations):
     """The memory rows."""
@@ -132,6 +136,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                     for mid, fields in rows
                 ]
                 cur.executemany(query, params)
+        self._scopes_changed(sum(len(rows) for names, rows in groups.items() if _MOVES.intersection(names)))
 
     def update_fields_many(self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]) -> builtins.list[str]:
         groups, versions = unique_changes(changes, WRITABLE)
@@ -161,6 +166,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                         written.add(row[0])
                     if not cur.nextset():
                         break
+        self._scopes_changed(sum(len(rows) for names, rows in groups.items() if _MOVES.intersection(names)))
         return [mid for mid in versions if mid in written]
 
     def set_embedding_precision(self, changes: Sequence[tuple[str, Precision, int | None]]) -> builtins.list[str]:
@@ -194,6 +200,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                         )
                     ],
                 )
+        self._scopes_changed(len(new))  # float32 vectors became code blobs, or back
         return [mid for mid in targets if mid in new]
 
     def delete(self, ids: Sequence[str]) -> int:
