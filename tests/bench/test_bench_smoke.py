@@ -340,3 +340,19 @@ def test_embedders_bench_smoke(tmp_path: Path) -> None:
         assert c["rss"]["after_500_mb"] > 0
         assert saved["pipeline"][name]["ratio_p50"] > 0
     assert saved["candidates"]["e5-int8"]["dense"]["r@5"] == 1.0  # both questions have an obvious answer
+
+
+def test_read_latency_after_a_dream_smoke(tmp_path: Path) -> None:
+    """``bench/read_latency.py --after-dream``: a small store, a copy of it after one dream 90 days on (built once,
+    then reused), and searches at that time."""
+    rl = _bench_module("read_latency")
+    db = tmp_path / "rl.db"
+    argv = ["--db", str(db), "--size", "300", "--queries", "4", "--rounds", "1", "--after-dream", "90"]
+    doc = rl.main([*argv, "--out", str(tmp_path / "a.json")])
+    info = doc["after_dream"]
+    assert info["days"] == 90 and info["changed"]["decay"] == 300
+    assert sum(info["composition"].values()) >= 300 and any(k.startswith("cold ") for k in info["composition"])
+    assert doc["latency"]["defaults"]["n"] == 4 and doc["latency"]["defaults"]["p50_ms"] > 0
+    assert (tmp_path / "rl.dream90d.db").exists() and db.exists()
+    again = rl.main([*argv, "--out", str(tmp_path / "b.json")])
+    assert again["after_dream"] == info  # the dreamed copy is reused, not dreamed again
