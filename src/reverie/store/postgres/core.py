@@ -67,6 +67,11 @@ _RECLAIMED: Final = (
 )
 
 
+#: moves between scopes (status, store tier, vector form) that make the planner's statistics stale: this share
+#: of the table's rows (autovacuum analyses after a tenth of a table changed, but only after a delay)
+_MOVED_SHARE: Final = 0.2
+
+
 class PostgresCore(SqlTables):
     """The pool and its transactions, under the memory and search parts of :class:`PostgresStore`."""
 
@@ -82,6 +87,8 @@ class PostgresCore(SqlTables):
         self._local = threading.local()
         self._closed = False
         self._unanalyzed = 0  # rows inserted by this process since its last ANALYZE
+        self._moved = 0  # rows this process moved between scopes since its last ANALYZE (see _scopes_changed)
+        self._table_rows = 0.0  # the table's rows as the last ANALYZE this process ran counted them
         self._analyze_lock = threading.Lock()
         with self._errors("could not open the PostgreSQL store"):
             with psycopg.connect(url, autocommit=True) as conn:
@@ -206,13 +213,18 @@ class PostgresCore(SqlTables):
         self._maybe_analyze()
 
     def _scopes_changed(self, rows: int) -> None:
-        """``rows`` memories changed status, store tier or vector form: counted like inserted rows towards the
-        next ANALYZE (``storage.pg_analyze_after_rows``). Without it, after a dream made most of a user's memories
-        dormant, cold and quantised, the planner still saw them hot with float32 vectors and read a whole scope
-        row by row (seconds of searches until autovacuum analysed the table)."""
+        """``rows`` memories changed status, store tier or vector form. Once such moves reach
+        ``storage.pg_analyze_after_rows`` and a fifth of the table (``_MOVED_SHARE``), the table is analysed: after a
+        dream made most of a user's memories dormant, cold and quantised, the planner still saw them hot with
+        float32 vectors and read a whole scope row by row, until autovacuum analysed the table. The share keeps a
+        dream over a large store from analysing it every thousand moves (39 times for 20k memories)."""
         if rows:
-            self._unanalyzed += rows
+            self._moved += rows
             self._maybe_analyze()
+
+    def _analyze_due(self) -> bool:
+        after = self.settings.pg_analyze_after_rows
+        return self._unanalyzed >= after or self._moved >= max(after, _MOVED_SHARE * self._table_rows)
 
     def _maybe_analyze(self) -> None:
         """Refresh the planner's statistics after bulk inserts or moves (outside any transaction).
@@ -220,14 +232,16 @@ class PostgresCore(SqlTables):
         Autovacuum analyses a grown table only after a delay; until then the planner believes the
         new rows are not there and sorts whole partitions instead of using the HNSW index.
         """
-        if self._unanalyzed < self.settings.pg_analyze_after_rows or getattr(self._local, "conn", None) is not None:
+        if not self._analyze_due() or getattr(self._local, "conn", None) is not None:
             return
         with self._analyze_lock:
-            if self._unanalyzed < self.settings.pg_analyze_after_rows:
+            if not self._analyze_due():
                 return
-            self._unanalyzed = 0
+            self._unanalyzed = self._moved = 0
             with self._errors("ANALYZE failed"), self._pool.connection() as conn:
                 conn.execute("ANALYZE memories")
+                row = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass").fetchone()
+                self._table_rows = max(0.0, float(row[0])) if row is not None else 0.0
 
     def rebuild_indexes(self) -> None:
         """Rebuild the text index and the HNSW index (with the current m/ef_construction).
