@@ -383,8 +383,8 @@ def test_read_path_layout_is_set_by_the_migrations(pg_url: str) -> None:
 def test_moving_many_memories_between_scopes_refreshes_the_planner_statistics(pg_url: str) -> None:
     """A dream that makes most of a user's memories dormant and cold (status and store changed, vectors
     quantised) leaves the planner's statistics describing them as hot: once such moves reach
-    storage.pg_analyze_after_rows and a fifth of the table, the table is analysed. A scope's rows with a float32 vector have an index of their own (a quantised
-    cold store is not read row by row to find none)."""
+    storage.pg_analyze_after_rows and a fifth of the table, the table is analysed. A scope's rows with a float32
+    vector have an index of their own (a quantised cold store is not read row by row to find none)."""
     rng = np.random.default_rng(5)
     settings = StorageSettings(pg_analyze_after_rows=50)
     with PostgresStore(pg_url, settings=settings, dim=DIM) as st:
