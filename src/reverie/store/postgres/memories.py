@@ -50,6 +50,11 @@ from reverie.store.tables.memories import WRITABLE, BatchReader, MemoryOperation
 _MOVES = frozenset({"status", "store"})
 
 
+def _moved(groups: Mapping[tuple[str, ...], Sequence[object]]) -> int:
+    """How many rows of these grouped changes move between scopes (see ``_MOVES``)."""
+    return sum(len(rows) for names, rows in groups.items() if _MOVES.intersection(names))
+
+
 class PostgresMemories(PostgresCore, MemoryOperations):
     """The memory rows."""
 
@@ -136,7 +141,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                     for mid, fields in rows
                 ]
                 cur.executemany(query, params)
-        self._scopes_changed(sum(len(rows) for names, rows in groups.items() if _MOVES.intersection(names)))
+        self._scopes_changed(_moved(groups))
 
     def update_fields_many(self, changes: Sequence[tuple[str, Mapping[str, Any], int | None]]) -> builtins.list[str]:
         groups, versions = unique_changes(changes, WRITABLE)
@@ -166,7 +171,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                         written.add(row[0])
                     if not cur.nextset():
                         break
-        self._scopes_changed(sum(len(rows) for names, rows in groups.items() if _MOVES.intersection(names)))
+        self._scopes_changed(_moved(groups))
         return [mid for mid in versions if mid in written]
 
     def set_embedding_precision(self, changes: Sequence[tuple[str, Precision, int | None]]) -> builtins.list[str]:

@@ -27,8 +27,8 @@ _TEXT_PROBE: Final = 8  # text search: matches ranked before the filter, per req
 #: the matches to their rows (bench/scale.py measures both)
 _TEXT_FILTER_FIRST: Final = 5_000
 #: text search: a filter naming at most this many ids is answered by looking the match up at each of their rows
-#: (a summary's members, say). Measured on a 100k store: 10 ids 0.5-1.9 ms, 40 ids 1.6-6.4 ms, against 2-17 ms
-#: for scoring every match of the words and keeping the listed ones (700-7,400 matches); one lookup costs about
+#: (a summary's members, say). Measured on a 100k store: 10 ids 0.45-2.0 ms, 40 ids 1.6-6.4 ms, against 1.8-17 ms
+#: for scoring every match of the words and keeping the listed ones (690-7,430 matches); one lookup costs about
 #: as much as scoring 20-60 matches, so a longer list is checked per match instead
 _TEXT_IDS_LOOKUP: Final = 48
 #: vector search: a filter on the cold store whose scope (partition, statuses, stores) holds fewer rows than
