@@ -132,3 +132,106 @@ def test_deep_search_still_reaches_everything_cold(make_memory: Any, clock: Sett
     mem.store.update_fields(rid, {"status": Status.DORMANT, "store": StoreTier.COLD})
     clock.advance(timedelta(days=1))
     assert rid in {h.memory.id for h in mem.search("passport expiry", user_id="maya", deep=True)}
+
+
+#: errands and facts of one user; half of them are moved to the cold store below
+ERRANDS = [
+    f"Maya wrote down that the {thing} {verb} on {day}"
+    for thing, verb, day in zip(
+        [
+            "dentist appointment",
+            "car service",
+            "library book",
+            "gym membership",
+            "passport photo",
+            "bike repair",
+            "piano lesson",
+            "water bill",
+            "flu shot",
+            "tax return",
+            "parcel pickup",
+            "hair cut",
+        ],
+        [
+            "is due",
+            "is booked",
+            "must be returned",
+            "renews",
+            "is ready",
+            "is finished",
+            "moves",
+            "is paid",
+            "is scheduled",
+            "is filed",
+            "waits",
+            "is booked",
+        ],
+        [
+            "Monday",
+            "Tuesday",
+            "Wednesday",
+            "Thursday",
+            "Friday",
+            "Saturday",
+            "Sunday",
+            "Monday",
+            "Tuesday",
+            "Wednesday",
+            "Thursday",
+            "Friday",
+        ],
+        strict=True,
+    )
+]
+
+
+def test_merged_cold_search_is_one_search_over_both_stores(make_memory: Any, clock: SettableClock) -> None:
+    from reverie.embed.base import embed_queries
+    from reverie.read import hybrid
+    from reverie.store.base import MemoryFilter
+
+    mem = make_memory()
+    ids = [r.id for r in mem.add_many(ERRANDS, user_id="maya", infer=False)]
+    for mid in ids[::2]:  # every other memory cold-migrated, still true
+        mem.store.update_fields(mid, {"store": StoreTier.COLD})
+    active = frozenset({Status.ACTIVE})
+    hot = MemoryFilter(user_id="maya", statuses=active, stores=frozenset({StoreTier.HOT}))
+    cold = MemoryFilter(user_id="maya", statuses=active, stores=frozenset({StoreTier.COLD}))
+    both = MemoryFilter(user_id="maya", statuses=active, stores=None)
+    query = "when is the dentist appointment or the car service booked?"
+    vectors = embed_queries(mem.embedder, [query])
+    merged, errors, (found_hot, found_cold) = hybrid.merged_search(
+        mem.store,
+        (hot, cold),
+        subqueries=[query],
+        vectors=vectors,
+        weights={"vector": 1.0, "text": 1.0},
+        pool=4,
+        k=60,
+        sparse=[[None], [None]],
+    )
+    one = hybrid.fused_search(
+        mem.store,
+        both,
+        subqueries=[query],
+        vectors=vectors,
+        weights={"vector": 1.0, "text": 1.0},
+        pool=4,
+        k=60,
+    )[0]
+    # the same pool as one search over both stores: the best 4 of each channel by raw score, fused
+    assert errors == []
+    assert [c.id for c in merged] == [c.id for c in one]
+    assert {c.id: c.channels for c in merged} == {c.id: c.channels for c in one}
+    assert found_cold <= set(ids[::2]) and found_hot <= set(ids[1::2]) and found_cold and found_hot
+
+
+def test_merged_cold_search_marks_what_the_cold_store_found(make_memory: Any, clock: SettableClock) -> None:
+    mem = make_memory(read={"cold_search": "merged"})
+    kept = mem.add("The spare house key is under the blue flower pot", user_id="maya", infer=False).id
+    mem.add("Maya likes jazz records", user_id="maya", infer=False)
+    mem.store.update_fields(kept, {"store": StoreTier.COLD})
+    hits = mem.search("where is the spare house key?", user_id="maya", k=3)
+    assert hits[0].memory.id == kept
+    assert hits[0].explain["stage"] == "cold" and hits[0].explain["channels"]["cold"]["rank"] == 1
+    assert all(h.explain["stage"] != "cold" for h in hits[1:])

@@ -168,7 +168,7 @@ class ReadSettings(Section):
         description="How many of the best candidates (by fused rank) are followed to their members when they "
         "are consolidation summaries; bounds the extra search per query.",
     )
-    cold_search: Literal["always", "when_weak", "never"] = Field(
+    cold_search: Literal["always", "merged", "when_weak", "never"] = Field(
         default="always",
         description="When a plain search also looks in the cold store, among the memories still true there (cold "
         "active, dormant, archived, and originals held by a consolidation summary; never facts replaced by a newer "
@@ -178,7 +178,10 @@ class ReadSettings(Section):
         "conversation run with the default lifecycle (bench/locomo.py) found no threshold on the hot results "
         "that tells when the answer sits in the cold store: the recall of 'when_weak' rose monotonically with "
         "the threshold and only matched the memory without a lifecycle when the cold store was always searched "
-        "(the cold store costs one more search of each channel).",
+        "(the cold store costs one more search of each channel). 'merged' = both stores searched as one pool: "
+        "each channel keeps the best read.candidate_pool hits of the two by their raw scores, so a store the dream "
+        "cycle has made mostly cold is re-ranked from one pool instead of two — for latency-bound deployments, at "
+        "a cost in recall (measured in bench/README.md: search after a dream, read.cold_search).",
     )
     cold_weak_below: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.55, 0.45, 0.35, e5=0.82),

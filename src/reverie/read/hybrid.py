@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -122,6 +122,52 @@ def fused_search(
     return fuse_channels(results, weights=weights, k=k, limit=pool), [r.text_error for r in results if r.text_error]
 
 
+def merged_search(
+    store: Store,
+    scopes: Sequence[MemoryFilter],
+    *,
+    subqueries: Sequence[str],
+    vectors: Vector,
+    weights: Mapping[str, float],
+    pool: int,
+    k: int,
+    sparse: Sequence[Sequence[tuple[list[ScoredId], str | None]]],
+) -> tuple[list[PoolEntry], list[str], list[set[str]]]:
+    """:func:`fused_search` over several disjoint ``scopes`` (the hot and the cold store) searched as one: each
+    channel keeps the best ``pool`` hits of all the scopes by their raw score (BM25 and the cosine are on one
+    scale whichever store a memory is in), and only those are fused. ``sparse[j][i]``: the full-text result of
+    scope j for sub-query i, already run. Returns the entries, the full-text errors and, per scope, the ids
+    its searches found."""
+    results: list[ChannelResult] = []
+    found: list[set[str]] = [set() for _ in scopes]
+    for i, sub in enumerate(subqueries):
+        per_scope = [
+            run_channels(store, flt, text=sub, vector=vectors[i], pool=pool, sparse=sparse[j][i])
+            for j, flt in enumerate(scopes)
+        ]
+        for j, res in enumerate(per_scope):
+            found[j].update(h.id for h in (*res.vector, *res.text))
+        errors = [r.text_error for r in per_scope if r.text_error]
+        results.append(
+            ChannelResult(
+                _best(pool, (h for r in per_scope for h in r.vector)),
+                _best(pool, (h for r in per_scope for h in r.text)),
+                text_error=errors[0] if errors else None,
+            )
+        )
+    cands = fuse_channels(results, weights=weights, k=k, limit=pool)
+    return cands, [r.text_error for r in results if r.text_error], found
+
+
+def _best(pool: int, hits: Iterable[ScoredId]) -> list[ScoredId]:
+    """The best ``pool`` of ``hits`` (best score first, ties by id), one per memory."""
+    seen: dict[str, ScoredId] = {}
+    for h in hits:
+        if h.id not in seen or h.score > seen[h.id].score:
+            seen[h.id] = h
+    return sorted(seen.values(), key=lambda h: (-h.score, h.id))[:pool]
+
+
 @lru_cache(maxsize=16384)
 def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(text))
@@ -165,4 +211,12 @@ def _fuse_subqueries(per_query: Sequence[Sequence[PoolEntry]], *, k: int) -> lis
     return out
 
 
-__all__ = ["ChannelResult", "PoolEntry", "fuse_channels", "fused_search", "run_channels", "text_channel"]
+__all__ = [
+    "ChannelResult",
+    "PoolEntry",
+    "fuse_channels",
+    "fused_search",
+    "merged_search",
+    "run_channels",
+    "text_channel",
+]

@@ -241,7 +241,7 @@ class ReadPipeline:
         cold_flt = consolidated.cold_filter(flt)
         cold_sparse = (
             [hybrid.text_channel(self.store, cold_flt, text=sub, pool=size) for sub in routed[1]]
-            if follow and cfg.cold_search == "always"
+            if follow and cfg.cold_search in ("always", "merged")
             else None
         )
         entities = graph.query_entities(req.query)
@@ -250,6 +250,11 @@ class ReadPipeline:
         # is among them); only the memories the vector search and the graph add are read afterwards
         early = self._read_ahead([h.id for hits, _ in sparse for h in hits], planned.done)
         plan = planned()
+        if cold_sparse is not None and cfg.cold_search == "merged":
+            cands = self.expand(
+                self._merged(plan, (search, cold_flt), size, (sparse, cold_sparse)), plan, flt, now, entities
+            )
+            return _Pool(plan, flt, search, cands, list(entities), windows, follow, True, early)
         cands = self.expand(self.candidates(plan, search, pool=size, sparse=sparse), plan, flt, now, entities)
         weak = cfg.cold_search == "when_weak" and consolidated.weak(
             cands, cfg.for_profile("cold_weak_below", self.profile)
@@ -259,6 +264,31 @@ class ReadPipeline:
             found = self._fused(plan, cold_flt, size, cold_sparse)[0]
             cands = consolidated.merged(cands, consolidated.admitted(found, "cold", consolidated.found_ids(cands)))
         return _Pool(plan, flt, search, cands, list(entities), windows, follow, cold, early)
+
+    def _merged(
+        self, plan: QueryPlan, scopes: tuple[MemoryFilter, MemoryFilter], size: int, sparse: tuple[Sparse, Sparse]
+    ) -> list[PoolEntry]:
+        """The hot and the cold store searched as one pool (``read.cold_search = "merged"``); the entries only
+        the cold store's searches found are marked as found there."""
+        cands, errors, (_, cold) = hybrid.merged_search(
+            self.store,
+            scopes,
+            subqueries=plan.subqueries,
+            vectors=plan.search,
+            weights=plan.weights,
+            pool=size,
+            k=self.settings.read.rrf_k,
+            sparse=sparse,
+        )
+        rank = 0
+        for c in cands:
+            if errors:
+                c.channels.setdefault("text", {"rank": None, "fallback": errors[0]})
+            if c.id in cold:
+                rank += 1
+                c.stage = "cold"
+                c.channels["cold"] = {"rank": rank}
+        return cands
 
     def _read_ahead(self, ids: Sequence[str], done: Callable[[], bool]) -> dict[str, MemoryRecord]:
         """The memories of ``ids``, read in small batches until the query's embedding is there: the rest of the
