@@ -131,12 +131,12 @@ def merged_search(
     weights: Mapping[str, float],
     pool: int,
     k: int,
-    sparse: Sequence[Sequence[tuple[list[ScoredId], str | None]]],
+    sparse: Sequence[Sequence[tuple[list[ScoredId], str | None] | None]],
 ) -> tuple[list[PoolEntry], list[str], list[set[str]]]:
     """:func:`fused_search` over several disjoint ``scopes`` (the hot and the cold store) searched as one: each
     channel keeps the best ``pool`` hits of all the scopes by their raw score (BM25 and the cosine are on one
     scale whichever store a memory is in), and only those are fused. ``sparse[j][i]``: the full-text result of
-    scope j for sub-query i, already run. Returns the entries, the full-text errors and, per scope, the ids
+    scope j for sub-query i when already run (None: run here). Returns the entries, the full-text errors and, per scope, the ids
     its searches found."""
     results: list[ChannelResult] = []
     found: list[set[str]] = [set() for _ in scopes]
