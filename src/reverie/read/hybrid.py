@@ -136,8 +136,8 @@ def merged_search(
     """:func:`fused_search` over several disjoint ``scopes`` (the hot and the cold store) searched as one: each
     channel keeps the best ``pool`` hits of all the scopes by their raw score (BM25 and the cosine are on one
     scale whichever store a memory is in), and only those are fused. ``sparse[j][i]``: the full-text result of
-    scope j for sub-query i when already run (None: run here). Returns the entries, the full-text errors and, per scope, the ids
-    its searches found."""
+    scope j for sub-query i when already run (None: run here). Returns the entries, the full-text errors and,
+    per scope, the ids its searches found."""
     results: list[ChannelResult] = []
     found: list[set[str]] = [set() for _ in scopes]
     for i, sub in enumerate(subqueries):
