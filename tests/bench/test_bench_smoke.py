@@ -356,3 +356,19 @@ def test_read_latency_after_a_dream_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "rl.dream90d.db").exists() and db.exists()
     again = rl.main([*argv, "--out", str(tmp_path / "b.json")])
     assert again["after_dream"] == info  # the dreamed copy is reused, not dreamed again
+
+
+@pytest.mark.skipif(not LOCOMO_DATA.is_file(), reason="LoCoMo data not beside the checkout")
+def test_sign_bits_bench_smoke(tmp_path: Path) -> None:
+    bench = _bench_module("sign_bits")
+    out = tmp_path / "sign_bits.json"
+    doc = bench.main(["--conversations", "1", "--prototypes", "100", "--out", str(out)])
+    assert json.loads(out.read_text(encoding="utf-8"))["benchmark"] == "sign-bits-prefilter"
+    assert doc["corpus"] > 400 and doc["queries"] > 100
+    zero, mean = doc["capture"]["around zero"], doc["capture"]["around the mean"]
+    assert set(zero) == set(mean) == {"top10@200", "top10@400", "top60@200", "top60@400"}
+    for row in (zero, mean):
+        assert all(0.0 <= v <= 1.0 for v in row.values())
+        assert row["top10@200"] <= row["top10@400"] and row["top60@200"] <= row["top60@400"]
+    # the default embedder's vectors share one direction: bits around their mean prefilter better
+    assert mean["top60@200"] > zero["top60@200"]

@@ -6,11 +6,13 @@ import builtins
 import os
 import re
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Self
 
+import numpy as np
 import psycopg
 import psycopg.conninfo
 from pgvector.psycopg import register_vector
@@ -25,7 +27,14 @@ from reverie.model import MemoryRecord
 from reverie.store._common import safe_json_loads
 from reverie.store.base import CompactReport, MemoryFilter, StoreInfo
 from reverie.store.postgres.codec import Conn, Params, Query, decode_record, filter_sql, redact_url
-from reverie.store.postgres.schema import HNSW_INDEX, REBUILD_LOCK, hnsw_ddl, run_migrations
+from reverie.store.postgres.schema import (
+    HNSW_INDEX,
+    REBUILD_LOCK,
+    fix_center,
+    hnsw_ddl,
+    load_center,
+    run_migrations,
+)
 from reverie.store.postgres.session import POSTGRES, PostgresSession
 from reverie.store.tables import Session, SqlTables
 
@@ -70,6 +79,8 @@ _RECLAIMED: Final = (
 #: moves between scopes (status, store tier, vector form) that make the planner's statistics stale: this share
 #: of the table's rows (autovacuum analyses after a tenth of a table changed, but only after a delay)
 _MOVED_SHARE: Final = 0.2
+#: seconds between looks for the sign bits' centre while none is fixed (no memory quantised yet)
+_CENTER_RECHECK_S: Final = 30.0
 
 
 class PostgresCore(SqlTables):
@@ -90,6 +101,8 @@ class PostgresCore(SqlTables):
         self._moved = 0  # rows this process moved between scopes since its last ANALYZE (see _scopes_changed)
         self._table_rows = 0.0  # the table's rows as the last ANALYZE this process ran counted them
         self._analyze_lock = threading.Lock()
+        self._center: np.ndarray | None = None  # the sign bits' centre, once fixed (it never changes then)
+        self._center_checked = 0.0  # monotonic time the centre was last looked for and not found
         with self._errors("could not open the PostgreSQL store"):
             with psycopg.connect(url, autocommit=True) as conn:
                 self._schema_version = run_migrations(conn, dim, settings)
@@ -145,6 +158,24 @@ class PostgresCore(SqlTables):
         """A transaction (or a savepoint inside the thread's outer transaction)."""
         with self._conn() as conn, conn.transaction():
             yield conn
+
+    def _bits_center(self, conn: Conn, blobs: Sequence[bytes]) -> np.ndarray | None:
+        """The centre the sign bits of ``blobs`` (code blobs about to be written) are taken around, fixed now
+        when no memory was quantised before (:func:`~reverie.store.postgres.schema.fix_center`)."""
+        if self._center is None and blobs:
+            self._center = load_center(conn)
+            if self._center is None:
+                self._center = fix_center(conn, self.dim, blobs)
+        return self._center
+
+    def _search_center(self) -> np.ndarray | None:
+        """The centre a query's sign bits are taken around; looked up again at most every
+        ``_CENTER_RECHECK_S`` while no memory has been quantised (another process may fix it)."""
+        if self._center is None and time.monotonic() >= self._center_checked + _CENTER_RECHECK_S:
+            with self._conn() as conn:
+                self._center = load_center(conn)
+            self._center_checked = time.monotonic()
+        return self._center
 
     def _rows(self, query: Query, params: Params = (), *, binary: bool = False) -> builtins.list[TupleRow]:
         with self._conn() as conn:

@@ -62,17 +62,22 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         if not records:
             return
         rows = [encode_record(r, self.dim) for r in records]
+        codes: list[bytes | None] = []
         for row in rows:  # a record at a quantised precision is stored as codes (+ sign bits)
             stored = stored_vector(row[EMBEDDING_INDEX], precision_value(row[PRECISION_INDEX]))
             row[EMBEDDING_INDEX] = stored.vector
-            row += [stored.codes, sign_bits([stored.codes], self.dim)[0] if stored.codes else None]
+            codes.append(stored.codes)
         query = sql.SQL("COPY memories ({}) FROM STDIN (FORMAT BINARY)").format(
             sql.SQL(", ").join(sql.Identifier(n) for n in (*COLUMN_NAMES, "embedding_codes", "embedding_bits"))
         )
-        with self._write() as conn, conn.cursor() as cur, cur.copy(query) as copy:
-            copy.set_types([*(COPY_TYPES[k] for _, k in COLUMNS), "bytea", "bit"])
-            for row in rows:
-                copy.write_row(row)
+        with self._write() as conn:
+            center = self._bits_center(conn, [c for c in codes if c is not None])
+            for row, blob, bits in zip(rows, codes, batch_bits(codes, self.dim, center), strict=True):
+                row += [blob, bits]
+            with conn.cursor() as cur, cur.copy(query) as copy:
+                copy.set_types([*(COPY_TYPES[k] for _, k in COLUMNS), "bytea", "bit"])
+                for row in rows:
+                    copy.write_row(row)
         self._unanalyzed += len(records)
         self._maybe_analyze()
 
@@ -120,7 +125,11 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         resolved = resolve_embedding(fields, current, self.dim)
         if resolved is None:
             return {}
-        bits = sign_bits([resolved.codes], self.dim)[0] if resolved.codes is not None else None
+        bits = (
+            sign_bits([resolved.codes], self.dim, self._bits_center(conn, [resolved.codes]))[0]
+            if resolved.codes is not None
+            else None
+        )
         return {
             "embedding": resolved.vector,
             "embedding_codes": resolved.codes,
@@ -201,7 +210,13 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                     [
                         (sv.vector, sv.codes, bits, sv.precision.value, mid)
                         for (mid, sv), bits in zip(
-                            new.items(), batch_bits([sv.codes for sv in new.values()], self.dim), strict=True
+                            new.items(),
+                            batch_bits(
+                                [sv.codes for sv in new.values()],
+                                self.dim,
+                                self._bits_center(conn, [sv.codes for sv in new.values() if sv.codes is not None]),
+                            ),
+                            strict=True,
                         )
                     ],
                 )

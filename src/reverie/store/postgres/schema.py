@@ -6,7 +6,9 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import Final, LiteralString
 
+import numpy as np
 from pgvector import Bit
+from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from reverie import vector_codec
@@ -258,18 +260,72 @@ def _migrate_quantized_embeddings(conn: Conn, dim: int, settings: StorageSetting
     conn.execute(sql.SQL("ALTER TABLE memories ADD COLUMN embedding_bits bit({})").format(sql.Literal(dim)))
 
 
-def sign_bits(blobs: Sequence[bytes], dim: int) -> builtins.list[Bit]:
-    """The ``embedding_bits`` of code blobs: the signs of their dequantised vectors."""
+#: the meta key of the centre the sign bits are taken around (a JSON list of floats)
+BITS_CENTER_KEY: Final = "bits_center"
+#: float32 rows averaged for the centre (a sample: the mean of a model's vectors settles long before this)
+_CENTER_SAMPLE: Final = 20_000
+
+
+def _units(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def sign_bits(blobs: Sequence[bytes], dim: int, center: np.ndarray | None) -> builtins.list[Bit]:
+    """The ``embedding_bits`` of code blobs: the signs of their dequantised unit vectors around ``center``.
+
+    Many embedding models put every vector near one common direction (multilingual-e5-small: cosines of
+    unrelated texts around 0.75), so most raw signs are the same for every memory and the Hamming distance
+    between them hardly tells neighbours apart. Around the mean of the store's vectors the signs split the
+    space evenly: on 6,960 texts (LoCoMo's turns and others) with e5, the 400 nearest by signs around zero held
+    70.3% of the int8 cosine top 10, around the mean 98.1% (bench/sign_bits.py)."""
     if not blobs:
         return []
-    return [Bit(row > 0) for row in vector_codec.decode_rows(blobs, dim)]
+    units = _units(vector_codec.decode_rows(blobs, dim))
+    if center is not None:
+        units = units - center
+    return [Bit(row > 0) for row in units]
 
 
-def batch_bits(codes: Sequence[bytes | None], dim: int) -> builtins.list[Bit | None]:
+def batch_bits(codes: Sequence[bytes | None], dim: int, center: np.ndarray | None) -> builtins.list[Bit | None]:
     """:func:`sign_bits` of the blobs among ``codes`` (``None`` where there is none), in order."""
     present = [c for c in codes if c is not None]
-    bits = iter(sign_bits(present, dim))
+    bits = iter(sign_bits(present, dim, center))
     return [next(bits) if c is not None else None for c in codes]
+
+
+def query_bits(vector: np.ndarray, center: np.ndarray | None) -> Bit:
+    """The sign bits a query is compared with (:func:`sign_bits`: the same centre)."""
+    unit = _units(np.asarray(vector, dtype=np.float32))
+    return Bit((unit - center) > 0 if center is not None else unit > 0)
+
+
+def load_center(conn: Conn) -> np.ndarray | None:
+    """The centre of the sign bits, once fixed (:func:`fix_center`)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = %s", (BITS_CENTER_KEY,)).fetchone()
+    return None if row is None else np.asarray(row[0], dtype=np.float32)
+
+
+def fix_center(conn: Conn, dim: int, blobs: Sequence[bytes]) -> np.ndarray | None:
+    """The centre of the sign bits, fixed on first need: the mean unit vector of (a sample of) the float32
+    rows, else of the code blobs about to be written. Every bit is taken around it from then on; a concurrent
+    writer that fixed it first wins."""
+    row = conn.execute(
+        "SELECT avg(l2_normalize(embedding))::real[] FROM (SELECT embedding FROM memories "
+        "WHERE embedding IS NOT NULL LIMIT %s) s",
+        (_CENTER_SAMPLE,),
+    ).fetchone()
+    if row is not None and row[0] is not None:
+        center = np.asarray(row[0], dtype=np.float32)
+    elif blobs:
+        center = _units(vector_codec.decode_rows(blobs, dim)).mean(axis=0)
+    else:
+        return None
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
+        (BITS_CENTER_KEY, jsonb_param([float(x) for x in center], BITS_CENTER_KEY)),
+    )
+    return load_center(conn)
 
 
 #: entity hub: MemoryFilter.entities (any-of) is ``entities ?| array`` over this GIN index
@@ -342,6 +398,37 @@ def _migrate_float_index(conn: Conn, dim: int, settings: StorageSettings) -> Non
     conn.execute("CREATE INDEX memories_float_idx ON memories (partition, store, status) WHERE embedding IS NOT NULL")
 
 
+def _migrate_bits_center(conn: Conn, dim: int, settings: StorageSettings) -> None:
+    """Sign bits taken around the mean of the store's vectors (:func:`sign_bits`): the quantised rows written
+    before get theirs again, in batches."""
+    sample = [
+        bytes(r[0])
+        for r in conn.execute(
+            "SELECT embedding_codes FROM memories WHERE embedding_codes IS NOT NULL LIMIT %s", (_CENTER_SAMPLE,)
+        )
+    ]
+    if not sample:
+        return  # fixed when the first memory is quantised
+    register_vector(conn)  # the migrating connection is not one of the pool's
+    center = fix_center(conn, dim, sample)
+    last = ""
+    while True:
+        rows = conn.execute(
+            "SELECT id, embedding_codes FROM memories WHERE embedding_codes IS NOT NULL AND id > %s "
+            "ORDER BY id LIMIT 2000",
+            (last,),
+        ).fetchall()
+        if not rows:
+            return
+        bits = sign_bits([bytes(r[1]) for r in rows], dim, center)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE memories SET embedding_bits = %s WHERE id = %s",
+                [(b, r[0]) for b, r in zip(bits, rows, strict=True)],
+            )
+        last = rows[-1][0]
+
+
 Migration = Callable[[Conn, int, StorageSettings], None]
 
 #: every migration ever shipped, in order; names are never reused or renamed
@@ -357,6 +444,7 @@ MIGRATIONS: Final[tuple[tuple[str, Migration], ...]] = (
     ("0009_api_keys", _migrate_api_keys),
     ("0010_memory_actions", _migrate_memory_actions),
     ("0011_float_index", _migrate_float_index),
+    ("0012_bits_center", _migrate_bits_center),
 )
 
 
