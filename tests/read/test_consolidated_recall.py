@@ -70,11 +70,17 @@ def test_fact_told_once_on_day_1_is_found_on_day_180(make_memory: Any, clock: Se
     assert linked[0].explain["channels"]["summary"]["summary"] == summary.id
 
 
-def test_cold_store_is_searched_with_the_hot_store(make_memory: Any, clock: SettableClock) -> None:
-    mem = make_memory()
+def _spare_key_in_cold(mem: Memory) -> str:
+    """Where the spare key is, cold-migrated (e.g. after months unused) beside one unrelated hot memory."""
     kept = mem.add("The spare house key is under the blue flower pot", user_id="maya", infer=False).id
     mem.add("Maya likes jazz records", user_id="maya", infer=False)
-    mem.store.update_fields(kept, {"store": StoreTier.COLD})  # e.g. cold-migrated after months unused
+    mem.store.update_fields(kept, {"store": StoreTier.COLD})
+    return kept
+
+
+def test_cold_store_is_searched_with_the_hot_store(make_memory: Any, clock: SettableClock) -> None:
+    mem = make_memory()
+    kept = _spare_key_in_cold(mem)
     hits = mem.search("where is the spare house key?", user_id="maya", k=3)
     assert [h.memory.id for h in hits][:1] == [kept]
     assert hits[0].explain["stage"] == "cold"
@@ -82,9 +88,7 @@ def test_cold_store_is_searched_with_the_hot_store(make_memory: Any, clock: Sett
 
 def test_when_weak_searches_the_cold_store_only_after_a_weak_hot_match(make_memory: Any, clock: SettableClock) -> None:
     mem = make_memory(read={"cold_search": "when_weak"})
-    kept = mem.add("The spare house key is under the blue flower pot", user_id="maya", infer=False).id
-    mem.add("Maya likes jazz records", user_id="maya", infer=False)
-    mem.store.update_fields(kept, {"store": StoreTier.COLD})
+    kept = _spare_key_in_cold(mem)
     weak = mem.search("where is the spare house key?", user_id="maya", k=3)
     assert weak[0].memory.id == kept and weak[0].explain["stage"] == "cold"
     mem.add("The spare house key hides under the blue flower pot by the door", user_id="maya", infer=False)
@@ -199,26 +203,17 @@ def test_merged_cold_search_is_one_search_over_both_stores(make_memory: Any, clo
     cold = MemoryFilter(user_id="maya", statuses=active, stores=frozenset({StoreTier.COLD}))
     both = MemoryFilter(user_id="maya", statuses=active, stores=None)
     query = "when is the dentist appointment or the car service booked?"
-    vectors = embed_queries(mem.embedder, [query])
+    fusion: dict[str, Any] = {
+        "subqueries": [query],
+        "vectors": embed_queries(mem.embedder, [query]),
+        "weights": {"vector": 1.0, "text": 1.0},
+        "pool": 4,
+        "k": 60,
+    }
     merged, errors, (found_hot, found_cold) = hybrid.merged_search(
-        mem.store,
-        (hot, cold),
-        subqueries=[query],
-        vectors=vectors,
-        weights={"vector": 1.0, "text": 1.0},
-        pool=4,
-        k=60,
-        sparse=[[None], [None]],
+        mem.store, (hot, cold), sparse=[None, None], **fusion
     )
-    one = hybrid.fused_search(
-        mem.store,
-        both,
-        subqueries=[query],
-        vectors=vectors,
-        weights={"vector": 1.0, "text": 1.0},
-        pool=4,
-        k=60,
-    )[0]
+    one = hybrid.merged_search(mem.store, (both,), sparse=[None], **fusion)[0]
     # the same pool as one search over both stores: the best 4 of each channel by raw score, fused
     assert errors == []
     assert [c.id for c in merged] == [c.id for c in one]
@@ -228,9 +223,7 @@ def test_merged_cold_search_is_one_search_over_both_stores(make_memory: Any, clo
 
 def test_merged_cold_search_marks_what_the_cold_store_found(make_memory: Any, clock: SettableClock) -> None:
     mem = make_memory(read={"cold_search": "merged"})
-    kept = mem.add("The spare house key is under the blue flower pot", user_id="maya", infer=False).id
-    mem.add("Maya likes jazz records", user_id="maya", infer=False)
-    mem.store.update_fields(kept, {"store": StoreTier.COLD})
+    kept = _spare_key_in_cold(mem)
     hits = mem.search("where is the spare house key?", user_id="maya", k=3)
     assert hits[0].memory.id == kept
     assert hits[0].explain["stage"] == "cold" and hits[0].explain["channels"]["cold"]["rank"] == 1

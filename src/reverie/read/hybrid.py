@@ -100,28 +100,6 @@ def fuse_channels(
     return _fuse_subqueries(per_query, k=k)[:limit]
 
 
-def fused_search(
-    store: Store,
-    flt: MemoryFilter,
-    *,
-    subqueries: Sequence[str],
-    vectors: Vector,
-    weights: Mapping[str, float],
-    pool: int,
-    k: int,
-    sparse: Sequence[tuple[list[ScoredId], str | None]] | None = None,
-) -> tuple[list[PoolEntry], list[str]]:
-    """Both channels over ``flt`` for every sub-query (``vectors[i]``, a row, its search vector; ``sparse[i]`` its
-    full-text result, when already run), fused, the first ``pool``; with the full-text errors."""
-    results = [
-        run_channels(
-            store, flt, text=sub, vector=vectors[i], pool=pool, sparse=sparse[i] if sparse is not None else None
-        )
-        for i, sub in enumerate(subqueries)
-    ]
-    return fuse_channels(results, weights=weights, k=k, limit=pool), [r.text_error for r in results if r.text_error]
-
-
 def merged_search(
     store: Store,
     scopes: Sequence[MemoryFilter],
@@ -131,22 +109,26 @@ def merged_search(
     weights: Mapping[str, float],
     pool: int,
     k: int,
-    sparse: Sequence[Sequence[tuple[list[ScoredId], str | None] | None]],
+    sparse: Sequence[Sequence[tuple[list[ScoredId], str | None]] | None],
 ) -> tuple[list[PoolEntry], list[str], list[set[str]]]:
-    """:func:`fused_search` over several disjoint ``scopes`` (the hot and the cold store) searched as one: each
-    channel keeps the best ``pool`` hits of all the scopes by their raw score (BM25 and the cosine are on one
-    scale whichever store a memory is in), and only those are fused. ``sparse[j][i]``: the full-text result of
-    scope j for sub-query i when already run (None: run here). Returns the entries, the full-text errors and,
-    per scope, the ids its searches found."""
+    """Both channels over ``scopes`` for every sub-query (``vectors[i]``, a row, its search vector), fused, the
+    first ``pool``. Several disjoint scopes (the hot and the cold store) are searched as one: each channel keeps
+    the best ``pool`` hits of all the scopes by their raw score (BM25 and the cosine are on one scale whichever
+    store a memory is in), and only those are fused. ``sparse[j]``: the full-text results of scope j per
+    sub-query when already run (None: run here). Returns the entries, the full-text errors and, with several
+    scopes, the ids each scope's searches found."""
     results: list[ChannelResult] = []
     found: list[set[str]] = [set() for _ in scopes]
     for i, sub in enumerate(subqueries):
         per_scope = [
-            run_channels(store, flt, text=sub, vector=vectors[i], pool=pool, sparse=sparse[j][i])
-            for j, flt in enumerate(scopes)
+            run_channels(store, flt, text=sub, vector=vectors[i], pool=pool, sparse=None if sp is None else sp[i])
+            for flt, sp in zip(scopes, sparse, strict=True)
         ]
-        for j, res in enumerate(per_scope):
-            found[j].update(h.id for h in (*res.vector, *res.text))
+        if len(per_scope) == 1:  # one scope: its channels as they are
+            results.append(per_scope[0])
+            continue
+        for ids, res in zip(found, per_scope, strict=True):
+            ids.update(h.id for h in (*res.vector, *res.text))
         errors = [r.text_error for r in per_scope if r.text_error]
         results.append(
             ChannelResult(
@@ -215,7 +197,6 @@ __all__ = [
     "ChannelResult",
     "PoolEntry",
     "fuse_channels",
-    "fused_search",
     "merged_search",
     "run_channels",
     "text_channel",

@@ -131,18 +131,28 @@ class ReadPipeline:
         self, plan: QueryPlan, flt: MemoryFilter, *, pool: int, sparse: Sparse | None = None
     ) -> list[PoolEntry]:
         """Both channels for every sub-query, fused; a failed full-text channel is recorded on each entry."""
-        cands, errors = self._fused(plan, flt, pool, sparse)
-        if errors:
-            for c in cands:
-                c.channels.setdefault("text", {"rank": None, "fallback": errors[0]})
-        return cands
+        return self._over((flt,), plan, pool, (sparse,))[0]
 
     def _fused(
         self, plan: QueryPlan, flt: MemoryFilter, size: int, sparse: Sparse | None = None
     ) -> tuple[list[PoolEntry], list[str]]:
-        return hybrid.fused_search(
+        cands, errors, _ = self._over((flt,), plan, size, (sparse,), mark=False)
+        return cands, errors
+
+    def _over(
+        self,
+        scopes: Sequence[MemoryFilter],
+        plan: QueryPlan,
+        size: int,
+        sparse: Sequence[Sparse | None],
+        *,
+        mark: bool = True,
+    ) -> tuple[list[PoolEntry], list[str], list[set[str]]]:
+        """:func:`~reverie.read.hybrid.merged_search` of the query's plan over ``scopes``; ``mark``: a failed
+        full-text channel is recorded on each entry."""
+        cands, errors, found = hybrid.merged_search(
             self.store,
-            flt,
+            scopes,
             subqueries=plan.subqueries,
             vectors=plan.search,
             weights=plan.weights,
@@ -150,6 +160,10 @@ class ReadPipeline:
             k=self.settings.read.rrf_k,
             sparse=sparse,
         )
+        if mark and errors:
+            for c in cands:
+                c.channels.setdefault("text", {"rank": None, "fallback": errors[0]})
+        return cands, errors, found
 
     def expand(
         self, cands: list[PoolEntry], plan: QueryPlan, flt: MemoryFilter, now: datetime, entities: Sequence[str]
@@ -270,20 +284,9 @@ class ReadPipeline:
     ) -> list[PoolEntry]:
         """The hot and the cold store searched as one pool (``read.cold_search = "merged"``); the entries only
         the cold store's searches found are marked as found there."""
-        cands, errors, (_, cold) = hybrid.merged_search(
-            self.store,
-            scopes,
-            subqueries=plan.subqueries,
-            vectors=plan.search,
-            weights=plan.weights,
-            pool=size,
-            k=self.settings.read.rrf_k,
-            sparse=sparse,
-        )
+        cands, _, (_, cold) = self._over(scopes, plan, size, sparse)
         rank = 0
         for c in cands:
-            if errors:
-                c.channels.setdefault("text", {"rank": None, "fallback": errors[0]})
             if c.id in cold:
                 rank += 1
                 c.stage = "cold"

@@ -15,6 +15,7 @@ from typing import Any, Final, Self
 import numpy as np
 import psycopg
 import psycopg.conninfo
+from pgvector import Bit
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import TupleRow
@@ -30,6 +31,7 @@ from reverie.store.postgres.codec import Conn, Params, Query, decode_record, fil
 from reverie.store.postgres.schema import (
     HNSW_INDEX,
     REBUILD_LOCK,
+    batch_bits,
     fix_center,
     hnsw_ddl,
     load_center,
@@ -159,14 +161,16 @@ class PostgresCore(SqlTables):
         with self._conn() as conn, conn.transaction():
             yield conn
 
-    def _bits_center(self, conn: Conn, blobs: Sequence[bytes]) -> np.ndarray | None:
-        """The centre the sign bits of ``blobs`` (code blobs about to be written) are taken around, fixed now
-        when no memory was quantised before (:func:`~reverie.store.postgres.schema.fix_center`)."""
+    def _sign_bits(self, conn: Conn, codes: Sequence[bytes | None]) -> builtins.list[Bit | None]:
+        """The ``embedding_bits`` of code blobs about to be written (``None`` where there is none), taken around
+        the store's centre, fixed now when no memory was quantised before
+        (:func:`~reverie.store.postgres.schema.fix_center`)."""
+        blobs = [c for c in codes if c is not None]
         if self._center is None and blobs:
             self._center = load_center(conn)
             if self._center is None:
                 self._center = fix_center(conn, self.dim, blobs)
-        return self._center
+        return batch_bits(codes, self.dim, self._center)
 
     def _search_center(self) -> np.ndarray | None:
         """The centre a query's sign bits are taken around; looked up again at most every

@@ -41,7 +41,6 @@ from reverie.store.postgres.codec import (
     unique_ids,
 )
 from reverie.store.postgres.core import PostgresCore
-from reverie.store.postgres.schema import batch_bits, sign_bits
 from reverie.store.tables import DEPENDENT_TABLES
 from reverie.store.tables.memories import WRITABLE, BatchReader, MemoryOperations
 
@@ -71,8 +70,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
             sql.SQL(", ").join(sql.Identifier(n) for n in (*COLUMN_NAMES, "embedding_codes", "embedding_bits"))
         )
         with self._write() as conn:
-            center = self._bits_center(conn, [c for c in codes if c is not None])
-            for row, blob, bits in zip(rows, codes, batch_bits(codes, self.dim, center), strict=True):
+            for row, blob, bits in zip(rows, codes, self._sign_bits(conn, codes), strict=True):
                 row += [blob, bits]
             with conn.cursor() as cur, cur.copy(query) as copy:
                 copy.set_types([*(COPY_TYPES[k] for _, k in COLUMNS), "bytea", "bit"])
@@ -125,15 +123,10 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         resolved = resolve_embedding(fields, current, self.dim)
         if resolved is None:
             return {}
-        bits = (
-            sign_bits([resolved.codes], self.dim, self._bits_center(conn, [resolved.codes]))[0]
-            if resolved.codes is not None
-            else None
-        )
         return {
             "embedding": resolved.vector,
             "embedding_codes": resolved.codes,
-            "embedding_bits": bits,
+            "embedding_bits": self._sign_bits(conn, [resolved.codes])[0],
             "embedding_precision": resolved.precision.value,
         }
 
@@ -210,13 +203,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
                     [
                         (sv.vector, sv.codes, bits, sv.precision.value, mid)
                         for (mid, sv), bits in zip(
-                            new.items(),
-                            batch_bits(
-                                [sv.codes for sv in new.values()],
-                                self.dim,
-                                self._bits_center(conn, [sv.codes for sv in new.values() if sv.codes is not None]),
-                            ),
-                            strict=True,
+                            new.items(), self._sign_bits(conn, [sv.codes for sv in new.values()]), strict=True
                         )
                     ],
                 )
