@@ -85,6 +85,21 @@ def test_errors_are_one_line_and_exit_1(db: str) -> None:
     assert res.exit_code == 1 and "not valid JSON" in res.output
 
 
+def test_a_message_printed_to_a_pipe_is_not_wrapped(db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Printed to a pipe or a log (not a terminal), an error keeps its long path on one line whatever the
+    width the console guesses (here 40 columns): scripts and tests can read it back."""
+    run("init", "--db", db)
+    monkeypatch.setenv("COLUMNS", "40")
+    deep = tmp_path.joinpath(*(["a-rather-long-directory-name"] * 6))
+    deep.mkdir(parents=True)
+    target = deep / "copy.db"
+    target.write_bytes(b"")
+    res = runner.invoke(app, ["backup", str(target), "--db", db])
+    assert res.exit_code == 1
+    line = next(line for line in res.output.splitlines() if str(target) in line)
+    assert "a backup never overwrites a file" in line, res.output
+
+
 def test_import_export_round_trip(db: str, tmp_path: Path) -> None:
     import importlib.resources
 

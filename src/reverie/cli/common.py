@@ -25,8 +25,20 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help is plain text: "reverie[plot]" stays as written, flags show no "<bool>"
 )
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+
+
+class _Console(Console):
+    """A rich console that wraps long lines only on a terminal: printed to a pipe, a file or a log, a message
+    (a path, an error) stays on one line, whatever width the console would guess."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        if kwargs.get("soft_wrap") is None and not self.is_terminal:
+            kwargs["soft_wrap"] = True
+        super().print(*objects, **kwargs)
+
+
+console = _Console(highlight=False)
+err_console = _Console(stderr=True, highlight=False)
 
 DbOpt = Annotated[
     str | None,
