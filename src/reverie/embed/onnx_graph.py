@@ -227,23 +227,50 @@ def discard_cached(model: Path) -> None:
     shutil.rmtree(model.parent, ignore_errors=True)
 
 
-def make_session(model: Path | bytes, *, threads: int = 0) -> Any:
+#: graph optimisation levels a session may be made with (onnxruntime's names)
+OPTIMIZATIONS = ("all", "basic")
+
+
+def onnxruntime_module() -> Any:
+    """``onnxruntime``, imported with its telemetry switched off: an offline memory engine sends nothing
+    anywhere and leaves no files behind. onnxruntime starts its telemetry (a device id and an event database
+    under ``~/.cache/Microsoft/DeveloperTools``, uploads when it can reach them) as it is imported, unless
+    ``ORT_DISABLE_TELEMETRY`` is set then: reverie sets it to 1 unless the application set it, and also
+    calls onnxruntime's switch in case another package imported it first."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise MissingDependencyError(f"the local embedder's ONNX runtime needs onnxruntime: {INSTALL_HINT}") from exc
+    disable = getattr(ort, "disable_telemetry_events", None)
+    if disable is not None:
+        disable()
+    return ort
+
+
+def make_session(model: Path | bytes, *, threads: int = 0, optimization: str = "all") -> Any:
     """An onnxruntime session of the encoder graph (a cached ``model.onnx``, or the serialized
     model) with ``threads`` intra-op threads (0 = one per core).
 
     Idle worker threads sleep instead of spinning: the read path runs the full-text search on the
     other core while the query is embedded, and a spinning thread would take that core.
+    ``optimization`` ``"basic"`` keeps every node as written (constant folding and the like only):
+    onnxruntime's extended fusions swap an integer product (exact on every CPU) for fused kernels
+    whose results depend on the CPU's instruction set (see :mod:`reverie.embed.e5`).
     """
-    try:
-        import onnxruntime as ort
-    except ImportError as exc:
-        raise MissingDependencyError(f"the local embedder's ONNX runtime needs onnxruntime: {INSTALL_HINT}") from exc
+    if optimization not in OPTIMIZATIONS:
+        raise ValueError(f"optimization must be one of {OPTIMIZATIONS}, got {optimization!r}")
+    ort = onnxruntime_module()
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.enable_cpu_mem_arena = False  # a smaller resident set, no slower
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.graph_optimization_level = (
+        ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if optimization == "all"
+        else ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    )
     options.log_severity_level = 3  # errors only: no warnings on stderr
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
@@ -268,9 +295,12 @@ class Sessions:
     again, ``source=None``) runs everything on ``main``.
     """
 
-    def __init__(self, main: Any, source: Path | bytes | None, *, threads: int, small_threads: int) -> None:
+    def __init__(
+        self, main: Any, source: Path | bytes | None, *, threads: int, small_threads: int, optimization: str = "all"
+    ) -> None:
         self.main = main
         self._source = source
+        self._optimization = optimization
         self._small_threads = small_threads
         self._same = source is None or small_threads == threads
         self._small: Any = None
@@ -284,7 +314,9 @@ class Sessions:
             with self._lock:
                 if self._small is None:
                     assert self._source is not None
-                    self._small = make_session(self._source, threads=self._small_threads)
+                    self._small = make_session(
+                        self._source, threads=self._small_threads, optimization=self._optimization
+                    )
         return self._small
 
 
@@ -305,6 +337,7 @@ __all__ = [
     "ATTENTION_MASK",
     "GRAPH_VERSION",
     "INPUTS_EMBEDS",
+    "OPTIMIZATIONS",
     "OUTPUT",
     "SMALL_INPUT",
     "Sessions",
@@ -312,5 +345,6 @@ __all__ = [
     "cached_model",
     "discard_cached",
     "make_session",
+    "onnxruntime_module",
     "run_session",
 ]

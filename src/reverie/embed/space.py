@@ -17,12 +17,14 @@ recorded only when they agree.
 from __future__ import annotations
 
 import builtins
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from reverie.embed import fingerprint
 from reverie.embed.base import Embedder, describe_identity, identity_of
 from reverie.errors import EmbedderMismatchError, InvalidInputError
 from reverie.model import Precision
@@ -38,6 +40,7 @@ EVIDENCE_MIN_COSINE = 0.98
 _NEEDED = frozenset({"id", "version", "content", "content_hash", "embedding_precision"})
 
 Progress = Callable[[int, int], None]
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -95,10 +98,42 @@ def check(store: Store, embedder: Embedder) -> str | None:
         if not _matches_stored_vectors(store, embedder):
             return _mismatch(store, None, current, pending=False)
         store.set_state(IDENTITY_KEY, current)
-        return None
-    if recorded != current:
+    elif recorded != current:
         return _mismatch(store, recorded, current, pending=False)
+    check_fingerprint(store, embedder)
     return None
+
+
+def check_fingerprint(store: Store, embedder: Embedder) -> fingerprint.Comparison | None:
+    """Record the local embedder's fingerprint in a store that has none; otherwise, when this machine's
+    runtime or CPU kernels differ from the recorded ones, compare the reference vectors and log a warning
+    (the ``reverie`` logger) when they drift past the tolerance. Returns the comparison made, if any (None:
+    a remote embedder, a new record, or the same runtime and kernels, which give the same vectors)."""
+    if not fingerprint.is_local(embedder):
+        return None
+    recorded = fingerprint.Fingerprint.from_state(store.get_state(fingerprint.STATE_KEY) or {})
+    if recorded is None or recorded.embedder != embedder.name:
+        store.set_state(fingerprint.STATE_KEY, fingerprint.take(embedder).as_state())
+        return None
+    if (recorded.runtime, recorded.kernel) == (fingerprint.runtime_of(embedder), fingerprint.cpu_kernel()):
+        return None
+    here = fingerprint.take(embedder)
+    comparison = fingerprint.check_recorded(here, recorded)
+    if comparison is not None and not comparison.ok:
+        _log.warning("%s: %s", store.info().target, fingerprint.drift_message(here, recorded, comparison))
+    return comparison
+
+
+def _drifted(store: Store, embedder: Embedder) -> bool:
+    """Whether the store's vectors were made by this embedder on a machine whose vectors drift past the
+    fingerprint's tolerance from this one's (then re-embedding the same identity is not a no-op)."""
+    if not fingerprint.is_local(embedder):
+        return False
+    recorded = fingerprint.Fingerprint.from_state(store.get_state(fingerprint.STATE_KEY) or {})
+    if recorded is None:
+        return False
+    comparison = fingerprint.check_recorded(fingerprint.take(embedder), recorded)
+    return comparison is not None and not comparison.ok
 
 
 def _matches_stored_vectors(store: Store, embedder: Embedder) -> bool:
@@ -147,7 +182,7 @@ def reembed(
     state = store.get_state(REEMBED_KEY)
     total = store.count(MemoryFilter.everything())
     report = ReembedReport(total=total, source=recorded, target=target)
-    if not state and recorded == target:
+    if not state and recorded == target and not _drifted(store, embedder):
         report.already_current = True
         return report
     stored_dim = int(recorded["dim"]) if recorded and "dim" in recorded else int(getattr(store, "dim", embedder.dim))
@@ -183,6 +218,8 @@ def reembed(
     with store.transaction():
         store.set_state(IDENTITY_KEY, target)
         store.set_state(REEMBED_KEY, None)
+        if fingerprint.is_local(embedder):
+            store.set_state(fingerprint.STATE_KEY, fingerprint.take(embedder).as_state())
     store.rebuild_indexes()
     return report
 
