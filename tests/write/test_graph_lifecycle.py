@@ -62,6 +62,19 @@ def test_memory_verification_state_and_policy_class(mem) -> None:
     assert rec.valid_until is not None and rec.policy_class == "ephemeral"
 
 
+def test_an_ai_restatement_does_not_confirm_what_the_user_said(mem) -> None:
+    """An assistant, an ingest or a dream restating a fact observes it again; only the user confirms it."""
+    b = mem.add(B, user_id="u")
+    for source in ("ai", "ingest", "dream"):
+        again = mem.add(B_AGAIN, user_id="u", source=source)
+        assert again.action is Action.REINFORCE and again.ids == (b.ids[0],)
+        assert mem.get(b.ids[0]).verification_state == "system_inferred", source
+    mem.add(B_AGAIN, user_id="u", source="human")
+    assert mem.get(b.ids[0]).verification_state == "user_confirmed"
+    mem.add(B_AGAIN, user_id="u", source="ai")  # confirmed stays confirmed
+    assert mem.get(b.ids[0]).verification_state == "user_confirmed"
+
+
 def test_a_superseded_memory_s_edges_are_disputed_and_pruned_first(mem) -> None:
     a = mem.add("Ana Silva works at Acme Labs in Lisbon", user_id="u")
     b = mem.add("Ana Silva met Tom Berg from Acme Labs in Porto", user_id="u")

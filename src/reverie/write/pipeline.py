@@ -715,9 +715,14 @@ def learned_reward(prior: float, neighbours: Sequence[admission.Neighbour], *, n
     return min(1.0, max(0.0, prior + (learned - neutral)))
 
 
+#: the sources of what a person says (an explicit add by a person, or the user's side of the conversation)
+_USER_SOURCES = frozenset({"human", "interaction"})
+
+
 def _said_by_user(cand: PendingFact) -> bool:
-    """Whether the write restates what the user said (their message, or an explicit add by a person)."""
-    return cand.data_source == "user_message" or cand.source == "human"
+    """Whether the write restates what the user said: a person's add or the user's message. What an AI, an
+    ingest, a code scan or a dream restates is the system's observation, never the user's confirmation."""
+    return cand.data_source == "user_message" and cand.source in _USER_SOURCES
 
 
 def confirmed_state(state: str, *, by_user: bool) -> str:
