@@ -15,6 +15,14 @@ The suite is ``tests/write/data/knowledge_updates.json`` (written for reverie; s
   Counted: a false supersede (either fact superseded), a false skip (the second fact skipped, or
   reinforced into the first when it is not a paraphrase), and whether each fact's own question
   finds it in the top 5 (*both findable*).
+* **blind** (EN + TR, ``bench/data/compatible_facts.json``, written blind to the update rules): two statements
+  that are both true of one subject (another attribute, item, time or part of it), each pair in its own scope
+  of 2, 3 and 30 memories (chat around the pair), ``infer=True`` and ``infer=False``. Counted for the question
+  about the first fact: the first fact ranked first, hidden (not in the top 10), superseded; and the same for
+  the second. A third of the pairs (by a hash of the id) was set aside before any rule was changed against the
+  suite: the ``unseen`` rows are the honest figures.
+* **one_person**: a new user's first two memories, two unrelated facts about one person ("Maya is allergic to
+  penicillin." / "Maya prefers window seats on flights."), in scopes of 2 and 3; counted as for ``blind``.
 * **notes**: several writers (threads, one ``Memory`` each on one SQLite file) add distinct
   templated notes ("writer w note i: X likes Y at Z #i"); counted: how many stay active.
 * **freshness**: stores of 50 and 5,000 memories with months of access history (searches every
@@ -33,13 +41,14 @@ were written later for diagnosis and development in everyday phrasing, ``dev4`` 
 not used before, ``dev5`` ones after those, in sentence shapes not used before, and ``dev6`` ones after those, in
 everyday phrasing not used before, with the classes the reading was known to miss.
 
-    PYTHONPATH=src python bench/updates.py [--parts updates,compatible,notes,freshness,demo]
+    PYTHONPATH=src python bench/updates.py [--parts updates,compatible,blind,one_person,notes,freshness,demo]
                                            [--embedder local|hash] [--out bench/results/updates.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import shutil
@@ -54,6 +63,8 @@ from typing import Any
 from _benchlib import REPO_DIR, RESULTS_DIR, Timer, console, finish, fmt, machine_info, memory_config, now_iso
 
 SUITE = REPO_DIR / "tests" / "write" / "data" / "knowledge_updates.json"
+#: compatible facts and one person's unrelated facts, written blind to the update rules (its ``about``)
+BLIND = REPO_DIR / "bench" / "data" / "compatible_facts.json"
 LOCOMO = next(
     (
         d / "shared" / "data" / "locomo" / "locomo_dev5.json"
@@ -63,7 +74,7 @@ LOCOMO = next(
     REPO_DIR.parent / "shared" / "data" / "locomo" / "locomo_dev5.json",
 )
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
-PARTS = ("updates", "compatible", "notes", "freshness", "demo")
+PARTS = ("updates", "compatible", "blind", "one_person", "notes", "freshness", "demo")
 #: the suite's splits (its ``about``): built on, held out then looked at, never looked at, written afterwards,
 #: written for development and not yet handled by the reading, written later still for diagnosis in everyday phrasing
 #: (four times)
@@ -262,6 +273,95 @@ def summarise_compatible(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "merged": _rate(group, "merged"),
             "both_findable": _rate(group, "both_findable"),
         }
+    return out
+
+
+# the compatible-facts suite, written blind to the rules ----------------------------------------
+
+#: store sizes the blind suite runs each pair in: the pair alone, the pair and one chat line, the pair amid chat
+BLIND_SIZES = (2, 3, 30)
+
+
+def load_blind(path: Path = BLIND) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def blind_split(item_id: str) -> str:
+    """``unseen`` for a fixed third of the blind suite (by a hash of the id, set aside before any rule was
+    changed against the suite: the honest figures), else ``dev``."""
+    return "unseen" if int(hashlib.sha256(item_id.encode("utf-8")).hexdigest(), 16) % 3 == 0 else "dev"
+
+
+def _fillers(pool: Sequence[str], n: int, seed: str) -> list[str]:
+    rng = random.Random(seed)
+    return rng.sample(list(pool), min(n, len(pool)))
+
+
+def run_blind(
+    runner: Runner, items: Sequence[dict[str, Any]], filler: Sequence[str], *, size: int, k: int = 10
+) -> list[dict[str, Any]]:
+    """Each pair in its own scope of ``size`` memories: ``a``, then (two weeks later) ``b``, with ``size - 2``
+    chat lines around them; a week later the question about ``a`` and the one about ``b``. Counted: ``a``
+    first for its question, ``a`` hidden (not in the top ``k``), ``a`` superseded; the same for ``b``."""
+    rows = []
+    for item in items:
+        chat = _fillers(filler, size - 2, f"blind-{item['id']}-{size}")
+        before, after = chat[: len(chat) // 2], chat[len(chat) // 2 :]
+        user = f"b{size}-{item['id']}"
+        runner.begin(30)
+        for j, line in enumerate(before):
+            runner.at(j * 0.2)
+            runner.add(line, user)
+        runner.at(1)
+        a = runner.add(item["a"], user)
+        for j, line in enumerate(after):
+            runner.at(2 + j * 0.4)
+            runner.add(line, user)
+        runner.at(15)
+        b = runner.add(item["b"], user)
+        runner.at(22)
+        recs = runner.mem.store.get([i for i in (a.id, b.id) if i])
+        row: dict[str, Any] = {
+            "id": item["id"],
+            "lang": item["lang"],
+            "kind": item.get("kind", "one person"),
+            "source": item.get("source", "hand"),
+            "split": blind_split(item["id"]),
+            "size": size,
+            "b_action": b.action.value,
+            "b_reason": b.reason[:300],
+        }
+        for side, res, question, text in (("a", a, item["qa"], item["a"]), ("b", b, item["qb"], item["b"])):
+            hits = runner.mem.search(question, user_id=user, k=k)
+            rank = _rank(hits, res.id, text)
+            rec = recs.get(res.id) if res.id else None
+            row[f"{side}_rank"] = rank
+            row[f"{side}_first"] = rank == 1
+            row[f"{side}_hidden"] = rank is None
+            row[f"{side}_superseded"] = bool(rec is not None and rec.superseded_by)
+            row[f"{side}_top"] = [
+                (h.memory.content[:60], round(h.score, 4), sorted(set(h.explain) & _ORDER_KEYS)) for h in hits[:3]
+            ]
+        rows.append(row)
+    return rows
+
+
+#: what an explanation says when a memory was moved by the ordering steps rather than by its score
+_ORDER_KEYS = {"newer_first", "superseded", "current_version_of", "found_through", "order"}
+
+
+def summarise_blind(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for split in ("all", "dev", "unseen"):
+        for size in BLIND_SIZES:
+            group = [r for r in rows if r["size"] == size and split in ("all", r["split"])]
+            if not group:
+                continue
+            out[f"{split}/{size}"] = {
+                "n": len(group),
+                **{key: _rate(group, key) for key in ("a_first", "a_hidden", "a_superseded", "b_first", "b_hidden")},
+                "b_superseded": _rate(group, "b_superseded"),
+            }
     return out
 
 
@@ -507,6 +607,24 @@ def run(
                     "rows": rows,
                     "seconds": round(t.seconds, 1),
                 }
+        for part, key in (("blind", "pairs"), ("one_person", "one_person")):
+            if part not in parts:
+                continue
+            blind = load_blind()
+            items = blind[key][:limit] if limit is not None else blind[key]
+            filler = blind["filler"]
+            for mode, infer in (("infer", True), ("verbatim", False)):
+                rows = []
+                with Timer() as t:
+                    for size in BLIND_SIZES if part == "blind" else (2, 3):
+                        runner = Runner(workdir, embedder, infer=infer, name=f"{part}-{mode}-{size}")
+                        rows += run_blind(runner, items, filler, size=size)
+                        runner.close()
+                doc[f"{part}_{mode}"] = {
+                    "summary": summarise_blind(rows),
+                    "rows": rows,
+                    "seconds": round(t.seconds, 1),
+                }
         if "notes" in parts:
             doc["notes"] = run_notes(workdir, embedder, per_writer=notes_per_writer)
         if "freshness" in parts:
@@ -564,9 +682,34 @@ def _update_tables(doc: dict[str, Any], con: Any) -> None:
         con.print(table)
 
 
+_BLIND_COLUMNS = ("a_first", "a_hidden", "a_superseded", "b_first", "b_hidden", "b_superseded")
+
+
+def _blind_tables(doc: dict[str, Any], con: Any) -> None:
+    from rich.table import Table
+
+    for part, title in (("blind", "compatible facts (blind)"), ("one_person", "one person's unrelated facts")):
+        for mode in ("infer", "verbatim"):
+            block = doc.get(f"{part}_{mode}")
+            if not block:
+                continue
+            table = Table(title=f"{title}, {mode}: the question about the first fact / the second (search k=10)")
+            cols = ("split/store", "n", "a first", "a hidden", "a superseded", "b first", "b hidden", "b superseded")
+            for col in cols:
+                table.add_column(col)
+            for name, s in block["summary"].items():
+                table.add_row(
+                    name,
+                    str(s["n"]),
+                    *(fmt(s[k]) for k in _BLIND_COLUMNS),
+                )
+            con.print(table)
+
+
 def print_tables(doc: dict[str, Any]) -> None:
     con = console()
     _update_tables(doc, con)
+    _blind_tables(doc, con)
     if "notes" in doc:
         n = doc["notes"]
         con.print(

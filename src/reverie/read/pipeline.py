@@ -87,6 +87,7 @@ class _Pool:
     records: dict[str, MemoryRecord] = field(default_factory=dict)  # before screening: the ones read ahead
     proxies: set[str] = field(default_factory=set)
     followed: int = 0
+    anchor_of: dict[str, str] = field(default_factory=dict)  # a disputed memory -> the immutable one it contradicts
 
 
 def _pool_records(store: Store, ids: Sequence[str], early: dict[str, MemoryRecord]) -> dict[str, MemoryRecord]:
@@ -346,6 +347,8 @@ class ReadPipeline:
         proxies -= have  # a member its summary brought back is itself, not a proxy
         if self._current_first(req):
             cands += versions.successors(self.store, cands, records, pool.flt)
+        added, pool.anchor_of = versions.anchors(self.store, cands, records, pool.flt)
+        cands += added
         pool.cands, pool.records, pool.proxies = cands, records, proxies
 
     def _current_first(self, req: Request) -> bool:
@@ -426,6 +429,7 @@ class ReadPipeline:
         order = consolidated.members_take_slots(order, [c.id for c in cands], records)
         if self._current_first(req):
             order = versions.first(self.settings, self.profile, order, cands, records, vecs, [s for s, _ in scored])
+        order = versions.anchors_first(order, cands, pool.anchor_of)
 
         def explained(i: int) -> rank.Scored:
             total, extra = scored[i]

@@ -190,7 +190,7 @@ def hit(
         **terms,
     }
     mmr = dict(mmr)
-    for key in ("superseded", "current_version_of", "newer_first", "took_slot_of"):
+    for key in ("superseded", "current_version_of", "newer_first", "took_slot_of", "anchor_of"):
         if key in mmr:
             explain[key] = mmr.pop(key)
     if rec.status is Status.SUPERSEDED and "superseded" not in explain and cand.stage not in ("cold", "summary"):
@@ -247,23 +247,29 @@ def merge_hot(
 
 
 def explain_order(hits: Sequence[Hit]) -> None:
-    """A result scored higher than the one above it says why it comes later."""
+    """A result scored higher than the one above it says why it comes later: the step that placed the memory
+    above it there, or diversity when MMR moved it (only then: a memory similar to none above it was not moved
+    for diversity)."""
     for above, h in itertools.pairwise(hits):
         if h.score <= above.score:
             continue
+        mmr = h.explain.get("mmr", {})
         if "superseded" in h.explain:
             why = "superseded: placed right after the memory that replaced it (current version first)"
         elif "current_version_of" in above.explain:
             why = "placed after the current version of a memory, which took that memory's place"
-        elif "mmr" in h.explain:
-            why = (
-                f"diversity (MMR): it is similar to a memory above it (max similarity "
-                f"{h.explain['mmr'].get('max_similarity', 0):.2f})"
-            )
-        elif "hot" in h.explain.get("channels", {}):
-            why = "a core memory (hot tier), placed before the first result scoring lower than it"
+        elif "newer_first" in above.explain:
+            why = f"placed after a newer answer to the same question: {above.explain['newer_first']['note']}"
+        elif "anchor_of" in above.explain:
+            why = "placed after the memory it disputes (an immutable memory keeps its place above what contradicts it)"
+        elif "took_slot_of" in above.explain:
+            why = "placed after an original that took its consolidation summary's place"
+        elif "hot" in above.explain.get("channels", {}):
+            why = "placed after a core memory (hot tier) merged into the results"
+        elif mmr.get("max_similarity", 0) > 0:
+            why = f"diversity (MMR): it is similar to a memory above it (max similarity {mmr['max_similarity']:.2f})"
         else:
-            why = "placed by the hot tier merge"
+            why = "placed by the ordering steps after a memory they moved up"
         h.explain["order"] = why
 
 

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from reverie import lexicon
 from reverie.config import Settings
-from reverie.model import MemoryRecord, Status
+from reverie.model import MemoryRecord, RelationType, Status
 from reverie.read import consolidated, filters
 from reverie.read.hybrid import PoolEntry
 from reverie.store.base import MemoryFilter, Store
@@ -112,6 +112,50 @@ def successors(
             if rec.status is Status.ACTIVE or rec.superseded_by:
                 added.append(PoolEntry(mid, origin.rrf, "successor", {"successor": {"of": origin.id, "rank": None}}))
     return added
+
+
+def anchors(
+    store: Store, cands: list[PoolEntry], records: dict[str, MemoryRecord], flt: MemoryFilter
+) -> tuple[list[PoolEntry], dict[str, str]]:
+    """For each disputed candidate (a statement written against an immutable memory), the immutable memory it
+    contradicts: fetched into the pool when the search did not find it, so that it can be placed above the
+    statement that disputes it (:func:`anchors_first`). Returns the added entries and disputed id -> anchor id.
+    One store round trip, and only when a disputed memory is in the pool."""
+    disputed = [c for c in cands if records[c.id].verification_state == "disputed"]
+    if not disputed:
+        return [], {}
+    links = store.relations([c.id for c in disputed], types=frozenset({RelationType.CONTRADICTS}), direction="out")
+    wanted = {r.dst_id for r in links} - set(records)
+    found = {**records, **(store.get(list(wanted)) if wanted else {})}
+    have = {c.id for c in cands}
+    added: list[PoolEntry] = []
+    anchor_of: dict[str, str] = {}
+    by_id = {c.id: c for c in disputed}
+    for r in links:
+        anchor = found.get(r.dst_id)
+        if anchor is None or not anchor.immutable or not filters.matches(anchor, flt) or r.src_id in anchor_of:
+            continue
+        anchor_of[r.src_id] = anchor.id
+        if anchor.id not in have:
+            records[anchor.id] = anchor
+            have.add(anchor.id)
+            added.append(PoolEntry(anchor.id, by_id[r.src_id].rrf, "anchor", {"anchor": {"of": r.src_id}}))
+    return added, anchor_of
+
+
+def anchors_first(order: Order, cands: list[PoolEntry], anchor_of: dict[str, str]) -> Order:
+    """``order`` with each immutable memory right above a statement that disputes it, when it was below."""
+    if not anchor_of:
+        return order
+    out = list(order)
+    for disputed, anchor in anchor_of.items():
+        pos = {cands[i].id: p for p, (i, _) in enumerate(out)}
+        p_d, p_a = pos.get(disputed), pos.get(anchor)
+        if p_d is None or p_a is None or p_a < p_d:
+            continue
+        i_a, extra = out.pop(p_a)
+        out.insert(p_d, (i_a, {**extra, "anchor_of": disputed}))
+    return out
 
 
 def through_proxies(
@@ -352,4 +396,13 @@ def read_time_updates(
     return out
 
 
-__all__ = ["applies", "asks_about_past", "first", "proxies", "successors", "through_proxies"]
+__all__ = [
+    "anchors",
+    "anchors_first",
+    "applies",
+    "asks_about_past",
+    "first",
+    "proxies",
+    "successors",
+    "through_proxies",
+]
