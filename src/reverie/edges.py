@@ -25,7 +25,7 @@ from reverie.dynamics.lifecycle import reinforce_edge
 from reverie.model import Relation, RelationType
 from reverie.store.base import MemoryFilter, Store
 
-PROTECTED = frozenset({RelationType.SUPERSEDES, RelationType.CONTRADICTS, RelationType.CAUSES})
+PROTECTED = frozenset({RelationType.SUPERSEDES, RelationType.CONTRADICTS, RelationType.CAUSES, RelationType.MAY_UPDATE})
 #: the relations the Cognitive Memory design's 1,000 → 900 pruning counts: every type but the dream's ``summarizes``
 #: links (a summary or card links each member; those links are the dream's, never counted or pruned)
 PRUNE_COUNTED = frozenset(RelationType) - {RelationType.SUMMARIZES}

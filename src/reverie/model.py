@@ -92,6 +92,10 @@ class RelationType(StrEnum):
     RELATED_TO = "related_to"
     REINFORCES = "reinforces"  # Retroactive strengthening
     SUMMARIZES = "summarizes"  # Consolidation links (weight 0.8)
+    #: a newer statement that may update an older one, kept beside it because the reading was unsure (the same
+    #: subject and a change said, values not aligned): ranking by relevance decides, the newer first only when
+    #: both answer the question
+    MAY_UPDATE = "may_update"
 
 
 def utcnow() -> datetime:

@@ -55,7 +55,9 @@ def test_a_question_worded_like_the_old_statement_gets_the_current_version(mem: 
     hits = mem.search("Which marathon is the user training for?", user_id="u", k=3)
     assert hits[0].memory.id == new.id
     assert hits[0].explain["found_through"]["id"] == old.id
-    assert old.id not in _ids(hits)  # factual intent: the superseded memory itself stays out
+    # superseding demotes, it never hides: the old statement answers the question better than anything current,
+    # so it follows its successor, marked as the earlier version
+    assert _ids(hits)[1] == old.id and hits[1].explain["superseded"]["by"] == new.id
 
 
 def test_verbatim_store_answers_with_the_update_first(make_memory, clock: SettableClock) -> None:

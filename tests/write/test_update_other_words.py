@@ -73,11 +73,6 @@ def test_too_before_a_word_says_how_much_and_adds_nothing() -> None:
         # the attribute is the old statement's subject, named again in another form, and a change said
         ("Yıllık sigortamız 8000 lira.", "Sigortaya zam geldi, artık 9500 ödüyoruz."),
         ("Kızımın servisi akşam altıda bırakıyor.", "Servis saati altı buçuğa kaydı."),
-        # the old value named, the new one given with a change
-        (
-            "Our water company is Thames Water.",
-            "We were with Thames Water but the new house is on Affinity, so that is who we pay now.",
-        ),
     ],
 )
 def test_values_aligned_with_nothing_to_tie_them_are_left_to_the_embedder(old: str, new: str) -> None:

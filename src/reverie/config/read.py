@@ -444,25 +444,17 @@ class ReadSettings(Section):
         "updates it (the write path's update reading, reverie.text.updates), so a store written verbatim "
         "answers with the update too.",
     )
-    recency_margin: float = Field(
-        default=0.02,
+    same_answer_margin: float = Field(
+        default=0.05,
         ge=0,
         le=1,
-        description="Time reasoning for questions about now (read.current_first): of two results about one "
-        "thing (as similar to each other as the write gate's change_min) whose scores lie within this margin, "
-        "the newer comes first — what was said last is more likely what holds. 0 = off.",
-    )
-    change_recency_ratio: float = Field(
-        default=0.4,
-        ge=0,
-        le=1,
-        description="Time reasoning for questions about now, when the newer of two results says that something "
-        "changed ('switched to', 'moved', 'instead', 'no longer', a correction) and the two are as similar to each "
-        "other as the write gate's update_candidate_min: the newer comes first when its score is at least this "
-        "fraction of the older's, and the two are each other's nearest among the results that answer the question "
-        "(those scoring at least this fraction of the best one's: a chatty correction sits nearer to other chat than "
-        "to the fact it corrects). People word a change apart from the fact it changes, so the question often "
-        "shares more words with the old statement than with its correction. 0 = off (only recency_margin).",
+        description="Time reasoning for questions about now (read.current_first): of two results where the newer "
+        "may update the older (linked as a possible update when it was written, or a change the update reading "
+        "could not align), the newer comes first when its score is within this margin of the older's — when both "
+        "answer the question. Two statements about different attributes of one subject answer different "
+        "questions: the one asked about scores clearly higher and keeps its place. 0 = only updates the reading "
+        "is sure of reorder.",
+        json_schema_extra=source(REVERIE),
     )
     update_check_top: int = Field(
         default=10,

@@ -428,7 +428,10 @@ class ReadPipeline:
         order = rank.select(cfg, cands, scored, vecs, len(cands))
         order = consolidated.members_take_slots(order, [c.id for c in cands], records)
         if self._current_first(req):
-            order = versions.first(self.settings, self.profile, order, cands, records, vecs, [s for s, _ in scored])
+            links = versions.possible_updates(self.store, [cands[i].id for i, _ in order[: cfg.update_check_top]])
+            order = versions.first(
+                self.settings, self.profile, order, cands, records, vecs, [s for s, _ in scored], links
+            )
         order = versions.anchors_first(order, cands, pool.anchor_of)
 
         def explained(i: int) -> rank.Scored:

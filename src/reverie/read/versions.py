@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from reverie import lexicon
 from reverie.config import Settings
+from reverie.config.read import ReadSettings
 from reverie.model import MemoryRecord, RelationType, Status
 from reverie.read import consolidated, filters
 from reverie.read.hybrid import PoolEntry
@@ -114,6 +115,16 @@ def successors(
     return added
 
 
+def possible_updates(store: Store, ids: Sequence[str]) -> frozenset[tuple[str, str]]:
+    """The ``may_update`` links among ``ids`` (the best candidates): (older id, newer id) pairs the write path kept
+    side by side because its reading was unsure. One store round trip."""
+    if len(ids) < 2:
+        return frozenset()
+    wanted = set(ids)
+    links = store.relations(list(ids), types=frozenset({RelationType.MAY_UPDATE}), direction="out")
+    return frozenset((r.dst_id, r.src_id) for r in links if r.dst_id in wanted)
+
+
 def anchors(
     store: Store, cands: list[PoolEntry], records: dict[str, MemoryRecord], flt: MemoryFilter
 ) -> tuple[list[PoolEntry], dict[str, str]]:
@@ -167,8 +178,13 @@ def through_proxies(
     proxies: set[str] | frozenset[str],
 ) -> tuple[list[PoolEntry], list[Scored], F32, np.ndarray]:
     """Superseded memories found by the search hand their score to their current version (following the
-    chain of updates) and leave the results: the question they answer is answered by what replaced them."""
+    chain of updates) and leave the results: the question they answer is answered by what replaced them.
+    Superseding demotes, it never hides: the one that answers the question better than every current memory
+    stays among the results, and :func:`first` places it right after its successor, marked as the earlier
+    version — a false supersede then costs a rank, never the fact."""
     index = {c.id: i for i, c in enumerate(cands)}
+    best_current = max((scored[i][0] for i, c in enumerate(cands) if c.id not in proxies), default=float("-inf"))
+    kept: set[str] = set()
     for i, c in enumerate(cands):
         if c.id not in proxies:
             continue
@@ -178,6 +194,8 @@ def through_proxies(
         j = index.get(head) if head else None
         if j is None or cands[j].id in proxies or scored[i][0] <= scored[j][0]:
             continue
+        if scored[i][0] > best_current and records[c.id].superseded_by == cands[j].id:
+            kept.add(c.id)
         score, terms = scored[j]
         scored[j] = (
             scored[i][0],
@@ -191,7 +209,7 @@ def through_proxies(
                 },
             },
         )
-    keep = [i for i, c in enumerate(cands) if c.id not in proxies]
+    keep = [i for i, c in enumerate(cands) if c.id not in proxies or c.id in kept]
     return [cands[i] for i in keep], [scored[i] for i in keep], vecs[keep], sims[keep]
 
 
@@ -203,39 +221,68 @@ def first(
     records: dict[str, MemoryRecord],
     vecs: F32,
     scores: Sequence[float] = (),
+    links: frozenset[tuple[str, str]] = frozenset(),
 ) -> Order:
-    """``order`` with each superseded memory right after the one that replaced it (module docs)."""
+    """``order`` with what is true now first, on evidence (module docs):
+
+    - a superseded memory in the results is placed right after the memory that replaced it;
+    - of two results where the newer updates the older by the update reading (the same subject and attribute,
+      another value, or a value let go: :func:`reverie.text.updates.judge`), the newer takes the older's place
+      and the older follows it;
+    - of two results where the newer only *may* update the older (``links``: ``may_update`` relations the write
+      path made, (older id, newer id); or an update the reading found only by closeness in meaning), the newer
+      comes first only when both answer the question: its score within ``read.same_answer_margin`` of the
+      older's. Nothing else reorders: a change word, a shared subject or closeness in the embedding alone is
+      no evidence that two statements answer the same question.
+    """
+    cfg = settings.read
     index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
+    score_of = {cands[i].id: (scores[i] if scores else 0.0) for i, _ in order}
     successor: dict[str, tuple[str, str, str]] = {}  # old id -> (new id, how, reason)
     for i, _ in order:
         rec = records[cands[i].id]
         if (
             rec.status is Status.SUPERSEDED and rec.superseded_by in index and cands[i].stage not in ("cold", "summary")
         ):  # a member held by its summary is still true
+            assert rec.superseded_by is not None
             successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
-    top = [i for i, _ in order[: settings.read.update_check_top]]
+    top = [i for i, _ in order[: cfg.update_check_top]]
     gate = settings.write.gate.profile(profile)
     floor, change_min = gate.update_candidate_min, gate.change_min
     found = read_time_updates(top, cands, records, vecs, floor, change_min=change_min)
     # a correction worded apart from the question may rank far down: the best results look for what updates
     # them in the whole pool (only a verdict at the update score brings one up from there)
-    best = top[: settings.read.successor_search_top]
-    rest = [i for i, _ in order[settings.read.update_check_top :]]
-    nearest = settings.read.successor_search_neighbours
+    best = top[: cfg.successor_search_top]
+    rest = [i for i, _ in order[cfg.update_check_top :]]
     found += [
         t
         for t in read_time_updates(
-            best, cands, records, vecs, floor, newer=rest, nearest=nearest, change_min=change_min
+            best,
+            cands,
+            records,
+            vecs,
+            floor,
+            newer=rest,
+            nearest=cfg.successor_search_neighbours,
+            change_min=change_min,
         )
-        if t[2].updates
+        if t[2].updates and not t[2].by_similarity
     ]
+    possible: list[tuple[str, str, str]] = []  # (old id, new id, why)
     for a, b, verdict in found:
         old, new = cands[a].id, cands[b].id
-        if old not in successor and new not in successor:
+        if old in successor or new in successor:
+            continue
+        if verdict.updates and not verdict.by_similarity:
             successor[old] = (new, "read", f"the newer memory updates it: {verdict.reason}")
-    ranked = newer_of_close_answers(settings, profile, list(order), cands, records, vecs, scores, set(successor))
-    if not successor:
-        return ranked
+        else:
+            possible.append((old, new, f"it may update the older one: {verdict.reason}"))
+    possible += [
+        (old, new, "it was written as a possible update of the older one (linked when it was written)")
+        for old, new in sorted(links)
+        if old in index and new in index
+    ]
+    ranked = _newer_of_two_answers(cfg, list(order), cands, records, score_of, possible, set(successor))
     for old, (new, how, reason) in successor.items():
         pos_old = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == old)
         pos_new = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == new)
@@ -251,75 +298,37 @@ def first(
     return ranked
 
 
-def newer_of_close_answers(
-    settings: Settings,
-    profile: str,
+def _newer_of_two_answers(
+    cfg: ReadSettings,
     ranked: Order,
     cands: list[PoolEntry],
     records: dict[str, MemoryRecord],
-    vecs: F32,
-    scores: Sequence[float],
+    score_of: dict[str, float],
+    possible: list[tuple[str, str, str]],
     skip: set[str],
 ) -> Order:
-    """Of two close answers about one thing (similar to each other from the embedder's ``change_min``,
-    scores within ``read.recency_margin``), the newer comes first: for a question about now, what was
-    said last is more likely what holds (read.recency_margin). A newer answer that says something changed
-    comes first from farther down (its score at least ``read.change_recency_ratio`` of the older's), when
-    the two are each other's nearest among the best candidates that answer the question (a score at least
-    that fraction of the best one's): a correction is worded apart from what it corrects, so the question often
-    shares more words with the old statement; and a chatty correction ("Quick update: I've moved to soprano in
-    the choir, and rehearsals are on Mondays now") can sit nearer to chat the question does not ask about than
-    to the fact it corrects."""
-    cfg = settings.read
-    if cfg.recency_margin <= 0 and cfg.change_recency_ratio <= 0:
-        return ranked
-    gate = settings.write.gate.profile(profile)
-    top = min(len(ranked), cfg.update_check_top)
-    best = max((scores[i] for i, _ in ranked[:top]), default=0.0)
-    answers = [r for r in ranked[:top] if scores[r[0]] >= cfg.change_recency_ratio * best]
-    nearest = _nearest_partners(settings, answers, vecs)
-    for p in range(top):
-        for q in range(p + 1, top):
-            i, j = ranked[p][0], ranked[q][0]
-            a, b = records[cands[i].id], records[cands[j].id]
-            if a.id in skip or b.id in skip or a.status is not Status.ACTIVE or b.status is not Status.ACTIVE:
-                continue
-            if (b.valid_from or b.created_at) <= (a.valid_from or a.created_at):
-                continue
-            similarity = float(vecs[i] @ vecs[j])
-            near = (
-                cfg.recency_margin > 0 and scores[j] >= scores[i] - cfg.recency_margin and similarity >= gate.change_min
-            )
-            changed = (
-                nearest.get(i) == j
-                and nearest.get(j) == i
-                and scores[j] >= cfg.change_recency_ratio * scores[i]
-                and similarity >= gate.update_candidate_min
-                and _says_change(b)
-            )
-            if not (near or changed):
-                continue
-            item = ranked.pop(q)
-            why = (
-                "the newer of two close answers about one thing comes first"
-                if near
-                else "the newer of two answers about one thing says it changed; it comes first"
-            )
-            ranked.insert(p, (item[0], {**item[1], "newer_first": {"over": a.id, "note": why}}))
-            break
+    """Each newer memory that may update an older one comes first when both answer the question: both active,
+    its score within ``read.same_answer_margin`` of the older's. Two statements about different attributes
+    answer different questions, so the one asked about scores clearly higher and keeps its place."""
+    for old, new, why in possible:
+        if old in skip or new in skip:
+            continue
+        a, b = records[old], records[new]
+        if a.status is not Status.ACTIVE or b.status is not Status.ACTIVE:
+            continue
+        if (b.valid_from or b.created_at) <= (a.valid_from or a.created_at):
+            continue
+        if score_of[new] < score_of[old] - cfg.same_answer_margin:
+            continue
+        pos = {cands[i].id: p for p, (i, _) in enumerate(ranked)}
+        p, q = pos[old], pos[new]
+        if q < p:
+            continue
+        item = ranked.pop(q)
+        note = f"the newer of two answers to this question comes first: {why}"
+        ranked.insert(p, (item[0], {**item[1], "newer_first": {"over": old, "note": note[:300]}}))
+        skip.add(new)
     return ranked
-
-
-def _nearest_partners(settings: Settings, shown: Order, vecs: F32) -> dict[int, int]:
-    """Each of ``shown``'s nearest neighbour among them ("about one thing": cosines alone do not tell, an
-    embedder's unrelated pairs can be as close as a fact and its correction). Empty when
-    ``read.change_recency_ratio`` is off."""
-    idx = [i for i, _ in shown]
-    if settings.read.change_recency_ratio <= 0 or len(idx) < 2:
-        return {}
-    sims = vecs[idx] @ vecs[idx].T
-    np.fill_diagonal(sims, -np.inf)
-    return {i: idx[int(np.argmax(sims[n]))] for n, i in enumerate(idx)}
 
 
 def _says_change(rec: MemoryRecord) -> bool:
@@ -402,6 +411,7 @@ __all__ = [
     "applies",
     "asks_about_past",
     "first",
+    "possible_updates",
     "proxies",
     "successors",
     "through_proxies",

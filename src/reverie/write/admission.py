@@ -6,7 +6,11 @@ knowledge updates first.
    the same subject and attribute with another value, a value let go, "from X to Y", a preference
    turned around — is SUPERSEDEd, whatever the similarity (people state a change in other words
    than the fact they change: "uses Vim" → "switched to Neovim"). An immutable memory, or one that
-   another named speaker said, keeps its place: the new memory is created beside it.
+   another named speaker said, keeps its place: the new memory is created beside it. When the reading
+   is unsure — the same subject and a change said, but no value of one slot read to replace another,
+   only closeness by meaning — nothing is hidden: the new memory is created beside the old one and
+   linked to it (``may_update``), and ranking by relevance decides which answers a question (the newer
+   first only when both answer it: :mod:`reverie.read.versions`).
 2. Otherwise, by similarity to the nearest memory: below ``create_below`` → CREATE; in the gap
    [create_below, update_min) → SKIP when the text adds nothing the nearest memory lacks and its
    importance is low, else CREATE; from ``update_min`` → REINFORCE when the new text adds (almost)
@@ -61,6 +65,8 @@ class GateDecision:
     reason: str
     path: str = "heuristic"
     checked: tuple[Checked, ...] = field(default=())
+    #: CREATE beside ``target``, which the new memory may update (an unsure reading: both kept, linked)
+    may_update: bool = False
 
 
 def _new_values(old: str, new: str) -> list[str]:
@@ -129,11 +135,16 @@ def find_update(
         )
         verdict = updates.unaligned_update(verdict, n.similarity, profile.change_min)
         checked.append(Checked(n.record.id, n.similarity, verdict.score, verdict.reason))
-        if verdict.updates and (best is None or verdict.score > best[1].score):
+        # a value read to replace another outweighs closeness by meaning; then the stronger evidence
+        if verdict.updates and (best is None or _weight(verdict) > _weight(best[1])):
             best = (n, verdict)
     if best is None:
         return None, None, tuple(checked)
     return best[0], best[1], tuple(checked)
+
+
+def _weight(verdict: updates.Verdict) -> tuple[bool, float]:
+    return (not verdict.by_similarity, verdict.score)
 
 
 def decide(
@@ -157,6 +168,16 @@ def decide(
             text, neighbours, correction=correction, profile=profile, cfg=cfg, speaker=speaker
         )
         if hit is not None and verdict is not None:
+            if verdict.by_similarity:
+                return GateDecision(
+                    Action.CREATE,
+                    hit.record,
+                    hit.similarity,
+                    f"may update {hit.record.id} (similarity {hit.similarity:.3f}), but no value of one slot was "
+                    f"read to replace another: both kept and linked, ranking decides ({verdict.reason})",
+                    checked=checked,
+                    may_update=True,
+                )
             return _update_decision(hit, verdict, checked, speaker)
     near = sorted(neighbours, key=lambda n: -n.similarity)
     if not near or near[0].similarity < profile.create_below:

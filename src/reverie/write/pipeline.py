@@ -336,6 +336,20 @@ class WritePipeline(AfterCreate, LLMChecks):
         if action is Action.SUPERSEDE and decision.target is not None:
             self._supersede(decision.target, rec, decision)
             return rec.id, decision.target.id
+        if decision.may_update and decision.target is not None:
+            self._add_relations(
+                [
+                    Relation(
+                        rec.id,
+                        decision.target.id,
+                        RelationType.MAY_UPDATE,
+                        created_at=rec.created_at,
+                        metadata={"path": decision.path, "reason": decision.reason[:300]},
+                    )
+                ],
+                rec.user_id,
+            )
+            return (rec.id,)
         if decision.target is not None and _contradicts(decision):
             self._add_relations(
                 [

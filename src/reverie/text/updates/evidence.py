@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from reverie import lexicon
 from reverie.text.updates.compare import held_in, kind_of, same_value, substitutions, value_in
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.tokens import PERSON_STEMS, fold, stem, verb_stem
@@ -377,6 +378,89 @@ def _against_untied(r: Pair) -> float:
     return r.add(-1.5, UNTIED) * -1
 
 
+def _against_other_slot(r: Pair) -> float:
+    """Values of two attributes of one subject: besides what they share, each clause names an attribute word of
+    its own that the other lacks ("Rent for the studio is 900 a month" / "The studio is 38 square metres",
+    "starts at 9:30" / "wraps up at 4:30", "shoe size 31" / "jacket size 128"). A value replaced in one slot keeps
+    the slot's words and changes the value. Only without a change or correction said: people word a change
+    with verbs of their own ("I weigh 82 kilos" / "Down to 76 kg", "lives in Toronto" / "moved back to
+    Vancouver"), and the change said is then the evidence that one slot changed."""
+    if not r.subs or r.explicit or r.cue or r.corrects or r.functional or any(change_said(c) for c in r.b.clauses):
+        return 0.0  # a change said, or one attribute family that holds one value at a time: read as one slot
+    own_old, own_new = _own_words(r.oc, r.nc, r), _own_words(r.nc, r.oc, r)
+    if not own_old or not own_new:
+        own_old, own_new = _counted(r)
+    if not own_old or not own_new:
+        return 0.0
+    return (
+        r.add(
+            -3.0,
+            f"values of different attributes ({', '.join(sorted(own_old)[:2])} / {', '.join(sorted(own_new)[:2])})",
+        )
+        * -1
+    )
+
+
+_COUNTED = re.compile(r"^[^\w£$€₺]*(?:(?:a|an|per|the|of|bir)\s+)?([^\W\d_]{2,})", re.UNICODE)
+_CURRENCY = re.compile(r"[£$€₺]\s*$")
+
+
+def _counted(r: Pair) -> tuple[set[str], set[str]]:
+    """What the replaced numbers count or measure, each named only in its own clause ("2 bedrooms" / "the 5th
+    floor", "4.1 kg" / "52 cm", "900 a month" / "38 square metres"): the word right after each number (or money,
+    for a currency sign before it). Empty sets when the numbers measure one thing or say nothing of it."""
+    old: set[str] = set()
+    new: set[str] = set()
+    turkish = r.a.turkish
+    for o, n in r.subs:
+        if kind_of(o).split("@")[0] != "number" or kind_of(n).split("@")[0] != "number":
+            continue
+        co, cn = _unit(o, r.oc, turkish), _unit(n, r.nc, turkish)
+        if (
+            co
+            and cn
+            and co[:3] != cn[:3]
+            and co not in r.nc.stems | r.nc.context
+            and cn not in r.oc.stems | r.oc.context
+        ):
+            old.add(co)
+            new.add(cn)
+    return old, new
+
+
+def _unit(v: Value, c: Clause, turkish: bool) -> str:
+    at = c.text.find(v.text)
+    if at < 0:
+        return ""
+    if _CURRENCY.search(c.text[:at]):
+        return "money"
+    m = _COUNTED.match(c.text[at + len(v.text) :])
+    return stem(fold(m.group(1)), turkish) if m else ""
+
+
+_SINCE_EVENT = re.compile(r"\b(?:since|beri|itibaren)\b", re.IGNORECASE)
+
+
+def change_said(c: Clause) -> bool:
+    """Whether the clause says that something changed or was corrected: a change or correction word, "since"
+    (a time or an event: "since my knee surgery"), a value let go, "from X", where a change goes, a habit taken
+    up again."""
+    change = [w for w in c.change if w not in ("new", "newly", "yeni")]  # "my new laptop" names no old one
+    return bool(
+        change or c.correction or c.dropped or c.moved_from or c.targets or c.resumed or _SINCE_EVENT.search(c.text)
+    )
+
+
+def _own_words(c: Clause, other: Clause, r: Pair) -> set[str]:
+    """The content stems of clause ``c`` that name what its values are of and that ``other`` does not say: not
+    its subject, its values, words of time or qualifiers ("new", "old"), nor a word ``other`` says in any form
+    (the same stem, or one's first four letters)."""
+    turkish = r.a.turkish
+    said = other.stems | other.subject_words | other.context | {w for v in other.values for w in v.norm.split()}
+    mine = c.stems - c.subject_words - {w for v in c.values for w in v.norm.split()} - _TIME[turkish] - _QUAL[turkish]
+    return {w for w in mine if len(w) >= 3 and w not in said and not any(w[:4] == x[:4] for x in said if len(x) >= 4)}
+
+
 def _against_topic(r: Pair) -> float:
     other = topic_differs(r.oc, r.nc)
     return r.add(-1.5, other) * -1 if other and not r.explicit else 0.0
@@ -487,9 +571,12 @@ def _against_already_held(r: Pair) -> float:
 
 
 _EVENT_STEMS = {turkish: frozenset(stem(e, turkish) for e in EVENTS) for turkish in (False, True)}
+_TIME = {t: frozenset(stem(w, t) for w in lexicon.words("update_time_words")) for t in (False, True)}
+_QUAL = {t: frozenset(stem(w, t) for w in QUALIFIER) for t in (False, True)}
 AGAINST = (
     _against_subject,
     _against_attribute,
+    _against_other_slot,
     _against_untied,
     _against_topic,
     _against_roles,

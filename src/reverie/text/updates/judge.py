@@ -22,6 +22,9 @@ from reverie.text.updates.evidence import (
     weigh_explicit,
     weigh_for,
 )
+from reverie.text.updates.evidence import (
+    change_said as _change_said,
+)
 from reverie.text.updates.statement import Clause, Statement
 from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
 from reverie.text.updates.vocabulary import (
@@ -62,6 +65,9 @@ class Verdict:
     #: the same subject and attribute, a change said, and values the reading could not align: an update when
     #: the two are also close in meaning (:func:`unaligned_update`)
     unaligned: bool = False
+    #: an update only because the embedder put the two close (:func:`unaligned_update`): no value of one slot
+    #: was read to replace another, so it is a *possible* update — never evidence enough to hide a memory
+    by_similarity: bool = False
 
     @property
     def updates(self) -> bool:
@@ -228,6 +234,7 @@ def unaligned_update(verdict: Verdict, similarity: float, change_min: float) -> 
         f"the same subject and attribute with a change said, values not aligned, similar by meaning "
         f"({similarity:.2f} >= {change_min:.2f}): {verdict.reason}",
         (*verdict.evidence, f"+{UPDATE_SCORE - max(verdict.score, 0.0):.1f} similar by meaning ({similarity:.2f})"),
+        by_similarity=True,
     )
 
 
@@ -247,6 +254,19 @@ def _subjects(oc: Clause, nc: Clause, a: Statement, b: Statement) -> str:
         return _same_kind_of_thing(so, sn, oc.subject_words, new_words, a.turkish)
     if so == sn:
         return "same"
+    if _two_attributes_of_one_owner(so, sn, a, b) and not _change_said(nc):
+        return "different"  # "Priya's manager" / "Priya's mentor": two slots of one owner
+    names_o, names_n = _names(oc.subject_words), _names(new_words)
+    if (
+        "lead" in (so[0], sn[0])
+        and {so[0], sn[0]} <= {"lead", "thing"}
+        and names_o
+        and names_n
+        and not names_o & _said(b)
+        and not names_n & _said(a)
+        and not _change_said(nc)
+    ):  # two named subjects, each named only in its own statement ("Zeynep" / "Tolga", "Rent" / "the electricity bill")
+        return "different"
     pair = frozenset({so[0], sn[0]})
     if pair == {"thing"}:
         return "unknown" if so[2] in b.stems or sn[2] in a.stems else "different-thing"
@@ -381,6 +401,27 @@ def _two_relations(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], 
 
 def _two_leads(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:
     return "same" if words_o & words_n else "unknown"
+
+
+def _two_attributes_of_one_owner(so: tuple[str, ...], sn: tuple[str, ...], a: Statement, b: Statement) -> bool:
+    """Whether the two subjects are two things of one owner, each named only in its own statement ("Priya's
+    manager" / "Priya's mentor", "my phone" / "my laptop"): then a value of one is no value of the other."""
+    if len(so) < 3 or len(sn) < 3 or so[0] not in ("rel", "thing") or sn[0] not in ("rel", "thing"):
+        return False
+    if not so[1] or so[1] != sn[1] or so[2] == sn[2]:
+        return False
+    head_o, head_n = so[2].lstrip("·"), sn[2].lstrip("·")
+    return bool(head_o and head_n) and head_o not in _said(b) and head_n not in _said(a)
+
+
+def _names(words: set[str]) -> set[str]:
+    """The words of a capitalised subject that can name someone or something (not "new", not one letter)."""
+    return {w for w in words if len(w) >= 3 and w not in _QUALIFIER_STEMS and w not in QUALIFIER}
+
+
+def _said(s: Statement) -> set[str]:
+    """Every word ``s`` names something with: its content stems, its subjects' words and its values' words."""
+    return s.stems | {w for c in s.clauses for w in (*c.subject_words, *(x for v in c.values for x in v.norm.split()))}
 
 
 def _lead_and_other(so: tuple[str, ...], sn: tuple[str, ...], words_o: set[str], words_n: set[str]) -> str:

@@ -25,6 +25,7 @@ from reverie.text.updates.vocabulary import (
     OBJECT_VERBS,
     PERSON_NOUNS,
     PREPOSITIONS,
+    QUALIFIER,
     SELF_WORDS,
     STOP,
     TITLE,
@@ -188,6 +189,8 @@ def noun_phrase(raw: list[str], words: list[str], start: int) -> list[str]:
     out: list[str] = []
     for j in range(start, min(len(words), start + 5)):
         w = words[j]
+        if not out and w in QUALIFIER:
+            continue  # "my new phone", "our old car": the qualifier is no change said, the noun follows
         if (
             (w in STOP and not w.endswith("'s"))
             or is_predicate(w)
