@@ -230,9 +230,9 @@ def first(
       another value, or a value let go: :func:`reverie.text.updates.judge`), the newer takes the older's place
       and the older follows it;
     - of two results where the newer only *may* update the older (``links``: ``may_update`` relations the write
-      path made, (older id, newer id); or an update the reading found only by closeness in meaning), the newer
-      comes first only when both answer the question: its score within ``read.same_answer_margin`` of the
-      older's. Nothing else reorders: a change word, a shared subject or closeness in the embedding alone is
+      path made, (older id, newer id); or the reading's same subject and attribute with a change said, values not
+      aligned, found close in meaning), the newer comes first only when both answer the question: its score
+      within ``read.same_answer_margin`` of the older's. Nothing else reorders: a change word, a shared subject or closeness in the embedding alone is
       no evidence that two statements answer the same question.
     """
     cfg = settings.read
@@ -275,8 +275,9 @@ def first(
             continue
         if verdict.updates and not verdict.by_similarity:
             successor[old] = (new, "read", f"the newer memory updates it: {verdict.reason}")
-        else:
+        elif verdict.by_similarity:  # the same subject and attribute, a change said, values not aligned
             possible.append((old, new, f"it may update the older one: {verdict.reason}"))
+        # a likely update the reading could not confirm is no evidence: relevance decides
     possible += [
         (old, new, "it was written as a possible update of the older one (linked when it was written)")
         for old, new in sorted(links)
