@@ -353,3 +353,22 @@ def test_hyde_templates_follow_the_query_language() -> None:
     assert hyde.language("What is Maya allergic to?") == "en"
     assert hyde.language("Kullanıcı hangi şehirde yaşıyor?") == "tr"
     assert hyde.language("Emre nerede?") == "tr" and hyde.language("Maya neyi tercih ediyor?") == "tr"
+
+
+def test_the_lexical_score_compares_a_word_without_its_suffix() -> None:
+    """ "Ebru'nun" (Ebru's) and "Ebru" are one word to the lexical score: the genitive suffix after the
+    apostrophe is no word of the question that only one memory holds; nor is the clitic of "Maya's"."""
+    tr = hybrid.lexical_scores(
+        ["Ebru'nun hangi rahatsızlığı var?"], ["Ebru çölyak hastası.", "Ebru'nun arabası kırmızı bir Fiat 500."]
+    )
+    assert tr[0] == tr[1] > 0
+    en = hybrid.lexical_scores(["What is Maya's job?"], ["Maya is a nurse.", "Maya's cat is called Pixel."])
+    assert en[0] == en[1] > 0
+
+
+def test_an_entity_named_with_more_or_fewer_words_is_the_same_entity() -> None:
+    stored = ["entity://person/hakan-gaziantep", "entity://place/lisbon"]
+    assert scoring.entity_matches(frozenset({"hakan"}), stored) == 1
+    assert scoring.entity_matches(frozenset({"hakan gaziantep", "lisbon"}), stored) == 2
+    assert scoring.entity_matches(frozenset({"maya silva"}), ["entity://person/maya"]) == 1
+    assert scoring.entity_matches(frozenset({"hakan"}), ["entity://person/hakkan"]) == 0  # words, not letters

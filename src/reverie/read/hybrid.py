@@ -25,10 +25,12 @@ from reverie.errors import StoreError
 from reverie.model import Vector
 from reverie.read.fusion import rrf
 from reverie.store.base import MemoryFilter, ScoredId, Store
-from reverie.store.textquery import query_terms
+from reverie.store.textquery import MAX_QUERY_TERMS, MAX_TERM_CHARS, STOPWORDS
 from reverie.text.updates import stem
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: a word with what follows an apostrophe inside it: a Turkish case suffix ("Ebru'nun", "Gaziantep'te") or an
+#: English clitic ("Maya's", "don't"); the lexical score compares the word before it
+_WORD = re.compile(r"([^\W_]+)(?:['’][^\W_]+)*", re.UNICODE)
 
 
 @dataclass(slots=True)
@@ -155,6 +157,13 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(text))
 
 
+def _query_stems(query: str) -> list[str]:
+    """The query's content words as the lexical score compares them (suffixes after an apostrophe dropped)."""
+    words = [w.casefold() for w in _WORD.findall(query) if len(w) <= MAX_TERM_CHARS]
+    content = [w for w in dict.fromkeys(words) if w not in STOPWORDS] or words
+    return list(dict.fromkeys(stem(w) for w in content))[:MAX_QUERY_TERMS]
+
+
 def lexical_scores(queries: Sequence[str], texts: Sequence[str]) -> list[float]:
     """For each text, the best over ``queries`` of the share of the query's words it holds, each word
     weighted by its rarity among ``texts`` (``ln(1 + n / (df + 0.5))`` over the n candidates): 1.0 holds
@@ -164,7 +173,7 @@ def lexical_scores(queries: Sequence[str], texts: Sequence[str]) -> list[float]:
     n = len(docs)
     best = [0.0] * n
     for query in queries:
-        terms = list(dict.fromkeys(stem(t) for t in query_terms(query)))
+        terms = _query_stems(query)
         if not terms or n == 0:
             continue
         weights = {t: math.log(1.0 + n / (sum(t in d for d in docs) + 0.5)) for t in terms}

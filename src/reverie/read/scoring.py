@@ -197,11 +197,19 @@ def base_terms(
     return relevance, prior, possible, out
 
 
+def entity_matches(query: frozenset[str], stored: Sequence[str]) -> int:
+    """How many of the query's entities the memory names: the same name, or one whose words hold the other's
+    ("Hakan" and a stored "Hakan Gaziantep", "Maya Silva" and "Maya"): a name written with more or fewer of its
+    words is still the same name."""
+    keys = [frozenset(k.split()) for k in {entity_key(e) for e in stored}]
+    return sum(1 for q in query if any((words := frozenset(q.split())) <= k or k <= words for k in keys if k))
+
+
 def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings) -> dict[str, float]:
     out: dict[str, float] = {}
     matches = 0
     if ctx.entities and rec.entities:
-        matches = len(ctx.entities & {entity_key(e) for e in rec.entities})
+        matches = entity_matches(ctx.entities, rec.entities)
         if matches:
             out["entity"] = read.entity_boost * min(matches, read.entity_boost_max)
     if rec.session_id is not None and rec.session_id in ctx.episodes:
