@@ -232,8 +232,8 @@ def first(
     - of two results where the newer only *may* update the older (``links``: ``may_update`` relations the write
       path made, (older id, newer id); or the reading's same subject and attribute with a change said, values not
       aligned, found close in meaning), the newer comes first only when both answer the question: its score
-      within ``read.same_answer_margin`` of the older's. Nothing else reorders: a change word, a shared subject or closeness in the embedding alone is
-      no evidence that two statements answer the same question.
+      within ``read.same_answer_margin`` of the older's. Nothing else reorders: a change word, a shared subject
+      or closeness in the embedding alone is no evidence that two statements answer the same question.
     """
     cfg = settings.read
     index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
