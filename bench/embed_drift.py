@@ -139,7 +139,8 @@ class Variants:
 
 
 def _drift(a: np.ndarray, b: np.ndarray, pairs: np.ndarray) -> dict[str, float]:
-    text_err = 1.0 - np.sum(a.astype(np.float64) * b, axis=1)
+    # 1 - cosine of two unit vectors; float32 normalisation leaves them unit to ~1e-8, so clip that rounding at 0
+    text_err = np.clip(1.0 - np.sum(a.astype(np.float64) * b, axis=1), 0.0, None)
     ca = np.sum(a[pairs[:, 0]].astype(np.float64) * a[pairs[:, 1]], axis=1)
     cb = np.sum(b[pairs[:, 0]].astype(np.float64) * b[pairs[:, 1]], axis=1)
     shift = np.abs(ca - cb)
@@ -181,27 +182,23 @@ def measure_speed(
     }
 
 
-def dense_recall(encoders: dict[str, Any], names: Sequence[str], k: int = 10) -> dict[str, float]:
-    """Dense recall@k of LoCoMo's evidence turns (categories 1-4), each variant alone."""
-    data = json.loads(Path(DATA).read_text("utf-8"))
+def dense_recall(encoders: dict[str, Any], names: Sequence[str]) -> dict[str, float]:
+    """Dense recall@10 of LoCoMo's evidence turns (categories 1-4), each variant alone — the protocol of
+    ``bench/embedders.py`` (speaker-prefixed turns, evidence ids normalised), through its functions."""
+    from types import SimpleNamespace
+
+    from embedders import dense_recall as recall_of
+    from embedders import load_locomo
+
+    data = load_locomo(Path(DATA))
     out: dict[str, float] = {}
     for n in names:
-        scores = []
-        for conv in data:
-            ids, texts = [], []
-            for key, session in conv["conversation"].items():
-                if _TURN.match(key):
-                    for t in session:
-                        ids.append(t["dia_id"])
-                        texts.append(t["text"])
-            qa = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4) and q.get("evidence")]
-            P = encoders[n](texts, False)
-            Q = encoders[n]([q["question"] for q in qa], True)
-            top = np.argsort(-(Q @ P.T), axis=1)[:, :k]
-            for q, row in zip(qa, top, strict=True):
-                ev = set(q["evidence"])
-                scores.append(len(ev & {ids[i] for i in row}) / len(ev))
-        out[n] = float(np.mean(scores))
+        cand = SimpleNamespace(
+            name=n,
+            passages=lambda texts, n=n: encoders[n](texts, False),
+            queries=lambda texts, n=n: encoders[n](texts, True),
+        )
+        out[n] = float(recall_of(cand, data)["r@10"])  # type: ignore[arg-type]
     return out
 
 

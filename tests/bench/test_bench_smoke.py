@@ -372,3 +372,19 @@ def test_sign_bits_bench_smoke(tmp_path: Path) -> None:
         assert row["top10@200"] <= row["top10@400"] and row["top60@200"] <= row["top60@400"]
     # the default embedder's vectors share one direction: bits around their mean prefilter better
     assert mean["top60@200"] > zero["top60@200"]
+
+
+@pytest.mark.model
+def test_embed_drift_bench_smoke(tmp_path: Path) -> None:
+    """``bench/embed_drift.py`` on a few LoCoMo turns: every pair of variants is compared, the shipped int8
+    session equals the exact integer arithmetic, and the earlier 8-bit weights do not on this machine's kernels
+    only if the machine saturates (any value in [0, 1] is accepted there)."""
+    bench = _bench_module("embed_drift")
+    out = tmp_path / "drift.json"
+    doc = bench.main(["--texts", "12", "--queries", "2", "--out", str(out), "--quiet"])
+    assert json.loads(out.read_text(encoding="utf-8"))["texts"] == 12
+    assert set(doc["drift"]) == {f"{a} | {b}" for a, b, _ in bench.PAIRS}
+    for row in doc["drift"].values():
+        assert 0.0 <= row["text_mean"] <= row["text_max"] <= 1.0 and 0.0 <= row["pair_max"] <= 2.0
+    assert doc["drift"]["int8 | int8 exact"]["text_max"] < 1e-6
+    assert set(doc["speed"]) == {"int8 (1 thread)", "int8, full range (before)", "q4 (1 thread)", "fp32"}

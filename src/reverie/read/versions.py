@@ -238,14 +238,7 @@ def first(
     cfg = settings.read
     index = {cands[i].id: pos for pos, (i, _) in enumerate(order)}
     score_of = {cands[i].id: (scores[i] if scores else 0.0) for i, _ in order}
-    successor: dict[str, tuple[str, str, str]] = {}  # old id -> (new id, how, reason)
-    for i, _ in order:
-        rec = records[cands[i].id]
-        if (
-            rec.status is Status.SUPERSEDED and rec.superseded_by in index and cands[i].stage not in ("cold", "summary")
-        ):  # a member held by its summary is still true
-            assert rec.superseded_by is not None
-            successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
+    successor = _stored_successors(order, cands, records, index)
     top = [i for i, _ in order[: cfg.update_check_top]]
     gate = settings.write.gate.profile(profile)
     floor, change_min = gate.update_candidate_min, gate.change_min
@@ -284,6 +277,26 @@ def first(
         if old in index and new in index
     ]
     ranked = _newer_of_two_answers(cfg, list(order), cands, records, score_of, possible, set(successor))
+    return _place_successors(ranked, cands, successor)
+
+
+def _stored_successors(
+    order: Order, cands: list[PoolEntry], records: dict[str, MemoryRecord], index: dict[str, int]
+) -> dict[str, tuple[str, str, str]]:
+    """old id -> (new id, how, reason) for each superseded result whose successor is in the results too."""
+    successor: dict[str, tuple[str, str, str]] = {}
+    for i, _ in order:
+        rec = records[cands[i].id]
+        if (
+            rec.status is Status.SUPERSEDED and rec.superseded_by in index and cands[i].stage not in ("cold", "summary")
+        ):  # a member held by its summary is still true
+            assert rec.superseded_by is not None
+            successor[rec.id] = (rec.superseded_by, "stored", "superseded when the newer memory was written")
+    return successor
+
+
+def _place_successors(ranked: Order, cands: list[PoolEntry], successor: dict[str, tuple[str, str, str]]) -> Order:
+    """Each newer version takes the place of the memory it replaces when it ranked below it; the older follows."""
     for old, (new, how, reason) in successor.items():
         pos_old = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == old)
         pos_new = next(p for p, (i, _) in enumerate(ranked) if cands[i].id == new)
