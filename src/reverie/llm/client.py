@@ -53,6 +53,8 @@ class CircuitBreaker:
         self._count = 0
         self._opened_at: float | None = None
         self._lock = threading.Lock()
+        #: what the last failed call met (``None`` after a success): ``reverie doctor`` shows it
+        self.last_error: str | None = None
 
     @property
     def is_open(self) -> bool:
@@ -68,6 +70,7 @@ class CircuitBreaker:
             failing = self._count
             self._count = 0
             self._opened_at = None
+            self.last_error = None
         if failing:
             log.info("%s answers again after %d failed calls", self.label, failing)
 
@@ -75,6 +78,7 @@ class CircuitBreaker:
         with self._lock:
             self._count += 1
             count = self._count
+            self.last_error = error or "no answer"
             opened = count >= self.failures
             if opened:
                 self._opened_at = self._clock()
