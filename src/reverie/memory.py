@@ -36,7 +36,7 @@ from reverie.editing import Editing
 from reverie.embed.base import Embedder
 from reverie.errors import AmbiguousIdError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from reverie.ingest import Ingest
-from reverie.inspection import Inspection
+from reverie.inspection import Inspection, redact_target
 from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
 from reverie.opslog import OpsLog
 from reverie.results import DreamReport, Hit, Stats
@@ -144,6 +144,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
             rotate_bytes=self.settings.opslog.rotate_bytes,
             queue_size=self.settings.opslog.queue_size,
             log_text=self.settings.opslog.log_text,
+            store=redact_target(str(self.target)),
         )
         self._closed = False
         self._lock = threading.RLock()
@@ -391,6 +392,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True, defer=True)
         self.ops.log(
             "search",
+            user_id=req.flt.user_id,
             query=req.query[:200],
             results=len(hits),
             k=req.k,
@@ -456,6 +458,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         )
         self.ops.log(
             "context",
+            user_id=req.flt.user_id,
             query=req.query[:200],
             injected=len(block.items),
             tokens=block.used_tokens,

@@ -27,7 +27,8 @@ def _memory(tmp_path: Path, clock: SettableClock, **config: object) -> Memory:
 def test_the_hot_tier_keeps_at_most_its_bound_of_scopes_and_drops_stale_ones(tmp_path: Path) -> None:
     clock = SettableClock()
     with _memory(tmp_path, clock) as mem:
-        mem.add_many([{"content": f"user {i} likes tea number {i}", "user_id": f"u{i}"} for i in range(60)], infer=False)
+        items = [{"content": f"user {i} likes tea number {i}", "user_id": f"u{i}"} for i in range(60)]
+        mem.add_many(items, infer=False)
         assert MAX_SCOPES >= 1000  # a server keeps the hot tiers of about a thousand recent users
         hot = HotTier(max_scopes=16)
         for i in range(60):

@@ -43,7 +43,8 @@ def test_a_healthy_memory_reports_every_check_by_name(tmp_path: Path) -> None:
     clock = SettableClock()
     with _memory(tmp_path, clock=clock) as mem:
         empty = mem.health()
-        assert [c.name for c in empty.checks] == [name for name, _ in CHECKS] == ["store", "embedder", "llm", "schedule"]
+        names = [c.name for c in empty.checks]
+        assert names == [name for name, _ in CHECKS] == ["store", "embedder", "llm", "schedule"]
         assert empty.status == "ok" and empty.ok
         assert "nothing to maintain yet" in empty["schedule"].message
         mem.add("Maya is allergic to penicillin", user_id="maya")

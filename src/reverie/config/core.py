@@ -226,7 +226,10 @@ class OpsLogSettings(Section):
     SOURCE = COGNITIVE_MEMORY
 
     enabled: bool = Field(default=True, description="Write the ops log (local file only; nothing leaves the machine).")
-    path: Path | None = Field(default=None, description="Ops log file (default: ops-log.jsonl beside the database).")
+    path: Path | None = Field(
+        default=None,
+        description="Ops log file (default: ops-log.jsonl beside the database; every entry names its store).",
+    )
     rotate_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="Rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
     )

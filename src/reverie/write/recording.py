@@ -106,6 +106,7 @@ class WriteBase:
             "write",
             action=result.action.value,
             id=result.id,
+            user_id=cand.user_id,
             reason=result.reason,
             path=cand.path,
             decisions=cand.decisions,
