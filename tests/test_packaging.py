@@ -72,7 +72,8 @@ def test_the_wheel_metadata(dist: dict[str, Path]) -> None:
     info = f"reverie-{reverie.__version__}.dist-info"
     meta = email.parser.Parser().parsestr(wheel.read(f"{info}/METADATA").decode())
     assert meta["Name"] == "reverie" and meta["Version"] == reverie.__version__
-    assert meta["License-Expression"] == "Apache-2.0"
+    assert meta["License-Expression"] == "Apache-2.0" and meta["License-File"] == "LICENSE"
+    assert "Apache License" in wheel.read(f"{info}/licenses/LICENSE").decode()
     assert meta.get_content_type() == "text/markdown" or meta["Description-Content-Type"] == "text/markdown"
     runtime = [r for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r]
     assert runtime and all(">=" in r or "==" in r for r in runtime)
@@ -83,6 +84,8 @@ def test_the_wheel_metadata(dist: dict[str, Path]) -> None:
 def test_the_sdist_holds_the_sources_and_documents_not_the_tests_or_benchmarks(dist: dict[str, Path]) -> None:
     with tarfile.open(dist["sdist"]) as tar:
         names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
-    assert {"pyproject.toml", "README.md", "PKG-INFO", "src/reverie/__init__.py", "docs/guide.md"} <= set(names)
+    assert {"pyproject.toml", "README.md", "LICENSE", "PKG-INFO", "src/reverie/__init__.py", "docs/guide.md"} <= set(
+        names
+    )
     assert "src/reverie/lexicons/en.toml" in names and "src/reverie/web/templates/base.html" in names
     assert not [n for n in names if n.split("/")[0] in ("tests", "bench", ".venv", "dist", "build")]

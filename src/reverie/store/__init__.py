@@ -36,10 +36,10 @@ def open_store(target: str | Path, *, settings: StorageSettings, dim: int) -> St
         try:
             from reverie.store.postgres import PostgresStore
         except ImportError as exc:  # psycopg / pgvector are the "postgres" extra
-            from reverie.errors import MissingDependencyError
+            from reverie.errors import MissingDependencyError, install_extra
 
             raise MissingDependencyError(
-                "the PostgreSQL backend needs the 'postgres' extra: pip install 'reverie[postgres]'"
+                f"the PostgreSQL backend needs the 'postgres' extra: {install_extra('postgres')}"
             ) from exc
         return PostgresStore(str(target), settings=settings, dim=dim)
     from reverie.store.sqlite import SQLiteStore
