@@ -187,10 +187,9 @@ def test_create_agent_tools_reach_reverie_through_the_store(mem: Memory) -> None
     ``create_react_agent``) with the store: its tools reach reverie through ``get_store()``."""
     from langchain.agents import create_agent
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage
+    from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
     from langgraph.config import get_store
-
 
     class ToolCallingModel(GenericFakeChatModel):
         """langchain-core's scripted chat model, accepting tools (it answers from its script)."""
@@ -220,7 +219,7 @@ def test_create_agent_tools_reach_reverie_through_the_store(mem: Memory) -> None
         ]
     )
     agent = create_agent(ToolCallingModel(messages=script), [save_memory, search_memory], store=ReverieStore(mem))
-    agent.invoke({"messages": [("user", "Remember that I love jazz")]})
-    out = agent.invoke({"messages": [("user", "What music do I like?")]})
+    agent.invoke({"messages": [HumanMessage("Remember that I love jazz")]})
+    out = agent.invoke({"messages": [HumanMessage("What music do I like?")]})
     assert out["messages"][-2].content == "Maya loves jazz"  # the tool's answer, read back from reverie
     assert [r.content for r in mem.list(user_id="maya")] == ["Maya loves jazz"]
