@@ -131,6 +131,11 @@ def test_demo_finds_the_evidence() -> None:
     originals = int(later.split(" originals consolidated into ")[0].rsplit(" ", 1)[1])
     summaries = int(later.split(" originals consolidated into ")[1].split(" ")[0])
     assert "replaced by a newer statement" in later and (originals == 0) == (summaries == 0)
+    # consolidation at work: the week of sport in March fades and is merged into one summary
+    assert originals >= 5 and summaries >= 1 and "into one summary: " in out
+    # the store of a run without --db is deleted: the last line says how to keep one, and names none
+    last = out.strip().splitlines()[-1]
+    assert "reverie demo --db demo.db keeps its store" in last and "reverie-demo-" not in last
 
 
 def test_reactivate_and_undo_consolidation(db: str) -> None:
