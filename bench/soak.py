@@ -164,6 +164,7 @@ def _traffic(mem: Any, users: list[str], ids: dict[str, list[str]], rng: random.
     latencies: dict[str, list[float]] = {op: [] for op in MIX}
     counts: Counter[str] = Counter()
     samples: list[tuple[float, float]] = []
+    done: list[int] = []  # operations run at each sample
     stored: list[tuple[float, int]] = []
     start = time.perf_counter()
     end = start + args.minutes * 60
@@ -171,6 +172,7 @@ def _traffic(mem: Any, users: list[str], ids: dict[str, list[str]], rng: random.
     while (now := time.perf_counter()) < end:
         if now >= next_sample:
             samples.append((now - start, rss_mb()))
+            done.append(sum(counts.values()))
             stored.append((now - start, int(mem.info().details.get("memories", 0))))
             next_sample += args.sample_every
         op, user = rng.choice(ops), rng.choice(users)
@@ -179,6 +181,7 @@ def _traffic(mem: Any, users: list[str], ids: dict[str, list[str]], rng: random.
         latencies[op].append(time.perf_counter() - t0)
         counts[op] += 1
     samples.append((time.perf_counter() - start, rss_mb()))
+    done.append(sum(counts.values()))
     warm = args.minutes * 60 * args.warmup
     after = [s for s in samples if s[0] >= warm]
     rows_after = [s for s in stored if s[0] >= warm]
@@ -187,7 +190,7 @@ def _traffic(mem: Any, users: list[str], ids: dict[str, list[str]], rng: random.
         "operations": dict(counts),
         "ops_per_s": round(sum(counts.values()) / (args.minutes * 60), 1),
         "latency": {op: latency_stats(v) for op, v in latencies.items()},
-        "rss_samples": [[round(t, 1), r] for t, r in samples],
+        "rss_samples": [[round(t, 1), r, n] for (t, r), n in zip(samples, done, strict=True)],
         "rss_mb": {
             "after_populate": samples[0][1],
             "at_warmup_end": after[0][1] if after else None,
