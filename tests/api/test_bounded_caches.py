@@ -85,3 +85,17 @@ def test_a_pair_is_counted_once_per_session_while_both_are_in_its_window() -> No
     assert use.co_accessed([a, b], [a.id, b.id], "s") == []  # the same session: counted once
     assert len(use.co_accessed([c], [c.id], "s")) == 2  # c with b and a; a leaves the window of 2
     assert use.size() == (1, 2, 1)  # only the pair (b, c) is kept with the window {b, c}
+
+
+def test_a_small_users_vector_matrix_stays_small() -> None:
+    """One exact matrix per user a server served: a user with a few memories holds a few rows, not 64 spare."""
+    import numpy as np
+
+    from reverie.store.vector_index import FlatVectors
+
+    flat = FlatVectors(384)
+    flat.add(np.arange(3, dtype=np.int64), np.ones((3, 384), dtype=np.float32))
+    assert flat.vectors.shape == (3, 384) and flat._vecs.shape[0] <= 8
+    for rid in range(3, 40):
+        flat.add(np.array([rid], dtype=np.int64), np.ones((1, 384), dtype=np.float32))
+    assert len(flat) == 40 and flat._vecs.shape[0] <= 1.5 * 40 + 8  # still geometric growth
