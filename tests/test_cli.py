@@ -91,18 +91,18 @@ def test_import_export_round_trip(db: str, tmp_path: Path) -> None:
     sample = importlib.resources.files("reverie").joinpath("sample/conversation.json")
     conv = tmp_path / "conv.json"
     conv.write_text(sample.read_text("utf-8"))
-    assert "imported 27 of 27" in run("import", str(conv), "--db", db)
+    assert "imported 35 of 35" in run("import", str(conv), "--db", db)
     out = tmp_path / "all.jsonl"
     run("export", str(out), "--db", db)
-    assert len(out.read_text().splitlines()) == 27
+    assert len(out.read_text().splitlines()) == 35
     md = tmp_path / "md"
     run("export", str(md), "--db", db, "--markdown")
-    assert len(list((md / "facts").rglob("*.md"))) == 27  # one file per memory
+    assert len(list((md / "facts").rglob("*.md"))) == 35  # one file per memory
     assert (md / "topics.md").is_file() and (md / "state" / "topics.json").is_file()  # boxes: import makes none
     db2 = str(tmp_path / "copy.db")
-    assert "restored 27" in run("import", str(md), "--db", db2, "--markdown")
+    assert "restored 35" in run("import", str(md), "--db", db2, "--markdown")
     db3 = str(tmp_path / "copy3.db")
-    assert "restored 27" in run("import", str(out), "--db", db3)
+    assert "restored 35" in run("import", str(out), "--db", db3)
     lines = tmp_path / "plain.jsonl"
     lines.write_text(
         '{"content": "Maya keeps her bike in the hallway"}\n{"content": "Tomás teaches surfing in Ericeira"}\n'
