@@ -106,18 +106,18 @@ def test_import_export_round_trip(db: str, tmp_path: Path) -> None:
     sample = importlib.resources.files("reverie").joinpath("sample/conversation.json")
     conv = tmp_path / "conv.json"
     conv.write_text(sample.read_text("utf-8"))
-    assert "imported 27 of 27" in run("import", str(conv), "--db", db)
+    assert "imported 35 of 35" in run("import", str(conv), "--db", db)
     out = tmp_path / "all.jsonl"
     run("export", str(out), "--db", db)
-    assert len(out.read_text().splitlines()) == 27
+    assert len(out.read_text().splitlines()) == 35
     md = tmp_path / "md"
     run("export", str(md), "--db", db, "--markdown")
-    assert len(list((md / "facts").rglob("*.md"))) == 27  # one file per memory
+    assert len(list((md / "facts").rglob("*.md"))) == 35  # one file per memory
     assert (md / "topics.md").is_file() and (md / "state" / "topics.json").is_file()  # boxes: import makes none
     db2 = str(tmp_path / "copy.db")
-    assert "restored 27" in run("import", str(md), "--db", db2, "--markdown")
+    assert "restored 35" in run("import", str(md), "--db", db2, "--markdown")
     db3 = str(tmp_path / "copy3.db")
-    assert "restored 27" in run("import", str(out), "--db", db3)
+    assert "restored 35" in run("import", str(out), "--db", db3)
     lines = tmp_path / "plain.jsonl"
     lines.write_text(
         '{"content": "Maya keeps her bike in the hallway"}\n{"content": "Tomás teaches surfing in Ericeira"}\n'
@@ -146,6 +146,11 @@ def test_demo_finds_the_evidence() -> None:
     originals = int(later.split(" originals consolidated into ")[0].rsplit(" ", 1)[1])
     summaries = int(later.split(" originals consolidated into ")[1].split(" ")[0])
     assert "replaced by a newer statement" in later and (originals == 0) == (summaries == 0)
+    # consolidation at work: the week of sport in March fades and is merged into one summary
+    assert originals >= 5 and summaries >= 1 and "into one summary: " in out
+    # the store of a run without --db is deleted: the last line says how to keep one, and names none
+    last = out.strip().splitlines()[-1]
+    assert "reverie demo --db demo.db keeps its store" in last and "reverie-demo-" not in last
 
 
 def test_reactivate_and_undo_consolidation(db: str) -> None:

@@ -97,7 +97,7 @@ def test_output_for_people(db: str) -> None:
     for cmd in ("add", "search", "list", "export", "simulate", "observe", "update", "get"):
         text = run(cmd, "--help")
         assert "<bool>" not in text and "seed 0" not in text and "{" not in text.splitlines()[0], cmd
-    assert "reverie[plot]" in run("simulate", "--help")
+    assert ".[plot]" in run("simulate", "--help")
     assert "Usage: reverie add [OPTIONS] TEXT" in run("add", "--help")
     for fact in FACTS:
         _add(db, fact, "-u", "maya")

@@ -27,7 +27,7 @@ def test_sample_conversation_parses() -> None:
 
     data = json.loads(importlib.resources.files("reverie").joinpath("sample/conversation.json").read_text())
     conv = io.load_conversation(data)
-    assert len(conv.turns) == 27 and conv.user_id == "maya"
+    assert len(conv.turns) == 35 and conv.user_id == "maya"
     ids = {t.turn_id for t in conv.turns}
     assert all(set(q["evidence"]) <= ids for q in conv.questions)
     assert conv.turns[0].when == datetime(2025, 3, 3, 9, 15, tzinfo=UTC)

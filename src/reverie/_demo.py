@@ -65,7 +65,7 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
     data = json.loads(importlib.resources.files("reverie").joinpath("sample/conversation.json").read_text("utf-8"))
     conv = io.load_conversation(data)
     last = max(t.when for t in conv.turns if t.when is not None)
-    clock = SettableClock(last + timedelta(hours=1))
+    clock = SettableClock(min(t.when for t in conv.turns if t.when is not None))
     evidence = Evidence(conv)
     out: dict[str, Any] = {}
     with Memory(target, clock=clock) as mem:
@@ -74,9 +74,15 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
             f"reverie demo — long-term memory for an AI agent, offline "
             f"(store {mem.target}, {mem.backend}; embedder {mem.embedder.name})",
         )
-        # 1. remember
+        # 1. remember, on the conversation's own clock: each session when it happened
         items = conversation_items(conv)
-        results = _add_with_progress(mem, items, "remembering", conv.user_id, conv.agent_id, False, progress=False)
+        results = []
+        for when, session in _by_session(items):
+            clock.set(when)
+            results += _add_with_progress(
+                mem, session, "remembering", conv.user_id, conv.agent_id, False, progress=False
+            )
+        clock.set(last + timedelta(hours=1))
         actions = Counter(r.action.value for r in results)
         sessions = len({t.session_id for t in conv.turns})
         _say(console)
@@ -120,6 +126,34 @@ def run_demo(target: str | Path, *, k: int, months: int, explain: bool, keep: bo
             questions=len(now),
         )
     return out
+
+
+def _say_consolidation(mem: Memory, console: Any, summaries: list[Any]) -> None:
+    """What consolidation made (the first summary and how many memories it holds), or why it made nothing."""
+    from reverie.cli.common import _short
+
+    if summaries:
+        first = summaries[0]
+        members = first.metadata.get("consolidation", {}).get("members", [])
+        _say(
+            console,
+            f"   consolidated {len(members)} faded, similar memories into one summary: {_short(first.content, 120)}",
+        )
+        return
+    cc = mem.settings.dream.consolidation.consolidate
+    _say(
+        console,
+        f"   nothing consolidated: a summary is made of at least {cc.group_size} similar memories whose "
+        f"retention fell below {cc.retention_threshold:g}, and no such group faded in this run (try --months 9)",
+    )
+
+
+def _by_session(items: list[dict[str, Any]]) -> list[tuple[Any, list[dict[str, Any]]]]:
+    """The conversation's items per session, in the order the sessions happened (each with its time)."""
+    sessions: dict[Any, list[dict[str, Any]]] = {}
+    for item in items:
+        sessions.setdefault(item["session_id"], []).append(item)
+    return sorted(((min(i["when"] for i in group), group) for group in sessions.values()), key=lambda x: x[0])
 
 
 def _recall_now(mem: Memory, conv: Any, evidence: Evidence, *, k: int, explain: bool) -> tuple[list[str], list[Any]]:
@@ -175,18 +209,28 @@ def _print_summary(
         f"conversation ({out['now_first']} with the answer first)",
     )
     if months:
+        summaries = life["summaries"]
+        noun = "summary" if summaries == 1 else "summaries"
+        consolidated = (
+            f"{life['consolidated']} originals consolidated into {summaries} {noun}"
+            if summaries
+            else "nothing consolidated (no group of similar memories faded enough: see above)"
+        )
         _say(
             console,
             f"   {months} months later: evidence in the top {k} for {life['later_found']} of {questions}; "
             f"{life['active']} memories active, {life['replaced']} replaced by a newer statement, "
-            f"{life['consolidated']} originals consolidated into {life['summaries']} summaries, "
-            f"{life['cold']} in cold storage, none deleted",
+            f"{consolidated}, {life['cold']} in cold storage, none deleted",
         )
-    where = f" --db {mem.target}" if keep else " --db FILE (this run's store was temporary)"
+    search = f'reverie search "where does Lena live" -u {conv.user_id}'
+    if keep:
+        follow = f"{search} --db {mem.target}"
+    else:  # the store of this run is deleted when it ends: say how to keep one
+        follow = f"reverie demo --db demo.db keeps its store, then {search} --db demo.db"
     _say(
         console,
-        f'   next: reverie search "where does Lena live" -u {conv.user_id}{where}; '
-        "reverie simulate --days 180 draws the lifecycle of a busier agent (pip install 'reverie[plot]')",
+        f"   next: {follow}; reverie simulate --days 180 draws the lifecycle of a busier agent "
+        "(the plot extra: pip install '.[plot]')",
     )
 
 
@@ -251,6 +295,7 @@ def _lifecycle(
     consolidated = sum(r.superseded_by in made_by_dream for r in superseded)
     done = {name: n for name, n in total_changed.items() if n and name not in ("decay", "edge_decay")}
     _say(console, "   dream steps that changed something: " + ", ".join(f"{name} {n}" for name, n in done.items()))
+    _say_consolidation(mem, console, summaries)
     _say(
         console,
         "   nothing is deleted: `reverie history ID` shows every change, `reverie undo-consolidation ID` "

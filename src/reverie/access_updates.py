@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -117,17 +118,20 @@ class SessionUse:
     """The memories each open session has used (searched and shown, or read by id), for co-activation
     counting as the energy-model consolidation design counts it: two memories accessed in the same session
     are co-activated once for that session (``weight`` = the number of sessions that used both). A call
-    without a session is a session of its own (the memories it used together). Bounded: the last
-    ``per_session`` memories of at most ``_SESSIONS`` sessions are kept; :meth:`end` forgets a session."""
+    without a session is a session of its own (the memories it used together).
+
+    Bounded, whatever the traffic: at most ``_SESSIONS`` sessions (the least recently used leave first), and
+    per session its last ``per_session`` memories with the pairs counted among them (at most
+    ``per_session²``). A memory that leaves a session's window takes its counted pairs with it, so it is
+    paired again if the session uses it again later. :meth:`end` forgets a session."""
 
     _SESSIONS = 512
 
     def __init__(self, per_session: int) -> None:
-        from collections import OrderedDict
-
         self.per_session = per_session
         self._used: OrderedDict[tuple[str | None, str], OrderedDict[str, None]] = OrderedDict()
-        self._counted: dict[tuple[str | None, str], set[tuple[str, str]]] = {}
+        #: per session, each memory in its window → the memories it was counted with
+        self._counted: dict[tuple[str | None, str], dict[str, set[str]]] = {}
         self._lock = threading.Lock()
 
     def co_accessed(
@@ -135,8 +139,6 @@ class SessionUse:
     ) -> builtins.list[tuple[str, str]]:
         """The co-activation pairs to count for this access: each used memory with every other memory its
         session (per user) used, each pair once per session."""
-        from collections import OrderedDict
-
         from reverie.dynamics.tagging import pair_key
 
         users = {r.id: r.user_id for r in records}
@@ -147,28 +149,40 @@ class SessionUse:
                 if session_id is None:
                     pairs += [pair_key(a, b) for n, a in enumerate(mine) for b in mine[n + 1 :] if a != b]
                     continue
-                key = (user, session_id)
-                seen = self._used.get(key)
-                if seen is None:
-                    seen = self._used[key] = OrderedDict()
-                    self._counted[key] = set()
-                    while len(self._used) > self._SESSIONS:
-                        old, _ = self._used.popitem(last=False)
-                        self._counted.pop(old, None)
-                self._used.move_to_end(key)
-                counted = self._counted[key]
+                seen, counted = self._session((user, session_id))
                 for mid in mine:
+                    partners = counted.setdefault(mid, set())
                     for other in seen:
-                        if other != mid:
-                            pair = pair_key(mid, other)
-                            if pair not in counted:
-                                counted.add(pair)
-                                pairs.append(pair)
+                        if other != mid and other not in partners:
+                            partners.add(other)
+                            counted[other].add(mid)
+                            pairs.append(pair_key(mid, other))
                     seen.pop(mid, None)
                     seen[mid] = None
                     while len(seen) > self.per_session:
-                        seen.popitem(last=False)
+                        gone, _ = seen.popitem(last=False)
+                        for other in counted.pop(gone, ()):
+                            counted.get(other, set()).discard(gone)
         return pairs
+
+    def _session(self, key: tuple[str | None, str]) -> tuple[OrderedDict[str, None], dict[str, set[str]]]:
+        """The session's window and counted pairs (a new session may push out the least recently used)."""
+        seen = self._used.get(key)
+        if seen is None:
+            seen = self._used[key] = OrderedDict()
+            self._counted[key] = {}
+            while len(self._used) > self._SESSIONS:
+                old, _ = self._used.popitem(last=False)
+                self._counted.pop(old, None)
+        self._used.move_to_end(key)
+        return seen, self._counted[key]
+
+    def size(self) -> tuple[int, int, int]:
+        """(sessions, memories in their windows, counted pairs) held now."""
+        with self._lock:
+            memories = sum(len(s) for s in self._used.values())
+            pairs = sum(len(p) for c in self._counted.values() for p in c.values()) // 2
+            return len(self._used), memories, pairs
 
     def end(self, user_id: str | None, session_id: str) -> None:
         with self._lock:

@@ -43,6 +43,8 @@ def _require_active(rec: MemoryRecord, verb: str) -> None:
 
 #: memories erased per transaction by :meth:`Memory.forget_user` (each batch merges the full-text index once)
 _ERASE_BATCH = 5000
+#: what a history event that named a forgotten memory says instead (its reason may have quoted it)
+FORGOTTEN_NOTE = "(reason removed: it named a memory that was forgotten)"
 
 
 #: fields an erasure never needs to read
@@ -213,8 +215,9 @@ class Editing(MemoryBase):
         summaries, themes and cards that include it (their other members come back to everyday
         recall first, as with :meth:`undo_consolidation`), and what was made from those; its words
         in its memory box's topic; and its text in the full-text index (SQLite merges the index
-        pages and overwrites freed space with zeros). A memory it superseded stays superseded. The
-        ops log records the forgetting by id only."""
+        pages and overwrites freed space with zeros). A memory it superseded stays superseded. What other
+        memories' history and the ops log said of it (a supersede quotes the value it replaced) is rewritten
+        without the text. The ops log records the forgetting by id only."""
         from reverie.model import RelationType
 
         rec = self._require(memory_id)
@@ -236,13 +239,19 @@ class Editing(MemoryBase):
             for user in {r.user_id for r in gone.values()}:
                 scrub_documents(self.store, user, doomed)
             self.store.delete(doomed)
+            # what other memories' history says of these (a supersede quotes the value it replaced)
+            for user in {r.user_id for r in gone.values()}:
+                scope = MemoryFilter.everything(user_id=user, all_users=False)
+                self.store.redact_history(scope, doomed, note=FORGOTTEN_NOTE)
+        self.ops.forget(doomed)  # and what the ops log says of them
         self.ops.log("forget", id=rec.id, user_id=rec.user_id, derived=derived)
 
     def forget_user(self, user_id: str | None, *, dry_run: bool = False) -> dict[str, Any]:
         """Erase everything of one user (the right to be forgotten): every memory in any status or store
         with all that hangs on it (relations, access log, history, working memory, tags, the full-text
-        and vector index entries), the user's memory boxes and clusters, and the state entries that name
-        the user (conversation buffers holding unsaved turns, schedule counters, cursors).
+        and vector index entries), the user's memory boxes and clusters, the state entries that name
+        the user (conversation buffers holding unsaved turns, schedule counters, cursors), and the text of
+        every ops-log entry about the user's memories or the user in this store.
 
         With ``dry_run`` nothing changes: the counts of what would go are returned. Returns
         ``{"user_id", "dry_run", "memories", "boxes", "clusters", "state_entries"}``. The ops log
@@ -273,6 +282,7 @@ class Editing(MemoryBase):
         clear = getattr(self.embedder, "clear", None)
         if callable(clear):
             clear()
+        self.ops.forget(ids, user_id=user, whole_user=True)
         self.ops.log("forget_user", user_id=user, **{k: v for k, v in report.items() if k != "user_id"})
         return report
 

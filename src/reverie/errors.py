@@ -95,6 +95,12 @@ class MissingDependencyError(ReverieError, ImportError):
     """An optional dependency is missing; the message says what to install."""
 
 
+def install_extra(extra: str) -> str:
+    """How to install one of reverie's extras, for an error message. reverie is installed from a checkout
+    of its repository until it is published on the package index."""
+    return f"pip install '.[{extra}]' in reverie's checkout (once published: pip install 'reverie[{extra}]')"
+
+
 __all__ = [
     "AmbiguousIdError",
     "ConfigError",
@@ -111,4 +117,5 @@ __all__ = [
     "PermissionDeniedError",
     "ReverieError",
     "StoreError",
+    "install_extra",
 ]

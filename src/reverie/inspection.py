@@ -23,6 +23,7 @@ from reverie.validation import clean_scope
 
 if TYPE_CHECKING:
     from reverie.auth import KeyRing
+    from reverie.health import Health
 
 #: the state key the store answers for a readiness probe (any key will do: the read is what counts)
 READY_KEY = "reverie:ready"
@@ -60,6 +61,15 @@ class Inspection(MemoryBase):
     def info(self) -> StoreInfo:
         """What the backend reports about itself: target, schema version, size and index details."""
         return self.store.info()
+
+    def health(self, *, checks: Sequence[str] | None = None) -> Health:
+        """What is wrong, checked now (``reverie doctor``): the store answers, the embedding model loads and
+        embeds a text, the configured LLM answers, maintenance runs on schedule. Each check is ``ok``, ``warn``
+        or ``error`` with one line saying what it found (:mod:`reverie.health`); ``checks`` names the ones to
+        run (default: all). It loads the model and sends one request to the LLM endpoint, when one is set."""
+        from reverie.health import run_checks
+
+        return run_checks(self._memory(), checks)
 
     def check_ready(self) -> None:
         """Read from the store once; raises whatever the store raises when it cannot answer."""

@@ -17,6 +17,7 @@ import atexit
 import builtins
 import contextlib
 import dataclasses
+import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -35,11 +36,11 @@ from reverie.editing import Editing
 from reverie.embed.base import Embedder
 from reverie.errors import AmbiguousIdError, EmbedderMismatchError, InvalidInputError, NotFoundError
 from reverie.ingest import Ingest
-from reverie.inspection import Inspection
+from reverie.inspection import Inspection, redact_target
 from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
 from reverie.opslog import OpsLog
 from reverie.results import DreamReport, Hit, Stats
-from reverie.store import open_store
+from reverie.store import check_target, open_store
 from reverie.store.base import LayerStats, MemoryFilter, Store
 from reverie.upkeep import Upkeep
 from reverie.validation import clean_content, clean_id, clean_k, clean_label, clean_scope, clean_when, parse_filters
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from reverie.read.pipeline import Request as ReadRequest
 
 DEFAULT_DB_NAME = "memory.db"
+log = logging.getLogger("reverie")
 
 
 def default_target(settings: Settings) -> Path:
@@ -101,7 +103,8 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         if embedder is None:
             from reverie.embed import make_embedder
 
-            embedder = make_embedder(self.settings.embedding, clock=self.now)
+            # the local model is loaded when a text is first embedded: reading a store never loads it
+            embedder = make_embedder(self.settings.embedding, clock=self.now, lazy=True)
         if not isinstance(embedder, Embedder):
             raise InvalidInputError("embedder must implement the Embedder protocol (name, dim, profile, embed)")
         self.embedder: Embedder = embedder
@@ -113,6 +116,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         resolved = default_target(self.settings) if target is None else target
         if not isinstance(resolved, str | Path):
             raise InvalidInputError(f"target must be a path or a postgresql:// URL, got {type(resolved).__name__}")
+        check_target(resolved)
         if isinstance(resolved, Path) or not str(resolved).startswith(("postgresql://", "postgres://")):
             resolved = Path(resolved).expanduser()
             resolved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -140,6 +144,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
             rotate_bytes=self.settings.opslog.rotate_bytes,
             queue_size=self.settings.opslog.queue_size,
             log_text=self.settings.opslog.log_text,
+            store=redact_target(str(self.target)),
         )
         self._closed = False
         self._lock = threading.RLock()
@@ -382,9 +387,12 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
                         each = dataclasses.replace(req, flt=dataclasses.replace(req.flt, user_id=user))
                         hits = hits + self._reader.run(each, now=self.now(), ready=self._settle).hits
                 hits = sorted(hits, key=lambda h: -h.score)[: req.k]
+        if not hits and not all_users:
+            self._note_empty_scope(req.flt.user_id)
         self._touch([h.memory for h in hits], kind="search", session_id=req.session_id, hebbian=True, defer=True)
         self.ops.log(
             "search",
+            user_id=req.flt.user_id,
             query=req.query[:200],
             results=len(hits),
             k=req.k,
@@ -450,6 +458,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         )
         self.ops.log(
             "context",
+            user_id=req.flt.user_id,
             query=req.query[:200],
             injected=len(block.items),
             tokens=block.used_tokens,
@@ -461,21 +470,32 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
     def _check_scope(self, user_id: str | None) -> None:
         """A search or list without a user sees only the memories stored without one. When there are
         none but other users have memories, say so (naming them) instead of answering nothing."""
-        if user_id is not None:
+        if user_id is not None or self._has_memories(None):
             return
-        store = self.store
-        if store.list(MemoryFilter(user_id=None, statuses=None, stores=None), limit=1):
+        names = self._named_users()
+        if not names:
             return
-        shown = 10
-        users = [(u, n) for u, n in store.users(limit=shown + 2) if u is not None]
-        if not users:
-            return
-        names = ", ".join(f"{u} ({n})" for u, n in users[:shown]) + (" and more" if len(users) > shown else "")
         raise InvalidInputError(
             f"no memories are stored without a user_id, so this would find nothing. Users with memories "
             f"(count): {names}. Pass user_id=... (CLI: -u NAME), or all_users=True (CLI: --all-users) "
             "to look at every user's memories."
         )
+
+    def _note_empty_scope(self, user_id: str | None) -> None:
+        """A search found nothing: when the user has no memories at all, say so at DEBUG on the ``reverie``
+        logger, naming the users that have some (a new user is normal, a mistyped user_id is not)."""
+        if user_id is None or not log.isEnabledFor(logging.DEBUG) or self._has_memories(user_id):
+            return
+        names = self._named_users() or "none"
+        log.debug("search: no memories are stored for user_id %r; users with memories (count): %s", user_id, names)
+
+    def _has_memories(self, user_id: str | None) -> bool:
+        return bool(self.store.list(MemoryFilter(user_id=user_id, statuses=None, stores=None), limit=1))
+
+    def _named_users(self, shown: int = 10) -> str:
+        """The users with memories and their counts, largest first (at most ``shown``), for a message."""
+        users = [(u, n) for u, n in self.store.users(limit=shown + 2) if u is not None]
+        return ", ".join(f"{u} ({n})" for u, n in users[:shown]) + (" and more" if len(users) > shown else "")
 
     def users(self, *, limit: int = 1000) -> builtins.list[tuple[str | None, int]]:
         """Each user with memories (``None``: memories stored without a user) and how many, in any

@@ -37,6 +37,10 @@ class AddResult:
         return {"id": self.id, "action": self.action.value, "ids": list(self.ids), "reason": self.reason}
 
 
+#: what a person calls each retrieval channel
+CHANNEL_WORDS = {"vector": "meaning", "text": "words", "graph": "a linked memory"}
+
+
 @dataclass(slots=True)
 class Hit:
     """One search result: the memory, its final score, and how the score was made."""
@@ -47,6 +51,22 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"memory": self.memory.to_dict(), "score": self.score, "explain": self.explain}
+
+    @property
+    def why(self) -> str:
+        """One line of why it was found, for a person: the channels that found it with their ranks
+        (``found by meaning #1 and words #3``) and the stage when it was not the hybrid search. The whole
+        account of the score is :attr:`explain`."""
+        found = []
+        for name, channel in self.explain.get("channels", {}).items():
+            rank = channel.get("rank") if isinstance(channel, dict) else None
+            word = CHANNEL_WORDS.get(name, name)
+            found.append(f"{word} #{rank}" if rank else word)
+        parts = ["found by " + " and ".join(found)] if found else []
+        stage = self.explain.get("stage")
+        if stage and stage != "hybrid":
+            parts.append(f"stage {stage}")
+        return " · ".join(parts) or "no explanation recorded"
 
 
 class DreamStepReport(TypedDict):

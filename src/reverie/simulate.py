@@ -32,14 +32,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reverie.clock import SettableClock
-from reverie.errors import InvalidInputError, MissingDependencyError
+from reverie.errors import InvalidInputError, MissingDependencyError, install_extra
 from reverie.model import Layer, MemoryRecord, RelationType, Status, StoreTier
 
 if TYPE_CHECKING:
     from reverie.embed.base import Embedder
     from reverie.memory import Memory
 
-PLOT_INSTALL_HINT = "pip install 'reverie[plot]'"
+PLOT_INSTALL_HINT = install_extra("plot")
 
 # the synthetic user --------------------------------------------------------------------------
 

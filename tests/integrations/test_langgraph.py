@@ -182,17 +182,14 @@ def test_a_graph_node_remembers_through_the_store_langgraph_hands_it(mem: Memory
     assert dict(mem.users()) == {"maya": 2}
 
 
-def test_create_react_agent_tools_reach_reverie_through_the_store(mem: Memory) -> None:
-    import warnings
-
+def test_create_agent_tools_reach_reverie_through_the_store(mem: Memory) -> None:
+    """LangChain's current agent (``langchain.agents.create_agent``, which replaced LangGraph's deprecated
+    ``create_react_agent``) with the store: its tools reach reverie through ``get_store()``."""
+    from langchain.agents import create_agent
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage
+    from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
     from langgraph.config import get_store
-
-    with warnings.catch_warnings():  # create_react_agent is kept but marked as moving to langchain.agents
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from langgraph.prebuilt import create_react_agent
 
     class ToolCallingModel(GenericFakeChatModel):
         """langchain-core's scripted chat model, accepting tools (it answers from its script)."""
@@ -221,12 +218,8 @@ def test_create_react_agent_tools_reach_reverie_through_the_store(mem: Memory) -
             AIMessage(content="You love jazz."),
         ]
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        agent = create_react_agent(
-            ToolCallingModel(messages=script), [save_memory, search_memory], store=ReverieStore(mem)
-        )
-    agent.invoke({"messages": [("user", "Remember that I love jazz")]})
-    out = agent.invoke({"messages": [("user", "What music do I like?")]})
+    agent = create_agent(ToolCallingModel(messages=script), [save_memory, search_memory], store=ReverieStore(mem))
+    agent.invoke({"messages": [HumanMessage("Remember that I love jazz")]})
+    out = agent.invoke({"messages": [HumanMessage("What music do I like?")]})
     assert out["messages"][-2].content == "Maya loves jazz"  # the tool's answer, read back from reverie
     assert [r.content for r in mem.list(user_id="maya")] == ["Maya loves jazz"]

@@ -27,9 +27,9 @@ def test_help_of_the_interface_commands() -> None:
 def test_serve_refuses_a_public_bind_without_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REVERIE_OPSLOG__PATH", str(tmp_path / "ops.jsonl"))
     monkeypatch.delenv("REVERIE_API_TOKEN", raising=False)
-    res = runner.invoke(app, ["serve", "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0", "--port", "0"])
+    res = runner.invoke(app, ["serve", "--db", str(tmp_path / "m.db"), "--create", "--host", "0.0.0.0", "--port", "0"])
     assert res.exit_code == 1
     assert "ConfigError" in res.output and "REVERIE_API_TOKEN" in res.output
     monkeypatch.setenv("REVERIE_API_TOKEN", "short")
-    res = runner.invoke(app, ["serve", "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0", "--port", "0"])
+    res = runner.invoke(app, ["serve", "--db", str(tmp_path / "m.db"), "--create", "--host", "0.0.0.0", "--port", "0"])
     assert res.exit_code == 1 and "at least 16" in res.output

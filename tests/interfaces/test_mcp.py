@@ -472,7 +472,7 @@ def test_reverie_mcp_command_over_stdio(tmp_path: Path) -> None:
     """The real command line (``reverie mcp``) with the real local embedding model."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "reverie.cli", "mcp", "--db", str(tmp_path / "cli.db"), "--user", "maya"],
+        args=["-m", "reverie.cli", "mcp", "--db", str(tmp_path / "cli.db"), "--create", "--user", "maya"],
         env=child_env(REVERIE_OPSLOG__PATH=str(tmp_path / "ops.jsonl")),
     )
 

@@ -82,7 +82,7 @@ def test_workers_on_sqlite_are_refused(tmp_path: Path) -> None:
 
     res = CliRunner().invoke(
         app,
-        ["serve", "--db", str(tmp_path / "w.db"), "--workers", "2"],
+        ["serve", "--db", str(tmp_path / "w.db"), "--create", "--workers", "2"],
         env={**os.environ, "REVERIE_OPSLOG__ENABLED": "false"},
     )
     assert res.exit_code == 1

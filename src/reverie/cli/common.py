@@ -99,6 +99,9 @@ def _target(db: str | None, *, create: bool) -> str | Path:
     creates a missing directory named by --db (the default location is created on first write)."""
     if db is not None and db.startswith(_POSTGRES):
         return db
+    from reverie.store import check_target
+
+    check_target(db)
     from reverie.config import Settings
     from reverie.memory import default_target
 
@@ -109,7 +112,8 @@ def _target(db: str | None, *, create: bool) -> str | Path:
     if not create and not path.exists():
         where = f" --db {path}" if explicit else ""
         raise NotFoundError(
-            f"no memory database at {path}. `reverie init{where}` creates one (so do add, observe and import)"
+            f"no memory database at {path}. `reverie init{where}` creates one (so do add, observe and import; "
+            "the servers with --create)"
         )
     if explicit and not path.parent.is_dir():
         raise InvalidInputError(

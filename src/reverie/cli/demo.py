@@ -72,7 +72,7 @@ def simulate(
 ) -> None:
     """Simulate months of a synthetic agent's life on a settable clock (sessions, searches, a nightly
     dream cycle) and write a PNG of the memories per layer and status over time, plus a summary of
-    what was promoted, consolidated and forgotten. Needs matplotlib: pip install 'reverie[plot]'."""
+    what was promoted, consolidated and forgotten. Needs matplotlib: pip install '.[plot]' (reverie's plot extra)."""
     from reverie import simulate as sim
 
     try:

@@ -1,4 +1,5 @@
-"""Maintenance commands: ``dream``, ``compact``, ``maintain``, ``tick`` and the scheduled runs behind ``--every``."""
+"""Maintenance commands: ``dream``, ``compact``, ``maintain``, ``tick``, ``doctor`` and the scheduled runs behind
+``--every``."""
 
 from __future__ import annotations
 
@@ -194,6 +195,39 @@ def tick(db: DbOpt = None, user: UserOpt = None, as_json: JsonOpt = False) -> No
     with _memory(db) as mem:
         report = mem.tick(user_id=user) if user is not None else mem.tick()
         _print_run_report(report, as_json=as_json, title="tick")
+
+
+@app.command()
+def doctor(
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    skip_llm: Annotated[bool, typer.Option("--no-llm", help="Do not send the LLM endpoint a request.")] = False,
+) -> None:
+    """Check what could be wrong, on one screen: the store answers, the embedding model loads and embeds,
+    the LLM endpoint (llm.base_url) answers, and maintenance (the dream cycle) runs on schedule. Exits
+    with 1 when a check finds an error."""
+    from reverie.cli.common import _target
+    from reverie.health import CHECKS, Check, Health
+    from reverie.memory import Memory
+
+    try:
+        target = _target(db, create=False)
+        with Memory(target) as mem:
+            report = mem.health(checks=[n for n, _ in CHECKS if not (skip_llm and n == "llm")])
+    except ReverieError as exc:  # the store cannot be opened: that is what was found
+        target = db or "the default store"
+        report = Health((Check("store", "error", f"{type(exc).__name__}: {exc}"),))
+    if as_json:
+        _print_json({"target": str(target), **report.to_dict()})
+    else:
+        _say(f"reverie doctor: {target}")
+        width = max(len(c.name) for c in report.checks)
+        for c in report.checks:
+            _say(f"  {c.status:<5}  {c.name:<{width}}  {c.message}")
+        counts = {s: sum(c.status == s for c in report.checks) for s in ("error", "warn")}
+        _say(f"{counts['error']} error(s), {counts['warn']} warning(s)" if any(counts.values()) else "all checks ok")
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def _interval(every: str | None, max_runs: int | None) -> Any:

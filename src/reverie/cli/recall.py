@@ -34,25 +34,11 @@ from reverie.cli.common import (
 )
 from reverie.errors import InvalidInputError
 
-#: what a person calls each retrieval channel
-_CHANNEL_WORDS = {"vector": "meaning", "text": "words", "graph": "a linked memory"}
-
 
 def why(hit: Any) -> str:
     """One line of why a hit was returned: its score and the channels (with ranks) that found it."""
-    explain = hit.explain
-    found = []
-    for name, ch in explain.get("channels", {}).items():
-        word = _CHANNEL_WORDS.get(name, name)
-        rank = ch.get("rank") if isinstance(ch, dict) else None
-        found.append(f"{word} #{rank}" if rank else word)
-    parts = [f"score {hit.score:.3f}"]
-    if found:
-        parts.append("found by " + " and ".join(found))
-    stage = explain.get("stage")
-    if stage and stage != "hybrid":
-        parts.append(f"stage {stage}")
-    return " · ".join(parts)
+    reason = hit.why
+    return f"score {hit.score:.3f}" + ("" if reason == "no explanation recorded" else f" · {reason}")
 
 
 def format_explain(explain: dict[str, Any]) -> list[str]:

@@ -12,6 +12,15 @@ import typer.core
 from reverie.cli.common import DbOpt, _fail, _memory, app, err_console
 from reverie.errors import ReverieError
 
+CreateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--create",
+        help="Create the database if it does not exist (without it, a --db that names no database is an "
+        "error: a mistyped path never gives the server a new, empty memory).",
+    ),
+]
+
 
 @app.command("mcp")
 def mcp_cmd(
@@ -46,6 +55,7 @@ def mcp_cmd(
             "or a comma-separated list of names and groups, e.g. default,dream,stats.",
         ),
     ] = None,
+    create: CreateOpt = False,
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
@@ -55,7 +65,7 @@ def mcp_cmd(
         chosen = parse_tools(tools)
     except ReverieError as exc:
         _fail(exc)
-    with _memory(db, create=True) as mem:
+    with _memory(db, create=create) as mem:
         server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session), tools=chosen)
         if http:
             run_http(server, port=port)
@@ -120,6 +130,7 @@ def serve(
     allow_host: AllowHostOpt = None,
     access_log: AccessLogOpt = True,
     dream_every: DreamEveryOpt = None,
+    create: CreateOpt = False,
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /docs, metrics at /metrics, readiness at /readyz) and the web
     dashboard (/). With the setting dream.schedule.server_jobs on, it also runs the maintenance schedule
@@ -148,7 +159,7 @@ def serve(
         access_log=access_log,
         dream_every=every,
     )
-    with _memory(db, create=True) as mem:
+    with _memory(db, create=create) as mem:
         background = _background_schedule(mem, every)
         if background is not None:
             opts.dream_every = None  # the schedule runs the full cycle

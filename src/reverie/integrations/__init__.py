@@ -3,11 +3,11 @@
 Each module imports its framework only when used and says what to install when it is missing:
 
 * :mod:`reverie.integrations.langgraph` — ``ReverieStore``, a LangGraph ``BaseStore`` (sync and
-  async): ``pip install 'reverie[langgraph]'``
+  async): ``pip install '.[langgraph]'`` (from a checkout of reverie)
 * :mod:`reverie.integrations.langchain` — ``ReverieRetriever``, a LangChain retriever:
-  ``pip install 'reverie[langchain]'``
+  ``pip install '.[langchain]'``
 * :mod:`reverie.integrations.openai_agents` — ``memory_tools``, function tools for the OpenAI
-  Agents SDK: ``pip install 'reverie[openai-agents]'``
+  Agents SDK: ``pip install '.[openai-agents]'``
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from reverie.errors import MissingDependencyError
+from reverie.errors import MissingDependencyError, install_extra
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -23,9 +23,7 @@ def require(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingDependencyError(
-            f"this integration needs {module.split('.')[0]}: pip install 'reverie[{extra}]'"
-        ) from exc
+        raise MissingDependencyError(f"this integration needs {module.split('.')[0]}: {install_extra(extra)}") from exc
 
 
 __all__ = ["require"]

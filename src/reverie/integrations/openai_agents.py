@@ -25,15 +25,13 @@ from __future__ import annotations
 from typing import Any
 
 from reverie.aio import AsyncMemory
-from reverie.errors import InvalidInputError, MissingDependencyError, ReverieError
+from reverie.errors import InvalidInputError, MissingDependencyError, ReverieError, install_extra
 from reverie.memory import Memory
 
 try:
     from agents import RunContextWrapper, function_tool
 except ImportError as exc:  # pragma: no cover - the extra is installed in the test environment
-    raise MissingDependencyError(
-        "memory_tools needs the OpenAI Agents SDK: pip install 'reverie[openai-agents]'"
-    ) from exc
+    raise MissingDependencyError(f"memory_tools needs the OpenAI Agents SDK: {install_extra('openai-agents')}") from exc
 
 
 def _scope(ctx: Any, name: str, fixed: str | None) -> str | None:

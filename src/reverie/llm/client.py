@@ -10,6 +10,7 @@ at once), then one trial call decides whether it closes again. Every call is rep
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ import httpx
 from reverie.config.core import LLMSettings
 
 CallHook = Callable[[dict[str, Any]], None]
+log = logging.getLogger("reverie.llm")
 
 
 @runtime_checkable
@@ -33,31 +35,62 @@ class ChatJSON(Protocol):
 
 
 class CircuitBreaker:
-    """Opens after ``failures`` consecutive failures; half-opens after ``cooldown`` seconds."""
+    """Opens after ``failures`` consecutive failures; half-opens after ``cooldown`` seconds.
 
-    def __init__(self, failures: int, cooldown: float, clock: Callable[[], float] = time.monotonic) -> None:
+    It also says what happens on the ``reverie.llm`` logger (standard :mod:`logging`; nothing is shown
+    unless the application configures logging): the first failure of a run of failures and every opening
+    of the circuit at WARNING, the failures after the first and the calls the open circuit refuses at
+    DEBUG, the first answer after failures at INFO — so an unreachable LLM is never silent, and never
+    floods the application's log either. ``label`` names the LLM in those lines (model and endpoint)."""
+
+    def __init__(
+        self, failures: int, cooldown: float, clock: Callable[[], float] = time.monotonic, *, label: str = "the LLM"
+    ) -> None:
         self.failures = failures
         self.cooldown = cooldown
+        self.label = label
         self._clock = clock
         self._count = 0
         self._opened_at: float | None = None
         self._lock = threading.Lock()
+        #: what the last failed call met (``None`` after a success): ``reverie doctor`` shows it
+        self.last_error: str | None = None
 
     @property
     def is_open(self) -> bool:
         with self._lock:
             return self._opened_at is not None and self._clock() - self._opened_at < self.cooldown
 
+    def refused(self, op: str) -> None:
+        """A call the open circuit did not make."""
+        log.debug("LLM call %r not made: the circuit of %s is open; rules decide", op, self.label)
+
     def success(self) -> None:
         with self._lock:
+            failing = self._count
             self._count = 0
             self._opened_at = None
+            self.last_error = None
+        if failing:
+            log.info("%s answers again after %d failed calls", self.label, failing)
 
-    def failure(self) -> None:
+    def failure(self, op: str = "call", error: str = "") -> None:
         with self._lock:
             self._count += 1
-            if self._count >= self.failures:
+            count = self._count
+            self.last_error = error or "no answer"
+            opened = count >= self.failures
+            if opened:
                 self._opened_at = self._clock()
+        level = logging.WARNING if count == 1 else logging.DEBUG
+        log.log(level, "LLM call %r to %s failed (%s); rules decide instead", op, self.label, error or "no answer")
+        if opened:
+            log.warning(
+                "circuit of %s opened after %d consecutive failures: no LLM call for %g s, rules decide meanwhile",
+                self.label,
+                count,
+                self.cooldown,
+            )
 
 
 class LLMClient:
@@ -76,7 +109,12 @@ class LLMClient:
         self.settings = settings
         self.model = settings.model
         self.on_call = on_call
-        self.breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_cooldown_s, clock)
+        self.breaker = CircuitBreaker(
+            settings.breaker_failures,
+            settings.breaker_cooldown_s,
+            clock,
+            label=f"model {settings.model!r} at {settings.base_url}",
+        )
         headers = {"Content-Type": "application/json"}
         if settings.api_key is not None:
             headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
@@ -90,6 +128,7 @@ class LLMClient:
     def chat_json(self, *, system: str, user: str, op: str) -> dict[str, Any] | None:
         """The JSON object the model answers, or ``None`` (breaker open, failures, invalid JSON)."""
         if self.breaker.is_open:
+            self.breaker.refused(op)
             self._report(op, 0.0, success=False, error="circuit open")
             return None
         start = time.monotonic()
@@ -107,7 +146,7 @@ class LLMClient:
             self.breaker.success()
             self._report(op, time.monotonic() - start, success=True)
             return answer
-        self.breaker.failure()
+        self.breaker.failure(op, error)
         self._report(op, time.monotonic() - start, success=False, error=error)
         return None
 

@@ -69,7 +69,11 @@ class OpenAIChat:
         self.model = model or settings.model
         self.settings = settings
         self.on_call = on_call
-        self.breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_cooldown_s)
+        self.breaker = CircuitBreaker(
+            settings.breaker_failures,
+            settings.breaker_cooldown_s,
+            label=f"model {self.model!r} at {self.base_url or type(client).__name__}",
+        )
         self._create = create
         self._private: _LoopThread | None = None
         self._private_lock = threading.Lock()
@@ -80,6 +84,7 @@ class OpenAIChat:
 
     def chat_json(self, *, system: str, user: str, op: str) -> dict[str, Any] | None:
         if self.breaker.is_open:
+            self.breaker.refused(op)
             self._report(op, 0.0, success=False, error="circuit open")
             return None
         start = time.monotonic()
@@ -95,8 +100,9 @@ class OpenAIChat:
                 answer = self._await(answer)
             value = _json_object(answer.choices[0].message.content)
         except Exception as exc:  # any client failure means "no LLM answer": fall back
-            self.breaker.failure()
-            self._report(op, time.monotonic() - start, success=False, error=f"{type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            self.breaker.failure(op, error[:200])
+            self._report(op, time.monotonic() - start, success=False, error=error)
             return None
         self.breaker.success()
         self._report(op, time.monotonic() - start, success=True)

@@ -27,6 +27,7 @@ from reverie.read.fusion import rrf
 from reverie.store.base import MemoryFilter, ScoredId, Store
 from reverie.store.textquery import MAX_QUERY_TERMS, MAX_TERM_CHARS, STOPWORDS
 from reverie.text.updates import stem
+from reverie.text.updates.tokens import TEXT_CACHE
 
 #: a word with what follows an apostrophe inside it: a Turkish case suffix ("Ebru'nun", "Gaziantep'te") or an
 #: English clitic ("Maya's", "don't"); the lexical score compares the word before it
@@ -152,7 +153,7 @@ def _best(pool: int, hits: Iterable[ScoredId]) -> list[ScoredId]:
     return sorted(seen.values(), key=lambda h: (-h.score, h.id))[:pool]
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=TEXT_CACHE)
 def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(text))
 

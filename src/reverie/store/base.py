@@ -555,6 +555,11 @@ class LedgerStore(Protocol):
         """Every recorded transition of the memory, oldest first."""
         ...
 
+    def redact_history(self, flt: MemoryFilter, mentioning: Sequence[str], *, note: str) -> int:
+        """Redact the history events of the memories of ``flt`` whose reason or data name any of the ids
+        ``mentioning``: reason → ``note``, data → ``{"redacted": note}``; how many were redacted."""
+        ...
+
     def log_access(self, events: Sequence[AccessEvent]) -> None: ...
 
     def access_events(self, memory_id: str, *, limit: int = 50) -> builtins.list[AccessEvent]:

@@ -79,7 +79,7 @@ class WritePipeline(AfterCreate, LLMChecks):
             hostile = hostile_reason(item.content, self.cfg.observer)
             if hostile is not None:
                 reason = f"filtered: {hostile}"
-                self.ops.log("add", action="SKIP", reason=reason, path="heuristic", infer=True)
+                self.ops.log("add", action="SKIP", reason=reason, path="heuristic", infer=True, user_id=item.user_id)
                 results.append(AddResult(None, Action.SKIP, (), reason))
                 self._discarded(item.user_id, item.agent_id, "manual")
                 continue
@@ -104,7 +104,7 @@ class WritePipeline(AfterCreate, LLMChecks):
         speaker, body = _speaker(text, metadata, role)
         obs = observe_message(body, subject=speaker, cfg=self.cfg.observer)
         if not obs.keep:
-            self.ops.log("observe", action="SKIP", reason=obs.reason, path="heuristic", role=role)
+            self.ops.log("observe", action="SKIP", reason=obs.reason, path="heuristic", role=role, user_id=user_id)
             self._discarded(user_id, agent_id, "extraction")
             return [AddResult(None, Action.SKIP, (), obs.reason)]
         fallbacks: list[str] = []
@@ -133,6 +133,7 @@ class WritePipeline(AfterCreate, LLMChecks):
                 reason=reason,
                 path=cls_path,
                 role=role,
+                user_id=user_id,
                 kind=obs.classification.kind,
                 fallback=bool(fallbacks),
             )

@@ -4,6 +4,8 @@ telemetry of every write."""
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 
 Embed = Callable[[Sequence[str]], np.ndarray]
+log = logging.getLogger("reverie.write")
 _T = TypeVar("_T")
 
 
@@ -71,6 +74,7 @@ class WriteBase:
         if answer is None:
             fallbacks.append(stage)
             self.ops.log("llm_fallback", stage=stage, path="heuristic", reason="no valid LLM answer")
+            log.info("write stage %r: rules decided (no valid LLM answer)", stage)
             return None, "heuristic"
         return answer, "llm"
 
@@ -95,10 +99,14 @@ class WriteBase:
             )
 
     def _log(self, result: AddResult, cand: PendingFact, rec: MemoryRecord | None = None) -> AddResult:
+        fallbacks = cand.decisions.get("fallbacks")
+        if fallbacks:  # the result says that rules decided where the LLM was asked
+            result = dataclasses.replace(result, reason=f"{result.reason} {rules_decided(fallbacks)}".strip())
         self.ops.log(
             "write",
             action=result.action.value,
             id=result.id,
+            user_id=cand.user_id,
             reason=result.reason,
             path=cand.path,
             decisions=cand.decisions,
@@ -107,6 +115,11 @@ class WriteBase:
         if self.cfg.policy.telemetry:
             self.store.log_actions(action_events(result, cand, rec, self.now()))
         return result
+
+
+def rules_decided(stages: Sequence[str]) -> str:
+    """What a write result adds to its reason when the LLM gave no answer for some stages."""
+    return f"(rules decided {', '.join(dict.fromkeys(stages))}: the LLM gave no valid answer)"
 
 
 def action_events(result: AddResult, cand: PendingFact, rec: MemoryRecord | None, now: datetime) -> list[ActionEvent]:

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from reverie.model import AccessEvent, ActionEvent, CoActivation, HistoryEvent
+from reverie.store.base import MemoryFilter
 from reverie.store.tables.backend import SqlBackend
 from reverie.store.tables.dialect import Columns, Dialect
 
@@ -92,6 +93,29 @@ class HistoryTables(SqlBackend):
                 [self.dialect.ts(at), actor, max(limit, 0)],
             )
         return [_history(self.dialect, r) for r in rows]
+
+    def redact_history(self, flt: MemoryFilter, mentioning: Sequence[str], *, note: str) -> int:
+        """Redact the history events of the memories of ``flt`` whose reason or data name any of the ids
+        ``mentioning`` (a reason may quote what a forgotten memory said): the reason becomes ``note`` and the
+        data ``{"redacted": note}``. Returns how many events were redacted."""
+        names = [m for m in dict.fromkeys(mentioning) if m]
+        if not names:
+            return 0
+        d = self.dialect
+        where, params = self._memory_condition(flt, "m")
+        with self._writing("redact_history") as s:
+            rows = s.rows(
+                f"SELECT h.id, h.reason, h.data FROM history h JOIN memories m ON m.id = h.memory_id WHERE {where}",
+                params,
+            )
+            doomed = [
+                (note, d.json({"redacted": note}, "history data"), int(r[0]))
+                for r in rows
+                if any(n in r[1] or n in str(r[2]) for n in names)
+            ]
+            if doomed:
+                s.run_many("UPDATE history SET reason = %s, data = %s WHERE id = %s", doomed)
+        return len(doomed)
 
     def scope_counts(self, *, limit: int = 500) -> builtins.list[dict[str, Any]]:
         d = self.dialect

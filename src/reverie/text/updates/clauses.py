@@ -11,6 +11,8 @@ from functools import lru_cache
 from reverie.text.updates.statement import Clause, Statement, Value
 from reverie.text.updates.subjects import noun_phrase, np_subject, read_subject
 from reverie.text.updates.tokens import (
+    TEXT_CACHE,
+    WORD_CACHE,
     core_form,
     day_of,
     fold,
@@ -103,7 +105,7 @@ def analyse(text: str, speaker: str | None = None, turkish: bool | None = None) 
     return _analyse(text, speaker, turkish)  # one cache entry however the arguments are passed
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def _analyse(text: str, speaker: str | None, turkish: bool | None) -> Statement:
     speaker, body = split_speaker(text, speaker)
     if turkish is None:
@@ -505,7 +507,7 @@ def _role_holder(
     return None
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=TEXT_CACHE)
 def attributes(text: str) -> frozenset[str]:
     """The attributes that hold one value at a time (where someone lives or works, whom they report to, a
     diet, a commute, when they get up, an age) that ``text`` names by a word of its family ("job", "moved",
@@ -516,13 +518,13 @@ def attributes(text: str) -> frozenset[str]:
     return frozenset(name for name in found if FAMILIES[name].functional)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def _word_families(word: str) -> tuple[str, ...]:
     """The attribute families a word names ("lives" → residence)."""
     return tuple(name for name, fam in FAMILIES.items() if fam.trigger.match(word))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def _is_cue(word: str) -> bool:
     return bool(CHANGE.fullmatch(word) or CORRECTION.fullmatch(word))
 

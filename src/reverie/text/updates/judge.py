@@ -26,7 +26,7 @@ from reverie.text.updates.evidence import (
     change_said as _change_said,
 )
 from reverie.text.updates.statement import Clause, Statement
-from reverie.text.updates.tokens import PERSON_STEMS, fold, is_turkish, stem
+from reverie.text.updates.tokens import PERSON_STEMS, TEXT_CACHE, fold, is_turkish, stem
 from reverie.text.updates.vocabulary import (
     CHANGE,
     CORRECTION,
@@ -81,7 +81,7 @@ class Verdict:
 NO_UPDATE = Verdict(0.0, "no sign of an update")
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=2 * TEXT_CACHE)
 def judge(
     old: str, new: str, *, correction: bool = False, old_speaker: str | None = None, new_speaker: str | None = None
 ) -> Verdict:
@@ -344,7 +344,7 @@ _CHANGE_CUES = (
 )
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=TEXT_CACHE)
 def may_say_change(text: str) -> bool:
     """A cheap test run before reading ``text`` into clauses: False only when :func:`says_change` is False
     (no change or correction word, no word that lets a value go, no "from", no negation, no word of liking

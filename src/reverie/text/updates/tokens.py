@@ -10,8 +10,14 @@ from functools import lru_cache
 from reverie import lexicon
 from reverie.text.updates.vocabulary import DAYS, MONTHS, PAST_EN, PAST_TR, PERSON_NOUNS, TOKEN
 
+#: The text helpers' caches live as long as the process, so they are bounded for a server that reads many
+#: users' texts for months (bench/soak.py): per word (folding, stemming, number, day and month forms) ...
+WORD_CACHE = 16_384
+#: ... and per whole text (a statement's reading, a pair's verdict, a text's stems): about 5 KB an entry
+TEXT_CACHE = 4_096
 
-@lru_cache(maxsize=65536)
+
+@lru_cache(maxsize=WORD_CACHE)
 def fold(word: str) -> str:
     w = word.replace("’", "'")
     if _is_turkish(w):
@@ -49,7 +55,7 @@ def words(text: str) -> list[str]:
     return [core_form(w) for w in TOKEN.findall(text)]
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def stem(word: str, turkish: bool = False) -> str:
     """A light stem: English suffixes stripped, Turkish case, possessive and person suffixes stripped;
     the suffix after an apostrophe dropped ("Ankara'da" → "ankara", "kids'" → "kid")."""
@@ -95,7 +101,7 @@ def canonical(stemmed: str) -> str:
     return _SYNONYM.get(stemmed, stemmed)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def core_form(word: str) -> str:
     """A name without its possessive or Turkish case suffix ("Ankara'da" → "ankara", "Sam's" → "sam")."""
     w = word.replace("’", "'")
@@ -124,7 +130,7 @@ _MONTH_FORMS = {en: en for en, _ in MONTHS}
 _MONTHS_TR = [(tr, en) for en, tr in MONTHS]
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def day_of(word: str) -> str | None:
     w = core_form(word)
     found = _DAY_FORMS.get(w)
@@ -136,7 +142,7 @@ def day_of(word: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORD_CACHE)
 def month_of(raw: str) -> str | None:
     w = core_form(raw)
     en = _MONTH_FORMS.get(w)
