@@ -11,6 +11,7 @@ Every error reverie raises on purpose derives from :class:`ReverieError`::
     ├── PermissionDeniedError  the credential does not cover the scope or the operation asked for
     ├── ImmutableMemoryError   an edit of a memory flagged immutable
     ├── ConflictError          a concurrent change won (optimistic concurrency, claims)
+    │   └── LastAdminKeyError  revoking the last admin API key, which would lock admins out (force it)
     ├── StoreError             the storage backend failed (wraps the driver's error)
     │   └── MigrationError
     ├── EmbeddingError         the embedder failed or is not installed
@@ -70,6 +71,12 @@ class ConflictError(ReverieError):
     """Another writer changed or claimed the same memory first."""
 
 
+class LastAdminKeyError(ConflictError):
+    """The API key to revoke is the last active admin key: afterwards no key may manage keys or see every
+    user, and a server that needs credentials with no key left denies every request. Revoking it anyway
+    takes an explicit ``force``."""
+
+
 class StoreError(ReverieError):
     """The storage backend failed; ``__cause__`` holds the driver's exception."""
 
@@ -105,6 +112,7 @@ __all__ = [
     "ImmutableMemoryError",
     "InvalidInputError",
     "LLMError",
+    "LastAdminKeyError",
     "MigrationError",
     "MissingDependencyError",
     "NotFoundError",

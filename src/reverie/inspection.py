@@ -196,11 +196,13 @@ class Inspection(MemoryBase):
 
         return create_key(self.store, name=name, users=users, agents=agents, admin=admin, now=self.now())
 
-    def revoke_api_key(self, key_id: str) -> ApiKey:
-        """Revoke a key by id (:class:`~reverie.errors.NotFoundError` if there is no such active key)."""
+    def revoke_api_key(self, key_id: str, *, force: bool = False) -> ApiKey:
+        """Revoke a key by id (:class:`~reverie.errors.NotFoundError` if there is no such active key). The
+        last active admin key needs ``force=True`` (:class:`~reverie.errors.LastAdminKeyError` otherwise):
+        without one, no key may manage keys, and a server with no key left denies every request."""
         from reverie.auth import revoke_key
 
-        return revoke_key(self.store, key_id, now=self.now())
+        return revoke_key(self.store, key_id, now=self.now(), force=force)
 
 
 __all__ = ["READY_KEY", "Inspection"]

@@ -161,9 +161,19 @@ def _key_routes(r: APIRouter) -> None:
         tags=["keys"],
         summary="Revoke an API key (it stops working at once on this server)",
     )
-    def revoke(request: Request, key_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+    def revoke(
+        request: Request,
+        key_id: Annotated[str, Path(max_length=64)],
+        force: Annotated[
+            bool,
+            Query(
+                description="Revoke the last active admin key too (refused otherwise: with no admin key left no "
+                "key may manage keys, and with no key left the server denies every request)."
+            ),
+        ] = False,
+    ) -> dict[str, Any]:
         credential_of(request.scope).require_admin("managing API keys")
-        key = get_memory(request).revoke_api_key(key_id)
+        key = get_memory(request).revoke_api_key(key_id, force=force)
         _auth(request).keys.forget_cache()
         return _key_dict(key)
 
@@ -588,10 +598,13 @@ def create_app(
     dashboard: bool = True,
     with_metrics: bool = True,
     access_log: bool = False,
+    require_credentials: bool = False,
 ) -> FastAPI:
     """The FastAPI app over ``mem``; wrap it in the :class:`Guard` (credentials — ``token`` and the
     API keys in ``mem``'s store —, hosts, body size). ``with_metrics`` serves ``/metrics``;
-    ``access_log`` writes a line per request to the ``reverie.access`` logger.
+    ``access_log`` writes a line per request to the ``reverie.access`` logger. ``require_credentials``
+    (a bind beyond loopback) makes every request need a credential whatever happens to the keys; so does
+    an active key at start (see :class:`~reverie.http.security.Authenticator`).
 
     The caller owns ``mem`` (the app never closes it)."""
     app = FastAPI(
@@ -614,7 +627,8 @@ def create_app(
     )
     app.state.memory = mem
     app.state.token = token
-    app.state.auth = Authenticator(token=token, keys=mem.key_ring())
+    app.state.auth = Authenticator(token=token, keys=mem.key_ring(), closed=require_credentials)
+    app.state.auth.required()  # an active key now: credentials are required for good
     problems.install(app)
 
     app.state.metrics = Metrics(mem) if with_metrics else None
