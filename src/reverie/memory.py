@@ -572,11 +572,14 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
             self._check_scope(flt.user_id)
         return self.store.count(flt)
 
-    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
-        """The health check: count and energy avg/min/max per layer and status."""
+    def stats(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = True) -> Stats:
+        """The health check: count and energy avg/min/max per layer and status (of one user, and of one of its
+        agents, when given)."""
         if user_id is not None:
             all_users = False
-        flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
+        flt = MemoryFilter.everything(
+            user_id=clean_scope(user_id, "user_id"), agent_id=clean_scope(agent_id, "agent_id"), all_users=all_users
+        )
         rows: builtins.list[LayerStats] = self.store.stats(flt)
         total = sum(r.count for r in rows)
         return {

@@ -162,16 +162,24 @@ class Upkeep(MemoryBase):
         )
         return out
 
-    def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+    def topic_index(
+        self, *, user_id: str | None = None, agent_id: str | None = None, refresh: bool = False
+    ) -> dict[str, Any]:
         """What this user's memory is about: the topic words of its sealed memory boxes and the entities its
         active memories name, each with ``memories``, ``boxes``, ``traces``, ``first_seen`` and ``last_seen``
         (most mentioned first). The dream's ``topics`` step keeps it current; ``refresh=True`` (or no index
-        yet) builds it now. No access is counted."""
-        from reverie.documents import refresh_topic_indexes, topics_key
+        yet) builds it now. With ``agent_id``: the entities that agent's memories name, built now (a box holds
+        a conversation of every agent, so none is counted). No access is counted."""
+        from reverie.documents import agent_topic_index, refresh_topic_indexes, topics_key
 
         if not isinstance(refresh, bool):
             raise InvalidInputError("refresh must be true or false")
         user = clean_scope(user_id, "user_id")
+        agent = clean_scope(agent_id, "agent_id")
+        if agent is not None:
+            return agent_topic_index(
+                self.store, user, agent, now=self.now(), max_topics=self.settings.dream.topics.max_topics
+            )
         stored = None if refresh else self.store.get_state(topics_key(user))
         if isinstance(stored, dict):
             return stored

@@ -72,6 +72,9 @@ class Topic(BaseModel):
 
 class TopicIndex(BaseModel):
     user_id: str | None
+    agent_id: str | None = Field(
+        default=None, description="Set when the index covers one agent's memories (a key narrowed to agents)."
+    )
     updated_at: str
     sealed_boxes: int
     topics: list[Topic]
@@ -112,9 +115,12 @@ def routes(r: APIRouter) -> None:
     def topics(
         request: Request,
         user_id: Annotated[str | None, Query(max_length=256)] = None,
+        agent_id: Annotated[
+            str | None, Query(max_length=256, description="Only what this agent's memories name.")
+        ] = None,
         refresh: Annotated[bool, Query(description="Build it now.")] = False,
     ) -> dict[str, Any]:
-        return scoped(request).topic_index(user_id=user_id, refresh=refresh)
+        return scoped(request).topic_index(user_id=user_id, agent_id=agent_id, refresh=refresh)
 
 
 __all__ = ["routes"]
