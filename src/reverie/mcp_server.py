@@ -20,6 +20,8 @@ Transports: stdio (default, what Claude Desktop/Code and Cursor launch) or strea
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 import socket
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -206,8 +208,6 @@ def _resource_errors() -> Iterator[None]:
 
 def _result(data: Mapping[str, Any], text: str | None = None) -> Any:
     """A tool answer: ``text`` (default: compact JSON) for the model, ``data`` as structured content."""
-    import json
-
     from mcp.types import CallToolResult, TextContent
 
     shown = text if text is not None else json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -650,11 +650,11 @@ def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
 def run_stdio(server: MCPServer) -> None:
     """Serve over stdin/stdout until the client closes the pipe.
 
-    Every request is answered: a request line the SDK cannot read — text with lone surrogates (which
-    JSON's ``\\ud800`` escapes can carry but no UTF-8 can), nesting deeper than its parser allows —
-    would otherwise be dropped and its client would wait forever; it gets a JSON-RPC error (-32602)
-    here instead. While serving, stray writes to the process's stdout go to stderr (the wire stays
-    clean) and stdin reads see end of file."""
+    Every line is answered: a line the SDK cannot read (not JSON, a batch, a bad id, nesting deeper
+    than its parser allows, a number too long, text with lone surrogates) would otherwise be dropped
+    and its client would wait forever; it gets a JSON-RPC error here instead
+    (:func:`screen_request`). While serving, stray writes to the process's stdout go to stderr (the
+    wire stays clean) and stdin reads see end of file."""
     import anyio
 
     lowlevel = getattr(server, "_lowlevel_server", None)
@@ -725,36 +725,142 @@ class _ScreenedLines:
                 await self._out.write(answer + "\n")
 
 
-def screen_request(line: str) -> str | None:
-    """The JSON-RPC error answering a request line the SDK cannot read (its id found with Python's own
-    JSON parser), or ``None`` when the SDK can read the line or it carries no request id to answer."""
-    import json
+#: JSON-RPC error codes (JSON-RPC 2.0, section 5.1)
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+#: the longest integer Python's JSON reads (its int/str conversion limit)
+_MAX_INT_DIGITS = 4300
+#: a JSON token: a string, a structural character, or a bare scalar (number, true, false, null)
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
 
+
+def screen_request(line: str) -> str | None:
+    """The JSON-RPC error answering a line the SDK cannot read, or ``None`` when the SDK reads it (or the
+    line is blank, or it is a notification or a client's response, which get no answer).
+
+    The SDK drops a line it cannot read, and its client waits forever; every such line is answered here:
+    -32700 (parse error) for a line that is not JSON, -32600 (invalid request) for JSON that is not one
+    request reverie can read — a batch (MCP sends one message per line), an id that is not a string or
+    an integer, a wrong ``jsonrpc`` version, no method, nesting deeper than the parser allows, a number
+    longer than 4,300 digits, text with lone surrogates. The answer carries the request's id when one
+    can be found (read without parsing the whole line, so that any depth is fine), else ``null``."""
     from mcp import types as mcp_types
 
-    try:
-        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    if not line.strip():
         return None
-    except Exception:  # the SDK would drop this line: answer it if it is a request
-        pass
     try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return None  # not JSON: no id to answer
-    if not isinstance(message, dict) or "method" not in message:
+        read = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception:  # the SDK would drop this line: answer it
+        read = None
+    if read is not None:
+        if isinstance(read, mcp_types.JSONRPCNotification) and "id" in _top_level(line)[0]:
+            # "id": null or an object: the SDK takes it for a notification and never answers
+            return _error(None, INVALID_REQUEST, "Invalid request: the id must be a string or an integer")
         return None
-    rid = message.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, int | str):
-        return None  # a notification (or an unusable id): nothing to answer
+    members, shape = _top_level(line)
+    rid = _request_id(members.get("id"))
+    try:
+        message = json.loads(line, parse_int=_bounded_int)
+    except json.JSONDecodeError as exc:
+        return _error(rid, PARSE_ERROR, f"Parse error: the line is not JSON ({exc.msg} at column {exc.colno})")
+    except RecursionError:
+        return _error(rid, INVALID_REQUEST, "Invalid request: nested too deep to read")
+    except ValueError as exc:
+        return _error(rid, INVALID_REQUEST, f"Invalid request: {exc}")
+    if shape == "array" or isinstance(message, list):
+        return _error(None, INVALID_REQUEST, "Invalid request: batches are not supported; send one message per line")
+    if not isinstance(message, dict):
+        return _error(None, INVALID_REQUEST, "Invalid request: a message is a JSON object")
+    if "method" not in message:
+        if "result" in message or "error" in message:
+            return None  # a (malformed) response of the client: a response is never answered
+        return _error(rid, INVALID_REQUEST, "Invalid request: no method")
+    if "id" not in message:
+        return None  # a notification: never answered
+    if rid is None:
+        return _error(None, INVALID_REQUEST, "Invalid request: the id must be a string or an integer")
+    return _error(rid, INVALID_REQUEST, f"Invalid request: {_why_unreadable(message)}")
+
+
+def _why_unreadable(message: dict[str, Any]) -> str:
+    if message.get("jsonrpc") != "2.0":
+        return 'jsonrpc must be "2.0"'
+    if not isinstance(message.get("method"), str):
+        return "the method must be a string"
     try:
         json.dumps(message, ensure_ascii=False).encode("utf-8")
-        reason = "the request is malformed or nested too deep"
     except UnicodeEncodeError:
-        reason = "it holds text with lone surrogates, which has no UTF-8 form; send valid Unicode text"
+        return "it holds text with lone surrogates, which has no UTF-8 form; send valid Unicode text"
     except (ValueError, RecursionError):
-        reason = "the request is malformed or nested too deep"
-    error = {"code": -32602, "message": f"Invalid request: {reason}"}
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}, ensure_ascii=True)
+        pass
+    return "the request is malformed or nested too deep"
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError(f"a number has more than {_MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _error(rid: str | int | None, code: int, message: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}, ensure_ascii=True)
+
+
+def _top_level(line: str) -> tuple[dict[str, str | None], str]:
+    """The members of the line's top-level object whose values are scalars (their JSON text; ``None`` for a
+    nested value) and the line's shape (``object``, ``array`` or ``other``), read token by token — any
+    depth, no number parsed — up to where the line stops being well formed."""
+    members: dict[str, str | None] = {}
+    tokens = (m.group(0) for m in _TOKEN.finditer(line))
+    first = next(tokens, None)
+    if first != "{":
+        return members, "array" if first == "[" else "other"
+    depth, key, expect = 1, None, "key"
+    for tok in tokens:
+        if depth > 1:
+            depth += 1 if tok in "{[" else -1 if tok in "}]" else 0
+            continue
+        if expect == "key":
+            if not tok.startswith('"'):
+                break
+            key, expect = _string(tok), ":"
+        elif expect == ":":
+            if tok != ":":
+                break
+            expect = "value"
+        elif expect == "value":
+            if tok in "{[":
+                depth += 1
+                members.setdefault(key or "", None)
+            elif tok in "}],:":
+                break
+            else:
+                members.setdefault(key or "", tok)
+            expect = ","
+        elif tok == ",":
+            expect = "key"
+        else:
+            break
+    return members, "object"
+
+
+def _string(token: str) -> str | None:
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _request_id(raw: str | None) -> str | int | None:
+    """A usable JSON-RPC id from its JSON text: a string, or an integer of at most 4,300 digits."""
+    if raw is None:
+        return None
+    if raw.startswith('"'):
+        return _string(raw)
+    if re.fullmatch(r"-?\d+", raw) and len(raw.lstrip("-")) <= _MAX_INT_DIGITS:
+        return int(raw)
+    return None
 
 
 def run_http(server: MCPServer, *, port: int = 8765) -> None:
