@@ -19,7 +19,7 @@ from reverie.errors import InvalidInputError
 from reverie.memory_base import MemoryBase
 from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation, RelationType, StoreTier
 from reverie.store.base import ApiKey, Box, LayerStats, MemoryFilter, StoreInfo
-from reverie.validation import clean_scope
+from reverie.validation import clean_id, clean_scope
 
 if TYPE_CHECKING:
     from reverie.auth import KeyRing
@@ -138,6 +138,10 @@ class Inspection(MemoryBase):
     def sealed_boxes(self, *, user_id: str | None, limit: int = 50) -> builtins.list[Box]:
         """This user's sealed memory boxes (one per finished conversation), most recently sealed first."""
         return self.store.sealed_boxes(clean_scope(user_id, "user_id"), limit=_limit(limit))
+
+    def box(self, box_id: str) -> Box | None:
+        """The memory box with this id (sealed or open), or ``None``."""
+        return self.store.box(clean_id(box_id, "box id"))
 
     def verbatim_artifacts(self, *, user_id: str | None, limit: int = 50) -> builtins.list[dict[str, Any]]:
         """This user's verbatim artifacts (text kept word for word beside the memory made of it), newest

@@ -42,7 +42,17 @@ from reverie.results import DreamReport, Hit, Stats
 from reverie.store import open_store
 from reverie.store.base import LayerStats, MemoryFilter, Store
 from reverie.upkeep import Upkeep
-from reverie.validation import clean_content, clean_id, clean_k, clean_label, clean_scope, clean_when, parse_filters
+from reverie.validation import (
+    clean_bool,
+    clean_content,
+    clean_id,
+    clean_k,
+    clean_label,
+    clean_scope,
+    clean_when,
+    parse_filters,
+    typed_arguments,
+)
 
 if TYPE_CHECKING:
     from reverie.dream import DreamServices
@@ -52,6 +62,8 @@ if TYPE_CHECKING:
     from reverie.read.pipeline import Request as ReadRequest
 
 DEFAULT_DB_NAME = "memory.db"
+#: the largest offset a listing takes (a store never holds more memories; a larger one overflows SQL)
+MAX_OFFSET = 10**12
 
 
 def default_target(settings: Settings) -> Path:
@@ -73,6 +85,7 @@ def _resolve_settings(config: Settings | Mapping[str, Any] | None) -> Settings:
     raise InvalidInputError(f"config must be a Settings object or a mapping, got {type(config).__name__}")
 
 
+@typed_arguments
 class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
     """A long-term memory for agents.
 
@@ -309,9 +322,13 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         from reverie.read.pipeline import Request
 
         limits = self.settings.limits
-        text = clean_content(query, max_bytes=limits.max_query_chars * 4, what="query")
-        if len(text) > limits.max_query_chars:
-            raise InvalidInputError(f"query is longer than {limits.max_query_chars} characters")
+        text = clean_content(
+            query,
+            max_bytes=limits.max_query_chars * 4,
+            max_chars=limits.max_query_chars,
+            what="query",
+            setting="limits.max_query_chars",
+        )
         if mode not in MODES:
             raise InvalidInputError(f"mode must be one of {list(MODES)}, got {mode!r}")
         if not isinstance(deep, bool):
@@ -534,12 +551,13 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         ``filters={"status": [...], "store": [...]}`` widens it."""
         from reverie.store.base import ORDERABLE_FIELDS
 
-        if order_by not in ORDERABLE_FIELDS:
+        if not isinstance(order_by, str) or order_by not in ORDERABLE_FIELDS:
             raise InvalidInputError(f"order_by must be one of {sorted(ORDERABLE_FIELDS)}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise InvalidInputError("limit must be an integer between 1 and 10000")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidInputError("offset must be a non-negative integer")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInputError(f"offset must be an integer between 0 and {MAX_OFFSET}")
+        descending = clean_bool(descending, "descending")
         flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
         if not flt.all_users:
             self._check_scope(flt.user_id)

@@ -42,7 +42,7 @@ from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation
 from reverie.results import AddResult, DreamReport, SessionEndReport, Stats, UndoneConsolidation
-from reverie.validation import clean_id, clean_scope, printable
+from reverie.validation import clean_id, clean_scope, printable, typed_arguments
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 _PREFIX_SCAN = 1000
 
 
+@typed_arguments
 class ScopedMemory:
     """``memory`` as the holder of ``credential`` may use it (see the module docs)."""
 
@@ -379,7 +380,7 @@ class ScopedMemory:
             yield Entry(where, _with(data, changes) if changes else data)
 
     def _box_in_scope(self, box_id: str) -> bool:
-        box = self.memory.store.box(box_id)
+        box = self.memory.box(box_id)
         return box is not None and box.user_id is not None and box.user_id in self.credential.users
 
     # by id -------------------------------------------------------------------------------------

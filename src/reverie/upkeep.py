@@ -16,7 +16,7 @@ from reverie.memory_base import MemoryBase
 from reverie.model import MemoryRecord, Status
 from reverie.results import DreamReport
 from reverie.store.base import MemoryFilter
-from reverie.validation import clean_count, clean_scope, clean_when
+from reverie.validation import clean_count, clean_path, clean_scope, clean_when
 
 if TYPE_CHECKING:
     from reverie.dream.schedule import JobSchedule
@@ -233,7 +233,7 @@ class Upkeep(MemoryBase):
         from reverie.write.pipeline import ARTIFACT
 
         user = clean_scope(user_id, "user_id")
-        root = Path(path).expanduser()
+        root = clean_path(path)
         if root.exists() and not root.is_dir():
             raise InvalidInputError(f"{root} exists and is not a directory")
         flt = MemoryFilter.everything(user_id=user, all_users=user_id is None)
@@ -281,6 +281,6 @@ class Upkeep(MemoryBase):
         """A consistent copy of the live store in the new file ``dest`` (SQLite's online-backup API:
         every write committed before the backup began, while writers go on); PostgreSQL raises
         ConfigError pointing to ``pg_dump``. Returns what was written (path, bytes, integrity, memories)."""
-        report = self.store.backup(dest)
+        report = self.store.backup(clean_path(dest, "dest"))
         self.ops.log("backup", path=report.get("path"), bytes=report.get("bytes"), memories=report.get("memories"))
         return report

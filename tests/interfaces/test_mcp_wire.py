@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from reverie.mcp_server import INVALID_REQUEST, PARSE_ERROR, screen_request
+from reverie.mcp_stdio import INVALID_REQUEST, PARSE_ERROR, screen_request
 
 from .helpers import LAUNCHER, child_env
 

@@ -228,6 +228,19 @@ def _cases() -> list[Case]:
         ],
     )
     add("add_many", {"user_id": "alice", "infer": True}, "items", [[{"content": "x", "id": "fixed-id"}]])
+    # what the red team found untyped (a TypeError, ValueError …) or taken as true
+    add("add", add_base, "evil", [1])
+    add("add", add_base, "infer", ["no", "false", 0, None])
+    add("update", {"memory_id": ID, "content": "fine"}, "user_id", ["bob"])
+    add("dream", {}, "bogus", [1])
+    add("add_many", {"items": ["a valid memory"], "user_id": "alice", "infer": False}, "batch_size", [0, -1, "2", 2.5])
+    add("list", {"user_id": "alice"}, "order_by", [["created_at"], {"created_at": 1}])
+    add("list", {"user_id": "alice"}, "offset", [10**30, 10**13])
+    add("list", {"user_id": "alice"}, "descending", ["no", 1, None])
+    add("export_markdown", {}, "path", ["a\x00b", 5, "", SURR, None])
+    add("backup", {}, "dest", [5, "a\x00b", "", None, ["x.db"]])
+    add("search", search, "query", ["q" * 100_000, "q" * 4001])
+    add("search", search, "bogus", [1])
     return out
 
 
