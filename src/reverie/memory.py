@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from reverie.read.pipeline import Request as ReadRequest
 
 DEFAULT_DB_NAME = "memory.db"
+#: the largest token budget of a context block (as the REST API and the MCP tool take)
+MAX_BUDGET_TOKENS = 100_000
 #: the largest offset a listing takes (a store never holds more memories; a larger one overflows SQL)
 MAX_OFFSET = 10**12
 
@@ -432,8 +434,8 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
 
         cfg = self.settings.read
         budget = cfg.context_budget_tokens if budget_tokens is None else budget_tokens
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise InvalidInputError("budget_tokens must be a positive integer")
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET_TOKENS:
+            raise InvalidInputError(f"budget_tokens must be an integer from 1 to {MAX_BUDGET_TOKENS}")
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k, filters=filters)
         self._check_scope(req.flt.user_id)
         with single_blas_thread():

@@ -345,4 +345,37 @@ def mcp_call(case: Case, memory_id: str) -> tuple[str, dict[str, Any]] | None:
     return tool, a
 
 
-__all__ = ["CASES", "ID", "NUL", "SURR", "Case", "deep_dict", "deep_list", "http_request", "mcp_call"]
+def row_counts(mem: Any) -> dict[str, int]:
+    """Rows of every table of the store (SQLite: every table, FTS shadow tables included)."""
+    target = str(mem.target)
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target) as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+                    "AND table_type = 'BASE TABLE'"
+                )
+            ]
+            return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    import sqlite3
+
+    with sqlite3.connect(target) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+
+
+__all__ = [
+    "CASES",
+    "ID",
+    "NUL",
+    "SURR",
+    "Case",
+    "deep_dict",
+    "deep_list",
+    "http_request",
+    "mcp_call",
+    "row_counts",
+]

@@ -36,7 +36,9 @@ def mcp_cmd(
     ] = None,
     session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Default session_id.")] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
-    port: Annotated[int, typer.Option(metavar="PORT", help="Port for --http (0 = any free port).")] = 8765,
+    port: Annotated[
+        int, typer.Option(metavar="PORT", min=0, max=65535, help="Port for --http (0 = any free port).")
+    ] = 8765,
     tools: Annotated[
         str | None,
         typer.Option(
@@ -67,7 +69,7 @@ HostOpt = Annotated[
     str,
     typer.Option(metavar="HOST", help="Bind address; anything but loopback requires REVERIE_API_TOKEN or an API key."),
 ]
-PortOpt = Annotated[int, typer.Option(metavar="PORT", help="Port (0 = any free port).")]
+PortOpt = Annotated[int, typer.Option(metavar="PORT", min=0, max=65535, help="Port (0 = any free port).")]
 WorkersOpt = Annotated[int, typer.Option(metavar="N", help="Server processes on one socket (PostgreSQL only).")]
 ProxyHeadersOpt = Annotated[
     bool,
