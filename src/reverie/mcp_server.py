@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import socket
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
@@ -263,10 +264,12 @@ def build_server(
     defaults: Defaults | None = None,
     credential: Credential | None = None,
     tools: tuple[str, ...] | list[str] | None = None,
+    code_roots: Sequence[str | os.PathLike[str]] | None = None,
 ) -> MCPServer:
     """An ``MCPServer`` whose tools and resources call ``mem`` within ``credential`` (default: see
     :func:`server_credential`). ``tools``: which tools to offer (default :data:`DEFAULT_TOOLS`; see
-    :func:`parse_tools`)."""
+    :func:`parse_tools`). ``code_roots``: the directories ``ingest_code`` may read (``--code-root``);
+    without them a server locked to a user reads no code, and a full-access one any path."""
     _require_sdk()
     from mcp.types import ToolAnnotations
 
@@ -275,7 +278,7 @@ def build_server(
     chosen = DEFAULT_TOOLS if tools is None else parse_tools(",".join(tools))
     d = defaults or Defaults()
     cred = credential if credential is not None else server_credential(d)
-    sm = ScopedMemory(mem, cred)
+    sm = ScopedMemory(mem, cred, code_roots=code_roots)
     server: MCPServer = _make_server()(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(fn: ToolFn) -> ToolFn:
@@ -538,9 +541,9 @@ def _inspect_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     def stats(
         user_id: Annotated[str | None, Field(description="Only this user's memories (default: all).")] = None,
     ) -> Any:
-        """Health check: memory counts and energy per layer and status."""
+        """Health check: memory counts and energy per layer and status, and which users exist."""
         with _tool_errors():
-            return _result(mem.stats(user_id=d.user(user_id)))
+            return _result(mem.served_stats(user_id=d.user(user_id)))
 
     @tool
     def dream(
@@ -557,7 +560,10 @@ def _inspect_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
 def _knowledge_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     @tool
     def ingest_code(
-        path: Annotated[str, Field(description="A source directory (or one file) on this machine.")],
+        path: Annotated[
+            str,
+            Field(description="A source directory (or one file) on this machine, within the server's code roots."),
+        ],
         user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
     ) -> Any:
         """Remember a code base: its file tree and each Python module's public classes, functions and methods
@@ -644,7 +650,7 @@ def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     )
     def stats_resource() -> dict[str, Any]:
         with _resource_errors():
-            return dict(mem.stats(user_id=d.user_id))
+            return mem.served_stats(user_id=d.user_id)
 
 
 def run_http(server: MCPServer, *, port: int = 8765) -> None:

@@ -33,14 +33,16 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
-from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation
+from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation, Status, StoreTier
 from reverie.results import AddResult, DreamReport, SessionEndReport, Stats, UndoneConsolidation
 from reverie.validation import clean_id, clean_scope, printable, typed_arguments
 
@@ -58,9 +60,19 @@ _PREFIX_SCAN = 1000
 class ScopedMemory:
     """``memory`` as the holder of ``credential`` may use it (see the module docs)."""
 
-    def __init__(self, memory: Memory, credential: Credential = FULL_ACCESS) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        credential: Credential = FULL_ACCESS,
+        *,
+        code_roots: Sequence[str | os.PathLike[str]] | None = None,
+    ) -> None:
         self.memory = memory
         self.credential = credential
+        #: the directories :meth:`ingest_code` may read (``None``: any, for an admin credential only)
+        self.code_roots: tuple[Path, ...] | None = (
+            None if code_roots is None else tuple(Path(os.path.realpath(Path(r).expanduser())) for r in code_roots)
+        )
 
     def __repr__(self) -> str:
         return f"ScopedMemory({self.memory!r}, {self.credential.name!r})"
@@ -79,6 +91,13 @@ class ScopedMemory:
         mine: builtins.list[tuple[str | None, int]] = [
             (u, n) for u, n in self.memory.users(limit=100_000) if u in self.credential.users
         ]
+        if self.credential.agents is not None:  # its agents' memories only, in any status or store
+            everything = {"status": [s.value for s in Status], "store": [t.value for t in StoreTier]}
+            mine = [
+                (u, sum(self.memory.count(user_id=u, agent_id=a, filters=everything) for a in self.credential.agents))
+                for u, _n in mine
+            ]
+            mine = [(u, n) for u, n in mine if n]
         return mine[:limit]
 
     def peek(self, memory_id: Any) -> MemoryRecord:
@@ -562,6 +581,19 @@ class ScopedMemory:
             return self.memory.stats(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
         return self.memory.stats(user_id=self._user(user_id), agent_id=self._agent(None))
 
+    def served_stats(self, *, user_id: str | None = None, full_target: bool = False) -> dict[str, Any]:
+        """The health check as a server answers it: :meth:`stats` with ``users`` (each user the credential
+        may see and how many memories it has: every user for an admin) and ``target`` named without
+        credentials — and, unless ``full_target`` (an admin asking a REST server), without its directory or
+        host: only the database's name."""
+        from reverie.inspection import redact_target
+
+        data: dict[str, Any] = dict(self.stats(user_id=user_id))
+        data["users"] = [{"user_id": u, "memories": n} for u, n in self.users(limit=1000)]
+        shown = redact_target(str(data["target"]))
+        data["target"] = shown if full_target and self.credential.admin else _target_name(shown)
+        return data
+
     def export(self, *, user_id: str | None = None) -> Iterator[MemoryRecord]:
         """Every memory (of one user, or of all) in every status and store; needs an admin credential."""
         self.credential.require_admin("export")
@@ -620,8 +652,31 @@ class ScopedMemory:
         return self.memory.compact(dedup=dedup, user_id=clean_scope(user_id, "user_id"))
 
     def ingest_code(self, path: Any, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
-        """Remember a code base in the credential's scope (the path is on the machine that runs reverie)."""
-        return self.memory.ingest_code(path, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+        """Remember a code base in the credential's scope. The path is on the machine that runs reverie, so it
+        must lie in one of the directories the operator named (``code_roots``); without them only an admin
+        credential may read code, anywhere. A path outside is refused whether it exists or not."""
+        user, agent = self._user(user_id), self._agent(agent_id)
+        return self.memory.ingest_code(self._code_path(path), user_id=user, agent_id=agent)
+
+    def _code_path(self, path: Any) -> Any:
+        if self.code_roots is None:
+            if self.credential.admin:
+                return path
+            raise PermissionDeniedError(
+                "reading code on this machine needs the directories it may read named by the operator "
+                "(reverie mcp --code-root DIR)"
+            )
+        if isinstance(path, bytes) or not isinstance(path, str | os.PathLike) or not os.fspath(path).strip():
+            raise InvalidInputError("path must be a file-system path")
+        text = os.fspath(path)
+        if "\x00" in text:
+            raise InvalidInputError("path must be a path without NUL characters")
+        # where it leads (links followed), decided before anything about it is read or said
+        where = Path(os.path.realpath(Path(text).expanduser()))
+        if not any(where == root or root in where.parents for root in self.code_roots):
+            roots = ", ".join(str(r) for r in self.code_roots) or "none"
+            raise PermissionDeniedError(f"{printable(text)} is outside the directories this server may read ({roots})")
+        return where
 
     def topic_index(
         self, *, user_id: str | None = None, agent_id: str | None = None, refresh: bool = False
@@ -736,6 +791,16 @@ def _scrub(value: Any, foreign: set[str]) -> Any:
                 changes[f.name] = new
         return dataclasses.replace(value, **changes) if changes else value
     return value
+
+
+def _target_name(target: str) -> str:
+    """A store's name without where it lives: a SQLite file's name, a PostgreSQL database's name."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(target)
+    if parts.scheme.startswith("postgres"):
+        return f"{parts.scheme}://…/{parts.path.lstrip('/')}"
+    return Path(target).name
 
 
 def _field(data: Any, name: str) -> Any:

@@ -48,6 +48,15 @@ def mcp_cmd(
             "or a comma-separated list of names and groups, e.g. default,dream,stats.",
         ),
     ] = None,
+    code_roots: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--code-root",
+            metavar="DIR",
+            help="A directory the ingest_code tool may read (repeat for several). With --user, ingest_code reads "
+            "nothing without one; a path outside them is refused.",
+        ),
+    ] = None,
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
@@ -58,7 +67,9 @@ def mcp_cmd(
     except ReverieError as exc:
         _fail(exc)
     with _memory(db, create=True) as mem:
-        server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session), tools=chosen)
+        server = build_server(
+            mem, Defaults(user_id=user, agent_id=agent, session_id=session), tools=chosen, code_roots=code_roots
+        )
         if http:
             run_http(server, port=port)
         else:

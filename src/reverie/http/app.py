@@ -503,9 +503,7 @@ def _health_routes(r: APIRouter) -> None:
         summary="Health check: how many memories per layer and status, with their energy",
     )
     def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
-        data = scoped(request).stats(user_id=user_id)
-        data["target"] = redact_target(data["target"])
-        return dict(data)
+        return scoped(request).served_stats(user_id=user_id, full_target=True)
 
     @r.post("/dream", response_model=m.DreamReport, tags=["dream"], summary="Run the dream cycle now")
     def dream(request: Request, body: Annotated[m.DreamRequest | None, Body()] = None) -> dict[str, Any]:

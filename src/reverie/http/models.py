@@ -235,7 +235,10 @@ class StatsOut(BaseModel):
     """The health check: memories per layer and status, with their energy."""
 
     backend: str
-    target: str = Field(description="Where the memory lives (credentials removed).")
+    target: str = Field(
+        description="Where the memory lives, credentials removed (the database's name only, unless the caller is "
+        "an admin)."
+    )
     embedder: str
     total: int
     rows: list[StatsRow]
@@ -243,6 +246,10 @@ class StatsOut(BaseModel):
     by_status: dict[str, int]
     relations: int
     opslog: dict[str, int]
+    users: list[UserCount] = Field(
+        description="The users the caller may see (every user for an admin, at most 1,000) and how many memories "
+        "each has."
+    )
 
 
 class DreamRequest(_Body):
