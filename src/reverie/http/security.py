@@ -101,7 +101,7 @@ class Authenticator:
         scheme, _, given = auth.partition(" ")
         given = given.strip()
         if scheme.lower() == "bearer" and given:
-            return self._bearer(given)
+            return self.authenticate(given)
         cookies: SimpleCookie = SimpleCookie()
         try:
             cookies.load(headers.get("cookie", ""))
@@ -114,12 +114,13 @@ class Authenticator:
             return FULL_ACCESS
         key = self._sessions.get(morsel.value)
         if key is not None:
-            cred = self._bearer(key)
+            cred = self.authenticate(key)
             if cred is not None and cred.admin:
                 return cred
         return None
 
-    def _bearer(self, given: str) -> Credential | None:
+    def authenticate(self, given: str) -> Credential | None:
+        """The credential of a bearer token (the API token, or an API key), or ``None``."""
         if self.token is not None and token_matches(given, self.token):
             return FULL_ACCESS
         if self.keys is not None and given.startswith(KEY_PREFIX):
