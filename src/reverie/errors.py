@@ -6,7 +6,9 @@ Every error reverie raises on purpose derives from :class:`ReverieError`::
     ├── ConfigError            invalid settings (every bad value reported at once)
     ├── InvalidInputError      bad content, wrong types, bad filters (also a ValueError)
     │   ├── ContentTooLargeError
-    │   └── AmbiguousIdError   a short id that more than one memory starts with
+    │   ├── AmbiguousIdError   a short id that more than one memory starts with
+    │   └── MemoryStateError   the memory's state does not allow it (demote the lowest layer, promote an
+    │                          invalidated memory, undo what is no consolidation …): REST answers 409
     ├── NotFoundError          unknown memory id (also a KeyError); also what a credential may not see
     ├── PermissionDeniedError  the credential does not cover the scope or the operation asked for
     ├── ImmutableMemoryError   an edit of a memory flagged immutable
@@ -47,6 +49,14 @@ class AmbiguousIdError(InvalidInputError):
     def __init__(self, message: str, candidates: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.candidates = candidates
+
+
+class MemoryStateError(InvalidInputError):
+    """The request is well formed, but the current state of the memory does not allow it: demoting a memory
+    in the lowest layer (or a pinned one), promoting one that is not active or is already at the top,
+    reactivating an invalidated one, undoing what is no consolidation (or one already undone), searching
+    the memories stored without a user when there are none but other users have some. The REST API
+    answers 409."""
 
 
 class NotFoundError(ReverieError, KeyError):
@@ -113,6 +123,7 @@ __all__ = [
     "InvalidInputError",
     "LLMError",
     "LastAdminKeyError",
+    "MemoryStateError",
     "MigrationError",
     "MissingDependencyError",
     "NotFoundError",

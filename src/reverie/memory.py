@@ -33,7 +33,7 @@ from reverie.clock import Clock, ensure_aware, system_clock
 from reverie.config import Settings
 from reverie.editing import Editing
 from reverie.embed.base import Embedder
-from reverie.errors import AmbiguousIdError, EmbedderMismatchError, InvalidInputError, NotFoundError
+from reverie.errors import AmbiguousIdError, EmbedderMismatchError, InvalidInputError, MemoryStateError, NotFoundError
 from reverie.ingest import Ingest
 from reverie.inspection import Inspection
 from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
@@ -490,7 +490,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         if not users:
             return
         names = ", ".join(f"{u} ({n})" for u, n in users[:shown]) + (" and more" if len(users) > shown else "")
-        raise InvalidInputError(
+        raise MemoryStateError(
             f"no memories are stored without a user_id, so this would find nothing. Users with memories "
             f"(count): {names}. Pass user_id=... (CLI: -u NAME), or all_users=True (CLI: --all-users) "
             "to look at every user's memories."

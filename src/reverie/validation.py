@@ -45,6 +45,8 @@ MAX_REASON_CHARS = 1000
 MAX_FILTER_VALUES = 10_000
 #: default of ``limits.max_metadata_depth``: nesting deeper than this is refused at write time
 DEFAULT_METADATA_DEPTH = 16
+#: the largest magnitude of a number in metadata: the 64-bit range every store keeps an integer in exactly
+JSON_NUMBER_LIMIT = 2**63 - 1
 #: datetimes the engine accepts: far enough from datetime's limits that decay and expiry arithmetic
 #: (a TTL added, a span subtracted) can never overflow
 EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
@@ -190,12 +192,14 @@ def _json_scalar(item: Any, name: str) -> Any:
     if item is None or isinstance(item, bool):
         return item
     if isinstance(item, int):
-        if abs(item) > 2**63 - 1:
+        if abs(item) > JSON_NUMBER_LIMIT:
             raise InvalidInputError(f"{name} holds an integer outside the 64-bit range")
         return int(item)
     if isinstance(item, float):
         if not math.isfinite(item):
             raise InvalidInputError(f"{name} holds NaN or infinity (not JSON)")
+        if abs(item) > JSON_NUMBER_LIMIT:
+            raise InvalidInputError(f"{name} holds a number outside the 64-bit range (at most {JSON_NUMBER_LIMIT})")
         return float(item)
     raise InvalidInputError(f"{name} must be JSON data; {type(item).__name__} is not")
 
@@ -705,6 +709,7 @@ __all__ = [
     "DEFAULT_METADATA_DEPTH",
     "EARLIEST",
     "FILTER_KEYS",
+    "JSON_NUMBER_LIMIT",
     "LATEST",
     "RECORD_FIELDS",
     "SOURCES",

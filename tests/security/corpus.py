@@ -338,8 +338,9 @@ def mcp_call(case: Case, memory_id: str) -> tuple[str, dict[str, Any]] | None:
     if tool is None:
         return None
     a = case.resolved(memory_id)
-    if case.op == "add":
-        a["verbatim"] = not a.pop("infer", True)
+    # remember always runs the write path: it has no infer (a bad infer has no MCP form)
+    if case.op == "add" and not isinstance(a.pop("infer", True), bool):
+        return None
     if case.op == "search" and "filters" in a:
         return None  # recall takes layer/category, not a filters object
     return tool, a

@@ -143,6 +143,7 @@ def _reads(sm: ScopedMemory, w: World) -> dict[str, Callable[[], Any]]:
         "list": lambda: sm.list(limit=100),
         "count": lambda: sm.count(),
         "stats": lambda: sm.stats(),
+        "served_stats": lambda: sm.served_stats(),
         "hot_tier": lambda: sm.hot_tier(),
         "working_memory": lambda: sm.working_memory("s1") + sm.working_memory("s2"),
         "topic_index": lambda: [sm.topic_index(), sm.topic_index(refresh=True)],
