@@ -82,8 +82,8 @@ def _kill_after(target: str, run: str, acks: int) -> list[str]:
 def test_a_killed_postgres_writer_loses_no_acknowledged_write(pg_url: str) -> None:
     with Memory(pg_url, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}):
         pass  # the schema exists before the writers race to create it
-    acked = _kill_after(pg_url, "a", 160) + _kill_after(pg_url, "b", 160)
-    assert len(acked) >= 320
+    acked = _kill_after(pg_url, "a", 80) + _kill_after(pg_url, "b", 80)
+    assert len(acked) >= 160
     with Memory(pg_url, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}}) as mem:
         stored = mem.peek_many(sorted(set(acked)))
         lost = sorted(set(acked) - set(stored))
@@ -133,27 +133,28 @@ def _start(server: Any, url: str) -> None:
 
 def test_postgres_restarted_under_a_writing_memory(private_pg: tuple[Any, str]) -> None:
     server, url = private_pg
-    mem = Memory(url, embedder=HashEmbedder(64), config={"opslog": {"enabled": False}})
+    config = {"opslog": {"enabled": False}, "storage": {"pg_connect_timeout_s": 2.0}}
+    mem = Memory(url, embedder=HashEmbedder(64), config=config)
     try:
         before = [mem.add(f"before the restart {i}", user_id="u", infer=False).id for i in range(5)]
         _pg_ctl(server, "-m", "fast", "stop")
         errors: list[BaseException] = []
-        for i in range(4):  # the server is down: every call answers with a clear, typed error, at once
-            started = time.monotonic()
-            for call in (
-                lambda i=i: mem.add(f"while down {i}", user_id="u", infer=False),
-                lambda: mem.search("before the restart", user_id="u"),
-                lambda: mem.list(user_id="u"),
-            ):
-                try:
-                    call()
-                except ReverieError as exc:
-                    errors.append(exc)
-                else:
-                    raise AssertionError("a call succeeded with the server down")
-            assert time.monotonic() - started < 60
+        started = time.monotonic()
+        for call in (  # the server is down: every call answers with a clear, typed error, in time
+            lambda: mem.add("while down", user_id="u", infer=False),
+            lambda: mem.search("before the restart", user_id="u"),
+            lambda: mem.list(user_id="u"),
+        ):
+            try:
+                call()
+            except ReverieError as exc:
+                errors.append(exc)
+            else:
+                raise AssertionError("a call succeeded with the server down")
+        # not a speed target: a call must not hang while the server is down (each waits 2 s for a connection)
+        assert time.monotonic() - started < 60
         assert errors and all(isinstance(e, StoreError) for e in errors), [type(e).__name__ for e in errors]
-        assert all("Traceback" not in str(e) and str(e) for e in errors)
+        assert all("PostgreSQL server" in str(e) for e in errors), [str(e) for e in errors]
         _start(server, url)
         # the same Memory recovers: the first calls may meet connections the restart broke, then it writes
         deadline = time.monotonic() + 30
@@ -188,9 +189,10 @@ def test_two_rest_workers_on_postgres_with_concurrent_writes_and_a_dream(pg_url:
     env = cli_environment(
         embeddings, empty_dir=str(certs), REVERIE_OPSLOG__PATH=str(tmp_path / "ops.jsonl"), REVERIE_API_TOKEN="t" * 32
     )
-    os.environ.update({k: v for k, v in env.items() if k.startswith("REVERIE_EMBEDDING")})
+    served = {"provider": "openai", "base_url": embeddings.url, "model": "hash-test", "dimensions": 64}
+    config = {"opslog": {"enabled": False}, "embedding": served}  # the embedder the server's processes use
     try:
-        with Memory(pg_url, config={"opslog": {"enabled": False}}) as mem:  # the store, with the served embedder
+        with Memory(pg_url, config=config) as mem:
             groups = [
                 mem.add_many(
                     [
@@ -208,17 +210,14 @@ def test_two_rest_workers_on_postgres_with_concurrent_writes_and_a_dream(pg_url:
             _env(**env),
         )
         try:
-            _serve_and_check(server.url, seeded, pg_url)
+            _serve_and_check(server.url, seeded, pg_url, config)
         finally:
             server.stop()
     finally:
-        for key in env:
-            if key.startswith("REVERIE_EMBEDDING"):
-                os.environ.pop(key, None)
         embeddings.close()
 
 
-def _serve_and_check(url: str, seeded: set[str], pg_url: str) -> None:
+def _serve_and_check(url: str, seeded: set[str], pg_url: str, config: dict[str, Any]) -> None:
     import httpx
 
     auth = {"Authorization": "Bearer " + "t" * 32}
@@ -248,14 +247,15 @@ def _serve_and_check(url: str, seeded: set[str], pg_url: str) -> None:
                 statuses[res.status_code] += 1
 
         with ThreadPoolExecutor(max_workers=8) as pool:
-            futures = [pool.submit(write, i) for i in range(60)]
-            futures += [pool.submit(dream, d) for d in range(3)]
+            futures = [pool.submit(dream, 0)]  # a dream cycle runs while the writes come in
+            futures += [pool.submit(write, i) for i in range(36)]
+            futures += [pool.submit(dream, 1)]
             for f in futures:
                 f.result()
         assert set(statuses) == {200, 201}, dict(statuses)
         listed = http.get("/v1/memories", params={"user_id": "team", "limit": 1000, "status": "active"}).json()
         assert listed["total"] >= 1
-    with Memory(pg_url, config={"opslog": {"enabled": False}}) as mem:
+    with Memory(pg_url, config=config) as mem:
         stored = mem.peek_many(sorted(set(acked) | seeded))
         assert set(stored) == set(acked) | seeded, "an acknowledged write was lost"
         _assert_nothing_consolidated_twice(mem)
