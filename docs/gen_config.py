@@ -33,7 +33,8 @@ One settings object (`reverie.Settings`) holds every threshold. Precedence, high
    section (`[dynamics.energy]` then `decay_working = 0.4`);
 4. the defaults below.
 
-Invalid values raise `reverie.ConfigError` listing every bad value at once. The source column names
+Invalid values raise `reverie.ConfigError` listing every bad value at once; so does a config file that
+is not valid TOML, and a `REVERIE_CONFIG` naming a file that does not exist. The source column names
 the public idea each setting comes from; [design notes](design-notes.md) says where each idea comes
 from. Server-only
 environment variables (not settings): `REVERIE_TARGET` (the database for the CLI, `reverie mcp`

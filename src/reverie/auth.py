@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from reverie.errors import InvalidInputError, LastAdminKeyError, NotFoundError, PermissionDeniedError
 from reverie.store.base import ApiKey
 from reverie.validation import clean_scope, clean_text, printable
 
@@ -214,9 +214,24 @@ def create_key(
     return key, token
 
 
-def revoke_key(store: Store, key_id: str, *, now: datetime) -> ApiKey:
-    """Revoke a key by id; :class:`NotFoundError` if there is no such active key."""
+def revoke_key(store: Store, key_id: str, *, now: datetime, force: bool = False) -> ApiKey:
+    """Revoke a key by id; :class:`NotFoundError` if there is no such active key.
+
+    The last active admin key is kept unless ``force``: :class:`~reverie.errors.LastAdminKeyError`. Without
+    it no key may manage keys or see every user, and a server that needs credentials (any server bound
+    beyond loopback, and any server that had keys) denies every request once no key is left."""
     kid = clean_text(key_id, "key id", max_chars=64)
+    if not isinstance(force, bool):
+        raise InvalidInputError("force must be true or false")
+    active = store.api_keys()
+    target = next((k for k in active if k.id == kid), None)
+    if target is not None and target.admin and not force and not any(k.admin and k.id != kid for k in active):
+        raise LastAdminKeyError(
+            f"key {printable(kid)} is the last active admin key: once it is revoked no key may manage keys or "
+            "see every user, and a server that needs credentials denies every request when no key is left. "
+            "Create another admin key first, or revoke it anyway with --force (REST: ?force=true; "
+            "Python: force=True)"
+        )
     if not store.revoke_api_key(kid, now):
         raise NotFoundError(f"no active API key with id {printable(kid)}")
     key = store.api_key(kid)

@@ -114,6 +114,18 @@ def refresh_topic_indexes(
     return out
 
 
+def agent_topic_index(
+    store: Store, user_id: str | None, agent_id: str, *, now: datetime, max_topics: int
+) -> dict[str, Any]:
+    """The topic index of one agent of a user: the entities its active memories name (not stored: the
+    user's index is the one the dream keeps)."""
+    counts = store.entity_counts(MemoryFilter(user_id=user_id, agent_id=agent_id))
+    index = build_topic_index(
+        user_id, [], {entity: n for (_user, entity), n in counts.items()}, now=now, max_topics=max_topics
+    )
+    return {**index, "agent_id": agent_id}
+
+
 def topics_markdown(indexes: Mapping[str | None, Mapping[str, Any]]) -> str:
     """The topic indexes as a readable markdown page."""
     lines = ["# Topic index", ""]

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reverie.dream.documents import scrub as scrub_documents
-from reverie.errors import ImmutableMemoryError, InvalidInputError, ReverieError
+from reverie.errors import ImmutableMemoryError, InvalidInputError, MemoryStateError, ReverieError
 from reverie.memory_base import MemoryBase
 from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Status, content_hash
 from reverie.results import Action, AddResult, UndoneConsolidation
@@ -38,7 +38,7 @@ def _clean_layer(layer: Any) -> Layer:
 
 def _require_active(rec: MemoryRecord, verb: str) -> None:
     if rec.status is not Status.ACTIVE:
-        raise InvalidInputError(f"memory {rec.id} is {rec.status.value}; only active memories are {verb}")
+        raise MemoryStateError(f"memory {rec.id} is {rec.status.value}; only active memories are {verb}")
 
 
 #: memories erased per transaction by :meth:`Memory.forget_user` (each batch merges the full-text index once)
@@ -190,7 +190,7 @@ class Editing(MemoryBase):
         reason = clean_reason(reason)
         rec = self._require(memory_id)
         if rec.status in (Status.SUPERSEDED, Status.EXPIRED, Status.INVALIDATED):
-            raise InvalidInputError(
+            raise MemoryStateError(
                 f"memory {rec.id} is {rec.status.value}; only dormant, archived or cold memories can be reactivated"
             )
         if rec.status is Status.ACTIVE and rec.store is StoreTier.HOT:
@@ -384,12 +384,12 @@ class Editing(MemoryBase):
         current = _LAYER_RANK[rec.layer]
         if layer is None:
             if current >= _LAYER_RANK[Layer.SEMANTIC]:
-                raise InvalidInputError(f"memory {rec.id} is already in the top layer ({rec.layer.value})")
+                raise MemoryStateError(f"memory {rec.id} is already in the top layer ({rec.layer.value})")
             target = _LAYER_ORDER[current + 1]
         else:
             target = _clean_layer(layer)
             if _LAYER_RANK[target] <= current:
-                raise InvalidInputError(
+                raise MemoryStateError(
                     f"cannot promote memory {rec.id} from {rec.layer.value} to {target.value}: "
                     "the target layer must rank above the current one (use demote to move down)"
                 )
@@ -408,13 +408,13 @@ class Editing(MemoryBase):
             raise ImmutableMemoryError(f"memory {rec.id} is immutable and keeps its layer (a truth anchor)")
         if rec.pinned or rec.flashbulb:
             why = "pinned" if rec.pinned else "a flashbulb memory"
-            raise InvalidInputError(
+            raise MemoryStateError(
                 f"memory {rec.id} is {why} and protected from demotion" + ("; unpin it first" if rec.pinned else "")
             )
         _require_active(rec, "demoted")
         current = _LAYER_RANK[rec.layer]
         if current == 0:
-            raise InvalidInputError(
+            raise MemoryStateError(
                 f"memory {rec.id} is already in the lowest layer (working); invalidate or forget it instead"
             )
         self._move_layer(rec, _LAYER_ORDER[current - 1], "demoted", actor="demote")

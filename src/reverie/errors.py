@@ -6,11 +6,14 @@ Every error reverie raises on purpose derives from :class:`ReverieError`::
     ├── ConfigError            invalid settings (every bad value reported at once)
     ├── InvalidInputError      bad content, wrong types, bad filters (also a ValueError)
     │   ├── ContentTooLargeError
-    │   └── AmbiguousIdError   a short id that more than one memory starts with
+    │   ├── AmbiguousIdError   a short id that more than one memory starts with
+    │   └── MemoryStateError   the memory's state does not allow it (demote the lowest layer, promote an
+    │                          invalidated memory, undo what is no consolidation …): REST answers 409
     ├── NotFoundError          unknown memory id (also a KeyError); also what a credential may not see
     ├── PermissionDeniedError  the credential does not cover the scope or the operation asked for
     ├── ImmutableMemoryError   an edit of a memory flagged immutable
     ├── ConflictError          a concurrent change won (optimistic concurrency, claims)
+    │   └── LastAdminKeyError  revoking the last admin API key, which would lock admins out (force it)
     ├── StoreError             the storage backend failed (wraps the driver's error)
     │   └── MigrationError
     ├── EmbeddingError         the embedder failed or is not installed
@@ -48,6 +51,14 @@ class AmbiguousIdError(InvalidInputError):
         self.candidates = candidates
 
 
+class MemoryStateError(InvalidInputError):
+    """The request is well formed, but the current state of the memory does not allow it: demoting a memory
+    in the lowest layer (or a pinned one), promoting one that is not active or is already at the top,
+    reactivating an invalidated one, undoing what is no consolidation (or one already undone), searching
+    the memories stored without a user when there are none but other users have some. The REST API
+    answers 409."""
+
+
 class NotFoundError(ReverieError, KeyError):
     """No memory (or relation, or run) with the given id."""
 
@@ -68,6 +79,12 @@ class ImmutableMemoryError(ReverieError):
 
 class ConflictError(ReverieError):
     """Another writer changed or claimed the same memory first."""
+
+
+class LastAdminKeyError(ConflictError):
+    """The API key to revoke is the last active admin key: afterwards no key may manage keys or see every
+    user, and a server that needs credentials with no key left denies every request. Revoking it anyway
+    takes an explicit ``force``."""
 
 
 class StoreError(ReverieError):
@@ -111,6 +128,8 @@ __all__ = [
     "ImmutableMemoryError",
     "InvalidInputError",
     "LLMError",
+    "LastAdminKeyError",
+    "MemoryStateError",
     "MigrationError",
     "MissingDependencyError",
     "NotFoundError",

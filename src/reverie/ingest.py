@@ -18,7 +18,9 @@ from reverie.model import HistoryEvent, Layer, MemoryRecord, Vector
 from reverie.results import Action, AddResult, SessionEndReport
 from reverie.validation import (
     RecordLimits,
+    clean_bool,
     clean_content,
+    clean_count,
     clean_id,
     clean_metadata,
     clean_record,
@@ -35,6 +37,8 @@ from reverie.write.recording import verbatim_actions
 from reverie.write.signals.buffer import buffer_key
 
 _SCOPE_KEYS = ("user_id", "agent_id", "session_id")
+#: the largest ``add_many`` batch (one transaction; far above what is useful)
+MAX_BATCH = 100_000
 
 
 class Ingest(MemoryBase):
@@ -98,6 +102,7 @@ class Ingest(MemoryBase):
         The result combines the writes: ``ids`` every memory written, ``action`` the main one."""
         from reverie.messages import looks_like_messages
 
+        infer = clean_bool(infer, "infer")
         if looks_like_messages(content):
             return self._add_messages(
                 content,
@@ -208,6 +213,8 @@ class Ingest(MemoryBase):
         validated before anything is written; batches of ``batch_size`` commit atomically. A returned
         result means the memory is committed: it survives the crash of any process, and with
         ``storage.synchronous = "FULL"`` (SQLite) also a power loss."""
+        infer = clean_bool(infer, "infer")
+        batch_size = clean_count(batch_size, "batch_size", low=1, high=MAX_BATCH)
         prepared = [
             self._prepare_item(item, user_id, agent_id, session_id, metadata, when, source)
             for item in items_list(items)

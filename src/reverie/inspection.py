@@ -19,7 +19,7 @@ from reverie.errors import InvalidInputError
 from reverie.memory_base import MemoryBase
 from reverie.model import HistoryEvent, Layer, MemoryRecord, Relation, RelationType, StoreTier
 from reverie.store.base import ApiKey, Box, LayerStats, MemoryFilter, StoreInfo
-from reverie.validation import clean_scope
+from reverie.validation import clean_id, clean_scope
 
 if TYPE_CHECKING:
     from reverie.auth import KeyRing
@@ -149,6 +149,10 @@ class Inspection(MemoryBase):
         """This user's sealed memory boxes (one per finished conversation), most recently sealed first."""
         return self.store.sealed_boxes(clean_scope(user_id, "user_id"), limit=_limit(limit))
 
+    def box(self, box_id: str) -> Box | None:
+        """The memory box with this id (sealed or open), or ``None``."""
+        return self.store.box(clean_id(box_id, "box id"))
+
     def verbatim_artifacts(self, *, user_id: str | None, limit: int = 50) -> builtins.list[dict[str, Any]]:
         """This user's verbatim artifacts (text kept word for word beside the memory made of it), newest
         first: ``id``, ``content`` (the memory), ``verbatim`` and ``at``."""
@@ -206,11 +210,13 @@ class Inspection(MemoryBase):
 
         return create_key(self.store, name=name, users=users, agents=agents, admin=admin, now=self.now())
 
-    def revoke_api_key(self, key_id: str) -> ApiKey:
-        """Revoke a key by id (:class:`~reverie.errors.NotFoundError` if there is no such active key)."""
+    def revoke_api_key(self, key_id: str, *, force: bool = False) -> ApiKey:
+        """Revoke a key by id (:class:`~reverie.errors.NotFoundError` if there is no such active key). The
+        last active admin key needs ``force=True`` (:class:`~reverie.errors.LastAdminKeyError` otherwise):
+        without one, no key may manage keys, and a server with no key left denies every request."""
         from reverie.auth import revoke_key
 
-        return revoke_key(self.store, key_id, now=self.now())
+        return revoke_key(self.store, key_id, now=self.now(), force=force)
 
 
 __all__ = ["READY_KEY", "Inspection"]

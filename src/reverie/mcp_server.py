@@ -20,9 +20,11 @@ Transports: stdio (default, what Claude Desktop/Code and Cursor launch) or strea
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import socket
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
@@ -32,6 +34,7 @@ from pydantic import Field
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, MissingDependencyError, NotFoundError, ReverieError
 from reverie.mcp_format import brief, compact_hits, compact_schema, friendly_argument_error, history_dicts, hit_dict
+from reverie.mcp_stdio import run_stdio, screen_request
 from reverie.scoped import ScopedMemory
 from reverie.validation import describe_error
 
@@ -206,8 +209,6 @@ def _resource_errors() -> Iterator[None]:
 
 def _result(data: Mapping[str, Any], text: str | None = None) -> Any:
     """A tool answer: ``text`` (default: compact JSON) for the model, ``data`` as structured content."""
-    import json
-
     from mcp.types import CallToolResult, TextContent
 
     shown = text if text is not None else json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -263,10 +264,12 @@ def build_server(
     defaults: Defaults | None = None,
     credential: Credential | None = None,
     tools: tuple[str, ...] | list[str] | None = None,
+    code_roots: Sequence[str | os.PathLike[str]] | None = None,
 ) -> MCPServer:
     """An ``MCPServer`` whose tools and resources call ``mem`` within ``credential`` (default: see
     :func:`server_credential`). ``tools``: which tools to offer (default :data:`DEFAULT_TOOLS`; see
-    :func:`parse_tools`)."""
+    :func:`parse_tools`). ``code_roots``: the directories ``ingest_code`` may read (``--code-root``);
+    without them a server locked to a user reads no code, and a full-access one any path."""
     _require_sdk()
     from mcp.types import ToolAnnotations
 
@@ -275,7 +278,7 @@ def build_server(
     chosen = DEFAULT_TOOLS if tools is None else parse_tools(",".join(tools))
     d = defaults or Defaults()
     cred = credential if credential is not None else server_credential(d)
-    sm = ScopedMemory(mem, cred)
+    sm = ScopedMemory(mem, cred, code_roots=code_roots)
     server: MCPServer = _make_server()(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(fn: ToolFn) -> ToolFn:
@@ -538,9 +541,9 @@ def _inspect_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     def stats(
         user_id: Annotated[str | None, Field(description="Only this user's memories (default: all).")] = None,
     ) -> Any:
-        """Health check: memory counts and energy per layer and status."""
+        """Health check: memory counts and energy per layer and status, and which users exist."""
         with _tool_errors():
-            return _result(mem.stats(user_id=d.user(user_id)))
+            return _result(mem.served_stats(user_id=d.user(user_id)))
 
     @tool
     def dream(
@@ -557,7 +560,10 @@ def _inspect_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
 def _knowledge_tools(tool: ToolDecorator, mem: ScopedMemory, d: Defaults) -> None:
     @tool
     def ingest_code(
-        path: Annotated[str, Field(description="A source directory (or one file) on this machine.")],
+        path: Annotated[
+            str,
+            Field(description="A source directory (or one file) on this machine, within the server's code roots."),
+        ],
         user_id: Annotated[str | None, Field(description="Whose memory (default: the server's user).")] = None,
     ) -> Any:
         """Remember a code base: its file tree and each Python module's public classes, functions and methods
@@ -644,117 +650,7 @@ def _resources(server: MCPServer, mem: ScopedMemory, d: Defaults) -> None:
     )
     def stats_resource() -> dict[str, Any]:
         with _resource_errors():
-            return dict(mem.stats(user_id=d.user_id))
-
-
-def run_stdio(server: MCPServer) -> None:
-    """Serve over stdin/stdout until the client closes the pipe.
-
-    Every request is answered: a request line the SDK cannot read — text with lone surrogates (which
-    JSON's ``\\ud800`` escapes can carry but no UTF-8 can), nesting deeper than its parser allows —
-    would otherwise be dropped and its client would wait forever; it gets a JSON-RPC error (-32602)
-    here instead. While serving, stray writes to the process's stdout go to stderr (the wire stays
-    clean) and stdin reads see end of file."""
-    import anyio
-
-    lowlevel = getattr(server, "_lowlevel_server", None)
-    if lowlevel is None:  # pragma: no cover - an SDK without it: its own stdio loop (no screening)
-        server.run("stdio")
-        return
-    anyio.run(_serve_stdio, lowlevel)
-
-
-async def _serve_stdio(lowlevel: Any) -> None:
-    import io
-    import os
-
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    sys.stdout.flush()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)  # the wire belongs to the protocol: stray reads see EOF ...
-    os.dup2(2, 1)  # ... and stray writes land on stderr
-    os.close(null)
-    try:
-        out = _LockedLines(anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_out, "wb"), encoding="utf-8")))
-        raw_in = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_in, "rb"), encoding="utf-8", errors="replace"))
-        async with stdio_server(stdin=_ScreenedLines(raw_in, out), stdout=out) as (read, write):  # type: ignore[arg-type]
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
-    finally:
-        sys.stdout.flush()
-        os.dup2(2, 1)
-
-
-class _LockedLines:
-    """The wire's stdout: one complete line per write, never interleaved (the SDK's answers and the
-    screen's error answers come from different tasks)."""
-
-    def __init__(self, inner: Any) -> None:
-        import anyio
-
-        self._inner = inner
-        self._lock = anyio.Lock()
-
-    async def write(self, text: str) -> None:
-        async with self._lock:
-            await self._inner.write(text)
-            await self._inner.flush()
-
-    async def flush(self) -> None:
-        return None  # every write flushed already
-
-
-class _ScreenedLines:
-    """The wire's stdin as the SDK reads it, minus the requests it could not read: those are answered."""
-
-    def __init__(self, inner: Any, out: _LockedLines) -> None:
-        self._inner = inner
-        self._out = out
-
-    def __aiter__(self) -> Any:
-        return self._lines()
-
-    async def _lines(self) -> Any:
-        async for line in self._inner:
-            answer = screen_request(line)
-            if answer is None:
-                yield line
-            else:
-                await self._out.write(answer + "\n")
-
-
-def screen_request(line: str) -> str | None:
-    """The JSON-RPC error answering a request line the SDK cannot read (its id found with Python's own
-    JSON parser), or ``None`` when the SDK can read the line or it carries no request id to answer."""
-    import json
-
-    from mcp import types as mcp_types
-
-    try:
-        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
-    except Exception:  # the SDK would drop this line: answer it if it is a request
-        pass
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return None  # not JSON: no id to answer
-    if not isinstance(message, dict) or "method" not in message:
-        return None
-    rid = message.get("id")
-    if isinstance(rid, bool) or not isinstance(rid, int | str):
-        return None  # a notification (or an unusable id): nothing to answer
-    try:
-        json.dumps(message, ensure_ascii=False).encode("utf-8")
-        reason = "the request is malformed or nested too deep"
-    except UnicodeEncodeError:
-        reason = "it holds text with lone surrogates, which has no UTF-8 form; send valid Unicode text"
-    except (ValueError, RecursionError):
-        reason = "the request is malformed or nested too deep"
-    error = {"code": -32602, "message": f"Invalid request: {reason}"}
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}, ensure_ascii=True)
+            return mem.served_stats(user_id=d.user_id)
 
 
 def run_http(server: MCPServer, *, port: int = 8765) -> None:

@@ -34,7 +34,7 @@ from reverie.clock import Clock, ensure_aware, system_clock
 from reverie.config import Settings
 from reverie.editing import Editing
 from reverie.embed.base import Embedder
-from reverie.errors import AmbiguousIdError, EmbedderMismatchError, InvalidInputError, NotFoundError
+from reverie.errors import AmbiguousIdError, EmbedderMismatchError, InvalidInputError, MemoryStateError, NotFoundError
 from reverie.ingest import Ingest
 from reverie.inspection import Inspection, redact_target
 from reverie.model import AccessEvent, HistoryEvent, MemoryRecord
@@ -43,7 +43,17 @@ from reverie.results import DreamReport, Hit, Stats
 from reverie.store import check_target, open_store
 from reverie.store.base import LayerStats, MemoryFilter, Store
 from reverie.upkeep import Upkeep
-from reverie.validation import clean_content, clean_id, clean_k, clean_label, clean_scope, clean_when, parse_filters
+from reverie.validation import (
+    clean_bool,
+    clean_content,
+    clean_id,
+    clean_k,
+    clean_label,
+    clean_scope,
+    clean_when,
+    parse_filters,
+    typed_arguments,
+)
 
 if TYPE_CHECKING:
     from reverie.dream import DreamServices
@@ -54,6 +64,10 @@ if TYPE_CHECKING:
 
 DEFAULT_DB_NAME = "memory.db"
 log = logging.getLogger("reverie")
+#: the largest token budget of a context block (as the REST API and the MCP tool take)
+MAX_BUDGET_TOKENS = 100_000
+#: the largest offset a listing takes (a store never holds more memories; a larger one overflows SQL)
+MAX_OFFSET = 10**12
 
 
 def default_target(settings: Settings) -> Path:
@@ -75,6 +89,7 @@ def _resolve_settings(config: Settings | Mapping[str, Any] | None) -> Settings:
     raise InvalidInputError(f"config must be a Settings object or a mapping, got {type(config).__name__}")
 
 
+@typed_arguments
 class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
     """A long-term memory for agents.
 
@@ -314,9 +329,13 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         from reverie.read.pipeline import Request
 
         limits = self.settings.limits
-        text = clean_content(query, max_bytes=limits.max_query_chars * 4, what="query")
-        if len(text) > limits.max_query_chars:
-            raise InvalidInputError(f"query is longer than {limits.max_query_chars} characters")
+        text = clean_content(
+            query,
+            max_bytes=limits.max_query_chars * 4,
+            max_chars=limits.max_query_chars,
+            what="query",
+            setting="limits.max_query_chars",
+        )
         if mode not in MODES:
             raise InvalidInputError(f"mode must be one of {list(MODES)}, got {mode!r}")
         if not isinstance(deep, bool):
@@ -423,8 +442,8 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
 
         cfg = self.settings.read
         budget = cfg.context_budget_tokens if budget_tokens is None else budget_tokens
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise InvalidInputError("budget_tokens must be a positive integer")
+        if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET_TOKENS:
+            raise InvalidInputError(f"budget_tokens must be an integer from 1 to {MAX_BUDGET_TOKENS}")
         req = self._read_request(query, user_id=user_id, agent_id=agent_id, session_id=session_id, k=k, filters=filters)
         self._check_scope(req.flt.user_id)
         with single_blas_thread():
@@ -475,7 +494,7 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         names = self._named_users()
         if not names:
             return
-        raise InvalidInputError(
+        raise MemoryStateError(
             f"no memories are stored without a user_id, so this would find nothing. Users with memories "
             f"(count): {names}. Pass user_id=... (CLI: -u NAME), or all_users=True (CLI: --all-users) "
             "to look at every user's memories."
@@ -554,12 +573,13 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
         ``filters={"status": [...], "store": [...]}`` widens it."""
         from reverie.store.base import ORDERABLE_FIELDS
 
-        if order_by not in ORDERABLE_FIELDS:
+        if not isinstance(order_by, str) or order_by not in ORDERABLE_FIELDS:
             raise InvalidInputError(f"order_by must be one of {sorted(ORDERABLE_FIELDS)}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise InvalidInputError("limit must be an integer between 1 and 10000")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidInputError("offset must be a non-negative integer")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInputError(f"offset must be an integer between 0 and {MAX_OFFSET}")
+        descending = clean_bool(descending, "descending")
         flt = self._scope_filter(user_id, agent_id, filters, all_users=bool(all_users))
         if not flt.all_users:
             self._check_scope(flt.user_id)
@@ -592,11 +612,14 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
             self._check_scope(flt.user_id)
         return self.store.count(flt)
 
-    def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
-        """The health check: count and energy avg/min/max per layer and status."""
+    def stats(self, *, user_id: str | None = None, agent_id: str | None = None, all_users: bool = True) -> Stats:
+        """The health check: count and energy avg/min/max per layer and status (of one user, and of one of its
+        agents, when given)."""
         if user_id is not None:
             all_users = False
-        flt = MemoryFilter.everything(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
+        flt = MemoryFilter.everything(
+            user_id=clean_scope(user_id, "user_id"), agent_id=clean_scope(agent_id, "agent_id"), all_users=all_users
+        )
         rows: builtins.list[LayerStats] = self.store.stats(flt)
         total = sum(r.count for r in rows)
         return {

@@ -107,5 +107,7 @@ class MemoryBase:
     def _restore_precision(self, ids: Sequence[str], *, actor: str) -> None:  # Editing
         raise NotImplementedError
 
-    def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:  # Upkeep
+    def topic_index(
+        self, *, user_id: str | None = None, agent_id: str | None = None, refresh: bool = False
+    ) -> dict[str, Any]:  # Upkeep
         raise NotImplementedError

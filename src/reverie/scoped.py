@@ -12,8 +12,18 @@ same ``Memory`` method:
   probed;
 * all-users views, stats over all users, export and the dream reports need an admin credential;
 * agent narrowing holds on every read path: search, context (its working memory and hot tier
-  too), the hot tier, working memory, relations;
-* an import (:meth:`restore`) stores the records in the credential's scope and rejects the others.
+  too), the hot tier, working memory, relations, stats and the topic index;
+* one scope filter (:meth:`ScopedMemory.visible`) goes over every answer before it is returned: a memory
+  the credential may not see is left out, and the id of one is never named — not in a record's
+  ``superseded_by``, a search explanation (``coactivated_with``, a graph walk's ``via``), a history, a
+  context block or a write's reason (list entries are dropped; in text and fields it reads
+  :data:`FOREIGN_ID`);
+* an import (:meth:`restore`) stores the records in the credential's scope and rejects the others. It
+  never tells whether an id exists outside the scope: a record keeps its id only when the id is free
+  or already one of the caller's memories (then it is skipped, as a re-run); otherwise it is stored
+  under an id derived from the original and the record's scope (the same one on every run, so a
+  re-run skips it) — whether the original belonged to another scope or to nobody. Its
+  ``superseded_by`` and ``box_id`` are kept only when they name something in the caller's scope.
 
 With :data:`~reverie.auth.FULL_ACCESS` (the single-tenant default) every check passes.
 """
@@ -22,17 +32,19 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import json
+import hashlib
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
-from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation
+from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation, Status, StoreTier
 from reverie.results import AddResult, DreamReport, SessionEndReport, Stats, UndoneConsolidation
-from reverie.validation import clean_id, clean_scope, printable
+from reverie.validation import clean_id, clean_scope, printable, typed_arguments
 
 if TYPE_CHECKING:
     from reverie.memory import Memory
@@ -44,12 +56,23 @@ if TYPE_CHECKING:
 _PREFIX_SCAN = 1000
 
 
+@typed_arguments
 class ScopedMemory:
     """``memory`` as the holder of ``credential`` may use it (see the module docs)."""
 
-    def __init__(self, memory: Memory, credential: Credential = FULL_ACCESS) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        credential: Credential = FULL_ACCESS,
+        *,
+        code_roots: Sequence[str | os.PathLike[str]] | None = None,
+    ) -> None:
         self.memory = memory
         self.credential = credential
+        #: the directories :meth:`ingest_code` may read (``None``: any, for an admin credential only)
+        self.code_roots: tuple[Path, ...] | None = (
+            None if code_roots is None else tuple(Path(os.path.realpath(Path(r).expanduser())) for r in code_roots)
+        )
 
     def __repr__(self) -> str:
         return f"ScopedMemory({self.memory!r}, {self.credential.name!r})"
@@ -68,6 +91,13 @@ class ScopedMemory:
         mine: builtins.list[tuple[str | None, int]] = [
             (u, n) for u, n in self.memory.users(limit=100_000) if u in self.credential.users
         ]
+        if self.credential.agents is not None:  # its agents' memories only, in any status or store
+            everything = {"status": [s.value for s in Status], "store": [t.value for t in StoreTier]}
+            mine = [
+                (u, sum(self.memory.count(user_id=u, agent_id=a, filters=everything) for a in self.credential.agents))
+                for u, _n in mine
+            ]
+            mine = [(u, n) for u, n in mine if n]
         return mine[:limit]
 
     def peek(self, memory_id: Any) -> MemoryRecord:
@@ -82,21 +112,57 @@ class ScopedMemory:
         return self.credential.require_visible(self.memory.peek_many([mid]).get(mid), mid)
 
     def _shown(self, record: MemoryRecord) -> MemoryRecord:
-        return self._shown_all([record])[0]
+        shown = self._shown_all([record])
+        if not shown:  # a by-id operation checked the owner first: only a changed scope lands here
+            raise NotFoundError(f"no memory with id {record.id}")
+        return shown[0]
 
     def _shown_all(self, records: builtins.list[MemoryRecord]) -> builtins.list[MemoryRecord]:
-        """``records`` as the credential is shown them: a ``superseded_by`` naming a memory it may not see (one
-        another agent of the user wrote, or one a store written by an older version linked across scopes) is
-        left empty — the record still says it is superseded, but no id of another scope is named (as in
-        :meth:`history`)."""
-        named = {r.superseded_by for r in records if r.superseded_by}
-        if self.credential.admin or not named:
+        """``records`` as the credential is shown them: the ones it may not see left out; a ``superseded_by``
+        naming a memory it may not see (one another agent of the user wrote, or one a store written by an
+        older version linked across scopes) left empty — the record still says it is superseded, but no id
+        of another scope is named —, and such ids in its metadata and inputs replaced by :data:`FOREIGN_ID`."""
+        if self.credential.admin:
             return records
-        found = self.memory.peek_many(sorted(named))
-        foreign = {i for i in named if i not in found or not self.credential.may_see(found[i])}
+        kept = [r for r in records if self.credential.may_see(r)]
+        named = {r.superseded_by for r in kept if r.superseded_by}
+        mentioned = set(_ids_in([[r.metadata, r.inputs] for r in kept])) - {r.id for r in kept}
+        foreign = self._foreign(named, strict=True) | self._foreign(mentioned, strict=False)
         if not foreign:
-            return records
-        return [dataclasses.replace(r, superseded_by=None) if r.superseded_by in foreign else r for r in records]
+            return kept
+        return [
+            dataclasses.replace(
+                r,
+                superseded_by=None if r.superseded_by in foreign else r.superseded_by,
+                metadata=_hide_in(r.metadata, foreign),
+                inputs=_hide_in(r.inputs, foreign),
+            )
+            if r.superseded_by in foreign or foreign & set(_ids_in([r.metadata, r.inputs]))
+            else r
+            for r in kept
+        ]
+
+    def _foreign(self, ids: Iterable[str], *, strict: bool) -> set[str]:
+        """Which of ``ids`` name a memory the credential may not see. ``strict``: an id that names no memory
+        counts too (a memory deleted since, or a field that only ever holds memory ids); otherwise only
+        existing memories count (free-form metadata may hold other ids)."""
+        wanted = set(ids)
+        if self.credential.admin or not wanted:
+            return set()
+        found = self.memory.peek_many(sorted(wanted))
+        return {
+            i for i in wanted if (strict and i not in found) or (i in found and not self.credential.may_see(found[i]))
+        }
+
+    def visible(self, value: Any) -> Any:
+        """``value`` (any answer: JSON-like data, records and their containers) with every memory id the
+        credential may not see taken out: dropped from lists and mappings' keys, replaced by
+        :data:`FOREIGN_ID` in text and fields. Every id in an answer names a memory, so an id that names
+        none is taken out too. With an admin credential, ``value`` itself."""
+        if self.credential.admin:
+            return value
+        foreign = self._foreign(_ids_in(value), strict=True)
+        return _scrub(value, foreign) if foreign else value
 
     def resolve_id(self, memory_id: Any) -> str:
         """The full id a whole id or a unique id prefix names, among the memories the credential may see."""
@@ -154,8 +220,11 @@ class ScopedMemory:
         """Results without the memories the credential may not see. Chat messages and observed turns go
         through a session's buffer, which the agents of a user share (a conversation): storing it stores
         the turns other agents buffered too — each in its own agent's scope — and those are not shown."""
-        if self.credential.admin or self.credential.agents is None:
+        if self.credential.admin:
             return results
+        if self.credential.agents is None:
+            shown: builtins.list[AddResult] = self.visible(results)
+            return shown
         ids = sorted({i for r in results for i in (r.id, *r.ids) if i})
         visible = {i for i, rec in self.memory.peek_many(ids).items() if self.credential.may_see(rec)}
         out = []
@@ -165,7 +234,8 @@ class ScopedMemory:
                 out.append(dataclasses.replace(r, ids=kept) if kept != r.ids else r)
             elif kept:
                 out.append(dataclasses.replace(r, id=kept[0], ids=kept))
-        return out
+        kept_out: builtins.list[AddResult] = self.visible(out)
+        return kept_out
 
     def _visible_result(self, result: AddResult) -> AddResult:
         shown = self._visible_results([result])
@@ -181,7 +251,7 @@ class ScopedMemory:
         user, agent = self._user(user_id), self._agent(agent_id)
         if not self.credential.admin and user is None:  # pragma: no cover - _user never returns None then
             raise PermissionDeniedError("a scoped credential writes only into its users")
-        return self.memory.add_many(items, user_id=user, agent_id=agent, **options)
+        return self._visible_results(self.memory.add_many(items, user_id=user, agent_id=agent, **options))
 
     def observe(
         self,
@@ -239,7 +309,8 @@ class ScopedMemory:
                     "needs a credential not narrowed to agents"
                 )
             return self._only_visible(self.memory.end_session(session_id, user_id=user))
-        return self.memory.end_session(session_id, user_id=user)
+        report: SessionEndReport = self.visible(self.memory.end_session(session_id, user_id=user))
+        return report
 
     def _only_visible(self, report: SessionEndReport) -> SessionEndReport:
         """A session report without the ids of memories the credential may not see (the turns other
@@ -265,11 +336,11 @@ class ScopedMemory:
                     if not (isinstance(v, str) and v in ids and v not in visible)
                     and not (isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in visible)
                 ]
-        return cast(SessionEndReport, out)
+        return cast(SessionEndReport, self.visible(out))
 
     def restore(self, records: Iterable[Any], **options: Any) -> dict[str, Any]:
         """Import exported records; a scoped credential's records must lie in its scope (the others
-        are rejected with the reason)."""
+        are rejected with the reason), and their ids are kept or derived as the module docs say."""
         if self.credential.admin:
             return self.memory.restore(records, **options)
         return self.memory.restore(self._in_scope(records), **options)
@@ -279,28 +350,57 @@ class ScopedMemory:
 
         if isinstance(records, str | bytes | Mapping | MemoryRecord) or not isinstance(records, Iterable):
             raise InvalidInputError("records must be a list (or an iterable) of records")
+        chunk: builtins.list[Any] = []  # in the order given: answers keep naming lines in order
         for n, item in enumerate(records, start=1):
             where = getattr(item, "where", None) or f"record {n}"
             if getattr(item, "error", None) is not None:
-                yield item
+                chunk.append(item)
                 continue
             data = item if isinstance(item, Mapping | MemoryRecord) else getattr(item, "data", item)
-            user = (
-                data.user_id
-                if isinstance(data, MemoryRecord)
-                else (data.get("user_id") if isinstance(data, Mapping) else None)
-            )
-            agent = (
-                data.agent_id
-                if isinstance(data, MemoryRecord)
-                else (data.get("agent_id") if isinstance(data, Mapping) else None)
-            )
+            user, agent = _field(data, "user_id"), _field(data, "agent_id")
             if not isinstance(user, str) or user not in self.credential.users:
-                yield Entry(where, error=f"user_id {printable(user)} is outside this credential's scope")
+                chunk.append(Entry(where, error=f"user_id {printable(user)} is outside this credential's scope"))
             elif self.credential.agents is not None and agent not in self.credential.agents:
-                yield Entry(where, error=f"agent_id {printable(agent)} is outside this credential's scope")
+                chunk.append(Entry(where, error=f"agent_id {printable(agent)} is outside this credential's scope"))
             else:
-                yield Entry(where, data)
+                chunk.append((where, data))
+            if len(chunk) >= _IMPORT_CHUNK:
+                yield from self._own_ids(chunk)
+                chunk = []
+        yield from self._own_ids(chunk)
+
+    def _own_ids(self, chunk: builtins.list[Any]) -> Iterator[Any]:
+        """The records of one chunk (``(where, data)``; anything else is passed on) with the ids they may keep
+        in this scope (see the module docs): an id of one of the caller's memories stays (the record is
+        skipped as a re-run); any other id — free, or taken by a memory of another scope, which must not be
+        told apart — becomes the id derived from it and the record's scope, and so does a ``superseded_by``
+        naming it. A ``box_id`` stays only when the box belongs to one of the credential's users."""
+        from reverie.io import Entry
+
+        records = [c for c in chunk if isinstance(c, tuple)]
+        named = {i for _w, d in records for key in ("id", "superseded_by") if isinstance(i := _field(d, key), str)}
+        own = {i for i, rec in self.memory.peek_many(sorted(named)).items() if self.credential.may_see(rec)}
+        boxes = {b for _w, d in records if isinstance(b := _field(d, "box_id"), str)}
+        own_boxes = {b for b in boxes if self._box_in_scope(b)}
+        for item in chunk:
+            if not isinstance(item, tuple):
+                yield item
+                continue
+            where, data = item
+            user, agent = _field(data, "user_id"), _field(data, "agent_id")
+            changes: dict[str, Any] = {}
+            for key in ("id", "superseded_by"):
+                value = _field(data, key)
+                if isinstance(value, str) and value not in own and _valid_id(value):  # a bad one is rejected
+                    changes[key] = _derived_id(value, user, agent)
+            box = _field(data, "box_id")
+            if isinstance(box, str) and box not in own_boxes:
+                changes["box_id"] = None
+            yield Entry(where, _with(data, changes) if changes else data)
+
+    def _box_in_scope(self, box_id: str) -> bool:
+        box = self.memory.box(box_id)
+        return box is not None and box.user_id is not None and box.user_id in self.credential.users
 
     # by id -------------------------------------------------------------------------------------
     def get(self, memory_id: Any) -> MemoryRecord:
@@ -369,21 +469,15 @@ class ScopedMemory:
         """The memory's transitions; an id the credential may not see (a successor another agent wrote,
         say) is replaced in the reason and data by :data:`FOREIGN_ID` — not even an id of another scope
         is named."""
-        events = self.memory.history(self._own(memory_id).id)
-        if self.credential.admin:
-            return events
-        named = {i for e in events for i in _UUID.findall(e.reason + json.dumps(e.data, default=str))}
-        found = self.memory.peek_many(sorted(named)) if named else {}
-        foreign = {i for i in named if i not in found or not self.credential.may_see(found[i])}
-        if not foreign:
-            return events
-        return [dataclasses.replace(e, reason=_hide(e.reason, foreign), data=_hide_in(e.data, foreign)) for e in events]
+        events: builtins.list[HistoryEvent] = self.visible(self.memory.history(self._own(memory_id).id))
+        return events
 
     def accesses(self, memory_id: Any, *, limit: int = 50) -> builtins.list[AccessEvent]:
         return self.memory.accesses(self._own(memory_id).id, limit=limit)
 
     def explain_strength(self, memory_id: Any) -> dict[str, Any]:
-        return self.memory.explain_strength(self._own(memory_id).id)
+        strengths: dict[str, Any] = self.visible(self.memory.explain_strength(self._own(memory_id).id))
+        return strengths
 
     def relations(self, memory_id: Any) -> builtins.list[Relation]:
         """Relations from and to a memory whose other end the credential may see too."""
@@ -394,7 +488,8 @@ class ScopedMemory:
         others = {r.dst_id if r.src_id == rec.id else r.src_id for r in rels}
         visible = {i for i, o in self.memory.peek_many(sorted(others)).items() if self.credential.may_see(o)}
         visible.add(rec.id)
-        return [r for r in rels if r.src_id in visible and r.dst_id in visible]
+        shown: builtins.list[Relation] = self.visible([r for r in rels if r.src_id in visible and r.dst_id in visible])
+        return shown
 
     def undo_consolidation(self, summary_id: Any, *, reason: str = "") -> UndoneConsolidation:
         rec = self._own(summary_id)
@@ -410,15 +505,51 @@ class ScopedMemory:
         self, query: Any, *, user_id: str | None = None, agent_id: str | None = None, **options: Any
     ) -> builtins.list[Hit]:
         hits = self.memory.search(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
-        shown = self._shown_all([h.memory for h in hits])
+        if self.credential.admin:
+            return hits
+        shown = {rec.id: rec for rec in self._shown_all([h.memory for h in hits])}
+        explains = self.visible([h.explain for h in hits if h.memory.id in shown])
         return [
-            h if h.memory is rec else dataclasses.replace(h, memory=rec) for h, rec in zip(hits, shown, strict=True)
+            dataclasses.replace(h, memory=shown[h.memory.id], explain=explain)
+            for h, explain in zip((h for h in hits if h.memory.id in shown), explains, strict=True)
         ]
 
     def context(
         self, query: Any, *, user_id: str | None = None, agent_id: str | None = None, **options: Any
     ) -> ContextBlock:
-        return self.memory.context(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+        block = self.memory.context(query, user_id=self._user(user_id), agent_id=self._agent(agent_id), **options)
+        if self.credential.admin:
+            return block
+        return self._visible_block(block)
+
+    def _visible_block(self, block: ContextBlock) -> ContextBlock:
+        """The block without the memories the credential may not see (its text written again from the items
+        left when one is dropped), no id of another scope named in what was skipped."""
+        from reverie.read.inject import HEADERS, estimate_tokens
+
+        ids = [i.id for i in block.items] + [str(s.get("id")) for s in block.skipped if s.get("id")]
+        records = self.memory.peek_many(sorted(set(ids)))
+        foreign = {i for i in ids if i not in records or not self.credential.may_see(records[i])}
+        if not foreign:
+            return block
+        items = [i for i in block.items if i.id not in foreign]
+        lines: builtins.list[str] = []
+        section: str | None = None
+        used = 0
+        for item in items:
+            if item.section != section:
+                section = item.section
+                lines.append(HEADERS.get(section, section))
+                used += estimate_tokens(lines[-1])
+            lines.append(item.text)
+            used += estimate_tokens(item.text)
+        return dataclasses.replace(
+            block,
+            text="\n".join(lines),
+            items=items,
+            skipped=[s for s in block.skipped if s.get("id") not in foreign],
+            used_tokens=min(block.used_tokens, used),
+        )
 
     def working_memory(
         self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None
@@ -445,10 +576,23 @@ class ScopedMemory:
 
     def stats(self, *, user_id: str | None = None, all_users: bool = True) -> Stats:
         """Health check. Over every user (``user_id`` omitted) it needs an admin credential; a scoped
-        credential gets its user's counts."""
+        credential gets its user's counts (its agent's, when it is narrowed to agents)."""
         if self.credential.admin:
             return self.memory.stats(user_id=clean_scope(user_id, "user_id"), all_users=all_users)
-        return self.memory.stats(user_id=self._user(user_id))
+        return self.memory.stats(user_id=self._user(user_id), agent_id=self._agent(None))
+
+    def served_stats(self, *, user_id: str | None = None, full_target: bool = False) -> dict[str, Any]:
+        """The health check as a server answers it: :meth:`stats` with ``users`` (each user the credential
+        may see and how many memories it has: every user for an admin) and ``target`` named without
+        credentials — and, unless ``full_target`` (an admin asking a REST server), without its directory or
+        host: only the database's name."""
+        from reverie.inspection import redact_target
+
+        data: dict[str, Any] = dict(self.stats(user_id=user_id))
+        data["users"] = [{"user_id": u, "memories": n} for u, n in self.users(limit=1000)]
+        shown = redact_target(str(data["target"]))
+        data["target"] = shown if full_target and self.credential.admin else _target_name(shown)
+        return data
 
     def export(self, *, user_id: str | None = None) -> Iterator[MemoryRecord]:
         """Every memory (of one user, or of all) in every status and store; needs an admin credential."""
@@ -508,11 +652,42 @@ class ScopedMemory:
         return self.memory.compact(dedup=dedup, user_id=clean_scope(user_id, "user_id"))
 
     def ingest_code(self, path: Any, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
-        """Remember a code base in the credential's scope (the path is on the machine that runs reverie)."""
-        return self.memory.ingest_code(path, user_id=self._user(user_id), agent_id=self._agent(agent_id))
+        """Remember a code base in the credential's scope. The path is on the machine that runs reverie, so it
+        must lie in one of the directories the operator named (``code_roots``); without them only an admin
+        credential may read code, anywhere. A path outside is refused whether it exists or not."""
+        user, agent = self._user(user_id), self._agent(agent_id)
+        return self.memory.ingest_code(self._code_path(path), user_id=user, agent_id=agent)
 
-    def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
-        return self.memory.topic_index(user_id=self._user(user_id), refresh=refresh)
+    def _code_path(self, path: Any) -> Any:
+        if self.code_roots is None:
+            if self.credential.admin:
+                return path
+            raise PermissionDeniedError(
+                "reading code on this machine needs the directories it may read named by the operator "
+                "(reverie mcp --code-root DIR)"
+            )
+        if isinstance(path, bytes) or not isinstance(path, str | os.PathLike) or not os.fspath(path).strip():
+            raise InvalidInputError("path must be a file-system path")
+        text = os.fspath(path)
+        if "\x00" in text:
+            raise InvalidInputError("path must be a path without NUL characters")
+        # where it leads (links followed), decided before anything about it is read or said
+        where = Path(os.path.realpath(Path(text).expanduser()))
+        if not any(where == root or root in where.parents for root in self.code_roots):
+            roots = ", ".join(str(r) for r in self.code_roots) or "none"
+            raise PermissionDeniedError(f"{printable(text)} is outside the directories this server may read ({roots})")
+        return where
+
+    def topic_index(
+        self, *, user_id: str | None = None, agent_id: str | None = None, refresh: bool = False
+    ) -> dict[str, Any]:
+        """The user's topic index; a credential narrowed to agents gets the index of its agent's memories
+        alone (the user's index is made from every agent's memories and conversations)."""
+        agent = self._agent(agent_id)
+        index: dict[str, Any] = self.visible(
+            self.memory.topic_index(user_id=self._user(user_id), agent_id=agent, refresh=refresh)
+        )
+        return index
 
     def documents(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
         """The user's documents. They are made from every agent's memories of the user, so a credential
@@ -529,9 +704,10 @@ class ScopedMemory:
     ) -> builtins.list[dict[str, Any]]:
         user = self._user(user_id)
         events = self.memory.action_telemetry(user_id=user, limit=limit, since=since)
-        if self.credential.agents is None:
-            return events
-        return [e for e in events if e.get("agent_id") in self.credential.agents]
+        if self.credential.agents is not None:
+            events = [e for e in events if e.get("agent_id") in self.credential.agents]
+        shown: builtins.list[dict[str, Any]] = self.visible(events)
+        return shown
 
     def export_markdown(self, path: Any, *, user_id: str | None = None) -> dict[str, int]:
         self.credential.require_admin("export")
@@ -542,9 +718,11 @@ class ScopedMemory:
         return self.memory.dream_reports()
 
 
-#: what a history shows instead of the id of a memory outside the credential's scope
+#: what an answer shows instead of the id of a memory outside the credential's scope
 FOREIGN_ID = "(a memory outside this scope)"
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: records of a scoped import checked together (their ids read in one query)
+_IMPORT_CHUNK = 500
 
 
 def _hide(text: str, foreign: set[str]) -> str:
@@ -552,6 +730,8 @@ def _hide(text: str, foreign: set[str]) -> str:
 
 
 def _hide_in(value: Any, foreign: set[str]) -> Any:
+    """``value`` with the ``foreign`` ids replaced by :data:`FOREIGN_ID` wherever they appear (a record's
+    own fields keep their shape: lists keep their length)."""
     if isinstance(value, str):
         return _hide(value, foreign)
     if isinstance(value, dict):
@@ -559,6 +739,102 @@ def _hide_in(value: Any, foreign: set[str]) -> Any:
     if isinstance(value, list | tuple):
         return [_hide_in(v, foreign) for v in value]
     return value
+
+
+def _ids_in(value: Any) -> set[str]:
+    """Every id-shaped string in ``value`` (text, mappings' keys and values, sequences, dataclasses)."""
+    found: set[str] = set()
+    stack = [value]
+    seen = 0
+    while stack and seen < _MAX_WALK:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, str):
+            if len(item) >= 36:
+                found.update(_UUID.findall(item))
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+    return found
+
+
+#: values walked at most when looking for ids in one answer (an answer is far smaller)
+_MAX_WALK = 1_000_000
+
+
+def _scrub(value: Any, foreign: set[str]) -> Any:
+    """``value`` without the ``foreign`` ids: a list entry or mapping key that is one is dropped, one inside
+    text or as a field's value reads :data:`FOREIGN_ID`; dataclasses are rebuilt with scrubbed fields."""
+    if isinstance(value, str):
+        return _hide(value, foreign) if len(value) >= 36 else value
+    if isinstance(value, Mapping):
+        return {
+            _scrub(k, foreign): _scrub(v, foreign)
+            for k, v in value.items()
+            if not (isinstance(k, str) and k in foreign)
+        }
+    if isinstance(value, list | tuple):
+        kept = [_scrub(v, foreign) for v in value if not (isinstance(v, str) and v in foreign)]
+        return tuple(kept) if isinstance(value, tuple) else kept
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            if not f.init:
+                continue
+            old = getattr(value, f.name)
+            new = _scrub(old, foreign)
+            if new is not old and new != old:
+                changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    return value
+
+
+def _target_name(target: str) -> str:
+    """A store's name without where it lives: a SQLite file's name, a PostgreSQL database's name."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(target)
+    if parts.scheme.startswith("postgres"):
+        return f"{parts.scheme}://…/{parts.path.lstrip('/')}"
+    return Path(target).name
+
+
+def _field(data: Any, name: str) -> Any:
+    """A field of an imported record (a :class:`MemoryRecord` or a mapping of its fields)."""
+    if isinstance(data, MemoryRecord):
+        return getattr(data, name, None)
+    return data.get(name) if isinstance(data, Mapping) else None
+
+
+def _with(data: Any, changes: Mapping[str, Any]) -> Any:
+    if isinstance(data, MemoryRecord):
+        return dataclasses.replace(data, **changes)
+    return {**data, **changes}
+
+
+def _valid_id(value: str) -> bool:
+    try:
+        clean_id(value)
+    except InvalidInputError:
+        return False
+    return True
+
+
+def _derived_id(original: str, user: Any, agent: Any) -> str:
+    """The id a scoped import stores a record under when it may not keep ``original`` (see the module docs):
+    a UUIDv7 keeping the original's time (its first 48 bits, when it has them, so the order by id is kept)
+    with the rest taken from a hash of the original and the record's scope — the same on every run."""
+    digest = hashlib.sha256(
+        "\x00".join(("reverie-scoped-import", str(user), str(agent), original)).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    head = original.replace("-", "")[:12].lower() if _UUID.fullmatch(original) else digest[20:32]
+    variant = "89ab"[int(digest[3], 16) % 4]
+    raw = f"{head}7{digest[:3]}{variant}{digest[4:7]}{digest[7:19]}"
+    return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:32]}"
 
 
 __all__ = ["FOREIGN_ID", "ScopedMemory"]

@@ -16,7 +16,7 @@ from reverie.memory_base import MemoryBase
 from reverie.model import MemoryRecord, Status
 from reverie.results import DreamReport
 from reverie.store.base import MemoryFilter
-from reverie.validation import clean_count, clean_scope, clean_when
+from reverie.validation import clean_count, clean_path, clean_scope, clean_when
 
 if TYPE_CHECKING:
     from reverie.dream.schedule import JobSchedule
@@ -162,16 +162,24 @@ class Upkeep(MemoryBase):
         )
         return out
 
-    def topic_index(self, *, user_id: str | None = None, refresh: bool = False) -> dict[str, Any]:
+    def topic_index(
+        self, *, user_id: str | None = None, agent_id: str | None = None, refresh: bool = False
+    ) -> dict[str, Any]:
         """What this user's memory is about: the topic words of its sealed memory boxes and the entities its
         active memories name, each with ``memories``, ``boxes``, ``traces``, ``first_seen`` and ``last_seen``
         (most mentioned first). The dream's ``topics`` step keeps it current; ``refresh=True`` (or no index
-        yet) builds it now. No access is counted."""
-        from reverie.documents import refresh_topic_indexes, topics_key
+        yet) builds it now. With ``agent_id``: the entities that agent's memories name, built now (a box holds
+        a conversation of every agent, so none is counted). No access is counted."""
+        from reverie.documents import agent_topic_index, refresh_topic_indexes, topics_key
 
         if not isinstance(refresh, bool):
             raise InvalidInputError("refresh must be true or false")
         user = clean_scope(user_id, "user_id")
+        agent = clean_scope(agent_id, "agent_id")
+        if agent is not None:
+            return agent_topic_index(
+                self.store, user, agent, now=self.now(), max_topics=self.settings.dream.topics.max_topics
+            )
         stored = None if refresh else self.store.get_state(topics_key(user))
         if isinstance(stored, dict):
             return stored
@@ -225,7 +233,7 @@ class Upkeep(MemoryBase):
         from reverie.write.pipeline import ARTIFACT
 
         user = clean_scope(user_id, "user_id")
-        root = Path(path).expanduser()
+        root = clean_path(path)
         if root.exists() and not root.is_dir():
             raise InvalidInputError(f"{root} exists and is not a directory")
         flt = MemoryFilter.everything(user_id=user, all_users=user_id is None)
@@ -273,6 +281,6 @@ class Upkeep(MemoryBase):
         """A consistent copy of the live store in the new file ``dest`` (SQLite's online-backup API:
         every write committed before the backup began, while writers go on); PostgreSQL raises
         ConfigError pointing to ``pg_dump``. Returns what was written (path, bytes, integrity, memories)."""
-        report = self.store.backup(dest)
+        report = self.store.backup(clean_path(dest, "dest"))
         self.ops.log("backup", path=report.get("path"), bytes=report.get("bytes"), memories=report.get("memories"))
         return report

@@ -10,11 +10,17 @@ characters, lone surrogates) and datetimes outside the range the engine can comp
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
+import inspect
 import json
 import math
+import os
+import types
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,6 +45,8 @@ MAX_REASON_CHARS = 1000
 MAX_FILTER_VALUES = 10_000
 #: default of ``limits.max_metadata_depth``: nesting deeper than this is refused at write time
 DEFAULT_METADATA_DEPTH = 16
+#: the largest magnitude of a number in metadata: the 64-bit range every store keeps an integer in exactly
+JSON_NUMBER_LIMIT = 2**63 - 1
 #: datetimes the engine accepts: far enough from datetime's limits that decay and expiry arithmetic
 #: (a TTL added, a span subtracted) can never overflow
 EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
@@ -78,8 +86,16 @@ def clean_text(value: Any, name: str, *, max_chars: int, allow_empty: bool = Fal
     return value
 
 
-def clean_content(content: Any, *, max_bytes: int, what: str = "content") -> str:
-    """Return ``content`` as valid text or raise: empty, whitespace-only, NUL, undecodable, too large."""
+def clean_content(
+    content: Any,
+    *,
+    max_bytes: int,
+    what: str = "content",
+    max_chars: int | None = None,
+    setting: str = "limits.max_content_bytes",
+) -> str:
+    """Return ``content`` as valid text or raise: empty, whitespace-only, NUL, undecodable, too large (more
+    than ``max_bytes`` UTF-8 bytes, or ``max_chars`` characters when given; the error names ``setting``)."""
     if isinstance(content, bytes | bytearray | memoryview):
         try:
             content = bytes(content).decode("utf-8")
@@ -87,6 +103,8 @@ def clean_content(content: Any, *, max_bytes: int, what: str = "content") -> str
             raise InvalidInputError(f"{what} is not valid UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     if not isinstance(content, str):
         raise InvalidInputError(f"{what} must be a string, got {type(content).__name__}")
+    if max_chars is not None and len(content) > max_chars:
+        raise ContentTooLargeError(f"{what} is {len(content)} characters; the maximum is {max_chars} ({setting})")
     if "\x00" in content:
         raise InvalidInputError(f"{what} contains a NUL character")
     try:
@@ -94,7 +112,7 @@ def clean_content(content: Any, *, max_bytes: int, what: str = "content") -> str
     except UnicodeEncodeError as exc:
         raise InvalidInputError(f"{what} contains undecodable characters (lone surrogates)") from exc
     if size > max_bytes:
-        raise ContentTooLargeError(f"{what} is {size} bytes; the maximum is {max_bytes} (limits.max_content_bytes)")
+        raise ContentTooLargeError(f"{what} is {size} bytes; the maximum is {max_bytes} ({setting})")
     if not content.strip():
         raise InvalidInputError(f"{what} is empty or whitespace only")
     return content
@@ -174,12 +192,14 @@ def _json_scalar(item: Any, name: str) -> Any:
     if item is None or isinstance(item, bool):
         return item
     if isinstance(item, int):
-        if abs(item) > 2**63 - 1:
+        if abs(item) > JSON_NUMBER_LIMIT:
             raise InvalidInputError(f"{name} holds an integer outside the 64-bit range")
         return int(item)
     if isinstance(item, float):
         if not math.isfinite(item):
             raise InvalidInputError(f"{name} holds NaN or infinity (not JSON)")
+        if abs(item) > JSON_NUMBER_LIMIT:
+            raise InvalidInputError(f"{name} holds a number outside the 64-bit range (at most {JSON_NUMBER_LIMIT})")
         return float(item)
     raise InvalidInputError(f"{name} must be JSON data; {type(item).__name__} is not")
 
@@ -307,6 +327,67 @@ def clean_bool(value: Any, name: str) -> bool:
     if not isinstance(value, bool):
         raise InvalidInputError(f"{name} must be true or false, got {printable(value)}")
     return value
+
+
+def clean_path(value: Any, name: str = "path") -> Path:
+    """A file system path given as text (or an ``os.PathLike``): not empty, no NUL, no lone surrogates."""
+    raw = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(raw, str):
+        raise InvalidInputError(f"{name} must be a path (text), got {type(value).__name__}")
+    if not raw.strip():
+        raise InvalidInputError(f"{name} is empty")
+    if "\x00" in raw:
+        raise InvalidInputError(f"{name} contains a NUL character")
+    if has_surrogates(raw):
+        raise InvalidInputError(f"{name} contains undecodable characters (lone surrogates)")
+    return Path(raw).expanduser()
+
+
+C = TypeVar("C", bound=type)
+
+
+def typed_arguments(cls: C) -> C:
+    """Class decorator: calling a public method of ``cls`` (its own or inherited) with arguments its
+    signature does not take — an unknown keyword, a missing or surplus argument — raises
+    :class:`InvalidInputError` naming them and what the method takes, instead of ``TypeError``. The
+    signature is consulted only when the call fails, so a valid call costs nothing extra."""
+    for klass in cls.__mro__:  # each method where it is defined (the class's own attributes stay its own)
+        if not klass.__module__.startswith("reverie."):
+            continue
+        for name, fn in list(vars(klass).items()):
+            if not name.startswith("_") and isinstance(fn, types.FunctionType) and not hasattr(fn, "__wrapped__"):
+                setattr(klass, name, _checked_call(fn))
+    return cls
+
+
+def _checked_call(fn: Callable[..., Any]) -> Callable[..., Any]:
+    signature = inspect.signature(fn)
+    params = [p for p in signature.parameters if p != "self"]
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as exc:
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as bad:
+                unknown = [k for k in kwargs if k not in signature.parameters]
+                hints = [
+                    f" (did you mean {close[0]!r}?)"
+                    if (close := difflib.get_close_matches(k, params, n=1, cutoff=0.75))
+                    else ""
+                    for k in unknown
+                ]
+                said = (
+                    "no argument " + ", ".join(f"{printable(k)}{h}" for k, h in zip(unknown, hints, strict=True))
+                    if unknown
+                    else str(bad)
+                )
+                raise InvalidInputError(f"{fn.__name__}(): {said}. It takes: {', '.join(params)}") from exc
+            raise
+
+    return call
 
 
 def clean_enum(value: Any, enum: type[Any], name: str) -> Any:
@@ -628,6 +709,7 @@ __all__ = [
     "DEFAULT_METADATA_DEPTH",
     "EARLIEST",
     "FILTER_KEYS",
+    "JSON_NUMBER_LIMIT",
     "LATEST",
     "RECORD_FIELDS",
     "SOURCES",
@@ -643,6 +725,7 @@ __all__ = [
     "clean_label",
     "clean_metadata",
     "clean_number",
+    "clean_path",
     "clean_reason",
     "clean_record",
     "clean_scope",
@@ -658,4 +741,5 @@ __all__ = [
     "parse_filters",
     "printable",
     "record_fields",
+    "typed_arguments",
 ]

@@ -36,3 +36,19 @@ def test_docs_pages_exist_and_link_each_other() -> None:
     start = (DOCS / "getting-started.md").read_text(encoding="utf-8")
     for needle in ('"mcpServers"', "claude mcp add", "reverie serve", "reverie mcp", "/v1/search", "production.md"):
         assert needle in start, needle
+
+
+def test_getting_started_lists_the_mcp_tools_the_server_offers() -> None:
+    """The default server's tools, then what ``--tools all`` adds: exactly, in the server's order."""
+    import re
+
+    from reverie.mcp_server import ALL_TOOLS, DEFAULT_TOOLS
+
+    text = " ".join((DOCS / "getting-started.md").read_text(encoding="utf-8").split())
+    default = re.search(r"By default it offers the (\d+) tools an agent needs in a conversation: (.*?)\. ", text)
+    assert default is not None
+    assert int(default.group(1)) == len(DEFAULT_TOOLS)
+    assert tuple(re.findall(r"`(\w+)`", default.group(2))) == DEFAULT_TOOLS
+    more = re.search(r"`--tools all` adds the operator's tools: (.*?);", text)
+    assert more is not None
+    assert tuple(re.findall(r"`(\w+)`", more.group(1))) == tuple(t for t in ALL_TOOLS if t not in DEFAULT_TOOLS)

@@ -114,7 +114,7 @@ def test_lifecycle_endpoints(client: TestClient, mem: Memory) -> None:
     mid = add(client, "The deploy key rotates monthly", user_id="ops")
     assert client.post(f"/v1/memories/{mid}/pin").json()["pinned"] is True
     assert client.post(f"/v1/memories/{mid}/promote").json()["layer"] == "episodic"
-    body = assert_problem(client.post(f"/v1/memories/{mid}/demote"), 422, "InvalidInputError")
+    body = assert_problem(client.post(f"/v1/memories/{mid}/demote"), 409, "MemoryStateError")
     assert "pinned" in body["detail"]
     assert client.post(f"/v1/memories/{mid}/unpin").json()["pinned"] is False
     assert client.post(f"/v1/memories/{mid}/promote", json={"layer": "semantic"}).json()["layer"] == "semantic"
@@ -141,7 +141,7 @@ def test_lifecycle_endpoints(client: TestClient, mem: Memory) -> None:
     mem.store.update_fields(other, {"status": Status.DORMANT, "store": StoreTier.COLD})
     back = client.post(f"/v1/memories/{other}/reactivate").json()
     assert (back["status"], back["store"]) == ("active", "hot")
-    body = assert_problem(client.post(f"/v1/memories/{other}/undo-consolidation"), 422, "InvalidInputError")
+    body = assert_problem(client.post(f"/v1/memories/{other}/undo-consolidation"), 409, "MemoryStateError")
     assert "not a consolidation summary" in body["detail"]
     assert strength["energy"]["formula"] and "E0" in strength["energy"]["terms"]
     mem.store.update_fields(mid, {"immutable": True})
@@ -271,7 +271,7 @@ def test_token_required_when_configured(mem: Memory) -> None:
         page = client.get("/", headers={"Accept": "text/html"}, follow_redirects=False)
         assert page.status_code == 303 and page.headers["location"] == "/login"
         bad = client.post("/login", data={"token": "nope"}, follow_redirects=False)
-        assert bad.status_code == 401 and "not right" in bad.text
+        assert bad.status_code == 401 and "neither an API key" in bad.text
         good = client.post("/login", data={"token": TOKEN}, follow_redirects=False)
         assert good.status_code == 303
         cookie = good.headers["set-cookie"]
@@ -376,11 +376,11 @@ def test_lists_page_with_totals_and_a_cursor(client: TestClient) -> None:
         if cursor is None:
             break
     assert pages == 3 and seen == ids  # oldest first, each once
-    wrong_order = client.get("/v1/memories", params={"user_id": "pager", "cursor": cursor or page_cursor(client)})
-    assert_problem(wrong_order, 422, "InvalidInputError")
-    assert_problem(
-        client.get("/v1/memories", params={"user_id": "pager", "cursor": "garbage!"}), 422, "InvalidInputError"
-    )
+    # a cursor continues the listing it came from, in its order, whatever order the call names
+    ascending = client.get("/v1/memories", params={"user_id": "pager", "cursor": page_cursor(client)}).json()
+    assert [m["id"] for m in ascending["items"]] == ids[3:] and ascending["offset"] == 3
+    for bad in ("garbage!", "3", "3.created_at", "3.colour.asc", "99999999.created_at.asc"):
+        assert_problem(client.get("/v1/memories", params={"user_id": "pager", "cursor": bad}), 422, "InvalidInputError")
     users = client.get("/v1/users").json()
     assert {"user_id": "pager", "memories": 7} in users["items"] and users["total"] >= 1
 

@@ -515,4 +515,4 @@ def test_ingest_code_and_topics_tools(mem: Memory, tmp_path: Any) -> None:
         docs = await call(client, "documents")
         assert "window seats" in str(docs["profile"]) and docs["guidelines"]["events"] > 0
 
-    run(build_server(mem, Defaults(user_id="maya"), tools=ALL_TOOLS), body)
+    run(build_server(mem, Defaults(user_id="maya"), tools=ALL_TOOLS, code_roots=[tmp_path]), body)

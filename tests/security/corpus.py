@@ -228,6 +228,19 @@ def _cases() -> list[Case]:
         ],
     )
     add("add_many", {"user_id": "alice", "infer": True}, "items", [[{"content": "x", "id": "fixed-id"}]])
+    # what the red team found untyped (a TypeError, ValueError …) or taken as true
+    add("add", add_base, "evil", [1])
+    add("add", add_base, "infer", ["no", "false", 0, None])
+    add("update", {"memory_id": ID, "content": "fine"}, "user_id", ["bob"])
+    add("dream", {}, "bogus", [1])
+    add("add_many", {"items": ["a valid memory"], "user_id": "alice", "infer": False}, "batch_size", [0, -1, "2", 2.5])
+    add("list", {"user_id": "alice"}, "order_by", [["created_at"], {"created_at": 1}])
+    add("list", {"user_id": "alice"}, "offset", [10**30, 10**13])
+    add("list", {"user_id": "alice"}, "descending", ["no", 1, None])
+    add("export_markdown", {}, "path", ["a\x00b", 5, "", SURR, None])
+    add("backup", {}, "dest", [5, "a\x00b", "", None, ["x.db"]])
+    add("search", search, "query", ["q" * 100_000, "q" * 4001])
+    add("search", search, "bogus", [1])
     return out
 
 
@@ -325,11 +338,45 @@ def mcp_call(case: Case, memory_id: str) -> tuple[str, dict[str, Any]] | None:
     if tool is None:
         return None
     a = case.resolved(memory_id)
-    if case.op == "add":
-        a["verbatim"] = not a.pop("infer", True)
+    # remember always runs the write path: it has no infer (a bad infer has no MCP form)
+    if case.op == "add" and not isinstance(a.pop("infer", True), bool):
+        return None
     if case.op == "search" and "filters" in a:
         return None  # recall takes layer/category, not a filters object
     return tool, a
 
 
-__all__ = ["CASES", "ID", "NUL", "SURR", "Case", "deep_dict", "deep_list", "http_request", "mcp_call"]
+def row_counts(mem: Any) -> dict[str, int]:
+    """Rows of every table of the store (SQLite: every table, FTS shadow tables included)."""
+    target = str(mem.target)
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target) as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+                    "AND table_type = 'BASE TABLE'"
+                )
+            ]
+            return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    import sqlite3
+
+    with sqlite3.connect(target) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+
+
+__all__ = [
+    "CASES",
+    "ID",
+    "NUL",
+    "SURR",
+    "Case",
+    "deep_dict",
+    "deep_list",
+    "http_request",
+    "mcp_call",
+    "row_counts",
+]

@@ -25,31 +25,9 @@ import pytest
 from reverie import Memory, ReverieError
 from reverie.results import Action
 
-from .corpus import CASES, SURR, Case, deep_dict, http_request, mcp_call
+from .corpus import CASES, SURR, Case, deep_dict, http_request, mcp_call, row_counts
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-
-
-def row_counts(mem: Memory) -> dict[str, int]:
-    """Rows of every table of the store (SQLite: every table, FTS shadow tables included)."""
-    target = str(mem.target)
-    if target.startswith("postgresql://"):
-        import psycopg
-
-        with psycopg.connect(target) as conn:
-            tables = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
-                    "AND table_type = 'BASE TABLE'"
-                )
-            ]
-            return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
-    import sqlite3
-
-    with sqlite3.connect(target) as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
 
 
 @pytest.fixture

@@ -138,7 +138,7 @@ def test_dashboard_needs_an_admin_credential(mem: Memory) -> None:
     with _client(mem) as client:
         assert client.get("/", headers={"Authorization": f"Bearer {alice}"}).status_code == 403
         assert client.get("/", headers={"Accept": "text/html"}, follow_redirects=False).status_code == 303
-        assert client.post("/login", data={"token": alice}, follow_redirects=False).status_code == 401
+        assert client.post("/login", data={"token": alice}, follow_redirects=False).status_code == 403
         res = client.post("/login", data={"token": admin}, follow_redirects=False)
         assert res.status_code == 303 and "reverie_session" in res.cookies
         assert admin not in res.headers["set-cookie"]  # the cookie never holds the key

@@ -222,7 +222,7 @@ def test_cli_jsonl_import_rejects_poisoned_lines_and_keeps_the_rest(cli_db: str,
     res = _import(str(path), "--db", cli_db, "--verbatim")
     assert res.exit_code == 1
     assert f"{len(POISON) + 2} record(s) rejected" in res.output.replace("\n", " "), res.output
-    assert f"{path}:2" in res.output and "more" in res.output
+    assert f"{path}:2" in res.output.replace("\n", "") and "more" in res.output  # (a long path wraps)
     assert _count(cli_db) == len(POISON) + 2  # the good records, the plain line and bob's line
     # running the same import again adds nothing (records keep their ids, lines get stable ids)
     again = _import(str(path), "--db", cli_db, "--verbatim")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 import typer.core
 
-from reverie.cli.common import DbOpt, IdArg, JsonOpt, _memory, _print_json, _say, _short, app
+from reverie.cli.common import DbOpt, IdArg, JsonOpt, _memory, _print_json, _say, _short, app, err_console
 
 
 @app.command()
@@ -132,6 +132,7 @@ def forget_user(
             if not typer.confirm(
                 f"Permanently erase {counted['memories']} memories and everything else of user {user!r}?"
             ):
+                err_console.print("Aborted: nothing was erased.")
                 raise typer.Exit(1)
         report = mem.forget_user(user, dry_run=dry_run)
         if as_json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ import typer.core
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from reverie.errors import InvalidInputError, NotFoundError, ReverieError
 
@@ -25,20 +27,45 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help is plain text: "reverie[plot]" stays as written, flags show no "<bool>"
 )
+#: characters a terminal acts on instead of showing: C0 controls but tab and newline, DEL, C1 controls (CSI …),
+#: and the bidirectional overrides that reorder what is shown
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-class _Console(Console):
-    """A rich console that wraps long lines only on a terminal: printed to a pipe, a file or a log, a message
-    (a path, an error) stays on one line, whatever width the console would guess."""
+def safe_text(text: str) -> str:
+    """``text`` with every character a terminal would act on (an escape sequence clearing the screen, setting
+    the title, making a link; a bidi override) written as its escape (``\\x1b``, ``\\u202e``): stored text is
+    shown, never executed by the terminal."""
+    return _UNSAFE.sub(_escape_char, text)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_json(text: str) -> str:
+    """JSON text with the characters :func:`safe_text` escapes written as JSON escapes (``\\u009b``): the same
+    data, safe on a terminal (JSON itself escapes only C0 controls)."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+class SafeConsole(Console):
+    """A rich console that shows every string it prints (plain text and table cells) through
+    :func:`safe_text`; its own styling is unaffected. It wraps long lines only on a terminal: printed to a pipe,
+    a file or a log, a message (a path, an error) stays on one line, whatever width the console would guess."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         if kwargs.get("soft_wrap") is None and not self.is_terminal:
             kwargs["soft_wrap"] = True
         super().print(*objects, **kwargs)
 
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(safe_text(text), **kwargs)
 
-console = _Console(highlight=False)
-err_console = _Console(stderr=True, highlight=False)
+
+console = SafeConsole(highlight=False)
+err_console = SafeConsole(stderr=True, highlight=False)
 
 DbOpt = Annotated[
     str | None,
@@ -135,6 +162,8 @@ def _memory(db: str | None, *, create: bool = False) -> Iterator[Any]:
         yield mem
     except ReverieError as exc:
         _fail(exc)
+    except OSError as exc:  # a file the command reads or writes (an export into /proc, a full disk …)
+        _fail_os(exc)
     finally:
         mem.close()
 
@@ -144,13 +173,31 @@ def _fail(exc: BaseException) -> None:
     raise typer.Exit(1)
 
 
+def _fail_os(exc: OSError) -> None:
+    where = f": {exc.filename}" if exc.filename else ""
+    err_console.print(
+        f"[red]error[/red] ({type(exc).__name__}): {escape(exc.strerror or str(exc))}{escape(str(where))}"
+    )
+    raise typer.Exit(1)
+
+
 def _say(text: str) -> None:
     """Print text that may hold brackets (memory content, ids): never read as markup."""
     console.print(text, markup=False, soft_wrap=True)
 
 
+def _read_stdin(what: str) -> str:
+    """Standard input as text ('-' for an argument): UTF-8, or a one-line error."""
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8", "replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _fail(InvalidInputError(f"{what} from standard input is not UTF-8 text ({exc.reason} at byte {exc.start})"))
+    return ""  # pragma: no cover - _fail raises
+
+
 def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.write(safe_json(json.dumps(data, ensure_ascii=False, indent=2, default=str)) + "\n")
 
 
 def _short(text: str, n: int = 80) -> str:
@@ -180,6 +227,10 @@ def _read_metadata(metadata: str | None) -> Any:
         return json.loads(metadata)
     except json.JSONDecodeError as exc:
         _fail(InvalidInputError(f"--metadata is not valid JSON: {exc.msg}"))
+    except RecursionError:
+        _fail(InvalidInputError("--metadata is nested too deep"))
+    except ValueError:  # the only other ValueError: a number longer than Python reads
+        _fail(InvalidInputError(f"--metadata holds a number longer than {sys.get_int_max_str_digits()} digits"))
     return None  # pragma: no cover - _fail raises
 
 

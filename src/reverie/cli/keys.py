@@ -15,7 +15,8 @@ keys_app = typer.Typer(
     name="keys",
     help="API keys for the REST API: each key covers some users (optionally some of their agents), or "
     "everything (--admin). Only a key's SHA-256 is stored, in the memory's own store. As soon as one "
-    "active key exists, `reverie serve` requires a key (or REVERIE_API_TOKEN) on every request.",
+    "active key exists, `reverie serve` requires a key (or REVERIE_API_TOKEN) on every request, and "
+    "keeps requiring one while it runs: with every key revoked it denies every request.",
     no_args_is_help=True,
 )
 app.add_typer(keys_app)
@@ -68,11 +69,21 @@ def keys_list(
 
 @keys_app.command("revoke")
 def keys_revoke(
-    key_id: Annotated[str, typer.Argument(help="The key's id (from `reverie keys list`).")], db: DbOpt = None
+    key_id: Annotated[str, typer.Argument(help="The key's id (from `reverie keys list`).")],
+    db: DbOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Revoke the last active admin key too (refused otherwise: with no admin key no key may manage "
+            "keys, and a server with no key left denies every request).",
+        ),
+    ] = False,
 ) -> None:
-    """Revoke an API key: it stops working within seconds."""
+    """Revoke an API key: it stops working within seconds. A server that needed keys keeps needing them:
+    with no key left it denies every request."""
     with _memory(db) as mem:
-        key = mem.revoke_api_key(key_id)
+        key = mem.revoke_api_key(key_id, force=force)
         console.print(f"revoked key {key.id} ({key.name})")
 
 

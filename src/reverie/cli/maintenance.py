@@ -25,6 +25,7 @@ from reverie.cli.common import (
     app,
     console,
     err_console,
+    safe_json,
 )
 from reverie.errors import InvalidInputError, ReverieError
 
@@ -63,7 +64,9 @@ def dream(
     With --every the full cycle runs every DURATION and, in between, each maintenance job on its own
     interval (setting dream.schedule.jobs: promotion every 10 minutes, decay and clustering every 60);
     with --steps only those steps run, every DURATION."""
-    names = [s.strip() for s in steps.split(",") if s.strip()] if steps else None
+    names = [s.strip() for s in steps.split(",") if s.strip()] if steps is not None else None
+    if names == []:
+        _fail(InvalidInputError("--steps names no step; give step names (decay, promote, …) or leave it out"))
     interval = _interval(every, max_runs)
     with _memory(db) as mem:
 
@@ -248,7 +251,7 @@ def _print_run_report(report: Mapping[str, Any], *, as_json: bool, title: str, c
     """A dream or tick report: per step what it changed and examined, its details and its time."""
     if as_json:
         if compact:  # one JSON object per line while running on a schedule (JSON Lines)
-            sys.stdout.write(json.dumps(report, ensure_ascii=False, default=str) + "\n")
+            sys.stdout.write(safe_json(json.dumps(report, ensure_ascii=False, default=str)) + "\n")
             sys.stdout.flush()
         else:
             _print_json(report)

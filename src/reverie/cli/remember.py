@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -19,6 +18,7 @@ from reverie.cli.common import (
     _memory,
     _print_json,
     _read_metadata,
+    _read_stdin,
     _result_line,
     _say,
     _short,
@@ -57,7 +57,7 @@ def add(
 ) -> None:
     """Remember one piece of content (the write path decides: create, update, supersede, reinforce
     or skip a duplicate)."""
-    text = sys.stdin.read() if content == "-" else content
+    text = _read_stdin("TEXT") if content == "-" else content
     meta = _read_metadata(metadata)
     with _memory(db, create=True) as mem:
         res = mem.add(
@@ -92,7 +92,7 @@ def observe(
     """Feed one conversation turn to the observer: it keeps what is worth remembering and extracts
     facts. A kept turn may wait in the conversation's buffer (BUFFERED: not stored yet) until the
     buffer fills, the session ends, or --flush / `reverie flush`."""
-    text = sys.stdin.read() if message == "-" else message
+    text = _read_stdin("MESSAGE") if message == "-" else message
     with _memory(db, create=True) as mem:
         results = mem.observe(text, role=role, user_id=user, agent_id=agent, session_id=session, flush=flush)
         if as_json:

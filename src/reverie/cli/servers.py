@@ -45,7 +45,9 @@ def mcp_cmd(
     ] = None,
     session: Annotated[str | None, typer.Option("--session", "-s", metavar="ID", help="Default session_id.")] = None,
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")] = False,
-    port: Annotated[int, typer.Option(metavar="PORT", help="Port for --http (0 = any free port).")] = 8765,
+    port: Annotated[
+        int, typer.Option(metavar="PORT", min=0, max=65535, help="Port for --http (0 = any free port).")
+    ] = 8765,
     tools: Annotated[
         str | None,
         typer.Option(
@@ -56,6 +58,15 @@ def mcp_cmd(
         ),
     ] = None,
     create: CreateOpt = False,
+    code_roots: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--code-root",
+            metavar="DIR",
+            help="A directory the ingest_code tool may read (repeat for several). With --user, ingest_code reads "
+            "nothing without one; a path outside them is refused.",
+        ),
+    ] = None,
 ) -> None:
     """Run reverie as an MCP server (stdio for Claude Desktop/Code, Cursor…; --http for streamable HTTP).
     With --user the server only ever touches that user's memories; without it, it has full access."""
@@ -66,7 +77,9 @@ def mcp_cmd(
     except ReverieError as exc:
         _fail(exc)
     with _memory(db, create=create) as mem:
-        server = build_server(mem, Defaults(user_id=user, agent_id=agent, session_id=session), tools=chosen)
+        server = build_server(
+            mem, Defaults(user_id=user, agent_id=agent, session_id=session), tools=chosen, code_roots=code_roots
+        )
         if http:
             run_http(server, port=port)
         else:
@@ -77,7 +90,7 @@ HostOpt = Annotated[
     str,
     typer.Option(metavar="HOST", help="Bind address; anything but loopback requires REVERIE_API_TOKEN or an API key."),
 ]
-PortOpt = Annotated[int, typer.Option(metavar="PORT", help="Port (0 = any free port).")]
+PortOpt = Annotated[int, typer.Option(metavar="PORT", min=0, max=65535, help="Port (0 = any free port).")]
 WorkersOpt = Annotated[int, typer.Option(metavar="N", help="Server processes on one socket (PostgreSQL only).")]
 ProxyHeadersOpt = Annotated[
     bool,

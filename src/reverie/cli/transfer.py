@@ -27,17 +27,16 @@ from reverie.cli.common import (
     app,
     console,
     err_console,
+    safe_json,
 )
 from reverie.errors import InvalidInputError, ReverieError
 
 
 @app.command("import")
 def import_cmd(
-    path: Annotated[
-        Path,
-        typer.Argument(
-            exists=True, metavar="PATH", help="A .jsonl file, a conversation .json, or a markdown directory."
-        ),
+    where: Annotated[
+        str,
+        typer.Argument(metavar="PATH", help="A .jsonl file, a conversation .json, or a markdown directory."),
     ],
     db: DbOpt = None,
     user: UserOpt = None,
@@ -56,6 +55,7 @@ def import_cmd(
     id made from its scope, place and content."""
     from reverie import io
 
+    path = _existing_path(where)
     with _memory(db, create=True) as mem:
         if markdown or path.is_dir():
             res = mem.restore(io.markdown_entries(path))
@@ -67,10 +67,24 @@ def import_cmd(
             return
         try:
             data = json.loads(io.read_regular_text(path))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            _fail(InvalidInputError(f"{path} is not valid JSON: {exc}"))
+        except (ValueError, RecursionError) as exc:  # not JSON, nested too deep, a number too long
+            _fail(InvalidInputError(f"{path} is not valid JSON: {type(exc).__name__}: {exc}"))
         conv = io.load_conversation(data)
         _import_conversation(mem, conv, user or conv.user_id, agent or conv.agent_id, verbatim, source=str(path))
+
+
+def _existing_path(given: str) -> Path:
+    """The path ``import`` reads: it must be named (an empty argument is not the current directory) and
+    exist."""
+    from reverie.validation import clean_path
+
+    try:
+        path = clean_path(given, "PATH")
+    except InvalidInputError as exc:
+        _fail(exc)
+    if not path.exists():
+        _fail(InvalidInputError(f"{path} does not exist"))
+    return path
 
 
 def _report_rejected(rejected: int, errors: list[dict[str, str]], shown: int = 20) -> None:
@@ -464,7 +478,8 @@ def export(
                 _fail(InvalidInputError("--markdown writes a directory; give its path instead of '-'"))
             n = 0
             for rec in mem.export(user_id=user):
-                sys.stdout.write(json.dumps(rec.to_dict(with_embedding=embeddings), ensure_ascii=False) + "\n")
+                line = json.dumps(rec.to_dict(with_embedding=embeddings), ensure_ascii=False)
+                sys.stdout.write(safe_json(line) + "\n")
                 n += 1
             err_console.print(f"exported {n} memories to standard output")
             return

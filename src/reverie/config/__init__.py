@@ -10,6 +10,7 @@ Invalid values raise :class:`~reverie.errors.ConfigError` listing every bad valu
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +74,14 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        path = os.environ.get("REVERIE_CONFIG") or "reverie.toml"
+        named = os.environ.get("REVERIE_CONFIG")
+        path = Path(named or "reverie.toml")
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if Path(path).is_file():
+        if named and not path.is_file():
+            what = "a directory" if path.is_dir() else "not a file" if path.exists() else "no such file"
+            raise ConfigError(f"REVERIE_CONFIG names {named!r}: {what}. Point it at a TOML file, or unset it")
+        if path.is_file():
+            _check_toml(path)
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
 
@@ -86,6 +92,19 @@ class Settings(BaseSettings):
             return cls(**overrides)
         except ValidationError as exc:
             raise ConfigError(_format_errors(exc)) from exc
+
+
+def _check_toml(path: Path) -> None:
+    """:class:`ConfigError` naming the file and the place when ``path`` is not a readable TOML file."""
+    try:
+        with path.open("rb") as f:
+            tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"the config file {path} is not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the config file {path} is not UTF-8 text") from exc
+    except OSError as exc:
+        raise ConfigError(f"the config file {path} cannot be read: {exc.strerror or exc}") from exc
 
 
 def _format_errors(exc: ValidationError) -> str:

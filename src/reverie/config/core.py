@@ -92,6 +92,14 @@ class StorageSettings(Section):
         "planner uses the HNSW index for fresh data instead of sorting the partition.",
     )
     pg_pool_size: int = Field(default=4, ge=1, description="PostgreSQL connections per Memory object.")
+    pg_connect_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="PostgreSQL: how long a call waits for a connection when none is free or the server does "
+        "not answer (restarting, unreachable) before it fails with StoreError; the same Memory goes on working "
+        "once the server is back.",
+    )
     synchronous: str = Field(
         default="NORMAL",
         pattern=r"^(NORMAL|FULL)$",

@@ -54,7 +54,7 @@ from reverie.dream.neighbors import knn
 from reverie.dream.summarize import extractive_summary
 from reverie.dynamics import retention, strength
 from reverie.dynamics._util import days_between
-from reverie.errors import InvalidInputError, NotFoundError
+from reverie.errors import MemoryStateError, NotFoundError
 from reverie.model import (
     HistoryEvent,
     MemoryRecord,
@@ -477,12 +477,12 @@ def undo_consolidation(
         raise NotFoundError(f"no memory with id {summary_id}")
     meta = rec.metadata.get(META)
     if not isinstance(meta, dict) or meta.get("kind") not in KINDS or not isinstance(meta.get("members"), list):
-        raise InvalidInputError(
+        raise MemoryStateError(
             f"memory {summary_id} is not a consolidation summary (made by the consolidate, "
             "themes or abstraction dream steps); nothing to undo"
         )
     if rec.status is Status.INVALIDATED:
-        raise InvalidInputError(f"the consolidation {summary_id} was already undone (the summary is invalidated)")
+        raise MemoryStateError(f"the consolidation {summary_id} was already undone (the summary is invalidated)")
     members = store.get([str(i) for i in meta["members"]])
     restored = [m for m in members.values() if m.superseded_by == rec.id and m.status is Status.SUPERSEDED]
     untouched = sorted(set(members) - {m.id for m in restored})

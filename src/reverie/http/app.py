@@ -15,11 +15,12 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Body, FastAPI, Path, Query, Request, Response
+from fastapi import APIRouter, Body, FastAPI, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from reverie import __version__
+from reverie.errors import InvalidInputError
 from reverie.http import documents, maintenance, problems
 from reverie.http import models as m
 from reverie.http.ops import Metrics, Observe, swagger_assets
@@ -34,15 +35,16 @@ if TYPE_CHECKING:
 #: 4 MiB is far above any valid request (content is at most limits.max_content_bytes)
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
-MemoryIdPath = Annotated[str, Path(description="The memory's id.", max_length=128)]
+MemoryIdPath = m.MemoryIdPath
 _PROBLEM_REF = {"schema": {"$ref": "#/components/schemas/Problem"}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": m.Problem, "description": desc, "content": {problems.PROBLEM_JSON: _PROBLEM_REF}}
     for code, desc in (
+        (400, "The body is not JSON (or not UTF-8)"),
         (401, "Missing or wrong bearer token"),
         (403, "The credential does not cover this scope or operation"),
         (404, "No memory with this id (or one the credential may not see)"),
-        (409, "Immutable memory or a concurrent change"),
+        (409, "Immutable memory, a state that does not allow it, or a concurrent change"),
         (413, "Request too large"),
         (422, "Invalid input"),
     )
@@ -161,9 +163,19 @@ def _key_routes(r: APIRouter) -> None:
         tags=["keys"],
         summary="Revoke an API key (it stops working at once on this server)",
     )
-    def revoke(request: Request, key_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+    def revoke(
+        request: Request,
+        key_id: m.KeyIdPath,
+        force: Annotated[
+            bool,
+            Query(
+                description="Revoke the last active admin key too (refused otherwise: with no admin key left no "
+                "key may manage keys, and with no key left the server denies every request)."
+            ),
+        ] = False,
+    ) -> dict[str, Any]:
         credential_of(request.scope).require_admin("managing API keys")
-        key = get_memory(request).revoke_api_key(key_id)
+        key = get_memory(request).revoke_api_key(key_id, force=force)
         _auth(request).keys.forget_cache()
         return _key_dict(key)
 
@@ -198,27 +210,35 @@ def _memory_routes(r: APIRouter) -> None:
     )
     def list_memories(
         request: Request,
-        user_id: Annotated[str | None, Query(max_length=256)] = None,
-        agent_id: Annotated[str | None, Query(max_length=256)] = None,
+        user_id: m.ScopeParam = None,
+        agent_id: m.ScopeParam = None,
         all_users: bool = False,
         layer: m.LayerName | None = None,
         status: m.StatusName | None = None,
         store: m.StoreName | None = None,
-        category: Annotated[str | None, Query(max_length=64)] = None,
+        category: m.CategoryParam = None,
         pinned: bool | None = None,
-        session_id: Annotated[str | None, Query(max_length=256)] = None,
+        session_id: m.ScopeParam = None,
         order_by: m.OrderName = "created_at",
         descending: bool = True,
         limit: Annotated[int, Query(ge=1, le=1000, description="Memories per page.")] = 50,
         cursor: Annotated[
-            str | None, Query(max_length=200, description="The `next_cursor` of the page before.")
+            str | None,
+            Query(
+                max_length=40,
+                pattern=m.CURSOR_PATTERN,
+                description="The `next_cursor` of the page before: the next page, in the order of that listing "
+                "(order_by and descending are then taken from it).",
+            ),
         ] = None,
         offset: Annotated[int, Query(ge=0, le=10_000_000, description="Skip this many (ignored with a cursor).")] = 0,
     ) -> dict[str, Any]:
         flt = memory_filters(
             layer=layer, status=status, category=category, pinned=pinned, session_id=session_id, store=store
         )
-        start = m.decode_cursor(cursor, order_by=order_by, descending=descending) if cursor else offset
+        start, order = offset, str(order_by)
+        if cursor:  # a cursor continues the listing it came from, in its order
+            start, order, descending = m.decode_cursor(cursor)
         mem = scoped(request)
         recs = mem.list(
             user_id=user_id,
@@ -227,7 +247,7 @@ def _memory_routes(r: APIRouter) -> None:
             filters=flt,
             limit=limit,
             offset=start,
-            order_by=order_by,
+            order_by=order,
             descending=descending,
         )
         total = mem.count(user_id=user_id, agent_id=agent_id, all_users=all_users, filters=flt)
@@ -237,9 +257,7 @@ def _memory_routes(r: APIRouter) -> None:
             "total": total,
             "limit": limit,
             "offset": start,
-            "next_cursor": m.encode_cursor(start + len(recs), order_by=order_by, descending=descending)
-            if more
-            else None,
+            "next_cursor": m.encode_cursor(start + len(recs), order_by=order, descending=descending) if more else None,
         }
 
 
@@ -287,7 +305,7 @@ def _user_routes(r: APIRouter) -> None:
     )
     def forget_user(
         request: Request,
-        user_id: Annotated[str, Path(max_length=256)],
+        user_id: m.ScopePath,
         dry_run: Annotated[bool, Query(description="Only count what would be erased.")] = False,
     ) -> dict[str, Any]:
         """Erase every memory of the user (any status or store) with its relations, access log, history,
@@ -478,7 +496,7 @@ def _session_routes(r: APIRouter) -> None:
     )
     def end_session(
         request: Request,
-        session_id: Annotated[str, Path(max_length=256)],
+        session_id: m.ScopePath,
         body: Annotated[m.EndSessionRequest | None, Body()] = None,
     ) -> dict[str, Any]:
         return dict(scoped(request).end_session(session_id, user_id=body.user_id if body is not None else None))
@@ -492,10 +510,8 @@ def _health_routes(r: APIRouter) -> None:
         tags=["health"],
         summary="Health check: how many memories per layer and status, with their energy",
     )
-    def stats(request: Request, user_id: Annotated[str | None, Query(max_length=256)] = None) -> dict[str, Any]:
-        data = scoped(request).stats(user_id=user_id)
-        data["target"] = redact_target(data["target"])
-        return dict(data)
+    def stats(request: Request, user_id: m.ScopeParam = None) -> dict[str, Any]:
+        return scoped(request).served_stats(user_id=user_id, full_target=True)
 
     @r.post("/dream", response_model=m.DreamReport, tags=["dream"], summary="Run the dream cycle now")
     def dream(request: Request, body: Annotated[m.DreamRequest | None, Body()] = None) -> dict[str, Any]:
@@ -530,7 +546,9 @@ def _export_routes(r: APIRouter) -> None:
     )
     def export(
         request: Request,
-        user_id: Annotated[str | None, Query(max_length=256, description="Only this user.")] = None,
+        user_id: Annotated[
+            str | None, Query(min_length=1, max_length=256, pattern=m.TEXT_PATTERN, description="Only this user.")
+        ] = None,
     ) -> StreamingResponse:
         records = scoped(request).export(user_id=user_id)
 
@@ -552,7 +570,7 @@ def _export_routes(r: APIRouter) -> None:
         openapi_extra={
             "requestBody": {
                 "required": True,
-                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                "content": {"application/x-ndjson": {"schema": {"type": "string", "minLength": 1, "pattern": r"\S"}}},
                 "description": "One exported memory record (a MemoryOut object, optionally with an "
                 "`embedding` list) per line, as GET /v1/export writes them.",
             }
@@ -562,6 +580,8 @@ def _export_routes(r: APIRouter) -> None:
         from reverie import io
 
         body = await request.body()
+        if not body.strip():
+            raise InvalidInputError("the body holds no records: send exported records, one JSON object per line")
         entries = list(io.jsonl_bytes_entries(body, where="line"))
         mem = scoped(request)
         report: dict[str, Any] = await run_in_threadpool(mem.restore, entries)
@@ -588,10 +608,13 @@ def create_app(
     dashboard: bool = True,
     with_metrics: bool = True,
     access_log: bool = False,
+    require_credentials: bool = False,
 ) -> FastAPI:
     """The FastAPI app over ``mem``; wrap it in the :class:`Guard` (credentials — ``token`` and the
     API keys in ``mem``'s store —, hosts, body size). ``with_metrics`` serves ``/metrics``;
-    ``access_log`` writes a line per request to the ``reverie.access`` logger.
+    ``access_log`` writes a line per request to the ``reverie.access`` logger. ``require_credentials``
+    (a bind beyond loopback) makes every request need a credential whatever happens to the keys; so does
+    an active key at start (see :class:`~reverie.http.security.Authenticator`).
 
     The caller owns ``mem`` (the app never closes it)."""
     app = FastAPI(
@@ -614,9 +637,11 @@ def create_app(
     )
     app.state.memory = mem
     app.state.token = token
-    app.state.auth = Authenticator(token=token, keys=mem.key_ring())
+    app.state.auth = Authenticator(token=token, keys=mem.key_ring(), closed=require_credentials)
+    app.state.auth.required()  # an active key now: credentials are required for good
     problems.install(app)
 
+    app.state.metadata_depth = mem.settings.limits.max_metadata_depth
     app.state.metrics = Metrics(mem) if with_metrics else None
     _ops_routes(app)
     app.include_router(build_router())
@@ -727,6 +752,24 @@ SECURITY_SCHEMES = {
 }
 
 
+#: request bodies whose ``metadata`` is a memory's metadata (checked by the engine as written)
+METADATA_BODIES = ("AddRequest", "UpdateRequest", "ObserveRequest")
+
+
+def _describe_metadata(spec: dict[str, Any], depth: int) -> None:
+    """Every request body's ``metadata`` described as the engine takes it (see :func:`m.metadata_schemas`)."""
+    schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+    schemas.update(m.metadata_schemas(depth))
+    for name in METADATA_BODIES:
+        prop = schemas.get(name, {}).get("properties", {}).get("metadata")
+        if prop is not None:
+            description = prop.get("description")
+            prop.clear()
+            prop.update({"anyOf": [{"$ref": "#/components/schemas/Metadata"}, {"type": "null"}], "default": None})
+            if description:
+                prop["description"] = description
+
+
 def _problem_media_type_only(app: FastAPI) -> None:
     """Error responses are documented as ``application/problem+json`` (what they are), not JSON; the
     document declares the bearer security scheme."""
@@ -740,6 +783,7 @@ def _problem_media_type_only(app: FastAPI) -> None:
                 schema = spec["components"].get("schemas", {}).get(name)
                 if schema is not None:
                     schema["description"] = text
+            _describe_metadata(spec, app.state.metadata_depth)
             spec["security"] = [{"bearer": []}]
             for path in PUBLIC_OPERATIONS:
                 for op in spec.get("paths", {}).get(path, {}).values():

@@ -7,11 +7,12 @@ the memory-action policy with its outcome and eligibility context).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
+
+from reverie.http import models as m
 
 
 class Documents(BaseModel):
@@ -52,7 +53,7 @@ def routes(r: APIRouter) -> None:
     )
     def documents(
         request: Request,
-        user_id: Annotated[str | None, Query(max_length=256)] = None,
+        user_id: m.ScopeParam = None,
         refresh: Annotated[bool, Query(description="Build them now.")] = False,
     ) -> dict[str, Any]:
         return scoped(request).documents(user_id=user_id, refresh=refresh)
@@ -65,9 +66,17 @@ def routes(r: APIRouter) -> None:
     )
     def actions(
         request: Request,
-        user_id: Annotated[str | None, Query(max_length=256)] = None,
+        user_id: m.ScopeParam = None,
         limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
-        since: Annotated[datetime | None, Query()] = None,
+        since: Annotated[
+            str | None,
+            Query(
+                max_length=64,
+                pattern=r"^(1\d{3}|[2-8]\d{3})-",
+                json_schema_extra={"format": "date-time"},
+                description="Only decisions at or after this time (RFC 3339 with its UTC offset).",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         return {"actions": scoped(request).action_telemetry(user_id=user_id, limit=limit, since=since)}
 

@@ -13,14 +13,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from reverie.http.models import DreamReport
+from reverie.http.models import TEXT_PATTERN, DreamReport, ScopeId, ScopeParam
 
 
 class CompactRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     dedup: bool = Field(default=True, description="Supersede identical copies of a memory (one user and agent).")
-    user_id: str | None = Field(default=None, max_length=256, description="Deduplicate only this user's memories.")
+    user_id: ScopeId | None = Field(default=None, description="Deduplicate only this user's memories.")
 
 
 class StoreCompaction(BaseModel):
@@ -72,6 +72,9 @@ class Topic(BaseModel):
 
 class TopicIndex(BaseModel):
     user_id: str | None
+    agent_id: str | None = Field(
+        default=None, description="Set when the index covers one agent's memories (a key narrowed to agents)."
+    )
     updated_at: str
     sealed_boxes: int
     topics: list[Topic]
@@ -111,10 +114,16 @@ def routes(r: APIRouter) -> None:
     @r.get("/topics", response_model=TopicIndex, tags=["health"], summary="What a user's memory is about")
     def topics(
         request: Request,
-        user_id: Annotated[str | None, Query(max_length=256)] = None,
+        user_id: ScopeParam = None,
+        agent_id: Annotated[
+            str | None,
+            Query(
+                min_length=1, max_length=256, pattern=TEXT_PATTERN, description="Only what this agent's memories name."
+            ),
+        ] = None,
         refresh: Annotated[bool, Query(description="Build it now.")] = False,
     ) -> dict[str, Any]:
-        return scoped(request).topic_index(user_id=user_id, refresh=refresh)
+        return scoped(request).topic_index(user_id=user_id, agent_id=agent_id, refresh=refresh)
 
 
 __all__ = ["routes"]

@@ -6,17 +6,59 @@ embedding), so the schema never drifts from the record.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
+import re
 import typing
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from fastapi import Path as PathParam
+from fastapi import Query as QueryParam
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
 from reverie.model import MemoryRecord, Relation
+from reverie.validation import JSON_NUMBER_LIMIT
 
 LayerName = Literal["working", "episodic", "semantic", "procedural", "codebase"]
+
+# the text reverie takes, described as the engine checks it (so that the OpenAPI document says what the
+# server does): no NUL character, at least one character that is not white space, a length limit
+TEXT_PATTERN = r"^[^\x00]*\S[^\x00]*$"
+_TEXT = TEXT_PATTERN
+#: a user, agent or session id (the isolation scopes)
+ScopeId = Annotated[str, Field(min_length=1, max_length=256, pattern=_TEXT)]
+#: content to remember: reverie's own limit is limits.max_content_bytes of UTF-8 (checked by the engine, 413)
+Content = Annotated[str, Field(min_length=1, pattern=_TEXT)]
+#: a query: at most limits.max_query_chars (4,000) characters
+QueryText = Annotated[str, Field(min_length=1, max_length=4000, pattern=_TEXT)]
+#: a category name
+Category = Annotated[str, Field(min_length=1, max_length=64, pattern=_TEXT)]
+#: JSON Schema's integer, which a number with no fraction (``5.0``) is too (strict bodies take no float for int)
+_WHOLE = BeforeValidator(lambda v: int(v) if isinstance(v, float) and v.is_integer() else v)
+
+
+def whole_number(low: int, high: int) -> Any:
+    """An integer from ``low`` to ``high`` (the bounds where the schema shows them: before the converter)."""
+    return Annotated[int, Field(ge=low, le=high), _WHOLE]
+
+
+#: the same as query and path parameters
+ScopeParam = Annotated[str | None, QueryParam(min_length=1, max_length=256, pattern=_TEXT)]
+CategoryParam = Annotated[str | None, QueryParam(min_length=1, max_length=64, pattern=_TEXT)]
+ScopePath = Annotated[str, PathParam(min_length=1, max_length=256, pattern=_TEXT)]
+MemoryIdPath = Annotated[str, PathParam(description="The memory's id.", min_length=1, max_length=128, pattern=_TEXT)]
+KeyIdPath = Annotated[str, PathParam(description="The key's id.", min_length=1, max_length=64, pattern=_TEXT)]
+#: who says what a memory holds
+SourceName = Literal["human", "ai", "interaction", "ingest", "code_scan", "dream"]
+#: a time: RFC 3339, with its UTC offset, in the years 1000 to 8999 (the range reverie stores)
+IsoTime = Annotated[
+    str,
+    Field(
+        max_length=64,
+        pattern=r"^(1\d{3}|[2-8]\d{3})-",
+        json_schema_extra={"format": "date-time"},
+        description="RFC 3339 date and time with its UTC offset, years 1000-8999.",
+    ),
+]
 StatusName = Literal["active", "superseded", "dormant", "archived", "expired", "invalidated"]
 StoreName = Literal["hot", "cold"]
 
@@ -63,26 +105,27 @@ class MemoryPage(BaseModel):
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
 
 
+#: a page cursor (``next_cursor`` of the page before): the next page's position in the order it was made for
+CURSOR_PATTERN = (
+    r"^[0-9]{1,7}\.(created_at|updated_at|recorded_at|valid_from|last_accessed_at|importance|utility|energy|"
+    r"access_count)\.(asc|desc)$"
+)
+
+
 def encode_cursor(offset: int, *, order_by: str, descending: bool) -> str:
-    """An opaque cursor: the position of the next page in one sort order."""
-    raw = json.dumps({"o": offset, "by": order_by, "desc": descending}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    """The cursor of the page starting at ``offset`` of a listing in this order."""
+    return f"{offset}.{order_by}.{'desc' if descending else 'asc'}"
 
 
-def decode_cursor(cursor: str, *, order_by: str, descending: bool) -> int:
-    """The offset a cursor names; :class:`InvalidInputError` for a damaged cursor or one of another order."""
+def decode_cursor(cursor: str) -> tuple[int, str, bool]:
+    """``(offset, order_by, descending)`` of a cursor (:data:`CURSOR_PATTERN`; :class:`InvalidInputError` for
+    anything else): a cursor continues the listing it came from, in that listing's order."""
     from reverie.errors import InvalidInputError
 
-    try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        offset = data["o"]
-        if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= 10_000_000:
-            raise ValueError(offset)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InvalidInputError("cursor is not one this API gave out (use next_cursor as it is)") from exc
-    if data.get("by") != order_by or data.get("desc") != descending:
-        raise InvalidInputError("this cursor belongs to another sort order: keep order_by and descending while paging")
-    return offset
+    if not re.fullmatch(CURSOR_PATTERN, cursor):
+        raise InvalidInputError("cursor is not one this API gave out (use next_cursor as it is)")
+    offset, order_by, direction = cursor.split(".")
+    return int(offset), order_by, direction == "desc"
 
 
 class UserCount(BaseModel):
@@ -127,13 +170,13 @@ class _Body(BaseModel):
 class AddRequest(_Body):
     """A memory to store."""
 
-    content: str = Field(description="What to remember.", examples=["Maya is allergic to penicillin"])
-    user_id: str | None = Field(default=None, description="User scope (the isolation boundary).")
-    agent_id: str | None = Field(default=None, description="Agent scope.")
-    session_id: str | None = Field(default=None, description="Session id.")
+    content: Content = Field(description="What to remember.", examples=["Maya is allergic to penicillin"])
+    user_id: ScopeId | None = Field(default=None, description="User scope (the isolation boundary).")
+    agent_id: ScopeId | None = Field(default=None, description="Agent scope.")
+    session_id: ScopeId | None = Field(default=None, description="Session id.")
     metadata: dict[str, Any] | None = Field(default=None, description="Free-form JSON metadata.")
-    when: str | None = Field(default=None, description="ISO 8601 time the content refers to (default: now).")
-    source: str | None = Field(default=None, description="human, ai, interaction, ingest, code_scan or dream.")
+    when: IsoTime | None = Field(default=None, description="The time the content refers to (default: now).")
+    source: SourceName | None = Field(default=None, description="Who says so (default: interaction).")
     infer: bool = Field(default=True, description="false stores the content verbatim (no dedup, no inference).")
 
 
@@ -149,11 +192,11 @@ class AddResponse(BaseModel):
 class UpdateRequest(_Body):
     """Fields to change; omitted fields stay."""
 
-    content: str | None = Field(default=None, description="New content (re-embedded).")
+    content: Content | None = Field(default=None, description="New content (re-embedded).")
     metadata: dict[str, Any] | None = Field(default=None, description="Replacement metadata.")
-    category: str | None = Field(default=None, description="New category.")
+    category: Category | None = Field(default=None, description="New category.")
     importance: float | None = Field(default=None, ge=0.0, le=1.0, description="New base importance.")
-    reason: str = Field(default="", max_length=1000, description="Why (kept in the history).")
+    reason: str = Field(default="", max_length=1000, pattern=r"^[^\x00]*$", description="Why (kept in the history).")
 
 
 class PromoteRequest(_Body):
@@ -161,35 +204,77 @@ class PromoteRequest(_Body):
 
 
 class InvalidateRequest(_Body):
-    reason: str = Field(min_length=1, max_length=1000, description="Why the memory is no longer true.")
+    reason: str = Field(min_length=1, max_length=1000, pattern=_TEXT, description="Why the memory is no longer true.")
 
 
 class FeedbackRequest(_Body):
     useful: bool = Field(description="Whether the memory helped.")
 
 
+MetadataKey = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^\x00]*$")]
+MetadataValue = (
+    Annotated[str, Field(max_length=10_000, pattern=r"^[^\x00]*$")]
+    | Annotated[int, Field(ge=-JSON_NUMBER_LIMIT, le=JSON_NUMBER_LIMIT)]
+    | Annotated[float, Field(ge=-JSON_NUMBER_LIMIT, le=JSON_NUMBER_LIMIT)]
+    | bool
+    | None
+)
+
+
+def metadata_schemas(max_depth: int) -> dict[str, Any]:
+    """JSON Schemas of metadata as the engine takes it (:func:`reverie.validation.clean_metadata`): an object
+    with string keys, its text without NUL characters and its numbers within the 64-bit range. Its nesting
+    (at most ``max_depth`` levels, ``limits.max_metadata_depth``) and size (``limits.max_metadata_bytes``)
+    are said in words and checked by the engine (422 / 413): a schema spelling out every level is one no
+    generator of test requests can walk."""
+    text = {"type": "string", "pattern": r"^[^\x00]*$"}
+    keys = {"pattern": r"^[^\x00]*$"}
+    number = {"type": "number", "minimum": -JSON_NUMBER_LIMIT, "maximum": JSON_NUMBER_LIMIT}
+    value = {"$ref": "#/components/schemas/MetadataValue"}
+    return {
+        "MetadataValue": {
+            "anyOf": [
+                text,
+                number,
+                {"type": "boolean"},
+                {"type": "null"},
+                {"type": "array", "items": value},
+                {"type": "object", "propertyNames": keys, "additionalProperties": value},
+            ]
+        },
+        "Metadata": {
+            "type": "object",
+            "description": f"Free-form JSON metadata: string keys, nested at most {max_depth} levels "
+            "(limits.max_metadata_depth) and at most limits.max_metadata_bytes as JSON, no NUL characters, "
+            "numbers within the 64-bit range.",
+            "propertyNames": keys,
+            "additionalProperties": value,
+        },
+    }
+
+
 class SearchFilters(_Body):
     """Optional narrowing of a search."""
 
-    layer: list[LayerName] | None = None
-    status: list[StatusName] | None = None
-    store: list[StoreName] | None = None
-    category: list[str] | None = None
+    layer: list[LayerName] | None = Field(default=None, min_length=1)
+    status: list[StatusName] | None = Field(default=None, min_length=1)
+    store: list[StoreName] | None = Field(default=None, min_length=1)
+    category: list[Category] | None = Field(default=None, min_length=1)
     pinned: bool | None = None
-    session_id: str | None = Field(default=None, description="Only memories of this session.")
-    metadata: dict[str, str | int | float | bool | None] | None = Field(
+    session_id: ScopeId | None = Field(default=None, description="Only memories of this session.")
+    metadata: dict[MetadataKey, MetadataValue] | None = Field(
         default=None, description="Equality on top-level metadata keys."
     )
-    valid_at: str | None = Field(default=None, description="ISO 8601: only memories valid at that time.")
-    recorded_before: str | None = Field(default=None, description="ISO 8601: only memories recorded by then.")
+    valid_at: IsoTime | None = Field(default=None, description="Only memories valid at that time.")
+    recorded_before: IsoTime | None = Field(default=None, description="Only memories recorded by then.")
 
 
 class SearchRequest(_Body):
-    query: str = Field(description="What to recall.", examples=["what is Maya allergic to?"])
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = Field(default=None, description="The current session (context for the read path).")
-    k: int = Field(default=10, ge=1, le=1000, description="How many results.")
+    query: QueryText = Field(description="What to recall.", examples=["what is Maya allergic to?"])
+    user_id: ScopeId | None = None
+    agent_id: ScopeId | None = None
+    session_id: ScopeId | None = Field(default=None, description="The current session (context for the read path).")
+    k: whole_number(1, 1000) = Field(default=10, description="How many results.")  # type: ignore[valid-type]
     filters: SearchFilters | None = None
 
 
@@ -235,7 +320,10 @@ class StatsOut(BaseModel):
     """The health check: memories per layer and status, with their energy."""
 
     backend: str
-    target: str = Field(description="Where the memory lives (credentials removed).")
+    target: str = Field(
+        description="Where the memory lives, credentials removed (the database's name only, unless the caller is "
+        "an admin)."
+    )
     embedder: str
     total: int
     rows: list[StatsRow]
@@ -243,10 +331,25 @@ class StatsOut(BaseModel):
     by_status: dict[str, int]
     relations: int
     opslog: dict[str, int]
+    users: list[UserCount] = Field(
+        description="The users the caller may see (every user for an admin, at most 1,000) and how many memories "
+        "each has."
+    )
+
+
+def _step_names() -> Any:
+    from reverie.dream.registry import steps_by_name
+
+    return Literal.__getitem__(tuple(steps_by_name()))
+
+
+StepName = _step_names()
 
 
 class DreamRequest(_Body):
-    steps: list[str] | None = Field(default=None, description="Step names (default: every enabled step).")
+    steps: list[StepName] | None = Field(  # type: ignore[valid-type]
+        default=None, max_length=100, description="Step names (default: every enabled step)."
+    )
 
 
 class DreamStep(BaseModel):
@@ -308,12 +411,12 @@ def relation_dict(rel: Relation) -> dict[str, Any]:
 class ObserveRequest(_Body):
     """One raw conversation turn for the observer and the write path."""
 
-    message: str = Field(description="The turn, as said.", examples=["I just moved to Lisbon!"])
+    message: Content = Field(description="The turn, as said.", examples=["I just moved to Lisbon!"])
     role: Literal["user", "assistant"] = "user"
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    when: str | None = Field(default=None, description="ISO 8601 time of the turn (default: now).")
+    user_id: ScopeId | None = None
+    agent_id: ScopeId | None = None
+    session_id: ScopeId | None = None
+    when: IsoTime | None = Field(default=None, description="The time of the turn (default: now).")
     metadata: dict[str, Any] | None = None
 
 
@@ -325,12 +428,14 @@ class ObserveResponse(BaseModel):
 
 
 class ContextRequest(_Body):
-    query: str = Field(description="What the agent is about to answer or do.")
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    budget_tokens: int | None = Field(default=None, ge=1, le=100_000, description="Default: configured budget.")
-    k: int = Field(default=10, ge=1, le=1000)
+    query: QueryText = Field(description="What the agent is about to answer or do.")
+    user_id: ScopeId | None = None
+    agent_id: ScopeId | None = None
+    session_id: ScopeId | None = None
+    budget_tokens: whole_number(1, 100_000) | None = Field(  # type: ignore[valid-type]
+        default=None, description="Default: configured budget."
+    )
+    k: whole_number(1, 1000) = Field(default=10)  # type: ignore[valid-type]
 
 
 class ContextItemOut(BaseModel):
@@ -355,7 +460,7 @@ class ContextOut(BaseModel):
 
 
 class EndSessionRequest(_Body):
-    user_id: str | None = None
+    user_id: ScopeId | None = None
 
 
 class EndSessionReport(BaseModel):
@@ -392,14 +497,46 @@ class CredentialOut(BaseModel):
 
 
 class KeyRequest(_Body):
-    """A new API key: for some users (optionally narrowed to some of their agents), or an admin key."""
+    """A new API key: for some users (optionally narrowed to some of their agents), or an admin key (no users,
+    no agents)."""
 
-    name: str = Field(min_length=1, max_length=64, description="Who or what uses the key.")
-    users: list[str] = Field(default_factory=list, max_length=1000, description="The users it may read and write.")
-    agents: list[str] | None = Field(
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "anyOf": [
+                {
+                    "properties": {
+                        "admin": {"const": True},
+                        "users": {"maxItems": 0},
+                        "agents": {"anyOf": [{"type": "null"}, {"type": "array", "maxItems": 0}]},
+                    },
+                    "required": ["admin"],
+                },
+                {
+                    "properties": {"admin": {"const": False}, "users": {"minItems": 1}},
+                    "required": ["users"],
+                },
+            ]
+        },
+    )
+
+    name: str = Field(min_length=1, max_length=64, pattern=_TEXT, description="Who or what uses the key.")
+    users: list[ScopeId] = Field(
+        default_factory=list, max_length=1000, description="The users it may read and write (none for an admin key)."
+    )
+    agents: list[ScopeId] | None = Field(
         default=None, max_length=1000, description="Narrow it to these agents of its users (default: every agent)."
     )
     admin: bool = Field(default=False, description="Every user, the all-users views, export, the dashboard.")
+
+    @model_validator(mode="after")
+    def _admin_or_users(self) -> KeyRequest:
+        if self.admin and (self.users or self.agents):
+            raise ValueError("an admin key covers every user: give it no users or agents")
+        if not self.admin and not self.users:
+            raise ValueError("a key needs at least one user, or admin: true")
+        return self
 
 
 class KeyOut(BaseModel):
@@ -478,5 +615,6 @@ __all__ = [
     "UserList",
     "decode_cursor",
     "encode_cursor",
+    "metadata_schemas",
     "relation_dict",
 ]

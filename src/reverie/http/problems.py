@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from reverie.errors import (
+    AmbiguousIdError,
     ConfigError,
     ConflictError,
     ContentTooLargeError,
@@ -19,6 +20,7 @@ from reverie.errors import (
     ImmutableMemoryError,
     InvalidInputError,
     LLMError,
+    MemoryStateError,
     MissingDependencyError,
     NotFoundError,
     PermissionDeniedError,
@@ -33,6 +35,8 @@ PROBLEM_JSON = "application/problem+json"
 #: most specific first
 STATUS_OF: list[tuple[type[ReverieError], int, str]] = [
     (ContentTooLargeError, 413, "Content too large"),
+    (MemoryStateError, 409, "The memory's state does not allow it"),
+    (AmbiguousIdError, 409, "The id prefix names several memories"),
     (InvalidInputError, 422, "Invalid input"),
     (NotFoundError, 404, "Not found"),
     (PermissionDeniedError, 403, "Permission denied"),
@@ -116,16 +120,32 @@ def install(app: FastAPI) -> None:
             422, "Invalid input", "the request does not match the schema", "InvalidInputError", errors=errors
         )
 
-    async def on_http(_request: Request, exc: Exception) -> JSONResponse:
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         name = _HTTP_ERRORS.get(exc.status_code, "HTTPError")
         headers = dict(exc.headers) if exc.headers else None
+        if exc.status_code == 405:  # every method the path takes (the router names only its first route's)
+            headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
         return problem(exc.status_code, name, str(exc.detail), name, headers=headers)
 
     app.add_exception_handler(ReverieError, on_reverie)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_middleware(CrashGuard)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods of every route whose path matches the request's."""
+    from starlette.routing import Match
+
+    methods: set[str] = set()
+    scope = {**request.scope, "method": "GET"}
+    for route in request.app.router.routes:
+        match, _ = route.matches(scope)
+        route_methods = getattr(route, "methods", None)
+        if match is not Match.NONE and route_methods:
+            methods.update(route_methods)
+    return sorted(methods)
 
 
 def crash_response() -> JSONResponse:

@@ -10,6 +10,10 @@
     tokenless loopback laptop default); otherwise 401 (browsers asking for HTML are sent to
     ``/login``).
 
+  Credentials fail closed: a server bound beyond loopback always needs one, and a server that needed
+  one once (a token, or an active key when it started or later) keeps needing one whatever happens to
+  the keys — revoking the last key makes it deny every request, never serve everyone.
+
   Tokens and key hashes are compared with :func:`hmac.compare_digest`. The dashboard (every path
   outside ``/v1/``, ``/healthz``, ``/login`` and ``/static/``) shows all users: it needs an admin
   credential (403 otherwise).
@@ -72,18 +76,24 @@ class Authenticator:
     #: the session cookie the dashboard's login sets
     cookie_name = COOKIE
 
-    def __init__(self, *, token: str | None, keys: KeyRing | None = None) -> None:
+    def __init__(self, *, token: str | None, keys: KeyRing | None = None, closed: bool = False) -> None:
         self.token = token or None
         self.cookie = session_value(token) if token else None
         self.keys = keys
+        #: credentials are required from now on, whatever happens to the keys (see :meth:`required`)
+        self.closed = closed or self.token is not None
         #: dashboard sessions of admin API keys: cookie value -> the key (kept in this process only)
         self._sessions: dict[str, str] = {}
 
     def required(self) -> bool:
-        """Whether requests must present a credential: a token is set or an API key is active."""
-        if self.token is not None:
+        """Whether requests must present a credential: a token is set, the server is bound beyond loopback
+        (``closed``), or an API key is active — or was: once required, always required, so that revoking
+        the last key closes the server instead of opening it to everyone."""
+        if self.closed:
             return True
-        return self.keys is not None and self.keys.any_active()
+        if self.keys is not None and self.keys.any_active():
+            self.closed = True
+        return self.closed
 
     def presented(self, headers: dict[str, str]) -> Credential | None:
         """The credential of the request's bearer token or session cookie, or ``None``."""
@@ -91,7 +101,7 @@ class Authenticator:
         scheme, _, given = auth.partition(" ")
         given = given.strip()
         if scheme.lower() == "bearer" and given:
-            return self._bearer(given)
+            return self.authenticate(given)
         cookies: SimpleCookie = SimpleCookie()
         try:
             cookies.load(headers.get("cookie", ""))
@@ -104,12 +114,13 @@ class Authenticator:
             return FULL_ACCESS
         key = self._sessions.get(morsel.value)
         if key is not None:
-            cred = self._bearer(key)
+            cred = self.authenticate(key)
             if cred is not None and cred.admin:
                 return cred
         return None
 
-    def _bearer(self, given: str) -> Credential | None:
+    def authenticate(self, given: str) -> Credential | None:
+        """The credential of a bearer token (the API token, or an API key), or ``None``."""
         if self.token is not None and token_matches(given, self.token):
             return FULL_ACCESS
         if self.keys is not None and given.startswith(KEY_PREFIX):

@@ -58,7 +58,8 @@ class ServeOptions:
 
 def check_binding(host: str, token: str | None, *, keys_active: bool = False) -> None:
     """127.0.0.1 (or another loopback address) needs no credential; any other bind requires
-    ``REVERIE_API_TOKEN`` or at least one active API key (then every request needs a credential)."""
+    ``REVERIE_API_TOKEN`` or at least one active API key (then every request needs a credential, for as
+    long as the server runs: revoking every key afterwards makes it deny every request)."""
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise ConfigError(f"REVERIE_API_TOKEN must be at least {MIN_TOKEN_CHARS} characters")
     if not is_loopback(host) and not token and not keys_active:
@@ -96,7 +97,12 @@ def build(
     check_binding(host, token, keys_active=not is_loopback(host) and bool(mem.api_keys()))
     allowed = loopback_hosts(allow_hosts) if is_loopback(host) else None
     return create_app(
-        mem, token=token, allowed_hosts=allowed, max_body=max_body or DEFAULT_MAX_BODY, access_log=access_log
+        mem,
+        token=token,
+        allowed_hosts=allowed,
+        max_body=max_body or DEFAULT_MAX_BODY,
+        access_log=access_log,
+        require_credentials=not is_loopback(host),
     )
 
 

@@ -447,10 +447,29 @@ def _dream_changes(mem: Memory, report: dict[str, Any]) -> list[dict[str, Any]]:
 DREAM_CHANGES_SHOWN = 500
 
 
+#: what the login page says is refused, and why
+NOT_RIGHT = "That is neither an API key of this server nor its token."
+NOT_ADMIN = (
+    "That API key is valid, but it is not an admin key: it covers only some users, and the dashboard "
+    "shows every user. Sign in with an admin key (reverie keys create --admin)."
+)
+
+
+def _login_page(request: Request, *, failed: str = "", status_code: int = 200) -> HTMLResponse:
+    """The sign-in form and nothing else: no navigation, no user list (the visitor is not signed in)."""
+    auth: Authenticator = request.app.state.auth
+    accepted = "an admin API key (reverie keys create --admin)"
+    if auth.token is not None:
+        accepted = "the server's API token (REVERIE_API_TOKEN) or " + accepted
+    return _render(
+        request, "login.html", status_code=status_code, failed=failed, accepted=accepted, bare=True, users=[]
+    )
+
+
 def _mount_login(app: FastAPI) -> None:
     @app.get("/login", response_class=HTMLResponse, include_in_schema=False)
     def login_form(request: Request) -> HTMLResponse:
-        return _render(request, "login.html", failed=False)
+        return _login_page(request)
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
@@ -463,7 +482,10 @@ def _mount_login(app: FastAPI) -> None:
             return RedirectResponse(home, status_code=303)
         cookie = await run_in_threadpool(auth.login, given)  # the API token or an admin API key
         if cookie is None:
-            return _render(request, "login.html", status_code=401, failed=True)
+            known = await run_in_threadpool(auth.authenticate, given)
+            if known is not None:  # a valid key without the admin right: say exactly that
+                return _login_page(request, failed=NOT_ADMIN, status_code=403)
+            return _login_page(request, failed=NOT_RIGHT, status_code=401)
         response = RedirectResponse(home, status_code=303)
         response.set_cookie(
             auth.cookie_name, cookie, httponly=True, samesite="strict", secure=request.url.scheme == "https"

@@ -20,7 +20,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import TupleRow
 from psycopg.types.json import set_json_loads
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from reverie.config.core import StorageSettings
 from reverie.errors import ConflictError, InvalidInputError, NotFoundError, StoreError
@@ -116,6 +116,7 @@ class PostgresCore(SqlTables):
                 configure=self._configure,
                 open=True,
                 name="reverie",
+                timeout=settings.pg_connect_timeout_s,
             )
 
     def _configure(self, conn: Conn) -> None:
@@ -139,6 +140,17 @@ class PostgresCore(SqlTables):
             raise NotFoundError(f"{what}: {exc.diag.message_detail or exc}") from exc
         except psycopg.DataError as exc:
             raise InvalidInputError(f"{what}: {exc}") from exc
+        except PoolTimeout as exc:
+            raise StoreError(
+                f"{what}: the PostgreSQL server gave no connection in time ({exc}); it may be down or "
+                "restarting, or every connection is busy (storage.pg_connect_timeout_s, storage.pg_pool_size)"
+            ) from exc
+        except psycopg.OperationalError as exc:
+            if exc.sqlstate is None or exc.sqlstate.startswith(("08", "57P")):  # no connection, or the server left
+                raise StoreError(
+                    f"{what}: the PostgreSQL server cannot be reached or closed the connection: {exc}"
+                ) from exc
+            raise StoreError(f"{what}: {exc}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"{what}: {exc}") from exc
 
