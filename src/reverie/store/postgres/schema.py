@@ -432,6 +432,11 @@ def _migrate_bits_center(conn: Conn, dim: int, settings: StorageSettings) -> Non
         return  # fixed when the first memory is quantised
     register_vector(conn)  # the migrating connection is not one of the pool's
     center = fix_center(conn, dim, sample)
+    _rewrite_quantised(conn, "embedding_bits", lambda blobs: sign_bits(blobs, dim, center))
+
+
+def _rewrite_quantised(conn: Conn, column: LiteralString, values: Callable[[list[bytes]], Sequence[object]]) -> None:
+    """Set ``column`` of every quantised row to ``values`` of its code blob, in batches of 2,000 in id order."""
     last = ""
     while True:
         rows = conn.execute(
@@ -441,11 +446,11 @@ def _migrate_bits_center(conn: Conn, dim: int, settings: StorageSettings) -> Non
         ).fetchall()
         if not rows:
             return
-        bits = sign_bits([bytes(r[1]) for r in rows], dim, center)
+        computed = values([bytes(r[1]) for r in rows])
         with conn.cursor() as cur:
             cur.executemany(
-                "UPDATE memories SET embedding_bits = %s WHERE id = %s",
-                [(b, r[0]) for b, r in zip(bits, rows, strict=True)],
+                sql.SQL("UPDATE memories SET {} = %s WHERE id = %s").format(sql.Identifier(column)),
+                [(v, r[0]) for v, r in zip(computed, rows, strict=True)],
             )
         last = rows[-1][0]
 
@@ -461,22 +466,7 @@ def _migrate_cold_index(conn: Conn, dim: int, settings: StorageSettings) -> None
     again from their code blobs. The sign bits and their centre are dropped."""
     conn.execute(sql.SQL("ALTER TABLE memories ADD COLUMN embedding_half halfvec({})").format(sql.Literal(dim)))
     register_vector(conn)  # the migrating connection is not one of the pool's
-    last = ""
-    while True:
-        rows = conn.execute(
-            "SELECT id, embedding_codes FROM memories WHERE embedding_codes IS NOT NULL AND id > %s "
-            "ORDER BY id LIMIT 2000",
-            (last,),
-        ).fetchall()
-        if not rows:
-            break
-        halves = half_vectors([bytes(r[1]) for r in rows], dim)
-        with conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE memories SET embedding_half = %s WHERE id = %s",
-                [(h, r[0]) for h, r in zip(halves, rows, strict=True)],
-            )
-        last = rows[-1][0]
+    _rewrite_quantised(conn, "embedding_half", lambda blobs: half_vectors(blobs, dim))
     conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
     conn.execute(cold_hnsw_ddl(settings))
     conn.execute("ALTER TABLE memories DROP COLUMN embedding_bits")
