@@ -49,6 +49,9 @@ SEARCH_SHARE = 0.8
 START_TIMEOUT_S = 120.0
 #: seconds any one request may take before it counts as an error
 REQUEST_TIMEOUT_S = 60.0
+#: seconds a client keeps an idle connection: below the server's keep-alive timeout (uvicorn: 5 s), so that a client
+#: never sends on a connection the server is closing at that moment (a ReadError that says nothing of the server)
+KEEPALIVE_S = 4.0
 
 
 def free_port() -> int:
@@ -142,7 +145,7 @@ async def run_phase(
             if sum(len(v) for v in lat.values()) + len(errors) >= max_requests:
                 return
 
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=KEEPALIVE_S)
     async with httpx.AsyncClient(base_url=base, timeout=REQUEST_TIMEOUT_S, limits=limits) as http:
         tasks = [asyncio.create_task(client(http)) for _ in range(clients)]
         if rate is not None:
