@@ -100,7 +100,7 @@ def refresh_topic_indexes(
     wanted = list(dict.fromkeys(users))
     counts: dict[str | None, dict[str, int]] = defaultdict(dict)
     if wanted:
-        everyone = len(wanted) > 1 or wanted[0] is not None
+        everyone = len(wanted) > 1  # one user: that user's partition only
         flt = MemoryFilter(all_users=everyone, user_id=None if everyone else wanted[0])
         for (user, entity), n in store.entity_counts(flt).items():
             counts[user][entity] = n

@@ -388,3 +388,51 @@ def test_embed_drift_bench_smoke(tmp_path: Path) -> None:
         assert 0.0 <= row["text_mean"] <= row["text_max"] <= 1.0 and 0.0 <= row["pair_max"] <= 2.0
     assert doc["drift"]["int8 | int8 exact"]["text_max"] < 1e-6
     assert set(doc["speed"]) == {"int8 (1 thread)", "int8, full range (before)", "q4 (1 thread)", "fp32"}
+
+
+@pytest.mark.postgres
+def test_cold_search_bench_smoke(tmp_path: Path, pg_server_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench/cold_search.py``: the same small store on SQLite and PostgreSQL (copied with COPY), each dreamed 90
+    days on, searched alternately; the cold store's recall against the exact ranking."""
+    monkeypatch.setenv("REVERIE_PG_URL", pg_server_url)
+    bench = _bench_module("cold_search")
+    argv = ["--sizes", "300", "--queries", "3", "--rounds", "1", "--recall", "3", "--workdir", str(tmp_path)]
+    doc = bench.main([*argv, "--out", str(tmp_path / "cold.json")])
+    res = doc["results"][0]
+    assert res["pg_load"]["memories"] == 300
+    assert res["pg_dream"]["composition"] == res["sqlite_dream"]["composition"]  # one dream, either backend
+    for part in ("search", "cold_vector_search"):
+        assert res[part]["sqlite"]["n"] == res[part]["postgres"]["n"] == 3
+        assert res[part]["postgres_over_sqlite"] > 0
+    assert res["recall"]["cold_rows"] > 0 and 0.9 <= res["recall"]["store top10"] <= 1.0
+
+
+@pytest.mark.postgres
+def test_tenants_bench_smoke(tmp_path: Path, pg_server_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REVERIE_PG_URL", pg_server_url)
+    bench = _bench_module("tenants")
+    argv = ["--users", "6", "--per-user", "20", "--searches", "4", "--adds", "2", "--batch", "3"]
+    doc = bench.main([*argv, "--workdir", str(tmp_path), "--out", str(tmp_path / "t.json")])
+    res = doc["results"][0]
+    assert res["sqlite_load"]["memories"] == res["pg_load"]["memories"] == 120
+    for name in ("sqlite", "postgres"):
+        assert res["search"][name]["n"] == 4 and res["add"][name]["per_s"] > 0
+        assert res["add_many"][name]["memories_per_s"] > 0
+
+
+@pytest.mark.postgres
+@pytest.mark.plot
+def test_load_bench_smoke(tmp_path: Path, pg_server_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench/load.py``: real servers on loopback (two workers on PostgreSQL, one on SQLite), a bounded load, a dream
+    in another process, no error, the plot written, and nothing left running."""
+    monkeypatch.setenv("REVERIE_PG_URL", pg_server_url)
+    bench = _bench_module("load")
+    plot = tmp_path / "load.png"
+    argv = ["--users", "4", "--per-user", "10", "--clients", "4", "--rates", "2", "--phase-s", "3"]
+    doc = bench.main([*argv, "--workdir", str(tmp_path), "--plot", str(plot), "--out", str(tmp_path / "l.json")])
+    assert plot.stat().st_size > 1000
+    for res in doc["results"]:
+        assert res["phases"][0]["requests"] > 0 and res["saturation"]["requests"] > 0
+        assert sum(p["errors"] for p in res["phases"]) + res["saturation"]["errors"] == 0
+        assert res["saturation"]["dream"]["exit_code"] is not None  # the dream process ended (or was stopped)
+    assert {r["workers"] for r in doc["results"]} == {1, 2}

@@ -1456,7 +1456,7 @@ def test_quantized_memories_survive_reopen_rebuild_user_move_and_delete(open_sto
 
 
 def test_deep_search_over_many_quantized_memories_matches_exact_ranking(store: Store) -> None:
-    # more quantised rows than PostgreSQL re-ranks per query (it prefilters by sign bits)
+    # more quantised rows than PostgreSQL scores again per query (the rest are left out by its cold graph)
     from reverie import vector_codec
 
     vecs = _unit_vectors(900, seed=21)

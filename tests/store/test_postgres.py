@@ -30,7 +30,7 @@ from reverie.store import open_store
 from reverie.store.base import MemoryFilter
 from reverie.store.postgres import MIGRATIONS, PostgresStore
 from reverie.store.postgres.codec import COLUMN_NAMES
-from reverie.store.postgres.schema import load_center, sign_bits
+from reverie.store.postgres.schema import sign_bits
 
 pytestmark = pytest.mark.postgres
 
@@ -443,21 +443,92 @@ def _cold_top10_overlap(pg_url: str, dim: int, stored: np.ndarray, ids: list[str
 
 
 def test_cold_search_finds_the_nearest_when_every_vector_shares_a_direction(pg_url: str) -> None:
-    # the quantised rows are prefiltered by the Hamming distance of their sign bits (400 of 3,000 here); taken
-    # around zero, the shared direction makes nearly every sign the same and the prefilter missed a quarter of
-    # the true top 10 (0.77 in a simulation of this data); around the store's mean vector it misses none
+    # the quantised rows come from their own HNSW graph (memories_cold_hnsw); vectors that share one direction
+    # have close neighbourhoods, which a narrow graph misses (the sign bits taken around zero, before, found 0.71)
     dim = 64
     stored, ids, queries = _cold_population(pg_url, dim)
     assert _cold_top10_overlap(pg_url, dim, stored, ids, queries) >= 0.98
-    center = _scalar(pg_url, "SELECT value FROM meta WHERE key = 'bits_center'")
-    assert isinstance(center, list) and len(center) == dim
 
 
-def test_sign_bits_written_before_the_centre_are_taken_again_by_the_migration(pg_url: str) -> None:
+def _cold_plan(pg_url: str, dim: int, flt: MemoryFilter) -> str:
+    """The plan of the cold store's vector search for ``flt`` (the store's own statement)."""
+    from reverie.store.postgres.codec import filter_sql
+    from reverie.store.postgres.schema import query_half
+    from reverie.store.postgres.search import _SEARCH_COLD_QUERY
+
+    where, params = filter_sql(flt)
+    query = np.ones(dim, dtype=np.float32)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("ANALYZE memories")
+        plan = conn.execute(
+            psycopg.sql.SQL("EXPLAIN ") + _SEARCH_COLD_QUERY.format(where=where),
+            [query, *params, 10, *params, query_half(query), 100],
+        ).fetchall()
+    return "\n".join(r[0] for r in plan)
+
+
+def test_cold_search_of_a_large_scope_walks_the_cold_graph(pg_url: str) -> None:
+    # before, it ranked every quantised row of the scope by its sign bits: a cost that grew with the cold store
+    dim = 64
+    rng = np.random.default_rng(8)
+    docs = _shared_direction(rng, 6000, rng.standard_normal((200, dim)) / np.sqrt(dim), dim)
+    with PostgresStore(pg_url, settings=StorageSettings(), dim=dim) as st:
+        st.insert(
+            [
+                MemoryRecord(
+                    f"m {i}",
+                    user_id="big",
+                    embedding=v,
+                    store=StoreTier.COLD,
+                    status=Status.DORMANT,
+                    embedding_precision=Precision.INT8,
+                )
+                for i, v in enumerate(docs)
+            ]
+        )
+    deep = MemoryFilter(user_id="big", stores=frozenset({StoreTier.COLD}), statuses=frozenset({Status.DORMANT}))
+    assert "memories_cold_hnsw" in _cold_plan(pg_url, dim, deep)
+    definition = str(_scalar(pg_url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_cold_hnsw'"))
+    assert "hnsw (embedding_half halfvec_l2_ops)" in definition and "ef_construction='200'" in definition
+
+
+def test_cold_search_of_one_small_scope_among_many_is_exact(pg_url: str) -> None:
+    # one user's few cold rows among many users' (the planner may sort the scope instead of walking the graph)
+    dim = 32
+    rng = np.random.default_rng(9)
+    records = [
+        MemoryRecord(
+            f"u{u} m{i}",
+            user_id=f"u{u}",
+            embedding=_shared_direction(rng, 1, rng.standard_normal((1, dim)), dim)[0],
+            store=StoreTier.COLD,
+            status=Status.DORMANT,
+            embedding_precision=Precision.INT8,
+        )
+        for u in range(150)
+        for i in range(20)
+    ]
+    with PostgresStore(pg_url, settings=StorageSettings(), dim=dim) as st:
+        st.insert(records)
+        for user in ("u0", "u77"):
+            mine = [r for r in records if r.user_id == user]
+            codes = [vector_codec.encode(r.embedding, Precision.INT8) for r in mine]
+            query = _shared_direction(rng, 1, rng.standard_normal((1, dim)), dim)[0]
+            exact = [mine[i].id for i in np.argsort(-vector_codec.mixed_similarity(query, codes), kind="stable")[:10]]
+            flt = MemoryFilter(user_id=user, stores=frozenset({StoreTier.COLD}), statuses=frozenset({Status.DORMANT}))
+            assert [h.id for h in st.vector_search(query, flt, 10)] == exact
+
+
+def test_a_database_from_before_the_cold_graph_is_upgraded(pg_url: str) -> None:
+    # the state a store of the previous versions left: sign bits (taken around zero, before migration 0012) and no
+    # cold graph; reopening runs 0012 and 0013: every quantised row gets its half-precision vector in the graph
     dim = 64
     stored, ids, queries = _cold_population(pg_url, dim)
-    with psycopg.connect(pg_url, autocommit=True) as conn:  # the bits as the previous version wrote them
+    with psycopg.connect(pg_url, autocommit=True) as conn:
         register_vector(conn)
+        conn.execute("ALTER TABLE memories DROP COLUMN embedding_half")  # drops the graph too
+        conn.execute(psycopg.sql.SQL("ALTER TABLE memories ADD COLUMN embedding_bits bit({})").format(dim))
         rows = conn.execute("SELECT id, embedding_codes FROM memories").fetchall()
         bits = sign_bits([bytes(r[1]) for r in rows], dim, None)
         with conn.cursor() as cur:
@@ -465,29 +536,29 @@ def test_sign_bits_written_before_the_centre_are_taken_again_by_the_migration(pg
                 "UPDATE memories SET embedding_bits = %s WHERE id = %s",
                 [(b, r[0]) for b, r in zip(bits, rows, strict=True)],
             )
-        conn.execute("DELETE FROM meta WHERE key = 'bits_center'")
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0012_bits_center'")
-    # the reader of old bits around zero misses neighbours; reopening migrates them
-    assert _cold_top10_overlap(pg_url, dim, stored, ids, queries) >= 0.98
-    assert _scalar(pg_url, "SELECT count(*) FROM schema_migrations WHERE name = '0012_bits_center'") == 1
+        conn.execute("DELETE FROM schema_migrations WHERE name IN ('0012_bits_center', '0013_cold_index')")
+    assert _cold_top10_overlap(pg_url, dim, stored, ids, queries) >= 0.98  # reopens: migrates
+    assert _scalar(pg_url, "SELECT count(*) FROM schema_migrations WHERE name = '0013_cold_index'") == 1
+    assert _scalar(pg_url, "SELECT count(*) FROM memories WHERE embedding_half IS NULL") == 0
+    assert _scalar(pg_url, "SELECT count(*) FROM pg_indexes WHERE indexname = 'memories_cold_hnsw'") == 1
+    columns = "SELECT count(*) FROM information_schema.columns WHERE table_name = 'memories' AND column_name = %s"
     with psycopg.connect(pg_url) as conn:
-        register_vector(conn)
-        row = conn.execute("SELECT embedding_codes, embedding_bits FROM memories LIMIT 1").fetchone()
-        assert row is not None
-        center = load_center(conn)
-        assert str(row[1]) == sign_bits([bytes(row[0])], dim, center)[0].to_text()
+        assert conn.execute(columns, ("embedding_bits",)).fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM meta WHERE key = 'bits_center'").fetchone() == (0,)
+        row = conn.execute("SELECT embedding_codes, embedding_half::real[] FROM memories LIMIT 1").fetchone()
+    assert row is not None
+    unit = vector_codec.decode(bytes(row[0]))
+    np.testing.assert_allclose(np.asarray(row[1]), unit / np.linalg.norm(unit), atol=2e-3)
 
 
-def test_sign_bits_centre_is_the_mean_of_the_float_vectors_when_there_are_some(pg_url: str) -> None:
-    rng = np.random.default_rng(5)
-    floats = [
-        MemoryRecord(f"hot {i}", embedding=(_vec(rng) * 3.0).astype(np.float32)) for i in range(40)
-    ]  # not unit: averaged as units
-    with PostgresStore(pg_url, settings=StorageSettings(), dim=DIM) as st:
-        st.insert(floats)
-        assert _scalar(pg_url, "SELECT count(*) FROM meta WHERE key = 'bits_center'") == 0
-        st.insert([MemoryRecord("cold", embedding=_vec(rng), store=StoreTier.COLD, embedding_precision=Precision.INT8)])
-    units = np.stack([r.embedding / np.linalg.norm(r.embedding) for r in floats if r.embedding is not None])
-    center = _scalar(pg_url, "SELECT value FROM meta WHERE key = 'bits_center'")
-    assert isinstance(center, list)
-    np.testing.assert_allclose(np.asarray(center), units.mean(axis=0), atol=1e-5)
+def test_quantising_and_restoring_precision_keeps_the_cold_graph_in_step(pg: PostgresStore, pg_url: str) -> None:
+    rng = np.random.default_rng(4)
+    rec = MemoryRecord("moves between precisions", embedding=_vec(rng), store=StoreTier.COLD)
+    pg.insert([rec])
+    half = "SELECT embedding_half IS NOT NULL FROM memories"
+    assert _scalar(pg_url, half) is False
+    assert pg.set_embedding_precision([(rec.id, Precision.INT4, None)]) == [rec.id]
+    assert _scalar(pg_url, half) is True
+    assert pg.vector_search(rec.embedding, MemoryFilter(stores=None), 1)[0].id == rec.id
+    pg.update_fields(rec.id, {"embedding": _vec(rng), "embedding_precision": Precision.FLOAT32})
+    assert _scalar(pg_url, half) is False

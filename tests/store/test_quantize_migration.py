@@ -67,8 +67,11 @@ def test_postgres_database_from_before_quantization_is_upgraded(pg_url: str) -> 
         _populate(st, vecs)
     with psycopg.connect(pg_url, autocommit=True) as raw:
         raw.execute("ALTER TABLE memories DROP COLUMN embedding_codes")  # drops its partial index too
-        raw.execute("ALTER TABLE memories DROP COLUMN embedding_bits")
-        raw.execute("DELETE FROM schema_migrations WHERE name = '0004_quantized_embeddings'")
+        raw.execute("ALTER TABLE memories DROP COLUMN embedding_half")  # added by 0013 (drops its graph too)
+        raw.execute(
+            "DELETE FROM schema_migrations WHERE name IN ('0004_quantized_embeddings', '0012_bits_center', "
+            "'0013_cold_index')"
+        )
         raw.execute("UPDATE memories SET embedding_precision = 'int8' WHERE id = 'o1'")
     with PostgresStore(pg_url, settings=StorageSettings(), dim=DIM) as st:
         _check_upgraded(st, vecs)

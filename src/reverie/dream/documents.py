@@ -222,7 +222,7 @@ def step_entity_profiles(ctx: DreamContext) -> StepReport:
     users = _users(ctx, ctx.settings.dream.documents.profile.max_users)
     counts: dict[str | None, dict[str, int]] = {}
     if users:
-        everyone = len(users) > 1 or users[0] is not None
+        everyone = len(users) > 1  # one user: that user's partition only
         flt = MemoryFilter(all_users=everyone, user_id=None if everyone else users[0])
         for (user, entity), n in ctx.store.entity_counts(flt).items():
             counts.setdefault(user, {})[entity] = n

@@ -6,16 +6,14 @@ import builtins
 import os
 import re
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, Self
 
-import numpy as np
 import psycopg
 import psycopg.conninfo
-from pgvector import Bit
+from pgvector import HalfVector
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import TupleRow
@@ -29,12 +27,12 @@ from reverie.store._common import safe_json_loads
 from reverie.store.base import CompactReport, MemoryFilter, StoreInfo
 from reverie.store.postgres.codec import Conn, Params, Query, decode_record, filter_sql, redact_url
 from reverie.store.postgres.schema import (
+    COLD_HNSW_INDEX,
     HNSW_INDEX,
     REBUILD_LOCK,
-    batch_bits,
-    fix_center,
+    cold_hnsw_ddl,
+    half_vectors,
     hnsw_ddl,
-    load_center,
     run_migrations,
 )
 from reverie.store.postgres.session import POSTGRES, PostgresSession
@@ -81,8 +79,6 @@ _RECLAIMED: Final = (
 #: moves between scopes (status, store tier, vector form) that make the planner's statistics stale: this share
 #: of the table's rows (autovacuum analyses after a tenth of a table changed, but only after a delay)
 _MOVED_SHARE: Final = 0.2
-#: seconds between looks for the sign bits' centre while none is fixed (no memory quantised yet)
-_CENTER_RECHECK_S: Final = 30.0
 
 
 class PostgresCore(SqlTables):
@@ -103,8 +99,6 @@ class PostgresCore(SqlTables):
         self._moved = 0  # rows this process moved between scopes since its last ANALYZE (see _scopes_changed)
         self._table_rows = 0.0  # the table's rows as the last ANALYZE this process ran counted them
         self._analyze_lock = threading.Lock()
-        self._center: np.ndarray | None = None  # the sign bits' centre, once fixed (it never changes then)
-        self._center_checked = 0.0  # monotonic time the centre was last looked for and not found
         with self._errors("could not open the PostgreSQL store"):
             with psycopg.connect(url, autocommit=True) as conn:
                 self._schema_version = run_migrations(conn, dim, settings)
@@ -173,25 +167,10 @@ class PostgresCore(SqlTables):
         with self._conn() as conn, conn.transaction():
             yield conn
 
-    def _sign_bits(self, conn: Conn, codes: Sequence[bytes | None]) -> builtins.list[Bit | None]:
-        """The ``embedding_bits`` of code blobs about to be written (``None`` where there is none), taken around
-        the store's centre, fixed now when no memory was quantised before
-        (:func:`~reverie.store.postgres.schema.fix_center`)."""
-        blobs = [c for c in codes if c is not None]
-        if self._center is None and blobs:
-            self._center = load_center(conn)
-            if self._center is None:
-                self._center = fix_center(conn, self.dim, blobs)
-        return batch_bits(codes, self.dim, self._center)
-
-    def _search_center(self) -> np.ndarray | None:
-        """The centre a query's sign bits are taken around; looked up again at most every
-        ``_CENTER_RECHECK_S`` while no memory has been quantised (another process may fix it)."""
-        if self._center is None and time.monotonic() >= self._center_checked + _CENTER_RECHECK_S:
-            with self._conn() as conn:
-                self._center = load_center(conn)
-            self._center_checked = time.monotonic()
-        return self._center
+    def _half_vectors(self, codes: Sequence[bytes | None]) -> builtins.list[HalfVector | None]:
+        """The ``embedding_half`` of code blobs about to be written (``None`` where there is none): what the cold
+        store's HNSW graph holds (:func:`~reverie.store.postgres.schema.half_vectors`)."""
+        return half_vectors(codes, self.dim)
 
     def _rows(self, query: Query, params: Params = (), *, binary: bool = False) -> builtins.list[TupleRow]:
         with self._conn() as conn:
@@ -291,7 +270,8 @@ class PostgresCore(SqlTables):
                 self._table_rows = max(0.0, float(row[0])) if row is not None else 0.0
 
     def rebuild_indexes(self) -> None:
-        """Rebuild the text index and the HNSW index (with the current m/ef_construction).
+        """Rebuild the text index and the HNSW indexes, of float32 and of quantised vectors (with the current
+        m/ef_construction).
 
         Outside a transaction the indexes are rebuilt ``CONCURRENTLY``: other processes keep
         reading and writing meanwhile. Inside one, the rebuild locks the table until commit.
@@ -300,8 +280,9 @@ class PostgresCore(SqlTables):
             with self._write() as conn:
                 conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
                 conn.execute("REINDEX INDEX memories_tsv_idx")
-                conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(HNSW_INDEX)))
-                conn.execute(hnsw_ddl(self.settings))
+                for name, ddl in ((HNSW_INDEX, hnsw_ddl), (COLD_HNSW_INDEX, cold_hnsw_ddl)):
+                    conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
+                    conn.execute(ddl(self.settings))
             return
         with self._conn() as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (REBUILD_LOCK,))
@@ -312,13 +293,14 @@ class PostgresCore(SqlTables):
                 conn.execute("RESET maintenance_work_mem")
 
     def _rebuild_concurrently(self, conn: Conn) -> None:
-        fresh = sql.Identifier(f"{HNSW_INDEX}_new")
         conn.execute("SET maintenance_work_mem = '256MB'")
         conn.execute("REINDEX INDEX CONCURRENTLY memories_tsv_idx")
-        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(fresh))  # a failed earlier run
-        conn.execute(hnsw_ddl(self.settings, name=f"{HNSW_INDEX}_new", concurrently=True))
-        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(HNSW_INDEX)))
-        conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(HNSW_INDEX)))
+        for name, ddl in ((HNSW_INDEX, hnsw_ddl), (COLD_HNSW_INDEX, cold_hnsw_ddl)):
+            fresh = sql.Identifier(f"{name}_new")
+            conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(fresh))  # a failed earlier run
+            conn.execute(ddl(self.settings, name=f"{name}_new", concurrently=True))
+            conn.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(name)))
+            conn.execute(sql.SQL("ALTER INDEX {} RENAME TO {}").format(fresh, sql.Identifier(name)))
         conn.execute("ANALYZE memories")
 
     def _total_bytes(self, conn: Conn) -> int:

@@ -62,20 +62,19 @@ class PostgresMemories(PostgresCore, MemoryOperations):
             return
         rows = [encode_record(r, self.dim) for r in records]
         codes: list[bytes | None] = []
-        for row in rows:  # a record at a quantised precision is stored as codes (+ sign bits)
+        for row in rows:  # a record at a quantised precision is stored as codes (+ its unit vector in half precision)
             stored = stored_vector(row[EMBEDDING_INDEX], precision_value(row[PRECISION_INDEX]))
             row[EMBEDDING_INDEX] = stored.vector
             codes.append(stored.codes)
         query = sql.SQL("COPY memories ({}) FROM STDIN (FORMAT BINARY)").format(
-            sql.SQL(", ").join(sql.Identifier(n) for n in (*COLUMN_NAMES, "embedding_codes", "embedding_bits"))
+            sql.SQL(", ").join(sql.Identifier(n) for n in (*COLUMN_NAMES, "embedding_codes", "embedding_half"))
         )
-        with self._write() as conn:
-            for row, blob, bits in zip(rows, codes, self._sign_bits(conn, codes), strict=True):
-                row += [blob, bits]
-            with conn.cursor() as cur, cur.copy(query) as copy:
-                copy.set_types([*(COPY_TYPES[k] for _, k in COLUMNS), "bytea", "bit"])
-                for row in rows:
-                    copy.write_row(row)
+        for row, blob, half in zip(rows, codes, self._half_vectors(codes), strict=True):
+            row += [blob, half]
+        with self._write() as conn, conn.cursor() as cur, cur.copy(query) as copy:
+            copy.set_types([*(COPY_TYPES[k] for _, k in COLUMNS), "bytea", "halfvec"])
+            for row in rows:
+                copy.write_row(row)
         self._unanalyzed += len(records)
         self._maybe_analyze()
 
@@ -126,7 +125,7 @@ class PostgresMemories(PostgresCore, MemoryOperations):
         return {
             "embedding": resolved.vector,
             "embedding_codes": resolved.codes,
-            "embedding_bits": self._sign_bits(conn, [resolved.codes])[0],
+            "embedding_half": self._half_vectors([resolved.codes])[0],
             "embedding_precision": resolved.precision.value,
         }
 
@@ -198,12 +197,12 @@ class PostgresMemories(PostgresCore, MemoryOperations):
             new = reencode(current, targets, self.dim)
             if new:
                 cur.executemany(
-                    "UPDATE memories SET embedding = %s, embedding_codes = %s, embedding_bits = %s, "
+                    "UPDATE memories SET embedding = %s, embedding_codes = %s, embedding_half = %s, "
                     "embedding_precision = %s, version = version + 1 WHERE id = %s",
                     [
-                        (sv.vector, sv.codes, bits, sv.precision.value, mid)
-                        for (mid, sv), bits in zip(
-                            new.items(), self._sign_bits(conn, [sv.codes for sv in new.values()]), strict=True
+                        (sv.vector, sv.codes, half, sv.precision.value, mid)
+                        for (mid, sv), half in zip(
+                            new.items(), self._half_vectors([sv.codes for sv in new.values()]), strict=True
                         )
                     ],
                 )

@@ -13,17 +13,17 @@ from reverie.model import StoreTier, Vector
 from reverie.store.base import MemoryFilter, ScoredId
 from reverie.store.postgres.codec import cosine_from_distance, filter_sql
 from reverie.store.postgres.core import PostgresCore
-from reverie.store.postgres.schema import query_bits
+from reverie.store.postgres.schema import query_half
 from reverie.store.tables.search import SearchOperations
 
 #: nearest neighbours through the HNSW index (iterative scan, relaxed order: re-sorted outside),
 #: plus quantised rows passing the filter. pgvector has no int4/int2 type: codes live in
 #: ``embedding_codes`` and are scored with the mixed-precision similarity in numpy. When the
 #: filter excludes the cold store that part is a probe of the partial index memories_quantized_idx
-#: (normally no row); when it reaches the cold store, the server ranks the quantised rows by the
-#: Hamming distance of their sign bits (``embedding_bits``, 48 bytes at 384 dimensions, taken around the
-#: store's mean vector: ``schema.sign_bits``) and only the best ``_PREFILTER`` of them are sent and re-ranked
-#: (sending every code blob grows with the cold store; bench/quantize.py measures both)
+#: (normally no row); when it reaches the cold store, the quantised rows nearest by their unit vectors in half
+#: precision (``embedding_half``) come from their own HNSW graph (``schema.cold_hnsw_ddl``), the scope's filter
+#: pushed into the iterative scan, or from a sort of the scope's rows where the planner finds that cheaper (a
+#: small scope: one user of many); only the best ``_COLD_DEPTH`` ids and code blobs are sent and scored again
 _SEARCH_QUERY: Final = sql.SQL(
     "WITH hits AS MATERIALIZED ("
     "SELECT id, embedding <=> %s AS distance FROM memories "
@@ -36,15 +36,23 @@ _SEARCH_COLD_QUERY: Final = sql.SQL(
     "SELECT id, embedding <=> %s AS distance FROM memories "
     "WHERE embedding IS NOT NULL AND {where} ORDER BY distance LIMIT %s), "
     "coded AS MATERIALIZED ("
-    "SELECT id, embedding_codes FROM memories WHERE embedding_codes IS NOT NULL AND {where} "
-    "ORDER BY embedding_bits <~> %s LIMIT %s) "
+    "SELECT id, embedding_codes FROM memories "
+    "WHERE embedding_codes IS NOT NULL AND embedding_half IS NOT NULL AND {where} "
+    "ORDER BY embedding_half <-> %s LIMIT %s) "
     "SELECT id, distance, NULL::bytea FROM hits UNION ALL SELECT id, NULL, embedding_codes FROM coded"
 )
-#: quantised candidates re-ranked per query: at least this many, and this many per result asked
-#: (on MiniLM/LoCoMo the 200 nearest by sign bits hold 99.7% of the float32 top 10, 400 hold 100%; with
-#: multilingual-e5-small, on LoCoMo's 2,960 turns and 4,000 other texts, the 400 nearest by bits around the mean
-#: hold 98.1% of the int8 top 10 and the 2,400 of a pool of 60 hold 99.6% of its top 60: bench/sign_bits.py)
-_PREFILTER: Final = (400, 40)
+#: quantised candidates scored again per query: at least this many, and this many per result asked. The graph's
+#: order is the cosine with the dequantised vector (the score before the precision's correction), approximate; the
+#: depth makes up for it. On the 20k store after a dream (bench/cold_search.py, e5, int8, 80 questions), the share of
+#: the exact top 10 / top 60 found with a pool of 60: 0.991 / 0.986 scoring 240 again, 0.998 / 0.996 scoring 480 (the
+#: sign-bit prefilter before, scoring 400 / 2,400: 0.988 / 0.997)
+_COLD_DEPTH: Final = (200, 8)
+#: the quantised rows of a scope, exact (``+ 0`` keeps the planner off the graph): when the graph's scan gave up
+#: before finding ``k`` of them (hnsw.max_scan_tuples), the filter passes few rows and sorting them is cheap
+_EXACT_COLD_QUERY: Final = sql.SQL(
+    "SELECT id, embedding_codes FROM memories WHERE embedding_codes IS NOT NULL AND embedding_half IS NOT NULL "
+    "AND {} ORDER BY (embedding_half <-> %s) + 0, id LIMIT %s"
+)
 #: the same, exact: ``+ 0`` keeps the planner off the HNSW index
 _EXACT_QUERY: Final = sql.SQL(
     "SELECT id, (embedding <=> %s) + 0 AS distance FROM memories "
@@ -85,14 +93,15 @@ class PostgresSearch(PostgresCore, SearchOperations):
 
     def _vector_search(self, query_vec: Vector, flt: MemoryFilter, k: int) -> builtins.list[ScoredId]:
         where, params = filter_sql(flt)
-        if flt.stores is None or StoreTier.COLD in flt.stores:
-            depth = max(_PREFILTER[0], _PREFILTER[1] * k)
+        cold = flt.stores is None or StoreTier.COLD in flt.stores
+        if cold:
+            depth = max(_COLD_DEPTH[0], _COLD_DEPTH[1] * k)
+            half = query_half(query_vec)
             found = self._rows(
-                _SEARCH_COLD_QUERY.format(where=where),
-                [query_vec, *params, k, *params, query_bits(query_vec, self._search_center()), depth],
+                _SEARCH_COLD_QUERY.format(where=where), [query_vec, *params, k, *params, half, depth], binary=True
             )
         else:
-            found = self._rows(_SEARCH_QUERY.format(where=where), [query_vec, *params, k, *params])
+            found = self._rows(_SEARCH_QUERY.format(where=where), [query_vec, *params, k, *params], binary=True)
         rows = [row for row in found if row[2] is None]
         if len(rows) < k:
             # the HNSW scan stops after hnsw.max_scan_tuples: when a filter the planner cannot
@@ -100,6 +109,8 @@ class PostgresSearch(PostgresCore, SearchOperations):
             rows = self._rows(_EXACT_QUERY.format(where), [query_vec, *params, k])
         hits = [ScoredId(row[0], cosine_from_distance(row[1])) for row in rows]
         coded = [row for row in found if row[2] is not None]
+        if cold and len(coded) < k:  # the same for the quantised rows' graph
+            coded = [(r[0], None, r[1]) for r in self._rows(_EXACT_COLD_QUERY.format(where), [*params, half, depth])]
         if coded:  # quantised rows, scored exactly with the mixed-precision similarity
             unit = query_vec / (float(np.linalg.norm(query_vec)) or 1.0)
             scores = np.einsum("ij,j->i", vector_codec.search_rows([row[2] for row in coded], self.dim), unit)
