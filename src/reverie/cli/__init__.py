@@ -11,8 +11,8 @@ the store; every command that takes an id takes any unique prefix of one.
 
 The commands live in one module per group (:mod:`~reverie.cli.remember`, :mod:`~reverie.cli.recall`,
 :mod:`~reverie.cli.change`, :mod:`~reverie.cli.maintenance`, :mod:`~reverie.cli.transfer`,
-:mod:`~reverie.cli.demo`, :mod:`~reverie.cli.keys`, :mod:`~reverie.cli.servers`); importing them, in
-this order, registers them on :data:`app` in the order ``reverie --help`` lists them.
+:mod:`~reverie.cli.mirror`, :mod:`~reverie.cli.demo`, :mod:`~reverie.cli.keys`, :mod:`~reverie.cli.servers`);
+importing them, in this order, registers them on :data:`app` in the order ``reverie --help`` lists them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import typer.core
 
 # importing the groups registers their commands, in the order `reverie --help` lists them
 # isort: off
-from reverie.cli import remember, recall, change, maintenance, transfer, demo, keys, servers  # noqa: F401
+from reverie.cli import remember, recall, change, maintenance, transfer, mirror, demo, keys, servers  # noqa: F401
 # isort: on
 
 from reverie.cli.common import _short, app, console, err_console

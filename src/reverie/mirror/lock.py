@@ -1,0 +1,104 @@
+"""One writer at a time in a mirror directory: an exclusive lock on ``.reverie/lock``.
+
+Every process (and every ``Memory`` object) that writes or syncs a mirror takes the lock before it reads
+the store and writes files, so two writers on one PostgreSQL store never interleave partial files, and the
+one that writes last has read the newest state. The lock is re-entrant within one :class:`MirrorLock`
+(a sync applies an edit, whose change is mirrored inside the same sync); the operating system releases it
+when a process dies.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from reverie.errors import ConflictError
+
+try:  # POSIX
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:  # pragma: no cover - Windows
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
+#: how long a waiting writer sleeps between two tries (seconds; grows to the maximum)
+_FIRST_WAIT = 0.002
+_MAX_WAIT = 0.05
+
+
+class MirrorLock:
+    """The mirror's lock file, held by :meth:`held` (re-entrant; waits at most ``timeout_s``)."""
+
+    def __init__(self, path: Path, *, timeout_s: float) -> None:
+        self.path = path
+        self.timeout_s = timeout_s
+        self._thread = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        if not self._thread.acquire(timeout=self.timeout_s):
+            raise ConflictError(
+                f"another thread kept the mirror {self.path.parent.parent} busy for {self.timeout_s:g} s"
+            )
+        try:
+            if self._depth == 0:
+                self._fd = self._acquire()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._fd is not None:
+                    fd, self._fd = self._fd, None
+                    try:
+                        _unlock(fd)
+                    finally:
+                        os.close(fd)
+        finally:
+            self._thread.release()
+
+    def _acquire(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        deadline = time.monotonic() + self.timeout_s
+        wait = _FIRST_WAIT
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise ConflictError(
+                    f"another process kept the mirror {self.path.parent.parent} locked for {self.timeout_s:g} s "
+                    "(mirror.lock_timeout_s)"
+                )
+            time.sleep(wait)
+            wait = min(wait * 2, _MAX_WAIT)
+        return fd
+
+
+__all__ = ["MirrorLock"]
