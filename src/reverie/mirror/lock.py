@@ -48,7 +48,7 @@ except ImportError:  # pragma: no cover - Windows
 
 #: how long a waiting writer sleeps between two tries (seconds; grows to the maximum)
 _FIRST_WAIT = 0.002
-_MAX_WAIT = 0.05
+_MAX_WAIT = 0.01
 
 
 class MirrorLock:

@@ -40,6 +40,8 @@ EDITED = "edited in the markdown mirror"
 DELETED = "its file was deleted from the markdown mirror"
 MARKED = "marked invalidated in the markdown mirror"
 ADDED = "added from the markdown mirror"
+#: how long the watcher waits for a first event before the first sync runs (ms); it wakes this often when idle
+_IDLE_WAKE_MS = 500
 
 
 @dataclass(slots=True)
@@ -324,7 +326,6 @@ def watch(
         raise MissingDependencyError(
             "watching the mirror needs the watchfiles package: pip install 'reverie[mirror]'"
         ) from exc
-    on_report(sync(mem, mirror))
     facts = mirror.root / layout.FACTS
     facts.mkdir(parents=True, exist_ok=True, mode=0o700)
 
@@ -332,13 +333,19 @@ def watch(
         name = Path(path).name
         return name.endswith(".md") and not name.startswith(".")
 
+    watching = False
     for changes in watchfiles.watch(
         facts,
         watch_filter=wanted,
         debounce=mirror.settings.watch_debounce_ms,
         stop_event=stop_event,
         raise_interrupt=False,
+        yield_on_timeout=True,
+        rust_timeout=_IDLE_WAKE_MS,
     ):
+        if not watching:  # the watcher runs now: a file saved during the first sync is seen after it
+            watching = True
+            on_report(sync(mem, mirror))
         paths = set()
         for _change, path in changes:
             try:
