@@ -85,7 +85,7 @@ def memory_text(rec: MemoryRecord, successor: str | None = None) -> str:
     meta: dict[str, Any] = {key: data[key] for key in FRONT_FIELDS}
     if successor is not None:
         meta[SUCCESSOR] = successor
-    return io.markdown_text(meta, rec.content + "\n")
+    return io.markdown_text(meta, rec.content + "\n", one_line_values=True)
 
 
 def relative_link(from_path: str, to_path: str) -> str:

@@ -257,7 +257,8 @@ class Mirror:
         if disk != new_sum:
             self._put(path, data, report)
         self.index.put(Entry(path, MEMORY, new_sum, rec.id, rec.box_id, rec.user_id))
-        self._remove(self.conflict_path(path), report)
+        if entry is not None and entry.conflict is not None:  # the conflict is over: the file says what the store says
+            self._remove(self.conflict_path(path), report)
 
     def _same_memory(self, path: str, rec: MemoryRecord) -> bool:
         """Whether a file the mirror did not write says what the store says (an earlier export)."""
