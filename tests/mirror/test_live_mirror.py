@@ -353,3 +353,38 @@ def test_a_file_keeps_its_name_when_its_text_changes(make_memory) -> None:
     m = make_memory()
     rec = m.get(m.add("Maya likes green tea", infer=False).id)
     assert io.markdown_path(m.update(rec.id, "Maya likes oolong tea")) == io.markdown_path(rec)
+
+
+def test_the_health_line_says_what_is_wrong(make_memory, tmp_path: Path) -> None:
+    from reverie.mirror.health import check_mirror
+
+    assert check_mirror(make_memory())["status"] == "ok"  # none configured
+    blocked = tmp_path / "mirror"
+    blocked.write_text("a file where the mirror should be")
+    m = make_memory(mirror={"dir": str(blocked)})
+    assert check_mirror(m)["status"] == "error"
+    cello = m.add("Maya plays the cello", user_id="maya", infer=False).id
+    found = check_mirror(m)
+    assert found["status"] == "warn" and "reverie sync" in found["message"]
+    blocked.unlink()
+    m.sync_mirror()
+    assert check_mirror(m)["status"] == "ok" and check_mirror(m)["details"]["memory_files"] == 1
+    path = _file(blocked, m, cello)
+    path.write_text(path.read_text(encoding="utf-8").replace("cello", "viola"), encoding="utf-8")
+    m.update(cello, "Maya plays the cello and the piano")
+    found = check_mirror(m)
+    assert found["status"] == "warn" and found["details"]["conflicts"] == [path.relative_to(blocked).as_posix()]
+
+
+def test_forget_user_takes_every_file_of_the_user(make_memory, tmp_path: Path, clock: SettableClock) -> None:
+    m, root = _open(make_memory, tmp_path)
+    converse(m, clock)
+    pref = m.add("I like my coffee black without sugar", user_id="maya", infer=False).id
+    m.update(pref, category="preference", importance=0.9)
+    m.dream(user_id="maya", steps=["profile", "topics"])
+    bob = m.add("Bob keeps bees", user_id="bob", infer=False).id
+    assert (root / "users" / "maya" / "profile.md").is_file() and list((root / "boxes").rglob("*.md"))
+    m.forget_user("maya")
+    left = [rel for rel in _files(root) if not rel.startswith(".")]
+    assert left == [io.markdown_path(m.peek(bob)).as_posix()]  # facts, boxes, profile, topic index: all gone
+    assert b"maya" not in (root / ".reverie" / "index.jsonl").read_bytes()

@@ -5,7 +5,7 @@ bytes last written to a path, so a file whose bytes differ was edited since, and
 was deleted by someone. It is a journal: a write appends one line per file (no rewrite of the whole index
 per change, so a bulk load stays linear), every process replays the lines another one appended before it
 writes (under the mirror's lock), and the journal is compacted when it holds more dead lines than live ones,
-and at once after a memory is forgotten (no line of the index names it afterwards).
+and at once after a file is removed (no line of the index names a forgotten memory or user afterwards).
 
 Entries name no text, only paths, ids and hashes. A line that cannot be read (a process killed mid-write)
 is skipped; a path that is absolute or climbs out of the mirror is ignored.
@@ -192,8 +192,7 @@ class MirrorIndex:
         entry = self._drop(path)
         if entry is not None:
             self._pending.append({"del": path})
-            if entry.kind == MEMORY:  # a forgotten memory: no line may name it afterwards
-                self._compact_due = True
+            self._compact_due = True  # a forgotten memory or user: no line may name it afterwards
         return entry
 
     def commit(self) -> None:

@@ -60,6 +60,7 @@ class MirrorLock:
         self._thread = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
+        self._fd_pid = 0
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -69,36 +70,60 @@ class MirrorLock:
             )
         try:
             if self._depth == 0:
-                self._fd = self._acquire()
+                self._acquire()
             self._depth += 1
             try:
                 yield
             finally:
                 self._depth -= 1
                 if self._depth == 0 and self._fd is not None:
-                    fd, self._fd = self._fd, None
-                    try:
-                        _unlock(fd)
-                    finally:
-                        os.close(fd)
+                    _unlock(self._fd)
         finally:
             self._thread.release()
 
-    def _acquire(self) -> int:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    def _acquire(self) -> None:
         deadline = time.monotonic() + self.timeout_s
         wait = _FIRST_WAIT
-        while not _try_lock(fd):
+        while True:
+            fd = self._open()
+            if _try_lock(fd):
+                if self._same_file(fd):
+                    return
+                _unlock(fd)  # the lock file was deleted and made anew meanwhile: lock the one on disk
+                self._drop()
+                continue
             if time.monotonic() >= deadline:
-                os.close(fd)
                 raise ConflictError(
                     f"another process kept the mirror {self.path.parent.parent} locked for {self.timeout_s:g} s "
                     "(mirror.lock_timeout_s)"
                 )
             time.sleep(wait)
             wait = min(wait * 2, _MAX_WAIT)
-        return fd
+
+    def _open(self) -> int:
+        """The lock file's descriptor (kept open between two writes; opened anew in a forked child)."""
+        if self._fd is None or self._fd_pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            self._fd_pid = os.getpid()
+        return self._fd
+
+    def _same_file(self, fd: int) -> bool:
+        try:
+            return os.fstat(fd).st_ino == os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return False
+
+    def _drop(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the lock file (the lock is not held between two writes)."""
+        with self._thread:
+            if self._depth == 0:
+                self._drop()
 
 
 __all__ = ["MirrorLock"]

@@ -186,6 +186,7 @@ class MirroredStore:
         try:
             self.flush()
         finally:
+            self.mirror.lock.close()
             self._inner.close()
 
 

@@ -315,7 +315,7 @@ def watch(
     on_report: Callable[[SyncReport], None],
     stop_event: Any = None,
 ) -> None:
-    """Sync once, then again whenever files under ``facts/`` change (``reverie sync --watch``), until
+    """Sync once, then again whenever a memory's file (or its conflict copy) changes (``reverie sync --watch``), until
     ``stop_event`` is set (anything with ``is_set()``) or the process is interrupted. Needs the
     ``watchfiles`` package (``pip install 'reverie[mirror]'``)."""
     try:
@@ -326,16 +326,16 @@ def watch(
         raise MissingDependencyError(
             "watching the mirror needs the watchfiles package: pip install 'reverie[mirror]'"
         ) from exc
-    facts = mirror.root / layout.FACTS
-    facts.mkdir(parents=True, exist_ok=True, mode=0o700)
+    mirror.prepare()
+    state = mirror.root / layout.STATE_DIR
 
-    def wanted(_change: Any, path: str) -> bool:
+    def wanted(_change: Any, path: str) -> bool:  # markdown files, not reverie's own state or temporary files
         name = Path(path).name
-        return name.endswith(".md") and not name.startswith(".")
+        return name.endswith(".md") and not name.startswith(".") and state not in Path(path).parents
 
     watching = False
     for changes in watchfiles.watch(
-        facts,
+        mirror.root,
         watch_filter=wanted,
         debounce=mirror.settings.watch_debounce_ms,
         stop_event=stop_event,
@@ -349,9 +349,11 @@ def watch(
         paths = set()
         for _change, path in changes:
             try:
-                paths.add(Path(path).relative_to(mirror.root).as_posix())
+                rel = Path(path).relative_to(mirror.root).as_posix()
             except ValueError:
                 continue
+            # a conflict copy deleted (or copied over its file): the file it belongs to is read again
+            paths.add(rel.removeprefix(layout.CONFLICTS + "/"))
         if paths:
             on_report(sync(mem, mirror, paths=paths))
 

@@ -109,7 +109,7 @@ class Mirror:
                     self._topics(report)
                 self.index.commit()
         except Exception as exc:  # the store's write stands whatever the disk says
-            self.index.discard()
+            self._keep_what_was_written()
             self._failed(exc)
             return None
         self._succeeded()
@@ -152,6 +152,14 @@ class Mirror:
         self.index.commit()
 
     # failure reporting --------------------------------------------------------------------------
+    def _keep_what_was_written(self) -> None:
+        """After a failure midway: record the files that were written (an entry is made only once its file
+        is), so that they are not taken for a person's edits later; if even that fails, reread the journal."""
+        try:
+            self.index.commit()
+        except Exception:
+            self.index.discard()
+
     def _failed(self, exc: BaseException) -> None:
         first = self.failure is None
         self.failure = {
@@ -475,13 +483,15 @@ class Mirror:
             raise
 
     def _remove(self, path: str, report: WriteReport) -> None:
-        """Remove a file (and its directory when it is left empty) and its index entry."""
-        self.index.remove(path)
+        """Remove a file (and its directory when it is left empty), then its index entry (a file that could not
+        be removed stays in the index: it is never taken for a new file a person added)."""
         target = self.target(path)
         try:
             target.unlink()
         except FileNotFoundError:
+            self.index.remove(path)
             return
+        self.index.remove(path)
         report.removed += 1
         self.totals.removed += 1
         parent = target.parent
