@@ -81,8 +81,7 @@ def memory_path(rec: MemoryRecord) -> str:
 def memory_text(rec: MemoryRecord, successor: str | None = None) -> str:
     """A memory's file: its front matter (:data:`FRONT_FIELDS`, and the relative path of its successor's
     file when it was superseded), then its text and a final line break."""
-    data = rec.to_dict()
-    meta: dict[str, Any] = {key: data[key] for key in FRONT_FIELDS}
+    meta = rec.to_dict(only=FRONT_FIELDS)
     if successor is not None:
         meta[SUCCESSOR] = successor
     return io.markdown_text(meta, rec.content + "\n", one_line_values=True)

@@ -252,7 +252,7 @@ class Mirror:
             entry = None
         if entry is not None and entry.sum == new_sum:
             return  # nothing a file shows has changed (or a person's edit waits for `reverie sync`)
-        disk = self._disk_sum(path)
+        disk = self._disk_sum(path) if entry is not None or self.target(path).exists() else None
         if entry is None:
             if disk is not None and disk != new_sum and not self._same_memory(path, rec):
                 # a file not written by this mirror holds another version: keep both
