@@ -388,3 +388,19 @@ def test_forget_user_takes_every_file_of_the_user(make_memory, tmp_path: Path, c
     left = [rel for rel in _files(root) if not rel.startswith(".")]
     assert left == [io.markdown_path(m.peek(bob)).as_posix()]  # facts, boxes, profile, topic index: all gone
     assert b"maya" not in (root / ".reverie" / "index.jsonl").read_bytes()
+
+
+def test_a_mirror_over_an_export_takes_its_files(make_memory, tmp_path: Path) -> None:
+    m = make_memory()
+    tea = m.add("Maya likes green tea", user_id="maya", infer=False).id
+    cello = m.add("Maya plays the cello", user_id="maya", infer=False).id
+    root = tmp_path / "notes"
+    m.export_markdown(root)
+    m.search("tea", user_id="maya")  # strengths and counts move after the export: not a difference
+    exported = next(p for p in (root / "facts").rglob("*.md") if cello in p.read_text(encoding="utf-8"))
+    exported.write_text(exported.read_text(encoding="utf-8").replace("cello", "viola"), encoding="utf-8")
+    report = m.sync_mirror(root)
+    assert report["added"] == [] and report["updated"] == []
+    rel = exported.relative_to(root).as_posix()  # the export's name is the mirror's: both kept, reported
+    assert report["conflicts"] == [{"memory_id": cello, "file": rel, "store_copy": f"conflicts/{rel}"}]
+    assert _body(_file(root, m, tea)) == "Maya likes green tea\n" and m.peek(cello).content == "Maya plays the cello"

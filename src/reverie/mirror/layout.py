@@ -149,6 +149,12 @@ def changed_fields(stored: MemoryRecord, read: FileFields) -> dict[str, Any]:
     return out
 
 
+def says_the_same(stored: MemoryRecord, read: FileFields) -> bool:
+    """Whether a file gives its memory the text, category, pin and status the store holds (what a file can
+    change; an export's strengths and counts, which move with every search, do not count)."""
+    return not any(key in EDITABLE for key in changed_fields(stored, read))
+
+
 def same_but_stamps(old: str, new: str) -> bool:
     """Two renderings of a document that differ at most in their "Updated …" lines (the time a document
     was last rebuilt changes even when nothing in it did)."""
@@ -188,5 +194,6 @@ __all__ = [
     "read_memory_file",
     "relative_link",
     "same_but_stamps",
+    "says_the_same",
     "with_final_newline",
 ]

@@ -275,9 +275,11 @@ class _Reader:
                 }
             )
             return
-        if not layout.changed_fields(rec, read):
+        self.touched.add(rec.id)
+        if rel == layout.memory_path(rec):
+            return  # in its own place: the write pass takes it, or keeps both and reports them
+        if layout.says_the_same(rec, read):
             self._unlink(rel)  # says what the store says: the write pass writes it in the layout
-            self.touched.add(rec.id)
             return
         self.conflicts.append({"memory_id": rec.id, "file": rel, "store_copy": layout.memory_path(rec)})
 

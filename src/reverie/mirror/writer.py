@@ -279,7 +279,7 @@ class Mirror:
             )
         except InvalidInputError:
             return False
-        return read.record.id == rec.id and not layout.changed_fields(rec, read)
+        return read.record.id == rec.id and layout.says_the_same(rec, read)
 
     def conflict_path(self, path: str) -> str:
         return f"{layout.CONFLICTS}/{path}"
