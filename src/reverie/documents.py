@@ -331,40 +331,45 @@ def artifact_markdown(rec: MemoryRecord, artifact: Mapping[str, Any]) -> str:
     )
 
 
-def export_user_documents(store: Store, root: Path, users: Iterable[str | None], *, max_events: int) -> dict[str, int]:
-    """Write each user's documents under ``users/<user>/`` (``profile.md``, ``entities/<name>.md``,
-    ``reflections.md``, ``compression-guidelines.md``) and its recent action telemetry as
-    ``state/memory-actions.jsonl``. Returns how many of each were written."""
+def user_document_files(store: Store, user: str | None) -> dict[Path, str]:
+    """The markdown files of one user's documents, by path in the tree: ``users/<user>/profile.md``,
+    ``reflections.md``, ``compression-guidelines.md``, ``entities.md`` and ``entities/<name>.md`` (those the
+    consolidation pass has written)."""
     from reverie.dream.documents import ENTITIES, GUIDELINES, PROFILE, REFLECTIONS, state_key
 
+    folder = Path("users") / _safe(user, "_no_user")
+    files: dict[Path, str] = {}
+    for kind, name in (
+        (PROFILE, "profile.md"),
+        (REFLECTIONS, "reflections.md"),
+        (GUIDELINES, "compression-guidelines.md"),
+    ):
+        doc = store.get_state(state_key(kind, user))
+        if isinstance(doc, dict):
+            files[folder / name] = document_markdown(doc)
+    ents = store.get_state(state_key(ENTITIES, user))
+    if isinstance(ents, dict) and ents.get("entities"):
+        files[folder / "entities.md"] = document_markdown(ents)
+        for uri, ent in ents["entities"].items():
+            one = {**ents, "entities": {uri: ent}, "title": f"Entity profile: {ent['name']}"}
+            files[folder / "entities" / f"{_safe(ent['name'], 'entity')}.md"] = document_markdown(one)
+    return files
+
+
+def export_user_documents(store: Store, root: Path, users: Iterable[str | None], *, max_events: int) -> dict[str, int]:
+    """Write each user's documents under ``users/<user>/`` (:func:`user_document_files`) and its recent action
+    telemetry as ``state/memory-actions.jsonl``. Returns how many of each were written."""
     root = root.resolve()
     counts = {"documents": 0, "entity_profiles": 0, "action_events": 0}
     state = root / "state"
     state.mkdir(parents=True, exist_ok=True)
     with (state / "memory-actions.jsonl").open("w", encoding="utf-8") as log:
         for user in dict.fromkeys(users):
-            folder = root / "users" / _safe(user, "_no_user")
-            for kind, name in (
-                (PROFILE, "profile.md"),
-                (REFLECTIONS, "reflections.md"),
-                (GUIDELINES, "compression-guidelines.md"),
-            ):
-                doc = store.get_state(state_key(kind, user))
-                if isinstance(doc, dict):
-                    folder.mkdir(parents=True, exist_ok=True)
-                    (folder / name).write_text(document_markdown(doc), encoding="utf-8")
-                    counts["documents"] += 1
-            ents = store.get_state(state_key(ENTITIES, user))
-            if isinstance(ents, dict) and ents.get("entities"):
-                (folder / "entities").mkdir(parents=True, exist_ok=True)
-                (folder / "entities.md").write_text(document_markdown(ents), encoding="utf-8")
-                counts["documents"] += 1
-                for uri, ent in ents["entities"].items():
-                    one = {**ents, "entities": {uri: ent}, "title": f"Entity profile: {ent['name']}"}
-                    (folder / "entities" / f"{_safe(ent['name'], 'entity')}.md").write_text(
-                        document_markdown(one), encoding="utf-8"
-                    )
-                    counts["entity_profiles"] += 1
+            for rel, text in user_document_files(store, user).items():
+                target = root / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+                counts["entity_profiles" if len(rel.parts) == 4 else "documents"] += 1  # users/<u>/entities/<name>.md
             for event in reversed(store.memory_actions(user, limit=max_events)):
                 log.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
                 counts["action_events"] += 1
@@ -384,4 +389,5 @@ __all__ = [
     "refresh_topic_indexes",
     "topics_key",
     "topics_markdown",
+    "user_document_files",
 ]

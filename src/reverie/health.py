@@ -8,7 +8,11 @@ what was found (and, when something is wrong, what to do). The checks run in the
   the model the store's vectors were written with;
 * ``llm`` — the configured LLM endpoint answers a one-line JSON request (none configured is fine: rules
   decide);
-* ``schedule`` — maintenance runs: when the dream cycle last ran, and whether it is overdue.
+* ``schedule`` — maintenance runs: when the dream cycle last ran, and whether it is overdue;
+* ``mirror`` — the markdown mirror (when ``mirror.dir`` is set) is written and in step with the store.
+
+The embedder check also compares a local model's reference vectors with the ones reverie ships and with
+the ones recorded in the store when its vectors were written: other vectors on this machine are a warning.
 
 A check is a function ``check(memory) -> Check``; adding one is adding it to :data:`CHECKS`. A check that
 raises is reported as an ``error`` of that check, never as a failure of the report.
@@ -110,7 +114,40 @@ def check_embedder(mem: Memory) -> Check:
     norm = float(np.linalg.norm(vectors[0]))
     if not math.isfinite(norm) or abs(norm - 1.0) > 1e-3:
         return Check("embedder", "error", f"{embedder.name} returned a vector of length {norm:.4g}, not a unit vector")
+    drift = _fingerprint_drift(mem, details)
+    if drift is not None:
+        return Check("embedder", "warn", drift, details)
     return Check("embedder", "ok", f"{embedder.name} ({embedder.dim}-d) {loaded} a text ({seconds:.2f} s)", details)
+
+
+def _fingerprint_drift(mem: Memory, details: dict[str, Any]) -> str | None:
+    """What is wrong with a local model's vectors on this machine, or None: its reference vectors against the
+    ones shipped with reverie, and against the ones recorded in the store when its vectors were written (a
+    store moved to a machine whose runtime or CPU kernels give other vectors is searched with a shift)."""
+    from reverie.embed import fingerprint
+
+    embedder = mem.embedder
+    if not fingerprint.is_local(embedder):
+        return None
+    here = fingerprint.take(embedder)
+    details["fingerprint"] = {"runtime": here.runtime, "kernel": here.kernel}
+    shipped = fingerprint.check_expected(here)
+    if shipped is not None:
+        details["fingerprint"]["drift_from_shipped"] = shipped.drift
+        if not shipped.ok:
+            return (
+                f"{embedder.name} gives other vectors on this machine ({here.runtime}, {here.kernel}) than reverie "
+                f"expects: 1 - cosine up to {shipped.drift:.1e} (tolerance {shipped.tolerance:.0e}); thresholds "
+                "calibrated on the expected vectors may decide otherwise here"
+            )
+    recorded = fingerprint.Fingerprint.from_state(mem.store.get_state(fingerprint.STATE_KEY) or {})
+    if recorded is None or recorded.embedder != embedder.name:
+        return None
+    stored = fingerprint.check_recorded(here, recorded)
+    if stored is None:
+        return None
+    details["fingerprint"]["drift_from_store"] = stored.drift
+    return None if stored.ok else fingerprint.drift_message(here, recorded, stored)
 
 
 def check_llm(mem: Memory) -> Check:
@@ -160,6 +197,13 @@ def check_schedule(mem: Memory) -> Check:
     return Check("schedule", "ok", f"the dream cycle last ran {ago} ago (every {_ago(every)}); {auto}", details)
 
 
+def check_mirror(mem: Memory) -> Check:
+    from reverie.mirror.health import check_mirror as mirror_state
+
+    found = mirror_state(mem)
+    return Check("mirror", found["status"], found["message"], found["details"])
+
+
 def _ago(delta: timedelta) -> str:
     seconds = max(0.0, delta.total_seconds())
     for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
@@ -174,6 +218,7 @@ CHECKS: list[tuple[str, CheckFn]] = [
     ("embedder", check_embedder),
     ("llm", check_llm),
     ("schedule", check_schedule),
+    ("mirror", check_mirror),
 ]
 
 
@@ -197,4 +242,14 @@ def run_checks(mem: Memory, names: Sequence[str] | None = None) -> Health:
     return Health(tuple(results))
 
 
-__all__ = ["CHECKS", "Check", "Health", "check_embedder", "check_llm", "check_schedule", "check_store", "run_checks"]
+__all__ = [
+    "CHECKS",
+    "Check",
+    "Health",
+    "check_embedder",
+    "check_llm",
+    "check_mirror",
+    "check_schedule",
+    "check_store",
+    "run_checks",
+]

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -331,12 +331,13 @@ def slug(text: str, *, default: str = "fact", max_len: int = 40) -> str:
 def markdown_path(rec: MemoryRecord) -> Path:
     """Relative path of a memory in the lifecycle design's layout; never absolute, never with '..'.
 
-    ``<hash>`` is the first 12 hex digits of sha256(id, content hash): built from hex digits only
-    (nothing from the record reaches the path unsanitised) and unique per memory, so two memories
-    with the same content written in the same instant (two users, one batch) never share a file."""
+    ``<hash>`` is the first 12 hex digits of sha256(id): built from hex digits only (nothing from the
+    record reaches the path unsanitised) and unique per memory, so two memories with the same content
+    written in the same instant (two users, one batch) never share a file. Only the category and the
+    creation time name the file besides: an edit of the text keeps its name (the live mirror, git)."""
     created = rec.created_at.astimezone(UTC)
     stamp = created.strftime("%Y%m%dT%H%M%S") + f"{created.microsecond:06d}Z"
-    digest = hashlib.sha256(f"{rec.id}\x00{rec.content_hash}".encode()).hexdigest()[:12]
+    digest = hashlib.sha256(rec.id.encode("utf-8", "backslashreplace")).hexdigest()[:12]
     return Path("facts") / created.strftime("%Y-%m-%d") / f"{slug(rec.category)}-{stamp}-{digest}.md"
 
 
@@ -354,13 +355,36 @@ def _represent_str(dumper: Any, value: str) -> Any:
 
 
 _FrontMatterDumper.add_representer(str, _represent_str)
+#: a line width no value reaches (YAML folds long scalars at the width; 80 by default)
+_NO_FOLDING = 1 << 30
+
+
+_FastFrontMatterDumper: Any = (
+    type("_FastFrontMatterDumper", (yaml.CSafeDumper,), {}) if getattr(yaml, "__with_libyaml__", False) else None
+)
+if _FastFrontMatterDumper is not None:
+    _FastFrontMatterDumper.add_representer(str, _represent_str)
+
+
+def markdown_text(meta: Mapping[str, Any], content: str, *, one_line_values: bool = False) -> str:
+    """A markdown memory file: YAML front matter (``meta``, keys sorted, every string that holds a line
+    break double-quoted) between ``---`` lines, then ``content`` exactly.
+
+    ``one_line_values``: no value is folded over several lines (what grep and line-by-line diffs want), and
+    libyaml's emitter writes the front matter when PyYAML has it (several times faster; the text differs from
+    the pure-Python emitter's only in how a character outside the Basic Multilingual Plane is escaped)."""
+    if one_line_values:
+        dumper = _FastFrontMatterDumper or _FrontMatterDumper
+        front = yaml.dump(dict(meta), Dumper=dumper, sort_keys=True, allow_unicode=True, width=_NO_FOLDING)
+    else:
+        front = yaml.dump(dict(meta), Dumper=_FrontMatterDumper, sort_keys=True, allow_unicode=True)
+    return f"---\n{front}---\n{content}"
 
 
 def to_markdown(rec: MemoryRecord) -> str:
     meta = rec.to_dict()
     content = meta.pop("content")
-    front = yaml.dump(meta, Dumper=_FrontMatterDumper, sort_keys=True, allow_unicode=True)
-    return f"---\n{front}---\n{content}"
+    return markdown_text(meta, content)
 
 
 def _compose_node_without_aliases(self: Any, parent: Any, index: Any) -> Any:
@@ -481,6 +505,7 @@ __all__ = [
     "markdown_entries",
     "markdown_fields",
     "markdown_path",
+    "markdown_text",
     "open_regular",
     "parse_locomo_date",
     "read_jsonl",

@@ -161,6 +161,10 @@ class Memory(Inspection, AccessUpdates, Ingest, Editing, Upkeep):
             log_text=self.settings.opslog.log_text,
             store=redact_target(str(self.target)),
         )
+        if self.settings.mirror.dir is not None:  # the live markdown mirror sees every change the store commits
+            from reverie.mirror import attach
+
+            self._store = attach(self._store, self.settings.mirror, ops_log=self.ops.log)
         self._closed = False
         self._lock = threading.RLock()
 

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -228,10 +229,11 @@ class MemoryRecord:
     def copy(self, **changes: Any) -> MemoryRecord:
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self, *, with_embedding: bool = False) -> dict[str, Any]:
-        """A JSON-ready dict (datetimes as ISO strings, enums as values)."""
+    def to_dict(self, *, with_embedding: bool = False, only: Sequence[str] | None = None) -> dict[str, Any]:
+        """A JSON-ready dict (datetimes as ISO strings, enums as values); ``only``: these fields, in this order."""
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
+        for name in _FIELD_NAMES if only is None else only:
+            f = _FIELDS[name]
             value = getattr(self, f.name)
             if f.name == "embedding":
                 if with_embedding and value is not None:
@@ -261,6 +263,8 @@ class MemoryRecord:
         return cls(**kwargs)
 
 
+_FIELDS = {f.name: f for f in dataclasses.fields(MemoryRecord)}
+_FIELD_NAMES = tuple(_FIELDS)
 _DATETIME_FIELDS = {f.name for f in dataclasses.fields(MemoryRecord) if "datetime" in str(f.type)}
 _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "layer": Layer,

@@ -277,6 +277,17 @@ class Upkeep(MemoryBase):
         self.ops.log("export_markdown", memories=written, **docs)
         return {"memories": written, **docs}
 
+    def sync_mirror(self, path: str | Path | None = None) -> dict[str, Any]:
+        """Bring the markdown mirror (``mirror.dir``, or the directory ``path``) in step with the memory, both
+        ways: what people changed in its files comes back (an edited file updates its memory, with history; a
+        deleted file invalidates it; a new file under ``facts/`` is added), then every memory, sealed box and
+        document is written (a new directory gets the whole memory). An edit that meets a change in the store is
+        a conflict: both are kept (the store's version in ``conflicts/``) and reported. Returns ``{"dir",
+        "added", "updated", "invalidated", "conflicts", "errors", "notes", "written", "removed", "failure"}``."""
+        from reverie.mirror import mirror_of, sync
+
+        return sync(self._memory(), mirror_of(self._memory(), path)).to_dict()
+
     def backup(self, dest: str | Path) -> dict[str, Any]:
         """A consistent copy of the live store in the new file ``dest`` (SQLite's online-backup API:
         every write committed before the backup began, while writers go on); PostgreSQL raises

@@ -44,7 +44,7 @@ def test_a_healthy_memory_reports_every_check_by_name(tmp_path: Path) -> None:
     with _memory(tmp_path, clock=clock) as mem:
         empty = mem.health()
         names = [c.name for c in empty.checks]
-        assert names == [name for name, _ in CHECKS] == ["store", "embedder", "llm", "schedule"]
+        assert names == [name for name, _ in CHECKS] == ["store", "embedder", "llm", "schedule", "mirror"]
         assert empty.status == "ok" and empty.ok
         assert "nothing to maintain yet" in empty["schedule"].message
         mem.add("Maya is allergic to penicillin", user_id="maya")
@@ -56,6 +56,7 @@ def test_a_healthy_memory_reports_every_check_by_name(tmp_path: Path) -> None:
     assert report["embedder"].status == "ok" and "(64-d)" in report["embedder"].message
     assert report["llm"].status == "ok" and "none configured" in report["llm"].message
     assert report["schedule"].status == "warn" and "never ran" in report["schedule"].message
+    assert report["mirror"].status == "ok" and "mirror.dir is not set" in report["mirror"].message
     assert report.status == "warn" and report.ok
     assert json.loads(json.dumps(report.to_dict()))["checks"][0]["name"] == "store"
 
@@ -145,15 +146,18 @@ def test_reverie_doctor_prints_one_line_per_check_and_fails_on_an_error(
     assert out.exit_code == 1, out.output
     lines = out.output.splitlines()
     assert lines[0] == f"reverie doctor: {db}"
-    assert [line.split()[:2] for line in lines[1:5]] == [
+    assert [line.split()[:2] for line in lines[1:6]] == [
         ["ok", "store"],
         ["error", "embedder"],
         ["ok", "llm"],
         ["ok", "schedule"],
+        ["ok", "mirror"],
     ]
     assert lines[-1] == "1 error(s), 0 warning(s)"
     doc = json.loads(runner.invoke(app, ["doctor", "--db", db, "--json", "--no-llm"]).output)
-    assert [c["name"] for c in doc["checks"]] == ["store", "embedder", "schedule"] and doc["status"] == "error"
+    assert [c["name"] for c in doc["checks"]] == ["store", "embedder", "schedule", "mirror"] and doc[
+        "status"
+    ] == "error"
     missing = runner.invoke(app, ["doctor", "--db", str(tmp_path / "typo.db")], env={"COLUMNS": "400"})
     assert missing.exit_code == 1 and "error  store  NotFoundError: no memory database" in missing.output
     assert not (tmp_path / "typo.db").exists()

@@ -112,6 +112,9 @@ def test_a_store_records_the_fingerprint_and_warns_when_this_machine_drifts(
     with caplog.at_level(logging.WARNING, logger="reverie"), _memory(db, int8) as m:
         comparison = space.check_fingerprint(m.store, int8)
         assert comparison is not None and not comparison.ok
+        check = m.health(checks=["embedder"])["embedder"]  # reverie doctor says it too
+        assert check.status == "warn" and "onnxruntime 1.17.0" in check.message, check
+        assert check.details["fingerprint"]["drift_from_shipped"] <= fingerprint.tolerance_of(int8.name)
         report = m.reembed()
     warnings = [r.getMessage() for r in caplog.records if r.name.startswith("reverie")]
     assert warnings and "onnxruntime 1.17.0" in warnings[0] and "reverie reembed" in warnings[0]
@@ -119,3 +122,4 @@ def test_a_store_records_the_fingerprint_and_warns_when_this_machine_drifts(
     with _memory(db, int8) as m:  # re-embedded here: the store now records this machine
         assert fingerprint.Fingerprint.from_state(m.store.get_state(fingerprint.STATE_KEY) or {}) == recorded
         assert m.reembed()["already_current"]
+        assert m.health(checks=["embedder"])["embedder"].status == "ok"

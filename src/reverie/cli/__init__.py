@@ -12,7 +12,8 @@ prefix of one.
 
 The commands live in one module per group (:mod:`~reverie.cli.remember`, :mod:`~reverie.cli.recall`,
 :mod:`~reverie.cli.change`, :mod:`~reverie.cli.maintenance`, :mod:`~reverie.cli.transfer`,
-:mod:`~reverie.cli.demo`, :mod:`~reverie.cli.keys`, :mod:`~reverie.cli.servers`), assembled in
+:mod:`~reverie.cli.mirror`, :mod:`~reverie.cli.demo`, :mod:`~reverie.cli.keys`,
+:mod:`~reverie.cli.servers`), assembled in
 :mod:`~reverie.cli.commands`. This module stays small and imports them on first use, so that
 ``reverie --version`` answers without loading the command line at all, and no command loads the
 embedding model unless it embeds a text.

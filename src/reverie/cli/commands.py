@@ -9,7 +9,7 @@ import typer.core
 
 # importing the groups registers their commands, in the order `reverie --help` lists them
 # isort: off
-from reverie.cli import remember, recall, change, maintenance, transfer, demo, keys, servers  # noqa: F401
+from reverie.cli import remember, recall, change, maintenance, transfer, mirror, demo, keys, servers  # noqa: F401
 # isort: on
 
 from reverie.cli.common import _short, app, console, err_console

@@ -33,6 +33,7 @@ from reverie.config.core import (
 )
 from reverie.config.dream import DreamSettings
 from reverie.config.dynamics import DynamicsSettings
+from reverie.config.mirror import MirrorSettings
 from reverie.config.read import ReadSettings
 from reverie.config.sources import ENERGY, SOURCES, source
 from reverie.config.write import WriteSettings
@@ -64,6 +65,7 @@ class Settings(BaseSettings):
     write: WriteSettings = Field(default_factory=WriteSettings)
     read: ReadSettings = Field(default_factory=ReadSettings)
     codebase: CodebaseSettings = Field(default_factory=CodebaseSettings)
+    mirror: MirrorSettings = Field(default_factory=MirrorSettings)
 
     @classmethod
     def settings_customise_sources(
