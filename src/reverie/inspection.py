@@ -64,9 +64,10 @@ class Inspection(MemoryBase):
 
     def health(self, *, checks: Sequence[str] | None = None) -> Health:
         """What is wrong, checked now (``reverie doctor``): the store answers, the embedding model loads and
-        embeds a text, the configured LLM answers, maintenance runs on schedule, the markdown mirror is in step. Each check is ``ok``, ``warn``
-        or ``error`` with one line saying what it found (:mod:`reverie.health`); ``checks`` names the ones to
-        run (default: all). It loads the model and sends one request to the LLM endpoint, when one is set."""
+        embeds a text (and gives this machine the vectors the store was written with), the configured LLM
+        answers, maintenance runs on schedule, the markdown mirror is in step. Each check is ``ok``, ``warn`` or
+        ``error`` with one line saying what it found (:mod:`reverie.health`); ``checks`` names the ones to run
+        (default: all). It loads the model and sends one request to the LLM endpoint, when one is set."""
         from reverie.health import run_checks
 
         return run_checks(self._memory(), checks)
