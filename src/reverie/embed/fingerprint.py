@@ -51,6 +51,9 @@ TOLERANCE = {
     "all-MiniLM-L6-v2": 1e-5,
 }
 DEFAULT_TOLERANCE = 1e-3
+#: the runtime recorded for a store whose vectors were written before fingerprints were, by other weights or
+#: kernels than this machine's (found by embedding a sample of its texts again)
+UNKNOWN_RUNTIME = "an earlier reverie (before fingerprints)"
 _CPU_FLAGS = ("avx512_vnni", "avx_vnni", "avx512f", "avx2", "sse4_1", "asimddp", "i8mm", "asimd")
 
 
@@ -183,8 +186,9 @@ def check_recorded(fp: Fingerprint, recorded: Fingerprint) -> Comparison | None:
 
 def drift_message(fp: Fingerprint, recorded: Fingerprint, comparison: Comparison) -> str:
     """The warning for a store whose recorded fingerprint this machine does not reproduce."""
+    by = f"by {comparison.drift:.1e} " if comparison.drift != float("inf") else ""
     return (
-        f"this machine's embedder vectors differ from those the store was written with by {comparison.drift:.1e} "
+        f"this machine's embedder vectors differ from those the store was written with {by}"
         f"(1 - cosine; tolerance {comparison.tolerance:.0e}): written by {recorded.describe()}, now "
         f"{fp.describe()}. Decisions taken at calibrated similarity thresholds (merge, supersede, duplicates) may "
         f"come out differently; `reverie reembed` makes every stored vector again on this machine"
@@ -193,6 +197,7 @@ def drift_message(fp: Fingerprint, recorded: Fingerprint, comparison: Comparison
 
 __all__ = [
     "DEFAULT_TOLERANCE",
+    "UNKNOWN_RUNTIME",
     "REFERENCE_TEXTS",
     "STATE_KEY",
     "TOLERANCE",

@@ -113,8 +113,18 @@ def check_fingerprint(store: Store, embedder: Embedder) -> fingerprint.Compariso
         return None
     recorded = fingerprint.Fingerprint.from_state(store.get_state(fingerprint.STATE_KEY) or {})
     if recorded is None or recorded.embedder != embedder.name:
-        store.set_state(fingerprint.STATE_KEY, fingerprint.take(embedder).as_state())
-        return None
+        here = fingerprint.take(embedder)
+        gap = _stored_vector_gap(store, embedder)
+        if gap <= fingerprint.tolerance_of(embedder.name):
+            store.set_state(fingerprint.STATE_KEY, here.as_state())
+            return None
+        # vectors written before fingerprints were recorded, by other weights or kernels: no reference
+        # vectors of theirs are known, so the store stays marked as drifted until it is re-embedded
+        earlier = fingerprint.Fingerprint(embedder.name, fingerprint.UNKNOWN_RUNTIME, "unknown", [])
+        store.set_state(fingerprint.STATE_KEY, earlier.as_state())
+        comparison = fingerprint.Comparison(gap, fingerprint.tolerance_of(embedder.name))
+        _log.warning("%s: %s", store.info().target, fingerprint.drift_message(here, earlier, comparison))
+        return comparison
     if (recorded.runtime, recorded.kernel) == (fingerprint.runtime_of(embedder), fingerprint.cpu_kernel()):
         return None
     here = fingerprint.take(embedder)
@@ -139,6 +149,22 @@ def _drifted(store: Store, embedder: Embedder) -> bool:
 def _matches_stored_vectors(store: Store, embedder: Embedder) -> bool:
     """Whether the store is empty of vectors or its stored float32 vectors are (nearly) what the
     embedder makes of their texts (a store written before identities were recorded)."""
+    cosines = _stored_cosines(store, embedder)
+    return cosines is None or bool(cosines.size and np.median(cosines) >= EVIDENCE_MIN_COSINE)
+
+
+def _stored_vector_gap(store: Store, embedder: Embedder) -> float:
+    """The largest ``1 - cosine`` between a sample of the store's float32 vectors and what the embedder
+    makes of their texts now (0 for a store without vectors)."""
+    cosines = _stored_cosines(store, embedder)
+    if cosines is None:
+        return 0.0
+    return float(np.max(1.0 - cosines)) if cosines.size else float("inf")
+
+
+def _stored_cosines(store: Store, embedder: Embedder) -> np.ndarray | None:
+    """Cosines between a sample of stored float32 vectors and the embedder's vectors of their texts (None: no
+    stored vector; empty: vectors of another dimension)."""
     sample: builtins.list[tuple[str, np.ndarray]] = []
     for batch in store.scan(
         MemoryFilter.everything(),
@@ -151,16 +177,15 @@ def _matches_stored_vectors(store: Store, embedder: Embedder) -> bool:
         if len(sample) >= EVIDENCE_SAMPLE:
             break
     if not sample:
-        return True
+        return None
     sample = sample[:EVIDENCE_SAMPLE]
     if sample[0][1].shape != (embedder.dim,):
-        return False
-    fresh = np.asarray(embedder.embed([text for text, _ in sample]), dtype=np.float32)
-    stored = np.stack([vec for _, vec in sample])
-    cosines = np.sum(fresh * stored, axis=1) / np.maximum(
+        return np.zeros(0)
+    fresh = np.asarray(embedder.embed([text for text, _ in sample]), dtype=np.float64)
+    stored = np.stack([vec for _, vec in sample]).astype(np.float64)
+    return np.sum(fresh * stored, axis=1) / np.maximum(  # type: ignore[no-any-return]
         np.linalg.norm(fresh, axis=1) * np.linalg.norm(stored, axis=1), 1e-12
     )
-    return bool(np.median(cosines) >= EVIDENCE_MIN_COSINE)
 
 
 def reembed(
