@@ -197,10 +197,10 @@ def drift_message(fp: Fingerprint, recorded: Fingerprint, comparison: Comparison
 
 __all__ = [
     "DEFAULT_TOLERANCE",
-    "UNKNOWN_RUNTIME",
     "REFERENCE_TEXTS",
     "STATE_KEY",
     "TOLERANCE",
+    "UNKNOWN_RUNTIME",
     "Comparison",
     "Fingerprint",
     "check_expected",

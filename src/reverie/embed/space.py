@@ -113,24 +113,30 @@ def check_fingerprint(store: Store, embedder: Embedder) -> fingerprint.Compariso
         return None
     recorded = fingerprint.Fingerprint.from_state(store.get_state(fingerprint.STATE_KEY) or {})
     if recorded is None or recorded.embedder != embedder.name:
-        here = fingerprint.take(embedder)
-        gap = _stored_vector_gap(store, embedder)
-        if gap <= fingerprint.tolerance_of(embedder.name):
-            store.set_state(fingerprint.STATE_KEY, here.as_state())
-            return None
-        # vectors written before fingerprints were recorded, by other weights or kernels: no reference
-        # vectors of theirs are known, so the store stays marked as drifted until it is re-embedded
-        earlier = fingerprint.Fingerprint(embedder.name, fingerprint.UNKNOWN_RUNTIME, "unknown", [])
-        store.set_state(fingerprint.STATE_KEY, earlier.as_state())
-        comparison = fingerprint.Comparison(gap, fingerprint.tolerance_of(embedder.name))
-        _log.warning("%s: %s", store.info().target, fingerprint.drift_message(here, earlier, comparison))
-        return comparison
+        return _first_fingerprint(store, embedder)
     if (recorded.runtime, recorded.kernel) == (fingerprint.runtime_of(embedder), fingerprint.cpu_kernel()):
         return None
     here = fingerprint.take(embedder)
     comparison = fingerprint.check_recorded(here, recorded)
     if comparison is not None and not comparison.ok:
         _log.warning("%s: %s", store.info().target, fingerprint.drift_message(here, recorded, comparison))
+    return comparison
+
+
+def _first_fingerprint(store: Store, embedder: Embedder) -> fingerprint.Comparison | None:
+    """Record this machine's fingerprint in a store that has none, when the store's vectors are what this machine
+    makes of their texts; otherwise (vectors written before fingerprints were recorded, by other weights or
+    kernels: no reference vectors of theirs are known) mark the store as drifted until it is re-embedded."""
+    here = fingerprint.take(embedder)
+    gap = _stored_vector_gap(store, embedder)
+    tolerance = fingerprint.tolerance_of(embedder.name)
+    if gap <= tolerance:
+        store.set_state(fingerprint.STATE_KEY, here.as_state())
+        return None
+    earlier = fingerprint.Fingerprint(embedder.name, fingerprint.UNKNOWN_RUNTIME, "unknown", [])
+    store.set_state(fingerprint.STATE_KEY, earlier.as_state())
+    comparison = fingerprint.Comparison(gap, tolerance)
+    _log.warning("%s: %s", store.info().target, fingerprint.drift_message(here, earlier, comparison))
     return comparison
 
 
