@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -40,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from reverie import scoped_import
 from reverie.auth import FULL_ACCESS, Credential
 from reverie.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from reverie.model import AccessEvent, HistoryEvent, Layer, MemoryRecord, Relation, Status, StoreTier
@@ -343,64 +343,7 @@ class ScopedMemory:
         are rejected with the reason), and their ids are kept or derived as the module docs say."""
         if self.credential.admin:
             return self.memory.restore(records, **options)
-        return self.memory.restore(self._in_scope(records), **options)
-
-    def _in_scope(self, records: Iterable[Any]) -> Iterator[Any]:
-        from reverie.io import Entry
-
-        if isinstance(records, str | bytes | Mapping | MemoryRecord) or not isinstance(records, Iterable):
-            raise InvalidInputError("records must be a list (or an iterable) of records")
-        chunk: builtins.list[Any] = []  # in the order given: answers keep naming lines in order
-        for n, item in enumerate(records, start=1):
-            where = getattr(item, "where", None) or f"record {n}"
-            if getattr(item, "error", None) is not None:
-                chunk.append(item)
-                continue
-            data = item if isinstance(item, Mapping | MemoryRecord) else getattr(item, "data", item)
-            user, agent = _field(data, "user_id"), _field(data, "agent_id")
-            if not isinstance(user, str) or user not in self.credential.users:
-                chunk.append(Entry(where, error=f"user_id {printable(user)} is outside this credential's scope"))
-            elif self.credential.agents is not None and agent not in self.credential.agents:
-                chunk.append(Entry(where, error=f"agent_id {printable(agent)} is outside this credential's scope"))
-            else:
-                chunk.append((where, data))
-            if len(chunk) >= _IMPORT_CHUNK:
-                yield from self._own_ids(chunk)
-                chunk = []
-        yield from self._own_ids(chunk)
-
-    def _own_ids(self, chunk: builtins.list[Any]) -> Iterator[Any]:
-        """The records of one chunk (``(where, data)``; anything else is passed on) with the ids they may keep
-        in this scope (see the module docs): an id of one of the caller's memories stays (the record is
-        skipped as a re-run); any other id — free, or taken by a memory of another scope, which must not be
-        told apart — becomes the id derived from it and the record's scope, and so does a ``superseded_by``
-        naming it. A ``box_id`` stays only when the box belongs to one of the credential's users."""
-        from reverie.io import Entry
-
-        records = [c for c in chunk if isinstance(c, tuple)]
-        named = {i for _w, d in records for key in ("id", "superseded_by") if isinstance(i := _field(d, key), str)}
-        own = {i for i, rec in self.memory.peek_many(sorted(named)).items() if self.credential.may_see(rec)}
-        boxes = {b for _w, d in records if isinstance(b := _field(d, "box_id"), str)}
-        own_boxes = {b for b in boxes if self._box_in_scope(b)}
-        for item in chunk:
-            if not isinstance(item, tuple):
-                yield item
-                continue
-            where, data = item
-            user, agent = _field(data, "user_id"), _field(data, "agent_id")
-            changes: dict[str, Any] = {}
-            for key in ("id", "superseded_by"):
-                value = _field(data, key)
-                if isinstance(value, str) and value not in own and _valid_id(value):  # a bad one is rejected
-                    changes[key] = _derived_id(value, user, agent)
-            box = _field(data, "box_id")
-            if isinstance(box, str) and box not in own_boxes:
-                changes["box_id"] = None
-            yield Entry(where, _with(data, changes) if changes else data)
-
-    def _box_in_scope(self, box_id: str) -> bool:
-        box = self.memory.box(box_id)
-        return box is not None and box.user_id is not None and box.user_id in self.credential.users
+        return self.memory.restore(scoped_import.in_scope(self.memory, self.credential, records), **options)
 
     # by id -------------------------------------------------------------------------------------
     def get(self, memory_id: Any) -> MemoryRecord:
@@ -722,7 +665,6 @@ class ScopedMemory:
 FOREIGN_ID = "(a memory outside this scope)"
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: records of a scoped import checked together (their ids read in one query)
-_IMPORT_CHUNK = 500
 
 
 def _hide(text: str, foreign: set[str]) -> str:
@@ -801,40 +743,6 @@ def _target_name(target: str) -> str:
     if parts.scheme.startswith("postgres"):
         return f"{parts.scheme}://…/{parts.path.lstrip('/')}"
     return Path(target).name
-
-
-def _field(data: Any, name: str) -> Any:
-    """A field of an imported record (a :class:`MemoryRecord` or a mapping of its fields)."""
-    if isinstance(data, MemoryRecord):
-        return getattr(data, name, None)
-    return data.get(name) if isinstance(data, Mapping) else None
-
-
-def _with(data: Any, changes: Mapping[str, Any]) -> Any:
-    if isinstance(data, MemoryRecord):
-        return dataclasses.replace(data, **changes)
-    return {**data, **changes}
-
-
-def _valid_id(value: str) -> bool:
-    try:
-        clean_id(value)
-    except InvalidInputError:
-        return False
-    return True
-
-
-def _derived_id(original: str, user: Any, agent: Any) -> str:
-    """The id a scoped import stores a record under when it may not keep ``original`` (see the module docs):
-    a UUIDv7 keeping the original's time (its first 48 bits, when it has them, so the order by id is kept)
-    with the rest taken from a hash of the original and the record's scope — the same on every run."""
-    digest = hashlib.sha256(
-        "\x00".join(("reverie-scoped-import", str(user), str(agent), original)).encode("utf-8", "surrogatepass")
-    ).hexdigest()
-    head = original.replace("-", "")[:12].lower() if _UUID.fullmatch(original) else digest[20:32]
-    variant = "89ab"[int(digest[3], 16) % 4]
-    raw = f"{head}7{digest[:3]}{variant}{digest[4:7]}{digest[7:19]}"
-    return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:32]}"
 
 
 __all__ = ["FOREIGN_ID", "ScopedMemory"]

@@ -77,7 +77,7 @@ def test_rest_mcp_and_dashboard_accept_a_unique_prefix(mem: Memory) -> None:
         page = client.get(f"/memories/{short}")
         assert page.status_code == 200 and FACTS[2] in page.text
         res = client.get(f"/v1/memories/{ids[0][:8]}")
-        assert res.status_code == 422 and "matches several memories" in res.json()["detail"]
+        assert res.status_code == 409 and "matches several memories" in res.json()["detail"]
 
     async def body() -> dict[str, Any]:
         async with Client(build_server(mem, tools=parse_tools("all"))) as client:  # get is an operator tool
@@ -113,7 +113,7 @@ def test_dashboard_all_users_search_finds_every_users_memories(mem: Memory) -> N
         page = client.get("/memories", params={"q": "vintage cameras"})
         assert page.status_code == 200 and FACTS[2] in page.text
         res = client.post("/v1/search", json={"query": "cameras"})
-        assert res.status_code == 422 and "tom (2)" in res.json()["detail"]
+        assert res.status_code == 409 and "tom (2)" in res.json()["detail"]
 
 
 CHAT = [

@@ -91,7 +91,11 @@ class Authenticator:
         the last key closes the server instead of opening it to everyone."""
         if self.closed:
             return True
-        if self.keys is not None and self.keys.any_active():
+        try:
+            active = self.keys is not None and self.keys.any_active()
+        except ReverieError:  # the keys cannot be read (the store is down): closed for now, asked again next time
+            return True
+        if active:
             self.closed = True
         return self.closed
 
