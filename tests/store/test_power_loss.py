@@ -63,6 +63,8 @@ import pytest
 
 from reverie import Memory, SettableClock
 from reverie.embed.testing import HashEmbedder
+from reverie.model import RelationType
+from reverie.store.base import MemoryFilter
 from tests.dream.test_concurrency_mp import NOW, _seed, settings
 from tests.store.test_postgres_faults import _pg_ctl, _start, private_pg
 
@@ -131,7 +133,11 @@ class Worker:
     @classmethod
     def start(cls, program: str, *args: str) -> Worker:
         proc = subprocess.Popen(
-            [sys.executable, "-c", program, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+            [sys.executable, "-c", program, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
         )
         worker = cls(proc)
         worker.thread = threading.Thread(target=worker._read, daemon=True)
@@ -289,12 +295,15 @@ def check_database(path: Path) -> None:
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
-        assert conn.execute("SELECT count(*) FROM memories WHERE embedding IS NULL AND embedding_codes IS NULL").fetchone() == (0,)
+        unembedded = "SELECT count(*) FROM memories WHERE embedding IS NULL AND embedding_codes IS NULL"
+        assert conn.execute(unembedded).fetchone() == (0,)
         entities = (
             "SELECT DISTINCT je.value, m.rid FROM memories AS m, json_each(m.entities) AS je WHERE je.type = 'text'"
         )
-        for query in (f"{entities} EXCEPT SELECT entity, rid FROM memory_entities",
-                      f"SELECT entity, rid FROM memory_entities EXCEPT {entities}"):
+        for query in (
+            f"{entities} EXCEPT SELECT entity, rid FROM memory_entities",
+            f"SELECT entity, rid FROM memory_entities EXCEPT {entities}",
+        ):
             assert conn.execute(query).fetchall() == [], query
         assert conn.execute("SELECT value FROM meta WHERE key = 'vector_log_floor'").fetchone() is None
         latest = (
@@ -380,8 +389,10 @@ def test_sqlite_crash_images_taken_while_a_writer_writes(tmp_path: Path) -> None
     whole = [k for image, k in zip(images, kept, strict=True) if not image.cut]
     assert len(whole) >= 5 and sum(image.cut for image in images) >= 5
     assert len(set(kept)) >= 5  # the images were taken at different points of the writing
-    print(f"sqlite writer: {len(images)} crash images ({sum(i.cut for i in images)} with a cut log), 0 broken, "
-          f"0 acknowledged writes lost; prefixes kept {min(kept)}..{max(kept)} of {operations(lines)} operations")
+    print(
+        f"sqlite writer: {len(images)} crash images ({sum(i.cut for i in images)} with a cut log), 0 broken, "
+        f"0 acknowledged writes lost; prefixes kept {min(kept)}..{max(kept)} of {operations(lines)} operations"
+    )
 
 
 # --- during a dream cycle -------------------------------------------------------------------------------
@@ -389,21 +400,19 @@ def test_sqlite_crash_images_taken_while_a_writer_writes(tmp_path: Path) -> None
 
 def check_dream_image(path: Path, seeded: list[str]) -> dict[str, int]:
     """Every original is still there, none is held by two summaries, a superseded one by exactly one."""
-    from reverie.model import RelationType
-    from reverie.store.base import MemoryFilter
-
     check_database(path)
     with Memory(path, config=settings(tick_every=0), clock=SettableClock(NOW), embedder=HashEmbedder(DIM)) as mem:
-        return consolidation_state(mem, seeded, RelationType.SUMMARIZES, MemoryFilter)
+        return consolidation_state(mem, seeded)
 
 
-def consolidation_state(mem: Memory, seeded: list[str], summarizes: Any, flt: Any) -> dict[str, int]:
-    scope = flt.everything(user_id="u", all_users=False)
+def consolidation_state(mem: Memory, seeded: list[str]) -> dict[str, int]:
+    """How many originals a summary holds; fails when one is lost or held twice."""
+    scope = MemoryFilter.everything(user_id="u", all_users=False)
     records = {r.id: r for batch in mem.store.scan(scope) for r in batch}
     lost = [i for i in seeded if i not in records]
     assert not lost, f"{len(lost)} originals lost"
     owners: dict[str, set[str]] = {}
-    for rel in mem.store.scope_relations(scope, types=frozenset({summarizes})):
+    for rel in mem.store.scope_relations(scope, types=frozenset({RelationType.SUMMARIZES})):
         owners.setdefault(rel.dst_id, set()).add(rel.src_id)
     for rec in records.values():
         newer = records.get(rec.superseded_by or "")
@@ -446,19 +455,18 @@ def test_sqlite_crash_images_taken_during_a_dream_cycle(tmp_path: Path) -> None:
     assert mid_cycle, "no image was taken inside a dream cycle"
     states = [check_dream_image(image.path, seeded) for image in images]
     # a dream resumed on a crash image (the dead dreamer's claims expired) still consolidates nothing twice
-    from reverie.model import RelationType
-    from reverie.store.base import MemoryFilter
-
     for image in (mid_cycle[len(mid_cycle) // 2], images[-1]):
         later = SettableClock(NOW + timedelta(hours=1))
         with Memory(image.path, config=settings(tick_every=0), clock=later, embedder=HashEmbedder(DIM)) as mem:
             mem.dream()
-            final = consolidation_state(mem, seeded, RelationType.SUMMARIZES, MemoryFilter)
+            final = consolidation_state(mem, seeded)
         check_database(image.path)
         assert final["held"] >= 5
     held = sorted({s["held"] for s in states})
-    print(f"sqlite dream: {len(images)} crash images ({len(mid_cycle)} inside a cycle), originals held "
-          f"by a summary {held[0]}..{held[-1]} of {len(seeded)}, 0 lost, 0 consolidated twice")
+    print(
+        f"sqlite dream: {len(images)} crash images ({len(mid_cycle)} inside a cycle), originals held "
+        f"by a summary {held[0]}..{held[-1]} of {len(seeded)}, 0 lost, 0 consolidated twice"
+    )
 
 
 # --- PostgreSQL: the server killed, not shut down --------------------------------------------------------
@@ -482,32 +490,34 @@ while True:
 """
 
 
-def _pg_settings(server: Any, url: str) -> dict[str, str]:
+def _pg_settings(url: str) -> dict[str, str]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        return {name: str(conn.execute(f"SHOW {name}").fetchone()[0]) for name in ("fsync", "synchronous_commit")}  # type: ignore[index]
+        rows = {name: conn.execute(f"SHOW {name}").fetchone() for name in ("fsync", "synchronous_commit")}
+    return {name: str(row[0]) if row else "?" for name, row in rows.items()}
 
 
 @pytest.mark.postgres
 def test_postgres_server_killed_while_writing_and_dreaming(private_pg: tuple[Any, str]) -> None:
-    from reverie.model import RelationType
-    from reverie.store.base import MemoryFilter
-
     server, url = private_pg
-    durability = _pg_settings(server, url)
+    durability = _pg_settings(url)
     seeded = _seed(url)
     writer = Worker.start(PG_WRITER, url)
     dreamer = Worker.start(DREAMER, url, "1")
     try:
         deadline = time.monotonic() + 60
-        while (writer.snapshot() < 60 or not dreamer_mid_cycle(url)) and time.monotonic() < deadline:
+        # kill the server once the writer acknowledged some writes and the dream cycle wrote some summaries
+        # (while it still holds claims), or at the deadline
+        while (writer.snapshot() < 60 or not consolidating(url)) and time.monotonic() < deadline:
+            if dreamer.proc.poll() is not None:
+                break
             time.sleep(0.02)
         _pg_ctl(server, "-m", "immediate", "stop")  # no shutdown checkpoint: crash recovery at the next start
-        acked = writer.snapshot()
     finally:
-        writer.kill()
+        writer.kill()  # every acknowledgement it printed was committed before the server went down
         dreamer.kill()
+    acked = writer.snapshot()
     assert acked >= 60
     _start(server, url)
     ids = [line[1] for line in writer.lines[:acked] if line[0] == "add"]
@@ -516,24 +526,26 @@ def test_postgres_server_killed_while_writing_and_dreaming(private_pg: tuple[Any
         stored = mem.peek_many(ids)
         lost = sorted(set(ids) - set(stored))
         assert not lost, f"{len(lost)} acknowledged writes lost"
-        before = consolidation_state(mem, seeded, RelationType.SUMMARIZES, MemoryFilter)
+        before = consolidation_state(mem, seeded)
         hits = mem.search("the ferry to island 3", user_id="w", k=5)
         assert hits and "ferry" in hits[0].memory.content
     later = SettableClock(NOW + timedelta(hours=1))  # the killed dreamer's claims expired
     with Memory(url, config=config, clock=later, embedder=HashEmbedder(DIM)) as mem:
         mem.dream()
-        after = consolidation_state(mem, seeded, RelationType.SUMMARIZES, MemoryFilter)
+        after = consolidation_state(mem, seeded)
         assert mem.add("after the crash", user_id="w", infer=False).id
     assert after["held"] >= 5
-    print(f"postgres killed (-m immediate) at {len(ids)} acknowledged writes, server {durability}: 0 lost; "
-          f"originals held by a summary {before['held']} then {after['held']} of {len(seeded)}, 0 twice")
+    print(
+        f"postgres killed (-m immediate) at {len(ids)} acknowledged writes, server {durability}: 0 lost; "
+        f"originals held by a summary {before['held']} then {after['held']} of {len(seeded)}, 0 twice"
+    )
 
 
-def dreamer_mid_cycle(url: str) -> bool:
-    """A dream cycle is under way: it holds claims on memories."""
+def consolidating(url: str) -> bool:
+    """A dream cycle is under way (it holds claims) and has already written summaries."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT count(*) FROM claims").fetchone()
-    return bool(row and row[0])
-
+        claims = conn.execute("SELECT count(*) FROM claims").fetchone()
+        summaries = conn.execute("SELECT count(*) FROM memories WHERE write_source = 'dream'").fetchone()
+    return bool(claims and claims[0] and summaries and summaries[0])
