@@ -549,3 +549,33 @@ def consolidating(url: str) -> bool:
         claims = conn.execute("SELECT count(*) FROM claims").fetchone()
         summaries = conn.execute("SELECT count(*) FROM memories WHERE write_source = 'dream'").fetchone()
     return bool(claims and claims[0] and summaries and summaries[0])
+
+
+# --- SQLite: the saved vector index outlives the lost end of the log ------------------------------------
+
+
+def test_a_saved_vector_index_newer_than_the_database_is_not_trusted(tmp_path: Path) -> None:
+    """The HNSW graph and its manifest are fsynced when saved; the log under NORMAL is not. After a power
+    cut the manifest can name log positions the database lost; once new writes reuse those positions (and
+    the row ids of the lost memories), a graph loaded on the strength of its watermark alone would answer
+    with the lost memories' vectors under the new memories' ids. The graph must be rebuilt instead."""
+    db, image = tmp_path / "live.db", tmp_path / "image.db"
+    config = {**CONFIG, "storage": {"exact_search_max": 50}}  # a small partition is served by a graph
+    embed = HashEmbedder(DIM)
+    with Memory(db, embedder=embed, config=config) as mem:
+        mem.add_many([f"old fact {i} about the quarry number {i}" for i in range(60)], user_id="u", infer=False)
+    shutil.copyfile(db, image)  # on disk since the checkpoint of the close: what a power cut keeps of the database
+    with Memory(db, embedder=embed, config=config) as mem:
+        lost = [f"lost note {i}: zebra crossing at avenue {i}" for i in range(20)]
+        mem.add_many(lost, user_id="u", infer=False)  # in the log only, never synced
+        assert mem.search("zebra crossing", user_id="u", k=3)  # builds the graph over 80 rows and saves it
+        shutil.copytree(f"{db}.ann", f"{image}.ann")  # the saved graph, synced: it survives the power cut
+    with Memory(image, embedder=embed, config=config) as mem:
+        fresh = [f"fresh memo {i}: violin lesson on tuesday {i}" for i in range(25)]
+        ids = [r.id for r in mem.add_many(fresh, user_id="u", infer=False)]  # before any search
+        scope = MemoryFilter(user_id="u")
+        found = [mem.store.vector_search(vector, scope, k=1) for vector in embed.embed(fresh)]
+        assert [hits[0].id for hits in found] == ids, "new memories answered with other vectors"
+        for vector in embed.embed(lost):
+            best = mem.store.vector_search(vector, scope, k=1)[0]
+            assert best.score < 0.9, "a lost memory's vector answers under another memory's id"
