@@ -33,6 +33,14 @@ generation of the log). Every image must:
 During a dream cycle the same images must also keep every original: each is still there, held by at
 most one summary, and a superseded one by exactly one summary that exists.
 
+The HNSW graph saved beside the database (``<db>.ann``) is fsynced when written, so after a power cut it
+can be newer than the database; it must not be trusted once new writes reuse the log positions and row
+ids the database lost (it is rebuilt from the rows instead).
+
+What copies cannot show is an fsync: an image is taken through the page cache, so ``FULL`` (every
+acknowledged write survives a power loss) gives the same images as ``NORMAL`` here; the test checks the
+PRAGMAs reverie sets and takes FULL's guarantee from SQLite's documentation.
+
 PostgreSQL: ``pg_ctl stop -m immediate`` while a writer and a dreamer work (no shutdown checkpoint; the
 restart replays the server's WAL). Every acknowledged write is there afterwards, nothing is consolidated
 twice, and the store answers. (The existing fault tests kill reverie's processes and stop the server
@@ -357,6 +365,17 @@ def check_writer_image(image: Image, lines: list[list[str]]) -> int:
         assert new in [h.memory.id for h in mem.search("written after the power came back", user_id="u", k=3)]
     check_database(image.path)
     return prefix[-1]
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, 1), ("FULL", 2)])
+def test_the_durability_the_images_assume(tmp_path: Path, setting: str | None, expected: int) -> None:
+    """The guarantee stated above is the one of the connection reverie opens: WAL, synchronous NORMAL (1)
+    by default, FULL (2) when ``storage.synchronous`` says so."""
+    config = {**CONFIG, "storage": {"synchronous": setting}} if setting else CONFIG
+    with Memory(tmp_path / "m.db", embedder=HashEmbedder(DIM), config=config) as mem:
+        conn = mem.store._conn  # type: ignore[attr-defined]  # the PRAGMAs are per connection
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA synchronous").fetchone() == (expected,)
 
 
 def test_sqlite_crash_images_taken_while_a_writer_writes(tmp_path: Path) -> None:
