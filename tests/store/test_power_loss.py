@@ -367,6 +367,32 @@ def check_writer_image(image: Image, lines: list[list[str]]) -> int:
     return prefix[-1]
 
 
+def images_while(
+    db: Path, tmp_path: Path, program: str, args: list[str], *, cap: int, pause: float
+) -> tuple[Worker, list[Image]]:
+    """Crash images of ``db`` (up to ``cap`` copies, a random pause of up to ``pause`` s between them) taken
+    from the worker's first acknowledgement until it exits; the worker must exit cleanly."""
+    images_dir = tmp_path / "images"
+    images_dir.mkdir()
+    rng = random.Random(int(os.environ.get("REVERIE_POWER_SEED", "35")))
+    worker = Worker.start(program, *args)
+    pinner = Pinner(db)
+    images: list[Image] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not worker.snapshot() and worker.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        while worker.proc.poll() is None and len(images) < cap and time.monotonic() < deadline:
+            images += take_images(db, images_dir, worker, pinner, rng, f"i{len(images)}")
+            time.sleep(rng.uniform(pause / 4, pause))
+        err = worker.finish(timeout=120)
+    finally:
+        worker.kill()
+        pinner.close()
+    assert worker.proc.returncode == 0, err[-3000:]
+    return worker, images
+
+
 @pytest.mark.parametrize(("setting", "expected"), [(None, 1), ("FULL", 2)])
 def test_the_durability_the_images_assume(tmp_path: Path, setting: str | None, expected: int) -> None:
     """The guarantee stated above is the one of the connection reverie opens: WAL, synchronous NORMAL (1)
@@ -382,25 +408,7 @@ def test_sqlite_crash_images_taken_while_a_writer_writes(tmp_path: Path) -> None
     db = tmp_path / "live.db"
     with Memory(db, embedder=HashEmbedder(DIM), config=CONFIG) as mem:
         mem.add_many([f"base fact {i} about the old lighthouse" for i in range(10)], user_id="base", infer=False)
-    images_dir = tmp_path / "images"
-    images_dir.mkdir()
-    rng = random.Random(int(os.environ.get("REVERIE_POWER_SEED", "35")))
-    writer = Worker.start(WRITER, str(db), "600", "6")
-    pinner = Pinner(db)
-    images: list[Image] = []
-    try:
-        deadline = time.monotonic() + 40
-        while writer.proc.poll() is None and len(images) < 36 and time.monotonic() < deadline:
-            if writer.snapshot() == 0:
-                time.sleep(0.01)
-                continue
-            images += take_images(db, images_dir, writer, pinner, rng, f"i{len(images)}")
-            time.sleep(rng.uniform(0.0, 0.15))
-        err = writer.finish(timeout=120)
-    finally:
-        writer.kill()
-        pinner.close()
-    assert writer.proc.returncode == 0, err[-3000:]
+    writer, images = images_while(db, tmp_path, WRITER, [str(db), "600", "6"], cap=36, pause=0.15)
     lines = writer.lines
     assert lines[-1] == ["done"]
     assert sum(line[0] == "checkpoint" for line in lines) >= 3
@@ -452,24 +460,7 @@ def consolidation_state(mem: Memory, seeded: list[str]) -> dict[str, int]:
 def test_sqlite_crash_images_taken_during_a_dream_cycle(tmp_path: Path) -> None:
     db = tmp_path / "dream.db"
     seeded = _seed(str(db))
-    images_dir = tmp_path / "images"
-    images_dir.mkdir()
-    rng = random.Random(int(os.environ.get("REVERIE_POWER_SEED", "35")))
-    dreamer = Worker.start(DREAMER, str(db), "2")
-    pinner = Pinner(db)
-    images: list[Image] = []
-    try:
-        deadline = time.monotonic() + 60
-        while not dreamer.lines and dreamer.proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # the dreamer starts its first cycle
-        while dreamer.proc.poll() is None and len(images) < 50 and time.monotonic() < deadline:
-            images += take_images(db, images_dir, dreamer, pinner, rng, f"d{len(images)}")
-            time.sleep(rng.uniform(0.03, 0.12))
-        err = dreamer.finish(timeout=120)
-    finally:
-        dreamer.kill()
-        pinner.close()
-    assert dreamer.proc.returncode == 0, err[-3000:]
+    dreamer, images = images_while(db, tmp_path, DREAMER, [str(db), "2"], cap=50, pause=0.12)
     mid_cycle = [image for image in images if dreamer.lines[image.acked - 1][0] == "start"]
     assert mid_cycle, "no image was taken inside a dream cycle"
     states = [check_dream_image(image.path, seeded) for image in images]
@@ -539,21 +530,24 @@ def test_postgres_server_killed_while_writing_and_dreaming(private_pg: tuple[Any
     acked = writer.snapshot()
     assert acked >= 60
     _start(server, url)
-    ids = [line[1] for line in writer.lines[:acked] if line[0] == "add"]
-    config = {**settings(tick_every=0), "storage": {"pg_connect_timeout_s": 10.0}}
-    with Memory(url, config=config, clock=SettableClock(NOW), embedder=HashEmbedder(DIM)) as mem:
-        stored = mem.peek_many(ids)
-        lost = sorted(set(ids) - set(stored))
-        assert not lost, f"{len(lost)} acknowledged writes lost"
-        before = consolidation_state(mem, seeded)
-        hits = mem.search("the ferry to island 3", user_id="w", k=5)
-        assert hits and "ferry" in hits[0].memory.content
-    later = SettableClock(NOW + timedelta(hours=1))  # the killed dreamer's claims expired
-    with Memory(url, config=config, clock=later, embedder=HashEmbedder(DIM)) as mem:
-        mem.dream()
-        after = consolidation_state(mem, seeded)
-        assert mem.add("after the crash", user_id="w", infer=False).id
-    assert after["held"] >= 5
+    try:
+        ids = [line[1] for line in writer.lines[:acked] if line[0] == "add"]
+        config = {**settings(tick_every=0), "storage": {"pg_connect_timeout_s": 10.0}}
+        with Memory(url, config=config, clock=SettableClock(NOW), embedder=HashEmbedder(DIM)) as mem:
+            stored = mem.peek_many(ids)
+            lost = sorted(set(ids) - set(stored))
+            assert not lost, f"{len(lost)} acknowledged writes lost"
+            before = consolidation_state(mem, seeded)
+            hits = mem.search("the ferry to island 3", user_id="w", k=5)
+            assert hits and "ferry" in hits[0].memory.content
+        later = SettableClock(NOW + timedelta(hours=1))  # the killed dreamer's claims expired
+        with Memory(url, config=config, clock=later, embedder=HashEmbedder(DIM)) as mem:
+            mem.dream()
+            after = consolidation_state(mem, seeded)
+            assert mem.add("after the crash", user_id="w", infer=False).id
+        assert after["held"] >= 5
+    finally:  # the restarted server is this test's: the fixture only stops the one it started
+        _pg_ctl(server, "-m", "fast", "stop")
     print(
         f"postgres killed (-m immediate) at {len(ids)} acknowledged writes, server {durability}: 0 lost; "
         f"originals held by a summary {before['held']} then {after['held']} of {len(seeded)}, 0 twice"
