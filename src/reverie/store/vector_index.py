@@ -103,6 +103,12 @@ class VectorSource(Protocol):
         index whose watermark is below it cannot catch up from the log and must reload."""
         ...
 
+    def change_key(self, seq: int) -> str | None:
+        """What identifies the log entry at ``seq`` (``None``: there is none). A saved index records the
+        entry its watermark stands at: a database that lost the end of its log (a power cut before the
+        log was synced) reuses those positions for other changes, and only the entry tells them apart."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class PendingOp:
@@ -525,6 +531,7 @@ class VectorIndex:
                 "dim": self.params.dim,
                 "hnsw_m": self.params.hnsw_m,
                 "watermark": self._state.watermark,
+                "watermark_key": self.source.change_key(self._state.watermark),
                 "partitions": entries,
             }
             tmp = self.ann_dir / f"manifest.{uuid.uuid4().hex}.tmp"
@@ -603,6 +610,8 @@ class VectorIndex:
             return  # the index claims changes the database never saw: not ours
         if watermark < self.source.log_floor():
             return  # older than the trimmed change log: it cannot catch up, the partitions load from rows
+        if "watermark_key" in manifest and manifest["watermark_key"] != self.source.change_key(watermark):
+            return  # the log entry it was saved at is gone (lost in a power cut, its position reused): rebuild
         self._parts = parts
         self._state.watermark = watermark
         self._state.saved_watermark = watermark

@@ -100,6 +100,10 @@ class RowSource:
             yield rids, vecs
             after = int(rids[-1])
 
+    def change_key(self, seq: int) -> str | None:
+        row = self._conn.execute("SELECT rid, memory_id, op FROM vector_changes WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else f"{row[0]}:{row[1]}:{row[2]}"
+
     def log_floor(self) -> int:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'vector_log_floor'").fetchone()
         return int(row[0]) if row else 0
