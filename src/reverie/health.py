@@ -117,7 +117,13 @@ def check_embedder(mem: Memory) -> Check:
     drift = _fingerprint_drift(mem, details)
     if drift is not None:
         return Check("embedder", "warn", drift, details)
-    return Check("embedder", "ok", f"{embedder.name} ({embedder.dim}-d) {loaded} a text ({seconds:.2f} s)", details)
+    message = f"{embedder.name} ({embedder.dim}-d) {loaded} a text ({seconds:.2f} s)"
+    fp = details.get("fingerprint")
+    if fp:  # a local model: where its vectors come from, and how far they are from the expected ones
+        message += f" on {fp['runtime']}, {fp['kernel']}"
+        if fp.get("drift_from_shipped") is not None:
+            message += f"; reference vectors {fp['drift_from_shipped']:.0e} from the expected (1 - cosine)"
+    return Check("embedder", "ok", message, details)
 
 
 def _fingerprint_drift(mem: Memory, details: dict[str, Any]) -> str | None:

@@ -123,7 +123,8 @@ def test_a_store_records_the_fingerprint_and_warns_when_this_machine_drifts(
     with _memory(db, int8) as m:  # re-embedded here: the store now records this machine
         assert fingerprint.Fingerprint.from_state(m.store.get_state(fingerprint.STATE_KEY) or {}) == recorded
         assert m.reembed()["already_current"]
-        assert m.health(checks=["embedder"])["embedder"].status == "ok"
+        ok = m.health(checks=["embedder"])["embedder"]
+        assert ok.status == "ok" and fingerprint.cpu_kernel() in ok.message and "onnxruntime" in ok.message, ok
 
 
 def test_a_store_written_before_fingerprints_is_checked_against_its_vectors(
