@@ -444,30 +444,9 @@ def test_locomo_diagnose_counts_characters_and_keeps_an_unseen_third(tmp_path: P
     assert splits == [locomo.split_of("conv-26", i) for i in range(300)]  # fixed, not drawn per run
     assert 70 < splits.count("unseen") < 130
     out = tmp_path / "locomo.json"
-    locomo.main(
-        [
-            "--data",
-            str(LOCOMO_DATA),
-            "--embedder",
-            "hash",
-            "--hash-dim",
-            "64",
-            "--limit-conversations",
-            "1",
-            "--limit-sessions",
-            "3",
-            "--limit-questions",
-            "30",
-            "--mode",
-            "verbatim",
-            "--lifecycle",
-            "off",
-            "--diagnose",
-            "--out",
-            str(out),
-            "--quiet",
-        ]
-    )
+    small = ["--data", str(LOCOMO_DATA), "--embedder", "hash", "--hash-dim", "64", "--limit-conversations", "1"]
+    small += ["--limit-sessions", "3", "--limit-questions", "30", "--mode", "verbatim", "--lifecycle", "off"]
+    locomo.main([*small, "--diagnose", "--out", str(out), "--quiet"])
     run = json.loads(out.read_text(encoding="utf-8"))["runs"]["off"]
     rec = run["recall"]
     assert rec["all"]["c@10"] >= rec["all"]["c@5"] > 0
