@@ -67,6 +67,7 @@ def test_the_reply_after_the_best_match_is_found_and_says_why(
     assert answer.explain["neighbour_of"]["seed"] == ids[POTTERY[1]]
     assert answer.explain["neighbour_of"]["offset"] == 1
     assert answer.explain["neighbour_of"]["own_score"] < answer.score <= hits[0].score
+    assert "next to it" in answer.why
 
 
 def test_without_neighbours_the_reply_is_not_reached(make_memory: Callable[..., Memory], clock: SettableClock) -> None:
