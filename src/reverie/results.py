@@ -38,7 +38,7 @@ class AddResult:
 
 
 #: what a person calls each retrieval channel
-CHANNEL_WORDS = {"vector": "meaning", "text": "words", "graph": "a linked memory"}
+CHANNEL_WORDS = {"vector": "meaning", "text": "words", "graph": "a linked memory", "neighbour": "the match next to it"}
 
 
 @dataclass(slots=True)
@@ -66,6 +66,8 @@ class Hit:
         stage = self.explain.get("stage")
         if stage and stage != "hybrid":
             parts.append(f"stage {stage}")
+        if "neighbour_of" in self.explain and stage != "neighbour":
+            parts.append("raised by the match next to it")
         return " · ".join(parts) or "no explanation recorded"
 
 

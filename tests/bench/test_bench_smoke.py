@@ -436,3 +436,24 @@ def test_load_bench_smoke(tmp_path: Path, pg_server_url: str, monkeypatch: pytes
         assert sum(p["errors"] for p in res["phases"]) + res["saturation"]["errors"] == 0
         assert res["saturation"]["dream"]["exit_code"] is not None  # the dream process ended (or was stopped)
     assert {r["workers"] for r in doc["results"]} == {1, 2}
+
+
+def test_locomo_diagnose_counts_characters_and_keeps_an_unseen_third(tmp_path: Path) -> None:
+    locomo = _bench_module("locomo")
+    splits = [locomo.split_of("conv-26", i) for i in range(300)]
+    assert splits == [locomo.split_of("conv-26", i) for i in range(300)]  # fixed, not drawn per run
+    assert 70 < splits.count("unseen") < 130
+    out = tmp_path / "locomo.json"
+    small = ["--data", str(LOCOMO_DATA), "--embedder", "hash", "--hash-dim", "64", "--limit-conversations", "1"]
+    small += ["--limit-sessions", "3", "--limit-questions", "30", "--mode", "verbatim", "--lifecycle", "off"]
+    locomo.main([*small, "--diagnose", "--out", str(out), "--quiet"])
+    run = json.loads(out.read_text(encoding="utf-8"))["runs"]["off"]
+    rec = run["recall"]
+    assert rec["all"]["c@10"] >= rec["all"]["c@5"] > 0
+    assert set(rec["by_split"]) == {"tune", "unseen"}
+    n = rec["by_split"]["tune"]["all"]["n"] + rec["by_split"]["unseen"]["all"]["n"]
+    assert n == rec["all"]["n"]
+    stages = {"not_stored", "channels", "fusion", "screen", "rank"}
+    for table in run["missed_at_10"].values():
+        for row in table.values():
+            assert set(row["stages"]) <= stages and sum(row["stages"].values()) == row["missed"]

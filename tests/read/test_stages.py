@@ -273,7 +273,12 @@ def test_episode_strengths_are_graded_by_the_best_member() -> None:
     assert scoring.episode_strengths([None], [0.5], power=1.0) == {}
     read = ReadSettings()
     add = scoring.boosts(_rec(session_id="s2"), scoring.Inputs(0.4, 0.0, episode=0.5), _ctx(), read)
-    assert add == pytest.approx({"episode_context": read.episode_context_boost * 0.5})
+    assert add == pytest.approx(
+        {
+            "episode_context": read.episode_context_boost * 0.5,
+            "episode_relevance": read.episode_relevance_boost * 0.5**read.episode_relevance_power,
+        }
+    )
     # a named session gets seed 001's full +0.15 instead of the inferred boost
     named = scoring.boosts(
         _rec(session_id="s2"), scoring.Inputs(0.4, 0.0, episode=0.5), _ctx(episodes=frozenset({"s2"})), read

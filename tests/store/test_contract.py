@@ -525,6 +525,8 @@ DEFAULT_VISIBLE = {"base", "agent", "session", "semantic", "pref", "pinned", "pa
         ({"ids": frozenset({"base", "cold"}), **ALL_STATUS}, {"base", "cold"}),
         ({"valid_at": T0}, DEFAULT_VISIBLE - {"past", "future"}),
         ({"recorded_before": T0 + timedelta(days=1)}, DEFAULT_VISIBLE - {"late"}),
+        ({"recorded_after": T0 + timedelta(days=1)}, {"late"}),
+        ({"recorded_after": T0, "recorded_before": T0}, DEFAULT_VISIBLE - {"late"}),
         ({"metadata": {"project": "x"}}, {"meta"}),
         ({"metadata": {"n": 2}}, {"meta", "meta2"}),
         ({"metadata": {"ok": True}}, {"meta"}),

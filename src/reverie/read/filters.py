@@ -68,6 +68,7 @@ def matches(rec: MemoryRecord, flt: MemoryFilter) -> bool:
         flt.ids is None or rec.id in flt.ids,
         flt.valid_at is None or _valid_at(rec, flt.valid_at),
         flt.recorded_before is None or rec.recorded_at <= flt.recorded_before,
+        flt.recorded_after is None or rec.recorded_at >= flt.recorded_after,
         flt.metadata is None or all(rec.metadata.get(k) == v for k, v in flt.metadata.items()),
     )
     return all(checks)

@@ -3,21 +3,24 @@
 trivial-message skip → intent router → decomposition → HyDE (one embed call for all texts, in a worker thread
 while the full-text searches run) → vector and full-text search per sub-query → weighted RRF (K = 60) → graph
 expansion + entity hub → recall through consolidation (cold store, summaries' members) → bulk fetch →
-bitemporal check → composite scoring (relevance — the hybrid similarity with an absolute lexical score, entity
-and time boosts — plus a bounded prior: ACT-R, importance, episode context, penalties) → MMR (λ = 0.7) over the
-whole pool → current version first → hot-tier merge → top-k.
+bitemporal check → composite scoring (relevance — the hybrid similarity with an absolute lexical score, entity,
+time and episode boosts — plus a bounded prior: ACT-R, importance, episode context, penalties) → session
+neighbours of the best-scored candidates join the pool, scored again, pulled toward their seed's score → MMR
+(λ = 0.7) over the whole pool → current version first → hot-tier merge → top-k.
 
 The parts live beside this module: :mod:`~reverie.read.plan` (routing and the query's vectors),
 :mod:`~reverie.read.hybrid` (the channels and their fusion), :mod:`~reverie.read.graph`,
 :mod:`~reverie.read.consolidated` (recall through consolidation), :mod:`~reverie.read.versions` (current
-version first), :mod:`~reverie.read.rank` (scoring inputs, MMR, hits, the hot-tier merge).
+version first), :mod:`~reverie.read.rank` (scoring inputs, MMR, hits, the hot-tier merge),
+:mod:`~reverie.read.neighbours` (the memories recorded next to the best candidates in their session).
 
 The candidate pool never depends on ``k`` (``read.candidate_pool``) and the whole pool is ordered
 before the first ``k`` are taken, so the first n results of ``search(k=n)`` are those of
 ``search(k=50)``.
 
 Store round trips per search: two per sub-query, one ``get`` for the whole pool, one
-``relations`` per graph hop, one ``coactivations``, one ``text_search`` per entity-hub name, and
+``relations`` per graph hop, one ``coactivations`` (two when neighbours joined), two ``list`` per
+neighbour seed, one ``text_search`` per entity-hub name, and
 the hot tier at most once per five minutes. Each hit's ``explain`` names the stage that admitted
 it, the channels with their ranks, every score term (and the cosine and lexical parts of the
 similarity), boost and multiplier, and its MMR step.
@@ -31,16 +34,30 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from reverie.config import Settings
 from reverie.dynamics.lifecycle import filtered_as_stale
 from reverie.embed.base import Embedder
 from reverie.model import MemoryRecord, Status
-from reverie.read import consolidated, filters, graph, hybrid, intent, rank, scoring, trivial, versions, when
+from reverie.read import (
+    consolidated,
+    filters,
+    graph,
+    hybrid,
+    intent,
+    neighbours,
+    rank,
+    scoring,
+    trivial,
+    versions,
+    when,
+)
 from reverie.read import plan as planning
 from reverie.read.decompose import decompose
 from reverie.read.hot import HotTier
 from reverie.read.hybrid import PoolEntry
-from reverie.read.plan import QueryPlan, Routed
+from reverie.read.plan import F32, QueryPlan, Routed
 from reverie.results import Hit
 from reverie.store.base import MemoryFilter, ScoredId, Store
 
@@ -387,23 +404,14 @@ class ReadPipeline:
             "profile": self.profile,
         }
 
-    def _rank(self, pool: _Pool, req: Request, now: datetime) -> tuple[list[Hit], dict[str, float]]:
-        """The whole pool scored and ordered (MMR, consolidation members, current version first), the hot
-        tier merged into it, and only then the first k taken: the first n results do not depend on how many
-        were asked for (merging the hot tier only moves results down)."""
-        cfg = self.settings.read
-        cands, records, plan = pool.cands, pool.records, pool.plan
+    def _score(
+        self, pool: _Pool, ctx: scoring.QueryContext
+    ) -> tuple[F32, np.ndarray, dict[str, scoring.Inputs], list[rank.Scored]]:
+        """The stored vectors, similarities, score inputs and composite scores of the whole pool (each
+        explanation is written only for a memory that is returned)."""
+        cfg, cands, records, plan = self.settings.read, pool.cands, pool.records, pool.plan
         vecs = rank.matrix([records[c.id] for c in cands], plan.raw.shape[1])
         sims = rank.similarities(plan, vecs, [records[c.id] for c in cands], self.profile)
-        ctx = rank.context(
-            cfg,
-            plan.route,
-            query=req.query,
-            session_id=req.session_id,
-            now=now,
-            entities=pool.entities,
-            windows=pool.windows,
-        )
         inputs = rank.inputs(
             self.store,
             self.settings,
@@ -415,7 +423,6 @@ class ReadPipeline:
             text_ok=rank.text_ok(cands),
             queries=plan.subqueries,
         )
-        # the scores of the whole pool; each explanation is written only for a memory that is returned
         dyn = self.settings.dynamics
         scored: list[rank.Scored] = [
             (scoring.score(records[c.id], inputs[c.id], ctx, cfg, dyn, explain=False)[0], {})
@@ -423,8 +430,52 @@ class ReadPipeline:
             else (c.rrf, {})
             for c in cands
         ]
+        return vecs, sims, inputs, scored
+
+    def _neighbours(self, pool: _Pool, scored: Sequence[rank.Scored], now: datetime) -> neighbours.Windows:
+        """The session neighbours of the best-scored candidates (read.neighbour_seeds), joined to the pool."""
+        cfg = self.settings.read
+        if cfg.neighbour_seeds <= 0 or cfg.neighbour_width <= 0 or not cfg.neighbour_pull:
+            return {}
+        best = sorted(range(len(scored)), key=lambda i: (-scored[i][0], pool.cands[i].id))
+        seeds = [pool.records[pool.cands[i].id] for i in best if pool.cands[i].id not in pool.proxies]
+        return neighbours.gather(
+            self.store,
+            seeds[: cfg.neighbour_seeds],
+            pool.cands,
+            pool.records,
+            pool.flt,
+            now,
+            width=cfg.neighbour_width,
+        )
+
+    def _rank(self, pool: _Pool, req: Request, now: datetime) -> tuple[list[Hit], dict[str, float]]:
+        """The whole pool scored and ordered (MMR, consolidation members, current version first), the hot
+        tier merged into it, and only then the first k taken: the first n results do not depend on how many
+        were asked for (merging the hot tier only moves results down)."""
+        cfg = self.settings.read
+        plan = pool.plan
+        ctx = rank.context(
+            cfg,
+            plan.route,
+            query=req.query,
+            session_id=req.session_id,
+            now=now,
+            entities=pool.entities,
+            windows=pool.windows,
+        )
+        dyn = self.settings.dynamics
+        vecs, sims, inputs, scored = self._score(pool, ctx)
+        wins = self._neighbours(pool, scored, now)
+        if len(pool.cands) > len(scored):
+            vecs, sims, inputs, scored = self._score(pool, ctx)  # the pool grew: pool-wide terms change
+        cands, records = pool.cands, pool.records
         if pool.proxies:
             cands, scored, vecs, sims = versions.through_proxies(cands, scored, vecs, sims, records, pool.proxies)
+        rose = neighbours.pulled([c.id for c in cands], [s for s, _ in scored], wins, cfg.neighbour_pull)
+        for i, (new, seed, offset) in rose.items():
+            note = {"seed": seed, "offset": offset, "own_score": round(scored[i][0], 6)}
+            scored[i] = (new, {**scored[i][1], "neighbour_of": note})
         order = rank.select(cfg, cands, scored, vecs, len(cands))
         order = consolidated.members_take_slots(order, [c.id for c in cands], records)
         if self._current_first(req):

@@ -6,8 +6,9 @@
   0.15·importance + 0.15·RRF``; for utility-aware intents blended with the 0.6 of its ``0.6·sim +
   0.2·utility + 0.2·importance``) times the *hybrid similarity* (:func:`hybrid_similarity`: the
   cosine and the lexical score, a coverage of the query's words on an absolute scale), plus the
-  boosts that measure the query itself: +0.1 per matching entity (at most 3) and up to +0.1 when the
-  memory's event time falls into a period the query names (read.when);
+  boosts that measure the query itself: +0.1 per matching entity (at most 3), up to +0.1 when the
+  memory's event time falls into a period the query names (read.when), and up to +0.1 when no session is
+  named and the memory's session holds the pool's best matches (the episode strength squared);
 * ``prior`` in [0, 1] = everything else the retrieval design weighs, as a share of its largest possible value:
   ``0.30·ACT-R activation + 0.15·importance + 0.15·RRF`` (and the utility and importance of the
   0.6/0.2/0.2 score), the intent's sort column, the episode boost (+0.15 the caller's session, or the
@@ -212,6 +213,8 @@ def boosts(rec: MemoryRecord, inp: Inputs, ctx: QueryContext, read: ReadSettings
         matches = entity_matches(ctx.entities, rec.entities)
         if matches:
             out["entity"] = read.entity_boost * min(matches, read.entity_boost_max)
+    if inp.episode > 0 and read.episode_relevance_boost > 0 and not ctx.episodes:
+        out["episode_relevance"] = read.episode_relevance_boost * inp.episode**read.episode_relevance_power
     if rec.session_id is not None and rec.session_id in ctx.episodes:
         out["episode"] = read.episode_boost
     elif inp.episode > 0 and read.episode_context_boost > 0:
@@ -259,7 +262,7 @@ def multipliers(rec: MemoryRecord, ctx: QueryContext, read: ReadSettings, dyn: D
 
 
 #: boosts that measure the query itself (relevance); the others are priors
-_RELEVANCE_BOOSTS = ("entity", "attribute", "time")
+_RELEVANCE_BOOSTS = ("entity", "attribute", "time", "episode_relevance")
 
 
 def score(

@@ -80,6 +80,8 @@ class MemoryFilter:
     valid_at: datetime | None = None
     #: only memories recorded at or before this instant (bitemporal "as known then")
     recorded_before: datetime | None = None
+    #: only memories recorded at or after this instant (a session's turns after one of them)
+    recorded_after: datetime | None = None
     #: equality on top-level metadata keys (JSON scalars)
     metadata: Mapping[str, Any] | None = None
     #: memories naming any of these entity URIs (exact, e.g. ``entity://tech/react``; the entity hub)

@@ -229,6 +229,21 @@ def redact_url(url: str) -> str:
 # ----------------------------------------------------------------------------------------
 
 
+def _time_conditions(flt: MemoryFilter, add: Callable[..., None]) -> None:
+    """The bitemporal conditions: valid at an instant, recorded before or after one."""
+    if flt.valid_at is not None:
+        at = utc(flt.valid_at)
+        add("({c} IS NULL OR {c} <= %s)", "valid_from", at)
+        add("({c} IS NULL OR {c} > %s)", "valid_until", at)
+    bounds: tuple[tuple[LiteralString, datetime | None], ...] = (
+        ("{c} <= %s", flt.recorded_before),
+        ("{c} >= %s", flt.recorded_after),
+    )
+    for template, bound in bounds:
+        if bound is not None:
+            add(template, "recorded_at", utc(bound))
+
+
 def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.SQL, list[Any]]:
     """The WHERE condition (without ``WHERE``) and its parameters."""
     col = (lambda n: sql.Identifier(alias, n)) if alias else sql.Identifier
@@ -259,12 +274,7 @@ def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[sql.Composed | sql.S
             add(template, name, sorted(str(v) for v in values))
     if flt.pinned is not None:
         add("{c} = %s", "pinned", flt.pinned)
-    if flt.valid_at is not None:
-        at = utc(flt.valid_at)
-        add("({c} IS NULL OR {c} <= %s)", "valid_from", at)
-        add("({c} IS NULL OR {c} > %s)", "valid_until", at)
-    if flt.recorded_before is not None:
-        add("{c} <= %s", "recorded_at", utc(flt.recorded_before))
+    _time_conditions(flt, add)
     for key, value in (flt.metadata or {}).items():
         if value is not None and not isinstance(value, str | int | float | bool):
             raise InvalidInputError(f"metadata filter values must be JSON scalars; {key!r} is {type(value).__name__}")

@@ -342,6 +342,9 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, builtins.list[
     if flt.recorded_before is not None:
         conds.append(f"{a}.recorded_at <= ?")
         params.append(to_epoch(flt.recorded_before))
+    if flt.recorded_after is not None:
+        conds.append(f"{a}.recorded_at >= ?")
+        params.append(to_epoch(flt.recorded_after))
     for key, value in (flt.metadata or {}).items():
         conds.append(_metadata_condition(a, key, value, params))
     return (" AND ".join(conds) or "1"), params
