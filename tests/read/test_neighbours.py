@@ -136,9 +136,10 @@ def test_episode_relevance_lifts_the_turns_of_the_best_session() -> None:
     read = ReadSettings()
     top, ex = _scored(read, 1.0)
     none, _ = _scored(read, 0.0)
-    assert ex["boosts"]["episode_relevance"] == pytest.approx(0.1)
+    assert read.episode_relevance_boost > 0
+    assert ex["boosts"]["episode_relevance"] == pytest.approx(read.episode_relevance_boost)
     assert top - none > read.prior_margin  # more than the prior alone could move it
-    assert _scored(read, 0.5)[1]["boosts"]["episode_relevance"] == pytest.approx(0.1 * 0.5**2)
+    assert _scored(read, 0.5)[1]["boosts"]["episode_relevance"] == pytest.approx(read.episode_relevance_boost * 0.5**2)
     off = read.model_copy(update={"episode_relevance_boost": 0.0})
     assert "episode_relevance" not in _scored(off, 1.0)[1]["boosts"]
 
