@@ -108,7 +108,7 @@ def check_embedder(mem: Memory) -> Check:
     start = time.perf_counter()
     vectors = np.asarray(embedder.embed([_PROBE_TEXT]), dtype=np.float32)
     seconds = time.perf_counter() - start
-    details = {"name": embedder.name, "dim": embedder.dim, "seconds": round(seconds, 3)}
+    details: dict[str, Any] = {"name": embedder.name, "dim": embedder.dim, "seconds": round(seconds, 3)}
     if vectors.shape != (1, embedder.dim):
         return Check("embedder", "error", f"{embedder.name} returned shape {vectors.shape}, not (1, {embedder.dim})")
     norm = float(np.linalg.norm(vectors[0]))
