@@ -58,8 +58,7 @@ def build_sqlite(db: Path, users: int, per_user: int) -> dict[str, Any]:
     protos.embed(make_embedder(Settings.load().embedding), RESULTS_DIR / "cache")
     batch = max(per_user, 10_000 // per_user * per_user)
     done = 0
-    extra = {"dream": {"schedule": {"tick_every": 0}}}  # the load measures add_many, not the maintenance tick
-    with Memory(str(db), config=memory_config(db.parent, **extra)) as mem, Timer() as t:
+    with Memory(str(db), config=memory_config(db.parent)) as mem, Timer() as t:
         for texts, vecs in scale.bulk_batches(protos, users * per_user, batch, 7):
             for start in range(0, len(texts), per_user):
                 mem.add_many(
@@ -103,9 +102,8 @@ def measure(info: dict[str, Any], *, searches: int, adds: int, batch: int, k: in
     from reverie.embed import make_provider
 
     settings = Settings.load()
-    extra = {"dream": {"schedule": {"tick_every": 0}}}
     mems = {
-        name: Memory(target, config=memory_config(RESULTS_DIR, **extra), embedder=make_provider(settings.embedding))
+        name: Memory(target, config=memory_config(RESULTS_DIR), embedder=make_provider(settings.embedding))
         for name, target in info["targets"].items()
     }
     rng = random.Random(seed)

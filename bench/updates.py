@@ -637,79 +637,67 @@ def run(
     return doc
 
 
-def _update_tables(doc: dict[str, Any], con: Any) -> None:
-    from rich.table import Table
-
-    for mode in ("infer", "verbatim"):
-        block = doc.get(f"updates_{mode}")
-        if not block:
-            continue
-        table = Table(title=f"knowledge updates, {mode} (search k=10, a week after the correction)")
-        cols = ("group", "n", "newest first", "stale above", "missed supersede", "merged", "chat superseded", "expired")
-        for col in cols:
-            table.add_column(col)
-        for name, s in block["summary"].items():
-            table.add_row(
-                name,
-                str(s["n"]),
-                fmt(s["newest_first"]),
-                fmt(s["stale_above"]),
-                fmt(s.get("missed_supersede")),
-                fmt(s.get("merged")),
-                fmt(s.get("chat_superseded")),
-                fmt(s.get("chat_expired")),
-            )
-        con.print(table)
-    for mode in ("infer", "verbatim"):
-        block = doc.get(f"compatible_{mode}")
-        if not block:
-            continue
-        table = Table(
-            title=f"compatible pairs, {mode} (false supersede or skip; each question finds its fact in the top 5)"
-        )
-        for col in ("group", "n", "failure", "false supersede", "false skip", "merged", "both findable"):
-            table.add_column(col)
-        for name, s in block["summary"].items():
-            table.add_row(
-                name,
-                str(s["n"]),
-                fmt(s["failure"]),
-                fmt(s["false_supersede"]),
-                fmt(s["false_skip"]),
-                fmt(s["merged"]),
-                fmt(s["both_findable"]),
-            )
-        con.print(table)
-
-
 _BLIND_COLUMNS = ("a_first", "a_hidden", "a_superseded", "b_first", "b_hidden", "b_superseded")
 
+#: each part's table: (document key prefix, title, (column header, summary key) after "group" and "n")
+_TABLES: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    (
+        "updates",
+        "knowledge updates, {mode} (search k=10, a week after the correction)",
+        (
+            ("newest first", "newest_first"),
+            ("stale above", "stale_above"),
+            ("missed supersede", "missed_supersede"),
+            ("merged", "merged"),
+            ("chat superseded", "chat_superseded"),
+            ("expired", "chat_expired"),
+        ),
+    ),
+    (
+        "compatible",
+        "compatible pairs, {mode} (false supersede or skip; each question finds its fact in the top 5)",
+        (
+            ("failure", "failure"),
+            ("false supersede", "false_supersede"),
+            ("false skip", "false_skip"),
+            ("merged", "merged"),
+            ("both findable", "both_findable"),
+        ),
+    ),
+    *(
+        (
+            part,
+            f"{title}, {{mode}}: the question about the first fact / the second (search k=10)",
+            tuple((key.replace("_", " "), key) for key in _BLIND_COLUMNS),
+        )
+        for part, title in (("blind", "compatible facts (blind)"), ("one_person", "one person's unrelated facts"))
+    ),
+)
 
-def _blind_tables(doc: dict[str, Any], con: Any) -> None:
+
+def _tables(doc: dict[str, Any], con: Any) -> None:
     from rich.table import Table
 
-    for part, title in (("blind", "compatible facts (blind)"), ("one_person", "one person's unrelated facts")):
+    for part, title, columns in _TABLES:
         for mode in ("infer", "verbatim"):
             block = doc.get(f"{part}_{mode}")
             if not block:
                 continue
-            table = Table(title=f"{title}, {mode}: the question about the first fact / the second (search k=10)")
-            cols = ("split/store", "n", "a first", "a hidden", "a superseded", "b first", "b hidden", "b superseded")
-            for col in cols:
-                table.add_column(col)
+            table = Table(title=title.format(mode=mode))
+            for header in (
+                "split/store" if part in ("blind", "one_person") else "group",
+                "n",
+                *(h for h, _ in columns),
+            ):
+                table.add_column(header)
             for name, s in block["summary"].items():
-                table.add_row(
-                    name,
-                    str(s["n"]),
-                    *(fmt(s[k]) for k in _BLIND_COLUMNS),
-                )
+                table.add_row(name, str(s["n"]), *(fmt(s.get(key)) for _, key in columns))
             con.print(table)
 
 
 def print_tables(doc: dict[str, Any]) -> None:
     con = console()
-    _update_tables(doc, con)
-    _blind_tables(doc, con)
+    _tables(doc, con)
     if "notes" in doc:
         n = doc["notes"]
         con.print(

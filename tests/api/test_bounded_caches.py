@@ -20,7 +20,7 @@ def _memory(tmp_path: Path, clock: SettableClock, **config: object) -> Memory:
         tmp_path / "m.db",
         embedder=cached,
         clock=clock,
-        config={"opslog": {"enabled": False}, "dream": {"schedule": {"tick_every": 0}}, **config},
+        config={"opslog": {"enabled": False}, **config},
     )
 
 
